@@ -1,0 +1,113 @@
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import type { Config } from './config/config.ts';
+import { createLogger, type LoggerFactory } from './logging/logger.ts';
+import { SecretValues } from './logging/redact.ts';
+import { openDatabase } from './db/open.ts';
+import { Settings } from './settings/settings.ts';
+import { TokenService } from './auth/tokens.ts';
+import { LoginLimiter } from './auth/login-limiter.ts';
+import { Metrics } from './metrics/metrics.ts';
+import { PluginHost } from './plugins/host.ts';
+import { loadPlugins } from './plugins/loader.ts';
+import { Scheduler, AlwaysLeader, type LeaderElector } from './jobs/scheduler.ts';
+import { createOutboundHttp } from './net/outbound.ts';
+import { createServer, type App } from './http/server.ts';
+import { ensureBridgeSelfForAll } from './users/users.ts';
+import { detectSupervised } from './lifecycle/supervised.ts';
+import { loadFeatures, type Feature } from './features.ts';
+import type { Core } from './core.ts';
+
+export const VERSION: string = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+
+export interface AppOptions {
+  /** Capture log lines (tests). */
+  logDestination?: NodeJS.WritableStream;
+  clock?: { now(): Date };
+  /** Hooks run after migrations, before anything else touches the database (staged restore). */
+  beforeStart?: (core: Core) => Promise<void>;
+}
+
+export interface Service {
+  core: Core;
+  app: App;
+  /** Listens on the configured host and port (0 picks a free one); resolves with the base URL. */
+  listen(): Promise<string>;
+  /** Graceful stop: no new connections, in-flight requests finish within the grace period, then everything closes. */
+  stop(): Promise<void>;
+}
+
+/** Builds the whole service: database, plugins, routes, jobs. Nothing listens until `listen()`. */
+export async function createService(config: Config, opts: AppOptions = {}): Promise<Service> {
+  const secrets = new SecretValues();
+  secrets.add(config.secretKey);
+  secrets.add(config.messagingWebhookSecret);
+  secrets.add(config.ai.apiKey);
+  const logs: LoggerFactory = createLogger({ format: config.logFormat, level: config.debug ? 'debug' : config.logLevel, levels: config.logLevels, destination: opts.logDestination, secrets });
+  const log = logs.get('core');
+  const db = await openDatabase({ config, log: logs.get('db') });
+  const clock = opts.clock ?? { now: () => new Date() };
+  const shutdownHooks: (() => Promise<void> | void)[] = [];
+  let elector: LeaderElector = new AlwaysLeader();
+  if (config.dialect === 'postgresql') {
+    const { PgAdvisoryLeader } = await import('./jobs/pg-leader.ts');
+    elector = new PgAdvisoryLeader(config, logs.get('leader'));
+  }
+  const jobs = new Scheduler(logs.get('jobs'), elector);
+  const plugins = await loadPlugins(config.plugins);
+  const outbound = createOutboundHttp({ allowCidrs: config.outboundAllowCidrs, userAgent: `Herald/${VERSION}` });
+  let baseUrl = config.publicUrl ?? `http://localhost:${config.port}`;
+  const host = new PluginHost({ plugins, db, logs, http: outbound, clock, isLeader: () => jobs.isLeader(), publicUrl: () => config.publicUrl ?? baseUrl });
+  const metrics = new Metrics(async () => Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM deferred_dispatch'))?.n ?? 0));
+  const supervised = detectSupervised(config.supervisedOverride);
+  const core: Core = {
+    config, version: VERSION, logs, db, settings: new Settings(db), tokens: new TokenService(config.secretKey, () => clock.now()),
+    loginLimiter: new LoginLimiter(), metrics, plugins: host, jobs, outbound, clock, supervised: supervised.supervised,
+    replicaId: `${process.pid}-${crypto.randomBytes(4).toString('hex')}`,
+    onShutdown: (fn) => { shutdownHooks.push(fn); },
+    services: new Map(),
+  };
+  log.info({ supervised: supervised.supervised, by: supervised.by, dialect: config.dialect, plugins: plugins.map((p) => p.id) }, 'booting');
+  if (opts.beforeStart) await opts.beforeStart(core);
+  const created = await ensureBridgeSelfForAll(db);
+  if (created) log.info({ created }, 'created missing bridge_self providers');
+
+  const app = await createServer(config, logs.get('http'), VERSION);
+  const features: Feature[] = await loadFeatures();
+  for (const f of features) await f.register(app, core);
+  await app.ready();
+
+  let stopping: Promise<void> | undefined;
+  return {
+    core, app,
+    async listen() {
+      await app.listen({ host: config.host, port: config.port });
+      const addr = app.server.address();
+      const port = typeof addr === 'object' && addr ? addr.port : config.port;
+      baseUrl = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
+      await jobs.start();
+      for (const f of features) await f.start?.(core);
+      jobs.onLeadershipChange((leader) => { void host.leadershipChanged(leader); });
+      log.info({ url: baseUrl, version: VERSION }, 'listening');
+      return baseUrl;
+    },
+    stop() {
+      stopping ??= (async () => {
+        const grace = config.gracefulShutdownSeconds * 1000;
+        log.info({ grace_seconds: config.gracefulShutdownSeconds }, 'shutting down');
+        const closing = app.close();
+        const timer = setTimeout(() => { log.warn('grace period over; closing remaining connections'); app.server.closeAllConnections?.(); }, grace);
+        timer.unref();
+        await closing;
+        clearTimeout(timer);
+        await jobs.stop();
+        for (const f of [...features].reverse()) await f.stop?.(core).catch((err) => log.error({ err, feature: f.name }, 'feature stop failed'));
+        for (const fn of shutdownHooks.reverse()) await Promise.resolve(fn()).catch((err) => log.error({ err }, 'shutdown hook failed'));
+        await host.stopAll();
+        await db.close();
+        log.info('stopped');
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,11 @@
+import type { Feature } from '../features.ts';
+import authRoutes from './routes.ts';
+import healthRoutes from '../health/routes.ts';
+
+export default {
+  name: 'auth',
+  async register(app, core) {
+    await healthRoutes(app, core);
+    await authRoutes(app, core);
+  },
+} satisfies Feature;

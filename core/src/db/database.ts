@@ -1,0 +1,73 @@
+import type { MikroORM } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/sql';
+
+type Param = string | number | boolean | null | undefined | Date | Uint8Array | Record<string, unknown> | unknown[];
+
+/** Raw SQL access bound to a connection or to an open transaction. `?` placeholders on both backends. */
+export interface Queryable {
+  readonly dialect: 'sqlite' | 'postgresql';
+  all<T = Record<string, any>>(sql: string, params?: Param[]): Promise<T[]>;
+  get<T = Record<string, any>>(sql: string, params?: Param[]): Promise<T | undefined>;
+  /** Returns the number of rows changed. */
+  run(sql: string, params?: Param[]): Promise<number>;
+}
+
+/**
+ * The database: MikroORM for records (entity managers), plus raw SQL for the hot paths of the
+ * pipeline. Both go through the same connection, so a transaction on SQLite is never interleaved.
+ */
+export class Database implements Queryable {
+  readonly orm: MikroORM;
+  readonly dialect: 'sqlite' | 'postgresql';
+
+  constructor(orm: MikroORM, dialect: 'sqlite' | 'postgresql') {
+    this.orm = orm;
+    this.dialect = dialect;
+  }
+
+  /** A fresh entity manager for one unit of work (one request, one job run). */
+  em(): EntityManager { return this.orm.em.fork() as unknown as EntityManager; }
+
+  private get conn() { return (this.orm.em as unknown as EntityManager).getConnection(); }
+
+  private params(params: Param[]): unknown[] {
+    return params.map((p) => {
+      if (p === undefined) return null;
+      if (typeof p === 'boolean') return this.dialect === 'sqlite' ? (p ? 1 : 0) : p;
+      if (p instanceof Date) return p.toISOString();
+      if (p !== null && typeof p === 'object' && !(p instanceof Uint8Array)) return JSON.stringify(p);
+      return p;
+    });
+  }
+
+  private bound(trx?: unknown): Queryable {
+    const self = this;
+    return {
+      dialect: this.dialect,
+      async all(sql, params = []) { return (await self.conn.execute(sql, self.params(params), 'all', trx as never)) as any[]; },
+      async get(sql, params = []) { return ((await self.conn.execute(sql, self.params(params), 'all', trx as never)) as any[])[0]; },
+      async run(sql, params = []) { const r = (await self.conn.execute(sql, self.params(params), 'run', trx as never)) as { affectedRows?: number }; return r.affectedRows ?? 0; },
+    };
+  }
+
+  all<T = Record<string, any>>(sql: string, params: Param[] = []): Promise<T[]> { return this.bound().all<T>(sql, params); }
+  get<T = Record<string, any>>(sql: string, params: Param[] = []): Promise<T | undefined> { return this.bound().get<T>(sql, params); }
+  run(sql: string, params: Param[] = []): Promise<number> { return this.bound().run(sql, params); }
+
+  /** Runs `fn` in one transaction; rolls back when it throws. */
+  tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    return this.conn.transactional((trx) => fn(this.bound(trx)));
+  }
+
+  /** Boolean column value as JS boolean (SQLite stores 0/1). */
+  static bool(v: unknown): boolean { return v === true || v === 1 || v === '1' || v === 't'; }
+
+  /** JSON text column as a value. */
+  static json<T>(v: unknown, fallback: T): T {
+    if (v === null || v === undefined) return fallback;
+    if (typeof v !== 'string') return v as T;
+    try { return JSON.parse(v) as T; } catch { return fallback; }
+  }
+
+  close(): Promise<void> { return this.orm.close(true); }
+}

@@ -1,0 +1,50 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { MikroORM as SqliteORM, SqliteDriver } from '@mikro-orm/sqlite';
+import type { MikroORM } from '@mikro-orm/core';
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../logging/logger.ts';
+import { Database } from './database.ts';
+import { entities } from './entities/index.ts';
+import { migrate } from './migrate.ts';
+import { migrations } from '../../../migrations/index.ts';
+import { takeSqliteSnapshot } from './snapshot.ts';
+
+export interface OpenOptions {
+  config: Config;
+  log: Logger;
+  /** Runs after the snapshot and migrations, in the same boot, before anything else uses the database. */
+  beforeReady?: (db: Database) => Promise<void>;
+}
+
+/** Snapshot (SQLite), connect, tune, migrate. */
+export async function openDatabase({ config, log }: OpenOptions): Promise<Database> {
+  fs.mkdirSync(config.dataDir, { recursive: true });
+  let orm: MikroORM;
+  if (config.dialect === 'sqlite') {
+    const file = config.sqlitePath!;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const snap = await takeSqliteSnapshot(file, path.join(config.dataDir, 'snapshots'), config.preMigrateSnapshotKeep);
+    if (snap) log.info({ file: path.basename(snap.file), pruned: snap.pruned.length }, 'pre-migration snapshot taken and verified');
+    orm = await SqliteORM.init({
+      driver: SqliteDriver,
+      dbName: file,
+      entities,
+      debug: config.debug ? ['query', 'query-params'] : false,
+      logger: (msg: string) => log.debug({ sql: msg }, 'sql'),
+      allowGlobalContext: false,
+    }) as unknown as MikroORM;
+    const conn = orm.em.getConnection() as unknown as { execute(sql: string): Promise<unknown> };
+    await conn.execute('PRAGMA journal_mode = WAL');
+    await conn.execute('PRAGMA busy_timeout = 10000');
+    await conn.execute('PRAGMA foreign_keys = ON');
+    await conn.execute('PRAGMA synchronous = NORMAL');
+  } else {
+    const { openPostgres } = await import('./postgres.ts');
+    orm = await openPostgres(config, log, entities);
+  }
+  const db = new Database(orm, config.dialect);
+  const applied = await migrate(db, migrations);
+  if (applied.length) log.info({ applied }, 'migrations applied');
+  return db;
+}

@@ -1,0 +1,24 @@
+import type { App } from './http/server.ts';
+import type { Core } from './core.ts';
+
+/**
+ * A feature: routes plus optional start/stop. The core registers features in this order,
+ * starts them in this order after the server is listening, and stops them in reverse.
+ */
+export interface Feature {
+  name: string;
+  register(app: App, core: Core): Promise<void>;
+  start?(core: Core): Promise<void>;
+  stop?(core: Core): Promise<void>;
+}
+
+export async function loadFeatures(): Promise<Feature[]> {
+  const list: Feature[] = [];
+  const mods = await Promise.all([
+    import('./auth/feature.ts'),
+    import('./relay/feature.ts'),
+    import('./web/feature.ts'),
+  ]);
+  for (const m of mods) list.push(m.default);
+  return list;
+}

@@ -1,0 +1,77 @@
+import pino from 'pino';
+import type { DestinationStream, Logger } from 'pino';
+import pretty from 'pino-pretty';
+import type { LevelName } from '../config/config.ts';
+import { redactObject, redactText, SecretValues } from './redact.ts';
+
+export type { Logger };
+
+export interface LoggerOptions {
+  format: 'text' | 'json';
+  level: LevelName;
+  levels?: Record<string, LevelName>;
+  /** Where lines go; standard error unless a test captures them. */
+  destination?: DestinationStream | NodeJS.WritableStream;
+  secrets?: SecretValues;
+}
+
+export interface LoggerFactory {
+  root: Logger;
+  /** A module logger whose level follows SERVICE_LOG_LEVELS (`name=LEVEL`). */
+  get(module: string, bindings?: Record<string, unknown>): Logger;
+  secrets: SecretValues;
+}
+
+/**
+ * pino to standard error. Every line passes through key-based redaction (any field named like a
+ * secret) and value-based masking (the run's known secret values), including the message text.
+ */
+export function createLogger(opts: LoggerOptions): LoggerFactory {
+  const secrets = opts.secrets ?? new SecretValues();
+  const scrub = (s: string) => secrets.mask(redactText(s));
+  const dest = opts.destination ?? (opts.format === 'text'
+    ? pretty({ destination: 2, sync: true, colorize: false, translateTime: 'SYS:standard', ignore: 'pid,hostname' })
+    : pino.destination({ fd: 2, sync: true }));
+  const root = pino({
+    level: lowest(opts.level, opts.levels),
+    base: undefined,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: {
+      level: (label) => ({ level: label }),
+      log: (obj) => JSON.parse(scrub(JSON.stringify(redactObject(obj)))),
+      bindings: (b) => redactObject(b),
+    },
+    hooks: {
+      logMethod(args, method) {
+        const scrubbed = args.map((a) => (typeof a === 'string' ? scrub(a) : a));
+        return method.apply(this, scrubbed as Parameters<typeof method>);
+      },
+    },
+    serializers: {
+      err: (e: Error) => { const s = pino.stdSerializers.err(e); return { ...s, message: scrub(s.message ?? ''), stack: s.stack ? scrub(s.stack) : undefined }; },
+      req: (req: { method?: string; url?: string; ip?: string; id?: string }) => ({ id: req.id, method: req.method, url: req.url ? scrub(req.url) : req.url, ip: req.ip }),
+      res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
+    },
+  }, dest as DestinationStream);
+  root.level = opts.level;
+  const levels = opts.levels ?? {};
+  return {
+    root,
+    secrets,
+    get(module, bindings = {}) {
+      const level = levels[module] ?? matchPrefix(levels, module) ?? opts.level;
+      return root.child({ module, ...bindings }, { level });
+    },
+  };
+}
+
+function matchPrefix(levels: Record<string, LevelName>, module: string): LevelName | undefined {
+  let best: string | undefined;
+  for (const k of Object.keys(levels)) if (module.startsWith(`${k}.`) && (!best || k.length > best.length)) best = k;
+  return best ? levels[best] : undefined;
+}
+
+const ORDER: LevelName[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
+function lowest(root: LevelName, levels: Record<string, LevelName> = {}): LevelName {
+  return [root, ...Object.values(levels)].reduce((a, b) => (ORDER.indexOf(b) < ORDER.indexOf(a) ? b : a));
+}

@@ -1,0 +1,297 @@
+import { Compile } from 'typebox/compile';
+import type {
+  EmittedEvent, OutboundHttp, ProviderInstance, TargetInstance, TrackerView, ProviderDefinition, TargetDefinition, PluginLogger,
+} from '../plugin-api/index.ts';
+import { errorCode } from '../plugin-api/index.ts';
+import type { Database } from '../db/database.ts';
+import { Database as Db } from '../db/database.ts';
+import type { Logger, LoggerFactory } from '../logging/logger.ts';
+import { DbInstanceStore } from './store.ts';
+import { isProvider, isTarget, type LoadedPlugin } from './loader.ts';
+
+export interface ProviderRow {
+  id: string; user_id: string; kind: string; name: string; config: Record<string, unknown>; enabled: boolean;
+  webhook_token: string; auth_mode: string | null; acknowledge_unauthenticated: boolean; updated_at: string;
+}
+export interface TargetRow {
+  id: string; user_id: string; kind: string; name: string; config: Record<string, unknown>; locale: string; enabled: boolean; updated_at: string;
+}
+
+/** What the relay does with what providers produce. Set once by the relay at boot. */
+export interface ProviderHooks {
+  emit(provider: ProviderRow, event: EmittedEvent): Promise<string[]>;
+  /** After every poll: `error` undefined on success. */
+  pollResult(provider: ProviderRow, trackers: TrackerView[], error?: unknown): Promise<void>;
+  /** The remote rejected the credential: the instance is disabled until its config changes. */
+  authFailed(provider: ProviderRow, error: Error): Promise<void>;
+}
+
+interface ProviderEntry {
+  row: ProviderRow;
+  plugin: LoadedPlugin & { def: ProviderDefinition };
+  instance?: ProviderInstance;
+  abort: AbortController;
+  timer?: NodeJS.Timeout;
+  failures: number;
+  state: 'starting' | 'running' | 'retrying' | 'auth_failed' | 'error' | 'stopped';
+  log: Logger;
+}
+
+export function providerRowFrom(r: Record<string, any>): ProviderRow {
+  return {
+    id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: Db.json(r.config, {}), enabled: Db.bool(r.enabled),
+    webhook_token: r.webhook_token, auth_mode: r.auth_mode ?? null, acknowledge_unauthenticated: Db.bool(r.acknowledge_unauthenticated), updated_at: r.updated_at,
+  };
+}
+
+export function targetRowFrom(r: Record<string, any>): TargetRow {
+  return { id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: Db.json(r.config, {}), locale: r.locale, enabled: Db.bool(r.enabled), updated_at: r.updated_at };
+}
+
+const STOP_TIMEOUT_MS = 5000;
+const MAX_BACKOFF_MS = 15 * 60_000;
+
+/**
+ * Runs plugin instances: one per enabled provider record (poll and stream kinds on the scheduler
+ * leader only) and one per target record, created on first send. A failing instance is isolated:
+ * it is marked and retried, the others keep running.
+ */
+export class PluginHost {
+  readonly plugins = new Map<string, LoadedPlugin>();
+  private providers = new Map<string, ProviderEntry>();
+  private targets = new Map<string, { key: string; instance: Promise<TargetInstance>; abort: AbortController }>();
+  private hooks?: ProviderHooks;
+  private db: Database;
+  private logs: LoggerFactory;
+  private http: OutboundHttp;
+  private clock: { now(): Date };
+  private isLeader: () => boolean;
+  private publicUrl: () => string;
+  private eventValidators = new Map<string, ReturnType<typeof Compile>>();
+
+  constructor(o: { plugins: LoadedPlugin[]; db: Database; logs: LoggerFactory; http: OutboundHttp; clock: { now(): Date }; isLeader: () => boolean; publicUrl: () => string }) {
+    for (const p of o.plugins) this.plugins.set(p.id, p);
+    this.db = o.db; this.logs = o.logs; this.http = o.http; this.clock = o.clock; this.isLeader = o.isLeader; this.publicUrl = o.publicUrl;
+  }
+
+  setHooks(h: ProviderHooks): void { this.hooks = h; }
+
+  provider(kind: string): (LoadedPlugin & { def: ProviderDefinition }) | undefined {
+    const p = this.plugins.get(kind);
+    return p && isProvider(p) ? p : undefined;
+  }
+
+  target(kind: string): (LoadedPlugin & { def: TargetDefinition }) | undefined {
+    const p = this.plugins.get(kind);
+    return p && isTarget(p) ? p : undefined;
+  }
+
+  /** Validates an emitted event against its declared type and payload schema. */
+  validateEvent(kind: string, event: EmittedEvent): string | undefined {
+    const spec = this.provider(kind)?.def.manifest.events?.[event.type];
+    if (!spec) return `event type "${event.type}" is not declared by plugin "${kind}"`;
+    const key = `${kind}:${event.type}`;
+    let v = this.eventValidators.get(key);
+    if (!v) { v = Compile(spec.payload as never); this.eventValidators.set(key, v); }
+    if (!v.Check(event.payload)) return `payload of "${event.type}" is invalid: ${[...v.Errors(event.payload)].slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}`;
+    return undefined;
+  }
+
+  webhookUrl(row: { webhook_token: string }): string { return `${this.publicUrl()}/api/hooks/${row.webhook_token}`; }
+
+  private leaderOnly(p: LoadedPlugin & { def: ProviderDefinition }): boolean {
+    const ingest = p.def.manifest.ingest;
+    return ingest === 'poll' || ingest === 'stream';
+  }
+
+  async startProviders(): Promise<void> {
+    const rows = await this.db.all('SELECT * FROM providers WHERE enabled = ? ORDER BY id', [true]);
+    for (const r of rows) await this.startProvider(providerRowFrom(r));
+  }
+
+  /** (Re)starts the instance of one provider record; a no-op for disabled records and unknown kinds. */
+  async startProvider(row: ProviderRow): Promise<void> {
+    await this.stopProvider(row.id);
+    const plugin = this.provider(row.kind);
+    if (!plugin || !row.enabled) return;
+    if (this.leaderOnly(plugin) && !this.isLeader()) return;
+    const entry: ProviderEntry = { row, plugin, abort: new AbortController(), failures: 0, state: 'starting', log: this.logs.get(`plugin.${row.kind}`, { provider_id: row.id }) };
+    this.providers.set(row.id, entry);
+    await this.boot(entry);
+  }
+
+  private async setStatus(entry: ProviderEntry, state: ProviderEntry['state'], detail?: string): Promise<void> {
+    entry.state = state;
+    await this.db.run('UPDATE providers SET status = ?, status_detail = ? WHERE id = ?', [state, detail ?? null, entry.row.id]).catch(() => {});
+  }
+
+  private async boot(entry: ProviderEntry): Promise<void> {
+    const { row, plugin } = entry;
+    const cfg = plugin.validateConfig(row.config);
+    if (!cfg.ok) { await this.setStatus(entry, 'error', `configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`); return; }
+    const store = new DbInstanceStore(this.db, row.id, () => this.clock.now());
+    try {
+      entry.instance = await plugin.def.create({
+        instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: entry.log as unknown as PluginLogger, http: this.http, store,
+        clock: this.clock, signal: entry.abort.signal,
+        webhookUrl: plugin.def.manifest.ingest === 'webhook' ? this.webhookUrl(row) : undefined,
+        emit: (event) => {
+          if (!this.hooks) throw new Error('relay is not running');
+          return this.hooks.emit(row, event);
+        },
+        trackers: () => this.trackerViews(row.id),
+      });
+      await entry.instance.start?.();
+      if (entry.abort.signal.aborted) return;
+      entry.failures = 0;
+      await this.setStatus(entry, 'running');
+      if (plugin.def.manifest.ingest === 'poll' && entry.instance.poll) this.schedulePoll(entry, 0);
+    } catch (err) {
+      await this.startFailed(entry, err);
+    }
+  }
+
+  private async startFailed(entry: ProviderEntry, err: unknown): Promise<void> {
+    if (entry.abort.signal.aborted) return;
+    const code = errorCode(err);
+    const msg = (err as Error)?.message ?? String(err);
+    if (code === 'AUTH_FAILED') {
+      await this.setStatus(entry, 'auth_failed', msg);
+      entry.log.warn({ err }, 'credential rejected; instance disabled until its configuration changes');
+      await this.hooks?.authFailed(entry.row, err as Error);
+      return;
+    }
+    if (code === 'CONFIG') { await this.setStatus(entry, 'error', msg); entry.log.error({ err }, 'configuration error'); return; }
+    // NotReadyError and anything unexpected: retry in the background with backoff.
+    entry.failures++;
+    const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(entry.failures, 10)) * (0.8 + Math.random() * 0.4);
+    await this.setStatus(entry, 'retrying', msg);
+    if (entry.failures === 1) entry.log.warn({ err }, 'instance not ready; retrying in the background');
+    entry.timer = setTimeout(() => { if (!entry.abort.signal.aborted) void this.boot(entry); }, delay);
+    entry.timer.unref();
+  }
+
+  private schedulePoll(entry: ProviderEntry, delayMs: number): void {
+    entry.timer = setTimeout(() => void this.pollOnce(entry), delayMs);
+    entry.timer.unref();
+  }
+
+  private intervalMs(entry: ProviderEntry): number {
+    const fromConfig = Number((entry.row.config as { poll_interval_seconds?: unknown }).poll_interval_seconds);
+    const s = Number.isFinite(fromConfig) && fromConfig > 0 ? fromConfig : entry.plugin.def.manifest.pollIntervalSeconds ?? 60;
+    return s * 1000;
+  }
+
+  /** One poll of one provider, reporting the outcome. Exposed for tests and for "poll now". */
+  async pollOnce(entry: ProviderEntry | string): Promise<void> {
+    const e = typeof entry === 'string' ? this.providers.get(entry) : entry;
+    if (!e?.instance?.poll || e.abort.signal.aborted) return;
+    if (e.timer) clearTimeout(e.timer);
+    const trackers = (await this.trackerViews(e.row.id)).filter((t) => t.enabled);
+    let error: unknown;
+    try {
+      if (trackers.length) await e.instance.poll({ trackers, signal: e.abort.signal });
+    } catch (err) { error = err; }
+    if (e.abort.signal.aborted) return;
+    await this.hooks?.pollResult(e.row, trackers, error).catch((err) => e.log.error({ err }, 'recording poll result failed'));
+    if (error && errorCode(error) === 'AUTH_FAILED') { await this.startFailed(e, error); return; }
+    e.failures = error ? e.failures + 1 : 0;
+    const base = this.intervalMs(e);
+    const next = error ? Math.min(MAX_BACKOFF_MS, base * 2 ** Math.min(e.failures - 1, 6)) : base;
+    this.schedulePoll(e, next);
+  }
+
+  async trackerViews(providerId: string): Promise<TrackerView[]> {
+    const rows = await this.db.all('SELECT id, name, enabled, config FROM trackers WHERE provider_id = ? ORDER BY id', [providerId]);
+    return rows.map((r) => ({ id: r.id, name: r.name, enabled: Db.bool(r.enabled), config: Db.json(r.config, {}) }));
+  }
+
+  runningProvider(id: string): { row: ProviderRow; instance?: ProviderInstance; state: string; plugin: LoadedPlugin & { def: ProviderDefinition } } | undefined {
+    return this.providers.get(id);
+  }
+
+  async stopProvider(id: string): Promise<void> {
+    const entry = this.providers.get(id);
+    if (!entry) return;
+    this.providers.delete(id);
+    entry.abort.abort();
+    if (entry.timer) clearTimeout(entry.timer);
+    await withTimeout(Promise.resolve(entry.instance?.stop?.()), STOP_TIMEOUT_MS).catch((err) => entry.log.warn({ err }, 'stop failed or timed out'));
+    entry.state = 'stopped';
+  }
+
+  /** Leadership moved: start or stop the poll and stream instances. */
+  async leadershipChanged(leader: boolean): Promise<void> {
+    if (leader) { await this.startProviders(); return; }
+    for (const [id, e] of [...this.providers]) if (this.leaderOnly(e.plugin)) await this.stopProvider(id);
+  }
+
+  /** The instance for a target record, created on first use and recreated when the record changes. */
+  async targetInstance(row: TargetRow): Promise<TargetInstance> {
+    const key = `${row.id}@${row.updated_at}`;
+    const cached = this.targets.get(row.id);
+    if (cached && cached.key === key) return cached.instance;
+    if (cached) { cached.abort.abort(); void cached.instance.then((i) => i.stop?.()).catch(() => {}); }
+    const plugin = this.target(row.kind);
+    if (!plugin) throw Object.assign(new Error(`target kind "${row.kind}" is not enabled`), { code: 'CONFIG' });
+    const abort = new AbortController();
+    const instance = (async () => {
+      const cfg = plugin.validateConfig(row.config);
+      if (!cfg.ok) throw Object.assign(new Error(`target configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`), { code: 'CONFIG' });
+      let bot;
+      const botId = (cfg.value as { bot_id?: string }).bot_id;
+      if (botId) {
+        const b = await this.db.get('SELECT id, token, bot_id, username FROM bots WHERE id = ? AND user_id = ?', [botId, row.user_id]);
+        if (!b) throw Object.assign(new Error('the messaging bot of this target no longer exists'), { code: 'CONFIG' });
+        bot = { id: b.id as string, token: b.token as string, botId: b.bot_id ?? undefined, username: b.username ?? undefined };
+      }
+      const inst = await plugin.def.create({
+        instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: this.logs.get(`plugin.${row.kind}`, { target_id: row.id }) as unknown as PluginLogger,
+        http: this.http, store: new DbInstanceStore(this.db, row.id, () => this.clock.now()), clock: this.clock, signal: abort.signal, bot,
+      });
+      await inst.start?.();
+      return inst;
+    })();
+    this.targets.set(row.id, { key, instance, abort });
+    instance.catch(() => { if (this.targets.get(row.id)?.key === key) this.targets.delete(row.id); });
+    return instance;
+  }
+
+  async dropTarget(id: string): Promise<void> {
+    const t = this.targets.get(id);
+    if (!t) return;
+    this.targets.delete(id);
+    t.abort.abort();
+    await withTimeout(t.instance.then((i) => i.stop?.()), STOP_TIMEOUT_MS).catch(() => {});
+  }
+
+  /** Aggregated plugin readiness checks (e.g. `ha`): `ok` when one instance is healthy, `degraded` otherwise. */
+  async readinessChecks(): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const p of this.plugins.values()) if (p.def.manifest.readinessCheck) out[p.def.manifest.readinessCheck] = 'na';
+    const byCheck = new Map<string, boolean[]>();
+    for (const e of this.providers.values()) {
+      const check = e.plugin.def.manifest.readinessCheck;
+      if (!check) continue;
+      let ok = false;
+      try { ok = e.state === 'running' && (await withTimeout(Promise.resolve(e.instance?.health?.() ?? { status: 'ok' as const }), 1000)).status === 'ok'; } catch { ok = false; }
+      byCheck.set(check, [...(byCheck.get(check) ?? []), ok]);
+    }
+    for (const [check, oks] of byCheck) out[check] = oks.some(Boolean) ? 'ok' : 'degraded';
+    return out;
+  }
+
+  /** Stops every instance, in reverse start order, each with a timeout. */
+  async stopAll(): Promise<void> {
+    for (const id of [...this.providers.keys()].reverse()) await this.stopProvider(id);
+    for (const id of [...this.targets.keys()].reverse()) await this.dropTarget(id);
+  }
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+    t.unref();
+    p.then((v) => { clearTimeout(t); resolve(v); }, (e) => { clearTimeout(t); reject(e); });
+  });
+}

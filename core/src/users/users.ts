@@ -1,0 +1,70 @@
+import type { Database, Queryable } from '../db/database.ts';
+import { Database as Db } from '../db/database.ts';
+import { newId, randomToken } from '../http/ids.ts';
+import { hashPassword } from '../auth/passwords.ts';
+import { conflict } from '../http/problem.ts';
+
+export type Role = 'user' | 'admin';
+export interface UserRow {
+  id: string; email: string; password_hash: string; role: Role; is_active: unknown; locale: string; max_chats: number;
+  max_ai_messages_per_day: number | null; max_ai_tokens_per_day: number | null; created_at: string; updated_at: string;
+}
+
+export interface PublicUser {
+  id: string; email: string; role: Role; is_active: boolean; locale: string; max_chats: number;
+  max_ai_messages_per_day: number | null; max_ai_tokens_per_day: number | null; created_at: string; updated_at: string;
+}
+
+export function publicUser(u: UserRow): PublicUser {
+  return {
+    id: u.id, email: u.email, role: u.role, is_active: Db.bool(u.is_active), locale: u.locale, max_chats: u.max_chats,
+    max_ai_messages_per_day: u.max_ai_messages_per_day, max_ai_tokens_per_day: u.max_ai_tokens_per_day,
+    created_at: u.created_at, updated_at: u.updated_at,
+  };
+}
+
+export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
+
+export interface NewUser { email: string; password: string; role?: Role; locale?: string; max_chats: number; max_ai_messages_per_day?: number | null; max_ai_tokens_per_day?: number | null; /** First-run setup: refuse (409) when any user exists, checked inside the transaction. */ onlyIfFirst?: boolean }
+
+/** Creates a user and their bridge_self provider in one transaction. 409 when the email is taken. */
+export async function createUser(db: Database, u: NewUser): Promise<UserRow> {
+  const hash = await hashPassword(u.password);
+  const email = normalizeEmail(u.email);
+  return db.tx(async (q) => {
+    if (u.onlyIfFirst && await q.get('SELECT 1 FROM users LIMIT 1')) throw conflict('Setup is already done; log in instead.', 'setup_done');
+    if (await q.get('SELECT 1 FROM users WHERE email = ?', [email])) throw conflict('A user with this email already exists.', 'email_taken');
+    const now = new Date().toISOString();
+    const id = newId();
+    await q.run(`INSERT INTO users (id, email, password_hash, role, is_active, locale, max_chats, max_ai_messages_per_day, max_ai_tokens_per_day, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, email, hash, u.role ?? 'user', true, u.locale ?? 'en', u.max_chats, u.max_ai_messages_per_day ?? null, u.max_ai_tokens_per_day ?? null, now, now]);
+    await ensureBridgeSelf(q, id);
+    return (await q.get<UserRow>('SELECT * FROM users WHERE id = ?', [id]))!;
+  });
+}
+
+/** Makes sure the user has exactly one bridge_self provider (the partial unique index forbids a second). */
+export async function ensureBridgeSelf(q: Queryable, userId: string): Promise<string> {
+  const existing = await q.get<{ id: string }>(`SELECT id FROM providers WHERE user_id = ? AND kind = 'bridge_self'`, [userId]);
+  if (existing) return existing.id;
+  const now = new Date().toISOString();
+  const id = newId();
+  await q.run(`INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, created_at, updated_at)
+    VALUES (?, ?, 'bridge_self', 'Self-monitoring', '{}', ?, ?, 'ok', ?, ?)`, [id, userId, true, randomToken(), now, now]);
+  const trackerId = newId();
+  await q.run(`INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies, config, created_at, updated_at)
+    VALUES (?, ?, ?, 'Self-monitoring', ?, '{}', NULL, '{}', '{}', ?, ?)`, [trackerId, userId, id, true, now, now]);
+  return id;
+}
+
+/** At boot: every existing user gets their bridge_self provider. */
+export async function ensureBridgeSelfForAll(db: Database): Promise<number> {
+  const missing = await db.all<{ id: string }>(`SELECT u.id FROM users u WHERE NOT EXISTS (SELECT 1 FROM providers p WHERE p.user_id = u.id AND p.kind = 'bridge_self')`);
+  for (const u of missing) await db.tx((q) => ensureBridgeSelf(q, u.id));
+  return missing.length;
+}
+
+export async function userCount(db: Queryable): Promise<number> {
+  const r = await db.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM users');
+  return Number(r?.n ?? 0);
+}

@@ -1,0 +1,6 @@
+import type { Migration } from './types.ts';
+import core from './0001_core.ts';
+import relay from './0002_relay.ts';
+
+/** Every migration, in order. Append new ones; never edit or reorder a released one. */
+export const migrations: Migration[] = [core, relay];

@@ -1,0 +1,45 @@
+import { defineProvider, Type } from '@herald/core/plugin-api';
+
+const TrackerRef = {
+  tracker_id: Type.Optional(Type.String()),
+  tracker_name: Type.Optional(Type.String()),
+  provider_id: Type.Optional(Type.String()),
+  provider_name: Type.Optional(Type.String()),
+  provider_kind: Type.Optional(Type.String()),
+};
+
+/**
+ * `bridge_self`: the service watching itself. The core creates exactly one per user and feeds it from
+ * the pipeline's counters; the plugin only declares the events. Templates live in the top-level
+ * `locales/<lang>/templates/bridge_self.json`, so operators find them beside the others.
+ */
+export default defineProvider({
+  manifest: {
+    id: 'bridge_self',
+    kind: 'provider',
+    apiVersion: 1,
+    displayName: 'Self-monitoring',
+    description: 'Raises events when polls, dispatches or sends keep failing.',
+    ingest: 'internal',
+    coreManaged: true,
+    configSchema: Type.Object({}, { additionalProperties: false }),
+    events: {
+      bridge_self_poll_failures: {
+        payload: Type.Object({ ...TrackerRef, failures: Type.Integer(), threshold: Type.Integer(), last_error: Type.Optional(Type.String()) }),
+        quietHours: 'send', severity: 'warning',
+        description: 'Consecutive failed polls of a tracker reached the threshold.',
+      },
+      bridge_self_deferred_backlog: {
+        payload: Type.Object({ pending: Type.Integer(), threshold: Type.Integer() }),
+        quietHours: 'send', severity: 'warning',
+        description: 'The pending deferred notifications crossed the threshold.',
+      },
+      bridge_self_target_failures: {
+        payload: Type.Object({ target_id: Type.String(), target_name: Type.String(), target_kind: Type.String(), failures: Type.Integer(), threshold: Type.Integer(), last_error: Type.Optional(Type.String()), status_code: Type.Optional(Type.Integer()) }),
+        quietHours: 'send', severity: 'critical',
+        description: 'Consecutive 5xx or network failures to one target reached the threshold.',
+      },
+    },
+  },
+  create: () => ({}),
+});

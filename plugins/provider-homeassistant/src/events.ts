@@ -1,0 +1,65 @@
+/** Event types the Home Assistant provider emits, with their payload schemas and quiet-hours policy. */
+import { Type } from '@herald/core/plugin-api';
+import type { EventSpec } from '@herald/core/plugin-api';
+
+const Opt = Type.Optional;
+
+export const StateChangedPayload = Type.Object({
+  entity_id: Type.String(),
+  friendly_name: Type.String(),
+  domain: Type.String(),
+  old_state: Type.String(),
+  new_state: Type.String(),
+  /** `unit_of_measurement` of the new state, when the entity has one. */
+  unit: Opt(Type.String()),
+});
+
+export const AutomationTriggeredPayload = Type.Object({
+  name: Type.String(),
+  entity_id: Type.String(),
+  /** What triggered it, as Home Assistant describes it (e.g. `state of binary_sensor.door`). */
+  source: Opt(Type.String()),
+});
+
+export const ServiceCalledPayload = Type.Object({
+  domain: Type.String(),
+  service: Type.String(),
+  /** Names of the service_data fields only: their values may hold secrets (codes, passwords). */
+  service_data_keys: Type.Array(Type.String()),
+});
+
+export const EventFiredPayload = Type.Object({
+  event_type: Type.String(),
+  /** The event data as short JSON with secret-looking fields masked. */
+  data_excerpt: Type.String(),
+});
+
+export const StatusConnectedPayload = Type.Object({
+  host: Type.String(),
+  ha_version: Opt(Type.String()),
+  /** True on the first connection after start, false after an outage. */
+  first_connect: Type.Boolean(),
+  /** Seconds since the previous connection was lost (reconnects only). */
+  downtime_seconds: Opt(Type.Integer({ minimum: 0 })),
+});
+
+export const StatusDisconnectedPayload = Type.Object({
+  host: Type.String(),
+  reason: Type.String(),
+  /** How long the lost connection had been up. */
+  connected_seconds: Type.Integer({ minimum: 0 }),
+});
+
+/**
+ * The four Home Assistant event types defer in quiet hours (the spec requires deferral, not loss).
+ * Connection status rows defer too: a link blip at night is not worth waking anyone, and a
+ * deferred pair (lost, back) still tells the morning reader what happened and for how long.
+ */
+export const EVENTS: Record<string, EventSpec> = {
+  ha_state_changed: { payload: StateChangedPayload, quietHours: 'defer', severity: 'info', description: 'An entity changed state (filtered and debounced per entity).' },
+  automation_triggered: { payload: AutomationTriggeredPayload, quietHours: 'defer', severity: 'info', description: 'An automation ran.' },
+  service_called: { payload: ServiceCalledPayload, quietHours: 'defer', severity: 'info', description: 'A service was called (field names only).' },
+  event_fired: { payload: EventFiredPayload, quietHours: 'defer', severity: 'info', description: 'One of the configured extra event types fired.' },
+  ha_status_connected: { payload: StatusConnectedPayload, quietHours: 'defer', severity: 'info', description: 'The connection to Home Assistant is up (after start or an outage).' },
+  ha_status_disconnected: { payload: StatusDisconnectedPayload, quietHours: 'defer', severity: 'warning', description: 'An established connection to Home Assistant was lost.' },
+};

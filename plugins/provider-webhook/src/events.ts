@@ -1,0 +1,25 @@
+/** The event type the generic webhook emits. */
+import { Type } from '@herald/core/plugin-api';
+import type { EventSpec } from '@herald/core/plugin-api';
+import { SeveritySchema } from './config.ts';
+
+export const WebhookReceivedPayload = Type.Object({
+  title: Type.String(),
+  body: Type.String(),
+  /** Severity from the mapping (`severity` path through `severity_map`), `info` when unmapped. */
+  severity: SeveritySchema,
+  source_ip: Type.String(),
+  event_key: Type.Optional(Type.String()),
+  /** The mapped values as text, keyed by mapping field; null when the request had no value. */
+  fields: Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()])),
+});
+
+export const events: Record<string, EventSpec> = {
+  webhook_received: {
+    payload: WebhookReceivedPayload,
+    quietHours: 'defer',
+    // The contract has one severity per event type; the mapped severity travels in the payload.
+    severity: 'info',
+    description: 'A JSON request arrived on the webhook URL and was mapped to a notification',
+  },
+};

@@ -1,0 +1,77 @@
+/**
+ * Generic webhook provider: any service that can POST JSON becomes a notification source.
+ * Authentication is bearer, HMAC-SHA256 or (explicitly acknowledged) none; a mapping of path
+ * expressions picks the title, body, severity and event key out of the body.
+ * Rate limiting and payload logging are done by the core.
+ */
+import { ConfigError, defineProvider, WebhookRejectedError } from '@herald/core/plugin-api';
+import type { InboundWebhook, WebhookResult } from '@herald/core/plugin-api';
+import { ConfigSchema, MIN_SECRET_LENGTH } from './config.ts';
+import type { WebhookConfig } from './config.ts';
+import { events } from './events.ts';
+import { templates } from './templates.ts';
+import { verifyAuth } from './auth.ts';
+import { applyMapping, compileMapping } from './mapping.ts';
+import type { CompiledMapping } from './mapping.ts';
+import { PathExpressionError } from './path-expr.ts';
+
+/** Checks the parts of the config a schema cannot express and compiles the mapping. */
+function prepare(cfg: WebhookConfig): CompiledMapping {
+  if (cfg.auth_mode !== 'none') {
+    if (!cfg.secret) throw new ConfigError(`auth_mode ${cfg.auth_mode} needs a secret`);
+    if (cfg.secret.length < MIN_SECRET_LENGTH) throw new ConfigError(`the secret must be at least ${MIN_SECRET_LENGTH} characters long`);
+  }
+  try {
+    return compileMapping(cfg.mapping);
+  } catch (err) {
+    if (err instanceof PathExpressionError) throw new ConfigError(err.message);
+    throw err;
+  }
+}
+
+/** The parsed JSON body; the core's parse is used when present, the raw bytes otherwise. */
+function jsonBody(req: InboundWebhook): unknown {
+  if (req.body !== undefined) return req.body;
+  try {
+    return JSON.parse(req.rawBody.toString('utf8'));
+  } catch {
+    throw new WebhookRejectedError(400, 'the request body must be JSON');
+  }
+}
+
+export default defineProvider({
+  manifest: {
+    id: 'webhook',
+    kind: 'provider',
+    apiVersion: 1,
+    displayName: 'Generic webhook',
+    description: 'Receives JSON webhooks from any service and maps them to notifications.',
+    configSchema: ConfigSchema,
+    ingest: 'webhook',
+    webhook: { rateLimitPerMinute: 60, maxBodyBytes: 1024 * 1024 },
+    events,
+    templates,
+  },
+  create(ctx) {
+    const cfg = ctx.config;
+    const mapping = prepare(cfg);
+    if (cfg.auth_mode === 'none' && !cfg.acknowledge_unauthenticated) {
+      ctx.log.warn({ auth_mode: 'none' }, 'webhook requests are refused until acknowledge_unauthenticated is true');
+    }
+    return {
+      async handleWebhook(req: InboundWebhook): Promise<WebhookResult> {
+        verifyAuth(cfg, req);
+        const mapped = applyMapping(mapping, jsonBody(req));
+        const payload: Record<string, unknown> = {
+          title: mapped.title,
+          body: mapped.body,
+          severity: mapped.severity,
+          source_ip: req.ip,
+          fields: mapped.fields,
+        };
+        if (mapped.event_key !== undefined) payload.event_key = mapped.event_key;
+        return { events: [{ type: 'webhook_received', payload }] };
+      },
+    };
+  },
+});

@@ -1,0 +1,27 @@
+/**
+ * @herald/target-telegram: delivers notifications to Telegram chats, channels and forum topics
+ * through a bot, and drives the bots themselves (webhook, long polling, chat discovery).
+ */
+import { defineTarget, PLUGIN_API_VERSION } from '@herald/core/plugin-api';
+import { configSchema } from './config.ts';
+import { createTelegramBotDriver } from './driver.ts';
+import { createTelegramTarget, MAX_MESSAGE_LENGTH } from './target.ts';
+
+export { configSchema } from './config.ts';
+export type { TelegramTargetConfig } from './config.ts';
+export { createTelegramBotDriver, parseUpdate } from './driver.ts';
+export { splitHtml, visibleLength } from './html-split.ts';
+
+export default defineTarget({
+  manifest: {
+    id: 'telegram',
+    kind: 'target',
+    apiVersion: PLUGIN_API_VERSION,
+    displayName: 'Telegram',
+    description: 'Sends notifications to a Telegram chat, channel or forum topic through a bot.',
+    configSchema,
+    limits: { maxMessageLength: MAX_MESSAGE_LENGTH, formats: ['html'], ratePerSecond: 1 },
+  },
+  create: (ctx) => createTelegramTarget(ctx),
+  botDriver: createTelegramBotDriver(),
+});
