@@ -1,0 +1,250 @@
+import t from 'tap';
+import type { Test } from 'tap';
+import http from 'node:http';
+import zlib from 'node:zlib';
+import { createOutboundHttp, OutboundError } from './outbound.ts';
+import type { Resolver } from './outbound.ts';
+
+interface Seen { method: string; url: string; host?: string; body: string; auth?: string }
+
+/** A loopback server; `handler` answers, every request is recorded. */
+async function server(tt: Test, handler: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void) {
+  const seen: Seen[] = [];
+  const srv = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => {
+      seen.push({ method: req.method!, url: req.url!, host: req.headers.host, body, auth: req.headers.authorization });
+      handler(req, res, body);
+    });
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  tt.teardown(() => { srv.closeAllConnections(); srv.close(); });
+  return { port: (srv.address() as { port: number }).port, seen };
+}
+
+/** A resolver answering from a fixed script and counting its calls. */
+function scripted(answers: string[]): Resolver & { calls: string[] } {
+  const calls: string[] = [];
+  const fn = async (host: string) => {
+    calls.push(host);
+    const a = answers[Math.min(calls.length - 1, answers.length - 1)]!;
+    return [{ address: a, family: a.includes(':') ? 6 as const : 4 as const }];
+  };
+  return Object.assign(fn, { calls });
+}
+
+function client(tt: Test, opts: Parameters<typeof createOutboundHttp>[0]) {
+  const h = createOutboundHttp(opts);
+  tt.teardown(() => h.close());
+  return h;
+}
+
+const codeOf = (err: unknown) => (err as OutboundError).code;
+
+t.test('the connection goes to the first answer; a later loopback answer is refused', async (tt) => {
+  const { port, seen } = await server(tt, (_q, res) => { res.setHeader('connection', 'close'); res.end('ok'); });
+  const resolver = scripted(['127.0.0.1', '127.0.0.2']);
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'], resolver });
+  // `pin.test` has no real DNS record: a success proves undici connected to the resolved address.
+  const first = await h.request(`http://pin.test:${port}/one`);
+  tt.equal(first.status, 200);
+  tt.equal(first.text(), 'ok');
+  tt.equal(seen[0]!.host, `pin.test:${port}`, 'Host header keeps the name');
+  tt.same(resolver.calls, ['pin.test'], 'resolved exactly once');
+  const err = await h.request(`http://pin.test:${port}/two`).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_REFUSED');
+  tt.match(err.message, /127\.0\.0\.2 is a loopback address/);
+  tt.equal(seen.length, 1, 'the refused request never reached a server');
+});
+
+t.test('an open connection stays on its pinned address when DNS changes', async (tt) => {
+  const { port } = await server(tt, (_q, res) => res.end('ok'));
+  const resolver = scripted(['127.0.0.1', '10.0.0.1']);
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'], resolver });
+  tt.equal((await h.request(`http://keep.test:${port}/a`)).status, 200);
+  await new Promise((r) => setTimeout(r, 20)); // let undici hand the idle socket back to its pool
+  tt.equal((await h.request(`http://keep.test:${port}/b`)).status, 200);
+  tt.same(resolver.calls, ['keep.test']);
+});
+
+t.test('every internal range is refused, in every spelling', async (tt) => {
+  const refused = [
+    '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '127.0.0.1', '127.255.0.9', '::1', '169.254.169.254', 'fe80::1',
+    '100.64.0.1', '100.127.255.254', 'fd00::1', 'fc00::5', '0.0.0.0', '::', '224.0.0.1', 'ff02::1', '255.255.255.255',
+    '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a9fe:a9fe', '2002:c0a8:0101::1',
+  ];
+  for (const address of refused) {
+    const h = createOutboundHttp({ allowCidrs: [], resolver: scripted([address]) });
+    const err = await h.resolveAllowed('victim.test').catch((e) => e);
+    tt.equal(codeOf(err), 'OUTBOUND_REFUSED', `${address} refused`);
+  }
+  for (const address of ['93.184.216.34', '1.1.1.1', '100.128.0.1', '172.32.0.1', '2606:4700:4700::1111']) {
+    const h = createOutboundHttp({ allowCidrs: [], resolver: scripted([address]) });
+    tt.same(await h.resolveAllowed('public.test'), { address, family: address.includes(':') ? 6 : 4 }, `${address} allowed`);
+  }
+});
+
+t.test('IP literals are checked without a resolver', async (tt) => {
+  const resolver = scripted(['8.8.8.8']);
+  const h = client(tt, { allowCidrs: [], resolver });
+  for (const url of ['http://127.0.0.1/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]:8080/', 'http://169.254.169.254/latest/meta-data/', 'http://0.0.0.0/']) {
+    tt.equal(codeOf(await h.request(url).catch((e) => e)), 'OUTBOUND_REFUSED', url);
+  }
+  tt.same(resolver.calls, []);
+});
+
+t.test('an answer set with one internal address is refused', async (tt) => {
+  const h = createOutboundHttp({ allowCidrs: [], resolver: async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.1', family: 4 }] });
+  tt.equal(codeOf(await h.resolveAllowed('mixed.test').catch((e) => e)), 'OUTBOUND_REFUSED');
+});
+
+t.test('allowCidrs lets exactly the listed range through', async (tt) => {
+  const { port } = await server(tt, (_q, res) => res.end('hi'));
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  tt.equal((await h.request(`http://127.0.0.1:${port}/`)).text(), 'hi');
+  tt.same(await h.resolveAllowed('::ffff:127.0.0.1'), { address: '127.0.0.1', family: 4 });
+  tt.equal(codeOf(await h.resolveAllowed('127.0.0.2').catch((e) => e)), 'OUTBOUND_REFUSED');
+  tt.throws(() => createOutboundHttp({ allowCidrs: ['10.0.0.0/33'] }), /invalid prefix/);
+});
+
+t.test('a redirect chain ending on an internal address is refused', async (tt) => {
+  const { port, seen } = await server(tt, (req, res) => {
+    const to = req.url === '/a' ? '/b' : 'http://169.254.169.254/latest/meta-data/';
+    res.writeHead(302, { location: to }).end();
+  });
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'], resolver: scripted(['127.0.0.1']) });
+  const err = await h.request(`http://hop.test:${port}/a`).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_REFUSED');
+  tt.same(seen.map((s) => s.url), ['/a', '/b']);
+});
+
+t.test('redirects are re-resolved and re-checked per new host', async (tt) => {
+  const { port } = await server(tt, (req, res) => {
+    if (req.headers.host?.startsWith('start.test')) res.writeHead(301, { location: `http://internal.test:${port}/x` }).end();
+    else res.end('reached');
+  });
+  const resolver: Resolver = async (host) => [{ address: host === 'start.test' ? '127.0.0.1' : '192.168.0.10', family: 4 }];
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'], resolver });
+  const err = await h.request(`http://start.test:${port}/`).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_REFUSED');
+  tt.match(err.message, /internal\.test: 192\.168\.0\.10 is a private address/);
+});
+
+t.test('redirect limit, 303 switch to GET, 307 keeps the body, credentials stay on their origin', async (tt) => {
+  const { port, seen } = await server(tt, (req, res) => {
+    const m = /^\/loop\/(\d+)$/.exec(req.url!);
+    if (m) return res.writeHead(302, { location: `/loop/${Number(m[1]) + 1}` }).end();
+    if (req.url === '/see-other') return res.writeHead(303, { location: '/landing' }).end();
+    if (req.url === '/temp') return res.writeHead(307, { location: '/landing' }).end();
+    if (req.url === '/elsewhere') return res.writeHead(302, { location: `http://other.test:${port}/landing` }).end();
+    res.end('landed');
+  });
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'], resolver: scripted(['127.0.0.1']) });
+  const base = `http://r.test:${port}`;
+  const err = await h.request(`${base}/loop/0`, { maxRedirects: 3 }).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_REDIRECTS');
+  tt.equal(seen.length, 4, 'first request plus three redirects');
+  tt.equal(codeOf(await h.request(`${base}/loop/0`, { maxRedirects: 0 }).catch((e) => e)), 'OUTBOUND_REDIRECTS');
+
+  seen.length = 0;
+  const r = await h.request(`${base}/see-other`, { method: 'POST', json: { a: 1 } });
+  tt.equal(r.text(), 'landed');
+  tt.equal(r.url, `${base}/landing`);
+  tt.same(seen.map((s) => [s.method, s.url, s.body]), [['POST', '/see-other', '{"a":1}'], ['GET', '/landing', '']]);
+
+  seen.length = 0;
+  await h.request(`${base}/temp`, { method: 'POST', body: 'keep me' });
+  tt.same(seen.map((s) => [s.method, s.body]), [['POST', 'keep me'], ['POST', 'keep me']]);
+
+  seen.length = 0;
+  await h.request(`${base}/elsewhere`, { headers: { Authorization: 'Bearer secret' } });
+  tt.same(seen.map((s) => s.auth), ['Bearer secret', undefined], 'Authorization dropped on the cross-origin hop');
+});
+
+t.test('only http and https', async (tt) => {
+  const { port } = await server(tt, (_q, res) => res.writeHead(302, { location: 'file:///etc/passwd' }).end());
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  tt.equal(codeOf(await h.request('ftp://example.com/x').catch((e) => e)), 'OUTBOUND_REFUSED');
+  tt.equal(codeOf(await h.request(`http://127.0.0.1:${port}/`).catch((e) => e)), 'OUTBOUND_REFUSED');
+});
+
+t.test('timeouts always fire', async (tt) => {
+  const { port } = await server(tt, (req, res) => {
+    if (req.url === '/stall-body') { res.writeHead(200); res.write('partial'); }
+    // '/silent' never answers at all.
+  });
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  let started = Date.now();
+  let err = await h.request(`http://127.0.0.1:${port}/silent`, { timeoutMs: 200 }).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_TIMEOUT');
+  tt.ok(Date.now() - started < 2000, 'gave up quickly');
+  err = await h.request(`http://127.0.0.1:${port}/stall-body`, { timeoutMs: 200 }).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_TIMEOUT', 'a body that stops arriving times out too');
+
+  const res = await h.fetch(`http://127.0.0.1:${port}/stall-body`, { timeoutMs: 200 } as RequestInit);
+  tt.equal(res.status, 200);
+  tt.equal(codeOf(await res.text().catch((e) => e)), 'OUTBOUND_TIMEOUT', 'fetch body read times out');
+
+  const hanging = createOutboundHttp({ allowCidrs: [], resolver: () => new Promise(() => {}) });
+  started = Date.now();
+  err = await hanging.request('http://slow-dns.test/', { connectTimeoutMs: 100 }).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_TIMEOUT', 'resolution counts toward the connect timeout');
+  tt.ok(Date.now() - started < 2000);
+
+  const outer = new AbortController();
+  const pending = h.request(`http://127.0.0.1:${port}/silent`, { signal: outer.signal });
+  outer.abort();
+  tt.equal((await pending.catch((e) => e)).name, 'AbortError', 'the caller\'s abort stays an abort');
+});
+
+t.test('the response body cap', async (tt) => {
+  const big = 'x'.repeat(5000);
+  const { port } = await server(tt, (req, res) => {
+    if (req.url === '/chunked') { res.write(big.slice(0, 2500)); setTimeout(() => res.end(big.slice(2500)), 10); } else if (req.url === '/gzip') {
+      res.writeHead(200, { 'content-encoding': 'gzip' }).end(zlib.gzipSync(big));
+    } else res.end(big);
+  });
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  for (const path of ['/sized', '/chunked', '/gzip']) {
+    tt.equal(codeOf(await h.request(`http://127.0.0.1:${port}${path}`, { maxResponseBytes: 1000 }).catch((e) => e)), 'OUTBOUND_TOO_LARGE', path);
+  }
+  tt.equal((await h.request(`http://127.0.0.1:${port}/gzip`)).text(), big, 'compressed bodies are decoded');
+  tt.equal((await h.request(`http://127.0.0.1:${port}/sized`, { maxResponseBytes: 5000 })).body.length, 5000, 'exactly the cap is fine');
+  const res = await h.fetch(`http://127.0.0.1:${port}/chunked`, { maxResponseBytes: 1000 } as RequestInit);
+  tt.equal(codeOf(await res.text().catch((e) => e)), 'OUTBOUND_TOO_LARGE', 'fetch enforces the cap while streaming');
+});
+
+t.test('fetch is a real fetch with the same protections', async (tt) => {
+  const { port, seen } = await server(tt, (req, res, body) => {
+    if (req.url === '/go') return res.writeHead(308, { location: '/json' }).end();
+    res.setHeader('set-cookie', ['a=1', 'b=2']);
+    res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ got: body }));
+  });
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'], resolver: scripted(['127.0.0.1']) });
+  const res = await h.fetch(new Request(`http://f.test:${port}/go`, { method: 'POST', body: JSON.stringify({ q: 1 }), headers: { 'content-type': 'application/json' } }));
+  tt.ok(res instanceof Response);
+  tt.equal(res.status, 201);
+  tt.equal(res.url, `http://f.test:${port}/json`);
+  tt.equal(res.redirected, true);
+  tt.same(res.headers.getSetCookie(), ['a=1', 'b=2']);
+  tt.same(await res.json(), { got: '{"q":1}' });
+  tt.same(seen.map((s) => s.method), ['POST', 'POST']);
+  const manual = await h.fetch(`http://f.test:${port}/go`, { redirect: 'manual' });
+  tt.equal(manual.status, 308);
+  const blocked = createOutboundHttp({ allowCidrs: [] });
+  tt.equal(codeOf(await blocked.fetch(`http://127.0.0.1:${port}/json`).catch((e) => e)), 'OUTBOUND_REFUSED');
+});
+
+t.test('errors do not echo the path or query, where secrets live', async (tt) => {
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  const srv = http.createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const { port } = srv.address() as { port: number };
+  await new Promise<void>((r) => srv.close(() => r()));
+  const err = await h.request(`http://127.0.0.1:${port}/bot123:SECRET/send?token=SECRET`).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_NETWORK');
+  tt.notMatch(err.message, /SECRET/);
+  const refused = await createOutboundHttp({ allowCidrs: [] }).request('http://10.0.0.1/hook/SECRET').catch((e) => e);
+  tt.notMatch(refused.message, /SECRET/);
+});

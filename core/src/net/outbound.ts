@@ -1,0 +1,309 @@
+/**
+ * The SSRF-safe outbound HTTP client handed to plugins as `ctx.http`.
+ *
+ * Every new connection resolves its host once, checks every answer against the address policy
+ * and connects to the checked address (the Host header and TLS servername keep the name), so a
+ * DNS answer that changes later cannot move an open or pinned connection. Redirects are followed
+ * by hand with each hop validated again; timeouts and a response size cap always apply.
+ */
+import net from 'node:net';
+import dns from 'node:dns';
+import { STATUS_CODES } from 'node:http';
+import { pipeline } from 'node:stream';
+import zlib from 'node:zlib';
+import { Agent, buildConnector, request as undiciRequest } from 'undici';
+import type { Dispatcher } from 'undici';
+import type { OutboundHttp, OutboundRequestInit, OutboundResponse } from '../plugin-api/index.ts';
+import { createAddressPolicy } from './address-policy.ts';
+
+export type Resolver = (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;
+
+export interface OutboundOptions {
+  /** CIDR ranges (or single addresses) allowed even though the policy would refuse them. */
+  allowCidrs: string[];
+  /** Host name resolver; default the system resolver (`dns.lookup`, all answers). */
+  resolver?: Resolver;
+  userAgent?: string;
+  /** Defaults for the per-request limits. */
+  defaults?: Partial<Pick<OutboundRequestInit, 'timeoutMs' | 'connectTimeoutMs' | 'maxResponseBytes' | 'maxRedirects'>>;
+}
+
+/** Errors of the outbound client; `code` is OUTBOUND_REFUSED, _TIMEOUT, _TOO_LARGE, _REDIRECTS, _DNS or _NETWORK. */
+export class OutboundError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.code = code;
+    this.name = 'OutboundError';
+  }
+}
+
+/** An OutboundHttp that can also release its pooled connections. */
+export interface OutboundClient extends OutboundHttp { close(): Promise<void> }
+
+/**
+ * `fetch` init extended with the outbound limits (non-standard fields, ignored by other fetches),
+ * for callers such as streaming LLM clients that need a longer total timeout.
+ */
+export type OutboundFetchInit = RequestInit & Pick<OutboundRequestInit, 'timeoutMs' | 'connectTimeoutMs' | 'maxResponseBytes' | 'maxRedirects'>;
+
+const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
+const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
+/** Headers that must not follow a redirect to another origin (credentials of the first one). */
+const ORIGIN_BOUND_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+
+const systemResolver: Resolver = async (host) => {
+  const answers = await dns.promises.lookup(host, { all: true, order: 'verbatim' });
+  return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
+};
+
+interface Limits { timeoutMs: number; connectTimeoutMs: number; maxResponseBytes: number; maxRedirects: number }
+
+interface Hop { method: string; headers: Record<string, string>; body?: string | Uint8Array }
+
+/** Creates the outbound client. `allowCidrs` entries are validated here (a bad entry throws). */
+export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
+  const policy = createAddressPolicy(opts.allowCidrs);
+  const resolver = opts.resolver ?? systemResolver;
+  const userAgent = opts.userAgent ?? 'Herald/0.1';
+  const base: Limits = {
+    timeoutMs: opts.defaults?.timeoutMs ?? 15_000,
+    connectTimeoutMs: opts.defaults?.connectTimeoutMs ?? 5_000,
+    maxResponseBytes: opts.defaults?.maxResponseBytes ?? 4 * 1024 * 1024,
+    maxRedirects: opts.defaults?.maxRedirects ?? 5,
+  };
+  const limitsOf = (o: Partial<Limits>): Limits => ({
+    timeoutMs: o.timeoutMs ?? base.timeoutMs,
+    connectTimeoutMs: o.connectTimeoutMs ?? base.connectTimeoutMs,
+    maxResponseBytes: o.maxResponseBytes ?? base.maxResponseBytes,
+    maxRedirects: o.maxRedirects ?? base.maxRedirects,
+  });
+
+  /** Resolves once and checks every answer; the first answer is the one connected to. */
+  async function resolveAllowed(host: string, timeoutMs = base.connectTimeoutMs): Promise<{ address: string; family: 4 | 6 }> {
+    const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
+    let answers: { address: string; family: 4 | 6 }[];
+    if (net.isIP(bare)) answers = [{ address: bare, family: net.isIP(bare) === 6 ? 6 : 4 }];
+    else {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new OutboundError('OUTBOUND_TIMEOUT', `resolving ${bare} timed out after ${timeoutMs} ms`)), timeoutMs);
+      });
+      try {
+        answers = await Promise.race([resolver(bare), timeout]);
+      } catch (err) {
+        if (err instanceof OutboundError) throw err;
+        throw new OutboundError('OUTBOUND_DNS', `cannot resolve ${bare}: ${(err as { code?: string }).code ?? (err as Error).message}`, { cause: err });
+      } finally { clearTimeout(timer); }
+    }
+    if (!answers.length) throw new OutboundError('OUTBOUND_DNS', `${bare} has no address`);
+    for (const a of answers) {
+      const reason = policy.refusal(a.address);
+      if (reason) throw new OutboundError('OUTBOUND_REFUSED', `refused to connect to ${bare}: ${a.address} is ${reason} (allow it with an outbound CIDR allow-list entry)`);
+    }
+    return policy.normalize(answers[0]!.address);
+  }
+
+  // One pooled agent per connect timeout (almost always just the default one).
+  const agents = new Map<number, Agent>();
+  function dispatcherFor(connectTimeoutMs: number): Dispatcher {
+    let agent = agents.get(connectTimeoutMs);
+    if (!agent) {
+      const connector = buildConnector({ timeout: connectTimeoutMs, allowH2: false });
+      agent = new Agent({
+        allowH2: false,
+        connect(options, callback) {
+          const name = options.hostname.replace(/^\[(.*)\]$/, '$1');
+          resolveAllowed(name, connectTimeoutMs).then(({ address }) => {
+            // Connect to the checked address; TLS still verifies the certificate against the name.
+            const servername = options.protocol === 'https:' && !net.isIP(name) ? (options.servername || name) : undefined;
+            connector({ ...options, hostname: address, servername }, callback);
+          }, (err: Error) => callback(err, null));
+        },
+      });
+      agents.set(connectTimeoutMs, agent);
+    }
+    return agent;
+  }
+
+  function checkScheme(url: URL): void {
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError('OUTBOUND_REFUSED', `refused ${url.protocol} URL: only http and https are allowed`);
+  }
+
+  /** Sends `hop` to `start`, following redirects by hand; returns the final response (body unread). */
+  async function exchange(start: URL, hop: Hop, limits: Limits, signal: AbortSignal, redirect: RequestRedirect) {
+    let url = start;
+    let { method, headers, body } = hop;
+    for (let n = 0; ; n++) {
+      checkScheme(url);
+      const res = await undiciRequest(url, { method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher: dispatcherFor(limits.connectTimeoutMs) });
+      const location = res.headers.location;
+      if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string' || redirect === 'manual') return { res, url, redirected: n > 0 };
+      await res.body.dump();
+      if (redirect === 'error') throw new OutboundError('OUTBOUND_REDIRECTS', `${url.host} answered a redirect and redirects are refused`);
+      if (n >= limits.maxRedirects) throw new OutboundError('OUTBOUND_REDIRECTS', `too many redirects (limit ${limits.maxRedirects}) starting at ${start.host}`);
+      const next = new URL(location, url);
+      checkScheme(next);
+      if ((res.statusCode === 303 && method !== 'HEAD') || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+        method = 'GET';
+        body = undefined;
+        headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^content-(type|length|encoding)$/i.test(k)));
+      }
+      if (next.origin !== url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !ORIGIN_BOUND_HEADERS.includes(k.toLowerCase())));
+      url = next;
+    }
+  }
+
+  /** Runs `work` under the total timeout, translating low-level failures into OutboundErrors. */
+  async function guarded<T>(url: URL, limits: Limits, outer: AbortSignal | undefined | null, work: (signal: AbortSignal, done: () => void) => Promise<T>): Promise<T> {
+    const timer = new AbortController();
+    const handle = setTimeout(() => timer.abort(new OutboundError('OUTBOUND_TIMEOUT', `request to ${url.host} timed out after ${limits.timeoutMs} ms`)), limits.timeoutMs);
+    const done = () => clearTimeout(handle);
+    const signal = outer ? AbortSignal.any([outer, timer.signal]) : timer.signal;
+    try {
+      return await work(signal, done);
+    } catch (err) {
+      done();
+      throw translate(err, url, timer.signal, outer);
+    }
+  }
+
+  async function request(input: string | URL, init: OutboundRequestInit = {}): Promise<OutboundResponse> {
+    const url = new URL(input);
+    const limits = limitsOf(init);
+    const headers = withDefaults(init.headers ?? {}, userAgent);
+    let body = init.body;
+    if (init.json !== undefined) {
+      body = JSON.stringify(init.json);
+      if (!hasHeader(headers, 'content-type')) headers['content-type'] = 'application/json';
+    }
+    const hop: Hop = { method: (init.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(), headers, body };
+    return guarded(url, limits, init.signal, async (signal, done) => {
+      const { res, url: finalUrl } = await exchange(url, hop, limits, signal, 'follow');
+      const bytes = await readCapped(decoded(res), limits.maxResponseBytes, finalUrl);
+      done();
+      const flat: Record<string, string> = {};
+      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+      return {
+        status: res.statusCode, headers: flat, url: finalUrl.href, body: bytes,
+        text: () => new TextDecoder().decode(bytes),
+        json: <J>() => JSON.parse(new TextDecoder().decode(bytes)) as J,
+      };
+    });
+  }
+
+  const safeFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const req = new Request(input, init);
+    const url = new URL(req.url);
+    const limits = limitsOf((init ?? {}) as OutboundFetchInit);
+    const headers = withDefaults(Object.fromEntries(req.headers), userAgent);
+    const body = req.body ? new Uint8Array(await req.arrayBuffer()) : undefined;
+    const hop: Hop = { method: req.method, headers, body };
+    return guarded(url, limits, init?.signal, async (signal, done) => {
+      const { res, url: finalUrl, redirected } = await exchange(url, hop, limits, signal, req.redirect);
+      const responseHeaders = new Headers();
+      for (const [k, v] of Object.entries(res.headers)) for (const item of Array.isArray(v) ? v : v === undefined ? [] : [v]) responseHeaders.append(k, item);
+      let stream: ReadableStream<Uint8Array> | null = null;
+      if (NULL_BODY_STATUSES.has(res.statusCode) || req.method === 'HEAD') { await res.body.dump(); done(); } else {
+        stream = toWebStream(cappedChunks(decoded(res), limits.maxResponseBytes, finalUrl, done, (err) => translate(err, finalUrl, signal, init?.signal)));
+      }
+      const response = new Response(stream, { status: res.statusCode, statusText: res.statusText || STATUS_CODES[res.statusCode] || '', headers: responseHeaders });
+      Object.defineProperty(response, 'url', { value: finalUrl.href });
+      Object.defineProperty(response, 'redirected', { value: redirected });
+      return response;
+    });
+  };
+
+  return {
+    request,
+    fetch: safeFetch as typeof fetch,
+    resolveAllowed: (host: string) => resolveAllowed(host),
+    async close() {
+      const all = [...agents.values()];
+      agents.clear();
+      await Promise.all(all.map((a) => a.close()));
+    },
+  };
+}
+
+function hasHeader(headers: Record<string, string>, name: string): boolean {
+  return Object.keys(headers).some((k) => k.toLowerCase() === name);
+}
+
+function withDefaults(headers: Record<string, string>, userAgent: string): Record<string, string> {
+  // Ask for identity: the size cap then counts what the server sends (decoded() copes with servers that compress anyway).
+  const out = Object.fromEntries(Object.entries(headers).filter(([k]) => k.toLowerCase() !== 'accept-encoding'));
+  out['accept-encoding'] = 'identity';
+  if (!hasHeader(out, 'user-agent')) out['user-agent'] = userAgent;
+  return out;
+}
+
+type Body = NodeJS.ReadableStream & { destroy(err?: Error): void; destroyed: boolean };
+
+/** The response body with gzip / deflate / br content-encoding removed (the size cap then applies to the decoded bytes). */
+function decoded(res: Dispatcher.ResponseData): Body {
+  const encoding = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
+  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip()
+    : encoding === 'deflate' ? zlib.createInflate()
+      : encoding === 'br' ? zlib.createBrotliDecompress() : null;
+  if (!decoder) return res.body;
+  return pipeline(res.body, decoder, () => { /* errors surface on the decoder stream */ });
+}
+
+/** Maps an error to what callers see: the caller's own abort stays an abort, the rest become OutboundErrors. */
+function translate(err: unknown, url: URL, timer: AbortSignal, outer: AbortSignal | undefined | null): unknown {
+  if (err instanceof OutboundError) return err;
+  if (outer?.aborted) return outer.reason ?? err;
+  if (timer.aborted && timer.reason instanceof OutboundError) return timer.reason;
+  const code = (err as { code?: string }).code;
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return new OutboundError('OUTBOUND_TIMEOUT', `connecting to ${url.host} timed out`, { cause: err });
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new OutboundError('OUTBOUND_TOO_LARGE', `response from ${url.host} is too large`, { cause: err });
+  // Undici and socket messages name addresses, never the URL path or query (where secrets live).
+  return new OutboundError('OUTBOUND_NETWORK', `request to ${url.host} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+}
+
+function tooLarge(url: URL, max: number): OutboundError {
+  return new OutboundError('OUTBOUND_TOO_LARGE', `response from ${url.host} exceeds ${max} bytes`);
+}
+
+/** Reads a whole body, failing as soon as it grows past `max` bytes. */
+async function readCapped(body: Body, max: number, url: URL): Promise<Uint8Array> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > max) { body.destroy(); throw tooLarge(url, max); }
+    chunks.push(chunk);
+  }
+  return new Uint8Array(Buffer.concat(chunks, size));
+}
+
+/** Streams a body for `fetch`, enforcing the cap and releasing the timeout when it ends. */
+async function* cappedChunks(body: Body, max: number, url: URL, done: () => void, translateErr: (err: unknown) => unknown): AsyncGenerator<Uint8Array> {
+  let size = 0;
+  try {
+    for await (const chunk of body as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > max) { body.destroy(); throw tooLarge(url, max); }
+      yield new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+    }
+  } catch (err) {
+    throw translateErr(err);
+  } finally {
+    done();
+    if (!body.destroyed) body.destroy();
+  }
+}
+
+/** A byte stream over the generator; cancelling it runs the generator's cleanup. */
+function toWebStream(chunks: AsyncGenerator<Uint8Array>): ReadableStream<Uint8Array> {
+  return new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const next = await chunks.next();
+        if (next.done) controller.close(); else controller.enqueue(next.value);
+      } catch (err) { controller.error(err); }
+    },
+    async cancel() { await chunks.return(undefined); },
+  });
+}
