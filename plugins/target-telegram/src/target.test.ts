@@ -3,11 +3,12 @@ import { createTestHost } from '@herald/core/plugin-api/testing';
 import { errorCode } from '@herald/core/plugin-api';
 import plugin from './index.ts';
 import { FakeTelegram } from '../test/fakes/telegram.ts';
+import { parseTelegramHtml } from '../test/fakes/telegram-html.ts';
 
 const TOKEN = '123456:AAE-fake_token_for_tests_0123456789ab';
 const BOT = { id: 'bot-1', token: TOKEN, botId: '123456', username: 'HeraldBot' };
 
-async function setup(t: Tap.Test, config: Record<string, unknown> = {}) {
+async function setup(t: { teardown(fn: () => unknown): void }, config: Record<string, unknown> = {}) {
   const fake = await new FakeTelegram()
     .addBot(TOKEN, { id: 123456, username: 'HeraldBot' })
     .addChat({ id: -1001, type: 'supergroup', title: 'Ops' })
@@ -50,7 +51,7 @@ t.test('a 10,000-character body goes out in ordered parts the API accepts', asyn
   const { fake, instance, message, store } = await setup(t);
   const line = 'Line <b>bold &amp; <i>italic</i></b> text, padded to be long enough.\n';
   let body = '';
-  while (body.length < 10_000) body += line;
+  while (parseTelegramHtml(body).text.length < 10_000) body += line;
   const res = await instance.send(message({ title: 'Report', body: `<blockquote>${body}</blockquote>` }), { signal: AbortSignal.timeout(5000), attempt: 1 });
   t.ok(fake.sent.length >= 3, `${fake.sent.length} parts`);
   for (const m of fake.sent) t.ok(m.text.length <= 4096, `part of ${m.text.length} visible chars`);
@@ -63,23 +64,101 @@ t.test('a 10,000-character body goes out in ordered parts the API accepts', asyn
 });
 
 t.test('a retry resumes after the parts already delivered', async (t) => {
-  const { fake, instance, message } = await setup(t);
+  const { fake, instance, message, store } = await setup(t);
   const msg = message({ title: '', body: 'word '.repeat(2000) });
-  fake.sent.length = 0;
-  // The first part goes out, the second is rate limited.
-  const calls: number[] = [];
-  fake.rateLimitNext(0, 0);
-  const first = instance.send(msg, { signal: AbortSignal.timeout(5000), attempt: 1 });
-  await first.then(() => calls.push(1));
-  t.equal(fake.sent.length, 3);
-  // Same delivery again after a mid-way failure: simulate by failing the 2nd call of a new delivery.
-  const msg2 = message({ title: '', body: 'word '.repeat(2000) });
-  fake.sent.length = 0;
-  const orig = fake.failNext.bind(fake);
-  void orig;
-  const done = fake.sent;
-  // Let the first part through, then 429 on the second.
-  const p = instance.send(msg2, { signal: AbortSignal.timeout(5000), attempt: 1 });
-  await p;
-  t.equal(done.length, 3);
+  fake.rateLimitNext(3, { after: 1 });
+  const err = await thrown(() => instance.send(msg, { signal: AbortSignal.timeout(5000), attempt: 1 }));
+  t.equal(errorCode(err), 'RATE_LIMITED');
+  t.equal(fake.sent.length, 1, 'the first part went out before the 429');
+  t.equal(store.data.size, 1, 'progress is remembered');
+  await instance.send(msg, { signal: AbortSignal.timeout(5000), attempt: 2 });
+  t.equal(fake.sent.length, 3, 'the retry sends only the two remaining parts');
+  t.equal(fake.sent.map((m) => m.text).join(' ').replace(/\s+/g, ' ').trim(), 'word '.repeat(2000).trim());
+});
+
+t.test('forum topic, silent and link-preview flags reach the API', async (t) => {
+  const { fake, instance, message } = await setup(t, { chat_id: '-1002', message_thread_id: 7, silent: true, disable_link_preview: true });
+  await instance.send(message(), { signal: AbortSignal.timeout(5000), attempt: 1 });
+  const [m] = fake.sent;
+  t.equal(m.chatId, -1002);
+  t.equal(m.params.message_thread_id, 7);
+  t.equal(m.params.disable_notification, true);
+  t.same(m.params.link_preview_options, { is_disabled: true });
+});
+
+t.test('an unknown forum topic is a permanent failure', async (t) => {
+  const { instance, message } = await setup(t, { chat_id: '-1002', message_thread_id: 99 });
+  const err = await thrown(() => instance.send(message(), { signal: AbortSignal.timeout(5000), attempt: 1 }));
+  t.equal(errorCode(err), 'PERMANENT_SEND');
+  t.equal(err.statusCode, 400);
+  t.match(err.message, /message thread not found/);
+});
+
+t.test('429 becomes RateLimitedError with retry_after in milliseconds', async (t) => {
+  const { fake, instance, message } = await setup(t);
+  fake.rateLimitNext(17);
+  const err = await thrown(() => instance.send(message(), { signal: AbortSignal.timeout(5000), attempt: 1 }));
+  t.equal(errorCode(err), 'RATE_LIMITED');
+  t.equal(err.retryAfterMs, 17_000);
+  t.match(err.message, /Too Many Requests: retry after 17/);
+});
+
+t.test('a rejected token is AuthFailedError and the token never shows', async (t) => {
+  const { fake, instance, message } = await setup(t);
+  fake.bots.clear();
+  const err = await thrown(() => instance.send(message(), { signal: AbortSignal.timeout(5000), attempt: 1 }));
+  t.equal(errorCode(err), 'AUTH_FAILED');
+  t.match(err.message, /401 Unauthorized/);
+  t.notMatch(String(err.message) + String(err.stack), TOKEN.split(':')[1]);
+});
+
+t.test('chat not found, bad entities and a blocked bot are permanent', async (t) => {
+  const { instance, message } = await setup(t, { chat_id: '-999' });
+  let err = await thrown(() => instance.send(message(), { signal: AbortSignal.timeout(5000), attempt: 1 }));
+  t.equal(errorCode(err), 'PERMANENT_SEND');
+  t.equal(err.statusCode, 400);
+  t.match(err.message, /Bad Request: chat not found/);
+
+  const other = await setup(t);
+  err = await thrown(() => other.instance.send(other.message({ body: '<p>a tag Telegram does not know</p>' }), { signal: AbortSignal.timeout(5000), attempt: 1 }));
+  t.equal(errorCode(err), 'PERMANENT_SEND');
+  t.match(err.message, /can't parse entities: Unsupported start tag "p"/);
+
+  const blocked = await setup(t, { chat_id: '42' });
+  err = await thrown(() => blocked.instance.send(blocked.message(), { signal: AbortSignal.timeout(5000), attempt: 1 }));
+  t.equal(errorCode(err), 'PERMANENT_SEND');
+  t.equal(err.statusCode, 403);
+});
+
+t.test('5xx answers and network failures are retryable', async (t) => {
+  const { fake, instance, message } = await setup(t);
+  fake.failNext(502, 'Bad Gateway', { html: true });
+  let err = await thrown(() => instance.send(message(), { signal: AbortSignal.timeout(5000), attempt: 1 }));
+  t.equal(errorCode(err), 'RETRYABLE_SEND');
+  t.equal(err.statusCode, 502);
+  fake.failNext(500, 'Internal Server Error');
+  err = await thrown(() => instance.send(message(), { signal: AbortSignal.timeout(5000), attempt: 1 }));
+  t.equal(errorCode(err), 'RETRYABLE_SEND');
+  t.equal(err.statusCode, 500);
+
+  await fake.close();
+  err = await thrown(() => instance.send(message(), { signal: AbortSignal.timeout(5000), attempt: 1 }));
+  t.equal(errorCode(err), 'RETRYABLE_SEND');
+  t.equal(err.statusCode, 0);
+  t.notMatch(err.message, TOKEN.split(':')[1]);
+});
+
+t.test('a target without its bot is a configuration error', async (t) => {
+  const host = createTestHost();
+  t.teardown(() => (host.http as { close?: () => Promise<void> }).close?.());
+  const { instance, message } = await host.target(plugin, { bot_id: 'gone', chat_id: '@channel_name' });
+  t.throws(() => instance.start!(), { code: 'CONFIG' });
+  const err = await thrown(() => instance.send(message(), { signal: AbortSignal.timeout(5000), attempt: 1 }));
+  t.equal(errorCode(err), 'CONFIG');
+});
+
+t.test('config validation refuses a malformed chat id', async (t) => {
+  const host = createTestHost();
+  t.teardown(() => (host.http as { close?: () => Promise<void> }).close?.());
+  await t.rejects(host.target(plugin, { bot_id: 'b', chat_id: 'not a chat' }), /chat_id/);
 });

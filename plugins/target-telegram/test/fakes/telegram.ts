@@ -56,7 +56,7 @@ export class FakeTelegram {
   readonly webhooks = new Map<string, { url: string; secret_token?: string; allowed_updates?: string[] }>();
   private readonly queues = new Map<string, Record<string, unknown>[]>();
   private readonly waiters = new Set<() => void>();
-  private readonly failures: { status: number; description?: string; retryAfter?: number; html?: boolean }[] = [];
+  private readonly failures: { status: number; description?: string; retryAfter?: number; html?: boolean; after: number }[] = [];
   private nextUpdateId = 1000;
   private nextMessageId = 1;
   private server?: http.Server;
@@ -66,13 +66,13 @@ export class FakeTelegram {
   addBot(token: string, bot: FakeBot): this { this.bots.set(token, bot); return this; }
   addChat(chat: FakeChat): this { this.chats.push(chat); return this; }
 
-  /** The next `n` method calls answer 429 "Too Many Requests: retry after N". */
-  rateLimitNext(retryAfterSeconds: number, n = 1): void {
-    for (let k = 0; k < n; k++) this.failures.push({ status: 429, retryAfter: retryAfterSeconds });
+  /** A coming method call answers 429 "Too Many Requests: retry after N"; `after` calls succeed first. */
+  rateLimitNext(retryAfterSeconds: number, opts: { after?: number } = {}): void {
+    this.failures.push({ status: 429, retryAfter: retryAfterSeconds, after: opts.after ?? 0 });
   }
-  /** The next call fails with `status`; `html` answers a proxy-style HTML page instead of JSON. */
-  failNext(status: number, description = 'Internal Server Error', html = false): void {
-    this.failures.push({ status, description, html });
+  /** A coming call fails with `status`; `html` answers a proxy-style HTML page instead of JSON. */
+  failNext(status: number, description = 'Internal Server Error', opts: { html?: boolean; after?: number } = {}): void {
+    this.failures.push({ status, description, html: opts.html, after: opts.after ?? 0 });
   }
 
   /** Queues an update for getUpdates; returns its update_id. */
@@ -112,7 +112,8 @@ export class FakeTelegram {
       const contentType = req.headers['content-type'] ?? '';
       const params = { ...Object.fromEntries(url.searchParams), ...(await readParams(req, contentType)) };
       this.calls.push({ method, token, params, contentType });
-      const failure = this.failures.shift();
+      const head = this.failures[0];
+      const failure = head && head.after-- <= 0 ? this.failures.shift() : undefined;
       if (failure?.html) return reply(failure.status, `<html><body><h1>${failure.status} ${failure.description}</h1></body></html>`);
       if (failure?.retryAfter !== undefined) {
         throw new ApiError(429, `Too Many Requests: retry after ${failure.retryAfter}`, { retry_after: failure.retryAfter });
