@@ -1,0 +1,55 @@
+/**
+ * @herald/target-chat-webhook: posts notifications to a Discord, Slack or Mattermost channel
+ * through the channel's incoming webhook. One instance is one webhook URL.
+ */
+import { defineTarget, PLUGIN_API_VERSION } from '@herald/core/plugin-api';
+import type { OutboundResponse, TargetContext, TargetInstance } from '@herald/core/plugin-api';
+import { configSchema } from './config.ts';
+import type { ChatWebhookConfig } from './config.ts';
+import { buildRequest, MANIFEST_MAX_LENGTH, MANIFEST_MAX_TITLE } from './payloads.ts';
+import { failureFor, transportFailure } from './responses.ts';
+
+export { configSchema, CHAT_FORMATS } from './config.ts';
+export type { ChatWebhookConfig, ChatFormat } from './config.ts';
+export { buildRequest, fit, SERVICE_LIMITS } from './payloads.ts';
+
+/** Creates the target instance for one webhook. */
+export function createChatWebhookTarget(ctx: TargetContext<ChatWebhookConfig>): TargetInstance {
+  const cfg = ctx.config;
+  return {
+    async send(message, { signal }) {
+      const req = buildRequest(cfg, message);
+      let res: OutboundResponse;
+      try {
+        // Redirects are refused: a webhook endpoint that redirects is misconfigured, and following
+        // one would re-send a POST body carrying the notification somewhere else.
+        res = await ctx.http.request(req.url, { method: 'POST', json: req.json, signal, maxRedirects: 0, maxResponseBytes: 64 * 1024 });
+      } catch (err) {
+        throw transportFailure(cfg.format, err);
+      }
+      if (res.status < 200 || res.status >= 300) throw failureFor(cfg.format, res, ctx.clock.now());
+      let remoteId: string | undefined;
+      if (cfg.format === 'discord') {
+        try { remoteId = String(res.json<{ id?: unknown }>().id ?? '') || undefined; } catch { /* 204 or non-JSON: still delivered */ }
+      }
+      const detail = req.truncated ? `cut ${req.truncated} characters to fit the ${cfg.format} limit` : undefined;
+      if (req.truncated) ctx.log.warn({ deliveryId: message.deliveryId, cut: req.truncated }, 'message cut to fit the chat limit');
+      return { remoteId, detail };
+    },
+  };
+}
+
+export default defineTarget({
+  manifest: {
+    id: 'chat_webhook',
+    kind: 'target',
+    apiVersion: PLUGIN_API_VERSION,
+    displayName: 'Chat webhook (Discord, Slack, Mattermost)',
+    description: 'Posts notifications to a Discord, Slack or Mattermost channel through its incoming-webhook URL.',
+    configSchema,
+    // The strictest of the three services, so one manifest fits any configured format.
+    // Slack allows about one post per second per webhook; Discord 5 per 2 s.
+    limits: { maxMessageLength: MANIFEST_MAX_LENGTH, maxTitleLength: MANIFEST_MAX_TITLE, formats: ['markdown'], ratePerSecond: 1 },
+  },
+  create: (ctx) => createChatWebhookTarget(ctx),
+});

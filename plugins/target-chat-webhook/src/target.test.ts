@@ -1,0 +1,138 @@
+import t from 'tap';
+import { createTestHost } from '@herald/core/plugin-api/testing';
+import { errorCode, secretPaths } from '@herald/core/plugin-api';
+import plugin from './index.ts';
+import { ChatWebhookSink } from '../test/fakes/chat-webhook-sink.ts';
+import type { SinkFormat } from '../test/fakes/chat-webhook-sink.ts';
+
+const FORMATS: SinkFormat[] = ['discord', 'slack', 'mattermost'];
+
+async function setup(tt: any, format: SinkFormat, extra: Record<string, unknown> = {}, variant: 'valid' | 'bad-token' | 'unknown' = 'valid') {
+  const sink = await new ChatWebhookSink().start();
+  tt.teardown(() => sink.close());
+  const host = createTestHost();
+  const harness = await host.target(plugin, { format, url: sink.url(format, variant), ...extra });
+  const send = (m = {}) => harness.instance.send(harness.message(m), { signal: harness.abort.signal, attempt: 1 });
+  return { sink, harness, send };
+}
+
+const caught = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a failure'); }, (e: unknown) => e as any);
+
+t.test('manifest declares limits, format and the secret URL', async (tt) => {
+  const m = plugin.manifest;
+  tt.equal(m.kind, 'target');
+  tt.same(m.limits?.formats, ['markdown']);
+  tt.equal(m.limits?.maxMessageLength, 4000, 'the strictest service limit (Slack)');
+  tt.equal(m.limits?.maxTitleLength, 256, 'Discord embed title');
+  tt.same(secretPaths(m.configSchema), ['url']);
+});
+
+t.test('discord: embed with title, markdown body, link, username and thread', async (tt) => {
+  const { sink, send } = await setup(tt, 'discord', { username: 'Herald', icon_url: 'https://example.org/i.png', thread_id: '123456' });
+  const result = await send({ title: 'Backup **done**', plainTitle: 'Backup done', body: 'All *42* files', url: 'https://nas.example/job/1', severity: 'critical' });
+  const got = sink.received[0]!;
+  tt.same(got.query, { wait: 'true', thread_id: '123456' });
+  tt.same(got.body.allowed_mentions, { parse: [] }, 'mentions are never parsed');
+  tt.equal(got.body.username, 'Herald');
+  tt.equal(got.body.avatar_url, 'https://example.org/i.png');
+  tt.same(got.body.embeds, [{ color: 0xdc2626, title: 'Backup done', description: 'All *42* files', url: 'https://nas.example/job/1' }]);
+  tt.match(result, { remoteId: /^\d+$/ }, 'the Discord message id is the remote id');
+});
+
+t.test('slack: mrkdwn text built from the plain text, escaped', async (tt) => {
+  const { sink, send } = await setup(tt, 'slack', { username: 'Herald' });
+  await send({ plainTitle: 'Disk <sda> & more', plainBody: 'Usage 91% on /data', url: 'https://nas.example/disks' });
+  tt.same(sink.received[0]!.body, { text: '*Disk &lt;sda&gt; &amp; more*\nUsage 91% on /data\n<https://nas.example/disks>', mrkdwn: true, username: 'Herald' });
+});
+
+t.test('mattermost: markdown text, channel override and delivery props', async (tt) => {
+  const { sink, send } = await setup(tt, 'mattermost', { channel: 'alerts', icon_url: 'https://example.org/i.png' });
+  const m = { deliveryId: 'del-xyz', eventType: 'backup_done', title: 'Backup **done**', body: 'All files\n\n- a\n- b' };
+  await send(m);
+  tt.same(sink.received[0]!.body, {
+    text: '**Backup **done****\n\nAll files\n\n- a\n- b', icon_url: 'https://example.org/i.png', channel: 'alerts',
+    props: { herald_delivery_id: 'del-xyz', herald_event_type: 'backup_done' },
+  });
+  tt.equal(sink.mattermostPosts.length, 1);
+});
+
+t.test('over-long messages are cut to the service limit, never split', async (tt) => {
+  const limits = { discord: 4096, slack: 4000, mattermost: 16383 };
+  for (const format of FORMATS) {
+    const { sink, send } = await setup(tt, format);
+    const long = 'x'.repeat(30_000);
+    const result = await send({ body: long, plainBody: long, plainTitle: 'T'.repeat(400), title: 'T'.repeat(400) });
+    tt.equal(sink.received.length, 1, `${format}: one request`);
+    const body = sink.received[0]!.body;
+    const text: string = format === 'discord' ? body.embeds[0].description : body.text;
+    tt.ok(text.length <= limits[format], `${format}: ${text.length} <= ${limits[format]}`);
+    tt.ok(text.endsWith('…'), `${format}: the cut is marked`);
+    if (format === 'discord') tt.equal(body.embeds[0].title.length, 256);
+    tt.match(result, { detail: /^cut \d+ characters/ }, `${format}: the result says so`);
+    if (format === 'mattermost') tt.equal(sink.mattermostPosts.length, 1, 'stays one Mattermost post');
+  }
+});
+
+t.test('429 becomes RateLimitedError with the service-given delay', async (tt) => {
+  const expected = { discord: 1_250, slack: 7_000, mattermost: 3_000 };
+  for (const format of FORMATS) {
+    const { sink, send } = await setup(tt, format);
+    sink.rateLimit = { count: 1, seconds: expected[format] / 1000 };
+    const err = await caught(send());
+    tt.equal(errorCode(err), 'RATE_LIMITED', format);
+    tt.equal(err.retryAfterMs, expected[format], `${format}: waits ${expected[format]} ms`);
+    await send();
+    tt.equal(sink.received.length, 2, `${format}: the retry goes through`);
+  }
+});
+
+t.test('5xx and network failures are retryable', async (tt) => {
+  for (const format of FORMATS) {
+    const { sink, send } = await setup(tt, format);
+    sink.failNext = 500;
+    const err = await caught(send());
+    tt.equal(errorCode(err), 'RETRYABLE_SEND', format);
+    tt.equal(err.statusCode, 500);
+  }
+  const { sink, harness } = await setup(tt, 'slack');
+  await sink.close();
+  const err = await caught(harness.instance.send(harness.message(), { signal: harness.abort.signal, attempt: 1 }));
+  tt.equal(errorCode(err), 'RETRYABLE_SEND');
+  tt.equal(err.statusCode, 0, 'no HTTP answer');
+  tt.notMatch(err.message, /sLaCkSeCrEt/, 'the secret URL is not in the error');
+});
+
+t.test('unknown webhooks and channels are permanent, revoked credentials are auth failures', async (tt) => {
+  let err = await caught((await setup(tt, 'discord', {}, 'unknown')).send());
+  tt.equal(errorCode(err), 'PERMANENT_SEND');
+  tt.equal(err.statusCode, 404);
+  tt.match(err.message, /Unknown Webhook \(10015\)/);
+
+  err = await caught((await setup(tt, 'slack', {}, 'unknown')).send());
+  tt.equal(errorCode(err), 'PERMANENT_SEND');
+  tt.match(err.message, /404: no_service/);
+
+  err = await caught((await setup(tt, 'mattermost', { channel: 'gone' })).send());
+  tt.equal(errorCode(err), 'PERMANENT_SEND', 'Mattermost channel not found');
+  tt.equal(err.statusCode, 404);
+
+  err = await caught((await setup(tt, 'discord', {}, 'bad-token')).send());
+  tt.equal(errorCode(err), 'AUTH_FAILED', 'Discord 401 Invalid Webhook Token');
+  tt.notMatch(err.message, /dIsCoRd-ToKeN/);
+
+  err = await caught((await setup(tt, 'slack', {}, 'bad-token')).send());
+  tt.equal(errorCode(err), 'AUTH_FAILED', 'Slack 403 invalid_token');
+
+  err = await caught((await setup(tt, 'mattermost', {}, 'unknown')).send());
+  tt.equal(errorCode(err), 'AUTH_FAILED', 'Mattermost 400 invalid webhook');
+});
+
+t.test('a webhook pointing at a refused address fails permanently', async (tt) => {
+  // The core client's refusal, as a plugin sees it (code OUTBOUND_REFUSED).
+  const refuse = async () => { throw Object.assign(new Error('refused to connect to 127.0.0.1: 127.0.0.1 is a loopback address'), { code: 'OUTBOUND_REFUSED' }); };
+  const host = createTestHost({ http: { request: refuse, fetch: refuse as typeof fetch, resolveAllowed: refuse } });
+  const harness = await host.target(plugin, { format: 'slack', url: 'http://127.0.0.1:9/services/T/B/secret' });
+  const err = await caught(harness.instance.send(harness.message(), { signal: harness.abort.signal, attempt: 1 }));
+  tt.equal(errorCode(err), 'PERMANENT_SEND');
+  tt.match(err.message, /loopback/);
+});
