@@ -83,7 +83,7 @@ const EXCERPT_MAX = 500;
 export function dataExcerpt(data: unknown, max = EXCERPT_MAX): string {
   let json: string;
   try {
-    json = JSON.stringify(data ?? {}, (k, v) => (k && SECRET_FIELD.test(k) && v !== null && typeof v !== 'object' ? '***' : v)) ?? '{}';
+    json = JSON.stringify(data ?? {}, (k, v) => (k && SECRET_FIELD.test(k) ? '***' : v)) ?? '{}';
   } catch {
     json = '{}';
   }
