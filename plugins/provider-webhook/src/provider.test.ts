@@ -1,0 +1,113 @@
+import t from 'tap';
+import { createHmac } from 'node:crypto';
+import { createTestHost } from '@herald/core/plugin-api/testing';
+import type { InboundWebhook } from '@herald/core/plugin-api';
+import plugin from './index.ts';
+
+const SECRET = 'a-long-shared-secret-value';
+const mapping = { title: 'alert.title || alert.name', body: '{{alert.summary}} on {{host.name}}', severity: 'alert.labels.severity', severity_map: { P1: 'critical', p2: 'warning' }, event_key: 'alert.fingerprint' };
+const alert = { alert: { title: 'Disk almost full', summary: 'Disk at 97%', labels: { severity: 'p1' }, fingerprint: 'fp-123' }, host: { name: 'nas' } };
+
+function req(body: unknown, headers: Record<string, string> = {}, raw?: string): InboundWebhook {
+  const rawBody = Buffer.from(raw ?? JSON.stringify(body));
+  let parsed: unknown;
+  try { parsed = JSON.parse(rawBody.toString('utf8')); } catch { parsed = undefined; }
+  return { method: 'POST', headers, rawBody, body: parsed, query: {}, ip: '203.0.113.7' };
+}
+const sign = (raw: string, secret = SECRET) => `sha256=${createHmac('sha256', secret).update(raw).digest('hex')}`;
+
+async function instance(config: Record<string, unknown>) {
+  const host = createTestHost();
+  const h = await host.provider(plugin, config);
+  return h.instance;
+}
+
+/** The shape of a WebhookRejectedError with this status (and message). */
+const rej = (status: number, message?: RegExp) => ({ code: 'WEBHOOK_REJECTED', status, ...(message ? { message } : {}) });
+
+t.test('manifest declares the event in both locales', async (t) => {
+  t.equal(plugin.manifest.id, 'webhook');
+  t.equal(plugin.manifest.ingest, 'webhook');
+  t.same(plugin.manifest.webhook, { rateLimitPerMinute: 60, maxBodyBytes: 1024 * 1024 });
+  t.equal(plugin.manifest.events!.webhook_received!.quietHours, 'defer');
+  t.ok(plugin.manifest.templates!.en!.webhook_received);
+  t.match(plugin.manifest.templates!.ru!.webhook_received!.body, /Источник/);
+});
+
+t.test('hmac_sha256 is the default mode and verifies the raw body', async (t) => {
+  const wh = await instance({ secret: SECRET, mapping });
+  const raw = JSON.stringify(alert);
+  const res = await wh.handleWebhook!(req(alert, { 'x-signature-256': sign(raw) }, raw));
+  t.equal(res.events.length, 1);
+  t.same(res.events[0], {
+    type: 'webhook_received',
+    payload: {
+      title: 'Disk almost full', body: 'Disk at 97% on nas', severity: 'critical', source_ip: '203.0.113.7', event_key: 'fp-123',
+      fields: { title: 'Disk almost full', body: 'Disk at 97% on nas', severity: 'p1', event_key: 'fp-123' },
+    },
+  });
+  const upper = sign(raw).replace(/^sha256=/, 'sha256=').toUpperCase().replace('SHA256=', 'sha256=');
+  t.equal((await wh.handleWebhook!(req(alert, { 'x-signature-256': upper }, raw))).events.length, 1, 'hex case does not matter');
+
+  await t.rejects(wh.handleWebhook!(req(alert, {}, raw)), rej(401, /missing or malformed/));
+  await t.rejects(wh.handleWebhook!(req(alert, { 'x-signature-256': sign(raw, 'another-secret-of-16+') }, raw)), rej(401, /does not match/));
+  await t.rejects(wh.handleWebhook!(req(alert, { 'x-signature-256': sign(raw) }, raw + ' ')), rej(401, /does not match/));
+  await t.rejects(wh.handleWebhook!(req(alert, { 'x-signature-256': sign(raw).slice(7) }, raw)), rej(401, /malformed/));
+});
+
+t.test('bearer mode compares the token', async (t) => {
+  const wh = await instance({ auth_mode: 'bearer', secret: SECRET, mapping });
+  t.equal((await wh.handleWebhook!(req(alert, { authorization: `Bearer ${SECRET}` }))).events.length, 1);
+  t.equal((await wh.handleWebhook!(req(alert, { authorization: `bearer ${SECRET}` }))).events.length, 1, 'scheme is case-insensitive');
+  await t.rejects(wh.handleWebhook!(req(alert, {})), rej(401, /missing bearer/));
+  await t.rejects(wh.handleWebhook!(req(alert, { authorization: `Basic ${SECRET}` })), rej(401, /missing bearer/));
+  await t.rejects(wh.handleWebhook!(req(alert, { authorization: `Bearer ${SECRET}x` })), rej(401, /does not match/));
+  await t.rejects(wh.handleWebhook!(req(alert, { authorization: 'Bearer short' })), rej(401, /does not match/));
+  await t.rejects(wh.handleWebhook!(req(alert, { 'x-signature-256': sign(JSON.stringify(alert)) })), rej(401));
+});
+
+t.test('none mode needs the explicit acknowledgement', async (t) => {
+  const refused = await instance({ auth_mode: 'none', mapping });
+  await t.rejects(refused.handleWebhook!(req(alert)), rej(401, /acknowledge_unauthenticated: true/));
+  const open = await instance({ auth_mode: 'none', acknowledge_unauthenticated: true, mapping });
+  const res = await open.handleWebhook!(req(alert));
+  t.equal(res.events[0]!.payload.title, 'Disk almost full');
+});
+
+t.test('secrets are checked at create()', async (t) => {
+  await t.rejects(instance({ auth_mode: 'bearer', mapping }), { code: 'CONFIG', message: /needs a secret/ });
+  await t.rejects(instance({ auth_mode: 'hmac_sha256', mapping }), { code: 'CONFIG', message: /needs a secret/ });
+  await t.rejects(instance({ auth_mode: 'hmac_sha256', secret: 'fifteen-chars!!', mapping }), { code: 'CONFIG', message: /at least 16/ });
+  await t.rejects(instance({ auth_mode: 'none', acknowledge_unauthenticated: true, mapping: { title: 'a.__proto__' } }), { code: 'CONFIG', message: /mapping\.title.*__proto__/ });
+  await t.rejects(instance({ auth_mode: 'none', acknowledge_unauthenticated: true, mapping: { title: 'x', body: '{{a..b}}' } }), { code: 'CONFIG', message: /mapping\.body/ });
+});
+
+t.test('bodies that are not JSON get 400 after authentication', async (t) => {
+  const wh = await instance({ auth_mode: 'bearer', secret: SECRET, mapping });
+  await t.rejects(wh.handleWebhook!(req(undefined, { authorization: `Bearer ${SECRET}` }, 'not json {')), rej(400, /must be JSON/));
+  await t.rejects(wh.handleWebhook!(req(undefined, {}, 'not json {')), rej(401));
+});
+
+t.test('mapping handles arrays, fallbacks, severities and missing values', async (t) => {
+  const open = { auth_mode: 'none', acknowledge_unauthenticated: true };
+  const wh = await instance({ ...open, mapping: { title: 'items[0].name || title', body: 'items[-1].detail', severity: 'level', severity_map: { ERROR: 'critical' } } });
+  const a = (await wh.handleWebhook!(req({ items: [{ name: '' }, { detail: { code: 7 } }], title: 'From fallback', level: 'error' }))).events[0]!.payload;
+  t.equal(a.title, 'From fallback');
+  t.equal(a.body, '{"code":7}');
+  t.equal(a.severity, 'critical', 'severity_map keys match case-insensitively');
+
+  const b = (await wh.handleWebhook!(req({ level: 'Warning' }))).events[0]!.payload;
+  t.equal(b.title, '', 'no title maps to empty; the template supplies a default');
+  t.equal(b.body, '');
+  t.equal(b.severity, 'warning', 'the three severity names pass through');
+  t.same(b.fields, { title: null, body: null, severity: 'Warning' });
+  t.notOk('event_key' in b);
+
+  const c = (await wh.handleWebhook!(req({ level: 'debug', title: 'x'.repeat(1000) }))).events[0]!.payload;
+  t.equal(c.severity, 'info', 'unknown severities fall back to info');
+  t.equal((c.title as string).length, 300, 'titles are clipped');
+
+  const d = (await wh.handleWebhook!(req(undefined, {}, '{"__proto__":{"title":"polluted"}}'))).events[0]!.payload;
+  t.equal(d.title, '', 'a "__proto__" key in the body does not make its fields look inherited');
+  t.equal(({} as Record<string, unknown>).title, undefined, 'nothing leaked onto Object.prototype');
+});
