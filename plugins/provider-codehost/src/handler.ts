@@ -1,0 +1,53 @@
+/**
+ * One inbound delivery: signature, replay protection, then the event's normalizer.
+ * Deliveries the provider has no event type for are acknowledged with `{ ignored: true }`.
+ */
+import { WebhookRejectedError } from '@herald/core/plugin-api';
+import type { InboundWebhook, InstanceStore, PluginLogger, WebhookResult } from '@herald/core/plugin-api';
+import type { CodehostConfig } from './config.ts';
+import { deliveryInfo, verifySignature } from './headers.ts';
+import type { DeliveryInfo } from './headers.ts';
+import { readBody } from './body.ts';
+import { ignore } from './normalize/common.ts';
+import type { Obj, Outcome } from './normalize/common.ts';
+import { normalizePush } from './normalize/push.ts';
+import { normalizePullRequest } from './normalize/pull-request.ts';
+import { normalizeIssue, normalizeIssueComment } from './normalize/issues.ts';
+import { normalizeRelease } from './normalize/release.ts';
+import { normalizeForgejoActionRun, normalizeWorkflowRun } from './normalize/workflow.ts';
+
+/** How long a delivery id is remembered; hosts redeliver within days, not weeks. */
+export const REPLAY_TTL_SECONDS = 7 * 24 * 3600;
+
+export interface HandlerDeps { config: CodehostConfig; store: InstanceStore; log: PluginLogger }
+
+function route(info: DeliveryInfo, body: Obj, cfg: CodehostConfig): Outcome {
+  switch (info.event) {
+    case 'push': return normalizePush(body, cfg.branches);
+    case 'pull_request': return normalizePullRequest(body);
+    case 'issues': return normalizeIssue(body);
+    // Gitea and Forgejo send comments on pull requests as issue_comment too (with is_pull).
+    case 'issue_comment': return normalizeIssueComment(body);
+    case 'release': return normalizeRelease(body);
+    case 'workflow_run': return normalizeWorkflowRun(body);
+    default:
+      if (info.event.startsWith('action_run')) return normalizeForgejoActionRun(body, info.eventType ?? info.event);
+      return ignore(`event ${info.event}`);
+  }
+}
+
+export async function handleDelivery(deps: HandlerDeps, req: InboundWebhook): Promise<WebhookResult> {
+  const { config, store, log } = deps;
+  verifySignature(config.host, config.webhook_secret, req);
+  const info = deliveryInfo(config.host, req);
+  const fresh = await store.setIfAbsent(`delivery:${info.deliveryId}`, 1, { ttlSeconds: REPLAY_TTL_SECONDS });
+  if (!fresh) throw new WebhookRejectedError(409, 'delivery already processed');
+  const body = readBody(req);
+  if (info.event === 'ping') return { status: 200, body: { ok: true }, events: [] };
+  const outcome = route(info, body, config);
+  if ('ignored' in outcome) {
+    log.debug({ event: info.event, delivery: info.deliveryId, reason: outcome.ignored }, 'delivery ignored');
+    return { status: 200, body: { ignored: true, reason: outcome.ignored }, events: [] };
+  }
+  return { events: outcome.events };
+}

@@ -1,0 +1,31 @@
+/**
+ * Code host provider: webhooks from GitHub, Gitea and Forgejo become push, pull request, issue,
+ * comment, release and failed-CI events. Every delivery is verified (HMAC-SHA256 of the raw
+ * body with the shared secret) and accepted once (delivery ids are remembered for seven days).
+ */
+import { defineProvider } from '@herald/core/plugin-api';
+import { ConfigSchema } from './config.ts';
+import { events } from './events.ts';
+import { templates } from './templates.ts';
+import { handleDelivery } from './handler.ts';
+
+export default defineProvider({
+  manifest: {
+    id: 'codehost',
+    kind: 'provider',
+    apiVersion: 1,
+    displayName: 'Code host (GitHub, Gitea, Forgejo)',
+    description: 'Pushes, pull requests, issues, comments, releases and failed CI runs from repository webhooks.',
+    configSchema: ConfigSchema,
+    ingest: 'webhook',
+    webhook: { maxBodyBytes: 5 * 1024 * 1024 },
+    events,
+    templates,
+  },
+  create(ctx) {
+    const deps = { config: ctx.config, store: ctx.store, log: ctx.log };
+    return {
+      handleWebhook: (req) => handleDelivery(deps, req),
+    };
+  },
+});
