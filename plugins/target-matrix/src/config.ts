@@ -1,0 +1,17 @@
+/** Configuration of a Matrix room target. */
+import { Type, Secret } from '@herald/core/plugin-api';
+import type { Static } from '@herald/core/plugin-api';
+
+export const configSchema = Type.Object({
+  homeserver_url: Type.String({
+    pattern: '^https?://[^/?#]+(/[^?#]*)?$',
+    description: 'Client-server API base URL of the homeserver, e.g. https://matrix.example.org (not the server name after the colon)',
+  }),
+  access_token: Secret({ minLength: 1, description: 'Access token of the account that posts (a dedicated bot account is best)' }),
+  room_id: Type.String({
+    pattern: '^![^:]+:.+$',
+    description: 'Internal room id, e.g. !AbCdEf:example.org (Room settings → Advanced); the account must have joined it',
+  }),
+});
+
+export type MatrixTargetConfig = Static<typeof configSchema>;
