@@ -1,0 +1,49 @@
+/**
+ * @herald/target-email: delivers notifications as multipart (plain text + HTML) email through
+ * an SMTP submission server, over STARTTLS, implicit TLS or, if asked, plain SMTP.
+ */
+import { ConfigError, defineTarget, PLUGIN_API_VERSION } from '@herald/core/plugin-api';
+import type { SendResult } from '@herald/core/plugin-api';
+import { configSchema } from './config.ts';
+import { composeMail } from './compose.ts';
+import { SmtpSender } from './smtp-sender.ts';
+import { toSendError, toStartError } from './smtp-errors.ts';
+
+export { configSchema } from './config.ts';
+export type { EmailTargetConfig } from './config.ts';
+export { composeMail, subjectOf } from './compose.ts';
+
+export default defineTarget({
+  manifest: {
+    id: 'email',
+    kind: 'target',
+    apiVersion: PLUGIN_API_VERSION,
+    displayName: 'Email',
+    description: 'Sends notifications as email through an SMTP server.',
+    configSchema,
+    limits: { maxMessageLength: 100_000, formats: ['html'] },
+  },
+  create(ctx) {
+    const cfg = ctx.config;
+    if (cfg.password && !cfg.username) throw new ConfigError('a password is set without a username');
+    const sender = new SmtpSender(cfg, ctx.http, ctx.log);
+    return {
+      async start() {
+        if (cfg.username && cfg.security === 'none') ctx.log.warn({ host: cfg.host }, 'smtp login over an unencrypted connection');
+        try { await sender.verify(); } catch (err) { throw toStartError(err, cfg.password); }
+      },
+      async send(message, { signal }): Promise<SendResult> {
+        try {
+          const info = await sender.send(composeMail(cfg, message), signal);
+          return {
+            remoteId: info.messageId,
+            detail: info.rejected.length ? `refused recipients: ${info.rejected.join(', ')}` : undefined,
+          };
+        } catch (err) {
+          throw toSendError(err, cfg.password);
+        }
+      },
+      stop() { sender.close(); },
+    };
+  },
+});
