@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import http from 'node:http';
+import tls from 'node:tls';
 import zlib from 'node:zlib';
 import { createOutboundHttp, OutboundError } from './outbound.ts';
 import type { Resolver } from './outbound.ts';
@@ -66,6 +67,21 @@ t.test('an open connection stays on its pinned address when DNS changes', async 
   await new Promise((r) => setTimeout(r, 20)); // let undici hand the idle socket back to its pool
   tt.equal((await h.request(`http://keep.test:${port}/b`)).status, 200);
   tt.same(resolver.calls, ['keep.test']);
+});
+
+t.test('TLS to the pinned address still presents the host name (SNI)', async (tt) => {
+  let sni: string | undefined;
+  // No certificate: the handshake fails after the ClientHello, which is all this needs to see.
+  const srv = tls.createServer({ SNICallback: (name, cb) => { sni = name; cb(new Error('no certificate'), null as never); } });
+  srv.on('tlsClientError', () => {});
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  tt.teardown(() => srv.close());
+  const resolver = scripted(['127.0.0.1']);
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'], resolver });
+  const err = await h.request(`https://secure.test:${(srv.address() as { port: number }).port}/`).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_NETWORK');
+  tt.equal(sni, 'secure.test');
+  tt.same(resolver.calls, ['secure.test']);
 });
 
 t.test('every internal range is refused, in every spelling', async (tt) => {

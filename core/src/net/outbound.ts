@@ -199,13 +199,14 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
     const headers = withDefaults(Object.fromEntries(req.headers), userAgent);
     const body = req.body ? new Uint8Array(await req.arrayBuffer()) : undefined;
     const hop: Hop = { method: req.method, headers, body };
-    return guarded(url, limits, init?.signal, async (signal, done) => {
+    const outer = init?.signal ?? (input instanceof Request ? input.signal : undefined);
+    return guarded(url, limits, outer, async (signal, done) => {
       const { res, url: finalUrl, redirected } = await exchange(url, hop, limits, signal, req.redirect);
       const responseHeaders = new Headers();
       for (const [k, v] of Object.entries(res.headers)) for (const item of Array.isArray(v) ? v : v === undefined ? [] : [v]) responseHeaders.append(k, item);
       let stream: ReadableStream<Uint8Array> | null = null;
       if (NULL_BODY_STATUSES.has(res.statusCode) || req.method === 'HEAD') { await res.body.dump(); done(); } else {
-        stream = toWebStream(cappedChunks(decoded(res), limits.maxResponseBytes, finalUrl, done, (err) => translate(err, finalUrl, signal, init?.signal)));
+        stream = toWebStream(cappedChunks(decoded(res), limits.maxResponseBytes, finalUrl, done, (err) => translate(err, finalUrl, signal, outer)));
       }
       const response = new Response(stream, { status: res.statusCode, statusText: res.statusText || STATUS_CODES[res.statusCode] || '', headers: responseHeaders });
       Object.defineProperty(response, 'url', { value: finalUrl.href });
