@@ -1,0 +1,13 @@
+/** Planka authenticates webhooks with the configured access token as a bearer token. */
+import { WebhookRejectedError } from '@herald/core/plugin-api';
+import type { InboundWebhook } from '@herald/core/plugin-api';
+import { safeEqual } from './timing-safe.ts';
+
+const BEARER = /^Bearer[ \t]+(.+)$/i;
+
+/** Throws WebhookRejectedError(401) unless `Authorization: Bearer <token>` matches, compared in constant time. */
+export function verifyBearer(req: InboundWebhook, token: string): void {
+  const m = BEARER.exec(req.headers.authorization?.trim() ?? '');
+  if (!m) throw new WebhookRejectedError(401, 'missing bearer token; set the access token on the Planka webhook');
+  if (!safeEqual(m[1]!.trim(), token)) throw new WebhookRejectedError(401, 'bearer token does not match');
+}

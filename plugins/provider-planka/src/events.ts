@@ -1,0 +1,43 @@
+/** Event types of the Planka provider and their payload schemas. */
+import { Type } from '@herald/core/plugin-api';
+import type { EventSpec } from '@herald/core/plugin-api';
+
+/** Where a card lives and who acted; names are empty when Planka did not include them. */
+const CardBase = {
+  card_id: Type.String(),
+  card_name: Type.String(),
+  /** Link to the card when `base_url` is configured, else empty. */
+  card_url: Type.String(),
+  list_name: Type.String(),
+  board_name: Type.String(),
+  project_name: Type.String(),
+  /** Name of the Planka user who made the change. */
+  user: Type.String(),
+};
+
+export const CardCreatedPayload = Type.Object({ ...CardBase, description_excerpt: Type.String() });
+export const CardMovedPayload = Type.Object({ ...CardBase, from_list: Type.String(), to_list: Type.String() });
+export const CardUpdatedPayload = Type.Object({
+  ...CardBase,
+  /** `name` and/or `description`. */
+  changed_fields: Type.Array(Type.String()),
+  previous_name: Type.String(),
+  description_excerpt: Type.String(),
+});
+export const CardCommentedPayload = Type.Object({ ...CardBase, comment_excerpt: Type.String() });
+export const CardDueDateSetPayload = Type.Object({
+  ...CardBase,
+  /** ISO 8601 timestamp as Planka sent it. */
+  due_date: Type.String(),
+  /** The previous due date, empty when there was none. */
+  previous_due_date: Type.String(),
+});
+
+export const events: Record<string, EventSpec> = {
+  card_created: { payload: CardCreatedPayload, quietHours: 'defer', severity: 'info', description: 'A card was created' },
+  card_moved: { payload: CardMovedPayload, quietHours: 'defer', severity: 'info', description: 'A card moved to another list' },
+  // Edits are worth little once the night is over: the card itself shows the current text.
+  card_updated: { payload: CardUpdatedPayload, quietHours: 'drop', severity: 'info', description: 'A card was renamed or its description changed' },
+  card_commented: { payload: CardCommentedPayload, quietHours: 'defer', severity: 'info', description: 'Someone commented on a card' },
+  card_due_date_set: { payload: CardDueDateSetPayload, quietHours: 'defer', severity: 'info', description: 'A due date was set or changed on a card' },
+};

@@ -1,0 +1,48 @@
+/**
+ * Planka provider: Planka 2's built-in webhooks become card events (created, moved, edited,
+ * commented, due date set). Planka sends the webhook's access token as a bearer token.
+ */
+import { defineProvider, WebhookRejectedError } from '@herald/core/plugin-api';
+import type { InboundWebhook, WebhookResult } from '@herald/core/plugin-api';
+import { ConfigSchema } from './config.ts';
+import { events } from './events.ts';
+import { templates } from './templates.ts';
+import { verifyBearer } from './auth.ts';
+import { normalize } from './normalize.ts';
+
+function jsonBody(req: InboundWebhook): unknown {
+  if (req.body !== undefined) return req.body;
+  try {
+    return JSON.parse(req.rawBody.toString('utf8'));
+  } catch {
+    throw new WebhookRejectedError(400, 'the request body must be JSON');
+  }
+}
+
+export default defineProvider({
+  manifest: {
+    id: 'planka',
+    kind: 'provider',
+    apiVersion: 1,
+    displayName: 'Planka (kanban)',
+    description: 'Card events from Planka webhooks: created, moved, edited, commented, due date set.',
+    configSchema: ConfigSchema,
+    ingest: 'webhook',
+    events,
+    templates,
+  },
+  create(ctx) {
+    const { access_token: token, base_url: baseUrl } = ctx.config;
+    return {
+      async handleWebhook(req: InboundWebhook): Promise<WebhookResult> {
+        verifyBearer(req, token);
+        const { event, events: emitted } = normalize(jsonBody(req), { baseUrl });
+        if (!emitted?.length) {
+          ctx.log.debug({ event }, 'planka event ignored');
+          return { status: 200, body: { ignored: true }, events: [] };
+        }
+        return { events: emitted };
+      },
+    };
+  },
+});

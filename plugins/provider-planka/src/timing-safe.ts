@@ -1,0 +1,16 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Compares two strings in time independent of where they differ. Both sides are hashed first so
+ * that inputs of different lengths compare without leaking the expected length.
+ */
+export function safeEqual(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given, 'utf8').digest();
+  const b = createHash('sha256').update(expected, 'utf8').digest();
+  return timingSafeEqual(a, b) && given.length === expected.length;
+}
+
+/** Lower-case hex HMAC-SHA256 of `body` keyed with `secret`. */
+export function hmacSha256Hex(secret: string, body: Uint8Array): string {
+  return createHmac('sha256', secret).update(body).digest('hex');
+}
