@@ -1,0 +1,44 @@
+/** Event types of the NUT provider with payload schemas, severities and quiet-hours policies. */
+import { Type } from '@herald/core/plugin-api';
+import type { EventSpec } from '@herald/core/plugin-api';
+
+const Opt = Type.Optional;
+
+/** Fields every UPS reading event carries. */
+const reading = {
+  /** The UPS name on its server. */
+  ups: Type.String(),
+  /** `host:port` of upsd. */
+  server: Type.String(),
+  /** Raw `ups.status`, e.g. `OB DISCHRG`. */
+  status: Type.String(),
+  status_flags: Type.Array(Type.String()),
+  battery_charge: Opt(Type.Number()),
+  battery_runtime_seconds: Opt(Type.Number()),
+  battery_runtime_minutes: Opt(Type.Integer()),
+};
+
+export const OnBatteryPayload = Type.Object(reading);
+export const OnlinePayload = Type.Object({ ...reading, on_battery_seconds: Opt(Type.Integer({ minimum: 0 })) });
+export const LowBatteryPayload = Type.Object({
+  ...reading,
+  threshold_percent: Type.Integer(),
+  /** `ups_flag` (the UPS raised LB) or `charge_below_threshold`. */
+  reason: Type.Union([Type.Literal('ups_flag'), Type.Literal('charge_below_threshold')]),
+});
+export const ReplacePayload = Type.Object(reading);
+export const CommLostPayload = Type.Object({ ups: Type.String(), server: Type.String(), reason: Type.String() });
+export const CommRestoredPayload = Type.Object({ ...reading, downtime_seconds: Opt(Type.Integer({ minimum: 0 })) });
+
+/**
+ * Power events go out at once even in quiet hours: a UPS on battery may shut machines down
+ * within minutes. A worn battery can wait for the morning.
+ */
+export const EVENTS: Record<string, EventSpec> = {
+  ups_on_battery: { payload: OnBatteryPayload, quietHours: 'send', severity: 'critical', description: 'Mains power failed; the UPS runs on battery (never on the first poll).' },
+  ups_online: { payload: OnlinePayload, quietHours: 'send', severity: 'info', description: 'Mains power is back.' },
+  ups_low_battery: { payload: LowBatteryPayload, quietHours: 'send', severity: 'critical', description: 'The UPS reports low battery, or the charge fell below the threshold.' },
+  ups_battery_replace: { payload: ReplacePayload, quietHours: 'defer', severity: 'warning', description: 'The UPS asks for a battery replacement.' },
+  ups_comm_lost: { payload: CommLostPayload, quietHours: 'send', severity: 'critical', description: 'upsd or the UPS stopped answering after having answered before.' },
+  ups_comm_restored: { payload: CommRestoredPayload, quietHours: 'send', severity: 'info', description: 'The UPS answers again.' },
+};
