@@ -71,7 +71,7 @@ export class Scheduler {
         workerMessageHandler: ({ name, message }: { name: string; message: unknown }) => {
           if (message && typeof message === 'object' && (message as { tick?: boolean }).tick) void this.runNow(name);
         },
-        errorHandler: (err: Error, meta: { name: string }) => { this.log.error({ err, job: meta?.name }, 'job worker failed'); },
+        errorHandler: (err: unknown, meta: { name?: string }) => { this.log.error({ err, job: meta?.name }, 'job worker failed'); },
       });
       await this.bree.start();
       await this.elector.start((leader) => {

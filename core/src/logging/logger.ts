@@ -38,7 +38,7 @@ export function createLogger(opts: LoggerOptions): LoggerFactory {
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: {
       level: (label) => ({ level: label }),
-      log: (obj) => JSON.parse(scrub(JSON.stringify(redactObject(obj)))),
+      log: (obj) => JSON.parse(scrub(safeStringify(redactObject(obj)))),
       bindings: (b) => redactObject(b),
     },
     hooks: {
@@ -74,4 +74,19 @@ function matchPrefix(levels: Record<string, LevelName>, module: string): LevelNa
 const ORDER: LevelName[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'];
 function lowest(root: LevelName, levels: Record<string, LevelName> = {}): LevelName {
   return [root, ...Object.values(levels)].reduce((a, b) => (ORDER.indexOf(b) < ORDER.indexOf(a) ? b : a));
+}
+
+/** JSON text of a log object; cycles and exotic objects (sockets, streams) become short markers. */
+function safeStringify(obj: unknown): string {
+  const seen = new WeakSet<object>();
+  return JSON.stringify(obj, (_k, v) => {
+    if (typeof v === 'bigint') return v.toString();
+    if (v && typeof v === 'object') {
+      if (seen.has(v)) return '[Circular]';
+      seen.add(v);
+      const proto = Object.getPrototypeOf(v);
+      if (proto !== Object.prototype && proto !== Array.prototype && proto !== null && !(v instanceof Error) && typeof (v as { toJSON?: unknown }).toJSON !== 'function') return `[${proto?.constructor?.name ?? 'Object'}]`;
+    }
+    return v;
+  }) ?? '{}';
 }

@@ -9,6 +9,8 @@ export function redactObject<T>(value: T, depth = 0): T {
   if (depth > 12 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => redactObject(v, depth + 1)) as T;
   if (Buffer.isBuffer(value)) return value;
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null && !(value instanceof Error)) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     out[k] = SENSITIVE_KEY.test(k) && v !== null && v !== undefined && v !== '' ? MASK : redactObject(v, depth + 1);

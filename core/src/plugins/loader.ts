@@ -30,7 +30,7 @@ export function wrapDefinition(packageName: string, def: PluginDefinition): Load
   const m = def?.manifest;
   if (!m || typeof m !== 'object') throw new PluginLoadError(`Plugin package "${packageName}" has no default export made with defineProvider() or defineTarget().`);
   if (m.apiVersion !== PLUGIN_API_VERSION) throw new PluginLoadError(`Plugin package "${packageName}" speaks plugin API version ${String(m.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}; install a matching version of the plugin.`);
-  if (m.kind !== 'provider' && m.kind !== 'target') throw new PluginLoadError(`Plugin package "${packageName}" declares kind "${String(m.kind)}"; expected "provider" or "target".`);
+  if (m.kind !== 'provider' && m.kind !== 'target') throw new PluginLoadError(`Plugin package "${packageName}" declares kind "${String((m as { kind?: unknown }).kind)}"; expected "provider" or "target".`);
   if (!/^[a-z][a-z0-9_]{1,40}$/.test(m.id ?? '')) throw new PluginLoadError(`Plugin package "${packageName}" has an invalid id "${String(m.id)}" (lower-case letters, digits, underscores).`);
   if (typeof def.create !== 'function') throw new PluginLoadError(`Plugin package "${packageName}" has no create() function.`);
   const emptyTracker = { type: 'object' };

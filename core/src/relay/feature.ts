@@ -1,6 +1,51 @@
 import type { Feature } from '../features.ts';
+import type { Core } from '../core.ts';
+import { Relay } from './pipeline/relay.ts';
+import { webhookRoutes } from './inbound/webhooks.ts';
+import { runDueActions } from './actions/runner.ts';
+import { registerRelayRoutes } from './routes/index.ts';
+import { startBots } from './bots/index.ts';
+
+const relays = new WeakMap<Core, { relay: Relay; stopBots?: () => Promise<void> }>();
+
+/** Deletes event_log rows older than the retention period (0 keeps everything), with what hangs off them. */
+export async function applyRetention(core: Core): Promise<number> {
+  const days = core.config.eventLogRetentionDays;
+  if (days <= 0) return 0;
+  const cutoff = new Date(core.clock.now().getTime() - days * 86_400_000).toISOString();
+  const n = await core.db.run(`DELETE FROM event_log WHERE created_at < ? AND dispatch_status IN ('dispatched', 'dropped', 'failed', 'partial')`, [cutoff]);
+  await core.db.run('DELETE FROM webhook_payload_log WHERE received_at < ?', [cutoff]);
+  await core.db.run('DELETE FROM plugin_store WHERE expires_at IS NOT NULL AND expires_at < ?', [core.clock.now().toISOString()]);
+  await core.db.run('DELETE FROM job_runs WHERE started_at < ?', [cutoff]);
+  return n;
+}
 
 export default {
   name: 'relay',
-  async register() {},
+  async register(app, core) {
+    const relay = new Relay(core);
+    relays.set(core, { relay });
+    core.services.set('relay', relay);
+    await webhookRoutes(app, core, relay);
+    await registerRelayRoutes(app, core);
+    core.jobs.register('event-log-retention', { interval: 'every 1 day', runOnStart: true, run: async () => { await applyRetention(core); } });
+    core.jobs.register('actions', { interval: 30_000, run: () => runDueActions(core, relay) });
+    core.jobs.register('deferred-release', { interval: 60_000, leaderOnly: false, run: async () => { await relay.dispatcher.releaseDue(); } });
+  },
+  async start(core) {
+    const state = relays.get(core)!;
+    if (core.db.dialect === 'sqlite') {
+      // One process owns an SQLite file: whatever was mid-send when it last stopped goes back to the queue now.
+      await core.db.run(`UPDATE deliveries SET status = 'queued', lease_until = NULL WHERE status = 'sending'`);
+    }
+    state.relay.dispatcher.start();
+    await core.plugins.startProviders();
+    state.stopBots = await startBots(core);
+  },
+  async stop(core) {
+    const state = relays.get(core);
+    if (!state) return;
+    await state.stopBots?.();
+    await state.relay.dispatcher.stop();
+  },
 } satisfies Feature;

@@ -1,0 +1,77 @@
+import pg from 'pg';
+import type { Config } from '../config/config.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { LeaderElector } from './scheduler.ts';
+
+/** Arbitrary constant: the advisory lock id of Herald's scheduler. */
+const LOCK_KEY = 7_226_371_901;
+const CHECK_MS = 2000;
+
+/**
+ * Leader election on PostgreSQL: the replica whose session holds `pg_try_advisory_lock` leads.
+ * The lock lives as long as that session, so a dead leader's lock is freed by the server and
+ * another replica takes it at its next check (within about two seconds).
+ */
+export class PgAdvisoryLeader implements LeaderElector {
+  private client?: pg.Client;
+  private leader = false;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+  private config: Config;
+  private log: Logger;
+  private onChange: (leader: boolean) => void = () => {};
+
+  constructor(config: Config, log: Logger) { this.config = config; this.log = log; }
+
+  isLeader(): boolean { return this.leader; }
+
+  private set(leader: boolean): void {
+    if (leader === this.leader) return;
+    this.leader = leader;
+    this.onChange(leader);
+  }
+
+  private async check(): Promise<void> {
+    try {
+      if (!this.client) {
+        const c = new pg.Client({ connectionString: this.config.databaseUrl, application_name: 'herald-leader' });
+        c.on('error', (err) => { this.log.warn({ err }, 'leader connection lost'); this.client = undefined; this.set(false); });
+        await c.connect();
+        this.client = c;
+      }
+      if (this.leader) await this.client.query('SELECT 1');
+      else {
+        const r = await this.client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [LOCK_KEY]);
+        if (r.rows[0]?.ok) this.set(true);
+      }
+    } catch (err) {
+      this.log.warn({ err }, 'leader check failed');
+      await this.client?.end().catch(() => {});
+      this.client = undefined;
+      this.set(false);
+    }
+  }
+
+  async start(onChange: (leader: boolean) => void): Promise<void> {
+    this.onChange = onChange;
+    await this.check();
+    const loop = async () => {
+      if (this.stopped) return;
+      await this.check();
+      this.timer = setTimeout(loop, CHECK_MS);
+      this.timer.unref();
+    };
+    this.timer = setTimeout(loop, CHECK_MS);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    if (this.client) {
+      await this.client.query('SELECT pg_advisory_unlock_all()').catch(() => {});
+      await this.client.end().catch(() => {});
+    }
+    this.leader = false;
+  }
+}

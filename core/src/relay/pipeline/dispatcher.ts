@@ -1,0 +1,215 @@
+import type { Core } from '../../core.ts';
+import { Database } from '../../db/database.ts';
+import { errorCode, type Locale } from '../../plugin-api/index.ts';
+import { targetRowFrom } from '../../plugins/host.ts';
+import type { TemplateCatalog } from '../templates/catalog.ts';
+import { renderMessage } from './render.ts';
+import { eventStatus } from './decide.ts';
+import type { SelfMonitor } from './monitor.ts';
+
+const BATCH = 200;
+const LEASE_MS = 60_000;
+const SEND_TIMEOUT_MS = 30_000;
+export const MAX_ATTEMPTS = 8;
+
+/** Exponential backoff with jitter: ~2 s, 4 s, 8 s… capped at 10 minutes. */
+export function backoffMs(attempt: number): number {
+  const base = Math.min(600_000, 2000 * 2 ** Math.max(0, attempt - 1));
+  return Math.round(base * (0.5 + Math.random() * 0.5));
+}
+
+interface DeliveryRow { id: string; event_id: string; user_id: string; tracker_id: string | null; target_id: string; attempts: number }
+
+/**
+ * Sends due deliveries from the durable queue. Rows are claimed with a lease (and, on PostgreSQL,
+ * FOR UPDATE SKIP LOCKED) so each is sent by one worker; a row whose worker died is claimed again
+ * when its lease runs out. Sends to one target go in order; different targets go in parallel.
+ */
+export class Dispatcher {
+  private core: Core;
+  private catalog: TemplateCatalog;
+  private monitor: SelfMonitor;
+  private running = false;
+  private wakeUp?: () => void;
+  private loop?: Promise<void>;
+  private abort = new AbortController();
+  private inflight = new Set<Promise<void>>();
+  private targetChains = new Map<string, Promise<void>>();
+  private currentPass: Promise<number> = Promise.resolve(0);
+  onSettled?: (eventId: string) => void;
+
+  constructor(core: Core, catalog: TemplateCatalog, monitor: SelfMonitor) {
+    this.core = core; this.catalog = catalog; this.monitor = monitor;
+  }
+
+  wake(): void { this.wakeUp?.(); }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.loop = (async () => {
+      while (this.running) {
+        let claimed = 0;
+        const pass = (async () => { await this.releaseDue(); return this.claimAndSend(); })();
+        this.currentPass = pass.catch(() => 0);
+        try {
+          claimed = await pass;
+        } catch (err) { this.core.logs.get('relay').error({ err }, 'dispatch pass failed'); }
+        if (!this.running) break;
+        if (claimed >= BATCH) continue;
+        await new Promise<void>((resolve) => {
+          const t = setTimeout(resolve, claimed ? 50 : 1000);
+          this.wakeUp = () => { clearTimeout(t); resolve(); };
+        });
+        this.wakeUp = undefined;
+      }
+    })();
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    this.wake();
+    await this.loop;
+    await this.drain();
+    this.abort.abort();
+  }
+
+  /** Waits for every send in flight. */
+  async drain(): Promise<void> {
+    while (this.inflight.size) await Promise.allSettled([...this.inflight]);
+  }
+
+  /** One full pass (tests, shutdown): release due deferred rows, send everything due, wait for it. */
+  async tick(): Promise<void> {
+    await this.currentPass;
+    for (;;) {
+      await this.releaseDue();
+      const n = await this.claimAndSend();
+      await this.drain();
+      await this.currentPass;
+      if (n === 0 && this.inflight.size === 0) break;
+    }
+  }
+
+  /** Moves deferred rows whose quiet hours ended back to the queue, oldest first. */
+  async releaseDue(): Promise<number> {
+    const db = this.core.db;
+    const now = this.core.clock.now().toISOString();
+    const lock = db.dialect === 'postgresql' ? ' FOR UPDATE SKIP LOCKED' : '';
+    const released = await db.tx(async (q) => {
+      const rows = await q.all<{ id: string; delivery_id: string; event_id: string; user_id: string }>(
+        `SELECT id, delivery_id, event_id, user_id FROM deferred_dispatch WHERE release_at <= ? ORDER BY release_at, event_id LIMIT 500${lock}`, [now]);
+      for (const r of rows) {
+        await q.run('DELETE FROM deferred_dispatch WHERE id = ?', [r.id]);
+        await q.run(`UPDATE deliveries SET status = 'queued', next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'deferred'`, [now, now, r.delivery_id]);
+      }
+      return rows;
+    });
+    for (const eventId of new Set(released.map((r) => r.event_id))) await this.refreshEvent(eventId);
+    for (const userId of new Set(released.map((r) => r.user_id))) await this.monitor.checkBacklog(userId);
+    return released.length;
+  }
+
+  private async claim(): Promise<DeliveryRow[]> {
+    const db = this.core.db;
+    const now = this.core.clock.now();
+    const nowIso = now.toISOString();
+    const lease = new Date(now.getTime() + LEASE_MS).toISOString();
+    const lock = db.dialect === 'postgresql' ? ' FOR UPDATE SKIP LOCKED' : '';
+    return db.all<DeliveryRow>(
+      `UPDATE deliveries SET status = 'sending', lease_until = ?, attempts = attempts + 1, updated_at = ?
+        WHERE id IN (SELECT id FROM deliveries
+                      WHERE (status = 'queued' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until < ?)
+                      ORDER BY next_attempt_at, event_id LIMIT ${BATCH}${lock})
+        RETURNING id, event_id, user_id, tracker_id, target_id, attempts`, [lease, nowIso, nowIso, nowIso]);
+  }
+
+  private async claimAndSend(): Promise<number> {
+    const rows = (await this.claim()).sort((a, b) => (a.event_id < b.event_id ? -1 : 1));
+    for (const row of rows) {
+      const prev = this.targetChains.get(row.target_id) ?? Promise.resolve();
+      const next = prev.then(() => this.deliver(row)).catch((err) => this.core.logs.get('relay').error({ err }, 'delivery crashed'));
+      this.targetChains.set(row.target_id, next);
+      this.inflight.add(next);
+      void next.finally(() => {
+        this.inflight.delete(next);
+        if (this.targetChains.get(row.target_id) === next) this.targetChains.delete(row.target_id);
+      });
+    }
+    return rows.length;
+  }
+
+  private async deliver(row: DeliveryRow): Promise<void> {
+    const core = this.core;
+    const db = core.db;
+    const log = core.logs.get('relay');
+    const ev = await db.get(`SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id = ?`, [row.event_id]);
+    const tgt = await db.get('SELECT * FROM targets WHERE id = ?', [row.target_id]);
+    if (!ev || !tgt) { await db.run('DELETE FROM deliveries WHERE id = ?', [row.id]); return; }
+    const target = targetRowFrom(tgt);
+    const plugin = core.plugins.target(target.kind);
+    const tracker = row.tracker_id ? await db.get<{ name: string }>('SELECT name FROM trackers WHERE id = ?', [row.tracker_id]) : undefined;
+    const isSelf = ev.provider_kind === 'bridge_self';
+    const started = performance.now();
+    try {
+      if (!plugin) throw Object.assign(new Error(`target kind "${target.kind}" is not enabled`), { code: 'CONFIG' });
+      const locale = (target.locale === 'ru' ? 'ru' : 'en') as Locale;
+      const override = await db.get<{ title: string; body: string }>('SELECT title, body FROM templates WHERE user_id = ? AND event_type = ? AND locale = ?', [ev.user_id, ev.event_type, locale]);
+      const msg = renderMessage(this.catalog, {
+        deliveryId: row.id, eventId: ev.id, eventType: ev.event_type, severity: ev.severity, locale, payload: Database.json(ev.payload, {}),
+        extras: Database.json(ev.extras, null), providerName: ev.provider_name ?? undefined, providerKind: ev.provider_kind, trackerName: tracker?.name,
+        targetName: target.name, occurredAt: ev.occurred_at, formats: plugin.def.manifest.limits?.formats ?? ['text'], override,
+      });
+      const instance = await core.plugins.targetInstance(target);
+      const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(SEND_TIMEOUT_MS)]);
+      await instance.send(msg, { signal, attempt: row.attempts });
+      core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
+      const now = core.clock.now().toISOString();
+      await db.run(`UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, updated_at = ? WHERE id = ?`, [now, now, row.id]);
+      await this.monitor.targetSucceeded(target.id);
+    } catch (err) {
+      core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
+      await this.failed(row, target, err, isSelf, log);
+    }
+    await this.refreshEvent(row.event_id);
+  }
+
+  private async failed(row: DeliveryRow, target: { id: string; name: string; kind: string; user_id: string }, err: unknown, isSelf: boolean, log: ReturnType<Core['logs']['get']>): Promise<void> {
+    const core = this.core;
+    const code = errorCode(err);
+    const status = Number((err as { statusCode?: number }).statusCode ?? 0) || 0;
+    const message = ((err as Error)?.message ?? String(err)).slice(0, 1000);
+    core.metrics.sendFailures.inc({ target_type: target.kind, status_code: String(status) });
+    const now = core.clock.now();
+    const permanent = code === 'PERMANENT_SEND' || code === 'AUTH_FAILED' || code === 'CONFIG';
+    const rateLimited = code === 'RATE_LIMITED';
+    const exhausted = row.attempts >= MAX_ATTEMPTS;
+    if (permanent || (exhausted && !rateLimited)) {
+      await core.db.run(`UPDATE deliveries SET status = 'failed', lease_until = NULL, last_error = ?, last_status_code = ?, updated_at = ? WHERE id = ?`,
+        [exhausted && !permanent ? `gave up after ${row.attempts} attempts: ${message}` : message, status, now.toISOString(), row.id]);
+    } else {
+      const delay = rateLimited ? Math.max(250, Number((err as { retryAfterMs?: number }).retryAfterMs ?? 1000)) : backoffMs(row.attempts);
+      await core.db.run(`UPDATE deliveries SET status = 'queued', lease_until = NULL, next_attempt_at = ?, last_error = ?, last_status_code = ?, updated_at = ? WHERE id = ?`,
+        [new Date(now.getTime() + delay).toISOString(), message, status, now.toISOString(), row.id]);
+      // Only the first attempt past the delay needs the loop awake; the timer wakes it anyway.
+    }
+    const serverSide = !permanent && !rateLimited && (status === 0 || status >= 500);
+    if (isSelf) { log.warn({ target_id: target.id, err: message }, 'a self-monitoring notification failed; not counted'); return; }
+    if (serverSide) await this.monitor.targetFailed(target.user_id, target, message, status);
+    log.warn({ target_id: target.id, kind: target.kind, status_code: status, attempt: row.attempts, code }, 'send failed');
+  }
+
+  /** Recomputes an event's dispatch_status and details from its deliveries. */
+  async refreshEvent(eventId: string): Promise<void> {
+    const db = this.core.db;
+    const rows = await db.all<{ target_id: string; status: string; reason: string | null; last_error: string | null; last_status_code: number | null; attempts: number }>(
+      'SELECT target_id, status, reason, last_error, last_status_code, attempts FROM deliveries WHERE event_id = ?', [eventId]);
+    if (!rows.length) return;
+    const status = eventStatus(rows.map((r) => r.status));
+    const details = {
+      targets: rows.map((r) => ({ target_id: r.target_id, status: r.status, attempts: r.attempts, ...(r.reason ? { reason: r.reason } : {}), ...(r.last_error ? { error: r.last_error } : {}), ...(r.last_status_code ? { status_code: r.last_status_code } : {}) })),
+    };
+    await db.run('UPDATE event_log SET dispatch_status = ?, details = ? WHERE id = ?', [status, details, eventId]);
+    this.onSettled?.(eventId);
+  }
+}

@@ -1,0 +1,85 @@
+import type { Core } from '../../core.ts';
+import { Database } from '../../db/database.ts';
+import type { ProviderRow } from '../../plugins/host.ts';
+import type { TrackerView } from '../../plugin-api/index.ts';
+
+interface SelfRow {
+  id: string; poll_failure_threshold: number; deferred_backlog_threshold: number; target_failure_threshold: number;
+  track_poll_failures: unknown; track_deferred_backlog: unknown; track_target_failures: unknown; backlog_latched: unknown;
+}
+
+/**
+ * Self-monitoring counters, kept in the database (so every replica sees the same numbers):
+ * consecutive poll failures per tracker, consecutive 5xx/network failures per target, and the
+ * deferred-backlog latch, which re-arms when the user's pending deferred count falls below the threshold.
+ */
+export class SelfMonitor {
+  private core: Core;
+  private emit: (userId: string, type: string, payload: Record<string, unknown>) => Promise<unknown>;
+  constructor(core: Core, emit: (userId: string, type: string, payload: Record<string, unknown>) => Promise<unknown>) {
+    this.core = core; this.emit = emit;
+  }
+
+  private self(userId: string): Promise<SelfRow | undefined> {
+    return this.core.db.get<SelfRow>(`SELECT * FROM providers WHERE user_id = ? AND kind = 'bridge_self'`, [userId]);
+  }
+
+  async pollResult(provider: ProviderRow, trackers: TrackerView[], error?: unknown): Promise<void> {
+    const db = this.core.db;
+    const now = this.core.clock.now().toISOString();
+    if (!error) {
+      if (trackers.length) await db.run(`UPDATE trackers SET consecutive_poll_failures = 0, last_poll_at = ?, last_poll_error = NULL WHERE provider_id = ?`, [now, provider.id]);
+      return;
+    }
+    this.core.metrics.pollFailures.inc({ provider_type: provider.kind });
+    const message = (error as Error)?.message ?? String(error);
+    const self = await this.self(provider.user_id);
+    for (const t of trackers) {
+      const row = await db.tx(async (q) => {
+        await q.run('UPDATE trackers SET consecutive_poll_failures = consecutive_poll_failures + 1, last_poll_at = ?, last_poll_error = ? WHERE id = ?', [now, message.slice(0, 500), t.id]);
+        return q.get<{ consecutive_poll_failures: number }>('SELECT consecutive_poll_failures FROM trackers WHERE id = ?', [t.id]);
+      });
+      if (!self || !row || !Database.bool(self.track_poll_failures)) continue;
+      if (row.consecutive_poll_failures >= self.poll_failure_threshold) {
+        const reset = await db.run('UPDATE trackers SET consecutive_poll_failures = 0 WHERE id = ? AND consecutive_poll_failures >= ?', [t.id, self.poll_failure_threshold]);
+        if (reset) await this.emit(provider.user_id, 'bridge_self_poll_failures', {
+          tracker_id: t.id, tracker_name: t.name, provider_id: provider.id, provider_name: provider.name, provider_kind: provider.kind,
+          failures: row.consecutive_poll_failures, threshold: self.poll_failure_threshold, last_error: message.slice(0, 500),
+        });
+      }
+    }
+  }
+
+  /** After a failed send that was a 5xx or a network failure. */
+  async targetFailed(userId: string, target: { id: string; name: string; kind: string }, message: string, statusCode: number): Promise<void> {
+    const db = this.core.db;
+    await db.run('UPDATE targets SET consecutive_failures = consecutive_failures + 1, last_error = ? WHERE id = ?', [message.slice(0, 500), target.id]);
+    const self = await this.self(userId);
+    if (!self || !Database.bool(self.track_target_failures)) return;
+    const row = await db.get<{ consecutive_failures: number }>('SELECT consecutive_failures FROM targets WHERE id = ?', [target.id]);
+    if (!row || row.consecutive_failures < self.target_failure_threshold) return;
+    const reset = await db.run('UPDATE targets SET consecutive_failures = 0 WHERE id = ? AND consecutive_failures >= ?', [target.id, self.target_failure_threshold]);
+    if (reset) await this.emit(userId, 'bridge_self_target_failures', {
+      target_id: target.id, target_name: target.name, target_kind: target.kind, failures: row.consecutive_failures,
+      threshold: self.target_failure_threshold, last_error: message.slice(0, 500), status_code: statusCode,
+    });
+  }
+
+  async targetSucceeded(targetId: string): Promise<void> {
+    await this.core.db.run('UPDATE targets SET consecutive_failures = 0, last_error = NULL WHERE id = ? AND consecutive_failures <> 0', [targetId]);
+  }
+
+  /** Backlog latch: raise once when the count reaches the threshold; re-arm when it falls below. */
+  async checkBacklog(userId: string): Promise<void> {
+    const self = await this.self(userId);
+    if (!self) return;
+    const n = Number((await this.core.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM deferred_dispatch WHERE user_id = ?', [userId]))?.n ?? 0);
+    if (n >= self.deferred_backlog_threshold) {
+      if (Database.bool(self.backlog_latched)) return;
+      const won = await this.core.db.run('UPDATE providers SET backlog_latched = ? WHERE id = ? AND backlog_latched = ?', [true, self.id, false]);
+      if (won && Database.bool(self.track_deferred_backlog)) await this.emit(userId, 'bridge_self_deferred_backlog', { pending: n, threshold: self.deferred_backlog_threshold });
+    } else if (Database.bool(self.backlog_latched)) {
+      await this.core.db.run('UPDATE providers SET backlog_latched = ? WHERE id = ?', [false, self.id]);
+    }
+  }
+}

@@ -1,0 +1,97 @@
+import type { Core } from '../../core.ts';
+import type { EmittedEvent, Locale } from '../../plugin-api/index.ts';
+import { errorCode } from '../../plugin-api/index.ts';
+import { providerRowFrom, type ProviderRow, type TargetRow } from '../../plugins/host.ts';
+import { newId } from '../../http/ids.ts';
+import type { RelayService } from '../service.ts';
+import { TemplateCatalog } from '../templates/catalog.ts';
+import { ingestEvent, writeEvent } from './ingest.ts';
+import { Dispatcher } from './dispatcher.ts';
+import { SelfMonitor } from './monitor.ts';
+import { renderMessage } from './render.ts';
+import { runAction } from '../actions/runner.ts';
+import { quietEnd, isQuiet, type QuietWindow } from '../quiet-hours/quiet-hours.ts';
+import { Database } from '../../db/database.ts';
+
+/** The relay pipeline, assembled: ingest → event_log → deliveries → dispatcher, with self-monitoring. */
+export class Relay implements RelayService {
+  readonly catalog: TemplateCatalog;
+  readonly dispatcher: Dispatcher;
+  readonly monitor: SelfMonitor;
+  private core: Core;
+
+  constructor(core: Core) {
+    this.core = core;
+    this.catalog = new TemplateCatalog([...core.plugins.plugins.values()]);
+    this.monitor = new SelfMonitor(core, (userId, type, payload) => this.emitSelf(userId, type, payload));
+    this.dispatcher = new Dispatcher(core, this.catalog, this.monitor);
+    core.plugins.setHooks({
+      emit: (provider, event) => this.ingest(provider, event),
+      pollResult: (provider, trackers, error) => this.monitor.pollResult(provider, trackers, error),
+      authFailed: async (provider, error) => {
+        const trackers = await core.plugins.trackerViews(provider.id);
+        await this.emitSelf(provider.user_id, 'bridge_self_poll_failures', {
+          provider_id: provider.id, provider_name: provider.name, provider_kind: provider.kind, tracker_name: trackers[0]?.name ?? provider.name,
+          failures: 1, threshold: 1, last_error: `credential rejected: ${error.message}`.slice(0, 500),
+        });
+      },
+    });
+  }
+
+  async ingest(provider: ProviderRow, event: EmittedEvent): Promise<string[]> {
+    const r = await ingestEvent(this.core, provider, event);
+    if (r.queued) this.dispatcher.wake();
+    for (const u of r.deferredUsers) await this.monitor.checkBacklog(u);
+    return r.eventIds;
+  }
+
+  async emitSelf(userId: string, type: string, payload: Record<string, unknown>): Promise<string[]> {
+    const row = await this.core.db.get(`SELECT * FROM providers WHERE user_id = ? AND kind = 'bridge_self'`, [userId]);
+    if (!row) return [];
+    return this.ingest(providerRowFrom(row), { type, payload });
+  }
+
+  /** An event that does not come from a provider (actions): goes straight to the given targets. */
+  async emitDirect(userId: string, type: string, payload: Record<string, unknown>, targetIds: string[]): Promise<string[]> {
+    const deliveries = new Map(targetIds.map((id) => [id, { d: { status: 'queued' as const }, trackerId: null }]));
+    const r = await writeEvent(this.core, { userId, providerId: null, providerKind: 'action', type, severity: 'info', payload, occurredAt: this.core.clock.now(), deliveries });
+    if (r.queued) this.dispatcher.wake();
+    return r.eventIds;
+  }
+
+  async sendTest(target: TargetRow, locale?: Locale): Promise<{ ok: boolean; detail: string; status_code?: number }> {
+    const plugin = this.core.plugins.target(target.kind);
+    if (!plugin) return { ok: false, detail: `target kind "${target.kind}" is not enabled` };
+    const loc = locale ?? (target.locale === 'ru' ? 'ru' : 'en');
+    const msg = { ...renderMessage(this.catalog, {
+      deliveryId: newId(), eventId: newId(), eventType: 'test_message', severity: 'info', locale: loc, payload: {}, providerKind: 'herald',
+      targetName: target.name, occurredAt: this.core.clock.now().toISOString(), formats: plugin.def.manifest.limits?.formats ?? ['text'],
+    }), test: true };
+    const started = performance.now();
+    try {
+      const instance = await this.core.plugins.targetInstance(target);
+      const r = await instance.send(msg, { signal: AbortSignal.timeout(30_000), attempt: 1 });
+      this.core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
+      return { ok: true, detail: r && r.detail ? r.detail : 'The test message was delivered.' };
+    } catch (err) {
+      const status = Number((err as { statusCode?: number }).statusCode ?? 0) || 0;
+      this.core.metrics.sendFailures.inc({ target_type: target.kind, status_code: String(status) });
+      const kind = errorCode(err) === 'AUTH_FAILED' ? 'The credential was rejected: ' : '';
+      return { ok: false, detail: `${kind}${(err as Error).message}`, ...(status ? { status_code: status } : {}) };
+    }
+  }
+
+  async trackerChanged(trackerId: string): Promise<void> {
+    const t = await this.core.db.get('SELECT quiet_hours FROM trackers WHERE id = ?', [trackerId]);
+    const w = Database.json<QuietWindow | null>(t?.quiet_hours, null);
+    const now = this.core.clock.now();
+    const releaseAt = !w || !isQuiet(w, now) ? now : quietEnd(w, now);
+    await this.core.db.run('UPDATE deferred_dispatch SET release_at = ? WHERE tracker_id = ?', [releaseAt.toISOString(), trackerId]);
+    await this.core.db.run(`UPDATE deliveries SET next_attempt_at = ? WHERE tracker_id = ? AND status = 'deferred'`, [releaseAt.toISOString(), trackerId]);
+    this.dispatcher.wake();
+  }
+
+  tick(): Promise<void> { return this.dispatcher.tick(); }
+
+  runAction(actionId: string): Promise<void> { return runAction(this.core, this, actionId); }
+}

@@ -1,0 +1,32 @@
+import type { Locale, MessageFormat, OutboundMessage, Severity } from '../../plugin-api/index.ts';
+import { render } from '../templates/engine.ts';
+import type { TemplateCatalog } from '../templates/catalog.ts';
+import { redactObject, redactText } from '../../logging/redact.ts';
+
+export interface RenderInput {
+  deliveryId: string; eventId: string; eventType: string; severity: Severity; locale: Locale;
+  payload: Record<string, unknown>; extras?: Record<string, string> | null;
+  providerName?: string; providerKind: string; trackerName?: string; targetName: string;
+  occurredAt: string; formats: MessageFormat[];
+  /** A user's own template for this type and locale, when they saved one. */
+  override?: { title: string; body: string };
+}
+
+/** Renders one delivery: the target's preferred format plus a plain-text version. */
+export function renderMessage(catalog: TemplateCatalog, r: RenderInput): OutboundMessage {
+  const tpl = r.override ?? catalog.get(r.eventType, r.locale);
+  const extras = r.extras ? Object.fromEntries(Object.entries(redactObject(r.extras)).map(([k, v]) => [k, redactText(String(v))])) : {};
+  // Payload fields win over the context's own names (a bridge_self event names the failing target).
+  const ctx: Record<string, unknown> = {
+    event_type: r.eventType, severity: r.severity, provider_name: r.providerName ?? r.providerKind,
+    provider_kind: r.providerKind, tracker_name: r.trackerName ?? '', target_name: r.targetName, occurred_at: r.occurredAt,
+    ...r.payload, extras,
+  };
+  const format = r.formats[0] ?? 'text';
+  const title = render(tpl.title, ctx, format);
+  const body = render(tpl.body, ctx, format);
+  const plainTitle = format === 'text' ? title : render(tpl.title, ctx, 'text');
+  const plainBody = format === 'text' ? body : render(tpl.body, ctx, 'text');
+  const url = typeof r.payload.url === 'string' ? r.payload.url : undefined;
+  return { deliveryId: r.deliveryId, eventId: r.eventId, eventType: r.eventType, severity: r.severity, locale: r.locale, format, title, body, plainTitle, plainBody, url };
+}

@@ -1,0 +1,27 @@
+import type { EmittedEvent, Locale } from '../plugin-api/index.ts';
+import type { ProviderRow, TargetRow } from '../plugins/host.ts';
+import type { Core } from '../core.ts';
+
+/** What the relay pipeline offers the rest of the core (routes, jobs, backup). */
+export interface RelayService {
+  /** Records an event of a provider (durable when the promise resolves) and queues its deliveries. Throws InvalidEventError. */
+  ingest(provider: ProviderRow, event: EmittedEvent): Promise<string[]>;
+  /** Sends a test message to one target now, bypassing the queue; reports the outcome. */
+  sendTest(target: TargetRow, locale?: Locale): Promise<{ ok: boolean; detail: string; status_code?: number }>;
+  /** A tracker's quiet hours or policies changed: recompute the release time of its deferred rows. */
+  trackerChanged(trackerId: string): Promise<void>;
+  /** Runs one dispatcher pass now: releases due deferred rows, sends due deliveries. For tests and shutdown. */
+  tick(): Promise<void>;
+  /** Emits a bridge_self event for a user. */
+  emitSelf(userId: string, type: string, payload: Record<string, unknown>): Promise<string[]>;
+  /** Runs one scheduled action now and records its outcome. */
+  runAction(actionId: string): Promise<void>;
+}
+
+export class InvalidEventError extends Error {}
+
+export const relayOf = (core: Core): RelayService => {
+  const r = core.services.get('relay') as RelayService | undefined;
+  if (!r) throw new Error('relay service is not registered');
+  return r;
+};

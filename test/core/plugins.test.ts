@@ -1,0 +1,42 @@
+import t from 'tap';
+import crypto from 'node:crypto';
+import { loadPlugins, wrapDefinition, PluginLoadError } from '../../core/src/plugins/loader.ts';
+import { defineProvider, Type, NotReadyError } from '../../core/src/plugin-api/index.ts';
+import { createTestHost } from '../../core/src/plugin-api/testing.ts';
+import example from 'herald-plugin-example';
+import { startService, startSink } from '../helpers/service.ts';
+
+t.test('the loader names the package and says what to do', async (t) => {
+  await t.rejects(loadPlugins(['herald-plugin-that-does-not-exist']), { constructor: PluginLoadError, message: /"herald-plugin-that-does-not-exist" is not installed/ });
+  const bad = defineProvider({ manifest: { ...example.manifest, apiVersion: 2 as 1 }, create: example.create });
+  t.throws(() => wrapDefinition('herald-plugin-future', bad), /speaks plugin API version 2, but this Herald speaks version 1/);
+  const [p] = await loadPlugins(['herald-plugin-example']);
+  t.equal(p!.id, 'example');
+  t.same(p!.secretPaths, ['shared_token'], 'Secret fields found by one walk of the schema');
+  const v = p!.validateConfig({ shared_token: 'abcdefgh' });
+  t.same(v.ok && v.value, { shared_token: 'abcdefgh', label: 'example' }, 'defaults applied');
+  t.equal(p!.validateConfig({ shared_token: 'x' }).ok, false);
+});
+
+t.test('the test host runs a third-party plugin', async (t) => {
+  const host = createTestHost();
+  const h = await host.provider(example, { shared_token: 'abcdefgh' });
+  const res = await h.instance.handleWebhook!({ method: 'POST', headers: { 'x-example-token': 'abcdefgh' }, rawBody: Buffer.from(''), body: { type: 'alarm', payload: { name: 'x' } }, query: {}, ip: '127.0.0.1' });
+  t.equal(res.events[0]!.type, 'alarm');
+  await t.rejects(h.instance.handleWebhook!({ method: 'POST', headers: {}, rawBody: Buffer.from(''), body: {}, query: {}, ip: '127.0.0.1' }), { status: 401 });
+});
+
+t.test('a failing instance is isolated and retried in the background; others keep running', async (t) => {
+  const s = await startService();
+  const sink = await startSink();
+  t.teardown(async () => { await s.stop(); await sink.close(); });
+  // poll_url pointing nowhere: polls fail, counted per tracker; the webhook side of another provider still works
+  const broken = await s.request('POST', '/api/providers', { token: s.admin.token, body: { kind: 'example', name: 'Broken', config: { shared_token: 'sharedtoken1', poll_url: 'http://127.0.0.1:9/' } } });
+  const good = await s.request('POST', '/api/providers', { token: s.admin.token, body: { kind: 'example', name: 'Good', config: { shared_token: 'sharedtoken2' } } });
+  t.equal(broken.status, 201);
+  const hook = good.body.webhook_url.replace(/^https?:\/\/[^/]+/, '');
+  const r = await s.request('POST', hook, { headers: { 'x-example-token': 'sharedtoken2' }, body: { type: 'alarm', payload: { name: 'ok' } } });
+  t.equal(r.status, 202, 'the healthy instance keeps working');
+  void crypto;
+  void NotReadyError; void Type;
+});

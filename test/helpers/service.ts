@@ -1,0 +1,132 @@
+/**
+ * Starts a real Herald service in-process on a loopback port with a fresh data directory, and
+ * gives tests an HTTP client for it. Every test that needs the service uses this.
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PassThrough } from 'node:stream';
+
+process.env.HERALD_BCRYPT_COST ??= '4';
+
+const { loadConfig } = await import('../../core/src/config/config.ts');
+const { createService } = await import('../../core/src/app.ts');
+type Service = Awaited<ReturnType<typeof createService>>;
+
+export interface Response<T = any> { status: number; headers: Headers; body: T; text: string }
+
+export interface RequestOptions { token?: string | null; body?: unknown; headers?: Record<string, string>; raw?: string | Buffer }
+
+export interface TestService {
+  url: string;
+  service: Service;
+  dataDir: string;
+  admin: { token: string; id: string; email: string };
+  /** Log lines the service wrote (JSON objects). */
+  logs: () => any[];
+  logText: () => string;
+  request<T = any>(method: string, p: string, o?: RequestOptions): Promise<Response<T>>;
+  /** Creates a user through the admin API (or directly when that route is absent) and logs in. */
+  user(email?: string): Promise<{ token: string; id: string; email: string }>;
+  clock: { now(): Date; set(d: Date | string): void; advance(ms: number): void; real(): void };
+  stop(): Promise<void>;
+}
+
+export const TEST_PLUGINS = '@herald/provider-bridge-self,herald-plugin-example,herald-target-recorder';
+
+export async function startService(env: Record<string, string> = {}, o: { dataDir?: string; setup?: boolean } = {}): Promise<TestService> {
+  const dataDir = o.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-test-'));
+  const config = loadConfig({
+    SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
+    SERVICE_DATA_DIR: dataDir,
+    SERVICE_PORT: '0',
+    SERVICE_HOST: '127.0.0.1',
+    SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+    SERVICE_LOG_FORMAT: 'json',
+    SERVICE_LOG_LEVEL: 'DEBUG',
+    SERVICE_PLUGINS: TEST_PLUGINS,
+    SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '5',
+    ...env,
+  });
+  let fake: number | undefined;
+  const clock = {
+    now: () => (fake === undefined ? new Date() : new Date(fake)),
+    set: (d: Date | string) => { fake = new Date(d).getTime(); },
+    advance: (ms: number) => { fake = (fake ?? Date.now()) + ms; },
+    real: () => { fake = undefined; },
+  };
+  const lines: string[] = [];
+  const sink = new PassThrough();
+  sink.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n').filter(Boolean)));
+  const service = await createService(config, { logDestination: sink, clock });
+  const url = await service.listen();
+  const request = async <T = any>(method: string, p: string, ro: RequestOptions = {}): Promise<Response<T>> => {
+    const headers: Record<string, string> = { ...(ro.headers ?? {}) };
+    if (ro.token) headers.authorization = `Bearer ${ro.token}`;
+    let body: string | Buffer | undefined;
+    if (ro.raw !== undefined) body = ro.raw;
+    else if (ro.body !== undefined) { body = JSON.stringify(ro.body); headers['content-type'] ??= 'application/json'; }
+    const res = await fetch(url + p, { method, headers, body: body as BodyInit | undefined });
+    const text = await res.text();
+    let parsed: any = text;
+    try { parsed = text ? JSON.parse(text) : undefined; } catch { /* not JSON */ }
+    return { status: res.status, headers: res.headers, body: parsed, text };
+  };
+  let admin = { token: '', id: '', email: 'admin@example.test' };
+  if (o.setup !== false) {
+    const r = await request('POST', '/api/setup', { body: { email: admin.email, password: 'correct horse battery' } });
+    if (r.status !== 201) throw new Error(`setup failed: ${r.status} ${r.text}`);
+    admin = { token: r.body.access_token, id: r.body.user.id, email: admin.email };
+  }
+  let n = 0;
+  return {
+    url, service, dataDir, admin, clock, request,
+    logs: () => lines.map((l) => { try { return JSON.parse(l); } catch { return { raw: l }; } }),
+    logText: () => lines.join('\n'),
+    async user(email = `user${++n}-${crypto.randomBytes(3).toString('hex')}@example.test`) {
+      const { createUser } = await import('../../core/src/users/users.ts');
+      const row = await createUser(service.core.db, { email, password: 'user password 1', max_chats: 20 });
+      const r = await request('POST', '/api/auth/login', { body: { email, password: 'user password 1' } });
+      if (r.status !== 200) throw new Error(`login failed: ${r.status} ${r.text}`);
+      return { token: r.body.access_token, id: row.id, email };
+    },
+    async stop() {
+      await service.stop();
+      if (!o.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A loopback HTTP server that records what it receives and answers as told. */
+export async function startSink(): Promise<{ url: string; received: any[]; respond: (status: number, headers?: Record<string, string>) => void; close(): Promise<void>; waitFor(n: number, ms?: number): Promise<any[]> }> {
+  const http = await import('node:http');
+  let status = 200;
+  let headers: Record<string, string> = {};
+  const received: any[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      let body: any = text;
+      try { body = JSON.parse(text); } catch { /* keep text */ }
+      if (status < 300) received.push({ body, headers: req.headers, at: Date.now() });
+      res.writeHead(status, { 'content-type': 'text/plain', ...headers });
+      res.end(status < 300 ? `ok-${received.length}` : 'nope');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as { port: number }).port;
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    received,
+    respond: (s, h = {}) => { status = s; headers = h; },
+    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    async waitFor(n, ms = 5000) {
+      const end = Date.now() + ms;
+      while (received.length < n && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      return received;
+    },
+  };
+}
