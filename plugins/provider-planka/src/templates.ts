@@ -15,7 +15,7 @@ export const templates: TemplateSet = {
     },
     card_updated: {
       title: 'Card edited: {{card_name}}',
-      body: '{{user}} changed {{#each changed_fields}}{{.}} {{/each}}on {{board_name}}.{{#if previous_name}}\nPreviously: {{previous_name}}{{/if}}' + link,
+      body: '{{user}} edited the card on {{board_name}}.{{#if previous_name}}\nPreviously: {{previous_name}}{{/if}}' + link,
     },
     card_commented: {
       title: 'Comment on {{card_name}}',
@@ -29,15 +29,15 @@ export const templates: TemplateSet = {
   ru: {
     card_created: {
       title: 'Новая карточка: {{card_name}}',
-      body: '{{user}} добавил(а) её в список «{{list_name}}» на доске «{{board_name}}».{{#if description_excerpt}}\n\n{{description_excerpt}}{{/if}}' + link,
+      body: 'Список «{{list_name}}», доска «{{board_name}}». Автор: {{user}}.{{#if description_excerpt}}\n\n{{description_excerpt}}{{/if}}' + link,
     },
     card_moved: {
       title: 'Карточка перемещена: {{card_name}}',
-      body: '{{user}} переместил(а) её из «{{from_list}}» в «{{to_list}}» на доске «{{board_name}}».' + link,
+      body: 'Из списка «{{from_list}}» в «{{to_list}}» (доска «{{board_name}}»). Пользователь: {{user}}.' + link,
     },
     card_updated: {
       title: 'Карточка изменена: {{card_name}}',
-      body: '{{user}} изменил(а) карточку на доске «{{board_name}}».{{#if previous_name}}\nПрежнее название: {{previous_name}}{{/if}}' + link,
+      body: 'Изменены название или описание (доска «{{board_name}}»). Пользователь: {{user}}.{{#if previous_name}}\nПрежнее название: {{previous_name}}{{/if}}' + link,
     },
     card_commented: {
       title: 'Комментарий к карточке {{card_name}}',
@@ -45,7 +45,7 @@ export const templates: TemplateSet = {
     },
     card_due_date_set: {
       title: 'Срок для карточки {{card_name}}',
-      body: '{{user}} установил(а) срок: {{due_date}} (доска «{{board_name}}», список «{{list_name}}»).' + link,
+      body: 'Новый срок: {{due_date}} (доска «{{board_name}}», список «{{list_name}}»). Пользователь: {{user}}.' + link,
     },
   },
 };
