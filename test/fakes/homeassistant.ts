@@ -30,6 +30,8 @@ export interface FakeHomeAssistant {
   readonly connections: number;
   /** Every JSON message received from clients, in order. */
   readonly received: Record<string, unknown>[];
+  /** Host headers of the upgrade requests, in order. */
+  readonly hostHeaders: string[];
   /** Authenticated clients connected now. */
   authedClients(): number;
   /** Event types subscribed by the authenticated clients connected now. */
@@ -58,9 +60,11 @@ export async function startFakeHomeAssistant(opts: FakeHaOptions): Promise<FakeH
   let connections = 0;
   let contextSeq = 0;
   const received: Record<string, unknown>[] = [];
+  const hostHeaders: string[] = [];
 
   server.on('connection', (s: Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
   server.on('upgrade', (req, socket, head) => {
+    hostHeaders.push(req.headers.host ?? '');
     if (fake.refuse || new URL(req.url ?? '/', 'http://x').pathname !== '/api/websocket') {
       socket.end(`HTTP/1.1 ${fake.refuse ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
       return;
@@ -118,6 +122,7 @@ export async function startFakeHomeAssistant(opts: FakeHaOptions): Promise<FakeH
     url: `http://127.0.0.1:${port}`,
     get connections() { return connections; },
     received,
+    hostHeaders,
     refuse: false,
     answerPings: true,
     silent: false,

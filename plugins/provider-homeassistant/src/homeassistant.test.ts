@@ -176,3 +176,24 @@ t.test('stop() is prompt during a hanging handshake and during backoff; the abor
   t.match(await again.h.instance.health!(), { status: 'degraded', detail: 'stopped' });
   t.ok(Date.now() - began < 1000);
 });
+
+t.test('connects to the address the outbound policy checked and keeps the host name', async (t) => {
+  const fake = await startFakeHomeAssistant({ token: TOKEN });
+  const real = createTestHost().http;
+  const asked: string[] = [];
+  // A name that no resolver knows: only the pinned address can reach the fake.
+  const http = { ...real, resolveAllowed: async (name: string) => { asked.push(name); return { address: '127.0.0.1', family: 4 as const }; } };
+  const port = new URL(fake.url).port;
+  const h = await createTestHost({ http }).provider(plugin, { base_url: `http://ha.herald-test.invalid:${port}`, access_token: TOKEN });
+  t.teardown(async () => { await h.instance.stop?.(); await fake.close(); });
+  await connected(fake, h);
+  t.same(asked, ['ha.herald-test.invalid']);
+  t.same(fake.hostHeaders, [`ha.herald-test.invalid:${port}`]);
+
+  const refusing = { ...real, resolveAllowed: async () => { throw Object.assign(new Error('refused to connect to ha.lan: 10.0.0.2 is private'), { code: 'OUTBOUND_REFUSED' }); } };
+  const r = await createTestHost({ http: refusing }).provider(plugin, { base_url: 'http://ha.lan:8123', access_token: TOKEN });
+  t.teardown(() => r.instance.stop?.());
+  await r.instance.start?.();
+  await waitFor('a failed attempt', () => r.log.lines.some((l) => l.level === 'warn'));
+  t.match(await r.instance.health!(), { status: 'degraded', detail: /10\.0\.0\.2 is private/ });
+});

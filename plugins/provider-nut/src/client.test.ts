@@ -150,3 +150,19 @@ t.test('stale data counts as comm loss; a WAIT status is skipped without a basel
   await poll();
   t.same(h.emitted.map((e) => e.type), ['ups_comm_lost', 'ups_comm_restored', 'ups_online']);
 });
+
+t.test('the provider dials the address the outbound policy checked', async (t) => {
+  const fake = await startFakeNut();
+  t.teardown(() => fake.close());
+  const real = createTestHost().http;
+  const asked: string[] = [];
+  const http = { ...real, resolveAllowed: async (name: string) => { asked.push(name); return { address: '127.0.0.1', family: 4 as const }; } };
+  const h = await createTestHost({ http }).provider(createNutProvider(), { host: 'ups.herald-test.invalid', port: fake.port, ups_name: 'test' });
+  await h.instance.poll!({ trackers: [], signal: h.abort.signal });
+  t.same(asked, ['ups.herald-test.invalid']);
+  t.equal(h.store.data.size, 1, 'baseline recorded through the pinned address');
+
+  const refusing = { ...real, resolveAllowed: async () => { throw Object.assign(new Error('refused to connect to ups.lan: 10.0.0.3 is private'), { code: 'OUTBOUND_REFUSED' }); } };
+  const r = await createTestHost({ http: refusing }).provider(createNutProvider(), { host: 'ups.lan', ups_name: 'test' });
+  await t.rejects(r.instance.poll!({ trackers: [], signal: r.abort.signal }), { code: 'CONFIG', message: /private/ });
+});
