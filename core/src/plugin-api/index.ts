@@ -179,6 +179,8 @@ export interface EmittedEvent {
   occurredAt?: Date;
   /** Extra strings available to templates as `extras.*` (redacted like payload excerpts). */
   extras?: Record<string, string>;
+  /** Overrides the event type's declared severity for this one event (e.g. mapped from a generic webhook). */
+  severity?: Severity;
 }
 
 export interface TrackerView<T = Record<string, unknown>> {
@@ -233,6 +235,12 @@ export interface WebhookResult {
   status?: number;
   body?: unknown;
   events: EmittedEvent[];
+  /**
+   * Replay protection without losing events: the plugin checks `ctx.store.get(key)` (409 when present)
+   * and returns the key here; the core stores it only once the events are durable, so a delivery
+   * that failed to record can be retried by its sender.
+   */
+  replayKey?: { key: string; ttlSeconds: number };
 }
 
 export interface HealthReport {

@@ -112,6 +112,15 @@ export function createTestHost(opts: TestHostOptions = {}) {
         },
         async trackers() { return trackers; },
       });
+      if (instance.handleWebhook) {
+        // Mirror the core: a returned replay key is remembered once the delivery is accepted.
+        const handle = instance.handleWebhook.bind(instance);
+        instance.handleWebhook = async (req) => {
+          const r = await handle(req);
+          if (r.replayKey) await store.set(r.replayKey.key, 1, { ttlSeconds: r.replayKey.ttlSeconds });
+          return r;
+        };
+      }
       return { instance, emitted, trackers, store, log, abort };
     },
     async target(def: TargetDefinition<any>, config: unknown, o: { bot?: MessagingBotRef; instanceId?: string } = {}): Promise<TargetHarness> {

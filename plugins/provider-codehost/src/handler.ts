@@ -40,14 +40,15 @@ export async function handleDelivery(deps: HandlerDeps, req: InboundWebhook): Pr
   const { config, store, log } = deps;
   verifySignature(config.host, config.webhook_secret, req);
   const info = deliveryInfo(config.host, req);
-  const fresh = await store.setIfAbsent(`delivery:${info.deliveryId}`, 1, { ttlSeconds: REPLAY_TTL_SECONDS });
-  if (!fresh) throw new WebhookRejectedError(409, 'delivery already processed');
+  // The core stores the key only once the events are durable, so a delivery that failed can be redelivered.
+  const replayKey = { key: `delivery:${info.deliveryId}`, ttlSeconds: REPLAY_TTL_SECONDS };
+  if (await store.get(replayKey.key) !== undefined) throw new WebhookRejectedError(409, 'delivery already processed');
   const body = readBody(req);
-  if (info.event === 'ping') return { status: 200, body: { ok: true }, events: [] };
+  if (info.event === 'ping') return { status: 200, body: { ok: true }, events: [], replayKey };
   const outcome = route(info, body, config);
   if ('ignored' in outcome) {
     log.debug({ event: info.event, delivery: info.deliveryId, reason: outcome.ignored }, 'delivery ignored');
-    return { status: 200, body: { ignored: true, reason: outcome.ignored }, events: [] };
+    return { status: 200, body: { ignored: true, reason: outcome.ignored }, events: [], replayKey };
   }
-  return { events: outcome.events };
+  return { events: outcome.events, replayKey };
 }

@@ -18,7 +18,7 @@ export const events: Record<string, EventSpec> = {
   webhook_received: {
     payload: WebhookReceivedPayload,
     quietHours: 'defer',
-    // The contract has one severity per event type; the mapped severity travels in the payload.
+    // The declared default; each event carries its mapped severity (EmittedEvent.severity).
     severity: 'info',
     description: 'A JSON request arrived on the webhook URL and was mapped to a notification',
   },

@@ -45,6 +45,7 @@ t.test('hmac_sha256 is the default mode and verifies the raw body', async (t) =>
       title: 'Disk almost full', body: 'Disk at 97% on nas', severity: 'critical', source_ip: '203.0.113.7', event_key: 'fp-123',
       fields: { title: 'Disk almost full', body: 'Disk at 97% on nas', severity: 'p1', event_key: 'fp-123' },
     },
+    severity: 'critical',
   });
   const upper = sign(raw).replace(/^sha256=/, 'sha256=').toUpperCase().replace('SHA256=', 'sha256=');
   t.equal((await wh.handleWebhook!(req(alert, { 'x-signature-256': upper }, raw))).events.length, 1, 'hex case does not matter');

@@ -9,6 +9,7 @@ import { redactObject, redactText } from '../../logging/redact.ts';
 import { InvalidEventError } from '../service.ts';
 import type { Relay } from '../pipeline/relay.ts';
 import { WindowLimiter } from './rate-limit.ts';
+import { DbInstanceStore } from '../../plugins/store.ts';
 
 const MAX_BODY = 5 * 1024 * 1024;
 const DEFAULT_PLUGIN_BODY = 1024 * 1024;
@@ -84,6 +85,10 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
         await log(err instanceof InvalidEventError ? 422 : 500, msg, ids);
         if (!(err instanceof InvalidEventError)) throw err;
         return send(422, 'invalid_event', `The webhook produced an invalid event: ${msg}`);
+      }
+      if (result.replayKey) {
+        // Only now, with the events durable, is the delivery remembered as processed.
+        await new DbInstanceStore(core.db, provider.id, () => core.clock.now()).set(result.replayKey.key, 1, { ttlSeconds: result.replayKey.ttlSeconds });
       }
       if (!result.events.length) {
         const status = result.status ?? 200;

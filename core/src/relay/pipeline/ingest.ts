@@ -40,7 +40,7 @@ export async function ingestEvent(core: Core, provider: ProviderRow, e: EmittedE
     if (m !== prev?.d) perTarget.set(l.target_id, { d: m, trackerId: l.tracker_id });
   }
   return writeEvent(core, {
-    userId: provider.user_id, providerId: provider.id, providerKind: provider.kind, type: e.type, severity: spec.severity,
+    userId: provider.user_id, providerId: provider.id, providerKind: provider.kind, type: e.type, severity: e.severity ?? spec.severity,
     payload: e.payload, extras: e.extras, trackerIds: e.trackerIds, occurredAt: e.occurredAt ?? now, deliveries: perTarget,
   });
 }

@@ -1,0 +1,25 @@
+# Herald: one image for the relay and the assistant. Data lives in the /data volume.
+FROM node:24-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY core/package.json core/
+COPY plugins plugins
+COPY test/fixtures/plugins test/fixtures/plugins
+RUN npm ci --omit=optional
+COPY . .
+RUN npm run build:web && npm prune --omit=dev || true
+
+FROM node:24-slim
+ENV NODE_ENV=production SERVICE_DATA_DIR=/data SERVICE_HOST=0.0.0.0 SERVICE_PORT=8080 SERVICE_SUPERVISED=true
+RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-core && rm -rf /var/lib/apt/lists/* \
+  && groupadd --system herald && useradd --system --gid herald --home /app herald \
+  && mkdir -p /data && chown herald:herald /data
+WORKDIR /app
+COPY --from=build --chown=herald:herald /app /app
+USER herald
+VOLUME ["/data"]
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:8080/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+# The container runtime's restart policy is the supervisor (SERVICE_SUPERVISED=true above).
+CMD ["node", "core/src/main.ts"]

@@ -1,0 +1,48 @@
+/** Finding a bot kind's driver and the context it runs with. */
+import type { Core } from '../../core.ts';
+import type { BotDriverContext, MessagingBotDriver, PluginLogger } from '../../plugin-api/index.ts';
+
+/** Time allowed for one short Bot API call (getMe, setWebhook, a reply). */
+export const BOT_CALL_TIMEOUT_MS = 15_000;
+
+/** A bot record as the runtime reads it from the `bots` table. */
+export interface BotRow {
+  id: string; user_id: string; kind: string; name: string; token: string; bot_id: string | null; username: string | null;
+  mode: 'polling' | 'webhook'; webhook_path_id: string; update_offset: number | string; status: string; status_detail: string | null;
+  created_at: string; updated_at: string;
+}
+
+/** The driver of a bot kind: the target plugin of that id provides it, or nothing does. */
+export function botDriver(core: Core, kind: string): MessagingBotDriver | undefined {
+  return core.plugins.target(kind)?.def.botDriver;
+}
+
+/** Bot kinds this service can run (enabled target plugins that ship a bot driver). */
+export function botKinds(core: Core): string[] {
+  return [...core.plugins.plugins.values()].filter((p) => p.kind === 'target' && (p.def as { botDriver?: unknown }).botDriver).map((p) => p.id).sort();
+}
+
+export function driverContext(core: Core): BotDriverContext {
+  return { http: core.outbound, log: core.logs.get('bots') as unknown as PluginLogger };
+}
+
+/** Registers a bot token as a secret value so it is masked in every log line and error text. */
+export function rememberToken(core: Core, token: string): void { core.logs.secrets.add(token); }
+
+/** An error message fit to store and show: the driver masks tokens already; known secrets are masked again. */
+export function safeMessage(core: Core, err: unknown): string {
+  return core.logs.secrets.mask((err as Error)?.message ?? String(err));
+}
+
+/** Base URL the bot service reaches us at (SERVICE_PUBLIC_URL, or the listening address). */
+export function publicBase(core: Core): string {
+  const probe = core.plugins.webhookUrl({ webhook_token: 'x' });
+  return probe.slice(0, -'/api/hooks/x'.length);
+}
+
+export const botWebhookUrl = (core: Core, pathId: string): string => `${publicBase(core)}/api/bots/${pathId}/webhook`;
+
+/** A signal that aborts after `ms` or when `parent` aborts. */
+export function deadline(ms: number, parent?: AbortSignal): AbortSignal {
+  return parent ? AbortSignal.any([parent, AbortSignal.timeout(ms)]) : AbortSignal.timeout(ms);
+}

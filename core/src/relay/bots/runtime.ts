@@ -1,0 +1,99 @@
+/** The messaging-bot runtime: one polling loop per polling bot on the scheduler leader, and the shared bits of the webhook route. */
+import type { Core } from '../../core.ts';
+import { ConfigurationError } from '../../config/config.ts';
+import { botDriver, rememberToken, safeMessage, type BotRow } from './driver.ts';
+import { connectBot } from './connect.ts';
+import { BotMessages } from './messages.ts';
+import { Poller } from './poller.ts';
+
+export class BotRuntime {
+  readonly messages = new BotMessages();
+  private pollers = new Map<string, Poller>();
+  private background = new Set<Promise<unknown>>();
+  private running = false;
+  private core: Core;
+  /** Backoff base of polling loops, in ms (tests shorten it). */
+  backoffBaseMs = 1000;
+
+  constructor(core: Core) { this.core = core; }
+
+  /** Tracks a fire-and-forget task (a /start reply) so shutdown can wait for it. */
+  track(p: Promise<unknown>): void {
+    const q = p.catch(() => {}).finally(() => this.background.delete(q));
+    this.background.add(q);
+  }
+
+  /** Refuses boot when a webhook-mode bot exists without the shared secret, then starts polling (leader only). */
+  async start(): Promise<void> {
+    const webhookBots = await this.core.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM bots WHERE mode = 'webhook'`);
+    if (Number(webhookBots?.n ?? 0) > 0 && !this.core.config.messagingWebhookSecret) {
+      throw new ConfigurationError('SERVICE_MESSAGING_WEBHOOK_SECRET is required because a messaging bot runs in webhook mode; set it, or switch the bot to polling');
+    }
+    for (const b of await this.core.db.all<{ token: string }>('SELECT token FROM bots')) rememberToken(this.core, b.token);
+    this.running = true;
+    this.core.jobs.onLeadershipChange((leader) => { void (leader ? this.startAll() : this.stopAll()); });
+    if (this.core.jobs.isLeader()) await this.startAll();
+  }
+
+  private async startAll(): Promise<void> {
+    if (!this.running) return;
+    const rows = await this.core.db.all<BotRow>('SELECT * FROM bots ORDER BY id');
+    for (const row of rows) await this.startOne(row);
+  }
+
+  private async stopAll(): Promise<void> {
+    const all = [...this.pollers.values()];
+    this.pollers.clear();
+    await Promise.all(all.map((p) => p.stop()));
+  }
+
+  private async startOne(row: BotRow): Promise<void> {
+    if (!this.running || !this.core.jobs.isLeader() || this.pollers.has(row.id)) return;
+    const driver = botDriver(this.core, row.kind);
+    if (!driver) return;
+    rememberToken(this.core, row.token);
+    if (row.mode === 'polling') {
+      if (row.status === 'auth_failed') return;
+      this.pollers.set(row.id, new Poller(this.core, row, driver, this.messages, this.backoffBaseMs));
+      return;
+    }
+    // A webhook bot that never got its webhook set (service unreachable at creation): try again once.
+    if (row.status !== 'ok' && row.status !== 'auth_failed' && this.core.config.messagingWebhookSecret) {
+      this.track(connectBot(this.core, driver, row).then((c) => this.core.db.run(
+        'UPDATE bots SET status = ?, status_detail = ?, bot_id = COALESCE(bot_id, ?), username = COALESCE(?, username) WHERE id = ?',
+        [c.status, c.detail, c.botId, c.username, row.id],
+      )).catch((err) => this.core.logs.get('bots').warn({ bot_id: row.id, error: safeMessage(this.core, err) }, 'registering the bot webhook failed')));
+    }
+  }
+
+  /** A bot record changed: its loop restarts with the new settings (or stops). */
+  async changed(id: string): Promise<void> {
+    await this.removed(id);
+    const row = await this.core.db.get<BotRow>('SELECT * FROM bots WHERE id = ?', [id]);
+    if (row && row.mode === 'polling') await this.startOne(row);
+  }
+
+  /** A bot record is going away or switching mode: stop its loop first. */
+  async removed(id: string): Promise<void> {
+    const p = this.pollers.get(id);
+    if (!p) return;
+    this.pollers.delete(id);
+    await p.stop();
+  }
+
+  /** Whether a polling loop runs for a bot (tests, readiness). */
+  polling(id: string): boolean { return this.pollers.has(id); }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await this.stopAll();
+    await Promise.allSettled([...this.background]);
+  }
+}
+
+/** The runtime of this core, created on first use (routes may need it before startBots runs). */
+export function botRuntime(core: Core): BotRuntime {
+  let r = core.services.get('bots') as BotRuntime | undefined;
+  if (!r) { r = new BotRuntime(core); core.services.set('bots', r); }
+  return r;
+}

@@ -1,0 +1,126 @@
+/** Scheduled actions: `GET, POST /api/actions`, `GET, PATCH, DELETE /api/actions/{id}`, `POST /api/actions/{id}/run`. */
+import Type from 'typebox';
+import type { Static, TSchema } from 'typebox';
+import { Compile } from 'typebox/compile';
+import type { App } from '../../http/server.ts';
+import type { Core } from '../../core.ts';
+import { requireUser, caller } from '../../auth/guard.ts';
+import { IdParams, ListQuery, Uuid } from '../../http/schemas.ts';
+import { unprocessable } from '../../http/problem.ts';
+import { newId } from '../../http/ids.ts';
+import { Database as Db } from '../../db/database.ts';
+import { invalidConfig, nowIso, owned, pageSql, relay, validTimeZone, type Page } from './common.ts';
+import { checkSchedule } from './schedule.ts';
+
+const Kind = Type.Union([Type.Literal('digest'), Type.Literal('message')]);
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Schedule = Type.String({ minLength: 1, maxLength: 120 });
+const Zone = Type.String({ minLength: 1, maxLength: 64 });
+const Config = Type.Object({}, { additionalProperties: true });
+const CreateBody = Type.Object({ name: Name, kind: Kind, schedule: Schedule, timezone: Type.Optional(Zone), config: Config, enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+const PatchBody = Type.Object({ name: Type.Optional(Name), kind: Type.Optional(Kind), schedule: Type.Optional(Schedule), timezone: Type.Optional(Zone), config: Type.Optional(Config), enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+
+/** What each kind's config holds. */
+const configSchemas: Record<'digest' | 'message', TSchema> = {
+  digest: Type.Object({ tracker_id: Uuid }, { additionalProperties: false }),
+  message: Type.Object({
+    target_ids: Type.Array(Uuid, { minItems: 1, maxItems: 20, uniqueItems: true }),
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    body: Type.String({ minLength: 1, maxLength: 4000 }),
+  }, { additionalProperties: false }),
+};
+const validators = { digest: Compile(configSchemas.digest), message: Compile(configSchemas.message) };
+
+type Row = Record<string, any>;
+interface Input { name: string; kind: 'digest' | 'message'; schedule: string; timezone: string; config: Record<string, unknown>; enabled: boolean }
+
+export function actionView(row: Row) {
+  return {
+    id: row.id as string, name: row.name as string, kind: row.kind as string, schedule: row.schedule as string, timezone: row.timezone as string,
+    config: Db.json<Record<string, unknown>>(row.config, {}), enabled: Db.bool(row.enabled),
+    last_run_at: (row.last_run_at ?? null) as string | null, last_status: (row.last_status ?? null) as string | null, last_error: (row.last_error ?? null) as string | null,
+    next_run_at: (row.next_run_at ?? null) as string | null, created_at: row.created_at as string, updated_at: row.updated_at as string,
+  };
+}
+
+/** Validates the schedule, time zone and kind-specific config; returns the next run (null when disabled). */
+async function validate(core: Core, userId: string, input: Input): Promise<string | null> {
+  if (!validTimeZone(input.timezone)) {
+    throw unprocessable(`timezone "${input.timezone}" is not an IANA time zone (for example Europe/Berlin or UTC).`, [{ path: 'body/timezone', message: 'is not an IANA time zone' }], 'invalid_timezone');
+  }
+  const check = checkSchedule(input.schedule, input.timezone, core.clock.now());
+  if (!check.ok) throw unprocessable(`The ${check.problem}.`, [{ path: 'body/schedule', message: check.problem }], 'invalid_schedule');
+  const v = validators[input.kind];
+  if (!v.Check(input.config)) {
+    throw invalidConfig('config', `config of a ${input.kind} action`, [...v.Errors(input.config)].map((e) => ({ path: e.instancePath || '/', message: e.message })));
+  }
+  if (input.kind === 'digest') {
+    const id = input.config.tracker_id as string;
+    if (!(await core.db.get('SELECT 1 AS ok FROM trackers WHERE id = ? AND user_id = ?', [id, userId]))) {
+      throw unprocessable('config.tracker_id does not name one of your trackers.', [{ path: 'body/config/tracker_id', message: 'is not one of your trackers' }], 'unknown_tracker');
+    }
+  } else {
+    const ids = input.config.target_ids as string[];
+    const found = await core.db.all<{ id: string }>(`SELECT id FROM targets WHERE user_id = ? AND id IN (${ids.map(() => '?').join(', ')})`, [userId, ...ids]);
+    const missing = ids.filter((id) => !found.some((f) => f.id === id));
+    if (missing.length) {
+      throw unprocessable(`config.target_ids names targets that are not yours: ${missing.join(', ')}.`,
+        missing.map((id) => ({ path: `body/config/target_ids/${ids.indexOf(id)}`, message: 'is not one of your targets' })), 'unknown_target');
+    }
+  }
+  return input.enabled && check.nextRun ? check.nextRun.toISOString() : null;
+}
+
+export async function actionRoutes(app: App, core: Core): Promise<void> {
+  const auth = requireUser(core);
+  const get = (id: string, userId: string) => owned(core, 'actions', id, userId, 'Action');
+
+  app.get('/api/actions', { schema: { tags: ['relay'], querystring: ListQuery }, preHandler: auth }, async (req) => {
+    const params: unknown[] = [caller(req).id];
+    const rows = await core.db.all(`SELECT * FROM actions WHERE user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
+    return { actions: rows.map(actionView) };
+  });
+
+  app.post('/api/actions', { schema: { tags: ['relay'], body: CreateBody }, preHandler: auth }, async (req, reply) => {
+    const user = caller(req);
+    const b = req.body as Static<typeof CreateBody>;
+    const input: Input = { name: b.name, kind: b.kind, schedule: b.schedule.trim(), timezone: b.timezone ?? 'UTC', config: b.config as Record<string, unknown>, enabled: b.enabled ?? true };
+    const nextRun = await validate(core, user.id, input);
+    const id = newId();
+    const now = nowIso(core);
+    await core.db.run(`INSERT INTO actions (id, user_id, name, kind, schedule, timezone, config, enabled, next_run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [id, user.id, input.name, input.kind, input.schedule, input.timezone, input.config, input.enabled, nextRun, now, now]);
+    reply.code(201);
+    return actionView(await get(id, user.id));
+  });
+
+  app.get('/api/actions/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req) => actionView(await get((req.params as { id: string }).id, caller(req).id)));
+
+  app.patch('/api/actions/:id', { schema: { tags: ['relay'], params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
+    const user = caller(req);
+    const row = await get((req.params as { id: string }).id, user.id);
+    const b = req.body as Static<typeof PatchBody>;
+    const input: Input = {
+      name: b.name ?? row.name, kind: b.kind ?? row.kind, schedule: (b.schedule ?? row.schedule).trim(), timezone: b.timezone ?? row.timezone,
+      config: (b.config as Record<string, unknown> | undefined) ?? Db.json(row.config, {}), enabled: b.enabled ?? Db.bool(row.enabled),
+    };
+    const nextRun = await validate(core, user.id, input);
+    await core.db.run('UPDATE actions SET name = ?, kind = ?, schedule = ?, timezone = ?, config = ?, enabled = ?, next_run_at = ?, updated_at = ? WHERE id = ? AND user_id = ?',
+      [input.name, input.kind, input.schedule, input.timezone, input.config, input.enabled, nextRun, nowIso(core), row.id, user.id]);
+    return actionView(await get(row.id, user.id));
+  });
+
+  app.delete('/api/actions/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req, reply) => {
+    const user = caller(req);
+    const row = await get((req.params as { id: string }).id, user.id);
+    await core.db.run('DELETE FROM actions WHERE id = ? AND user_id = ?', [row.id, user.id]);
+    return reply.code(204).send();
+  });
+
+  app.post('/api/actions/:id/run', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req) => {
+    const user = caller(req);
+    const row = await get((req.params as { id: string }).id, user.id);
+    await relay(core).runAction(row.id);
+    return actionView(await get(row.id, user.id));
+  });
+}

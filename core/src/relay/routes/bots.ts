@@ -1,0 +1,155 @@
+/** Messaging bots: `GET, POST /api/bots`, `GET, PATCH, DELETE /api/bots/{id}`, `GET /api/bots/{id}/chats`. */
+import Type from 'typebox';
+import type { Static } from 'typebox';
+import type { App } from '../../http/server.ts';
+import type { Core } from '../../core.ts';
+import { requireUser, caller } from '../../auth/guard.ts';
+import { IdParams, ListQuery } from '../../http/schemas.ts';
+import { conflict, unprocessable } from '../../http/problem.ts';
+import { newId, randomToken } from '../../http/ids.ts';
+import { Database as Db } from '../../db/database.ts';
+import type { MessagingBotDriver } from '../../plugin-api/index.ts';
+import { BOT_CALL_TIMEOUT_MS, botDriver, botKinds, deadline, driverContext, rememberToken, type BotRow } from '../bots/driver.ts';
+import { connectBot, type Connection } from '../bots/connect.ts';
+import { botRuntime } from '../bots/runtime.ts';
+import { nowIso, owned, pageSql, type Page } from './common.ts';
+import { MASKED } from './secrets.ts';
+
+const Mode = Type.Union([Type.Literal('polling'), Type.Literal('webhook')]);
+const Token = Type.String({ minLength: 1, maxLength: 256 });
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const CreateBody = Type.Object({ name: Name, token: Token, mode: Mode, kind: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }, { additionalProperties: false });
+const PatchBody = Type.Object({ name: Type.Optional(Name), token: Type.Optional(Token), mode: Type.Optional(Mode) }, { additionalProperties: false });
+
+/** The bot as the API shows it: never its token or its webhook path. */
+export function botView(row: Record<string, any>) {
+  return {
+    id: row.id as string, kind: row.kind as string, name: row.name as string, token: MASKED,
+    bot_id: (row.bot_id ?? null) as string | null, username: (row.username ?? null) as string | null, mode: row.mode as string,
+    status: row.status as string, status_detail: (row.status_detail ?? null) as string | null,
+    created_at: row.created_at as string, updated_at: row.updated_at as string,
+  };
+}
+
+function needDriver(core: Core, kind: string): MessagingBotDriver {
+  const d = botDriver(core, kind);
+  if (!d) throw unprocessable(`Bots of kind "${kind}" are not available; the enabled bot kinds are: ${botKinds(core).join(', ') || 'none'}.`, [{ path: 'body/kind', message: 'is not an enabled bot kind' }], 'unknown_kind');
+  return d;
+}
+
+function needSecretFor(core: Core, mode: string): void {
+  if (mode === 'webhook' && !core.config.messagingWebhookSecret) {
+    throw unprocessable('Webhook mode needs SERVICE_MESSAGING_WEBHOOK_SECRET to be set on the server; use polling mode or ask the operator to set it.',
+      [{ path: 'body/mode', message: 'webhook mode is not configured on this server' }], 'webhook_secret_missing');
+  }
+}
+
+function refuseRejected(c: Connection): void {
+  if (c.status === 'auth_failed') throw unprocessable('The bot token was rejected by the bot service; check it and try again.', [{ path: 'body/token', message: 'was rejected' }], 'bot_token_rejected');
+}
+
+async function botIdTaken(core: Core, botId: string | null, exceptId?: string): Promise<boolean> {
+  if (!botId) return false;
+  return Boolean(await core.db.get('SELECT 1 AS x FROM bots WHERE bot_id = ? AND id <> ?', [botId, exceptId ?? '']));
+}
+
+const isUniqueViolation = (err: unknown) => /unique|duplicate key/i.test((err as Error)?.message ?? '');
+
+export async function botRoutes(app: App, core: Core): Promise<void> {
+  const auth = requireUser(core);
+  const get = (id: string, userId: string) => owned<BotRow>(core, 'bots', id, userId, 'Bot');
+
+  app.get('/api/bots', { schema: { tags: ['relay'], querystring: ListQuery }, preHandler: auth }, async (req) => {
+    const params: unknown[] = [caller(req).id];
+    const rows = await core.db.all(`SELECT * FROM bots WHERE user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
+    return { bots: rows.map(botView) };
+  });
+
+  app.post('/api/bots', { schema: { tags: ['relay'], body: CreateBody }, preHandler: auth }, async (req, reply) => {
+    const user = caller(req);
+    const b = req.body as Static<typeof CreateBody>;
+    const kind = b.kind ?? 'telegram';
+    const driver = needDriver(core, kind);
+    needSecretFor(core, b.mode);
+    rememberToken(core, b.token);
+    const pathId = randomToken();
+    const c = await connectBot(core, driver, { token: b.token, mode: b.mode, webhook_path_id: pathId });
+    refuseRejected(c);
+    if (await botIdTaken(core, c.botId)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
+    const id = newId();
+    const now = nowIso(core);
+    try {
+      await core.db.run(`INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, status, status_detail, created_at, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, kind, b.name, b.token, c.botId, c.username, b.mode, pathId, c.status, c.detail, now, now]);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
+      throw err;
+    }
+    await botRuntime(core).changed(id);
+    reply.code(201);
+    return botView(await get(id, user.id));
+  });
+
+  app.get('/api/bots/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req) => botView(await get((req.params as { id: string }).id, caller(req).id)));
+
+  app.patch('/api/bots/:id', { schema: { tags: ['relay'], params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
+    const user = caller(req);
+    const row = await get((req.params as { id: string }).id, user.id);
+    const b = req.body as Static<typeof PatchBody>;
+    const token = b.token === undefined || b.token === MASKED ? row.token : b.token;
+    const mode = b.mode ?? row.mode;
+    const reconnect = token !== row.token || mode !== row.mode || (row.status !== 'ok' && row.status !== 'running');
+    let c: Connection = { botId: row.bot_id, username: row.username, status: row.status as Connection['status'], detail: row.status_detail };
+    if (reconnect) {
+      const driver = needDriver(core, row.kind);
+      needSecretFor(core, mode);
+      // The polling loop must let go before the webhook is set (or the token changes).
+      await botRuntime(core).removed(row.id);
+      c = await connectBot(core, driver, { token, mode, webhook_path_id: row.webhook_path_id });
+      if (c.status === 'auth_failed' && token === row.token) {
+        // The stored token stopped working: record it rather than refuse an edit that did not touch it.
+      } else refuseRejected(c);
+      if (c.botId && row.bot_id && c.botId !== row.bot_id) {
+        await botRuntime(core).changed(row.id);
+        throw unprocessable(`This token belongs to a different bot${c.username ? ` (@${c.username})` : ''}; add it as a new bot instead.`, [{ path: 'body/token', message: 'belongs to a different bot' }], 'different_bot');
+      }
+      if (await botIdTaken(core, c.botId, row.id)) { await botRuntime(core).changed(row.id); throw conflict('This bot is already registered with Herald.', 'bot_exists'); }
+      if (row.mode === 'webhook' && mode === 'polling') {
+        await driver.deleteWebhook(driverContext(core), token, deadline(BOT_CALL_TIMEOUT_MS)).catch(() => {});
+      }
+    }
+    await core.db.run('UPDATE bots SET name = ?, token = ?, mode = ?, bot_id = ?, username = ?, status = ?, status_detail = ?, updated_at = ? WHERE id = ? AND user_id = ?',
+      [b.name ?? row.name, token, mode, c.botId ?? row.bot_id, c.username ?? row.username, c.status, c.detail, nowIso(core), row.id, user.id]);
+    if (reconnect) await botRuntime(core).changed(row.id);
+    return botView(await get(row.id, user.id));
+  });
+
+  app.delete('/api/bots/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req, reply) => {
+    const user = caller(req);
+    const row = await get((req.params as { id: string }).id, user.id);
+    const users = (await core.db.all('SELECT id, name, config FROM targets WHERE user_id = ? AND kind = ?', [user.id, row.kind]))
+      .filter((t) => Db.json<{ bot_id?: unknown }>(t.config, {}).bot_id === row.id);
+    if (users.length) {
+      throw conflict(`This bot sends for ${users.length === 1 ? 'the target' : 'the targets'} ${users.map((t) => `"${t.name}"`).join(', ')}; delete them or move them to another bot first.`, 'bot_in_use');
+    }
+    await botRuntime(core).removed(row.id);
+    const driver = botDriver(core, row.kind);
+    if (driver && row.mode === 'webhook') await driver.deleteWebhook(driverContext(core), row.token, deadline(5000)).catch(() => {});
+    await core.db.run('DELETE FROM bots WHERE id = ? AND user_id = ?', [row.id, user.id]);
+    return reply.code(204).send();
+  });
+
+  app.get('/api/bots/:id/chats', { schema: { tags: ['relay'], params: IdParams, querystring: ListQuery }, preHandler: auth }, async (req) => {
+    const user = caller(req);
+    const bot = await get((req.params as { id: string }).id, user.id);
+    const params: unknown[] = [bot.id, user.id];
+    const rows = await core.db.all(`SELECT * FROM bot_chats WHERE bot_id = ? AND user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
+    return {
+      chats: rows.map((r) => ({
+        id: r.id as string, chat_id: r.chat_id as string, type: r.type as string, title: (r.title ?? null) as string | null,
+        username: (r.username ?? null) as string | null, is_forum: Db.bool(r.is_forum), registered: Db.bool(r.registered),
+        last_seen_at: r.last_seen_at as string, created_at: r.created_at as string,
+      })),
+    };
+  });
+}

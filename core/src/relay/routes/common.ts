@@ -1,0 +1,46 @@
+/** Small pieces every relay route file shares: paging, owned-row lookup, validation answers. */
+import type { Core } from '../../core.ts';
+import { HttpError, notFound, unprocessable, unavailable } from '../../http/problem.ts';
+import { relayOf, type RelayService } from '../service.ts';
+
+export interface Page { limit?: number; before?: string }
+
+/** `AND id < ? ORDER BY id DESC LIMIT ?` for UUIDv7 cursors (newest first). */
+export function pageSql(alias: string, page: Page, params: unknown[]): string {
+  const col = alias ? `${alias}.id` : 'id';
+  let sql = '';
+  if (page.before) { sql += ` AND ${col} < ?`; params.push(page.before); }
+  sql += ` ORDER BY ${col} DESC LIMIT ?`;
+  params.push(Math.min(200, Math.max(1, page.limit ?? 50)));
+  return sql;
+}
+
+/** One row of `table` owned by the caller, or 404 naming `what` (another user's row is "not found" too). */
+export async function owned<T = Record<string, any>>(core: Core, table: string, id: string, userId: string, what: string): Promise<T> {
+  const row = await core.db.get<T>(`SELECT * FROM ${table} WHERE id = ? AND user_id = ?`, [id, userId]);
+  if (!row) throw notFound(what);
+  return row;
+}
+
+/** Turns a plugin validator's errors into a 422 whose paths point into the request body. */
+export function invalidConfig(field: string, what: string, errors: { path: string; message: string }[]): HttpError {
+  const list = errors.map((e) => ({ path: `body/${field}${e.path === '/' ? '' : e.path}`, message: e.message }));
+  return unprocessable(`The ${what} is invalid: ${list.slice(0, 5).map((e) => `${e.path} ${e.message}`).join('; ')}.`, list);
+}
+
+/** True when `zone` is an IANA time zone this runtime knows. */
+export function validTimeZone(zone: string): boolean {
+  try { new Intl.DateTimeFormat(undefined, { timeZone: zone }); return true; } catch { return false; }
+}
+
+/** The relay pipeline, or 503 while it is not running (it registers itself at boot). */
+export function relay(core: Core): RelayService {
+  try { return relayOf(core); } catch { throw unavailable('The relay pipeline is not running; try again shortly.', 'relay_unavailable'); }
+}
+
+/** The relay pipeline when it is there; notifications that can wait use this and skip otherwise. */
+export function relayIfRunning(core: Core): RelayService | undefined {
+  try { return relayOf(core); } catch { return undefined; }
+}
+
+export const nowIso = (core: Core): string => core.clock.now().toISOString();

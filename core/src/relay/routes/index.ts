@@ -1,0 +1,27 @@
+/** The relay's record routes: plugins, providers, trackers and their links, targets, events, deferred, self-monitoring, actions, bots. */
+import type { App } from '../../http/server.ts';
+import type { Core } from '../../core.ts';
+import { pluginRoutes } from './plugins.ts';
+import { providerRoutes } from './providers.ts';
+import { trackerRoutes } from './trackers.ts';
+import { trackerLinkRoutes } from './tracker-links.ts';
+import { targetRoutes } from './targets.ts';
+import { eventRoutes } from './events.ts';
+import { selfMonitoringRoutes } from './self-monitoring.ts';
+import { actionRoutes } from './actions.ts';
+import { botRoutes } from './bots.ts';
+import { botWebhookRoutes } from './bot-webhook.ts';
+
+/** Registers every relay record route on the app. Every route but the bot webhook needs a logged-in user and sees only that user's rows. */
+export async function registerRelayRoutes(app: App, core: Core): Promise<void> {
+  await pluginRoutes(app, core);
+  await providerRoutes(app, core);
+  await trackerRoutes(app, core);
+  await trackerLinkRoutes(app, core);
+  await targetRoutes(app, core);
+  await eventRoutes(app, core);
+  await selfMonitoringRoutes(app, core);
+  await actionRoutes(app, core);
+  await botRoutes(app, core);
+  await botWebhookRoutes(app, core);
+}

@@ -1,0 +1,115 @@
+/** Targets: `GET, POST /api/targets`, `GET, PATCH, DELETE /api/targets/{id}`, `POST /api/targets/{id}/test`. */
+import Type from 'typebox';
+import type { Static } from 'typebox';
+import type { App } from '../../http/server.ts';
+import type { Core } from '../../core.ts';
+import { requireUser, caller } from '../../auth/guard.ts';
+import { IdParams, ListQuery, Locale } from '../../http/schemas.ts';
+import { unprocessable } from '../../http/problem.ts';
+import { newId } from '../../http/ids.ts';
+import { Database as Db } from '../../db/database.ts';
+import { targetRowFrom } from '../../plugins/host.ts';
+import { redactObject } from '../../logging/redact.ts';
+import type { Locale as LocaleName } from '../../plugin-api/index.ts';
+import { invalidConfig, nowIso, owned, pageSql, relay, type Page } from './common.ts';
+import { maskSecrets, restoreMasked } from './secrets.ts';
+
+const Name = Type.String({ minLength: 1, maxLength: 200 });
+const Config = Type.Object({}, { additionalProperties: true });
+const CreateBody = Type.Object({ kind: Type.String({ minLength: 1, maxLength: 64 }), name: Name, config: Config, locale: Locale, enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+const PatchBody = Type.Object({ name: Type.Optional(Name), config: Type.Optional(Config), locale: Type.Optional(Locale), enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+const TestBody = Type.Union([Type.Object({ locale: Type.Optional(Locale) }, { additionalProperties: false }), Type.Null()]);
+
+type Row = Record<string, any>;
+
+/** The target as the API shows it, secrets masked. */
+export function targetView(core: Core, row: Row) {
+  const plugin = core.plugins.target(row.kind);
+  const raw = Db.json<Record<string, unknown>>(row.config, {});
+  const { config, secrets_set } = plugin ? maskSecrets(raw, plugin.secretPaths) : { config: redactObject(raw), secrets_set: [] as string[] };
+  return {
+    id: row.id as string, kind: row.kind as string, name: row.name as string, config, secrets_set, locale: row.locale as string,
+    enabled: Db.bool(row.enabled), consecutive_failures: Number(row.consecutive_failures ?? 0), last_error: (row.last_error ?? null) as string | null,
+    plugin_enabled: Boolean(plugin), created_at: row.created_at as string, updated_at: row.updated_at as string,
+  };
+}
+
+function targetKinds(core: Core): string[] {
+  return [...core.plugins.plugins.values()].filter((p) => p.kind === 'target').map((p) => p.id).sort();
+}
+
+/** Restores masked secrets, validates against the plugin, and checks that a named bot is the caller's. */
+async function prepare(core: Core, userId: string, kind: string, incoming: Record<string, unknown>, stored?: Row): Promise<Record<string, unknown>> {
+  const plugin = core.plugins.target(kind);
+  if (!plugin) {
+    throw unprocessable(`Unknown target kind "${kind}"; the enabled kinds are: ${targetKinds(core).join(', ') || 'none'}.`, [{ path: 'body/kind', message: 'is not an enabled target kind' }], 'unknown_kind');
+  }
+  const { config, unresolved } = restoreMasked(incoming, stored ? Db.json(stored.config, {}) : undefined, plugin.secretPaths);
+  if (unresolved.length) {
+    throw unprocessable(`The config holds the mask "********" where no secret is stored (${unresolved.join(', ')}); send the real value.`,
+      unresolved.map((p) => ({ path: `body/config/${p.replaceAll('.', '/')}`, message: 'is masked but nothing is stored' })));
+  }
+  const cfg = plugin.validateConfig(config);
+  if (!cfg.ok) throw invalidConfig('config', `configuration of a ${plugin.def.manifest.displayName} target`, cfg.errors);
+  const botId = cfg.value.bot_id;
+  if (botId !== undefined) {
+    const bot = typeof botId === 'string' ? await core.db.get<Row>('SELECT id, kind FROM bots WHERE id = ? AND user_id = ?', [botId, userId]) : undefined;
+    if (!bot) throw unprocessable('config.bot_id does not name one of your messaging bots; add the bot under /api/bots first.', [{ path: 'body/config/bot_id', message: 'is not one of your bots' }], 'unknown_bot');
+    if (bot.kind !== kind) throw unprocessable(`config.bot_id names a ${bot.kind} bot, but this is a ${kind} target.`, [{ path: 'body/config/bot_id', message: `must be a ${kind} bot` }], 'wrong_bot_kind');
+  }
+  return cfg.value;
+}
+
+export async function targetRoutes(app: App, core: Core): Promise<void> {
+  const auth = requireUser(core);
+  const get = (id: string, userId: string) => owned(core, 'targets', id, userId, 'Target');
+
+  app.get('/api/targets', { schema: { tags: ['relay'], querystring: ListQuery }, preHandler: auth }, async (req) => {
+    const params: unknown[] = [caller(req).id];
+    const rows = await core.db.all(`SELECT * FROM targets WHERE user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
+    return { targets: rows.map((r) => targetView(core, r)) };
+  });
+
+  app.post('/api/targets', { schema: { tags: ['relay'], body: CreateBody }, preHandler: auth }, async (req, reply) => {
+    const user = caller(req);
+    const b = req.body as Static<typeof CreateBody>;
+    const config = await prepare(core, user.id, b.kind, b.config as Record<string, unknown>);
+    const id = newId();
+    const now = nowIso(core);
+    await core.db.run(`INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [id, user.id, b.kind, b.name, config, b.locale, b.enabled ?? true, now, now]);
+    reply.code(201);
+    return targetView(core, await get(id, user.id));
+  });
+
+  app.get('/api/targets/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req) => targetView(core, await get((req.params as { id: string }).id, caller(req).id)));
+
+  app.patch('/api/targets/:id', { schema: { tags: ['relay'], params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
+    const user = caller(req);
+    const row = await get((req.params as { id: string }).id, user.id);
+    const b = req.body as Static<typeof PatchBody>;
+    const config = await prepare(core, user.id, row.kind, (b.config as Record<string, unknown> | undefined) ?? Db.json(row.config, {}), row);
+    // updated_at is part of the cached instance's key, so the next send builds a fresh instance.
+    await core.db.run('UPDATE targets SET name = ?, config = ?, locale = ?, enabled = ?, updated_at = ? WHERE id = ? AND user_id = ?',
+      [b.name ?? row.name, config, b.locale ?? row.locale, b.enabled ?? Db.bool(row.enabled), nowIso(core), row.id, user.id]);
+    await core.plugins.dropTarget(row.id);
+    return targetView(core, await get(row.id, user.id));
+  });
+
+  app.delete('/api/targets/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req, reply) => {
+    const user = caller(req);
+    const row = await get((req.params as { id: string }).id, user.id);
+    await core.plugins.dropTarget(row.id);
+    await core.db.run('DELETE FROM targets WHERE id = ? AND user_id = ?', [row.id, user.id]);
+    return reply.code(204).send();
+  });
+
+  app.post('/api/targets/:id/test', { schema: { tags: ['relay'], params: IdParams, body: Type.Optional(TestBody) }, preHandler: auth }, async (req) => {
+    const user = caller(req);
+    const row = await get((req.params as { id: string }).id, user.id);
+    const locale = ((req.body as { locale?: LocaleName } | null | undefined)?.locale ?? row.locale) as LocaleName;
+    const result = await relay(core).sendTest(targetRowFrom(row), locale);
+    // A failed send is still a successful test run: the outcome is in the body.
+    return { ok: result.ok, detail: result.detail, ...(result.status_code !== undefined ? { status_code: result.status_code } : {}) };
+  });
+}

@@ -1,0 +1,43 @@
+/** Links between a tracker and its targets: `GET /api/trackers/{id}/targets`, `PUT, DELETE /api/trackers/{id}/targets/{target_id}`. */
+import Type from 'typebox';
+import type { App } from '../../http/server.ts';
+import type { Core } from '../../core.ts';
+import { requireUser, caller } from '../../auth/guard.ts';
+import { IdParams, Uuid } from '../../http/schemas.ts';
+import { nowIso, owned } from './common.ts';
+import { targetView } from './targets.ts';
+
+const LinkParams = Type.Object({ id: Uuid, target_id: Uuid });
+
+export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
+  const auth = requireUser(core);
+
+  app.get('/api/trackers/:id/targets', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req) => {
+    const user = caller(req);
+    const tracker = await owned(core, 'trackers', (req.params as { id: string }).id, user.id, 'Tracker');
+    const rows = await core.db.all(`SELECT t.* FROM tracker_targets l JOIN targets t ON t.id = l.target_id
+      WHERE l.tracker_id = ? AND t.user_id = ? ORDER BY l.created_at, t.id`, [tracker.id, user.id]);
+    return { targets: rows.map((r) => targetView(core, r)) };
+  });
+
+  app.put('/api/trackers/:id/targets/:target_id', { schema: { tags: ['relay'], params: LinkParams }, preHandler: auth }, async (req) => {
+    const user = caller(req);
+    const p = req.params as { id: string; target_id: string };
+    const tracker = await owned(core, 'trackers', p.id, user.id, 'Tracker');
+    const target = await owned(core, 'targets', p.target_id, user.id, 'Target');
+    // Idempotent: a second PUT of the same pair changes nothing.
+    await core.db.run('INSERT INTO tracker_targets (tracker_id, target_id, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (tracker_id, target_id) DO NOTHING',
+      [tracker.id, target.id, user.id, nowIso(core)]);
+    const link = await core.db.get('SELECT tracker_id, target_id, created_at FROM tracker_targets WHERE tracker_id = ? AND target_id = ?', [tracker.id, target.id]);
+    return { tracker_id: link!.tracker_id as string, target_id: link!.target_id as string, created_at: link!.created_at as string };
+  });
+
+  app.delete('/api/trackers/:id/targets/:target_id', { schema: { tags: ['relay'], params: LinkParams }, preHandler: auth }, async (req, reply) => {
+    const user = caller(req);
+    const p = req.params as { id: string; target_id: string };
+    const tracker = await owned(core, 'trackers', p.id, user.id, 'Tracker');
+    const target = await owned(core, 'targets', p.target_id, user.id, 'Target');
+    await core.db.run('DELETE FROM tracker_targets WHERE tracker_id = ? AND target_id = ? AND user_id = ?', [tracker.id, target.id, user.id]);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,150 @@
+/** Trackers: `GET, POST /api/trackers`, `GET, PATCH, DELETE /api/trackers/{id}`. */
+import Type from 'typebox';
+import type { Static } from 'typebox';
+import type { App } from '../../http/server.ts';
+import type { Core } from '../../core.ts';
+import { requireUser, caller } from '../../auth/guard.ts';
+import { IdParams, ListQuery, Uuid } from '../../http/schemas.ts';
+import { notFound, unprocessable } from '../../http/problem.ts';
+import { newId } from '../../http/ids.ts';
+import { Database as Db } from '../../db/database.ts';
+import { secretPaths } from '../../plugin-api/index.ts';
+import { quietWindowProblem, type QuietWindow } from '../quiet-hours/quiet-hours.ts';
+import { invalidConfig, nowIso, owned, pageSql, relayIfRunning, type Page } from './common.ts';
+import { maskSecrets, restoreMasked } from './secrets.ts';
+
+const Policy = Type.Union([Type.Literal('defer'), Type.Literal('send'), Type.Literal('drop')]);
+const QuietHours = Type.Union([
+  Type.Object({ start: Type.String({ maxLength: 16 }), end: Type.String({ maxLength: 16 }), timezone: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+  Type.Null(),
+]);
+const fields = {
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  enabled: Type.Optional(Type.Boolean()),
+  event_types: Type.Optional(Type.Record(Type.String(), Type.Boolean())),
+  quiet_hours: Type.Optional(QuietHours),
+  quiet_policies: Type.Optional(Type.Record(Type.String(), Policy)),
+  config: Type.Optional(Type.Object({}, { additionalProperties: true })),
+};
+const CreateBody = Type.Object({ provider_id: Uuid, ...fields }, { additionalProperties: false });
+const PatchBody = Type.Object({ provider_id: Type.Optional(Uuid), ...fields, name: Type.Optional(fields.name) }, { additionalProperties: false });
+
+type Row = Record<string, any>;
+interface Input {
+  provider_id: string; name: string; enabled: boolean; event_types: Record<string, boolean>; quiet_hours: QuietWindow | null;
+  quiet_policies: Record<string, string>; config: Record<string, unknown>;
+}
+
+function trackerSecrets(core: Core, kind: string): string[] {
+  return secretPaths(core.plugins.provider(kind)?.def.manifest.trackerSchema ?? {});
+}
+
+/** The tracker as the API shows it. `targetIds` comes from one query over all listed trackers. */
+export function trackerView(core: Core, row: Row, providerKind: string, targetIds: string[]) {
+  const { config, secrets_set } = maskSecrets(Db.json(row.config, {}), trackerSecrets(core, providerKind));
+  return {
+    id: row.id as string, provider_id: row.provider_id as string, provider_kind: providerKind, name: row.name as string, enabled: Db.bool(row.enabled),
+    event_types: Db.json<Record<string, boolean>>(row.event_types, {}),
+    quiet_hours: Db.json<QuietWindow | null>(row.quiet_hours, null),
+    quiet_policies: Db.json<Record<string, string>>(row.quiet_policies, {}),
+    config, secrets_set,
+    target_ids: targetIds,
+    consecutive_poll_failures: Number(row.consecutive_poll_failures ?? 0),
+    last_poll_at: (row.last_poll_at ?? null) as string | null, last_poll_error: (row.last_poll_error ?? null) as string | null,
+    created_at: row.created_at as string, updated_at: row.updated_at as string,
+  };
+}
+
+async function views(core: Core, rows: Row[]) {
+  if (!rows.length) return [];
+  const ids = rows.map((r) => r.id as string);
+  const marks = ids.map(() => '?').join(', ');
+  const links = await core.db.all<{ tracker_id: string; target_id: string }>(`SELECT tracker_id, target_id FROM tracker_targets WHERE tracker_id IN (${marks}) ORDER BY created_at, target_id`, ids);
+  const kinds = await core.db.all<{ id: string; kind: string }>(`SELECT id, kind FROM providers WHERE id IN (${rows.map(() => '?').join(', ')})`, rows.map((r) => r.provider_id));
+  const kindOf = new Map(kinds.map((k) => [k.id, k.kind]));
+  return rows.map((r) => trackerView(core, r, kindOf.get(r.provider_id) ?? '', links.filter((l) => l.tracker_id === r.id).map((l) => l.target_id)));
+}
+
+/** Checks an input against the provider's plugin: declared event types, quiet hours, tracker config. */
+async function validate(core: Core, userId: string, input: Input, stored?: Row): Promise<Input> {
+  const provider = await core.db.get<Row>('SELECT id, kind FROM providers WHERE id = ? AND user_id = ?', [input.provider_id, userId]);
+  if (!provider) throw notFound('Provider');
+  const plugin = core.plugins.provider(provider.kind);
+  if (!plugin) throw unprocessable(`Provider kind "${provider.kind}" is not enabled on this service; trackers of it cannot be created or changed.`, undefined, 'kind_not_enabled');
+  const declared = Object.keys(plugin.def.manifest.events ?? {});
+  for (const [field, map] of [['event_types', input.event_types], ['quiet_policies', input.quiet_policies]] as const) {
+    const unknown = Object.keys(map).filter((k) => !declared.includes(k));
+    if (unknown.length) {
+      throw unprocessable(`${field} names event types that "${provider.kind}" does not emit: ${unknown.join(', ')}; its event types are: ${declared.join(', ') || 'none'}.`,
+        unknown.map((k) => ({ path: `body/${field}/${k}`, message: 'is not an event type of this provider' })));
+    }
+  }
+  if (input.quiet_hours) {
+    const problem = quietWindowProblem(input.quiet_hours);
+    if (problem) throw unprocessable(`The quiet hours are invalid: ${problem}.`, [{ path: 'body/quiet_hours', message: problem }], 'invalid_quiet_hours');
+  }
+  const paths = trackerSecrets(core, provider.kind);
+  const { config, unresolved } = restoreMasked(input.config, stored ? Db.json(stored.config, {}) : undefined, paths);
+  if (unresolved.length) throw unprocessable(`The config holds the mask "********" where no secret is stored (${unresolved.join(', ')}); send the real value.`);
+  const cfg = plugin.validateTrackerConfig(config);
+  if (!cfg.ok) throw invalidConfig('config', `tracker configuration for a ${plugin.def.manifest.displayName} provider`, cfg.errors);
+  return { ...input, config: cfg.value };
+}
+
+export async function trackerRoutes(app: App, core: Core): Promise<void> {
+  const auth = requireUser(core);
+  const get = (id: string, userId: string) => owned(core, 'trackers', id, userId, 'Tracker');
+  const one = async (id: string, userId: string) => (await views(core, [await get(id, userId)]))[0];
+
+  app.get('/api/trackers', { schema: { tags: ['relay'], querystring: Type.Object({ ...ListQuery.properties, provider_id: Type.Optional(Uuid) }) }, preHandler: auth }, async (req) => {
+    const q = req.query as Page & { provider_id?: string };
+    const params: unknown[] = [caller(req).id];
+    let where = 'user_id = ?';
+    if (q.provider_id) { where += ' AND provider_id = ?'; params.push(q.provider_id); }
+    const rows = await core.db.all(`SELECT * FROM trackers WHERE ${where}${pageSql('', q, params)}`, params as never[]);
+    return { trackers: await views(core, rows) };
+  });
+
+  app.post('/api/trackers', { schema: { tags: ['relay'], body: CreateBody }, preHandler: auth }, async (req, reply) => {
+    const user = caller(req);
+    const b = req.body as Static<typeof CreateBody>;
+    const input = await validate(core, user.id, {
+      provider_id: b.provider_id, name: b.name, enabled: b.enabled ?? true, event_types: b.event_types ?? {}, quiet_hours: b.quiet_hours ?? null,
+      quiet_policies: b.quiet_policies ?? {}, config: (b.config ?? {}) as Record<string, unknown>,
+    });
+    const id = newId();
+    const now = nowIso(core);
+    await core.db.run(`INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies, config, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, input.provider_id, input.name, input.enabled, input.event_types, input.quiet_hours as Record<string, unknown> | null, input.quiet_policies, input.config, now, now]);
+    reply.code(201);
+    return one(id, user.id);
+  });
+
+  app.get('/api/trackers/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req) => one((req.params as { id: string }).id, caller(req).id));
+
+  app.patch('/api/trackers/:id', { schema: { tags: ['relay'], params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
+    const user = caller(req);
+    const row = await get((req.params as { id: string }).id, user.id);
+    const b = req.body as Static<typeof PatchBody>;
+    const input = await validate(core, user.id, {
+      provider_id: b.provider_id ?? row.provider_id, name: b.name ?? row.name, enabled: b.enabled ?? Db.bool(row.enabled),
+      event_types: b.event_types ?? Db.json(row.event_types, {}),
+      quiet_hours: b.quiet_hours !== undefined ? b.quiet_hours : Db.json<QuietWindow | null>(row.quiet_hours, null),
+      quiet_policies: b.quiet_policies ?? Db.json(row.quiet_policies, {}),
+      config: (b.config as Record<string, unknown> | undefined) ?? Db.json(row.config, {}),
+    }, row);
+    await core.db.run(`UPDATE trackers SET provider_id = ?, name = ?, enabled = ?, event_types = ?, quiet_hours = ?, quiet_policies = ?, config = ?, updated_at = ?
+      WHERE id = ? AND user_id = ?`, [input.provider_id, input.name, input.enabled, input.event_types, input.quiet_hours as Record<string, unknown> | null, input.quiet_policies, input.config, nowIso(core), row.id, user.id]);
+    // Deferred rows of this tracker wait for the old window; the pipeline recomputes their release.
+    const relay = relayIfRunning(core);
+    if (relay) await relay.trackerChanged(row.id).catch((err) => req.log.error({ err, tracker_id: row.id }, 'recomputing deferred releases failed'));
+    return one(row.id, user.id);
+  });
+
+  app.delete('/api/trackers/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req, reply) => {
+    const user = caller(req);
+    const row = await get((req.params as { id: string }).id, user.id);
+    await core.db.run('DELETE FROM trackers WHERE id = ? AND user_id = ?', [row.id, user.id]);
+    return reply.code(204).send();
+  });
+}
