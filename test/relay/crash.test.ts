@@ -1,0 +1,93 @@
+import t from 'tap';
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import os from 'node:os';
+import path from 'node:path';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+function startProcess(dir: string, port: number, key: string): ChildProcess {
+  return spawn(process.execPath, ['core/src/main.ts'], {
+    cwd: root, stdio: 'ignore',
+    env: {
+      PATH: process.env.PATH, SERVICE_SECRET_KEY: key, SERVICE_DATA_DIR: dir, SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1',
+      SERVICE_PLUGINS: '@herald/provider-bridge-self,herald-plugin-example,herald-target-recorder', SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+      HERALD_BCRYPT_COST: '4', SERVICE_LOG_FORMAT: 'json',
+    },
+  });
+}
+
+async function until<T>(fn: () => Promise<T | undefined> | T | undefined, ms: number, what: string): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    try { const v = await fn(); if (v) return v; } catch { /* not yet */ }
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+t.test('SIGKILL mid-dispatch loses nothing; after restart every event is dispatched once per delivery', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-crash-'));
+  const key = crypto.randomBytes(32).toString('hex');
+  const port = 21000 + Math.floor(Math.random() * 20000);
+  const base = `http://127.0.0.1:${port}`;
+  // A slow sink, so that sends are in flight when the process dies.
+  const arrivals: { deliveryId: string; eventId: string }[] = [];
+  const sink = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => { body += c; });
+    req.on('end', () => setTimeout(() => {
+      const m = JSON.parse(body);
+      arrivals.push({ deliveryId: m.deliveryId, eventId: m.eventId });
+      res.end('ok');
+    }, 40));
+  });
+  await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+  const sinkUrl = `http://127.0.0.1:${(sink.address() as { port: number }).port}/`;
+  let child = startProcess(dir, port, key);
+  t.teardown(async () => { child.kill('SIGKILL'); sink.closeAllConnections(); sink.close(); fs.rmSync(dir, { recursive: true, force: true }); });
+
+  const call = async (method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const r = await fetch(base + p, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await r.text();
+    return { status: r.status, body: text ? JSON.parse(text) : undefined };
+  };
+  await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'first boot');
+  const setup = await call('POST', '/api/setup', { email: 'a@example.test', password: 'crash test password' });
+  const auth = { authorization: `Bearer ${setup.body.access_token}` };
+  const prov = await call('POST', '/api/providers', { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } }, auth);
+  const tr = await call('POST', '/api/trackers', { provider_id: prov.body.id, name: 'Tr' }, auth);
+  const tg = await call('POST', '/api/targets', { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' }, auth);
+  await call('PUT', `/api/trackers/${tr.body.id}/targets/${tg.body.id}`, undefined, auth);
+  const hook = new URL(prov.body.webhook_url).pathname;
+
+  const N = 60;
+  const accepted: string[] = [];
+  for (let i = 0; i < N; i++) {
+    const r = await call('POST', hook, { type: 'alarm', payload: { name: `e${i}` } }, { 'x-example-token': 'sharedtoken1' });
+    t.equal(r.status, 202);
+    accepted.push(r.body.event_ids[0]);
+  }
+  await until(() => arrivals.length >= 5, 10_000, 'some deliveries');
+  child.kill('SIGKILL');
+  await new Promise((r) => child.once('exit', r));
+  const before = arrivals.length;
+  t.ok(before < N, `killed mid-dispatch (${before} of ${N} delivered)`);
+
+  child = startProcess(dir, port, key);
+  await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'restart');
+  await until(() => new Set(arrivals.map((a) => a.eventId)).size >= N, 30_000, 'all events after restart');
+  const byEvent = new Set(arrivals.map((a) => a.eventId));
+  for (const id of accepted) t.ok(byEvent.has(id), `event ${id} delivered`);
+  const perDelivery = new Map<string, number>();
+  for (const a of arrivals) perDelivery.set(a.deliveryId, (perDelivery.get(a.deliveryId) ?? 0) + 1);
+  const repeated = [...perDelivery.values()].filter((n) => n > 1).length;
+  t.ok(repeated <= 1, `at most the one send in flight at the kill is repeated, with the same delivery id for the target to deduplicate (${repeated})`);
+  const events = await until(async () => {
+    const r = await call('GET', `/api/events?limit=200&provider_id=${prov.body.id}`, undefined, auth);
+    return r.body.events.every((e: { dispatch_status: string }) => e.dispatch_status === 'dispatched') ? r.body.events : undefined;
+  }, 10_000, 'final statuses');
+  t.equal(events.length, N, 'every accepted event has a final status: dispatched');
+});
