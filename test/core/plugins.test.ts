@@ -37,6 +37,41 @@ t.test('a failing instance is isolated and retried in the background; others kee
   const hook = good.body.webhook_url.replace(/^https?:\/\/[^/]+/, '');
   const r = await s.request('POST', hook, { headers: { 'x-example-token': 'sharedtoken2' }, body: { type: 'alarm', payload: { name: 'ok' } } });
   t.equal(r.status, 202, 'the healthy instance keeps working');
-  void crypto;
-  void NotReadyError; void Type;
+});
+
+t.test('NotReadyError is retried in the background; a throwing instance is isolated; stop runs in reverse order', async (t) => {
+  const s = await startService();
+  t.teardown(() => s.stop());
+  const core = s.service.core;
+  let attempts = 0;
+  const stopped: string[] = [];
+  const flaky = defineProvider({
+    manifest: { id: 'flaky', kind: 'provider', apiVersion: 1, displayName: 'Flaky', ingest: 'webhook', configSchema: Type.Object({ name: Type.String() }), events: {} },
+    create: (ctx) => ({
+      async start() { if (ctx.config.name === 'flaky' && ++attempts < 3) throw new NotReadyError('not yet'); if (ctx.config.name === 'broken') throw new Error('boom'); },
+      async stop() { stopped.push(ctx.config.name); },
+    }),
+  });
+  core.plugins.plugins.set('flaky', wrapDefinition('flaky-plugin', flaky));
+  const now = new Date().toISOString();
+  const mk = async (name: string) => {
+    const id = crypto.randomUUID();
+    await core.db.run(`INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, created_at, updated_at) VALUES (?, ?, 'flaky', ?, ?, ?, ?, ?, ?)`, [id, s.admin.id, name, { name }, true, crypto.randomUUID(), now, now]);
+    const { providerRowFrom } = await import('../../core/src/plugins/host.ts');
+    await core.plugins.startProvider(providerRowFrom((await core.db.get('SELECT * FROM providers WHERE id = ?', [id]))!));
+    return id;
+  };
+  const a = await mk('first');
+  const f = await mk('flaky');
+  const b = await mk('broken');
+  t.equal(core.plugins.runningProvider(a)?.state, 'running');
+  t.equal(core.plugins.runningProvider(f)?.state, 'retrying', 'not ready: retrying');
+  t.equal(core.plugins.runningProvider(b)?.state, 'retrying', 'unexpected error: isolated and retried');
+  const end = Date.now() + 15_000;
+  while (core.plugins.runningProvider(f)?.state !== 'running' && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+  t.equal(core.plugins.runningProvider(f)?.state, 'running', 'started after retries');
+  t.equal(attempts, 3);
+  t.equal((await core.db.get('SELECT status FROM providers WHERE id = ?', [f]))!.status, 'running');
+  await core.plugins.stopAll();
+  t.same(stopped.filter((x) => x !== 'broken'), ['flaky', 'first'], 'stopped in reverse start order');
 });
