@@ -21,6 +21,11 @@ t.test('GET /api/plugins describes the enabled kinds', async (t) => {
   t.equal(byId.recorder.limits.maxMessageLength, 4000);
   t.equal(byId.bridge_self.core_managed, true);
   t.equal(byId.telegram.has_bot_driver, true);
+  const docs = await s.request('GET', '/api/docs/json');
+  t.equal(docs.status, 200, 'the OpenAPI document builds with the relay routes');
+  for (const path of ['/api/providers/{id}', '/api/trackers/{id}/targets/{target_id}', '/api/bots/{id}/webhook', '/api/actions/{id}/run', '/api/self-monitoring']) {
+    t.ok(docs.body.paths[path], `documented: ${path}`);
+  }
 });
 
 t.test('providers: create, list, read, update, delete, with secrets masked', async (t) => {

@@ -53,6 +53,12 @@ async function botIdTaken(core: Core, botId: string | null, exceptId?: string): 
   return Boolean(await core.db.get('SELECT 1 AS x FROM bots WHERE bot_id = ? AND id <> ?', [botId, exceptId ?? '']));
 }
 
+/** Targets of the owner that send through this bot (their config names it). */
+async function targetsUsing(core: Core, bot: { id: string; user_id: string; kind: string }): Promise<{ id: string; name: string }[]> {
+  const rows = await core.db.all<{ id: string; name: string; config: unknown }>('SELECT id, name, config FROM targets WHERE user_id = ? AND kind = ?', [bot.user_id, bot.kind]);
+  return rows.filter((t) => Db.json<{ bot_id?: unknown }>(t.config, {}).bot_id === bot.id);
+}
+
 const isUniqueViolation = (err: unknown) => /unique|duplicate key/i.test((err as Error)?.message ?? '');
 
 export async function botRoutes(app: App, core: Core): Promise<void> {
@@ -103,17 +109,20 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     if (reconnect) {
       const driver = needDriver(core, row.kind);
       needSecretFor(core, mode);
-      // The polling loop must let go before the webhook is set (or the token changes).
+      // The polling loop must let go before the webhook is set (or the token changes); a refused edit restarts it as it was.
       await botRuntime(core).removed(row.id);
-      c = await connectBot(core, driver, { token, mode, webhook_path_id: row.webhook_path_id });
-      if (c.status === 'auth_failed' && token === row.token) {
-        // The stored token stopped working: record it rather than refuse an edit that did not touch it.
-      } else refuseRejected(c);
-      if (c.botId && row.bot_id && c.botId !== row.bot_id) {
+      try {
+        c = await connectBot(core, driver, { token, mode, webhook_path_id: row.webhook_path_id });
+        // A stored token that stopped working is recorded; only a new token that is rejected is refused.
+        if (token !== row.token) refuseRejected(c);
+        if (c.botId && row.bot_id && c.botId !== row.bot_id) {
+          throw unprocessable(`This token belongs to a different bot${c.username ? ` (@${c.username})` : ''}; add it as a new bot instead.`, [{ path: 'body/token', message: 'belongs to a different bot' }], 'different_bot');
+        }
+        if (await botIdTaken(core, c.botId, row.id)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
+      } catch (err) {
         await botRuntime(core).changed(row.id);
-        throw unprocessable(`This token belongs to a different bot${c.username ? ` (@${c.username})` : ''}; add it as a new bot instead.`, [{ path: 'body/token', message: 'belongs to a different bot' }], 'different_bot');
+        throw err;
       }
-      if (await botIdTaken(core, c.botId, row.id)) { await botRuntime(core).changed(row.id); throw conflict('This bot is already registered with Herald.', 'bot_exists'); }
       if (row.mode === 'webhook' && mode === 'polling') {
         await driver.deleteWebhook(driverContext(core), token, deadline(BOT_CALL_TIMEOUT_MS)).catch(() => {});
       }
@@ -121,14 +130,15 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     await core.db.run('UPDATE bots SET name = ?, token = ?, mode = ?, bot_id = ?, username = ?, status = ?, status_detail = ?, updated_at = ? WHERE id = ? AND user_id = ?',
       [b.name ?? row.name, token, mode, c.botId ?? row.bot_id, c.username ?? row.username, c.status, c.detail, nowIso(core), row.id, user.id]);
     if (reconnect) await botRuntime(core).changed(row.id);
+    // Target instances hold the bot token they were built with.
+    if (token !== row.token) for (const t of await targetsUsing(core, row)) await core.plugins.dropTarget(t.id);
     return botView(await get(row.id, user.id));
   });
 
   app.delete('/api/bots/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
-    const users = (await core.db.all('SELECT id, name, config FROM targets WHERE user_id = ? AND kind = ?', [user.id, row.kind]))
-      .filter((t) => Db.json<{ bot_id?: unknown }>(t.config, {}).bot_id === row.id);
+    const users = await targetsUsing(core, row);
     if (users.length) {
       throw conflict(`This bot sends for ${users.length === 1 ? 'the target' : 'the targets'} ${users.map((t) => `"${t.name}"`).join(', ')}; delete them or move them to another bot first.`, 'bot_in_use');
     }
