@@ -15,8 +15,13 @@ const MAX_BODY = 5 * 1024 * 1024;
 const DEFAULT_PLUGIN_BODY = 1024 * 1024;
 const EXCERPT = 2048;
 
+/**
+ * The redacted start of a request body for the payload log. The text is cut before it is
+ * redacted: the redaction patterns backtrack over long runs of word characters, and a whole
+ * body of megabytes (unauthenticated, or over the size limit) would stall the event loop.
+ */
 function excerpt(raw: Buffer, body: unknown): string {
-  if (body !== undefined) return redactText(JSON.stringify(redactObject(body))).slice(0, EXCERPT);
+  if (body !== undefined) return redactText(JSON.stringify(redactObject(body)).slice(0, EXCERPT * 2)).slice(0, EXCERPT);
   return redactText(raw.subarray(0, EXCERPT * 2).toString('utf8')).slice(0, EXCERPT);
 }
 
