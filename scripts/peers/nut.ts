@@ -15,7 +15,7 @@
 import { spawn, execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, utimes, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -148,11 +148,17 @@ export async function startNut(initial: Record<string, string> = {}): Promise<Nu
     throw err;
   }
 
+  let mtime = 0;
   return {
     port, ups: NUT_UPS, username: NUT_USER, password: NUT_PASSWORD,
     async setStatus(next) {
       Object.assign(vars, next);
-      await writeFile(path.join(dir, 'ups.dev'), devFile(vars));
+      const file = path.join(dir, 'ups.dev');
+      await writeFile(file, devFile(vars));
+      // dummy-ups rereads the file when its mtime changes, at one-second resolution: two writes in the
+      // same second would look unchanged, so every write moves the mtime forward by whole seconds.
+      mtime = Math.max(mtime + 2, Math.floor(Date.now() / 1000) + 1);
+      await utimes(file, mtime, mtime);
       await until(Object.entries(next).map(([k, v]) => `${k} = ${v}`).join(', '), 15_000, () => serves(next));
     },
     async stopServer() { await kill(upsd); upsd = undefined; },
