@@ -64,11 +64,11 @@ export function failureFor(format: ChatFormat, res: OutboundResponse, now: Date)
   if (status === 501) return new PermanentSendError(`${said}; incoming webhooks are disabled on the server`, status);
   if (status >= 500 || status === 408) return new RetryableSendError(said, status);
   // The webhook URL no longer authenticates: the owner has to create a new one.
-  if (status === 401) return new AuthFailedError(`${said}; the webhook token was rejected, replace the webhook URL`);
-  if (format === 'slack' && code === 'invalid_token') return new AuthFailedError(`${said}; the webhook was revoked, replace the webhook URL`);
-  if (format === 'mattermost' && code === 'web.incoming_webhook.invalid.app_error') {
-    return new AuthFailedError(`${said}; the webhook no longer exists, replace the webhook URL`);
-  }
+  // AuthFailedError has no status field; it is attached so the failure metric records the HTTP answer, not 0.
+  const rejected = (why: string) => Object.assign(new AuthFailedError(`${said}; ${why}, replace the webhook URL`), { statusCode: status });
+  if (status === 401) return rejected('the webhook token was rejected');
+  if (format === 'slack' && code === 'invalid_token') return rejected('the webhook was revoked');
+  if (format === 'mattermost' && code === 'web.incoming_webhook.invalid.app_error') return rejected('the webhook no longer exists');
   if (status === 404) return new PermanentSendError(`${said}; the webhook or its channel does not exist`, status);
   return new PermanentSendError(said, status);
 }

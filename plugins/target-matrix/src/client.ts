@@ -27,13 +27,16 @@ export function parseError(res: OutboundResponse): MatrixError {
 
 const describe = (e: MatrixError) => `homeserver answered ${e.status}${e.errcode ? ` ${e.errcode}` : ''}: ${e.error}`;
 const isAuthError = (e: MatrixError) => e.status === 401 || e.errcode === 'M_UNKNOWN_TOKEN' || e.errcode === 'M_MISSING_TOKEN';
+/** The token was refused; the HTTP status goes along so the failure metric records it (AuthFailedError has no field for it). */
+const tokenRejected = (e: MatrixError) => Object.assign(
+  new AuthFailedError(`${describe(e)}; the access token was rejected (logged out or revoked)`), { statusCode: e.status });
 
 /** The error to throw for a failed send. */
 export function sendFailure(e: MatrixError): Error {
   if (e.status === 429 || e.errcode === 'M_LIMIT_EXCEEDED') {
     return new RateLimitedError(describe(e), Math.ceil(e.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS), 429);
   }
-  if (isAuthError(e)) return new AuthFailedError(`${describe(e)}; the access token was rejected (logged out or revoked)`);
+  if (isAuthError(e)) return tokenRejected(e);
   if (e.status >= 500 || e.status === 408) return new RetryableSendError(describe(e), e.status);
   if (e.errcode === 'M_FORBIDDEN') return new PermanentSendError(`${describe(e)}; invite the account to the room and join it`, e.status);
   return new PermanentSendError(describe(e), e.status);
@@ -72,7 +75,7 @@ export function createMatrixClient(http: OutboundHttp, homeserverUrl: string, ac
         throw new ConfigError('homeserver_url answered whoami without a user_id; is it a Matrix homeserver?');
       }
       const e = parseError(res);
-      if (isAuthError(e)) throw new AuthFailedError(`${describe(e)}; the access token was rejected (logged out or revoked)`);
+      if (isAuthError(e)) throw tokenRejected(e);
       if (e.status >= 500 || e.status === 429 || e.status === 408) throw new NotReadyError(describe(e));
       throw new ConfigError(`${describe(e)}; check homeserver_url (the client-server API base, e.g. https://matrix.example.org)`);
     },
