@@ -38,6 +38,7 @@ t.test('refusals', async (t) => {
   refuse({ ...base, SERVICE_LOG_LEVEL: 'LOUD' }, /SERVICE_LOG_LEVEL/);
   refuse({ ...base, SERVICE_FORWARDED_ALLOW_IPS: 'not-an-ip' }, /SERVICE_FORWARDED_ALLOW_IPS/);
   refuse({ ...base, SERVICE_DATABASE_URL: 'mysql://x' }, /SERVICE_DATABASE_URL/);
+  refuse({ ...base, SERVICE_MESSAGING_WEBHOOK_SECRET: 'has spaces and is long' }, /SERVICE_MESSAGING_WEBHOOK_SECRET/);
 });
 
 t.test('every secret key value shown in the README is refused', async (t) => {

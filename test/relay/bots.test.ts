@@ -190,3 +190,20 @@ t.test('boot is refused when a webhook bot exists without the secret; the webhoo
   const r = await s.request('POST', '/api/bots/old-path-id/webhook', { body: { update_id: 1 }, headers: { 'x-telegram-bot-api-secret-token': '' } });
   t.equal(r.status, 401, 'without a configured secret nothing is accepted');
 });
+
+t.test('a bot record can name its own Bot API server (self-hosted telegram-bot-api)', async (t) => {
+  const fake = await new FakeTelegram().addBot(TOKEN, { id: 777, username: 'herald_relay_bot' }).addChat({ id: 4242, type: 'private', username: 'ann' }).start();
+  const s = await startService({ SERVICE_PLUGINS: PLUGINS });
+  t.teardown(async () => { await s.stop(); await fake.close(); });
+  const bad = await s.request('POST', '/api/bots', { token: s.admin.token, body: { name: 'X', token: TOKEN, mode: 'polling', api_root: 'ftp://nope' } });
+  t.equal(bad.status, 422, 'api_root must be an http(s) URL');
+  const c = await s.request('POST', '/api/bots', { token: s.admin.token, body: { name: 'Self-hosted', token: TOKEN, mode: 'polling', api_root: fake.url } });
+  t.equal(c.status, 201, c.text);
+  t.equal(c.body.api_root, fake.url);
+  t.equal(c.body.username, 'herald_relay_bot', 'getMe went to the named server');
+  const sink = await s.request('POST', '/api/targets', { token: s.admin.token, body: { kind: 'telegram', name: 'Ann', config: { bot_id: c.body.id, chat_id: '4242' }, locale: 'en' } });
+  t.equal(sink.status, 201, sink.text);
+  const r = await s.request('POST', `/api/targets/${sink.body.id}/test`, { token: s.admin.token });
+  t.equal(r.body.ok, true, r.text);
+  t.ok(fake.sent.some((m) => m.chatId === 4242 && /test/i.test(m.text)), 'the target sends through the bot\'s server');
+});

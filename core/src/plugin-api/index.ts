@@ -298,7 +298,7 @@ export interface TargetContext<C> extends BaseContext<C> {
 }
 
 /** A messaging bot record as a target plugin sees it. */
-export interface MessagingBotRef { id: string; token: string; botId?: string; username?: string }
+export interface MessagingBotRef { id: string; token: string; botId?: string; username?: string; /** A self-hosted bot API server, when the bot record names one. */ apiRoot?: string }
 
 /** A chat seen on an inbound bot update. */
 export interface SeenChat {
@@ -318,7 +318,7 @@ export interface ParsedUpdate {
   command?: string;
 }
 
-export interface BotDriverContext { http: OutboundHttp; log: PluginLogger }
+export interface BotDriverContext { http: OutboundHttp; log: PluginLogger; /** The bot record's own API server (self-hosted Bot API), overriding the driver's default. */ apiRoot?: string }
 
 /**
  * Driver of a messaging-bot service (e.g. Telegram). The core owns bot records, the inbound bot

@@ -68,6 +68,9 @@ export class PluginHost {
   private isLeader: () => boolean;
   private publicUrl: () => string;
   private eventValidators = new Map<string, ReturnType<typeof Compile>>();
+  private ensuring = new Map<string, Promise<void>>();
+  private watchTimer?: NodeJS.Timeout;
+  private closed = false;
 
   constructor(o: { plugins: LoadedPlugin[]; db: Database; logs: LoggerFactory; http: OutboundHttp; clock: { now(): Date }; isLeader: () => boolean; publicUrl: () => string }) {
     for (const p of o.plugins) this.plugins.set(p.id, p);
@@ -113,7 +116,7 @@ export class PluginHost {
   async startProvider(row: ProviderRow): Promise<void> {
     await this.stopProvider(row.id);
     const plugin = this.provider(row.kind);
-    if (!plugin || !row.enabled) return;
+    if (!plugin || !row.enabled || this.closed) return;
     if (this.leaderOnly(plugin) && !this.isLeader()) return;
     const entry: ProviderEntry = { row, plugin, abort: new AbortController(), failures: 0, state: 'starting', log: this.logs.get(`plugin.${row.kind}`, { provider_id: row.id }) };
     this.providers.set(row.id, entry);
@@ -220,9 +223,58 @@ export class PluginHost {
     entry.state = 'stopped';
   }
 
+  /**
+   * Makes the local instance of a provider match its record: started when missing, restarted when
+   * the record changed (another replica may have created or edited it). Concurrent calls for one
+   * provider share one start. Resolves with the local entry, if any.
+   */
+  async ensureProvider(row: ProviderRow): Promise<ReturnType<PluginHost['runningProvider']>> {
+    const current = this.providers.get(row.id);
+    if (current && current.row.updated_at === row.updated_at) return current;
+    let p = this.ensuring.get(row.id);
+    if (!p) {
+      p = this.startProvider(row).finally(() => this.ensuring.delete(row.id));
+      this.ensuring.set(row.id, p);
+    }
+    await p;
+    return this.providers.get(row.id);
+  }
+
+  /**
+   * Brings the running instances in line with the providers table: starts what is missing or
+   * changed, stops what was deleted or disabled, and keeps poll and stream kinds on the leader
+   * only. With several replicas this is how a change made through one replica reaches the others.
+   */
+  async reconcile(): Promise<void> {
+    const rows = await this.db.all<{ id: string; kind: string; updated_at: string }>('SELECT id, kind, updated_at FROM providers WHERE enabled = ?', [true]);
+    const wanted = new Set<string>();
+    for (const r of rows) {
+      const plugin = this.provider(r.kind);
+      if (!plugin || (this.leaderOnly(plugin) && !this.isLeader())) continue;
+      wanted.add(r.id);
+      const current = this.providers.get(r.id);
+      if (current && current.row.updated_at === r.updated_at) continue;
+      const full = await this.db.get('SELECT * FROM providers WHERE id = ?', [r.id]);
+      if (full) await this.ensureProvider(providerRowFrom(full));
+    }
+    for (const id of [...this.providers.keys()]) if (!wanted.has(id) && !this.ensuring.has(id)) await this.stopProvider(id);
+  }
+
+  /** Reconciles every `intervalMs` until stopAll (multi-replica deployments). */
+  watch(intervalMs: number): void {
+    if (this.watchTimer) return;
+    let busy = false;
+    this.watchTimer = setInterval(() => {
+      if (busy) return;
+      busy = true;
+      void this.reconcile().catch((err) => this.logs.get('plugins').warn({ err }, 'reconciling provider instances failed')).finally(() => { busy = false; });
+    }, intervalMs);
+    this.watchTimer.unref();
+  }
+
   /** Leadership moved: start or stop the poll and stream instances. */
   async leadershipChanged(leader: boolean): Promise<void> {
-    if (leader) { await this.startProviders(); return; }
+    if (leader) { await this.reconcile(); return; }
     for (const [id, e] of [...this.providers]) if (this.leaderOnly(e.plugin)) await this.stopProvider(id);
   }
 
@@ -241,9 +293,9 @@ export class PluginHost {
       let bot;
       const botId = (cfg.value as { bot_id?: string }).bot_id;
       if (botId) {
-        const b = await this.db.get('SELECT id, token, bot_id, username FROM bots WHERE id = ? AND user_id = ?', [botId, row.user_id]);
+        const b = await this.db.get('SELECT id, token, bot_id, username, api_root FROM bots WHERE id = ? AND user_id = ?', [botId, row.user_id]);
         if (!b) throw Object.assign(new Error('the messaging bot of this target no longer exists'), { code: 'CONFIG' });
-        bot = { id: b.id as string, token: b.token as string, botId: b.bot_id ?? undefined, username: b.username ?? undefined };
+        bot = { id: b.id as string, token: b.token as string, botId: b.bot_id ?? undefined, username: b.username ?? undefined, apiRoot: b.api_root ?? undefined };
       }
       const inst = await plugin.def.create({
         instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: this.logs.get(`plugin.${row.kind}`, { target_id: row.id }) as unknown as PluginLogger,
@@ -283,6 +335,10 @@ export class PluginHost {
 
   /** Stops every instance, in reverse start order, each with a timeout. */
   async stopAll(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.watchTimer);
+    this.watchTimer = undefined;
+    await Promise.allSettled([...this.ensuring.values()]);
     for (const id of [...this.providers.keys()].reverse()) await this.stopProvider(id);
     for (const id of [...this.targets.keys()].reverse()) await this.dropTarget(id);
   }

@@ -70,7 +70,7 @@ export default defineProvider({
           fields: mapped.fields,
         };
         if (mapped.event_key !== undefined) payload.event_key = mapped.event_key;
-        return { events: [{ type: 'webhook_received', payload, severity: payload.severity }] };
+        return { events: [{ type: 'webhook_received', payload, severity: mapped.severity }] };
       },
     };
   },

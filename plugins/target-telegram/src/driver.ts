@@ -61,7 +61,7 @@ export function parseUpdate(update: unknown): ParsedUpdate | null {
 /** Builds the driver; tests and self-hosted Bot API servers pass their own `apiRoot`. */
 export function createTelegramBotDriver(opts: DriverOptions = {}): MessagingBotDriver {
   const apiRoot = opts.apiRoot ?? DEFAULT_API_ROOT;
-  const api = (ctx: BotDriverContext, token: string, timeoutMs?: number) => createApi(token, ctx.http, { apiRoot, timeoutMs });
+  const api = (ctx: BotDriverContext, token: string, timeoutMs?: number) => createApi(token, ctx.http, { apiRoot: ctx.apiRoot ?? apiRoot, timeoutMs });
   return {
     async getMe(ctx, token, signal) {
       const me = await call(token, () => api(ctx, token).getMe(grammySignal(signal)));

@@ -39,7 +39,7 @@ export function createTelegramTarget(ctx: TargetContext<TelegramTargetConfig>): 
 
     async send(message: OutboundMessage, options: SendOptions): Promise<SendResult> {
       const { token } = bot();
-      api ??= createApi(token, ctx.http, { apiRoot: cfg.api_root });
+      api ??= createApi(token, ctx.http, { apiRoot: ctx.bot?.apiRoot ?? cfg.api_root });
       const parts = splitHtml(composeHtml(message), MAX_MESSAGE_LENGTH);
       const key = `parts:${message.deliveryId}`;
       const progress = (await ctx.store.get<Progress>(key)) ?? { sent: 0, ids: [] };

@@ -92,6 +92,7 @@ export const Bot = defineEntity({
     username: p.string().nullable(),
     mode: p.string(),
     webhook_path_id: p.string().unique(),
+    api_root: p.string().nullable(),
     update_offset: p.integer(),
     status: p.string(),
     status_detail: p.string().nullable(),

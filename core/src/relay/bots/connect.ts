@@ -16,9 +16,9 @@ export interface Connection {
  * Asks the bot service who the token belongs to and, in webhook mode, registers our webhook with
  * the shared secret. Never throws: the outcome is in the returned status.
  */
-export async function connectBot(core: Core, driver: MessagingBotDriver, bot: { token: string; mode: string; webhook_path_id: string }): Promise<Connection> {
+export async function connectBot(core: Core, driver: MessagingBotDriver, bot: { token: string; mode: string; webhook_path_id: string; api_root?: string | null }): Promise<Connection> {
   rememberToken(core, bot.token);
-  const ctx = driverContext(core);
+  const ctx = driverContext(core, bot);
   let me: { botId: string; username?: string };
   try {
     me = await driver.getMe(ctx, bot.token, deadline(BOT_CALL_TIMEOUT_MS));

@@ -8,7 +8,7 @@ export const BOT_CALL_TIMEOUT_MS = 15_000;
 /** A bot record as the runtime reads it from the `bots` table. */
 export interface BotRow {
   id: string; user_id: string; kind: string; name: string; token: string; bot_id: string | null; username: string | null;
-  mode: 'polling' | 'webhook'; webhook_path_id: string; update_offset: number | string; status: string; status_detail: string | null;
+  mode: 'polling' | 'webhook'; webhook_path_id: string; api_root?: string | null; update_offset: number | string; status: string; status_detail: string | null;
   created_at: string; updated_at: string;
 }
 
@@ -22,8 +22,8 @@ export function botKinds(core: Core): string[] {
   return [...core.plugins.plugins.values()].filter((p) => p.kind === 'target' && (p.def as { botDriver?: unknown }).botDriver).map((p) => p.id).sort();
 }
 
-export function driverContext(core: Core): BotDriverContext {
-  return { http: core.outbound, log: core.logs.get('bots') as unknown as PluginLogger };
+export function driverContext(core: Core, bot?: { api_root?: string | null }): BotDriverContext {
+  return { http: core.outbound, log: core.logs.get('bots') as unknown as PluginLogger, apiRoot: bot?.api_root ?? undefined };
 }
 
 /** Registers a bot token as a secret value so it is masked in every log line and error text. */

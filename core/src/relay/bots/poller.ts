@@ -49,7 +49,7 @@ export class Poller {
   private async run(): Promise<void> {
     const { core, driver, bot } = this;
     const signal = this.abort.signal;
-    const ctx = driverContext(core);
+    const ctx = driverContext(core, bot);
     const log = core.logs.get('bots');
     let offset = Number(bot.update_offset) || 0;
     let failures = 0;

@@ -9,6 +9,9 @@ import { Poller } from './poller.ts';
 export class BotRuntime {
   readonly messages = new BotMessages();
   private pollers = new Map<string, Poller>();
+  /** The `updated_at` of the record each loop started from (to notice edits made through another replica). */
+  private versions = new Map<string, string>();
+  private watchTimer?: NodeJS.Timeout;
   private background = new Set<Promise<unknown>>();
   private running = false;
   private core: Core;
@@ -33,6 +36,22 @@ export class BotRuntime {
     this.running = true;
     this.core.jobs.onLeadershipChange((leader) => { void (leader ? this.startAll() : this.stopAll()); });
     if (this.core.jobs.isLeader()) await this.startAll();
+    if (this.core.db.dialect === 'postgresql') {
+      this.watchTimer = setInterval(() => { void this.reconcile().catch((err) => this.core.logs.get('bots').warn({ err }, 'reconciling bot loops failed')); }, 3000);
+      this.watchTimer.unref();
+    }
+  }
+
+  /** Several replicas: the leader aligns its loops with the bots table (bots added, edited or removed through another replica). */
+  async reconcile(): Promise<void> {
+    if (!this.running || !this.core.jobs.isLeader()) return;
+    const rows = await this.core.db.all<BotRow>('SELECT * FROM bots ORDER BY id');
+    const polling = new Map(rows.filter((r) => r.mode === 'polling').map((r) => [r.id, r]));
+    for (const id of [...this.pollers.keys()]) {
+      const row = polling.get(id);
+      if (!row || this.versions.get(id) !== row.updated_at) await this.removed(id);
+    }
+    for (const row of polling.values()) await this.startOne(row);
   }
 
   private async startAll(): Promise<void> {
@@ -55,6 +74,7 @@ export class BotRuntime {
     if (row.mode === 'polling') {
       if (row.status === 'auth_failed') return;
       this.pollers.set(row.id, new Poller(this.core, row, driver, this.messages, this.backoffBaseMs));
+      this.versions.set(row.id, row.updated_at);
       return;
     }
     // A webhook bot that never got its webhook set (service unreachable at creation): try again once.
@@ -85,6 +105,7 @@ export class BotRuntime {
   polling(id: string): boolean { return this.pollers.has(id); }
 
   async stop(): Promise<void> {
+    clearInterval(this.watchTimer);
     this.running = false;
     await this.stopAll();
     await Promise.allSettled([...this.background]);

@@ -18,14 +18,17 @@ import { MASKED } from './secrets.ts';
 const Mode = Type.Union([Type.Literal('polling'), Type.Literal('webhook')]);
 const Token = Type.String({ minLength: 1, maxLength: 256 });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-const CreateBody = Type.Object({ name: Name, token: Token, mode: Mode, kind: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })) }, { additionalProperties: false });
-const PatchBody = Type.Object({ name: Type.Optional(Name), token: Type.Optional(Token), mode: Type.Optional(Mode) }, { additionalProperties: false });
+/** A self-hosted bot API server (e.g. telegram-bot-api); null or absent: the service's public API. */
+const ApiRoot = Type.Union([Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 500 }), Type.Null()]);
+const CreateBody = Type.Object({ name: Name, token: Token, mode: Mode, kind: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })), api_root: Type.Optional(ApiRoot) }, { additionalProperties: false });
+const PatchBody = Type.Object({ name: Type.Optional(Name), token: Type.Optional(Token), mode: Type.Optional(Mode), api_root: Type.Optional(ApiRoot) }, { additionalProperties: false });
 
 /** The bot as the API shows it: never its token or its webhook path. */
 export function botView(row: Record<string, any>) {
   return {
     id: row.id as string, kind: row.kind as string, name: row.name as string, token: MASKED,
     bot_id: (row.bot_id ?? null) as string | null, username: (row.username ?? null) as string | null, mode: row.mode as string,
+    api_root: (row.api_root ?? null) as string | null,
     status: row.status as string, status_detail: (row.status_detail ?? null) as string | null,
     created_at: row.created_at as string, updated_at: row.updated_at as string,
   };
@@ -79,14 +82,14 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     needSecretFor(core, b.mode);
     rememberToken(core, b.token);
     const pathId = randomToken();
-    const c = await connectBot(core, driver, { token: b.token, mode: b.mode, webhook_path_id: pathId });
+    const c = await connectBot(core, driver, { token: b.token, mode: b.mode, webhook_path_id: pathId, api_root: b.api_root ?? null });
     refuseRejected(c);
     if (await botIdTaken(core, c.botId)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
     const id = newId();
     const now = nowIso(core);
     try {
-      await core.db.run(`INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, status, status_detail, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, kind, b.name, b.token, c.botId, c.username, b.mode, pathId, c.status, c.detail, now, now]);
+      await core.db.run(`INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root, status, status_detail, created_at, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, kind, b.name, b.token, c.botId, c.username, b.mode, pathId, b.api_root ?? null, c.status, c.detail, now, now]);
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
       throw err;
@@ -104,7 +107,8 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     const b = req.body as Static<typeof PatchBody>;
     const token = b.token === undefined || b.token === MASKED ? row.token : b.token;
     const mode = b.mode ?? row.mode;
-    const reconnect = token !== row.token || mode !== row.mode || (row.status !== 'ok' && row.status !== 'running');
+    const apiRoot = b.api_root === undefined ? (row.api_root ?? null) : b.api_root;
+    const reconnect = token !== row.token || mode !== row.mode || apiRoot !== (row.api_root ?? null) || (row.status !== 'ok' && row.status !== 'running');
     let c: Connection = { botId: row.bot_id, username: row.username, status: row.status as Connection['status'], detail: row.status_detail };
     if (reconnect) {
       const driver = needDriver(core, row.kind);
@@ -112,7 +116,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
       // The polling loop must let go before the webhook is set (or the token changes); a refused edit restarts it as it was.
       await botRuntime(core).removed(row.id);
       try {
-        c = await connectBot(core, driver, { token, mode, webhook_path_id: row.webhook_path_id });
+        c = await connectBot(core, driver, { token, mode, webhook_path_id: row.webhook_path_id, api_root: apiRoot });
         // A stored token that stopped working is recorded; only a new token that is rejected is refused.
         if (token !== row.token) refuseRejected(c);
         if (c.botId && row.bot_id && c.botId !== row.bot_id) {
@@ -124,14 +128,14 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
         throw err;
       }
       if (row.mode === 'webhook' && mode === 'polling') {
-        await driver.deleteWebhook(driverContext(core), token, deadline(BOT_CALL_TIMEOUT_MS)).catch(() => {});
+        await driver.deleteWebhook(driverContext(core, { api_root: apiRoot }), token, deadline(BOT_CALL_TIMEOUT_MS)).catch(() => {});
       }
     }
-    await core.db.run('UPDATE bots SET name = ?, token = ?, mode = ?, bot_id = ?, username = ?, status = ?, status_detail = ?, updated_at = ? WHERE id = ? AND user_id = ?',
-      [b.name ?? row.name, token, mode, c.botId ?? row.bot_id, c.username ?? row.username, c.status, c.detail, nowIso(core), row.id, user.id]);
+    await core.db.run('UPDATE bots SET name = ?, token = ?, mode = ?, api_root = ?, bot_id = ?, username = ?, status = ?, status_detail = ?, updated_at = ? WHERE id = ? AND user_id = ?',
+      [b.name ?? row.name, token, mode, apiRoot, c.botId ?? row.bot_id, c.username ?? row.username, c.status, c.detail, nowIso(core), row.id, user.id]);
     if (reconnect) await botRuntime(core).changed(row.id);
     // Target instances hold the bot token they were built with.
-    if (token !== row.token) for (const t of await targetsUsing(core, row)) await core.plugins.dropTarget(t.id);
+    if (token !== row.token || apiRoot !== (row.api_root ?? null)) for (const t of await targetsUsing(core, row)) await core.plugins.dropTarget(t.id);
     return botView(await get(row.id, user.id));
   });
 
@@ -144,7 +148,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     }
     await botRuntime(core).removed(row.id);
     const driver = botDriver(core, row.kind);
-    if (driver && row.mode === 'webhook') await driver.deleteWebhook(driverContext(core), row.token, deadline(5000)).catch(() => {});
+    if (driver && row.mode === 'webhook') await driver.deleteWebhook(driverContext(core, row), row.token, deadline(5000)).catch(() => {});
     await core.db.run('DELETE FROM bots WHERE id = ? AND user_id = ?', [row.id, user.id]);
     return reply.code(204).send();
   });
