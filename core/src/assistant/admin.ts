@@ -1,0 +1,114 @@
+import Type from 'typebox';
+import type { App } from '../http/server.ts';
+import type { Core } from '../core.ts';
+import { createUser, publicUser, type UserRow } from '../users/users.ts';
+import { conflict, forbidden, notFound } from '../http/problem.ts';
+import { requireAdmin, caller } from '../auth/guard.ts';
+import { Locale } from '../http/schemas.ts';
+import { bool, collection, int } from './paths.ts';
+import type { Reports } from './reports.ts';
+
+const Role = Type.Union([Type.Literal('user'), Type.Literal('admin')]);
+const MaxChats = Type.Integer({ minimum: 0, maximum: 100_000 });
+const Limit = Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()]);
+const CreateBody = Type.Object({
+  email: Type.String({ format: 'email', maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 1024 }),
+  role: Type.Optional(Role), locale: Type.Optional(Locale), max_chats: Type.Optional(MaxChats), is_active: Type.Optional(Type.Boolean()),
+  max_ai_messages_per_day: Type.Optional(Limit), max_ai_tokens_per_day: Type.Optional(Limit),
+}, { additionalProperties: false });
+const PatchBody = Type.Object({
+  role: Type.Optional(Role), max_chats: Type.Optional(MaxChats), is_active: Type.Optional(Type.Boolean()),
+  max_ai_messages_per_day: Type.Optional(Limit), max_ai_tokens_per_day: Type.Optional(Limit),
+}, { additionalProperties: false });
+const Params = Type.Object({ user_id: Type.String({ format: 'uuid' }) });
+
+const SettingsSchema = Type.Object({
+  self_registration_enabled: Type.Boolean(), default_max_chats: Type.Integer(),
+  default_max_ai_messages_per_day: Type.Integer(), default_max_ai_tokens_per_day: Type.Integer(),
+});
+const SettingsPatch = Type.Object({
+  self_registration_enabled: Type.Optional(Type.Boolean()), default_max_chats: Type.Optional(MaxChats),
+  default_max_ai_messages_per_day: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
+  default_max_ai_tokens_per_day: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
+}, { additionalProperties: false });
+
+type Patch = { role?: 'user' | 'admin'; max_chats?: number; is_active?: boolean; max_ai_messages_per_day?: number | null; max_ai_tokens_per_day?: number | null };
+
+/**
+ * User administration and the assistant's settings. Deleting a user removes everything they own
+ * (foreign keys cascade; their report files are removed here). An administrator cannot delete
+ * themselves (403), and the last active administrator cannot be demoted or deactivated (409).
+ */
+export async function adminRoutes(app: App, core: Core, reports: Reports): Promise<void> {
+  const opts = { preHandler: requireAdmin(core) };
+  const tags = ['admin'];
+  const get = async (id: string) => {
+    const row = await core.db.get<UserRow>('SELECT * FROM users WHERE id = ?', [id]);
+    if (!row) throw notFound('User');
+    return row;
+  };
+
+  collection(app, 'GET', '/api/v1/admin/users', {
+    ...opts, schema: { tags, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })), before: Type.Optional(Type.String({ format: 'uuid' })) }) },
+  }, async (req) => {
+    const q = req.query as { limit?: number; before?: string };
+    const rows = await core.db.all<UserRow>(`SELECT * FROM users${q.before ? ' WHERE id < ?' : ''} ORDER BY id DESC LIMIT ?`, q.before ? [q.before, q.limit ?? 50] : [q.limit ?? 50]);
+    return { users: rows.map(publicUser) };
+  });
+
+  collection(app, 'POST', '/api/v1/admin/users', { ...opts, schema: { tags, body: CreateBody } }, async (req, reply) => {
+    const b = req.body as Patch & { email: string; password: string; locale?: string };
+    const row = await createUser(core.db, {
+      email: b.email, password: b.password, role: b.role ?? 'user', locale: b.locale,
+      max_chats: b.max_chats ?? await core.settings.getInt('default_max_chats'),
+      max_ai_messages_per_day: b.max_ai_messages_per_day ?? null, max_ai_tokens_per_day: b.max_ai_tokens_per_day ?? null,
+    });
+    if (b.is_active === false) await core.db.run('UPDATE users SET is_active = ? WHERE id = ?', [false, row.id]);
+    reply.code(201);
+    return publicUser(await get(row.id));
+  });
+
+  app.get('/api/v1/admin/users/:user_id', { ...opts, schema: { tags, params: Params } }, async (req) =>
+    publicUser(await get((req.params as { user_id: string }).user_id)));
+
+  app.patch('/api/v1/admin/users/:user_id', { ...opts, schema: { tags, params: Params, body: PatchBody } }, async (req) => {
+    const row = await get((req.params as { user_id: string }).user_id);
+    const b = req.body as Patch;
+    const next = {
+      role: b.role ?? row.role, max_chats: b.max_chats ?? row.max_chats, is_active: b.is_active ?? bool(row.is_active),
+      max_ai_messages_per_day: b.max_ai_messages_per_day === undefined ? row.max_ai_messages_per_day : b.max_ai_messages_per_day,
+      max_ai_tokens_per_day: b.max_ai_tokens_per_day === undefined ? row.max_ai_tokens_per_day : b.max_ai_tokens_per_day,
+    };
+    await core.db.tx(async (q) => {
+      await q.run('UPDATE users SET role = ?, max_chats = ?, is_active = ?, max_ai_messages_per_day = ?, max_ai_tokens_per_day = ?, updated_at = ? WHERE id = ?',
+        [next.role, next.max_chats, next.is_active, next.max_ai_messages_per_day, next.max_ai_tokens_per_day, core.clock.now().toISOString(), row.id]);
+      const admins = int((await q.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND is_active = ?`, [true]))?.n);
+      if (admins === 0) throw conflict('This would leave no active administrator; promote or activate another one first.', 'last_admin');
+    });
+    return publicUser(await get(row.id));
+  });
+
+  app.delete('/api/v1/admin/users/:user_id', { ...opts, schema: { tags, params: Params } }, async (req, reply) => {
+    const row = await get((req.params as { user_id: string }).user_id);
+    if (row.id === caller(req).id) throw forbidden('You cannot delete your own account; another administrator can.');
+    await core.db.run('DELETE FROM users WHERE id = ?', [row.id]);
+    await reports.removeUserFiles(row.id);
+    return reply.code(204).send();
+  });
+
+  const readSettings = async () => {
+    const s = await core.settings.all();
+    return {
+      self_registration_enabled: s.self_registration_enabled === 'true', default_max_chats: Number.parseInt(s.default_max_chats, 10),
+      default_max_ai_messages_per_day: Number.parseInt(s.default_max_ai_messages_per_day, 10), default_max_ai_tokens_per_day: Number.parseInt(s.default_max_ai_tokens_per_day, 10),
+    };
+  };
+  app.get('/api/v1/admin/settings', { ...opts, schema: { tags, response: { 200: SettingsSchema } } }, readSettings);
+  app.patch('/api/v1/admin/settings', { ...opts, schema: { tags, body: SettingsPatch, response: { 200: SettingsSchema } } }, async (req) => {
+    const b = req.body as Partial<Record<keyof typeof SettingsSchema.properties, boolean | number>>;
+    const values: Record<string, string> = {};
+    for (const [k, v] of Object.entries(b)) if (v !== undefined) values[k] = String(v);
+    await core.settings.set(values);
+    return readSettings();
+  });
+}

@@ -1,0 +1,52 @@
+import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
+import type { Core } from '../core.ts';
+import type { ChatRow } from './chats.ts';
+import type { MessageRow } from './messages.ts';
+import { personalContext, primaryContext } from './context.ts';
+import { visibleSkill } from './skills.ts';
+import { estimateTokens } from './paths.ts';
+
+export interface Assembled {
+  messages: ChatCompletionMessageParam[];
+  /** Version of the primary context that went into the request. */
+  contextVersion: number;
+}
+
+const PER_MESSAGE_OVERHEAD = 4;
+export const messageTokens = (m: ChatCompletionMessageParam): number =>
+  PER_MESSAGE_OVERHEAD + estimateTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '') + JSON.stringify((m as { tool_calls?: unknown }).tool_calls ?? ''));
+
+/**
+ * Builds the request for one reply, in a fixed order: the primary context, the user's personal
+ * context, the chat's skill prompt (each a system message, skipped when empty), then as much of
+ * the conversation as fits `config.ai.contextTokens` (newest kept, estimated at ~4 chars/token),
+ * ending with the new user message. Failed replies with no text are left out of the history.
+ */
+export async function assembleContext(core: Core, userId: string, chat: ChatRow, latest: MessageRow): Promise<Assembled> {
+  const [primary, personal, skill] = await Promise.all([
+    primaryContext(core.db),
+    personalContext(core.db, userId),
+    chat.skill_id ? visibleSkill(core.db, userId, chat.skill_id) : Promise.resolve(undefined),
+  ]);
+  const system: ChatCompletionMessageParam[] = [];
+  for (const text of [primary.content, personal.content, skill?.prompt]) if (text?.trim()) system.push({ role: 'system', content: text });
+
+  const current: ChatCompletionMessageParam = { role: 'user', content: latest.content };
+  let budget = core.config.ai.contextTokens - system.reduce((n, m) => n + messageTokens(m), 0) - messageTokens(current);
+  const history: ChatCompletionMessageParam[] = [];
+  let cursor = latest.id;
+  outer: while (budget > 0) {
+    const page = await core.db.all<MessageRow>('SELECT * FROM chat_messages WHERE chat_id = ? AND id < ? ORDER BY id DESC LIMIT 100', [chat.id, cursor]);
+    if (page.length === 0) break;
+    for (const row of page) {
+      cursor = row.id;
+      if (!row.content) continue;
+      const m: ChatCompletionMessageParam = row.role === 'user' ? { role: 'user', content: row.content } : { role: 'assistant', content: row.content };
+      const cost = messageTokens(m);
+      if (cost > budget) break outer;
+      budget -= cost;
+      history.push(m);
+    }
+  }
+  return { messages: [...system, ...history.reverse(), current], contextVersion: primary.version };
+}

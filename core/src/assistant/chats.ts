@@ -1,0 +1,99 @@
+import Type from 'typebox';
+import type { App } from '../http/server.ts';
+import type { Core } from '../core.ts';
+import type { Queryable } from '../db/database.ts';
+import { newId } from '../http/ids.ts';
+import { HttpError, conflict, notFound } from '../http/problem.ts';
+import { requireUser, caller } from '../auth/guard.ts';
+import { bool, collection, int } from './paths.ts';
+import { visibleSkill } from './skills.ts';
+
+export interface ChatRow { id: string; user_id: string; title: string; is_archived: unknown; skill_id: string | null; created_at: string; updated_at: string }
+
+export const ChatSchema = Type.Object({
+  id: Type.String(), title: Type.String(), is_archived: Type.Boolean(), skill_id: Type.Union([Type.String(), Type.Null()]),
+  created_at: Type.String(), updated_at: Type.String(),
+});
+export const ChatParams = Type.Object({ chat_id: Type.String({ format: 'uuid' }) });
+const Title = Type.String({ minLength: 1, maxLength: 200 });
+const SkillRef = Type.Union([Type.String({ format: 'uuid' }), Type.Null()]);
+const CreateBody = Type.Object({ title: Title, skill_id: Type.Optional(SkillRef) }, { additionalProperties: false });
+const PatchBody = Type.Object({ title: Type.Optional(Title), is_archived: Type.Optional(Type.Boolean()), skill_id: Type.Optional(SkillRef) }, { additionalProperties: false });
+const ListQuery = Type.Object({
+  archived: Type.Optional(Type.Boolean()),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  before: Type.Optional(Type.String({ format: 'uuid' })),
+});
+
+export const publicChat = (r: ChatRow) => ({ id: r.id, title: r.title, is_archived: bool(r.is_archived), skill_id: r.skill_id, created_at: r.created_at, updated_at: r.updated_at });
+
+/** The caller's chat, or 404 (another user's chat does not exist for them). */
+export async function ownChat(db: Queryable, userId: string, chatId: string): Promise<ChatRow> {
+  const row = await db.get<ChatRow>('SELECT * FROM chats WHERE id = ? AND user_id = ?', [chatId, userId]);
+  if (!row) throw notFound('Chat');
+  return row;
+}
+
+/**
+ * Binding to a skill the caller cannot see answers 404 (code `skill_not_found`), like any
+ * resource that is missing or not theirs.
+ */
+async function checkSkill(db: Queryable, userId: string, skillId: string | null | undefined): Promise<void> {
+  if (!skillId) return;
+  if (!(await visibleSkill(db, userId, skillId))) throw new HttpError(404, 'skill_not_found', 'Skill was not found.');
+}
+
+/** Chat CRUD under `/api/v1/chats/`. A user holds at most `max_chats` chats, archived ones included (409 beyond). */
+export async function chatRoutes(app: App, core: Core): Promise<void> {
+  const opts = { preHandler: requireUser(core) };
+  const tags = ['assistant'];
+
+  collection(app, 'POST', '/api/v1/chats', { ...opts, schema: { tags, body: CreateBody, response: { 201: ChatSchema } } }, async (req, reply) => {
+    const user = caller(req);
+    const b = req.body as { title: string; skill_id?: string | null };
+    await checkSkill(core.db, user.id, b.skill_id);
+    const id = newId();
+    const now = core.clock.now().toISOString();
+    await core.db.tx(async (q) => {
+      // Serialise a user's chat creations on PostgreSQL; SQLite transactions already are.
+      if (q.dialect === 'postgresql') await q.get('SELECT id FROM users WHERE id = ? FOR UPDATE', [user.id]);
+      const n = int((await q.get<{ n: unknown }>('SELECT COUNT(*) AS n FROM chats WHERE user_id = ?', [user.id]))?.n);
+      if (n >= user.max_chats) throw conflict(`You already have ${n} chats, the most your account allows (${user.max_chats}); delete one first.`, 'chat_limit_reached');
+      await q.run('INSERT INTO chats (id, user_id, title, is_archived, skill_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+        [id, user.id, b.title, false, b.skill_id ?? null, now, now]);
+    });
+    reply.code(201);
+    return publicChat(await ownChat(core.db, user.id, id));
+  });
+
+  collection(app, 'GET', '/api/v1/chats', { ...opts, schema: { tags, querystring: ListQuery } }, async (req) => {
+    const q = req.query as { archived?: boolean; limit?: number; before?: string };
+    const where = ['user_id = ?'];
+    const params: (string | boolean | number)[] = [caller(req).id];
+    if (q.archived !== undefined) { where.push('is_archived = ?'); params.push(q.archived); }
+    if (q.before) { where.push('id < ?'); params.push(q.before); }
+    params.push(q.limit ?? 50);
+    const rows = await core.db.all<ChatRow>(`SELECT * FROM chats WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`, params);
+    return { chats: rows.map(publicChat) };
+  });
+
+  app.get('/api/v1/chats/:chat_id', { ...opts, schema: { tags, params: ChatParams, response: { 200: ChatSchema } } }, async (req) =>
+    publicChat(await ownChat(core.db, caller(req).id, (req.params as { chat_id: string }).chat_id)));
+
+  app.patch('/api/v1/chats/:chat_id', { ...opts, schema: { tags, params: ChatParams, body: PatchBody, response: { 200: ChatSchema } } }, async (req) => {
+    const user = caller(req);
+    const chat = await ownChat(core.db, user.id, (req.params as { chat_id: string }).chat_id);
+    const b = req.body as { title?: string; is_archived?: boolean; skill_id?: string | null };
+    await checkSkill(core.db, user.id, b.skill_id);
+    await core.db.run('UPDATE chats SET title = ?, is_archived = ?, skill_id = ?, updated_at = ? WHERE id = ?', [
+      b.title ?? chat.title, b.is_archived ?? bool(chat.is_archived), b.skill_id === undefined ? chat.skill_id : b.skill_id, core.clock.now().toISOString(), chat.id,
+    ]);
+    return publicChat(await ownChat(core.db, user.id, chat.id));
+  });
+
+  app.delete('/api/v1/chats/:chat_id', { ...opts, schema: { tags, params: ChatParams } }, async (req, reply) => {
+    const chat = await ownChat(core.db, caller(req).id, (req.params as { chat_id: string }).chat_id);
+    await core.db.run('DELETE FROM chats WHERE id = ?', [chat.id]);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,120 @@
+import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionMessageToolCall } from 'openai/resources/chat/completions';
+import type { HttpError } from '../http/problem.ts';
+import { ModelClient } from './model.ts';
+import type { MessageStatus, Usage } from './messages.ts';
+import type { Tools } from './tools.ts';
+import { messageTokens } from './assemble.ts';
+import { estimateTokens } from './paths.ts';
+
+/** Where the reply goes while it is produced (the SSE stream). */
+export interface ExchangeSink {
+  delta(text: string): void;
+  tool(event: { name: string; status: 'started' | 'done' | 'failed'; report_id?: string }): void;
+}
+
+export interface ExchangeResult {
+  content: string;
+  status: MessageStatus;
+  usage: Usage;
+  /** True when any part of `usage` is an estimate (the model did not report it before the stream ended). */
+  estimated: boolean;
+  error?: HttpError;
+}
+
+/** More tool rounds than this and the model is looping; its last answer stands. */
+const MAX_TOOL_ROUNDS = 3;
+
+interface Round { content: string; usage: Usage | null; calls: Map<number, { id: string; name: string; args: string }> }
+
+async function consume(stream: AsyncIterable<ChatCompletionChunk>, round: Round, sink: ExchangeSink): Promise<void> {
+  for await (const chunk of stream) {
+    if (chunk.usage) round.usage = { prompt_tokens: chunk.usage.prompt_tokens ?? 0, completion_tokens: chunk.usage.completion_tokens ?? 0, total_tokens: chunk.usage.total_tokens ?? 0 };
+    const delta = chunk.choices?.[0]?.delta;
+    if (!delta) continue;
+    if (delta.content) { round.content += delta.content; sink.delta(delta.content); }
+    // Tool calls arrive in pieces keyed by index: the id and name first, the arguments in fragments.
+    for (const tc of delta.tool_calls ?? []) {
+      const call = round.calls.get(tc.index) ?? { id: '', name: '', args: '' };
+      if (tc.id) call.id = tc.id;
+      if (tc.function?.name) call.name += tc.function.name;
+      if (tc.function?.arguments) call.args += tc.function.arguments;
+      round.calls.set(tc.index, call);
+    }
+  }
+}
+
+/**
+ * Runs one reply: streams the first (already opened) completion, and when the model asks for a
+ * tool, runs it, reports it on the sink, and continues the conversation with the tool's result.
+ * Never throws: an abort becomes `interrupted`, any other failure `error`, each with the text and
+ * the tokens spent so far (reported usage where the model sent it, an estimate otherwise).
+ */
+export async function runExchange(opts: {
+  model: ModelClient; first: AsyncIterable<ChatCompletionChunk>; messages: ChatCompletionMessageParam[];
+  tools: Tools; signal: AbortSignal; sink: ExchangeSink;
+}): Promise<ExchangeResult> {
+  const { model, tools, signal, sink } = opts;
+  const messages = [...opts.messages];
+  const total: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+  let estimated = false;
+  let content = '';
+  const links: { id: string; title: string }[] = [];
+  let stream: AsyncIterable<ChatCompletionChunk> | undefined = opts.first;
+
+  const account = (round: Round, sent: ChatCompletionMessageParam[]) => {
+    let u = round.usage;
+    if (!u) {
+      estimated = true;
+      const prompt = sent.reduce((n, m) => n + messageTokens(m), 0);
+      const completion = estimateTokens(round.content + [...round.calls.values()].map((c) => c.name + c.args).join(''));
+      u = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
+    }
+    total.prompt_tokens += u.prompt_tokens; total.completion_tokens += u.completion_tokens; total.total_tokens += u.total_tokens;
+  };
+
+  for (let rounds = 0; ; rounds++) {
+    const round: Round = { content: '', usage: null, calls: new Map() };
+    const sent = [...messages];
+    try {
+      stream ??= await model.open(messages, tools.definitions, signal);
+      await consume(stream, round, sink);
+      // The client's stream iterator ends quietly on abort instead of throwing.
+      if (signal.aborted) throw new DOMException('The client went away.', 'AbortError');
+    } catch (err) {
+      content += round.content;
+      account(round, sent);
+      if (ModelClient.isAbort(err, signal)) return { content, status: 'interrupted', usage: total, estimated };
+      return { content, status: 'error', usage: total, estimated, error: model.failure(err) };
+    }
+    stream = undefined;
+    content += round.content;
+    account(round, sent);
+    if (round.calls.size === 0 || rounds >= MAX_TOOL_ROUNDS) break;
+
+    const calls: ChatCompletionMessageToolCall[] = [...round.calls.entries()].sort((a, b) => a[0] - b[0])
+      .map(([i, c]) => ({ id: c.id || `call_${i}`, type: 'function', function: { name: c.name, arguments: c.args } }));
+    messages.push({ role: 'assistant', content: round.content || null, tool_calls: calls });
+    for (const call of calls) {
+      if (call.type !== 'function') continue;
+      sink.tool({ name: call.function.name, status: 'started' });
+      const outcome = await tools.run(call.function.name, call.function.arguments);
+      if (outcome.ok) {
+        if (outcome.report) links.push(outcome.report);
+        sink.tool({ name: call.function.name, status: 'done', ...(outcome.report ? { report_id: outcome.report.id } : {}) });
+      } else {
+        sink.tool({ name: call.function.name, status: 'failed' });
+      }
+      messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome.result) });
+    }
+    if (signal.aborted) return { content, status: 'interrupted', usage: total, estimated };
+  }
+
+  // The answer must link every report made for it, whatever the model chose to write.
+  const missing = links.filter((r) => !content.includes(`/api/v1/reports/${r.id}/download`));
+  if (missing.length) {
+    const text = `${content ? '\n\n' : ''}${missing.map((r) => `[${r.title}](/api/v1/reports/${r.id}/download)`).join('\n')}`;
+    content += text;
+    sink.delta(text);
+  }
+  return { content, status: 'complete', usage: total, estimated };
+}

@@ -1,0 +1,44 @@
+import type { Feature } from '../features.ts';
+import { Quotas, quotaRoutes } from './quotas.ts';
+import { ModelClient } from './model.ts';
+import { Reports } from './reports.ts';
+import { chatRoutes } from './chats.ts';
+import { historyRoutes } from './messages.ts';
+import { InFlight, sendRoutes } from './send.ts';
+import { contextRoutes } from './context.ts';
+import { skillRoutes } from './skills.ts';
+import { memoryRoutes } from './memory.ts';
+import { documentRoutes } from './documents.ts';
+import { adminRoutes } from './admin.ts';
+
+/**
+ * The AI chat assistant: chats and streamed replies, contexts and skills, daily quotas, memory,
+ * documents, PDF reports, and the administration around them. Everything lives under `/api/v1`.
+ */
+export default {
+  name: 'assistant',
+  async register(app, core) {
+    const streams = new InFlight();
+    core.services.set('assistant.inflight', streams);
+    const quotas = new Quotas(core);
+    const model = new ModelClient(core.config.ai);
+    const reports = new Reports(core);
+    core.services.set('assistant.quotas', quotas);
+    core.services.set('assistant.reports', reports);
+    if (!model.configured) core.logs.get('assistant').warn('AI_API_KEY is not set; the assistant answers 503 until it is');
+    await quotaRoutes(app, core, quotas);
+    await chatRoutes(app, core);
+    await historyRoutes(app, core);
+    await sendRoutes(app, core, { quotas, model, reports, inflight: streams });
+    await contextRoutes(app, core);
+    await skillRoutes(app, core);
+    await memoryRoutes(app, core);
+    await documentRoutes(app, core);
+    await reports.routes(app);
+    await adminRoutes(app, core, reports);
+  },
+  /** Runs after the server closed: replies still streaming are aborted and saved before the database closes. */
+  async stop(core) {
+    await (core.services.get('assistant.inflight') as InFlight | undefined)?.drain();
+  },
+} satisfies Feature;

@@ -1,0 +1,85 @@
+import Type from 'typebox';
+import type { App } from '../http/server.ts';
+import type { Core } from '../core.ts';
+import { newId } from '../http/ids.ts';
+import { notFound } from '../http/problem.ts';
+import { requireUser, caller } from '../auth/guard.ts';
+import { collection, likePattern, searchable } from './paths.ts';
+
+interface EntryRow { id: string; user_id: string; content: string; category: string | null; recorded_at: string | null; created_at: string; updated_at: string }
+
+const publicEntry = (r: EntryRow) => ({ id: r.id, content: r.content, category: r.category, recorded_at: r.recorded_at, created_at: r.created_at, updated_at: r.updated_at });
+const Content = Type.String({ minLength: 1, maxLength: 32_000 });
+const Category = Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()]);
+/** A calendar date (`2025-03-01`) or an instant (`2025-03-01T08:30:00Z`). */
+const RecordedAt = Type.Union([Type.String({ format: 'date' }), Type.String({ format: 'date-time' }), Type.Null()]);
+const CreateBody = Type.Object({ content: Content, category: Type.Optional(Category), recorded_at: Type.Optional(RecordedAt) }, { additionalProperties: false });
+const PatchBody = Type.Object({ content: Type.Optional(Content), category: Type.Optional(Category), recorded_at: Type.Optional(RecordedAt) }, { additionalProperties: false });
+const Params = Type.Object({ id: Type.String({ format: 'uuid' }) });
+const ListQuery = Type.Object({
+  q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+  category: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+  before: Type.Optional(Type.String({ format: 'uuid' })),
+});
+
+/** Instants are stored in UTC ISO form; bare dates stay dates. */
+const normalizeWhen = (v: string | null | undefined) => (v && v.length > 10 ? new Date(v).toISOString() : v ?? null);
+const clean = (v: string | null | undefined) => (v?.trim() ? v.trim() : null);
+
+/**
+ * Memory entries: the user's health notes, measurements and dated events, which the PDF report
+ * compiles. Owner-only; `?q=` searches content and category case-insensitively.
+ */
+export async function memoryRoutes(app: App, core: Core): Promise<void> {
+  const opts = { preHandler: requireUser(core) };
+  const tags = ['assistant'];
+  const own = async (userId: string, id: string) => {
+    const row = await core.db.get<EntryRow>('SELECT * FROM memory_entries WHERE id = ? AND user_id = ?', [id, userId]);
+    if (!row) throw notFound('Memory entry');
+    return row;
+  };
+
+  collection(app, 'GET', '/api/v1/memory', { ...opts, schema: { tags, querystring: ListQuery } }, async (req) => {
+    const q = req.query as { q?: string; category?: string; limit?: number; before?: string };
+    const where = ['user_id = ?'];
+    const params: (string | number)[] = [caller(req).id];
+    if (q.q) { where.push(`search_text LIKE ? ESCAPE '\\'`); params.push(likePattern(q.q)); }
+    if (q.category) { where.push('category = ?'); params.push(q.category); }
+    if (q.before) { where.push('id < ?'); params.push(q.before); }
+    params.push(q.limit ?? 50);
+    const rows = await core.db.all<EntryRow>(`SELECT * FROM memory_entries WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`, params);
+    return { entries: rows.map(publicEntry) };
+  });
+
+  collection(app, 'POST', '/api/v1/memory', { ...opts, schema: { tags, body: CreateBody } }, async (req, reply) => {
+    const b = req.body as { content: string; category?: string | null; recorded_at?: string | null };
+    const id = newId();
+    const now = core.clock.now().toISOString();
+    const category = clean(b.category);
+    await core.db.run('INSERT INTO memory_entries (id, user_id, content, category, recorded_at, search_text, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      [id, caller(req).id, b.content, category, normalizeWhen(b.recorded_at), searchable(b.content, category), now, now]);
+    reply.code(201);
+    return publicEntry(await own(caller(req).id, id));
+  });
+
+  app.get('/api/v1/memory/:id', { ...opts, schema: { tags, params: Params } }, async (req) =>
+    publicEntry(await own(caller(req).id, (req.params as { id: string }).id)));
+
+  app.patch('/api/v1/memory/:id', { ...opts, schema: { tags, params: Params, body: PatchBody } }, async (req) => {
+    const row = await own(caller(req).id, (req.params as { id: string }).id);
+    const b = req.body as { content?: string; category?: string | null; recorded_at?: string | null };
+    const content = b.content ?? row.content;
+    const category = b.category === undefined ? row.category : clean(b.category);
+    const recorded = b.recorded_at === undefined ? row.recorded_at : normalizeWhen(b.recorded_at);
+    await core.db.run('UPDATE memory_entries SET content = ?, category = ?, recorded_at = ?, search_text = ?, updated_at = ? WHERE id = ?',
+      [content, category, recorded, searchable(content, category), core.clock.now().toISOString(), row.id]);
+    return publicEntry(await own(row.user_id, row.id));
+  });
+
+  app.delete('/api/v1/memory/:id', { ...opts, schema: { tags, params: Params } }, async (req, reply) => {
+    const row = await own(caller(req).id, (req.params as { id: string }).id);
+    await core.db.run('DELETE FROM memory_entries WHERE id = ?', [row.id]);
+    return reply.code(204).send();
+  });
+}

@@ -1,0 +1,115 @@
+import Type from 'typebox';
+import type { App } from '../http/server.ts';
+import type { Core } from '../core.ts';
+import type { PublicUser } from '../users/users.ts';
+import { HttpError, unprocessable } from '../http/problem.ts';
+import { requireAdmin, requireUser, caller } from '../auth/guard.ts';
+import { dayKey, nextDayStart } from './day.ts';
+
+/** Today's usage against the effective limits, as the quota endpoint returns it. */
+export interface Quota {
+  messages_used: number; tokens_used: number; message_limit: number; token_limit: number;
+  messages_exceeded: boolean; tokens_exceeded: boolean; resets_at: string;
+}
+
+/** The day a request belongs to and when it ends. */
+export interface QuotaDay { day: string; resetsAt: Date }
+
+/**
+ * Daily AI quotas. One table, `ai_usage_daily` keyed (user_id, day), is both what enforcement
+ * checks and what the admin usage view reads, so the two always agree.
+ */
+export class Quotas {
+  private core: Core;
+  constructor(core: Core) { this.core = core; }
+
+  today(at: Date = this.core.clock.now()): QuotaDay {
+    const zone = this.core.config.quotaTimezone;
+    return { day: dayKey(at, zone), resetsAt: nextDayStart(at, zone) };
+  }
+
+  /** Effective limits: the user's own non-null value, else the default setting. */
+  async limits(user: Pick<PublicUser, 'max_ai_messages_per_day' | 'max_ai_tokens_per_day'>): Promise<{ messages: number; tokens: number }> {
+    return {
+      messages: user.max_ai_messages_per_day ?? await this.core.settings.getInt('default_max_ai_messages_per_day'),
+      tokens: user.max_ai_tokens_per_day ?? await this.core.settings.getInt('default_max_ai_tokens_per_day'),
+    };
+  }
+
+  async usage(userId: string, day: string): Promise<{ messages: number; tokens: number }> {
+    const row = await this.core.db.get<{ messages: number | string; tokens: number | string }>('SELECT messages, tokens FROM ai_usage_daily WHERE user_id = ? AND day = ?', [userId, day]);
+    return { messages: Number(row?.messages ?? 0), tokens: Number(row?.tokens ?? 0) };
+  }
+
+  async quota(user: PublicUser): Promise<Quota> {
+    const { day, resetsAt } = this.today();
+    const [limits, used] = await Promise.all([this.limits(user), this.usage(user.id, day)]);
+    return {
+      messages_used: used.messages, tokens_used: used.tokens, message_limit: limits.messages, token_limit: limits.tokens,
+      messages_exceeded: used.messages >= limits.messages, tokens_exceeded: used.tokens >= limits.tokens, resets_at: resetsAt.toISOString(),
+    };
+  }
+
+  /**
+   * Counts one message against today's quota, atomically: a single conditional UPDATE only passes
+   * while both counters are under their limits, so concurrent sends cannot overshoot the message
+   * limit. Throws 429 (message limit first, then tokens) when refused.
+   */
+  async reserve(user: PublicUser): Promise<QuotaDay> {
+    const today = this.today();
+    const limits = await this.limits(user);
+    const now = this.core.clock.now().toISOString();
+    const db = this.core.db;
+    await db.run('INSERT INTO ai_usage_daily (user_id, day, messages, tokens, updated_at) VALUES (?, ?, 0, 0, ?) ON CONFLICT (user_id, day) DO NOTHING', [user.id, today.day, now]);
+    const changed = await db.run('UPDATE ai_usage_daily SET messages = messages + 1, updated_at = ? WHERE user_id = ? AND day = ? AND messages < ? AND tokens < ?',
+      [now, user.id, today.day, limits.messages, limits.tokens]);
+    if (changed === 1) return today;
+    const used = await this.usage(user.id, today.day);
+    const resets = today.resetsAt.toISOString();
+    const wait = (today.resetsAt.getTime() - this.core.clock.now().getTime()) / 1000;
+    if (used.messages >= limits.messages) {
+      throw new HttpError(429, 'message_quota_exceeded', `You have reached your daily limit of ${limits.messages} AI messages. The limit resets at ${resets}.`, { headers: { 'retry-after': String(Math.max(1, Math.ceil(wait))) } });
+    }
+    throw new HttpError(429, 'token_quota_exceeded', `You have reached your daily limit of ${limits.tokens} AI tokens. The limit resets at ${resets}.`, { headers: { 'retry-after': String(Math.max(1, Math.ceil(wait))) } });
+  }
+
+  /** Gives a reserved message back when the model never answered (nothing was spent). */
+  async release(userId: string, day: string): Promise<void> {
+    await this.core.db.run('UPDATE ai_usage_daily SET messages = messages - 1, updated_at = ? WHERE user_id = ? AND day = ? AND messages > 0', [this.core.clock.now().toISOString(), userId, day]);
+  }
+
+  /** Adds the tokens one exchange spent, to the day the exchange was reserved on. */
+  async addTokens(userId: string, day: string, tokens: number): Promise<void> {
+    if (tokens <= 0) return;
+    await this.core.db.run('UPDATE ai_usage_daily SET tokens = tokens + ?, updated_at = ? WHERE user_id = ? AND day = ?', [Math.round(tokens), this.core.clock.now().toISOString(), userId, day]);
+  }
+}
+
+const QuotaSchema = Type.Object({
+  messages_used: Type.Integer(), tokens_used: Type.Integer(), message_limit: Type.Integer(), token_limit: Type.Integer(),
+  messages_exceeded: Type.Boolean(), tokens_exceeded: Type.Boolean(), resets_at: Type.String({ format: 'date-time' }),
+});
+
+const UsageSchema = Type.Object({
+  date: Type.String(),
+  users: Type.Array(Type.Object({ user_id: Type.String(), email: Type.String(), messages: Type.Integer(), tokens: Type.Integer() })),
+});
+
+/** `GET /api/v1/chats/quota` and `GET /api/v1/admin/usage`. */
+export async function quotaRoutes(app: App, core: Core, quotas: Quotas): Promise<void> {
+  app.get('/api/v1/chats/quota', { schema: { tags: ['assistant'], response: { 200: QuotaSchema } }, preHandler: requireUser(core) },
+    async (req) => quotas.quota(caller(req)));
+
+  app.get('/api/v1/admin/usage', {
+    schema: { tags: ['admin'], querystring: Type.Object({ date: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' })) }), response: { 200: UsageSchema } },
+    preHandler: requireAdmin(core),
+  }, async (req) => {
+    const date = (req.query as { date?: string }).date ?? quotas.today().day;
+    const parsed = new Date(`${date}T00:00:00Z`);
+    if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== date) throw unprocessable(`The date "${date}" is not a calendar date (YYYY-MM-DD).`);
+    const rows = await core.db.all<{ user_id: string; email: string; messages: number | string | null; tokens: number | string | null }>(
+      `SELECT u.id AS user_id, u.email, a.messages, a.tokens FROM users u
+       LEFT JOIN ai_usage_daily a ON a.user_id = u.id AND a.day = ? ORDER BY u.email`, [date]);
+    return { date, users: rows.map((r) => ({ user_id: r.user_id, email: r.email, messages: Number(r.messages ?? 0), tokens: Number(r.tokens ?? 0) })) };
+  });
+}
