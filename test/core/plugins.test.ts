@@ -23,7 +23,7 @@ t.test('the test host runs a third-party plugin', async (t) => {
   const h = await host.provider(example, { shared_token: 'abcdefgh' });
   const res = await h.instance.handleWebhook!({ method: 'POST', headers: { 'x-example-token': 'abcdefgh' }, rawBody: Buffer.from(''), body: { type: 'alarm', payload: { name: 'x' } }, query: {}, ip: '127.0.0.1' });
   t.equal(res.events[0]!.type, 'alarm');
-  await t.rejects(h.instance.handleWebhook!({ method: 'POST', headers: {}, rawBody: Buffer.from(''), body: {}, query: {}, ip: '127.0.0.1' }), { status: 401 } as object);
+  await t.rejects(h.instance.handleWebhook!({ method: 'POST', headers: {}, rawBody: Buffer.from(''), body: {}, query: {}, ip: '127.0.0.1' }), { code: 'WEBHOOK_REJECTED', status: 401 });
 });
 
 t.test('a failing instance is isolated and retried in the background; others keep running', async (t) => {
