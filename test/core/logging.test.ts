@@ -50,3 +50,17 @@ t.test('service logs never carry the secret key, tokens or passwords', async (t)
   t.notOk(text.includes(s.service.core.config.secretKey), 'no secret key in logs');
   t.ok(text.length > 0);
 });
+
+t.test('SERVICE_DEBUG adds SQL echo; without it there is none', async (t) => {
+  const loud = await startService({ SERVICE_DEBUG: 'true', SERVICE_LOG_LEVEL: 'INFO' });
+  await loud.request('GET', '/api/setup');
+  const sql = loud.logs().filter((l) => l.module === 'db' && l.sql);
+  await loud.stop();
+  t.ok(sql.length > 0, 'SQL statements are logged');
+  t.ok(sql.some((l) => /select/i.test(l.sql)));
+  const quiet = await startService({ SERVICE_LOG_LEVEL: 'DEBUG' });
+  await quiet.request('GET', '/api/setup');
+  const none = quiet.logs().filter((l) => l.module === 'db' && l.sql);
+  await quiet.stop();
+  t.equal(none.length, 0, 'no SQL echo without SERVICE_DEBUG');
+});
