@@ -11,6 +11,7 @@ import { PassThrough } from 'node:stream';
 process.env.HERALD_BCRYPT_COST ??= '4';
 
 const { loadConfig } = await import('../../core/src/config/config.ts');
+const { startPostgres } = await import('../../scripts/peers/postgres.ts');
 const { createService } = await import('../../core/src/app.ts');
 type Service = Awaited<ReturnType<typeof createService>>;
 
@@ -35,8 +36,58 @@ export interface TestService {
 
 export const TEST_PLUGINS = '@herald/provider-bridge-self,herald-plugin-example,herald-target-recorder';
 
+/** The backend this test process runs against: `HERALD_TEST_DB=postgres` selects PostgreSQL, anything else SQLite. */
+export const TEST_DB: 'sqlite' | 'postgresql' = process.env.HERALD_TEST_DB === 'postgres' || process.env.HERALD_TEST_DB === 'postgresql' ? 'postgresql' : 'sqlite';
+
+let cluster: Promise<{ url(db?: string): string; createDatabase(): Promise<string> }> | undefined;
+
+/**
+ * The PostgreSQL cluster of this test run: the one named by `HERALD_TEST_PG_URL` (scripts/test.sh
+ * starts one for the whole run), else one started for this process and stopped when it exits.
+ */
+export function pgCluster(): Promise<{ url(db?: string): string; createDatabase(): Promise<string> }> {
+  cluster ??= (async () => {
+    const shared = process.env.HERALD_TEST_PG_URL;
+    if (shared) {
+      const pg = (await import('pg')).default;
+      const url = (db = 'postgres') => { const u = new URL(shared); u.pathname = `/${db}`; return u.toString(); };
+      return {
+        url,
+        async createDatabase() {
+          const name = `herald_test_${crypto.randomBytes(6).toString('hex')}`;
+          const c = new pg.Client({ connectionString: url() });
+          await c.connect();
+          try { await c.query(`CREATE DATABASE ${name}`); } finally { await c.end(); }
+          return name;
+        },
+      };
+    }
+    const peer = await startPostgres();
+    process.once('exit', () => peer.stopSync());
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => { peer.stopSync(); process.exit(1); });
+    return peer;
+  })();
+  return cluster;
+}
+
+const databases = new Map<string, string>();
+
+/**
+ * A `SERVICE_DATABASE_URL` for a test: undefined on SQLite (the data folder's file), a fresh
+ * PostgreSQL database otherwise. The same `key` (a data folder) gets the same database again, so a
+ * restarted service finds its data.
+ */
+export async function testDatabaseUrl(key?: string): Promise<string | undefined> {
+  if (TEST_DB === 'sqlite') return undefined;
+  const c = await pgCluster();
+  let name = key ? databases.get(key) : undefined;
+  if (!name) { name = await c.createDatabase(); if (key) databases.set(key, name); }
+  return c.url(name);
+}
+
 export async function startService(env: Record<string, string> = {}, o: { dataDir?: string; setup?: boolean } = {}): Promise<TestService> {
   const dataDir = o.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-test-'));
+  const databaseUrl = env.SERVICE_DATABASE_URL ?? await testDatabaseUrl(dataDir);
   const config = loadConfig({
     SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
     SERVICE_DATA_DIR: dataDir,
@@ -47,6 +98,7 @@ export async function startService(env: Record<string, string> = {}, o: { dataDi
     SERVICE_LOG_LEVEL: 'DEBUG',
     SERVICE_PLUGINS: TEST_PLUGINS,
     SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '5',
+    ...(databaseUrl ? { SERVICE_DATABASE_URL: databaseUrl } : {}),
     ...env,
   });
   let fake: number | undefined;
