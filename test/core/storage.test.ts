@@ -1,12 +1,15 @@
 import t from 'tap';
+import type { Test } from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite from 'better-sqlite3';
-import { startService } from '../helpers/service.ts';
+import { execFileSync } from 'node:child_process';
+import { startService, TEST_DB, testDatabaseUrl } from '../helpers/service.ts';
 import { takeSqliteSnapshot } from '../../core/src/db/snapshot.ts';
 
 t.test('migrations are idempotent; each boot of an existing database snapshots it first', async (t) => {
+  if (TEST_DB === 'postgresql') return postgresSnapshots(t);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-storage-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const a = await startService({ SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP: '2' }, { dataDir: dir });
@@ -46,3 +49,54 @@ t.test('snapshots disabled with 0; a corrupt source fails the integrity check', 
   fs.writeFileSync(bad, Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(4096, 7)]));
   await t.rejects(takeSqliteSnapshot(bad, path.join(dir, 's'), 3));
 });
+
+/**
+ * The PostgreSQL side of the first test: constraints enforced, the boot lock released, a verified
+ * `pg_dump` custom-format snapshot per boot of an existing database (only the newest kept, and it
+ * restores), and a warning, not silence, when the client tools are missing.
+ */
+async function postgresSnapshots(t: Test): Promise<void> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-storage-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const a = await startService({ SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP: '2' }, { dataDir: dir });
+  const db = a.service.core.db;
+  t.equal(db.dialect, 'postgresql');
+  await t.rejects(db.run(`INSERT INTO trackers (id, user_id, provider_id, name, created_at, updated_at) VALUES ('x', 'nobody', 'nothing', 'n', '', '')`), 'foreign keys are enforced');
+  const locks = await db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid() AND objid = ?`, [7_226_371_900 % 2 ** 32]);
+  t.equal(Number(locks?.n), 0, 'the boot lock is released once migrations ran');
+  await a.stop();
+  t.same(fs.existsSync(path.join(dir, 'snapshots')) ? fs.readdirSync(path.join(dir, 'snapshots')) : [], [], 'no snapshot of a brand-new database');
+  for (let i = 0; i < 3; i++) {
+    const b = await startService({ SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP: '2' }, { dataDir: dir, setup: false });
+    const applied = await b.service.core.db.all('SELECT id FROM schema_migrations');
+    t.ok(applied.length >= 2, 'migrations recorded once');
+    t.equal((await b.request('GET', '/api/setup')).body.needs_setup, false, 'data kept');
+    t.ok(b.logs().some((l) => l.msg === 'pre-migration pg_dump snapshot taken and verified'), 'the boot logged its snapshot');
+    await b.stop();
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  const snaps = fs.readdirSync(path.join(dir, 'snapshots')).filter((f) => /^pre-migrate-\d{8}T\d{6}\d{3}Z\.dump$/.test(f));
+  t.equal(snaps.length, 2, 'only the newest SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP kept');
+  t.same(fs.readdirSync(path.join(dir, 'snapshots')).filter((f) => f.endsWith('.partial')), [], 'no half-written dump left');
+  const newest = path.join(dir, 'snapshots', snaps.at(-1)!);
+  t.match(execFileSync('pg_restore', ['--list', newest], { encoding: 'utf8' }), /TABLE public users/, 'a custom-format archive pg_restore can read');
+  const restored = await testDatabaseUrl();
+  execFileSync('pg_restore', ['--no-owner', `--dbname=${restored}`, newest]);
+  const pg = (await import('pg')).default;
+  const c = new pg.Client({ connectionString: restored });
+  await c.connect();
+  const users = await c.query('SELECT COUNT(*) AS n FROM users');
+  await c.end();
+  t.equal(Number(users.rows[0].n), 1, 'the dump restores, with the data');
+
+  const path0 = process.env.PATH;
+  const bare = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-nopath-'));
+  process.env.PATH = bare;
+  let c2;
+  try { c2 = await startService({ SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP: '2' }, { dataDir: dir, setup: false }); } finally { process.env.PATH = path0; fs.rmSync(bare, { recursive: true, force: true }); }
+  const warning = c2.logs().find((l) => /no pre-migration snapshot/.test(l.msg ?? ''));
+  await c2.stop();
+  t.ok(warning, 'without pg_dump on PATH the boot warns that backups are the operator\'s job');
+  t.equal(warning?.level, 'warn', 'at warning level');
+  t.same(fs.readdirSync(path.join(dir, 'snapshots')).filter((f) => f.endsWith('.dump')).sort(), snaps, 'and takes no snapshot');
+}

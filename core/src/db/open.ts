@@ -17,7 +17,7 @@ export interface OpenOptions {
   beforeReady?: (db: Database) => Promise<void>;
 }
 
-/** Snapshot (SQLite), connect, tune, migrate. */
+/** Snapshot, connect, tune, migrate (on PostgreSQL the snapshot and migrations run under a cross-replica lock). */
 export async function openDatabase({ config, log }: OpenOptions): Promise<Database> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   let orm: MikroORM;
@@ -44,7 +44,9 @@ export async function openDatabase({ config, log }: OpenOptions): Promise<Databa
     orm = await openPostgres(config, log, entities);
   }
   const db = new Database(orm, config.dialect);
-  const applied = await migrate(db, migrations);
+  const applied = config.dialect === 'postgresql'
+    ? await (await import('./postgres.ts')).migratePostgres(db, config, log)
+    : await migrate(db, migrations);
   if (applied.length) log.info({ applied }, 'migrations applied');
   return db;
 }
