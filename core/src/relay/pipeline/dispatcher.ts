@@ -8,7 +8,12 @@ import { eventStatus } from './decide.ts';
 import type { SelfMonitor } from './monitor.ts';
 
 const BATCH = 200;
-const LEASE_MS = 60_000;
+/**
+ * How long a claim holds a row without renewal. Claims still waiting or sending are renewed every
+ * LEASE_MS / 3, so a live worker never loses a row however slow its target, and the rows of a
+ * worker that died go back to the queue within LEASE_MS.
+ */
+export const LEASE_MS = 15_000;
 const SEND_TIMEOUT_MS = 30_000;
 export const MAX_ATTEMPTS = 8;
 
@@ -36,6 +41,9 @@ export class Dispatcher {
   private inflight = new Set<Promise<void>>();
   private targetChains = new Map<string, Promise<void>>();
   private currentPass: Promise<number> = Promise.resolve(0);
+  /** Rows this worker claimed and has not finished: their leases are renewed. */
+  private claimed = new Set<string>();
+  private renewTimer?: NodeJS.Timeout;
   onSettled?: (eventId: string) => void;
 
   constructor(core: Core, catalog: TemplateCatalog, monitor: SelfMonitor) {
@@ -47,6 +55,8 @@ export class Dispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.renewTimer = setInterval(() => { void this.renewLeases().catch((err) => this.core.logs.get('relay').warn({ err }, 'renewing delivery leases failed')); }, LEASE_MS / 3);
+    this.renewTimer.unref();
     this.loop = (async () => {
       while (this.running) {
         let claimed = 0;
@@ -71,7 +81,18 @@ export class Dispatcher {
     this.wake();
     await this.loop;
     await this.drain();
+    clearInterval(this.renewTimer);
     this.abort.abort();
+  }
+
+  /** Extends the lease of every row this worker still holds. */
+  async renewLeases(): Promise<void> {
+    const ids = [...this.claimed];
+    const lease = new Date(this.core.clock.now().getTime() + LEASE_MS).toISOString();
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      await this.core.db.run(`UPDATE deliveries SET lease_until = ? WHERE status = 'sending' AND id IN (${chunk.map(() => '?').join(',')})`, [lease, ...chunk]);
+    }
   }
 
   /** Waits for every send in flight. */
@@ -115,23 +136,36 @@ export class Dispatcher {
     const now = this.core.clock.now();
     const nowIso = now.toISOString();
     const lease = new Date(now.getTime() + LEASE_MS).toISOString();
-    const lock = db.dialect === 'postgresql' ? ' FOR UPDATE SKIP LOCKED' : '';
+    const due = `SELECT id FROM deliveries
+                  WHERE (status = 'queued' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until < ?)
+                  ORDER BY next_attempt_at, event_id LIMIT ${BATCH}`;
+    if (db.dialect === 'postgresql') {
+      // Several replicas claim at once: rows another worker has locked are skipped, not waited for.
+      // MATERIALIZED makes the locking subquery run exactly once, so a claim never exceeds BATCH
+      // rows nor takes a row twice, whatever plan the optimiser picks.
+      return db.all<DeliveryRow>(
+        `WITH due AS MATERIALIZED (${due} FOR UPDATE SKIP LOCKED)
+         UPDATE deliveries d SET status = 'sending', lease_until = ?, attempts = d.attempts + 1, updated_at = ?
+           FROM due WHERE d.id = due.id
+         RETURNING d.id, d.event_id, d.user_id, d.tracker_id, d.target_id, d.attempts`, [nowIso, nowIso, lease, nowIso]);
+    }
+    // SQLite: one writer at a time, so the UPDATE with its subquery is atomic as it stands.
     return db.all<DeliveryRow>(
       `UPDATE deliveries SET status = 'sending', lease_until = ?, attempts = attempts + 1, updated_at = ?
-        WHERE id IN (SELECT id FROM deliveries
-                      WHERE (status = 'queued' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until < ?)
-                      ORDER BY next_attempt_at, event_id LIMIT ${BATCH}${lock})
+        WHERE id IN (${due})
         RETURNING id, event_id, user_id, tracker_id, target_id, attempts`, [lease, nowIso, nowIso, nowIso]);
   }
 
   private async claimAndSend(): Promise<number> {
     const rows = (await this.claim()).sort((a, b) => (a.event_id < b.event_id ? -1 : 1));
     for (const row of rows) {
+      this.claimed.add(row.id);
       const prev = this.targetChains.get(row.target_id) ?? Promise.resolve();
       const next = prev.then(() => this.deliver(row)).catch((err) => this.core.logs.get('relay').error({ err }, 'delivery crashed'));
       this.targetChains.set(row.target_id, next);
       this.inflight.add(next);
       void next.finally(() => {
+        this.claimed.delete(row.id);
         this.inflight.delete(next);
         if (this.targetChains.get(row.target_id) === next) this.targetChains.delete(row.target_id);
       });
