@@ -6,6 +6,9 @@ import { runDueActions } from './actions/runner.ts';
 import { registerRelayRoutes } from './routes/index.ts';
 import { startBots } from './bots/index.ts';
 
+/** How often a replica aligns its provider instances with the database (PostgreSQL only). */
+const RECONCILE_MS = 3000;
+
 const relays = new WeakMap<Core, { relay: Relay; stopBots?: () => Promise<void> }>();
 
 /** Deletes event_log rows older than the retention period (0 keeps everything), with what hangs off them. */
@@ -40,6 +43,8 @@ export default {
     }
     state.relay.dispatcher.start();
     await core.plugins.startProviders();
+    // Several replicas share a PostgreSQL database: changes made through another replica reach this one's instances within seconds.
+    if (core.db.dialect === 'postgresql') core.plugins.watch(RECONCILE_MS);
     state.stopBots = await startBots(core);
   },
   async stop(core) {

@@ -65,7 +65,9 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
       if (!provider.enabled) { await log(409, 'provider is disabled', null); return send(409, 'provider_disabled', 'This provider is disabled; enable it to accept webhooks.'); }
       const maxBody = plugin.def.manifest.webhook?.maxBodyBytes ?? DEFAULT_PLUGIN_BODY;
       if (raw.length > maxBody) { await log(413, `body of ${raw.length} bytes exceeds ${maxBody}`, null); return send(413, 'body_too_large', `The body is larger than ${maxBody} bytes.`); }
-      const running = core.plugins.runningProvider(provider.id);
+      // Any replica takes any webhook: when this one does not run the instance yet, or runs an older
+      // version of the record (created or edited through another replica), it starts it now.
+      const running = await core.plugins.ensureProvider(provider);
       if (!running?.instance?.handleWebhook) {
         await log(503, `provider instance is ${running?.state ?? 'not running'}`, null);
         return send(503, 'provider_unavailable', `This provider is not running (${running?.state ?? 'stopped'}); check its configuration.`, { 'retry-after': '30' });
