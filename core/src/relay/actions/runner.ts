@@ -53,5 +53,13 @@ export async function runAction(core: Core, relay: Relay, actionId: string): Pro
 export async function runDueActions(core: Core, relay: Relay): Promise<void> {
   const now = core.clock.now().toISOString();
   const due = await core.db.all<{ id: string; next_run_at: string }>('SELECT id, next_run_at FROM actions WHERE enabled = ? AND next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at', [true, now]);
-  for (const a of due) if (await claimSlot(core.db, `action:${a.id}`, a.next_run_at, core.replicaId)) await runAction(core, relay, a.id);
+  for (const a of due) {
+    if (await claimSlot(core.db, `action:${a.id}`, a.next_run_at, core.replicaId)) { await runAction(core, relay, a.id); continue; }
+    // Someone else claimed this slot. If that replica died before moving next_run_at on, nothing
+    // else would: move it on here (compare-and-set on the claimed slot), so the slot is skipped
+    // rather than run twice and the action is not stuck. A live claimer later writes the same value.
+    const row = await core.db.get<{ schedule: string; timezone: string }>('SELECT schedule, timezone FROM actions WHERE id = ?', [a.id]);
+    const next = row ? nextRun(row.schedule, row.timezone, core.clock.now()) : null;
+    if (next) await core.db.run('UPDATE actions SET next_run_at = ? WHERE id = ? AND next_run_at = ?', [next.toISOString(), a.id, a.next_run_at]);
+  }
 }
