@@ -1,0 +1,136 @@
+/**
+ * Runs the real service as a child process (`core/src/main.ts` on this Node) on a loopback port with
+ * its own data directory, and talks to its API. `BENCH_CPU_PROF=<dir>` adds `--cpu-prof` to the child.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { procKb, sleep, wallMs } from './stats.ts';
+
+export const ROOT = new URL('../../..', import.meta.url).pathname;
+
+/** A free loopback port (listen on 0, read it, close). */
+export async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+export function tempDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `herald-bench-${prefix}-`));
+}
+
+export interface HeraldOptions {
+  dataDir: string;
+  port: number;
+  key: string;
+  plugins: string;
+  env?: Record<string, string>;
+}
+
+export interface Herald {
+  url: string;
+  proc: ChildProcess;
+  pid: number;
+  /** Wall time the process was spawned. */
+  spawnedAt: number;
+  stderr: () => string;
+  /** Peak resident set of the service so far, in kB (VmHWM). */
+  peakRssKb(): number;
+  rssKb(): number;
+  /** Polls `/api/ready` until `ready: true`; resolves with the wall time it was first seen. */
+  ready(timeoutMs?: number): Promise<number>;
+  /** SIGTERM and wait for the exit (a CPU profile is written then). */
+  stop(): Promise<void>;
+  kill(): Promise<void>;
+}
+
+export function heraldOptions(dataDir: string, port: number, plugins: string, env: Record<string, string> = {}): HeraldOptions {
+  return { dataDir, port, key: crypto.randomBytes(32).toString('hex'), plugins, env };
+}
+
+export function spawnHerald(o: HeraldOptions): Herald {
+  const prof = process.env.BENCH_CPU_PROF;
+  const args = [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), 'core/src/main.ts'];
+  const spawnedAt = wallMs();
+  const proc = spawn(process.execPath, args, {
+    cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      PATH: process.env.PATH, SERVICE_SECRET_KEY: o.key, SERVICE_DATA_DIR: o.dataDir, SERVICE_PORT: String(o.port), SERVICE_HOST: '127.0.0.1',
+      SERVICE_PLUGINS: o.plugins, SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', SERVICE_LOG_LEVEL: 'WARNING', SERVICE_LOG_FORMAT: 'json',
+      SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '5', HERALD_BCRYPT_COST: '4', ...o.env,
+    },
+  });
+  let err = '';
+  proc.stderr!.on('data', (c: Buffer) => { err = (err + c.toString('utf8')).slice(-8000); });
+  const url = `http://127.0.0.1:${o.port}`;
+  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
+  return {
+    url, proc, pid: proc.pid!, spawnedAt,
+    stderr: () => err,
+    peakRssKb: () => procKb(proc.pid!, 'VmHWM'),
+    rssKb: () => procKb(proc.pid!, 'VmRSS'),
+    async ready(timeoutMs = 30_000) {
+      const end = Date.now() + timeoutMs;
+      for (;;) {
+        if (proc.exitCode !== null) throw new Error(`service exited with ${proc.exitCode}: ${err}`);
+        try {
+          const r = await fetch(`${url}/api/ready`);
+          const at = wallMs();
+          if (r.status === 200 && (await r.json() as { ready?: boolean }).ready === true) return at;
+        } catch { /* not listening yet */ }
+        if (Date.now() > end) throw new Error(`service not ready after ${timeoutMs} ms: ${err}`);
+        await sleep(5);
+      }
+    },
+    async stop() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGTERM');
+      const t = setTimeout(() => proc.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(t);
+    },
+    async kill() {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      proc.kill('SIGKILL');
+      await exited;
+    },
+  };
+}
+
+/** A JSON API client bound to the service and, once set, a bearer token. */
+export class Api {
+  base: string;
+  token?: string;
+  constructor(base: string) { this.base = base; }
+
+  async call<T = any>(method: string, p: string, body?: unknown): Promise<{ status: number; body: T }> {
+    const headers: Record<string, string> = {};
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    if (this.token) headers.authorization = `Bearer ${this.token}`;
+    const r = await fetch(this.base + p, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await r.text();
+    let parsed: any = text;
+    try { parsed = text ? JSON.parse(text) : undefined; } catch { /* not JSON */ }
+    return { status: r.status, body: parsed };
+  }
+
+  /** Like `call`, but throws unless the status is 2xx. */
+  async ok<T = any>(method: string, p: string, body?: unknown): Promise<T> {
+    const r = await this.call<T>(method, p, body);
+    if (r.status < 200 || r.status >= 300) throw new Error(`${method} ${p}: ${r.status} ${JSON.stringify(r.body)}`);
+    return r.body;
+  }
+
+  /** First-run setup: creates the admin and keeps its token. */
+  async setup(email = 'bench@example.test', password = 'bench password 123'): Promise<{ id: string }> {
+    const r = await this.ok<{ access_token: string; user: { id: string } }>('POST', '/api/setup', { email, password });
+    this.token = r.access_token;
+    return r.user;
+  }
+}

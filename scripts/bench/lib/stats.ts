@@ -1,0 +1,54 @@
+/** Small numeric helpers shared by the benchmarks: clocks, percentiles, printing. */
+import fs from 'node:fs';
+
+/** Wall-clock milliseconds with sub-millisecond resolution, comparable across threads and processes of one machine. */
+export const wallMs = (): number => performance.timeOrigin + performance.now();
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** The p-th percentile (0–100) of `values` by nearest rank; NaN when empty. */
+export function percentile(values: ArrayLike<number>, p: number): number {
+  const sorted = Float64Array.from(values).sort();
+  if (!sorted.length) return Number.NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+export interface Dist { n: number; p50: number; p95: number; p99: number; max: number }
+
+export function dist(values: ArrayLike<number>): Dist {
+  const sorted = Float64Array.from(values).sort();
+  const at = (p: number) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]! : Number.NaN;
+  return { n: sorted.length, p50: at(50), p95: at(95), p99: at(99), max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN };
+}
+
+export const fmt = (n: number, digits = 1): string => Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 }) : String(n);
+
+/** Prints one result line: `name  value unit  [goal] [ok/MISS]`. */
+export function line(name: string, value: string, goal?: { text: string; ok: boolean }): void {
+  const g = goal ? `   goal ${goal.text}: ${goal.ok ? 'met' : 'MISSED'}` : '';
+  process.stdout.write(`  ${name.padEnd(40)} ${value}${g}\n`);
+}
+
+export function heading(text: string): void { process.stdout.write(`\n== ${text}\n`); }
+
+/** An integer from the environment, with a default (so a quick run can shrink the counts). */
+export function envInt(name: string, fallback: number): number {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v > 0 ? Math.floor(v) : fallback;
+}
+
+/** Appends one JSON record to `BENCH_JSON` when set, for collecting a run's figures. */
+export function record(bench: string, figures: Record<string, unknown>): void {
+  const file = process.env.BENCH_JSON;
+  if (!file) return;
+  fs.appendFileSync(file, `${JSON.stringify({ bench, at: new Date().toISOString(), ...figures })}\n`);
+}
+
+/** Kilobytes from a `/proc/<pid>/status` field such as VmHWM or VmRSS; NaN when the process is gone. */
+export function procKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : Number.NaN;
+  } catch { return Number.NaN; }
+}

@@ -1,0 +1,128 @@
+/**
+ * Benchmark 1, relay end to end: signed GitHub push webhooks → event log → template → chat-webhook
+ * target (mattermost) → loopback sink that records each arrival by the id in the commit message.
+ * Baselines measured in the same run: a bare Fastify + SQLite insert route (the ingestion
+ * ceiling) and Debian's Apprise delivering the same number of notifications to the same kind of sink.
+ *
+ * `npm run bench:relay` (BENCH_N, BENCH_PACED_N, BENCH_RATE, BENCH_CONCURRENCY, BENCH_APPRISE_N shrink or grow it).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { ROOT, tempDir } from './lib/herald.ts';
+import { closedLoop, pacedLoop } from './lib/load.ts';
+import { startSink } from './lib/sink.ts';
+import { deliveries, outcome, startChain, type Outcome } from './lib/relay-setup.ts';
+import { envInt, fmt, heading, line, record, sleep, wallMs } from './lib/stats.ts';
+
+const N = envInt('BENCH_N', 10_000);
+const PACED_N = envInt('BENCH_PACED_N', 10_000);
+const RATE = envInt('BENCH_RATE', 1_000);
+const C = envInt('BENCH_CONCURRENCY', 32);
+const APPRISE_N = envInt('BENCH_APPRISE_N', N);
+const WARM = 500;
+
+async function ingestCeiling(): Promise<number> {
+  const dir = tempDir('ceiling');
+  const child = spawn(process.execPath, ['scripts/bench/baseline/ingest-ceiling.ts', dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const port = await new Promise<number>((resolve, reject) => {
+    child.stdout!.once('data', (c: Buffer) => resolve(Number(c.toString().trim())));
+    child.once('exit', (code) => reject(new Error(`ceiling server exited ${code}`)));
+  });
+  const url = `http://127.0.0.1:${port}/hook`;
+  await closedLoop(url, deliveries(0, WARM), C);
+  const r = await closedLoop(url, deliveries(WARM, N), C);
+  const ok = r.status.filter((s) => s === 202).length;
+  child.kill('SIGTERM');
+  await new Promise((res) => child.once('exit', res));
+  fs.rmSync(dir, { recursive: true, force: true });
+  return ok / ((r.finished - r.started) / 1000);
+}
+
+async function apprise(): Promise<number> {
+  if (spawnSync('/usr/bin/python3', ['-c', 'import apprise']).status !== 0) {
+    process.stdout.write('  installing apprise (apt-get install -y apprise)\n');
+    const inst = spawnSync('apt-get', ['install', '-y', 'apprise'], { stdio: 'ignore' });
+    if (inst.status !== 0) throw new Error('apprise is missing and apt-get install -y apprise failed');
+  }
+  const sink = await startSink(APPRISE_N);
+  try {
+    const port = new URL(sink.url).port;
+    const r = spawnSync('/usr/bin/python3', ['scripts/bench/baseline/apprise_loop.py', port, String(APPRISE_N)], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 20 });
+    if (r.status !== 0) throw new Error(`apprise loop failed: ${r.stderr}`);
+    const { start, failed } = JSON.parse(r.stdout.trim().split('\n').pop()!) as { start: number; end: number; failed: number };
+    const got = await sink.waitDistinct(APPRISE_N, 10_000);
+    let last = 0;
+    for (let i = 0; i < APPRISE_N; i++) last = Math.max(last, sink.at[i]!);
+    if (failed || got < APPRISE_N) process.stdout.write(`  apprise: ${failed} failed, ${got} of ${APPRISE_N} arrived\n`);
+    return got / ((last - start) / 1000);
+  } finally { await sink.close(); }
+}
+
+function report(label: string, o: Outcome): void {
+  line(`${label}: sent / accepted / delivered`, `${o.sent} / ${o.accepted} / ${o.delivered}`);
+  line(`${label}: lost / duplicates / rejected`, `${o.lost} / ${o.duplicates} / ${o.rejected}`, { text: '0 lost, 0 duplicated', ok: o.lost === 0 && o.duplicates === 0 });
+  line(`${label}: latency p50 / p95 / p99 / max`, `${fmt(o.latency.p50, 2)} / ${fmt(o.latency.p95, 2)} / ${fmt(o.latency.p99, 2)} / ${fmt(o.latency.max, 1)} ms`);
+}
+
+async function main(): Promise<void> {
+  heading(`relay end to end (N=${N} closed loop at ${C} connections, ${PACED_N} paced at ${RATE}/s)`);
+  const ceiling = await ingestCeiling();
+  line('baseline: Fastify + SQLite insert route', `${fmt(ceiling, 0)} requests/s`);
+
+  const total = WARM + N + PACED_N;
+  const sink = await startSink(total);
+  const chain = await startChain(sink.url);
+  let peakKb = 0;
+  try {
+    // Warm-up: JIT, connection pools, template cache.
+    await closedLoop(chain.hookUrl, deliveries(0, WARM), C);
+    await sink.waitDistinct(WARM, 30_000);
+
+    const reqs = deliveries(WARM, N);
+    const load = await closedLoop(chain.hookUrl, reqs, C);
+    await waitFor(sink, WARM, N, load, 120_000);
+    const burst = outcome(load, sink, WARM);
+    line('herald: ingest (202) rate', `${fmt(burst.accepted / ((load.finished - load.started) / 1000), 0)} events/s`);
+    line('herald: delivered rate at the sink', `${fmt(burst.rate, 0)} events/s`, { text: '>= 3,000/s', ok: burst.rate >= 3000 });
+    report('burst', burst);
+    if (sink.unmatched()) line('sink: bodies without an id', String(sink.unmatched()));
+
+    const paced = await pacedLoop(chain.hookUrl, deliveries(WARM + N, PACED_N), RATE);
+    await waitFor(sink, WARM + N, PACED_N, paced, 60_000);
+    const steady = outcome(paced, sink, WARM + N);
+    const offered = PACED_N / ((paced.sentAt[PACED_N - 1]! - paced.started) / 1000);
+    line('paced: offered rate achieved', `${fmt(offered, 0)} events/s`);
+    report('paced', steady);
+    line('paced: p99 send → arrival', `${fmt(steady.latency.p99, 2)} ms`, { text: `<= 50 ms at ${RATE}/s`, ok: steady.latency.p99 <= 50 });
+    peakKb = chain.herald.peakRssKb();
+    line('herald: peak RSS (VmHWM)', `${fmt(peakKb / 1024, 1)} MB`);
+
+    await chain.herald.stop();
+    const appriseRate = await apprise();
+    line(`baseline: apprise, ${APPRISE_N} notify() calls`, `${fmt(appriseRate, 0)} notifications/s`);
+    const vsApprise = burst.rate / appriseRate;
+    line('ratio herald / apprise', `${fmt(vsApprise, 2)}×`, { text: '>= 7×', ok: vsApprise >= 7 });
+    line('ratio herald / ingestion ceiling', `${fmt(burst.rate / ceiling, 2)}×`);
+    record('relay', {
+      n: N, concurrency: C, ceiling, apprise: appriseRate, delivered_rate: burst.rate, ratio_apprise: vsApprise, ratio_ceiling: burst.rate / ceiling,
+      burst: { ...burst }, paced: { ...steady, offered }, peak_rss_mb: peakKb / 1024,
+    });
+  } finally {
+    await chain.herald.stop();
+    await sink.close();
+    fs.rmSync(chain.opts.dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Waits until every accepted id of the range arrived, or the deadline passed. */
+async function waitFor(sink: Awaited<ReturnType<typeof startSink>>, from: number, n: number, load: { status: Int32Array }, ms: number): Promise<void> {
+  const end = wallMs() + ms;
+  for (;;) {
+    let missing = 0;
+    for (let i = 0; i < n; i++) if (load.status[i]! >= 200 && load.status[i]! < 300 && sink.count[from + i] === 0) missing++;
+    if (!missing || wallMs() > end) return;
+    await sleep(20);
+  }
+}
+
+await main();
