@@ -85,6 +85,25 @@ export async function testDatabaseUrl(key?: string): Promise<string | undefined>
   return c.url(name);
 }
 
+/**
+ * Reads one row straight from the database of a stopped service (its SQLite file, or the
+ * PostgreSQL database that data folder was given), with `?` placeholders on both backends.
+ */
+export async function readStoppedDatabase<T = Record<string, any>>(dataDir: string, sql: string, params: unknown[] = []): Promise<T | undefined> {
+  if (TEST_DB === 'sqlite') {
+    const { default: Sqlite } = await import('better-sqlite3');
+    const db = new Sqlite(path.join(dataDir, 'herald.db'), { readonly: true });
+    try { return db.prepare(sql).get(...params) as T | undefined; } finally { db.close(); }
+  }
+  const name = databases.get(dataDir);
+  if (!name) throw new Error(`no PostgreSQL database was created for ${dataDir}`);
+  const pg = (await import('pg')).default;
+  const c = new pg.Client({ connectionString: (await pgCluster()).url(name) });
+  await c.connect();
+  let n = 0;
+  try { return (await c.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows[0] as T | undefined; } finally { await c.end(); }
+}
+
 export async function startService(env: Record<string, string> = {}, o: { dataDir?: string; setup?: boolean } = {}): Promise<TestService> {
   const dataDir = o.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-test-'));
   const databaseUrl = env.SERVICE_DATABASE_URL ?? await testDatabaseUrl(dataDir);

@@ -6,15 +6,19 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 
+import { testDatabaseUrl } from '../helpers/service.ts';
+
 const root = new URL('../..', import.meta.url).pathname;
 
-function startProcess(dir: string, port: number, key: string): ChildProcess {
+function startProcess(dir: string, port: number, key: string, databaseUrl?: string): ChildProcess {
   return spawn(process.execPath, ['core/src/main.ts'], {
     cwd: root, stdio: 'ignore',
     env: {
       PATH: process.env.PATH, SERVICE_SECRET_KEY: key, SERVICE_DATA_DIR: dir, SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1',
       SERVICE_PLUGINS: '@herald/provider-bridge-self,herald-plugin-example,herald-target-recorder', SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
       HERALD_BCRYPT_COST: '4', SERVICE_LOG_FORMAT: 'json',
+      // HERALD_TEST_DB=postgres: the same crash against PostgreSQL (a restarted replica takes over the dead one's leases).
+      ...(databaseUrl ? { SERVICE_DATABASE_URL: databaseUrl } : {}),
     },
   });
 }
@@ -46,7 +50,8 @@ t.test('SIGKILL mid-dispatch loses nothing; after restart every event is dispatc
   });
   await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
   const sinkUrl = `http://127.0.0.1:${(sink.address() as { port: number }).port}/`;
-  let child = startProcess(dir, port, key);
+  const databaseUrl = await testDatabaseUrl(dir);
+  let child = startProcess(dir, port, key, databaseUrl);
   t.teardown(async () => { child.kill('SIGKILL'); sink.closeAllConnections(); sink.close(); fs.rmSync(dir, { recursive: true, force: true }); });
 
   const call = async (method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -76,7 +81,7 @@ t.test('SIGKILL mid-dispatch loses nothing; after restart every event is dispatc
   const before = arrivals.length;
   t.ok(before < N, `killed mid-dispatch (${before} of ${N} delivered)`);
 
-  child = startProcess(dir, port, key);
+  child = startProcess(dir, port, key, databaseUrl);
   await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'restart');
   await until(() => new Set(arrivals.map((a) => a.eventId)).size >= N, 30_000, 'all events after restart');
   const byEvent = new Set(arrivals.map((a) => a.eventId));
