@@ -18,21 +18,43 @@ export function redactObject<T>(value: T, depth = 0): T {
   return out as T;
 }
 
-const KV_PATTERN = new RegExp(
-  // key=value, key: value, "key": "value" where key contains a sensitive word
-  `(["']?[\\w.-]*(?:${SENSITIVE_WORDS.join('|')}|api[-_]?key|authorization)[\\w.-]*["']?\\s*[:=]\\s*)("[^"]*"|'[^']*'|[^\\s,;&}]+)`,
-  'gi',
-);
-const BEARER = /\b(Bearer|Basic|Token)\s+[A-Za-z0-9._~+/=-]{6,}/gi;
+const SENSITIVE_IN_KEY = new RegExp(`(?:${SENSITIVE_WORDS.join('|')}|api[-_]?key|authorization)`, 'i');
+/** The key just before a separator: optional quote, word characters, optional quote, spaces. */
+const KEY_BEFORE = /["']?([\w.-]{1,64})["']?\s{0,8}$/;
+const VALUE_AFTER = /^\s{0,8}("[^"]{0,4096}"|'[^']{0,4096}'|[^\s,;&}]{1,4096})/;
+
+/**
+ * Masks the value of every `key=value` / `key: value` / `"key": "value"` whose key names a secret.
+ * Scans separators and looks at a bounded window around each, so it stays linear on any input
+ * (a backtracking regex over long runs of word characters once froze the event loop).
+ */
+function maskKeyValues(text: string): string {
+  let out = '';
+  let last = 0;
+  for (let i = text.indexOf(':') < 0 && text.indexOf('=') < 0 ? -1 : 0; i >= 0 && i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c !== 58 /* : */ && c !== 61 /* = */) continue;
+    const key = KEY_BEFORE.exec(text.slice(Math.max(last, i - 80), i));
+    if (!key || !SENSITIVE_IN_KEY.test(key[1]!)) continue;
+    const val = VALUE_AFTER.exec(text.slice(i + 1, i + 1 + 4110));
+    if (!val) continue;
+    const v = val[1]!;
+    const masked = v.startsWith('"') ? `"${MASK}"` : v.startsWith("'") ? `'${MASK}'` : MASK;
+    const valueStart = i + 1 + val[0].length - v.length;
+    out += text.slice(last, valueStart) + masked;
+    last = valueStart + v.length;
+    i = last - 1;
+  }
+  return last === 0 ? text : out + text.slice(last);
+}
+const BEARER = /\b([Bb]earer|Basic|Token)\s{1,8}[A-Za-z0-9._~+/=-]{6,4096}/g;
 
 /**
  * Redacts secrets from free text: values of sensitive keys (`token=…`, `"password": "…"`),
  * and bearer credentials. The words themselves stay, so the text still reads.
  */
 export function redactText(text: string): string {
-  return text
-    .replace(KV_PATTERN, (_m, key: string, val: string) => `${key}${val.startsWith('"') ? `"${MASK}"` : val.startsWith("'") ? `'${MASK}'` : MASK}`)
-    .replace(BEARER, (_m, scheme: string) => `${scheme} ${MASK}`);
+  return maskKeyValues(text.replace(BEARER, (_m, scheme: string) => `${scheme} ${MASK}`));
 }
 
 /** Secret values known at run time (the secret key, plugin secrets); masked wherever they appear in text. */

@@ -17,9 +17,16 @@ export class NotReadyError extends PluginError {
   constructor(message: string, options?: ErrorOptions) { super('NOT_READY', message, options); }
 }
 
-/** The credential was rejected; the core disables the instance and alerts its owner. */
+/**
+ * The credential was rejected; the core disables the instance and alerts its owner. `statusCode` is
+ * the HTTP status that said so (401, 403…), 0 when the rejection did not come over HTTP (SMTP, NUT).
+ */
 export class AuthFailedError extends PluginError {
-  constructor(message: string, options?: ErrorOptions) { super('AUTH_FAILED', message, options); }
+  readonly statusCode: number;
+  constructor(message: string, options?: ErrorOptions & { statusCode?: number }) {
+    super('AUTH_FAILED', message, options);
+    this.statusCode = options?.statusCode ?? 0;
+  }
 }
 
 /** The configuration can never work; permanent, no retry. */

@@ -65,7 +65,7 @@ export function failureFor(format: ChatFormat, res: OutboundResponse, now: Date)
   if (status >= 500 || status === 408) return new RetryableSendError(said, status);
   // The webhook URL no longer authenticates: the owner has to create a new one.
   // AuthFailedError has no status field; it is attached so the failure metric records the HTTP answer, not 0.
-  const rejected = (why: string) => Object.assign(new AuthFailedError(`${said}; ${why}, replace the webhook URL`), { statusCode: status });
+  const rejected = (why: string) => new AuthFailedError(`${said}; ${why}, replace the webhook URL`, { statusCode: status });
   if (status === 401) return rejected('the webhook token was rejected');
   if (format === 'slack' && code === 'invalid_token') return rejected('the webhook was revoked');
   if (format === 'mattermost' && code === 'web.incoming_webhook.invalid.app_error') return rejected('the webhook no longer exists');

@@ -27,9 +27,9 @@ export function parseError(res: OutboundResponse): MatrixError {
 
 const describe = (e: MatrixError) => `homeserver answered ${e.status}${e.errcode ? ` ${e.errcode}` : ''}: ${e.error}`;
 const isAuthError = (e: MatrixError) => e.status === 401 || e.errcode === 'M_UNKNOWN_TOKEN' || e.errcode === 'M_MISSING_TOKEN';
-/** The token was refused; the HTTP status goes along so the failure metric records it (AuthFailedError has no field for it). */
-const tokenRejected = (e: MatrixError) => Object.assign(
-  new AuthFailedError(`${describe(e)}; the access token was rejected (logged out or revoked)`), { statusCode: e.status });
+/** The token was refused; the HTTP status goes along so the failure metric records it. */
+const tokenRejected = (e: MatrixError) =>
+  new AuthFailedError(`${describe(e)}; the access token was rejected (logged out or revoked)`, { statusCode: e.status });
 
 /** The error to throw for a failed send. */
 export function sendFailure(e: MatrixError): Error {

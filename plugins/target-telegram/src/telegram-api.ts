@@ -75,7 +75,7 @@ export function toPluginError(err: unknown, token: string): Error {
       return new RateLimitedError(what, (Number.isFinite(seconds) && seconds > 0 ? seconds : 1) * 1000);
     }
     // The status travels with the error so the failure metric records the HTTP answer, not 0.
-    if (code === 401) return Object.assign(new AuthFailedError(`${what} (the bot token was rejected)`), { statusCode: code });
+    if (code === 401) return new AuthFailedError(`${what} (the bot token was rejected)`, { statusCode: code });
     if (code >= 500 || code === 0) return new RetryableSendError(what, code);
     const migrated = err.parameters.migrate_to_chat_id;
     return new PermanentSendError(migrated ? `${what} (the group is now chat ${migrated}; update chat_id)` : what, code);

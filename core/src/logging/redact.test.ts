@@ -1,0 +1,25 @@
+import t from 'tap';
+import { redactText, redactObject, MASK } from './redact.ts';
+
+t.test('redactText masks values of sensitive keys and bearer credentials', async (t) => {
+  t.equal(redactText('token=abc123 other=1'), `token=${MASK} other=1`);
+  t.equal(redactText('{"client_secret": "s3cr3t", "name": "x"}'), `{"client_secret": "${MASK}", "name": "x"}`);
+  t.notMatch(redactText('Authorization: Bearer abcdefghijk'), /abcdefghijk/);
+  t.equal(redactText('call with Bearer abcdefghijk now'), `call with Bearer ${MASK} now`);
+  t.equal(redactText('fix the token refresh'), 'fix the token refresh', 'prose without a value stays readable');
+});
+
+t.test('redactText is linear on long runs of word characters', async (t) => {
+  for (const s of ['a'.repeat(1 << 20), `${'tokentoken'.repeat(50_000)}=`, 'x_'.repeat(400_000)]) {
+    const start = performance.now();
+    redactText(s);
+    t.ok(performance.now() - start < 1500, `${s.length} characters in ${Math.round(performance.now() - start)} ms`);
+  }
+});
+
+t.test('redactObject masks by key at any depth and leaves exotic objects alone', async (t) => {
+  const out = redactObject({ a: { password: 'p', list: [{ api_key: 'k' }] }, keep: 'v', empty_token: '' });
+  t.same(out, { a: { password: MASK, list: [{ api_key: MASK }] }, keep: 'v', empty_token: '' });
+  const d = new Date(0);
+  t.equal(redactObject({ d }).d, d);
+});
