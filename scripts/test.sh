@@ -1,7 +1,28 @@
 #!/usr/bin/env bash
-# The whole suite: install missing Debian peers, build the web client, run every test with tap.
-set -euo pipefail
+# The whole suite, twice: once on SQLite (every test), once on PostgreSQL (the tests under test/,
+# each service on a fresh database of one throwaway cluster). Installs missing Debian peers and
+# builds the web client first. Arguments go to tap; the PostgreSQL pass takes those under test/.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/peers/install.sh
-if [ -f core/web/vite.config.ts ]; then npm run --silent build:web >/dev/null; fi
-exec npx tap "$@"
+bash scripts/peers/install.sh || exit 1
+if [ -f core/web/vite.config.ts ]; then npm run --silent build:web >/dev/null || exit 1; fi
+
+pg_args=()
+if [ $# -eq 0 ]; then pg_args=('test/**/*.test.ts'); else for a in "$@"; do case "$a" in test/*|./test/*) pg_args+=("$a");; esac; done; fi
+
+start=$SECONDS
+npx tap "$@"; sqlite_status=$?
+sqlite_time=$((SECONDS - start))
+pg_status=0; pg_time=0
+if [ ${#pg_args[@]} -gt 0 ]; then
+  state=$(mktemp -d)
+  npx node scripts/peers/postgres-serve.ts "$state/url" & serve=$!
+  trap 'kill $serve 2>/dev/null; wait $serve 2>/dev/null; rm -rf "$state"' EXIT
+  for _ in $(seq 600); do [ -s "$state/url" ] || ! kill -0 $serve 2>/dev/null && break; sleep 0.1; done
+  if [ ! -s "$state/url" ]; then echo "could not start PostgreSQL for the second pass" >&2; exit 1; fi
+  start=$SECONDS
+  HERALD_TEST_DB=postgres HERALD_TEST_PG_URL=$(cat "$state/url") npx tap "${pg_args[@]}"; pg_status=$?
+  pg_time=$((SECONDS - start))
+fi
+echo "suite: SQLite pass ${sqlite_time}s (exit ${sqlite_status}), PostgreSQL pass ${pg_time}s (exit ${pg_status})" >&2
+[ $sqlite_status -eq 0 ] && [ $pg_status -eq 0 ]

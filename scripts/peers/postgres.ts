@@ -17,7 +17,7 @@
  * await pg.stop();
  * ```
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -78,7 +78,20 @@ function runTool(bin: string, tool: string, args: string[], cwd: string): void {
   if (r.status !== 0) throw new Error(`${tool} failed (${r.status ?? r.signal}): ${(r.stderr || r.stdout || '').trim().slice(0, 2000)}`);
 }
 
-/** Starts a fresh cluster and resolves once it accepts connections. */
+/**
+ * A detached watchdog that stops the cluster and removes its folder once process `pid` is gone,
+ * so a test process killed outright (a tap timeout) does not leave a server behind.
+ */
+function watchdog(pid: number, bin: string, data: string, dir: string): void {
+  const pgCtl = `${process.getuid?.() === 0 ? `runuser -u ${SUPERUSER} -- ` : ''}${path.join(bin, 'pg_ctl')}`;
+  const script = `while kill -0 ${pid} 2>/dev/null; do sleep 1; done; [ -d '${data}' ] && ${pgCtl} -D '${data}' -m immediate -w stop >/dev/null 2>&1; rm -rf '${dir}'`;
+  spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' }).unref();
+}
+
+/**
+ * Starts a fresh cluster and resolves once it accepts connections. It lives until `stop()`, or
+ * until this process ends, whichever comes first.
+ */
 export async function startPostgres(): Promise<PostgresPeer> {
   const bin = ensureInstalled();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-pg-'));
@@ -101,6 +114,7 @@ export async function startPostgres(): Promise<PostgresPeer> {
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
   }
+  watchdog(process.pid, bin, data, dir);
   const url = (db = 'postgres') => `postgres://${SUPERUSER}@127.0.0.1:${port}/${db}`;
   let stopped = false;
   const stopSync = () => {
