@@ -1,5 +1,6 @@
 import type { MikroORM } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/sql';
+import type { NativeSqlite } from './sqlite-native.ts';
 
 type Param = string | number | boolean | null | undefined | Date | Uint8Array | Record<string, unknown> | unknown[];
 
@@ -15,14 +16,17 @@ export interface Queryable {
 /**
  * The database: MikroORM for records (entity managers), plus raw SQL for the hot paths of the
  * pipeline. Both go through the same connection, so a transaction on SQLite is never interleaved.
+ * On SQLite the raw SQL runs natively with reused prepared statements (see sqlite-native.ts).
  */
 export class Database implements Queryable {
   readonly orm: MikroORM;
   readonly dialect: 'sqlite' | 'postgresql';
+  private native?: NativeSqlite;
 
-  constructor(orm: MikroORM, dialect: 'sqlite' | 'postgresql') {
+  constructor(orm: MikroORM, dialect: 'sqlite' | 'postgresql', native?: NativeSqlite) {
     this.orm = orm;
     this.dialect = dialect;
+    this.native = native;
   }
 
   /** A fresh entity manager for one unit of work (one request, one job run). */
@@ -42,6 +46,17 @@ export class Database implements Queryable {
 
   private bound(trx?: unknown): Queryable {
     const self = this;
+    const native = this.native;
+    if (native) {
+      // Outside a transaction each call takes the connection; inside one (trx === true) it is already held.
+      const held = trx === true;
+      return {
+        dialect: this.dialect,
+        async all(sql, params = []) { const p = self.params(params); return held ? native.allNow(sql, p) : native.all(sql, p); },
+        async get(sql, params = []) { const p = self.params(params); return (held ? native.allNow(sql, p) : await native.all(sql, p))[0]; },
+        async run(sql, params = []) { const p = self.params(params); return held ? native.runNow(sql, p) : native.run(sql, p); },
+      };
+    }
     return {
       dialect: this.dialect,
       async all(sql, params = []) { return (await self.conn.execute(sql, self.params(params), 'all', trx as never)) as any[]; },
@@ -50,12 +65,14 @@ export class Database implements Queryable {
     };
   }
 
-  all<T = Record<string, any>>(sql: string, params: Param[] = []): Promise<T[]> { return this.bound().all<T>(sql, params); }
-  get<T = Record<string, any>>(sql: string, params: Param[] = []): Promise<T | undefined> { return this.bound().get<T>(sql, params); }
-  run(sql: string, params: Param[] = []): Promise<number> { return this.bound().run(sql, params); }
+  private plain?: Queryable;
+  all<T = Record<string, any>>(sql: string, params: Param[] = []): Promise<T[]> { return (this.plain ??= this.bound()).all<T>(sql, params); }
+  get<T = Record<string, any>>(sql: string, params: Param[] = []): Promise<T | undefined> { return (this.plain ??= this.bound()).get<T>(sql, params); }
+  run(sql: string, params: Param[] = []): Promise<number> { return (this.plain ??= this.bound()).run(sql, params); }
 
   /** Runs `fn` in one transaction; rolls back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    if (this.native) return this.native.tx(() => fn(this.bound(true)));
     return this.conn.transactional((trx) => fn(this.bound(trx)));
   }
 
@@ -69,5 +86,5 @@ export class Database implements Queryable {
     try { return JSON.parse(v) as T; } catch { return fallback; }
   }
 
-  close(): Promise<void> { return this.orm.close(true); }
+  close(): Promise<void> { this.native?.reset(); return this.orm.close(true); }
 }

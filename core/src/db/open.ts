@@ -5,6 +5,7 @@ import type { MikroORM } from '@mikro-orm/core';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../logging/logger.ts';
 import { Database } from './database.ts';
+import { NativeSqlite } from './sqlite-native.ts';
 import { entities } from './entities/index.ts';
 import { migrate } from './migrate.ts';
 import { migrations } from '../../../migrations/index.ts';
@@ -43,10 +44,21 @@ export async function openDatabase({ config, log }: OpenOptions): Promise<Databa
     const { openPostgres } = await import('./postgres.ts');
     orm = await openPostgres(config, log, entities);
   }
-  const db = new Database(orm, config.dialect);
+  const db = new Database(orm, config.dialect, config.dialect === 'sqlite' ? await nativeSqlite(orm) : undefined);
   const applied = config.dialect === 'postgresql'
     ? await (await import('./postgres.ts')).migratePostgres(db, config, log)
     : await migrate(db, migrations);
   if (applied.length) log.info({ applied }, 'migrations applied');
   return db;
+}
+
+/** The better-sqlite3 handle under the ORM, used under the ORM's own connection lock. */
+async function nativeSqlite(orm: MikroORM): Promise<NativeSqlite> {
+  const conn = orm.em.getConnection() as unknown as {
+    getNativeClient(): Promise<import('better-sqlite3').Database>;
+    getClient(): { getExecutor(): { provideConnection<T>(fn: () => Promise<T>): Promise<T> } };
+  };
+  const handle = await conn.getNativeClient();
+  const executor = conn.getClient().getExecutor();
+  return new NativeSqlite(handle, (fn) => executor.provideConnection(() => fn()));
 }
