@@ -16,6 +16,7 @@ import { createServer, type App } from './http/server.ts';
 import { ensureBridgeSelfForAll } from './users/users.ts';
 import { detectSupervised } from './lifecycle/supervised.ts';
 import { loadFeatures, type Feature } from './features.ts';
+import { applyStagedRestore } from './backup/staged.ts';
 import type { Core } from './core.ts';
 
 export const VERSION: string = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -69,6 +70,10 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
   };
   log.info({ supervised: supervised.supervised, by: supervised.by, dialect: config.dialect, plugins: plugins.map((p) => p.id) }, 'booting');
   if (opts.beforeStart) await opts.beforeStart(core);
+  // A restore staged by POST /api/backup/prepare-restore is applied here: after the pre-migration
+  // snapshot and the migrations, before anything else uses the database. A failing restore is
+  // rolled back and set aside (failed-<ts>.json); boot continues with the configuration untouched.
+  await applyStagedRestore(core);
   const created = await ensureBridgeSelfForAll(db);
   if (created) log.info({ created }, 'created missing bridge_self providers');
 

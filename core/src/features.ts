@@ -17,6 +17,7 @@ export async function loadFeatures(): Promise<Feature[]> {
   const mods = await Promise.all([
     import('./auth/feature.ts'),
     import('./relay/feature.ts'),
+    import('./backup/feature.ts'),
     import('./assistant/feature.ts'),
     import('./web/feature.ts'),
   ]);

@@ -1,0 +1,177 @@
+/**
+ * Planning the restore of the relay's records. Matching: providers by id (a user's bridge_self
+ * provider also by its user), trackers by id (and by name under a provider matched by its user),
+ * bots by id or remote `bot_id`, chats by id or (bot, chat), links by (tracker, target),
+ * templates by id or (user, event type, locale), the rest by id. Secrets an `exclude` backup left
+ * out are taken from the matched record; a record with nothing to take them from is restored
+ * disabled with the status detail "secret missing from backup".
+ */
+import { Database as Db } from '../db/database.ts';
+import { randomToken } from '../http/ids.ts';
+import { checkSchedule } from '../relay/routes/schedule.ts';
+import { insertRow, updateRow, SECRET_MISSING, type Planner, type Row } from './planner.ts';
+import type { ConfigurationT } from './schema.ts';
+
+const stored = (r: Row | undefined, fields: string[]): Record<string, unknown> | undefined => {
+  if (!r) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const f of fields) out[f] = f === 'config' ? Db.json(r.config, {}) : r[f];
+  return out;
+};
+
+export async function planProviders(p: Planner, c: ConfigurationT): Promise<void> {
+  for (const x of c.providers) {
+    const userId = p.map('users', x.user_id);
+    const byId = await p.get('SELECT * FROM providers WHERE id = ?', [x.id]);
+    const byKey = x.kind === 'bridge_self' ? await p.get(`SELECT * FROM providers WHERE user_id = ? AND kind = 'bridge_self'`, [userId]) : undefined;
+    const match = byId ?? byKey;
+    let ambiguous = byId && byKey && byId.id !== byKey.id ? `it matches provider ${byId.id} by id and ${byKey.id} as the user's bridge_self provider` : undefined;
+    if (x.webhook_token && !ambiguous) {
+      const other = await p.get('SELECT id FROM providers WHERE webhook_token = ?', [x.webhook_token]);
+      if (other && other.id !== match?.id) ambiguous = `its webhook token belongs to provider ${other.id}`;
+    }
+    const id = match?.id ?? x.id;
+    p.maps.providers.set(x.id, id);
+    const rec: Record<string, unknown> = { config: x.config, webhook_token: x.webhook_token };
+    const missing = p.fillSecrets(rec, x.secrets_omitted, stored(match, ['config', 'webhook_token']));
+    const enabled = missing.length ? false : x.enabled;
+    const desired: Record<string, unknown> = {
+      user_id: userId, kind: x.kind, name: x.name, config: rec.config, enabled, auth_mode: x.auth_mode, acknowledge_unauthenticated: x.acknowledge_unauthenticated,
+      poll_failure_threshold: x.poll_failure_threshold, deferred_backlog_threshold: x.deferred_backlog_threshold, target_failure_threshold: x.target_failure_threshold,
+      track_poll_failures: x.track_poll_failures, track_deferred_backlog: x.track_deferred_backlog, track_target_failures: x.track_target_failures,
+    };
+    if (typeof rec.webhook_token === 'string') desired.webhook_token = rec.webhook_token;
+    const d = p.decide('providers', x.id, match, desired, ambiguous);
+    p.keptOut(d, match, id);
+    const status = { status: enabled ? 'pending' : 'disabled', status_detail: missing.length ? SECRET_MISSING : null, backlog_latched: false };
+    if (missing.length && (d === 'insert' || d === 'update')) p.disabled('providers', id);
+    if (d === 'insert') {
+      p.step((q) => insertRow(q, 'providers', { id, ...desired, webhook_token: desired.webhook_token ?? randomToken(), ...status, created_at: x.created_at, updated_at: x.updated_at }));
+    } else if (d === 'update') p.step((q) => updateRow(q, 'providers', { ...desired, ...status, updated_at: p.now }, { id }));
+  }
+}
+
+export async function planTrackers(p: Planner, c: ConfigurationT): Promise<void> {
+  for (const x of c.trackers) {
+    const userId = p.map('users', x.user_id);
+    const providerId = p.map('providers', x.provider_id);
+    if (p.absent.has(providerId)) { p.skip('trackers', x.id, 'its provider was not restored'); p.absent.add(x.id); continue; }
+    const byId = await p.get('SELECT * FROM trackers WHERE id = ?', [x.id]);
+    // Under a provider matched by its user (bridge_self), the tracker the service created is found by name.
+    const byName = providerId !== x.provider_id ? await p.get('SELECT * FROM trackers WHERE provider_id = ? AND name = ? ORDER BY id LIMIT 1', [providerId, x.name]) : undefined;
+    const match = byId ?? byName;
+    const ambiguous = byId && byName && byId.id !== byName.id ? `it matches tracker ${byId.id} by id and ${byName.id} by name` : undefined;
+    const id = match?.id ?? x.id;
+    p.maps.trackers.set(x.id, id);
+    const rec: Record<string, unknown> = { config: x.config };
+    const missing = p.fillSecrets(rec, x.secrets_omitted, stored(match, ['config']));
+    const desired = {
+      user_id: userId, provider_id: providerId, name: x.name, enabled: missing.length ? false : x.enabled, event_types: x.event_types,
+      quiet_hours: x.quiet_hours, quiet_policies: x.quiet_policies, config: rec.config,
+    };
+    const d = p.decide('trackers', x.id, match, desired, ambiguous);
+    p.keptOut(d, match, id);
+    p.owners.trackers.set(id, (d === 'keep' || d === 'same' ? match?.user_id : undefined) ?? userId);
+    if (missing.length && (d === 'insert' || d === 'update')) p.disabled('trackers', id);
+    if (d === 'insert') p.step((q) => insertRow(q, 'trackers', { id, ...desired, created_at: x.created_at, updated_at: x.updated_at }));
+    else if (d === 'update') p.step((q) => updateRow(q, 'trackers', { ...desired, updated_at: p.now }, { id }));
+  }
+}
+
+export async function planBots(p: Planner, c: ConfigurationT): Promise<void> {
+  for (const x of c.bots) {
+    const byId = await p.get('SELECT * FROM bots WHERE id = ?', [x.id]);
+    const byRemote = x.bot_id ? await p.get('SELECT * FROM bots WHERE bot_id = ?', [x.bot_id]) : undefined;
+    const match = byId ?? byRemote;
+    let ambiguous = byId && byRemote && byId.id !== byRemote.id ? `it matches bot ${byId.id} by id and ${byRemote.id} by bot_id` : undefined;
+    const path = await p.get('SELECT id FROM bots WHERE webhook_path_id = ?', [x.webhook_path_id]);
+    if (!ambiguous && path && path.id !== match?.id) ambiguous = `its webhook path belongs to bot ${path.id}`;
+    const id = match?.id ?? x.id;
+    p.maps.bots.set(x.id, id);
+    const rec: Record<string, unknown> = { token: x.token };
+    const missing = p.fillSecrets(rec, x.secrets_omitted, stored(match, ['token']));
+    const desired: Record<string, unknown> = {
+      user_id: p.map('users', x.user_id), kind: x.kind, name: x.name, bot_id: x.bot_id, username: x.username, mode: x.mode, webhook_path_id: x.webhook_path_id,
+    };
+    if (typeof rec.token === 'string') desired.token = rec.token;
+    const d = p.decide('bots', x.id, match, desired, ambiguous);
+    p.keptOut(d, match, id);
+    // Without a token the bot must not start: `auth_failed` is the status the bot runtime leaves alone.
+    const status = missing.length ? { status: 'auth_failed', status_detail: SECRET_MISSING } : { status: 'pending', status_detail: null };
+    if (missing.length && (d === 'insert' || d === 'update')) p.disabled('bots', id);
+    if (d === 'insert') p.step((q) => insertRow(q, 'bots', { id, ...desired, token: desired.token ?? '', ...status, update_offset: 0, created_at: x.created_at, updated_at: x.updated_at }));
+    else if (d === 'update') p.step((q) => updateRow(q, 'bots', { ...desired, ...status, updated_at: p.now }, { id }));
+  }
+  for (const x of c.bot_chats) {
+    const botId = p.map('bots', x.bot_id);
+    if (p.absent.has(botId)) { p.skip('bot_chats', x.id, 'its bot was not restored'); continue; }
+    const byId = await p.get('SELECT * FROM bot_chats WHERE id = ?', [x.id]);
+    const byKey = await p.get('SELECT * FROM bot_chats WHERE bot_id = ? AND chat_id = ?', [botId, x.chat_id]);
+    const match = byId ?? byKey;
+    const ambiguous = byId && byKey && byId.id !== byKey.id ? `it matches chat ${byId.id} by id and ${byKey.id} by bot and chat` : undefined;
+    const id = match?.id ?? x.id;
+    const desired = { bot_id: botId, user_id: p.map('users', x.user_id), chat_id: x.chat_id, type: x.type, title: x.title, username: x.username, is_forum: x.is_forum, registered: x.registered };
+    const d = p.decide('bot_chats', x.id, match, desired, ambiguous);
+    if (d === 'insert') p.step((q) => insertRow(q, 'bot_chats', { id, ...desired, last_seen_at: x.last_seen_at, created_at: x.created_at }));
+    else if (d === 'update') p.step((q) => updateRow(q, 'bot_chats', desired, { id }));
+  }
+}
+
+export async function planTargets(p: Planner, c: ConfigurationT): Promise<void> {
+  for (const x of c.targets) {
+    const userId = p.map('users', x.user_id);
+    const match = await p.get('SELECT * FROM targets WHERE id = ?', [x.id]);
+    const rec: Record<string, unknown> = { config: structuredClone(x.config) };
+    const missing = p.fillSecrets(rec, x.secrets_omitted, stored(match, ['config']));
+    const config = rec.config as Record<string, unknown>;
+    if (typeof config.bot_id === 'string') config.bot_id = p.map('bots', config.bot_id);
+    if (typeof config.bot_id === 'string' && p.absent.has(config.bot_id)) { p.skip('targets', x.id, 'its bot was not restored'); p.absent.add(x.id); continue; }
+    const desired = { user_id: userId, kind: x.kind, name: x.name, config, locale: x.locale, enabled: missing.length ? false : x.enabled };
+    const d = p.decide('targets', x.id, match, desired);
+    p.owners.targets.set(x.id, (d === 'keep' || d === 'same' ? match?.user_id : undefined) ?? userId);
+    const runtime = { consecutive_failures: 0, last_error: missing.length ? SECRET_MISSING : null };
+    if (missing.length && (d === 'insert' || d === 'update')) p.disabled('targets', x.id);
+    if (d === 'insert') p.step((q) => insertRow(q, 'targets', { id: x.id, ...desired, ...runtime, created_at: x.created_at, updated_at: x.updated_at }));
+    else if (d === 'update') p.step((q) => updateRow(q, 'targets', { ...desired, ...runtime, updated_at: p.now }, { id: x.id }));
+  }
+  for (const l of c.tracker_targets) {
+    const trackerId = p.map('trackers', l.tracker_id);
+    const userId = p.owners.trackers.get(trackerId);
+    const label = `${l.tracker_id}/${l.target_id}`;
+    if (p.absent.has(trackerId) || p.absent.has(l.target_id)) { p.skip('tracker_targets', label, 'its tracker or target was not restored'); continue; }
+    if (!userId || userId !== p.owners.targets.get(l.target_id)) { p.skip('tracker_targets', label, 'after the restore its tracker and target would belong to different users'); continue; }
+    const existing = await p.get('SELECT * FROM tracker_targets WHERE tracker_id = ? AND target_id = ?', [trackerId, l.target_id]);
+    const d = p.decide('tracker_targets', label, existing, { user_id: userId });
+    if (d === 'insert') p.step((q) => insertRow(q, 'tracker_targets', { tracker_id: trackerId, target_id: l.target_id, user_id: userId, created_at: l.created_at }));
+    else if (d === 'update') p.step((q) => updateRow(q, 'tracker_targets', { user_id: userId }, { tracker_id: trackerId, target_id: l.target_id }));
+  }
+}
+
+export async function planActionsAndTemplates(p: Planner, c: ConfigurationT): Promise<void> {
+  const now = new Date(p.now);
+  for (const x of c.actions) {
+    const config = structuredClone(x.config);
+    if (x.kind === 'digest') config.tracker_id = p.map('trackers', config.tracker_id as string);
+    const uses = x.kind === 'digest' ? [config.tracker_id as string] : config.target_ids as string[];
+    if (uses.some((u) => p.absent.has(u))) { p.skip('actions', x.id, `its ${x.kind === 'digest' ? 'tracker' : 'targets'} were not restored`); continue; }
+    const match = await p.get('SELECT * FROM actions WHERE id = ?', [x.id]);
+    const desired = { user_id: p.map('users', x.user_id), name: x.name, kind: x.kind, schedule: x.schedule, timezone: x.timezone, config, enabled: x.enabled };
+    const d = p.decide('actions', x.id, match, desired);
+    const s = checkSchedule(x.schedule, x.timezone, now);
+    const nextRun = x.enabled && s.ok && s.nextRun ? s.nextRun.toISOString() : null;
+    if (d === 'insert') p.step((q) => insertRow(q, 'actions', { id: x.id, ...desired, next_run_at: nextRun, created_at: x.created_at, updated_at: x.updated_at }));
+    else if (d === 'update') p.step((q) => updateRow(q, 'actions', { ...desired, next_run_at: nextRun, updated_at: p.now }, { id: x.id }));
+  }
+  for (const x of c.templates) {
+    const userId = p.map('users', x.user_id);
+    const byId = await p.get('SELECT * FROM templates WHERE id = ?', [x.id]);
+    const byKey = await p.get('SELECT * FROM templates WHERE user_id = ? AND event_type = ? AND locale = ?', [userId, x.event_type, x.locale]);
+    const match = byId ?? byKey;
+    const ambiguous = byId && byKey && byId.id !== byKey.id ? `it matches template ${byId.id} by id and ${byKey.id} by user, event type and locale` : undefined;
+    const id = match?.id ?? x.id;
+    const desired = { user_id: userId, event_type: x.event_type, locale: x.locale, title: x.title, body: x.body };
+    const d = p.decide('templates', x.id, match, desired, ambiguous);
+    if (d === 'insert') p.step((q) => insertRow(q, 'templates', { id, ...desired, created_at: x.created_at, updated_at: x.updated_at }));
+    else if (d === 'update') p.step((q) => updateRow(q, 'templates', { ...desired, updated_at: p.now }, { id }));
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * The staged restore: at most one pending file, `<dataDir>/restore/pending.json`.
+ *
+ *   none ──prepare-restore (valid)──▶ staged ──DELETE──▶ none
+ *   staged ──apply-restart, supervised──▶ restarting ──next boot──▶ applied (pending → applied-<ts>.json)
+ *   staged ──apply-restart, not supervised──▶ staged (409)
+ *   next boot, apply fails ──▶ rolled back, pending → failed-<ts>.json, boot continues unchanged
+ *
+ * The boot step runs after the pre-migration snapshot and the migrations, before anything else
+ * uses the database (see `applyStagedRestore`, called from app.ts).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Core } from '../core.ts';
+import { HttpError, conflict } from '../http/problem.ts';
+import { redactText } from '../logging/redact.ts';
+import { parseGuarded, BACKUP_LIMITS } from './json-guard.ts';
+import { checkParsed } from './envelope.ts';
+import { applyRestore, totals } from './restore.ts';
+import { CONFLICT_MODES, type ConflictMode, type Summary } from './planner.ts';
+import { stamp } from './files.ts';
+import type { EnvelopeT } from './schema.ts';
+
+export interface PendingRestore {
+  state: 'staged';
+  staged_at: string;
+  staged_by: string;
+  conflict_mode: ConflictMode;
+  source: { filename: string; size_bytes: number; sha256: string };
+  backup: { format_version: number; service_version: string; created_at: string; secrets_mode: string; migrated_from?: { service_version: string; format_version: number } };
+  summary: Summary;
+  envelope: EnvelopeT;
+}
+
+export const restoreDir = (core: Core): string => path.join(core.config.dataDir, 'restore');
+export const pendingPath = (core: Core): string => path.join(restoreDir(core), 'pending.json');
+
+/** The pending file wraps the envelope one level deeper and adds a little metadata. */
+const PENDING_LIMITS = { ...BACKUP_LIMITS, maxDepth: BACKUP_LIMITS.maxDepth + 1, maxNodes: BACKUP_LIMITS.maxNodes + 10_000 };
+
+/** Reads the pending restore (undefined when none is staged). Throws when the file is damaged. */
+export function readPending(core: Core): PendingRestore | undefined {
+  let text: string;
+  try { text = fs.readFileSync(pendingPath(core), 'utf8'); } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+  const p = parseGuarded(text, PENDING_LIMITS) as PendingRestore;
+  if (!p || typeof p !== 'object' || p.state !== 'staged' || !CONFLICT_MODES.includes(p.conflict_mode)) throw new Error('the pending restore file is damaged');
+  return p;
+}
+
+/** What the API shows of a pending restore: everything but the configuration itself (it may hold secrets). */
+export function pendingView(p: PendingRestore) {
+  const { envelope: _envelope, ...rest } = p;
+  return rest;
+}
+
+/** Stages a restore (state none → staged). 409 when one is already staged. */
+export function writePending(core: Core, p: PendingRestore): void {
+  const dir = restoreDir(core);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const tmp = path.join(dir, `.pending-${process.pid}-${Date.now()}.tmp`);
+  fs.writeFileSync(tmp, JSON.stringify(p), { mode: 0o600 });
+  try {
+    // link() fails when pending.json exists, so two concurrent stagings cannot both win.
+    fs.linkSync(tmp, pendingPath(core));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw conflict('A restore is already staged; cancel it (DELETE /api/backup/pending-restore) before staging another.', 'restore_already_staged');
+    throw err;
+  } finally { fs.rmSync(tmp, { force: true }); }
+}
+
+/** Cancels the staged restore (staged → none). False when nothing was staged. */
+export function cancelPending(core: Core): boolean {
+  try { fs.rmSync(pendingPath(core)); return true; } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+/** Moves the pending file aside as `<kind>-<timestamp>.json`; returns the new name. */
+function archive(core: Core, kind: 'applied' | 'failed'): string | undefined {
+  let at = core.clock.now();
+  for (let i = 0; i < 1000; i++, at = new Date(at.getTime() + 1)) {
+    const name = `${kind}-${stamp(at)}.json`;
+    const target = path.join(restoreDir(core), name);
+    if (fs.existsSync(target)) continue;
+    try { fs.renameSync(pendingPath(core), target); return name; } catch { return undefined; }
+  }
+  return undefined;
+}
+
+/**
+ * Boot step: applies the staged restore, if any, in one transaction. On success the payload is
+ * archived as `applied-<ts>.json`; on failure the transaction rolls back, the payload is moved to
+ * `failed-<ts>.json`, an error is logged and boot continues with the configuration untouched.
+ */
+export async function applyStagedRestore(core: Core): Promise<'none' | 'applied' | 'failed'> {
+  if (!fs.existsSync(pendingPath(core))) return 'none';
+  const log = core.logs.get('backup');
+  try {
+    const pending = readPending(core);
+    if (!pending) return 'none';
+    // Checked again: the file sat on disk, and this boot may run another version.
+    const { envelope } = checkParsed(pending.envelope, core.version);
+    const summary = await applyRestore(core, envelope, pending.conflict_mode);
+    const archived = archive(core, 'applied');
+    log.info({ archived, conflict_mode: pending.conflict_mode, totals: totals(summary), counts: summary.counts, skipped: summary.skipped, disabled: summary.disabled, backup_created_at: envelope.created_at }, 'staged restore applied');
+    return 'applied';
+  } catch (err) {
+    const archived = archive(core, 'failed');
+    const reason = redactText(err instanceof HttpError || err instanceof Error ? err.message : String(err));
+    log.error({ archived, reason, code: (err as { code?: string }).code }, 'staged restore failed and was rolled back; the configuration is unchanged');
+    return 'failed';
+  }
+}

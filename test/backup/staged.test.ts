@@ -1,0 +1,171 @@
+/**
+ * Every move of the staged-restore state table, with an in-process service that is stopped and
+ * booted again on the same data directory for "next boot".
+ */
+import t from 'tap';
+import type { Test } from 'tap';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import BetterSqlite from 'better-sqlite3';
+import { startService, type TestService } from '../helpers/service.ts';
+import { configure, exportNow, upload } from './support.ts';
+
+const key = crypto.randomBytes(32).toString('hex');
+
+async function boot(t: Test, env: Record<string, string> = {}, dataDir?: string): Promise<TestService> {
+  const dir = dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-staged-'));
+  if (!dataDir) t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  return startService({ SERVICE_SECRET_KEY: key, ...env }, { dataDir: dir, setup: !dataDir });
+}
+
+/** Stops `s` and boots the service again on its data directory (the "next boot"). */
+async function reboot(t: Test, s: TestService, env: Record<string, string> = {}): Promise<TestService> {
+  await s.stop();
+  const next = await boot(t, env, s.dataDir);
+  next.admin = s.admin;
+  return next;
+}
+
+const restoreFiles = (s: TestService) => (fs.existsSync(path.join(s.dataDir, 'restore')) ? fs.readdirSync(path.join(s.dataDir, 'restore')).sort() : []);
+const sameOrigin = (s: TestService) => ({ origin: s.url, referer: `${s.url}/settings/backup` });
+
+t.test('none → staged → none; apply-restart when not supervised leaves it staged', async (t) => {
+  const s = await boot(t, { SERVICE_SUPERVISED: 'false' });
+  t.teardown(() => s.stop());
+  await configure(s);
+  const a = s.admin.token;
+  const backup = JSON.stringify(await exportNow(s, 'include'));
+
+  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 404, 'none: nothing to show');
+  t.equal((await s.request('DELETE', '/api/backup/pending-restore', { token: a })).status, 404, 'none: nothing to cancel');
+  t.equal((await s.request('POST', '/api/backup/apply-restart', { token: a, headers: sameOrigin(s) })).status, 404, 'none: nothing to apply');
+
+  const staged = await upload(s.url, a, backup, 'conflict_mode=skip');
+  t.equal(staged.status, 201, 'none → staged');
+  t.match(staged.body, { state: 'staged', conflict_mode: 'skip', staged_at: String, source: { filename: 'backup.json', size_bytes: Buffer.byteLength(backup), sha256: /^[0-9a-f]{64}$/ }, backup: { format_version: 1, service_version: '0.1.0', secrets_mode: 'include' } });
+  t.ok(staged.body.summary.counts.providers.unchanged >= 2, 'the summary counts what would happen');
+  t.notOk('envelope' in staged.body, 'the answer does not carry the configuration');
+  const pending = path.join(s.dataDir, 'restore', 'pending.json');
+  t.equal(fs.statSync(pending).mode & 0o777, 0o600, 'the pending file is owner-only');
+  t.equal(JSON.parse(fs.readFileSync(pending, 'utf8')).conflict_mode, 'skip', 'it records its conflict mode');
+
+  const again = await upload(s.url, a, backup, 'conflict_mode=overwrite');
+  t.equal(again.status, 409, 'one staged restore at a time');
+  t.equal(again.body.code, 'restore_already_staged');
+
+  const shown = await s.request('GET', '/api/backup/pending-restore', { token: a });
+  t.equal(shown.status, 200);
+  t.same(shown.body, staged.body, 'GET shows what was staged');
+
+  const notSupervised = await s.request('POST', '/api/backup/apply-restart', { token: a, headers: sameOrigin(s) });
+  t.equal(notSupervised.status, 409, 'staged → staged when not supervised');
+  t.equal(notSupervised.body.code, 'not_supervised');
+  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 200, 'still staged');
+
+  t.equal((await s.request('DELETE', '/api/backup/pending-restore', { token: a })).status, 204, 'staged → none');
+  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 404);
+  t.notOk(fs.existsSync(pending), 'the staged file is removed');
+});
+
+t.test('apply-restart: same-origin only, then 202 and a restart after the answer; next boot applies and archives', async (t) => {
+  let s = await boot(t, { SERVICE_SUPERVISED: 'true' });
+  t.teardown(() => s.stop());
+  const c = await configure(s);
+  const a = s.admin.token;
+  const backup = JSON.stringify(await exportNow(s, 'include'));
+  // Change the running configuration so the restore has something to put back.
+  await s.request('PATCH', `/api/providers/${c.provider.id}`, { token: c.user.token, body: { name: 'Renamed' } });
+  await s.request('DELETE', `/api/actions/${c.messageAction.id}`, { token: c.user.token });
+  t.equal((await upload(s.url, a, backup, 'conflict_mode=overwrite')).status, 201);
+
+  let restarts = 0;
+  // Like main.ts: a restart is a graceful stop (a supervisor would start the process again).
+  s.service.core.services.set('requestRestart', () => { restarts++; void s.service.stop(); });
+  const h = sameOrigin(s);
+  const other = 'http://evil.example.test';
+  const host = new URL(s.url).host;
+  const refused: [string, Record<string, string>][] = [
+    ['no Origin or Referer', {}],
+    ['no Referer', { origin: h.origin }],
+    ['no Origin', { referer: h.referer }],
+    ['Origin null', { origin: 'null', referer: h.referer }],
+    ['another Origin', { origin: other, referer: h.referer }],
+    ['another Referer', { origin: h.origin, referer: `${other}/x` }],
+    ['another port', { origin: `http://127.0.0.1:1`, referer: h.referer }],
+    ['another scheme', { origin: `https://${host}`, referer: `https://${host}/` }],
+    ['a host that only starts the same', { origin: `${h.origin}.evil.test`, referer: h.referer }],
+  ];
+  for (const [why, headers] of refused) {
+    const r = await s.request('POST', '/api/backup/apply-restart', { token: a, headers });
+    t.equal(r.status, 403, why);
+  }
+  const fwd = await s.request('POST', '/api/backup/apply-restart', { token: a, headers: { origin: `https://${host}`, referer: `https://${host}/`, 'x-forwarded-proto': 'https' } });
+  t.equal(fwd.status, 202, 'https from a trusted proxy (X-Forwarded-Proto from 127.0.0.1) is same-origin');
+  t.same(fwd.body, { state: 'restarting' });
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(restarts, 1, 'restart requested once the answer was sent');
+  t.ok(fs.existsSync(path.join(s.dataDir, 'restore', 'pending.json')), 'still staged until the next boot');
+
+  s = await reboot(t, s, { SERVICE_SUPERVISED: 'true' });
+  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 404, 'staged → applied: nothing pending');
+  const files = restoreFiles(s);
+  t.equal(files.length, 1);
+  t.match(files[0], /^applied-\d{8}T\d{9}Z\.json$/, 'the payload is archived');
+  t.equal((await s.request('GET', `/api/providers/${c.provider.id}`, { token: c.user.token })).body.name, 'Example source', 'the restored name');
+  t.equal((await s.request('GET', `/api/actions/${c.messageAction.id}`, { token: c.user.token })).status, 200, 'the deleted action is back');
+  t.ok(s.logs().some((l) => l.msg === 'staged restore applied' && l.totals.replaced >= 1 && l.totals.created >= 1), 'the application is logged');
+});
+
+t.test('a restore that fails at boot is rolled back and set aside; boot continues unchanged', async (t) => {
+  let s = await boot(t);
+  t.teardown(() => s.stop());
+  const c = await configure(s);
+  const a = s.admin.token;
+  const backup = await exportNow(s, 'include');
+  // A backup that would create records (a second target and template) and then hit a failing insert.
+  const extra = structuredClone(backup);
+  extra.configuration.targets.push({ ...extra.configuration.targets[0], id: '01900000-0000-7000-8000-0000000000aa', name: 'New target' });
+  const { checksumOf } = await import('../../core/src/backup/envelope.ts');
+  extra.checksum = checksumOf(extra.configuration);
+  await s.request('DELETE', `/api/trackers/${c.tracker.id}`, { token: c.user.token });
+  t.equal((await upload(s.url, a, JSON.stringify(extra), 'conflict_mode=overwrite')).status, 201);
+  const before = (await exportNow(s)).configuration;
+  await s.stop();
+  // Make the last step of the plan fail inside the transaction.
+  const db = new BetterSqlite(path.join(s.dataDir, 'herald.db'));
+  db.exec(`CREATE TRIGGER boom BEFORE INSERT ON templates BEGIN SELECT RAISE(ABORT, 'boom'); END`);
+  db.exec(`DELETE FROM templates`);
+  db.close();
+  s = await boot(t, {}, s.dataDir);
+  s.admin = { ...s.admin, token: a };
+  const files = restoreFiles(s);
+  t.equal(files.length, 1);
+  t.match(files[0], /^failed-\d{8}T\d{9}Z\.json$/, 'the payload is moved aside');
+  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 404);
+  const after = (await exportNow(s)).configuration;
+  t.same(after, { ...before, templates: [] }, 'nothing of the restore stayed: the transaction rolled back');
+  t.equal(after.targets.length, 1, 'the new target is not there');
+  t.notOk(after.trackers.some((x: any) => x.id === c.tracker.id), 'the deleted tracker is not back');
+  const err = s.logs().find((l) => l.msg?.startsWith('staged restore failed'));
+  t.ok(err, 'the failure is logged');
+  t.equal(err.level, 'error', 'as an error');
+  t.match(err.reason, /boom/);
+  t.equal((await s.request('GET', '/api/health')).status, 200, 'the service runs');
+
+  // A conflict that appears between staging and boot fails a "fail" restore the same way.
+  const dbx = new BetterSqlite(path.join(s.dataDir, 'herald.db'));
+  await s.stop();
+  dbx.exec('DROP TRIGGER boom');
+  dbx.close();
+  s = await boot(t, {}, s.dataDir);
+  const same = await exportNow({ ...s, admin: { ...s.admin, token: a } } as TestService, 'include');
+  t.equal((await upload(s.url, a, JSON.stringify(same), 'conflict_mode=fail')).status, 201, 'no conflicts when staged');
+  await s.request('PATCH', `/api/providers/${c.provider.id}`, { token: c.user.token, body: { name: 'Changed after staging' } });
+  s.admin = { ...s.admin, token: a };
+  s = await reboot(t, s);
+  t.equal(restoreFiles(s).filter((f) => f.startsWith('failed-')).length, 2, 'set aside');
+  t.equal((await s.request('GET', `/api/providers/${c.provider.id}`, { token: c.user.token })).body.name, 'Changed after staging', 'untouched');
+  t.match(s.logs().find((l) => l.msg?.startsWith('staged restore failed'))?.reason, /conflict_mode is "fail"/);
+});
