@@ -5,12 +5,12 @@ import type { LeaderElector } from './scheduler.ts';
 
 /** Arbitrary constant: the advisory lock id of Herald's scheduler. */
 const LOCK_KEY = 7_226_371_901;
-const CHECK_MS = 2000;
+const CHECK_MS = 1000;
 
 /**
  * Leader election on PostgreSQL: the replica whose session holds `pg_try_advisory_lock` leads.
  * The lock lives as long as that session, so a dead leader's lock is freed by the server and
- * another replica takes it at its next check (within about two seconds).
+ * another replica takes it at its next check (within about a second).
  */
 export class PgAdvisoryLeader implements LeaderElector {
   private client?: pg.Client;
