@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # The whole suite, twice: once on SQLite (every test), once on PostgreSQL (the tests under test/,
-# each service on a fresh database of one throwaway cluster). Installs missing Debian peers and
+# each service on a fresh database of one throwaway cluster; plugin unit tests do not touch the
+# database and run once). Installs missing Debian peers and
 # builds the web client first. Arguments go to tap; the PostgreSQL pass takes those under test/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/peers/install.sh || exit 1
 if [ -f core/web/vite.config.ts ]; then npm run --silent build:web >/dev/null || exit 1; fi
 
+# test/scale runs several replicas on PostgreSQL in either pass, so the second pass leaves it out.
 pg_args=()
-if [ $# -eq 0 ]; then pg_args=('test/**/*.test.ts'); else for a in "$@"; do case "$a" in test/*|./test/*) pg_args+=("$a");; esac; done; fi
+if [ $# -eq 0 ]; then
+  while IFS= read -r f; do pg_args+=("$f"); done < <(find test -name '*.test.ts' -not -path 'test/scale/*' -not -path '*/fixtures/*' | sort)
+else
+  for a in "$@"; do case "$a" in test/scale/*|./test/scale/*) ;; test/*|./test/*) pg_args+=("$a");; esac; done
+fi
 
 start=$SECONDS
 npx tap "$@"; sqlite_status=$?

@@ -85,6 +85,12 @@ export async function testDatabaseUrl(key?: string): Promise<string | undefined>
   return c.url(name);
 }
 
+/** A fresh PostgreSQL database whatever HERALD_TEST_DB says (tests of multi-replica behaviour). */
+export async function postgresDatabaseUrl(): Promise<string> {
+  const c = await pgCluster();
+  return c.url(await c.createDatabase());
+}
+
 /**
  * Reads one row straight from the database of a stopped service (its SQLite file, or the
  * PostgreSQL database that data folder was given), with `?` placeholders on both backends.
