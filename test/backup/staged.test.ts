@@ -8,8 +8,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import BetterSqlite from 'better-sqlite3';
-import { startService, type TestService } from '../helpers/service.ts';
+import { startService, testDatabaseUrl, TEST_DB, type TestService } from '../helpers/service.ts';
 import { configure, exportNow, upload } from './support.ts';
 
 const key = crypto.randomBytes(32).toString('hex');
@@ -27,6 +26,27 @@ async function reboot(t: Test, s: TestService, env: Record<string, string> = {})
   next.admin = s.admin;
   return next;
 }
+
+/** Runs SQL on the database of a stopped service (its SQLite file or its PostgreSQL database). */
+async function onStopped(dataDir: string, sqlite: string, postgres: string): Promise<void> {
+  if (TEST_DB === 'sqlite') {
+    const { default: Sqlite } = await import('better-sqlite3');
+    const db = new Sqlite(path.join(dataDir, 'herald.db'));
+    try { db.exec(sqlite); } finally { db.close(); }
+    return;
+  }
+  const pg = (await import('pg')).default;
+  const c = new pg.Client({ connectionString: await testDatabaseUrl(dataDir) });
+  await c.connect();
+  try { await c.query(postgres); } finally { await c.end(); }
+}
+
+/** Makes every insert into templates fail (the last step of a restore plan), and undoes it. */
+const breakTemplates = (dir: string) => onStopped(dir,
+  `CREATE TRIGGER boom BEFORE INSERT ON templates BEGIN SELECT RAISE(ABORT, 'boom'); END; DELETE FROM templates;`,
+  `CREATE FUNCTION boom() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'boom'; END $$;
+   CREATE TRIGGER boom BEFORE INSERT ON templates FOR EACH ROW EXECUTE FUNCTION boom(); DELETE FROM templates;`);
+const repairTemplates = (dir: string) => onStopped(dir, 'DROP TRIGGER boom', 'DROP TRIGGER boom ON templates; DROP FUNCTION boom();');
 
 const restoreFiles = (s: TestService) => (fs.existsSync(path.join(s.dataDir, 'restore')) ? fs.readdirSync(path.join(s.dataDir, 'restore')).sort() : []);
 const sameOrigin = (s: TestService) => ({ origin: s.url, referer: `${s.url}/settings/backup` });
@@ -134,10 +154,7 @@ t.test('a restore that fails at boot is rolled back and set aside; boot continue
   const before = (await exportNow(s)).configuration;
   await s.stop();
   // Make the last step of the plan fail inside the transaction.
-  const db = new BetterSqlite(path.join(s.dataDir, 'herald.db'));
-  db.exec(`CREATE TRIGGER boom BEFORE INSERT ON templates BEGIN SELECT RAISE(ABORT, 'boom'); END`);
-  db.exec(`DELETE FROM templates`);
-  db.close();
+  await breakTemplates(s.dataDir);
   s = await boot(t, {}, s.dataDir);
   s.admin = { ...s.admin, token: a };
   const files = restoreFiles(s);
@@ -155,10 +172,8 @@ t.test('a restore that fails at boot is rolled back and set aside; boot continue
   t.equal((await s.request('GET', '/api/health')).status, 200, 'the service runs');
 
   // A conflict that appears between staging and boot fails a "fail" restore the same way.
-  const dbx = new BetterSqlite(path.join(s.dataDir, 'herald.db'));
   await s.stop();
-  dbx.exec('DROP TRIGGER boom');
-  dbx.close();
+  await repairTemplates(s.dataDir);
   s = await boot(t, {}, s.dataDir);
   const same = await exportNow({ ...s, admin: { ...s.admin, token: a } } as TestService, 'include');
   t.equal((await upload(s.url, a, JSON.stringify(same), 'conflict_mode=fail')).status, 201, 'no conflicts when staged');
