@@ -12,7 +12,7 @@ import { ROOT, tempDir } from './lib/herald.ts';
 import { closedLoop, pacedLoop } from './lib/load.ts';
 import { startSink } from './lib/sink.ts';
 import { deliveries, outcome, startChain, type Outcome } from './lib/relay-setup.ts';
-import { envInt, fmt, heading, line, record, sleep, wallMs } from './lib/stats.ts';
+import { envInt, fmt, heading, line, procCpuMs, record, sleep, wallMs } from './lib/stats.ts';
 
 const N = envInt('BENCH_N', 10_000);
 const PACED_N = envInt('BENCH_PACED_N', 10_000);
@@ -21,7 +21,7 @@ const C = envInt('BENCH_CONCURRENCY', 32);
 const APPRISE_N = envInt('BENCH_APPRISE_N', N);
 const WARM = 500;
 
-async function ingestCeiling(): Promise<number> {
+async function ingestCeiling(): Promise<{ rate: number; cpuPerReq: number }> {
   const dir = tempDir('ceiling');
   const child = spawn(process.execPath, ['scripts/bench/baseline/ingest-ceiling.ts', dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<number>((resolve, reject) => {
@@ -30,12 +30,14 @@ async function ingestCeiling(): Promise<number> {
   });
   const url = `http://127.0.0.1:${port}/hook`;
   await closedLoop(url, deliveries(0, WARM), C);
+  const cpu0 = procCpuMs(child.pid!);
   const r = await closedLoop(url, deliveries(WARM, N), C);
+  const cpu = procCpuMs(child.pid!) - cpu0;
   const ok = r.status.filter((s) => s === 202).length;
   child.kill('SIGTERM');
   await new Promise((res) => child.once('exit', res));
   fs.rmSync(dir, { recursive: true, force: true });
-  return ok / ((r.finished - r.started) / 1000);
+  return { rate: ok / ((r.finished - r.started) / 1000), cpuPerReq: cpu / ok };
 }
 
 async function apprise(): Promise<number> {
@@ -66,8 +68,8 @@ function report(label: string, o: Outcome): void {
 
 async function main(): Promise<void> {
   heading(`relay end to end (N=${N} closed loop at ${C} connections, ${PACED_N} paced at ${RATE}/s)`);
-  const ceiling = await ingestCeiling();
-  line('baseline: Fastify + SQLite insert route', `${fmt(ceiling, 0)} requests/s`);
+  const { rate: ceiling, cpuPerReq } = await ingestCeiling();
+  line('baseline: Fastify + SQLite insert route', `${fmt(ceiling, 0)} requests/s, ${fmt(cpuPerReq * 1000, 0)} µs CPU per request`);
 
   const total = WARM + N + PACED_N;
   const sink = await startSink(total);
@@ -79,12 +81,15 @@ async function main(): Promise<void> {
     await sink.waitDistinct(WARM, 30_000);
 
     const reqs = deliveries(WARM, N);
+    const cpu0 = procCpuMs(chain.herald.pid);
     const load = await closedLoop(chain.hookUrl, reqs, C);
     await waitFor(sink, WARM, N, load, 120_000);
+    const cpuPerEvent = (procCpuMs(chain.herald.pid) - cpu0) / N;
     const burst = outcome(load, sink, WARM);
     line('herald: ingest (202) rate', `${fmt(burst.accepted / ((load.finished - load.started) / 1000), 0)} events/s`);
     line('herald: delivered rate at the sink', `${fmt(burst.rate, 0)} events/s`, { text: '>= 3,000/s', ok: burst.rate >= 3000 });
     report('burst', burst);
+    line('herald: service CPU per delivered event', `${fmt(cpuPerEvent * 1000, 0)} µs (${fmt(cpuPerEvent / cpuPerReq, 1)}× the ceiling's per request)`);
     if (sink.unmatched()) line('sink: bodies without an id', String(sink.unmatched()));
 
     const paced = await pacedLoop(chain.hookUrl, deliveries(WARM + N, PACED_N), RATE);
@@ -105,7 +110,7 @@ async function main(): Promise<void> {
     line('ratio herald / ingestion ceiling', `${fmt(burst.rate / ceiling, 2)}×`);
     record('relay', {
       n: N, concurrency: C, ceiling, apprise: appriseRate, delivered_rate: burst.rate, ratio_apprise: vsApprise, ratio_ceiling: burst.rate / ceiling,
-      burst: { ...burst }, paced: { ...steady, offered }, peak_rss_mb: peakKb / 1024,
+      cpu_us_per_event: cpuPerEvent * 1000, ceiling_cpu_us_per_request: cpuPerReq * 1000, burst: { ...burst }, paced: { ...steady, offered }, peak_rss_mb: peakKb / 1024,
     });
   } finally {
     await chain.herald.stop();

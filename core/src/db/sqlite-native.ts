@@ -5,6 +5,11 @@
  * connection with a mutex (a transaction holds it from BEGIN to COMMIT). Every call here takes that
  * same mutex for its duration, so a native statement never lands inside an ORM transaction and an
  * ORM query never lands inside one of ours: the one connection still sees one unit of work at a time.
+ *
+ * Writes outside an explicit transaction, and explicit transactions, are group-committed: what is
+ * queued while the event loop is busy runs in one transaction, each unit under its own savepoint
+ * (a failing unit rolls back alone), and every promise resolves only after the COMMIT. A commit in
+ * WAL mode writes every page it touched, so one commit for many small writes is far cheaper.
  */
 import type BetterSqlite3 from 'better-sqlite3';
 
@@ -13,6 +18,10 @@ type Statement = BetterSqlite3.Statement<unknown[], unknown>;
 export type ConnectionLock = <T>(fn: () => Promise<T>) => Promise<T>;
 
 const MAX_STATEMENTS = 500;
+/** Units in one group commit at most; the rest go to the next one. */
+const MAX_GROUP = 500;
+
+interface Unit { work: () => unknown; resolve: (v: any) => void; reject: (e: unknown) => void }
 
 /** A value better-sqlite3 binds as the ORM would have written it (integers as INTEGER, not REAL). */
 function bindable(p: unknown): unknown {
@@ -25,6 +34,8 @@ export class NativeSqlite {
   private db: BetterSqlite3.Database;
   private lock: ConnectionLock;
   private statements = new Map<string, Statement>();
+  private queue: Unit[] = [];
+  private scheduled = false;
 
   constructor(db: BetterSqlite3.Database, lock: ConnectionLock) { this.db = db; this.lock = lock; }
 
@@ -55,24 +66,72 @@ export class NativeSqlite {
     return s.run(...args).changes;
   }
 
-  all(sql: string, params: unknown[]): Promise<any[]> { return this.lock(async () => this.allNow(sql, params)); }
-  run(sql: string, params: unknown[]): Promise<number> { return this.lock(async () => this.runNow(sql, params)); }
+  /** A read runs as soon as the connection is free; a write joins the next group commit. */
+  all(sql: string, params: unknown[]): Promise<any[]> {
+    if (this.prepare(sql).readonly) return this.lock(async () => this.allNow(sql, params));
+    return this.write(() => this.allNow(sql, params));
+  }
+
+  run(sql: string, params: unknown[]): Promise<number> {
+    if (this.prepare(sql).readonly) return this.lock(async () => this.runNow(sql, params));
+    return this.write(() => this.runNow(sql, params));
+  }
 
   /**
-   * Runs `fn` in one transaction while holding the connection. `fn` must use only what it is handed:
-   * any other database call would wait for the connection this transaction holds.
+   * Runs `fn` as one atomic unit of the next group commit. `fn` must use only the queryable it is
+   * handed: any other database call would wait for the connection the group holds.
    */
-  tx<T>(fn: () => Promise<T>): Promise<T> {
-    return this.lock(async () => {
-      this.db.prepare('BEGIN IMMEDIATE').run();
+  tx<T>(fn: () => Promise<T>): Promise<T> { return this.write(fn); }
+
+  private write<T>(work: () => T | Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve, reject });
+      if (!this.scheduled) { this.scheduled = true; setImmediate(() => { void this.flush(); }); }
+    });
+  }
+
+  private stmt(sql: string): void { this.prepare(sql).run(); }
+
+  private async flush(): Promise<void> {
+    await this.lock(async () => {
+      const units = this.queue.splice(0, MAX_GROUP);
+      this.scheduled = this.queue.length > 0;
+      if (this.scheduled) setImmediate(() => { void this.flush(); });
+      if (!units.length) return;
+      const done: { u: Unit; v: unknown }[] = [];
       try {
-        const r = await fn();
-        this.db.prepare('COMMIT').run();
-        return r;
-      } catch (err) {
-        if (this.db.inTransaction) this.db.prepare('ROLLBACK').run();
-        throw err;
+        this.stmt('BEGIN IMMEDIATE');
+      } catch (err) { for (const u of units) u.reject(err); return; }
+      for (let i = 0; i < units.length; i++) {
+        const u = units[i]!;
+        this.stmt('SAVEPOINT unit');
+        try {
+          const v = await u.work();
+          this.stmt('RELEASE unit');
+          done.push({ u, v });
+        } catch (err) {
+          if (!this.db.inTransaction) {
+            // The error ended the whole transaction (disk full, I/O): nothing done so far is kept;
+            // the units not yet run go back to the queue.
+            for (const d of done) d.u.reject(err);
+            u.reject(err);
+            this.queue.unshift(...units.slice(i + 1));
+            if (this.queue.length && !this.scheduled) { this.scheduled = true; setImmediate(() => { void this.flush(); }); }
+            return;
+          }
+          this.stmt('ROLLBACK TO unit');
+          this.stmt('RELEASE unit');
+          u.reject(err);
+        }
       }
+      try {
+        this.stmt('COMMIT');
+      } catch (err) {
+        if (this.db.inTransaction) this.stmt('ROLLBACK');
+        for (const d of done) d.u.reject(err);
+        return;
+      }
+      for (const d of done) d.u.resolve(d.v);
     });
   }
 

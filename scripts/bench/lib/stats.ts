@@ -52,3 +52,13 @@ export function procKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
     return m ? Number(m[1]) : Number.NaN;
   } catch { return Number.NaN; }
 }
+
+/** CPU time (user + system) a process has used so far, in ms; NaN when it is gone. */
+export function procCpuMs(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 (utime, stime) are the 12th and 13th after the command name, in clock ticks (100 Hz).
+    return (Number(f[11]) + Number(f[12])) * 10;
+  } catch { return Number.NaN; }
+}
