@@ -87,6 +87,17 @@ t.test('none → staged → none; apply-restart when not supervised leaves it st
   t.equal((await s.request('DELETE', '/api/backup/pending-restore', { token: a })).status, 204, 'staged → none');
   t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 404);
   t.notOk(fs.existsSync(pending), 'the staged file is removed');
+
+  // Several replicas booting on one data folder: the first to claim the file applies it, the others see nothing.
+  t.equal((await upload(s.url, a, backup, 'conflict_mode=skip')).status, 201);
+  const { applyStagedRestore } = await import('../../core/src/backup/staged.ts');
+  const outcomes = await Promise.all([applyStagedRestore(s.service.core), applyStagedRestore(s.service.core)]);
+  t.same(outcomes.sort(), ['applied', 'none']);
+  t.match(restoreFiles(s), [/^applied-/]);
+  // A claim left behind by a process that died mid-way is reported, not applied again.
+  fs.writeFileSync(path.join(s.dataDir, 'restore', 'applying-20240101T000000000Z-dead.json'), '{}');
+  t.equal(await applyStagedRestore(s.service.core), 'none');
+  t.ok(s.logs().some((l) => l.level === 'warn' && /interrupted/.test(l.msg) && l.files[0] === 'applying-20240101T000000000Z-dead.json'), 'the leftover is reported');
 });
 
 t.test('apply-restart: same-origin only, then 202 and a restart after the answer; next boot applies and archives', async (t) => {

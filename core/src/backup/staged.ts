@@ -38,10 +38,10 @@ export const pendingPath = (core: Core): string => path.join(restoreDir(core), '
 /** The pending file wraps the envelope one level deeper and adds a little metadata. */
 const PENDING_LIMITS = { ...BACKUP_LIMITS, maxDepth: BACKUP_LIMITS.maxDepth + 1, maxNodes: BACKUP_LIMITS.maxNodes + 10_000 };
 
-/** Reads the pending restore (undefined when none is staged). Throws when the file is damaged. */
-export function readPending(core: Core): PendingRestore | undefined {
+/** Reads a pending restore file (undefined when it does not exist). Throws when the file is damaged. */
+export function readPending(core: Core, file = pendingPath(core)): PendingRestore | undefined {
   let text: string;
-  try { text = fs.readFileSync(pendingPath(core), 'utf8'); } catch (err) {
+  try { text = fs.readFileSync(file, 'utf8'); } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
@@ -79,37 +79,47 @@ export function cancelPending(core: Core): boolean {
   }
 }
 
-/** Moves the pending file aside as `<kind>-<timestamp>.json`; returns the new name. */
-function archive(core: Core, kind: 'applied' | 'failed'): string | undefined {
+/** Moves a claimed restore file aside as `<kind>-<timestamp>.json`; returns the new name. */
+function archive(core: Core, from: string, kind: 'applied' | 'failed'): string | undefined {
   let at = core.clock.now();
   for (let i = 0; i < 1000; i++, at = new Date(at.getTime() + 1)) {
     const name = `${kind}-${stamp(at)}.json`;
     const target = path.join(restoreDir(core), name);
     if (fs.existsSync(target)) continue;
-    try { fs.renameSync(pendingPath(core), target); return name; } catch { return undefined; }
+    try { fs.renameSync(from, target); return name; } catch { return undefined; }
   }
   return undefined;
 }
 
 /**
- * Boot step: applies the staged restore, if any, in one transaction. On success the payload is
- * archived as `applied-<ts>.json`; on failure the transaction rolls back, the payload is moved to
- * `failed-<ts>.json`, an error is logged and boot continues with the configuration untouched.
+ * Boot step: applies the staged restore, if any, in one transaction. The file is claimed first
+ * (renamed to `applying-…`), so of several replicas booting on one data folder only one applies
+ * it. On success it is archived as `applied-<ts>.json`; on failure the transaction rolls back, it
+ * is moved to `failed-<ts>.json`, an error is logged and boot continues with the configuration untouched.
  */
 export async function applyStagedRestore(core: Core): Promise<'none' | 'applied' | 'failed'> {
-  if (!fs.existsSync(pendingPath(core))) return 'none';
   const log = core.logs.get('backup');
+  const dir = restoreDir(core);
+  let leftovers: string[] = [];
+  try { leftovers = fs.readdirSync(dir).filter((f) => /^applying-.*\.json$/.test(f)); } catch { return 'none'; }
+  // A process that stopped in the middle of an earlier application left its claim behind.
+  if (leftovers.length) log.warn({ files: leftovers }, 'an earlier restore was interrupted while it was applied (its transaction either committed or rolled back as a whole); the file is left for inspection');
+  const claimed = path.join(dir, `applying-${stamp(core.clock.now())}-${core.replicaId}.json`);
+  try { fs.renameSync(pendingPath(core), claimed); } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'none';
+    throw err;
+  }
   try {
-    const pending = readPending(core);
+    const pending = readPending(core, claimed);
     if (!pending) return 'none';
     // Checked again: the file sat on disk, and this boot may run another version.
     const { envelope } = checkParsed(pending.envelope, core.version);
     const summary = await applyRestore(core, envelope, pending.conflict_mode);
-    const archived = archive(core, 'applied');
+    const archived = archive(core, claimed, 'applied');
     log.info({ archived, conflict_mode: pending.conflict_mode, totals: totals(summary), counts: summary.counts, skipped: summary.skipped, disabled: summary.disabled, backup_created_at: envelope.created_at }, 'staged restore applied');
     return 'applied';
   } catch (err) {
-    const archived = archive(core, 'failed');
+    const archived = archive(core, claimed, 'failed');
     const reason = redactText(err instanceof HttpError || err instanceof Error ? err.message : String(err));
     log.error({ archived, reason, code: (err as { code?: string }).code }, 'staged restore failed and was rolled back; the configuration is unchanged');
     return 'failed';
