@@ -40,6 +40,12 @@ export class Database implements Queryable {
       if (typeof p === 'boolean') return this.dialect === 'sqlite' ? (p ? 1 : 0) : p;
       if (p instanceof Date) return p.toISOString();
       if (p !== null && typeof p === 'object' && !(p instanceof Uint8Array)) return JSON.stringify(p);
+      if (this.dialect === 'postgresql') {
+        // PostgreSQL text cannot hold NUL (SQLite can): keep the rest of the string rather than fail the statement.
+        if (typeof p === 'string' && p.includes('\u0000')) return p.replaceAll('\u0000', '\uFFFD');
+        // The values are inlined as literals; only a Buffer renders as bytea there.
+        if (p instanceof Uint8Array && !Buffer.isBuffer(p)) return Buffer.from(p.buffer, p.byteOffset, p.byteLength);
+      }
       return p;
     });
   }
