@@ -1,0 +1,48 @@
+/**
+ * Sends a chat message and reads the streamed reply (`text/event-stream`) with fetch and a
+ * ReadableStream reader. Aborting the signal stops reading and closes the connection, which
+ * makes the service save the partial reply as interrupted.
+ */
+import { headers, toError } from './api.ts';
+import { SseParser } from './sse.ts';
+import type { Message } from './types.ts';
+
+export interface StreamHandlers {
+  start?(d: { user_message: Message; assistant_message_id: string }): void;
+  delta?(d: { content: string }): void;
+  tool?(d: { name: string; status: 'started' | 'done' | 'failed'; report_id?: string }): void;
+  done?(d: { message: Message }): void;
+  error?(d: { detail: string; code: string; message?: Message }): void;
+}
+
+/** Resolves when the stream ends (or the signal aborts: then it rejects with an AbortError). */
+export async function sendMessage(chatId: string, content: string, signal: AbortSignal, on: StreamHandlers): Promise<void> {
+  const path = `/api/v1/chats/${chatId}/messages`;
+  const res = await fetch(path, {
+    method: 'POST', credentials: 'same-origin', signal,
+    headers: headers({ 'content-type': 'application/json', accept: 'text/event-stream' }),
+    body: JSON.stringify({ content }),
+  });
+  if (!res.ok || !res.headers.get('content-type')?.startsWith('text/event-stream') || !res.body) throw await toError(res, path);
+  const parser = new SseParser((e) => {
+    let data: any;
+    try { data = JSON.parse(e.data); } catch { return; }
+    const fn = (on as Record<string, ((d: unknown) => void) | undefined>)[e.event];
+    fn?.(data);
+  });
+  const reader = res.body.getReader();
+  const decoder = new TextDecoder();
+  const stop = () => { void reader.cancel().catch(() => {}); };
+  signal.addEventListener('abort', stop, { once: true });
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      parser.feed(decoder.decode(value, { stream: true }));
+    }
+    parser.feed(decoder.decode());
+  } finally {
+    signal.removeEventListener('abort', stop);
+  }
+  if (signal.aborted) throw new DOMException('The reply was stopped.', 'AbortError');
+}

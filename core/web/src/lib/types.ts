@@ -1,0 +1,81 @@
+/** Shapes of the public API's JSON, as far as the client reads them. */
+
+export type Role = 'user' | 'admin';
+export interface User {
+  id: string; email: string; role: Role; is_active: boolean; locale: string; max_chats: number;
+  max_ai_messages_per_day: number | null; max_ai_tokens_per_day: number | null; created_at: string; updated_at: string;
+}
+
+export interface JsonSchema {
+  type?: string | string[]; properties?: Record<string, JsonSchema>; required?: string[]; items?: JsonSchema;
+  enum?: unknown[]; const?: unknown; anyOf?: JsonSchema[]; oneOf?: JsonSchema[]; default?: unknown; description?: string; title?: string;
+  minimum?: number; maximum?: number; minLength?: number; maxLength?: number; pattern?: string; format?: string;
+  patternProperties?: Record<string, JsonSchema>; additionalProperties?: boolean | JsonSchema; 'x-secret'?: boolean;
+}
+
+export interface EventSpec { severity: string; quiet_hours: 'defer' | 'send' | 'drop' | string; description: string | null }
+export interface Plugin {
+  id: string; kind: 'provider' | 'target'; display_name: string; description: string | null;
+  config_schema: JsonSchema; tracker_schema: JsonSchema | null; secret_paths: string[];
+  events: Record<string, EventSpec>; ingest: string | null; core_managed: boolean; has_bot_driver: boolean;
+}
+
+export interface Provider {
+  id: string; kind: string; name: string; enabled: boolean; config: Record<string, unknown>; secrets_set: string[];
+  auth_mode: string | null; acknowledge_unauthenticated: boolean; status: string; status_detail: string | null;
+  webhook_url: string | null; core_managed: boolean; plugin_enabled: boolean; created_at: string; updated_at: string;
+}
+
+export interface QuietHours { start: string; end: string; timezone: string }
+export interface Tracker {
+  id: string; provider_id: string; provider_kind: string; name: string; enabled: boolean; event_types: Record<string, boolean>;
+  quiet_hours: QuietHours | null; quiet_policies: Record<string, string>; config: Record<string, unknown>; secrets_set: string[];
+  target_ids: string[]; consecutive_poll_failures: number; last_poll_at: string | null; last_poll_error: string | null;
+}
+
+export interface Target {
+  id: string; kind: string; name: string; config: Record<string, unknown>; secrets_set: string[]; locale: string; enabled: boolean;
+  consecutive_failures: number; last_error: string | null; plugin_enabled: boolean; created_at: string;
+}
+
+export interface Bot {
+  id: string; kind: string; name: string; bot_id: string | null; username: string | null; mode: 'polling' | 'webhook';
+  status: string; status_detail: string | null; created_at: string;
+}
+export interface BotChat { id: string; chat_id: string; type: string; title: string | null; username: string | null; is_forum: boolean; registered: boolean; last_seen_at: string }
+
+export interface Delivery { target_id: string; status: string; attempts: number; last_error: string | null; last_status_code: number | null }
+export interface EventRow {
+  id: string; provider_id: string | null; provider_kind: string; event_type: string; severity: string;
+  payload: Record<string, unknown>; details: unknown; tracker_ids: string[] | null; dispatch_status: string;
+  occurred_at: string; created_at: string; deliveries: Delivery[];
+}
+
+export interface Deferred {
+  id: string; event_id: string; event_type: string; tracker_id: string | null; tracker_name: string | null;
+  target_id: string; target_name: string | null; target_kind: string | null; release_at: string; created_at: string;
+}
+
+export interface SelfMonitoring {
+  provider_id: string; poll_failure_threshold: number; deferred_backlog_threshold: number; target_failure_threshold: number;
+  track_poll_failures: boolean; track_deferred_backlog: boolean; track_target_failures: boolean; backlog_latched: boolean;
+}
+
+export interface WebhookLogEntry { id: string; received_at: string; status_code: number; error_message: string | null; payload_excerpt: string | null; source_ip: string | null; event_ids: string[] }
+
+export interface Chat { id: string; title: string; is_archived: boolean; skill_id: string | null; created_at: string; updated_at: string }
+export interface Usage { prompt_tokens: number; completion_tokens: number; total_tokens: number; estimated?: boolean }
+export interface Message {
+  id: string; chat_id: string; role: 'user' | 'assistant'; content: string; status: 'complete' | 'interrupted' | 'error';
+  usage: Usage | null; context_version: number | null; error: string | null; created_at: string;
+}
+export interface Quota {
+  messages_used: number; tokens_used: number; message_limit: number; token_limit: number;
+  messages_exceeded: boolean; tokens_exceeded: boolean; resets_at: string;
+}
+export interface Skill { id: string; scope: 'general' | 'personal'; name: string; description: string | null; prompt: string; created_at: string; updated_at: string }
+export interface MemoryEntry { id: string; content: string; category: string | null; recorded_at: string | null; created_at: string; updated_at: string }
+export interface Doc { id: string; filename: string; media_type: string; size_bytes: number; text_chars: number; created_at: string; excerpt?: string }
+export interface Report { id: string; title: string; locale: string; created_at: string; size_bytes: number }
+export interface Settings { self_registration_enabled: boolean; default_max_chats: number; default_max_ai_messages_per_day: number; default_max_ai_tokens_per_day: number }
+export interface UsageDay { date: string; users: { user_id: string; email: string; messages: number; tokens: number }[] }

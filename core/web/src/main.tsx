@@ -1,0 +1,8 @@
+/** Entry point: styles, the document language, and the app. */
+import { render } from 'preact';
+import { App } from './app.tsx';
+import { loadLocale, locale } from './lib/i18n.ts';
+
+document.documentElement.lang = locale();
+// The strings must be there before the first paint; the language is one small chunk.
+void loadLocale(locale()).finally(() => render(<App />, document.getElementById('app')!));

@@ -1,0 +1,113 @@
+/** User administration: role, active, chat limit and daily AI limits (empty means the default). */
+import { useState } from 'preact/hooks';
+import { del, get, patch, post } from '../../lib/api.ts';
+import { useAsync } from '../../lib/hooks.ts';
+import { dateTime, LOCALES, num, t } from '../../lib/i18n.ts';
+import { sessionNow, updateUser } from '../../lib/session.ts';
+import type { Settings, User } from '../../lib/types.ts';
+import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
+import { Field } from '../../ui/field.tsx';
+import { Modal } from '../../ui/modal.tsx';
+import { toast } from '../../ui/toast.tsx';
+
+export function UsersPage() {
+  const data = useAsync(async () => {
+    const [u, s] = await Promise.all([get<{ users: User[] }>('/api/v1/admin/users', { limit: 200 }), get<Settings>('/api/v1/admin/settings')]);
+    return { users: u.users, settings: s };
+  }, []);
+  const [editing, setEditing] = useState<User | 'new' | null>(null);
+  const d = data.data;
+  const me = sessionNow().user?.id;
+  const limit = (v: number | null, fallback: number) => (v === null ? <span class="muted">{t('users.default_value', { value: num(fallback) })}</span> : num(v));
+  return (
+    <Page title={t('users.title')} subtitle={t('users.subtitle')} actions={<Button variant="primary" icon="plus" onClick={() => setEditing('new')}>{t('users.add')}</Button>}>
+      <ErrorNote error={data.error} />
+      {!d ? <Loading /> : !d.users.length ? <Empty>{t('users.empty')}</Empty> : (
+        <div class="table-wrap card">
+          <table class="table">
+            <thead><tr><th>{t('users.email')}</th><th>{t('users.role')}</th><th>{t('common.status')}</th><th>{t('users.max_chats')}</th>
+              <th>{t('users.messages_per_day')}</th><th>{t('users.tokens_per_day')}</th><th>{t('users.created')}</th><th><span class="sr-only">{t('common.actions')}</span></th></tr></thead>
+            <tbody>{d.users.map((u) => (
+              <tr key={u.id} data-testid="user-row">
+                <td><strong>{u.email}</strong>{u.id === me && <> <Badge tone="info">{t('users.you')}</Badge></>}</td>
+                <td><Badge tone={u.role === 'admin' ? 'info' : 'neutral'}>{t(`users.role_${u.role}`)}</Badge></td>
+                <td><StatusBadge status={u.is_active ? 'active' : 'inactive'} /></td>
+                <td>{num(u.max_chats)}</td>
+                <td>{limit(u.max_ai_messages_per_day, d.settings.default_max_ai_messages_per_day)}</td>
+                <td>{limit(u.max_ai_tokens_per_day, d.settings.default_max_ai_tokens_per_day)}</td>
+                <td class="nowrap">{dateTime(u.created_at)}</td>
+                <td class="row-actions">
+                  <Button small icon="edit" onClick={() => setEditing(u)}>{t('common.edit')}</Button>
+                  {u.id !== me && <ConfirmButton onConfirm={async () => { await del(`/api/v1/admin/users/${u.id}`); toast.ok(t('common.deleted')); void data.reload(); }} />}
+                </td>
+              </tr>
+            ))}</tbody>
+          </table>
+        </div>
+      )}
+      {editing && <UserForm user={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} onSaved={(u) => { setEditing(null); updateUser(u); toast.ok(t('common.saved')); void data.reload(); }} />}
+    </Page>
+  );
+}
+
+const toLimit = (s: string): number | null => (s.trim() === '' ? null : Number(s));
+
+function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void; onSaved: (u: User) => void }) {
+  const [email, setEmail] = useState('');
+  const [password, setPassword] = useState('');
+  const [lang, setLang] = useState('en');
+  const [role, setRole] = useState(user?.role ?? 'user');
+  const [active, setActive] = useState(user?.is_active ?? true);
+  const [maxChats, setMaxChats] = useState(user ? String(user.max_chats) : '');
+  const [messages, setMessages] = useState(user?.max_ai_messages_per_day?.toString() ?? '');
+  const [tokens, setTokens] = useState(user?.max_ai_tokens_per_day?.toString() ?? '');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    const body: Record<string, unknown> = { role, is_active: active, max_ai_messages_per_day: toLimit(messages), max_ai_tokens_per_day: toLimit(tokens) };
+    if (maxChats.trim()) body.max_chats = Number(maxChats);
+    try {
+      onSaved(user ? await patch<User>(`/api/v1/admin/users/${user.id}`, body) : await post<User>('/api/v1/admin/users', { ...body, email, password, locale: lang }));
+    } catch (err) { setError(err); } finally { setBusy(false); }
+  };
+  const numberField = (label: string, value: string, set: (v: string) => void, testId: string, help?: string) => (
+    <Field label={label} hints={[help]}>
+      <input type="number" min={0} step={1} value={value} onInput={(e) => set((e.target as HTMLInputElement).value)} data-testid={testId} />
+    </Field>
+  );
+  return (
+    <Modal title={user ? t('users.edit', { email: user.email }) : t('users.add')} onClose={onClose} wide>
+      <form class="stack" onSubmit={submit}>
+        {!user && (
+          <div class="grid-2">
+            <label class="field"><span class="field-label">{t('users.email')}</span><input type="email" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} /></label>
+            <label class="field"><span class="field-label">{t('auth.password')}</span><input type="password" autocomplete="new-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} /></label>
+            <label class="field"><span class="field-label">{t('users.language')}</span>
+              <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value)}>{LOCALES.map((l) => <option key={l} value={l}>{t(`languages.${l}`)}</option>)}</select></label>
+          </div>
+        )}
+        <div class="grid-2">
+          <label class="field"><span class="field-label">{t('users.role')}</span>
+            <select value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as User['role'])}>
+              <option value="user">{t('users.role_user')}</option><option value="admin">{t('users.role_admin')}</option>
+            </select></label>
+          <label class="check check-field"><input type="checkbox" checked={active} onChange={(e) => setActive((e.target as HTMLInputElement).checked)} /><span>{t('users.active')}</span></label>
+          {numberField(t('users.max_chats'), maxChats, setMaxChats, 'user-max-chats', user ? undefined : t('users.default_hint'))}
+        </div>
+        <fieldset class="subform">
+          <legend>{t('users.daily_limits')}</legend>
+          <p class="hint">{t('users.daily_limits_help')}</p>
+          <div class="grid-2">
+            {numberField(t('users.messages_per_day'), messages, setMessages, 'user-messages')}
+            {numberField(t('users.tokens_per_day'), tokens, setTokens, 'user-tokens')}
+          </div>
+        </fieldset>
+        <ErrorNote error={error} />
+        <div class="form-actions"><Button onClick={onClose}>{t('common.cancel')}</Button><Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button></div>
+      </form>
+    </Modal>
+  );
+}

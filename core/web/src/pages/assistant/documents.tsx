@@ -1,0 +1,67 @@
+/** Documents: uploads (text, Markdown, PDF) whose text the assistant and reports can use. */
+import { useRef, useState } from 'preact/hooks';
+import { api, del, get } from '../../lib/api.ts';
+import { useAsync } from '../../lib/hooks.ts';
+import { bytes, dateTime, num, t } from '../../lib/i18n.ts';
+import type { Doc } from '../../lib/types.ts';
+import { Button, Card, ConfirmButton, Empty, ErrorNote, Loading, Page } from '../../ui/basics.tsx';
+import { toast } from '../../ui/toast.tsx';
+
+export function DocumentsPage() {
+  const [q, setQ] = useState('');
+  const [search, setSearch] = useState('');
+  const list = useAsync(() => get<{ documents: Doc[] }>('/api/v1/documents', { q: search, limit: 200 }).then((r) => r.documents), [search]);
+  const file = useRef<HTMLInputElement>(null);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const upload = async (e: Event) => {
+    e.preventDefault();
+    const f = file.current?.files?.[0];
+    if (!f) return;
+    const form = new FormData();
+    form.append('file', f);
+    setBusy(true);
+    setError(null);
+    try {
+      await api('POST', '/api/v1/documents', { form });
+      toast.ok(t('documents.uploaded'));
+      if (file.current) file.current.value = '';
+      void list.reload();
+    } catch (err) { setError(err); } finally { setBusy(false); }
+  };
+  return (
+    <Page title={t('documents.title')} subtitle={t('documents.subtitle')}>
+      <Card title={t('documents.upload')}>
+        <form class="upload" onSubmit={upload}>
+          <label class="field grow"><span class="field-label">{t('documents.file')}</span>
+            <input ref={file} type="file" required accept=".txt,.md,.markdown,.pdf,text/plain,text/markdown,application/pdf" /></label>
+          <Button type="submit" variant="primary" busy={busy}>{t('documents.upload_button')}</Button>
+        </form>
+        <p class="hint">{t('documents.upload_help')}</p>
+        <ErrorNote error={error} />
+      </Card>
+      <form class="search" role="search" onSubmit={(e) => { e.preventDefault(); setSearch(q.trim()); }}>
+        <label class="sr-only" for="doc-q">{t('common.search')}</label>
+        <input id="doc-q" type="search" placeholder={t('documents.search_placeholder')} value={q} onInput={(e) => setQ((e.target as HTMLInputElement).value)} />
+        <Button type="submit">{t('common.search')}</Button>
+      </form>
+      <ErrorNote error={list.error} />
+      {!list.data ? <Loading /> : !list.data.length ? <Empty>{search ? t('common.no_matches') : t('documents.empty')}</Empty> : (
+        <div class="table-wrap card">
+          <table class="table">
+            <thead><tr><th>{t('documents.name')}</th><th>{t('documents.size')}</th><th>{t('documents.text')}</th><th>{t('documents.uploaded_at')}</th><th><span class="sr-only">{t('common.actions')}</span></th></tr></thead>
+            <tbody>{list.data.map((d) => (
+              <tr key={d.id}>
+                <td><strong>{d.filename}</strong>{d.excerpt && <small class="hint">{d.excerpt}</small>}</td>
+                <td class="nowrap">{bytes(d.size_bytes)}</td>
+                <td class="nowrap">{t('documents.chars', { n: num(d.text_chars) })}</td>
+                <td class="nowrap">{dateTime(d.created_at)}</td>
+                <td class="row-actions"><ConfirmButton onConfirm={async () => { await del(`/api/v1/documents/${d.id}`); toast.ok(t('common.deleted')); void list.reload(); }} /></td>
+              </tr>
+            ))}</tbody>
+          </table>
+        </div>
+      )}
+    </Page>
+  );
+}

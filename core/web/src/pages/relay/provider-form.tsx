@@ -1,0 +1,90 @@
+/** Create or edit a provider: kind, name, the plugin's config fields, and webhook authentication. */
+import { useState } from 'preact/hooks';
+import { patch, post } from '../../lib/api.ts';
+import { t } from '../../lib/i18n.ts';
+import { hasAuthMode } from '../../lib/plugins.ts';
+import { cleanConfig, initialConfig } from '../../lib/schema.ts';
+import type { Plugin, Provider } from '../../lib/types.ts';
+import { Button, ErrorNote, Note } from '../../ui/basics.tsx';
+import { Field } from '../../ui/field.tsx';
+import { Modal } from '../../ui/modal.tsx';
+import { SchemaForm } from '../../ui/schema-form.tsx';
+
+const AUTH_MODES = ['hmac_sha256', 'bearer', 'none'] as const;
+
+export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins: Plugin[]; provider?: Provider; onClose: () => void; onSaved: (p: Provider) => void }) {
+  const creatable = plugins.filter((p) => p.kind === 'provider' && !p.core_managed);
+  const [kind, setKind] = useState(provider?.kind ?? creatable[0]?.id ?? '');
+  const plugin = plugins.find((p) => p.id === kind);
+  const [name, setName] = useState(provider?.name ?? '');
+  const [enabled, setEnabled] = useState(provider?.enabled ?? true);
+  const [config, setConfig] = useState(() => initialConfig(plugin?.config_schema, provider?.config));
+  const [authMode, setAuthMode] = useState<string>(provider?.auth_mode ?? String(plugin?.config_schema.properties?.auth_mode?.default ?? 'hmac_sha256'));
+  const [ack, setAck] = useState(provider?.acknowledge_unauthenticated ?? false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const auth = hasAuthMode(plugin);
+
+  const pickKind = (id: string) => {
+    setKind(id);
+    setConfig(initialConfig(plugins.find((p) => p.id === id)?.config_schema));
+  };
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (!plugin) return;
+    setBusy(true);
+    setError(null);
+    const cfg = cleanConfig(plugin.config_schema, config, provider?.secrets_set);
+    delete cfg.auth_mode;
+    delete cfg.acknowledge_unauthenticated;
+    const body: Record<string, unknown> = { name, enabled, config: cfg };
+    if (auth) { body.auth_mode = authMode; body.acknowledge_unauthenticated = authMode === 'none' ? ack : false; }
+    try {
+      const saved = provider ? await patch<Provider>(`/api/providers/${provider.id}`, body) : await post<Provider>('/api/providers', { kind, ...body });
+      onSaved(saved);
+    } catch (err) { setError(err); } finally { setBusy(false); }
+  };
+
+  return (
+    <Modal title={provider ? t('providers.edit') : t('providers.add')} onClose={onClose} wide>
+      <form class="stack" onSubmit={submit}>
+        <div class="grid-2">
+          <Field label={t('providers.kind')} hints={[plugin?.description]}>
+            <select value={kind} disabled={Boolean(provider)} onChange={(e) => pickKind((e.target as HTMLSelectElement).value)} data-testid="provider-kind">
+              {creatable.map((p) => <option key={p.id} value={p.id}>{p.display_name}</option>)}
+            </select>
+          </Field>
+          <label class="field"><span class="field-label">{t('common.name')}</span>
+            <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} data-testid="provider-name" /></label>
+        </div>
+        <label class="check"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} /><span>{t('common.enabled')}</span></label>
+        {auth && (
+          <fieldset class="subform">
+            <legend>{t('providers.auth_mode')}</legend>
+            <p class="hint">{t('providers.auth_mode_lead')}</p>
+            {AUTH_MODES.map((m) => (
+              <label class="radio" key={m}>
+                <input type="radio" name="auth_mode" value={m} checked={authMode === m} onChange={() => setAuthMode(m)} />
+                <span><strong>{t(`providers.auth_${m}`)}</strong><small class="hint">{t(`providers.auth_${m}_help`)}</small></span>
+              </label>
+            ))}
+            {authMode === 'none' && (
+              <Note tone="warn">
+                <p>{t('providers.auth_none_warning')}</p>
+                <label class="check"><input type="checkbox" checked={ack} onChange={(e) => setAck((e.target as HTMLInputElement).checked)} data-testid="acknowledge" />
+                  <span>{t('providers.acknowledge_unauthenticated')}</span></label>
+              </Note>
+            )}
+          </fieldset>
+        )}
+        {plugin && <SchemaForm key={kind} schema={plugin.config_schema} value={config} onChange={setConfig} secretsSet={provider?.secrets_set} skip={['auth_mode', 'acknowledge_unauthenticated']} />}
+        <ErrorNote error={error} />
+        <div class="form-actions">
+          <Button onClick={onClose}>{t('common.cancel')}</Button>
+          <Button type="submit" variant="primary" busy={busy} disabled={auth && authMode === 'none' && !ack}>{t('common.save')}</Button>
+        </div>
+      </form>
+    </Modal>
+  );
+}

@@ -1,0 +1,86 @@
+/** Providers: where events come from. Cards with status, webhook URL to copy, recent webhook calls. */
+import { useState } from 'preact/hooks';
+import { del, get } from '../../lib/api.ts';
+import { useAsync } from '../../lib/hooks.ts';
+import { dateTime, t } from '../../lib/i18n.ts';
+import { pluginName, usePlugins } from '../../lib/plugins.ts';
+import type { Provider, WebhookLogEntry } from '../../lib/types.ts';
+import { Badge, Button, Card, ConfirmButton, CopyField, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
+import { toast } from '../../ui/toast.tsx';
+import { ProviderForm } from './provider-form.tsx';
+
+export function ProvidersPage() {
+  const plugins = usePlugins();
+  const list = useAsync(() => get<{ providers: Provider[] }>('/api/providers', { limit: 200 }).then((r) => r.providers), []);
+  const [editing, setEditing] = useState<Provider | 'new' | null>(null);
+  const saved = () => {
+    setEditing(null);
+    toast.ok(t('common.saved'));
+    void list.reload();
+  };
+  return (
+    <Page title={t('providers.title')} subtitle={t('providers.subtitle')}
+      actions={<Button variant="primary" icon="plus" onClick={() => setEditing('new')} disabled={!plugins.data}>{t('providers.add')}</Button>}>
+      <ErrorNote error={list.error ?? plugins.error} />
+      {!list.data ? <Loading /> : !list.data.length ? <Empty>{t('providers.empty')}</Empty> : (
+        <div class="cards">
+          {list.data.map((p) => <ProviderCard key={p.id} provider={p} kindName={pluginName(plugins.data, p.kind)} onEdit={() => setEditing(p)} onDeleted={() => void list.reload()} />)}
+        </div>
+      )}
+      {editing && plugins.data && <ProviderForm plugins={plugins.data} provider={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} onSaved={saved} />}
+    </Page>
+  );
+}
+
+function ProviderCard({ provider: p, kindName, onEdit, onDeleted }: { provider: Provider; kindName: string; onEdit: () => void; onDeleted: () => void }) {
+  const [showLog, setShowLog] = useState(false);
+  return (
+    <Card class="item-card" title={p.name} actions={<StatusBadge status={p.enabled ? p.status : 'disabled'} />}>
+      <div class="meta">
+        <span>{kindName}</span>
+        {p.core_managed && <Badge tone="info">{t('providers.managed')}</Badge>}
+        {p.auth_mode && <Badge tone={p.auth_mode === 'none' ? 'warn' : 'neutral'}>{t(`providers.auth_${p.auth_mode}`)}</Badge>}
+        {!p.plugin_enabled && <Badge tone="danger">{t('providers.plugin_missing')}</Badge>}
+      </div>
+      {p.status_detail && <p class="muted small">{p.status_detail}</p>}
+      {p.webhook_url && (
+        <div class="field">
+          <span class="field-label">{t('providers.webhook_url')}</span>
+          <CopyField value={p.webhook_url} label={t('providers.webhook_url')} />
+          <small class="hint">{t('providers.webhook_help')}</small>
+        </div>
+      )}
+      {(!p.core_managed || p.webhook_url) && (
+        <div class="card-foot">
+          {!p.core_managed && <Button small icon="edit" onClick={onEdit}>{t('common.edit')}</Button>}
+          {p.webhook_url && <Button small variant="ghost" aria-expanded={showLog} onClick={() => setShowLog(!showLog)}>{t('providers.webhook_log')}</Button>}
+          {!p.core_managed && <ConfirmButton onConfirm={async () => { await del(`/api/providers/${p.id}`); toast.ok(t('common.deleted')); onDeleted(); }} />}
+        </div>
+      )}
+      {showLog && <WebhookLog id={p.id} />}
+    </Card>
+  );
+}
+
+function WebhookLog({ id }: { id: string }) {
+  const log = useAsync(() => get<{ entries: WebhookLogEntry[] }>(`/api/providers/${id}/webhook-log`, { limit: 20 }).then((r) => r.entries), [id]);
+  if (log.error) return <ErrorNote error={log.error} />;
+  if (!log.data) return <Loading />;
+  if (!log.data.length) return <p class="muted small">{t('providers.webhook_log_empty')}</p>;
+  return (
+    <div class="table-wrap">
+      <table class="table compact">
+        <thead><tr><th>{t('common.time')}</th><th>{t('providers.status_code')}</th><th>{t('common.details')}</th></tr></thead>
+        <tbody>
+          {log.data.map((e) => (
+            <tr key={e.id}>
+              <td class="nowrap">{dateTime(e.received_at)}</td>
+              <td><Badge tone={e.status_code < 300 ? 'ok' : e.status_code < 500 ? 'warn' : 'danger'}>{e.status_code}</Badge></td>
+              <td class="wrap">{e.error_message ?? ''}{e.payload_excerpt && <code class="excerpt">{e.payload_excerpt}</code>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,0 +1,64 @@
+/** Create or edit a target: kind, name, message language and the plugin's config fields. */
+import { useState } from 'preact/hooks';
+import { patch, post } from '../../lib/api.ts';
+import { LOCALES, locale, t } from '../../lib/i18n.ts';
+import { cleanConfig, initialConfig } from '../../lib/schema.ts';
+import type { Bot, Plugin, Target } from '../../lib/types.ts';
+import { Button, ErrorNote } from '../../ui/basics.tsx';
+import { Field } from '../../ui/field.tsx';
+import { Modal } from '../../ui/modal.tsx';
+import { SchemaForm } from '../../ui/schema-form.tsx';
+
+export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugins: Plugin[]; bots: Bot[]; target?: Target; onClose: () => void; onSaved: (t: Target) => void }) {
+  const kinds = plugins.filter((p) => p.kind === 'target');
+  const [kind, setKind] = useState(target?.kind ?? kinds[0]?.id ?? '');
+  const plugin = plugins.find((p) => p.id === kind);
+  const [name, setName] = useState(target?.name ?? '');
+  const [lang, setLang] = useState(target?.locale ?? locale());
+  const [enabled, setEnabled] = useState(target?.enabled ?? true);
+  const [config, setConfig] = useState(() => initialConfig(plugin?.config_schema, target?.config));
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    if (!plugin) return;
+    setBusy(true);
+    setError(null);
+    const body = { name, locale: lang, enabled, config: cleanConfig(plugin.config_schema, config, target?.secrets_set) };
+    try {
+      onSaved(target ? await patch<Target>(`/api/targets/${target.id}`, body) : await post<Target>('/api/targets', { kind, ...body }));
+    } catch (err) { setError(err); } finally { setBusy(false); }
+  };
+
+  return (
+    <Modal title={target ? t('targets.edit') : t('targets.add')} onClose={onClose} wide>
+      <form class="stack" onSubmit={submit}>
+        <div class="grid-2">
+          <Field label={t('targets.kind')} hints={[plugin?.description]}>
+            <select value={kind} disabled={Boolean(target)} data-testid="target-kind"
+              onChange={(e) => { const k = (e.target as HTMLSelectElement).value; setKind(k); setConfig(initialConfig(plugins.find((p) => p.id === k)?.config_schema)); }}>
+              {kinds.map((p) => <option key={p.id} value={p.id}>{p.display_name}</option>)}
+            </select>
+          </Field>
+          <label class="field"><span class="field-label">{t('common.name')}</span>
+            <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} data-testid="target-name" /></label>
+          <Field label={t('targets.locale')} hints={[t('targets.locale_help')]}>
+            <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value)}>
+              {LOCALES.map((l) => <option key={l} value={l}>{t(`languages.${l}`)}</option>)}
+            </select>
+          </Field>
+          <label class="check check-field"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} /><span>{t('common.enabled')}</span></label>
+        </div>
+        {plugin?.has_bot_driver && !bots.some((b) => b.kind === kind) && <p class="note note-warn">{t('targets.needs_bot')}</p>}
+        {plugin && <SchemaForm key={kind} schema={plugin.config_schema} value={config} onChange={setConfig} secretsSet={target?.secrets_set}
+          bots={plugin.has_bot_driver ? bots.filter((b) => b.kind === kind) : undefined} />}
+        <ErrorNote error={error} />
+        <div class="form-actions">
+          <Button onClick={onClose}>{t('common.cancel')}</Button>
+          <Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button>
+        </div>
+      </form>
+    </Modal>
+  );
+}

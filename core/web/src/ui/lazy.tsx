@@ -1,0 +1,22 @@
+/** A page whose code loads on first visit (keeps the first download small). */
+import type { FunctionComponent } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { ErrorNote, Loading } from './basics.tsx';
+
+type Props = { params: Record<string, string> };
+
+export function lazyPage(load: () => Promise<FunctionComponent<Props>>): FunctionComponent<Props> {
+  let loaded: FunctionComponent<Props> | null = null;
+  let pending: Promise<FunctionComponent<Props>> | null = null;
+  return function LazyPage(props: Props) {
+    const [Comp, setComp] = useState<FunctionComponent<Props> | null>(() => loaded);
+    const [error, setError] = useState<unknown>(null);
+    useEffect(() => {
+      if (loaded) return;
+      pending ??= load().then((c) => (loaded = c)).catch((err) => { pending = null; throw err; });
+      pending.then((c) => setComp(() => c), setError);
+    }, []);
+    if (error) return <ErrorNote error={error} />;
+    return Comp ? <Comp {...props} /> : <Loading />;
+  };
+}

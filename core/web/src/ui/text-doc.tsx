@@ -1,0 +1,41 @@
+/** A single long text (personal or primary context) with save, and an optional version line. */
+import { useEffect, useState } from 'preact/hooks';
+import { get, put } from '../lib/api.ts';
+import { useAsync } from '../lib/hooks.ts';
+import { dateTime, num, t } from '../lib/i18n.ts';
+import { Badge, Button, Card, ErrorNote, Loading } from './basics.tsx';
+import { Field } from './field.tsx';
+import { toast } from './toast.tsx';
+
+interface Doc { content: string; version?: number; updated_at: string | null }
+
+export function TextDoc({ path, max, label, help }: { path: string; max: number; label: string; help: string }) {
+  const doc = useAsync(() => get<Doc>(path), [path]);
+  const [text, setText] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => { if (doc.data) setText(doc.data.content); }, [doc.data]);
+  if (!doc.data) return doc.error ? <ErrorNote error={doc.error} /> : <Loading />;
+  const d = doc.data;
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try { doc.set(await put<Doc>(path, { content: text })); toast.ok(t('common.saved')); } catch (err) { setError(err); } finally { setBusy(false); }
+  };
+  return (
+    <Card>
+      <form class="stack" onSubmit={submit}>
+        <div class="meta">
+          {d.version !== undefined && <Badge tone="info">{t('context.version', { version: d.version })}</Badge>}
+          <span class="muted small">{d.updated_at ? t('context.updated', { time: dateTime(d.updated_at) }) : t('context.never')}</span>
+        </div>
+        <Field label={label} hints={[help, t('context.chars', { used: num(text.length), max: num(max) })]}>
+          <textarea rows={14} maxLength={max} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} data-testid="context-text" />
+        </Field>
+        <ErrorNote error={error} />
+        <div class="form-actions"><Button type="submit" variant="primary" busy={busy} disabled={text === d.content}>{t('common.save')}</Button></div>
+      </form>
+    </Card>
+  );
+}

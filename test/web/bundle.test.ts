@@ -1,0 +1,43 @@
+/**
+ * The built client stays small: what a first visit downloads (entry script, its preloads, one
+ * language) and all the JavaScript together, gzipped. Builds first when core/web/dist is missing.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import zlib from 'node:zlib';
+import t from 'tap';
+import { DIST, ensureBuilt } from './browser.ts';
+
+/** Budgets in gzipped kilobytes. The chat chunk (markdown and sanitizer) loads on first visit to Chats. */
+const FIRST_LOAD_KB = 40;
+const ALL_JS_KB = 72;
+const CSS_KB = 8;
+
+ensureBuilt();
+const gz = (file: string) => zlib.gzipSync(fs.readFileSync(path.join(DIST, file)), { level: 9 }).length / 1024;
+const html = fs.readFileSync(path.join(DIST, 'index.html'), 'utf8');
+const assets = fs.readdirSync(path.join(DIST, 'assets')).map((f) => `assets/${f}`);
+const js = assets.filter((f) => f.endsWith('.js'));
+
+t.test('the page loads no inline script and nothing from elsewhere', async (t) => {
+  t.notMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, 'no inline scripts (the CSP forbids them)');
+  t.notMatch(html, /(src|href)="(https?:)?\/\//, 'no third-party hosts');
+  t.match(html, /<script type="module" crossorigin src="\/assets\/index-[\w-]+\.js">/, 'one module entry');
+});
+
+t.test('the first visit is small', async (t) => {
+  const entry = /src="\/(assets\/index-[\w-]+\.js)"/.exec(html)![1];
+  const preloads = [...html.matchAll(/rel="modulepreload"[^>]*href="\/([^"]+)"/g)].map((m) => m[1]);
+  // Each language is its own chunk; a visit loads one (the larger counts).
+  const languages = js.filter((f) => /\/web-[\w-]+\.js$/.test(f));
+  t.equal(languages.length, 2, 'one chunk per language');
+  const first = [entry, ...preloads].reduce((n, f) => n + gz(f), 0) + Math.max(...languages.map(gz));
+  const all = js.reduce((n, f) => n + gz(f), 0);
+  const css = assets.filter((f) => f.endsWith('.css')).reduce((n, f) => n + gz(f), 0);
+  t.comment(`first visit ${first.toFixed(1)} KB, all JavaScript ${all.toFixed(1)} KB, CSS ${css.toFixed(1)} KB (gzipped)`);
+  t.ok(first <= FIRST_LOAD_KB, `first visit ${first.toFixed(1)} KB ≤ ${FIRST_LOAD_KB} KB`);
+  t.ok(all <= ALL_JS_KB, `all JavaScript ${all.toFixed(1)} KB ≤ ${ALL_JS_KB} KB`);
+  t.ok(css <= CSS_KB, `CSS ${css.toFixed(1)} KB ≤ ${CSS_KB} KB`);
+  const chats = js.find((f) => /\/chats-[\w-]+\.js$/.test(f));
+  t.ok(chats && ![entry, ...preloads].includes(chats), 'the chat code (markdown, sanitizer) is not in the first download');
+});
