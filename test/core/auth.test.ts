@@ -107,3 +107,21 @@ t.test('forwarded-for is honoured only from trusted proxies', async (t) => {
   }
   t.equal(ips.at(-1), '429', 'spoofed forwarded-for from an untrusted peer does not reset the per-address throttle');
 });
+
+t.test('password changes: by the user with the current one, by an administrator', async (t) => {
+  const s = await startService();
+  t.teardown(() => s.stop());
+  const u = await s.user();
+  const wrong = await s.request('PATCH', '/api/v1/users/me', { token: u.token, body: { password: 'brand new password', current_password: 'not it at all' } });
+  t.equal(wrong.status, 422);
+  const long = await s.request('PATCH', '/api/v1/users/me', { token: u.token, body: { password: 'я'.repeat(40), current_password: 'user password 1' } });
+  t.equal(long.status, 422, 'over 72 bytes');
+  t.match(long.body.detail, /72 bytes/);
+  const ok = await s.request('PATCH', '/api/v1/users/me', { token: u.token, body: { password: 'brand new password', current_password: 'user password 1' } });
+  t.equal(ok.status, 200);
+  t.equal((await s.request('POST', '/api/auth/login', { body: { email: u.email, password: 'brand new password' } })).status, 200);
+  const byAdmin = await s.request('PATCH', `/api/v1/admin/users/${u.id}`, { token: s.admin.token, body: { password: 'set by the admin' } });
+  t.equal(byAdmin.status, 200);
+  t.equal((await s.request('POST', '/api/auth/login', { body: { email: u.email, password: 'set by the admin' } })).status, 200);
+  t.equal((await s.request('POST', '/api/auth/login', { body: { email: u.email, password: 'brand new password' } })).status, 401);
+});

@@ -5,6 +5,7 @@ import { createUser, publicUser, type UserRow } from '../users/users.ts';
 import { conflict, forbidden, notFound } from '../http/problem.ts';
 import { requireAdmin, caller } from '../auth/guard.ts';
 import { Locale } from '../http/schemas.ts';
+import { hashPassword } from '../auth/passwords.ts';
 import { bool, collection, int } from './paths.ts';
 import type { Reports } from './reports.ts';
 
@@ -17,6 +18,8 @@ const CreateBody = Type.Object({
   max_ai_messages_per_day: Type.Optional(Limit), max_ai_tokens_per_day: Type.Optional(Limit),
 }, { additionalProperties: false });
 const PatchBody = Type.Object({
+  /** Sets a new password (e.g. for a user restored from a backup without secrets). */
+  password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
   role: Type.Optional(Role), max_chats: Type.Optional(MaxChats), is_active: Type.Optional(Type.Boolean()),
   max_ai_messages_per_day: Type.Optional(Limit), max_ai_tokens_per_day: Type.Optional(Limit),
 }, { additionalProperties: false });
@@ -32,7 +35,7 @@ const SettingsPatch = Type.Object({
   default_max_ai_tokens_per_day: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
 }, { additionalProperties: false });
 
-type Patch = { role?: 'user' | 'admin'; max_chats?: number; is_active?: boolean; max_ai_messages_per_day?: number | null; max_ai_tokens_per_day?: number | null };
+type Patch = { password?: string; role?: 'user' | 'admin'; max_chats?: number; is_active?: boolean; max_ai_messages_per_day?: number | null; max_ai_tokens_per_day?: number | null };
 
 /**
  * User administration and the assistant's settings. Deleting a user removes everything they own
@@ -79,7 +82,9 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       max_ai_messages_per_day: b.max_ai_messages_per_day === undefined ? row.max_ai_messages_per_day : b.max_ai_messages_per_day,
       max_ai_tokens_per_day: b.max_ai_tokens_per_day === undefined ? row.max_ai_tokens_per_day : b.max_ai_tokens_per_day,
     };
+    const hash = b.password === undefined ? undefined : await hashPassword(b.password);
     await core.db.tx(async (q) => {
+      if (hash) await q.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, row.id]);
       await q.run('UPDATE users SET role = ?, max_chats = ?, is_active = ?, max_ai_messages_per_day = ?, max_ai_tokens_per_day = ?, updated_at = ? WHERE id = ?',
         [next.role, next.max_chats, next.is_active, next.max_ai_messages_per_day, next.max_ai_tokens_per_day, core.clock.now().toISOString(), row.id]);
       const admins = int((await q.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND is_active = ?`, [true]))?.n);

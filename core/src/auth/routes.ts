@@ -2,9 +2,9 @@ import Type from 'typebox';
 import type { App } from '../http/server.ts';
 import type { Core } from '../core.ts';
 import { createUser, normalizeEmail, publicUser, userCount, type UserRow } from '../users/users.ts';
-import { verifyPassword } from './passwords.ts';
+import { hashPassword, verifyPassword } from './passwords.ts';
 import { SESSION_COOKIE, TOKEN_TTL_SECONDS } from './tokens.ts';
-import { conflict, forbidden, tooMany, unauthorized } from '../http/problem.ts';
+import { conflict, forbidden, tooMany, unauthorized, unprocessable } from '../http/problem.ts';
 import { Database } from '../db/database.ts';
 import { requireUser, caller } from './guard.ts';
 import { Locale } from '../http/schemas.ts';
@@ -60,11 +60,25 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
   app.get('/api/v1/users/me', { schema: { tags: ['auth'] }, preHandler: requireUser(core) }, async (req) => caller(req));
 
   app.patch('/api/v1/users/me', {
-    schema: { tags: ['auth'], body: Type.Object({ locale: Type.Optional(Locale) }, { additionalProperties: false }) },
+    schema: {
+      tags: ['auth'],
+      body: Type.Object({
+        locale: Type.Optional(Locale),
+        password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+        current_password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+      }, { additionalProperties: false }),
+    },
     preHandler: requireUser(core),
   }, async (req) => {
     const u = caller(req);
-    const b = req.body as { locale?: string };
+    const b = req.body as { locale?: string; password?: string; current_password?: string };
+    if (b.password !== undefined) {
+      const row = await core.db.get<UserRow>('SELECT * FROM users WHERE id = ?', [u.id]);
+      if (!b.current_password || !(await verifyPassword(b.current_password, row?.password_hash))) {
+        throw unprocessable('The current password is wrong; send it as current_password to set a new one.', [{ path: 'body/current_password', message: 'is wrong or missing' }], 'current_password_wrong');
+      }
+      await core.db.run('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?', [await hashPassword(b.password), new Date().toISOString(), u.id]);
+    }
     if (b.locale) await core.db.run('UPDATE users SET locale = ?, updated_at = ? WHERE id = ?', [b.locale, new Date().toISOString(), u.id]);
     return publicUser((await core.db.get<UserRow>('SELECT * FROM users WHERE id = ?', [u.id]))!);
   });

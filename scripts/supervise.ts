@@ -1,0 +1,35 @@
+/**
+ * A minimal supervisor for hosts without systemd or a container runtime: runs the service and
+ * starts it again when it exits asking for a restart (exit code 75, after apply-restart) or crashes.
+ * `npm run start:supervised`. SIGTERM/SIGINT are passed on and end the supervisor with the service.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const RESTART = 75;
+const main = fileURLToPath(new URL('../core/src/main.ts', import.meta.url));
+let child: ChildProcess | undefined;
+let stopping = false;
+let crashes = 0;
+
+function run(): void {
+  const startedAt = Date.now();
+  child = spawn(process.execPath, [main], { stdio: 'inherit', env: { ...process.env, HERALD_SUPERVISOR: '1' } });
+  child.on('exit', (code, signal) => {
+    if (stopping) process.exit(code ?? 0);
+    if (code === 0) process.exit(0);
+    if (code === 1 && Date.now() - startedAt < 5000) {
+      process.stderr.write('herald-supervisor: the service refused to start; not restarting\n');
+      process.exit(1);
+    }
+    crashes = code === RESTART || Date.now() - startedAt > 60_000 ? 0 : crashes + 1;
+    const delay = code === RESTART ? 0 : Math.min(30_000, 500 * 2 ** crashes);
+    process.stderr.write(`herald-supervisor: service exited (${signal ?? code}); starting it again in ${delay} ms\n`);
+    setTimeout(run, delay);
+  });
+}
+
+for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(sig, () => { stopping = true; if (child && child.exitCode === null) child.kill(sig); else process.exit(0); });
+}
+run();
