@@ -65,6 +65,12 @@ export interface TargetLimits {
   formats: MessageFormat[];
   /** Sends per second the channel tolerates for one destination. */
   ratePerSecond?: number;
+  /**
+   * Sends to one target the core may have in flight at once (default 1: strictly one after
+   * another). Sends still start in event order; deliveries released when quiet hours end always
+   * go one at a time. At most 32.
+   */
+  concurrency?: number;
 }
 
 export interface WebhookSpec {

@@ -49,7 +49,8 @@ export default defineTarget({
     configSchema,
     // The strictest of the three services, so one manifest fits any configured format.
     // Slack allows about one post per second per webhook; Discord 5 per 2 s.
-    limits: { maxMessageLength: MANIFEST_MAX_LENGTH, maxTitleLength: MANIFEST_MAX_TITLE, formats: ['markdown'], ratePerSecond: 1 },
+    // Each post is independent (no threading state), so a burst may go out over a few connections at once.
+    limits: { maxMessageLength: MANIFEST_MAX_LENGTH, maxTitleLength: MANIFEST_MAX_TITLE, formats: ['markdown'], ratePerSecond: 1, concurrency: 16 },
   },
   create: (ctx) => createChatWebhookTarget(ctx),
 });

@@ -6,6 +6,9 @@ import type { TemplateCatalog } from '../templates/catalog.ts';
 import { renderMessage } from './render.ts';
 import { eventStatus } from './decide.ts';
 import type { SelfMonitor } from './monitor.ts';
+import { TargetLanes } from './lanes.ts';
+import { loadSendContext, overrideKey, type SendContext } from './send-context.ts';
+import type { Queryable } from '../../db/database.ts';
 
 const BATCH = 200;
 /**
@@ -28,7 +31,9 @@ interface DeliveryRow { id: string; event_id: string; user_id: string; tracker_i
 /**
  * Sends due deliveries from the durable queue. Rows are claimed with a lease (and, on PostgreSQL,
  * FOR UPDATE SKIP LOCKED) so each is sent by one worker; a row whose worker died is claimed again
- * when its lease runs out. Sends to one target go in order; different targets go in parallel.
+ * when its lease runs out. Sends to one target start in claim order, up to the concurrency its
+ * plugin declares (one at a time by default); rows released from quiet hours go one at a time.
+ * Different targets go in parallel.
  */
 export class Dispatcher {
   private core: Core;
@@ -39,7 +44,9 @@ export class Dispatcher {
   private loop?: Promise<void>;
   private abort = new AbortController();
   private inflight = new Set<Promise<void>>();
-  private targetChains = new Map<string, Promise<void>>();
+  private lanes = new TargetLanes();
+  /** Delivery ids released from quiet hours and not yet scheduled: sent one at a time, in order. */
+  private released = new Set<string>();
   private currentPass: Promise<number> = Promise.resolve(0);
   /** Rows this worker claimed and has not finished: their leases are renewed. */
   private claimed = new Set<string>();
@@ -48,6 +55,8 @@ export class Dispatcher {
 
   constructor(core: Core, catalog: TemplateCatalog, monitor: SelfMonitor) {
     this.core = core; this.catalog = catalog; this.monitor = monitor;
+    // A send finished: when the claimed-ahead backlog ran low, claim more at once.
+    this.lanes.onIdle = () => { if (this.lanes.waiting < BATCH) this.wake(); };
   }
 
   wake(): void { this.wakeUp?.(); }
@@ -121,6 +130,7 @@ export class Dispatcher {
       const rows = await q.all<{ id: string; delivery_id: string; event_id: string; user_id: string }>(
         `SELECT id, delivery_id, event_id, user_id FROM deferred_dispatch WHERE release_at <= ? ORDER BY release_at, event_id LIMIT 500${lock}`, [now]);
       for (const r of rows) {
+        this.released.add(r.delivery_id);
         await q.run('DELETE FROM deferred_dispatch WHERE id = ?', [r.id]);
         await q.run(`UPDATE deliveries SET status = 'queued', next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'deferred'`, [now, now, r.delivery_id]);
       }
@@ -157,55 +167,70 @@ export class Dispatcher {
   }
 
   private async claimAndSend(): Promise<number> {
+    // Claimed rows wait in memory (leased) until their lane has room; do not run far ahead of the sends.
+    if (this.lanes.waiting >= 2 * BATCH) return 0;
     const rows = (await this.claim()).sort((a, b) => (a.event_id < b.event_id ? -1 : 1));
+    if (!rows.length) return 0;
+    let ctx: SendContext;
+    try {
+      ctx = await loadSendContext(this.core.db, rows);
+    } catch (err) {
+      // The rows stay leased and come back when the lease runs out.
+      this.core.logs.get('relay').error({ err }, 'loading the claimed deliveries failed');
+      return 0;
+    }
     for (const row of rows) {
       this.claimed.add(row.id);
-      const prev = this.targetChains.get(row.target_id) ?? Promise.resolve();
-      const next = prev.then(() => this.deliver(row)).catch((err) => this.core.logs.get('relay').error({ err }, 'delivery crashed'));
-      this.targetChains.set(row.target_id, next);
-      this.inflight.add(next);
-      void next.finally(() => {
-        this.claimed.delete(row.id);
-        this.inflight.delete(next);
-        if (this.targetChains.get(row.target_id) === next) this.targetChains.delete(row.target_id);
-      });
+      const tgt = ctx.targets.get(row.target_id);
+      const limit = (tgt && this.core.plugins.target(tgt.kind)?.def.manifest.limits?.concurrency) || 1;
+      const ordered = this.released.delete(row.id);
+      const done = this.lanes.push(row.target_id, limit, ordered, () => this.deliver(row, ctx)
+        .catch((err) => this.core.logs.get('relay').error({ err }, 'delivery crashed')));
+      this.inflight.add(done);
+      void done.finally(() => { this.claimed.delete(row.id); this.inflight.delete(done); });
     }
     return rows.length;
   }
 
-  private async deliver(row: DeliveryRow): Promise<void> {
+  private async deliver(row: DeliveryRow, ctx: SendContext): Promise<void> {
     const core = this.core;
     const db = core.db;
     const log = core.logs.get('relay');
-    const ev = await db.get(`SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id = ?`, [row.event_id]);
-    const tgt = await db.get('SELECT * FROM targets WHERE id = ?', [row.target_id]);
+    const ev = ctx.events.get(row.event_id);
+    const tgt = ctx.targets.get(row.target_id);
     if (!ev || !tgt) { await db.run('DELETE FROM deliveries WHERE id = ?', [row.id]); return; }
     const target = targetRowFrom(tgt);
     const plugin = core.plugins.target(target.kind);
-    const tracker = row.tracker_id ? await db.get<{ name: string }>('SELECT name FROM trackers WHERE id = ?', [row.tracker_id]) : undefined;
+    const trackerName = row.tracker_id ? ctx.trackerNames.get(row.tracker_id) : undefined;
     const isSelf = ev.provider_kind === 'bridge_self';
     const started = performance.now();
     try {
       if (!plugin) throw Object.assign(new Error(`target kind "${target.kind}" is not enabled`), { code: 'CONFIG' });
       const locale = (target.locale === 'ru' ? 'ru' : 'en') as Locale;
-      const override = await db.get<{ title: string; body: string }>('SELECT title, body FROM templates WHERE user_id = ? AND event_type = ? AND locale = ?', [ev.user_id, ev.event_type, locale]);
+      const override = ctx.overrides.get(overrideKey(ev.user_id, ev.event_type, locale));
       const msg = renderMessage(this.catalog, {
         deliveryId: row.id, eventId: ev.id, eventType: ev.event_type, severity: ev.severity, locale, payload: Database.json(ev.payload, {}),
-        extras: Database.json(ev.extras, null), providerName: ev.provider_name ?? undefined, providerKind: ev.provider_kind, trackerName: tracker?.name,
+        extras: Database.json(ev.extras, null), providerName: ev.provider_name ?? undefined, providerKind: ev.provider_kind, trackerName,
         targetName: target.name, occurredAt: ev.occurred_at, formats: plugin.def.manifest.limits?.formats ?? ['text'], override,
       });
       const instance = await core.plugins.targetInstance(target);
       const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(SEND_TIMEOUT_MS)]);
       await instance.send(msg, { signal, attempt: row.attempts });
       core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
-      const now = core.clock.now().toISOString();
-      await db.run(`UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, updated_at = ? WHERE id = ?`, [now, now, row.id]);
-      await this.monitor.targetSucceeded(target.id);
     } catch (err) {
       core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
       await this.failed(row, target, err, isSelf, log);
+      await this.refreshEvent(row.event_id);
+      return;
     }
-    await this.refreshEvent(row.event_id);
+    // One unit of work: the delivery is sent, the target's failure streak ends, the event's status follows.
+    const now = core.clock.now().toISOString();
+    const settled = await db.tx(async (q) => {
+      await q.run(`UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, updated_at = ? WHERE id = ?`, [now, now, row.id]);
+      await q.run('UPDATE targets SET consecutive_failures = 0, last_error = NULL WHERE id = ? AND consecutive_failures <> 0', [target.id]);
+      return this.refreshWith(q, row.event_id);
+    });
+    if (settled) this.onSettled?.(row.event_id);
   }
 
   private async failed(row: DeliveryRow, target: { id: string; name: string; kind: string; user_id: string }, err: unknown, isSelf: boolean, log: ReturnType<Core['logs']['get']>): Promise<void> {
@@ -235,15 +260,18 @@ export class Dispatcher {
 
   /** Recomputes an event's dispatch_status and details from its deliveries. */
   async refreshEvent(eventId: string): Promise<void> {
-    const db = this.core.db;
+    if (await this.refreshWith(this.core.db, eventId)) this.onSettled?.(eventId);
+  }
+
+  private async refreshWith(db: Queryable, eventId: string): Promise<boolean> {
     const rows = await db.all<{ target_id: string; status: string; reason: string | null; last_error: string | null; last_status_code: number | null; attempts: number }>(
       'SELECT target_id, status, reason, last_error, last_status_code, attempts FROM deliveries WHERE event_id = ?', [eventId]);
-    if (!rows.length) return;
+    if (!rows.length) return false;
     const status = eventStatus(rows.map((r) => r.status));
     const details = {
       targets: rows.map((r) => ({ target_id: r.target_id, status: r.status, attempts: r.attempts, ...(r.reason ? { reason: r.reason } : {}), ...(r.last_error ? { error: r.last_error } : {}), ...(r.last_status_code ? { status_code: r.last_status_code } : {}) })),
     };
     await db.run('UPDATE event_log SET dispatch_status = ?, details = ? WHERE id = ?', [status, details, eventId]);
-    this.onSettled?.(eventId);
+    return true;
   }
 }
