@@ -19,8 +19,24 @@ export function redactObject<T>(value: T, depth = 0): T {
 }
 
 const SENSITIVE_IN_KEY = new RegExp(`(?:${SENSITIVE_WORDS.join('|')}|api[-_]?key|authorization)`, 'i');
-/** The key just before a separator: optional quote, word characters, optional quote, spaces. */
-const KEY_BEFORE = /["']?([\w.-]{1,64})["']?\s{0,8}$/;
+const isKeyChar = (c: number): boolean =>
+  (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 /* _ */ || c === 46 /* . */ || c === 45 /* - */;
+const isQuote = (c: number): boolean => c === 34 || c === 39;
+
+/**
+ * The key just before the separator at `i` (never reaching below `floor`): up to 8 spaces, an
+ * optional quote, then the last 1–64 word characters. Scanned backwards, so each separator costs
+ * only the length of its key (an end-anchored regex retried at every start position of the window
+ * once dominated the webhook path's CPU time).
+ */
+function keyBefore(text: string, i: number, floor: number): string | undefined {
+  let j = i - 1;
+  for (let n = 0; n < 8 && j >= floor && /\s/.test(text[j]!); n++) j--;
+  if (j >= floor && isQuote(text.charCodeAt(j))) j--;
+  const end = j + 1;
+  for (let n = 0; n < 64 && j >= floor && isKeyChar(text.charCodeAt(j)); n++) j--;
+  return end - (j + 1) > 0 ? text.slice(j + 1, end) : undefined;
+}
 const VALUE_AFTER = /^\s{0,8}("[^"]{0,4096}"|'[^']{0,4096}'|[^\s,;&}]{1,4096})/;
 
 /**
@@ -34,8 +50,8 @@ function maskKeyValues(text: string): string {
   for (let i = text.indexOf(':') < 0 && text.indexOf('=') < 0 ? -1 : 0; i >= 0 && i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c !== 58 /* : */ && c !== 61 /* = */) continue;
-    const key = KEY_BEFORE.exec(text.slice(Math.max(last, i - 80), i));
-    if (!key || !SENSITIVE_IN_KEY.test(key[1]!)) continue;
+    const key = keyBefore(text, i, Math.max(last, i - 80));
+    if (!key || !SENSITIVE_IN_KEY.test(key)) continue;
     const val = VALUE_AFTER.exec(text.slice(i + 1, i + 1 + 4110));
     if (!val) continue;
     const v = val[1]!;
