@@ -196,9 +196,14 @@ t.test('the web client end to end', async (t) => {
 
   await step('chat-stream', async () => {
     await nav('Chats');
-    await page.getByLabel('Title of the new chat').fill('First chat');
+    await page.getByLabel('Title of the new chat').fill('Scratch');
     await page.getByRole('button', { name: 'New', exact: true }).click();
+    await page.getByRole('heading', { name: 'Scratch' }).waitFor();
+    await page.getByRole('button', { name: 'Rename' }).click();
+    await page.getByRole('dialog').getByRole('textbox').fill('First chat');
+    await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
     await page.getByRole('heading', { name: 'First chat' }).waitFor();
+    await page.getByRole('link', { name: /First chat/ }).waitFor();
     await page.getByTestId('skill-picker').selectOption({ label: 'Brief answers' });
     const chatPath = page.url().split('#')[1];
     await until(async () => (await svc.request('GET', `/api/v1${chatPath}`, { token: await adminToken() })).body.skill_id, 'the skill bound to the chat');

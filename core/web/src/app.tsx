@@ -48,9 +48,10 @@ function Shell({ user, path }: { user: User; path: string }) {
   const found = resolve(path, user);
   useEffect(() => {
     setOpen(false);
-    // Move focus to the new page's heading so keyboard and screen-reader users land on it.
+    // Move focus to the new page's heading so keyboard and screen-reader users land on it
+    // (unless the change came from inside the page, where focus already is).
     const h = main.current?.querySelector<HTMLElement>('#page-title');
-    if (h && document.activeElement === document.body) h.focus({ preventScroll: true });
+    if (h && !main.current?.contains(document.activeElement)) h.focus({ preventScroll: true });
   }, [path]);
   const Page = found?.route.page;
   const active = (r: Route) => (r.path === '/' ? path === '/' : path === r.path || path.startsWith(`${r.path}/`));

@@ -12,6 +12,7 @@ import { blockedBy, useQuota } from '../../lib/quota.ts';
 import { navigate } from '../../lib/router.ts';
 import type { Chat, Message, Skill } from '../../lib/types.ts';
 import { Button, ConfirmButton, ErrorNote, Loading } from '../../ui/basics.tsx';
+import { Modal } from '../../ui/modal.tsx';
 import { QuotaBar } from '../../ui/quota-bar.tsx';
 import { toast } from '../../ui/toast.tsx';
 import { MessageBubble, type ShownMessage } from './message.tsx';
@@ -106,10 +107,7 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
   const save = async (body: Partial<Chat>) => {
     try { chat.set(await patch<Chat>(`/api/v1/chats/${chatId}`, body)); onChanged(); } catch (err) { toast.error(err); }
   };
-  const rename = () => {
-    const title = prompt(t('chat.rename_prompt'), chat.data?.title ?? '');
-    if (title?.trim()) void save({ title: title.trim() });
-  };
+  const [renaming, setRenaming] = useState(false);
 
   if (chat.error) return <div class="card"><ErrorNote error={chat.error} /></div>;
   const c = chat.data;
@@ -126,7 +124,7 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
                 <option value="">{t('chat.no_skill')}</option>
                 {skills.map((s) => <option key={s.id} value={s.id}>{s.name}{s.scope === 'general' ? ` · ${t('skills.general')}` : ''}</option>)}
               </select>
-              <Button small variant="ghost" onClick={rename}>{t('chat.rename')}</Button>
+              <Button small variant="ghost" onClick={() => setRenaming(true)}>{t('chat.rename')}</Button>
               <Button small variant="ghost" onClick={() => void save({ is_archived: !c.is_archived })}>{c.is_archived ? t('chat.unarchive') : t('chat.archive')}</Button>
               <ConfirmButton onConfirm={async () => { await del(`/api/v1/chats/${chatId}`); onChanged(); navigate('/chats'); }} />
             </div>
@@ -139,6 +137,7 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
         {hasMore && <div class="center"><Button small variant="ghost" onClick={() => void older()}>{t('chat.older')}</Button></div>}
         {!messages ? <Loading /> : !messages.length ? <p class="muted center pad">{t('chat.empty')}</p> : messages.map((m) => <MessageBubble key={m.id} m={m} />)}
       </div>
+      {renaming && c && <RenameDialog title={c.title} onClose={() => setRenaming(false)} onSave={async (title) => { await save({ title }); setRenaming(false); }} />}
       <form class="composer" onSubmit={(e) => { e.preventDefault(); void send(); }}>
         {sendError ? <div class="composer-note"><ErrorNote error={sendError} /></div> : null}
         {reason && <p class="note note-danger composer-note" role="status" id="send-blocked" data-testid="send-blocked">{reason}</p>}
@@ -154,3 +153,17 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
   );
 }
 
+
+function RenameDialog({ title, onClose, onSave }: { title: string; onClose: () => void; onSave: (title: string) => Promise<void> }) {
+  const [value, setValue] = useState(title);
+  const [busy, setBusy] = useState(false);
+  return (
+    <Modal title={t('chat.rename')} onClose={onClose}>
+      <form class="stack" onSubmit={async (e) => { e.preventDefault(); if (!value.trim()) return; setBusy(true); await onSave(value.trim()); setBusy(false); }}>
+        <label class="field"><span class="field-label">{t('chat.rename_prompt')}</span>
+          <input required maxLength={200} value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} /></label>
+        <div class="form-actions"><Button onClick={onClose}>{t('common.cancel')}</Button><Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button></div>
+      </form>
+    </Modal>
+  );
+}
