@@ -1,0 +1,99 @@
+/**
+ * Benchmark 4, footprint: time from process start to `ready: true` on an empty data directory and
+ * with 100,000 events in event_log (inserted with better-sqlite3 before the boot), and the idle
+ * RSS after each. Baseline: the bare Fastify + SQLite process of bench:relay, start to listening.
+ *
+ * `npm run bench:footprint` (BENCH_BOOTS, BENCH_EVENTS adjust it).
+ */
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import Sqlite from 'better-sqlite3';
+import { Api, freePort, heraldOptions, ROOT, spawnHerald, tempDir, type HeraldOptions } from './lib/herald.ts';
+import { envInt, fmt, heading, line, procKb, record, sleep, wallMs } from './lib/stats.ts';
+
+const BOOTS = envInt('BENCH_BOOTS', 3);
+const EVENTS = envInt('BENCH_EVENTS', 100_000);
+const IDLE_MS = 3_000;
+const PLUGINS = [
+  '@herald/provider-bridge-self', '@herald/provider-immich', '@herald/provider-codehost', '@herald/provider-planka',
+  '@herald/provider-homeassistant', '@herald/provider-nut', '@herald/provider-webhook',
+  '@herald/target-telegram', '@herald/target-chat-webhook', '@herald/target-email', '@herald/target-matrix',
+].join(',');
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/** Boots the service on `o`, returns ms to ready and the idle RSS in kB after IDLE_MS. */
+async function boot(o: HeraldOptions): Promise<{ readyMs: number; idleKb: number }> {
+  const h = spawnHerald(o);
+  try {
+    const at = await h.ready(60_000);
+    await sleep(IDLE_MS);
+    return { readyMs: at - h.spawnedAt, idleKb: h.rssKb() };
+  } finally { await h.stop(); }
+}
+
+async function baseline(): Promise<{ readyMs: number; idleKb: number }> {
+  const dir = tempDir('fp-base');
+  const started = wallMs();
+  const child = spawn(process.execPath, ['scripts/bench/baseline/ingest-ceiling.ts', dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
+  const readyMs = wallMs() - started;
+  await sleep(IDLE_MS);
+  const idleKb = procKb(child.pid!, 'VmRSS');
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+  fs.rmSync(dir, { recursive: true, force: true });
+  return { readyMs, idleKb };
+}
+
+/** Writes `n` dispatched events of the admin user straight into event_log. */
+function seedEvents(file: string, userId: string, n: number): void {
+  const db = new Sqlite(file);
+  db.pragma('journal_mode = WAL');
+  const ins = db.prepare(`INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, dispatch_status, details, occurred_at, created_at)
+    VALUES (?, ?, NULL, 'codehost', 'push', 'info', ?, NULL, NULL, 'dispatched', ?, ?, ?)`);
+  const now = Date.now();
+  db.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const at = new Date(now - (n - i) * 1000).toISOString();
+      const payload = JSON.stringify({ repository: 'octo-org/herald-bench', branch: 'main', pusher: 'monalisa', commit_count: 1, commits: [{ id: crypto.randomBytes(20).toString('hex'), message: `commit ${i}` }] });
+      ins.run(crypto.randomUUID(), userId, payload, JSON.stringify({ targets: [{ target_id: 't', status: 'sent', attempts: 1 }] }), at, at);
+    }
+  })();
+  db.close();
+}
+
+heading(`footprint (${BOOTS} boots each; ${EVENTS.toLocaleString('en-US')} events for the loaded case)`);
+const base = await baseline();
+line('baseline: Fastify + SQLite process', `${fmt(base.readyMs, 0)} ms to listening, ${fmt(base.idleKb / 1024, 1)} MB idle RSS`);
+
+const emptyRuns: { readyMs: number; idleKb: number }[] = [];
+for (let i = 0; i < BOOTS; i++) {
+  const o = heraldOptions(tempDir('fp-empty'), await freePort(), PLUGINS);
+  emptyRuns.push(await boot(o));
+  fs.rmSync(o.dataDir, { recursive: true, force: true });
+}
+const empty = { readyMs: median(emptyRuns.map((r) => r.readyMs)), idleKb: median(emptyRuns.map((r) => r.idleKb)) };
+line('herald, empty data dir: start → ready', `${fmt(empty.readyMs, 0)} ms (runs ${emptyRuns.map((r) => fmt(r.readyMs, 0)).join(', ')})`, { text: '<= 1.5 s', ok: empty.readyMs <= 1500 });
+line('herald, empty data dir: idle RSS', `${fmt(empty.idleKb / 1024, 1)} MB`, { text: '<= 150 MB', ok: empty.idleKb / 1024 <= 150 });
+
+// The loaded case: boot once to create the schema and the admin, stop, seed, then time the boots.
+const o = heraldOptions(tempDir('fp-loaded'), await freePort(), PLUGINS);
+const first = spawnHerald(o);
+await first.ready(60_000);
+const admin = await new Api(first.url).setup();
+await first.stop();
+const seedStart = wallMs();
+seedEvents(path.join(o.dataDir, 'herald.db'), admin.id, EVENTS);
+line('seeded event_log rows', `${EVENTS.toLocaleString('en-US')} in ${fmt((wallMs() - seedStart) / 1000, 1)} s`);
+const loadedRuns: { readyMs: number; idleKb: number }[] = [];
+for (let i = 0; i < BOOTS; i++) loadedRuns.push(await boot(o));
+fs.rmSync(o.dataDir, { recursive: true, force: true });
+const loaded = { readyMs: median(loadedRuns.map((r) => r.readyMs)), idleKb: median(loadedRuns.map((r) => r.idleKb)) };
+line(`herald, ${EVENTS.toLocaleString('en-US')} events: start → ready`, `${fmt(loaded.readyMs, 0)} ms (runs ${loadedRuns.map((r) => fmt(r.readyMs, 0)).join(', ')})`, { text: '<= 1.5 s', ok: loaded.readyMs <= 1500 });
+line(`herald, ${EVENTS.toLocaleString('en-US')} events: idle RSS`, `${fmt(loaded.idleKb / 1024, 1)} MB`, { text: '<= 150 MB', ok: loaded.idleKb / 1024 <= 150 });
+line('ratio ready time empty / baseline', `${fmt(empty.readyMs / base.readyMs, 2)}×`);
+line('ratio idle RSS empty / baseline', `${fmt(empty.idleKb / base.idleKb, 2)}×`);
+record('footprint', { baseline: base, empty, loaded, empty_runs: emptyRuns, loaded_runs: loadedRuns, events: EVENTS });
