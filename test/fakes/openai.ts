@@ -29,6 +29,12 @@ export interface FakeReply {
   usage?: { prompt_tokens: number; completion_tokens: number };
   /** Wait this long before answering at all (a slow first byte). */
   headerDelayMs?: number;
+  /**
+   * Benchmarks: each content piece is replaced, at the moment it is written, by `<t:ms>` where ms is
+   * the wall-clock emission time (`performance.timeOrigin + performance.now()`), so a client can
+   * compute arrival − emission per chunk. `chunks` then sets how many pieces are sent.
+   */
+  stamp?: boolean;
 }
 
 export interface RecordedCall {
@@ -144,7 +150,7 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
     delta({ role: 'assistant', content: reply.toolCall ? null : '', refusal: null });
     const pieces = reply.toolCall
       ? split(reply.toolCall.arguments, reply.toolCall.pieces ?? 2)
-      : split(text, reply.chunks ?? 3);
+      : reply.stamp ? Array.from({ length: reply.chunks ?? 3 }, () => '') : split(text, reply.chunks ?? 3);
     for (let i = 0; i < pieces.length; i++) {
       if (reply.dropAfter !== undefined && i >= reply.dropAfter) return drop();
       if (reply.hangAfter !== undefined && i >= reply.hangAfter) return; // left open until the client goes
@@ -154,7 +160,7 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
         const first = i === 0 ? { id: reply.toolCall.id ?? `call_fake${seq}`, type: 'function', function: { name: reply.toolCall.name, arguments: pieces[i] } } : { function: { arguments: pieces[i] } };
         delta({ tool_calls: [{ index: 0, ...first }] });
       } else {
-        delta({ content: pieces[i] });
+        delta({ content: reply.stamp ? `<t:${(performance.timeOrigin + performance.now()).toFixed(3)}>` : pieces[i] });
       }
     }
     if (reply.dropAfter !== undefined && reply.dropAfter >= pieces.length) return drop();

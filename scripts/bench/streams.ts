@@ -1,0 +1,120 @@
+/**
+ * Benchmark 3, assistant streams: STREAMS concurrent chats, each streaming CHUNKS chunks 20 ms
+ * apart from the fake model (its own process, stamping each chunk with its emission time), read
+ * through the service's SSE route. Per chunk: arrival − emission. Baseline in the same run: the
+ * same clients reading the fake model directly. Reports the latency the service adds (p50/p99),
+ * RSS per open stream and whether every stream completed.
+ *
+ * `npm run bench:streams` (BENCH_STREAMS, BENCH_CHUNKS adjust it).
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { Agent, request } from 'undici';
+import { Api, freePort, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
+import { dist, envInt, fmt, heading, line, record, sleep, wallMs, type Dist } from './lib/stats.ts';
+
+const STREAMS = envInt('BENCH_STREAMS', 500);
+const CHUNKS = envInt('BENCH_CHUNKS', 50);
+const DELAY_MS = 20;
+const USERS = Math.max(1, Math.ceil(STREAMS / 100));
+const STAMP = /<t:(\d+\.\d+)>/g;
+
+interface StreamResult { latencies: number[]; chunks: number; done: boolean; error?: string }
+
+/** Reads one SSE / chat-completions stream, collecting arrival − emission for every stamp. */
+async function consume(body: AsyncIterable<Buffer>, finished: (text: string) => boolean): Promise<StreamResult> {
+  const r: StreamResult = { latencies: [], chunks: 0, done: false };
+  let buf = '';
+  for await (const c of body) {
+    const now = wallMs();
+    buf += c.toString('utf8');
+    const cut = buf.lastIndexOf('\n\n');
+    if (cut < 0) continue;
+    const frames = buf.slice(0, cut).split('\n\n');
+    buf = buf.slice(cut + 2);
+    for (const f of frames) {
+      // The final frame repeats the whole reply (and so every stamp): it marks the end, nothing more.
+      if (finished(f)) { r.done = true; continue; }
+      for (const m of f.matchAll(STAMP)) { r.latencies.push(now - Number(m[1])); r.chunks++; }
+    }
+  }
+  return r;
+}
+
+async function runClients(open: (i: number) => Promise<StreamResult>, sample?: () => void): Promise<{ results: StreamResult[]; ms: number }> {
+  const started = wallMs();
+  let live = true;
+  const sampler = (async () => { while (live && sample) { sample(); await sleep(100); } })();
+  const results = await Promise.all(Array.from({ length: STREAMS }, (_, i) => open(i).catch((err: Error) => ({ latencies: [], chunks: 0, done: false, error: err.message }))));
+  live = false;
+  await sampler;
+  return { results, ms: wallMs() - started };
+}
+
+function summary(label: string, rs: StreamResult[]): Dist {
+  const all = rs.flatMap((r) => r.latencies);
+  const d = dist(all);
+  const complete = rs.filter((r) => r.done && r.chunks === CHUNKS).length;
+  line(`${label}: streams complete`, `${complete} / ${rs.length}`, { text: 'every stream complete', ok: complete === rs.length });
+  line(`${label}: arrival − emission p50 / p99 / max`, `${fmt(d.p50, 2)} / ${fmt(d.p99, 2)} / ${fmt(d.max, 1)} ms over ${d.n} chunks`);
+  const errors = [...new Set(rs.map((r) => r.error).filter(Boolean))];
+  if (errors.length) line(`${label}: errors`, errors.slice(0, 3).join(' | '));
+  return d;
+}
+
+heading(`assistant streams (${STREAMS} concurrent, ${CHUNKS} chunks ${DELAY_MS} ms apart)`);
+const fakeProc = spawn(process.execPath, ['scripts/bench/lib/fake-model-server.ts', String(CHUNKS), String(DELAY_MS)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+const baseUrl = await new Promise<string>((resolve) => fakeProc.stdout!.once('data', (c: Buffer) => resolve(c.toString().trim())));
+const agent = new Agent({ connections: STREAMS * 2, keepAliveTimeout: 30_000, bodyTimeout: 120_000, headersTimeout: 120_000 });
+const opts = heraldOptions(tempDir('streams'), await freePort(), '@herald/provider-bridge-self', { AI_BASE_URL: baseUrl, AI_API_KEY: 'sk-bench-key', AI_MODEL: 'bench-model' });
+const herald = spawnHerald(opts);
+try {
+  // Baseline: the same clients reading the fake model directly.
+  const direct = await runClients(async () => {
+    const res = await request(`${baseUrl}/chat/completions`, {
+      method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-key' },
+      body: JSON.stringify({ model: 'bench-model', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hello' }] }),
+    });
+    return consume(res.body, (t) => t.includes('data: [DONE]'));
+  });
+  const base = summary('baseline (direct)', direct.results);
+
+  await herald.ready();
+  const api = new Api(herald.url);
+  await api.setup();
+  const chats: { token: string; id: string }[] = [];
+  for (let u = 0; u < USERS; u++) {
+    const email = `bench${u}@example.test`;
+    const user = await api.ok('POST', '/api/v1/admin/users', { email, password: 'bench user password', max_chats: 1000 });
+    // Raise the user's daily limits so that the run is not refused by its quota.
+    await api.ok('PATCH', `/api/v1/admin/users/${user.id ?? user.user?.id}`, { max_ai_messages_per_day: 1_000_000, max_ai_tokens_per_day: 1_000_000_000 });
+    const login = await new Api(herald.url).ok('POST', '/api/auth/login', { email, password: 'bench user password' });
+    const ua = new Api(herald.url); ua.token = login.access_token;
+    for (let c = u * 100; c < Math.min(STREAMS, (u + 1) * 100); c++) chats.push({ token: login.access_token, id: (await ua.ok('POST', '/api/v1/chats', { title: `bench ${c}` })).id });
+  }
+  await sleep(1000);
+  const idleKb = herald.rssKb();
+  let peakKb = idleKb;
+  const via = await runClients(async (i) => {
+    const res = await request(`${herald.url}/api/v1/chats/${chats[i]!.id}/messages`, {
+      method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${chats[i]!.token}` },
+      body: JSON.stringify({ content: 'hello' }),
+    });
+    if (res.statusCode !== 200) return { latencies: [], chunks: 0, done: false, error: `HTTP ${res.statusCode}: ${(await res.body.text()).slice(0, 200)}` };
+    return consume(res.body, (f) => f.startsWith('event: done'));
+  }, () => { peakKb = Math.max(peakKb, herald.rssKb()); });
+  const through = summary('through herald', via.results);
+  const addedP50 = through.p50 - base.p50;
+  const addedP99 = through.p99 - base.p99;
+  const perStreamKb = (peakKb - idleKb) / STREAMS;
+  line('added latency per chunk p50 / p99', `${fmt(addedP50, 2)} / ${fmt(addedP99, 2)} ms`, { text: 'p99 added <= 5 ms', ok: addedP99 <= 5 });
+  line('herald RSS idle → peak', `${fmt(idleKb / 1024, 1)} → ${fmt(peakKb / 1024, 1)} MB`);
+  line('memory per open stream', `${fmt(perStreamKb, 1)} KB`, { text: '<= 100 KB', ok: perStreamKb <= 100 });
+  line('wall time direct / through herald', `${fmt(direct.ms / 1000, 2)} / ${fmt(via.ms / 1000, 2)} s (${fmt(via.ms / direct.ms, 2)}×)`);
+  record('streams', { streams: STREAMS, chunks: CHUNKS, baseline: base, herald: through, added_p50: addedP50, added_p99: addedP99, idle_kb: idleKb, peak_kb: peakKb, per_stream_kb: perStreamKb });
+} finally {
+  await herald.stop();
+  fakeProc.kill('SIGTERM');
+  await agent.close();
+  fs.rmSync(opts.dataDir, { recursive: true, force: true });
+}
