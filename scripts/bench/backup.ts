@@ -1,0 +1,138 @@
+/**
+ * Benchmark 5, backup: export and restore (prepare-restore validation, then the apply at the next
+ * boot) of a configuration with PROVIDERS code host providers and TARGETS chat-webhook targets,
+ * inserted straight into SQLite. Reports each step's time and the service's peak RSS around it.
+ * Baselines in the same run: the raw cost of the same data without the service — SELECT +
+ * JSON.stringify for the export, JSON.parse + INSERT in one transaction for the restore.
+ *
+ * `npm run bench:backup` (BENCH_PROVIDERS, BENCH_TARGETS adjust it).
+ */
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import Sqlite from 'better-sqlite3';
+import { Api, freePort, heraldOptions, spawnHerald, tempDir, type Herald } from './lib/herald.ts';
+import { RELAY_PLUGINS } from './lib/relay-setup.ts';
+import { BENCH_SECRET } from './lib/codehost.ts';
+import { envInt, fmt, heading, line, record, wallMs } from './lib/stats.ts';
+
+const PROVIDERS = envInt('BENCH_PROVIDERS', 10_000);
+const TARGETS = envInt('BENCH_TARGETS', 10_000);
+const ADMIN = { email: 'bench@example.test', password: 'bench password 123' };
+
+/** Copies the template row `n` times with fresh ids (and fresh unique columns). */
+function clone(db: Sqlite.Database, table: string, templateId: string, n: number, fresh: (i: number) => Record<string, string>): void {
+  const cols = (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
+  const row = db.prepare(`SELECT * FROM ${table} WHERE id = ?`).get(templateId) as Record<string, unknown>;
+  const ins = db.prepare(`INSERT INTO ${table} (${cols.join(',')}) VALUES (${cols.map(() => '?').join(',')})`);
+  db.transaction(() => { for (let i = 0; i < n; i++) { const f = fresh(i); ins.run(...cols.map((c) => (c in f ? f[c] : row[c]) as never)); } })();
+}
+
+/** Peak RSS growth while `fn` runs: VmHWM is reset by nothing, so read VmRSS every 20 ms. */
+async function measured<T>(h: Herald, fn: () => Promise<T>): Promise<{ value: T; ms: number; peakKb: number; beforeKb: number }> {
+  const beforeKb = h.rssKb();
+  let peakKb = beforeKb;
+  const timer = setInterval(() => { peakKb = Math.max(peakKb, h.rssKb()); }, 20);
+  const t = wallMs();
+  try {
+    const value = await fn();
+    return { value, ms: wallMs() - t, peakKb: Math.max(peakKb, h.rssKb()), beforeKb };
+  } finally { clearInterval(timer); }
+}
+
+function rawBaseline(file: string): { exportMs: number; restoreMs: number } {
+  const db = new Sqlite(file, { readonly: true });
+  let t = wallMs();
+  const data = { providers: db.prepare('SELECT * FROM providers').all(), targets: db.prepare('SELECT * FROM targets').all() };
+  const text = JSON.stringify(data);
+  const exportMs = wallMs() - t;
+  db.close();
+  const copy = new Sqlite(':memory:');
+  t = wallMs();
+  const parsed = JSON.parse(text) as Record<string, Record<string, unknown>[]>;
+  for (const [table, rows] of Object.entries(parsed)) {
+    const cols = Object.keys(rows[0]!);
+    copy.exec(`CREATE TABLE ${table} (${cols.join(',')})`);
+    const ins = copy.prepare(`INSERT INTO ${table} VALUES (${cols.map(() => '?').join(',')})`);
+    copy.transaction(() => { for (const r of rows) ins.run(...cols.map((c) => r[c] as never)); })();
+  }
+  const restoreMs = wallMs() - t;
+  copy.close();
+  return { exportMs, restoreMs };
+}
+
+heading(`backup (${PROVIDERS.toLocaleString('en-US')} providers, ${TARGETS.toLocaleString('en-US')} targets)`);
+// Source: a service whose configuration is seeded straight into SQLite.
+const src = heraldOptions(tempDir('backup-src'), await freePort(), RELAY_PLUGINS);
+let h = spawnHerald(src);
+await h.ready();
+let api = new Api(h.url);
+const admin = await api.setup(ADMIN.email, ADMIN.password);
+const p = await api.ok('POST', '/api/providers', { kind: 'codehost', name: 'p-template', config: { host: 'github', webhook_secret: BENCH_SECRET } });
+const tg = await api.ok('POST', '/api/targets', { kind: 'chat_webhook', name: 't-template', config: { format: 'mattermost', url: 'http://127.0.0.1:9/hook' }, locale: 'en' });
+await h.stop();
+const dbFile = path.join(src.dataDir, 'herald.db');
+const seed = new Sqlite(dbFile);
+clone(seed, 'providers', p.id, PROVIDERS - 1, (i) => ({ id: crypto.randomUUID(), name: `provider ${i}`, webhook_token: crypto.randomBytes(24).toString('base64url') }));
+clone(seed, 'targets', tg.id, TARGETS - 1, (i) => ({ id: crypto.randomUUID(), name: `target ${i}` }));
+seed.close();
+const raw = rawBaseline(dbFile);
+line('baseline: raw SELECT + JSON.stringify', `${fmt(raw.exportMs, 0)} ms`);
+line('baseline: raw JSON.parse + INSERT (one transaction)', `${fmt(raw.restoreMs, 0)} ms`);
+
+h = spawnHerald(src);
+await h.ready();
+api = new Api(h.url);
+api.token = (await api.ok('POST', '/api/auth/login', ADMIN)).access_token;
+const exp = await measured(h, async () => {
+  const r = await fetch(`${h.url}/api/backup/export?secrets_mode=include`, { headers: { authorization: `Bearer ${api.token}` } });
+  if (r.status !== 200) throw new Error(`export: ${r.status} ${await r.text()}`);
+  return Buffer.from(await r.arrayBuffer());
+});
+await h.stop();
+line('export (GET /api/backup/export)', `${fmt(exp.ms, 0)} ms, ${fmt(exp.value.length / 1048576, 1)} MB`, { text: '<= 2 s', ok: exp.ms <= 2000 });
+line('export: service RSS before → peak', `${fmt(exp.beforeKb / 1024, 1)} → ${fmt(exp.peakKb / 1024, 1)} MB`);
+
+// Target: a fresh service with the same administrator; the whole configuration is new to it.
+const dst = heraldOptions(tempDir('backup-dst'), await freePort(), RELAY_PLUGINS);
+h = spawnHerald(dst);
+await h.ready();
+api = new Api(h.url);
+await api.setup(ADMIN.email, ADMIN.password);
+const prep = await measured(h, async () => {
+  const form = new FormData();
+  form.append('file', new Blob([exp.value], { type: 'application/json' }), 'backup.json');
+  const r = await fetch(`${h.url}/api/backup/prepare-restore?conflict_mode=overwrite`, { method: 'POST', body: form, headers: { authorization: `Bearer ${api.token}` } });
+  const body = await r.json() as { summary?: { counts?: Record<string, Record<string, number>> } };
+  if (r.status !== 201) throw new Error(`prepare-restore: ${r.status} ${JSON.stringify(body).slice(0, 500)}`);
+  return body;
+});
+line('restore: prepare (upload, validation, plan)', `${fmt(prep.ms, 0)} ms`, { text: '<= 2 s', ok: prep.ms <= 2000 });
+line('restore: service RSS before → peak', `${fmt(prep.beforeKb / 1024, 1)} → ${fmt(prep.peakKb / 1024, 1)} MB`);
+const counts = prep.value.summary?.counts ?? {};
+line('restore: planned', `providers ${JSON.stringify(counts.providers ?? {})}, targets ${JSON.stringify(counts.targets ?? {})}`);
+
+// Apply happens at the next boot: time a plain restart, then the restart that applies the restore.
+const pendingFile = path.join(dst.dataDir, 'restore', 'pending.json');
+fs.renameSync(pendingFile, `${pendingFile}.held`);
+await h.stop();
+h = spawnHerald(dst);
+const plainBoot = (await h.ready()) - h.spawnedAt;
+await h.stop();
+fs.renameSync(`${pendingFile}.held`, pendingFile);
+h = spawnHerald(dst);
+const applyBoot = (await h.ready(120_000)) - h.spawnedAt;
+const applyPeakKb = h.peakRssKb();
+const applied = fs.readdirSync(path.join(dst.dataDir, 'restore')).some((f) => /^applied-/.test(f));
+const check = new Sqlite(path.join(dst.dataDir, 'herald.db'), { readonly: true });
+const n = { providers: (check.prepare("SELECT COUNT(*) AS n FROM providers WHERE kind = 'codehost'").get() as { n: number }).n, targets: (check.prepare('SELECT COUNT(*) AS n FROM targets').get() as { n: number }).n };
+check.close();
+await h.stop();
+const applyMs = applyBoot - plainBoot;
+line('restore: apply at boot (boot with − boot without)', `${fmt(applyMs, 0)} ms (boots ${fmt(applyBoot, 0)} / ${fmt(plainBoot, 0)} ms)`, { text: '<= 2 s', ok: applied && applyMs <= 2000 });
+line('restore: applied, rows present after', `${applied ? 'yes' : 'NO'}; providers ${n.providers}, targets ${n.targets}`);
+line('restore: peak RSS of the applying boot', `${fmt(applyPeakKb / 1024, 1)} MB`);
+line('ratio export / raw baseline', `${fmt(exp.ms / raw.exportMs, 1)}×`);
+line('ratio prepare + apply / raw baseline', `${fmt((prep.ms + applyMs) / raw.restoreMs, 1)}×`);
+for (const d of [src.dataDir, dst.dataDir]) fs.rmSync(d, { recursive: true, force: true });
+record('backup', { providers: PROVIDERS, targets: TARGETS, raw, export_ms: exp.ms, export_bytes: exp.value.length, export_peak_kb: exp.peakKb, prepare_ms: prep.ms, prepare_peak_kb: prep.peakKb, apply_ms: applyMs, plain_boot_ms: plainBoot, apply_boot_ms: applyBoot, apply_peak_kb: applyPeakKb, applied, admin: admin.id });
