@@ -1,4 +1,4 @@
-import OpenAI, { APIConnectionError, APIError, APIUserAbortError } from 'openai';
+import type OpenAI from 'openai';
 import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Config } from '../config/config.ts';
 import { HttpError } from '../http/problem.ts';
@@ -8,6 +8,9 @@ import { HttpError } from '../http/problem.ts';
  * streamed chat completions with the usage chunk requested. No client-side retries: a failed
  * call is reported to the user at once rather than after several silent attempts.
  */
+/** The SDK, imported on the first model call (it weighs tens of MB and a deployment may never chat). */
+let sdk: typeof import('openai') | undefined;
+
 export class ModelClient {
   private ai: Config['ai'];
   private client?: OpenAI;
@@ -20,7 +23,8 @@ export class ModelClient {
 
   /** Starts a streamed completion; resolves once the endpoint accepted the request (status 2xx), before any chunk. */
   async open(messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[], signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
-    this.client ??= new OpenAI({ apiKey: this.ai.apiKey, baseURL: this.ai.baseUrl, maxRetries: 0, timeout: 10 * 60_000 });
+    sdk ??= await import('openai');
+    this.client ??= new sdk.OpenAI({ apiKey: this.ai.apiKey, baseURL: this.ai.baseUrl, maxRetries: 0, timeout: 10 * 60_000 });
     return this.client.chat.completions.create({
       model: this.ai.model, messages, stream: true, stream_options: { include_usage: true },
       ...(tools.length ? { tools } : {}),
@@ -34,13 +38,13 @@ export class ModelClient {
 
   /** True when `err` is our own abort (the client went away), not a model failure. */
   static isAbort(err: unknown, signal: AbortSignal): boolean {
-    return signal.aborted || err instanceof APIUserAbortError || (err instanceof Error && err.name === 'AbortError');
+    return signal.aborted || (sdk !== undefined && err instanceof sdk.APIUserAbortError) || (err instanceof Error && err.name === 'AbortError');
   }
 
   /** A model failure as problem details: 503 when the provider throttles us, 502 otherwise. */
   failure(err: unknown): HttpError {
-    if (err instanceof APIConnectionError) return new HttpError(502, 'model_unreachable', 'The AI model endpoint could not be reached; try again later.');
-    if (err instanceof APIError && err.status !== undefined) {
+    if (sdk && err instanceof sdk.APIConnectionError) return new HttpError(502, 'model_unreachable', 'The AI model endpoint could not be reached; try again later.');
+    if (sdk && err instanceof sdk.APIError && err.status !== undefined) {
       if (err.status === 429) {
         const after = err.headers?.get?.('retry-after');
         return new HttpError(503, 'model_rate_limited', 'The AI model provider is rate limiting requests; try again shortly.', after && /^\d+$/.test(after) ? { headers: { 'retry-after': after } } : {});

@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import PDFDocument from 'pdfkit';
 import type { ReportData, ReportEntry } from './report-data.ts';
 
 export type ReportLocale = 'en' | 'ru';
@@ -47,6 +46,8 @@ export async function renderReport(input: RenderInput): Promise<Buffer> {
   const { title, locale, data } = input;
   const t = (key: string, vars?: Record<string, string | number>) => reportString(locale, key, vars);
 
+  // pdfkit is imported when the first report is drawn, not at boot.
+  const { default: PDFDocument } = await import('pdfkit');
   const doc = new PDFDocument({ size: 'A4', margin: 56, bufferPages: true, info: { Title: title, Creator: 'Herald' } });
   const chunks: Buffer[] = [];
   doc.on('data', (c: Buffer) => chunks.push(c));

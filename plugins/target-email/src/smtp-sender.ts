@@ -5,7 +5,7 @@
  * refused address nor leave the target stuck on an old one.
  */
 import net from 'node:net';
-import nodemailer from 'nodemailer';
+import type nodemailer from 'nodemailer';
 import type { OutboundHttp, PluginLogger } from '@herald/core/plugin-api';
 import { effectivePort } from './config.ts';
 import type { EmailTargetConfig } from './config.ts';
@@ -42,7 +42,9 @@ export class SmtpSender {
     const security = this.cfg.security ?? 'starttls';
     // TLS must check the certificate against the name the operator typed, not the address.
     const servername = net.isIP(host) ? undefined : host;
-    const transport = nodemailer.createTransport({
+    // nodemailer is imported on the first send, so a service without email targets never loads it.
+    const { default: mailer } = await import('nodemailer');
+    const transport = mailer.createTransport({
       pool: true,
       maxConnections: 2,
       host: address,
