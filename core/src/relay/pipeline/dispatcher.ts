@@ -260,10 +260,16 @@ export class Dispatcher {
 
   /** Recomputes an event's dispatch_status and details from its deliveries. */
   async refreshEvent(eventId: string): Promise<void> {
-    if (await this.refreshWith(this.core.db, eventId)) this.onSettled?.(eventId);
+    if (await this.core.db.tx((q) => this.refreshWith(q, eventId))) this.onSettled?.(eventId);
   }
 
+  /**
+   * Call inside a transaction. Deliveries of one event settle concurrently (parallel targets,
+   * several replicas); each recompute holds the event row (PostgreSQL; SQLite transactions are
+   * serial anyway), so the last one sees every settled delivery and a stale status never lands last.
+   */
   private async refreshWith(db: Queryable, eventId: string): Promise<boolean> {
+    if (db.dialect === 'postgresql') await db.get('SELECT id FROM event_log WHERE id = ? FOR UPDATE', [eventId]);
     const rows = await db.all<{ target_id: string; status: string; reason: string | null; last_error: string | null; last_status_code: number | null; attempts: number }>(
       'SELECT target_id, status, reason, last_error, last_status_code, attempts FROM deliveries WHERE event_id = ?', [eventId]);
     if (!rows.length) return false;
