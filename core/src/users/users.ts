@@ -60,7 +60,12 @@ export async function ensureBridgeSelf(q: Queryable, userId: string): Promise<st
 /** At boot: every existing user gets their bridge_self provider. */
 export async function ensureBridgeSelfForAll(db: Database): Promise<number> {
   const missing = await db.all<{ id: string }>(`SELECT u.id FROM users u WHERE NOT EXISTS (SELECT 1 FROM providers p WHERE p.user_id = u.id AND p.kind = 'bridge_self')`);
-  for (const u of missing) await db.tx((q) => ensureBridgeSelf(q, u.id));
+  for (const u of missing) {
+    await db.tx((q) => ensureBridgeSelf(q, u.id)).catch(async (err) => {
+      // Replicas booting together race for the same user; the unique index lets one win, which is all we need.
+      if (!(await db.get(`SELECT id FROM providers WHERE user_id = ? AND kind = 'bridge_self'`, [u.id]))) throw err;
+    });
+  }
   return missing.length;
 }
 
