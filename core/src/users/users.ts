@@ -32,6 +32,8 @@ export async function createUser(db: Database, u: NewUser): Promise<UserRow> {
   const hash = await hashPassword(u.password);
   const email = normalizeEmail(u.email);
   return db.tx(async (q) => {
+    // Several replicas: concurrent first-run setups queue on one lock, so only the first creates an admin.
+    if (u.onlyIfFirst && q.dialect === 'postgresql') await q.get('SELECT pg_advisory_xact_lock(7226371902) AS locked');
     if (u.onlyIfFirst && await q.get('SELECT 1 FROM users LIMIT 1')) throw conflict('Setup is already done; log in instead.', 'setup_done');
     if (await q.get('SELECT 1 FROM users WHERE email = ?', [email])) throw conflict('A user with this email already exists.', 'email_taken');
     const now = new Date().toISOString();
