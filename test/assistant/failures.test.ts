@@ -123,8 +123,7 @@ t.test('shutting down mid-stream aborts the model call and saves the partial rep
   const fs = await import('node:fs');
   const os = await import('node:os');
   const path = await import('node:path');
-  const { default: Sqlite } = await import('better-sqlite3');
-  const { startService } = await import('../helpers/service.ts');
+  const { startService, readStoppedDatabase } = await import('../helpers/service.ts');
   const { startFakeOpenAI } = await import('../fakes/openai.ts');
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-assistant-'));
   const ai = await startFakeOpenAI();
@@ -141,8 +140,6 @@ t.test('shutting down mid-stream aborts the model call and saves the partial rep
   t.equal(named(r, 'done').length, 0);
   t.ok(r.terminated, 'the client saw the connection end');
   t.equal(ai.calls[0]!.aborted, true, 'the model call was aborted');
-  const db = new Sqlite(path.join(dataDir, 'herald.db'), { readonly: true });
-  const row = db.prepare(`SELECT status, content FROM chat_messages WHERE chat_id = ? AND role = 'assistant'`).get(chat) as { status: string; content: string };
-  db.close();
+  const row = await readStoppedDatabase<{ status: string; content: string }>(dataDir, `SELECT status, content FROM chat_messages WHERE chat_id = ? AND role = 'assistant'`, [chat]);
   t.same(row, { status: 'interrupted', content: 'first half, ' });
 });
