@@ -22,6 +22,7 @@ export class Database implements Queryable {
   readonly orm: MikroORM;
   readonly dialect: 'sqlite' | 'postgresql';
   private native?: NativeSqlite;
+  private pending: Promise<unknown>[] = [];
 
   constructor(orm: MikroORM, dialect: 'sqlite' | 'postgresql', native?: NativeSqlite) {
     this.orm = orm;
@@ -92,5 +93,12 @@ export class Database implements Queryable {
     try { return JSON.parse(v) as T; } catch { return fallback; }
   }
 
-  close(): Promise<void> { this.native?.reset(); return this.orm.close(true); }
+  /** Work started at boot that closing must wait for (the check of a pre-migration snapshot). */
+  waitOnClose(p: Promise<unknown>): void { this.pending.push(p); }
+
+  async close(): Promise<void> {
+    await Promise.allSettled(this.pending);
+    this.native?.reset();
+    return this.orm.close(true);
+  }
 }

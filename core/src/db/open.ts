@@ -9,7 +9,8 @@ import { NativeSqlite } from './sqlite-native.ts';
 import { entities } from './entities/index.ts';
 import { migrate } from './migrate.ts';
 import { migrations } from '../../../migrations/index.ts';
-import { takeSqliteSnapshot } from './snapshot.ts';
+import { copySqliteSnapshot } from './snapshot.ts';
+import BetterSqlite from 'better-sqlite3';
 
 export interface OpenOptions {
   config: Config;
@@ -22,11 +23,18 @@ export interface OpenOptions {
 export async function openDatabase({ config, log }: OpenOptions): Promise<Database> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   let orm: MikroORM;
+  let background: Promise<void> | undefined;
   if (config.dialect === 'sqlite') {
     const file = config.sqlitePath!;
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    const snap = await takeSqliteSnapshot(file, path.join(config.dataDir, 'snapshots'), config.preMigrateSnapshotKeep);
-    if (snap) log.info({ file: path.basename(snap.file), pruned: snap.pruned.length }, 'pre-migration snapshot taken and verified');
+    const copy = await copySqliteSnapshot(file, path.join(config.dataDir, 'snapshots'), config.preMigrateSnapshotKeep);
+    const logVerified = (snap: { file: string; pruned: string[] }) => log.info({ file: path.basename(snap.file), pruned: snap.pruned.length }, 'pre-migration snapshot taken and verified');
+    if (copy && pendingSqliteMigrations(file)) logVerified(await copy.verify());
+    else if (copy) {
+      // Nothing will migrate, so nothing waits on the copy: it is checked in a worker thread while
+      // the service boots (closing the database waits for the check).
+      background = copy.verify().then(logVerified, (err: Error) => log.error({ err: err.message }, 'pre-migration snapshot failed its integrity check and was deleted'));
+    }
     orm = await SqliteORM.init({
       driver: SqliteDriver,
       dbName: file,
@@ -48,11 +56,23 @@ export async function openDatabase({ config, log }: OpenOptions): Promise<Databa
     orm = await openPostgres(config, log, entities);
   }
   const db = new Database(orm, config.dialect, config.dialect === 'sqlite' ? await nativeSqlite(orm) : undefined);
+  if (background) db.waitOnClose(background);
   const applied = config.dialect === 'postgresql'
     ? await (await import('./postgres.ts')).migratePostgres(db, config, log)
     : await migrate(db, migrations);
   if (applied.length) log.info({ applied }, 'migrations applied');
   return db;
+}
+
+/** True when the SQLite file has migrations not applied yet (or cannot tell). */
+function pendingSqliteMigrations(file: string): boolean {
+  try {
+    const db = new BetterSqlite(file, { readonly: true, fileMustExist: true });
+    try {
+      const done = new Set((db.prepare('SELECT id FROM schema_migrations').all() as { id: string }[]).map((r) => r.id));
+      return migrations.some((m) => !done.has(m.id));
+    } finally { db.close(); }
+  } catch { return true; }
 }
 
 /** The better-sqlite3 handle under the ORM, used under the ORM's own connection lock. */
