@@ -21,7 +21,8 @@ const MAX_STATEMENTS = 500;
 /** Units in one group commit at most; the rest go to the next one. */
 const MAX_GROUP = 500;
 
-interface Unit { work: () => unknown; resolve: (v: any) => void; reject: (e: unknown) => void }
+/** `single`: one statement, atomic by itself (SQLite undoes a failed statement alone), so no savepoint. */
+interface Unit { work: () => unknown; single: boolean; resolve: (v: any) => void; reject: (e: unknown) => void }
 
 /** A value better-sqlite3 binds as the ORM would have written it (integers as INTEGER, not REAL). */
 function bindable(p: unknown): unknown {
@@ -69,23 +70,23 @@ export class NativeSqlite {
   /** A read runs as soon as the connection is free; a write joins the next group commit. */
   all(sql: string, params: unknown[]): Promise<any[]> {
     if (this.prepare(sql).readonly) return this.lock(async () => this.allNow(sql, params));
-    return this.write(() => this.allNow(sql, params));
+    return this.write(() => this.allNow(sql, params), true);
   }
 
   run(sql: string, params: unknown[]): Promise<number> {
     if (this.prepare(sql).readonly) return this.lock(async () => this.runNow(sql, params));
-    return this.write(() => this.runNow(sql, params));
+    return this.write(() => this.runNow(sql, params), true);
   }
 
   /**
    * Runs `fn` as one atomic unit of the next group commit. `fn` must use only the queryable it is
    * handed: any other database call would wait for the connection the group holds.
    */
-  tx<T>(fn: () => Promise<T>): Promise<T> { return this.write(fn); }
+  tx<T>(fn: () => Promise<T>): Promise<T> { return this.write(fn, false); }
 
-  private write<T>(work: () => T | Promise<T>): Promise<T> {
+  private write<T>(work: () => T | Promise<T>, single: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve, reject });
+      this.queue.push({ work, single, resolve, reject });
       if (!this.scheduled) { this.scheduled = true; setImmediate(() => { void this.flush(); }); }
     });
   }
@@ -104,10 +105,10 @@ export class NativeSqlite {
       } catch (err) { for (const u of units) u.reject(err); return; }
       for (let i = 0; i < units.length; i++) {
         const u = units[i]!;
-        this.stmt('SAVEPOINT unit');
+        if (!u.single) this.stmt('SAVEPOINT unit');
         try {
-          const v = await u.work();
-          this.stmt('RELEASE unit');
+          const v = u.single ? u.work() : await u.work();
+          if (!u.single) this.stmt('RELEASE unit');
           done.push({ u, v });
         } catch (err) {
           if (!this.db.inTransaction) {
@@ -119,8 +120,7 @@ export class NativeSqlite {
             if (this.queue.length && !this.scheduled) { this.scheduled = true; setImmediate(() => { void this.flush(); }); }
             return;
           }
-          this.stmt('ROLLBACK TO unit');
-          this.stmt('RELEASE unit');
+          if (!u.single) { this.stmt('ROLLBACK TO unit'); this.stmt('RELEASE unit'); }
           u.reject(err);
         }
       }
