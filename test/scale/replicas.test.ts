@@ -35,6 +35,8 @@ t.teardown(async () => {
   fs.rmSync(dataDir, { recursive: true, force: true });
 });
 const alive = () => replicas.filter((r) => r.alive);
+/** When a replica last logged that it took the scheduler lead (ms since epoch). */
+const electedAt = (r: Replica) => Math.max(...r.logs.filter((l) => l.includes('this replica leads the scheduler')).map((l) => Date.parse(JSON.parse(l).time)));
 /** Samples, every 100 ms, how many replicas lead and how many hold a Home Assistant connection. */
 const peaks = { leaders: 0, haClients: 0 };
 const sampler = setInterval(() => {
@@ -55,9 +57,9 @@ t.test('replicas boot together on one database and elect one scheduler leader', 
   const migrations = await db.query('SELECT id FROM schema_migrations');
   t.equal(migrations.rowCount, new Set(migrations.rows.map((r) => r.id)).size, 'each migration applied once although three replicas booted at once');
   // Everything is created through followers: the others must pick it up from the database.
-  const setup = await call(a, 'POST', '/api/setup', { body: { email: 'admin@example.test', password: 'replica test password' } });
-  t.equal(setup.status, 201);
-  token = setup.body.access_token;
+  const setups = await Promise.all(replicas.map((r, i) => call(r, 'POST', '/api/setup', { body: { email: `admin${i}@example.test`, password: 'replica test password' } })));
+  t.same(setups.map((r) => r.status).sort(), [201, 409, 409], 'first-run setup sent to every replica at once creates one administrator');
+  token = setups.find((r) => r.status === 201)!.body.access_token;
   const prov = await call(a, 'POST', '/api/providers', { token, body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } } });
   t.equal(prov.status, 201);
   hook = new URL(prov.body.webhook_url).pathname;
@@ -138,8 +140,9 @@ t.test('a burst over all replicas with quiet hours ending mid-burst and the lead
   t.ok(killed, 'the leader was killed mid-burst');
   t.ok(accepted.size >= 60, `most posts accepted (${accepted.size}; ${unknown} lost with the killed replica)`);
 
-  const failover = await until(async () => { const l = await leaders(alive()); return l.length === 1 && Date.now(); }, 10_000, 'a new leader');
-  t.ok(failover - killAt <= 5000, `leadership moved within 5 s (${failover - killAt} ms)`);
+  const [successor] = await until(async () => { const l = await leaders(alive()); return l.length === 1 && l; }, 10_000, 'a survivor to report that it leads');
+  const took = electedAt(successor!) - killAt;
+  t.ok(took >= 0 && took <= 5000, `leadership moved within 5 s of the kill (${took} ms, by the successor's log)`);
   await until(() => ha.authedClients() === 1, 10_000, 'the new leader to reconnect to Home Assistant');
 
   await until(() => [...accepted.keys()].every((id) => sink.arrivals.some((a) => a.eventId === id)), 45_000, 'every accepted event at the sink');
@@ -196,8 +199,8 @@ t.test('leader failover: killing the holder moves leadership to the last replica
   const killAt = Date.now();
   await holder!.kill();
   const [next] = await until(async () => { const l = await leaders(alive()); return l.length === 1 && l; }, 10_000, 'a new leader');
-  const took = Date.now() - killAt;
-  t.ok(took <= 5000, `leadership moved within 5 s (${took} ms)`);
+  const took = electedAt(next!) - killAt;
+  t.ok(took >= 0 && took <= 5000, `leadership moved within 5 s (${took} ms, by the successor's log)`);
   t.not(next, holder);
   await until(() => ha.authedClients() === 1, 10_000, 'the supervisor to follow the leader');
   const before = sink.arrivals.length;
