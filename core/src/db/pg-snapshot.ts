@@ -58,6 +58,6 @@ export async function takePgSnapshot(o: { databaseUrl: string; dir: string; keep
   } catch (err) {
     fs.rmSync(partial, { force: true });
     const e = err as Error & { stderr?: string };
-    throw new Error(`pre-migration pg_dump snapshot failed: ${mask((e.stderr || e.message || String(err)).trim()).slice(0, 1000)}`);
+    throw new Error(`pre-migration pg_dump snapshot failed (pg_dump must be the server's major version or newer; SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP=0 boots without a snapshot): ${mask((e.stderr || e.message || String(err)).trim()).slice(0, 1000)}`);
   }
 }
