@@ -99,4 +99,20 @@ async function postgresSnapshots(t: Test): Promise<void> {
   t.ok(warning, 'without pg_dump on PATH the boot warns that backups are the operator\'s job');
   t.equal(warning?.level, 'warn', 'at warning level');
   t.same(fs.readdirSync(path.join(dir, 'snapshots')).filter((f) => f.endsWith('.dump')).sort(), snaps, 'and takes no snapshot');
+
+  // A pg_dump that fails refuses the boot, with the password masked in the reason.
+  const fake = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-fakedump-'));
+  fs.writeFileSync(path.join(fake, 'pg_dump'), '#!/bin/sh\necho "connection with password $PGPASSWORD refused" >&2\nexit 1\n', { mode: 0o755 });
+  fs.writeFileSync(path.join(fake, 'pg_restore'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+  const withPassword = new URL((await testDatabaseUrl(dir))!);
+  withPassword.password = 'hunter2-secret';
+  process.env.PATH = `${fake}:${path0}`;
+  try {
+    const refused = await startService({ SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP: '2', SERVICE_DATABASE_URL: withPassword.toString() }, { dataDir: dir, setup: false })
+      .then(async (svc) => { await svc.stop(); return undefined; }, (err: Error) => err.message);
+    t.match(refused, /pg_dump snapshot failed.*SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP=0.*refused/s, 'a failing pg_dump refuses the boot and says how to proceed');
+    t.notMatch(refused, /hunter2/, 'without the password');
+    t.match(refused, /\*\*\*/, 'masked');
+  } finally { process.env.PATH = path0; fs.rmSync(fake, { recursive: true, force: true }); }
+  t.same(fs.readdirSync(path.join(dir, 'snapshots')).filter((f) => !/\.dump$/.test(f)), [], 'nothing half-written left behind');
 }
