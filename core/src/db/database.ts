@@ -23,6 +23,7 @@ export class Database implements Queryable {
   readonly dialect: 'sqlite' | 'postgresql';
   private native?: NativeSqlite;
   private pending: Promise<unknown>[] = [];
+  private closers: (() => Promise<void>)[] = [];
 
   constructor(orm: MikroORM, dialect: 'sqlite' | 'postgresql', native?: NativeSqlite) {
     this.orm = orm;
@@ -96,8 +97,12 @@ export class Database implements Queryable {
   /** Work started at boot that closing must wait for (the check of a pre-migration snapshot). */
   waitOnClose(p: Promise<unknown>): void { this.pending.push(p); }
 
+  /** Runs before the connection closes (stops helpers such as the checkpointer). */
+  onClose(fn: () => Promise<void>): void { this.closers.push(fn); }
+
   async close(): Promise<void> {
     await Promise.allSettled(this.pending);
+    for (const fn of this.closers) await fn().catch(() => {});
     this.native?.reset();
     return this.orm.close(true);
   }

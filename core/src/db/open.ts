@@ -10,6 +10,7 @@ import { entities } from './entities/index.ts';
 import { migrate } from './migrate.ts';
 import { migrations } from '../../../migrations/index.ts';
 import { copySqliteSnapshot } from './snapshot.ts';
+import { startCheckpointer } from './checkpointer.ts';
 import BetterSqlite from 'better-sqlite3';
 
 export interface OpenOptions {
@@ -48,15 +49,16 @@ export async function openDatabase({ config, log }: OpenOptions): Promise<Databa
     await conn.execute('PRAGMA busy_timeout = 10000');
     await conn.execute('PRAGMA foreign_keys = ON');
     await conn.execute('PRAGMA synchronous = NORMAL');
-    // Checkpoint (copy the WAL back and sync) every ~40 MB instead of every 4 MB: under a stream of
-    // small commits the default made every few commits pay a checkpoint's writes and syncs.
-    await conn.execute('PRAGMA wal_autocheckpoint = 10000');
+    // Checkpoints run in a worker thread (checkpointer.ts); the connection itself checkpoints only as
+    // a backstop, should the WAL ever pass ~400 MB.
+    await conn.execute('PRAGMA wal_autocheckpoint = 100000');
   } else {
     const { openPostgres } = await import('./postgres.ts');
     orm = await openPostgres(config, log, entities);
   }
   const db = new Database(orm, config.dialect, config.dialect === 'sqlite' ? await nativeSqlite(orm) : undefined);
   if (background) db.waitOnClose(background);
+  if (config.dialect === 'sqlite') db.onClose(startCheckpointer(config.sqlitePath!, log));
   const applied = config.dialect === 'postgresql'
     ? await (await import('./postgres.ts')).migratePostgres(db, config, log)
     : await migrate(db, migrations);
