@@ -214,8 +214,18 @@ export class Dispatcher {
         targetName: target.name, occurredAt: ev.occurred_at, formats: plugin.def.manifest.limits?.formats ?? ['text'], override,
       });
       const instance = await core.plugins.targetInstance(target);
-      const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(SEND_TIMEOUT_MS)]);
-      await instance.send(msg, { signal, attempt: row.attempts });
+      // A plain timer cleared when the send ends: AbortSignal.timeout() would keep every send's
+      // signal and timer alive for the full 30 s, thousands of them under load.
+      const ac = new AbortController();
+      const timer = setTimeout(() => ac.abort(new DOMException(`the send took longer than ${SEND_TIMEOUT_MS / 1000} s`, 'TimeoutError')), SEND_TIMEOUT_MS);
+      const onStop = () => ac.abort(this.abort.signal.reason);
+      this.abort.signal.addEventListener('abort', onStop, { once: true });
+      try {
+        await instance.send(msg, { signal: ac.signal, attempt: row.attempts });
+      } finally {
+        clearTimeout(timer);
+        this.abort.signal.removeEventListener('abort', onStop);
+      }
       core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
     } catch (err) {
       core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
