@@ -93,20 +93,21 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
         if (!(err instanceof InvalidEventError)) throw err;
         return send(422, 'invalid_event', `The webhook produced an invalid event: ${msg}`);
       }
-      if (result.replayKey) {
-        // Only now, with the events durable, is the delivery remembered as processed.
-        await new DbInstanceStore(core.db, provider.id, () => core.clock.now()).set(result.replayKey.key, 1, { ttlSeconds: result.replayKey.ttlSeconds });
-      }
+      // Only now, with the events durable, is the delivery remembered as processed. The replay key
+      // and the payload log row are written side by side (one group commit on SQLite).
+      const remember = result.replayKey
+        ? new DbInstanceStore(core.db, provider.id, () => core.clock.now()).set(result.replayKey.key, 1, { ttlSeconds: result.replayKey.ttlSeconds })
+        : Promise.resolve();
       if (!result.events.length) {
         const status = result.status ?? 200;
-        await log(status, null, []);
+        await Promise.all([remember, log(status, null, [])]);
         return reply.code(status).send(result.body ?? { ok: true });
       }
       if (!ids.length) {
-        await log(200, 'nothing recorded: the events carried no change', []);
+        await Promise.all([remember, log(200, 'nothing recorded: the events carried no change', [])]);
         return reply.code(200).send({ event_ids: [], detail: 'Accepted; the events carried no change, so nothing was recorded.' });
       }
-      await log(202, null, ids);
+      await Promise.all([remember, log(202, null, ids)]);
       return reply.code(202).send({ event_ids: ids });
     });
   });
