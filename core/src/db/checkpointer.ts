@@ -1,25 +1,76 @@
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logging/logger.ts';
 
-/** How often the WAL is checkpointed from the worker. */
+/** How often the worker checkpoints while it runs. */
 const INTERVAL_MS = 250;
+/** Commits in one second from which checkpoints move to the worker thread. */
+const BUSY_COMMITS = 50;
+/** The worker is stopped after this long below that rate (a thread costs ~18 MB of RSS). */
+const IDLE_STOP_MS = 5_000;
 
 /**
- * Starts the WAL checkpointer thread for an SQLite file (see checkpoint-worker.mjs); returns its
- * stop function. The thread does not keep the process alive.
+ * Keeps the SQLite WAL checkpointed without stalling the event loop. Once a second: when the main
+ * connection committed a little, a PASSIVE checkpoint runs inline (a few pages); when it committed
+ * a lot, checkpoints move to a worker thread (checkpoint-worker.mjs), which a checkpoint of many
+ * pages would otherwise stall the loop for; the worker stops again once writes calm down.
  */
-export function startCheckpointer(file: string, log: Logger): () => Promise<void> {
-  const worker = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), { workerData: { file, intervalMs: INTERVAL_MS } });
-  worker.unref();
-  worker.on('error', (err) => log.warn({ err: err.message }, 'the WAL checkpointer stopped; the connection checkpoints by itself from now on'));
-  return async () => {
+export class Checkpointer {
+  private file: string;
+  private log: Logger;
+  private inline: () => Promise<void>;
+  private worker?: Worker;
+  private commits = 0;
+  private busyAt = 0;
+  private timer: NodeJS.Timeout;
+  private stopped = false;
+
+  constructor(file: string, log: Logger, inline: () => Promise<void>) {
+    this.file = file; this.log = log; this.inline = inline;
+    this.timer = setInterval(() => this.check(), 1000);
+    this.timer.unref();
+  }
+
+  /** Called after each commit of the main connection. */
+  noteWrite(): void { this.commits++; }
+
+  private check(): void {
+    const n = this.commits;
+    this.commits = 0;
+    if (this.stopped) return;
+    if (n >= BUSY_COMMITS) this.busyAt = Date.now();
+    if (this.worker) {
+      if (Date.now() - this.busyAt > IDLE_STOP_MS) void this.halt();
+      return;
+    }
+    if (n >= BUSY_COMMITS) this.start();
+    else if (n > 0) void this.inline().catch((err: Error) => this.log.debug({ err: err.message }, 'WAL checkpoint skipped'));
+  }
+
+  private start(): void {
+    const w = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), { workerData: { file: this.file, intervalMs: INTERVAL_MS } });
+    w.unref();
+    w.on('error', (err) => this.log.warn({ err: err.message }, 'the WAL checkpointer thread failed; checkpoints run inline until it restarts'));
+    w.once('exit', () => { if (this.worker === w) this.worker = undefined; });
+    this.worker = w;
+  }
+
+  private async halt(): Promise<void> {
+    const w = this.worker;
+    if (!w) return;
+    this.worker = undefined;
     // Held while stopping, so that the wait itself keeps the process running.
-    worker.ref();
-    const exited = new Promise<void>((r) => worker.once('exit', () => r()));
-    worker.postMessage('stop');
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([exited, new Promise<void>((r) => { timer = setTimeout(r, 2000); })]);
-    clearTimeout(timer);
-    await worker.terminate();
-  };
+    w.ref();
+    const exited = new Promise<void>((r) => w.once('exit', () => r()));
+    w.postMessage('stop');
+    let t: NodeJS.Timeout | undefined;
+    await Promise.race([exited, new Promise<void>((r) => { t = setTimeout(r, 2000); })]);
+    clearTimeout(t);
+    await w.terminate();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    await this.halt();
+  }
 }

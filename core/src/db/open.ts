@@ -10,7 +10,7 @@ import { entities } from './entities/index.ts';
 import { migrate } from './migrate.ts';
 import { migrations } from '../../../migrations/index.ts';
 import { copySqliteSnapshot } from './snapshot.ts';
-import { startCheckpointer } from './checkpointer.ts';
+import { Checkpointer } from './checkpointer.ts';
 import BetterSqlite from 'better-sqlite3';
 
 export interface OpenOptions {
@@ -49,16 +49,21 @@ export async function openDatabase({ config, log }: OpenOptions): Promise<Databa
     await conn.execute('PRAGMA busy_timeout = 10000');
     await conn.execute('PRAGMA foreign_keys = ON');
     await conn.execute('PRAGMA synchronous = NORMAL');
-    // Checkpoints run in a worker thread (checkpointer.ts); the connection itself checkpoints only as
-    // a backstop, should the WAL ever pass ~400 MB.
+    // Checkpoints are driven by checkpointer.ts (in a worker thread under heavy writes); the
+    // connection itself checkpoints only as a backstop, should the WAL ever pass ~400 MB.
     await conn.execute('PRAGMA wal_autocheckpoint = 100000');
   } else {
     const { openPostgres } = await import('./postgres.ts');
     orm = await openPostgres(config, log, entities);
   }
-  const db = new Database(orm, config.dialect, config.dialect === 'sqlite' ? await nativeSqlite(orm) : undefined);
+  const native = config.dialect === 'sqlite' ? await nativeSqlite(orm) : undefined;
+  const db = new Database(orm, config.dialect, native);
   if (background) db.waitOnClose(background);
-  if (config.dialect === 'sqlite') db.onClose(startCheckpointer(config.sqlitePath!, log));
+  if (native) {
+    const checkpointer = new Checkpointer(config.sqlitePath!, log, () => native.checkpoint());
+    native.onCommit = () => checkpointer.noteWrite();
+    db.onClose(() => checkpointer.stop());
+  }
   const applied = config.dialect === 'postgresql'
     ? await (await import('./postgres.ts')).migratePostgres(db, config, log)
     : await migrate(db, migrations);

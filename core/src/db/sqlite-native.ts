@@ -37,6 +37,8 @@ export class NativeSqlite {
   private statements = new Map<string, Statement>();
   private queue: Unit[] = [];
   private scheduled = false;
+  /** Called after every group commit (the WAL checkpointer watches for writes). */
+  onCommit?: () => void;
 
   constructor(db: BetterSqlite3.Database, lock: ConnectionLock) { this.db = db; this.lock = lock; }
 
@@ -132,8 +134,12 @@ export class NativeSqlite {
         return;
       }
       for (const d of done) d.u.resolve(d.v);
+      this.onCommit?.();
     });
   }
+
+  /** A PASSIVE WAL checkpoint on this connection (copies what no reader still needs; never waits for writers). */
+  checkpoint(): Promise<void> { return this.lock(async () => { this.db.pragma('wal_checkpoint(PASSIVE)'); }); }
 
   /** Forgets prepared statements (before the database closes). */
   reset(): void { this.statements.clear(); }
