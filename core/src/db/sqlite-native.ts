@@ -96,6 +96,16 @@ export class NativeSqlite {
   private stmt(sql: string): void { this.prepare(sql).run(); }
 
   private async flush(): Promise<void> {
+    try {
+      await this.flushLocked();
+    } catch (err) {
+      // The connection could not be had (closed): fail what waits instead of leaving it hanging.
+      this.scheduled = false;
+      for (const u of this.queue.splice(0)) u.reject(err);
+    }
+  }
+
+  private async flushLocked(): Promise<void> {
     await this.lock(async () => {
       const units = this.queue.splice(0, MAX_GROUP);
       this.scheduled = this.queue.length > 0;
