@@ -8,6 +8,8 @@
  * `npm run bench:failure` (BENCH_FAIL_RATE, BENCH_FAIL_SECONDS, BENCH_OUTAGE_SECONDS adjust it).
  */
 import fs from 'node:fs';
+import path from 'node:path';
+import Sqlite from 'better-sqlite3';
 import { spawnHerald } from './lib/herald.ts';
 import { pacedLoop } from './lib/load.ts';
 import { startSink, type Sink } from './lib/sink.ts';
@@ -31,6 +33,19 @@ async function drained(sink: Sink, statuses: Int32Array, from: number, limitMs: 
     if (wallMs() > end) return false;
     await sleep(50);
   }
+}
+
+/** For accepted ids that never arrived: what the service's database says about their deliveries. */
+function explainLost(dataDir: string, sink: Sink, statuses: Int32Array, from: number): void {
+  const lost: number[] = [];
+  for (let i = 0; i < statuses.length; i++) if (statuses[i]! >= 200 && statuses[i]! < 300 && sink.count[from + i] === 0) lost.push(from + i);
+  if (!lost.length) return;
+  const db = new Sqlite(path.join(dataDir, 'herald.db'), { readonly: true });
+  try {
+    const q = db.prepare(`SELECT e.dispatch_status, d.status, d.attempts, d.last_error, d.next_attempt_at, d.lease_until FROM event_log e
+      LEFT JOIN deliveries d ON d.event_id = e.id WHERE e.payload LIKE ?`);
+    for (const id of lost.slice(0, 5)) line(`  lost id ${id}`, JSON.stringify(q.all(`%benchid${id}x%`)));
+  } finally { db.close(); }
 }
 
 function report(label: string, o: Outcome, drainMs: number, drainLabel: string): void {
@@ -69,7 +84,7 @@ async function sinkOutage(): Promise<Record<string, unknown>> {
     const drainMs = o.lastArrival - recoveredAt;
     report(`A. sink 503 for ${OUTAGE_S} s`, o, drainMs, 'backlog drained after recovery in');
     line('A. requests the sink refused', String(sink.refused()));
-    if (!complete) line('A. drain limit reached', `${DRAIN_LIMIT_MS / 1000} s`);
+    if (!complete) { line('A. drain limit reached', `${DRAIN_LIMIT_MS / 1000} s`); explainLost(chain.opts.dataDir, sink, load.status, 0); }
     return { ...o, drain_ms: drainMs, refused_by_sink: sink.refused(), run_ms: o.lastArrival - load.started };
   } finally { await chain.herald.stop(); await sink.close(); fs.rmSync(chain.opts.dataDir, { recursive: true, force: true }); }
 }
@@ -97,7 +112,7 @@ async function killRestart(): Promise<Record<string, unknown>> {
     const drainMs = o.lastArrival - readyAt;
     report('B. SIGKILL + restart', o, drainMs, 'backlog drained after ready in');
     line('B. restart to ready', `${fmt((readyAt - restartedAt) / 1000, 2)} s`);
-    if (!complete) line('B. drain limit reached', `${DRAIN_LIMIT_MS / 1000} s`);
+    if (!complete) { line('B. drain limit reached', `${DRAIN_LIMIT_MS / 1000} s`); explainLost(chain.opts.dataDir, sink, load.status, 0); }
     return { ...o, drain_ms: drainMs, restart_ms: readyAt - restartedAt, run_ms: o.lastArrival - load.started };
   } finally { await herald.stop(); await sink.close(); fs.rmSync(chain.opts.dataDir, { recursive: true, force: true }); }
 }

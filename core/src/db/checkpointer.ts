@@ -1,5 +1,13 @@
+import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logging/logger.ts';
+
+/**
+ * The better-sqlite3 the ORM itself loaded. The worker must open the database with the very same
+ * copy of SQLite: two copies in one process each believe they are the only user of the file, and
+ * one truncating the shared-memory index the other has mapped kills the process with SIGBUS.
+ */
+const DRIVER = createRequire(createRequire(import.meta.url).resolve('@mikro-orm/sqlite')).resolve('better-sqlite3');
 
 /** How often the worker checkpoints while it runs. */
 const INTERVAL_MS = 250;
@@ -47,7 +55,7 @@ export class Checkpointer {
   }
 
   private start(): void {
-    const w = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), { workerData: { file: this.file, intervalMs: INTERVAL_MS } });
+    const w = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), { workerData: { file: this.file, intervalMs: INTERVAL_MS, driver: DRIVER } });
     w.unref();
     w.on('error', (err) => this.log.warn({ err: err.message }, 'the WAL checkpointer thread failed; checkpoints run inline until it restarts'));
     w.once('exit', () => { if (this.worker === w) this.worker = undefined; });
