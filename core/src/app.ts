@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Config } from './config/config.ts';
 import { createLogger, type LoggerFactory } from './logging/logger.ts';
 import { SecretValues } from './logging/redact.ts';
@@ -46,7 +47,8 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
   secrets.add(config.ai.apiKey);
   const logs: LoggerFactory = createLogger({ format: config.logFormat, level: config.debug ? 'debug' : config.logLevel, levels: config.logLevels, destination: opts.logDestination, secrets });
   const log = logs.get('core');
-  const db = await openDatabase({ config, log: logs.get('db') });
+  // A staged restore is applied at this boot: the pre-migration snapshot must be verified before it.
+  const db = await openDatabase({ config, log: logs.get('db'), changesData: () => fs.existsSync(path.join(config.dataDir, 'restore', 'pending.json')) });
   const clock = opts.clock ?? { now: () => new Date() };
   const shutdownHooks: (() => Promise<void> | void)[] = [];
   let elector: LeaderElector = new AlwaysLeader();

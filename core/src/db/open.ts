@@ -18,10 +18,12 @@ export interface OpenOptions {
   log: Logger;
   /** Runs after the snapshot and migrations, in the same boot, before anything else uses the database. */
   beforeReady?: (db: Database) => Promise<void>;
+  /** True when this boot changes the data besides migrating (a staged restore): the snapshot is then verified first. */
+  changesData?: () => boolean;
 }
 
 /** Snapshot, connect, tune, migrate (on PostgreSQL the snapshot and migrations run under a cross-replica lock). */
-export async function openDatabase({ config, log }: OpenOptions): Promise<Database> {
+export async function openDatabase({ config, log, changesData }: OpenOptions): Promise<Database> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   let orm: MikroORM;
   let background: Promise<void> | undefined;
@@ -30,9 +32,9 @@ export async function openDatabase({ config, log }: OpenOptions): Promise<Databa
     fs.mkdirSync(path.dirname(file), { recursive: true });
     const copy = await copySqliteSnapshot(file, path.join(config.dataDir, 'snapshots'), config.preMigrateSnapshotKeep);
     const logVerified = (snap: { file: string; pruned: string[] }) => log.info({ file: path.basename(snap.file), pruned: snap.pruned.length }, 'pre-migration snapshot taken and verified');
-    if (copy && pendingSqliteMigrations(file)) logVerified(await copy.verify());
+    if (copy && (pendingSqliteMigrations(file) || changesData?.())) logVerified(await copy.verify());
     else if (copy) {
-      // Nothing will migrate, so nothing waits on the copy: it is checked in a worker thread while
+      // Nothing will migrate or be restored, so nothing waits on the copy: it is checked in a worker thread while
       // the service boots (closing the database waits for the check).
       background = copy.verify().then(logVerified, (err: Error) => log.error({ err: err.message }, 'pre-migration snapshot failed its integrity check and was deleted'));
     }
