@@ -45,7 +45,7 @@ t.test('every secret key value shown in the README is refused', async (t) => {
   const readme = fs.readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
   const shown = [...readme.matchAll(/SERVICE_SECRET_KEY=("?)([^\s"$`]+)\1/g)].map((m) => m[2]!).filter((v) => !v.startsWith('$('));
   t.ok(shown.length > 0, 'the README shows secret key examples');
-  for (const v of shown) t.throws(() => loadConfig({ SERVICE_SECRET_KEY: v }), { constructor: ConfigurationError }, `README value ${v} refused`);
+  for (const v of shown) t.throws(() => loadConfig({ SERVICE_SECRET_KEY: v }), { constructor: ConfigurationError, message: /./ }, `README value ${v} refused`);
 });
 
 t.test('npm start refuses to boot with a one-line reason and a non-zero exit', async (t) => {

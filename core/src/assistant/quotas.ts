@@ -1,6 +1,7 @@
 import Type from 'typebox';
 import type { App } from '../http/server.ts';
 import type { Core } from '../core.ts';
+import type { Queryable } from '../db/database.ts';
 import type { PublicUser } from '../users/users.ts';
 import { HttpError, unprocessable } from '../http/problem.ts';
 import { requireAdmin, requireUser, caller } from '../auth/guard.ts';
@@ -79,9 +80,9 @@ export class Quotas {
   }
 
   /** Adds the tokens one exchange spent, to the day the exchange was reserved on. */
-  async addTokens(userId: string, day: string, tokens: number): Promise<void> {
+  async addTokens(userId: string, day: string, tokens: number, q: Queryable = this.core.db): Promise<void> {
     if (tokens <= 0) return;
-    await this.core.db.run('UPDATE ai_usage_daily SET tokens = tokens + ?, updated_at = ? WHERE user_id = ? AND day = ?', [Math.round(tokens), this.core.clock.now().toISOString(), userId, day]);
+    await q.run('UPDATE ai_usage_daily SET tokens = tokens + ?, updated_at = ? WHERE user_id = ? AND day = ?', [Math.round(tokens), this.core.clock.now().toISOString(), userId, day]);
   }
 }
 

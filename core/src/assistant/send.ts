@@ -79,8 +79,11 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
       if (ModelClient.isAbort(err, controller.signal)) {
         // The client left before the model answered; the prompt may already have been processed.
         const prompt = context.messages.reduce((n, m) => n + messageTokens(m), 0);
-        await insertMessage(core.db, { ...base, content: '', status: 'interrupted', usage: { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt }, usage_estimated: true, created_at: now() });
-        await quotas.addTokens(user.id, day.day, prompt);
+        // The reply and the tokens it cost are recorded together, so usage and history always agree.
+        await core.db.tx(async (q) => {
+          await insertMessage(q, { ...base, content: '', status: 'interrupted', usage: { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt }, usage_estimated: true, created_at: now() });
+          await quotas.addTokens(user.id, day.day, prompt, q);
+        });
         reply.hijack();
         reply.raw.destroy();
         return;
@@ -103,11 +106,14 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
         model, first, messages: context.messages, tools, signal: controller.signal,
         sink: { delta: (text) => sse.send('delta', { content: text }), tool: (event) => sse.send('tool', event) },
       });
-      const saved = publicMessage(await insertMessage(core.db, {
-        ...base, content: result.content, status: result.status, usage: result.usage, usage_estimated: result.estimated,
-        error: result.error?.message ?? null, created_at: now(),
+      const saved = publicMessage(await core.db.tx(async (q) => {
+        const row = await insertMessage(q, {
+          ...base, content: result.content, status: result.status, usage: result.usage, usage_estimated: result.estimated,
+          error: result.error?.message ?? null, created_at: now(),
+        });
+        await quotas.addTokens(user.id, day.day, result.usage.total_tokens, q);
+        return row;
       }));
-      await quotas.addTokens(user.id, day.day, result.usage.total_tokens);
       if (result.status === 'complete') sse.send('done', { message: saved });
       else if (result.status === 'error') sse.send('error', { detail: result.error!.message, code: result.error!.code, message: saved });
       else log.info({ chat_id: chat.id, message_id: assistantId }, 'client left; partial reply saved as interrupted');
