@@ -364,7 +364,9 @@ t.test('the web client end to end', async (t) => {
     await menu.click();
     await page.getByRole('navigation').getByRole('link', { name: 'Получатели' }).click();
     await page.getByRole('heading', { name: 'Получатели' }).waitFor();
-    t.notOk(await page.getByRole('navigation').getByRole('link', { name: 'Получатели' }).isVisible(), 'the navigation closes after choosing a page');
+    // The drawer slides away with a transition: wait for it to be hidden rather than sampling once.
+    const closed = await page.getByRole('navigation').getByRole('link', { name: 'Получатели' }).waitFor({ state: 'hidden', timeout: 3000 }).then(() => true, () => false);
+    t.ok(closed, 'the navigation closes after choosing a page');
     await b.shot('phone-targets');
     await page.emulateMedia({ colorScheme: 'dark' });
     await menu.click();

@@ -1,5 +1,5 @@
 /** A single long text (personal or primary context) with save, and an optional version line. */
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { get, put } from '../lib/api.ts';
 import { useAsync } from '../lib/hooks.ts';
 import { dateTime, num, t } from '../lib/i18n.ts';
@@ -11,17 +11,20 @@ interface Doc { content: string; version?: number; updated_at: string | null }
 
 export function TextDoc({ path, max, label, help }: { path: string; max: number; label: string; help: string }) {
   const doc = useAsync(() => get<Doc>(path), [path]);
-  const [text, setText] = useState('');
+  if (!doc.data) return doc.error ? <ErrorNote error={doc.error} /> : <Loading />;
+  // The form starts from the loaded text in its first render, so nothing typed early is overwritten.
+  return <TextDocForm path={path} max={max} label={label} help={help} doc={doc.data} onSaved={(d) => doc.set(d)} />;
+}
+
+function TextDocForm({ path, max, label, help, doc: d, onSaved }: { path: string; max: number; label: string; help: string; doc: Doc; onSaved(d: Doc): void }) {
+  const [text, setText] = useState(d.content);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  useEffect(() => { if (doc.data) setText(doc.data.content); }, [doc.data]);
-  if (!doc.data) return doc.error ? <ErrorNote error={doc.error} /> : <Loading />;
-  const d = doc.data;
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError(null);
-    try { doc.set(await put<Doc>(path, { content: text })); toast.ok(t('common.saved')); } catch (err) { setError(err); } finally { setBusy(false); }
+    try { onSaved(await put<Doc>(path, { content: text })); toast.ok(t('common.saved')); } catch (err) { setError(err); } finally { setBusy(false); }
   };
   return (
     <Card>
