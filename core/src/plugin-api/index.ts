@@ -21,6 +21,7 @@ import type { Static, TSchema } from 'typebox';
 export { Type };
 export type { Static, TSchema };
 export * from './errors.ts';
+export { safeEqual, hmacSha256Hex, jsonBody } from './webhook-helpers.ts';
 
 /** The contract version this core speaks. A plugin whose manifest says otherwise is refused at load. */
 export const PLUGIN_API_VERSION = 1 as const;

@@ -4,7 +4,7 @@
  */
 import { WebhookRejectedError } from '@herald/core/plugin-api';
 import type { InboundWebhook } from '@herald/core/plugin-api';
-import { hmacSha256Hex, safeEqual } from './timing-safe.ts';
+import { hmacSha256Hex, safeEqual } from '@herald/core/plugin-api';
 import type { Host } from './config.ts';
 
 interface SignatureHeader { name: string; prefix: string }

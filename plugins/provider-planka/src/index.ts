@@ -2,22 +2,13 @@
  * Planka provider: Planka 2's built-in webhooks become card events (created, moved, edited,
  * commented, due date set). Planka sends the webhook's access token as a bearer token.
  */
-import { defineProvider, WebhookRejectedError } from '@herald/core/plugin-api';
+import { defineProvider, jsonBody } from '@herald/core/plugin-api';
 import type { InboundWebhook, WebhookResult } from '@herald/core/plugin-api';
 import { ConfigSchema } from './config.ts';
 import { events } from './events.ts';
 import { templates } from './templates.ts';
 import { verifyBearer } from './auth.ts';
 import { normalize } from './normalize.ts';
-
-function jsonBody(req: InboundWebhook): unknown {
-  if (req.body !== undefined) return req.body;
-  try {
-    return JSON.parse(req.rawBody.toString('utf8'));
-  } catch {
-    throw new WebhookRejectedError(400, 'the request body must be JSON');
-  }
-}
 
 export default defineProvider({
   manifest: {

@@ -4,7 +4,7 @@
  * expressions picks the title, body, severity and event key out of the body.
  * Rate limiting and payload logging are done by the core.
  */
-import { ConfigError, defineProvider, WebhookRejectedError } from '@herald/core/plugin-api';
+import { ConfigError, defineProvider, jsonBody } from '@herald/core/plugin-api';
 import type { InboundWebhook, WebhookResult } from '@herald/core/plugin-api';
 import { ConfigSchema, MIN_SECRET_LENGTH } from './config.ts';
 import type { WebhookConfig } from './config.ts';
@@ -30,15 +30,6 @@ function prepare(cfg: WebhookConfig): CompiledMapping {
 }
 
 /** The parsed JSON body; the core's parse is used when present, the raw bytes otherwise. */
-function jsonBody(req: InboundWebhook): unknown {
-  if (req.body !== undefined) return req.body;
-  try {
-    return JSON.parse(req.rawBody.toString('utf8'));
-  } catch {
-    throw new WebhookRejectedError(400, 'the request body must be JSON');
-  }
-}
-
 export default defineProvider({
   manifest: {
     id: 'webhook',
