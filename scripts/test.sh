@@ -6,6 +6,10 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/peers/install.sh || exit 1
+# tap ships built with its default plugins, TypeScript's among them (which fails on TypeScript 7).
+# On a fresh install the runner would start the first run with that stale build, so rebuild it from
+# package.json's "tap" section (with "!@tapjs/typescript") before any test file is spawned.
+npx tap build >/dev/null || exit 1
 if [ -f core/web/vite.config.ts ]; then npm run --silent build:web >/dev/null || exit 1; fi
 
 # test/scale runs several replicas on PostgreSQL in either pass, so the second pass leaves it out.
