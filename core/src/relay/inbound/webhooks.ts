@@ -10,6 +10,7 @@ import { InvalidEventError } from '../service.ts';
 import type { Relay } from '../pipeline/relay.ts';
 import { WindowLimiter } from './rate-limit.ts';
 import { DbInstanceStore } from '../../plugins/store.ts';
+import type { Queryable } from '../../db/database.ts';
 
 const MAX_BODY = 5 * 1024 * 1024;
 const DEFAULT_PLUGIN_BODY = 1024 * 1024;
@@ -48,8 +49,8 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
       let body: unknown;
       const ctype = String(req.headers['content-type'] ?? '');
       if (raw.length && (ctype.includes('json') || ctype === '')) { try { body = JSON.parse(raw.toString('utf8')); } catch { body = undefined; } }
-      const log = async (status: number, error: string | null, eventIds: string[] | null) => {
-        await core.db.run(`INSERT INTO webhook_payload_log (id, user_id, provider_id, received_at, status_code, error_message, payload_excerpt, source_ip, event_ids)
+      const log = async (status: number, error: string | null, eventIds: string[] | null, q: Queryable = core.db) => {
+        await q.run(`INSERT INTO webhook_payload_log (id, user_id, provider_id, received_at, status_code, error_message, payload_excerpt, source_ip, event_ids)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [newId(), provider.user_id, provider.id, core.clock.now().toISOString(), status, error, raw.length ? excerpt(raw, body) : null, req.ip, eventIds]);
       };
       const limit = plugin.def.manifest.webhook?.rateLimitPerMinute;
@@ -85,29 +86,38 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
         return send(status, status === 401 ? 'unauthorized' : status === 409 ? 'replayed' : status === 400 ? 'bad_request' : status === 422 ? 'invalid_payload' : 'error', status >= 500 ? 'The webhook could not be processed; the error was logged.' : msg);
       }
       const ids: string[] = [];
+      // Only once the events are durable is the delivery remembered as processed: the replay key and
+      // the payload log row are written in the last event's own transaction (one commit for all).
+      const remember = (q: Queryable) => result.replayKey
+        ? new DbInstanceStore(q, provider.id, () => core.clock.now()).set(result.replayKey.key, 1, { ttlSeconds: result.replayKey.ttlSeconds })
+        : Promise.resolve();
+      let recorded = false;
       try {
-        for (const e of result.events) ids.push(...(await relay.ingest(provider, e)));
+        for (let i = 0; i < result.events.length; i++) {
+          const last = i === result.events.length - 1;
+          const r = await relay.ingestWith(provider, result.events[i]!, last ? async (q, eventId) => {
+            await remember(q);
+            await log(202, null, [...ids, eventId], q);
+          } : undefined);
+          ids.push(...r.eventIds);
+          recorded ||= r.extraDone;
+        }
       } catch (err) {
         const msg = err instanceof InvalidEventError ? err.message : 'the event could not be recorded';
         await log(err instanceof InvalidEventError ? 422 : 500, msg, ids);
         if (!(err instanceof InvalidEventError)) throw err;
         return send(422, 'invalid_event', `The webhook produced an invalid event: ${msg}`);
       }
-      // Only now, with the events durable, is the delivery remembered as processed. The replay key
-      // and the payload log row are written side by side (one group commit on SQLite).
-      const remember = result.replayKey
-        ? new DbInstanceStore(core.db, provider.id, () => core.clock.now()).set(result.replayKey.key, 1, { ttlSeconds: result.replayKey.ttlSeconds })
-        : Promise.resolve();
       if (!result.events.length) {
         const status = result.status ?? 200;
-        await Promise.all([remember, log(status, null, [])]);
+        await Promise.all([remember(core.db), log(status, null, [])]);
         return reply.code(status).send(result.body ?? { ok: true });
       }
       if (!ids.length) {
-        await Promise.all([remember, log(200, 'nothing recorded: the events carried no change', [])]);
+        await Promise.all([remember(core.db), log(200, 'nothing recorded: the events carried no change', [])]);
         return reply.code(200).send({ event_ids: [], detail: 'Accepted; the events carried no change, so nothing was recorded.' });
       }
-      await Promise.all([remember, log(202, null, ids)]);
+      if (!recorded) await Promise.all([remember(core.db), log(202, null, ids)]);
       return reply.code(202).send({ event_ids: ids });
     });
   });

@@ -9,6 +9,7 @@ import type { SelfMonitor } from './monitor.ts';
 import { TargetLanes } from './lanes.ts';
 import { loadSendContext, overrideKey, type SendContext } from './send-context.ts';
 import type { Queryable } from '../../db/database.ts';
+import type { HandedDelivery } from './ingest.ts';
 
 const BATCH = 200;
 /**
@@ -51,6 +52,12 @@ export class Dispatcher {
   /** Rows this worker claimed and has not finished: their leases are renewed. */
   private claimed = new Set<string>();
   private renewTimer?: NodeJS.Timeout;
+  /**
+   * True while the queue may hold due rows this worker has not claimed yet (the last claim was full,
+   * or claiming paused for the backlog in memory). New events then queue behind them rather than
+   * being handed off ahead of them, so one target's messages keep their order.
+   */
+  private behind = false;
   onSettled?: (eventId: string) => void;
 
   constructor(core: Core, catalog: TemplateCatalog, monitor: SelfMonitor) {
@@ -60,6 +67,28 @@ export class Dispatcher {
   }
 
   wake(): void { this.wakeUp?.(); }
+
+  /**
+   * The lease for deliveries written already claimed by this worker (handed off at ingest), or
+   * undefined when they should go through the queue: dispatcher stopped, behind, or busy.
+   */
+  handoffLease(): Date | undefined {
+    if (!this.running || this.behind || this.lanes.waiting >= BATCH) return undefined;
+    return new Date(this.core.clock.now().getTime() + LEASE_MS);
+  }
+
+  /** Takes deliveries written already claimed (see handoffLease) and schedules their sends. */
+  accept(handed: HandedDelivery[]): void {
+    const ctx: SendContext = { events: new Map(), targets: new Map(), trackerNames: new Map(), overrides: new Map() };
+    for (const h of handed) {
+      ctx.events.set(h.row.event_id, h.event);
+      ctx.targets.set(h.row.target_id, h.target);
+      if (h.row.tracker_id && h.trackerName !== null) ctx.trackerNames.set(h.row.tracker_id, h.trackerName);
+      const locale = h.target.locale === 'ru' ? 'ru' : 'en';
+      if (h.override) ctx.overrides.set(overrideKey(h.row.user_id, String(h.event.event_type), locale), h.override);
+    }
+    this.schedule(handed.map((h) => h.row), ctx);
+  }
 
   start(): void {
     if (this.running) return;
@@ -168,8 +197,9 @@ export class Dispatcher {
 
   private async claimAndSend(): Promise<number> {
     // Claimed rows wait in memory (leased) until their lane has room; do not run far ahead of the sends.
-    if (this.lanes.waiting >= 2 * BATCH) return 0;
+    if (this.lanes.waiting >= 2 * BATCH) { this.behind = true; return 0; }
     const rows = (await this.claim()).sort((a, b) => (a.event_id < b.event_id ? -1 : 1));
+    this.behind = rows.length >= BATCH;
     if (!rows.length) return 0;
     let ctx: SendContext;
     try {
@@ -179,6 +209,12 @@ export class Dispatcher {
       this.core.logs.get('relay').error({ err }, 'loading the claimed deliveries failed');
       return 0;
     }
+    this.schedule(rows, ctx);
+    return rows.length;
+  }
+
+  /** Puts claimed rows on their targets' lanes, in the given order. */
+  private schedule(rows: DeliveryRow[], ctx: SendContext): void {
     for (const row of rows) {
       this.claimed.add(row.id);
       const tgt = ctx.targets.get(row.target_id);
@@ -189,7 +225,6 @@ export class Dispatcher {
       this.inflight.add(done);
       void done.finally(() => { this.claimed.delete(row.id); this.inflight.delete(done); });
     }
-    return rows.length;
   }
 
   private async deliver(row: DeliveryRow, ctx: SendContext): Promise<void> {

@@ -1,14 +1,35 @@
 import type { EmittedEvent, Severity } from '../../plugin-api/index.ts';
 import type { Core } from '../../core.ts';
-import { Database } from '../../db/database.ts';
+import { Database, type Queryable } from '../../db/database.ts';
 import type { ProviderRow } from '../../plugins/host.ts';
 import { newId } from '../../http/ids.ts';
 import { InvalidEventError } from '../service.ts';
 import { decide, merge, type Decision, type TrackerRules, type DispatchStatus } from './decide.ts';
 
-export interface IngestResult { eventIds: string[]; queued: boolean; deferredUsers: string[] }
+/** A delivery written already claimed by this worker, with what its send needs, for the dispatcher to take at once. */
+export interface HandedDelivery {
+  row: { id: string; event_id: string; user_id: string; tracker_id: string | null; target_id: string; attempts: number };
+  event: Record<string, unknown>;
+  target: Record<string, unknown>;
+  trackerName: string | null;
+  override: { title: string; body: string } | null;
+}
 
-interface LinkRow { tracker_id: string; target_id: string; event_types: string; quiet_hours: string | null; quiet_policies: string }
+/** `queued`: deliveries wait in the queue for the dispatcher (not handed off). */
+export interface IngestResult { eventIds: string[]; queued: boolean; deferredUsers: string[]; handed: HandedDelivery[]; extraDone: boolean }
+
+/** Options of one write: `handoff` claims queued deliveries for this worker; `extra` runs in the same transaction. */
+export interface WriteOptions {
+  /** When set, queued deliveries are written as `sending` with a lease until this time and handed back. */
+  leaseUntil?: Date;
+  extra?: (q: Queryable, eventId: string) => Promise<void>;
+}
+
+/** A tracker → target link with the whole target row, the tracker's rules and name, and the user's template override. */
+interface LinkRow extends Record<string, unknown> {
+  id: string; tracker_id: string; target_id: string; event_types: string; quiet_hours: string | null; quiet_policies: string;
+  tracker_name: string | null; override_title: string | null; override_body: string | null;
+}
 
 /** Payloads carrying asset change lists that are both empty say nothing; they are not recorded. */
 function isEmptyAssetChange(p: Record<string, unknown>): boolean {
@@ -19,39 +40,44 @@ function isEmptyAssetChange(p: Record<string, unknown>): boolean {
  * Writes an event and its deliveries in one transaction: when this resolves the event is durable
  * and every linked target has a queued, deferred or dropped delivery.
  */
-export async function ingestEvent(core: Core, provider: ProviderRow, e: EmittedEvent): Promise<IngestResult> {
+export async function ingestEvent(core: Core, provider: ProviderRow, e: EmittedEvent, opts: WriteOptions = {}): Promise<IngestResult> {
   const problem = core.plugins.validateEvent(provider.kind, e);
   if (problem) throw new InvalidEventError(problem);
-  if (isEmptyAssetChange(e.payload)) return { eventIds: [], queued: false, deferredUsers: [] };
+  if (isEmptyAssetChange(e.payload)) return { eventIds: [], queued: false, deferredUsers: [], handed: [], extraDone: false };
   const spec = core.plugins.provider(provider.kind)!.def.manifest.events![e.type]!;
   const now = core.clock.now();
+  // One read gives the decision's inputs and everything a send needs (target row, tracker name,
+  // the user's template override in the target's locale), so a handed-off delivery reads nothing more.
   const links = await core.db.all<LinkRow>(
-    `SELECT tt.tracker_id, tt.target_id, tr.event_types, tr.quiet_hours, tr.quiet_policies
+    `SELECT tg.*, tt.tracker_id, tt.target_id, tr.event_types, tr.quiet_hours, tr.quiet_policies, tr.name AS tracker_name,
+            tp.title AS override_title, tp.body AS override_body
        FROM trackers tr JOIN tracker_targets tt ON tt.tracker_id = tr.id JOIN targets tg ON tg.id = tt.target_id
-      WHERE tr.provider_id = ? AND tr.enabled = ? AND tg.enabled = ?`, [provider.id, true, true]);
+       LEFT JOIN templates tp ON tp.user_id = ? AND tp.event_type = ? AND tp.locale = (CASE WHEN tg.locale = 'ru' THEN 'ru' ELSE 'en' END)
+      WHERE tr.provider_id = ? AND tr.enabled = ? AND tg.enabled = ?`, [provider.user_id, e.type, provider.id, true, true]);
   const only = e.trackerIds ? new Set(e.trackerIds) : undefined;
-  const perTarget = new Map<string, { d: Decision; trackerId: string }>();
+  const perTarget = new Map<string, { d: Decision; trackerId: string; link?: LinkRow }>();
   for (const l of links) {
     if (only && !only.has(l.tracker_id)) continue;
     const rules: TrackerRules = { id: l.tracker_id, event_types: Database.json(l.event_types, {}), quiet_hours: Database.json(l.quiet_hours, null), quiet_policies: Database.json(l.quiet_policies, {}) };
     const d = decide(rules, e.type, spec, now);
     const prev = perTarget.get(l.target_id);
     const m = merge(prev?.d, d);
-    if (m !== prev?.d) perTarget.set(l.target_id, { d: m, trackerId: l.tracker_id });
+    if (m !== prev?.d) perTarget.set(l.target_id, { d: m, trackerId: l.tracker_id, link: l });
   }
   return writeEvent(core, {
-    userId: provider.user_id, providerId: provider.id, providerKind: provider.kind, type: e.type, severity: e.severity ?? spec.severity,
+    userId: provider.user_id, providerId: provider.id, providerName: provider.name, providerKind: provider.kind, type: e.type, severity: e.severity ?? spec.severity,
     payload: e.payload, extras: e.extras, trackerIds: e.trackerIds, occurredAt: e.occurredAt ?? now, deliveries: perTarget,
-  });
+  }, opts);
 }
 
 export interface EventWrite {
-  userId: string; providerId: string | null; providerKind: string; type: string; severity: Severity;
+  userId: string; providerId: string | null; providerName?: string; providerKind: string; type: string; severity: Severity;
   payload: Record<string, unknown>; extras?: Record<string, string>; trackerIds?: string[]; occurredAt: Date;
-  deliveries: Map<string, { d: Decision; trackerId: string | null }>;
+  /** Per target; `link` (from ingestEvent) carries what a send needs, so the delivery can be handed off. */
+  deliveries: Map<string, { d: Decision; trackerId: string | null; link?: LinkRow }>;
 }
 
-export async function writeEvent(core: Core, w: EventWrite): Promise<IngestResult> {
+export async function writeEvent(core: Core, w: EventWrite, opts: WriteOptions = {}): Promise<IngestResult> {
   const now = core.clock.now().toISOString();
   const id = newId();
   const decisions = [...w.deliveries.values()].map((x) => x.d);
@@ -62,23 +88,43 @@ export async function writeEvent(core: Core, w: EventWrite): Promise<IngestResul
     ? { reason: 'no enabled tracker is linked to an enabled target for this event' }
     : status === 'dropped' ? { reason: (decisions[0] as { reason: string }).reason } : null;
   let deferred = false;
+  let left = false;
+  const handed: HandedDelivery[] = [];
+  const lease = opts.leaseUntil?.toISOString();
+  const occurredAt = w.occurredAt.toISOString();
   await core.db.tx(async (q) => {
+    handed.length = 0;
     await q.run(`INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, dispatch_status, details, occurred_at, created_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [id, w.userId, w.providerId, w.providerKind, w.type, w.severity, w.payload, w.extras ?? null, w.trackerIds ?? null, status, details, w.occurredAt.toISOString(), now]);
-    for (const [targetId, { d, trackerId }] of w.deliveries) {
+    [id, w.userId, w.providerId, w.providerKind, w.type, w.severity, w.payload, w.extras ?? null, w.trackerIds ?? null, status, details, occurredAt, now]);
+    for (const [targetId, { d, trackerId, link }] of w.deliveries) {
       const did = newId();
-      const dStatus = d.status;
-      await q.run(`INSERT INTO deliveries (id, event_id, user_id, tracker_id, target_id, status, reason, attempts, next_attempt_at, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)`,
-      [did, id, w.userId, trackerId, targetId, dStatus, d.status === 'dropped' ? d.reason : null, d.status === 'deferred' ? d.releaseAt.toISOString() : now, now, now]);
+      // A queued delivery this worker can send at once is written already claimed (leased, first
+      // attempt): no claim round trip, no re-read. Should the worker die, the lease runs out and any
+      // worker claims it again, exactly as a claimed row.
+      const take = lease !== undefined && link !== undefined && d.status === 'queued';
+      await q.run(`INSERT INTO deliveries (id, event_id, user_id, tracker_id, target_id, status, reason, attempts, next_attempt_at, lease_until, created_at, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [did, id, w.userId, trackerId, targetId, take ? 'sending' : d.status, d.status === 'dropped' ? d.reason : null, take ? 1 : 0,
+        d.status === 'deferred' ? d.releaseAt.toISOString() : now, take ? lease : null, now, now]);
+      if (d.status === 'queued' && !take) left = true;
+      if (take) {
+        handed.push({
+          row: { id: did, event_id: id, user_id: w.userId, tracker_id: trackerId, target_id: targetId, attempts: 1 },
+          event: { id, user_id: w.userId, provider_id: w.providerId, provider_kind: w.providerKind, provider_name: w.providerName ?? null, event_type: w.type,
+            severity: w.severity, payload: w.payload, extras: w.extras ?? null, occurred_at: occurredAt, created_at: now },
+          target: link, trackerName: link.tracker_name ?? null,
+          override: link.override_title !== null && link.override_title !== undefined ? { title: link.override_title, body: String(link.override_body ?? '') } : null,
+        });
+      }
       if (d.status === 'deferred') {
         deferred = true;
         await q.run(`INSERT INTO deferred_dispatch (id, delivery_id, event_id, user_id, tracker_id, target_id, event_type, release_at, created_at)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [newId(), did, id, w.userId, trackerId, targetId, w.type, d.releaseAt.toISOString(), now]);
       }
     }
+    if (opts.extra) await opts.extra(q, id);
   });
   core.metrics.eventLogTotal.inc({ status, event_type: w.type });
-  return { eventIds: [id], queued: status === 'pending', deferredUsers: deferred ? [w.userId] : [] };
+  return { eventIds: [id], queued: left, deferredUsers: deferred ? [w.userId] : [], handed, extraDone: opts.extra !== undefined };
 }

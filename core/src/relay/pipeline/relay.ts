@@ -5,7 +5,7 @@ import { providerRowFrom, type ProviderRow, type TargetRow } from '../../plugins
 import { newId } from '../../http/ids.ts';
 import type { RelayService } from '../service.ts';
 import { TemplateCatalog } from '../templates/catalog.ts';
-import { ingestEvent, writeEvent } from './ingest.ts';
+import { ingestEvent, writeEvent, type IngestResult, type WriteOptions } from './ingest.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { SelfMonitor } from './monitor.ts';
 import { renderMessage } from './render.ts';
@@ -39,10 +39,21 @@ export class Relay implements RelayService {
   }
 
   async ingest(provider: ProviderRow, event: EmittedEvent): Promise<string[]> {
-    const r = await ingestEvent(this.core, provider, event);
+    return (await this.ingestWith(provider, event)).eventIds;
+  }
+
+  /**
+   * Ingests one event; `extra` runs in the event's transaction (the webhook route records its
+   * payload log row and replay key there, so one commit makes all of it durable). When the
+   * dispatcher has room, the event's queued deliveries are written claimed and sent at once.
+   */
+  async ingestWith(provider: ProviderRow, event: EmittedEvent, extra?: WriteOptions['extra']): Promise<IngestResult> {
+    const leaseUntil = this.dispatcher.handoffLease();
+    const r = await ingestEvent(this.core, provider, event, { leaseUntil, extra });
+    if (r.handed.length) this.dispatcher.accept(r.handed);
     if (r.queued) this.dispatcher.wake();
     for (const u of r.deferredUsers) await this.monitor.checkBacklog(u);
-    return r.eventIds;
+    return r;
   }
 
   async emitSelf(userId: string, type: string, payload: Record<string, unknown>): Promise<string[]> {
