@@ -92,5 +92,10 @@ async function nativeSqlite(orm: MikroORM): Promise<NativeSqlite> {
   };
   const handle = await conn.getNativeClient();
   const executor = conn.getClient().getExecutor();
-  return new NativeSqlite(handle, (fn) => executor.provideConnection(() => fn()));
+  const native = new NativeSqlite(handle, (fn) => executor.provideConnection(() => fn()));
+  if (process.env.HERALD_SQL_PROFILE === '1') {
+    native.enableProfile();
+    process.once('exit', () => process.stderr.write(`SQL profile:\n${native.profileReport()}\n`));
+  }
+  return native;
 }

@@ -69,6 +69,30 @@ export class NativeSqlite {
     return s.run(...args).changes;
   }
 
+  /** Statement timing for diagnostics (HERALD_SQL_PROFILE=1): wall time and count per SQL text, printed at close. */
+  private profile?: Map<string, { n: number; ms: number }>;
+  enableProfile(): void {
+    if (this.profile) return;
+    const prof = this.profile = new Map();
+    const wrap = (name: 'allNow' | 'runNow') => {
+      const orig = this[name].bind(this) as (sql: string, params: unknown[]) => any;
+      (this as any)[name] = (sql: string, params: unknown[]) => {
+        const t = performance.now();
+        try { return orig(sql, params); } finally {
+          const e = prof.get(sql) ?? { n: 0, ms: 0 }; e.n++; e.ms += performance.now() - t; prof.set(sql, e);
+        }
+      };
+    };
+    wrap('allNow'); wrap('runNow');
+    const stmt = this.stmt.bind(this);
+    this.stmt = (sql: string) => { const t = performance.now(); try { stmt(sql); } finally { const e = prof.get(sql) ?? { n: 0, ms: 0 }; e.n++; e.ms += performance.now() - t; prof.set(sql, e); } };
+  }
+  profileReport(): string {
+    if (!this.profile) return '';
+    return [...this.profile].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25)
+      .map(([sql, e]) => `${e.ms.toFixed(0).padStart(7)} ms ${String(e.n).padStart(7)}× ${(1000 * e.ms / e.n).toFixed(0).padStart(6)} µs  ${sql.replace(/\s+/g, ' ').slice(0, 140)}`).join('\n');
+  }
+
   /** A read runs as soon as the connection is free; a write joins the next group commit. */
   all(sql: string, params: unknown[]): Promise<any[]> {
     if (this.prepare(sql).readonly) return this.lock(async () => this.allNow(sql, params));

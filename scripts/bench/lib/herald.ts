@@ -56,10 +56,13 @@ export function heraldOptions(dataDir: string, port: number, plugins: string, en
 
 export function spawnHerald(o: HeraldOptions): Herald {
   const prof = process.env.BENCH_CPU_PROF;
-  const args = [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), 'core/src/main.ts'];
+  // BENCH_NODE_ARGS: extra Node flags for the child (diagnostics such as --trace-gc); BENCH_CHILD_STDOUT: a file for its stdout.
+  const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const args = [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), ...extra, 'core/src/main.ts'];
+  const out = process.env.BENCH_CHILD_STDOUT ? fs.openSync(process.env.BENCH_CHILD_STDOUT, 'a') : 'ignore';
   const spawnedAt = wallMs();
   const proc = spawn(process.execPath, args, {
-    cwd: ROOT, stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: ROOT, stdio: ['ignore', out, 'pipe'],
     env: {
       PATH: process.env.PATH, SERVICE_SECRET_KEY: o.key, SERVICE_DATA_DIR: o.dataDir, SERVICE_PORT: String(o.port), SERVICE_HOST: '127.0.0.1',
       SERVICE_PLUGINS: o.plugins, SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', SERVICE_LOG_LEVEL: 'WARNING', SERVICE_LOG_FORMAT: 'json',
