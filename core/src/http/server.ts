@@ -2,7 +2,7 @@ import Fastify from 'fastify';
 import type { FastifyInstance, FastifyError, FastifyRequest } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
+import { registerSecurityHeaders } from './security-headers.ts';
 import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.ts';
@@ -72,7 +72,7 @@ export async function createServer(config: Config, log: Logger, version: string)
     reply.code(404).type('application/problem+json').send(problem(404, 'not_found', `No route for ${req.method} ${req.url.split('?')[0]}.`));
   });
 
-  await app.register(helmet, {
+  registerSecurityHeaders(app, {
     contentSecurityPolicy: {
       directives: {
         defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'", "'unsafe-inline'"], imgSrc: ["'self'", 'data:'],
