@@ -13,7 +13,7 @@ const N = envInt('BENCH_PACED_N', 5_000);
 const RATE = envInt('BENCH_RATE', 1_000);
 const BURST = envInt('BENCH_N', 0);
 const sink = await startSink(N + 500 + BURST);
-const chain = await startChain(sink.url, process.env.HERALD_SQL_PROFILE ? { HERALD_SQL_PROFILE: '1' } : {});
+const chain = await startChain(sink.url, { ...(process.env.HERALD_SQL_PROFILE ? { HERALD_SQL_PROFILE: '1' } : {}), ...(process.env.HERALD_NO_CHECKPOINT ? { HERALD_NO_CHECKPOINT: '1' } : {}) });
 try {
   const warm = await pacedLoop(chain.hookUrl, deliveries(0, 500), RATE);
   await sink.waitDistinct(500, 30_000);
@@ -28,17 +28,18 @@ try {
   await sink.waitDistinct(N + 500 + BURST, 60_000);
   await sleep(200);
   const bucket = 500;
-  const rows = new Map<number, { arr: number[]; ack: number[] }>();
+  const rows = new Map<number, { arr: number[]; ack: number[]; gap: number }>();
   for (let i = 0; i < N; i++) {
     const b = Math.floor((r.sentAt[i]! - r.started) / bucket);
-    const row = rows.get(b) ?? { arr: [], ack: [] };
+    const row = rows.get(b) ?? { arr: [], ack: [], gap: 0 };
+    if (i > 0) row.gap = Math.max(row.gap, r.sentAt[i]! - r.sentAt[i - 1]!);
     row.arr.push(sink.at[500 + i]! - r.sentAt[i]!);
     row.ack.push(r.ackAt[i]! - r.sentAt[i]!);
     rows.set(b, row);
   }
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   for (const [b, row] of [...rows].sort((x, y) => x[0] - y[0])) {
-    process.stdout.write(`${String(b * bucket).padStart(6)} ms  arrival p50 ${fmt(med(row.arr), 1).padStart(7)} max ${fmt(Math.max(...row.arr), 1).padStart(7)}   ack p50 ${fmt(med(row.ack), 1).padStart(6)} max ${fmt(Math.max(...row.ack), 1).padStart(7)}\n`);
+    process.stdout.write(`${String(b * bucket).padStart(6)} ms  arrival p50 ${fmt(med(row.arr), 1).padStart(7)} max ${fmt(Math.max(...row.arr), 1).padStart(7)}   ack p50 ${fmt(med(row.ack), 1).padStart(6)} max ${fmt(Math.max(...row.ack), 1).padStart(7)}   sends ${row.arr.length} longest gap ${fmt(row.gap, 1)} ms\n`);
   }
 } finally {
   await chain.herald.stop();
