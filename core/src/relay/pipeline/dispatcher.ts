@@ -79,6 +79,14 @@ export class Dispatcher {
 
   /** Takes deliveries written already claimed (see handoffLease) and schedules their sends. */
   accept(handed: HandedDelivery[]): void {
+    if (!this.running) {
+      // Stopped between the lease and the commit: give the rows back to the queue for the next
+      // worker (should that fail too, their lease runs out and they are claimed again anyway).
+      const ids = handed.map((h) => h.row.id);
+      void this.core.db.run(`UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1 WHERE status = 'sending' AND id IN (${ids.map(() => '?').join(',')})`, ids)
+        .catch((err) => this.core.logs.get('relay').warn({ err }, 'returning handed-off deliveries to the queue failed; their lease will run out'));
+      return;
+    }
     const ctx: SendContext = { events: new Map(), targets: new Map(), trackerNames: new Map(), overrides: new Map() };
     for (const h of handed) {
       ctx.events.set(h.row.event_id, h.event);

@@ -1,0 +1,65 @@
+import t from 'tap';
+import { startService, startSink, type TestService } from '../helpers/service.ts';
+import { ingestEvent } from '../../core/src/relay/pipeline/ingest.ts';
+import { providerRowFrom } from '../../core/src/plugins/host.ts';
+
+const hookHeaders = { 'x-example-token': 'sharedtoken1' };
+
+async function chain(s: TestService, sinkUrl: string) {
+  const token = s.admin.token;
+  const p = (await s.request('POST', '/api/providers', { token, body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } } })).body;
+  const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Tr' } })).body;
+  const tg = (await s.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' } })).body;
+  await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
+  return { provider: p, hook: `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}` };
+}
+
+t.test('a new event is sent at once from ingest, without a claim, and recorded with its webhook log in one go', async (t) => {
+  const s = await startService();
+  const sink = await startSink();
+  t.teardown(async () => { await s.stop(); await sink.close(); });
+  const c = await chain(s, sink.url);
+  const relay = s.service.core.services.get('relay') as any;
+  const dispatcher = relay.dispatcher;
+  // Count the rows that go through the queue's claim.
+  let claimedRows = 0;
+  const claim = dispatcher.claim.bind(dispatcher);
+  dispatcher.claim = async () => { const rows = await claim(); claimedRows += rows.length; return rows; };
+
+  const r = await s.request('POST', c.hook, { headers: hookHeaders, body: { type: 'thing_happened', payload: { name: 'front door' } } });
+  t.equal(r.status, 202);
+  const got = await sink.waitFor(1);
+  t.equal(got.length, 1, 'delivered');
+  await relay.tick();
+  t.equal(claimedRows, 0, 'the delivery never waited in the queue');
+  const eventId = r.body.event_ids[0];
+  const d = await s.service.core.db.get('SELECT status, attempts, lease_until FROM deliveries WHERE event_id = ?', [eventId]);
+  t.match(d, { status: 'sent', attempts: 1, lease_until: null }, 'sent on its first attempt, lease released');
+  const log = await s.service.core.db.get('SELECT status_code, event_ids FROM webhook_payload_log WHERE provider_id = ?', [c.provider.id]);
+  t.equal(Number(log?.status_code), 202);
+  t.same(typeof log?.event_ids === 'string' ? JSON.parse(log.event_ids) : log?.event_ids, [eventId], 'the payload log names the event written with it');
+});
+
+t.test('deliveries handed off while the dispatcher stops go back to the queue', async (t) => {
+  const s = await startService();
+  const sink = await startSink();
+  t.teardown(async () => { await s.stop(); await sink.close(); });
+  const c = await chain(s, sink.url);
+  const core = s.service.core;
+  const relay = core.services.get('relay') as any;
+  const provider = providerRowFrom((await core.db.get('SELECT * FROM providers WHERE id = ?', [c.provider.id]))!);
+  // Leased for this worker, then the dispatcher stops before taking them.
+  const r = await ingestEvent(core as any, provider, { type: 'thing_happened', payload: { name: 'late' } }, { leaseUntil: new Date(Date.now() + 15_000) });
+  t.equal(r.handed.length, 1, 'written already claimed');
+  t.equal((await core.db.get('SELECT status FROM deliveries WHERE event_id = ?', [r.eventIds[0]]))?.status, 'sending');
+  await relay.dispatcher.stop();
+  relay.dispatcher.accept(r.handed);
+  let row: any;
+  for (let i = 0; i < 100; i++) {
+    row = await core.db.get('SELECT status, attempts, lease_until FROM deliveries WHERE event_id = ?', [r.eventIds[0]]);
+    if (row?.status === 'queued') break;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  t.match(row, { status: 'queued', attempts: 0, lease_until: null }, 'queued again, the unused attempt given back');
+  t.equal(sink.received.length, 0, 'nothing was sent by the stopped dispatcher');
+});
