@@ -18,6 +18,7 @@ import { ensureBridgeSelfForAll } from './users/users.ts';
 import { detectSupervised } from './lifecycle/supervised.ts';
 import { loadFeatures, type Feature } from './features.ts';
 import { applyStagedRestore } from './backup/staged.ts';
+import { idleDelayFromEnv, MemoryReducer } from './health/memory-reducer.ts';
 import type { Core } from './core.ts';
 
 export const VERSION: string = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
@@ -83,6 +84,11 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
   const features: Feature[] = await loadFeatures();
   for (const f of features) await f.register(app, core);
   await app.ready();
+  const idleMs = idleDelayFromEnv();
+  const reducer = new MemoryReducer({ log: logs.get('memory'), idleMs, gc: idleMs === undefined ? null : undefined });
+  core.services.set('memoryReducer', reducer);
+  // Every request restarts the idle period; a listener on the server costs less than a route hook.
+  app.server.on('request', () => reducer.noteActivity());
 
   let stopping: Promise<void> | undefined;
   return {
@@ -95,6 +101,7 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
       await jobs.start();
       for (const f of features) await f.start?.(core);
       jobs.onLeadershipChange((leader) => { void host.leadershipChanged(leader); });
+      reducer.start();
       log.info({ url: baseUrl, version: VERSION }, 'listening');
       return baseUrl;
     },
@@ -102,6 +109,7 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
       stopping ??= (async () => {
         const grace = config.gracefulShutdownSeconds * 1000;
         log.info({ grace_seconds: config.gracefulShutdownSeconds }, 'shutting down');
+        reducer.stop();
         const closing = app.close();
         const timer = setTimeout(() => { log.warn('grace period over; closing remaining connections'); app.server.closeAllConnections?.(); }, grace);
         timer.unref();
