@@ -64,24 +64,24 @@ export function createTelegramBotDriver(opts: DriverOptions = {}): MessagingBotD
   const api = (ctx: BotDriverContext, token: string, timeoutMs?: number) => createApi(token, ctx.http, { apiRoot: ctx.apiRoot ?? apiRoot, timeoutMs });
   return {
     async getMe(ctx, token, signal) {
-      const me = await call(token, () => api(ctx, token).getMe(grammySignal(signal)));
+      const me = await call(token, async () => (await api(ctx, token)).getMe(grammySignal(signal)));
       return { botId: String(me.id), username: me.username };
     },
     async setWebhook(ctx, token, url, secretToken, signal) {
-      await call(token, () => api(ctx, token).setWebhook(url, { secret_token: secretToken, allowed_updates: [...ALLOWED_UPDATES] }, grammySignal(signal)));
+      await call(token, async () => (await api(ctx, token)).setWebhook(url, { secret_token: secretToken, allowed_updates: [...ALLOWED_UPDATES] }, grammySignal(signal)));
     },
     async deleteWebhook(ctx, token, signal) {
-      await call(token, () => api(ctx, token).deleteWebhook({}, grammySignal(signal)));
+      await call(token, async () => (await api(ctx, token)).deleteWebhook({}, grammySignal(signal)));
     },
     async getUpdates(ctx, token, offset, timeoutSeconds, signal) {
       // Long polling holds the request open for timeoutSeconds; allow that plus a margin.
       const timeoutMs = (Math.max(0, timeoutSeconds) + 10) * 1000;
-      return call(token, () => api(ctx, token, timeoutMs).getUpdates(
+      return call(token, async () => (await api(ctx, token, timeoutMs)).getUpdates(
         { offset, timeout: Math.max(0, timeoutSeconds), allowed_updates: [...ALLOWED_UPDATES] }, grammySignal(signal)));
     },
     parseUpdate,
     async reply(ctx, token, chat, text, signal) {
-      await call(token, () => api(ctx, token).sendMessage(chat.chatId, clipText(text), chat.threadId ? { message_thread_id: chat.threadId } : {}, grammySignal(signal)));
+      await call(token, async () => (await api(ctx, token)).sendMessage(chat.chatId, clipText(text), chat.threadId ? { message_thread_id: chat.threadId } : {}, grammySignal(signal)));
     },
   };
 }

@@ -32,14 +32,15 @@ export function createTelegramTarget(ctx: TargetContext<TelegramTargetConfig>): 
     if (!ctx.bot?.token) throw new ConfigError(`the Telegram bot ${cfg.bot_id} of this target was not found`);
     return ctx.bot;
   };
-  let api: ReturnType<typeof createApi> | undefined;
+  let api: Awaited<ReturnType<typeof createApi>> | undefined;
 
   return {
     start() { bot(); },
 
     async send(message: OutboundMessage, options: SendOptions): Promise<SendResult> {
       const { token } = bot();
-      api ??= createApi(token, ctx.http, { apiRoot: ctx.bot?.apiRoot ?? cfg.api_root });
+      // grammY loads on the first send; a failure to load it is reported like any other send failure.
+      api ??= await call(token, () => createApi(token, ctx.http, { apiRoot: ctx.bot?.apiRoot ?? cfg.api_root }));
       const parts = splitHtml(composeHtml(message), MAX_MESSAGE_LENGTH);
       const key = `parts:${message.deliveryId}`;
       const progress = (await ctx.store.get<Progress>(key)) ?? { sent: 0, ids: [] };

@@ -1,15 +1,22 @@
 /**
  * grammY's Bot API client wired to the core's SSRF-safe fetch, and the mapping of its failures
  * to the plugin contract's errors. Bot tokens are part of every Bot API URL, so every message
- * that leaves this module goes through `maskToken` first.
+ * that leaves this module goes through `maskToken` first. grammY (with node-fetch and the URL
+ * polyfills it pulls in) is loaded on the first Bot API call, not at boot: an idle service that
+ * never talks to Telegram does not carry it in memory.
  */
-import { Api, GrammyError, HttpError } from 'grammy';
+import type { Api } from 'grammy';
 import {
   AuthFailedError, PermanentSendError, PluginError, RateLimitedError, RetryableSendError,
 } from '@herald/core/plugin-api';
 import type { OutboundHttp } from '@herald/core/plugin-api';
 
 export const DEFAULT_API_ROOT = 'https://api.telegram.org';
+
+type Grammy = typeof import('grammy');
+/** Set once grammY is loaded; any grammY error seen later was made by this module instance. */
+let grammy: Grammy | undefined;
+const loadGrammy = async (): Promise<Grammy> => (grammy ??= await import('grammy'));
 
 /** Anything shaped like a bot token (`<digits>:<secret>`), wherever it appears. */
 const TOKEN_LIKE = /\b[0-9]{3,}:[A-Za-z0-9_-]{20,}\b/g;
@@ -51,8 +58,9 @@ export function grammyFetch(http: OutboundHttp, timeoutMs?: number): typeof fetc
   }) as typeof fetch;
 }
 
-/** A grammY `Api` for one token whose requests all go through the outbound client. */
-export function createApi(token: string, http: OutboundHttp, opts: ApiOptions = {}): Api {
+/** A grammY `Api` for one token whose requests all go through the outbound client (loads grammY on first use). */
+export async function createApi(token: string, http: OutboundHttp, opts: ApiOptions = {}): Promise<Api> {
+  const { Api } = await loadGrammy();
   return new Api(token, {
     apiRoot: (opts.apiRoot ?? DEFAULT_API_ROOT).replace(/\/+$/, ''),
     fetch: grammyFetch(http, opts.timeoutMs),
@@ -67,7 +75,8 @@ export function createApi(token: string, http: OutboundHttp, opts: ApiOptions = 
  */
 export function toPluginError(err: unknown, token: string): Error {
   if (err instanceof PluginError) return err;
-  if (err instanceof GrammyError) {
+  // Without grammY loaded no grammY error can exist, so the checks below only run once it is.
+  if (grammy && err instanceof grammy.GrammyError) {
     const code = err.error_code;
     const what = maskToken(`telegram ${err.method}: ${code} ${err.description}`, token);
     if (code === 429) {
@@ -80,7 +89,7 @@ export function toPluginError(err: unknown, token: string): Error {
     const migrated = err.parameters.migrate_to_chat_id;
     return new PermanentSendError(migrated ? `${what} (the group is now chat ${migrated}; update chat_id)` : what, code);
   }
-  if (err instanceof HttpError) {
+  if (grammy && err instanceof grammy.HttpError) {
     const inner = err.error as { code?: string; message?: string } | undefined;
     const what = maskToken(`telegram: ${err.message}${inner?.message ? ` ${inner.message}` : ''}`, token);
     // The outbound policy refuses the address of api_root: retrying cannot help.
