@@ -2,8 +2,10 @@
  * One WebSocket session with Home Assistant, following its WebSocket API: `auth_required` →
  * `{type:'auth'}` → `auth_ok` | `auth_invalid`, then `subscribe_events` commands with integer ids,
  * `{type:'event'}` pushes and `ping`/`pong` heartbeats. Reconnecting is the supervisor's job.
+ * The `ws` client is loaded with the first connection, so a service without a Home Assistant
+ * provider configured never carries it in memory.
  */
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import type { LookupFunction } from 'node:net';
 import type { PluginLogger } from '@herald/core/plugin-api';
 import type { Timings } from './config.ts';
@@ -56,7 +58,8 @@ function pinnedLookup(address: string, family: 4 | 6): LookupFunction {
  * Connects, authenticates and subscribes. Resolves once `auth_ok` arrived and the subscriptions
  * are sent; rejects with AuthRejectedError on `auth_invalid`, or a plain Error on any other failure.
  */
-export function openSession(o: SessionOptions): Promise<HaSession> {
+export async function openSession(o: SessionOptions): Promise<HaSession> {
+  const { WebSocket } = await import('ws');
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(o.url, {
       lookup: pinnedLookup(o.address, o.family),
