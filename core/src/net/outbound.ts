@@ -11,8 +11,7 @@ import dns from 'node:dns';
 import { STATUS_CODES } from 'node:http';
 import { pipeline } from 'node:stream';
 import zlib from 'node:zlib';
-import { Agent, buildConnector, request as undiciRequest } from 'undici';
-import type { Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
 import type { OutboundHttp, OutboundRequestInit, OutboundResponse } from '../plugin-api/index.ts';
 import { createAddressPolicy } from './address-policy.ts';
 
@@ -51,6 +50,11 @@ const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
 /** Headers that must not follow a redirect to another origin (credentials of the first one). */
 const ORIGIN_BOUND_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+
+type Undici = typeof import('undici');
+let undici: Promise<Undici> | undefined;
+/** undici loads with the first outbound request: a service that makes none never carries it in memory. */
+const loadUndici = (): Promise<Undici> => (undici ??= import('undici'));
 
 const systemResolver: Resolver = async (host) => {
   const answers = await dns.promises.lookup(host, { all: true, order: 'verbatim' });
@@ -106,11 +110,11 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
 
   // One pooled agent per connect timeout (almost always just the default one).
   const agents = new Map<number, Agent>();
-  function dispatcherFor(connectTimeoutMs: number): Dispatcher {
+  function dispatcherFor(u: Undici, connectTimeoutMs: number): Dispatcher {
     let agent = agents.get(connectTimeoutMs);
     if (!agent) {
-      const connector = buildConnector({ timeout: connectTimeoutMs, allowH2: false });
-      agent = new Agent({
+      const connector = u.buildConnector({ timeout: connectTimeoutMs, allowH2: false });
+      agent = new u.Agent({
         allowH2: false,
         connect(options, callback) {
           const name = options.hostname.replace(/^\[(.*)\]$/, '$1');
@@ -134,9 +138,10 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
   async function exchange(start: URL, hop: Hop, limits: Limits, signal: AbortSignal, redirect: RequestRedirect) {
     let url = start;
     let { method, headers, body } = hop;
+    const u = await loadUndici();
     for (let n = 0; ; n++) {
       checkScheme(url);
-      const res = await undiciRequest(url, { method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher: dispatcherFor(limits.connectTimeoutMs) });
+      const res = await u.request(url, { method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher: dispatcherFor(u, limits.connectTimeoutMs) });
       const location = res.headers.location;
       if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string' || redirect === 'manual') return { res, url, redirected: n > 0 };
       await res.body.dump();
