@@ -1,6 +1,7 @@
+import { createRequire } from 'node:module';
 import pino from 'pino';
 import type { DestinationStream, Logger } from 'pino';
-import pretty from 'pino-pretty';
+import type Pretty from 'pino-pretty';
 import type { LevelName } from '../config/config.ts';
 import { redactObject, redactText, SecretValues } from './redact.ts';
 
@@ -30,7 +31,7 @@ export function createLogger(opts: LoggerOptions): LoggerFactory {
   const secrets = opts.secrets ?? new SecretValues();
   const scrub = (s: string) => secrets.mask(redactText(s));
   const dest = opts.destination ?? (opts.format === 'text'
-    ? pretty({ destination: 2, sync: true, colorize: false, translateTime: 'SYS:standard', ignore: 'pid,hostname' })
+    ? loadPretty()({ destination: 2, sync: true, colorize: false, translateTime: 'SYS:standard', ignore: 'pid,hostname' })
     : pino.destination({ fd: 2, sync: true }));
   const root = pino({
     level: lowest(opts.level, opts.levels),
@@ -63,6 +64,11 @@ export function createLogger(opts: LoggerOptions): LoggerFactory {
       return root.child({ module, ...bindings }, { level });
     },
   };
+}
+
+/** pino-pretty (CommonJS) is required only for the text format, so a JSON-logging service never loads it. */
+function loadPretty(): typeof Pretty {
+  return createRequire(import.meta.url)('pino-pretty') as typeof Pretty;
 }
 
 function matchPrefix(levels: Record<string, LevelName>, module: string): LevelName | undefined {
