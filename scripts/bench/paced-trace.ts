@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import { closedLoop, pacedLoop } from './lib/load.ts';
 import { startSink } from './lib/sink.ts';
 import { deliveries, startChain } from './lib/relay-setup.ts';
-import { envInt, fmt, sleep } from './lib/stats.ts';
+import { envInt, fmt, sleep, wallMs } from './lib/stats.ts';
 
 const N = envInt('BENCH_PACED_N', 5_000);
 const RATE = envInt('BENCH_RATE', 1_000);
@@ -24,6 +24,7 @@ try {
     await sleep(envInt('BENCH_GAP_MS', 0));
     process.stdout.write(`after a burst of ${BURST}: RSS ${fmt(chain.herald.rssKb() / 1024, 0)} MB\n`);
   }
+  process.stdout.write(`paced phase starts ${fmt((wallMs() - chain.herald.spawnedAt) / 1000, 2)} s after the service was spawned\n`);
   const r = await pacedLoop(chain.hookUrl, deliveries(500, N), RATE);
   await sink.waitDistinct(N + 500 + BURST, 60_000);
   await sleep(200);
