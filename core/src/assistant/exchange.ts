@@ -1,6 +1,7 @@
-import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionMessageToolCall } from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam, ChatCompletionMessageToolCall } from 'openai/resources/chat/completions';
 import type { HttpError } from '../http/problem.ts';
 import { ModelClient } from './model.ts';
+import type { ModelStream } from './model-stream.ts';
 import type { MessageStatus, Usage } from './messages.ts';
 import type { Tools } from './tools.ts';
 import { messageTokens } from './assemble.ts';
@@ -26,21 +27,23 @@ const MAX_TOOL_ROUNDS = 3;
 
 interface Round { content: string; usage: Usage | null; calls: Map<number, { id: string; name: string; args: string }> }
 
-async function consume(stream: AsyncIterable<ChatCompletionChunk>, round: Round, sink: ExchangeSink): Promise<void> {
-  for await (const chunk of stream) {
+/** Reads one round's stream into `round`, passing text to the sink as it arrives (a callback per chunk, no async iteration). */
+function consume(stream: ModelStream, round: Round, sink: ExchangeSink): Promise<void> {
+  return stream.each((chunk) => {
     if (chunk.usage) round.usage = { prompt_tokens: chunk.usage.prompt_tokens ?? 0, completion_tokens: chunk.usage.completion_tokens ?? 0, total_tokens: chunk.usage.total_tokens ?? 0 };
     const delta = chunk.choices?.[0]?.delta;
-    if (!delta) continue;
+    if (!delta) return;
     if (delta.content) { round.content += delta.content; sink.delta(delta.content); }
+    if (!delta.tool_calls) return;
     // Tool calls arrive in pieces keyed by index: the id and name first, the arguments in fragments.
-    for (const tc of delta.tool_calls ?? []) {
+    for (const tc of delta.tool_calls) {
       const call = round.calls.get(tc.index) ?? { id: '', name: '', args: '' };
       if (tc.id) call.id = tc.id;
       if (tc.function?.name) call.name += tc.function.name;
       if (tc.function?.arguments) call.args += tc.function.arguments;
       round.calls.set(tc.index, call);
     }
-  }
+  });
 }
 
 /**
@@ -50,7 +53,7 @@ async function consume(stream: AsyncIterable<ChatCompletionChunk>, round: Round,
  * the tokens spent so far (reported usage where the model sent it, an estimate otherwise).
  */
 export async function runExchange(opts: {
-  model: ModelClient; first: AsyncIterable<ChatCompletionChunk>; messages: ChatCompletionMessageParam[];
+  model: ModelClient; first: ModelStream; messages: ChatCompletionMessageParam[];
   tools: Tools; signal: AbortSignal; sink: ExchangeSink;
 }): Promise<ExchangeResult> {
   const { model, tools, signal, sink } = opts;
@@ -59,7 +62,7 @@ export async function runExchange(opts: {
   let estimated = false;
   let content = '';
   const links: { id: string; title: string }[] = [];
-  let stream: AsyncIterable<ChatCompletionChunk> | undefined = opts.first;
+  let stream: ModelStream | undefined = opts.first;
 
   const account = (round: Round, sent: ChatCompletionMessageParam[]) => {
     let u = round.usage;
@@ -78,7 +81,6 @@ export async function runExchange(opts: {
     try {
       stream ??= await model.open(messages, tools.definitions, signal);
       await consume(stream, round, sink);
-      // The client's stream iterator ends quietly on abort instead of throwing.
       if (signal.aborted) throw new DOMException('The client went away.', 'AbortError');
     } catch (err) {
       content += round.content;

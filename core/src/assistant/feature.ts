@@ -23,6 +23,7 @@ export default {
     const quotas = new Quotas(core);
     const model = new ModelClient(core.config.ai);
     const reports = new Reports(core);
+    core.services.set('assistant.model', model);
     core.services.set('assistant.quotas', quotas);
     core.services.set('assistant.reports', reports);
     if (!model.configured) core.logs.get('assistant').warn('AI_API_KEY is not set; the assistant answers 503 until it is');
@@ -37,8 +38,19 @@ export default {
     await reports.routes(app);
     await adminRoutes(app, core, reports);
   },
+  /**
+   * Once the service is listening, a configured assistant loads its model client in the background
+   * (the SDK takes a few hundred ms to compile), so the first message does not wait for it.
+   */
+  async start(core) {
+    const model = core.services.get('assistant.model') as ModelClient | undefined;
+    if (!model?.configured) return;
+    const log = core.logs.get('assistant');
+    setImmediate(() => { model.warm().catch((err: unknown) => log.warn({ err }, 'could not load the model client; the first message will try again')); });
+  },
   /** Runs after the server closed: replies still streaming are aborted and saved before the database closes. */
   async stop(core) {
     await (core.services.get('assistant.inflight') as InFlight | undefined)?.drain();
+    await (core.services.get('assistant.model') as ModelClient | undefined)?.close();
   },
 } satisfies Feature;

@@ -1,19 +1,29 @@
 import type OpenAI from 'openai';
-import type { ChatCompletionChunk, ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Config } from '../config/config.ts';
 import { HttpError } from '../http/problem.ts';
+import { createModelTransport, type ModelTransport } from './model-fetch.ts';
+import { ModelStream } from './model-stream.ts';
+
+/** The SDK, imported when the client is first needed or warmed (it weighs tens of MB and a deployment may never chat). */
+let sdk: typeof import('openai') | undefined;
+
+/** The SDK's request timeout (until the response headers); the transport waits at least as long. */
+const TIMEOUT_MS = 10 * 60_000;
+/** A stream silent this long is dead. */
+const BODY_TIMEOUT_MS = 5 * 60_000;
 
 /**
  * The model endpoint: any OpenAI-compatible server (`AI_BASE_URL`, `AI_API_KEY`, `AI_MODEL`),
  * streamed chat completions with the usage chunk requested. No client-side retries: a failed
  * call is reported to the user at once rather than after several silent attempts.
+ *
+ * The openai client builds, authenticates and sends the request and maps error statuses; the
+ * streamed body is then read by ModelStream straight from the transport's Node stream.
  */
-/** The SDK, imported on the first model call (it weighs tens of MB and a deployment may never chat). */
-let sdk: typeof import('openai') | undefined;
-
 export class ModelClient {
   private ai: Config['ai'];
-  private client?: OpenAI;
+  private ready?: Promise<{ client: OpenAI; transport: ModelTransport }>;
 
   constructor(ai: Config['ai']) { this.ai = ai; }
 
@@ -21,14 +31,38 @@ export class ModelClient {
   get configured(): boolean { return Boolean(this.ai.apiKey); }
   get model(): string { return this.ai.model; }
 
+  /**
+   * Imports the SDK and undici and builds the client; called in the background once the service
+   * is listening, so the first message does not pay for it. Idempotent; a failure is retried on the next call.
+   */
+  warm(): Promise<{ client: OpenAI; transport: ModelTransport }> {
+    this.ready ??= (async () => {
+      const [mod, transport] = await Promise.all([import('openai'), createModelTransport({ headersTimeoutMs: TIMEOUT_MS, bodyTimeoutMs: BODY_TIMEOUT_MS })]);
+      sdk = mod;
+      const client = new mod.OpenAI({ apiKey: this.ai.apiKey, baseURL: this.ai.baseUrl, maxRetries: 0, timeout: TIMEOUT_MS, fetch: transport.fetch });
+      return { client, transport };
+    })();
+    this.ready.catch(() => { this.ready = undefined; });
+    return this.ready;
+  }
+
   /** Starts a streamed completion; resolves once the endpoint accepted the request (status 2xx), before any chunk. */
-  async open(messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[], signal: AbortSignal): Promise<AsyncIterable<ChatCompletionChunk>> {
-    sdk ??= await import('openai');
-    this.client ??= new sdk.OpenAI({ apiKey: this.ai.apiKey, baseURL: this.ai.baseUrl, maxRetries: 0, timeout: 10 * 60_000 });
-    return this.client.chat.completions.create({
+  async open(messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[], signal: AbortSignal): Promise<ModelStream> {
+    const { client, transport } = await this.warm();
+    const res = await client.chat.completions.create({
       model: this.ai.model, messages, stream: true, stream_options: { include_usage: true },
       ...(tools.length ? { tools } : {}),
-    }, { signal });
+    }, { signal }).asResponse();
+    const body = transport.bodyOf(res);
+    if (!body) throw new Error('The model endpoint answered without a response body.');
+    return new ModelStream(body, signal);
+  }
+
+  /** Closes the transport's idle connections. */
+  async close(): Promise<void> {
+    const ready = this.ready;
+    this.ready = undefined;
+    if (ready) await (await ready.catch(() => undefined))?.transport.close();
   }
 
   /** Masks the API key wherever an upstream message might echo it. */
@@ -53,6 +87,7 @@ export class ModelClient {
       if (err.status >= 500) return new HttpError(502, 'model_unavailable', `The AI model endpoint failed (HTTP ${err.status}); try again later.`);
       return new HttpError(502, 'model_rejected', `The AI model endpoint rejected the request (HTTP ${err.status}): ${this.mask(String(err.message)).slice(0, 300)}`);
     }
+    // Errors inside the stream (an error the model sent, a malformed payload, a dropped connection) land here.
     return new HttpError(502, 'model_failed', `The AI model stream failed: ${this.mask(err instanceof Error ? err.message : String(err)).slice(0, 300)}`);
   }
 }

@@ -1,5 +1,4 @@
 import Type from 'typebox';
-import type { ChatCompletionChunk } from 'openai/resources/chat/completions';
 import type { App } from '../http/server.ts';
 import type { Core } from '../core.ts';
 import { newId } from '../http/ids.ts';
@@ -10,7 +9,9 @@ import { insertMessage, publicMessage, type NewMessage } from './messages.ts';
 import { assembleContext, messageTokens } from './assemble.ts';
 import { ModelClient } from './model.ts';
 import { runExchange } from './exchange.ts';
+import type { ModelStream } from './model-stream.ts';
 import { SseStream } from './sse.ts';
+import { turn } from './turns.ts';
 import { assistantTools } from './tools.ts';
 import type { Quotas } from './quotas.ts';
 import type { Reports } from './reports.ts';
@@ -50,6 +51,8 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
     schema: { tags: ['assistant'], params: ChatParams, body: Body, produces: ['text/event-stream', 'application/problem+json'] },
     preHandler: requireUser(core),
   }, async (req, reply) => {
+    // Setting a reply up and saving it wait their turn, so a burst of messages cannot stall the streams already running.
+    await turn();
     const user = caller(req);
     const chat = await ownChat(core.db, user.id, (req.params as { chat_id: string }).chat_id);
     const { content } = req.body as { content: string };
@@ -70,7 +73,7 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
     reply.raw.on('close', onClose);
     const tools = assistantTools(reports, user, log);
 
-    let first: AsyncIterable<ChatCompletionChunk>;
+    let first: ModelStream;
     try {
       first = await model.open(context.messages, tools.definitions, controller.signal);
     } catch (err) {
@@ -104,8 +107,9 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
       sse.send('start', { user_message: publicMessage(userMessage), assistant_message_id: assistantId });
       const result = await runExchange({
         model, first, messages: context.messages, tools, signal: controller.signal,
-        sink: { delta: (text) => sse.send('delta', { content: text }), tool: (event) => sse.send('tool', event) },
+        sink: { delta: (text) => sse.delta(text), tool: (event) => sse.send('tool', event) },
       });
+      await turn();
       const saved = publicMessage(await core.db.tx(async (q) => {
         const row = await insertMessage(q, {
           ...base, content: result.content, status: result.status, usage: result.usage, usage_estimated: result.estimated,
@@ -114,12 +118,12 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
         await quotas.addTokens(user.id, day.day, result.usage.total_tokens, q);
         return row;
       }));
-      if (result.status === 'complete') sse.send('done', { message: saved });
-      else if (result.status === 'error') sse.send('error', { detail: result.error!.message, code: result.error!.code, message: saved });
+      if (result.status === 'complete') sse.finish('done', { message: saved });
+      else if (result.status === 'error') sse.finish('error', { detail: result.error!.message, code: result.error!.code, message: saved });
       else log.info({ chat_id: chat.id, message_id: assistantId }, 'client left; partial reply saved as interrupted');
     } catch (err) {
       log.error({ err }, 'message stream failed');
-      sse.send('error', { detail: 'Something went wrong on our side; the error was logged.', code: 'internal' });
+      sse.finish('error', { detail: 'Something went wrong on our side; the error was logged.', code: 'internal' });
     } finally {
       finished = true;
       reply.raw.off('close', onClose);

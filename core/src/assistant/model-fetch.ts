@@ -1,0 +1,180 @@
+import type { Agent, Dispatcher } from 'undici';
+import type { ChunkSink, ChunkSource } from './model-stream.ts';
+
+/**
+ * The `fetch` the openai client sends its requests with: undici's dispatcher on a dedicated
+ * keep-alive Agent. The SDK still builds, authenticates and sends each request and turns error
+ * statuses into its errors; a successful response's body, however, is not a web stream: its
+ * chunks are handed on as they arrive (`bodyOf`), with no stream machinery in between, so a
+ * streamed reply costs no web streams, no Readable and no SDK decoding layers per chunk.
+ *
+ * Only the SDK's streamed calls may use it: a successful Response it returns has an empty body.
+ */
+export interface ModelTransport {
+  fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
+  /** The body of a successful response returned by `fetch`, once. */
+  bodyOf(res: Response): ChunkSource | undefined;
+  close(): Promise<void>;
+}
+
+/** Chunks that arrive before the reader starts are queued; past this many bytes the connection is paused. */
+const QUEUE_BYTES = 64 * 1024;
+
+/** A response body fed by the dispatcher's callbacks; paused while nobody reads and its queue is full. */
+class UpstreamBody implements ChunkSource {
+  private controller: Dispatcher.DispatchController;
+  private sink?: ChunkSink;
+  private queue: Buffer[] = [];
+  private queued = 0;
+  /** How the response ended before the reader started: true for a complete body, or the error. */
+  private outcome?: true | Error;
+  private closed = false;
+  private discarding = false;
+
+  constructor(controller: Dispatcher.DispatchController) { this.controller = controller; }
+
+  data(chunk: Buffer): void {
+    if (this.closed || this.discarding) return;
+    if (this.sink) { this.sink.data(chunk); return; }
+    this.queue.push(chunk);
+    this.queued += chunk.length;
+    if (this.queued > QUEUE_BYTES) this.controller.pause();
+  }
+
+  end(): void {
+    if (this.closed) return;
+    if (!this.sink) { this.outcome = true; return; }
+    this.closed = true;
+    this.sink.end();
+  }
+
+  fail(err: Error): void {
+    if (this.closed) return;
+    if (!this.sink) { this.outcome = err; return; }
+    this.closed = true;
+    this.sink.error(err);
+  }
+
+  start(sink: ChunkSink): void {
+    if (this.sink || this.closed) throw new Error('A response body can be read once.');
+    this.sink = sink;
+    const queue = this.queue;
+    this.queue = [];
+    for (const chunk of queue) {
+      if (this.closed) return;
+      sink.data(chunk);
+    }
+    if (this.closed) return;
+    if (this.outcome === true) { this.end(); return; }
+    if (this.outcome) { this.fail(this.outcome); return; }
+    if (this.queued > QUEUE_BYTES) this.controller.resume();
+    this.queued = 0;
+  }
+
+  destroy(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.queue = [];
+    if (this.outcome === undefined) this.controller.abort(new DOMException('The model stream was stopped.', 'AbortError'));
+  }
+
+  discard(): void {
+    this.closed = true;
+    this.discarding = true;
+    this.queue = [];
+    if (this.controller.paused) this.controller.resume();
+  }
+}
+
+function plainHeaders(h: HeadersInit | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!h) return out;
+  (h instanceof Headers ? h : new Headers(h)).forEach((value, name) => { out[name] = value; });
+  return out;
+}
+
+function webHeaders(h: Record<string, string | string[] | undefined>): Headers {
+  const out = new Headers();
+  for (const name in h) {
+    const v = h[name];
+    if (v === undefined) continue;
+    if (Array.isArray(v)) for (const x of v) out.append(name, x);
+    else out.append(name, v);
+  }
+  return out;
+}
+
+/**
+ * Creates the transport. undici is imported here (with the SDK, when the assistant is warmed or
+ * first used), not at boot. `headersTimeoutMs` should be at least the SDK's own timeout.
+ */
+export async function createModelTransport(opts: { headersTimeoutMs: number; bodyTimeoutMs: number }): Promise<ModelTransport> {
+  const undici = await import('undici');
+  const agent: Agent = new undici.Agent({ headersTimeout: opts.headersTimeoutMs, bodyTimeout: opts.bodyTimeoutMs, keepAliveTimeout: 10_000 });
+  const bodies = new WeakMap<Response, ChunkSource>();
+
+  const fetch = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
+    const payload = init.body;
+    // The SDK sends chat completions as a JSON string; anything else goes the standard way.
+    if (input instanceof Request || (payload != null && typeof payload !== 'string' && !(payload instanceof Uint8Array))) return globalThis.fetch(input, init);
+    const url = new URL(input);
+    const signal = init.signal ?? undefined;
+    return new Promise<Response>((resolve, reject) => {
+      let controller: Dispatcher.DispatchController | undefined;
+      let body: UpstreamBody | undefined;
+      let errorBody: Buffer[] | undefined;
+      let errorInit: ResponseInit | undefined;
+      const reason = (): unknown => signal?.reason ?? new DOMException('This operation was aborted', 'AbortError');
+      // Before the request started there is no controller yet: onRequestStart aborts it then.
+      const onAbort = (): void => { if (controller) controller.abort(reason() as Error); else reject(reason()); };
+      const done = (): void => { signal?.removeEventListener('abort', onAbort); };
+      if (signal?.aborted) { reject(reason()); return; }
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const handler: Dispatcher.DispatchHandler = {
+        onRequestStart(c) {
+          controller = c;
+          if (signal?.aborted) c.abort(reason() as Error);
+        },
+        onResponseStart(c, status, headers) {
+          if (status < 200) return;
+          const head = { status, headers: webHeaders(headers) };
+          if (status >= 300) { errorBody = []; errorInit = head; return; }
+          body = new UpstreamBody(c);
+          const res = new Response(null, head);
+          bodies.set(res, body);
+          resolve(res);
+        },
+        onResponseData(_c, chunk) {
+          if (body) body.data(chunk);
+          else errorBody?.push(chunk);
+        },
+        onResponseEnd() {
+          done();
+          if (body) { body.end(); return; }
+          // Error bodies are small; the SDK reads them whole to build its error.
+          const status = errorInit?.status ?? 0;
+          resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(errorBody ?? []).toString('utf8'), errorInit));
+        },
+        onResponseError(_c, err) {
+          done();
+          if (body) body.fail(err);
+          else reject(err);
+        },
+      };
+      agent.dispatch({
+        origin: url.origin, path: url.pathname + url.search, method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
+        headers: plainHeaders(init.headers), body: payload ?? null,
+      }, handler);
+    });
+  };
+
+  return {
+    fetch,
+    bodyOf(res) {
+      const b = bodies.get(res);
+      bodies.delete(res);
+      return b;
+    },
+    close: () => agent.close(),
+  };
+}
