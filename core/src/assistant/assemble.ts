@@ -37,7 +37,6 @@ export async function assembleContext(core: Core, userId: string, chat: ChatRow,
   let cursor = latest.id;
   outer: while (budget > 0) {
     const page = await core.db.all<MessageRow>('SELECT * FROM chat_messages WHERE chat_id = ? AND id < ? ORDER BY id DESC LIMIT 100', [chat.id, cursor]);
-    if (page.length === 0) break;
     for (const row of page) {
       cursor = row.id;
       if (!row.content) continue;
@@ -47,6 +46,8 @@ export async function assembleContext(core: Core, userId: string, chat: ChatRow,
       budget -= cost;
       history.push(m);
     }
+    // A short page was the last one: no need to ask for the next (empty) page.
+    if (page.length < 100) break;
   }
   return { messages: [...system, ...history.reverse(), current], contextVersion: primary.version };
 }

@@ -22,11 +22,20 @@ export interface QuotaDay { day: string; resetsAt: Date }
  */
 export class Quotas {
   private core: Core;
+  /** The last day computed, reused until it ends (working a day out in a zone takes several Intl calls). */
+  private last?: { zone: string; from: number; day: string; resetsAt: Date };
   constructor(core: Core) { this.core = core; }
 
   today(at: Date = this.core.clock.now()): QuotaDay {
     const zone = this.core.config.quotaTimezone;
-    return { day: dayKey(at, zone), resetsAt: nextDayStart(at, zone) };
+    const t = at.getTime();
+    const c = this.last;
+    // Any instant from one known to lie in a day up to that day's end lies in the same day.
+    if (c && c.zone === zone && t >= c.from && t < c.resetsAt.getTime()) return { day: c.day, resetsAt: new Date(c.resetsAt) };
+    const day = dayKey(at, zone);
+    const resetsAt = nextDayStart(at, zone);
+    this.last = { zone, from: t, day, resetsAt };
+    return { day, resetsAt: new Date(resetsAt) };
   }
 
   /** Effective limits: the user's own non-null value, else the default setting. */
