@@ -25,7 +25,26 @@ export interface ExchangeResult {
 /** More tool rounds than this and the model is looping; its last answer stands. */
 const MAX_TOOL_ROUNDS = 3;
 
-interface Round { content: string; usage: Usage | null; calls: Map<number, { id: string; name: string; args: string }> }
+/**
+ * One model call's answer. Its text is kept as pieces, joined every 64 of them: built with `+=`
+ * per delta, a long reply would hold a rope node and a string header per delta, several times
+ * the size of the text itself, for as long as it streams.
+ */
+class Round {
+  usage: Usage | null = null;
+  calls = new Map<number, { id: string; name: string; args: string }>();
+  private parts: string[] = [];
+
+  add(text: string): void {
+    this.parts.push(text);
+    if (this.parts.length >= 64) this.parts = [this.parts.join('')];
+  }
+
+  get content(): string {
+    if (this.parts.length > 1) this.parts = [this.parts.join('')];
+    return this.parts[0] ?? '';
+  }
+}
 
 /** Reads one round's stream into `round`, passing text to the sink as it arrives (a callback per chunk, no async iteration). */
 function consume(stream: ModelStream, round: Round, sink: ExchangeSink): Promise<void> {
@@ -33,7 +52,7 @@ function consume(stream: ModelStream, round: Round, sink: ExchangeSink): Promise
     if (chunk.usage) round.usage = { prompt_tokens: chunk.usage.prompt_tokens ?? 0, completion_tokens: chunk.usage.completion_tokens ?? 0, total_tokens: chunk.usage.total_tokens ?? 0 };
     const delta = chunk.choices?.[0]?.delta;
     if (!delta) return;
-    if (delta.content) { round.content += delta.content; sink.delta(delta.content); }
+    if (delta.content) { round.add(delta.content); sink.delta(delta.content); }
     if (!delta.tool_calls) return;
     // Tool calls arrive in pieces keyed by index: the id and name first, the arguments in fragments.
     for (const tc of delta.tool_calls) {
@@ -76,7 +95,7 @@ export async function runExchange(opts: {
   };
 
   for (let rounds = 0; ; rounds++) {
-    const round: Round = { content: '', usage: null, calls: new Map() };
+    const round = new Round();
     const sent = [...messages];
     try {
       stream ??= await model.open(messages, tools.definitions, signal);

@@ -104,6 +104,82 @@ function webHeaders(h: Record<string, string | string[] | undefined>): Headers {
   return out;
 }
 
+const aborted = (signal: AbortSignal | undefined): unknown => signal?.reason ?? new DOMException('This operation was aborted', 'AbortError');
+
+/**
+ * One request's dispatch handler. It settles the fetch promise at the response headers (or, for
+ * an error status, at the end of its small body) and then lets go of everything but the body:
+ * a streamed reply keeps its request for minutes, and what the handler holds is held as long.
+ */
+class FetchHandler implements Dispatcher.DispatchHandler {
+  private bodies: WeakMap<Response, ChunkSource>;
+  private resolve?: (res: Response) => void;
+  private reject?: (err: unknown) => void;
+  /** The SDK's request signal, until the answer starts; the reader of the body stops it with its own. */
+  private signal?: AbortSignal;
+  private controller?: Dispatcher.DispatchController;
+  private body?: UpstreamBody;
+  private errorBody?: Buffer[];
+  private errorHead?: ResponseInit;
+
+  constructor(bodies: WeakMap<Response, ChunkSource>, signal: AbortSignal | undefined, resolve: (res: Response) => void, reject: (err: unknown) => void) {
+    this.bodies = bodies;
+    this.resolve = resolve;
+    this.reject = reject;
+    this.signal = signal;
+    signal?.addEventListener('abort', this.onAbort, { once: true });
+  }
+
+  /** Before the request started there is no controller yet: onRequestStart aborts it then. */
+  private onAbort = (): void => {
+    if (this.controller) this.controller.abort(aborted(this.signal) as Error);
+    else this.settle(undefined, aborted(this.signal));
+  };
+
+  private settle(res: Response | undefined, err?: unknown): void {
+    const { resolve, reject } = this;
+    this.resolve = undefined;
+    this.reject = undefined;
+    this.signal?.removeEventListener('abort', this.onAbort);
+    this.signal = undefined;
+    if (res) resolve?.(res);
+    else reject?.(err);
+  }
+
+  onRequestStart(c: Dispatcher.DispatchController): void {
+    this.controller = c;
+    if (this.signal?.aborted) c.abort(aborted(this.signal) as Error);
+  }
+
+  onResponseStart(c: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
+    if (status < 200) return;
+    const head = { status, headers: webHeaders(headers) };
+    if (status >= 300) { this.errorBody = []; this.errorHead = head; return; }
+    this.body = new UpstreamBody(c);
+    const res = new Response(null, head);
+    this.bodies.set(res, this.body);
+    this.settle(res);
+  }
+
+  onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.body) this.body.data(chunk);
+    else this.errorBody?.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.body) { this.body.end(); return; }
+    // Error bodies are small; the SDK reads them whole to build its error.
+    const status = this.errorHead?.status ?? 0;
+    const text = Buffer.concat(this.errorBody ?? []).toString('utf8');
+    this.settle(new Response(status === 204 || status === 304 ? null : text, this.errorHead));
+  }
+
+  onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
+    if (this.body) this.body.fail(err);
+    else this.settle(undefined, err);
+  }
+}
+
 /**
  * Creates the transport. undici is imported here (with the SDK, when the assistant is warmed or
  * first used), not at boot. `headersTimeoutMs` should be at least the SDK's own timeout.
@@ -117,55 +193,14 @@ export async function createModelTransport(opts: { headersTimeoutMs: number; bod
     const payload = init.body;
     // The SDK sends chat completions as a JSON string; anything else goes the standard way.
     if (input instanceof Request || (payload != null && typeof payload !== 'string' && !(payload instanceof Uint8Array))) return globalThis.fetch(input, init);
-    const url = new URL(input);
     const signal = init.signal ?? undefined;
-    return new Promise<Response>((resolve, reject) => {
-      let controller: Dispatcher.DispatchController | undefined;
-      let body: UpstreamBody | undefined;
-      let errorBody: Buffer[] | undefined;
-      let errorInit: ResponseInit | undefined;
-      const reason = (): unknown => signal?.reason ?? new DOMException('This operation was aborted', 'AbortError');
-      // Before the request started there is no controller yet: onRequestStart aborts it then.
-      const onAbort = (): void => { if (controller) controller.abort(reason() as Error); else reject(reason()); };
-      const done = (): void => { signal?.removeEventListener('abort', onAbort); };
-      if (signal?.aborted) { reject(reason()); return; }
-      signal?.addEventListener('abort', onAbort, { once: true });
-      const handler: Dispatcher.DispatchHandler = {
-        onRequestStart(c) {
-          controller = c;
-          if (signal?.aborted) c.abort(reason() as Error);
-        },
-        onResponseStart(c, status, headers) {
-          if (status < 200) return;
-          const head = { status, headers: webHeaders(headers) };
-          if (status >= 300) { errorBody = []; errorInit = head; return; }
-          body = new UpstreamBody(c);
-          const res = new Response(null, head);
-          bodies.set(res, body);
-          resolve(res);
-        },
-        onResponseData(_c, chunk) {
-          if (body) body.data(chunk);
-          else errorBody?.push(chunk);
-        },
-        onResponseEnd() {
-          done();
-          if (body) { body.end(); return; }
-          // Error bodies are small; the SDK reads them whole to build its error.
-          const status = errorInit?.status ?? 0;
-          resolve(new Response(status === 204 || status === 304 ? null : Buffer.concat(errorBody ?? []).toString('utf8'), errorInit));
-        },
-        onResponseError(_c, err) {
-          done();
-          if (body) body.fail(err);
-          else reject(err);
-        },
-      };
-      agent.dispatch({
-        origin: url.origin, path: url.pathname + url.search, method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
-        headers: plainHeaders(init.headers), body: payload ?? null,
-      }, handler);
-    });
+    if (signal?.aborted) return Promise.reject(aborted(signal));
+    const url = new URL(input);
+    const options: Dispatcher.DispatchOptions = {
+      origin: url.origin, path: url.pathname + url.search, method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
+      headers: plainHeaders(init.headers), body: payload ?? null,
+    };
+    return new Promise<Response>((resolve, reject) => { agent.dispatch(options, new FetchHandler(bodies, signal, resolve, reject)); });
   };
 
   return {
