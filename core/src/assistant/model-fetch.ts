@@ -14,6 +14,7 @@ export interface ModelTransport {
   fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
   /** The body of a successful response returned by `fetch`, once. */
   bodyOf(res: Response): ChunkSource | undefined;
+  /** Closes every connection, aborting requests still running (shutdown has already stopped the streams it waits for). */
   close(): Promise<void>;
 }
 
@@ -210,6 +211,6 @@ export async function createModelTransport(opts: { headersTimeoutMs: number; bod
       bodies.delete(res);
       return b;
     },
-    close: () => agent.close(),
+    close: () => agent.destroy(),
   };
 }

@@ -58,7 +58,7 @@ export class ModelClient {
     return new ModelStream(body, signal);
   }
 
-  /** Closes the transport's idle connections. */
+  /** Closes the transport's connections (at shutdown, after the streams were stopped and saved). */
   async close(): Promise<void> {
     const ready = this.ready;
     this.ready = undefined;
