@@ -13,7 +13,7 @@ const N = envInt('BENCH_PACED_N', 5_000);
 const RATE = envInt('BENCH_RATE', 1_000);
 const BURST = envInt('BENCH_N', 0);
 const sink = await startSink(N + 500 + BURST);
-const chain = await startChain(sink.url, { ...(process.env.HERALD_SQL_PROFILE ? { HERALD_SQL_PROFILE: '1' } : {}), ...(process.env.HERALD_NO_CHECKPOINT ? { HERALD_NO_CHECKPOINT: '1' } : {}) });
+const chain = await startChain(sink.url, process.env.HERALD_SQL_PROFILE ? { HERALD_SQL_PROFILE: '1' } : {});
 try {
   const warm = await pacedLoop(chain.hookUrl, deliveries(0, 500), RATE);
   await sink.waitDistinct(500, 30_000);

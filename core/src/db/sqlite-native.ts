@@ -74,7 +74,7 @@ export class NativeSqlite {
   }
 
   /** Statement timing for diagnostics (HERALD_SQL_PROFILE=1): wall time and count per SQL text, printed at close. */
-  private profile?: Map<string, { n: number; ms: number }>;
+  private profile?: Map<string, { n: number; ms: number; max: number }>;
   enableProfile(): void {
     if (this.profile) return;
     const prof = this.profile = new Map();
@@ -83,18 +83,22 @@ export class NativeSqlite {
       (this as any)[name] = (sql: string, params: unknown[]) => {
         const t = performance.now();
         try { return orig(sql, params); } finally {
-          const e = prof.get(sql) ?? { n: 0, ms: 0 }; e.n++; e.ms += performance.now() - t; prof.set(sql, e);
+          const d = performance.now() - t;
+          const e = prof.get(sql) ?? { n: 0, ms: 0, max: 0 }; e.n++; e.ms += d; e.max = Math.max(e.max, d); prof.set(sql, e);
         }
       };
     };
     wrap('allNow'); wrap('runNow');
     const stmt = this.stmt.bind(this);
-    this.stmt = (sql: string) => { const t = performance.now(); try { stmt(sql); } finally { const e = prof.get(sql) ?? { n: 0, ms: 0 }; e.n++; e.ms += performance.now() - t; prof.set(sql, e); } };
+    this.stmt = (sql: string) => {
+      const t = performance.now();
+      try { stmt(sql); } finally { const d = performance.now() - t; const e = prof.get(sql) ?? { n: 0, ms: 0, max: 0 }; e.n++; e.ms += d; e.max = Math.max(e.max, d); prof.set(sql, e); }
+    };
   }
   profileReport(): string {
     if (!this.profile) return '';
     return [...this.profile].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25)
-      .map(([sql, e]) => `${e.ms.toFixed(0).padStart(7)} ms ${String(e.n).padStart(7)}× ${(1000 * e.ms / e.n).toFixed(0).padStart(6)} µs  ${sql.replace(/\s+/g, ' ').slice(0, 140)}`).join('\n');
+      .map(([sql, e]) => `${e.ms.toFixed(0).padStart(7)} ms ${String(e.n).padStart(7)}× ${(1000 * e.ms / e.n).toFixed(0).padStart(6)} µs max ${e.max.toFixed(1).padStart(6)} ms  ${sql.replace(/\s+/g, ' ').slice(0, 140)}`).join('\n');
   }
 
   /** A read runs as soon as the connection is free; a write joins the next group commit. */
