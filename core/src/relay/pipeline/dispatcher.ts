@@ -51,6 +51,8 @@ export class Dispatcher {
   private currentPass: Promise<number> = Promise.resolve(0);
   /** Rows this worker claimed and has not finished: their leases are renewed. */
   private claimed = new Set<string>();
+  /** Sent rows whose record is being written (their lane slot already free). */
+  private settling = new Map<string, Promise<void>>();
   private renewTimer?: NodeJS.Timeout;
   /**
    * True while the queue may hold due rows this worker has not claimed yet (the last claim was full,
@@ -231,7 +233,13 @@ export class Dispatcher {
       const done = this.lanes.push(row.target_id, limit, ordered, () => this.deliver(row, ctx)
         .catch((err) => this.core.logs.get('relay').error({ err }, 'delivery crashed')));
       this.inflight.add(done);
-      void done.finally(() => { this.claimed.delete(row.id); this.inflight.delete(done); });
+      void done.finally(() => {
+        this.inflight.delete(done);
+        // A sent row may still be settling (its lane slot is already free): keep its lease until then.
+        const settling = this.settling.get(row.id);
+        if (settling) void settling.finally(() => this.claimed.delete(row.id));
+        else this.claimed.delete(row.id);
+      });
     }
   }
 
@@ -277,13 +285,18 @@ export class Dispatcher {
       return;
     }
     // One unit of work: the delivery is sent, the target's failure streak ends, the event's status follows.
+    // The lane's slot is freed as soon as the send is done: the next send to the target need not wait
+    // for this record's commit. Shutdown and tick() still wait for it (it is in flight until written).
     const now = core.clock.now().toISOString();
-    const settled = await db.tx(async (q) => {
+    const settle = db.tx(async (q) => {
       await q.run(`UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, updated_at = ? WHERE id = ?`, [now, now, row.id]);
       await q.run('UPDATE targets SET consecutive_failures = 0, last_error = NULL WHERE id = ? AND consecutive_failures <> 0', [target.id]);
       return this.refreshWith(q, row.event_id);
-    });
-    if (settled) this.onSettled?.(row.event_id);
+    }).then((settled) => { if (settled) this.onSettled?.(row.event_id); })
+      .catch((err) => log.error({ err, delivery_id: row.id }, 'recording a sent delivery failed; it is sent again when its lease runs out'))
+      .finally(() => { this.settling.delete(row.id); this.inflight.delete(settle); });
+    this.settling.set(row.id, settle);
+    this.inflight.add(settle);
   }
 
   private async failed(row: DeliveryRow, target: { id: string; name: string; kind: string; user_id: string }, err: unknown, isSelf: boolean, log: ReturnType<Core['logs']['get']>): Promise<void> {
