@@ -49,9 +49,11 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
       let body: unknown;
       const ctype = String(req.headers['content-type'] ?? '');
       if (raw.length && (ctype.includes('json') || ctype === '')) { try { body = JSON.parse(raw.toString('utf8')); } catch { body = undefined; } }
+      // Worked out once, before any transaction: the redaction is CPU work that must not run while the connection is held.
+      const payloadExcerpt = raw.length ? excerpt(raw, body) : null;
       const log = async (status: number, error: string | null, eventIds: string[] | null, q: Queryable = core.db) => {
         await q.run(`INSERT INTO webhook_payload_log (id, user_id, provider_id, received_at, status_code, error_message, payload_excerpt, source_ip, event_ids)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [newId(), provider.user_id, provider.id, core.clock.now().toISOString(), status, error, raw.length ? excerpt(raw, body) : null, req.ip, eventIds]);
+          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [newId(), provider.user_id, provider.id, core.clock.now().toISOString(), status, error, payloadExcerpt, req.ip, eventIds]);
       };
       const limit = plugin.def.manifest.webhook?.rateLimitPerMinute;
       if (limit) {
@@ -98,9 +100,9 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
           const r = await relay.ingestWith(provider, result.events[i]!, last ? async (q, eventId) => {
             await remember(q);
             await log(202, null, [...ids, eventId], q);
+            recorded = true;
           } : undefined);
           ids.push(...r.eventIds);
-          recorded ||= r.extraDone;
         }
       } catch (err) {
         const msg = err instanceof InvalidEventError ? err.message : 'the event could not be recorded';

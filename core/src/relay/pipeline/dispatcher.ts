@@ -51,8 +51,8 @@ export class Dispatcher {
   private currentPass: Promise<number> = Promise.resolve(0);
   /** Rows this worker claimed and has not finished: their leases are renewed. */
   private claimed = new Set<string>();
-  /** Sent rows whose record is being written (their lane slot already free). */
-  private settling = new Map<string, Promise<void>>();
+  /** Sent rows whose record is being written (their lane slot already free); the settle releases their claim. */
+  private settling = new Set<string>();
   private renewTimer?: NodeJS.Timeout;
   /**
    * True while the queue may hold due rows this worker has not claimed yet (the last claim was full,
@@ -235,10 +235,8 @@ export class Dispatcher {
       this.inflight.add(done);
       void done.finally(() => {
         this.inflight.delete(done);
-        // A sent row may still be settling (its lane slot is already free): keep its lease until then.
-        const settling = this.settling.get(row.id);
-        if (settling) void settling.finally(() => this.claimed.delete(row.id));
-        else this.claimed.delete(row.id);
+        // A sent row still settling keeps its lease; its settle lets go of it.
+        if (!this.settling.has(row.id)) this.claimed.delete(row.id);
       });
     }
   }
@@ -294,8 +292,8 @@ export class Dispatcher {
       return this.refreshWith(q, row.event_id);
     }).then((settled) => { if (settled) this.onSettled?.(row.event_id); })
       .catch((err) => log.error({ err, delivery_id: row.id }, 'recording a sent delivery failed; it is sent again when its lease runs out'))
-      .finally(() => { this.settling.delete(row.id); this.inflight.delete(settle); });
-    this.settling.set(row.id, settle);
+      .finally(() => { this.settling.delete(row.id); this.claimed.delete(row.id); this.inflight.delete(settle); });
+    this.settling.add(row.id);
     this.inflight.add(settle);
   }
 

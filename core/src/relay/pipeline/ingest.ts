@@ -16,7 +16,7 @@ export interface HandedDelivery {
 }
 
 /** `queued`: deliveries wait in the queue for the dispatcher (not handed off). */
-export interface IngestResult { eventIds: string[]; queued: boolean; deferredUsers: string[]; handed: HandedDelivery[]; extraDone: boolean }
+export interface IngestResult { eventIds: string[]; queued: boolean; deferredUsers: string[]; handed: HandedDelivery[] }
 
 /** Options of one write: `handoff` claims queued deliveries for this worker; `extra` runs in the same transaction. */
 export interface WriteOptions {
@@ -43,7 +43,7 @@ function isEmptyAssetChange(p: Record<string, unknown>): boolean {
 export async function ingestEvent(core: Core, provider: ProviderRow, e: EmittedEvent, opts: WriteOptions = {}): Promise<IngestResult> {
   const problem = core.plugins.validateEvent(provider.kind, e);
   if (problem) throw new InvalidEventError(problem);
-  if (isEmptyAssetChange(e.payload)) return { eventIds: [], queued: false, deferredUsers: [], handed: [], extraDone: false };
+  if (isEmptyAssetChange(e.payload)) return { eventIds: [], queued: false, deferredUsers: [], handed: [] };
   const spec = core.plugins.provider(provider.kind)!.def.manifest.events![e.type]!;
   const now = core.clock.now();
   // One read gives the decision's inputs and everything a send needs (target row, tracker name,
@@ -93,7 +93,6 @@ export async function writeEvent(core: Core, w: EventWrite, opts: WriteOptions =
   const lease = opts.leaseUntil?.toISOString();
   const occurredAt = w.occurredAt.toISOString();
   await core.db.tx(async (q) => {
-    handed.length = 0;
     await q.run(`INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, dispatch_status, details, occurred_at, created_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [id, w.userId, w.providerId, w.providerKind, w.type, w.severity, w.payload, w.extras ?? null, w.trackerIds ?? null, status, details, occurredAt, now]);
@@ -126,5 +125,5 @@ export async function writeEvent(core: Core, w: EventWrite, opts: WriteOptions =
     if (opts.extra) await opts.extra(q, id);
   });
   core.metrics.eventLogTotal.inc({ status, event_type: w.type });
-  return { eventIds: [id], queued: left, deferredUsers: deferred ? [w.userId] : [], handed, extraDone: opts.extra !== undefined };
+  return { eventIds: [id], queued: left, deferredUsers: deferred ? [w.userId] : [], handed };
 }
