@@ -6,6 +6,7 @@ import type { FastifyReply } from 'fastify';
 export const keepAliveMs = (): number => Number(process.env.HERALD_SSE_KEEPALIVE_MS ?? 15_000);
 
 const KEEP_ALIVE = ': keep-alive\n\n';
+const frame = (event: string, data: unknown): string => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
 
 /**
  * One timer for all open streams instead of one per stream: every period each open stream gets a
@@ -77,7 +78,7 @@ export class SseStream {
   }
 
   send(event: string, data: unknown): void {
-    this.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    this.write(frame(event, data));
   }
 
   /** A `delta` event carrying `{ content: text }`, framed without building the object. */
@@ -95,7 +96,7 @@ export class SseStream {
     untrack(this);
     if (this.closed) return;
     this.ended = true;
-    this.raw.end(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    this.raw.end(frame(event, data));
   }
 
   private write(frame: string): void {

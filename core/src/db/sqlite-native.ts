@@ -78,22 +78,17 @@ export class NativeSqlite {
   enableProfile(): void {
     if (this.profile) return;
     const prof = this.profile = new Map();
-    const wrap = (name: 'allNow' | 'runNow') => {
-      const orig = this[name].bind(this) as (sql: string, params: unknown[]) => any;
-      (this as any)[name] = (sql: string, params: unknown[]) => {
+    // The three methods every statement goes through are wrapped, so the hot path pays nothing when profiling is off.
+    for (const name of ['allNow', 'runNow', 'stmt'] as const) {
+      const orig = (this[name] as (sql: string, ...rest: unknown[]) => unknown).bind(this);
+      (this as any)[name] = (sql: string, ...rest: unknown[]) => {
         const t = performance.now();
-        try { return orig(sql, params); } finally {
+        try { return orig(sql, ...rest); } finally {
           const d = performance.now() - t;
           const e = prof.get(sql) ?? { n: 0, ms: 0, max: 0 }; e.n++; e.ms += d; e.max = Math.max(e.max, d); prof.set(sql, e);
         }
       };
-    };
-    wrap('allNow'); wrap('runNow');
-    const stmt = this.stmt.bind(this);
-    this.stmt = (sql: string) => {
-      const t = performance.now();
-      try { stmt(sql); } finally { const d = performance.now() - t; const e = prof.get(sql) ?? { n: 0, ms: 0, max: 0 }; e.n++; e.ms += d; e.max = Math.max(e.max, d); prof.set(sql, e); }
-    };
+    }
   }
   profileReport(): string {
     if (!this.profile) return '';

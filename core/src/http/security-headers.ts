@@ -4,8 +4,8 @@ import type { App } from './server.ts';
 
 /** helmet, as @fastify/helmet itself resolves it. */
 type Helmet = (opts: Record<string, unknown>) => (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
-const helmet = (createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'))('helmet') as { default?: Helmet }).default
-  ?? (createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'))('helmet') as Helmet);
+const helmetModule = createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'))('helmet') as Helmet & { default?: Helmet };
+const helmet: Helmet = helmetModule.default ?? helmetModule;
 
 /**
  * helmet's security headers for one configuration, worked out once. The headers do not depend on
