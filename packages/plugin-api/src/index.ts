@@ -1,0 +1,375 @@
+/**
+ * The Herald plugin contract: the only module a provider or target package imports from the core.
+ *
+ * @example A minimal provider
+ * ```ts
+ * import { defineProvider, Type, Secret } from '@herald/core/plugin-api';
+ * export default defineProvider({
+ *   manifest: {
+ *     id: 'example', kind: 'provider', apiVersion: 1, displayName: 'Example',
+ *     configSchema: Type.Object({ api_key: Secret() }),
+ *     events: { thing_happened: { payload: Type.Object({ name: Type.String() }), quietHours: 'defer', severity: 'info' } },
+ *     templates: { en: { thing_happened: { title: 'Thing', body: '{{name}} happened' } } },
+ *   },
+ *   create: (ctx) => ({ async poll() { await ctx.emit({ type: 'thing_happened', payload: { name: 'x' } }); } }),
+ * });
+ * ```
+ */
+import Type from 'typebox';
+import type { Static, TSchema } from 'typebox';
+
+export { Type };
+export type { Static, TSchema };
+export * from './errors.ts';
+export { safeEqual, hmacSha256Hex, jsonBody } from './webhook-helpers.ts';
+
+/** The contract version this core speaks. A plugin whose manifest says otherwise is refused at load. */
+export const PLUGIN_API_VERSION = 1 as const;
+
+/** Key that marks a schema field as secret: masked in API responses and logs, left out of backups by default. */
+export const SECRET_KEY = 'x-secret';
+
+/** A secret string field. One walk of the schema drives log redaction, API masking and backup exclusion. */
+export const Secret = (options: Record<string, unknown> = {}) => Type.String({ ...options, [SECRET_KEY]: true });
+
+export type Locale = 'en' | 'ru';
+export const LOCALES: readonly Locale[] = ['en', 'ru'];
+export type Severity = 'info' | 'warning' | 'critical';
+/**
+ * What an event type does during a tracker's quiet hours:
+ * `defer` waits in the deferred queue until the window ends, `send` goes out at once,
+ * `drop` is recorded as dropped (worthless once stale).
+ */
+export type QuietHoursPolicy = 'defer' | 'send' | 'drop';
+export type MessageFormat = 'text' | 'markdown' | 'html';
+
+/** One event type a provider emits. */
+export interface EventSpec<P extends TSchema = TSchema> {
+  /** TypeBox schema of the payload; every emitted payload is validated against it. */
+  payload: P;
+  quietHours: QuietHoursPolicy;
+  severity: Severity;
+  description?: string;
+}
+
+/** A notification template: `{{path}}` substitutions, `{{#each list}}…{{/each}}`, `{{#if x}}…{{else}}…{{/if}}`. */
+export interface TemplateText { title: string; body: string }
+/** Default templates per locale and event type. English is the fallback for every locale. */
+export type TemplateSet = Partial<Record<Locale, Record<string, TemplateText>>>;
+
+/** Limits of a target channel, declared as data so the pipeline can fit messages to them. */
+export interface TargetLimits {
+  /** Longest body the channel accepts, in characters. */
+  maxMessageLength: number;
+  maxTitleLength?: number;
+  /** Formats the channel renders, preferred first. */
+  formats: MessageFormat[];
+  /** Sends per second the channel tolerates for one destination. */
+  ratePerSecond?: number;
+  /**
+   * Sends to one target the core may have in flight at once (default 1: strictly one after
+   * another). Sends still start in event order; deliveries released when quiet hours end always
+   * go one at a time. At most 32.
+   */
+  concurrency?: number;
+}
+
+export interface WebhookSpec {
+  /** Requests per minute accepted from one source address (429 with Retry-After beyond). */
+  rateLimitPerMinute?: number;
+  /** Largest accepted body in bytes (413 beyond). Default 1 MiB. */
+  maxBodyBytes?: number;
+}
+
+export interface PluginManifest<C extends TSchema = TSchema, T extends TSchema = TSchema> {
+  /** Stable kind id, unique across plugins, e.g. `immich`, `telegram`. Stored in records: never rename it. */
+  id: string;
+  kind: 'provider' | 'target';
+  apiVersion: typeof PLUGIN_API_VERSION;
+  displayName: string;
+  description?: string;
+  /** TypeBox schema of the instance configuration; the single source of types, defaults and validation. */
+  configSchema: C;
+  /** Provider: schema of the per-tracker options (albums followed, entity filters…). */
+  trackerSchema?: T;
+  /** Provider: the event types it emits. */
+  events?: Record<string, EventSpec>;
+  /**
+   * Provider: how changes arrive. `poll` has the core call `poll()` on an interval, `stream` keeps a
+   * long-lived connection opened in `start()`, `webhook` receives `handleWebhook()`, `internal` is fed by the core.
+   * `poll` and `stream` instances run on the elected scheduler replica only.
+   */
+  ingest?: 'poll' | 'webhook' | 'stream' | 'internal';
+  /** Provider with `ingest: 'poll'`: default seconds between polls (config `poll_interval_seconds` overrides). */
+  pollIntervalSeconds?: number;
+  webhook?: WebhookSpec;
+  /** Target: channel limits. */
+  limits?: TargetLimits;
+  /** Default templates shipped with the plugin. */
+  templates?: TemplateSet;
+  /** Readiness check this plugin's instances feed (e.g. `ha`): `na` without instances, `ok` if one is healthy, else `degraded`. */
+  readinessCheck?: string;
+  /** Created and owned by the core (one per user), not through the providers API. */
+  coreManaged?: boolean;
+}
+
+/** A pino-compatible logger; secrets are already redacted by the core. */
+export interface PluginLogger {
+  debug(obj: unknown, msg?: string, ...args: unknown[]): void;
+  info(obj: unknown, msg?: string, ...args: unknown[]): void;
+  warn(obj: unknown, msg?: string, ...args: unknown[]): void;
+  error(obj: unknown, msg?: string, ...args: unknown[]): void;
+  child(bindings: Record<string, unknown>): PluginLogger;
+}
+
+/** A small persistent key/value store private to one plugin instance. Values are JSON. */
+export interface InstanceStore {
+  get<T = unknown>(key: string): Promise<T | undefined>;
+  set(key: string, value: unknown, options?: { ttlSeconds?: number }): Promise<void>;
+  /** Atomically sets the key only when absent (or expired); true when this call set it. For replay protection. */
+  setIfAbsent(key: string, value: unknown, options?: { ttlSeconds?: number }): Promise<boolean>;
+  delete(key: string): Promise<void>;
+}
+
+export interface Clock { now(): Date }
+
+export interface OutboundRequestInit {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: string | Uint8Array;
+  /** Convenience: JSON-encodes the value and sets content-type. */
+  json?: unknown;
+  /** Total time limit; default 15 s. */
+  timeoutMs?: number;
+  /** Connect time limit; default 5 s. */
+  connectTimeoutMs?: number;
+  /** Response body cap in bytes; default 4 MiB. */
+  maxResponseBytes?: number;
+  /** Redirects followed by hand, each destination validated again; default 5, 0 refuses redirects. */
+  maxRedirects?: number;
+  signal?: AbortSignal;
+}
+
+export interface OutboundResponse {
+  status: number;
+  headers: Record<string, string>;
+  /** Final URL after redirects. */
+  url: string;
+  body: Uint8Array;
+  text(): string;
+  json<T = unknown>(): T;
+}
+
+/**
+ * The SSRF-safe outbound client. Every request resolves the host once, refuses private, loopback,
+ * link-local, CGNAT and unique-local addresses unless the operator allows them, pins the resolved
+ * address for the connection, follows redirects by hand and always has timeouts.
+ */
+export interface OutboundHttp {
+  request(url: string | URL, init?: OutboundRequestInit): Promise<OutboundResponse>;
+  /** A WHATWG `fetch` with the same protections, for libraries that take a custom fetch. */
+  fetch: typeof fetch;
+  /**
+   * For non-HTTP protocols (WebSocket, raw TCP): resolves `host` and checks the address against the
+   * policy. Connect to the returned address (not the name) so it cannot change underneath.
+   */
+  resolveAllowed(host: string): Promise<{ address: string; family: 4 | 6 }>;
+}
+
+/** An event a provider hands to the core. */
+export interface EmittedEvent {
+  type: string;
+  payload: Record<string, unknown>;
+  /** Restrict the event to these trackers of the provider (e.g. the ones following an album). */
+  trackerIds?: string[];
+  /** When it happened at the source; default now. */
+  occurredAt?: Date;
+  /** Extra strings available to templates as `extras.*` (redacted like payload excerpts). */
+  extras?: Record<string, string>;
+  /** Overrides the event type's declared severity for this one event (e.g. mapped from a generic webhook). */
+  severity?: Severity;
+}
+
+export interface TrackerView<T = Record<string, unknown>> {
+  id: string;
+  name: string;
+  enabled: boolean;
+  config: T;
+}
+
+export interface BaseContext<C> {
+  /** Id of this plugin instance (the provider or target record). */
+  readonly instanceId: string;
+  readonly ownerId: string;
+  readonly config: C;
+  readonly log: PluginLogger;
+  readonly http: OutboundHttp;
+  readonly store: InstanceStore;
+  readonly clock: Clock;
+  /** Aborted when the instance is stopped. */
+  readonly signal: AbortSignal;
+}
+
+export interface ProviderContext<C, T = Record<string, unknown>> extends BaseContext<C> {
+  /** Validates, records and dispatches an event. Resolves with the event_log ids once durable. */
+  emit(event: EmittedEvent): Promise<string[]>;
+  /** The provider's trackers as they are now. */
+  trackers(): Promise<TrackerView<T>[]>;
+  /** Public URL of this provider's inbound webhook, when the kind takes webhooks. */
+  readonly webhookUrl?: string;
+}
+
+export interface PollContext<T = Record<string, unknown>> {
+  trackers: TrackerView<T>[];
+  signal: AbortSignal;
+}
+
+export interface InboundWebhook {
+  method: string;
+  /** Lower-case header names. */
+  headers: Record<string, string | undefined>;
+  /** The exact bytes received; verify signatures over this. */
+  rawBody: Buffer;
+  /** The parsed JSON body, or undefined when the body is not JSON. */
+  body: unknown;
+  query: Record<string, string>;
+  /** Client address, honouring forwarded-for only from trusted proxies. */
+  ip: string;
+}
+
+export interface WebhookResult {
+  /** HTTP status when no event was produced (e.g. 200 for a ping). With events the core answers 202. */
+  status?: number;
+  body?: unknown;
+  events: EmittedEvent[];
+  /**
+   * Replay protection without losing events: the plugin checks `ctx.store.get(key)` (409 when present)
+   * and returns the key here; the core stores it only once the events are durable, so a delivery
+   * that failed to record can be retried by its sender.
+   */
+  replayKey?: { key: string; ttlSeconds: number };
+}
+
+export interface HealthReport {
+  status: 'ok' | 'degraded' | 'error';
+  detail?: string;
+}
+
+export interface Lifecycle {
+  /** Open connections, validate credentials. Throw NotReadyError to be retried in the background. */
+  start?(): Promise<void> | void;
+  /** Close everything; called in reverse start order with a timeout. */
+  stop?(): Promise<void> | void;
+  health?(): Promise<HealthReport> | HealthReport;
+}
+
+export interface ProviderInstance extends Lifecycle {
+  poll?(ctx: PollContext): Promise<void>;
+  handleWebhook?(req: InboundWebhook): Promise<WebhookResult>;
+}
+
+/** A rendered notification ready for one target. */
+export interface OutboundMessage {
+  /** Stable across retries of the same delivery: use it as the idempotency / transaction key. */
+  deliveryId: string;
+  eventId: string;
+  eventType: string;
+  severity: Severity;
+  locale: Locale;
+  /** Format of `title` and `body` (one of the target's declared formats). */
+  format: MessageFormat;
+  title: string;
+  body: string;
+  /** The same message as plain text, for multipart channels (email). */
+  plainTitle: string;
+  plainBody: string;
+  url?: string;
+  /** True for test messages sent from the API. */
+  test?: boolean;
+}
+
+export interface SendOptions { signal: AbortSignal; attempt: number }
+export interface SendResult { remoteId?: string; detail?: string }
+
+export interface TargetInstance extends Lifecycle {
+  /**
+   * Deliver one message. Throw RateLimitedError (429), RetryableSendError (5xx, network),
+   * PermanentSendError (4xx) or AuthFailedError (rejected credential); anything else counts as retryable.
+   */
+  send(message: OutboundMessage, options: SendOptions): Promise<SendResult | void>;
+}
+
+export interface TargetContext<C> extends BaseContext<C> {
+  /** The messaging bot this target sends through, when its config names one (`bot_id`). */
+  readonly bot?: MessagingBotRef;
+}
+
+/** A messaging bot record as a target plugin sees it. */
+export interface MessagingBotRef { id: string; token: string; botId?: string; username?: string; /** A self-hosted bot API server, when the bot record names one. */ apiRoot?: string }
+
+/** A chat seen on an inbound bot update. */
+export interface SeenChat {
+  chatId: string;
+  type: string;
+  title?: string;
+  username?: string;
+  threadId?: number;
+  isForum?: boolean;
+}
+
+export interface ParsedUpdate {
+  updateId: number;
+  chat?: SeenChat;
+  text?: string;
+  /** The bot command without its slash and @mention, e.g. `start`. */
+  command?: string;
+}
+
+export interface BotDriverContext { http: OutboundHttp; log: PluginLogger; /** The bot record's own API server (self-hosted Bot API), overriding the driver's default. */ apiRoot?: string }
+
+/**
+ * Driver of a messaging-bot service (e.g. Telegram). The core owns bot records, the inbound bot
+ * webhook route, polling loops and chat registration; the driver speaks the service's API.
+ */
+export interface MessagingBotDriver {
+  getMe(ctx: BotDriverContext, token: string, signal: AbortSignal): Promise<{ botId: string; username?: string }>;
+  setWebhook(ctx: BotDriverContext, token: string, url: string, secretToken: string, signal: AbortSignal): Promise<void>;
+  deleteWebhook(ctx: BotDriverContext, token: string, signal: AbortSignal): Promise<void>;
+  getUpdates(ctx: BotDriverContext, token: string, offset: number, timeoutSeconds: number, signal: AbortSignal): Promise<unknown[]>;
+  parseUpdate(update: unknown): ParsedUpdate | null;
+  reply(ctx: BotDriverContext, token: string, chat: SeenChat, text: string, signal: AbortSignal): Promise<void>;
+}
+
+export interface ProviderDefinition<C extends TSchema = TSchema, T extends TSchema = TSchema> {
+  manifest: PluginManifest<C, T> & { kind: 'provider' };
+  create(ctx: ProviderContext<Static<C>, Static<T>>): ProviderInstance | Promise<ProviderInstance>;
+}
+
+export interface TargetDefinition<C extends TSchema = TSchema> {
+  manifest: PluginManifest<C> & { kind: 'target' };
+  create(ctx: TargetContext<Static<C>>): TargetInstance | Promise<TargetInstance>;
+  /** Optional messaging-bot driver (bots records of kind `manifest.id`). */
+  botDriver?: MessagingBotDriver;
+}
+
+export type PluginDefinition = ProviderDefinition<any, any> | TargetDefinition<any>;
+
+/** Declares a provider plugin; the identity function that gives the definition its types. */
+export const defineProvider = <C extends TSchema, T extends TSchema = TSchema>(p: ProviderDefinition<C, T>): ProviderDefinition<C, T> => p;
+
+/** Declares a target plugin. */
+export const defineTarget = <C extends TSchema>(p: TargetDefinition<C>): TargetDefinition<C> => p;
+
+/** Paths (dot-separated) of every field marked Secret in a schema. Arrays use `[]`. */
+export function secretPaths(schema: unknown, prefix = ''): string[] {
+  const out: string[] = [];
+  const walk = (s: any, path: string): void => {
+    if (!s || typeof s !== 'object') return;
+    if (s[SECRET_KEY] === true) { out.push(path); return; }
+    if (s.properties) for (const [k, v] of Object.entries(s.properties)) walk(v, path ? `${path}.${k}` : k);
+    if (s.items) walk(s.items, `${path}[]`);
+    for (const key of ['anyOf', 'oneOf', 'allOf'] as const) if (Array.isArray(s[key])) for (const sub of s[key]) walk(sub, path);
+  };
+  walk(schema, prefix);
+  return [...new Set(out)];
+}
