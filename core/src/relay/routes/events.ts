@@ -40,7 +40,7 @@ async function withDeliveries(core: Core, rows: Row[]) {
 export async function eventRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
 
-  app.get('/api/events', { schema: { tags: ['relay'], querystring: EventQuery }, preHandler: auth }, async (req) => {
+  app.get('/api/events', { schema: { tags: ['relay'], summary: 'List your recorded events, newest first, with their deliveries', description: 'Every event a provider emitted, as validated against its plugin\'s payload schema (fields named like secrets are redacted), with one delivery per linked target. `dispatch_status` is `pending` while a delivery is queued or sending, `deferred` while one waits out quiet hours, then `dispatched`, `partial`, `failed` or `dropped` (nothing to deliver: no linked target, the event type is off on the tracker, or quiet hours drop it). Filter by `provider_id`, `event_type` and `dispatch_status`.', querystring: EventQuery }, preHandler: auth }, async (req) => {
     const q = req.query as Page & { provider_id?: string; event_type?: string; dispatch_status?: string };
     const params: unknown[] = [caller(req).id];
     let where = 'user_id = ?';
@@ -51,12 +51,12 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
     return { events: await withDeliveries(core, rows) };
   });
 
-  app.get('/api/events/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req) => {
+  app.get('/api/events/:id', { schema: { tags: ['relay'], summary: 'Read one event with its deliveries', description: 'Each delivery shows its status (`queued`, `sending`, `deferred`, `sent`, `failed`, `dropped`), attempts, and the last error and HTTP status code the target plugin reported.', params: IdParams }, preHandler: auth }, async (req) => {
     const row = await owned(core, 'event_log', (req.params as { id: string }).id, caller(req).id, 'Event');
     return (await withDeliveries(core, [row]))[0];
   });
 
-  app.get('/api/deferred', { schema: { tags: ['relay'], querystring: ListQuery }, preHandler: auth }, async (req) => {
+  app.get('/api/deferred', { schema: { tags: ['relay'], summary: 'List notifications held back by quiet hours', description: 'Deliveries of event types whose quiet-hours policy is `defer`, each with the time its tracker\'s quiet hours end (`release_at`), when they are sent.', querystring: ListQuery }, preHandler: auth }, async (req) => {
     const params: unknown[] = [caller(req).id];
     const rows = await core.db.all(`SELECT d.id, d.event_id, d.event_type, d.tracker_id, d.target_id, d.release_at, d.created_at,
         t.name AS target_name, t.kind AS target_kind, tr.name AS tracker_name

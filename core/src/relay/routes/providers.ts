@@ -110,13 +110,13 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
   const get = (id: string, userId: string) => owned(core, 'providers', id, userId, 'Provider');
 
-  app.get('/api/providers', { schema: { tags: ['relay'], querystring: ListQuery }, preHandler: auth }, async (req) => {
+  app.get('/api/providers', { schema: { tags: ['relay'], summary: 'List your providers', querystring: ListQuery }, preHandler: auth }, async (req) => {
     const params: unknown[] = [caller(req).id];
     const rows = await core.db.all(`SELECT * FROM providers WHERE user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
     return { providers: rows.map((r) => providerView(core, r)) };
   });
 
-  app.post('/api/providers', { schema: { tags: ['relay'], body: CreateBody }, preHandler: auth }, async (req, reply) => {
+  app.post('/api/providers', { schema: { tags: ['relay'], summary: 'Create a provider (an instance of a provider plugin)', body: CreateBody }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const b = req.body as Static<typeof CreateBody>;
     const plugin = core.plugins.provider(b.kind);
@@ -139,11 +139,11 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     return providerView(core, await get(id, user.id));
   });
 
-  app.get('/api/providers/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req) => {
+  app.get('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Read a provider', params: IdParams }, preHandler: auth }, async (req) => {
     return providerView(core, await get((req.params as { id: string }).id, caller(req).id));
   });
 
-  app.patch('/api/providers/:id', { schema: { tags: ['relay'], params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
+  app.patch('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Change a provider', params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
@@ -158,7 +158,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     return providerView(core, await get(row.id, user.id));
   });
 
-  app.delete('/api/providers/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req, reply) => {
+  app.delete('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Delete a provider and its trackers', params: IdParams }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     if (row.kind === 'bridge_self' || core.plugins.provider(row.kind)?.def.manifest.coreManaged) {
@@ -169,7 +169,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     return reply.code(204).send();
   });
 
-  app.get('/api/providers/:id/webhook-log', { schema: { tags: ['relay'], params: IdParams, querystring: ListQuery }, preHandler: auth }, async (req) => {
+  app.get('/api/providers/:id/webhook-log', { schema: { tags: ['relay'], summary: 'The webhook requests this provider received, newest first', params: IdParams, querystring: ListQuery }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const params: unknown[] = [row.id, user.id];

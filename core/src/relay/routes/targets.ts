@@ -64,13 +64,13 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
   const get = (id: string, userId: string) => owned(core, 'targets', id, userId, 'Target');
 
-  app.get('/api/targets', { schema: { tags: ['relay'], querystring: ListQuery }, preHandler: auth }, async (req) => {
+  app.get('/api/targets', { schema: { tags: ['relay'], summary: 'List your targets', querystring: ListQuery }, preHandler: auth }, async (req) => {
     const params: unknown[] = [caller(req).id];
     const rows = await core.db.all(`SELECT * FROM targets WHERE user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
     return { targets: rows.map((r) => targetView(core, r)) };
   });
 
-  app.post('/api/targets', { schema: { tags: ['relay'], body: CreateBody }, preHandler: auth }, async (req, reply) => {
+  app.post('/api/targets', { schema: { tags: ['relay'], summary: 'Create a target (an instance of a target plugin)', body: CreateBody }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const b = req.body as Static<typeof CreateBody>;
     const config = await prepare(core, user.id, b.kind, b.config as Record<string, unknown>);
@@ -82,9 +82,9 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     return targetView(core, await get(id, user.id));
   });
 
-  app.get('/api/targets/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req) => targetView(core, await get((req.params as { id: string }).id, caller(req).id)));
+  app.get('/api/targets/:id', { schema: { tags: ['relay'], summary: 'Read a target', params: IdParams }, preHandler: auth }, async (req) => targetView(core, await get((req.params as { id: string }).id, caller(req).id)));
 
-  app.patch('/api/targets/:id', { schema: { tags: ['relay'], params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
+  app.patch('/api/targets/:id', { schema: { tags: ['relay'], summary: 'Change a target', params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
@@ -96,7 +96,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     return targetView(core, await get(row.id, user.id));
   });
 
-  app.delete('/api/targets/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req, reply) => {
+  app.delete('/api/targets/:id', { schema: { tags: ['relay'], summary: 'Delete a target', params: IdParams }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     await core.plugins.dropTarget(row.id);
@@ -104,7 +104,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     return reply.code(204).send();
   });
 
-  app.post('/api/targets/:id/test', { schema: { tags: ['relay'], params: IdParams, body: Type.Optional(TestBody) }, preHandler: auth }, async (req) => {
+  app.post('/api/targets/:id/test', { schema: { tags: ['relay'], summary: 'Send a test message through a target now', params: IdParams, body: Type.Optional(TestBody) }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const locale = ((req.body as { locale?: LocaleName } | null | undefined)?.locale ?? row.locale) as LocaleName;
