@@ -22,6 +22,8 @@ export { Type };
 export type { Static, TSchema };
 export * from './errors.ts';
 export { safeEqual, hmacSha256Hex, jsonBody } from './webhook-helpers.ts';
+export * from './locales.ts';
+import type { PluginLocales } from './locales.ts';
 
 /** The contract version this core speaks. A plugin whose manifest says otherwise is refused at load. */
 export const PLUGIN_API_VERSION = 1 as const;
@@ -111,6 +113,13 @@ export interface PluginManifest<C extends TSchema = TSchema, T extends TSchema =
   readinessCheck?: string;
   /** Created and owned by the core (one per user), not through the providers API. */
   coreManaged?: boolean;
+  /**
+   * The plugin's words per language (`locales/en.json` required, imported with
+   * `with { type: 'json' }`): display name, description, field labels and hints, option labels,
+   * event descriptions. `GET /api/plugins` answers in the caller's language from these, English
+   * string by string where a translation is missing. Format: see {@link PluginLocaleStrings}.
+   */
+  locales?: PluginLocales;
 }
 
 /** A pino-compatible logger; secrets are already redacted by the core. */
