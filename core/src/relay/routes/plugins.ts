@@ -1,23 +1,39 @@
-/** `GET /api/plugins`: the provider and target kinds this service has enabled, described for clients. */
+/**
+ * `GET /api/plugins`: the provider and target kinds this service has enabled, described for clients
+ * in the caller's language (`?locale=`, else the user's language, else `Accept-Language`, else
+ * English), from each plugin's locale files with English as the per-string fallback.
+ */
+import Type from 'typebox';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
-import { requireUser } from '../../auth/guard.ts';
+import { caller, requireUser } from '../../auth/guard.ts';
+import { Locale } from '../../http/schemas.ts';
+import { localizeManifest, pickLocale } from '../../plugins/locales.ts';
 
 export async function pluginRoutes(app: App, core: Core): Promise<void> {
-  app.get('/api/plugins', { schema: { tags: ['relay'] }, preHandler: requireUser(core) }, async () => {
+  app.get('/api/plugins', {
+    schema: {
+      tags: ['relay'],
+      summary: 'The enabled provider and target kinds, in the caller\'s language',
+      querystring: Type.Object({ locale: Type.Optional(Locale) }),
+    },
+    preHandler: requireUser(core),
+  }, async (req) => {
+    const locale = pickLocale({ query: (req.query as { locale?: string }).locale, user: caller(req).locale, acceptLanguage: req.headers['accept-language'] });
     const plugins = [...core.plugins.plugins.values()].map((p) => {
       const m = p.def.manifest;
+      const words = localizeManifest(m, locale);
       const events: Record<string, { severity: string; quiet_hours: string; description: string | null; payload_schema: unknown }> = {};
       for (const [type, spec] of Object.entries(m.events ?? {})) {
-        events[type] = { severity: spec.severity, quiet_hours: spec.quietHours, description: spec.description ?? null, payload_schema: spec.payload };
+        events[type] = { severity: spec.severity, quiet_hours: spec.quietHours, description: words.events[type] ?? null, payload_schema: spec.payload };
       }
       return {
         id: p.id,
         kind: p.kind,
-        display_name: m.displayName,
-        description: m.description ?? null,
-        config_schema: m.configSchema,
-        tracker_schema: m.trackerSchema ?? null,
+        display_name: words.display_name,
+        description: words.description,
+        config_schema: words.config_schema,
+        tracker_schema: words.tracker_schema,
         secret_paths: p.secretPaths,
         events,
         ingest: m.ingest ?? null,
@@ -26,6 +42,6 @@ export async function pluginRoutes(app: App, core: Core): Promise<void> {
         has_bot_driver: p.kind === 'target' && Boolean((p.def as { botDriver?: unknown }).botDriver),
       };
     });
-    return { plugins };
+    return { locale, plugins };
   });
 }
