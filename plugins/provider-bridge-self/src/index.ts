@@ -1,4 +1,6 @@
 import { defineProvider, Type } from '@herald/core/plugin-api';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 const TrackerRef = {
   tracker_id: Type.Optional(Type.String()),
@@ -19,6 +21,7 @@ export default defineProvider({
     kind: 'provider',
     apiVersion: 1,
     displayName: 'Self-monitoring',
+    locales: { en: enLocale, ru: ruLocale },
     description: 'Raises events when polls, dispatches or sends keep failing.',
     ingest: 'internal',
     coreManaged: true,

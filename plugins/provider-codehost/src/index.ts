@@ -8,6 +8,8 @@ import { ConfigSchema } from './config.ts';
 import { events } from './events.ts';
 import { templates } from './templates.ts';
 import { handleDelivery } from './handler.ts';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 export default defineProvider({
   manifest: {
@@ -15,6 +17,7 @@ export default defineProvider({
     kind: 'provider',
     apiVersion: 1,
     displayName: 'Code host (GitHub, Gitea, Forgejo)',
+    locales: { en: enLocale, ru: ruLocale },
     description: 'Pushes, pull requests, issues, comments, releases and failed CI runs from repository webhooks.',
     configSchema: ConfigSchema,
     ingest: 'webhook',

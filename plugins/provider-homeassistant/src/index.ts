@@ -9,6 +9,8 @@ import type { Timings } from './config.ts';
 import { EVENTS } from './events.ts';
 import { TEMPLATES } from './templates.ts';
 import { Supervisor } from './supervisor.ts';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 /**
  * Builds the provider definition. The default export uses the production timings; tests pass
@@ -27,6 +29,7 @@ export function createHomeAssistantProvider(timings: Partial<Timings> = {}): Pro
       kind: 'provider',
       apiVersion: 1,
       displayName: 'Home Assistant',
+      locales: { en: enLocale, ru: ruLocale },
       description: 'Relays Home Assistant state changes, automations, service calls and events over its WebSocket API.',
       configSchema: ConfigSchema,
       events: EVENTS,

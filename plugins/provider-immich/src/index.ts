@@ -9,6 +9,8 @@ import { events } from './events.ts';
 import { templates } from './templates.ts';
 import { ImmichAuthError, ImmichClient } from './client.ts';
 import { pollAlbums } from './poll.ts';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 export default defineProvider({
   manifest: {
@@ -16,6 +18,7 @@ export default defineProvider({
     kind: 'provider',
     apiVersion: 1,
     displayName: 'Immich (photo library)',
+    locales: { en: enLocale, ru: ruLocale },
     description: 'Notifies when assets are added to or removed from followed Immich albums.',
     configSchema: ConfigSchema,
     trackerSchema: TrackerSchema,

@@ -9,6 +9,8 @@ import type { NutTimings } from './config.ts';
 import { EVENTS } from './events.ts';
 import { TEMPLATES } from './templates.ts';
 import { UpsPoller } from './poller.ts';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 /**
  * Builds the provider definition; the default export uses production time limits, tests pass
@@ -27,6 +29,7 @@ export function createNutProvider(timings: Partial<NutTimings> = {}): ProviderDe
       kind: 'provider',
       apiVersion: 1,
       displayName: 'UPS (Network UPS Tools)',
+      locales: { en: enLocale, ru: ruLocale },
       description: 'Watches a UPS through a NUT server (upsd) and reports power failures, power return, low or worn batteries and lost contact.',
       configSchema: ConfigSchema,
       events: EVENTS,

@@ -9,6 +9,8 @@ import { events } from './events.ts';
 import { templates } from './templates.ts';
 import { verifyBearer } from './auth.ts';
 import { normalize } from './normalize.ts';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 export default defineProvider({
   manifest: {
@@ -16,6 +18,7 @@ export default defineProvider({
     kind: 'provider',
     apiVersion: 1,
     displayName: 'Planka (kanban)',
+    locales: { en: enLocale, ru: ruLocale },
     description: 'Card events from Planka webhooks: created, moved, edited, commented, due date set.',
     configSchema: ConfigSchema,
     ingest: 'webhook',

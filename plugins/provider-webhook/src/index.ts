@@ -14,6 +14,8 @@ import { verifyAuth } from './auth.ts';
 import { applyMapping, compileMapping } from './mapping.ts';
 import type { CompiledMapping } from './mapping.ts';
 import { PathExpressionError } from './path-expr.ts';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 /** Checks the parts of the config a schema cannot express and compiles the mapping. */
 function prepare(cfg: WebhookConfig): CompiledMapping {
@@ -36,6 +38,7 @@ export default defineProvider({
     kind: 'provider',
     apiVersion: 1,
     displayName: 'Generic webhook',
+    locales: { en: enLocale, ru: ruLocale },
     description: 'Receives JSON webhooks from any service and maps them to notifications.',
     configSchema: ConfigSchema,
     ingest: 'webhook',

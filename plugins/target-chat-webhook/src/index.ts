@@ -8,6 +8,8 @@ import { configSchema } from './config.ts';
 import type { ChatWebhookConfig } from './config.ts';
 import { buildRequest, MANIFEST_MAX_LENGTH, MANIFEST_MAX_TITLE } from './payloads.ts';
 import { failureFor, transportFailure } from './responses.ts';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 export { configSchema, CHAT_FORMATS } from './config.ts';
 export type { ChatWebhookConfig, ChatFormat } from './config.ts';
@@ -45,6 +47,7 @@ export default defineTarget({
     kind: 'target',
     apiVersion: PLUGIN_API_VERSION,
     displayName: 'Chat webhook (Discord, Slack, Mattermost)',
+    locales: { en: enLocale, ru: ruLocale },
     description: 'Posts notifications to a Discord, Slack or Mattermost channel through its incoming-webhook URL.',
     configSchema,
     // The strictest of the three services, so one manifest fits any configured format.

@@ -8,6 +8,8 @@ import { configSchema } from './config.ts';
 import { composeMail } from './compose.ts';
 import { SmtpSender } from './smtp-sender.ts';
 import { toSendError, toStartError } from './smtp-errors.ts';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 export { configSchema } from './config.ts';
 export type { EmailTargetConfig } from './config.ts';
@@ -19,6 +21,7 @@ export default defineTarget({
     kind: 'target',
     apiVersion: PLUGIN_API_VERSION,
     displayName: 'Email',
+    locales: { en: enLocale, ru: ruLocale },
     description: 'Sends notifications as email through an SMTP server.',
     configSchema,
     limits: { maxMessageLength: 100_000, formats: ['html'] },

@@ -8,6 +8,8 @@ import { configSchema } from './config.ts';
 import type { MatrixTargetConfig } from './config.ts';
 import { buildContent, MAX_MESSAGE_LENGTH, transactionId } from './content.ts';
 import { createMatrixClient } from './client.ts';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 export { configSchema } from './config.ts';
 export type { MatrixTargetConfig } from './config.ts';
@@ -52,6 +54,7 @@ export default defineTarget({
     kind: 'target',
     apiVersion: PLUGIN_API_VERSION,
     displayName: 'Matrix room',
+    locales: { en: enLocale, ru: ruLocale },
     description: 'Posts notifications into a Matrix room as notices (m.notice) through the client-server API.',
     configSchema,
     // Synapse's default message rate for an ordinary account is 0.2/s with a burst of 10.

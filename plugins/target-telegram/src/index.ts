@@ -6,6 +6,8 @@ import { defineTarget, PLUGIN_API_VERSION } from '@herald/core/plugin-api';
 import { configSchema } from './config.ts';
 import { createTelegramBotDriver } from './driver.ts';
 import { createTelegramTarget, MAX_MESSAGE_LENGTH } from './target.ts';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 export { configSchema } from './config.ts';
 export type { TelegramTargetConfig } from './config.ts';
@@ -18,6 +20,7 @@ export default defineTarget({
     kind: 'target',
     apiVersion: PLUGIN_API_VERSION,
     displayName: 'Telegram',
+    locales: { en: enLocale, ru: ruLocale },
     description: 'Sends notifications to a Telegram chat, channel or forum topic through a bot.',
     configSchema,
     limits: { maxMessageLength: MAX_MESSAGE_LENGTH, formats: ['html'], ratePerSecond: 1 },
