@@ -1,16 +1,27 @@
-/** The enabled plugin kinds (`GET /api/plugins`), fetched once per page load. */
+/**
+ * The enabled plugin kinds (`GET /api/plugins`), in the interface language: fetched once per
+ * page load and language, and again when the language changes.
+ */
 import { get } from './api.ts';
 import { useAsync, type Async } from './hooks.ts';
+import { locale, type Locale } from './i18n.ts';
 import type { Plugin } from './types.ts';
 
-let cache: Promise<Plugin[]> | null = null;
+const cache = new Map<Locale, Promise<Plugin[]>>();
 
-export function loadPlugins(): Promise<Plugin[]> {
-  cache ??= get<{ plugins: Plugin[] }>('/api/plugins').then((r) => r.plugins).catch((err) => { cache = null; throw err; });
-  return cache;
+export function loadPlugins(l: Locale = locale()): Promise<Plugin[]> {
+  let p = cache.get(l);
+  if (!p) {
+    p = get<{ plugins: Plugin[] }>('/api/plugins', { locale: l }).then((r) => r.plugins).catch((err) => { cache.delete(l); throw err; });
+    cache.set(l, p);
+  }
+  return p;
 }
 
-export const usePlugins = (): Async<Plugin[]> => useAsync(loadPlugins, []);
+export const usePlugins = (): Async<Plugin[]> => {
+  const l = locale();
+  return useAsync(() => loadPlugins(l), [l]);
+};
 
 /** A plugin's display name, or its id when the plugin is not enabled any more. */
 export const pluginName = (plugins: Plugin[] | undefined, id: string): string => plugins?.find((p) => p.id === id)?.display_name ?? id;

@@ -11,6 +11,8 @@ export interface JsonSchema {
   enum?: unknown[]; const?: unknown; anyOf?: JsonSchema[]; oneOf?: JsonSchema[]; default?: unknown; description?: string; title?: string;
   minimum?: number; maximum?: number; minLength?: number; maxLength?: number; pattern?: string; format?: string;
   patternProperties?: Record<string, JsonSchema>; additionalProperties?: boolean | JsonSchema; 'x-secret'?: boolean;
+  /** Labels of an enum field's values in the interface language, keyed by the value as a string. */
+  'x-option-labels'?: Record<string, string>;
 }
 
 export interface EventSpec { severity: string; quiet_hours: 'defer' | 'send' | 'drop' | string; description: string | null }

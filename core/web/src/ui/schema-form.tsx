@@ -76,7 +76,7 @@ function SchemaField({ name, schema: s, required, value, path, secretsSet, bots,
       <select required={required} value={value === undefined ? '' : String(value)} data-testid={testId}
         onChange={(e) => { const i = (e.target as HTMLSelectElement).selectedIndex - 1; onChange(i >= 0 ? values[i] : undefined); }}>
         <option value="">{t('common.choose')}</option>
-        {values.map((v) => <option key={String(v)} value={String(v)}>{String(v)}</option>)}
+        {values.map((v) => <option key={String(v)} value={String(v)}>{s['x-option-labels']?.[String(v)] ?? String(v)}</option>)}
       </select>
     );
   } else if (kind === 'integer' || kind === 'number') {
