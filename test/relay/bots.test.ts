@@ -68,9 +68,11 @@ t.test('bots: create, long polling, /start registration, chats, update, delete',
   t.match(byId['-100900'], { type: 'supergroup', title: 'Family (renamed)', registered: false });
 
   fake.failNext(500, 'Internal Server Error');
-  fake.pushUpdate(TOKEN, message({ id: 4343, type: 'private', username: 'ivan' }, 'hi'));
+  const ivan = fake.pushUpdate(TOKEN, message({ id: 4343, type: 'private', username: 'ivan' }, 'hi'));
   await until(() => db.get(`SELECT 1 AS x FROM bot_chats WHERE chat_id = '4343'`));
   t.pass('polling recovers after a failed call');
+  // The loop's next long poll is open before a failure is queued for the calls below.
+  await until(async () => fake.calls.some((x) => x.token === TOKEN && x.method === 'getUpdates' && Number(x.params.offset) === ivan + 1));
 
   t.equal((await s.request('POST', '/api/bots', { token, body: { name: 'Again', token: TOKEN, mode: 'polling' } })).status, 409, 'the same bot twice');
   const rejected = await s.request('POST', '/api/bots', { token, body: { name: 'Bad', token: REVOKED, mode: 'polling' } });

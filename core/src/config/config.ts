@@ -141,7 +141,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl = `sqlite:${sqlitePath}`;
   }
   if (e.SERVICE_MESSAGING_WEBHOOK_SECRET !== undefined && !/^[A-Za-z0-9_-]{16,256}$/.test(e.SERVICE_MESSAGING_WEBHOOK_SECRET)) {
-    throw new ConfigurationError('SERVICE_MESSAGING_WEBHOOK_SECRET must be 16-256 characters of A-Z, a-z, 0-9, _ and - (the set Telegram accepts)');
+    throw new ConfigurationError('SERVICE_MESSAGING_WEBHOOK_SECRET must be 16-256 characters of A-Z, a-z, 0-9, _ and - (characters bot services accept in a webhook secret)');
   }
   const port = Number(e.SERVICE_PORT);
   if (port > 65535) throw new ConfigurationError(`SERVICE_PORT must be 0-65535, got ${port}`);

@@ -316,36 +316,149 @@ export interface TargetContext<C> extends BaseContext<C> {
 /** A messaging bot record as a target plugin sees it. */
 export interface MessagingBotRef { id: string; token: string; botId?: string; username?: string; /** A self-hosted bot API server, when the bot record names one. */ apiRoot?: string }
 
-/** A chat seen on an inbound bot update. */
+/**
+ * A chat seen on an inbound bot update, in the service's own terms. The core stores it (one row per
+ * bot and `chatId`, updated in place when seen again) and lists it under `GET /api/bots/{id}/chats`.
+ *
+ * @example A forum topic
+ * ```ts
+ * const chat: SeenChat = { chatId: '-100500', type: 'supergroup', title: 'Family', threadId: 3, isForum: true };
+ * ```
+ */
 export interface SeenChat {
+  /** The service's id of the chat, as text; what a target's config names to send there. */
   chatId: string;
+  /** The service's kind of chat (e.g. `private`, `group`, `channel`), shown to the user as is. */
   type: string;
   title?: string;
   username?: string;
+  /** The topic or thread the update came from, when replies should go there too. */
   threadId?: number;
   isForum?: boolean;
 }
 
+/**
+ * What the core needs from one inbound update: the chat it came from and, for a command, the
+ * command's name. A `/start` command registers the chat and is answered with a greeting.
+ *
+ * @example
+ * ```ts
+ * const update: ParsedUpdate = { updateId: 10, chat: { chatId: '42', type: 'private' }, text: '/start', command: 'start' };
+ * ```
+ */
 export interface ParsedUpdate {
-  updateId: number;
+  /** The service's id of the update, for logs; the polling position comes from {@link MessagingBotDriver.nextOffset}. */
+  updateId?: number | string;
+  /** The chat the update came from; without one the update is acknowledged and otherwise ignored. */
   chat?: SeenChat;
   text?: string;
   /** The bot command without its slash and @mention, e.g. `start`. */
   command?: string;
 }
 
-export interface BotDriverContext { http: OutboundHttp; log: PluginLogger; /** The bot record's own API server (self-hosted Bot API), overriding the driver's default. */ apiRoot?: string }
+/** What a bot driver runs with: the core's outbound HTTP client (SSRF policy applied), a logger and the bot's own API server. */
+export interface BotDriverContext { http: OutboundHttp; log: PluginLogger; /** The bot record's own API server (`api_root`, e.g. a self-hosted one), overriding the driver's default. */ apiRoot?: string }
 
 /**
- * Driver of a messaging-bot service (e.g. Telegram). The core owns bot records, the inbound bot
- * webhook route, polling loops and chat registration; the driver speaks the service's API.
+ * A request that arrived on a bot's inbound route, `POST /api/bots/{webhook_path_id}/webhook`,
+ * as {@link MessagingBotDriver.verifyWebhook} and {@link MessagingBotDriver.parseUpdate} see it.
+ */
+export interface BotWebhookRequest {
+  /** Lower-case header names. */
+  headers: Record<string, string | undefined>;
+  /** The exact bytes received; verify signatures over this. */
+  rawBody: Buffer;
+  /** The parsed JSON body, or undefined when the body is not JSON. */
+  body: unknown;
+}
+
+/**
+ * Driver of a messaging-bot service: how a target plugin lets the core run bots of its kind. The
+ * core owns what is the same for every service: bot records and their API, the inbound route
+ * `POST /api/bots/{webhook_path_id}/webhook`, one long-polling loop per polling bot (on the
+ * scheduler leader, with backoff and a status on the record), chat registration, the `/start`
+ * greeting in the owner's language, shutdown. The driver owns the service's protocol: who a token
+ * is, setting and removing webhooks, how an inbound request proves it came from the service, the
+ * long-polling call and what its offset means, reading updates, replying.
+ *
+ * Every method that calls the service throws the contract's errors: `AuthFailedError` when the
+ * token is rejected (the core stops using the bot until its token changes), anything else for a
+ * failure worth retrying. Never put the token into an error message.
+ *
+ * @example A driver for a service with a `/updates?after=` endpoint and a signed webhook
+ * ```ts
+ * import { AuthFailedError, RetryableSendError, hmacSha256Hex, safeEqual, type BotDriverContext, type MessagingBotDriver } from '@herald/plugin-api';
+ * const root = (ctx: BotDriverContext) => ctx.apiRoot ?? 'https://api.chat.example';
+ * async function api(ctx: BotDriverContext, token: string, path: string, init: RequestInit & { signal: AbortSignal }) {
+ *   const res = await ctx.http.fetch(`${root(ctx)}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+ *   if (res.status === 401) throw new AuthFailedError('the bot token was rejected');
+ *   if (!res.ok) throw new RetryableSendError(`chat.example answered ${res.status}`, res.status);
+ *   return res.json();
+ * }
+ * export const driver: MessagingBotDriver = {
+ *   async getMe(ctx, token, signal) { const me = await api(ctx, token, '/me', { signal }); return { botId: me.id, username: me.handle }; },
+ *   async setWebhook(ctx, token, url, secret, signal) { await api(ctx, token, '/webhook', { method: 'PUT', body: JSON.stringify({ url, secret }), signal }); },
+ *   async deleteWebhook(ctx, token, signal) { await api(ctx, token, '/webhook', { method: 'DELETE', signal }); },
+ *   verifyWebhook: (req, secret) => safeEqual(req.headers['x-chat-signature'] ?? '', hmacSha256Hex(secret, req.rawBody)),
+ *   async getUpdates(ctx, token, offset, timeoutSeconds, signal) { return (await api(ctx, token, `/updates?after=${offset}&wait=${timeoutSeconds}`, { signal })).updates; },
+ *   nextOffset: (update, offset) => Math.max(offset, (update as { seq: number }).seq),
+ *   parseUpdate: (u: any) => (u?.room ? { updateId: u.seq, chat: { chatId: u.room.id, type: u.room.kind }, text: u.text, command: /^\/(\w+)/.exec(u.text ?? '')?.[1] } : null),
+ *   async reply(ctx, token, chat, text, signal) { await api(ctx, token, `/rooms/${chat.chatId}/messages`, { method: 'POST', body: JSON.stringify({ text }), signal }); },
+ * };
+ * ```
  */
 export interface MessagingBotDriver {
+  /**
+   * Who the token belongs to: the service's id of the bot (unique among a service's bots; the core
+   * refuses a second record of the same bot) and its username. Throws `AuthFailedError` for a
+   * rejected token.
+   */
   getMe(ctx: BotDriverContext, token: string, signal: AbortSignal): Promise<{ botId: string; username?: string }>;
-  setWebhook(ctx: BotDriverContext, token: string, url: string, secretToken: string, signal: AbortSignal): Promise<void>;
+  /**
+   * Webhook mode: tells the service to deliver the bot's updates to `url` (the bot's inbound route
+   * on the public URL) and to prove each delivery with `secret` (`SERVICE_MESSAGING_WEBHOOK_SECRET`),
+   * in whatever way {@link verifyWebhook} checks.
+   */
+  setWebhook(ctx: BotDriverContext, token: string, url: string, secret: string, signal: AbortSignal): Promise<void>;
+  /**
+   * Stops webhook delivery. The core calls it before a polling loop starts (a service may refuse
+   * polling while a webhook is set), when a bot is switched to polling and when a webhook bot is
+   * deleted; failures are ignored. A service without webhooks resolves at once.
+   */
   deleteWebhook(ctx: BotDriverContext, token: string, signal: AbortSignal): Promise<void>;
+  /**
+   * Whether a request on the inbound route came from the service: `secret` is the one given to
+   * {@link setWebhook}. Compare in constant time (`safeEqual`). A request it refuses is answered
+   * 401 before the path is looked at, so path ids cannot be probed.
+   *
+   * @example A secret echoed in a header
+   * ```ts
+   * verifyWebhook: (req, secret) => safeEqual(req.headers['x-chat-secret'] ?? '', secret),
+   * ```
+   */
+  verifyWebhook(req: BotWebhookRequest, secret: string): boolean;
+  /**
+   * Long polling: the updates after position `offset`, holding the request open up to
+   * `timeoutSeconds` while there are none; `signal` aborts at shutdown. `offset` is 0 for a new
+   * bot, then whatever {@link nextOffset} returned for the last processed update (the core stores
+   * it on the bot record, so polling resumes there after a restart). Resolve with the raw updates
+   * in order; each goes through {@link parseUpdate}.
+   */
   getUpdates(ctx: BotDriverContext, token: string, offset: number, timeoutSeconds: number, signal: AbortSignal): Promise<unknown[]>;
+  /**
+   * The polling position once the raw `update` has been processed (`offset` is the current one):
+   * the value the next {@link getUpdates} call receives. The core stores it only after the update
+   * is recorded, so a crash replays it (recording is idempotent). Return `offset` to keep it.
+   *
+   * @example Services whose offset is "the last id seen plus one"
+   * ```ts
+   * nextOffset: (update, offset) => { const id = (update as { id?: unknown }).id; return typeof id === 'number' && id >= offset ? id + 1 : offset; },
+   * ```
+   */
+  nextOffset(update: unknown, offset: number): number;
+  /** Reads one raw update (polled, or an inbound request's JSON body); null when it is not one. */
   parseUpdate(update: unknown): ParsedUpdate | null;
+  /** Posts plain `text` into `chat` (and its thread); the core uses it for the `/start` greeting. */
   reply(ctx: BotDriverContext, token: string, chat: SeenChat, text: string, signal: AbortSignal): Promise<void>;
 }
 
@@ -357,7 +470,16 @@ export interface ProviderDefinition<C extends TSchema = TSchema, T extends TSche
 export interface TargetDefinition<C extends TSchema = TSchema> {
   manifest: PluginManifest<C> & { kind: 'target' };
   create(ctx: TargetContext<Static<C>>): TargetInstance | Promise<TargetInstance>;
-  /** Optional messaging-bot driver (bots records of kind `manifest.id`). */
+  /**
+   * Optional messaging-bot driver: makes `manifest.id` a bot kind (`POST /api/bots` with
+   * `kind: manifest.id`), so users can add bots of this service and the core runs them in polling
+   * or webhook mode through the driver. See {@link MessagingBotDriver}.
+   *
+   * @example
+   * ```ts
+   * export default defineTarget({ manifest, create: (ctx) => createTarget(ctx), botDriver: createBotDriver() });
+   * ```
+   */
   botDriver?: MessagingBotDriver;
 }
 

@@ -2,7 +2,7 @@ import t from 'tap';
 import { createTestHost, captureLogger } from '@herald/core/plugin-api/testing';
 import { errorCode } from '@herald/core/plugin-api';
 import plugin from './index.ts';
-import { createTelegramBotDriver, parseUpdate, clipText } from './driver.ts';
+import { createTelegramBotDriver, parseUpdate, clipText, nextOffset, verifyWebhook, SECRET_HEADER } from './driver.ts';
 import { FakeTelegram } from '../test/fakes/telegram.ts';
 
 const TOKEN = '777:AAF-driver_token_for_tests_abcdefghijk';
@@ -114,4 +114,28 @@ t.test('clipText keeps replies within the limit without splitting a surrogate pa
   const clipped = clipText('a'.repeat(4094) + '😀😀');
   t.ok(clipped.length <= 4096);
   t.notMatch(clipped, /[\uD800-\uDBFF]…$/);
+});
+
+t.test('verifyWebhook accepts only the secret given to setWebhook, in its header', async (t) => {
+  const req = (headers: Record<string, string | undefined>) => ({ headers, rawBody: Buffer.from('{}'), body: {} });
+  const secret = 'S3cret_token-1234567';
+  t.equal(verifyWebhook(req({ [SECRET_HEADER]: secret }), secret), true);
+  t.equal(SECRET_HEADER, 'x-telegram-bot-api-secret-token');
+  t.equal(verifyWebhook(req({}), secret), false, 'no header');
+  t.equal(verifyWebhook(req({ [SECRET_HEADER]: 'wrong' }), secret), false, 'wrong secret');
+  t.equal(verifyWebhook(req({ [SECRET_HEADER]: `${secret}x` }), secret), false, 'longer secret');
+  t.equal(verifyWebhook(req({ [SECRET_HEADER]: secret.slice(0, -1) }), secret), false, 'shorter secret');
+  t.equal(verifyWebhook(req({ [SECRET_HEADER]: '' }), ''), false, 'an empty secret never matches');
+  t.equal(verifyWebhook(req({ authorization: secret }), secret), false, 'only Telegram\'s header counts');
+  t.equal(createTelegramBotDriver().verifyWebhook, verifyWebhook);
+});
+
+t.test('nextOffset confirms an update by its update_id plus one and never goes back', async (t) => {
+  t.equal(nextOffset({ update_id: 41 }, 0), 42);
+  t.equal(nextOffset({ update_id: 41 }, 41), 42);
+  t.equal(nextOffset({ update_id: 40 }, 42), 42, 'an older update keeps the offset');
+  t.equal(nextOffset({ message: {} }, 7), 7, 'no update_id');
+  t.equal(nextOffset({ update_id: '41' }, 7), 7, 'a non-numeric id');
+  t.equal(nextOffset(null, 7), 7);
+  t.equal(createTelegramBotDriver().nextOffset, nextOffset);
 });

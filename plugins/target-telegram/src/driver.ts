@@ -1,9 +1,13 @@
 /**
  * The Telegram messaging-bot driver: the core owns bot records, the inbound webhook route and
- * polling loops; this speaks the Bot API for them and reads updates into the core's shape.
+ * polling loops; this speaks the Bot API for them: the webhook secret header, getUpdates and its
+ * offset (the last `update_id` plus one), and reading updates into the core's shape.
  */
-import type { BotDriverContext, MessagingBotDriver, ParsedUpdate, SeenChat } from '@herald/core/plugin-api';
+import { safeEqual, type BotDriverContext, type BotWebhookRequest, type MessagingBotDriver, type ParsedUpdate, type SeenChat } from '@herald/core/plugin-api';
 import { call, createApi, DEFAULT_API_ROOT, grammySignal } from './telegram-api.ts';
+
+/** The header in which Telegram repeats the `secret_token` given to setWebhook on every delivery. */
+export const SECRET_HEADER = 'x-telegram-bot-api-secret-token';
 
 /** Update kinds the bot needs: commands and chat discovery. */
 export const ALLOWED_UPDATES = ['message', 'channel_post', 'my_chat_member'] as const;
@@ -58,6 +62,18 @@ export function parseUpdate(update: unknown): ParsedUpdate | null {
   return { updateId: u.update_id };
 }
 
+/** A webhook delivery is Telegram's when it carries the secret given to setWebhook (compared in constant time). */
+export function verifyWebhook(req: BotWebhookRequest, secret: string): boolean {
+  const given = req.headers[SECRET_HEADER];
+  return typeof given === 'string' && secret !== '' && safeEqual(given, secret);
+}
+
+/** getUpdates confirms every update below its `offset`: the next offset is the last `update_id` plus one. */
+export function nextOffset(update: unknown, offset: number): number {
+  const id = (update as { update_id?: unknown } | null)?.update_id;
+  return typeof id === 'number' && Number.isSafeInteger(id) && id >= offset ? id + 1 : offset;
+}
+
 /** Builds the driver; tests and self-hosted Bot API servers pass their own `apiRoot`. */
 export function createTelegramBotDriver(opts: DriverOptions = {}): MessagingBotDriver {
   const apiRoot = opts.apiRoot ?? DEFAULT_API_ROOT;
@@ -79,6 +95,8 @@ export function createTelegramBotDriver(opts: DriverOptions = {}): MessagingBotD
       return call(token, async () => (await api(ctx, token, timeoutMs)).getUpdates(
         { offset, timeout: Math.max(0, timeoutSeconds), allowed_updates: [...ALLOWED_UPDATES] }, grammySignal(signal)));
     },
+    verifyWebhook,
+    nextOffset,
     parseUpdate,
     async reply(ctx, token, chat, text, signal) {
       await call(token, async () => (await api(ctx, token)).sendMessage(chat.chatId, clipText(text), chat.threadId ? { message_thread_id: chat.threadId } : {}, grammySignal(signal)));

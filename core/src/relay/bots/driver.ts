@@ -2,7 +2,7 @@
 import type { Core } from '../../core.ts';
 import type { BotDriverContext, MessagingBotDriver, PluginLogger } from '../../plugin-api/index.ts';
 
-/** Time allowed for one short Bot API call (getMe, setWebhook, a reply). */
+/** Time allowed for one short call to the bot service (getMe, setWebhook, a reply). */
 export const BOT_CALL_TIMEOUT_MS = 15_000;
 
 /** A bot record as the runtime reads it from the `bots` table. */
@@ -20,6 +20,11 @@ export function botDriver(core: Core, kind: string): MessagingBotDriver | undefi
 /** Bot kinds this service can run (enabled target plugins that ship a bot driver). */
 export function botKinds(core: Core): string[] {
   return [...core.plugins.plugins.values()].filter((p) => p.kind === 'target' && (p.def as { botDriver?: unknown }).botDriver).map((p) => p.id).sort();
+}
+
+/** The drivers of every bot kind this service can run. */
+export function botDrivers(core: Core): MessagingBotDriver[] {
+  return botKinds(core).map((k) => botDriver(core, k)).filter((d): d is MessagingBotDriver => Boolean(d));
 }
 
 export function driverContext(core: Core, bot?: { api_root?: string | null }): BotDriverContext {

@@ -6,7 +6,7 @@ import { BOT_CALL_TIMEOUT_MS, deadline, driverContext, safeMessage, type BotRow 
 import { greet, recordUpdate } from './updates.ts';
 import type { BotMessages } from './messages.ts';
 
-/** Seconds the bot service holds one getUpdates request open. */
+/** Seconds the bot service holds one long-polling request (the driver's getUpdates) open. */
 export const LONG_POLL_SECONDS = 25;
 const MAX_BACKOFF_MS = 60_000;
 
@@ -53,7 +53,7 @@ export class Poller {
     const log = core.logs.get('bots');
     let offset = Number(bot.update_offset) || 0;
     let failures = 0;
-    // getUpdates is refused while a webhook is set (left over from webhook mode).
+    // A service may refuse polling while a webhook is set (left over from webhook mode).
     await driver.deleteWebhook(ctx, bot.token, deadline(BOT_CALL_TIMEOUT_MS, signal)).catch(() => {});
     while (!signal.aborted) {
       let stored = offset;
@@ -63,12 +63,13 @@ export class Poller {
         try {
           for (const raw of updates) {
             const parsed = driver.parseUpdate(raw);
-            const id = parsed?.updateId ?? (raw as { update_id?: unknown })?.update_id;
             if (parsed) {
               const greetChat = await recordUpdate(core, bot, parsed);
               if (greetChat) await greet(core, bot, greetChat, driver, this.messages, signal);
             }
-            if (typeof id === 'number' && id >= offset) offset = id + 1;
+            // The driver says what the offset means; a value that is not a whole number keeps the old one.
+            const next = driver.nextOffset(raw, offset);
+            if (Number.isSafeInteger(next)) offset = next;
           }
         } finally {
           if (offset !== stored) {
