@@ -14,8 +14,9 @@ export interface LoadedPlugin {
   validateTrackerConfig(config: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; errors: { path: string; message: string }[] };
 }
 
-/** A plugin that cannot be loaded; the message tells the operator what to do. */
-export class PluginLoadError extends Error {}
+import { importPlugin, PluginLoadError } from './resolve.ts';
+
+export { PluginLoadError };
 
 function validator(schema: unknown) {
   const compiled = Compile(schema as never);
@@ -28,8 +29,8 @@ function validator(schema: unknown) {
 
 export function wrapDefinition(packageName: string, def: PluginDefinition): LoadedPlugin {
   const m = def?.manifest;
-  if (!m || typeof m !== 'object') throw new PluginLoadError(`Plugin package "${packageName}" has no default export made with defineProvider() or defineTarget().`);
-  if (m.apiVersion !== PLUGIN_API_VERSION) throw new PluginLoadError(`Plugin package "${packageName}" speaks plugin API version ${String(m.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}; install a matching version of the plugin.`);
+  if (!m || typeof m !== 'object') throw new PluginLoadError(`Plugin package "${packageName}" is not a Herald plugin: it has no default export made with defineProvider() or defineTarget(). Check the name in SERVICE_PLUGINS.`);
+  if (m.apiVersion !== PLUGIN_API_VERSION) throw new PluginLoadError(`Plugin package "${packageName}" is not a Herald plugin for this version: it speaks plugin API version ${String(m.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}. Install a version of the plugin made for plugin API ${PLUGIN_API_VERSION}, or remove it from SERVICE_PLUGINS.`);
   if (m.kind !== 'provider' && m.kind !== 'target') throw new PluginLoadError(`Plugin package "${packageName}" declares kind "${String((m as { kind?: unknown }).kind)}"; expected "provider" or "target".`);
   if (!/^[a-z][a-z0-9_]{1,40}$/.test(m.id ?? '')) throw new PluginLoadError(`Plugin package "${packageName}" has an invalid id "${String(m.id)}" (lower-case letters, digits, underscores).`);
   if (typeof def.create !== 'function') throw new PluginLoadError(`Plugin package "${packageName}" has no create() function.`);
@@ -42,22 +43,19 @@ export function wrapDefinition(packageName: string, def: PluginDefinition): Load
   };
 }
 
-/** Imports each named package and checks its manifest. Fails with a message naming the package. */
+/**
+ * Imports each plugin named in SERVICE_PLUGINS (a package name from the service's node_modules, or
+ * an absolute directory path) and checks its package.json `herald` block and its manifest. Fails
+ * with a message naming the package: not installed, failed to import, or not a Herald plugin.
+ */
 export async function loadPlugins(names: string[]): Promise<LoadedPlugin[]> {
   const out: LoadedPlugin[] = [];
   const ids = new Map<string, string>();
-  for (const name of names) {
-    let mod: { default?: PluginDefinition };
-    try {
-      mod = await import(name);
-    } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      if (e.code === 'ERR_MODULE_NOT_FOUND' && String(e.message).includes(name)) {
-        throw new PluginLoadError(`Plugin package "${name}" is not installed; install it (npm install ${name}) or remove it from SERVICE_PLUGINS.`);
-      }
-      throw new PluginLoadError(`Plugin package "${name}" failed to load: ${e.message}`);
-    }
-    const p = wrapDefinition(name, mod.default as PluginDefinition);
+  for (const spec of names) {
+    const imported = await importPlugin(spec);
+    const name = imported.packageName;
+    const p = wrapDefinition(name, imported.module.default as PluginDefinition);
+    if (p.kind !== imported.herald.kind) throw new PluginLoadError(`Plugin package ${imported.label} is not a Herald plugin: its package.json says kind "${imported.herald.kind}" but its manifest says "${p.kind}".`);
     const clash = ids.get(p.id);
     if (clash) throw new PluginLoadError(`Plugin packages "${clash}" and "${name}" both declare the id "${p.id}"; enable only one.`);
     ids.set(p.id, name);
