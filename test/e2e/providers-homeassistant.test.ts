@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { startService, startSink } from '../helpers/service.ts';
-import { startFakeHomeAssistant } from '../fakes/homeassistant.ts';
+import { startFakeHomeAssistant } from '../../plugins/provider-homeassistant/test/fakes/homeassistant.ts';
 import { chain, eventRows, plugins, recorder, relayOf, until } from './support.ts';
 
 const TOKEN = 'ha-long-lived-token-e2e';

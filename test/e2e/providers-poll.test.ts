@@ -5,8 +5,8 @@
  */
 import t from 'tap';
 import { startService, startSink } from '../helpers/service.ts';
-import { FakeImmich } from '../fakes/immich.ts';
-import { startNut } from '../../scripts/peers/nut.ts';
+import { FakeImmich } from '../../plugins/provider-immich/test/fakes/immich.ts';
+import { startNut } from '../../plugins/provider-nut/test/peers/nut.ts';
 import { chain, eventRows, plugins, recorder, relayOf } from './support.ts';
 
 t.test('immich: assets added to a followed album after the baseline poll reach the target by file name', async (t) => {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { postgresDatabaseUrl } from '../helpers/service.ts';
 import { startFakeOpenAI } from '../fakes/openai.ts';
-import { startFakeHomeAssistant } from '../fakes/homeassistant.ts';
+import { startFakeHomeAssistant } from '../../plugins/provider-homeassistant/test/fakes/homeassistant.ts';
 import { startReplicas, stopReplicas, leaders, ready, call, until, sleep, startRecordingSink, type Replica } from './cluster.ts';
 
 t.setTimeout(240_000);

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { createTestHost } from '@herald/core/plugin-api/testing';
 import type { ProviderHarness } from '@herald/core/plugin-api/testing';
-import { startFakeHomeAssistant } from '../../../test/fakes/homeassistant.ts';
-import type { FakeHomeAssistant } from '../../../test/fakes/homeassistant.ts';
+import { startFakeHomeAssistant } from '../test/fakes/homeassistant.ts';
+import type { FakeHomeAssistant } from '../test/fakes/homeassistant.ts';
 import { createHomeAssistantProvider } from './index.ts';
 
 const TOKEN = 'llat-valid-token-0123456789';

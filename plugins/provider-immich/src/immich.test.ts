@@ -1,8 +1,8 @@
 import t from 'tap';
 import { createTestHost, validateConfig } from '@herald/core/plugin-api/testing';
 import type { TrackerView } from '@herald/core/plugin-api';
-import { FakeImmich } from '../../../test/fakes/immich.ts';
-import type { FakeAsset } from '../../../test/fakes/immich.ts';
+import { FakeImmich } from '../test/fakes/immich.ts';
+import type { FakeAsset } from '../test/fakes/immich.ts';
 import plugin from './index.ts';
 
 const ANNA = { id: '5f0c1a2b-0000-4000-8000-000000000001', name: 'Anna Petrova', email: 'anna@example.net' };

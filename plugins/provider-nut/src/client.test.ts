@@ -5,7 +5,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestHost } from '@herald/core/plugin-api/testing';
-import { startFakeNut } from '../../../test/fakes/nut.ts';
+import { startFakeNut } from '../test/fakes/nut.ts';
 import { NutClient } from './client.ts';
 import type { NutConnectOptions } from './client.ts';
 import { NutConnectionError, NutServerError, NutTlsError } from './protocol.ts';

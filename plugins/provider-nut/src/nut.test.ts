@@ -1,11 +1,11 @@
 /**
- * Against a real upsd with the dummy-ups driver (Debian's nut-server, started by scripts/peers/nut.ts).
+ * Against a real upsd with the dummy-ups driver (Debian's nut-server, started by test/peers/nut.ts).
  * The subtests share one server and one provider instance and run in order, like a power story.
  */
 import t from 'tap';
 import { createTestHost } from '@herald/core/plugin-api/testing';
 import type { ProviderHarness } from '@herald/core/plugin-api/testing';
-import { startNut } from '../../../scripts/peers/nut.ts';
+import { startNut } from '../test/peers/nut.ts';
 import { createNutProvider } from './index.ts';
 
 const nut = await startNut({ 'ups.status': 'OB DISCHRG', 'battery.charge': '90', 'battery.runtime': '1500' });
