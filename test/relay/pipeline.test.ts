@@ -101,7 +101,7 @@ t.test('quiet hours across midnight in a non-UTC zone with a controllable clock'
   const d1 = await s.request('POST', c.hook, { headers: hookHeaders, body: { type: 'thing_happened', payload: { name: 'first' } } });
   const d2 = await s.request('POST', c.hook, { headers: hookHeaders, body: { type: 'thing_happened', payload: { name: 'second' } } });
   const st = await s.request('POST', c.hook, { headers: hookHeaders, body: { type: 'stale_thing', payload: { name: 'stale' } } });
-  const al = await s.request('POST', c.hook, { headers: hookHeaders, body: { type: 'alarm', payload: { name: 'now' } } });
+  await s.request('POST', c.hook, { headers: hookHeaders, body: { type: 'alarm', payload: { name: 'now' } } });
   await relay.tick();
   t.same(sink.received.map((r) => r.body.title), ['ALARM now'], 'critical type sent at once; deferrable held');
   const get = async (id: string) => (await s.request('GET', `/api/events/${id}`, { token: s.admin.token })).body;

@@ -3,7 +3,7 @@ import type { Test } from 'tap';
 import http from 'node:http';
 import tls from 'node:tls';
 import zlib from 'node:zlib';
-import { createOutboundHttp, OutboundError } from './outbound.ts';
+import { createOutboundHttp, type OutboundError } from './outbound.ts';
 import type { Resolver } from './outbound.ts';
 
 interface Seen { method: string; url: string; host?: string; body: string; auth?: string }

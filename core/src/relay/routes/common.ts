@@ -1,6 +1,6 @@
 /** Small pieces every relay route file shares: paging, owned-row lookup, validation answers. */
 import type { Core } from '../../core.ts';
-import { HttpError, notFound, unprocessable, unavailable } from '../../http/problem.ts';
+import { type HttpError, notFound, unprocessable, unavailable } from '../../http/problem.ts';
 import { relayOf, type RelayService } from '../service.ts';
 
 export interface Page { limit?: number; before?: string }

@@ -17,7 +17,7 @@ export function MessageBubble({ m }: { m: ShownMessage }) {
         {m.role === 'assistant'
           ? <div class="md" dangerouslySetInnerHTML={{ __html: html }} />
           : <p class="plain">{m.content}</p>}
-        {m.streaming && !m.content && <span class="typing" aria-label={t('chat.thinking')}><i /><i /><i /></span>}
+        {m.streaming && !m.content && <span class="typing" role="status" aria-label={t('chat.thinking')}><i /><i /><i /></span>}
         {m.tools?.map((tool, i) => (
           <div class="tool" key={i}>
             <Badge tone={tool.status === 'failed' ? 'danger' : tool.status === 'done' ? 'ok' : 'info'}>{t(`chat.tool_${tool.status}`, { name: t('chat.tool_report') })}</Badge>
