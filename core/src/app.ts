@@ -82,7 +82,10 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
 
   const app = await createServer(config, logs.get('http'), VERSION);
   const features: Feature[] = await loadFeatures();
-  for (const f of features) await f.register(app, core);
+  // Each feature is an encapsulated Fastify plugin: the hooks, parsers and plugins it registers stay
+  // within its own routes (the server-wide ones above are inherited). fastify-plugin is not used: its
+  // one job is to lift that encapsulation, and no feature shares anything through the root instance.
+  for (const f of features) await app.register(async (scope: App) => { await f.register(scope, core); });
   await app.ready();
   const idleMs = idleDelayFromEnv();
   const reducer = new MemoryReducer({ log: logs.get('memory'), idleMs, gc: idleMs === undefined ? null : undefined });
