@@ -14,7 +14,8 @@ import { loadPlugins } from './plugins/loader.ts';
 import { Scheduler, AlwaysLeader, type LeaderElector } from './jobs/scheduler.ts';
 import { createOutboundHttp } from './net/outbound.ts';
 import { createServer, type App } from './http/server.ts';
-import { ensureBridgeSelfForAll } from './users/users.ts';
+import { ensureSelfMonitoringForAll } from './users/users.ts';
+import { selfMonitoringOf } from './plugins/self-monitoring.ts';
 import { detectSupervised } from './lifecycle/supervised.ts';
 import { loadFeatures, type Feature } from './features.ts';
 import { applyStagedRestore } from './backup/staged.ts';
@@ -73,12 +74,15 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
   };
   log.info({ supervised: supervised.supervised, by: supervised.by, dialect: config.dialect, plugins: plugins.map((p) => p.id) }, 'booting');
   if (opts.beforeStart) await opts.beforeStart(core);
+  // Found through the manifests; throws at boot when a selfMonitoring declaration is unusable or two plugins make one.
+  const selfMonitoring = selfMonitoringOf(core);
+  if (!selfMonitoring) log.warn('no enabled plugin receives self-monitoring signals: users get no self-monitoring provider and the signals are dropped');
   // A restore staged by POST /api/backup/prepare-restore is applied here: after the pre-migration
   // snapshot and the migrations, before anything else uses the database. A failing restore is
   // rolled back and set aside (failed-<ts>.json); boot continues with the configuration untouched.
   await applyStagedRestore(core);
-  const created = await ensureBridgeSelfForAll(db);
-  if (created) log.info({ created }, 'created missing bridge_self providers');
+  const created = selfMonitoring ? await ensureSelfMonitoringForAll(db, selfMonitoring) : 0;
+  if (created) log.info({ created, kind: selfMonitoring?.kind }, 'created missing self-monitoring providers');
 
   const app = await createServer(config, logs.get('http'), VERSION);
   const features: Feature[] = await loadFeatures();

@@ -110,7 +110,7 @@ export async function readStoppedDatabase<T = Record<string, any>>(dataDir: stri
   try { return (await c.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows[0] as T | undefined; } finally { await c.end(); }
 }
 
-export async function startService(env: Record<string, string> = {}, o: { dataDir?: string; setup?: boolean } = {}): Promise<TestService> {
+export async function startService(env: Record<string, string> = {}, o: { dataDir?: string; setup?: boolean; beforeStart?: (core: Service['core']) => Promise<void> } = {}): Promise<TestService> {
   const dataDir = o.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-test-'));
   const databaseUrl = env.SERVICE_DATABASE_URL ?? await testDatabaseUrl(dataDir);
   const config = loadConfig({
@@ -136,7 +136,7 @@ export async function startService(env: Record<string, string> = {}, o: { dataDi
   const lines: string[] = [];
   const sink = new PassThrough();
   sink.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n').filter(Boolean)));
-  const service = await createService(config, { logDestination: sink, clock });
+  const service = await createService(config, { logDestination: sink, clock, beforeStart: o.beforeStart });
   const url = await service.listen();
   const request = async <T = any>(method: string, p: string, ro: RequestOptions = {}): Promise<Response<T>> => {
     const headers: Record<string, string> = { ...(ro.headers ?? {}) };
@@ -163,7 +163,8 @@ export async function startService(env: Record<string, string> = {}, o: { dataDi
     logText: () => lines.join('\n'),
     async user(email = `user${++n}-${crypto.randomBytes(3).toString('hex')}@example.test`) {
       const { createUser } = await import('../../core/src/users/users.ts');
-      const row = await createUser(service.core.db, { email, password: 'user password 1', max_chats: 20 });
+      const { selfMonitoringOf } = await import('../../core/src/plugins/self-monitoring.ts');
+      const row = await createUser(service.core.db, { email, password: 'user password 1', max_chats: 20 }, selfMonitoringOf(service.core));
       const r = await request('POST', '/api/auth/login', { body: { email, password: 'user password 1' } });
       if (r.status !== 200) throw new Error(`login failed: ${r.status} ${r.text}`);
       return { token: r.body.access_token, id: row.id, email };

@@ -147,7 +147,7 @@ t.test('self-monitoring: target failures, backlog latch, bridge_self failures no
   // the self target failing is never counted
   selfSink.respond(500);
   const before = (await s.service.core.db.get('SELECT consecutive_failures FROM targets WHERE id = ?', [st.body.id]))!.consecutive_failures;
-  await relay.emitSelf(s.admin.id, 'bridge_self_deferred_backlog', { pending: 1, threshold: 1 });
+  await relay.emitSelf(s.admin.id, 'deferredBacklog', { pending: 1, threshold: 1 });
   await relay.tick();
   const after = (await s.service.core.db.get('SELECT consecutive_failures FROM targets WHERE id = ?', [st.body.id]))!.consecutive_failures;
   t.equal(after, before, 'failures of bridge_self notifications are not counted');

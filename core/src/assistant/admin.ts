@@ -2,6 +2,7 @@ import Type from 'typebox';
 import type { App } from '../http/server.ts';
 import type { Core } from '../core.ts';
 import { createUser, publicUser, type UserRow } from '../users/users.ts';
+import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
 import { conflict, forbidden, notFound } from '../http/problem.ts';
 import { requireAdmin, caller } from '../auth/guard.ts';
 import { Locale } from '../http/schemas.ts';
@@ -65,7 +66,7 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       email: b.email, password: b.password, role: b.role ?? 'user', locale: b.locale,
       max_chats: b.max_chats ?? await core.settings.getInt('default_max_chats'),
       max_ai_messages_per_day: b.max_ai_messages_per_day ?? null, max_ai_tokens_per_day: b.max_ai_tokens_per_day ?? null,
-    });
+    }, selfMonitoringOf(core));
     if (b.is_active === false) await core.db.run('UPDATE users SET is_active = ? WHERE id = ?', [false, row.id]);
     reply.code(201);
     return publicUser(await get(row.id));

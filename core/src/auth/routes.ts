@@ -7,6 +7,7 @@ import { SESSION_COOKIE, TOKEN_TTL_SECONDS } from './tokens.ts';
 import { conflict, forbidden, tooMany, unauthorized, unprocessable } from '../http/problem.ts';
 import { Database } from '../db/database.ts';
 import { requireUser, caller } from './guard.ts';
+import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
 import { Locale } from '../http/schemas.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
@@ -31,7 +32,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
   app.post('/api/setup', { schema: { tags: ['auth'], security: [], body: Credentials } }, async (req, reply) => {
     if ((await userCount(core.db)) > 0) throw conflict('Setup is already done; log in instead.', 'setup_done');
     const b = req.body as { email: string; password: string; locale?: string };
-    const user = await createUser(core.db, { email: b.email, password: b.password, role: 'admin', locale: b.locale, max_chats: await core.settings.getInt('default_max_chats'), onlyIfFirst: true });
+    const user = await createUser(core.db, { email: b.email, password: b.password, role: 'admin', locale: b.locale, max_chats: await core.settings.getInt('default_max_chats'), onlyIfFirst: true }, selfMonitoringOf(core));
     reply.code(201);
     return issue(req, reply, user);
   });
@@ -86,7 +87,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
   app.post('/api/v1/auth/register', { schema: { tags: ['auth'], security: [], body: Credentials } }, async (req, reply) => {
     if (!(await core.settings.getBool('self_registration_enabled'))) throw forbidden('Self-registration is disabled; ask an administrator for an account.');
     const b = req.body as { email: string; password: string; locale?: string };
-    const user = await createUser(core.db, { email: b.email, password: b.password, role: 'user', locale: b.locale, max_chats: await core.settings.getInt('default_max_chats') });
+    const user = await createUser(core.db, { email: b.email, password: b.password, role: 'user', locale: b.locale, max_chats: await core.settings.getInt('default_max_chats') }, selfMonitoringOf(core));
     reply.code(201);
     return issue(req, reply, user);
   });

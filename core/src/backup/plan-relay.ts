@@ -1,5 +1,5 @@
 /**
- * Planning the restore of the relay's records. Matching: providers by id (a user's bridge_self
+ * Planning the restore of the relay's records. Matching: providers by id (a user's self-monitoring
  * provider also by its user), trackers by id (and by name under a provider matched by its user),
  * bots by id or remote `bot_id`, chats by id or (bot, chat), links by (tracker, target),
  * templates by id or (user, event type, locale), the rest by id. Secrets an `exclude` backup left
@@ -11,6 +11,7 @@ import { randomToken } from '../http/ids.ts';
 import { checkSchedule } from '../relay/routes/schedule.ts';
 import { insertRow, updateRow, SECRET_MISSING, type Planner, type Row } from './planner.ts';
 import type { ConfigurationT } from './schema.ts';
+import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
 
 const stored = (r: Row | undefined, fields: string[]): Record<string, unknown> | undefined => {
   if (!r) return undefined;
@@ -20,12 +21,13 @@ const stored = (r: Row | undefined, fields: string[]): Record<string, unknown> |
 };
 
 export async function planProviders(p: Planner, c: ConfigurationT): Promise<void> {
+  const selfKind = selfMonitoringOf(p.core)?.kind;
   for (const x of c.providers) {
     const userId = p.map('users', x.user_id);
     const byId = await p.get('SELECT * FROM providers WHERE id = ?', [x.id]);
-    const byKey = x.kind === 'bridge_self' ? await p.get(`SELECT * FROM providers WHERE user_id = ? AND kind = 'bridge_self'`, [userId]) : undefined;
+    const byKey = x.kind === selfKind ? await p.get('SELECT * FROM providers WHERE user_id = ? AND kind = ?', [userId, selfKind]) : undefined;
     const match = byId ?? byKey;
-    let ambiguous = byId && byKey && byId.id !== byKey.id ? `it matches provider ${byId.id} by id and ${byKey.id} as the user's bridge_self provider` : undefined;
+    let ambiguous = byId && byKey && byId.id !== byKey.id ? `it matches provider ${byId.id} by id and ${byKey.id} as the user's self-monitoring provider` : undefined;
     if (x.webhook_token && !ambiguous) {
       const other = await p.get('SELECT id FROM providers WHERE webhook_token = ?', [x.webhook_token]);
       if (other && other.id !== match?.id) ambiguous = `its webhook token belongs to provider ${other.id}`;
@@ -57,7 +59,7 @@ export async function planTrackers(p: Planner, c: ConfigurationT): Promise<void>
     const providerId = p.map('providers', x.provider_id);
     if (p.absent.has(providerId)) { p.skip('trackers', x.id, 'its provider was not restored'); p.absent.add(x.id); continue; }
     const byId = await p.get('SELECT * FROM trackers WHERE id = ?', [x.id]);
-    // Under a provider matched by its user (bridge_self), the tracker the service created is found by name.
+    // Under a provider matched by its user (self-monitoring), the tracker the service created is found by name.
     const byName = providerId !== x.provider_id ? await p.get('SELECT * FROM trackers WHERE provider_id = ? AND name = ? ORDER BY id LIMIT 1', [providerId, x.name]) : undefined;
     const match = byId ?? byName;
     const ambiguous = byId && byName && byId.id !== byName.id ? `it matches tracker ${byId.id} by id and ${byName.id} by name` : undefined;

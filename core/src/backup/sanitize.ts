@@ -18,6 +18,7 @@ import { botDriver } from '../relay/bots/driver.ts';
 import { actionConfig, type ConfigurationT } from './schema.ts';
 import { settingProblem } from './settings-rules.ts';
 import { under } from './secret-paths.ts';
+import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
 
 export interface Skip { table: string; id: string; reason: string }
 export interface Sanitized { config: ConfigurationT; skipped: Skip[]; warnings: string[] }
@@ -77,7 +78,8 @@ export function sanitizeConfiguration(core: Core, input: ConfigurationT): Saniti
   for (const t of ['users', 'providers', 'trackers', 'targets', 'bots', 'bot_chats', 'actions', 'templates', 'skills'] as const) unique(t, c[t], (r) => r.id, 'id');
   unique('users', c.users, (r) => r.email.trim().toLowerCase(), 'email');
   unique('providers', c.providers, (r) => r.webhook_token, 'webhook_token');
-  unique('providers', c.providers, (r) => (r.kind === 'bridge_self' ? r.user_id : null), 'user of its bridge_self provider (one per user)');
+  const selfKind = selfMonitoringOf(core)?.kind;
+  unique('providers', c.providers, (r) => (r.kind === selfKind ? r.user_id : null), 'user of its self-monitoring provider (one per user)');
   unique('bots', c.bots, (r) => r.bot_id, 'bot_id');
   unique('bots', c.bots, (r) => r.webhook_path_id, 'webhook_path_id');
   unique('bot_chats', c.bot_chats, (r) => `${r.bot_id}/${r.chat_id}`, 'bot and chat');

@@ -35,8 +35,14 @@ export const EnvSchema = Type.Object({
   AI_CONTEXT_TOKENS: Type.String({ default: '16000', pattern: '^[0-9]+$' }),
 });
 
+/**
+ * Loaded whatever SERVICE_PLUGINS says: the provider that receives self-monitoring signals (the
+ * spec gives every user one). The core finds it by its manifest's `selfMonitoring`, not by name.
+ */
+export const ALWAYS_LOADED_PLUGINS = ['@herald/provider-bridge-self'] as const;
+
 export const FIRST_PARTY_PLUGINS = [
-  '@herald/provider-bridge-self', '@herald/provider-immich', '@herald/provider-codehost', '@herald/provider-planka',
+  ...ALWAYS_LOADED_PLUGINS, '@herald/provider-immich', '@herald/provider-codehost', '@herald/provider-planka',
   '@herald/provider-homeassistant', '@herald/provider-nut', '@herald/provider-webhook',
   '@herald/target-telegram', '@herald/target-chat-webhook', '@herald/target-email', '@herald/target-matrix',
 ] as const;
@@ -150,7 +156,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const plugins = e.SERVICE_PLUGINS !== undefined
     ? e.SERVICE_PLUGINS.split(',').map((s) => s.trim()).filter(Boolean)
     : [...FIRST_PARTY_PLUGINS];
-  if (!plugins.includes('@herald/provider-bridge-self')) plugins.unshift('@herald/provider-bridge-self');
+  for (const name of [...ALWAYS_LOADED_PLUGINS].reverse()) if (!plugins.includes(name)) plugins.unshift(name);
 
   return {
     secretKey: e.SERVICE_SECRET_KEY,

@@ -3,6 +3,7 @@ import { Database as Db } from '../db/database.ts';
 import { newId, randomToken } from '../http/ids.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { conflict } from '../http/problem.ts';
+import type { SelfMonitoringReceiver } from '../plugins/self-monitoring.ts';
 
 export type Role = 'user' | 'admin';
 export interface UserRow {
@@ -27,8 +28,11 @@ export const normalizeEmail = (email: string): string => email.trim().toLowerCas
 
 export interface NewUser { email: string; password: string; role?: Role; locale?: string; max_chats: number; max_ai_messages_per_day?: number | null; max_ai_tokens_per_day?: number | null; /** First-run setup: refuse (409) when any user exists, checked inside the transaction. */ onlyIfFirst?: boolean }
 
-/** Creates a user and their bridge_self provider in one transaction. 409 when the email is taken. */
-export async function createUser(db: Database, u: NewUser): Promise<UserRow> {
+/**
+ * Creates a user and, when a plugin receives self-monitoring signals (`selfMonitoringOf(core)`),
+ * their self-monitoring provider, in one transaction. 409 when the email is taken.
+ */
+export async function createUser(db: Database, u: NewUser, selfMonitoring: SelfMonitoringReceiver | undefined): Promise<UserRow> {
   const hash = await hashPassword(u.password);
   const email = normalizeEmail(u.email);
   return db.tx(async (q) => {
@@ -40,32 +44,35 @@ export async function createUser(db: Database, u: NewUser): Promise<UserRow> {
     const id = newId();
     await q.run(`INSERT INTO users (id, email, password_hash, role, is_active, locale, max_chats, max_ai_messages_per_day, max_ai_tokens_per_day, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, email, hash, u.role ?? 'user', true, u.locale ?? 'en', u.max_chats, u.max_ai_messages_per_day ?? null, u.max_ai_tokens_per_day ?? null, now, now]);
-    await ensureBridgeSelf(q, id);
+    if (selfMonitoring) await ensureSelfMonitoring(q, id, selfMonitoring);
     return (await q.get<UserRow>('SELECT * FROM users WHERE id = ?', [id]))!;
   });
 }
 
-/** Makes sure the user has exactly one bridge_self provider (the partial unique index forbids a second). */
-export async function ensureBridgeSelf(q: Queryable, userId: string): Promise<string> {
-  const existing = await q.get<{ id: string }>(`SELECT id FROM providers WHERE user_id = ? AND kind = 'bridge_self'`, [userId]);
+/**
+ * Makes sure the user has exactly one self-monitoring provider (of the receiver's kind, named after
+ * the plugin, with one tracker of the same name); returns its id. A partial unique index forbids a second.
+ */
+export async function ensureSelfMonitoring(q: Queryable, userId: string, r: SelfMonitoringReceiver): Promise<string> {
+  const existing = await q.get<{ id: string }>('SELECT id FROM providers WHERE user_id = ? AND kind = ?', [userId, r.kind]);
   if (existing) return existing.id;
   const now = new Date().toISOString();
   const id = newId();
   await q.run(`INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, created_at, updated_at)
-    VALUES (?, ?, 'bridge_self', 'Self-monitoring', '{}', ?, ?, 'ok', ?, ?)`, [id, userId, true, randomToken(), now, now]);
+    VALUES (?, ?, ?, ?, '{}', ?, ?, 'ok', ?, ?)`, [id, userId, r.kind, r.name, true, randomToken(), now, now]);
   const trackerId = newId();
   await q.run(`INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies, config, created_at, updated_at)
-    VALUES (?, ?, ?, 'Self-monitoring', ?, '{}', NULL, '{}', '{}', ?, ?)`, [trackerId, userId, id, true, now, now]);
+    VALUES (?, ?, ?, ?, ?, '{}', NULL, '{}', '{}', ?, ?)`, [trackerId, userId, id, r.name, true, now, now]);
   return id;
 }
 
-/** At boot: every existing user gets their bridge_self provider. */
-export async function ensureBridgeSelfForAll(db: Database): Promise<number> {
-  const missing = await db.all<{ id: string }>(`SELECT u.id FROM users u WHERE NOT EXISTS (SELECT 1 FROM providers p WHERE p.user_id = u.id AND p.kind = 'bridge_self')`);
+/** At boot: every existing user gets their self-monitoring provider. Returns how many were created. */
+export async function ensureSelfMonitoringForAll(db: Database, r: SelfMonitoringReceiver): Promise<number> {
+  const missing = await db.all<{ id: string }>('SELECT u.id FROM users u WHERE NOT EXISTS (SELECT 1 FROM providers p WHERE p.user_id = u.id AND p.kind = ?)', [r.kind]);
   for (const u of missing) {
-    await db.tx((q) => ensureBridgeSelf(q, u.id)).catch(async (err) => {
+    await db.tx((q) => ensureSelfMonitoring(q, u.id, r)).catch(async (err) => {
       // Replicas booting together race for the same user; the unique index lets one win, which is all we need.
-      if (!(await db.get(`SELECT id FROM providers WHERE user_id = ? AND kind = 'bridge_self'`, [u.id]))) throw err;
+      if (!(await db.get('SELECT id FROM providers WHERE user_id = ? AND kind = ?', [u.id, r.kind]))) throw err;
     });
   }
   return missing.length;

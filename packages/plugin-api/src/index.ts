@@ -110,6 +110,44 @@ export interface PluginManifest<C extends TSchema = TSchema, T extends TSchema =
   /** Default templates shipped with the plugin. */
   templates?: TemplateSet;
   /** Readiness check this plugin's instances feed (e.g. `ha`): `na` without instances, `ok` if one is healthy, else `degraded`. */
+/**
+ * The self-monitoring signals the core raises, with the payload it sends for each. The core keeps
+ * the counters, thresholds and latch (per user, in the database); the receiving plugin names the
+ * event types and declares their payload schemas, which must accept these payloads.
+ */
+export interface SelfMonitoringSignals {
+  /**
+   * Consecutive failed polls of one tracker reached the user's threshold; the counter resets after.
+   * Also raised at once, with `failures` and `threshold` 1, when a provider's credential is rejected.
+   */
+  pollFailures: {
+    tracker_id?: string; tracker_name?: string; provider_id?: string; provider_name?: string; provider_kind?: string;
+    failures: number; threshold: number; last_error?: string;
+  };
+  /** The user's pending deferred notifications reached the threshold; raised once until the count falls below it again. */
+  deferredBacklog: { pending: number; threshold: number };
+  /** Consecutive 5xx or network failures to one target reached the threshold; the counter resets after. */
+  targetFailures: {
+    target_id: string; target_name: string; target_kind: string; failures: number; threshold: number;
+    last_error?: string; status_code?: number;
+  };
+}
+
+export type SelfMonitoringSignal = keyof SelfMonitoringSignals;
+
+/**
+ * Declared by the one core-managed provider that receives self-monitoring signals. The core then:
+ * creates one instance per user (with the user, and at boot for users lacking one), named after the
+ * manifest's `displayName`, with one tracker of the same name; keeps its thresholds and switches
+ * (`/api/self-monitoring`); raises each signal as the event type mapped here, through the same
+ * ingest path as `ctx.emit`; and does not count failed sends of these events toward the target
+ * failure threshold. The instance cannot be created or deleted through the providers API.
+ */
+export interface SelfMonitoringSpec {
+  /** The event type (declared in the manifest's `events`) raised for each signal. */
+  events: { [S in SelfMonitoringSignal]: string };
+}
+
   readinessCheck?: string;
   /** Created and owned by the core (one per user), not through the providers API. */
   coreManaged?: boolean;
@@ -140,6 +178,11 @@ export interface InstanceStore {
   delete(key: string): Promise<void>;
 }
 
+  /**
+   * Provider with `coreManaged: true` and `ingest: 'internal'`: this plugin receives the core's
+   * self-monitoring signals. See {@link SelfMonitoringSpec}. At most one enabled plugin may declare it.
+   */
+  selfMonitoring?: SelfMonitoringSpec;
 export interface Clock { now(): Date }
 
 export interface OutboundRequestInit {

@@ -11,8 +11,10 @@ const TrackerRef = {
 };
 
 /**
- * `bridge_self`: the service watching itself. The core creates exactly one per user and feeds it from
- * the pipeline's counters; the plugin only declares the events. Templates live in the top-level
+ * `bridge_self`: the service watching itself. Its manifest's `selfMonitoring` makes it the receiver
+ * of the core's self-monitoring signals: the core creates exactly one per user (named after
+ * `displayName`), keeps the counters, and raises each signal as the event type mapped here. The
+ * plugin only declares the events. Templates live in the top-level
  * `locales/<lang>/templates/bridge_self.json`, so operators find them beside the others.
  */
 export default defineProvider({
@@ -25,6 +27,13 @@ export default defineProvider({
     description: 'Raises events when polls, dispatches or sends keep failing.',
     ingest: 'internal',
     coreManaged: true,
+    selfMonitoring: {
+      events: {
+        pollFailures: 'bridge_self_poll_failures',
+        deferredBacklog: 'bridge_self_deferred_backlog',
+        targetFailures: 'bridge_self_target_failures',
+      },
+    },
     configSchema: Type.Object({}, { additionalProperties: false }),
     events: {
       bridge_self_poll_failures: {

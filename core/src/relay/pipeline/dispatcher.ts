@@ -8,6 +8,7 @@ import { eventStatus } from './decide.ts';
 import type { SelfMonitor } from './monitor.ts';
 import { TargetLanes } from './lanes.ts';
 import { loadSendContext, overrideKey, type SendContext } from './send-context.ts';
+import { selfMonitoringOf } from '../../plugins/self-monitoring.ts';
 import type { Queryable } from '../../db/database.ts';
 import type { HandedDelivery } from './ingest.ts';
 
@@ -251,7 +252,8 @@ export class Dispatcher {
     const target = targetRowFrom(tgt);
     const plugin = core.plugins.target(target.kind);
     const trackerName = row.tracker_id ? ctx.trackerNames.get(row.tracker_id) : undefined;
-    const isSelf = ev.provider_kind === 'bridge_self';
+    // Failed sends of self-monitoring events are logged only, never counted toward the target threshold.
+    const isSelf = ev.provider_kind === selfMonitoringOf(core)?.kind;
     const started = performance.now();
     try {
       if (!plugin) throw Object.assign(new Error(`target kind "${target.kind}" is not enabled`), { code: 'CONFIG' });

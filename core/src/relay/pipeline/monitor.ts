@@ -2,6 +2,10 @@ import type { Core } from '../../core.ts';
 import { Database } from '../../db/database.ts';
 import type { ProviderRow } from '../../plugins/host.ts';
 import type { TrackerView } from '../../plugin-api/index.ts';
+import { selfMonitoringOf, type SelfMonitoringSignal, type SelfMonitoringSignals } from '../../plugins/self-monitoring.ts';
+
+/** Raises one self-monitoring signal for a user (through the receiving plugin's event type). */
+export type SignalEmitter = <S extends SelfMonitoringSignal>(userId: string, signal: S, payload: SelfMonitoringSignals[S]) => Promise<unknown>;
 
 interface SelfRow {
   id: string; poll_failure_threshold: number; deferred_backlog_threshold: number; target_failure_threshold: number;
@@ -15,13 +19,16 @@ interface SelfRow {
  */
 export class SelfMonitor {
   private core: Core;
-  private emit: (userId: string, type: string, payload: Record<string, unknown>) => Promise<unknown>;
-  constructor(core: Core, emit: (userId: string, type: string, payload: Record<string, unknown>) => Promise<unknown>) {
+  private emit: SignalEmitter;
+  constructor(core: Core, emit: SignalEmitter) {
     this.core = core; this.emit = emit;
   }
 
-  private self(userId: string): Promise<SelfRow | undefined> {
-    return this.core.db.get<SelfRow>(`SELECT * FROM providers WHERE user_id = ? AND kind = 'bridge_self'`, [userId]);
+  /** The user's self-monitoring provider (thresholds, switches, latch); none without a receiving plugin. */
+  private async self(userId: string): Promise<SelfRow | undefined> {
+    const receiver = selfMonitoringOf(this.core);
+    if (!receiver) return undefined;
+    return this.core.db.get<SelfRow>('SELECT * FROM providers WHERE user_id = ? AND kind = ?', [userId, receiver.kind]);
   }
 
   async pollResult(provider: ProviderRow, trackers: TrackerView[], error?: unknown): Promise<void> {
@@ -42,7 +49,7 @@ export class SelfMonitor {
       if (!self || !row || !Database.bool(self.track_poll_failures)) continue;
       if (row.consecutive_poll_failures >= self.poll_failure_threshold) {
         const reset = await db.run('UPDATE trackers SET consecutive_poll_failures = 0 WHERE id = ? AND consecutive_poll_failures >= ?', [t.id, self.poll_failure_threshold]);
-        if (reset) await this.emit(provider.user_id, 'bridge_self_poll_failures', {
+        if (reset) await this.emit(provider.user_id, 'pollFailures', {
           tracker_id: t.id, tracker_name: t.name, provider_id: provider.id, provider_name: provider.name, provider_kind: provider.kind,
           failures: row.consecutive_poll_failures, threshold: self.poll_failure_threshold, last_error: message.slice(0, 500),
         });
@@ -59,7 +66,7 @@ export class SelfMonitor {
     const row = await db.get<{ consecutive_failures: number }>('SELECT consecutive_failures FROM targets WHERE id = ?', [target.id]);
     if (!row || row.consecutive_failures < self.target_failure_threshold) return;
     const reset = await db.run('UPDATE targets SET consecutive_failures = 0 WHERE id = ? AND consecutive_failures >= ?', [target.id, self.target_failure_threshold]);
-    if (reset) await this.emit(userId, 'bridge_self_target_failures', {
+    if (reset) await this.emit(userId, 'targetFailures', {
       target_id: target.id, target_name: target.name, target_kind: target.kind, failures: row.consecutive_failures,
       threshold: self.target_failure_threshold, last_error: message.slice(0, 500), status_code: statusCode,
     });
@@ -77,7 +84,7 @@ export class SelfMonitor {
     if (n >= self.deferred_backlog_threshold) {
       if (Database.bool(self.backlog_latched)) return;
       const won = await this.core.db.run('UPDATE providers SET backlog_latched = ? WHERE id = ? AND backlog_latched = ?', [true, self.id, false]);
-      if (won && Database.bool(self.track_deferred_backlog)) await this.emit(userId, 'bridge_self_deferred_backlog', { pending: n, threshold: self.deferred_backlog_threshold });
+      if (won && Database.bool(self.track_deferred_backlog)) await this.emit(userId, 'deferredBacklog', { pending: n, threshold: self.deferred_backlog_threshold });
     } else if (Database.bool(self.backlog_latched)) {
       await this.core.db.run('UPDATE providers SET backlog_latched = ? WHERE id = ?', [false, self.id]);
     }

@@ -8,6 +8,7 @@ import { TemplateCatalog } from '../templates/catalog.ts';
 import { ingestEvent, writeEvent, type IngestResult, type WriteOptions } from './ingest.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { SelfMonitor } from './monitor.ts';
+import { selfMonitoringOf, type SelfMonitoringSignal, type SelfMonitoringSignals } from '../../plugins/self-monitoring.ts';
 import { renderMessage } from './render.ts';
 import { runAction } from '../actions/runner.ts';
 import { quietEnd, isQuiet, type QuietWindow } from '../quiet-hours/quiet-hours.ts';
@@ -23,14 +24,14 @@ export class Relay implements RelayService {
   constructor(core: Core) {
     this.core = core;
     this.catalog = new TemplateCatalog([...core.plugins.plugins.values()]);
-    this.monitor = new SelfMonitor(core, (userId, type, payload) => this.emitSelf(userId, type, payload));
+    this.monitor = new SelfMonitor(core, (userId, signal, payload) => this.emitSelf(userId, signal, payload));
     this.dispatcher = new Dispatcher(core, this.catalog, this.monitor);
     core.plugins.setHooks({
       emit: (provider, event) => this.ingest(provider, event),
       pollResult: (provider, trackers, error) => this.monitor.pollResult(provider, trackers, error),
       authFailed: async (provider, error) => {
         const trackers = await core.plugins.trackerViews(provider.id);
-        await this.emitSelf(provider.user_id, 'bridge_self_poll_failures', {
+        await this.emitSelf(provider.user_id, 'pollFailures', {
           provider_id: provider.id, provider_name: provider.name, provider_kind: provider.kind, tracker_name: trackers[0]?.name ?? provider.name,
           failures: 1, threshold: 1, last_error: `credential rejected: ${error.message}`.slice(0, 500),
         });
@@ -56,10 +57,12 @@ export class Relay implements RelayService {
     return r;
   }
 
-  async emitSelf(userId: string, type: string, payload: Record<string, unknown>): Promise<string[]> {
-    const row = await this.core.db.get(`SELECT * FROM providers WHERE user_id = ? AND kind = 'bridge_self'`, [userId]);
+  async emitSelf<S extends SelfMonitoringSignal>(userId: string, signal: S, payload: SelfMonitoringSignals[S]): Promise<string[]> {
+    const receiver = selfMonitoringOf(this.core);
+    if (!receiver) return [];
+    const row = await this.core.db.get('SELECT * FROM providers WHERE user_id = ? AND kind = ?', [userId, receiver.kind]);
     if (!row) return [];
-    return this.ingest(providerRowFrom(row), { type, payload });
+    return this.ingest(providerRowFrom(row), { type: receiver.events[signal], payload: payload as Record<string, unknown> });
   }
 
   /** An event that does not come from a provider (actions): goes straight to the given targets. */

@@ -16,7 +16,7 @@ export interface RenderInput {
 export function renderMessage(catalog: TemplateCatalog, r: RenderInput): OutboundMessage {
   const tpl = r.override ?? catalog.get(r.eventType, r.locale);
   const extras = r.extras ? Object.fromEntries(Object.entries(redactObject(r.extras)).map(([k, v]) => [k, redactText(String(v))])) : {};
-  // Payload fields win over the context's own names (a bridge_self event names the failing target).
+  // Payload fields win over the context's own names (a self-monitoring event names the failing target).
   const ctx: Record<string, unknown> = {
     event_type: r.eventType, severity: r.severity, provider_name: r.providerName ?? r.providerKind,
     provider_kind: r.providerKind, tracker_name: r.trackerName ?? '', target_name: r.targetName, occurred_at: r.occurredAt,

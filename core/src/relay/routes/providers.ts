@@ -161,7 +161,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
   app.delete('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Delete a provider and its trackers', params: IdParams }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
-    if (row.kind === 'bridge_self' || core.plugins.provider(row.kind)?.def.manifest.coreManaged) {
+    if (core.plugins.provider(row.kind)?.def.manifest.coreManaged) {
       throw conflict('The self-monitoring provider belongs to the account and cannot be deleted; disable its tracking under /api/self-monitoring instead.', 'core_managed');
     }
     await core.plugins.stopProvider(row.id);

@@ -1,11 +1,17 @@
-/** `GET, PATCH /api/self-monitoring`: the thresholds and tracking switches of the caller's bridge_self provider. */
+/**
+ * `GET, PATCH /api/self-monitoring`: the thresholds and tracking switches of the caller's
+ * self-monitoring provider (of the kind whose plugin receives the signals). 404 when no enabled
+ * plugin receives them.
+ */
 import Type from 'typebox';
 import type { Static } from 'typebox';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
 import { Database as Db } from '../../db/database.ts';
-import { ensureBridgeSelf } from '../../users/users.ts';
+import { ensureSelfMonitoring } from '../../users/users.ts';
+import { selfMonitoringOf } from '../../plugins/self-monitoring.ts';
+import { HttpError } from '../../http/problem.ts';
 import { nowIso } from './common.ts';
 
 const Threshold = Type.Integer({ minimum: 1, maximum: 100000 });
@@ -23,8 +29,10 @@ const COLUMNS = ['poll_failure_threshold', 'deferred_backlog_threshold', 'target
 export async function selfMonitoringRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
   const load = async (userId: string) => {
+    const receiver = selfMonitoringOf(core);
+    if (!receiver) throw new HttpError(404, 'self_monitoring_unavailable', 'Self-monitoring is not available: no enabled plugin receives its signals.');
     // Every user has one; created here too in case an older database predates the rule.
-    const id = await core.db.tx((q) => ensureBridgeSelf(q, userId));
+    const id = await core.db.tx((q) => ensureSelfMonitoring(q, userId, receiver));
     const r = (await core.db.get<Record<string, any>>('SELECT * FROM providers WHERE id = ?', [id]))!;
     return {
       provider_id: r.id as string,
