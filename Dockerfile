@@ -3,6 +3,8 @@ FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 COPY core/package.json core/
+# npm ci's prepare builds the plugin contract package (packages/plugin-api/dist).
+COPY packages packages
 COPY plugins plugins
 COPY test/fixtures/plugins test/fixtures/plugins
 RUN npm ci --omit=optional

@@ -13,6 +13,7 @@ import { pipeline } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Agent, Dispatcher } from 'undici';
 import type { OutboundHttp, OutboundRequestInit, OutboundResponse } from '../plugin-api/index.ts';
+import { OutboundError, OUTBOUND_DNS, OUTBOUND_NETWORK, OUTBOUND_REDIRECTS, OUTBOUND_REFUSED, OUTBOUND_TIMEOUT, OUTBOUND_TOO_LARGE } from '@herald/plugin-api';
 import { createAddressPolicy } from './address-policy.ts';
 
 export type Resolver = (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;
@@ -27,15 +28,8 @@ export interface OutboundOptions {
   defaults?: Partial<Pick<OutboundRequestInit, 'timeoutMs' | 'connectTimeoutMs' | 'maxResponseBytes' | 'maxRedirects'>>;
 }
 
-/** Errors of the outbound client; `code` is OUTBOUND_REFUSED, _TIMEOUT, _TOO_LARGE, _REDIRECTS, _DNS or _NETWORK. */
-export class OutboundError extends Error {
-  readonly code: string;
-  constructor(code: string, message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.code = code;
-    this.name = 'OutboundError';
-  }
-}
+/** Errors of the outbound client: the contract's `OutboundError`, `code` one of its `OUTBOUND_*` constants. */
+export { OutboundError };
 
 /** An OutboundHttp that can also release its pooled connections. */
 export interface OutboundClient extends OutboundHttp { close(): Promise<void> }
@@ -91,19 +85,19 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
     else {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new OutboundError('OUTBOUND_TIMEOUT', `resolving ${bare} timed out after ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(() => reject(new OutboundError(OUTBOUND_TIMEOUT, `resolving ${bare} timed out after ${timeoutMs} ms`)), timeoutMs);
       });
       try {
         answers = await Promise.race([resolver(bare), timeout]);
       } catch (err) {
         if (err instanceof OutboundError) throw err;
-        throw new OutboundError('OUTBOUND_DNS', `cannot resolve ${bare}: ${(err as { code?: string }).code ?? (err as Error).message}`, { cause: err });
+        throw new OutboundError(OUTBOUND_DNS, `cannot resolve ${bare}: ${(err as { code?: string }).code ?? (err as Error).message}`, { cause: err });
       } finally { clearTimeout(timer); }
     }
-    if (!answers.length) throw new OutboundError('OUTBOUND_DNS', `${bare} has no address`);
+    if (!answers.length) throw new OutboundError(OUTBOUND_DNS, `${bare} has no address`);
     for (const a of answers) {
       const reason = policy.refusal(a.address);
-      if (reason) throw new OutboundError('OUTBOUND_REFUSED', `refused to connect to ${bare}: ${a.address} is ${reason} (allow it with an outbound CIDR allow-list entry)`);
+      if (reason) throw new OutboundError(OUTBOUND_REFUSED, `refused to connect to ${bare}: ${a.address} is ${reason} (allow it with an outbound CIDR allow-list entry)`);
     }
     return policy.normalize(answers[0]!.address);
   }
@@ -131,7 +125,7 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
   }
 
   function checkScheme(url: URL): void {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError('OUTBOUND_REFUSED', `refused ${url.protocol} URL: only http and https are allowed`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError(OUTBOUND_REFUSED, `refused ${url.protocol} URL: only http and https are allowed`);
   }
 
   /** Sends `hop` to `start`, following redirects by hand; returns the final response (body unread). */
@@ -145,8 +139,8 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
       const location = res.headers.location;
       if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string' || redirect === 'manual') return { res, url, redirected: n > 0 };
       await res.body.dump();
-      if (redirect === 'error') throw new OutboundError('OUTBOUND_REDIRECTS', `${url.host} answered a redirect and redirects are refused`);
-      if (n >= limits.maxRedirects) throw new OutboundError('OUTBOUND_REDIRECTS', `too many redirects (limit ${limits.maxRedirects}) starting at ${start.host}`);
+      if (redirect === 'error') throw new OutboundError(OUTBOUND_REDIRECTS, `${url.host} answered a redirect and redirects are refused`);
+      if (n >= limits.maxRedirects) throw new OutboundError(OUTBOUND_REDIRECTS, `too many redirects (limit ${limits.maxRedirects}) starting at ${start.host}`);
       const next = new URL(location, url);
       checkScheme(next);
       if ((res.statusCode === 303 && method !== 'HEAD') || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
@@ -162,7 +156,7 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
   /** Runs `work` under the total timeout, translating low-level failures into OutboundErrors. */
   async function guarded<T>(url: URL, limits: Limits, outer: AbortSignal | undefined | null, work: (signal: AbortSignal, done: () => void) => Promise<T>): Promise<T> {
     const timer = new AbortController();
-    const handle = setTimeout(() => timer.abort(new OutboundError('OUTBOUND_TIMEOUT', `request to ${url.host} timed out after ${limits.timeoutMs} ms`)), limits.timeoutMs);
+    const handle = setTimeout(() => timer.abort(new OutboundError(OUTBOUND_TIMEOUT, `request to ${url.host} timed out after ${limits.timeoutMs} ms`)), limits.timeoutMs);
     const done = () => clearTimeout(handle);
     const signal = outer ? AbortSignal.any([outer, timer.signal]) : timer.signal;
     try {
@@ -262,14 +256,14 @@ function translate(err: unknown, url: URL, timer: AbortSignal, outer: AbortSigna
   if (outer?.aborted) return outer.reason ?? err;
   if (timer.aborted && timer.reason instanceof OutboundError) return timer.reason;
   const code = (err as { code?: string }).code;
-  if (code === 'UND_ERR_CONNECT_TIMEOUT') return new OutboundError('OUTBOUND_TIMEOUT', `connecting to ${url.host} timed out`, { cause: err });
-  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new OutboundError('OUTBOUND_TOO_LARGE', `response from ${url.host} is too large`, { cause: err });
+  if (code === 'UND_ERR_CONNECT_TIMEOUT') return new OutboundError(OUTBOUND_TIMEOUT, `connecting to ${url.host} timed out`, { cause: err });
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new OutboundError(OUTBOUND_TOO_LARGE, `response from ${url.host} is too large`, { cause: err });
   // Undici and socket messages name addresses, never the URL path or query (where secrets live).
-  return new OutboundError('OUTBOUND_NETWORK', `request to ${url.host} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  return new OutboundError(OUTBOUND_NETWORK, `request to ${url.host} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
 }
 
 function tooLarge(url: URL, max: number): OutboundError {
-  return new OutboundError('OUTBOUND_TOO_LARGE', `response from ${url.host} exceeds ${max} bytes`);
+  return new OutboundError(OUTBOUND_TOO_LARGE, `response from ${url.host} exceeds ${max} bytes`);
 }
 
 /** Reads a whole body, failing as soon as it grows past `max` bytes. */

@@ -79,3 +79,30 @@ export function errorCode(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string'
     ? (err as { code: string }).code : undefined;
 }
+
+/**
+ * Codes of the errors the outbound client (`ctx.http`) throws. Match on these constants, never on
+ * the message: `OUTBOUND_REFUSED` means the operator's address policy refused the destination (a
+ * configuration problem, not worth retrying); the others are network conditions.
+ */
+export const OUTBOUND_REFUSED = 'OUTBOUND_REFUSED';
+/** The request (or the name resolution or connection within it) ran out of time. */
+export const OUTBOUND_TIMEOUT = 'OUTBOUND_TIMEOUT';
+/** The response body grew past `maxResponseBytes`. */
+export const OUTBOUND_TOO_LARGE = 'OUTBOUND_TOO_LARGE';
+/** Too many redirects, or a redirect where `maxRedirects: 0` refused them. */
+export const OUTBOUND_REDIRECTS = 'OUTBOUND_REDIRECTS';
+/** The host name did not resolve. */
+export const OUTBOUND_DNS = 'OUTBOUND_DNS';
+/** Any other network failure (connection refused or reset, TLS…). */
+export const OUTBOUND_NETWORK = 'OUTBOUND_NETWORK';
+
+export type OutboundErrorCode =
+  | typeof OUTBOUND_REFUSED | typeof OUTBOUND_TIMEOUT | typeof OUTBOUND_TOO_LARGE
+  | typeof OUTBOUND_REDIRECTS | typeof OUTBOUND_DNS | typeof OUTBOUND_NETWORK;
+
+/** A failure of the outbound client; `code` is one of the `OUTBOUND_*` constants. */
+export class OutboundError extends PluginError {
+  declare readonly code: OutboundErrorCode;
+  constructor(code: OutboundErrorCode, message: string, options?: ErrorOptions) { super(code, message, options); }
+}

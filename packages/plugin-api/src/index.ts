@@ -1,9 +1,9 @@
 /**
- * The Herald plugin contract: the only module a provider or target package imports from the core.
+ * The Herald plugin contract (`@herald/plugin-api`): the only package a provider or target imports.
  *
  * @example A minimal provider
  * ```ts
- * import { defineProvider, Type, Secret } from '@herald/core/plugin-api';
+ * import { defineProvider, Type, Secret } from '@herald/plugin-api';
  * export default defineProvider({
  *   manifest: {
  *     id: 'example', kind: 'provider', apiVersion: 1, displayName: 'Example',
@@ -534,7 +534,10 @@ export const defineProvider = <C extends TSchema, T extends TSchema = TSchema>(p
 /** Declares a target plugin. */
 export const defineTarget = <C extends TSchema>(p: TargetDefinition<C>): TargetDefinition<C> => p;
 
-/** Paths (dot-separated) of every field marked Secret in a schema. Arrays use `[]`. */
+/**
+ * Paths (dot-separated) of every field marked Secret in a schema. Arrays use `[]`.
+ * @internal Used by the core (redaction, masking, backups); plugins do not need it.
+ */
 export function secretPaths(schema: unknown, prefix = ''): string[] {
   const out: string[] = [];
   const walk = (s: any, path: string): void => {

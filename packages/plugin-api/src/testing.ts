@@ -14,7 +14,10 @@ import type {
   Clock, EmittedEvent, InstanceStore, OutboundHttp, PluginLogger, ProviderDefinition, ProviderInstance,
   TargetDefinition, TargetInstance, TrackerView, MessagingBotRef, OutboundMessage,
 } from './index.ts';
-import { createOutboundHttp } from '../../../core/src/net/outbound.ts' // temporary: the test host gets its own client;
+import { createTestHttp } from './testing-http.ts';
+
+export { createTestHttp } from './testing-http.ts';
+export type { TestHttpOptions } from './testing-http.ts';
 
 export class FakeClock implements Clock {
   private t: number;
@@ -55,7 +58,7 @@ export function captureLogger(lines: CapturedLog[] = []): PluginLogger & { lines
 
 export interface TestHostOptions {
   clock?: FakeClock;
-  /** Outbound client; default allows every address (tests talk to loopback fakes). */
+  /** Outbound client; default `createTestHttp()`, which allows every address (tests talk to loopback fakes). */
   http?: OutboundHttp;
 }
 
@@ -85,9 +88,20 @@ export function validateConfig<T>(schema: unknown, config: unknown): T {
   return withDefaults as T;
 }
 
+/**
+ * Checks an event the way the core does before recording it: its type is declared in the
+ * manifest and its payload matches the type's schema. Throws an Error naming what is wrong.
+ */
+export function checkEvent(def: ProviderDefinition<any, any>, e: EmittedEvent): void {
+  const spec = def.manifest.events?.[e.type];
+  if (!spec) throw new Error(`event type ${e.type} is not declared by ${def.manifest.id}`);
+  const errs = [...Value.Errors(spec.payload as never, e.payload)];
+  if (errs.length) throw new Error(`payload of ${e.type} is invalid: ${errs.map((x) => `${x.instancePath} ${x.message}`).join('; ')}`);
+}
+
 export function createTestHost(opts: TestHostOptions = {}) {
   const clock = opts.clock ?? new FakeClock();
-  const http = opts.http ?? createOutboundHttp({ allowCidrs: ['0.0.0.0/0', '::/0'] });
+  const http = opts.http ?? createTestHttp();
   let n = 0;
   return {
     clock,
@@ -103,10 +117,7 @@ export function createTestHost(opts: TestHostOptions = {}) {
         instanceId: o.instanceId ?? `test-${++n}`, ownerId: o.ownerId ?? 'owner', config: cfg, log, http, store, clock,
         signal: abort.signal, webhookUrl: o.webhookUrl,
         async emit(e) {
-          const spec = def.manifest.events?.[e.type];
-          if (!spec) throw new Error(`event type ${e.type} is not declared by ${def.manifest.id}`);
-          const errs = [...Value.Errors(spec.payload as never, e.payload)];
-          if (errs.length) throw new Error(`payload of ${e.type} is invalid: ${errs.map((x) => `${x.instancePath} ${x.message}`).join('; ')}`);
+          checkEvent(def, e);
           emitted.push(e);
           return [`evt-${emitted.length}`];
         },
@@ -117,6 +128,8 @@ export function createTestHost(opts: TestHostOptions = {}) {
         const handle = instance.handleWebhook.bind(instance);
         instance.handleWebhook = async (req) => {
           const r = await handle(req);
+          // Like the core: every returned event must be a declared type with a valid payload.
+          for (const e of r.events ?? []) checkEvent(def, e);
           if (r.replayKey) await store.set(r.replayKey.key, 1, { ttlSeconds: r.replayKey.ttlSeconds });
           return r;
         };

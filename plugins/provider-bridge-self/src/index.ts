@@ -1,4 +1,4 @@
-import { defineProvider, Type } from '@herald/core/plugin-api';
+import { defineProvider, Type } from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
 

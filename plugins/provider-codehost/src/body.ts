@@ -1,6 +1,6 @@
 /** Reads the delivery body: JSON, or the `payload` field of a form post (both hosts offer it). */
-import { WebhookRejectedError } from '@herald/core/plugin-api';
-import type { InboundWebhook } from '@herald/core/plugin-api';
+import { WebhookRejectedError } from '@herald/plugin-api';
+import type { InboundWebhook } from '@herald/plugin-api';
 import { isObj } from './normalize/common.ts';
 import type { Obj } from './normalize/common.ts';
 

@@ -1,6 +1,6 @@
 /** Configuration schema of the code host provider. */
-import { Type, Secret } from '@herald/core/plugin-api';
-import type { Static } from '@herald/core/plugin-api';
+import { Type, Secret } from '@herald/plugin-api';
+import type { Static } from '@herald/plugin-api';
 
 export const HOSTS = ['github', 'gitea', 'forgejo'] as const;
 export type Host = (typeof HOSTS)[number];

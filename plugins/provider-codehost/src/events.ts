@@ -1,6 +1,6 @@
 /** Event types of the code host provider and their payload schemas. */
-import { Type } from '@herald/core/plugin-api';
-import type { EventSpec } from '@herald/core/plugin-api';
+import { Type } from '@herald/plugin-api';
+import type { EventSpec } from '@herald/plugin-api';
 
 /** Fields every code host payload carries. */
 const Base = {

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { createTestHost } from '@herald/core/plugin-api/testing';
+import { createTestHost } from '@herald/plugin-api/testing';
 import plugin from './index.ts';
 import { delivery, fixture, only, SECRET } from './test-support.ts';
 import type { Host } from './config.ts';

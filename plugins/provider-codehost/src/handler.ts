@@ -2,8 +2,8 @@
  * One inbound delivery: signature, replay protection, then the event's normalizer.
  * Deliveries the provider has no event type for are acknowledged with `{ ignored: true }`.
  */
-import { WebhookRejectedError } from '@herald/core/plugin-api';
-import type { InboundWebhook, InstanceStore, PluginLogger, WebhookResult } from '@herald/core/plugin-api';
+import { WebhookRejectedError } from '@herald/plugin-api';
+import type { InboundWebhook, InstanceStore, PluginLogger, WebhookResult } from '@herald/plugin-api';
 import type { CodehostConfig } from './config.ts';
 import { deliveryInfo, verifySignature } from './headers.ts';
 import type { DeliveryInfo } from './headers.ts';

@@ -2,9 +2,9 @@
  * Where each code host puts the event name, delivery id and body signature.
  * Gitea also sends GitHub- and Gogs-style copies; Forgejo also sends Gitea-style ones.
  */
-import { WebhookRejectedError } from '@herald/core/plugin-api';
-import type { InboundWebhook } from '@herald/core/plugin-api';
-import { hmacSha256Hex, safeEqual } from '@herald/core/plugin-api';
+import { WebhookRejectedError } from '@herald/plugin-api';
+import type { InboundWebhook } from '@herald/plugin-api';
+import { hmacSha256Hex, safeEqual } from '@herald/plugin-api';
 import type { Host } from './config.ts';
 
 interface SignatureHeader { name: string; prefix: string }

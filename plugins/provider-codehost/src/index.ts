@@ -3,7 +3,7 @@
  * comment, release and failed-CI events. Every delivery is verified (HMAC-SHA256 of the raw
  * body with the shared secret) and accepted once (delivery ids are remembered for seven days).
  */
-import { defineProvider } from '@herald/core/plugin-api';
+import { defineProvider } from '@herald/plugin-api';
 import { ConfigSchema } from './config.ts';
 import { events } from './events.ts';
 import { templates } from './templates.ts';

@@ -1,5 +1,5 @@
 /** Default English and Russian templates for every code host event type. */
-import type { TemplateSet } from '@herald/core/plugin-api';
+import type { TemplateSet } from '@herald/plugin-api';
 
 const commitList = '{{#each commits}}\n• {{short_id}} {{message}} — {{author}}{{/each}}';
 

@@ -5,8 +5,8 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { strict as assert } from 'node:assert';
-import type { InboundWebhook, WebhookResult } from '@herald/core/plugin-api';
-import { validateConfig } from '@herald/core/plugin-api/testing';
+import type { InboundWebhook, WebhookResult } from '@herald/plugin-api';
+import { validateConfig } from '@herald/plugin-api/testing';
 import plugin from './index.ts';
 import type { Host } from './config.ts';
 

@@ -1,6 +1,6 @@
 /** Instance configuration of the Home Assistant provider. */
-import { Type, Secret } from '@herald/core/plugin-api';
-import type { Static } from '@herald/core/plugin-api';
+import { Type, Secret } from '@herald/plugin-api';
+import type { Static } from '@herald/plugin-api';
 
 /** Which `state_changed` events become notifications. */
 export const EntityFiltersSchema = Type.Object({

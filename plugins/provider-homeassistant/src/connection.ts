@@ -7,7 +7,7 @@
  */
 import type WebSocket from 'ws';
 import type { LookupFunction } from 'node:net';
-import type { PluginLogger } from '@herald/core/plugin-api';
+import type { PluginLogger } from '@herald/plugin-api';
 import type { Timings } from './config.ts';
 import type { HaEvent } from './mapping.ts';
 

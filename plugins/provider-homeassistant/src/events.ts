@@ -1,6 +1,6 @@
 /** Event types the Home Assistant provider emits, with their payload schemas and quiet-hours policy. */
-import { Type } from '@herald/core/plugin-api';
-import type { EventSpec } from '@herald/core/plugin-api';
+import { Type } from '@herald/plugin-api';
+import type { EventSpec } from '@herald/plugin-api';
 
 const Opt = Type.Optional;
 

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { createTestHost } from '@herald/core/plugin-api/testing';
-import type { ProviderHarness } from '@herald/core/plugin-api/testing';
+import { createTestHost } from '@herald/plugin-api/testing';
+import type { ProviderHarness } from '@herald/plugin-api/testing';
 import { startFakeHomeAssistant } from '../test/fakes/homeassistant.ts';
 import type { FakeHomeAssistant } from '../test/fakes/homeassistant.ts';
 import { createHomeAssistantProvider } from './index.ts';

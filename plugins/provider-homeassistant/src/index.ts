@@ -2,8 +2,8 @@
  * Home Assistant provider: keeps a WebSocket to Home Assistant's `/api/websocket` and relays state
  * changes, automation runs, service calls and chosen events, plus its own connection status.
  */
-import { defineProvider } from '@herald/core/plugin-api';
-import type { ProviderDefinition } from '@herald/core/plugin-api';
+import { defineProvider } from '@herald/plugin-api';
+import type { ProviderDefinition } from '@herald/plugin-api';
 import { ConfigSchema, DEFAULT_TIMINGS } from './config.ts';
 import type { Timings } from './config.ts';
 import { EVENTS } from './events.ts';

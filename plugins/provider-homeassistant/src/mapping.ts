@@ -1,5 +1,5 @@
 /** Turns Home Assistant event messages into Herald event payloads. */
-import type { Static } from '@herald/core/plugin-api';
+import type { Static } from '@herald/plugin-api';
 import type { StateChange } from './debounce.ts';
 import type { AutomationTriggeredPayload, EventFiredPayload, ServiceCalledPayload, StateChangedPayload } from './events.ts';
 import { domainOf } from './entity-filter.ts';

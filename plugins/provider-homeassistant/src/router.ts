@@ -1,5 +1,5 @@
 /** Routes Home Assistant events to Herald events: filters, change detection and debounce. */
-import type { EmittedEvent } from '@herald/core/plugin-api';
+import type { EmittedEvent } from '@herald/plugin-api';
 import type { HaConfig } from './config.ts';
 import { EntityDebouncer } from './debounce.ts';
 import { compileEntityFilter } from './entity-filter.ts';

@@ -3,7 +3,7 @@
  * jitter after any loss, gives up only on a rejected token, and reports each connect and each
  * loss of an established connection as `ha_status_*` events.
  */
-import type { Clock, EmittedEvent, HealthReport, OutboundHttp, PluginLogger } from '@herald/core/plugin-api';
+import type { Clock, EmittedEvent, HealthReport, OutboundHttp, PluginLogger } from '@herald/plugin-api';
 import type { HaConfig, Timings } from './config.ts';
 import { websocketUrl } from './config.ts';
 import { AuthRejectedError, openSession } from './connection.ts';

@@ -1,5 +1,5 @@
 /** Default notification templates, English and Russian, one per event type. */
-import type { TemplateSet } from '@herald/core/plugin-api';
+import type { TemplateSet } from '@herald/plugin-api';
 
 export const TEMPLATES: TemplateSet = {
   en: {

@@ -3,7 +3,7 @@
  * `GET /api/albums/{id}` (unless `withoutAssets=true`); Immich 3 removed that list, so the assets
  * then come from `POST /api/search/metadata` filtered by `albumIds`, page by page.
  */
-import { NotReadyError } from '@herald/core/plugin-api';
+import { NotReadyError } from '@herald/plugin-api';
 import type { ImmichClient } from './client.ts';
 
 /** One asset as the provider needs it. */

@@ -2,8 +2,8 @@
  * A small Immich REST client over the core's outbound HTTP. The API key travels in the
  * `x-api-key` header, never in a URL, so it cannot end up in a logged address.
  */
-import { AuthFailedError, ConfigError, errorCode, NotReadyError } from '@herald/core/plugin-api';
-import type { OutboundHttp, OutboundResponse } from '@herald/core/plugin-api';
+import { OUTBOUND_REFUSED, AuthFailedError, ConfigError, errorCode, NotReadyError } from '@herald/plugin-api';
+import type { OutboundHttp, OutboundResponse } from '@herald/plugin-api';
 
 /** 400 or 404 from Immich: the album (or other object) does not exist or is not shared with the key's user. */
 export class ImmichNotFoundError extends Error {
@@ -73,7 +73,7 @@ export class ImmichClient {
       });
     } catch (err) {
       if (signal?.aborted) throw err;
-      if (errorCode(err) === 'OUTBOUND_REFUSED') throw new ConfigError((err as Error).message, { cause: err });
+      if (errorCode(err) === OUTBOUND_REFUSED) throw new ConfigError((err as Error).message, { cause: err });
       throw new NotReadyError(`cannot reach Immich: ${(err as Error).message}`, { cause: err });
     }
     if (res.status === 401 || res.status === 403) throw new ImmichAuthError(res.status, `Immich refused the API key (${res.status}: ${errorMessage(res)})`);

@@ -1,6 +1,6 @@
 /** Configuration and tracker schemas of the Immich provider. */
-import { Type, Secret } from '@herald/core/plugin-api';
-import type { Static } from '@herald/core/plugin-api';
+import { Type, Secret } from '@herald/plugin-api';
+import type { Static } from '@herald/plugin-api';
 
 export const ConfigSchema = Type.Object({
   base_url: Type.String({ pattern: '^https?://', description: 'Address of the Immich server, e.g. https://photos.example.net' }),

@@ -1,6 +1,6 @@
 /** The event type of the Immich provider. */
-import { Type } from '@herald/core/plugin-api';
-import type { EventSpec } from '@herald/core/plugin-api';
+import { Type } from '@herald/plugin-api';
+import type { EventSpec } from '@herald/plugin-api';
 
 export const AlbumAssetsChangedPayload = Type.Object({
   album_id: Type.String(),

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { createTestHost, validateConfig } from '@herald/core/plugin-api/testing';
-import type { TrackerView } from '@herald/core/plugin-api';
+import { createTestHost, validateConfig } from '@herald/plugin-api/testing';
+import type { TrackerView } from '@herald/plugin-api';
 import { FakeImmich } from '../test/fakes/immich.ts';
 import type { FakeAsset } from '../test/fakes/immich.ts';
 import plugin from './index.ts';

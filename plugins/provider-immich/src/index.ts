@@ -2,8 +2,8 @@
  * Immich provider: follows albums and notifies when photos or videos are added or removed.
  * Polls the Immich REST API (default every 60 s) with an API key.
  */
-import { defineProvider } from '@herald/core/plugin-api';
-import type { HealthReport, PollContext } from '@herald/core/plugin-api';
+import { defineProvider } from '@herald/plugin-api';
+import type { HealthReport, PollContext } from '@herald/plugin-api';
 import { ConfigSchema, TrackerSchema } from './config.ts';
 import { events } from './events.ts';
 import { templates } from './templates.ts';

@@ -3,7 +3,7 @@
  * baseline. The first sight of an album only records the baseline. A missing album is logged and
  * skipped so the others still notify, then the poll reports failure naming it.
  */
-import type { PluginLogger, InstanceStore, PollContext, EmittedEvent } from '@herald/core/plugin-api';
+import type { PluginLogger, InstanceStore, PollContext, EmittedEvent } from '@herald/plugin-api';
 import type { ImmichClient } from './client.ts';
 import { ImmichNotFoundError } from './client.ts';
 import { fetchAlbum } from './album.ts';

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestHost } from '@herald/core/plugin-api/testing';
+import { createTestHost } from '@herald/plugin-api/testing';
 import { startFakeNut } from '../test/fakes/nut.ts';
 import { NutClient } from './client.ts';
 import type { NutConnectOptions } from './client.ts';

@@ -1,6 +1,6 @@
 /** Instance configuration of the NUT provider. */
-import { Type, Secret } from '@herald/core/plugin-api';
-import type { Static } from '@herald/core/plugin-api';
+import { Type, Secret } from '@herald/plugin-api';
+import type { Static } from '@herald/plugin-api';
 
 export const ConfigSchema = Type.Object({
   host: Type.String({ minLength: 1, maxLength: 253, pattern: '^[^\\s/?#@]+$', description: 'Host name or address of the machine running upsd.' }),

@@ -1,6 +1,6 @@
 /** Event types of the NUT provider with payload schemas, severities and quiet-hours policies. */
-import { Type } from '@herald/core/plugin-api';
-import type { EventSpec } from '@herald/core/plugin-api';
+import { Type } from '@herald/plugin-api';
+import type { EventSpec } from '@herald/plugin-api';
 
 const Opt = Type.Optional;
 

@@ -2,8 +2,8 @@
  * UPS provider over the NUT network protocol: polls upsd for `ups.status`, `battery.charge` and
  * `battery.runtime` and reports power failures, power return, low or worn batteries and lost contact.
  */
-import { defineProvider } from '@herald/core/plugin-api';
-import type { ProviderDefinition } from '@herald/core/plugin-api';
+import { defineProvider } from '@herald/plugin-api';
+import type { ProviderDefinition } from '@herald/plugin-api';
 import { ConfigSchema, DEFAULT_TIMINGS } from './config.ts';
 import type { NutTimings } from './config.ts';
 import { EVENTS } from './events.ts';

@@ -3,8 +3,8 @@
  * The subtests share one server and one provider instance and run in order, like a power story.
  */
 import t from 'tap';
-import { createTestHost } from '@herald/core/plugin-api/testing';
-import type { ProviderHarness } from '@herald/core/plugin-api/testing';
+import { createTestHost } from '@herald/plugin-api/testing';
+import type { ProviderHarness } from '@herald/plugin-api/testing';
 import { startNut } from '../test/peers/nut.ts';
 import { createNutProvider } from './index.ts';
 

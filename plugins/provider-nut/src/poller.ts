@@ -2,8 +2,8 @@
  * One UPS watched through upsd: each poll reads its variables in a short conversation, compares
  * them with the baseline in the instance store and emits the power events that follow.
  */
-import { AuthFailedError, ConfigError, NotReadyError, errorCode } from '@herald/core/plugin-api';
-import type { Clock, EmittedEvent, HealthReport, InstanceStore, OutboundHttp, PluginLogger } from '@herald/core/plugin-api';
+import { OUTBOUND_REFUSED, AuthFailedError, ConfigError, NotReadyError, errorCode } from '@herald/plugin-api';
+import type { Clock, EmittedEvent, HealthReport, InstanceStore, OutboundHttp, PluginLogger } from '@herald/plugin-api';
 import { NutClient } from './client.ts';
 import type { NutConfig, NutTimings } from './config.ts';
 import { NutServerError, NutTlsError, quoteArg } from './protocol.ts';
@@ -67,7 +67,7 @@ export class UpsPoller {
     }
     if (err instanceof NutTlsError) return { kind: 'config', reason: err.message, error: new ConfigError(`${where}: ${err.message}`, { cause: err }) };
     const code = errorCode(err);
-    if (code === 'OUTBOUND_REFUSED' || code === 'CONFIG') return { kind: 'config', reason: String((err as Error).message), error: new ConfigError((err as Error).message, { cause: err }) };
+    if (code === OUTBOUND_REFUSED || code === 'CONFIG') return { kind: 'config', reason: String((err as Error).message), error: new ConfigError((err as Error).message, { cause: err }) };
     const reason = err instanceof Error ? err.message : String(err);
     return { kind: 'comm', reason, error: new NotReadyError(`${where} unreachable: ${reason}`, { cause: err }) };
   }

@@ -1,6 +1,6 @@
 /** Configuration schema of the Planka provider. */
-import { Type, Secret } from '@herald/core/plugin-api';
-import type { Static } from '@herald/core/plugin-api';
+import { Type, Secret } from '@herald/plugin-api';
+import type { Static } from '@herald/plugin-api';
 
 export const ConfigSchema = Type.Object({
   access_token: Secret({ minLength: 16, description: 'The access token set on the Planka webhook; Planka sends it as `Authorization: Bearer <token>`' }),

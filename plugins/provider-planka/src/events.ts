@@ -1,6 +1,6 @@
 /** Event types of the Planka provider and their payload schemas. */
-import { Type } from '@herald/core/plugin-api';
-import type { EventSpec } from '@herald/core/plugin-api';
+import { Type } from '@herald/plugin-api';
+import type { EventSpec } from '@herald/plugin-api';
 
 /** Where a card lives and who acted; names are empty when Planka did not include them. */
 const CardBase = {

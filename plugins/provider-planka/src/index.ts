@@ -2,8 +2,8 @@
  * Planka provider: Planka 2's built-in webhooks become card events (created, moved, edited,
  * commented, due date set). Planka sends the webhook's access token as a bearer token.
  */
-import { defineProvider, jsonBody } from '@herald/core/plugin-api';
-import type { InboundWebhook, WebhookResult } from '@herald/core/plugin-api';
+import { defineProvider, jsonBody } from '@herald/plugin-api';
+import type { InboundWebhook, WebhookResult } from '@herald/plugin-api';
 import { ConfigSchema } from './config.ts';
 import { events } from './events.ts';
 import { templates } from './templates.ts';

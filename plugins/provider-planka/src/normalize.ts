@@ -1,5 +1,5 @@
 /** Maps Planka webhook events to Herald events; one delivery may yield several (moved and due date). */
-import type { EmittedEvent } from '@herald/core/plugin-api';
+import type { EmittedEvent } from '@herald/plugin-api';
 import { excerpt, firstIncluded, id, included, isObj, listName, obj, optStr, unexpected, userName } from './payload.ts';
 import type { Obj } from './payload.ts';
 

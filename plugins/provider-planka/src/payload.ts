@@ -2,7 +2,7 @@
  * Readers for Planka webhook bodies: `{ event, data: { item, included }, prevData?, user }`.
  * `included` carries the project, board and list (and for comments the card) of the item.
  */
-import { WebhookRejectedError } from '@herald/core/plugin-api';
+import { WebhookRejectedError } from '@herald/plugin-api';
 
 export type Obj = Record<string, unknown>;
 

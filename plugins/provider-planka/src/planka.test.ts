@@ -1,7 +1,7 @@
 import t from 'tap';
 import { readFileSync } from 'node:fs';
-import { createTestHost, validateConfig } from '@herald/core/plugin-api/testing';
-import type { EmittedEvent, InboundWebhook } from '@herald/core/plugin-api';
+import { createTestHost, validateConfig } from '@herald/plugin-api/testing';
+import type { EmittedEvent, InboundWebhook } from '@herald/plugin-api';
 import plugin from './index.ts';
 
 const TOKEN = 'planka-webhook-access-token';

@@ -1,5 +1,5 @@
 /** Default English and Russian templates for the Planka events. */
-import type { TemplateSet } from '@herald/core/plugin-api';
+import type { TemplateSet } from '@herald/plugin-api';
 
 const link = '{{#if card_url}}\n\n{{card_url}}{{/if}}';
 

@@ -1,7 +1,7 @@
 /** Authentication of inbound generic webhooks: none (explicit opt-in), bearer token or HMAC-SHA256. */
-import { WebhookRejectedError } from '@herald/core/plugin-api';
-import type { InboundWebhook } from '@herald/core/plugin-api';
-import { hmacSha256Hex, safeEqual } from '@herald/core/plugin-api';
+import { WebhookRejectedError } from '@herald/plugin-api';
+import type { InboundWebhook } from '@herald/plugin-api';
+import { hmacSha256Hex, safeEqual } from '@herald/plugin-api';
 import type { WebhookConfig } from './config.ts';
 
 /** Header carrying `sha256=<hex of HMAC-SHA256(raw body)>` in `hmac_sha256` mode. */

@@ -1,6 +1,6 @@
 /** Configuration schema of the generic webhook provider. */
-import { Type, Secret } from '@herald/core/plugin-api';
-import type { Static } from '@herald/core/plugin-api';
+import { Type, Secret } from '@herald/plugin-api';
+import type { Static } from '@herald/plugin-api';
 
 export const SEVERITIES = ['info', 'warning', 'critical'] as const;
 export const SeveritySchema = Type.Union([Type.Literal('info'), Type.Literal('warning'), Type.Literal('critical')]);

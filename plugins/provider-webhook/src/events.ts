@@ -1,6 +1,6 @@
 /** The event type the generic webhook emits. */
-import { Type } from '@herald/core/plugin-api';
-import type { EventSpec } from '@herald/core/plugin-api';
+import { Type } from '@herald/plugin-api';
+import type { EventSpec } from '@herald/plugin-api';
 import { SeveritySchema } from './config.ts';
 
 export const WebhookReceivedPayload = Type.Object({

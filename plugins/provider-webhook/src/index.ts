@@ -4,8 +4,8 @@
  * expressions picks the title, body, severity and event key out of the body.
  * Rate limiting and payload logging are done by the core.
  */
-import { ConfigError, defineProvider, jsonBody } from '@herald/core/plugin-api';
-import type { InboundWebhook, WebhookResult } from '@herald/core/plugin-api';
+import { ConfigError, defineProvider, jsonBody } from '@herald/plugin-api';
+import type { InboundWebhook, WebhookResult } from '@herald/plugin-api';
 import { ConfigSchema, MIN_SECRET_LENGTH } from './config.ts';
 import type { WebhookConfig } from './config.ts';
 import { events } from './events.ts';

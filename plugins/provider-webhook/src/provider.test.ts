@@ -1,7 +1,7 @@
 import t from 'tap';
 import { createHmac } from 'node:crypto';
-import { createTestHost } from '@herald/core/plugin-api/testing';
-import type { InboundWebhook } from '@herald/core/plugin-api';
+import { createTestHost } from '@herald/plugin-api/testing';
+import type { InboundWebhook } from '@herald/plugin-api';
 import plugin from './index.ts';
 
 const SECRET = 'a-long-shared-secret-value';

@@ -1,5 +1,5 @@
 /** Default English and Russian templates of the generic webhook event. */
-import type { TemplateSet } from '@herald/core/plugin-api';
+import type { TemplateSet } from '@herald/plugin-api';
 
 export const templates: TemplateSet = {
   en: {

@@ -1,6 +1,6 @@
 /** Configuration of a chat incoming-webhook target (Discord, Slack or Mattermost). */
-import { Type, Secret } from '@herald/core/plugin-api';
-import type { Static } from '@herald/core/plugin-api';
+import { Type, Secret } from '@herald/plugin-api';
+import type { Static } from '@herald/plugin-api';
 
 export const CHAT_FORMATS = ['discord', 'slack', 'mattermost'] as const;
 

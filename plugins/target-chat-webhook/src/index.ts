@@ -2,8 +2,8 @@
  * @herald/target-chat-webhook: posts notifications to a Discord, Slack or Mattermost channel
  * through the channel's incoming webhook. One instance is one webhook URL.
  */
-import { defineTarget, PLUGIN_API_VERSION } from '@herald/core/plugin-api';
-import type { OutboundResponse, TargetContext, TargetInstance } from '@herald/core/plugin-api';
+import { defineTarget, PLUGIN_API_VERSION } from '@herald/plugin-api';
+import type { OutboundResponse, TargetContext, TargetInstance } from '@herald/plugin-api';
 import { configSchema } from './config.ts';
 import type { ChatWebhookConfig } from './config.ts';
 import { buildRequest, MANIFEST_MAX_LENGTH, MANIFEST_MAX_TITLE } from './payloads.ts';

@@ -6,7 +6,7 @@
  * (never split: a webhook has no idempotency key, so a retry after a partial split would repeat
  * the parts already posted) at the service limit, with a trailing ellipsis.
  */
-import type { OutboundMessage, Severity } from '@herald/core/plugin-api';
+import type { OutboundMessage, Severity } from '@herald/plugin-api';
 import type { ChatFormat, ChatWebhookConfig } from './config.ts';
 
 /** Per-service limits, in UTF-16 code units (never fewer than the services' own character counts). */

@@ -3,9 +3,9 @@
  * give up, or the webhook itself is gone (the owner must replace the URL).
  */
 import {
-  AuthFailedError, PermanentSendError, RateLimitedError, RetryableSendError, errorCode,
-} from '@herald/core/plugin-api';
-import type { OutboundResponse } from '@herald/core/plugin-api';
+  OUTBOUND_REFUSED, AuthFailedError, PermanentSendError, RateLimitedError, RetryableSendError, errorCode,
+} from '@herald/plugin-api';
+import type { OutboundResponse } from '@herald/plugin-api';
 import type { ChatFormat } from './config.ts';
 
 /** Delay used when a 429 names none. */
@@ -77,6 +77,6 @@ export function failureFor(format: ChatFormat, res: OutboundResponse, now: Date)
 export function transportFailure(format: ChatFormat, err: unknown): Error {
   const message = err instanceof Error ? err.message : String(err);
   // A refused destination (private address not allowed by the operator) will not change by retrying.
-  if (errorCode(err) === 'OUTBOUND_REFUSED') return new PermanentSendError(`${SERVICE_NAMES[format]} webhook: ${message}`, 0, { cause: err });
+  if (errorCode(err) === OUTBOUND_REFUSED) return new PermanentSendError(`${SERVICE_NAMES[format]} webhook: ${message}`, 0, { cause: err });
   return new RetryableSendError(`${SERVICE_NAMES[format]} webhook unreachable: ${message}`, 0, { cause: err });
 }

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { createTestHost } from '@herald/core/plugin-api/testing';
-import { errorCode, secretPaths } from '@herald/core/plugin-api';
+import { createTestHost } from '@herald/plugin-api/testing';
+import { errorCode, secretPaths } from '@herald/plugin-api';
 import plugin from './index.ts';
 import { ChatWebhookSink } from '../test/fakes/chat-webhook-sink.ts';
 import type { SinkFormat } from '../test/fakes/chat-webhook-sink.ts';

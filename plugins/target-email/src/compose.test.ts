@@ -1,5 +1,5 @@
 import t from 'tap';
-import type { OutboundMessage } from '@herald/core/plugin-api';
+import type { OutboundMessage } from '@herald/plugin-api';
 import { composeMail, subjectOf } from './compose.ts';
 import { effectivePort } from './config.ts';
 

@@ -3,7 +3,7 @@
  * plain rendering and an HTML part from the HTML one. The subject is the rendered title, so it is
  * already in the recipient's locale.
  */
-import type { OutboundMessage } from '@herald/core/plugin-api';
+import type { OutboundMessage } from '@herald/plugin-api';
 import type { EmailTargetConfig } from './config.ts';
 
 /** The message fields nodemailer's sendMail takes that this plugin sets. */

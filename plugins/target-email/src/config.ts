@@ -1,6 +1,6 @@
 /** Configuration of an email target: the SMTP server to submit through and the envelope. */
-import { Secret, Type } from '@herald/core/plugin-api';
-import type { Static } from '@herald/core/plugin-api';
+import { Secret, Type } from '@herald/plugin-api';
+import type { Static } from '@herald/plugin-api';
 
 /** A bare address (`ops@example.org`); display names belong in `from` only. */
 const ADDRESS = '^[^\\s@<>,;"]+@[^\\s@<>,;"]+$';

@@ -1,7 +1,7 @@
 import t from 'tap';
-import { createTestHost } from '@herald/core/plugin-api/testing';
-import { errorCode } from '@herald/core/plugin-api';
-import type { OutboundHttp, TargetInstance } from '@herald/core/plugin-api';
+import { createTestHost } from '@herald/plugin-api/testing';
+import { errorCode } from '@herald/plugin-api';
+import type { OutboundHttp, TargetInstance } from '@herald/plugin-api';
 import plugin from './index.ts';
 import { FakeSmtp, selfSignedCert } from '../test/fakes/smtp.ts';
 import type { FakeSmtpOptions } from '../test/fakes/smtp.ts';

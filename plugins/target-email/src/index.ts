@@ -2,8 +2,8 @@
  * @herald/target-email: delivers notifications as multipart (plain text + HTML) email through
  * an SMTP submission server, over STARTTLS, implicit TLS or, if asked, plain SMTP.
  */
-import { ConfigError, defineTarget, PLUGIN_API_VERSION } from '@herald/core/plugin-api';
-import type { SendResult } from '@herald/core/plugin-api';
+import { ConfigError, defineTarget, PLUGIN_API_VERSION } from '@herald/plugin-api';
+import type { SendResult } from '@herald/plugin-api';
 import { configSchema } from './config.ts';
 import { composeMail } from './compose.ts';
 import { SmtpSender } from './smtp-sender.ts';

@@ -3,8 +3,8 @@
  * SMTP says it all in the reply class: 5yz is a permanent refusal, 4yz a transient one (RFC 5321).
  */
 import {
-  AuthFailedError, ConfigError, NotReadyError, PermanentSendError, PluginError, RetryableSendError,
-} from '@herald/core/plugin-api';
+  OUTBOUND_REFUSED, AuthFailedError, ConfigError, NotReadyError, PermanentSendError, PluginError, RetryableSendError,
+} from '@herald/plugin-api';
 
 interface SmtpFailure { code?: string; responseCode?: number; response?: string; command?: string; permanent?: boolean; message?: string }
 
@@ -26,7 +26,7 @@ export function toSendError(raw: unknown, password?: string): Error {
   const what = `smtp: ${describe(err, password)}`;
   const code = err.responseCode;
   if (err.code === 'EAUTH' || err.code === 'ENOAUTH' || (code !== undefined && AUTH_CODES.has(code))) return new AuthFailedError(what);
-  if (err.code === 'OUTBOUND_REFUSED') return new PermanentSendError(what, 0);
+  if (err.code === OUTBOUND_REFUSED) return new PermanentSendError(what, 0);
   // nodemailer marks 503 (bad sequence) as not permanent: a new connection can fix it.
   if (code !== undefined && code >= 500 && err.permanent !== false) return new PermanentSendError(what, code);
   return new RetryableSendError(what, 0);
@@ -36,6 +36,6 @@ export function toSendError(raw: unknown, password?: string): Error {
 export function toStartError(raw: unknown, password?: string): Error {
   const mapped = toSendError(raw, password);
   if (mapped instanceof AuthFailedError) return mapped;
-  if ((raw as SmtpFailure)?.code === 'OUTBOUND_REFUSED') return new ConfigError(mapped.message);
+  if ((raw as SmtpFailure)?.code === OUTBOUND_REFUSED) return new ConfigError(mapped.message);
   return new NotReadyError(mapped.message);
 }

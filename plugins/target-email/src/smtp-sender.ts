@@ -6,7 +6,7 @@
  */
 import net from 'node:net';
 import type nodemailer from 'nodemailer';
-import type { OutboundHttp, PluginLogger } from '@herald/core/plugin-api';
+import type { OutboundHttp, PluginLogger } from '@herald/plugin-api';
 import { effectivePort } from './config.ts';
 import type { EmailTargetConfig } from './config.ts';
 import type { ComposedMail } from './compose.ts';

@@ -3,9 +3,9 @@
  * Matrix errors are JSON `{errcode, error}`; rate limits add `retry_after_ms`.
  */
 import {
-  AuthFailedError, ConfigError, NotReadyError, PermanentSendError, RateLimitedError, RetryableSendError, errorCode,
-} from '@herald/core/plugin-api';
-import type { OutboundHttp, OutboundResponse } from '@herald/core/plugin-api';
+  OUTBOUND_REFUSED, AuthFailedError, ConfigError, NotReadyError, PermanentSendError, RateLimitedError, RetryableSendError, errorCode,
+} from '@herald/plugin-api';
+import type { OutboundHttp, OutboundResponse } from '@herald/plugin-api';
 import type { NoticeContent } from './content.ts';
 
 /** Delay used when a 429 names none. */
@@ -45,7 +45,7 @@ export function sendFailure(e: MatrixError): Error {
 /** The error to throw when the homeserver gave no HTTP answer. */
 export function transportFailure(err: unknown): Error {
   const message = err instanceof Error ? err.message : String(err);
-  if (errorCode(err) === 'OUTBOUND_REFUSED') return new PermanentSendError(`Matrix homeserver: ${message}`, 0, { cause: err });
+  if (errorCode(err) === OUTBOUND_REFUSED) return new PermanentSendError(`Matrix homeserver: ${message}`, 0, { cause: err });
   return new RetryableSendError(`Matrix homeserver unreachable: ${message}`, 0, { cause: err });
 }
 
@@ -66,7 +66,7 @@ export function createMatrixClient(http: OutboundHttp, homeserverUrl: string, ac
       try {
         res = await http.request(`${base}/account/whoami`, { headers, signal, maxResponseBytes: 64 * 1024 });
       } catch (err) {
-        if (errorCode(err) === 'OUTBOUND_REFUSED') throw new ConfigError(`homeserver_url: ${(err as Error).message}`, { cause: err });
+        if (errorCode(err) === OUTBOUND_REFUSED) throw new ConfigError(`homeserver_url: ${(err as Error).message}`, { cause: err });
         throw new NotReadyError(`Matrix homeserver unreachable: ${(err as Error).message}`, { cause: err });
       }
       if (res.status === 200) {

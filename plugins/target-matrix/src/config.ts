@@ -1,6 +1,6 @@
 /** Configuration of a Matrix room target. */
-import { Type, Secret } from '@herald/core/plugin-api';
-import type { Static } from '@herald/core/plugin-api';
+import { Type, Secret } from '@herald/plugin-api';
+import type { Static } from '@herald/plugin-api';
 
 export const configSchema = Type.Object({
   homeserver_url: Type.String({

@@ -3,7 +3,7 @@
  * a retried delivery a no-op on the homeserver.
  */
 import { createHash } from 'node:crypto';
-import type { OutboundMessage } from '@herald/core/plugin-api';
+import type { OutboundMessage } from '@herald/plugin-api';
 
 /**
  * Longest body declared to the pipeline. A Matrix event is at most 65,536 bytes of JSON and the

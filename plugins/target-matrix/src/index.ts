@@ -2,8 +2,8 @@
  * @herald/target-matrix: posts notifications into a Matrix room as `m.notice` messages through
  * the client-server API (one PUT per message; see the README for why there is no SDK).
  */
-import { defineTarget, errorCode, PLUGIN_API_VERSION } from '@herald/core/plugin-api';
-import type { HealthReport, TargetContext, TargetInstance } from '@herald/core/plugin-api';
+import { defineTarget, errorCode, PLUGIN_API_VERSION } from '@herald/plugin-api';
+import type { HealthReport, TargetContext, TargetInstance } from '@herald/plugin-api';
 import { configSchema } from './config.ts';
 import type { MatrixTargetConfig } from './config.ts';
 import { buildContent, MAX_MESSAGE_LENGTH, transactionId } from './content.ts';

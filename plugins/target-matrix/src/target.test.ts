@@ -1,6 +1,6 @@
 import t from 'tap';
-import { createTestHost } from '@herald/core/plugin-api/testing';
-import { errorCode, secretPaths } from '@herald/core/plugin-api';
+import { createTestHost } from '@herald/plugin-api/testing';
+import { errorCode, secretPaths } from '@herald/plugin-api';
 import plugin, { transactionId } from './index.ts';
 import { FakeHomeserver } from '../test/fakes/matrix.ts';
 

@@ -1,6 +1,6 @@
 /** Configuration of a Telegram target: which bot posts, where, and how. */
-import { Type } from '@herald/core/plugin-api';
-import type { Static } from '@herald/core/plugin-api';
+import { Type } from '@herald/plugin-api';
+import type { Static } from '@herald/plugin-api';
 import { DEFAULT_API_ROOT } from './telegram-api.ts';
 
 export const configSchema = Type.Object({

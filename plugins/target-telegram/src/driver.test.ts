@@ -1,6 +1,6 @@
 import t from 'tap';
-import { createTestHost, captureLogger } from '@herald/core/plugin-api/testing';
-import { errorCode } from '@herald/core/plugin-api';
+import { createTestHost, captureLogger } from '@herald/plugin-api/testing';
+import { errorCode } from '@herald/plugin-api';
 import plugin from './index.ts';
 import { createTelegramBotDriver, parseUpdate, clipText, nextOffset, verifyWebhook, SECRET_HEADER } from './driver.ts';
 import { FakeTelegram } from '../test/fakes/telegram.ts';

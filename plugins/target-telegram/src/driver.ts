@@ -3,7 +3,7 @@
  * polling loops; this speaks the Bot API for them: the webhook secret header, getUpdates and its
  * offset (the last `update_id` plus one), and reading updates into the core's shape.
  */
-import { safeEqual, type BotDriverContext, type BotWebhookRequest, type MessagingBotDriver, type ParsedUpdate, type SeenChat } from '@herald/core/plugin-api';
+import { safeEqual, type BotDriverContext, type BotWebhookRequest, type MessagingBotDriver, type ParsedUpdate, type SeenChat } from '@herald/plugin-api';
 import { call, createApi, DEFAULT_API_ROOT, grammySignal } from './telegram-api.ts';
 
 /** The header in which Telegram repeats the `secret_token` given to setWebhook on every delivery. */

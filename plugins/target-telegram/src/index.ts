@@ -2,7 +2,7 @@
  * @herald/target-telegram: delivers notifications to Telegram chats, channels and forum topics
  * through a bot, and drives the bots themselves (webhook, long polling, chat discovery).
  */
-import { defineTarget, PLUGIN_API_VERSION } from '@herald/core/plugin-api';
+import { defineTarget, PLUGIN_API_VERSION } from '@herald/plugin-api';
 import { configSchema } from './config.ts';
 import { createTelegramBotDriver } from './driver.ts';
 import { createTelegramTarget, MAX_MESSAGE_LENGTH } from './target.ts';

@@ -1,6 +1,6 @@
 import t from 'tap';
-import { createTestHost } from '@herald/core/plugin-api/testing';
-import { errorCode } from '@herald/core/plugin-api';
+import { createTestHost } from '@herald/plugin-api/testing';
+import { errorCode } from '@herald/plugin-api';
 import plugin from './index.ts';
 import { FakeTelegram } from '../test/fakes/telegram.ts';
 import { parseTelegramHtml } from '../test/fakes/telegram-html.ts';

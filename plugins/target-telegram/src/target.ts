@@ -2,8 +2,8 @@
  * The Telegram target instance: renders title and body into Bot API HTML, splits what is longer
  * than one message and sends the parts in order through the bot the target is linked to.
  */
-import { ConfigError } from '@herald/core/plugin-api';
-import type { OutboundMessage, SendOptions, SendResult, TargetContext, TargetInstance } from '@herald/core/plugin-api';
+import { ConfigError } from '@herald/plugin-api';
+import type { OutboundMessage, SendOptions, SendResult, TargetContext, TargetInstance } from '@herald/plugin-api';
 import type { TelegramTargetConfig } from './config.ts';
 import { splitHtml } from './html-split.ts';
 import { call, createApi, grammySignal } from './telegram-api.ts';

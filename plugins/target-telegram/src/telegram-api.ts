@@ -7,9 +7,9 @@
  */
 import type { Api } from 'grammy';
 import {
-  AuthFailedError, PermanentSendError, PluginError, RateLimitedError, RetryableSendError,
-} from '@herald/core/plugin-api';
-import type { OutboundHttp } from '@herald/core/plugin-api';
+  OUTBOUND_REFUSED, AuthFailedError, PermanentSendError, PluginError, RateLimitedError, RetryableSendError,
+} from '@herald/plugin-api';
+import type { OutboundHttp } from '@herald/plugin-api';
 
 export const DEFAULT_API_ROOT = 'https://api.telegram.org';
 
@@ -93,7 +93,7 @@ export function toPluginError(err: unknown, token: string): Error {
     const inner = err.error as { code?: string; message?: string } | undefined;
     const what = maskToken(`telegram: ${err.message}${inner?.message ? ` ${inner.message}` : ''}`, token);
     // The outbound policy refuses the address of api_root: retrying cannot help.
-    if (inner?.code === 'OUTBOUND_REFUSED') return new PermanentSendError(what, 0);
+    if (inner?.code === OUTBOUND_REFUSED) return new PermanentSendError(what, 0);
     return new RetryableSendError(what, 0);
   }
   return new RetryableSendError(maskToken(`telegram: ${(err as Error)?.message ?? String(err)}`, token), 0);

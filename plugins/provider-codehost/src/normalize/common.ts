@@ -2,8 +2,8 @@
  * Shared readers for GitHub, Gitea and Forgejo payloads. Required fields that are missing or of
  * the wrong type reject the delivery with 422 and a message naming the field.
  */
-import { WebhookRejectedError } from '@herald/core/plugin-api';
-import type { EmittedEvent } from '@herald/core/plugin-api';
+import { WebhookRejectedError } from '@herald/plugin-api';
+import type { EmittedEvent } from '@herald/plugin-api';
 
 export type Obj = Record<string, unknown>;
 
