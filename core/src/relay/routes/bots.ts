@@ -18,7 +18,7 @@ import { MASKED } from './secrets.ts';
 const Mode = Type.Union([Type.Literal('polling'), Type.Literal('webhook')]);
 const Token = Type.String({ minLength: 1, maxLength: 256 });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
-/** A self-hosted bot API server (e.g. telegram-bot-api); null or absent: the service's public API. */
+/** The bot's own API server (e.g. a self-hosted one); null or absent: the driver's default. */
 const ApiRoot = Type.Union([Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 500 }), Type.Null()]);
 const CreateBody = Type.Object({ name: Name, token: Token, mode: Mode, kind: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })), api_root: Type.Optional(ApiRoot) }, { additionalProperties: false });
 const PatchBody = Type.Object({ name: Type.Optional(Name), token: Type.Optional(Token), mode: Type.Optional(Mode), api_root: Type.Optional(ApiRoot) }, { additionalProperties: false });
@@ -38,6 +38,19 @@ function needDriver(core: Core, kind: string): MessagingBotDriver {
   const d = botDriver(core, kind);
   if (!d) throw unprocessable(`Bots of kind "${kind}" are not available; the enabled bot kinds are: ${botKinds(core).join(', ') || 'none'}.`, [{ path: 'body/kind', message: 'is not an enabled bot kind' }], 'unknown_kind');
   return d;
+}
+
+/**
+ * The kind of a new bot: the one named, else the only bot kind this service runs. With none or
+ * several enabled the caller must say, and is told which kinds there are in their language.
+ */
+function kindOf(core: Core, named: string | undefined, locale: string): string {
+  if (named) return named;
+  const kinds = botKinds(core);
+  if (kinds.length === 1) return kinds[0];
+  const messages = botRuntime(core).messages;
+  const detail = kinds.length ? messages.text('kind_required', locale).replace('{{kinds}}', kinds.join(', ')) : messages.text('no_bot_kinds', locale);
+  throw unprocessable(detail, [{ path: 'body/kind', message: kinds.length ? `is required: the bot kinds are ${kinds.join(', ')}` : 'no bot kind is enabled' }], 'kind_required');
 }
 
 function needSecretFor(core: Core, mode: string): void {
@@ -77,7 +90,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
   app.post('/api/bots', { schema: { tags: ['relay'], body: CreateBody }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const b = req.body as Static<typeof CreateBody>;
-    const kind = b.kind ?? 'telegram';
+    const kind = kindOf(core, b.kind, user.locale);
     const driver = needDriver(core, kind);
     needSecretFor(core, b.mode);
     rememberToken(core, b.token);
