@@ -61,13 +61,40 @@ export type TemplateSet = Partial<Record<Locale, Record<string, TemplateText>>>;
 
 /** Limits of a target channel, declared as data so the pipeline can fit messages to them. */
 export interface TargetLimits {
-  /** Longest body the channel accepts, in characters. */
+  /**
+   * Longest body the channel accepts, in UTF-16 code units of the body as sent (markup included).
+   * The core fits every message to it according to `overflow` before `send()` sees it.
+   */
   maxMessageLength: number;
+  /** Longest title the channel accepts; the core cuts a longer one and ends it with `…`. */
   maxTitleLength?: number;
+  /**
+   * What the core does with a body longer than `maxMessageLength` (default `truncate`):
+   * - `truncate`: cut at a line break or space where one is near, end with `…`;
+   * - `split`: send it as several messages, in order, each ending with a part marker in the target's
+   *   locale ("(part 2 of 3)"); a retry never sends a part again once the channel accepted it;
+   * - `plugin`: the plugin fits long bodies itself (its own splitter, service-specific counting);
+   *   the core passes them whole.
+   *
+   * Cuts never land inside an HTML tag or entity or a surrogate pair; HTML tags open at a cut are
+   * closed there (and opened again in the next part), as is a Markdown code fence.
+   */
+  overflow?: 'truncate' | 'split' | 'plugin';
   /** Formats the channel renders, preferred first. */
   formats: MessageFormat[];
-  /** Sends per second the channel tolerates for one destination. */
+  /**
+   * Sends per second the channel tolerates for one destination (one target instance). Enforced by
+   * the core: sends to the instance are spaced at least `1 / ratePerSecond` seconds apart (with a
+   * small margin), across every replica, and survive restarts (the pace is kept in the database).
+   * Deliveries waiting for their turn stay in the durable queue; none is dropped. Each part of a
+   * split message counts as one send. Leave it out when the channel has no fixed pace.
+   */
   ratePerSecond?: number;
+  /**
+   * With `ratePerSecond`: sends allowed back to back before pacing starts (the size of the
+   * channel's token bucket). Default 1: every send is paced.
+   */
+  burst?: number;
   /**
    * Sends to one target the core may have in flight at once (default 1: strictly one after
    * another). Sends still start in event order; deliveries released when quiet hours end always
@@ -338,6 +365,12 @@ export interface OutboundMessage {
   url?: string;
   /** True for test messages sent from the API. */
   test?: boolean;
+  /**
+   * Set when the core split a long body (`overflow: 'split'`): this is part `index` (from 1) of
+   * `count`. Part 1 keeps the delivery's `deliveryId`; part k > 1 carries `<deliveryId>-<k>`, so an
+   * idempotency key still tells the parts apart.
+   */
+  part?: { index: number; count: number };
 }
 
 export interface SendOptions { signal: AbortSignal; attempt: number }

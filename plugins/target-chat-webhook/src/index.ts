@@ -51,9 +51,11 @@ export default defineTarget({
     description: 'Posts notifications to a Discord, Slack or Mattermost channel through its incoming-webhook URL.',
     configSchema,
     // The strictest of the three services, so one manifest fits any configured format.
-    // Slack allows about one post per second per webhook; Discord 5 per 2 s.
+    // The plugin fits bodies to the configured service's own limits (overflow: 'plugin').
+    // No declared rate: the pace differs by service (Slack about one post a second, Discord 5 per
+    // 2 s, Mattermost none) and each answers 429 with Retry-After, which the core honours.
     // Each post is independent (no threading state), so a burst may go out over a few connections at once.
-    limits: { maxMessageLength: MANIFEST_MAX_LENGTH, maxTitleLength: MANIFEST_MAX_TITLE, formats: ['markdown'], ratePerSecond: 1, concurrency: 16 },
+    limits: { maxMessageLength: MANIFEST_MAX_LENGTH, maxTitleLength: MANIFEST_MAX_TITLE, formats: ['markdown'], overflow: 'plugin', concurrency: 16 },
   },
   create: (ctx) => createChatWebhookTarget(ctx),
 });

@@ -24,7 +24,7 @@ export default defineTarget({
     locales: { en: enLocale, ru: ruLocale },
     description: 'Sends notifications as email through an SMTP server.',
     configSchema,
-    limits: { maxMessageLength: 100_000, formats: ['html'] },
+    limits: { maxMessageLength: 100_000, formats: ['html'], overflow: 'truncate' },
   },
   create(ctx) {
     const cfg = ctx.config;

@@ -58,7 +58,7 @@ export default defineTarget({
     description: 'Posts notifications into a Matrix room as notices (m.notice) through the client-server API.',
     configSchema,
     // Synapse's default message rate for an ordinary account is 0.2/s with a burst of 10.
-    limits: { maxMessageLength: MAX_MESSAGE_LENGTH, formats: ['html'], ratePerSecond: 0.2 },
+    limits: { maxMessageLength: MAX_MESSAGE_LENGTH, formats: ['html'], ratePerSecond: 0.2, burst: 10 },
   },
   create: (ctx) => createMatrixTarget(ctx),
 });

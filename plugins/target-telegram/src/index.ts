@@ -23,7 +23,9 @@ export default defineTarget({
     locales: { en: enLocale, ru: ruLocale },
     description: 'Sends notifications to a Telegram chat, channel or forum topic through a bot.',
     configSchema,
-    limits: { maxMessageLength: MAX_MESSAGE_LENGTH, formats: ['html'], ratePerSecond: 1 },
+    // The plugin splits long messages itself (Telegram counts visible characters, not markup).
+    // About one message a second to a chat, short bursts tolerated.
+    limits: { maxMessageLength: MAX_MESSAGE_LENGTH, formats: ['html'], overflow: 'plugin', ratePerSecond: 1, burst: 3 },
   },
   create: (ctx) => createTelegramTarget(ctx),
   botDriver: createTelegramBotDriver(),

@@ -4,11 +4,13 @@ import { errorCode, type Locale } from '../../plugin-api/index.ts';
 import { targetRowFrom } from '../../plugins/host.ts';
 import type { TemplateCatalog } from '../templates/catalog.ts';
 import { renderMessage } from './render.ts';
+import { fitMessage } from './fit.ts';
+import { Pacer, PacingAborted, paceOf, type Pace } from './pace.ts';
 import { eventStatus } from './decide.ts';
 import type { SelfMonitor } from './monitor.ts';
+import { selfMonitoringOf } from '../../plugins/self-monitoring.ts';
 import { TargetLanes } from './lanes.ts';
 import { loadSendContext, overrideKey, type SendContext } from './send-context.ts';
-import { selfMonitoringOf } from '../../plugins/self-monitoring.ts';
 import type { Queryable } from '../../db/database.ts';
 import type { HandedDelivery } from './ingest.ts';
 
@@ -28,7 +30,18 @@ export function backoffMs(attempt: number): number {
   return Math.round(base * (0.5 + Math.random() * 0.5));
 }
 
-interface DeliveryRow { id: string; event_id: string; user_id: string; tracker_id: string | null; target_id: string; attempts: number }
+/**
+ * How far ahead a paced target's lane may hold claimed rows, in ms of its pace (at least its burst).
+ * Rows beyond go back to the queue, due when the lane will have room, so a slow channel's backlog
+ * waits in the database, not in memory, and never crowds out other targets' claims.
+ */
+const PACED_AHEAD_MS = 5_000;
+
+interface DeliveryRow {
+  id: string; event_id: string; user_id: string; tracker_id: string | null; target_id: string; attempts: number;
+  /** Parts of a split message the channel already accepted (absent on handed-off rows: 0). */
+  parts_sent?: number;
+}
 
 /**
  * Sends due deliveries from the durable queue. Rows are claimed with a lease (and, on PostgreSQL,
@@ -61,10 +74,20 @@ export class Dispatcher {
    * being handed off ahead of them, so one target's messages keep their order.
    */
   private behind = false;
+  /** Pacing of targets that declare `ratePerSecond`. */
+  private pacer: Pacer;
+  /** Aborted first thing on stop: sends waiting for their pace give their rows back at once. */
+  private pacingStop = new AbortController();
+  /**
+   * Paced targets whose overflow this worker put back in the queue: the rows' ids and when the last
+   * of them is due. While a target is held, its handed-off rows queue behind those (no overtaking).
+   */
+  private held = new Map<string, { until: number; ids: Set<string> }>();
   onSettled?: (eventId: string) => void;
 
   constructor(core: Core, catalog: TemplateCatalog, monitor: SelfMonitor) {
     this.core = core; this.catalog = catalog; this.monitor = monitor;
+    this.pacer = new Pacer(core.db);
     // A send finished: when the claimed-ahead backlog ran low, claim more at once.
     this.lanes.onIdle = () => { if (this.lanes.waiting < BATCH) this.wake(); };
   }
@@ -98,12 +121,13 @@ export class Dispatcher {
       const locale = h.target.locale === 'ru' ? 'ru' : 'en';
       if (h.override) ctx.overrides.set(overrideKey(h.row.user_id, String(h.event.event_type), locale), h.override);
     }
-    this.schedule(handed.map((h) => h.row), ctx);
+    this.schedule(handed.map((h) => h.row), ctx, true);
   }
 
   start(): void {
     if (this.running) return;
     this.running = true;
+    if (this.pacingStop.signal.aborted) this.pacingStop = new AbortController();
     this.renewTimer = setInterval(() => { void this.renewLeases().catch((err) => this.core.logs.get('relay').warn({ err }, 'renewing delivery leases failed')); }, LEASE_MS / 3);
     this.renewTimer.unref();
     this.loop = (async () => {
@@ -127,6 +151,7 @@ export class Dispatcher {
 
   async stop(): Promise<void> {
     this.running = false;
+    this.pacingStop.abort();
     this.wake();
     await this.loop;
     await this.drain();
@@ -197,13 +222,13 @@ export class Dispatcher {
         `WITH due AS MATERIALIZED (${due} FOR UPDATE SKIP LOCKED)
          UPDATE deliveries d SET status = 'sending', lease_until = ?, attempts = d.attempts + 1, updated_at = ?
            FROM due WHERE d.id = due.id
-         RETURNING d.id, d.event_id, d.user_id, d.tracker_id, d.target_id, d.attempts`, [nowIso, nowIso, lease, nowIso]);
+         RETURNING d.id, d.event_id, d.user_id, d.tracker_id, d.target_id, d.attempts, d.parts_sent`, [nowIso, nowIso, lease, nowIso]);
     }
     // SQLite: one writer at a time, so the UPDATE with its subquery is atomic as it stands.
     return db.all<DeliveryRow>(
       `UPDATE deliveries SET status = 'sending', lease_until = ?, attempts = attempts + 1, updated_at = ?
         WHERE id IN (${due})
-        RETURNING id, event_id, user_id, tracker_id, target_id, attempts`, [lease, nowIso, nowIso, nowIso]);
+        RETURNING id, event_id, user_id, tracker_id, target_id, attempts, parts_sent`, [lease, nowIso, nowIso, nowIso]);
   }
 
   private async claimAndSend(): Promise<number> {
@@ -224,12 +249,29 @@ export class Dispatcher {
     return rows.length;
   }
 
-  /** Puts claimed rows on their targets' lanes, in the given order. */
-  private schedule(rows: DeliveryRow[], ctx: SendContext): void {
+  /**
+   * Puts claimed rows on their targets' lanes, in the given order. A paced target's lane holds only
+   * what it sends within PACED_AHEAD_MS; the rest goes back to the queue (see giveBack).
+   */
+  private schedule(rows: DeliveryRow[], ctx: SendContext, handed = false): void {
+    let back: Map<string, { until: number; ids: string[] }> | undefined;
     for (const row of rows) {
-      this.claimed.add(row.id);
       const tgt = ctx.targets.get(row.target_id);
-      const limit = (tgt && this.core.plugins.target(tgt.kind)?.def.manifest.limits?.concurrency) || 1;
+      const limits = tgt ? this.core.plugins.target(tgt.kind)?.def.manifest.limits : undefined;
+      const pace = paceOf(limits);
+      if (pace) {
+        const until = this.overflowing(row, pace, handed);
+        if (until !== undefined) {
+          back ??= new Map();
+          const b = back.get(row.target_id) ?? { until, ids: [] };
+          b.until = Math.max(b.until, until);
+          b.ids.push(row.id);
+          back.set(row.target_id, b);
+          continue;
+        }
+      }
+      this.claimed.add(row.id);
+      const limit = limits?.concurrency || 1;
       const ordered = this.released.delete(row.id);
       const done = this.lanes.push(row.target_id, limit, ordered, () => this.deliver(row, ctx)
         .catch((err) => this.core.logs.get('relay').error({ err }, 'delivery crashed')));
@@ -239,6 +281,57 @@ export class Dispatcher {
         // A sent row still settling keeps its lease; its settle lets go of it.
         if (!this.settling.has(row.id)) this.claimed.delete(row.id);
       });
+    }
+    if (back) for (const [, b] of back) this.giveBack(b.ids, b.until);
+  }
+
+  /**
+   * For a row of a paced target: undefined when its lane should take it, else the time (service
+   * clock, ms) it should be due again. A lane takes rows while it holds less than PACED_AHEAD_MS of
+   * sends; a handed-off row also waits while rows of its target wait in the queue, so none overtakes them.
+   */
+  private overflowing(row: DeliveryRow, pace: Pace, handed: boolean): number | undefined {
+    const now = this.core.clock.now().getTime();
+    let held = this.held.get(row.target_id);
+    if (held && (held.ids.delete(row.id), !held.ids.size || held.until + LEASE_MS < now)) {
+      // Every row put back was claimed again (or, long past due, by another replica).
+      this.held.delete(row.target_id);
+      held = undefined;
+    }
+    const cap = Math.max(1 + Math.round(pace.toleranceMs / pace.intervalMs), Math.ceil(PACED_AHEAD_MS / pace.intervalMs));
+    const pending = this.lanes.pending(row.target_id);
+    if (pending < cap && !(handed && held)) return undefined;
+    // Due when the lane is down to half its room: it is never idle while rows wait.
+    const until = Math.max(held?.until ?? 0, now + Math.max(0, pending - Math.floor(cap / 2)) * pace.intervalMs);
+    if (held) { held.until = until; held.ids.add(row.id); } else this.held.set(row.target_id, { until, ids: new Set([row.id]) });
+    return until;
+  }
+
+  /** Returns claimed rows to the queue untouched (the claim's attempt is not counted), due at `until`. */
+  private giveBack(ids: string[], until: number): void {
+    const now = this.core.clock.now().toISOString();
+    const write = this.core.db.run(
+      `UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1, next_attempt_at = ?, updated_at = ?
+        WHERE status = 'sending' AND id IN (${ids.map(() => '?').join(',')})`, [new Date(until).toISOString(), now, ...ids])
+      .then(() => undefined)
+      .catch((err) => this.core.logs.get('relay').warn({ err }, 'returning paced deliveries to the queue failed; their lease will run out'));
+    this.inflight.add(write);
+    void write.finally(() => this.inflight.delete(write));
+  }
+
+  /** Sends one message with the send timeout and the stop signal. */
+  private async sendOne(instance: Awaited<ReturnType<Core['plugins']['targetInstance']>>, msg: Parameters<typeof fitMessage>[0], attempt: number): Promise<void> {
+    // A plain timer cleared when the send ends: AbortSignal.timeout() would keep every send's
+    // signal and timer alive for the full 30 s, thousands of them under load.
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(new DOMException(`the send took longer than ${SEND_TIMEOUT_MS / 1000} s`, 'TimeoutError')), SEND_TIMEOUT_MS);
+    const onStop = () => ac.abort(this.abort.signal.reason);
+    this.abort.signal.addEventListener('abort', onStop, { once: true });
+    try {
+      await instance.send(msg, { signal: ac.signal, attempt });
+    } finally {
+      clearTimeout(timer);
+      this.abort.signal.removeEventListener('abort', onStop);
     }
   }
 
@@ -259,26 +352,30 @@ export class Dispatcher {
       if (!plugin) throw Object.assign(new Error(`target kind "${target.kind}" is not enabled`), { code: 'CONFIG' });
       const locale = (target.locale === 'ru' ? 'ru' : 'en') as Locale;
       const override = ctx.overrides.get(overrideKey(ev.user_id, ev.event_type, locale));
+      const limits = plugin.def.manifest.limits;
       const msg = renderMessage(this.catalog, {
         deliveryId: row.id, eventId: ev.id, eventType: ev.event_type, severity: ev.severity, locale, payload: Database.json(ev.payload, {}),
         extras: Database.json(ev.extras, null), providerName: ev.provider_name ?? undefined, providerKind: ev.provider_kind, trackerName,
-        targetName: target.name, occurredAt: ev.occurred_at, formats: plugin.def.manifest.limits?.formats ?? ['text'], override,
+        targetName: target.name, occurredAt: ev.occurred_at, formats: limits?.formats ?? ['text'], override,
       });
+      // Fitted to the declared limits: one message, or the parts of a split one.
+      const parts = fitMessage(msg, limits);
+      const pace = paceOf(limits);
       const instance = await core.plugins.targetInstance(target);
-      // A plain timer cleared when the send ends: AbortSignal.timeout() would keep every send's
-      // signal and timer alive for the full 30 s, thousands of them under load.
-      const ac = new AbortController();
-      const timer = setTimeout(() => ac.abort(new DOMException(`the send took longer than ${SEND_TIMEOUT_MS / 1000} s`, 'TimeoutError')), SEND_TIMEOUT_MS);
-      const onStop = () => ac.abort(this.abort.signal.reason);
-      this.abort.signal.addEventListener('abort', onStop, { once: true });
-      try {
-        await instance.send(msg, { signal: ac.signal, attempt: row.attempts });
-      } finally {
-        clearTimeout(timer);
-        this.abort.signal.removeEventListener('abort', onStop);
+      for (let k = row.parts_sent ?? 0; k < parts.length; k++) {
+        if (pace) await this.pacer.wait(target.id, pace, this.pacingStop.signal);
+        await this.sendOne(instance, parts[k]!, row.attempts);
+        // A retry resumes after the parts the channel accepted (one write per part, split messages only).
+        if (k < parts.length - 1) { await db.run('UPDATE deliveries SET parts_sent = ? WHERE id = ?', [k + 1, row.id]); row.parts_sent = k + 1; }
       }
       core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
     } catch (err) {
+      if (err instanceof PacingAborted) {
+        // Stopping while the row waited for its pace: back to the queue as it was, nothing sent.
+        await db.run(`UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'sending'`,
+          [core.clock.now().toISOString(), core.clock.now().toISOString(), row.id]);
+        return;
+      }
       core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
       await this.failed(row, target, err, isSelf, log);
       await this.refreshEvent(row.event_id);

@@ -18,6 +18,12 @@ export class TargetLanes {
   /** Rows pushed but not started yet, over all targets. */
   get waiting(): number { return this.waitingCount; }
 
+  /** Rows of one target pushed and not finished (waiting or running). */
+  pending(targetId: string): number {
+    const lane = this.lanes.get(targetId);
+    return lane ? lane.active + lane.queue.length : 0;
+  }
+
   /** Queues `send` on the target's lane; resolves when it has run (it never rejects). */
   push(targetId: string, limit: number, ordered: boolean, send: () => Promise<void>): Promise<void> {
     let lane = this.lanes.get(targetId);

@@ -10,6 +10,7 @@ import { Dispatcher } from './dispatcher.ts';
 import { SelfMonitor } from './monitor.ts';
 import { selfMonitoringOf, type SelfMonitoringSignal, type SelfMonitoringSignals } from '../../plugins/self-monitoring.ts';
 import { renderMessage } from './render.ts';
+import { fitMessage } from './fit.ts';
 import { runAction } from '../actions/runner.ts';
 import { quietEnd, isQuiet, type QuietWindow } from '../quiet-hours/quiet-hours.ts';
 import { Database } from '../../db/database.ts';
@@ -84,7 +85,9 @@ export class Relay implements RelayService {
     const started = performance.now();
     try {
       const instance = await this.core.plugins.targetInstance(target);
-      const r = await instance.send(msg, { signal: AbortSignal.timeout(30_000), attempt: 1 });
+      // Fitted to the declared limits like any delivery (a test message is short: one part as a rule).
+      let r: Awaited<ReturnType<typeof instance.send>> | undefined;
+      for (const part of fitMessage(msg, plugin.def.manifest.limits)) r = await instance.send(part, { signal: AbortSignal.timeout(30_000), attempt: 1 });
       this.core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
       return { ok: true, detail: r && r.detail ? r.detail : 'The test message was delivered.' };
     } catch (err) {
