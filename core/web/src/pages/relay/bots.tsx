@@ -2,6 +2,7 @@
 import { useState } from 'preact/hooks';
 import { del, get, patch, post } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
+import { usePlugins } from '../../lib/plugins.ts';
 import { dateTime, t } from '../../lib/i18n.ts';
 import { MASK } from '../../lib/schema.ts';
 import type { Bot, BotChat } from '../../lib/types.ts';
@@ -62,6 +63,10 @@ function BotForm({ bot, onClose, onSaved }: { bot?: Bot; onClose: () => void; on
   const [name, setName] = useState(bot?.name ?? '');
   const [token, setToken] = useState('');
   const [mode, setMode] = useState<Bot['mode']>(bot?.mode ?? 'polling');
+  // The bot kinds are the enabled plugins with a bot driver; the choice is offered only when there are several.
+  const kinds = (usePlugins().data ?? []).filter((p) => p.has_bot_driver);
+  const [kind, setKind] = useState('');
+  const chosen = kind || kinds[0]?.id;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const submit = async (e: Event) => {
@@ -70,13 +75,19 @@ function BotForm({ bot, onClose, onSaved }: { bot?: Bot; onClose: () => void; on
     setError(null);
     try {
       if (bot) await patch(`/api/bots/${bot.id}`, { name, mode, token: token || MASK });
-      else await post('/api/bots', { name, token, mode });
+      else await post('/api/bots', { name, token, mode, ...(kinds.length > 1 && chosen ? { kind: chosen } : {}) });
       onSaved();
     } catch (err) { setError(err); } finally { setBusy(false); }
   };
   return (
     <Modal title={bot ? t('bots.edit') : t('bots.add')} onClose={onClose}>
       <form class="stack" onSubmit={submit}>
+        {!bot && kinds.length > 1 && (
+          <label class="field"><span class="field-label">{t('bots.kind')}</span>
+            <select value={chosen} data-testid="bot-kind" onChange={(e) => setKind((e.target as HTMLSelectElement).value)}>
+              {kinds.map((p) => <option key={p.id} value={p.id}>{p.display_name}</option>)}
+            </select></label>
+        )}
         <label class="field"><span class="field-label">{t('common.name')}</span>
           <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} /></label>
         <Field label={t('bots.token')} hints={[bot ? t('form.secret_kept') : t('bots.token_help')]}>
