@@ -4,6 +4,7 @@ import type { TrackerView } from '@herald/plugin-api';
 import { FakeImmich } from '../test/fakes/immich.ts';
 import type { FakeAsset } from '../test/fakes/immich.ts';
 import plugin from './index.ts';
+import { diffAlbum } from './diff.ts';
 
 const ANNA = { id: '5f0c1a2b-0000-4000-8000-000000000001', name: 'Anna Petrova', email: 'anna@example.net' };
 const IVAN = { id: '5f0c1a2b-0000-4000-8000-000000000002', name: 'Ivan Sidorov', email: 'ivan@example.net' };
@@ -231,4 +232,16 @@ t.test('a failed emit keeps the old baseline so the change is reported again', a
   await poll();
   t.equal(h.emitted.length, 1);
   t.equal(h.emitted[0]!.payload.added_count, 1);
+});
+
+t.test('an album whose asset set is unchanged yields no change, whatever else changed: the plugin never emits empty lists', (t) => {
+  const baseline = { assets: { a1: 'IMG_1.jpg', a2: 'IMG_2.jpg' } };
+  const album = {
+    id: 'x', name: 'Renamed album', users: new Map<string, string>(),
+    assets: new Map([['a2', { id: 'a2', fileName: 'IMG_2_renamed.jpg' }], ['a1', { id: 'a1', fileName: 'IMG_1.jpg' }]]),
+  };
+  t.equal(diffAlbum(album, baseline, 'https://immich.example/albums/x'), undefined, 'same ids in another order, new name: nothing to report');
+  const change = diffAlbum({ ...album, assets: new Map([['a1', { id: 'a1', fileName: 'IMG_1.jpg' }]]) }, baseline, 'https://immich.example/albums/x');
+  t.ok(change && change.assets_added.length + change.assets_removed.length > 0, 'a change always lists an asset');
+  t.end();
 });

@@ -31,11 +31,6 @@ interface LinkRow extends Record<string, unknown> {
   tracker_name: string | null; override_title: string | null; override_body: string | null;
 }
 
-/** Payloads carrying asset change lists that are both empty say nothing; they are not recorded. */
-function isEmptyAssetChange(p: Record<string, unknown>): boolean {
-  return Array.isArray(p.assets_added) && Array.isArray(p.assets_removed) && p.assets_added.length === 0 && p.assets_removed.length === 0;
-}
-
 /**
  * Writes an event and its deliveries in one transaction: when this resolves the event is durable
  * and every linked target has a queued, deferred or dropped delivery.
@@ -43,7 +38,6 @@ function isEmptyAssetChange(p: Record<string, unknown>): boolean {
 export async function ingestEvent(core: Core, provider: ProviderRow, e: EmittedEvent, opts: WriteOptions = {}): Promise<IngestResult> {
   const problem = core.plugins.validateEvent(provider.kind, e);
   if (problem) throw new InvalidEventError(problem);
-  if (isEmptyAssetChange(e.payload)) return { eventIds: [], queued: false, deferredUsers: [], handed: [] };
   const spec = core.plugins.provider(provider.kind)!.def.manifest.events![e.type]!;
   const now = core.clock.now();
   // One read gives the decision's inputs and everything a send needs (target row, tracker name,
