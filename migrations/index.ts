@@ -3,7 +3,8 @@ import core from './0001_core.ts';
 import relay from './0002_relay.ts';
 import assistant from './0003_assistant.ts';
 import botApiRoot from './0004_bot_api_root.ts';
+import providerAuthInConfig from './0005_provider_auth_in_config.ts';
 import targetPacing from './0006_target_pacing.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
-export const migrations: Migration[] = [core, relay, assistant, botApiRoot, targetPacing];
+export const migrations: Migration[] = [core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing];

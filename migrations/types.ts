@@ -2,6 +2,12 @@
 export interface Migration {
   id: string;
   up(d: Dialect): string[];
+  /**
+   * For changes SQL cannot guard itself (SQLite has no `DROP COLUMN IF EXISTS`): a query answering
+   * one row `n`, the count of what is left to change. When it is 0 the statements are skipped and
+   * the migration is recorded as applied.
+   */
+  pending?(d: Dialect): string;
 }
 
 /** Column types per backend, so one migration text serves SQLite and PostgreSQL. */

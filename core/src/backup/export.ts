@@ -67,7 +67,6 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
     kindOfProvider.set(r.id, r.kind);
     const p: ProviderRec = {
       id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: json(r.config), enabled: b(r.enabled),
-      auth_mode: r.auth_mode ?? null, acknowledge_unauthenticated: b(r.acknowledge_unauthenticated),
       poll_failure_threshold: n(r.poll_failure_threshold), deferred_backlog_threshold: n(r.deferred_backlog_threshold),
       target_failure_threshold: n(r.target_failure_threshold), track_poll_failures: b(r.track_poll_failures),
       track_deferred_backlog: b(r.track_deferred_backlog), track_target_failures: b(r.track_target_failures),

@@ -38,7 +38,7 @@ export async function planProviders(p: Planner, c: ConfigurationT): Promise<void
     const missing = p.fillSecrets(rec, x.secrets_omitted, stored(match, ['config', 'webhook_token']));
     const enabled = missing.length ? false : x.enabled;
     const desired: Record<string, unknown> = {
-      user_id: userId, kind: x.kind, name: x.name, config: rec.config, enabled, auth_mode: x.auth_mode, acknowledge_unauthenticated: x.acknowledge_unauthenticated,
+      user_id: userId, kind: x.kind, name: x.name, config: rec.config, enabled,
       poll_failure_threshold: x.poll_failure_threshold, deferred_backlog_threshold: x.deferred_backlog_threshold, target_failure_threshold: x.target_failure_threshold,
       track_poll_failures: x.track_poll_failures, track_deferred_backlog: x.track_deferred_backlog, track_target_failures: x.track_target_failures,
     };

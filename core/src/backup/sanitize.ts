@@ -15,7 +15,7 @@ import { quietWindowProblem } from '../relay/quiet-hours/quiet-hours.ts';
 import { checkSchedule } from '../relay/routes/schedule.ts';
 import { validTimeZone } from '../relay/routes/common.ts';
 import { botDriver } from '../relay/bots/driver.ts';
-import { actionConfig, type ConfigurationT } from './schema.ts';
+import { actionConfig, ProviderRecord, type ConfigurationT } from './schema.ts';
 import { settingProblem } from './settings-rules.ts';
 import { under } from './secret-paths.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
@@ -55,7 +55,7 @@ export function validateConfig(schema: TSchema, config: Record<string, unknown>,
 }
 
 const relOmitted = (omitted: string[] | undefined, prefix: string) => (omitted ?? []).map((p) => under(p, prefix)).filter((p): p is string => p !== undefined);
-const hasAuthMode = (schema: unknown) => Boolean((schema as { properties?: Record<string, unknown> })?.properties?.auth_mode);
+const PROVIDER_FIELDS = new Set(Object.keys(ProviderRecord.properties));
 
 /** Checks and cleans a configuration; throws 422 listing the problems, or returns it with what was skipped. */
 export function sanitizeConfiguration(core: Core, input: ConfigurationT): Sanitized {
@@ -115,16 +115,22 @@ export function sanitizeConfiguration(core: Core, input: ConfigurationT): Saniti
     const plugin = core.plugins.provider(p.kind);
     if (!plugin) { skip('providers', p.id, `provider kind "${p.kind}" is not enabled on this service`); skippedIds.add(p.id); return; }
     const schema = plugin.def.manifest.configSchema as TSchema;
-    if (hasAuthMode(schema)) {
-      if (!p.auth_mode) { bad(`/providers/${i}/auth_mode`, 'is required for this kind'); return; }
-      if (p.auth_mode === 'none' && !p.acknowledge_unauthenticated) { bad(`/providers/${i}/acknowledge_unauthenticated`, 'must be true when auth_mode is none'); return; }
-      // The plugin reads both from its config; the columns serve the API (as when a provider is saved).
-      p.config.auth_mode = p.auth_mode;
-      p.config.acknowledge_unauthenticated = p.acknowledge_unauthenticated;
-    } else if (p.auth_mode !== null || p.acknowledge_unauthenticated) { bad(`/providers/${i}/auth_mode`, `does not apply to "${p.kind}" providers`); return; }
-    const r = validateConfig(schema, p.config, relOmitted(p.secrets_omitted, '/config'));
+    // Top-level fields beside the known ones (older backups): config aliases the plugin declares are
+    // folded into the config, winning over it as they did in the API; empty ones of other kinds go.
+    const rec = p as unknown as Record<string, unknown>;
+    for (const k of Object.keys(rec)) {
+      if (PROVIDER_FIELDS.has(k)) continue;
+      const v = rec[k];
+      delete rec[k];
+      if (plugin.configAliases.includes(k)) { if (v !== null) p.config[k] = v; } else if (v !== null && v !== false) bad(`/providers/${i}/${k}`, `does not apply to "${p.kind}" providers`);
+    }
+    const omitted = relOmitted(p.secrets_omitted, '/config');
+    const r = validateConfig(schema, p.config, omitted);
     for (const e of r.errors) bad(`/providers/${i}/config${e.path === '/' ? '' : e.path}`, e.message);
     p.config = r.value;
+    if (r.errors.length) return;
+    // The plugin's own rules, except at fields the backup left out on purpose.
+    for (const e of plugin.checkConfig(r.value)) if (!omitted.includes('') && !omitted.includes(e.path)) bad(`/providers/${i}/config${e.path === '/' ? '' : e.path}`, e.message);
   });
   c.trackers.forEach((t, i) => {
     const p = providers.get(t.provider_id);
@@ -143,9 +149,11 @@ export function sanitizeConfiguration(core: Core, input: ConfigurationT): Saniti
   c.targets.forEach((t, i) => {
     const plugin = core.plugins.target(t.kind);
     if (!plugin) { skip('targets', t.id, `target kind "${t.kind}" is not enabled on this service`); skippedIds.add(t.id); return; }
-    const r = validateConfig(plugin.def.manifest.configSchema as TSchema, t.config, relOmitted(t.secrets_omitted, '/config'));
+    const omitted = relOmitted(t.secrets_omitted, '/config');
+    const r = validateConfig(plugin.def.manifest.configSchema as TSchema, t.config, omitted);
     for (const e of r.errors) bad(`/targets/${i}/config${e.path === '/' ? '' : e.path}`, e.message);
     t.config = r.value;
+    if (!r.errors.length) for (const e of plugin.checkConfig(r.value)) if (!omitted.includes('') && !omitted.includes(e.path)) bad(`/targets/${i}/config${e.path === '/' ? '' : e.path}`, e.message);
     const botId = t.config.bot_id;
     if (botId !== undefined) {
       const bot = typeof botId === 'string' ? bots.get(botId) : undefined;

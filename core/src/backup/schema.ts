@@ -33,15 +33,21 @@ export const UserRecord = Type.Object({
   secrets_omitted: Omitted, created_at: Time, updated_at: Time,
 }, { additionalProperties: false });
 
+/**
+ * A scalar at the top level of a provider record beside the known fields: a config alias its
+ * plugin declares (`configAliases`), as backups written while plugin settings were provider
+ * columns carry them on every provider. `sanitize.ts` folds declared ones into `config` and
+ * refuses the others unless empty (null or false). New backups keep everything inside `config`.
+ */
+export const LegacyTopLevel = Type.Union([Type.String({ maxLength: 200 }), Type.Boolean(), Type.Null()]);
+
 export const ProviderRecord = Type.Object({
   id: Id, user_id: Id, kind: Kind, name: Name, config: Json, enabled: Bool,
   webhook_token: Type.Optional(UrlToken),
-  auth_mode: Type.Union([Type.Literal('none'), Type.Literal('bearer'), Type.Literal('hmac_sha256'), Type.Null()]),
-  acknowledge_unauthenticated: Bool,
   poll_failure_threshold: Threshold, deferred_backlog_threshold: Threshold, target_failure_threshold: Threshold,
   track_poll_failures: Bool, track_deferred_backlog: Bool, track_target_failures: Bool,
   secrets_omitted: Omitted, created_at: Time, updated_at: Time,
-}, { additionalProperties: false });
+}, { additionalProperties: LegacyTopLevel });
 
 export const QuietHours = Type.Union([
   Type.Object({ start: Type.String({ maxLength: 16 }), end: Type.String({ maxLength: 16 }), timezone: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),

@@ -11,7 +11,7 @@ import { isProvider, isTarget, type LoadedPlugin } from './loader.ts';
 
 export interface ProviderRow {
   id: string; user_id: string; kind: string; name: string; config: Record<string, unknown>; enabled: boolean;
-  webhook_token: string; auth_mode: string | null; acknowledge_unauthenticated: boolean; updated_at: string;
+  webhook_token: string; updated_at: string;
 }
 export interface TargetRow {
   id: string; user_id: string; kind: string; name: string; config: Record<string, unknown>; locale: string; enabled: boolean; updated_at: string;
@@ -40,7 +40,7 @@ interface ProviderEntry {
 export function providerRowFrom(r: Record<string, any>): ProviderRow {
   return {
     id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: Db.json(r.config, {}), enabled: Db.bool(r.enabled),
-    webhook_token: r.webhook_token, auth_mode: r.auth_mode ?? null, acknowledge_unauthenticated: Db.bool(r.acknowledge_unauthenticated), updated_at: r.updated_at,
+    webhook_token: r.webhook_token, updated_at: r.updated_at,
   };
 }
 

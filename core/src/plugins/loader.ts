@@ -1,6 +1,6 @@
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
-import { PLUGIN_API_VERSION, secretPaths, type PluginDefinition, type ProviderDefinition, type TargetDefinition } from '../plugin-api/index.ts';
+import { PLUGIN_API_VERSION, secretPaths, type ConfigProblem, type PluginDefinition, type ProviderDefinition, type TargetDefinition } from '../plugin-api/index.ts';
 
 export interface LoadedPlugin {
   /** npm package name, as named in SERVICE_PLUGINS. */
@@ -12,6 +12,10 @@ export interface LoadedPlugin {
   /** Validates and applies defaults; returns the config or a list of errors. */
   validateConfig(config: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; errors: { path: string; message: string }[] };
   validateTrackerConfig(config: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; errors: { path: string; message: string }[] };
+  /** The plugin's own checks (its `validateConfig` hook) of a config that passed `validateConfig`; none when it has no hook. */
+  checkConfig(config: Record<string, unknown>): ConfigProblem[];
+  /** Config fields the providers API also shows at the top level (`manifest.configAliases`). */
+  configAliases: string[];
 }
 
 import { importPlugin, PluginLoadError } from './resolve.ts';
@@ -27,6 +31,23 @@ function validator(schema: unknown) {
   };
 }
 
+/** Runs a plugin's `validateConfig` hook; a hook that throws or answers garbage is reported as one problem, never a crash. */
+function checkWith(packageName: string, def: PluginDefinition, config: Record<string, unknown>): ConfigProblem[] {
+  const hook = def.validateConfig as ((c: Record<string, unknown>) => ConfigProblem[]) | undefined;
+  if (!hook) return [];
+  let out: unknown;
+  try { out = hook(config); } catch (err) {
+    return [{ path: '/', message: `could not be checked by the plugin "${packageName}": ${(err as Error)?.message ?? String(err)}` }];
+  }
+  if (!Array.isArray(out)) return [{ path: '/', message: `could not be checked: the plugin "${packageName}" answered its config check with something other than a list` }];
+  return out.filter((p): p is ConfigProblem => Boolean(p) && typeof p.message === 'string').slice(0, 50).map((p) => ({
+    path: typeof p.path === 'string' && p.path.startsWith('/') ? p.path : '/',
+    message: p.message,
+    ...(typeof p.code === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(p.code) ? { code: p.code } : {}),
+    ...(typeof p.detail === 'string' ? { detail: p.detail } : {}),
+  }));
+}
+
 export function wrapDefinition(packageName: string, def: PluginDefinition): LoadedPlugin {
   const m = def?.manifest;
   if (!m || typeof m !== 'object') throw new PluginLoadError(`Plugin package "${packageName}" is not a Herald plugin: it has no default export made with defineProvider() or defineTarget(). Check the name in SERVICE_PLUGINS.`);
@@ -35,10 +56,18 @@ export function wrapDefinition(packageName: string, def: PluginDefinition): Load
   if (!/^[a-z][a-z0-9_]{1,40}$/.test(m.id ?? '')) throw new PluginLoadError(`Plugin package "${packageName}" has an invalid id "${String(m.id)}" (lower-case letters, digits, underscores).`);
   if (typeof def.create !== 'function') throw new PluginLoadError(`Plugin package "${packageName}" has no create() function.`);
   const emptyTracker = { type: 'object' };
+  const properties = (m.configSchema as { properties?: Record<string, unknown> })?.properties ?? {};
+  const configAliases = m.configAliases ?? [];
+  for (const a of configAliases) {
+    if (!Object.hasOwn(properties, a)) throw new PluginLoadError(`Plugin package "${packageName}" declares the config alias "${a}", which is not a top-level field of its configSchema.`);
+  }
+  if (def.validateConfig !== undefined && typeof def.validateConfig !== 'function') throw new PluginLoadError(`Plugin package "${packageName}" has a validateConfig that is not a function.`);
   return {
     packageName, def, id: m.id, kind: m.kind,
     secretPaths: secretPaths(m.configSchema),
     validateConfig: validator(m.configSchema),
+    checkConfig: (config) => checkWith(packageName, def, config),
+    configAliases,
     validateTrackerConfig: validator((m as ProviderDefinition['manifest']).trackerSchema ?? emptyTracker),
   };
 }

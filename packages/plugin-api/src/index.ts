@@ -179,6 +179,14 @@ export interface SelfMonitoringSpec {
   /** Created and owned by the core (one per user), not through the providers API. */
   coreManaged?: boolean;
   /**
+   * Provider: names of config fields (each a top-level property of `configSchema`) that the providers
+   * API also accepts and answers at the top level of the record, beside `config`: documented
+   * aliases such as the generic webhook's `auth_mode`. A value sent at the top level wins over the one
+   * in `config`; a replacement `config` that leaves an alias out keeps its stored value; responses
+   * carry each alias with its value from the config. The core stores only the config.
+   */
+  configAliases?: string[];
+  /**
    * The plugin's words per language (`locales/en.json` required, imported with
    * `with { type: 'json' }`): display name, description, field labels and hints, option labels,
    * event descriptions. `GET /api/plugins` answers in the caller's language from these, English
@@ -538,14 +546,41 @@ export interface MessagingBotDriver {
   reply(ctx: BotDriverContext, token: string, chat: SeenChat, text: string, signal: AbortSignal): Promise<void>;
 }
 
+/**
+ * A problem a plugin finds in an instance configuration beyond what its schema expresses
+ * (a rule across fields, a value that must be acknowledged). The API answers 422 with it.
+ */
+export interface ConfigProblem {
+  /** JSON pointer of the field inside the config, e.g. `/acknowledge_unauthenticated`; `/` for the whole config. */
+  path: string;
+  /** What is wrong with the field, continuing its name: `must be true when auth_mode is none`. */
+  message: string;
+  /** Stable machine-readable code the API answers with (e.g. `unauthenticated_not_acknowledged`); default `validation_failed`. */
+  code?: string;
+  /** A whole sentence for the answer's `detail`: what to do about it. Default: the path and message. */
+  detail?: string;
+}
+
+/**
+ * Refines config validation beyond the schema. Called with the config after the schema check
+ * passed and defaults were applied, whenever a config is saved through the API or restored from a
+ * backup (not when an instance starts: `create()` still guards itself). Returns the problems found,
+ * an empty list when the config is acceptable. Must be synchronous and free of I/O.
+ */
+export type ConfigValidator<C> = (config: C) => ConfigProblem[];
+
 export interface ProviderDefinition<C extends TSchema = TSchema, T extends TSchema = TSchema> {
   manifest: PluginManifest<C, T> & { kind: 'provider' };
   create(ctx: ProviderContext<Static<C>, Static<T>>): ProviderInstance | Promise<ProviderInstance>;
+  /** Optional checks of an instance config beyond its schema; see {@link ConfigValidator}. */
+  validateConfig?: ConfigValidator<Static<C>>;
 }
 
 export interface TargetDefinition<C extends TSchema = TSchema> {
   manifest: PluginManifest<C> & { kind: 'target' };
   create(ctx: TargetContext<Static<C>>): TargetInstance | Promise<TargetInstance>;
+  /** Optional checks of an instance config beyond its schema; see {@link ConfigValidator}. */
+  validateConfig?: ConfigValidator<Static<C>>;
   /**
    * Optional messaging-bot driver: makes `manifest.id` a bot kind (`POST /api/bots` with
    * `kind: manifest.id`), so users can add bots of this service and the core runs them in polling

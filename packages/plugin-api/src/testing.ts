@@ -12,7 +12,7 @@
 import { Value } from 'typebox/value';
 import type {
   Clock, EmittedEvent, InstanceStore, OutboundHttp, PluginLogger, ProviderDefinition, ProviderInstance,
-  TargetDefinition, TargetInstance, TrackerView, MessagingBotRef, OutboundMessage,
+  TargetDefinition, TargetInstance, TrackerView, MessagingBotRef, OutboundMessage, ConfigProblem,
 } from './index.ts';
 import { createTestHttp } from './testing-http.ts';
 
@@ -86,6 +86,16 @@ export function validateConfig<T>(schema: unknown, config: unknown): T {
   const errors = [...Value.Errors(schema as never, withDefaults)];
   if (errors.length) throw new Error(`invalid config: ${errors.map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}`);
   return withDefaults as T;
+}
+
+/**
+ * Checks a config the way the core does when it is saved through the API or restored from a
+ * backup: the schema with defaults (throws when it fails), then the plugin's `validateConfig`
+ * hook, whose problems are returned (empty when the config is accepted).
+ */
+export function checkConfig(def: ProviderDefinition<any, any> | TargetDefinition<any>, config: unknown): ConfigProblem[] {
+  const cfg = validateConfig<Record<string, unknown>>(def.manifest.configSchema, config);
+  return def.validateConfig ? def.validateConfig(cfg) : [];
 }
 
 /**

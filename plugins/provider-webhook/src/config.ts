@@ -1,6 +1,6 @@
 /** Configuration schema of the generic webhook provider. */
 import { Type, Secret } from '@herald/plugin-api';
-import type { Static } from '@herald/plugin-api';
+import type { ConfigProblem, Static } from '@herald/plugin-api';
 
 export const SEVERITIES = ['info', 'warning', 'critical'] as const;
 export const SeveritySchema = Type.Union([Type.Literal('info'), Type.Literal('warning'), Type.Literal('critical')]);
@@ -14,8 +14,10 @@ export const MappingSchema = Type.Object({
 });
 
 /**
- * The core passes the provider's `auth_mode` and `acknowledge_unauthenticated` inside this config.
- * `secret` is required for `bearer` and `hmac_sha256`; create() enforces it.
+ * `auth_mode` and `acknowledge_unauthenticated` live in this config only; the providers API also
+ * shows them at the top level of the provider (`configAliases`). `checkConfig` refuses `none`
+ * without the acknowledgement when a config is saved; `secret` is required for `bearer` and
+ * `hmac_sha256`, which create() enforces.
  */
 export const ConfigSchema = Type.Object({
   auth_mode: Type.Union([Type.Literal('none'), Type.Literal('bearer'), Type.Literal('hmac_sha256')], { default: 'hmac_sha256' }),
@@ -25,6 +27,25 @@ export const ConfigSchema = Type.Object({
 });
 
 export type WebhookConfig = Static<typeof ConfigSchema>;
+
+/** Config fields the providers API shows and accepts at the top level of a webhook provider. */
+export const CONFIG_ALIASES = ['auth_mode', 'acknowledge_unauthenticated'];
+
+/**
+ * The rules of a saved config that its schema cannot express: `auth_mode: none` accepts requests
+ * from anyone who knows the URL, so it needs `acknowledge_unauthenticated: true`.
+ */
+export function checkConfig(cfg: WebhookConfig): ConfigProblem[] {
+  if (cfg.auth_mode === 'none' && cfg.acknowledge_unauthenticated !== true) {
+    return [{
+      path: '/acknowledge_unauthenticated',
+      message: 'must be true when auth_mode is none',
+      code: 'unauthenticated_not_acknowledged',
+      detail: 'auth_mode "none" accepts requests from anyone who knows the URL; set acknowledge_unauthenticated to true to confirm, or choose bearer or hmac_sha256.',
+    }];
+  }
+  return [];
+}
 export type MappingConfig = Static<typeof MappingSchema>;
 export type Severity = (typeof SEVERITIES)[number];
 

@@ -6,7 +6,7 @@
  */
 import { ConfigError, defineProvider, jsonBody } from '@herald/plugin-api';
 import type { InboundWebhook, WebhookResult } from '@herald/plugin-api';
-import { ConfigSchema, MIN_SECRET_LENGTH } from './config.ts';
+import { CONFIG_ALIASES, ConfigSchema, MIN_SECRET_LENGTH, checkConfig } from './config.ts';
 import type { WebhookConfig } from './config.ts';
 import { events } from './events.ts';
 import { templates } from './templates.ts';
@@ -41,11 +41,13 @@ export default defineProvider({
     locales: { en: enLocale, ru: ruLocale },
     description: 'Receives JSON webhooks from any service and maps them to notifications.',
     configSchema: ConfigSchema,
+    configAliases: CONFIG_ALIASES,
     ingest: 'webhook',
     webhook: { rateLimitPerMinute: 60, maxBodyBytes: 1024 * 1024 },
     events,
     templates,
   },
+  validateConfig: checkConfig,
   create(ctx) {
     const cfg = ctx.config;
     const mapping = prepare(cfg);

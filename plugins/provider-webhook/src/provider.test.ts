@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createHmac } from 'node:crypto';
-import { createTestHost } from '@herald/plugin-api/testing';
+import { checkConfig, createTestHost } from '@herald/plugin-api/testing';
 import type { InboundWebhook } from '@herald/plugin-api';
 import plugin from './index.ts';
 
@@ -111,4 +111,16 @@ t.test('mapping handles arrays, fallbacks, severities and missing values', async
   const d = (await wh.handleWebhook!(req(undefined, {}, '{"__proto__":{"title":"polluted"}}'))).events[0]!.payload;
   t.equal(d.title, '', 'a "__proto__" key in the body does not make its fields look inherited');
   t.equal(({} as Record<string, unknown>).title, undefined, 'nothing leaked onto Object.prototype');
+});
+
+t.test('a saved config with auth_mode none needs the acknowledgement (the validateConfig hook)', async (t) => {
+  const refused = checkConfig(plugin, { auth_mode: 'none', mapping });
+  t.same(refused.map((p) => [p.path, p.code]), [['/acknowledge_unauthenticated', 'unauthenticated_not_acknowledged']]);
+  t.match(refused[0]!.message, 'must be true when auth_mode is none');
+  t.match(refused[0]!.detail, /anyone who knows the URL.*acknowledge_unauthenticated to true/);
+  t.same(checkConfig(plugin, { auth_mode: 'none', acknowledge_unauthenticated: false, mapping }).length, 1);
+  t.same(checkConfig(plugin, { auth_mode: 'none', acknowledge_unauthenticated: true, mapping }), [], 'acknowledged');
+  t.same(checkConfig(plugin, { mapping, secret: SECRET }), [], 'hmac_sha256 by default needs no acknowledgement');
+  t.same(checkConfig(plugin, { auth_mode: 'bearer', mapping, secret: SECRET }), []);
+  t.same(plugin.manifest.configAliases, ['auth_mode', 'acknowledge_unauthenticated'], 'the providers API shows both at the top level');
 });

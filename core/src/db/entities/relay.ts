@@ -13,8 +13,6 @@ export const Provider = defineEntity({
     config: p.json<Json>(),
     enabled: p.boolean(),
     webhook_token: p.string().unique(),
-    auth_mode: p.string().nullable(),
-    acknowledge_unauthenticated: p.boolean(),
     status: p.string(),
     status_detail: p.string().nullable(),
     poll_failure_threshold: p.integer(),

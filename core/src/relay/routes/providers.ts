@@ -1,6 +1,6 @@
 /** Providers: `GET, POST /api/providers`, `GET, PATCH, DELETE /api/providers/{id}`, `GET /api/providers/{id}/webhook-log`. */
 import Type from 'typebox';
-import type { Static } from 'typebox';
+import type { Static, TSchema } from 'typebox';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
@@ -14,8 +14,8 @@ import type { ProviderDefinition } from '../../plugin-api/index.ts';
 import { redactObject, redactText } from '../../logging/redact.ts';
 import { invalidConfig, nowIso, owned, pageSql, type Page } from './common.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
+import { configRefused, underConfig } from './config-problems.ts';
 
-const AuthMode = Type.Union([Type.Literal('none'), Type.Literal('bearer'), Type.Literal('hmac_sha256')]);
 const Config = Type.Object({}, { additionalProperties: true });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 
@@ -24,24 +24,41 @@ const CreateBody = Type.Object({
   name: Name,
   config: Config,
   enabled: Type.Optional(Type.Boolean()),
-  auth_mode: Type.Optional(AuthMode),
-  acknowledge_unauthenticated: Type.Optional(Type.Boolean()),
 }, { additionalProperties: false });
 
 const PatchBody = Type.Object({
   name: Type.Optional(Name),
   config: Type.Optional(Config),
   enabled: Type.Optional(Type.Boolean()),
-  auth_mode: Type.Optional(AuthMode),
-  acknowledge_unauthenticated: Type.Optional(Type.Boolean()),
 }, { additionalProperties: false });
 
 type Provider = LoadedPlugin & { def: ProviderDefinition };
 type Row = Record<string, any>;
 const START_WAIT_MS = 5000;
 
-/** A plugin whose config carries `auth_mode` (the generic webhook) gets the auth columns and their rules. */
-const hasAuthMode = (p: Provider): boolean => Boolean((p.def.manifest.configSchema as { properties?: Record<string, unknown> })?.properties?.auth_mode);
+/**
+ * The top-level fields the enabled provider plugins declare as config aliases (`configAliases`),
+ * each typed by its plugin's config schema without the default (a default would fill the field in
+ * on every request, for every kind). Two plugins declaring one name accept either's values.
+ */
+function aliasFields(core: Core): Record<string, TSchema> {
+  const found = new Map<string, TSchema[]>();
+  for (const p of core.plugins.plugins.values()) {
+    if (p.kind !== 'provider') continue;
+    const props = (p.def.manifest.configSchema as { properties?: Record<string, TSchema> }).properties ?? {};
+    for (const a of p.configAliases) {
+      const { default: _default, ...schema } = props[a] as TSchema & { default?: unknown };
+      found.set(a, [...(found.get(a) ?? []), schema as TSchema]);
+    }
+  }
+  return Object.fromEntries([...found].map(([a, list]) => [a, Type.Optional(list.length === 1 ? list[0]! : Type.Union(list))]));
+}
+
+/** Splits the top-level aliases (fields not among `known`) off a request body. */
+function aliasesOf(body: Record<string, unknown>, known: TSchema): Record<string, unknown> {
+  const fixed = Object.keys((known as { properties: Record<string, unknown> }).properties);
+  return Object.fromEntries(Object.entries(body).filter(([k, v]) => !fixed.includes(k) && v !== undefined));
+}
 
 /** The provider as the API shows it: secrets masked, webhook URL for webhook kinds. */
 export function providerView(core: Core, row: Row) {
@@ -52,8 +69,8 @@ export function providerView(core: Core, row: Row) {
   return {
     id: row.id as string, kind: row.kind as string, name: row.name as string, enabled: Db.bool(row.enabled),
     config, secrets_set,
-    auth_mode: (row.auth_mode ?? null) as string | null,
-    acknowledge_unauthenticated: Db.bool(row.acknowledge_unauthenticated),
+    // The plugin's documented top-level aliases of config fields (the generic webhook's auth settings).
+    ...Object.fromEntries((plugin?.configAliases ?? []).map((a) => [a, config[a] ?? null])),
     status: row.status as string, status_detail: (row.status_detail ?? null) as string | null,
     webhook_url: plugin?.def.manifest.ingest === 'webhook' ? core.plugins.webhookUrl(row as { webhook_token: string }) : null,
     core_managed: plugin?.def.manifest.coreManaged === true,
@@ -66,36 +83,40 @@ function creatableKinds(core: Core): string[] {
   return [...core.plugins.plugins.values()].filter((p) => p.kind === 'provider' && !p.def.manifest.coreManaged).map((p) => p.id).sort();
 }
 
-/** Merges masked secrets, applies the auth rules and validates the config against the plugin. */
-function prepare(plugin: Provider, input: { config: Record<string, unknown>; auth_mode?: string; acknowledge_unauthenticated?: boolean }, stored?: Row) {
+/**
+ * Merges masked secrets and top-level aliases into the config, then validates it against the
+ * plugin's schema and its own `validateConfig` hook.
+ */
+function prepare(plugin: Provider, input: { config: Record<string, unknown>; sent: boolean; aliases: Record<string, unknown> }, stored?: Row): Record<string, unknown> {
   const storedConfig = stored ? Db.json<Record<string, unknown>>(stored.config, {}) : undefined;
+  for (const a of Object.keys(input.aliases)) {
+    if (!plugin.configAliases.includes(a)) {
+      throw unprocessable(`The field "${a}" does not apply to "${plugin.id}" providers; set this kind's settings inside config.`,
+        [{ path: `body/${a}`, message: 'is not an allowed field for this kind' }]);
+    }
+  }
   const { config, unresolved } = restoreMasked(input.config, storedConfig, plugin.secretPaths);
   if (unresolved.length) {
     throw unprocessable(`The config holds the mask "********" where no secret is stored (${unresolved.join(', ')}); send the real value.`,
       unresolved.map((p) => ({ path: `body/config/${p.replaceAll('.', '/')}`, message: 'is masked but nothing is stored' })));
   }
-  let authMode: string | null = null;
-  let ack = false;
-  if (hasAuthMode(plugin)) {
-    authMode = input.auth_mode ?? (config.auth_mode as string | undefined) ?? stored?.auth_mode ?? 'hmac_sha256';
-    ack = input.acknowledge_unauthenticated ?? (config.acknowledge_unauthenticated as boolean | undefined) ?? (stored ? Db.bool(stored.acknowledge_unauthenticated) : false);
-    if (!['none', 'bearer', 'hmac_sha256'].includes(authMode!)) {
-      throw unprocessable('auth_mode must be none, bearer or hmac_sha256.', [{ path: 'body/auth_mode', message: 'must be none, bearer or hmac_sha256' }]);
-    }
-    if (authMode === 'none' && ack !== true) {
-      throw unprocessable('auth_mode "none" accepts requests from anyone who knows the URL; set acknowledge_unauthenticated to true to confirm, or choose bearer or hmac_sha256.',
-        [{ path: 'body/acknowledge_unauthenticated', message: 'must be true when auth_mode is none' }], 'unauthenticated_not_acknowledged');
-    }
-    // The plugin reads both from its config; the columns serve the API and the inbound route.
-    config.auth_mode = authMode;
-    config.acknowledge_unauthenticated = ack;
-  } else if (input.auth_mode !== undefined || input.acknowledge_unauthenticated !== undefined) {
-    throw unprocessable(`auth_mode and acknowledge_unauthenticated apply only to generic webhook providers, not to "${plugin.id}".`,
-      [{ path: `body/${input.auth_mode !== undefined ? 'auth_mode' : 'acknowledge_unauthenticated'}`, message: 'is not an allowed field for this kind' }]);
+  const inConfig = new Set(input.sent ? Object.keys(input.config) : []);
+  for (const a of plugin.configAliases) {
+    if (a in input.aliases) config[a] = input.aliases[a];
+    else if (!(a in config) && storedConfig && a in storedConfig) config[a] = storedConfig[a];
   }
+  const what = `configuration of a ${plugin.def.manifest.displayName} provider`;
   const cfg = plugin.validateConfig(config);
-  if (!cfg.ok) throw invalidConfig('config', `configuration of a ${plugin.def.manifest.displayName} provider`, cfg.errors);
-  return { config: cfg.value, authMode, ack };
+  if (!cfg.ok) throw invalidConfig('config', what, cfg.errors);
+  const problems = plugin.checkConfig(cfg.value);
+  if (problems.length) {
+    // A problem with an alias the request did not put in its config points at the top-level field.
+    throw configRefused(what, problems, (path) => {
+      const field = path.split('/')[1] ?? '';
+      return plugin.configAliases.includes(field) && !inConfig.has(field) ? `body/${path.slice(1)}` : underConfig(path);
+    });
+  }
+  return cfg.value;
 }
 
 /** (Re)starts the instance, waiting a little so the response can carry its first status. */
@@ -108,6 +129,9 @@ async function restart(core: Core, row: Row): Promise<void> {
 
 export async function providerRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
+  const aliases = aliasFields(core);
+  const createBody = Type.Object({ ...CreateBody.properties, ...aliases }, { additionalProperties: false });
+  const patchBody = Type.Object({ ...PatchBody.properties, ...aliases }, { additionalProperties: false });
   const get = (id: string, userId: string) => owned(core, 'providers', id, userId, 'Provider');
 
   app.get('/api/providers', { schema: { tags: ['relay'], summary: 'List your providers', querystring: ListQuery }, preHandler: auth }, async (req) => {
@@ -116,7 +140,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     return { providers: rows.map((r) => providerView(core, r)) };
   });
 
-  app.post('/api/providers', { schema: { tags: ['relay'], summary: 'Create a provider (an instance of a provider plugin)', body: CreateBody }, preHandler: auth }, async (req, reply) => {
+  app.post('/api/providers', { schema: { tags: ['relay'], summary: 'Create a provider (an instance of a provider plugin)', body: createBody }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const b = req.body as Static<typeof CreateBody>;
     const plugin = core.plugins.provider(b.kind);
@@ -128,12 +152,12 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
       throw unprocessable(`Providers of kind "${b.kind}" are created by the service (one per user); change its settings under /api/self-monitoring.`,
         [{ path: 'body/kind', message: 'is managed by the service' }], 'core_managed');
     }
-    const p = prepare(plugin, { config: b.config as Record<string, unknown>, auth_mode: b.auth_mode, acknowledge_unauthenticated: b.acknowledge_unauthenticated });
+    const config = prepare(plugin, { config: b.config as Record<string, unknown>, sent: true, aliases: aliasesOf(req.body as Record<string, unknown>, CreateBody) });
     const id = newId();
     const now = nowIso(core);
     const enabled = b.enabled ?? true;
-    await core.db.run(`INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, auth_mode, acknowledge_unauthenticated, status, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, b.kind, b.name, p.config, enabled, randomToken(), p.authMode, p.ack, enabled ? 'pending' : 'disabled', now, now]);
+    await core.db.run(`INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, b.kind, b.name, config, enabled, randomToken(), enabled ? 'pending' : 'disabled', now, now]);
     await restart(core, await get(id, user.id));
     reply.code(201);
     return providerView(core, await get(id, user.id));
@@ -143,17 +167,17 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     return providerView(core, await get((req.params as { id: string }).id, caller(req).id));
   });
 
-  app.patch('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Change a provider', params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
+  app.patch('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Change a provider', params: IdParams, body: patchBody }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
     const plugin = core.plugins.provider(row.kind);
     if (!plugin) throw unprocessable(`Provider kind "${row.kind}" is not enabled on this service, so this provider cannot be changed; enable its plugin or delete the provider.`, undefined, 'kind_not_enabled');
     const config = (b.config as Record<string, unknown> | undefined) ?? Db.json<Record<string, unknown>>(row.config, {});
-    const p = prepare(plugin, { config, auth_mode: b.auth_mode, acknowledge_unauthenticated: b.acknowledge_unauthenticated }, row);
+    const prepared = prepare(plugin, { config, sent: b.config !== undefined, aliases: aliasesOf(req.body as Record<string, unknown>, PatchBody) }, row);
     const enabled = b.enabled ?? Db.bool(row.enabled);
-    await core.db.run(`UPDATE providers SET name = ?, config = ?, enabled = ?, auth_mode = ?, acknowledge_unauthenticated = ?, status = ?, status_detail = NULL, updated_at = ?
-      WHERE id = ? AND user_id = ?`, [b.name ?? row.name, p.config, enabled, p.authMode, p.ack, enabled ? 'pending' : 'disabled', nowIso(core), row.id, user.id]);
+    await core.db.run(`UPDATE providers SET name = ?, config = ?, enabled = ?, status = ?, status_detail = NULL, updated_at = ?
+      WHERE id = ? AND user_id = ?`, [b.name ?? row.name, prepared, enabled, enabled ? 'pending' : 'disabled', nowIso(core), row.id, user.id]);
     await restart(core, await get(row.id, user.id));
     return providerView(core, await get(row.id, user.id));
   });

@@ -13,6 +13,7 @@ import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleName } from '../../plugin-api/index.ts';
 import { invalidConfig, nowIso, owned, pageSql, relay, type Page } from './common.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
+import { configRefused, underConfig } from './config-problems.ts';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Config = Type.Object({}, { additionalProperties: true });
@@ -49,8 +50,11 @@ async function prepare(core: Core, userId: string, kind: string, incoming: Recor
     throw unprocessable(`The config holds the mask "********" where no secret is stored (${unresolved.join(', ')}); send the real value.`,
       unresolved.map((p) => ({ path: `body/config/${p.replaceAll('.', '/')}`, message: 'is masked but nothing is stored' })));
   }
+  const what = `configuration of a ${plugin.def.manifest.displayName} target`;
   const cfg = plugin.validateConfig(config);
-  if (!cfg.ok) throw invalidConfig('config', `configuration of a ${plugin.def.manifest.displayName} target`, cfg.errors);
+  if (!cfg.ok) throw invalidConfig('config', what, cfg.errors);
+  const problems = plugin.checkConfig(cfg.value);
+  if (problems.length) throw configRefused(what, problems, underConfig);
   const botId = cfg.value.bot_id;
   if (botId !== undefined) {
     const bot = typeof botId === 'string' ? await core.db.get<Row>('SELECT id, kind FROM bots WHERE id = ? AND user_id = ?', [botId, userId]) : undefined;

@@ -24,7 +24,8 @@ export interface Plugin {
 
 export interface Provider {
   id: string; kind: string; name: string; enabled: boolean; config: Record<string, unknown>; secrets_set: string[];
-  auth_mode: string | null; acknowledge_unauthenticated: boolean; status: string; status_detail: string | null;
+  /** Present for kinds whose plugin declares them as top-level config aliases (the generic webhook). */
+  auth_mode?: string | null; acknowledge_unauthenticated?: boolean; status: string; status_detail: string | null;
   webhook_url: string | null; core_managed: boolean; plugin_enabled: boolean; created_at: string; updated_at: string;
 }
 

@@ -1,0 +1,17 @@
+/** The API's answer to a config that a plugin's own `validateConfig` hook refused. */
+import { HttpError } from '../../http/problem.ts';
+import type { ConfigProblem } from '../../plugin-api/index.ts';
+
+/**
+ * 422 with every problem under `errors` (paths placed by `at`, e.g. under `body/config`), the first
+ * problem's code (default `validation_failed`) and its `detail`, or a sentence listing the problems.
+ */
+export function configRefused(what: string, problems: ConfigProblem[], at: (path: string) => string): HttpError {
+  const list = problems.map((p) => ({ path: at(p.path), message: p.message }));
+  const first = problems[0]!;
+  const detail = first.detail ?? `The ${what} is invalid: ${list.slice(0, 5).map((e) => `${e.path} ${e.message}`).join('; ')}.`;
+  return new HttpError(422, first.code ?? 'validation_failed', detail, { errors: list });
+}
+
+/** `body/config/...` for a config-relative JSON pointer. */
+export const underConfig = (path: string): string => `body/config${path === '/' ? '' : path}`;
