@@ -110,33 +110,6 @@ export interface WebhookSpec {
   maxBodyBytes?: number;
 }
 
-export interface PluginManifest<C extends TSchema = TSchema, T extends TSchema = TSchema> {
-  /** Stable kind id, unique across plugins, e.g. `immich`, `telegram`. Stored in records: never rename it. */
-  id: string;
-  kind: 'provider' | 'target';
-  apiVersion: typeof PLUGIN_API_VERSION;
-  displayName: string;
-  description?: string;
-  /** TypeBox schema of the instance configuration; the single source of types, defaults and validation. */
-  configSchema: C;
-  /** Provider: schema of the per-tracker options (albums followed, entity filters…). */
-  trackerSchema?: T;
-  /** Provider: the event types it emits. */
-  events?: Record<string, EventSpec>;
-  /**
-   * Provider: how changes arrive. `poll` has the core call `poll()` on an interval, `stream` keeps a
-   * long-lived connection opened in `start()`, `webhook` receives `handleWebhook()`, `internal` is fed by the core.
-   * `poll` and `stream` instances run on the elected scheduler replica only.
-   */
-  ingest?: 'poll' | 'webhook' | 'stream' | 'internal';
-  /** Provider with `ingest: 'poll'`: default seconds between polls (config `poll_interval_seconds` overrides). */
-  pollIntervalSeconds?: number;
-  webhook?: WebhookSpec;
-  /** Target: channel limits. */
-  limits?: TargetLimits;
-  /** Default templates shipped with the plugin. */
-  templates?: TemplateSet;
-  /** Readiness check this plugin's instances feed (e.g. `ha`): `na` without instances, `ok` if one is healthy, else `degraded`. */
 /**
  * The self-monitoring signals the core raises, with the payload it sends for each. The core keeps
  * the counters, thresholds and latch (per user, in the database); the receiving plugin names the
@@ -175,6 +148,33 @@ export interface SelfMonitoringSpec {
   events: { [S in SelfMonitoringSignal]: string };
 }
 
+export interface PluginManifest<C extends TSchema = TSchema, T extends TSchema = TSchema> {
+  /** Stable kind id, unique across plugins, e.g. `immich`, `telegram`. Stored in records: never rename it. */
+  id: string;
+  kind: 'provider' | 'target';
+  apiVersion: typeof PLUGIN_API_VERSION;
+  displayName: string;
+  description?: string;
+  /** TypeBox schema of the instance configuration; the single source of types, defaults and validation. */
+  configSchema: C;
+  /** Provider: schema of the per-tracker options (albums followed, entity filters…). */
+  trackerSchema?: T;
+  /** Provider: the event types it emits. */
+  events?: Record<string, EventSpec>;
+  /**
+   * Provider: how changes arrive. `poll` has the core call `poll()` on an interval, `stream` keeps a
+   * long-lived connection opened in `start()`, `webhook` receives `handleWebhook()`, `internal` is fed by the core.
+   * `poll` and `stream` instances run on the elected scheduler replica only.
+   */
+  ingest?: 'poll' | 'webhook' | 'stream' | 'internal';
+  /** Provider with `ingest: 'poll'`: default seconds between polls (config `poll_interval_seconds` overrides). */
+  pollIntervalSeconds?: number;
+  webhook?: WebhookSpec;
+  /** Target: channel limits. */
+  limits?: TargetLimits;
+  /** Default templates shipped with the plugin. */
+  templates?: TemplateSet;
+  /** Readiness check this plugin's instances feed (e.g. `ha`): `na` without instances, `ok` if one is healthy, else `degraded`. */
   readinessCheck?: string;
   /** Created and owned by the core (one per user), not through the providers API. */
   coreManaged?: boolean;
@@ -186,6 +186,11 @@ export interface SelfMonitoringSpec {
    * carry each alias with its value from the config. The core stores only the config.
    */
   configAliases?: string[];
+  /**
+   * Provider with `coreManaged: true` and `ingest: 'internal'`: this plugin receives the core's
+   * self-monitoring signals. See {@link SelfMonitoringSpec}. At most one enabled plugin may declare it.
+   */
+  selfMonitoring?: SelfMonitoringSpec;
   /**
    * The plugin's words per language (`locales/en.json` required, imported with
    * `with { type: 'json' }`): display name, description, field labels and hints, option labels,
@@ -213,11 +218,6 @@ export interface InstanceStore {
   delete(key: string): Promise<void>;
 }
 
-  /**
-   * Provider with `coreManaged: true` and `ingest: 'internal'`: this plugin receives the core's
-   * self-monitoring signals. See {@link SelfMonitoringSpec}. At most one enabled plugin may declare it.
-   */
-  selfMonitoring?: SelfMonitoringSpec;
 export interface Clock { now(): Date }
 
 export interface OutboundRequestInit {
