@@ -7,6 +7,7 @@ import type { Database } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import type { Logger, LoggerFactory } from '../logging/logger.ts';
 import { DbInstanceStore } from './store.ts';
+import { getAt, setSecretPointers } from '../backup/secret-paths.ts';
 import { isProvider, isTarget, type LoadedPlugin } from './loader.ts';
 
 export interface ProviderRow {
@@ -89,6 +90,17 @@ export class PluginHost {
     return p && isTarget(p) ? p : undefined;
   }
 
+  /**
+   * The values of an instance's `Secret()` fields join the log masker before the instance runs, so
+   * a plugin that logs a URL, an error text or a header carrying one never prints it.
+   */
+  private maskSecretValues(plugin: LoadedPlugin, config: Record<string, unknown>): void {
+    for (const pointer of setSecretPointers(config, plugin.secretPaths)) {
+      const v = getAt(config, pointer);
+      if (typeof v === 'string') this.logs.secrets.add(v);
+    }
+  }
+
   /** Validates an emitted event against its declared type and payload schema. */
   validateEvent(kind: string, event: EmittedEvent): string | undefined {
     const spec = this.provider(kind)?.def.manifest.events?.[event.type];
@@ -131,6 +143,7 @@ export class PluginHost {
   private async boot(entry: ProviderEntry): Promise<void> {
     const { row, plugin } = entry;
     const cfg = plugin.validateConfig(row.config);
+    if (cfg.ok) this.maskSecretValues(plugin, cfg.value);
     if (!cfg.ok) { await this.setStatus(entry, 'error', `configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`); return; }
     const store = new DbInstanceStore(this.db, row.id, () => this.clock.now());
     try {
@@ -289,6 +302,7 @@ export class PluginHost {
     const abort = new AbortController();
     const instance = (async () => {
       const cfg = plugin.validateConfig(row.config);
+      if (cfg.ok) this.maskSecretValues(plugin, cfg.value);
       if (!cfg.ok) throw Object.assign(new Error(`target configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`), { code: 'CONFIG' });
       let bot;
       const botId = (cfg.value as { bot_id?: string }).bot_id;
