@@ -64,3 +64,16 @@ t.test('SERVICE_DEBUG adds SQL echo; without it there is none', async (t) => {
   await quiet.stop();
   t.equal(none.length, 0, 'no SQL echo without SERVICE_DEBUG');
 });
+
+t.test('errors, requests and responses keep their content after redaction', async (t) => {
+  const { f, lines } = capture();
+  const log = f.get('test');
+  log.error({ err: new TypeError('disk full at /data') }, 'write failed');
+  log.info({ req: { id: 'r1', method: 'POST', url: '/api/hooks/x?token=abcdef123456', ip: '127.0.0.1', headers: { authorization: 'Bearer abcdefghijkl' } }, res: { statusCode: 500 } }, 'request completed');
+  const [e, r] = lines.map((l) => JSON.parse(l));
+  t.equal(e.err.message, 'disk full at /data');
+  t.equal(e.err.type, 'TypeError');
+  t.match(e.err.stack, /TypeError: disk full/);
+  t.same(r.req, { id: 'r1', method: 'POST', url: '/api/hooks/x?token=[REDACTED]', ip: '127.0.0.1' });
+  t.same(r.res, { statusCode: 500 });
+});

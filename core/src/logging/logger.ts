@@ -33,13 +33,30 @@ export function createLogger(opts: LoggerOptions): LoggerFactory {
   const dest = opts.destination ?? (opts.format === 'text'
     ? loadPretty()({ destination: 2, sync: true, colorize: false, translateTime: 'SYS:standard', ignore: 'pid,hostname' })
     : pino.destination({ fd: 2, sync: true }));
+  const serializers = {
+    err: (e: Error) => {
+      if (!(e instanceof Error)) return e; // already serialized before redaction
+      const s = pino.stdSerializers.err(e); return { ...s, message: scrub(s.message ?? ''), stack: s.stack ? scrub(s.stack) : undefined }; },
+    req: (req: { method?: string; url?: string; ip?: string; id?: string }) => ({ id: req.id, method: req.method, url: req.url ? scrub(req.url) : req.url, ip: req.ip }),
+    res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
+  };
+  // pino runs `formatters.log` before its serializers, and redaction copies only plain data: an
+  // Error or a request object would arrive as `{}`. Serialize the known keys first, then redact.
+  const serialize = (obj: Record<string, unknown>): Record<string, unknown> => {
+    let out = obj;
+    for (const key of ['err', 'req', 'res'] as const) {
+      const v = obj[key];
+      if (v && typeof v === 'object') { if (out === obj) out = { ...obj }; out[key] = serializers[key](v as never); }
+    }
+    return out;
+  };
   const root = pino({
     level: lowest(opts.level, opts.levels),
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
     formatters: {
       level: (label) => ({ level: label }),
-      log: (obj) => JSON.parse(scrub(safeStringify(redactObject(obj)))),
+      log: (obj) => scrubStrings(JSON.parse(safeStringify(redactObject(serialize(obj)))), scrub),
       bindings: (b) => redactObject(b),
     },
     hooks: {
@@ -48,11 +65,7 @@ export function createLogger(opts: LoggerOptions): LoggerFactory {
         return method.apply(this, scrubbed as Parameters<typeof method>);
       },
     },
-    serializers: {
-      err: (e: Error) => { const s = pino.stdSerializers.err(e); return { ...s, message: scrub(s.message ?? ''), stack: s.stack ? scrub(s.stack) : undefined }; },
-      req: (req: { method?: string; url?: string; ip?: string; id?: string }) => ({ id: req.id, method: req.method, url: req.url ? scrub(req.url) : req.url, ip: req.ip }),
-      res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
-    },
+    serializers,
   }, dest as DestinationStream);
   root.level = opts.level;
   const levels = opts.levels ?? {};
@@ -83,6 +96,20 @@ function lowest(root: LevelName, levels: Record<string, LevelName> = {}): LevelN
 }
 
 /** JSON text of a log object; cycles and exotic objects (sockets, streams) become short markers. */
+/**
+ * Scrubs every string inside already-plain JSON data, one string at a time: scrubbing the JSON
+ * text as a whole could eat a closing quote along with a masked value and break the line.
+ */
+function scrubStrings<T>(value: T, scrub: (s: string) => string): T {
+  if (typeof value === 'string') return scrub(value) as T;
+  if (Array.isArray(value)) return value.map((v) => scrubStrings(v, scrub)) as T;
+  if (value && typeof value === 'object') {
+    const o = value as Record<string, unknown>;
+    for (const k of Object.keys(o)) o[k] = scrubStrings(o[k], scrub);
+  }
+  return value;
+}
+
 function safeStringify(obj: unknown): string {
   const seen = new WeakSet<object>();
   return JSON.stringify(obj, (_k, v) => {
