@@ -80,13 +80,22 @@ export function wrapDefinition(packageName: string, def: PluginDefinition): Load
 export async function loadPlugins(names: string[]): Promise<LoadedPlugin[]> {
   const out: LoadedPlugin[] = [];
   const ids = new Map<string, string>();
+  const eventTypes = new Map<string, string>();
   for (const spec of names) {
     const imported = await importPlugin(spec);
     const name = imported.packageName;
     const p = wrapDefinition(name, imported.module.default as PluginDefinition);
     if (p.kind !== imported.herald.kind) throw new PluginLoadError(`Plugin package ${imported.label} is not a Herald plugin: its package.json says kind "${imported.herald.kind}" but its manifest says "${p.kind}".`);
     const clash = ids.get(p.id);
+    // The same package named twice (by name and by its path, say) is one plugin.
+    if (clash === name) continue;
     if (clash) throw new PluginLoadError(`Plugin packages "${clash}" and "${name}" both declare the id "${p.id}"; enable only one.`);
+    // Event types are one namespace: user template overrides and the event log key on the type alone.
+    for (const type of Object.keys(p.kind === 'provider' ? (p.def.manifest.events ?? {}) : {})) {
+      const owner = eventTypes.get(type);
+      if (owner) throw new PluginLoadError(`Plugin packages "${owner}" and "${name}" both declare the event type "${type}"; event types must be unique (prefix them with the plugin id), so enable only one.`);
+      eventTypes.set(type, name);
+    }
     ids.set(p.id, name);
     out.push(p);
   }
