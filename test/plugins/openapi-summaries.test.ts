@@ -5,7 +5,7 @@
 import t from 'tap';
 import { startService, TEST_PLUGINS } from '../helpers/service.ts';
 
-const PREFIXES = ['/api/trackers', '/api/events', '/api/deferred', '/api/providers', '/api/targets', '/api/plugins'];
+const PREFIXES = ['/api/trackers', '/api/events', '/api/deferred', '/api/providers', '/api/targets', '/api/plugins', '/api/hooks'];
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
 t.test('every route under trackers, tracker links, events, providers, targets and plugins has an OpenAPI summary', async (t) => {
@@ -25,7 +25,7 @@ t.test('every route under trackers, tracker links, events, providers, targets an
     }
   }
   for (const route of ['GET /api/trackers', 'POST /api/trackers', 'PATCH /api/trackers/{id}', 'PUT /api/trackers/{id}/targets/{target_id}',
-    'DELETE /api/trackers/{id}/targets/{target_id}', 'GET /api/events', 'GET /api/events/{id}', 'GET /api/deferred']) {
+    'DELETE /api/trackers/{id}/targets/{target_id}', 'GET /api/events', 'GET /api/events/{id}', 'GET /api/deferred', 'POST /api/hooks/{token}']) {
     t.ok(seen.includes(route), `documented: ${route}`);
   }
   t.same(missing, [], 'no operation lacks a summary');

@@ -157,6 +157,8 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
   async function guarded<T>(url: URL, limits: Limits, outer: AbortSignal | undefined | null, work: (signal: AbortSignal, done: () => void) => Promise<T>): Promise<T> {
     const timer = new AbortController();
     const handle = setTimeout(() => timer.abort(new OutboundError(OUTBOUND_TIMEOUT, `request to ${url.host} timed out after ${limits.timeoutMs} ms`)), limits.timeoutMs);
+    // A fetch body nobody reads keeps this timer until it fires; it must not keep the process alive.
+    handle.unref();
     const done = () => clearTimeout(handle);
     const signal = outer ? AbortSignal.any([outer, timer.signal]) : timer.signal;
     try {

@@ -36,7 +36,7 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY }, (_req, body, done) => done(null, body));
-    scope.post('/api/hooks/:token', { bodyLimit: MAX_BODY, schema: { tags: ['relay'], security: [], params: { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] } } }, async (req, reply) => {
+    scope.post('/api/hooks/:token', { bodyLimit: MAX_BODY, schema: { tags: ['relay'], summary: 'Receive an inbound webhook for a provider', description: 'The token in the path names the provider; its plugin checks the request (signature, bearer or shared token) and maps it to events. 202 once every event is durable, 401 for a failed check, 409 for a replayed delivery, 413 for a body over the limit, 429 beyond the requests-a-minute limit the plugin declares for one address.', security: [], params: { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] } } }, async (req, reply) => {
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const { token } = req.params as { token: string };
       const row = await core.db.get('SELECT * FROM providers WHERE webhook_token = ?', [token]);
