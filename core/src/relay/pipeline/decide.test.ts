@@ -6,18 +6,18 @@ const quiet = { start: '22:00', end: '07:00', timezone: 'Europe/Berlin' };
 const night = new Date('2026-01-10T23:30:00Z'); // 00:30 in Berlin
 
 t.test('disabled type wins over deferral', async (t) => {
-  const d = decide(tr({ event_types: { ha_state_changed: false }, quiet_hours: quiet }), 'ha_state_changed', { quietHours: 'defer' }, night);
+  const d = decide(tr({ event_types: { thing_changed: false }, quiet_hours: quiet }), 'thing_changed', { quietHours: 'defer' }, night);
   t.equal(d.status, 'dropped');
 });
 
 t.test('quiet-hours policies', async (t) => {
-  const d = decide(tr({ quiet_hours: quiet }), 'ha_state_changed', { quietHours: 'defer' }, night);
+  const d = decide(tr({ quiet_hours: quiet }), 'thing_changed', { quietHours: 'defer' }, night);
   t.equal(d.status, 'deferred');
   t.equal(d.status === 'deferred' && d.releaseAt.toISOString(), '2026-01-11T06:00:00.000Z');
-  t.equal(decide(tr({ quiet_hours: quiet }), 'ups_on_battery', { quietHours: 'send' }, night).status, 'queued');
+  t.equal(decide(tr({ quiet_hours: quiet }), 'alarm_raised', { quietHours: 'send' }, night).status, 'queued');
   t.equal(decide(tr({ quiet_hours: quiet }), 'stale', { quietHours: 'drop' }, night).status, 'dropped');
-  t.equal(decide(tr({ quiet_hours: quiet, quiet_policies: { ups_on_battery: 'defer' } }), 'ups_on_battery', { quietHours: 'send' }, night).status, 'deferred', 'tracker override');
-  t.equal(decide(tr({ quiet_hours: quiet }), 'ha_state_changed', { quietHours: 'defer' }, new Date('2026-01-10T12:00:00Z')).status, 'queued', 'outside the window');
+  t.equal(decide(tr({ quiet_hours: quiet, quiet_policies: { alarm_raised: 'defer' } }), 'alarm_raised', { quietHours: 'send' }, night).status, 'deferred', 'tracker override');
+  t.equal(decide(tr({ quiet_hours: quiet }), 'thing_changed', { quietHours: 'defer' }, new Date('2026-01-10T12:00:00Z')).status, 'queued', 'outside the window');
 });
 
 t.test('merge and event status', async (t) => {

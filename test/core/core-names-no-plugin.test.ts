@@ -1,0 +1,42 @@
+/**
+ * The core carries no plugin specifics: no first-party kind id, event type or display name is
+ * spelled in core/src, except the list of first-party default packages in config.ts. `email` and
+ * `webhook` are also ordinary words there (a user's e-mail address, a bot's webhook mode), so for
+ * those two only a comparison or assignment of a kind counts.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { loadPlugins } from '../../core/src/plugins/loader.ts';
+import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
+
+const root = path.resolve(import.meta.dirname, '../../core/src');
+const ALLOWED = path.join(root, 'config/config.ts');
+const COMMON_WORDS = new Set(['email', 'webhook']);
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+t.test('core/src names no first-party kind, event type or display name', async (t) => {
+  const plugins = await loadPlugins([...FIRST_PARTY_PLUGINS]);
+  const names = new Map<string, RegExp>();
+  for (const p of plugins) {
+    const m = p.def.manifest;
+    names.set(`kind ${p.id}`, COMMON_WORDS.has(p.id)
+      ? new RegExp(`kind\\s*(?:===|!==|==|!=|:|=|\\?\\?)\\s*['"\`]${p.id}['"\`]`)
+      : new RegExp(`['"\`]${escape(p.id)}['"\`]|\\b${escape(p.id)}_`));
+    for (const type of Object.keys(m.events ?? {})) names.set(`event type ${type}`, new RegExp(`['"\`]${escape(type)}['"\`]`));
+    names.set(`display name ${m.displayName}`, new RegExp(`['"\`]${escape(m.displayName)}['"\`]`));
+  }
+  t.ok(names.size > 40, `checked ${names.size} names`);
+  const found: string[] = [];
+  let files = 0;
+  for (const f of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
+    if (!f.isFile() || !/\.(ts|mjs|js)$/.test(f.name)) continue;
+    const file = path.join(f.parentPath, f.name);
+    if (file === ALLOWED) continue;
+    files++;
+    const text = fs.readFileSync(file, 'utf8');
+    for (const [what, re] of names) if (re.test(text)) found.push(`${path.relative(root, file)}: ${what}`);
+  }
+  t.ok(files > 100, `scanned ${files} files`);
+  t.same(found, [], 'no plugin names in the core');
+});
