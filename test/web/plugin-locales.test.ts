@@ -18,6 +18,9 @@ t.teardown(async () => { await b.close(); await svc.stop(); });
 /** A form label, with or without the required-field mark. */
 const label = (text: string) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}( \\*)?$`);
 
+/** Waits up to 5 s for the element to show (isVisible() alone checks once, before a slow render). */
+const visible = (l: import('playwright-core').Locator) => l.waitFor({ state: 'visible', timeout: 5000 }).then(() => true, () => false);
+
 const nav = async (name: string) => {
   await page.getByRole('navigation').getByRole('link', { name, exact: true }).click();
   await page.locator('#page-title').waitFor();
@@ -36,13 +39,13 @@ t.test('plugin forms in Russian, then in English after switching', async (t) => 
   await page.getByRole('heading', { name: 'Обзор' }).waitFor();
 
   await nav('Источники');
-  t.ok(await page.locator('.item-card', { hasText: 'Photos' }).getByText('Immich (фотобиблиотека)').isVisible(), 'the card names the kind in Russian');
+  t.ok(await visible(page.locator('.item-card', { hasText: 'Photos' }).getByText('Immich (фотобиблиотека)')), 'the card names the kind in Russian');
   await page.getByRole('button', { name: 'Добавить источник' }).click();
   let dialog = page.getByRole('dialog');
   t.equal(await dialog.getByTestId('provider-kind').locator('option:checked').textContent(), 'Immich (фотобиблиотека)', 'the kind list is in Russian');
   await dialog.getByLabel(label('Адрес сервера')).waitFor();
-  t.ok(await dialog.getByText('Адрес сервера Immich, например https://photos.example.net').isVisible(), 'field hints in Russian');
-  t.ok(await dialog.getByLabel(label('Время ожидания запроса, секунд')).isVisible(), 'field labels in Russian');
+  t.ok(await visible(dialog.getByText('Адрес сервера Immich, например https://photos.example.net')), 'field hints in Russian');
+  t.ok(await visible(dialog.getByLabel(label('Время ожидания запроса, секунд'))), 'field labels in Russian');
   await b.shot('provider-form-ru');
   await dialog.getByRole('button', { name: 'Отмена' }).click();
   await dialog.waitFor({ state: 'detached' });
@@ -59,7 +62,7 @@ t.test('plugin forms in Russian, then in English after switching', async (t) => 
   await page.getByRole('button', { name: 'Добавить трекер' }).click();
   dialog = page.getByRole('dialog');
   await dialog.getByText('В отслеживаемый альбом добавлены фото или видео, или они из него удалены').waitFor();
-  t.ok(await dialog.getByLabel(label('Альбомы')).isVisible(), 'tracker fields in Russian');
+  t.ok(await visible(dialog.getByLabel(label('Альбомы'))), 'tracker fields in Russian');
   await dialog.getByRole('button', { name: 'Отмена' }).click();
   await dialog.waitFor({ state: 'detached' });
 
