@@ -1,0 +1,54 @@
+import t from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { includedFiles, parseJsonc } from '../../scripts/lint/biome.ts';
+
+const repo = path.resolve(import.meta.dirname, '../..');
+const script = path.join(repo, 'scripts/lint/biome.ts');
+
+/** A synthetic tree linted with the repository's own biome.jsonc. */
+function tree(files: Record<string, string>): string {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-biome-'));
+  fs.copyFileSync(path.join(repo, 'biome.jsonc'), path.join(root, 'biome.jsonc'));
+  for (const [rel, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
+    fs.writeFileSync(path.join(root, rel), text);
+  }
+  return root;
+}
+
+t.test('biome.jsonc reads as JSON with comments', async (t) => {
+  t.same(parseJsonc('{\n  // a comment\n  "a": "// not a comment", /* block */\n  "b": [1, 2,],\n}\n'), { a: '// not a comment', b: [1, 2] });
+});
+
+t.test('violations are reported with file, line, rule and message, and fail the run', async (t) => {
+  const root = tree({
+    'scripts/scratch.ts': "export const a = (x?: string) => x!.length + 'a'.length;\nconst unused = 1;\n",
+    'core/src/relay/bots.ts': "import { bot } from '@herald/target-telegram';\nexport const b = bot;\n",
+    'plugins/provider-a/src/index.ts': "import { db } from '@herald/core/src/db/database.ts';\nexport const c = db;\n",
+    // Excluded by biome.jsonc: never linted.
+    'core/web/dist/bundle.ts': 'const unused = 1;\n',
+    'plugins/provider-a/node_modules/x/index.ts': 'const unused = 1;\n',
+    'test-output/x.ts': 'const unused = 1;\n',
+  });
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  t.same(includedFiles(root, (parseJsonc(fs.readFileSync(path.join(root, 'biome.jsonc'), 'utf8')) as any).files.includes),
+    ['core/src/relay/bots.ts', 'plugins/provider-a/src/index.ts', 'scripts/scratch.ts']);
+  const run = spawnSync(process.execPath, [script, root], { encoding: 'utf8' });
+  t.equal(run.status, 1, 'exits 1');
+  t.match(run.stderr, /scripts\/scratch\.ts:2:7: warning lint\/correctness\/noUnusedVariables: /);
+  t.match(run.stderr, /core\/src\/relay\/bots\.ts:1:\d+: error lint\/style\/noRestrictedImports: The core does not import a plugin/);
+  t.match(run.stderr, /plugins\/provider-a\/src\/index\.ts:1:\d+: error lint\/style\/noRestrictedImports: A plugin imports only the contract/);
+  t.notMatch(run.stderr, /noNonNullAssertion/, 'a rule biome.jsonc switches off stays off');
+  t.match(run.stderr, /biome [\d.]+: 3 diagnostic\(s\) in 3 files/);
+});
+
+t.test('a clean tree passes', async (t) => {
+  const root = tree({ 'scripts/ok.ts': 'export const a = 1;\n' });
+  t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+  const run = spawnSync(process.execPath, [script, root], { encoding: 'utf8' });
+  t.equal(run.status, 0, run.stderr);
+  t.match(run.stdout, /biome [\d.]+: 1 files, no diagnostics/);
+});
