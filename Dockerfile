@@ -1,15 +1,12 @@
 # Herald: one image for the relay and the assistant. Data lives in the /data volume.
 FROM node:24-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
-COPY core/package.json core/
-# npm ci's prepare builds the plugin contract package (packages/plugin-api/dist).
-COPY packages packages
-COPY plugins plugins
-COPY test/fixtures/plugins test/fixtures/plugins
-RUN npm ci --omit=optional
 COPY . .
-RUN npm run build:web && npm prune --omit=dev || true
+# npm ci's prepare builds the plugin contract package (packages/plugin-api/dist) and the web
+# client (core/web/dist); a failure of either fails the image build. Optional dependencies stay:
+# they carry the native bindings the web build and the contract's declarations are made with.
+RUN npm ci
+RUN npm prune --omit=dev
 
 FROM node:24-slim
 ENV NODE_ENV=production SERVICE_DATA_DIR=/data SERVICE_HOST=0.0.0.0 SERVICE_PORT=8080 SERVICE_SUPERVISED=true
