@@ -2,7 +2,12 @@
 # Installs the Debian packages the test suite talks to, when they are missing. Needs root (CI is root).
 set -euo pipefail
 need=()
-[ -x /usr/bin/promtool ] || need+=(prometheus)
+# prometheus ships both promtool and the server the real-client tests scrape with.
+{ [ -x /usr/bin/promtool ] && [ -x /usr/bin/prometheus ]; } || need+=(prometheus)
+[ -x /usr/bin/prometheus-alertmanager ] || need+=(prometheus-alertmanager)
+[ -x /usr/bin/apprise ] || need+=(apprise)
+# The SMTP peer runs under Debian's own python3, whatever python3 comes first on PATH.
+/usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || need+=(python3-aiosmtpd)
 [ -x /lib/nut/dummy-ups ] || need+=(nut-server nut-client)
 command -v pdftotext >/dev/null || need+=(poppler-utils)
 [ -x /usr/bin/chromium ] || need+=(chromium)

@@ -20,6 +20,6 @@ export const events: Record<string, EventSpec> = {
     quietHours: 'defer',
     // The declared default; each event carries its mapped severity (EmittedEvent.severity).
     severity: 'info',
-    description: 'A JSON request arrived on the webhook URL and was mapped to a notification',
+    description: 'A JSON or form request arrived on the webhook URL and was mapped to a notification',
   },
 };

@@ -1,16 +1,18 @@
 /**
- * Generic webhook provider: any service that can POST JSON becomes a notification source.
+ * Generic webhook provider: any service that can POST JSON (or a urlencoded form) becomes a
+ * notification source.
  * Authentication is bearer, HMAC-SHA256 or (explicitly acknowledged) none; a mapping of path
  * expressions picks the title, body, severity and event key out of the body.
  * Rate limiting and payload logging are done by the core.
  */
-import { ConfigError, defineProvider, jsonBody } from '@herald/plugin-api';
+import { ConfigError, defineProvider } from '@herald/plugin-api';
 import type { InboundWebhook, WebhookResult } from '@herald/plugin-api';
 import { CONFIG_ALIASES, ConfigSchema, MIN_SECRET_LENGTH, checkConfig } from './config.ts';
 import type { WebhookConfig } from './config.ts';
 import { events } from './events.ts';
 import { templates } from './templates.ts';
 import { verifyAuth } from './auth.ts';
+import { readBody } from './body.ts';
 import { applyMapping, compileMapping } from './mapping.ts';
 import type { CompiledMapping } from './mapping.ts';
 import { PathExpressionError } from './path-expr.ts';
@@ -31,7 +33,6 @@ function prepare(cfg: WebhookConfig): CompiledMapping {
   }
 }
 
-/** The parsed JSON body; the core's parse is used when present, the raw bytes otherwise. */
 export default defineProvider({
   manifest: {
     id: 'webhook',
@@ -39,7 +40,7 @@ export default defineProvider({
     apiVersion: 1,
     displayName: 'Generic webhook',
     locales: { en: enLocale, ru: ruLocale },
-    description: 'Receives JSON webhooks from any service and maps them to notifications.',
+    description: 'Receives JSON or form webhooks from any service and maps them to notifications.',
     configSchema: ConfigSchema,
     configAliases: CONFIG_ALIASES,
     ingest: 'webhook',
@@ -57,7 +58,7 @@ export default defineProvider({
     return {
       async handleWebhook(req: InboundWebhook): Promise<WebhookResult> {
         verifyAuth(cfg, req);
-        const mapped = applyMapping(mapping, jsonBody(req));
+        const mapped = applyMapping(mapping, readBody(req));
         const payload: Record<string, unknown> = {
           title: mapped.title,
           body: mapped.body,

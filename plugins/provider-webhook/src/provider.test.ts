@@ -89,6 +89,30 @@ t.test('bodies that are not JSON get 400 after authentication', async (t) => {
   await t.rejects(wh.handleWebhook!(req(undefined, {}, 'not json {')), rej(401));
 });
 
+t.test('urlencoded form bodies are read as a flat object of text fields', async (t) => {
+  const form = { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' };
+  const wh = await instance({ auth_mode: 'hmac_sha256', secret: SECRET, mapping: { title: 'title', body: '{{message}} ({{type}})', severity: 'type', severity_map: { failure: 'critical' } } });
+  const raw = 'version=1.0&title=Backup+done&message=3%20GB+in+%D0%BC%D0%B8%D0%BD&type=failure&title=second';
+  const res = await wh.handleWebhook!(req(undefined, { ...form, 'x-signature-256': sign(raw) }, raw));
+  t.same(res.events[0]!.payload, {
+    title: 'Backup done', body: '3 GB in мин (failure)', severity: 'critical', source_ip: '203.0.113.7',
+    fields: { title: 'Backup done', body: '3 GB in мин (failure)', severity: 'failure' },
+  }, 'escapes decoded; a repeated field keeps its first value');
+  await t.rejects(wh.handleWebhook!(req(undefined, { ...form, 'x-signature-256': sign(`${raw}&x=1`) }, raw)), rej(401), 'the signature covers the raw form');
+
+  const open = await instance({ auth_mode: 'none', acknowledge_unauthenticated: true, mapping: { title: 'title', body: 'nested.x || "none"' } });
+  const upper = await open.handleWebhook!(req(undefined, { 'content-type': 'Application/X-WWW-Form-Urlencoded' }, 'title=Upper'));
+  t.equal(upper.events[0]!.payload.title, 'Upper', 'the media type is matched case-insensitively');
+  t.equal(upper.events[0]!.payload.body, 'none', 'fields are flat: no nesting');
+  const empty = await open.handleWebhook!(req(undefined, { 'content-type': 'application/x-www-form-urlencoded' }, ''));
+  t.equal(empty.events[0]!.payload.title, '', 'an empty form maps to nothing');
+  const proto = await open.handleWebhook!(req(undefined, { 'content-type': 'application/x-www-form-urlencoded' }, '__proto__=x&title=t'));
+  t.equal(proto.events[0]!.payload.title, 't', 'a __proto__ field is an ordinary field');
+  t.equal(({} as Record<string, unknown>).title, undefined, 'nothing leaked onto Object.prototype');
+  await t.rejects(open.handleWebhook!(req(undefined, { 'content-type': 'text/plain' }, 'title=x')), rej(400, /must be JSON/), 'other content types must be JSON');
+  await t.rejects(open.handleWebhook!(req(undefined, { 'content-type': 'multipart/form-data; boundary=x' }, 'title=x')), rej(400, /must be JSON/), 'multipart is not a urlencoded form');
+});
+
 t.test('mapping handles arrays, fallbacks, severities and missing values', async (t) => {
   const open = { auth_mode: 'none', acknowledge_unauthenticated: true };
   const wh = await instance({ ...open, mapping: { title: 'items[0].name || title', body: 'items[-1].detail', severity: 'level', severity_map: { ERROR: 'critical' } } });
