@@ -104,7 +104,10 @@ export interface TargetLimits {
 }
 
 export interface WebhookSpec {
-  /** Requests per minute accepted from one source address (429 with Retry-After beyond). */
+  /**
+   * Requests per minute accepted from one source address, counted over every provider of this
+   * plugin together (429 with Retry-After beyond). Each replica counts on its own.
+   */
   rateLimitPerMinute?: number;
   /** Largest accepted body in bytes (413 beyond). Default 1 MiB. */
   maxBodyBytes?: number;

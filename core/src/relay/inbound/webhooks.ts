@@ -8,7 +8,7 @@ import { newId } from '../../http/ids.ts';
 import { redactObject, redactText } from '../../logging/redact.ts';
 import { InvalidEventError } from '../service.ts';
 import type { Relay } from '../pipeline/relay.ts';
-import { WindowLimiter } from './rate-limit.ts';
+import { WindowLimiter } from '../../http/rate-limit.ts';
 import { DbInstanceStore } from '../../plugins/store.ts';
 import type { Queryable } from '../../db/database.ts';
 
@@ -36,7 +36,7 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY }, (_req, body, done) => done(null, body));
-    scope.post('/api/hooks/:token', { bodyLimit: MAX_BODY, schema: { tags: ['relay'], summary: 'Receive an inbound webhook for a provider', description: 'The token in the path names the provider; its plugin checks the request (signature, bearer or shared token) and maps it to events. 202 once every event is durable, 401 for a failed check, 409 for a replayed delivery, 413 for a body over the limit, 429 beyond the requests-a-minute limit the plugin declares for one address.', security: [], params: { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] } } }, async (req, reply) => {
+    scope.post('/api/hooks/:token', { bodyLimit: MAX_BODY, schema: { tags: ['relay'], summary: 'Receive an inbound webhook for a provider', description: 'The token in the path names the provider; its plugin checks the request (signature, bearer or shared token) and maps it to events. 202 once every event is durable, 401 for a failed check, 409 for a replayed delivery, 413 for a body over the limit, 429 beyond the requests-a-minute limit the plugin declares for one source address, counted over all providers of that plugin.', security: [], params: { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] } } }, async (req, reply) => {
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
       const { token } = req.params as { token: string };
       const row = await core.db.get('SELECT * FROM providers WHERE webhook_token = ?', [token]);
@@ -55,11 +55,13 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
         await q.run(`INSERT INTO webhook_payload_log (id, user_id, provider_id, received_at, status_code, error_message, payload_excerpt, source_ip, event_ids)
           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [newId(), provider.user_id, provider.id, core.clock.now().toISOString(), status, error, payloadExcerpt, req.ip, eventIds]);
       };
+      // The plugin's limit holds per source address over all of its providers together: one sender
+      // cannot multiply it by spreading requests over several webhook URLs.
       const limit = plugin.def.manifest.webhook?.rateLimitPerMinute;
       if (limit) {
         let l = limiters.get(provider.kind);
         if (!l) { l = new WindowLimiter(limit); limiters.set(provider.kind, l); }
-        const wait = l.take(`${provider.id}|${req.ip}`);
+        const wait = l.take(req.ip);
         if (wait) {
           await log(429, `rate limit of ${limit} requests a minute per address exceeded`, null);
           return send(429, 'rate_limited', `At most ${limit} requests a minute are accepted from one address; retry in ${wait} s.`, { 'retry-after': String(wait) });

@@ -1,4 +1,4 @@
-/** Fixed-window counter per key: `limit` requests per `windowMs`. Per process. */
+/** Fixed-window counter per key: `limit` requests per `windowMs`. Per process (each replica counts on its own). */
 export class WindowLimiter {
   private windows = new Map<string, { start: number; count: number }>();
   private limit: number;
