@@ -5,6 +5,7 @@ import assistant from './0003_assistant.ts';
 import botApiRoot from './0004_bot_api_root.ts';
 import providerAuthInConfig from './0005_provider_auth_in_config.ts';
 import targetPacing from './0006_target_pacing.ts';
+import tokenRevocation from './0008_token_revocation.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
-export const migrations: Migration[] = [core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing];
+export const migrations: Migration[] = [core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, tokenRevocation];

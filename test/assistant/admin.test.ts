@@ -32,12 +32,14 @@ t.test('admin user management: list, create, update, role validation; users are 
   t.equal((await svc.request('PATCH', '/api/v1/admin/users/not-a-uuid', { token: a, body: { max_chats: 1 } })).status, 404);
   t.equal((await svc.request('PATCH', '/api/v1/admin/users/0190a000-0000-7000-8000-000000000000', { token: a, body: { max_chats: 1 } })).status, 404);
 
-  // Deactivation stops the user's token and their logins.
+  // Deactivation stops the user's token and their logins; reactivation does not revive the old token.
   t.equal((await svc.request('PATCH', `/api/v1/admin/users/${u.id}`, { token: a, body: { is_active: false } })).body.is_active, false);
   t.equal((await svc.request('GET', '/api/v1/chats/', { token: u.token })).status, 401);
   t.equal((await svc.request('POST', '/api/auth/login', { body: { email: u.email, password: 'user password 1' } })).status, 401);
   t.equal((await svc.request('PATCH', `/api/v1/admin/users/${u.id}`, { token: a, body: { is_active: true } })).body.is_active, true);
-  t.equal((await svc.request('GET', '/api/v1/chats/', { token: u.token })).status, 200);
+  t.equal((await svc.request('GET', '/api/v1/chats/', { token: u.token })).status, 401, 'the token from before the deactivation stays revoked');
+  const again = await svc.request('POST', '/api/auth/login', { body: { email: u.email, password: 'user password 1' } });
+  t.equal((await svc.request('GET', '/api/v1/chats/', { token: again.body.access_token })).status, 200, 'a new login works');
 });
 
 t.test('an admin cannot delete themselves, and the last active admin cannot be demoted or deactivated', async (t) => {
@@ -51,7 +53,9 @@ t.test('an admin cannot delete themselves, and the last active admin cannot be d
   t.equal((await svc.request('GET', `/api/v1/admin/users/${svc.admin.id}`, { token: a })).body.role, 'admin', 'unchanged');
   const other = await svc.request('POST', '/api/v1/admin/users', { token: a, body: { email: 'second@example.test', password: 'long enough pw', role: 'admin' } });
   t.equal((await svc.request('PATCH', `/api/v1/admin/users/${svc.admin.id}`, { token: a, body: { role: 'user' } })).body.role, 'user', 'fine with another admin');
-  t.equal((await svc.request('GET', '/api/v1/admin/users', { token: a })).status, 403, 'the demotion applies at once');
+  t.equal((await svc.request('GET', '/api/v1/admin/users', { token: a })).status, 401, 'the demotion revokes the token at once');
+  const relogin = await svc.request('POST', '/api/auth/login', { body: { email: svc.admin.email, password: 'correct horse battery' } });
+  t.equal((await svc.request('GET', '/api/v1/admin/users', { token: relogin.body.access_token })).status, 403, 'and a new token carries the new role');
   t.ok(other.body.id);
 });
 
@@ -101,8 +105,9 @@ t.test('settings read and write typed values; registration follows self_registra
   t.same(on.body, { self_registration_enabled: true, default_max_chats: 2, default_max_ai_messages_per_day: 100, default_max_ai_tokens_per_day: 500000 });
   const ok = await reg('first@example.test');
   t.equal(ok.status, 201);
-  t.equal(ok.body.user.max_chats, 2, 'the new user takes default_max_chats');
-  const token = ok.body.access_token;
+  const login = await svc.request('POST', '/api/auth/login', { body: { email: 'first@example.test', password: 'long enough pw' } });
+  t.equal(login.body.user.max_chats, 2, 'the new user takes default_max_chats');
+  const token = login.body.access_token;
   await newChat(svc, token);
   await newChat(svc, token);
   t.equal((await svc.request('POST', '/api/v1/chats/', { token, body: { title: 'three' } })).status, 409);

@@ -7,6 +7,7 @@ import { conflict, forbidden, notFound } from '../http/problem.ts';
 import { requireAdmin, caller } from '../auth/guard.ts';
 import { Locale } from '../http/schemas.ts';
 import { hashPassword } from '../auth/passwords.ts';
+import { revokeAllTokens } from '../auth/revocation.ts';
 import { bool, collection, int } from './paths.ts';
 import type { Reports } from './reports.ts';
 
@@ -42,6 +43,7 @@ type Patch = { password?: string; role?: 'user' | 'admin'; max_chats?: number; i
  * User administration and the assistant's settings. Deleting a user removes everything they own
  * (foreign keys cascade; their report files are removed here). An administrator cannot delete
  * themselves (403), and the last active administrator cannot be demoted or deactivated (409).
+ * Setting a password, changing the role or (de)activating revokes the user's tokens.
  */
 export async function adminRoutes(app: App, core: Core, reports: Reports): Promise<void> {
   const opts = { preHandler: requireAdmin(core) };
@@ -84,8 +86,11 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       max_ai_tokens_per_day: b.max_ai_tokens_per_day === undefined ? row.max_ai_tokens_per_day : b.max_ai_tokens_per_day,
     };
     const hash = b.password === undefined ? undefined : await hashPassword(b.password);
+    // A new password, role or activation state retires every token the user holds, on every replica.
+    const revoke = hash !== undefined || next.role !== row.role || next.is_active !== bool(row.is_active);
     await core.db.tx(async (q) => {
       if (hash) await q.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, row.id]);
+      if (revoke) await revokeAllTokens(q, row.id);
       await q.run('UPDATE users SET role = ?, max_chats = ?, is_active = ?, max_ai_messages_per_day = ?, max_ai_tokens_per_day = ?, updated_at = ? WHERE id = ?',
         [next.role, next.max_chats, next.is_active, next.max_ai_messages_per_day, next.max_ai_tokens_per_day, core.clock.now().toISOString(), row.id]);
       const admins = int((await q.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND is_active = ?`, [true]))?.n);

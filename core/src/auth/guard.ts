@@ -9,24 +9,30 @@ declare module 'fastify' {
   interface FastifyRequest { user?: PublicUser }
 }
 
-function bearer(req: FastifyRequest): string | undefined {
-  const h = req.headers.authorization;
-  if (h) {
-    const m = /^Bearer\s+(\S+)$/i.exec(h);
-    return m ? m[1] : undefined;
-  }
-  return req.cookies?.[SESSION_COOKIE];
+/** The token in the `Authorization: Bearer` header. */
+export const bearerToken = (req: FastifyRequest): string | undefined => /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
+
+/** The token a request authenticates with: the bearer header when there is an Authorization header, else the session cookie. */
+function presentedToken(req: FastifyRequest): string | undefined {
+  return req.headers.authorization ? bearerToken(req) : req.cookies?.[SESSION_COOKIE];
 }
 
-/** Resolves the caller from a bearer token or the session cookie; a deleted or inactive user is refused. */
+/**
+ * Resolves the caller from a bearer token or the session cookie. Refused: a deleted or inactive
+ * user, a token signed out (`revoked_tokens`), and one issued before the user's token version was
+ * raised (password, role or activation change). One query reads the user row and the sign-out.
+ */
 export async function authenticate(core: Core, req: FastifyRequest): Promise<PublicUser> {
-  const token = bearer(req);
+  const token = presentedToken(req);
   if (!token) throw unauthorized('Authentication is required: send a bearer token or log in.');
-  const userId = await core.tokens.verify(token);
-  if (!userId) throw unauthorized('The access token is invalid or has expired; log in again.');
-  const row = await core.db.get<UserRow>('SELECT * FROM users WHERE id = ?', [userId]);
+  const claims = await core.tokens.verify(token);
+  if (!claims) throw unauthorized('The access token is invalid or has expired; log in again.');
+  const row = await core.db.get<UserRow & { signed_out: unknown }>(
+    'SELECT u.*, (SELECT 1 FROM revoked_tokens r WHERE r.jti = ?) AS signed_out FROM users u WHERE u.id = ?', [claims.jti, claims.sub]);
   if (!row) throw unauthorized('The account behind this token no longer exists.');
   if (!Database.bool(row.is_active)) throw unauthorized('This account is deactivated.');
+  if (row.signed_out != null) throw unauthorized('This session was signed out; log in again.');
+  if (Number(row.token_version) !== claims.ver) throw unauthorized('This token was revoked by a password, role or account change; log in again.');
   const user = publicUser(row);
   req.user = user;
   return user;

@@ -4,7 +4,21 @@ import { SignJWT, jwtVerify } from 'jose';
 export const TOKEN_TTL_SECONDS = 12 * 3600;
 export const SESSION_COOKIE = 'herald_session';
 
-/** Signs and verifies HS256 access tokens keyed from SERVICE_SECRET_KEY (HKDF, so the raw key is never the JWT key). */
+/** What a valid access token says: whose it is, its own id, the user's token version it was issued under, and when it expires. */
+export interface TokenClaims {
+  sub: string;
+  jti: string;
+  /** `users.token_version` at issue; a token from before versions existed counts as 0. */
+  ver: number;
+  /** Expiry, seconds since the epoch. */
+  exp: number;
+}
+
+/**
+ * Signs and verifies HS256 access tokens keyed from SERVICE_SECRET_KEY (HKDF, so the raw key is never
+ * the JWT key). Whether a valid token is still honoured (not signed out, not revoked by a password,
+ * role or activation change) is the guard's question: it needs the database (auth/revocation.ts).
+ */
 export class TokenService {
   private key: Uint8Array;
   private clock: () => Date;
@@ -13,18 +27,22 @@ export class TokenService {
     this.clock = clock;
   }
 
-  async issue(userId: string, role: string, ttlSeconds = TOKEN_TTL_SECONDS): Promise<string> {
+  async issue(userId: string, role: string, version: number, ttlSeconds = TOKEN_TTL_SECONDS): Promise<string> {
     const now = Math.floor(this.clock().getTime() / 1000);
-    return new SignJWT({ role }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+    return new SignJWT({ role, ver: version }).setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(userId).setIssuedAt(now).setExpirationTime(now + ttlSeconds).setIssuer('herald').setAudience('herald')
       .setJti(crypto.randomUUID()).sign(this.key);
   }
 
-  /** The user id, or undefined for a bad, expired or foreign token. */
-  async verify(token: string): Promise<string | undefined> {
+  /** The claims, or undefined for a bad, expired or foreign token, or one without an expiry, subject or id. */
+  async verify(token: string): Promise<TokenClaims | undefined> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: 'herald', audience: 'herald', currentDate: this.clock() });
-      return typeof payload.sub === 'string' ? payload.sub : undefined;
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: ['HS256'], issuer: 'herald', audience: 'herald', currentDate: this.clock(), requiredClaims: ['exp', 'sub', 'jti'],
+      });
+      const { sub, jti, exp, ver = 0 } = payload;
+      if (typeof sub !== 'string' || typeof jti !== 'string' || typeof exp !== 'number' || !Number.isSafeInteger(ver)) return undefined;
+      return { sub, jti, exp, ver: ver as number };
     } catch { return undefined; }
   }
 }

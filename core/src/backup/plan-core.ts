@@ -10,6 +10,7 @@ import { conflict } from '../http/problem.ts';
 import { SETTING_DEFAULTS, Settings, type SettingKey } from '../settings/settings.ts';
 import { tableExists } from './export.ts';
 import { insertRow, updateRow, type Planner } from './planner.ts';
+import { revokeAllTokens } from '../auth/revocation.ts';
 import type { ConfigurationT, UserRec } from './schema.ts';
 
 /** Stored as the password hash of a user restored without one: bcrypt never matches it, so nobody can log in as them. */
@@ -39,7 +40,13 @@ export async function planUsers(p: Planner, users: UserRec[]): Promise<void> {
     if (d === 'insert') {
       p.step((q) => insertRow(q, 'users', { id, ...desired, password_hash: desired.password_hash ?? NO_PASSWORD, created_at: u.created_at, updated_at: u.updated_at }));
     } else if (d === 'update') {
-      p.step((q) => updateRow(q, 'users', { ...desired, updated_at: p.now }, { id }));
+      // A restored password, role or activation that differs retires the tokens issued before, as an administrator's change does.
+      const revoke = (desired.password_hash !== undefined && desired.password_hash !== existing?.password_hash)
+        || desired.role !== existing?.role || desired.is_active !== Db.bool(existing?.is_active);
+      p.step(async (q) => {
+        await updateRow(q, 'users', { ...desired, updated_at: p.now }, { id });
+        if (revoke) await revokeAllTokens(q, id);
+      });
     }
   }
   if (![...activeAdmin.values()].some(Boolean)) {

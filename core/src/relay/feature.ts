@@ -5,14 +5,19 @@ import { webhookRoutes } from './inbound/webhooks.ts';
 import { runDueActions } from './actions/runner.ts';
 import { registerRelayRoutes } from './routes/index.ts';
 import { startBots } from './bots/index.ts';
+import { purgeRevokedTokens } from '../auth/revocation.ts';
 
 /** How often a replica aligns its provider instances with the database (PostgreSQL only). */
 const RECONCILE_MS = 3000;
 
 const relays = new WeakMap<Core, { relay: Relay; stopBots?: () => Promise<void> }>();
 
-/** Deletes event_log rows older than the retention period (0 keeps everything), with what hangs off them. */
+/**
+ * Deletes event_log rows older than the retention period (0 keeps everything), with what hangs off
+ * them, and whatever has expired whatever the period: sign-outs of tokens past their expiry.
+ */
 export async function applyRetention(core: Core): Promise<number> {
+  await purgeRevokedTokens(core.db, core.clock.now());
   const days = core.config.eventLogRetentionDays;
   if (days <= 0) return 0;
   const cutoff = new Date(core.clock.now().getTime() - days * 86_400_000).toISOString();

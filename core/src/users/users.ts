@@ -9,6 +9,8 @@ export type Role = 'user' | 'admin';
 export interface UserRow {
   id: string; email: string; password_hash: string; role: Role; is_active: unknown; locale: string; max_chats: number;
   max_ai_messages_per_day: number | null; max_ai_tokens_per_day: number | null; created_at: string; updated_at: string;
+  /** Written into each token issued; raised to revoke them all (auth/revocation.ts). */
+  token_version: number;
 }
 
 export interface PublicUser {
