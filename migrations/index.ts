@@ -5,7 +5,9 @@ import assistant from './0003_assistant.ts';
 import botApiRoot from './0004_bot_api_root.ts';
 import providerAuthInConfig from './0005_provider_auth_in_config.ts';
 import targetPacing from './0006_target_pacing.ts';
+import botWebhookSecret from './0007_bot_webhook_secret.ts';
 import tokenRevocation from './0008_token_revocation.ts';
+import botWebhookLog from './0009_bot_webhook_log.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
-export const migrations: Migration[] = [core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, tokenRevocation];
+export const migrations: Migration[] = [core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog];

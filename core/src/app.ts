@@ -19,6 +19,7 @@ import { selfMonitoringOf } from './plugins/self-monitoring.ts';
 import { detectSupervised } from './lifecycle/supervised.ts';
 import { loadFeatures, type Feature } from './features.ts';
 import { applyStagedRestore } from './backup/staged.ts';
+import { dropUndeclaredConfigFields } from './plugins/config-cleanup.ts';
 import { idleDelayFromEnv, MemoryReducer } from './health/memory-reducer.ts';
 import type { Core } from './core.ts';
 
@@ -81,10 +82,11 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
   // snapshot and the migrations, before anything else uses the database. A failing restore is
   // rolled back and set aside (failed-<ts>.json); boot continues with the configuration untouched.
   await applyStagedRestore(core);
+  await dropUndeclaredConfigFields(db, host, logs.get('plugins'));
   const created = selfMonitoring ? await ensureSelfMonitoringForAll(db, selfMonitoring) : 0;
   if (created) log.info({ created, kind: selfMonitoring?.kind }, 'created missing self-monitoring providers');
 
-  const app = await createServer(config, logs.get('http'), VERSION);
+  const app = await createServer(config, logs.get('http'), VERSION, logs.credentialPaths);
   const features: Feature[] = await loadFeatures();
   // Each feature is an encapsulated Fastify plugin: the hooks, parsers and plugins it registers stay
   // within its own routes (the server-wide ones above are inherited). fastify-plugin is not used: its

@@ -77,3 +77,67 @@ t.test('errors, requests and responses keep their content after redaction', asyn
   t.same(r.req, { id: 'r1', method: 'POST', url: '/api/hooks/x?token=[REDACTED]', ip: '127.0.0.1' });
   t.same(r.res, { statusCode: 500 });
 });
+
+t.test('a real service logs one line per request: method, URL, status, response time, request id', async (t) => {
+  const s = await startService();
+  t.teardown(() => s.stop());
+  const r = await s.request('GET', '/api/setup?locale=en');
+  t.equal(r.status, 200);
+  const lines = s.logs().filter((l) => l.module === 'http' && l.req?.url === '/api/setup?locale=en' && l.res);
+  t.equal(lines.length, 1, 'one line for the request');
+  const line = lines[0];
+  t.match(line, { level: 'info', req: { method: 'GET', url: '/api/setup?locale=en', id: String }, res: { statusCode: 200 }, responseTime: Number });
+  t.equal(line.reqId, line.req.id, 'the request id binds every line of the request');
+  t.match(line.msg, /^GET \/api\/setup\?locale=en 200 [\d.]+ ms$/, 'the message says it all for the text format');
+});
+
+t.test('a 500 logs the error with type, message, code and stack, and its request line', async (t) => {
+  const s = await startService();
+  t.teardown(() => s.stop());
+  // A real failing path: the table behind the route is gone (a damaged database).
+  await s.service.core.db.run('DROP TABLE memory_entries');
+  const r = await s.request('GET', '/api/v1/memory', { token: s.admin.token });
+  t.equal(r.status, 500);
+  t.equal(r.body.code, 'internal');
+  t.notMatch(r.text, /memory_entries/, 'the client is not told the internals');
+  const failed = s.logs().find((l) => l.level === 'error' && l.msg === 'request failed');
+  t.ok(failed, 'the error is logged');
+  t.match(failed.err, { type: String, message: /memory_entries/, stack: /memory_entries[\s\S]*\n\s+at /, code: /\S/ }, 'type, message, code and stack');
+  const line = s.logs().find((l) => l.reqId === failed.reqId && l.res);
+  t.match(line, { req: { method: 'GET', url: '/api/v1/memory' }, res: { statusCode: 500 } }, 'the request line of the same request');
+});
+
+t.test('credential path segments never reach the log', async (t) => {
+  const s = await startService();
+  t.teardown(() => s.stop());
+  const p = await s.request('POST', '/api/providers', { token: s.admin.token, body: { kind: 'example', name: 'Ex', config: { shared_token: 'shared-token-1' } } });
+  t.equal(p.status, 201);
+  const hook = new URL(p.body.webhook_url).pathname;
+  const token = hook.split('/').pop()!;
+  t.equal((await s.request('POST', hook, { body: { type: 'ping', payload: {} }, headers: { 'x-example-token': 'shared-token-1' } })).status, 200);
+  t.equal((await s.request('POST', `${hook}?note=1`, { body: {}, headers: { 'x-example-token': 'wrong-token-00' } })).status, 401);
+  t.equal((await s.request('GET', hook)).status, 404, 'a method without a route');
+  const pathId = 'a-bot-path-id-that-is-a-credential';
+  await s.request('POST', `/api/bots/${pathId}/webhook`, { body: {} });
+  const text = s.logText();
+  t.notOk(text.includes(token), 'the webhook token appears in no line');
+  t.notOk(text.includes(pathId), 'the bot path id appears in no line');
+  const urls = s.logs().filter((l) => l.res).map((l) => `${l.req.method} ${l.req.url} ${l.res.statusCode}`);
+  t.ok(urls.includes('POST /api/hooks/[REDACTED] 200'), 'accepted');
+  t.ok(urls.includes('POST /api/hooks/[REDACTED]?note=1 401'), 'refused, query kept');
+  t.ok(urls.includes('GET /api/hooks/[REDACTED] 404'), 'unrouted, still masked');
+  t.ok(urls.includes('POST /api/bots/[REDACTED]/webhook 401'), 'bot webhook');
+});
+
+t.test('stacks: always in JSON, in text only at DEBUG', async (t) => {
+  const err = Object.assign(new Error('disk full'), { code: 'ENOSPC' });
+  for (const [format, level, stack] of [['json', 'info', true], ['text', 'info', false], ['text', 'debug', true]] as const) {
+    const lines: string[] = [];
+    const dest = new PassThrough();
+    dest.on('data', (c: Buffer) => lines.push(c.toString()));
+    createLogger({ format, level, destination: dest }).get('test').error({ err }, 'failed');
+    const e = JSON.parse(lines[0]!).err;
+    t.match(e, { type: 'Error', message: 'disk full', code: 'ENOSPC' }, `${format} at ${level}: type, message, code`);
+    t.equal(typeof e.stack === 'string', stack, `${format} at ${level}: ${stack ? 'with' : 'without'} the stack`);
+  }
+});

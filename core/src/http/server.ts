@@ -1,5 +1,5 @@
 import Fastify from 'fastify';
-import type { FastifyInstance, FastifyError, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyError } from 'fastify';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import cors from '@fastify/cors';
 import { registerSecurityHeaders } from './security-headers.ts';
@@ -9,12 +9,18 @@ import type { Config } from '../config/config.ts';
 import type { Logger } from '../logging/logger.ts';
 import { HttpError, problem } from './problem.ts';
 import { validatorCompiler } from './validation.ts';
+import { collectCredentialPaths, requestLog } from './request-log.ts';
+import type { CredentialPaths } from '../logging/credential-paths.ts';
 import { inList, parseCidrList } from '../net/cidr.ts';
+import { jsonTooDeep, MAX_JSON_DEPTH } from '../plugin-api/index.ts';
 
 export type App = FastifyInstance<any, any, any, Logger, TypeBoxTypeProvider>;
 
-/** Builds the Fastify instance: problem details, CORS, security headers, cookies, OpenAPI, trusted proxies. */
-export async function createServer(config: Config, log: Logger, version: string): Promise<App> {
+/**
+ * Builds the Fastify instance: problem details, CORS, security headers, cookies, OpenAPI, trusted
+ * proxies, and one log line per request, with the routes' `credentialParams` joining `credentialPaths`.
+ */
+export async function createServer(config: Config, log: Logger, version: string, credentialPaths: CredentialPaths): Promise<App> {
   const trusted = config.forwardedAllowIps.includes('*') ? undefined : parseCidrList(config.forwardedAllowIps);
   const app = Fastify({
     loggerInstance: log,
@@ -24,12 +30,15 @@ export async function createServer(config: Config, log: Logger, version: string)
     ajv: undefined,
     return503OnClosing: true,
     forceCloseConnections: false,
+    logController: requestLog(credentialPaths),
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.setValidatorCompiler(validatorCompiler);
+  collectCredentialPaths(app, credentialPaths);
 
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (req, body: Buffer, done) => {
-    (req as FastifyRequest & { rawBody?: Buffer }).rawBody = body;
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body: Buffer, done) => {
     if (body.length === 0) return done(null, undefined);
+    // Bounded before parsed: what walks a parsed body (validation, redaction, logging) recurses.
+    if (jsonTooDeep(body)) return done(new HttpError(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
     try { done(null, JSON.parse(body.toString('utf8'))); } catch {
       done(new HttpError(400, 'malformed_json', 'The request body is not valid JSON.'), undefined);
     }

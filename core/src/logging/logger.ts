@@ -4,6 +4,7 @@ import type { DestinationStream, Logger } from 'pino';
 import type Pretty from 'pino-pretty';
 import type { LevelName } from '../config/config.ts';
 import { redactObject, redactText, SecretValues } from './redact.ts';
+import { CredentialPaths } from './credential-paths.ts';
 
 export type { Logger };
 
@@ -21,6 +22,8 @@ export interface LoggerFactory {
   /** A module logger whose level follows SERVICE_LOG_LEVELS (`name=LEVEL`). */
   get(module: string, bindings?: Record<string, unknown>): Logger;
   secrets: SecretValues;
+  /** Credential path segments masked in every logged request URL; the HTTP server fills it from its routes. */
+  credentialPaths: CredentialPaths;
 }
 
 /**
@@ -29,15 +32,25 @@ export interface LoggerFactory {
  */
 export function createLogger(opts: LoggerOptions): LoggerFactory {
   const secrets = opts.secrets ?? new SecretValues();
+  const credentialPaths = new CredentialPaths();
   const scrub = (s: string) => secrets.mask(redactText(s));
+  // In text the request line's message says it all (method, URL, status, time): its req, res and
+  // responseTime fields, there for JSON consumers, would only repeat it over nine more lines.
   const dest = opts.destination ?? (opts.format === 'text'
-    ? loadPretty()({ destination: 2, sync: true, colorize: false, translateTime: 'SYS:standard', ignore: 'pid,hostname' })
+    ? loadPretty()({ destination: 2, sync: true, colorize: false, translateTime: 'SYS:standard', ignore: 'pid,hostname,req,res,responseTime' })
     : pino.destination({ fd: 2, sync: true }));
+  // Stacks go into JSON lines and into text at DEBUG; a text log at INFO keeps errors to one line
+  // each (type, message, code), readable by a person, and DEBUG brings the stacks back.
+  const keepStack = opts.format === 'json' || ORDER.indexOf(lowest(opts.level, opts.levels)) <= ORDER.indexOf('debug');
   const serializers = {
     err: (e: Error) => {
       if (!(e instanceof Error)) return e; // already serialized before redaction
-      const s = pino.stdSerializers.err(e); return { ...s, message: scrub(s.message ?? ''), stack: s.stack ? scrub(s.stack) : undefined }; },
-    req: (req: { method?: string; url?: string; ip?: string; id?: string }) => ({ id: req.id, method: req.method, url: req.url ? scrub(req.url) : req.url, ip: req.ip }),
+      const s = pino.stdSerializers.err(e);
+      // `code` is often a getter or non-enumerable (Node system errors, database drivers): take it by name.
+      const code = (e as { code?: unknown }).code;
+      return { ...s, message: scrub(s.message ?? ''), ...(code !== undefined ? { code } : {}), stack: keepStack && s.stack ? scrub(s.stack) : undefined };
+    },
+    req: (req: { method?: string; url?: string; ip?: string; id?: string }) => ({ id: req.id, method: req.method, url: req.url ? scrub(credentialPaths.mask(req.url)) : req.url, ip: req.ip }),
     res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
   };
   // pino runs `formatters.log` before its serializers, and redaction copies only plain data: an
@@ -72,6 +85,7 @@ export function createLogger(opts: LoggerOptions): LoggerFactory {
   return {
     root,
     secrets,
+    credentialPaths,
     get(module, bindings = {}) {
       const level = levels[module] ?? matchPrefix(levels, module) ?? opts.level;
       return root.child({ module, ...bindings }, { level });

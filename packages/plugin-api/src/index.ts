@@ -21,8 +21,11 @@ import type { Static, TSchema } from 'typebox';
 export { Type };
 export type { Static, TSchema };
 export * from './errors.ts';
-export { safeEqual, hmacSha256Hex, jsonBody } from './webhook-helpers.ts';
+export { undeclaredFields, withoutFields } from './config-fields.ts';
+export { safeEqual, hmacSha256Hex, jsonBody, jsonTooDeep, parseJsonBounded, MAX_JSON_DEPTH } from './webhook-helpers.ts';
 export * from './locales.ts';
+export { ORIGIN_BOUND_HEADERS, Credentials, UNBOUND, secretValues, HEADER_NAME, MIN_EMBEDDED_SECRET_LENGTH } from './credentials.ts';
+export type { CredentialBinding } from './credentials.ts';
 import type { PluginLocales } from './locales.ts';
 
 /** The contract version this core speaks. A plugin whose manifest says otherwise is refused at load. */
@@ -190,6 +193,27 @@ export interface PluginManifest<C extends TSchema = TSchema, T extends TSchema =
    */
   configAliases?: string[];
   /**
+   * Request headers that carry this plugin's credentials, e.g. `['x-api-key']` (any case). The
+   * outbound client handed to each instance (`ctx.http`) drops them, together with
+   * `authorization`, `cookie` and `proxy-authorization` (always dropped), whenever a redirect
+   * leads to another origin (scheme, host or port differs): when a server answers 302 to
+   * somewhere else, the key does not go along. Same-origin redirects keep every header.
+   *
+   * Declare every header your plugin puts a credential in; a request can add more with
+   * {@link OutboundRequestInit.credentialHeaders}. As a backstop the client also treats as a
+   * credential any header whose value contains one of the instance's `Secret()` values (a value
+   * shorter than 8 characters only when it is the whole header value), and refuses to follow a
+   * redirect to another origin whose URL contains one (a token in the path or query) with
+   * `OUTBOUND_REDIRECTS`. The backstop cannot see derived values (a Basic credential, a signature):
+   * declaring the header is what the contract promises.
+   *
+   * @example
+   * ```ts
+   * manifest: { id: 'acme', credentialHeaders: ['x-api-key'], configSchema: Type.Object({ api_key: Secret() }), … }
+   * ```
+   */
+  credentialHeaders?: string[];
+  /**
    * Provider with `coreManaged: true` and `ingest: 'internal'`: this plugin receives the core's
    * self-monitoring signals. See {@link SelfMonitoringSpec}. At most one enabled plugin may declare it.
    */
@@ -237,6 +261,12 @@ export interface OutboundRequestInit {
   maxResponseBytes?: number;
   /** Redirects followed by hand, each destination validated again; default 5, 0 refuses redirects. */
   maxRedirects?: number;
+  /**
+   * Headers of this request that carry credentials, beyond the manifest's
+   * {@link PluginManifest.credentialHeaders}: dropped when a redirect leads to another origin.
+   * For a header only some requests send; declare the ones every request sends in the manifest.
+   */
+  credentialHeaders?: string[];
   signal?: AbortSignal;
 }
 
@@ -253,7 +283,10 @@ export interface OutboundResponse {
 /**
  * The SSRF-safe outbound client. Every request resolves the host once, refuses private, loopback,
  * link-local, CGNAT and unique-local addresses unless the operator allows them, pins the resolved
- * address for the connection, follows redirects by hand and always has timeouts.
+ * address for the connection, follows redirects by hand and always has timeouts. The client an
+ * instance receives is bound to its credentials: a redirect to another origin drops its
+ * credential headers and is refused when its URL carries a secret (see
+ * {@link PluginManifest.credentialHeaders}).
  */
 export interface OutboundHttp {
   request(url: string | URL, init?: OutboundRequestInit): Promise<OutboundResponse>;
@@ -314,13 +347,42 @@ export interface PollContext<T = Record<string, unknown>> {
   signal: AbortSignal;
 }
 
+/**
+ * An inbound webhook request as {@link ProviderInstance.verifyWebhook} sees it: before the core
+ * parses the body, and in the first call before it has even read it.
+ */
+export interface WebhookAuthRequest {
+  method: string;
+  /** Lower-case header names. */
+  headers: Record<string, string | undefined>;
+  query: Record<string, string>;
+  /** Client address, honouring forwarded-for only from trusted proxies. */
+  ip: string;
+  /**
+   * The exact bytes received: absent in the first call (headers only), present in the second,
+   * made only when the first answered `needs_body`. Verify signatures over these bytes.
+   */
+  rawBody?: Buffer;
+}
+
+/**
+ * What {@link ProviderInstance.verifyWebhook} decided: `ok` (authentic, or accepted without
+ * authentication by the instance's configuration) or `needs_body` (the proof covers the body,
+ * e.g. an HMAC of it: call again with the raw bytes). A refusal is thrown as `WebhookRejectedError`.
+ */
+export type WebhookVerdict = 'ok' | 'needs_body';
+
+/** An inbound webhook request as {@link ProviderInstance.handleWebhook} sees it. */
 export interface InboundWebhook {
   method: string;
   /** Lower-case header names. */
   headers: Record<string, string | undefined>;
   /** The exact bytes received; verify signatures over this. */
   rawBody: Buffer;
-  /** The parsed JSON body, or undefined when the body is not JSON. */
+  /**
+   * The parsed JSON body (nested at most {@link MAX_JSON_DEPTH} deep: the core refuses deeper bodies
+   * with 400), or undefined when the body is not JSON. Parse anything else with `parseJsonBounded`.
+   */
   body: unknown;
   query: Record<string, string>;
   /** Client address, honouring forwarded-for only from trusted proxies. */
@@ -355,6 +417,39 @@ export interface Lifecycle {
 
 export interface ProviderInstance extends Lifecycle {
   poll?(ctx: PollContext): Promise<void>;
+  /**
+   * Authenticates an inbound webhook before the core parses its body, and before it reads the body
+   * at all when the headers are proof enough (a bearer token, a shared token header): a sender
+   * without the credential then costs neither. The core calls it first with the headers only
+   * (`rawBody` absent). On `needs_body` it reads the body (up to `webhook.maxBodyBytes`) and calls
+   * it again with `rawBody`; that answer must be `ok`. Throw `WebhookRejectedError` (401 for a
+   * missing or wrong credential) to refuse; the core answers with its status and records it in the
+   * payload log. Only then are the JSON body's depth checked, the body parsed, and
+   * {@link handleWebhook} called, which need not authenticate again. Compare secrets with `safeEqual`.
+   *
+   * Without this method the core parses the body first and `handleWebhook` authenticates, as before.
+   *
+   * @example A bearer token (decided from the headers) or an HMAC of the raw body (needs the body)
+   * ```ts
+   * verifyWebhook(req) {
+   *   if (mode === 'bearer') {
+   *     if (!safeEqual(req.headers.authorization ?? '', `Bearer ${secret}`)) throw new WebhookRejectedError(401, 'bearer token does not match');
+   *     return 'ok';
+   *   }
+   *   const signature = req.headers['x-signature-256'] ?? '';
+   *   if (!/^sha256=[0-9a-f]{64}$/.test(signature)) throw new WebhookRejectedError(401, 'missing or malformed X-Signature-256');
+   *   if (!req.rawBody) return 'needs_body';
+   *   if (!safeEqual(signature, `sha256=${hmacSha256Hex(secret, req.rawBody)}`)) throw new WebhookRejectedError(401, 'signature does not match the body');
+   *   return 'ok';
+   * },
+   * ```
+   */
+  verifyWebhook?(req: WebhookAuthRequest): WebhookVerdict | Promise<WebhookVerdict>;
+  /**
+   * Turns an inbound webhook into events. With {@link verifyWebhook} it runs only for requests
+   * that passed it; without, it must authenticate the request itself. Throw `WebhookRejectedError`
+   * for a request it refuses (409 replayed, 422 unexpected payload…).
+   */
   handleWebhook?(req: InboundWebhook): Promise<WebhookResult>;
 }
 
@@ -447,16 +542,18 @@ export interface ParsedUpdate {
 export interface BotDriverContext { http: OutboundHttp; log: PluginLogger; /** The bot record's own API server (`api_root`, e.g. a self-hosted one), overriding the driver's default. */ apiRoot?: string }
 
 /**
- * A request that arrived on a bot's inbound route, `POST /api/bots/{webhook_path_id}/webhook`,
- * as {@link MessagingBotDriver.verifyWebhook} and {@link MessagingBotDriver.parseUpdate} see it.
+ * A request that arrived on a bot's inbound route, `POST /api/bots/{webhook_path_id}/webhook`, as
+ * {@link MessagingBotDriver.verifyWebhook} sees it: before the body is parsed, so that a request
+ * without the secret never costs a parse. {@link MessagingBotDriver.parseUpdate} then gets the body,
+ * parsed and nested at most {@link MAX_JSON_DEPTH} deep.
  */
 export interface BotWebhookRequest {
   /** Lower-case header names. */
   headers: Record<string, string | undefined>;
   /** The exact bytes received; verify signatures over this. */
   rawBody: Buffer;
-  /** The parsed JSON body, or undefined when the body is not JSON. */
-  body: unknown;
+  /** @deprecated Always undefined: the core verifies before it parses. Verify from the headers and `rawBody`. */
+  body?: unknown;
 }
 
 /**
@@ -503,8 +600,10 @@ export interface MessagingBotDriver {
   getMe(ctx: BotDriverContext, token: string, signal: AbortSignal): Promise<{ botId: string; username?: string }>;
   /**
    * Webhook mode: tells the service to deliver the bot's updates to `url` (the bot's inbound route
-   * on the public URL) and to prove each delivery with `secret` (`SERVICE_MESSAGING_WEBHOOK_SECRET`),
-   * in whatever way {@link verifyWebhook} checks.
+   * on the public URL) and to prove each delivery with `secret`, in whatever way
+   * {@link verifyWebhook} checks. The secret is this bot's own (the core derives it from
+   * `SERVICE_MESSAGING_WEBHOOK_SECRET` and the bot's webhook path; 43 characters of
+   * `A-Za-z0-9_-`); the core may call this again with a new one, e.g. after the key changed.
    */
   setWebhook(ctx: BotDriverContext, token: string, url: string, secret: string, signal: AbortSignal): Promise<void>;
   /**
@@ -514,9 +613,10 @@ export interface MessagingBotDriver {
    */
   deleteWebhook(ctx: BotDriverContext, token: string, signal: AbortSignal): Promise<void>;
   /**
-   * Whether a request on the inbound route came from the service: `secret` is the one given to
-   * {@link setWebhook}. Compare in constant time (`safeEqual`). A request it refuses is answered
-   * 401 before the path is looked at, so path ids cannot be probed.
+   * Whether a request on the inbound route came from the service: `secret` is the one the core
+   * gives {@link setWebhook} for the path the request arrived on. Compare in constant time
+   * (`safeEqual`). A request it refuses is answered 401 before the path is looked at, so path ids
+   * cannot be probed.
    *
    * @example A secret echoed in a header
    * ```ts

@@ -15,9 +15,14 @@ import type {
   TargetDefinition, TargetInstance, TrackerView, MessagingBotRef, OutboundMessage, ConfigProblem,
 } from './index.ts';
 import { createTestHttp } from './testing-http.ts';
+import { undeclaredFields } from './config-fields.ts';
+import { secretValues, type CredentialBinding } from './credentials.ts';
+import { WebhookRejectedError } from './errors.ts';
+import { jsonTooDeep, MAX_JSON_DEPTH } from './webhook-helpers.ts';
 
 export { createTestHttp } from './testing-http.ts';
-export type { TestHttpOptions } from './testing-http.ts';
+export type { TestHttpOptions, TestHttp } from './testing-http.ts';
+export type { CredentialBinding } from './credentials.ts';
 
 export class FakeClock implements Clock {
   private t: number;
@@ -58,8 +63,19 @@ export function captureLogger(lines: CapturedLog[] = []): PluginLogger & { lines
 
 export interface TestHostOptions {
   clock?: FakeClock;
-  /** Outbound client; default `createTestHttp()`, which allows every address (tests talk to loopback fakes). */
+  /**
+   * Outbound client; default `createTestHttp()`, which allows every address (tests talk to loopback
+   * fakes). Each instance gets it bound to the manifest's `credentialHeaders` and the instance's
+   * `Secret()` values (and bot token), as in the service, when it has a `bind` method as
+   * `createTestHttp()`'s clients do; another client is handed over as it is.
+   */
   http?: OutboundHttp;
+}
+
+/** `http` bound to an instance's credentials when it can be. */
+function bound(http: OutboundHttp, binding: CredentialBinding): OutboundHttp {
+  const bind = (http as { bind?: (b: CredentialBinding) => OutboundHttp }).bind;
+  return typeof bind === 'function' ? bind.call(http, binding) : http;
 }
 
 export interface ProviderHarness {
@@ -80,8 +96,14 @@ export interface TargetHarness {
   message(m?: Partial<OutboundMessage>): OutboundMessage;
 }
 
-/** Validates config against the manifest's schema (with defaults), the way the core does. */
+/**
+ * Validates config against the manifest's schema (with defaults), the way the core does when a
+ * config is saved: a field the schema does not declare is refused too, whatever the schema says
+ * about `additionalProperties` (nested objects where the schema lists their fields).
+ */
 export function validateConfig<T>(schema: unknown, config: unknown): T {
+  const undeclared = undeclaredFields(schema, config ?? {});
+  if (undeclared.length) throw new Error(`invalid config: ${undeclared.map((p) => `${p} is not a field of this configuration`).join('; ')}`);
   const withDefaults = Value.Default(schema as never, structuredClone(config ?? {}));
   const errors = [...Value.Errors(schema as never, withDefaults)];
   if (errors.length) throw new Error(`invalid config: ${errors.map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}`);
@@ -123,8 +145,9 @@ export function createTestHost(opts: TestHostOptions = {}) {
       const log = captureLogger();
       const abort = new AbortController();
       const cfg = validateConfig(def.manifest.configSchema, config);
+      const instanceHttp = bound(http, { headers: def.manifest.credentialHeaders, secrets: secretValues(def.manifest.configSchema, cfg) });
       const instance = await def.create({
-        instanceId: o.instanceId ?? `test-${++n}`, ownerId: o.ownerId ?? 'owner', config: cfg, log, http, store, clock,
+        instanceId: o.instanceId ?? `test-${++n}`, ownerId: o.ownerId ?? 'owner', config: cfg, log, http: instanceHttp, store, clock,
         signal: abort.signal, webhookUrl: o.webhookUrl,
         async emit(e) {
           checkEvent(def, e);
@@ -134,9 +157,19 @@ export function createTestHost(opts: TestHostOptions = {}) {
         async trackers() { return trackers; },
       });
       if (instance.handleWebhook) {
-        // Mirror the core: a returned replay key is remembered once the delivery is accepted.
+        // Mirror the core: verifyWebhook first (headers only, then with the body when it asks for
+        // it), a parsed body held to the depth bound, and a returned replay key remembered once the
+        // delivery is accepted.
         const handle = instance.handleWebhook.bind(instance);
+        const verify = instance.verifyWebhook?.bind(instance);
         instance.handleWebhook = async (req) => {
+          if (verify) {
+            const { rawBody, body: _body, ...headersOnly } = req;
+            let verdict = await verify(headersOnly);
+            if (verdict === 'needs_body') verdict = await verify({ ...headersOnly, rawBody });
+            if (verdict !== 'ok') throw new WebhookRejectedError(401, `verifyWebhook answered ${String(verdict)} where the core needs ok`);
+          }
+          if (req.body !== undefined && jsonTooDeep(req.rawBody)) throw new WebhookRejectedError(400, `the request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
           const r = await handle(req);
           // Like the core: every returned event must be a declared type with a valid payload.
           for (const e of r.events ?? []) checkEvent(def, e);
@@ -151,7 +184,9 @@ export function createTestHost(opts: TestHostOptions = {}) {
       const log = captureLogger();
       const abort = new AbortController();
       const cfg = validateConfig(def.manifest.configSchema, config);
-      const instance = await def.create({ instanceId: o.instanceId ?? `test-${++n}`, ownerId: 'owner', config: cfg, log, http, store, clock, signal: abort.signal, bot: o.bot });
+      const secrets = [...secretValues(def.manifest.configSchema, cfg), ...(o.bot?.token ? [o.bot.token] : [])];
+      const instanceHttp = bound(http, { headers: def.manifest.credentialHeaders, secrets });
+      const instance = await def.create({ instanceId: o.instanceId ?? `test-${++n}`, ownerId: 'owner', config: cfg, log, http: instanceHttp, store, clock, signal: abort.signal, bot: o.bot });
       const format = def.manifest.limits?.formats[0] ?? 'text';
       return {
         instance, store, log, abort,

@@ -17,12 +17,58 @@ export function hmacSha256Hex(secret: string, body: Uint8Array): string {
   return createHmac('sha256', secret).update(body).digest('hex');
 }
 
-/** The webhook's JSON body, parsed from the raw bytes when the sender gave no JSON content type; 400 otherwise. */
-export function jsonBody(req: InboundWebhook): unknown {
-  if (req.body !== undefined) return req.body;
-  try {
-    return JSON.parse(req.rawBody.toString('utf8'));
-  } catch {
-    throw new WebhookRejectedError(400, 'the request body must be JSON');
+/**
+ * Deepest nesting of objects and arrays accepted in an inbound JSON body (the outermost container
+ * is depth 1). The core refuses deeper bodies with 400 before it parses them; {@link jsonBody} and
+ * {@link parseJsonBounded} hold what a plugin parses itself to the same bound.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether JSON text nests objects and arrays deeper than `maxDepth`, found in one pass over the
+ * bytes (brackets outside strings) before anything is parsed. A body nested thousands deep parses,
+ * then overflows the stack of whatever walks it next (redaction, an excerpt, a template). The
+ * syntax is not checked: `JSON.parse` does that afterwards.
+ */
+export function jsonTooDeep(text: Uint8Array | string, maxDepth: number = MAX_JSON_DEPTH): boolean {
+  const b = typeof text === 'string' ? Buffer.from(text, 'utf8') : text;
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < b.length; i++) {
+    const c = b[i]!;
+    if (inString) {
+      if (c === 0x5c /* \ */) i++;
+      else if (c === 0x22 /* " */) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) { if (++depth > maxDepth) return true; }
+    else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
   }
+  return false;
+}
+
+/**
+ * Parses JSON a plugin reads itself (a form's `payload` field, a body sent without a JSON content
+ * type) once its depth is known to be within {@link MAX_JSON_DEPTH}. Throws
+ * `WebhookRejectedError(400)` naming `what` when it is nested too deep or is not JSON.
+ *
+ * @example
+ * ```ts
+ * const payload = parseJsonBounded(new URLSearchParams(req.rawBody.toString()).get('payload') ?? '', 'the payload field');
+ * ```
+ */
+export function parseJsonBounded(text: Uint8Array | string, what = 'the request body'): unknown {
+  if (jsonTooDeep(text)) throw new WebhookRejectedError(400, `${what} is nested deeper than ${MAX_JSON_DEPTH} levels`);
+  try {
+    return JSON.parse(typeof text === 'string' ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('utf8'));
+  } catch {
+    throw new WebhookRejectedError(400, `${what} must be JSON`);
+  }
+}
+
+/**
+ * The webhook's JSON body: the core's parse, or the raw bytes parsed (depth-bounded) when the
+ * sender gave no JSON content type; 400 when it is not JSON or nested too deep.
+ */
+export function jsonBody(req: InboundWebhook): unknown {
+  return req.body !== undefined ? req.body : parseJsonBounded(req.rawBody);
 }

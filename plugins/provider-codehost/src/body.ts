@@ -1,5 +1,5 @@
 /** Reads the delivery body: JSON, or the `payload` field of a form post (both hosts offer it). */
-import { WebhookRejectedError } from '@herald/plugin-api';
+import { MAX_JSON_DEPTH, WebhookRejectedError, jsonTooDeep } from '@herald/plugin-api';
 import type { InboundWebhook } from '@herald/plugin-api';
 import { isObj } from './normalize/common.ts';
 import type { Obj } from './normalize/common.ts';
@@ -10,6 +10,7 @@ export function readBody(req: InboundWebhook): Obj {
   if (body === undefined || /application\/x-www-form-urlencoded/i.test(type)) {
     const raw = req.rawBody.toString('utf8');
     const text = /application\/x-www-form-urlencoded/i.test(type) ? (new URLSearchParams(raw).get('payload') ?? '') : raw;
+    if (jsonTooDeep(text)) throw new WebhookRejectedError(400, `the JSON body is nested deeper than ${MAX_JSON_DEPTH} levels`);
     try {
       body = JSON.parse(text);
     } catch {

@@ -1,11 +1,11 @@
 /**
- * One inbound delivery: signature, replay protection, then the event's normalizer.
+ * One inbound delivery, once its signature passed: replay protection, then the event's normalizer.
  * Deliveries the provider has no event type for are acknowledged with `{ ignored: true }`.
  */
 import { WebhookRejectedError } from '@herald/plugin-api';
 import type { InboundWebhook, InstanceStore, PluginLogger, WebhookResult } from '@herald/plugin-api';
 import type { CodehostConfig } from './config.ts';
-import { deliveryInfo, verifySignature } from './headers.ts';
+import { deliveryInfo } from './headers.ts';
 import type { DeliveryInfo } from './headers.ts';
 import { readBody } from './body.ts';
 import { ignore } from './normalize/common.ts';
@@ -36,9 +36,9 @@ function route(info: DeliveryInfo, body: Obj, cfg: CodehostConfig): Outcome {
   }
 }
 
+/** A delivery whose signature the core already had checked (`verifySignature`, the plugin's `verifyWebhook`). */
 export async function handleDelivery(deps: HandlerDeps, req: InboundWebhook): Promise<WebhookResult> {
   const { config, store, log } = deps;
-  verifySignature(config.host, config.webhook_secret, req);
   const info = deliveryInfo(config.host, req);
   // The core stores the key only once the events are durable, so a delivery that failed can be redelivered.
   const replayKey = { key: `delivery:${info.deliveryId}`, ttlSeconds: REPLAY_TTL_SECONDS };

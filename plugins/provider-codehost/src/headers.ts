@@ -3,7 +3,7 @@
  * Gitea also sends GitHub- and Gogs-style copies; Forgejo also sends Gitea-style ones.
  */
 import { WebhookRejectedError } from '@herald/plugin-api';
-import type { InboundWebhook } from '@herald/plugin-api';
+import type { InboundWebhook, WebhookAuthRequest, WebhookVerdict } from '@herald/plugin-api';
 import { hmacSha256Hex, safeEqual } from '@herald/plugin-api';
 import type { Host } from './config.ts';
 
@@ -41,18 +41,21 @@ function first(req: InboundWebhook, names: string[]): { name: string; value: str
 }
 
 /**
- * Verifies the HMAC-SHA256 of the raw body against the first signature header the host sends.
- * Throws WebhookRejectedError(401) when it is missing, malformed or wrong.
+ * The plugin's `verifyWebhook`: the HMAC-SHA256 of the raw body against the first signature header
+ * the host sends. A missing or malformed header is refused from the headers alone, before the body
+ * is read; the body is asked for only to compare the signature. Throws WebhookRejectedError(401)
+ * when the header is missing, malformed or wrong.
  */
-export function verifySignature(host: Host, secret: string, req: InboundWebhook): void {
+export function verifySignature(host: Host, secret: string, req: WebhookAuthRequest): WebhookVerdict {
   const headers = HOST_HEADERS[host].signature;
   for (const h of headers) {
     const value = req.headers[h.name]?.trim();
     if (!value) continue;
     const hex = value.toLowerCase().startsWith(h.prefix) ? value.slice(h.prefix.length) : '';
     if (!HEX64.test(hex)) throw new WebhookRejectedError(401, `malformed ${h.name} header`);
+    if (!req.rawBody) return 'needs_body';
     if (!safeEqual(hex.toLowerCase(), hmacSha256Hex(secret, req.rawBody))) throw new WebhookRejectedError(401, 'signature does not match the body');
-    return;
+    return 'ok';
   }
   throw new WebhookRejectedError(401, `missing signature header (${headers.map((h) => h.name).join(' or ')}); is the webhook secret set?`);
 }

@@ -8,6 +8,7 @@ import { ConfigSchema } from './config.ts';
 import { events } from './events.ts';
 import { templates } from './templates.ts';
 import { handleDelivery } from './handler.ts';
+import { verifySignature } from './headers.ts';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
 
@@ -28,6 +29,7 @@ export default defineProvider({
   create(ctx) {
     const deps = { config: ctx.config, store: ctx.store, log: ctx.log };
     return {
+      verifyWebhook: (req) => verifySignature(ctx.config.host, ctx.config.webhook_secret, req),
       handleWebhook: (req) => handleDelivery(deps, req),
     };
   },

@@ -28,8 +28,8 @@ export default defineProvider({
   create(ctx) {
     const { access_token: token, base_url: baseUrl } = ctx.config;
     return {
+      verifyWebhook: (req) => verifyBearer(req, token),
       async handleWebhook(req: InboundWebhook): Promise<WebhookResult> {
-        verifyBearer(req, token);
         const { event, events: emitted } = normalize(jsonBody(req), { baseUrl });
         if (!emitted?.length) {
           ctx.log.debug({ event }, 'planka event ignored');

@@ -56,8 +56,8 @@ export default defineProvider({
       ctx.log.warn({ auth_mode: 'none' }, 'webhook requests are refused until acknowledge_unauthenticated is true');
     }
     return {
+      verifyWebhook: (req) => verifyAuth(cfg, req),
       async handleWebhook(req: InboundWebhook): Promise<WebhookResult> {
-        verifyAuth(cfg, req);
         const mapped = applyMapping(mapping, readBody(req));
         const payload: Record<string, unknown> = {
           title: mapped.title,

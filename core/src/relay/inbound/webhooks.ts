@@ -1,93 +1,155 @@
 import type { FastifyRequest } from 'fastify';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
-import { providerRowFrom } from '../../plugins/host.ts';
-import { errorCode } from '../../plugin-api/index.ts';
-import { problem } from '../../http/problem.ts';
-import { newId } from '../../http/ids.ts';
-import { redactObject, redactText } from '../../logging/redact.ts';
+import { providerRowFrom, type ProviderRow } from '../../plugins/host.ts';
+import { errorCode, jsonTooDeep, MAX_JSON_DEPTH, type ProviderInstance, type WebhookAuthRequest, type WebhookVerdict } from '../../plugin-api/index.ts';
+import { HttpError } from '../../http/problem.ts';
 import { InvalidEventError } from '../service.ts';
 import type { Relay } from '../pipeline/relay.ts';
 import { WindowLimiter } from '../../http/rate-limit.ts';
 import { DbInstanceStore } from '../../plugins/store.ts';
 import type { Queryable } from '../../db/database.ts';
+import { payloadExcerpt, recordPayload } from './payload-log.ts';
 
 const MAX_BODY = 5 * 1024 * 1024;
 const DEFAULT_PLUGIN_BODY = 1024 * 1024;
-const EXCERPT = 2048;
 
-/**
- * The redacted start of a request body for the payload log. The text is cut before it is
- * redacted: the redaction patterns backtrack over long runs of word characters, and a whole
- * body of megabytes (unauthenticated, or over the size limit) would stall the event loop.
- */
-function excerpt(raw: Buffer, body: unknown): string {
-  if (body !== undefined) return redactText(JSON.stringify(redactObject(body)).slice(0, EXCERPT * 2)).slice(0, EXCERPT);
-  return redactText(raw.subarray(0, EXCERPT * 2).toString('utf8')).slice(0, EXCERPT);
+/** What the route knows about a request before its body is read. */
+interface Admitted {
+  provider: ProviderRow;
+  instance: ProviderInstance & Required<Pick<ProviderInstance, 'handleWebhook'>>;
+  maxBody: number;
+  /** Lower-case header names, one string per header. */
+  headers: Record<string, string | undefined>;
+  /** The plugin's first answer; `legacy` when it has no verifyWebhook (handleWebhook authenticates). */
+  verdict: WebhookVerdict | 'legacy';
+}
+
+/** The problem code the API answers for a status a plugin refused a request with. */
+function refusalCode(status: number): string {
+  return status === 401 ? 'unauthorized' : status === 409 ? 'replayed' : status === 400 ? 'bad_request' : status === 422 ? 'invalid_payload' : 'error';
+}
+
+/** Bodies the core parses as JSON: those that say so, and those that say nothing. */
+function isJson(req: FastifyRequest): boolean {
+  const ctype = String(req.headers['content-type'] ?? '');
+  return ctype.includes('json') || ctype === '';
 }
 
 /**
  * `POST /api/hooks/{webhook_token}`: the one inbound door for webhook-kind providers. The plugin
  * verifies and translates; the core rate-limits, records every request in webhook_payload_log, and
  * answers 202 only once the events are durable.
+ *
+ * Bounded before parsed: what needs no body (the provider, the rate limit, its state, a declared
+ * size over the limit, and a credential the headers carry) is settled before the body is read; a
+ * signature over the body is checked before it is parsed; and a JSON body is parsed only once its
+ * nesting is known to be within MAX_JSON_DEPTH. A sender without the credential costs no parse.
  */
 export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise<void> {
   const limiters = new Map<string, WindowLimiter>();
+  const admitted = new WeakMap<FastifyRequest, Admitted>();
+  const record = (provider: ProviderRow, req: FastifyRequest, status: number, error: string | null, excerpt: string | null = null, eventIds: string[] | null = null, q: Queryable = core.db) =>
+    recordPayload(q, core.clock.now(), { userId: provider.user_id, providerId: provider.id }, { status, error, excerpt, ip: req.ip, eventIds });
+
+  /** A plugin's refusal (WebhookRejectedError) as the API's answer; anything else it throws is a 500, logged. */
+  const refusal = async (err: unknown, provider: ProviderRow, req: FastifyRequest, excerpt: string | null): Promise<HttpError> => {
+    const status = errorCode(err) === 'WEBHOOK_REJECTED' ? (err as { status: number }).status : 500;
+    const msg = (err as Error).message;
+    await record(provider, req, status, msg, excerpt);
+    if (status < 500) return new HttpError(status, refusalCode(status), msg);
+    req.log.error({ err, provider_id: provider.id }, 'webhook handler failed');
+    return new HttpError(status, 'error', 'The webhook could not be processed; the error was logged.');
+  };
+
+  /** Asks the plugin's verifyWebhook; resolves with its verdict or throws the answer to send. */
+  const verify = async (a: Admitted, req: FastifyRequest, rawBody?: Buffer): Promise<WebhookVerdict> => {
+    const auth: WebhookAuthRequest = { method: req.method, headers: a.headers, query: (req.query ?? {}) as Record<string, string>, ip: req.ip, ...(rawBody ? { rawBody } : {}) };
+    try {
+      return await a.instance.verifyWebhook!(auth);
+    } catch (err) {
+      throw await refusal(err, a.provider, req, rawBody ? payloadExcerpt(rawBody) : null);
+    }
+  };
+
+  /** Everything decided before the body is read. Throws the answer for a request refused here. */
+  const admit = async (req: FastifyRequest): Promise<Admitted> => {
+    const { token } = req.params as { token: string };
+    const row = await core.db.get('SELECT * FROM providers WHERE webhook_token = ?', [token]);
+    const plugin = row ? core.plugins.provider(String(row.kind)) : undefined;
+    if (!row || !plugin || plugin.def.manifest.ingest !== 'webhook') throw new HttpError(404, 'not_found', 'No webhook is registered at this address.');
+    const provider = providerRowFrom(row);
+    const refuse = async (status: number, code: string, detail: string, error: string, headers?: Record<string, string>) => {
+      await record(provider, req, status, error);
+      return new HttpError(status, code, detail, { headers });
+    };
+    // The plugin's limit holds per source address over all of its providers together: one sender
+    // cannot multiply it by spreading requests over several webhook URLs.
+    const limit = plugin.def.manifest.webhook?.rateLimitPerMinute;
+    if (limit) {
+      let l = limiters.get(provider.kind);
+      if (!l) { l = new WindowLimiter(limit); limiters.set(provider.kind, l); }
+      const wait = l.take(req.ip);
+      if (wait) throw await refuse(429, 'rate_limited', `At most ${limit} requests a minute are accepted from one address; retry in ${wait} s.`, `rate limit of ${limit} requests a minute per address exceeded`, { 'retry-after': String(wait) });
+    }
+    if (!provider.enabled) throw await refuse(409, 'provider_disabled', 'This provider is disabled; enable it to accept webhooks.', 'provider is disabled');
+    const maxBody = plugin.def.manifest.webhook?.maxBodyBytes ?? DEFAULT_PLUGIN_BODY;
+    const declared = Number(req.headers['content-length'] ?? 0);
+    if (declared > maxBody) throw await refuse(413, 'body_too_large', `The body is larger than ${maxBody} bytes.`, `body of ${declared} bytes exceeds ${maxBody}`);
+    // Any replica takes any webhook: when this one does not run the instance yet, or runs an older
+    // version of the record (created or edited through another replica), it starts it now.
+    const running = await core.plugins.ensureProvider(provider);
+    const instance = running?.instance;
+    if (!instance?.handleWebhook) {
+      throw await refuse(503, 'provider_unavailable', `This provider is not running (${running?.state ?? 'stopped'}); check its configuration.`, `provider instance is ${running?.state ?? 'not running'}`, { 'retry-after': '30' });
+    }
+    const headers: Record<string, string | undefined> = {};
+    for (const [k, v] of Object.entries(req.headers)) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+    const a: Admitted = { provider, instance: instance as Admitted['instance'], maxBody, headers, verdict: 'legacy' };
+    if (instance.verifyWebhook) {
+      a.verdict = await verify(a, req);
+      if (a.verdict !== 'ok' && a.verdict !== 'needs_body') throw await refuse(401, 'unauthorized', 'The request could not be verified.', `verifyWebhook answered ${String(a.verdict)}`);
+    }
+    return a;
+  };
+
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY }, (_req, body, done) => done(null, body));
-    scope.post('/api/hooks/:token', { bodyLimit: MAX_BODY, schema: { tags: ['relay'], summary: 'Receive an inbound webhook for a provider', description: 'The token in the path names the provider; its plugin checks the request (signature, bearer or shared token) and maps it to events. 202 once every event is durable, 401 for a failed check, 409 for a replayed delivery, 413 for a body over the limit, 429 beyond the requests-a-minute limit the plugin declares for one source address, counted over all providers of that plugin.', security: [], params: { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] } } }, async (req, reply) => {
+    scope.post('/api/hooks/:token', {
+      bodyLimit: MAX_BODY,
+      config: { credentialParams: ['token'] },
+      schema: { tags: ['relay'], summary: 'Receive an inbound webhook for a provider', description: `The token in the path names the provider; its plugin checks the request (signature, bearer or shared token) and maps it to events. 202 once every event is durable, 400 for a JSON body nested deeper than ${MAX_JSON_DEPTH} levels, 401 for a failed check, 409 for a replayed delivery, 413 for a body over the limit, 429 beyond the requests-a-minute limit the plugin declares for one source address, counted over all providers of that plugin.`, security: [], params: { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] } },
+      // Runs before the body is read: a request refused here is never read into memory or parsed.
+      preParsing: async (req) => { admitted.set(req, await admit(req)); },
+    }, async (req, reply) => {
+      const a = admitted.get(req)!;
+      const { provider } = a;
       const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      const { token } = req.params as { token: string };
-      const row = await core.db.get('SELECT * FROM providers WHERE webhook_token = ?', [token]);
-      const send = (status: number, code: string, detail: string, headers: Record<string, string> = {}) =>
-        reply.code(status).headers(headers).type('application/problem+json').send(problem(status, code, detail));
-      if (!row) return send(404, 'not_found', 'No webhook is registered at this address.');
-      const provider = providerRowFrom(row);
-      const plugin = core.plugins.provider(provider.kind);
-      if (!plugin || plugin.def.manifest.ingest !== 'webhook') return send(404, 'not_found', 'No webhook is registered at this address.');
+      // A body sent without a declared length is measured once read.
+      if (raw.length > a.maxBody) {
+        await record(provider, req, 413, `body of ${raw.length} bytes exceeds ${a.maxBody}`, payloadExcerpt(raw));
+        throw new HttpError(413, 'body_too_large', `The body is larger than ${a.maxBody} bytes.`);
+      }
+      if (a.verdict === 'needs_body' && await verify(a, req, raw) !== 'ok') {
+        await record(provider, req, 401, 'verifyWebhook did not accept the body', payloadExcerpt(raw));
+        throw new HttpError(401, 'unauthorized', 'The request could not be verified.');
+      }
       let body: unknown;
-      const ctype = String(req.headers['content-type'] ?? '');
-      if (raw.length && (ctype.includes('json') || ctype === '')) { try { body = JSON.parse(raw.toString('utf8')); } catch { body = undefined; } }
-      // Worked out once, before any transaction: the redaction is CPU work that must not run while the connection is held.
-      const payloadExcerpt = raw.length ? excerpt(raw, body) : null;
-      const log = async (status: number, error: string | null, eventIds: string[] | null, q: Queryable = core.db) => {
-        await q.run(`INSERT INTO webhook_payload_log (id, user_id, provider_id, received_at, status_code, error_message, payload_excerpt, source_ip, event_ids)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [newId(), provider.user_id, provider.id, core.clock.now().toISOString(), status, error, payloadExcerpt, req.ip, eventIds]);
-      };
-      // The plugin's limit holds per source address over all of its providers together: one sender
-      // cannot multiply it by spreading requests over several webhook URLs.
-      const limit = plugin.def.manifest.webhook?.rateLimitPerMinute;
-      if (limit) {
-        let l = limiters.get(provider.kind);
-        if (!l) { l = new WindowLimiter(limit); limiters.set(provider.kind, l); }
-        const wait = l.take(req.ip);
-        if (wait) {
-          await log(429, `rate limit of ${limit} requests a minute per address exceeded`, null);
-          return send(429, 'rate_limited', `At most ${limit} requests a minute are accepted from one address; retry in ${wait} s.`, { 'retry-after': String(wait) });
+      if (raw.length && isJson(req)) {
+        if (jsonTooDeep(raw)) {
+          await record(provider, req, 400, `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`, payloadExcerpt(raw));
+          throw new HttpError(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
         }
+        try { body = JSON.parse(raw.toString('utf8')); } catch { body = undefined; }
       }
-      if (!provider.enabled) { await log(409, 'provider is disabled', null); return send(409, 'provider_disabled', 'This provider is disabled; enable it to accept webhooks.'); }
-      const maxBody = plugin.def.manifest.webhook?.maxBodyBytes ?? DEFAULT_PLUGIN_BODY;
-      if (raw.length > maxBody) { await log(413, `body of ${raw.length} bytes exceeds ${maxBody}`, null); return send(413, 'body_too_large', `The body is larger than ${maxBody} bytes.`); }
-      // Any replica takes any webhook: when this one does not run the instance yet, or runs an older
-      // version of the record (created or edited through another replica), it starts it now.
-      const running = await core.plugins.ensureProvider(provider);
-      if (!running?.instance?.handleWebhook) {
-        await log(503, `provider instance is ${running?.state ?? 'not running'}`, null);
-        return send(503, 'provider_unavailable', `This provider is not running (${running?.state ?? 'stopped'}); check its configuration.`, { 'retry-after': '30' });
-      }
-      const headers: Record<string, string | undefined> = {};
-      for (const [k, v] of Object.entries(req.headers)) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+      // Worked out once, before any transaction: the redaction is CPU work that must not run while the connection is held.
+      const excerpt = payloadExcerpt(raw, body);
       let result;
       try {
-        result = await running.instance.handleWebhook({ method: req.method, headers, rawBody: raw, body, query: (req.query ?? {}) as Record<string, string>, ip: req.ip });
+        result = await a.instance.handleWebhook({ method: req.method, headers: a.headers, rawBody: raw, body, query: (req.query ?? {}) as Record<string, string>, ip: req.ip });
       } catch (err) {
-        const status = errorCode(err) === 'WEBHOOK_REJECTED' ? (err as { status: number }).status : 500;
-        const msg = (err as Error).message;
-        await log(status, msg, null);
-        if (status >= 500) (req as FastifyRequest).log.error({ err, provider_id: provider.id }, 'webhook handler failed');
-        return send(status, status === 401 ? 'unauthorized' : status === 409 ? 'replayed' : status === 400 ? 'bad_request' : status === 422 ? 'invalid_payload' : 'error', status >= 500 ? 'The webhook could not be processed; the error was logged.' : msg);
+        throw await refusal(err, provider, req, excerpt);
       }
       const ids: string[] = [];
       // Only once the events are durable is the delivery remembered as processed: the replay key and
@@ -101,27 +163,27 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
           const last = i === result.events.length - 1;
           const r = await relay.ingestWith(provider, result.events[i]!, last ? async (q, eventId) => {
             await remember(q);
-            await log(202, null, [...ids, eventId], q);
+            await record(provider, req, 202, null, excerpt, [...ids, eventId], q);
             recorded = true;
           } : undefined);
           ids.push(...r.eventIds);
         }
       } catch (err) {
         const msg = err instanceof InvalidEventError ? err.message : 'the event could not be recorded';
-        await log(err instanceof InvalidEventError ? 422 : 500, msg, ids);
+        await record(provider, req, err instanceof InvalidEventError ? 422 : 500, msg, excerpt, ids);
         if (!(err instanceof InvalidEventError)) throw err;
-        return send(422, 'invalid_event', `The webhook produced an invalid event: ${msg}`);
+        throw new HttpError(422, 'invalid_event', `The webhook produced an invalid event: ${msg}`);
       }
       if (!result.events.length) {
         const status = result.status ?? 200;
-        await Promise.all([remember(core.db), log(status, null, [])]);
+        await Promise.all([remember(core.db), record(provider, req, status, null, excerpt, [])]);
         return reply.code(status).send(result.body ?? { ok: true });
       }
       if (!ids.length) {
-        await Promise.all([remember(core.db), log(200, 'nothing recorded: the events carried no change', [])]);
+        await Promise.all([remember(core.db), record(provider, req, 200, 'nothing recorded: the events carried no change', excerpt, [])]);
         return reply.code(200).send({ event_ids: [], detail: 'Accepted; the events carried no change, so nothing was recorded.' });
       }
-      if (!recorded) await Promise.all([remember(core.db), log(202, null, ids)]);
+      if (!recorded) await Promise.all([remember(core.db), record(provider, req, 202, null, excerpt, ids)]);
       return reply.code(202).send({ event_ids: ids });
     });
   });

@@ -11,8 +11,9 @@ import { Database as Db } from '../../db/database.ts';
 import { providerRowFrom } from '../../plugins/host.ts';
 import type { LoadedPlugin } from '../../plugins/loader.ts';
 import type { ProviderDefinition } from '../../plugin-api/index.ts';
-import { redactObject, redactText } from '../../logging/redact.ts';
+import { redactObject } from '../../logging/redact.ts';
 import { invalidConfig, nowIso, owned, pageSql, type Page } from './common.ts';
+import { payloadLogPage } from '../inbound/payload-log.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
 import { configRefused, underConfig } from './config-problems.ts';
 
@@ -106,8 +107,9 @@ function prepare(plugin: Provider, input: { config: Record<string, unknown>; sen
     else if (!(a in config) && storedConfig && a in storedConfig) config[a] = storedConfig[a];
   }
   const what = `configuration of a ${plugin.def.manifest.displayName} provider`;
-  const cfg = plugin.validateConfig(config);
-  if (!cfg.ok) throw invalidConfig('config', what, cfg.errors);
+  // Fields the schema does not declare are refused in a config the caller sent, dropped from a stored one.
+  const cfg = plugin.validateConfig(config, { undeclared: input.sent ? 'refuse' : 'drop' });
+  if (!cfg.ok) throw invalidConfig('config', what, cfg.errors, cfg.undeclared);
   const problems = plugin.checkConfig(cfg.value);
   if (problems.length) {
     // A problem with an alias the request did not put in its config points at the top-level field.
@@ -196,15 +198,6 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
   app.get('/api/providers/:id/webhook-log', { schema: { tags: ['relay'], summary: 'The webhook requests this provider received, newest first', params: IdParams, querystring: ListQuery }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
-    const params: unknown[] = [row.id, user.id];
-    const rows = await core.db.all(`SELECT * FROM webhook_payload_log WHERE provider_id = ? AND user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
-    return {
-      entries: rows.map((r) => ({
-        id: r.id, received_at: r.received_at, status_code: Number(r.status_code), error_message: r.error_message ?? null,
-        // Stored redacted by the inbound route; redacted again in case an older row was not.
-        payload_excerpt: r.payload_excerpt == null ? null : redactText(String(r.payload_excerpt)),
-        source_ip: r.source_ip ?? null, event_ids: Db.json<string[]>(r.event_ids, []),
-      })),
-    };
+    return payloadLogPage(core, { userId: user.id, providerId: row.id }, req.query as Page);
   });
 }
