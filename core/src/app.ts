@@ -23,6 +23,11 @@ import { dropUndeclaredConfigFields } from './plugins/config-cleanup.ts';
 import { idleDelayFromEnv, MemoryReducer } from './health/memory-reducer.ts';
 import type { Core } from './core.ts';
 
+/** How long after the grace period plugin instances may still take to stop. */
+const PLUGIN_STOP_AFTER_GRACE_MS = 1500;
+/** The process exits at most this long after the grace period, finished or not (run.ts). */
+export const SHUTDOWN_MARGIN_MS = 3000;
+
 export const VERSION: string = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
 
 export interface AppOptions {
@@ -38,7 +43,11 @@ export interface Service {
   app: App;
   /** Listens on the configured host and port (0 picks a free one); resolves with the base URL. */
   listen(): Promise<string>;
-  /** Graceful stop: no new connections, in-flight requests finish within the grace period, then everything closes. */
+  /**
+   * Graceful stop: no new connections, claims or sends; requests and sends in flight finish within
+   * the grace period (sends still running then are aborted and their rows requeued), then
+   * everything closes, plugin instances within PLUGIN_STOP_AFTER_GRACE_MS more.
+   */
   stop(): Promise<void>;
 }
 
@@ -116,18 +125,27 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
     },
     stop() {
       stopping ??= (async () => {
-        const grace = config.gracefulShutdownSeconds * 1000;
+        const graceMs = config.gracefulShutdownSeconds * 1000;
+        // Plugin instances may take until this long after the grace period to stop (run.ts exits
+        // at SHUTDOWN_MARGIN_MS after it whatever happens).
+        const pluginsBy = Date.now() + graceMs + PLUGIN_STOP_AFTER_GRACE_MS;
         log.info({ grace_seconds: config.gracefulShutdownSeconds }, 'shutting down');
         reducer.stop();
+        // At once: no new connections, no job runs, no new claims or sends. Requests and sends in
+        // flight have the grace period; then connections are closed and sends cut off (requeued).
+        const grace = AbortSignal.timeout(graceMs);
         const closing = app.close();
-        const timer = setTimeout(() => { log.warn('grace period over; closing remaining connections'); app.server.closeAllConnections?.(); }, grace);
+        const timer = setTimeout(() => { log.warn('grace period over; closing remaining connections'); app.server.closeAllConnections?.(); }, graceMs);
         timer.unref();
-        await closing;
-        clearTimeout(timer);
-        await jobs.stop();
+        void closing.finally(() => clearTimeout(timer));
+        await Promise.all([
+          closing,
+          jobs.stop(),
+          ...features.map((f) => f.drain?.(core, grace).catch((err) => log.error({ err, feature: f.name }, 'feature drain failed'))),
+        ]);
         for (const f of [...features].reverse()) await f.stop?.(core).catch((err) => log.error({ err, feature: f.name }, 'feature stop failed'));
         for (const fn of shutdownHooks.reverse()) await Promise.resolve(fn()).catch((err) => log.error({ err }, 'shutdown hook failed'));
-        await host.stopAll();
+        await host.stopAll(pluginsBy - Date.now());
         await db.close();
         log.info('stopped');
       })();

@@ -2,13 +2,20 @@ import type { App } from './http/server.ts';
 import type { Core } from './core.ts';
 
 /**
- * A feature: routes plus optional start/stop. The core registers features in this order,
+ * A feature: routes plus optional start/drain/stop. The core registers features in this order,
  * starts them in this order after the server is listening, and stops them in reverse.
  */
 export interface Feature {
   name: string;
   register(app: App, core: Core): Promise<void>;
   start?(core: Core): Promise<void>;
+  /**
+   * Called when shutdown begins, while the server finishes its requests in flight: take no new
+   * work, let work in flight finish until `grace` aborts (the end of the grace period), then cut
+   * it off so that it can be resumed after a restart. Resolves once that is done.
+   */
+  drain?(core: Core, grace: AbortSignal): Promise<void>;
+  /** Called after the server closed and every feature drained; should take little time. */
   stop?(core: Core): Promise<void>;
 }
 

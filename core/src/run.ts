@@ -1,5 +1,5 @@
 import { loadConfig, ConfigurationError } from './config/config.ts';
-import { createService } from './app.ts';
+import { createService, SHUTDOWN_MARGIN_MS } from './app.ts';
 import { PluginLoadError } from './plugins/loader.ts';
 
 /** The service's process (entered through main.ts): refuse bad configuration in one line, run until a signal, exit 0. */
@@ -24,6 +24,12 @@ async function main(): Promise<void> {
   const onSignal = (sig: string) => {
     if (signalled) return;
     signalled = true;
+    // Whatever holds the stop up (a plugin that ignores its abort signal), the process is gone
+    // shortly after the grace period: the supervisor, or the operator, waits no longer.
+    setTimeout(() => {
+      process.stderr.write('herald: shutdown did not finish within the grace period; exiting\n');
+      process.exit(process.exitCode ?? 1);
+    }, service.core.config.gracefulShutdownSeconds * 1000 + SHUTDOWN_MARGIN_MS).unref();
     void service.stop().then(() => process.exit(process.exitCode ?? 0), (err) => { process.stderr.write(`herald: shutdown failed: ${(err as Error).message}\n`); process.exit(1); });
     void sig;
   };

@@ -9,6 +9,7 @@ import type { Logger, LoggerFactory } from '../logging/logger.ts';
 import { DbInstanceStore } from './store.ts';
 import { getAt, setSecretPointers } from '../backup/secret-paths.ts';
 import { isProvider, isTarget, type LoadedPlugin } from './loader.ts';
+import { bindCredentials } from '../net/outbound.ts';
 
 export interface ProviderRow {
   id: string; user_id: string; kind: string; name: string; config: Record<string, unknown>; enabled: boolean;
@@ -92,13 +93,24 @@ export class PluginHost {
 
   /**
    * The values of an instance's `Secret()` fields join the log masker before the instance runs, so
-   * a plugin that logs a URL, an error text or a header carrying one never prints it.
+   * a plugin that logs a URL, an error text or a header carrying one never prints it. Returns them.
    */
-  private maskSecretValues(plugin: LoadedPlugin, config: Record<string, unknown>): void {
+  private maskSecretValues(plugin: LoadedPlugin, config: Record<string, unknown>): string[] {
+    const values: string[] = [];
     for (const pointer of setSecretPointers(config, plugin.secretPaths)) {
       const v = getAt(config, pointer);
-      if (typeof v === 'string') this.logs.secrets.add(v);
+      if (typeof v === 'string') { this.logs.secrets.add(v); values.push(v); }
     }
+    return values;
+  }
+
+  /**
+   * The outbound client one instance receives as `ctx.http`: the shared client (one pool) bound
+   * to the plugin's declared credential headers and the instance's secret values, so a redirect
+   * to another origin carries none of them. Built once per instance.
+   */
+  private instanceHttp(plugin: LoadedPlugin, secrets: string[]): OutboundHttp {
+    return bindCredentials(this.http, { headers: plugin.def.manifest.credentialHeaders, secrets });
   }
 
   /** Validates an emitted event against its declared type and payload schema. */
@@ -142,13 +154,13 @@ export class PluginHost {
 
   private async boot(entry: ProviderEntry): Promise<void> {
     const { row, plugin } = entry;
-    const cfg = plugin.validateConfig(row.config);
-    if (cfg.ok) this.maskSecretValues(plugin, cfg.value);
+    const cfg = plugin.validateConfig(row.config, { undeclared: 'drop' });
     if (!cfg.ok) { await this.setStatus(entry, 'error', `configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`); return; }
+    const http = this.instanceHttp(plugin, this.maskSecretValues(plugin, cfg.value));
     const store = new DbInstanceStore(this.db, row.id, () => this.clock.now());
     try {
       entry.instance = await plugin.def.create({
-        instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: entry.log as unknown as PluginLogger, http: this.http, store,
+        instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: entry.log as unknown as PluginLogger, http, store,
         clock: this.clock, signal: entry.abort.signal,
         webhookUrl: plugin.def.manifest.ingest === 'webhook' ? this.webhookUrl(row) : undefined,
         emit: (event) => {
@@ -226,13 +238,13 @@ export class PluginHost {
     return this.providers.get(id);
   }
 
-  async stopProvider(id: string): Promise<void> {
+  async stopProvider(id: string, timeoutMs = STOP_TIMEOUT_MS): Promise<void> {
     const entry = this.providers.get(id);
     if (!entry) return;
     this.providers.delete(id);
     entry.abort.abort();
     if (entry.timer) clearTimeout(entry.timer);
-    await withTimeout(Promise.resolve(entry.instance?.stop?.()), STOP_TIMEOUT_MS).catch((err) => entry.log.warn({ err }, 'stop failed or timed out'));
+    await withTimeout(Promise.resolve(entry.instance?.stop?.()), timeoutMs).catch((err) => entry.log.warn({ err }, 'stop failed or timed out'));
     entry.state = 'stopped';
   }
 
@@ -301,8 +313,8 @@ export class PluginHost {
     if (!plugin) throw Object.assign(new Error(`target kind "${row.kind}" is not enabled`), { code: 'CONFIG' });
     const abort = new AbortController();
     const instance = (async () => {
-      const cfg = plugin.validateConfig(row.config);
-      if (cfg.ok) this.maskSecretValues(plugin, cfg.value);
+      const cfg = plugin.validateConfig(row.config, { undeclared: 'drop' });
+      const secrets = cfg.ok ? this.maskSecretValues(plugin, cfg.value) : [];
       if (!cfg.ok) throw Object.assign(new Error(`target configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`), { code: 'CONFIG' });
       let bot;
       const botId = (cfg.value as { bot_id?: string }).bot_id;
@@ -313,7 +325,8 @@ export class PluginHost {
       }
       const inst = await plugin.def.create({
         instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: this.logs.get(`plugin.${row.kind}`, { target_id: row.id }) as unknown as PluginLogger,
-        http: this.http, store: new DbInstanceStore(this.db, row.id, () => this.clock.now()), clock: this.clock, signal: abort.signal, bot,
+        // The bot token is a credential of this instance too (Telegram puts it in every URL path).
+        http: this.instanceHttp(plugin, bot ? [...secrets, bot.token] : secrets), store: new DbInstanceStore(this.db, row.id, () => this.clock.now()), clock: this.clock, signal: abort.signal, bot,
       });
       await inst.start?.();
       return inst;
@@ -323,12 +336,12 @@ export class PluginHost {
     return instance;
   }
 
-  async dropTarget(id: string): Promise<void> {
+  async dropTarget(id: string, timeoutMs = STOP_TIMEOUT_MS): Promise<void> {
     const t = this.targets.get(id);
     if (!t) return;
     this.targets.delete(id);
     t.abort.abort();
-    await withTimeout(t.instance.then((i) => i.stop?.()), STOP_TIMEOUT_MS).catch(() => {});
+    await withTimeout(t.instance.then((i) => i.stop?.()), timeoutMs).catch(() => {});
   }
 
   /** Aggregated plugin readiness checks (e.g. `ha`): `ok` when one instance is healthy, `degraded` otherwise. */
@@ -347,14 +360,19 @@ export class PluginHost {
     return out;
   }
 
-  /** Stops every instance, in reverse start order, each with a timeout. */
-  async stopAll(): Promise<void> {
+  /**
+   * Stops every instance, in reverse start order, each with a timeout, and all of them within
+   * `budgetMs` when given (shutdown): once it is spent, the rest are aborted without waiting.
+   */
+  async stopAll(budgetMs = Number.POSITIVE_INFINITY): Promise<void> {
+    const end = Date.now() + budgetMs;
+    const left = () => Math.max(0, Math.min(STOP_TIMEOUT_MS, end - Date.now()));
     this.closed = true;
     clearInterval(this.watchTimer);
     this.watchTimer = undefined;
-    await Promise.allSettled([...this.ensuring.values()]);
-    for (const id of [...this.providers.keys()].reverse()) await this.stopProvider(id);
-    for (const id of [...this.targets.keys()].reverse()) await this.dropTarget(id);
+    await withTimeout(Promise.allSettled([...this.ensuring.values()]), left()).catch(() => {});
+    for (const id of [...this.providers.keys()].reverse()) await this.stopProvider(id, left());
+    for (const id of [...this.targets.keys()].reverse()) await this.dropTarget(id, left());
   }
 }
 

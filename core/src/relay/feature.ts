@@ -4,11 +4,13 @@ import { Relay } from './pipeline/relay.ts';
 import { webhookRoutes } from './inbound/webhooks.ts';
 import { runDueActions } from './actions/runner.ts';
 import { registerRelayRoutes } from './routes/index.ts';
-import { startBots } from './bots/index.ts';
+import { botRuntime, startBots } from './bots/index.ts';
 import { purgeRevokedTokens } from '../auth/revocation.ts';
 
 /** How often a replica aligns its provider instances with the database (PostgreSQL only). */
 const RECONCILE_MS = 3000;
+/** How often the leader registers again the webhooks of bots whose registration is behind. */
+const BOT_WEBHOOKS_MS = 10 * 60_000;
 
 const relays = new WeakMap<Core, { relay: Relay; stopBots?: () => Promise<void> }>();
 
@@ -39,6 +41,8 @@ export default {
     core.jobs.register('event-log-retention', { interval: 'every 1 day', runOnStart: true, run: async () => { await applyRetention(core); } });
     core.jobs.register('actions', { interval: 30_000, run: () => runDueActions(core, relay) });
     core.jobs.register('deferred-release', { interval: 60_000, leaderOnly: false, run: async () => { await relay.dispatcher.releaseDue(); } });
+    // Webhook bots whose service was unreachable when their webhook was due are registered later.
+    core.jobs.register('bot-webhooks', { interval: BOT_WEBHOOKS_MS, run: () => botRuntime(core).refreshWebhooks() });
   },
   async start(core) {
     const state = relays.get(core)!;
@@ -51,6 +55,10 @@ export default {
     // Several replicas share a PostgreSQL database: changes made through another replica reach this one's instances within seconds.
     if (core.db.dialect === 'postgresql') core.plugins.watch(RECONCILE_MS);
     state.stopBots = await startBots(core);
+  },
+  /** At the signal: no more claims and no new sends; sends in flight get the grace period, then are cut off and requeued. */
+  async drain(core, grace) {
+    await relays.get(core)?.relay.dispatcher.stop(grace);
   },
   async stop(core) {
     const state = relays.get(core);

@@ -22,6 +22,11 @@ const BATCH = 200;
  */
 export const LEASE_MS = 15_000;
 const SEND_TIMEOUT_MS = 30_000;
+/**
+ * At shutdown, how long sends aborted at the end of the grace period get to settle (their rows go
+ * back to the queue); a send that ignores its signal is left behind, its row leased.
+ */
+const ABORTED_SETTLE_MS = 1000;
 export const MAX_ATTEMPTS = 8;
 
 /** Exponential backoff with jitter: ~2 s, 4 s, 8 s… capped at 10 minutes. */
@@ -58,6 +63,8 @@ export class Dispatcher {
   private wakeUp?: () => void;
   private loop?: Promise<void>;
   private abort = new AbortController();
+  /** Claimed rows that will not be sent now that the dispatcher is stopping, to give back together. */
+  private unsent: string[] = [];
   private inflight = new Set<Promise<void>>();
   private lanes = new TargetLanes();
   /** Delivery ids released from quiet hours and not yet scheduled: sent one at a time, in order. */
@@ -128,6 +135,7 @@ export class Dispatcher {
     if (this.running) return;
     this.running = true;
     if (this.pacingStop.signal.aborted) this.pacingStop = new AbortController();
+    if (this.abort.signal.aborted) this.abort = new AbortController();
     this.renewTimer = setInterval(() => { void this.renewLeases().catch((err) => this.core.logs.get('relay').warn({ err }, 'renewing delivery leases failed')); }, LEASE_MS / 3);
     this.renewTimer.unref();
     this.loop = (async () => {
@@ -149,14 +157,23 @@ export class Dispatcher {
     })();
   }
 
-  async stop(): Promise<void> {
+  /**
+   * Shutdown. Claiming stops at once, and no send starts any more: rows claimed but not started go
+   * back to the queue. Sends in flight may finish until `grace` aborts (at once without it); then
+   * their signal aborts them and their rows go back to the queue too, as queued and with the
+   * attempt not counted. Resolves when that is written.
+   */
+  async stop(grace?: AbortSignal): Promise<void> {
     this.running = false;
     this.pacingStop.abort();
     this.wake();
     await this.loop;
-    await this.drain();
+    if (grace && !grace.aborted) await Promise.race([this.drain(), new Promise((r) => grace.addEventListener('abort', r, { once: true }))]);
+    this.abort.abort(new DOMException('the service is shutting down', 'AbortError'));
+    await Promise.race([this.drain(), new Promise((r) => setTimeout(r, ABORTED_SETTLE_MS).unref())]);
     clearInterval(this.renewTimer);
-    this.abort.abort();
+    const ids = this.unsent.splice(0);
+    if (ids.length) await this.requeue(ids, this.core.clock.now().getTime());
   }
 
   /** Extends the lease of every row this worker still holds. */
@@ -309,14 +326,20 @@ export class Dispatcher {
 
   /** Returns claimed rows to the queue untouched (the claim's attempt is not counted), due at `until`. */
   private giveBack(ids: string[], until: number): void {
-    const now = this.core.clock.now().toISOString();
-    const write = this.core.db.run(
-      `UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1, next_attempt_at = ?, updated_at = ?
-        WHERE status = 'sending' AND id IN (${ids.map(() => '?').join(',')})`, [new Date(until).toISOString(), now, ...ids])
-      .then(() => undefined)
-      .catch((err) => this.core.logs.get('relay').warn({ err }, 'returning paced deliveries to the queue failed; their lease will run out'));
+    const write = this.requeue(ids, until);
     this.inflight.add(write);
     void write.finally(() => this.inflight.delete(write));
+  }
+
+  private async requeue(ids: string[], until: number): Promise<void> {
+    const now = this.core.clock.now().toISOString();
+    for (let i = 0; i < ids.length; i += 500) {
+      const chunk = ids.slice(i, i + 500);
+      await this.core.db.run(
+        `UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1, next_attempt_at = ?, updated_at = ?
+          WHERE status = 'sending' AND id IN (${chunk.map(() => '?').join(',')})`, [new Date(until).toISOString(), now, ...chunk])
+        .catch((err) => this.core.logs.get('relay').warn({ err }, 'returning claimed deliveries to the queue failed; their lease will run out'));
+    }
   }
 
   /** Sends one message with the send timeout and the stop signal. */
@@ -339,6 +362,8 @@ export class Dispatcher {
     const core = this.core;
     const db = core.db;
     const log = core.logs.get('relay');
+    // Stopping: a row whose turn comes now is not sent; it goes back to the queue with the others.
+    if (!this.running) { this.unsent.push(row.id); return; }
     const ev = ctx.events.get(row.event_id);
     const tgt = ctx.targets.get(row.target_id);
     if (!ev || !tgt) { await db.run('DELETE FROM deliveries WHERE id = ?', [row.id]); return; }
@@ -363,6 +388,7 @@ export class Dispatcher {
       const pace = paceOf(limits);
       const instance = await core.plugins.targetInstance(target);
       for (let k = row.parts_sent ?? 0; k < parts.length; k++) {
+        if (k > (row.parts_sent ?? 0) && !this.running) throw new PacingAborted();
         if (pace) await this.pacer.wait(target.id, pace, this.pacingStop.signal);
         await this.sendOne(instance, parts[k]!, row.attempts);
         // A retry resumes after the parts the channel accepted (one write per part, split messages only).
@@ -370,10 +396,11 @@ export class Dispatcher {
       }
       core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
     } catch (err) {
-      if (err instanceof PacingAborted) {
-        // Stopping while the row waited for its pace: back to the queue as it was, nothing sent.
-        await db.run(`UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'sending'`,
-          [core.clock.now().toISOString(), core.clock.now().toISOString(), row.id]);
+      if (err instanceof PacingAborted || this.abort.signal.aborted) {
+        // Stopping while the row waited for its pace, or its send was cut off by the end of the
+        // grace period: back to the queue as it was, the attempt not counted. (Sent parts of a
+        // split message stay counted in parts_sent.)
+        this.unsent.push(row.id);
         return;
       }
       core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
