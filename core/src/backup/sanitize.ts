@@ -15,6 +15,8 @@ import { quietWindowProblem } from '../relay/quiet-hours/quiet-hours.ts';
 import { checkSchedule } from '../relay/routes/schedule.ts';
 import { validTimeZone } from '../relay/routes/common.ts';
 import { botDriver } from '../relay/bots/driver.ts';
+import { undeclaredFields, withoutFields } from '../plugin-api/index.ts';
+import { UNDECLARED_FIELD } from '../plugins/loader.ts';
 import { actionConfig, ProviderRecord, type ConfigurationT } from './schema.ts';
 import { settingProblem } from './settings-rules.ts';
 import { under } from './secret-paths.ts';
@@ -37,10 +39,14 @@ function compiledFor(schema: TSchema) {
  * completed from the stored record or restored disabled.
  */
 export function validateConfig(schema: TSchema, config: Record<string, unknown>, omitted: string[]): { value: Record<string, unknown>; errors: Problem[] } {
-  const value = Value.Default(schema as never, structuredClone(config)) as Record<string, unknown>;
+  // Fields the schema does not declare are refused, as the API refuses them (a backup carrying one
+  // was edited, or made before the API refused them: the report names each).
+  const undeclared = undeclaredFields(schema, config);
+  const refused = undeclared.map((path) => ({ path, message: UNDECLARED_FIELD }));
+  const value = Value.Default(schema as never, withoutFields(config, undeclared)) as Record<string, unknown>;
   const c = compiledFor(schema);
-  if (c.Check(value)) return { value, errors: [] };
-  if (omitted.includes('')) return { value, errors: [] };
+  if (c.Check(value)) return { value, errors: refused };
+  if (omitted.includes('')) return { value, errors: refused };
   const esc = (s: string) => s.replaceAll('~', '~0').replaceAll('/', '~1');
   const errors = [...c.Errors(value)].filter((e) => {
     if (e.keyword === 'boolean') return false;
@@ -51,7 +57,7 @@ export function validateConfig(schema: TSchema, config: Record<string, unknown>,
     path: e.instancePath || '/',
     message: e.keyword === 'additionalProperties' ? `has fields that are not allowed: ${(e.params as { additionalProperties?: string[] }).additionalProperties?.join(', ')}` : e.message,
   }));
-  return { value, errors };
+  return { value, errors: [...refused, ...errors] };
 }
 
 const relOmitted = (omitted: string[] | undefined, prefix: string) => (omitted ?? []).map((p) => under(p, prefix)).filter((p): p is string => p !== undefined);
@@ -142,7 +148,7 @@ export function sanitizeConfiguration(core: Core, input: ConfigurationT): Saniti
       for (const k of Object.keys(t[field])) if (!declared.includes(k)) bad(`/trackers/${i}/${field}/${k}`, `is not an event type of "${p.kind}"`);
     }
     if (t.quiet_hours) { const q = quietWindowProblem(t.quiet_hours); if (q) bad(`/trackers/${i}/quiet_hours`, q); }
-    const r = validateConfig((plugin.def.manifest.trackerSchema ?? { type: 'object' }) as TSchema, t.config, relOmitted(t.secrets_omitted, '/config'));
+    const r = validateConfig(plugin.trackerSchema as TSchema, t.config, relOmitted(t.secrets_omitted, '/config'));
     for (const e of r.errors) bad(`/trackers/${i}/config${e.path === '/' ? '' : e.path}`, e.message);
     t.config = r.value;
   });

@@ -1,6 +1,14 @@
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
-import { PLUGIN_API_VERSION, secretPaths, type ConfigProblem, type PluginDefinition, type ProviderDefinition, type TargetDefinition } from '../plugin-api/index.ts';
+import { HEADER_NAME, PLUGIN_API_VERSION, secretPaths, undeclaredFields, withoutFields, type ConfigProblem, type PluginDefinition, type ProviderDefinition, type TargetDefinition } from '../plugin-api/index.ts';
+
+export interface ValidateOptions { undeclared?: 'refuse' | 'drop' }
+export type Validated =
+  | { ok: true; value: Record<string, unknown>; /** Undeclared fields left out (only with `undeclared: 'drop'`). */ dropped: string[] }
+  | { ok: false; errors: { path: string; message: string }[]; /** JSON pointers of the undeclared fields among the errors. */ undeclared: string[] };
+
+/** The error message of a config field the plugin's schema does not declare. */
+export const UNDECLARED_FIELD = 'is not a field of this configuration';
 
 export interface LoadedPlugin {
   /** npm package name, as named in SERVICE_PLUGINS. */
@@ -9,13 +17,19 @@ export interface LoadedPlugin {
   id: string;
   kind: 'provider' | 'target';
   secretPaths: string[];
-  /** Validates and applies defaults; returns the config or a list of errors. */
-  validateConfig(config: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; errors: { path: string; message: string }[] };
-  validateTrackerConfig(config: unknown): { ok: true; value: Record<string, unknown> } | { ok: false; errors: { path: string; message: string }[] };
+  /**
+   * Validates and applies defaults; returns the config or a list of errors. Fields the schema does
+   * not declare are refused (listed in `undeclared` and among the errors), or with
+   * `{ undeclared: 'drop' }` left out of the value (stored configs the instance runs with).
+   */
+  validateConfig(config: unknown, opts?: ValidateOptions): Validated;
+  validateTrackerConfig(config: unknown, opts?: ValidateOptions): Validated;
   /** The plugin's own checks (its `validateConfig` hook) of a config that passed `validateConfig`; none when it has no hook. */
   checkConfig(config: Record<string, unknown>): ConfigProblem[];
   /** Config fields the providers API also shows at the top level (`manifest.configAliases`). */
   configAliases: string[];
+  /** The schema of a tracker's config: the manifest's `trackerSchema`, or one without fields. */
+  trackerSchema: unknown;
 }
 
 import { importPlugin, PluginLoadError } from './resolve.ts';
@@ -24,10 +38,14 @@ export { PluginLoadError };
 
 function validator(schema: unknown) {
   const compiled = Compile(schema as never);
-  return (config: unknown) => {
-    const value = Value.Default(schema as never, structuredClone(config ?? {}));
-    if (compiled.Check(value)) return { ok: true as const, value: value as Record<string, unknown> };
-    return { ok: false as const, errors: [...compiled.Errors(value)].map((e) => ({ path: e.instancePath || '/', message: e.message })) };
+  return (config: unknown, opts: ValidateOptions = {}): Validated => {
+    const input = config ?? {};
+    const found = undeclaredFields(schema, input);
+    const undeclared = opts.undeclared === 'drop' ? [] : found;
+    const value = Value.Default(schema as never, withoutFields(input, found));
+    const errors = [...undeclared.map((path) => ({ path, message: UNDECLARED_FIELD })), ...(compiled.Check(value) ? [] : [...compiled.Errors(value)].map((e) => ({ path: e.instancePath || '/', message: e.message })))];
+    if (!errors.length) return { ok: true, value: value as Record<string, unknown>, dropped: found };
+    return { ok: false, errors, undeclared };
   };
 }
 
@@ -55,20 +73,25 @@ export function wrapDefinition(packageName: string, def: PluginDefinition): Load
   if (m.kind !== 'provider' && m.kind !== 'target') throw new PluginLoadError(`Plugin package "${packageName}" declares kind "${String((m as { kind?: unknown }).kind)}"; expected "provider" or "target".`);
   if (!/^[a-z][a-z0-9_]{1,40}$/.test(m.id ?? '')) throw new PluginLoadError(`Plugin package "${packageName}" has an invalid id "${String(m.id)}" (lower-case letters, digits, underscores).`);
   if (typeof def.create !== 'function') throw new PluginLoadError(`Plugin package "${packageName}" has no create() function.`);
-  const emptyTracker = { type: 'object' };
   const properties = (m.configSchema as { properties?: Record<string, unknown> })?.properties ?? {};
   const configAliases = m.configAliases ?? [];
   for (const a of configAliases) {
     if (!Object.hasOwn(properties, a)) throw new PluginLoadError(`Plugin package "${packageName}" declares the config alias "${a}", which is not a top-level field of its configSchema.`);
   }
+  const credentialHeaders: unknown = m.credentialHeaders;
+  if (credentialHeaders !== undefined && (!Array.isArray(credentialHeaders) || !credentialHeaders.every((h) => typeof h === 'string' && HEADER_NAME.test(h)))) {
+    throw new PluginLoadError(`Plugin package "${packageName}" declares credentialHeaders that are not a list of header names (e.g. ["x-api-key"]).`);
+  }
   if (def.validateConfig !== undefined && typeof def.validateConfig !== 'function') throw new PluginLoadError(`Plugin package "${packageName}" has a validateConfig that is not a function.`);
+  const trackerSchema = (m as ProviderDefinition['manifest']).trackerSchema ?? { type: 'object' };
   return {
     packageName, def, id: m.id, kind: m.kind,
     secretPaths: secretPaths(m.configSchema),
     validateConfig: validator(m.configSchema),
     checkConfig: (config) => checkWith(packageName, def, config),
     configAliases,
-    validateTrackerConfig: validator((m as ProviderDefinition['manifest']).trackerSchema ?? emptyTracker),
+    validateTrackerConfig: validator(trackerSchema),
+    trackerSchema,
   };
 }
 

@@ -22,9 +22,17 @@ export async function owned<T = Record<string, any>>(core: Core, table: string, 
   return row;
 }
 
-/** Turns a plugin validator's errors into a 422 whose paths point into the request body. */
-export function invalidConfig(field: string, what: string, errors: { path: string; message: string }[]): HttpError {
+/**
+ * Turns a plugin validator's errors into a 422 whose paths point into the request body. Fields the
+ * schema does not declare (`undeclared`, JSON pointers) are named in the detail, code
+ * `unknown_config_fields`.
+ */
+export function invalidConfig(field: string, what: string, errors: { path: string; message: string }[], undeclared: string[] = []): HttpError {
   const list = errors.map((e) => ({ path: `body/${field}${e.path === '/' ? '' : e.path}`, message: e.message }));
+  if (undeclared.length) {
+    const names = undeclared.map((p) => p.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~')).join('.'));
+    return unprocessable(`The ${what} has fields it does not know: ${names.join(', ')}. Remove them; GET /api/plugins lists the fields of each kind.`, list, 'unknown_config_fields');
+  }
   return unprocessable(`The ${what} is invalid: ${list.slice(0, 5).map((e) => `${e.path} ${e.message}`).join('; ')}.`, list);
 }
 

@@ -40,7 +40,7 @@ function targetKinds(core: Core): string[] {
 }
 
 /** Restores masked secrets, validates against the plugin, and checks that a named bot is the caller's. */
-async function prepare(core: Core, userId: string, kind: string, incoming: Record<string, unknown>, stored?: Row): Promise<Record<string, unknown>> {
+async function prepare(core: Core, userId: string, kind: string, incoming: Record<string, unknown>, stored?: Row, sent = true): Promise<Record<string, unknown>> {
   const plugin = core.plugins.target(kind);
   if (!plugin) {
     throw unprocessable(`Unknown target kind "${kind}"; the enabled kinds are: ${targetKinds(core).join(', ') || 'none'}.`, [{ path: 'body/kind', message: 'is not an enabled target kind' }], 'unknown_kind');
@@ -51,8 +51,9 @@ async function prepare(core: Core, userId: string, kind: string, incoming: Recor
       unresolved.map((p) => ({ path: `body/config/${p.replaceAll('.', '/')}`, message: 'is masked but nothing is stored' })));
   }
   const what = `configuration of a ${plugin.def.manifest.displayName} target`;
-  const cfg = plugin.validateConfig(config);
-  if (!cfg.ok) throw invalidConfig('config', what, cfg.errors);
+  // Fields the schema does not declare are refused in a config the caller sent, dropped from a stored one.
+  const cfg = plugin.validateConfig(config, { undeclared: sent ? 'refuse' : 'drop' });
+  if (!cfg.ok) throw invalidConfig('config', what, cfg.errors, cfg.undeclared);
   const problems = plugin.checkConfig(cfg.value);
   if (problems.length) throw configRefused(what, problems, underConfig);
   const botId = cfg.value.bot_id;
@@ -92,7 +93,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
-    const config = await prepare(core, user.id, row.kind, (b.config as Record<string, unknown> | undefined) ?? Db.json(row.config, {}), row);
+    const config = await prepare(core, user.id, row.kind, (b.config as Record<string, unknown> | undefined) ?? Db.json(row.config, {}), row, b.config !== undefined);
     // updated_at is part of the cached instance's key, so the next send builds a fresh instance.
     await core.db.run('UPDATE targets SET name = ?, config = ?, locale = ?, enabled = ?, updated_at = ? WHERE id = ? AND user_id = ?',
       [b.name ?? row.name, config, b.locale ?? row.locale, b.enabled ?? Db.bool(row.enabled), nowIso(core), row.id, user.id]);

@@ -66,7 +66,7 @@ async function views(core: Core, rows: Row[]) {
 }
 
 /** Checks an input against the provider's plugin: declared event types, quiet hours, tracker config. */
-async function validate(core: Core, userId: string, input: Input, stored?: Row): Promise<Input> {
+async function validate(core: Core, userId: string, input: Input, stored?: Row, configSent = true): Promise<Input> {
   const provider = await core.db.get<Row>('SELECT id, kind FROM providers WHERE id = ? AND user_id = ?', [input.provider_id, userId]);
   if (!provider) throw notFound('Provider');
   const plugin = core.plugins.provider(provider.kind);
@@ -86,8 +86,10 @@ async function validate(core: Core, userId: string, input: Input, stored?: Row):
   const paths = trackerSecrets(core, provider.kind);
   const { config, unresolved } = restoreMasked(input.config, stored ? Db.json(stored.config, {}) : undefined, paths);
   if (unresolved.length) throw unprocessable(`The config holds the mask "********" where no secret is stored (${unresolved.join(', ')}); send the real value.`);
-  const cfg = plugin.validateTrackerConfig(config);
-  if (!cfg.ok) throw invalidConfig('config', `tracker configuration for a ${plugin.def.manifest.displayName} provider`, cfg.errors);
+  // Fields the tracker schema does not declare are refused in a config the caller sent (or carries to
+  // another provider), dropped from the stored one of an unchanged provider.
+  const cfg = plugin.validateTrackerConfig(config, { undeclared: configSent ? 'refuse' : 'drop' });
+  if (!cfg.ok) throw invalidConfig('config', `tracker configuration for a ${plugin.def.manifest.displayName} provider`, cfg.errors, cfg.undeclared);
   return { ...input, config: cfg.value };
 }
 
@@ -132,7 +134,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
       quiet_hours: b.quiet_hours !== undefined ? b.quiet_hours : Db.json<QuietWindow | null>(row.quiet_hours, null),
       quiet_policies: b.quiet_policies ?? Db.json(row.quiet_policies, {}),
       config: (b.config as Record<string, unknown> | undefined) ?? Db.json(row.config, {}),
-    }, row);
+    }, row, b.config !== undefined || (b.provider_id !== undefined && b.provider_id !== row.provider_id));
     await core.db.run(`UPDATE trackers SET provider_id = ?, name = ?, enabled = ?, event_types = ?, quiet_hours = ?, quiet_policies = ?, config = ?, updated_at = ?
       WHERE id = ? AND user_id = ?`, [input.provider_id, input.name, input.enabled, input.event_types, input.quiet_hours as Record<string, unknown> | null, input.quiet_policies, input.config, nowIso(core), row.id, user.id]);
     // Deferred rows of this tracker wait for the old window; the pipeline recomputes their release.
