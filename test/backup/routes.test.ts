@@ -40,14 +40,16 @@ t.test('backup files: write, list, download; secrets only with include', async (
   t.equal(fs.statSync(file).mode & 0o777, 0o600, 'owner-only file');
   const text = fs.readFileSync(file, 'utf8');
   const hash = (await s.service.core.db.get<{ password_hash: string }>('SELECT password_hash FROM users WHERE id = ?', [s.admin.id]))!.password_hash;
-  for (const secret of [SECRETS.shared, SECRETS.api, SECRETS.bot, c.provider.webhook_url.split('/api/hooks/')[1], hash]) t.notOk(text.includes(secret), 'no secret in an exclude backup');
+  const pathId = (await s.service.core.db.get<{ webhook_path_id: string }>('SELECT webhook_path_id FROM bots WHERE id = ?', [c.botId]))!.webhook_path_id;
+  for (const secret of [SECRETS.shared, SECRETS.api, SECRETS.bot, c.provider.webhook_url.split('/api/hooks/')[1], hash, pathId]) t.notOk(text.includes(secret), 'no secret in an exclude backup');
   const env = JSON.parse(text);
   t.equal(env.checksum, checksumOf(env.configuration));
   const p = env.configuration.providers.find((x: any) => x.id === c.provider.id);
   t.same(p.secrets_omitted.sort(), ['/config/shared_token', '/webhook_token']);
   t.same(p.config, { label: 'north' });
   t.same(env.configuration.targets[0].secrets_omitted, ['/config/api_token']);
-  t.same(env.configuration.bots[0].secrets_omitted, ['/token']);
+  t.same(env.configuration.bots[0].secrets_omitted, ['/token', '/webhook_path_id'], 'the bot\'s token and webhook path (a routing secret) are left out');
+  t.notOk('webhook_path_id' in env.configuration.bots[0]);
   t.ok(env.configuration.users.every((u: any) => u.password_hash === undefined && u.secrets_omitted[0] === '/password_hash'));
   for (const k of ['event_log', 'deferred_dispatch', 'deliveries', 'webhook_payload_log', 'chats', 'chat_messages', 'memory_entries', 'documents', 'reports']) t.notOk(k in env.configuration, `no ${k}`);
 
@@ -55,7 +57,7 @@ t.test('backup files: write, list, download; secrets only with include', async (
   t.equal(inc.status, 201);
   t.equal(inc.body.secrets_mode, 'include');
   const incText = fs.readFileSync(path.join(s.dataDir, 'backups', inc.body.filename), 'utf8');
-  for (const secret of [SECRETS.shared, SECRETS.api, SECRETS.bot, c.provider.webhook_url.split('/api/hooks/')[1], hash]) t.ok(incText.includes(secret), 'the include backup carries the secret');
+  for (const secret of [SECRETS.shared, SECRETS.api, SECRETS.bot, c.provider.webhook_url.split('/api/hooks/')[1], hash, pathId]) t.ok(incText.includes(secret), 'the include backup carries the secret');
 
   const list = await s.request('GET', '/api/backup/files', { token: a });
   t.same(list.body.files.map((f: any) => f.filename), [inc.body.filename, ex.body.filename].sort().reverse(), 'newest first');

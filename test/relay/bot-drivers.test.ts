@@ -8,6 +8,7 @@ import { hmacSha256Hex } from '@herald/plugin-api';
 import { startService, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
 import { FakeParrot } from '../fixtures/plugins/herald-target-parrot/src/fake.ts';
 import { botRuntime } from '../../core/src/relay/bots/index.ts';
+import { botWebhookSecret } from '../../core/src/relay/bots/webhook-secret.ts';
 
 const TOKEN = 'parrot-token-for-tests-0001';
 const OTHER = 'parrot-token-for-tests-0002';
@@ -77,25 +78,31 @@ t.test('another kind\'s webhook: its driver authenticates the inbound route', as
   t.equal(c.status, 201, c.text);
   t.equal(c.body.status, 'ok');
   const hook = fake.webhooks.get(TOKEN)!;
-  t.match(hook, { url: /^https:\/\/herald\.example\.test\/api\/bots\/[A-Za-z0-9_-]{40,}\/webhook$/, secret: SECRET }, 'the webhook was set through the driver');
+  t.match(hook, { url: /^https:\/\/herald\.example\.test\/api\/bots\/[A-Za-z0-9_-]{40,}\/webhook$/ }, 'the webhook was set through the driver');
   const path = new URL(hook.url).pathname;
+  const own = hook.secret;
+  t.equal(own, botWebhookSecret(SECRET, path.split('/')[3]!), 'with the bot\'s own secret');
+  const signedOwn = (body: unknown) => signed(body, own);
 
   const event = { seq: 5, room: { id: 'room-9', kind: 'room' }, text: '!hello' };
   t.equal((await s.request('POST', path, { body: event })).status, 401, 'unsigned');
   t.equal((await s.request('POST', path, { body: event, headers: signed(event, 'another-secret-value') })).status, 401, 'signed with another secret');
-  t.equal((await s.request('POST', path, { body: event, headers: { 'x-telegram-bot-api-secret-token': SECRET } })).status, 401, 'another kind\'s proof does not count for this bot');
-  t.equal((await s.request('POST', path, { body: { ...event, seq: 6 }, headers: signed(event) })).status, 401, 'a signature over other bytes');
+  t.equal((await s.request('POST', path, { body: event, headers: signed(event) })).status, 401, 'signed with the shared key');
+  t.equal((await s.request('POST', path, { body: event, headers: { 'x-telegram-bot-api-secret-token': own } })).status, 401, 'another kind\'s proof does not count for this bot');
+  t.equal((await s.request('POST', path, { body: { ...event, seq: 6 }, headers: signedOwn(event) })).status, 401, 'a signature over other bytes');
   t.equal(Number((await db.get('SELECT COUNT(*) AS n FROM bot_chats'))!.n), 0, 'nothing recorded so far');
 
-  const ok = await s.request('POST', path, { body: event, headers: signed(event) });
+  const ok = await s.request('POST', path, { body: event, headers: signedOwn(event) });
   t.equal(ok.status, 200, ok.text);
   t.same(ok.body, { ok: true });
   const chat = await db.get(`SELECT * FROM bot_chats WHERE bot_id = ? AND chat_id = 'room-9'`, [c.body.id]);
   t.ok(chat && (Number(chat.registered) === 1 || chat.registered === true), 'recorded and registered');
   await until(() => fake.sent.find((m) => m.room === 'room-9'));
 
-  t.equal((await s.request('POST', '/api/bots/unknown-path-id/webhook', { body: event, headers: signed(event) })).status, 404, 'unknown path, accepted by a driver');
-  t.equal((await s.request('POST', '/api/bots/unknown-path-id/webhook', { body: event, headers: { 'x-telegram-bot-api-secret-token': SECRET } })).status, 404, 'unknown path, accepted by the other driver');
+  const unknown = botWebhookSecret(SECRET, 'unknown-path-id');
+  t.equal((await s.request('POST', '/api/bots/unknown-path-id/webhook', { body: event, headers: signed(event, unknown) })).status, 404, 'unknown path, accepted by a driver with the path\'s secret');
+  t.equal((await s.request('POST', '/api/bots/unknown-path-id/webhook', { body: event, headers: { 'x-telegram-bot-api-secret-token': unknown } })).status, 404, 'unknown path, accepted by the other driver');
+  t.equal((await s.request('POST', '/api/bots/unknown-path-id/webhook', { body: event, headers: signedOwn(event) })).status, 401, 'unknown path, another bot\'s secret');
   t.equal((await s.request('POST', '/api/bots/unknown-path-id/webhook', { body: event, headers: { 'x-parrot-signature': 'nope' } })).status, 401, 'unknown path, accepted by none');
 
   const toPolling = await s.request('PATCH', `/api/bots/${c.body.id}`, { token, body: { mode: 'polling' } });

@@ -4,6 +4,7 @@ import { FakeTelegram } from '../../plugins/target-telegram/test/fakes/telegram.
 import { createTelegramBotDriver } from '@herald/target-telegram';
 import { botRuntime, startBots } from '../../core/src/relay/bots/index.ts';
 import { ConfigurationError } from '../../core/src/config/config.ts';
+import { botWebhookSecret, webhookKeyId } from '../../core/src/relay/bots/webhook-secret.ts';
 
 const PLUGINS = `${TEST_PLUGINS},@herald/target-telegram`;
 const TOKEN = '777:AAF-relay_bot_token_for_tests_abcdef';
@@ -127,7 +128,7 @@ t.test('bots: create, long polling, /start registration, chats, update, delete',
   t.notMatch(s.logText(), /relay_bot_token|other_bot_token/, 'tokens never logged');
 });
 
-t.test('webhook mode: setWebhook with the secret, inbound updates, switching to polling', async (t) => {
+t.test('webhook mode: setWebhook with the bot\'s own secret, inbound updates, switching to polling', async (t) => {
   const { s, fake } = await setup(t, { SERVICE_MESSAGING_WEBHOOK_SECRET: SECRET, SERVICE_PUBLIC_URL: 'https://herald.example.test' });
   const token = s.admin.token;
   const db = s.service.core.db;
@@ -137,9 +138,14 @@ t.test('webhook mode: setWebhook with the secret, inbound updates, switching to 
   t.equal(c.body.status, 'ok');
   const hook = fake.webhooks.get(TOKEN)!;
   t.match(hook.url, /^https:\/\/herald\.example\.test\/api\/bots\/[A-Za-z0-9_-]{40,}\/webhook$/, 'webhook registered at the public URL');
-  t.equal(hook.secret_token, SECRET, 'with the shared secret');
+  const own = hook.secret_token!;
+  t.match(own, /^[A-Za-z0-9_-]{43}$/, 'with a secret of the alphabet Telegram accepts');
+  t.not(own, SECRET, 'the bot\'s own secret, not the shared key');
   t.notOk(botRuntime(s.service.core).polling(c.body.id), 'no polling in webhook mode');
   const path = new URL(hook.url).pathname;
+  const pathId = path.split('/')[3]!;
+  t.equal(own, botWebhookSecret(SECRET, pathId), 'derived from the key and the webhook path');
+  t.equal((await db.get('SELECT webhook_key_id FROM bots WHERE id = ?', [c.body.id]))!.webhook_key_id, webhookKeyId(SECRET), 'the record says which key its webhook uses');
 
   const post = (body: unknown, headers: Record<string, string> = {}, p = path) => s.request('POST', p, { body, headers });
   const start = message({ id: 4242, type: 'private', username: 'ann' }, '/start@herald_relay_bot');
@@ -147,14 +153,18 @@ t.test('webhook mode: setWebhook with the secret, inbound updates, switching to 
   t.equal(none.status, 401, 'no secret header');
   t.match(none.headers.get('content-type'), /problem\+json/);
   t.equal((await post({ update_id: 1, ...start }, { 'x-telegram-bot-api-secret-token': 'wrong' })).status, 401, 'wrong secret');
-  t.equal((await post({ update_id: 1, ...start }, { 'x-telegram-bot-api-secret-token': `${SECRET}x` })).status, 401, 'longer secret');
-  t.equal((await post({ update_id: 1, ...start }, { 'x-telegram-bot-api-secret-token': SECRET }, '/api/bots/unknown-path-id/webhook')).status, 404, 'unknown path id');
+  t.equal((await post({ update_id: 1, ...start }, { 'x-telegram-bot-api-secret-token': `${own}x` })).status, 401, 'longer secret');
+  t.equal((await post({ update_id: 1, ...start }, { 'x-telegram-bot-api-secret-token': SECRET })).status, 401, 'the shared key itself proves nothing');
+  // An unknown path is reported only to a request carrying that path's secret, which only the service can make.
+  t.equal((await post({ update_id: 1, ...start }, { 'x-telegram-bot-api-secret-token': own }, '/api/bots/unknown-path-id/webhook')).status, 401, 'unknown path id, another path\'s secret');
+  t.equal((await post({ update_id: 1, ...start }, { 'x-telegram-bot-api-secret-token': SECRET }, '/api/bots/unknown-path-id/webhook')).status, 401, 'unknown path id, the shared key');
+  t.equal((await post({ update_id: 1, ...start }, { 'x-telegram-bot-api-secret-token': botWebhookSecret(SECRET, 'unknown-path-id') }, '/api/bots/unknown-path-id/webhook')).status, 404, 'unknown path id, its own secret');
   t.equal(Number((await db.get('SELECT COUNT(*) AS n FROM bot_chats'))!.n), 0, 'nothing recorded so far');
 
-  const ok = await post({ update_id: 1, ...start }, { 'x-telegram-bot-api-secret-token': SECRET });
+  const ok = await post({ update_id: 1, ...start }, { 'x-telegram-bot-api-secret-token': own });
   t.equal(ok.status, 200);
   t.same(ok.body, { ok: true });
-  const again = await post({ update_id: 1, ...start }, { 'x-telegram-bot-api-secret-token': SECRET });
+  const again = await post({ update_id: 1, ...start }, { 'x-telegram-bot-api-secret-token': own });
   t.equal(again.status, 200, 'a redelivered update is harmless');
   const rows = await db.all('SELECT * FROM bot_chats WHERE bot_id = ?', [c.body.id]);
   t.equal(rows.length, 1, 'one chat row');
@@ -163,10 +173,10 @@ t.test('webhook mode: setWebhook with the secret, inbound updates, switching to 
   await until(async () => fake.sent.filter((m) => m.chatId === 4242).length >= 1);
 
   await s.request('PATCH', '/api/v1/users/me', { token, body: { locale: 'ru' } });
-  await post({ update_id: 2, ...message({ id: 4343, type: 'private', username: 'ivan' }, '/start') }, { 'x-telegram-bot-api-secret-token': SECRET });
+  await post({ update_id: 2, ...message({ id: 4343, type: 'private', username: 'ivan' }, '/start') }, { 'x-telegram-bot-api-secret-token': own });
   const ru = await until(async () => fake.sent.find((m) => m.chatId === 4343));
   t.match(ru.text, /зарегистрирован в Herald/, 'the reply follows the owner\'s locale');
-  const junk = await post({ hello: 'world' }, { 'x-telegram-bot-api-secret-token': SECRET });
+  const junk = await post({ hello: 'world' }, { 'x-telegram-bot-api-secret-token': own });
   t.equal(junk.status, 200, 'an update the driver does not understand is acknowledged');
 
   const toPolling = await s.request('PATCH', `/api/bots/${c.body.id}`, { token, body: { mode: 'polling' } });
@@ -174,9 +184,10 @@ t.test('webhook mode: setWebhook with the secret, inbound updates, switching to 
   t.equal(toPolling.body.mode, 'polling');
   t.notOk(fake.webhooks.has(TOKEN), 'the webhook is removed');
   t.ok(botRuntime(s.service.core).polling(c.body.id), 'polling started');
+  t.equal((await db.get('SELECT webhook_key_id FROM bots WHERE id = ?', [c.body.id]))!.webhook_key_id, null, 'no webhook registered in polling mode');
   const back = await s.request('PATCH', `/api/bots/${c.body.id}`, { token, body: { mode: 'webhook' } });
   t.equal(back.body.status, 'ok');
-  t.ok(fake.webhooks.has(TOKEN), 'webhook set again');
+  t.equal(fake.webhooks.get(TOKEN)?.secret_token, own, 'webhook set again, with the same secret');
   t.notOk(botRuntime(s.service.core).polling(c.body.id), 'polling stopped');
 });
 

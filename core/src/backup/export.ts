@@ -7,7 +7,7 @@
  *
  * With `secrets_mode = exclude`, every secret is left out and its place listed in the record's
  * `secrets_omitted` (JSON pointers): plugin `Secret()` fields, provider webhook tokens, bot tokens
- * and password hashes.
+ * and webhook paths, and password hashes.
  */
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
@@ -102,10 +102,15 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
   const bots: BotRec[] = (await all('SELECT * FROM bots ORDER BY id')).map((r) => {
     const bot: BotRec = {
       id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, bot_id: nul(r.bot_id ?? undefined), username: nul(r.username ?? undefined),
-      mode: r.mode, webhook_path_id: r.webhook_path_id, created_at: r.created_at, updated_at: r.updated_at,
+      mode: r.mode, created_at: r.created_at, updated_at: r.updated_at,
     };
-    if (r.token && !exclude) bot.token = r.token;
-    else if (r.token) bot.secrets_omitted = ['/token'];
+    if (!exclude) {
+      if (r.token) bot.token = r.token;
+      bot.webhook_path_id = r.webhook_path_id;
+      return bot;
+    }
+    // The webhook path routes the bot service's deliveries (its secret derives from it): a routing secret.
+    bot.secrets_omitted = [...(r.token ? ['/token'] : []), '/webhook_path_id'];
     return bot;
   });
 

@@ -86,23 +86,33 @@ export async function planBots(p: Planner, c: ConfigurationT): Promise<void> {
     const byRemote = x.bot_id ? await p.get('SELECT * FROM bots WHERE bot_id = ?', [x.bot_id]) : undefined;
     const match = byId ?? byRemote;
     let ambiguous = byId && byRemote && byId.id !== byRemote.id ? `it matches bot ${byId.id} by id and ${byRemote.id} by bot_id` : undefined;
-    const path = await p.get('SELECT id FROM bots WHERE webhook_path_id = ?', [x.webhook_path_id]);
+    const path = x.webhook_path_id ? await p.get('SELECT id FROM bots WHERE webhook_path_id = ?', [x.webhook_path_id]) : undefined;
     if (!ambiguous && path && path.id !== match?.id) ambiguous = `its webhook path belongs to bot ${path.id}`;
     const id = match?.id ?? x.id;
     p.maps.bots.set(x.id, id);
     const rec: Record<string, unknown> = { token: x.token };
-    const missing = p.fillSecrets(rec, x.secrets_omitted, stored(match, ['token']));
+    const missing = p.fillSecrets(rec, x.secrets_omitted?.filter((o) => o !== '/webhook_path_id'), stored(match, ['token']));
+    // The webhook path (left out of exclude backups) is the matched record's, else a new one.
+    const pathId = x.webhook_path_id ?? match?.webhook_path_id ?? randomToken();
     const desired: Record<string, unknown> = {
-      user_id: p.map('users', x.user_id), kind: x.kind, name: x.name, bot_id: x.bot_id, username: x.username, mode: x.mode, webhook_path_id: x.webhook_path_id,
+      user_id: p.map('users', x.user_id), kind: x.kind, name: x.name, bot_id: x.bot_id, username: x.username, mode: x.mode, webhook_path_id: pathId,
     };
     if (typeof rec.token === 'string') desired.token = rec.token;
     const d = p.decide('bots', x.id, match, desired, ambiguous);
     p.keptOut(d, match, id);
+    if (d === 'insert' && !x.webhook_path_id) {
+      p.summary.warnings.push(`bot "${x.name}" (${id}) gets a new webhook path, since the backup leaves webhook paths out${x.mode === 'webhook' ? '; its webhook is registered at the new address once the bot runs' : ''}`);
+    }
     // Without a token the bot must not start: `auth_failed` is the status the bot runtime leaves alone.
+    // Otherwise `pending` has the runtime check the token and register a webhook-mode bot's webhook again.
     const status = missing.length ? { status: 'auth_failed', status_detail: SECRET_MISSING } : { status: 'pending', status_detail: null };
     if (missing.length && (d === 'insert' || d === 'update')) p.disabled('bots', id);
     if (d === 'insert') p.step((q) => insertRow(q, 'bots', { id, ...desired, token: desired.token ?? '', ...status, update_offset: 0, created_at: x.created_at, updated_at: x.updated_at }));
-    else if (d === 'update') p.step((q) => updateRow(q, 'bots', { ...desired, ...status, updated_at: p.now }, { id }));
+    else if (d === 'update') {
+      // A webhook registered for another path says nothing about this one.
+      const registration = match?.webhook_path_id === pathId ? {} : { webhook_key_id: null };
+      p.step((q) => updateRow(q, 'bots', { ...desired, ...status, ...registration, updated_at: p.now }, { id }));
+    }
   }
   for (const x of c.bot_chats) {
     const botId = p.map('bots', x.bot_id);

@@ -1,6 +1,7 @@
 /** Finding a bot kind's driver and the context it runs with. */
 import type { Core } from '../../core.ts';
 import type { BotDriverContext, MessagingBotDriver, PluginLogger } from '../../plugin-api/index.ts';
+import { bindCredentials } from '../../net/outbound.ts';
 
 /** Time allowed for one short call to the bot service (getMe, setWebhook, a reply). */
 export const BOT_CALL_TIMEOUT_MS = 15_000;
@@ -8,7 +9,7 @@ export const BOT_CALL_TIMEOUT_MS = 15_000;
 /** A bot record as the runtime reads it from the `bots` table. */
 export interface BotRow {
   id: string; user_id: string; kind: string; name: string; token: string; bot_id: string | null; username: string | null;
-  mode: 'polling' | 'webhook'; webhook_path_id: string; api_root?: string | null; update_offset: number | string; status: string; status_detail: string | null;
+  mode: 'polling' | 'webhook'; webhook_path_id: string; api_root?: string | null; webhook_key_id?: string | null; update_offset: number | string; status: string; status_detail: string | null;
   created_at: string; updated_at: string;
 }
 
@@ -27,8 +28,15 @@ export function botDrivers(core: Core): MessagingBotDriver[] {
   return botKinds(core).map((k) => botDriver(core, k)).filter((d): d is MessagingBotDriver => Boolean(d));
 }
 
-export function driverContext(core: Core, bot?: { api_root?: string | null }): BotDriverContext {
-  return { http: core.outbound, log: core.logs.get('bots') as unknown as PluginLogger, apiRoot: bot?.api_root ?? undefined };
+/**
+ * What a driver call runs with. The outbound client is bound to the bot's token (and to the
+ * credential headers its plugin declares), so a redirect to another origin never carries the
+ * token along: Telegram puts it in every URL path.
+ */
+export function driverContext(core: Core, bot?: { kind?: string; token?: string; api_root?: string | null }): BotDriverContext {
+  const headers = bot?.kind ? core.plugins.target(bot.kind)?.def.manifest.credentialHeaders : undefined;
+  const http = bot?.token || headers ? bindCredentials(core.outbound, { headers, secrets: [bot?.token] }) : core.outbound;
+  return { http, log: core.logs.get('bots') as unknown as PluginLogger, apiRoot: bot?.api_root ?? undefined };
 }
 
 /** Registers a bot token as a secret value so it is masked in every log line and error text. */

@@ -3,6 +3,8 @@ import type { Core } from '../../core.ts';
 import { ConfigurationError } from '../../config/config.ts';
 import { botDriver, rememberToken, safeMessage, type BotRow } from './driver.ts';
 import { connectBot } from './connect.ts';
+import { webhookKeyId } from './webhook-secret.ts';
+import type { MessagingBotDriver } from '../../plugin-api/index.ts';
 import { BotMessages } from './messages.ts';
 import { Poller } from './poller.ts';
 
@@ -26,7 +28,7 @@ export class BotRuntime {
     this.background.add(q);
   }
 
-  /** Refuses boot when a webhook-mode bot exists without the shared secret, then starts polling (leader only). */
+  /** Refuses boot when a webhook-mode bot exists without the webhook key, then starts polling (leader only) and registers webhooks that are behind. */
   async start(): Promise<void> {
     const webhookBots = await this.core.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM bots WHERE mode = 'webhook'`);
     if (Number(webhookBots?.n ?? 0) > 0 && !this.core.config.messagingWebhookSecret) {
@@ -77,12 +79,47 @@ export class BotRuntime {
       this.versions.set(row.id, row.updated_at);
       return;
     }
-    // A webhook bot that never got its webhook set (service unreachable at creation): try again once.
-    if (row.status !== 'ok' && row.status !== 'auth_failed' && this.core.config.messagingWebhookSecret) {
-      this.track(connectBot(this.core, driver, row).then((c) => this.core.db.run(
-        'UPDATE bots SET status = ?, status_detail = ?, bot_id = COALESCE(bot_id, ?), username = COALESCE(?, username) WHERE id = ?',
-        [c.status, c.detail, c.botId, c.username, row.id],
-      )).catch((err) => this.core.logs.get('bots').warn({ bot_id: row.id, error: safeMessage(this.core, err) }, 'registering the bot webhook failed')));
+    if (this.needsWebhook(row)) this.track(this.registerWebhook(row, driver));
+  }
+
+  /**
+   * Whether a webhook bot's registration is behind: never set (the service was unreachable), or
+   * set with another secret than its own under the current key (the shared value before per-bot
+   * secrets, a key since changed, a path id new from a restore). A rejected token waits for an edit.
+   */
+  private needsWebhook(row: BotRow): boolean {
+    const key = this.core.config.messagingWebhookSecret;
+    if (row.mode !== 'webhook' || row.status === 'auth_failed' || !key) return false;
+    return row.status !== 'ok' || row.webhook_key_id !== webhookKeyId(key);
+  }
+
+  /** Registers the bot's webhook with its own secret and records the outcome, unless the record changed meanwhile. */
+  private async registerWebhook(row: BotRow, driver: MessagingBotDriver): Promise<void> {
+    const log = this.core.logs.get('bots');
+    try {
+      const c = await connectBot(this.core, driver, row);
+      await this.core.db.run(
+        `UPDATE bots SET status = ?, status_detail = ?, bot_id = COALESCE(bot_id, ?), username = COALESCE(?, username), webhook_key_id = COALESCE(?, webhook_key_id)
+         WHERE id = ? AND updated_at = ? AND mode = 'webhook'`,
+        [c.status, c.detail, c.botId, c.username, c.webhookKeyId ?? null, row.id, row.updated_at],
+      );
+      if (c.webhookKeyId && c.webhookKeyId !== row.webhook_key_id) log.info({ bot_id: row.id }, 'bot webhook registered with its own secret');
+      else if (!c.webhookKeyId) log.warn({ bot_id: row.id, status: c.status, detail: c.detail }, 'registering the bot webhook failed; trying again later');
+    } catch (err) {
+      log.warn({ bot_id: row.id, error: safeMessage(this.core, err) }, 'registering the bot webhook failed');
+    }
+  }
+
+  /**
+   * Leader: registers again every webhook bot whose registration is behind (see needsWebhook). Runs
+   * at start for each bot and then as a periodic job, so a bot service that was unreachable is
+   * caught up with, and the shared value stops being accepted as soon as a bot has its own secret.
+   */
+  async refreshWebhooks(): Promise<void> {
+    if (!this.running || !this.core.jobs.isLeader()) return;
+    for (const row of await this.core.db.all<BotRow>(`SELECT * FROM bots WHERE mode = 'webhook' ORDER BY id`)) {
+      const driver = botDriver(this.core, row.kind);
+      if (driver && this.needsWebhook(row)) await this.registerWebhook(row, driver);
     }
   }
 

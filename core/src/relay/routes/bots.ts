@@ -95,14 +95,14 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     needSecretFor(core, b.mode);
     rememberToken(core, b.token);
     const pathId = randomToken();
-    const c = await connectBot(core, driver, { token: b.token, mode: b.mode, webhook_path_id: pathId, api_root: b.api_root ?? null });
+    const c = await connectBot(core, driver, { kind, token: b.token, mode: b.mode, webhook_path_id: pathId, api_root: b.api_root ?? null });
     refuseRejected(c);
     if (await botIdTaken(core, c.botId)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
     const id = newId();
     const now = nowIso(core);
     try {
-      await core.db.run(`INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root, status, status_detail, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, kind, b.name, b.token, c.botId, c.username, b.mode, pathId, b.api_root ?? null, c.status, c.detail, now, now]);
+      await core.db.run(`INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root, webhook_key_id, status, status_detail, created_at, updated_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, kind, b.name, b.token, c.botId, c.username, b.mode, pathId, b.api_root ?? null, c.webhookKeyId ?? null, c.status, c.detail, now, now]);
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
       throw err;
@@ -129,7 +129,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
       // The polling loop must let go before the webhook is set (or the token changes); a refused edit restarts it as it was.
       await botRuntime(core).removed(row.id);
       try {
-        c = await connectBot(core, driver, { token, mode, webhook_path_id: row.webhook_path_id, api_root: apiRoot });
+        c = await connectBot(core, driver, { kind: row.kind, token, mode, webhook_path_id: row.webhook_path_id, api_root: apiRoot });
         // A stored token that stopped working is recorded; only a new token that is rejected is refused.
         if (token !== row.token) refuseRejected(c);
         if (c.botId && row.bot_id && c.botId !== row.bot_id) {
@@ -141,11 +141,13 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
         throw err;
       }
       if (row.mode === 'webhook' && mode === 'polling') {
-        await driver.deleteWebhook(driverContext(core, { api_root: apiRoot }), token, deadline(BOT_CALL_TIMEOUT_MS)).catch(() => {});
+        await driver.deleteWebhook(driverContext(core, { kind: row.kind, token, api_root: apiRoot }), token, deadline(BOT_CALL_TIMEOUT_MS)).catch(() => {});
       }
     }
-    await core.db.run('UPDATE bots SET name = ?, token = ?, mode = ?, api_root = ?, bot_id = ?, username = ?, status = ?, status_detail = ?, updated_at = ? WHERE id = ? AND user_id = ?',
-      [b.name ?? row.name, token, mode, apiRoot, c.botId ?? row.bot_id, c.username ?? row.username, c.status, c.detail, nowIso(core), row.id, user.id]);
+    // What the bot service now holds: no webhook in polling mode; a failed registration leaves the previous one.
+    const keyId = mode === 'polling' ? null : (c.webhookKeyId ?? row.webhook_key_id ?? null);
+    await core.db.run('UPDATE bots SET name = ?, token = ?, mode = ?, api_root = ?, bot_id = ?, username = ?, webhook_key_id = ?, status = ?, status_detail = ?, updated_at = ? WHERE id = ? AND user_id = ?',
+      [b.name ?? row.name, token, mode, apiRoot, c.botId ?? row.bot_id, c.username ?? row.username, keyId, c.status, c.detail, nowIso(core), row.id, user.id]);
     if (reconnect) await botRuntime(core).changed(row.id);
     // Target instances hold the bot token they were built with.
     if (token !== row.token || apiRoot !== (row.api_root ?? null)) for (const t of await targetsUsing(core, row)) await core.plugins.dropTarget(t.id);
