@@ -20,6 +20,8 @@ import { detectSupervised } from './lifecycle/supervised.ts';
 import { loadFeatures, type Feature } from './features.ts';
 import { applyStagedRestore } from './backup/staged.ts';
 import { dropUndeclaredConfigFields } from './plugins/config-cleanup.ts';
+import { SecretsAtRest } from './secrets/at-rest.ts';
+import { sealStoredSecrets } from './secrets/seal-stored.ts';
 import { idleDelayFromEnv, MemoryReducer } from './health/memory-reducer.ts';
 import type { Core } from './core.ts';
 
@@ -55,6 +57,7 @@ export interface Service {
 export async function createService(config: Config, opts: AppOptions = {}): Promise<Service> {
   const secrets = new SecretValues();
   secrets.add(config.secretKey);
+  secrets.add(config.previousSecretKey);
   secrets.add(config.messagingWebhookSecret);
   secrets.add(config.ai.apiKey);
   const logs: LoggerFactory = createLogger({ format: config.logFormat, level: config.debug ? 'debug' : config.logLevel, levels: config.logLevels, destination: opts.logDestination, secrets });
@@ -72,11 +75,12 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
   const plugins = await loadPlugins(config.plugins);
   const outbound = createOutboundHttp({ allowCidrs: config.outboundAllowCidrs, userAgent: `Herald/${VERSION}` });
   let baseUrl = config.publicUrl ?? `http://localhost:${config.port}`;
-  const host = new PluginHost({ plugins, db, logs, http: outbound, clock, isLeader: () => jobs.isLeader(), publicUrl: () => config.publicUrl ?? baseUrl });
+  const atRest = new SecretsAtRest(config.secretKey, config.previousSecretKey);
+  const host = new PluginHost({ plugins, db, logs, atRest, http: outbound, clock, isLeader: () => jobs.isLeader(), publicUrl: () => config.publicUrl ?? baseUrl });
   const metrics = new Metrics(async () => Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM deferred_dispatch'))?.n ?? 0));
   const supervised = detectSupervised(config.supervisedOverride);
   const core: Core = {
-    config, version: VERSION, logs, db, settings: new Settings(db), tokens: new TokenService(config.secretKey, () => clock.now()),
+    config, version: VERSION, logs, db, settings: new Settings(db), tokens: new TokenService(config.secretKey, () => clock.now()), atRest,
     loginLimiter: new LoginLimiter(), metrics, plugins: host, jobs, outbound, clock, supervised: supervised.supervised,
     replicaId: `${process.pid}-${crypto.randomBytes(4).toString('hex')}`,
     onShutdown: (fn) => { shutdownHooks.push(fn); },
@@ -84,6 +88,9 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
   };
   log.info({ supervised: supervised.supervised, by: supervised.by, dialect: config.dialect, plugins: plugins.map((p) => p.id) }, 'booting');
   if (opts.beforeStart) await opts.beforeStart(core);
+  // Before anything reads a secret: refuses a wrong key, seals what earlier versions stored in
+  // clear, and re-seals what SERVICE_SECRET_KEY_PREVIOUS sealed.
+  try { await sealStoredSecrets(core); } catch (err) { await db.close().catch(() => {}); throw err; }
   // Found through the manifests; throws at boot when a selfMonitoring declaration is unusable or two plugins make one.
   const selfMonitoring = selfMonitoringOf(core);
   if (!selfMonitoring) log.warn('no enabled plugin receives self-monitoring signals: users get no self-monitoring provider and the signals are dropped');

@@ -8,6 +8,7 @@ import type { PluginHost } from './plugins/host.ts';
 import type { Scheduler } from './jobs/scheduler.ts';
 import type { OutboundHttp } from './plugin-api/index.ts';
 import type { LoginLimiter } from './auth/login-limiter.ts';
+import type { SecretsAtRest } from './secrets/at-rest.ts';
 
 /** Everything a feature module needs, handed over once at boot (no module-level singletons). */
 export interface Core {
@@ -17,6 +18,8 @@ export interface Core {
   db: Database;
   settings: Settings;
   tokens: TokenService;
+  /** Seals and opens the secrets stored in the database (bot tokens, plugin `Secret()` fields). */
+  atRest: SecretsAtRest;
   loginLimiter: LoginLimiter;
   metrics: Metrics;
   plugins: PluginHost;

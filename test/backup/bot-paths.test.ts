@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startService, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
+import { startService, TEST_PLUGINS, unsealed, type TestService } from '../helpers/service.ts';
 import { exportNow, upload } from './support.ts';
 import { FakeTelegram } from '../../plugins/target-telegram/test/fakes/telegram.ts';
 import { botWebhookSecret, webhookKeyId } from '../../core/src/relay/bots/webhook-secret.ts';
@@ -78,7 +78,9 @@ t.test('restored where the bot exists: the stored path is kept, nothing to repor
   const registrations = () => fake.calls.filter((c) => c.method === 'setWebhook').length;
   const before = registrations();
   s = await reboot(t, s);
-  t.match((await s.service.core.db.get('SELECT * FROM bots WHERE id = ?', [botId]))!, { name: 'Hooked', webhook_path_id: pathId, token: TOKEN });
+  const restored = (await s.service.core.db.get('SELECT * FROM bots WHERE id = ?', [botId]))!;
+  t.match(restored, { name: 'Hooked', webhook_path_id: pathId });
+  t.equal(unsealed(s, restored.token), TOKEN, 'the stored token is kept, sealed');
   // Restored records start `pending`: the runtime checks the bot again and registers its webhook.
   await until(async () => registrations() > before && (await s.service.core.db.get('SELECT status FROM bots WHERE id = ?', [botId]))!.status === 'ok');
   const secret = botWebhookSecret(KEY, pathId);

@@ -125,11 +125,15 @@ t.test('exclude backups: missing secrets are taken from the stored record', asyn
   s = await reboot(t, s);
   const row = (await s.service.core.db.get('SELECT * FROM providers WHERE id = ?', [c.provider.id]))!;
   t.equal(row.name, 'Example source');
-  t.same(Db.json(row.config, {}), { shared_token: SECRETS.shared, label: 'north' }, 'the stored secret is kept');
+  const { atRest } = s.service.core;
+  const config = Db.json<Record<string, string>>(row.config, {});
+  t.match(config.shared_token, /^enc:v1:/, 'stored sealed');
+  t.same(atRest.openConfig(config, ['shared_token']), { shared_token: SECRETS.shared, label: 'north' }, 'the stored secret is kept');
   t.equal(row.webhook_token, c.provider.webhook_url.split('/api/hooks/')[1], 'the webhook token is kept');
   t.ok(Db.bool(row.enabled));
   const bot = (await s.service.core.db.get('SELECT token FROM bots WHERE id = ?', [c.botId]))!;
-  t.equal(bot.token, SECRETS.bot);
+  t.match(bot.token, /^enc:v1:/, 'the bot token stays sealed');
+  t.equal(atRest.open(bot.token), SECRETS.bot);
   t.equal((await s.request('POST', '/api/auth/login', { body: { email: c.user.email, password: 'user password 1' } })).status, 200, 'the password hash is kept');
 });
 

@@ -1,7 +1,8 @@
 /**
  * The round trip: configure a service, back it up, restore the backup into a fresh data directory
  * through prepare-restore and a real restart of a supervised process (`main.ts` as a child, this
- * test restarting it on exit code 75), then compare the configuration field by field.
+ * test restarting it on exit code 75), then compare the configuration field by field. Both run
+ * with the same SERVICE_SECRET_KEY, which is what an include backup (its secrets sealed) needs.
  */
 import t from 'tap';
 import type { Test } from 'tap';
@@ -12,6 +13,7 @@ import path from 'node:path';
 import { startService, testDatabaseUrl, TEST_DB, TEST_PLUGINS } from '../helpers/service.ts';
 import { configure, upload, SECRETS } from './support.ts';
 import { SupervisedChild } from './child.ts';
+import { SecretsAtRest } from '../../core/src/secrets/at-rest.ts';
 
 const ADMIN = { email: 'admin@example.test', password: 'correct horse battery' };
 
@@ -21,6 +23,11 @@ async function call(url: string, method: string, p: string, token?: string, head
   let parsed: any = text;
   try { parsed = JSON.parse(text); } catch { /* text */ }
   return { status: res.status, body: parsed, text };
+}
+
+/** Opens every sealed secret (an include backup carries them sealed, with a fresh IV after each restore). */
+function opened(config: any, atRest: SecretsAtRest): any {
+  return JSON.parse(JSON.stringify(config), (_k, v) => (typeof v === 'string' && v.startsWith('enc:v1:') ? atRest.open(v) : v));
 }
 
 /** Replaces ids (as whole strings anywhere) and sorts records, so two configurations compare field by field. */
@@ -37,7 +44,9 @@ function normalize(config: any, ids: Map<string, string>): any {
 
 async function roundTrip(t: Test, mode: 'include' | 'exclude') {
   // 1. A configured service and its backup (written to a file and downloaded, as an operator would).
-  const src = await startService();
+  const key = crypto.randomBytes(32).toString('hex');
+  const atRest = new SecretsAtRest(key);
+  const src = await startService({ SERVICE_SECRET_KEY: key });
   const configured = await configure(src);
   const file = (await src.request('POST', `/api/backup/files?secrets_mode=${mode}`, { token: src.admin.token })).body.filename;
   const backup = (await src.request('GET', `/api/backup/files/${file}`, { token: src.admin.token })).text;
@@ -50,7 +59,7 @@ async function roundTrip(t: Test, mode: 'include' | 'exclude') {
   const databaseUrl = await testDatabaseUrl(dir);
   const child = new SupervisedChild({
     ...(databaseUrl ? { SERVICE_DATABASE_URL: databaseUrl } : {}),
-    SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'), SERVICE_DATA_DIR: dir, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1',
+    SERVICE_SECRET_KEY: key, SERVICE_DATA_DIR: dir, SERVICE_PORT: '0', SERVICE_HOST: '127.0.0.1',
     SERVICE_PLUGINS: TEST_PLUGINS, SERVICE_LOG_FORMAT: 'json', SERVICE_LOG_LEVEL: 'INFO', SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '5', HERALD_BCRYPT_COST: '4',
   });
   t.teardown(() => child.stop());
@@ -88,8 +97,8 @@ async function roundTrip(t: Test, mode: 'include' | 'exclude') {
   const orig = selfOf(original, originalAdmin.id);
   ids.set(fresh.id, orig.id);
   ids.set(restored.trackers.find((x: any) => x.provider_id === fresh.id).id, original.trackers.find((x: any) => x.provider_id === orig.id).id);
-  const got = normalize(restored, ids);
-  const want = normalize(original, new Map());
+  const got = normalize(opened(restored, atRest), ids);
+  const want = normalize(opened(original, atRest), new Map());
   // Records matched to the fresh service's own keep their creation time and get a new update time.
   for (const c of [got, want]) {
     for (const r of [c.users.find((u: any) => u.id === originalAdmin.id), c.providers.find((p: any) => p.id === orig.id), c.trackers.find((x: any) => x.provider_id === orig.id)]) { delete r.created_at; delete r.updated_at; }
@@ -124,9 +133,10 @@ async function roundTrip(t: Test, mode: 'include' | 'exclude') {
   t.same(sizes(got), sizes(want), 'as many records of each kind');
   t.same(got, want, `the restored configuration equals the original, field by field (${mode})`);
 
-  // 5. Secrets are present only with include.
-  const text = JSON.stringify(restored);
+  // 5. Secrets are present only with include, and sealed in the file.
+  const text = JSON.stringify(opened(restored, atRest));
   for (const secret of [SECRETS.shared, SECRETS.api, SECRETS.bot]) t.equal(text.includes(secret), mode === 'include', `${secret.slice(0, 12)}… ${mode === 'include' ? 'restored' : 'absent'}`);
+  for (const secret of [SECRETS.shared, SECRETS.api, SECRETS.bot]) t.notOk(backup.includes(secret) || JSON.stringify(restored).includes(secret), `${secret.slice(0, 12)}… never in clear in a backup`);
   const login = await call(url, 'POST', '/api/auth/login', undefined, {}, { email: configured.user.email, password: 'user password 1' });
   t.equal(login.status, mode === 'include' ? 200 : 401, 'the other user can log in only when the password hash travelled');
 

@@ -57,7 +57,19 @@ t.test('backup files: write, list, download; secrets only with include', async (
   t.equal(inc.status, 201);
   t.equal(inc.body.secrets_mode, 'include');
   const incText = fs.readFileSync(path.join(s.dataDir, 'backups', inc.body.filename), 'utf8');
-  for (const secret of [SECRETS.shared, SECRETS.api, SECRETS.bot, c.provider.webhook_url.split('/api/hooks/')[1], hash, pathId]) t.ok(incText.includes(secret), 'the include backup carries the secret');
+  for (const secret of [c.provider.webhook_url.split('/api/hooks/')[1], hash, pathId]) t.ok(incText.includes(secret), 'the include backup carries the secret');
+  // Plugin secrets and bot tokens travel sealed, as stored: the same key opens them.
+  const incEnv = JSON.parse(incText);
+  const { atRest } = s.service.core;
+  for (const [sealed, secret] of [
+    [incEnv.configuration.providers.find((x: any) => x.id === c.provider.id).config.shared_token, SECRETS.shared],
+    [incEnv.configuration.targets[0].config.api_token, SECRETS.api],
+    [incEnv.configuration.bots[0].token, SECRETS.bot],
+  ]) {
+    t.match(sealed, /^enc:v1:/, 'sealed in the include backup');
+    t.equal(atRest.open(sealed), secret, 'the include backup carries the secret');
+    t.notOk(incText.includes(secret), 'never in clear');
+  }
 
   const list = await s.request('GET', '/api/backup/files', { token: a });
   t.same(list.body.files.map((f: any) => f.filename), [inc.body.filename, ex.body.filename].sort().reverse(), 'newest first');
@@ -84,7 +96,11 @@ t.test('export downloads an envelope without secrets unless include', async (t) 
   t.equal(r.body.checksum, checksumOf(r.body.configuration));
   t.notOk(r.text.includes(SECRETS.shared));
   const inc = await s.request('GET', '/api/backup/export?secrets_mode=include', { token: s.admin.token });
-  t.ok(inc.text.includes(SECRETS.shared) && inc.text.includes(SECRETS.api) && inc.text.includes(SECRETS.bot));
+  const { atRest } = s.service.core;
+  const openedText = JSON.stringify(inc.body, (_k, v) => (typeof v === 'string' && v.startsWith('enc:v1:') ? atRest.open(v) : v));
+  t.ok(openedText.includes(SECRETS.shared) && openedText.includes(SECRETS.api) && openedText.includes(SECRETS.bot), 'include carries the secrets, sealed');
+  t.notOk(inc.text.includes(SECRETS.shared) || inc.text.includes(SECRETS.api) || inc.text.includes(SECRETS.bot), 'none in clear');
+  t.same((await s.request('GET', '/api/backup/export?secrets_mode=include', { token: s.admin.token })).body.configuration, inc.body.configuration, 'two exports of the same data are identical');
   t.same(fs.existsSync(path.join(s.dataDir, 'backups')) ? fs.readdirSync(path.join(s.dataDir, 'backups')) : [], [], 'export stores nothing');
 });
 

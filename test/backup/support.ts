@@ -39,10 +39,10 @@ export async function configure(s: TestService): Promise<Configured> {
   await ok(s.request('PATCH', '/api/self-monitoring', { token: a, body: { poll_failure_threshold: 7, track_deferred_backlog: false } }), 'self-monitoring');
   const db = s.service.core.db;
   const now = new Date().toISOString();
-  // No bot driver is enabled in the test service, so the bot and its chat are written directly.
+  // No bot driver is enabled in the test service, so the bot and its chat are written directly (the token sealed, as the service stores it).
   const botId = newId();
   await db.run(`INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, status, created_at, updated_at) VALUES (?, ?, 'telegram', 'Herald bot', ?, '987654', 'herald_test_bot', 'polling', ?, 'ok', ?, ?)`,
-    [botId, user.id, SECRETS.bot, randomToken(), now, now]);
+    [botId, user.id, s.service.core.atRest.seal(SECRETS.bot), randomToken(), now, now]);
   const chatId = newId();
   await db.run(`INSERT INTO bot_chats (id, bot_id, user_id, chat_id, type, title, username, is_forum, registered, last_seen_at, created_at) VALUES (?, ?, ?, '-100123', 'supergroup', 'Family', NULL, ?, ?, ?, ?)`,
     [chatId, botId, user.id, true, true, now, now]);

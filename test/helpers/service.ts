@@ -110,11 +110,23 @@ export async function readStoppedDatabase<T = Record<string, any>>(dataDir: stri
   try { return (await c.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows[0] as T | undefined; } finally { await c.end(); }
 }
 
+const secretKeys = new Map<string, string>();
+
+/**
+ * The SERVICE_SECRET_KEY a test service gets unless the test names one: random, and the same again
+ * for the same data folder, since a restarted service must open the secrets it sealed.
+ */
+export function testSecretKey(dataDir: string): string {
+  let key = secretKeys.get(dataDir);
+  if (!key) { key = crypto.randomBytes(32).toString('hex'); secretKeys.set(dataDir, key); }
+  return key;
+}
+
 export async function startService(env: Record<string, string> = {}, o: { dataDir?: string; setup?: boolean; beforeStart?: (core: Service['core']) => Promise<void> } = {}): Promise<TestService> {
   const dataDir = o.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-test-'));
   const databaseUrl = env.SERVICE_DATABASE_URL ?? await testDatabaseUrl(dataDir);
   const config = loadConfig({
-    SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
+    SERVICE_SECRET_KEY: testSecretKey(dataDir),
     SERVICE_DATA_DIR: dataDir,
     SERVICE_PORT: '0',
     SERVICE_HOST: '127.0.0.1',
@@ -174,6 +186,15 @@ export async function startService(env: Record<string, string> = {}, o: { dataDi
       if (!o.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The clear value of a secret read straight from the database, which must hold it sealed
+ * (`enc:v1:`); throws when it is stored in clear.
+ */
+export function unsealed(s: TestService, stored: unknown): string {
+  if (typeof stored !== 'string' || !stored.startsWith('enc:v1:')) throw new Error(`expected a sealed value in the database, found ${typeof stored === 'string' ? `"${stored.slice(0, 8)}…"` : String(stored)}`);
+  return s.service.core.atRest.open(stored);
 }
 
 /** A loopback HTTP server that records what it receives and answers as told. */

@@ -46,7 +46,10 @@ t.test('bots: create, long polling, /start registration, chats, update, delete',
   t.match(c.body, { kind: 'telegram', name: 'Main', bot_id: '777', username: 'herald_relay_bot', mode: 'polling', token: '********' });
   t.notMatch(c.text, /relay_bot_token/, 'token never returned');
   t.notOk('webhook_path_id' in c.body);
-  t.ok(botRuntime(s.service.core).polling(c.body.id), 'a polling loop runs');
+  const storedToken = async () => (await db.get<{ token: string }>('SELECT token FROM bots WHERE id = ?', [c.body.id]))!.token;
+  t.match(await storedToken(), /^enc:v1:/, 'the token is stored sealed');
+  t.notMatch(await storedToken(), /relay_bot_token/, 'never in clear');
+  t.ok(botRuntime(s.service.core).polling(c.body.id), 'a polling loop runs (with the opened token: the fake answers it alone)');
 
   fake.pushUpdate(TOKEN, message({ id: 4242, type: 'private', username: 'ann', first_name: 'Ann' }, '/start'));
   const chat = await until(() => db.get(`SELECT * FROM bot_chats WHERE bot_id = ? AND chat_id = '4242'`, [c.body.id]));
@@ -99,12 +102,12 @@ t.test('bots: create, long polling, /start registration, chats, update, delete',
   const renamed = await s.request('PATCH', `/api/bots/${c.body.id}`, { token, body: { name: 'Renamed', token: '********' } });
   t.equal(renamed.status, 200);
   t.equal(renamed.body.name, 'Renamed');
-  t.equal((await db.get('SELECT token FROM bots WHERE id = ?', [c.body.id]))!.token, TOKEN, 'the masked token keeps the stored one');
+  t.equal(s.service.core.atRest.open(await storedToken()), TOKEN, 'the masked token keeps the stored one');
   const swapped = await s.request('PATCH', `/api/bots/${c.body.id}`, { token, body: { token: OTHER } });
   t.equal(swapped.status, 422, 'a token of a different bot');
   t.match(swapped.body.detail, /different bot/);
   t.equal((await s.request('PATCH', `/api/bots/${c.body.id}`, { token, body: { token: REVOKED } })).status, 422, 'a rejected new token');
-  t.equal((await db.get('SELECT token FROM bots WHERE id = ?', [c.body.id]))!.token, TOKEN, 'refused updates changed nothing');
+  t.equal(s.service.core.atRest.open(await storedToken()), TOKEN, 'refused updates changed nothing');
   t.ok(botRuntime(s.service.core).polling(c.body.id), 'still polling after refused updates');
   t.equal((await s.request('PATCH', `/api/bots/${c.body.id}`, { token, body: { kind: 'matrix' } })).status, 422, 'kind is fixed');
 

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startService, TEST_PLUGINS } from '../helpers/service.ts';
+import { startService, TEST_PLUGINS, unsealed } from '../helpers/service.ts';
 
 const PLUGINS = `${TEST_PLUGINS},@herald/provider-webhook,@herald/target-telegram`;
 
@@ -45,7 +45,7 @@ t.test('providers: create, list, read, update, delete, with secrets masked', asy
   t.notOk('webhook_token' in c.body && c.body.webhook_token, 'no bare webhook token field');
   t.notOk('user_id' in c.body);
   const stored = await db.get('SELECT config, user_id FROM providers WHERE id = ?', [c.body.id]);
-  t.equal(JSON.parse(stored!.config).shared_token, 'sharedtoken1', 'real secret stored');
+  t.equal(unsealed(s, JSON.parse(stored!.config).shared_token), 'sharedtoken1', 'real secret stored, sealed');
   t.equal(stored!.user_id, s.admin.id);
   t.ok(s.service.core.plugins.runningProvider(c.body.id), 'instance running');
 
@@ -72,11 +72,11 @@ t.test('providers: create, list, read, update, delete, with secrets masked', asy
   t.equal(keep.status, 200, 'updated');
   t.equal(keep.body.name, 'Renamed');
   t.equal(keep.body.config.label, 'L');
-  t.equal(JSON.parse((await db.get('SELECT config FROM providers WHERE id = ?', [c.body.id]))!.config).shared_token, 'sharedtoken1', 'masked value keeps the stored secret');
+  t.equal(unsealed(s, JSON.parse((await db.get('SELECT config FROM providers WHERE id = ?', [c.body.id]))!.config).shared_token), 'sharedtoken1', 'masked value keeps the stored secret');
 
   const changed = await s.request('PATCH', `/api/providers/${c.body.id}`, { token, body: { config: { shared_token: 'newsecret99' } } });
   t.equal(changed.status, 200);
-  t.equal(JSON.parse((await db.get('SELECT config FROM providers WHERE id = ?', [c.body.id]))!.config).shared_token, 'newsecret99', 'a new secret replaces the old');
+  t.equal(unsealed(s, JSON.parse((await db.get('SELECT config FROM providers WHERE id = ?', [c.body.id]))!.config).shared_token), 'newsecret99', 'a new secret replaces the old');
 
   const short = await s.request('PATCH', `/api/providers/${c.body.id}`, { token, body: { config: { shared_token: 'short' } } });
   t.equal(short.status, 422, 'plugin schema enforced on update');
@@ -176,7 +176,7 @@ t.test('generic webhook providers: auth modes and the explicit opt-in for none',
   const toBearer = await s.request('PATCH', `/api/providers/${hmac.body.id}`, { token, body: { auth_mode: 'bearer' } });
   t.equal(toBearer.status, 200);
   t.equal(toBearer.body.config.auth_mode, 'bearer');
-  t.equal(JSON.parse((await db.get('SELECT config FROM providers WHERE id = ?', [hmac.body.id]))!.config).secret, '0123456789abcdef', 'secret kept');
+  t.equal(unsealed(s, JSON.parse((await db.get('SELECT config FROM providers WHERE id = ?', [hmac.body.id]))!.config).secret), '0123456789abcdef', 'secret kept');
   t.equal((await s.request('POST', '/api/providers', { token, body: { kind: 'webhook', name: 'X', config: { mapping }, auth_mode: 'basic' } })).status, 422, 'unknown auth mode');
   const noSecret = await s.request('POST', '/api/providers', { token, body: { kind: 'webhook', name: 'X', config: { mapping }, auth_mode: 'bearer' } });
   t.equal(noSecret.status, 201, 'accepted by the schema…');

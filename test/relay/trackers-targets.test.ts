@@ -1,5 +1,5 @@
 import t from 'tap';
-import { startService, startSink, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
+import { startService, startSink, TEST_PLUGINS, unsealed, type TestService } from '../helpers/service.ts';
 
 const PLUGINS = `${TEST_PLUGINS},@herald/target-telegram`;
 
@@ -92,12 +92,12 @@ t.test('targets: CRUD, masking, bot check, links and test sends', async (t) => {
   t.equal(c.status, 201, 'created');
   t.match(c.body, { kind: 'recorder', name: 'Rec', locale: 'en', enabled: true, config: { url: sink.url, api_token: '********' }, secrets_set: ['api_token'] });
   t.notMatch(c.text, /tok-123456/);
-  t.equal(JSON.parse((await db.get('SELECT config FROM targets WHERE id = ?', [c.body.id]))!.config).api_token, 'tok-123456');
+  t.equal(unsealed(s, JSON.parse((await db.get('SELECT config FROM targets WHERE id = ?', [c.body.id]))!.config).api_token), 'tok-123456', 'stored sealed');
 
   const keep = await s.request('PATCH', `/api/targets/${c.body.id}`, { token, body: { name: 'Rec2', locale: 'ru', config: c.body.config } });
   t.equal(keep.status, 200);
   t.match(keep.body, { name: 'Rec2', locale: 'ru' });
-  t.equal(JSON.parse((await db.get('SELECT config FROM targets WHERE id = ?', [c.body.id]))!.config).api_token, 'tok-123456', 'masked secret kept');
+  t.equal(unsealed(s, JSON.parse((await db.get('SELECT config FROM targets WHERE id = ?', [c.body.id]))!.config).api_token), 'tok-123456', 'masked secret kept');
   const drop = await s.request('PATCH', `/api/targets/${c.body.id}`, { token, body: { config: { url: sink.url } } });
   t.same(drop.body.secrets_set, [], 'a config without the secret removes it');
 

@@ -7,14 +7,15 @@
  *
  * With `secrets_mode = exclude`, every secret is left out and its place listed in the record's
  * `secrets_omitted` (JSON pointers): plugin `Secret()` fields, provider webhook tokens, bot tokens
- * and webhook paths, and password hashes.
+ * and webhook paths, and password hashes. With `include`, plugin secrets and bot tokens travel
+ * sealed, as stored (see `sealed.ts`).
  */
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
-import { secretPaths } from '../plugin-api/index.ts';
 import { SETTING_DEFAULTS } from '../settings/settings.ts';
 import { deleteAt, setSecretPointers } from './secret-paths.ts';
+import { configSecrets, sealForBackup } from './sealed.ts';
 import type { ConfigurationT, SecretsModeT, UserRec, ProviderRec, TrackerRec, TargetRec, BotRec } from './schema.ts';
 
 type Row = Record<string, any>;
@@ -47,6 +48,11 @@ function stripConfig(record: { config: Record<string, unknown>; secrets_omitted?
 export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Queryable = core.db): Promise<ConfigurationT> {
   const exclude = mode === 'exclude';
   const all = (sql: string) => q.all<Row>(sql);
+  /** Leaves a record's plugin secrets out (exclude), or makes sure they travel sealed with the current key (include). */
+  const secrets = (record: { config: Record<string, unknown>; secrets_omitted?: string[] }, patterns: string[] | undefined) => {
+    if (exclude) stripConfig(record, patterns);
+    else sealForBackup(core.atRest, record, configSecrets(record, patterns));
+  };
 
   const users: UserRec[] = (await all('SELECT * FROM users ORDER BY id')).map((r) => {
     const u: UserRec = {
@@ -72,11 +78,11 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
       track_deferred_backlog: b(r.track_deferred_backlog), track_target_failures: b(r.track_target_failures),
       created_at: r.created_at, updated_at: r.updated_at,
     };
-    if (!exclude) { p.webhook_token = r.webhook_token; return p; }
     const plugin = core.plugins.provider(r.kind);
+    if (!exclude) p.webhook_token = r.webhook_token;
     // The token is a bearer secret in the webhook URL; it matters (and is listed) only for webhook kinds.
-    if (!plugin || plugin.def.manifest.ingest === 'webhook') p.secrets_omitted = ['/webhook_token'];
-    stripConfig(p, plugin?.secretPaths);
+    else if (!plugin || plugin.def.manifest.ingest === 'webhook') p.secrets_omitted = ['/webhook_token'];
+    secrets(p, plugin?.secretPaths);
     return p;
   });
 
@@ -86,16 +92,13 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
       event_types: json(r.event_types) as Record<string, boolean>, quiet_hours: Db.json(r.quiet_hours, null),
       quiet_policies: json(r.quiet_policies) as TrackerRec['quiet_policies'], config: json(r.config), created_at: r.created_at, updated_at: r.updated_at,
     };
-    if (exclude) {
-      const plugin = core.plugins.provider(kindOfProvider.get(r.provider_id) ?? '');
-      stripConfig(t, plugin ? secretPaths(plugin.def.manifest.trackerSchema ?? {}) : undefined);
-    }
+    secrets(t, core.plugins.provider(kindOfProvider.get(r.provider_id) ?? '')?.trackerSecretPaths);
     return t;
   });
 
   const targets: TargetRec[] = (await all('SELECT * FROM targets ORDER BY id')).map((r) => {
     const t: TargetRec = { id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: json(r.config), locale: r.locale, enabled: b(r.enabled), created_at: r.created_at, updated_at: r.updated_at };
-    if (exclude) stripConfig(t, core.plugins.target(r.kind)?.secretPaths);
+    secrets(t, core.plugins.target(r.kind)?.secretPaths);
     return t;
   });
 
@@ -105,7 +108,7 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
       mode: r.mode, created_at: r.created_at, updated_at: r.updated_at,
     };
     if (!exclude) {
-      if (r.token) bot.token = r.token;
+      if (r.token) { bot.token = r.token; sealForBackup(core.atRest, bot, ['/token']); }
       bot.webhook_path_id = r.webhook_path_id;
       return bot;
     }

@@ -4,7 +4,8 @@
  * bots by id or remote `bot_id`, chats by id or (bot, chat), links by (tracker, target),
  * templates by id or (user, event type, locale), the rest by id. Secrets an `exclude` backup left
  * out are taken from the matched record; a record with nothing to take them from is restored
- * disabled with the status detail "secret missing from backup".
+ * disabled with the status detail "secret missing from backup". Plans compare clear values (stored
+ * secrets are opened, the backup's were opened before sanitizing); the steps store them sealed.
  */
 import { Database as Db } from '../db/database.ts';
 import { randomToken } from '../http/ids.ts';
@@ -12,6 +13,14 @@ import { checkSchedule } from '../relay/routes/schedule.ts';
 import { insertRow, updateRow, SECRET_MISSING, type Planner, type Row } from './planner.ts';
 import type { ConfigurationT } from './schema.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
+
+/** A stored row with the secrets of its config opened (one no key opens counts as missing). */
+const openConfig = (p: Planner, r: Row | undefined, paths: string[]): Row | undefined =>
+  r && { ...r, config: p.core.atRest.openConfigLenient(Db.json(r.config, {}), paths) };
+
+/** A record's values as stored: its config's secrets sealed. */
+const sealConfig = (p: Planner, rec: Record<string, unknown>, paths: string[]): Record<string, unknown> =>
+  ({ ...rec, config: p.core.atRest.sealConfig(rec.config as Record<string, unknown>, paths) });
 
 const stored = (r: Row | undefined, fields: string[]): Record<string, unknown> | undefined => {
   if (!r) return undefined;
@@ -24,8 +33,9 @@ export async function planProviders(p: Planner, c: ConfigurationT): Promise<void
   const selfKind = selfMonitoringOf(p.core)?.kind;
   for (const x of c.providers) {
     const userId = p.map('users', x.user_id);
-    const byId = await p.get('SELECT * FROM providers WHERE id = ?', [x.id]);
-    const byKey = x.kind === selfKind ? await p.get('SELECT * FROM providers WHERE user_id = ? AND kind = ?', [userId, selfKind]) : undefined;
+    const paths = p.core.plugins.provider(x.kind)?.secretPaths ?? [];
+    const byId = openConfig(p, await p.get('SELECT * FROM providers WHERE id = ?', [x.id]), paths);
+    const byKey = x.kind === selfKind ? openConfig(p, await p.get('SELECT * FROM providers WHERE user_id = ? AND kind = ?', [userId, selfKind]), paths) : undefined;
     const match = byId ?? byKey;
     let ambiguous = byId && byKey && byId.id !== byKey.id ? `it matches provider ${byId.id} by id and ${byKey.id} as the user's self-monitoring provider` : undefined;
     if (x.webhook_token && !ambiguous) {
@@ -48,19 +58,21 @@ export async function planProviders(p: Planner, c: ConfigurationT): Promise<void
     const status = { status: enabled ? 'pending' : 'disabled', status_detail: missing.length ? SECRET_MISSING : null, backlog_latched: false };
     if (missing.length && (d === 'insert' || d === 'update')) p.disabled('providers', id);
     if (d === 'insert') {
-      p.step((q) => insertRow(q, 'providers', { id, ...desired, webhook_token: desired.webhook_token ?? randomToken(), ...status, created_at: x.created_at, updated_at: x.updated_at }));
-    } else if (d === 'update') p.step((q) => updateRow(q, 'providers', { ...desired, ...status, updated_at: p.now }, { id }));
+      p.step((q) => insertRow(q, 'providers', { id, ...sealConfig(p, desired, paths), webhook_token: desired.webhook_token ?? randomToken(), ...status, created_at: x.created_at, updated_at: x.updated_at }));
+    } else if (d === 'update') p.step((q) => updateRow(q, 'providers', { ...sealConfig(p, desired, paths), ...status, updated_at: p.now }, { id }));
   }
 }
 
 export async function planTrackers(p: Planner, c: ConfigurationT): Promise<void> {
+  const kindOf = new Map(c.providers.map((x) => [x.id, x.kind]));
   for (const x of c.trackers) {
     const userId = p.map('users', x.user_id);
     const providerId = p.map('providers', x.provider_id);
     if (p.absent.has(providerId)) { p.skip('trackers', x.id, 'its provider was not restored'); p.absent.add(x.id); continue; }
-    const byId = await p.get('SELECT * FROM trackers WHERE id = ?', [x.id]);
+    const paths = p.core.plugins.provider(kindOf.get(x.provider_id) ?? '')?.trackerSecretPaths ?? [];
+    const byId = openConfig(p, await p.get('SELECT * FROM trackers WHERE id = ?', [x.id]), paths);
     // Under a provider matched by its user (self-monitoring), the tracker the service created is found by name.
-    const byName = providerId !== x.provider_id ? await p.get('SELECT * FROM trackers WHERE provider_id = ? AND name = ? ORDER BY id LIMIT 1', [providerId, x.name]) : undefined;
+    const byName = providerId !== x.provider_id ? openConfig(p, await p.get('SELECT * FROM trackers WHERE provider_id = ? AND name = ? ORDER BY id LIMIT 1', [providerId, x.name]), paths) : undefined;
     const match = byId ?? byName;
     const ambiguous = byId && byName && byId.id !== byName.id ? `it matches tracker ${byId.id} by id and ${byName.id} by name` : undefined;
     const id = match?.id ?? x.id;
@@ -75,15 +87,16 @@ export async function planTrackers(p: Planner, c: ConfigurationT): Promise<void>
     p.keptOut(d, match, id);
     p.owners.trackers.set(id, (d === 'keep' || d === 'same' ? match?.user_id : undefined) ?? userId);
     if (missing.length && (d === 'insert' || d === 'update')) p.disabled('trackers', id);
-    if (d === 'insert') p.step((q) => insertRow(q, 'trackers', { id, ...desired, created_at: x.created_at, updated_at: x.updated_at }));
-    else if (d === 'update') p.step((q) => updateRow(q, 'trackers', { ...desired, updated_at: p.now }, { id }));
+    if (d === 'insert') p.step((q) => insertRow(q, 'trackers', { id, ...sealConfig(p, desired, paths), created_at: x.created_at, updated_at: x.updated_at }));
+    else if (d === 'update') p.step((q) => updateRow(q, 'trackers', { ...sealConfig(p, desired, paths), updated_at: p.now }, { id }));
   }
 }
 
 export async function planBots(p: Planner, c: ConfigurationT): Promise<void> {
   for (const x of c.bots) {
-    const byId = await p.get('SELECT * FROM bots WHERE id = ?', [x.id]);
-    const byRemote = x.bot_id ? await p.get('SELECT * FROM bots WHERE bot_id = ?', [x.bot_id]) : undefined;
+    const openToken = (r: Row | undefined): Row | undefined => r && { ...r, token: p.core.atRest.openLenient(r.token) };
+    const byId = openToken(await p.get('SELECT * FROM bots WHERE id = ?', [x.id]));
+    const byRemote = x.bot_id ? openToken(await p.get('SELECT * FROM bots WHERE bot_id = ?', [x.bot_id])) : undefined;
     const match = byId ?? byRemote;
     let ambiguous = byId && byRemote && byId.id !== byRemote.id ? `it matches bot ${byId.id} by id and ${byRemote.id} by bot_id` : undefined;
     const path = x.webhook_path_id ? await p.get('SELECT id FROM bots WHERE webhook_path_id = ?', [x.webhook_path_id]) : undefined;
@@ -107,11 +120,12 @@ export async function planBots(p: Planner, c: ConfigurationT): Promise<void> {
     // Otherwise `pending` has the runtime check the token and register a webhook-mode bot's webhook again.
     const status = missing.length ? { status: 'auth_failed', status_detail: SECRET_MISSING } : { status: 'pending', status_detail: null };
     if (missing.length && (d === 'insert' || d === 'update')) p.disabled('bots', id);
-    if (d === 'insert') p.step((q) => insertRow(q, 'bots', { id, ...desired, token: desired.token ?? '', ...status, update_offset: 0, created_at: x.created_at, updated_at: x.updated_at }));
+    const token = typeof desired.token === 'string' && desired.token ? { token: p.core.atRest.seal(desired.token) } : {};
+    if (d === 'insert') p.step((q) => insertRow(q, 'bots', { id, ...desired, token: '', ...token, ...status, update_offset: 0, created_at: x.created_at, updated_at: x.updated_at }));
     else if (d === 'update') {
       // A webhook registered for another path says nothing about this one.
       const registration = match?.webhook_path_id === pathId ? {} : { webhook_key_id: null };
-      p.step((q) => updateRow(q, 'bots', { ...desired, ...status, ...registration, updated_at: p.now }, { id }));
+      p.step((q) => updateRow(q, 'bots', { ...desired, ...token, ...status, ...registration, updated_at: p.now }, { id }));
     }
   }
   for (const x of c.bot_chats) {
@@ -132,7 +146,8 @@ export async function planBots(p: Planner, c: ConfigurationT): Promise<void> {
 export async function planTargets(p: Planner, c: ConfigurationT): Promise<void> {
   for (const x of c.targets) {
     const userId = p.map('users', x.user_id);
-    const match = await p.get('SELECT * FROM targets WHERE id = ?', [x.id]);
+    const paths = p.core.plugins.target(x.kind)?.secretPaths ?? [];
+    const match = openConfig(p, await p.get('SELECT * FROM targets WHERE id = ?', [x.id]), paths);
     const rec: Record<string, unknown> = { config: structuredClone(x.config) };
     const missing = p.fillSecrets(rec, x.secrets_omitted, stored(match, ['config']));
     const config = rec.config as Record<string, unknown>;
@@ -143,8 +158,8 @@ export async function planTargets(p: Planner, c: ConfigurationT): Promise<void> 
     p.owners.targets.set(x.id, (d === 'keep' || d === 'same' ? match?.user_id : undefined) ?? userId);
     const runtime = { consecutive_failures: 0, last_error: missing.length ? SECRET_MISSING : null };
     if (missing.length && (d === 'insert' || d === 'update')) p.disabled('targets', x.id);
-    if (d === 'insert') p.step((q) => insertRow(q, 'targets', { id: x.id, ...desired, ...runtime, created_at: x.created_at, updated_at: x.updated_at }));
-    else if (d === 'update') p.step((q) => updateRow(q, 'targets', { ...desired, ...runtime, updated_at: p.now }, { id: x.id }));
+    if (d === 'insert') p.step((q) => insertRow(q, 'targets', { id: x.id, ...sealConfig(p, desired, paths), ...runtime, created_at: x.created_at, updated_at: x.updated_at }));
+    else if (d === 'update') p.step((q) => updateRow(q, 'targets', { ...sealConfig(p, desired, paths), ...runtime, updated_at: p.now }, { id: x.id }));
   }
   for (const l of c.tracker_targets) {
     const trackerId = p.map('trackers', l.tracker_id);

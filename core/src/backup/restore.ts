@@ -6,6 +6,7 @@
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { sanitizeConfiguration } from './sanitize.ts';
+import { openBackupSecrets } from './sealed.ts';
 import { Planner, assertApplicable, type ConflictMode, type Summary } from './planner.ts';
 import { planAssistant, planSettings, planUsers } from './plan-core.ts';
 import { planActionsAndTemplates, planBots, planProviders, planTargets, planTrackers } from './plan-relay.ts';
@@ -16,7 +17,8 @@ import type { EnvelopeT } from './schema.ts';
  * when the conflict mode refuses (or no administrator would be left).
  */
 export async function planRestore(core: Core, envelope: EnvelopeT, mode: ConflictMode, q: Queryable = core.db): Promise<Planner> {
-  const sanitized = sanitizeConfiguration(core, envelope.configuration);
+  // Validation and matching work on clear values; the planner seals them again as it writes.
+  const sanitized = sanitizeConfiguration(core, openBackupSecrets(core, envelope.configuration));
   const c = sanitized.config;
   const p = new Planner(core, q, mode, core.clock.now());
   p.summary.skipped.push(...sanitized.skipped);

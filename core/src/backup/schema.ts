@@ -70,7 +70,8 @@ export const TargetRecord = Type.Object({
 export const LinkRecord = Type.Object({ tracker_id: Id, target_id: Id, user_id: Id, created_at: Time }, { additionalProperties: false });
 
 export const BotRecord = Type.Object({
-  id: Id, user_id: Id, kind: Kind, name: Name, token: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  // Up to 256 characters in clear; sealed (`enc:v1:`, as include backups carry it) it grows by about a third.
+  id: Id, user_id: Id, kind: Kind, name: Name, token: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
   bot_id: NullableText(64), username: NullableText(64), mode: Type.Union([Type.Literal('polling'), Type.Literal('webhook')]),
   /** Left out of `exclude` backups: a routing secret (a restore without it generates a new one). */
   webhook_path_id: Type.Optional(UrlToken), secrets_omitted: Omitted, created_at: Time, updated_at: Time,

@@ -9,6 +9,7 @@ import { parseCidrList } from '../net/cidr.ts';
 /** The environment, as strings, validated before anything is parsed out of it. */
 export const EnvSchema = Type.Object({
   SERVICE_SECRET_KEY: Type.String({ minLength: 1 }),
+  SERVICE_SECRET_KEY_PREVIOUS: Type.Optional(Type.String()),
   SERVICE_CORS_ALLOWED_ORIGINS: Type.String({ default: 'http://localhost:5173' }),
   SERVICE_FORWARDED_ALLOW_IPS: Type.String({ default: '127.0.0.1' }),
   SERVICE_DATA_DIR: Type.String({ default: '/data', minLength: 1 }),
@@ -51,6 +52,8 @@ export type LevelName = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
 
 export interface Config {
   secretKey: string;
+  /** The key before a rotation: stored secrets it sealed are still read, and sealed again with `secretKey` at boot. */
+  previousSecretKey?: string;
   corsOrigins: string[];
   forwardedAllowIps: string[];
   dataDir: string;
@@ -160,6 +163,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
   return {
     secretKey: e.SERVICE_SECRET_KEY,
+    previousSecretKey: e.SERVICE_SECRET_KEY_PREVIOUS,
     corsOrigins,
     forwardedAllowIps,
     dataDir,

@@ -10,6 +10,7 @@ import { DbInstanceStore } from './store.ts';
 import { getAt, setSecretPointers } from '../backup/secret-paths.ts';
 import { isProvider, isTarget, type LoadedPlugin } from './loader.ts';
 import { bindCredentials } from '../net/outbound.ts';
+import type { SecretsAtRest } from '../secrets/at-rest.ts';
 
 export interface ProviderRow {
   id: string; user_id: string; kind: string; name: string; config: Record<string, unknown>; enabled: boolean;
@@ -65,6 +66,7 @@ export class PluginHost {
   private hooks?: ProviderHooks;
   private db: Database;
   private logs: LoggerFactory;
+  private atRest: SecretsAtRest;
   private http: OutboundHttp;
   private clock: { now(): Date };
   private isLeader: () => boolean;
@@ -74,9 +76,9 @@ export class PluginHost {
   private watchTimer?: NodeJS.Timeout;
   private closed = false;
 
-  constructor(o: { plugins: LoadedPlugin[]; db: Database; logs: LoggerFactory; http: OutboundHttp; clock: { now(): Date }; isLeader: () => boolean; publicUrl: () => string }) {
+  constructor(o: { plugins: LoadedPlugin[]; db: Database; logs: LoggerFactory; atRest: SecretsAtRest; http: OutboundHttp; clock: { now(): Date }; isLeader: () => boolean; publicUrl: () => string }) {
     for (const p of o.plugins) this.plugins.set(p.id, p);
-    this.db = o.db; this.logs = o.logs; this.http = o.http; this.clock = o.clock; this.isLeader = o.isLeader; this.publicUrl = o.publicUrl;
+    this.db = o.db; this.logs = o.logs; this.atRest = o.atRest; this.http = o.http; this.clock = o.clock; this.isLeader = o.isLeader; this.publicUrl = o.publicUrl;
   }
 
   setHooks(h: ProviderHooks): void { this.hooks = h; }
@@ -154,7 +156,12 @@ export class PluginHost {
 
   private async boot(entry: ProviderEntry): Promise<void> {
     const { row, plugin } = entry;
-    const cfg = plugin.validateConfig(row.config, { undeclared: 'drop' });
+    let opened: Record<string, unknown>;
+    try { opened = this.atRest.openConfig(row.config, plugin.secretPaths, 'a secret of this provider'); } catch (err) {
+      await this.setStatus(entry, 'error', (err as Error).message);
+      return;
+    }
+    const cfg = plugin.validateConfig(opened, { undeclared: 'drop' });
     if (!cfg.ok) { await this.setStatus(entry, 'error', `configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`); return; }
     const http = this.instanceHttp(plugin, this.maskSecretValues(plugin, cfg.value));
     const store = new DbInstanceStore(this.db, row.id, () => this.clock.now());
@@ -167,7 +174,7 @@ export class PluginHost {
           if (!this.hooks) throw new Error('relay is not running');
           return this.hooks.emit(row, event);
         },
-        trackers: () => this.trackerViews(row.id),
+        trackers: () => this.trackerViews(row.id, row.kind),
       });
       await entry.instance.start?.();
       if (entry.abort.signal.aborted) return;
@@ -215,9 +222,10 @@ export class PluginHost {
     const e = typeof entry === 'string' ? this.providers.get(entry) : entry;
     if (!e?.instance?.poll || e.abort.signal.aborted) return;
     if (e.timer) clearTimeout(e.timer);
-    const trackers = (await this.trackerViews(e.row.id)).filter((t) => t.enabled);
+    let trackers: TrackerView[] = [];
     let error: unknown;
     try {
+      trackers = (await this.trackerViews(e.row.id, e.row.kind)).filter((t) => t.enabled);
       if (trackers.length) await e.instance.poll({ trackers, signal: e.abort.signal });
     } catch (err) { error = err; }
     if (e.abort.signal.aborted) return;
@@ -229,9 +237,11 @@ export class PluginHost {
     this.schedulePoll(e, next);
   }
 
-  async trackerViews(providerId: string): Promise<TrackerView[]> {
+  /** The trackers of a provider as its plugin sees them (secrets opened). Throws SecretUnreadableError. */
+  async trackerViews(providerId: string, kind: string): Promise<TrackerView[]> {
     const rows = await this.db.all('SELECT id, name, enabled, config FROM trackers WHERE provider_id = ? ORDER BY id', [providerId]);
-    return rows.map((r) => ({ id: r.id, name: r.name, enabled: Db.bool(r.enabled), config: Db.json(r.config, {}) }));
+    const paths = this.provider(kind)?.trackerSecretPaths ?? [];
+    return rows.map((r) => ({ id: r.id, name: r.name, enabled: Db.bool(r.enabled), config: this.atRest.openConfig(Db.json(r.config, {}), paths, `a secret of tracker "${r.name}"`) }));
   }
 
   runningProvider(id: string): { row: ProviderRow; instance?: ProviderInstance; state: string; plugin: LoadedPlugin & { def: ProviderDefinition } } | undefined {
@@ -313,7 +323,7 @@ export class PluginHost {
     if (!plugin) throw Object.assign(new Error(`target kind "${row.kind}" is not enabled`), { code: 'CONFIG' });
     const abort = new AbortController();
     const instance = (async () => {
-      const cfg = plugin.validateConfig(row.config, { undeclared: 'drop' });
+      const cfg = plugin.validateConfig(this.atRest.openConfig(row.config, plugin.secretPaths, 'a secret of this target'), { undeclared: 'drop' });
       const secrets = cfg.ok ? this.maskSecretValues(plugin, cfg.value) : [];
       if (!cfg.ok) throw Object.assign(new Error(`target configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`), { code: 'CONFIG' });
       let bot;
@@ -321,7 +331,7 @@ export class PluginHost {
       if (botId) {
         const b = await this.db.get('SELECT id, token, bot_id, username, api_root FROM bots WHERE id = ? AND user_id = ?', [botId, row.user_id]);
         if (!b) throw Object.assign(new Error('the messaging bot of this target no longer exists'), { code: 'CONFIG' });
-        bot = { id: b.id as string, token: b.token as string, botId: b.bot_id ?? undefined, username: b.username ?? undefined, apiRoot: b.api_root ?? undefined };
+        bot = { id: b.id as string, token: this.atRest.open(b.token as string, 'the token of this target\'s messaging bot'), botId: b.bot_id ?? undefined, username: b.username ?? undefined, apiRoot: b.api_root ?? undefined };
       }
       const inst = await plugin.def.create({
         instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: this.logs.get(`plugin.${row.kind}`, { target_id: row.id }) as unknown as PluginLogger,

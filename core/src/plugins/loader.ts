@@ -17,6 +17,8 @@ export interface LoadedPlugin {
   id: string;
   kind: 'provider' | 'target';
   secretPaths: string[];
+  /** The `Secret()` fields of tracker configs (providers with a `trackerSchema`; none otherwise). */
+  trackerSecretPaths: string[];
   /**
    * Validates and applies defaults; returns the config or a list of errors. Fields the schema does
    * not declare are refused (listed in `undeclared` and among the errors), or with
@@ -87,6 +89,7 @@ export function wrapDefinition(packageName: string, def: PluginDefinition): Load
   return {
     packageName, def, id: m.id, kind: m.kind,
     secretPaths: secretPaths(m.configSchema),
+    trackerSecretPaths: secretPaths(trackerSchema),
     validateConfig: validator(m.configSchema),
     checkConfig: (config) => checkWith(packageName, def, config),
     configAliases,

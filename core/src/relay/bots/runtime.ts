@@ -34,7 +34,7 @@ export class BotRuntime {
     if (Number(webhookBots?.n ?? 0) > 0 && !this.core.config.messagingWebhookSecret) {
       throw new ConfigurationError('SERVICE_MESSAGING_WEBHOOK_SECRET is required because a messaging bot runs in webhook mode; set it, or switch the bot to polling');
     }
-    for (const b of await this.core.db.all<{ token: string }>('SELECT token FROM bots')) rememberToken(this.core, b.token);
+    for (const b of await this.core.db.all<{ token: string }>('SELECT token FROM bots')) rememberToken(this.core, this.core.atRest.openLenient(b.token));
     this.running = true;
     this.core.jobs.onLeadershipChange((leader) => { void (leader ? this.startAll() : this.stopAll()); });
     if (this.core.jobs.isLeader()) await this.startAll();
@@ -68,18 +68,32 @@ export class BotRuntime {
     await Promise.all(all.map((p) => p.stop()));
   }
 
-  private async startOne(row: BotRow): Promise<void> {
-    if (!this.running || !this.core.jobs.isLeader() || this.pollers.has(row.id)) return;
-    const driver = botDriver(this.core, row.kind);
-    if (!driver) return;
+  /** Starts the loop of a polling bot (or retries a webhook bot's registration), from its stored record. */
+  private async startOne(stored: BotRow): Promise<void> {
+    if (!this.running || !this.core.jobs.isLeader() || this.pollers.has(stored.id)) return;
+    const driver = botDriver(this.core, stored.kind);
+    if (!driver || stored.status === 'auth_failed') return;
+    const row = await this.opened(stored);
+    if (!row) return;
     rememberToken(this.core, row.token);
     if (row.mode === 'polling') {
-      if (row.status === 'auth_failed') return;
       this.pollers.set(row.id, new Poller(this.core, row, driver, this.messages, this.backoffBaseMs));
       this.versions.set(row.id, row.updated_at);
       return;
     }
     if (this.needsWebhook(row)) this.track(this.registerWebhook(row, driver));
+  }
+
+  /**
+   * The record with its token opened. A token no key opens sets the bot to `auth_failed`, the status
+   * the runtime leaves alone, with the reason: the bot waits for its owner to enter the token again.
+   */
+  private async opened(stored: BotRow): Promise<BotRow | undefined> {
+    try { return { ...stored, token: this.core.atRest.open(stored.token, 'the bot token') }; } catch (err) {
+      await this.core.db.run('UPDATE bots SET status = ?, status_detail = ? WHERE id = ?', ['auth_failed', (err as Error).message, stored.id]).catch(() => {});
+      this.core.logs.get('bots').error({ bot_id: stored.id }, (err as Error).message);
+      return undefined;
+    }
   }
 
   /**
@@ -117,9 +131,11 @@ export class BotRuntime {
    */
   async refreshWebhooks(): Promise<void> {
     if (!this.running || !this.core.jobs.isLeader()) return;
-    for (const row of await this.core.db.all<BotRow>(`SELECT * FROM bots WHERE mode = 'webhook' ORDER BY id`)) {
-      const driver = botDriver(this.core, row.kind);
-      if (driver && this.needsWebhook(row)) await this.registerWebhook(row, driver);
+    for (const stored of await this.core.db.all<BotRow>(`SELECT * FROM bots WHERE mode = 'webhook' ORDER BY id`)) {
+      const driver = botDriver(this.core, stored.kind);
+      if (!driver || !this.needsWebhook(stored)) continue;
+      const row = await this.opened(stored);
+      if (row) await this.registerWebhook(row, driver);
     }
   }
 

@@ -31,7 +31,7 @@ export class Relay implements RelayService {
       emit: (provider, event) => this.ingest(provider, event),
       pollResult: (provider, trackers, error) => this.monitor.pollResult(provider, trackers, error),
       authFailed: async (provider, error) => {
-        const trackers = await core.plugins.trackerViews(provider.id);
+        const trackers = await core.plugins.trackerViews(provider.id, provider.kind);
         await this.emitSelf(provider.user_id, 'pollFailures', {
           provider_id: provider.id, provider_name: provider.name, provider_kind: provider.kind, tracker_name: trackers[0]?.name ?? provider.name,
           failures: 1, threshold: 1, last_error: `credential rejected: ${error.message}`.slice(0, 500),

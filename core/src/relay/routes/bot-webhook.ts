@@ -73,7 +73,7 @@ export async function botWebhookRoutes(app: App, core: Core): Promise<void> {
       if (update) {
         const chat = await recordUpdate(core, bot, update);
         // Answer at once; the greeting goes out in the background (shutdown waits for it).
-        if (chat) botRuntime(core).track(greet(core, bot, chat, driver, botRuntime(core).messages));
+        if (chat) botRuntime(core).track(greet(core, { ...bot, token: core.atRest.openLenient(bot.token) }, chat, driver, botRuntime(core).messages));
       }
       await record(200, null);
       return { ok: true };

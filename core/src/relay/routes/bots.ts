@@ -102,7 +102,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     const now = nowIso(core);
     try {
       await core.db.run(`INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root, webhook_key_id, status, status_detail, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, kind, b.name, b.token, c.botId, c.username, b.mode, pathId, b.api_root ?? null, c.webhookKeyId ?? null, c.status, c.detail, now, now]);
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, kind, b.name, core.atRest.seal(b.token), c.botId, c.username, b.mode, pathId, b.api_root ?? null, c.webhookKeyId ?? null, c.status, c.detail, now, now]);
     } catch (err) {
       if (isUniqueViolation(err)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
       throw err;
@@ -118,10 +118,12 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
-    const token = b.token === undefined || b.token === MASKED ? row.token : b.token;
+    // A stored token no key opens counts as none: the owner sends it again.
+    const current = core.atRest.openLenient(row.token);
+    const token = b.token === undefined || b.token === MASKED ? current : b.token;
     const mode = b.mode ?? row.mode;
     const apiRoot = b.api_root === undefined ? (row.api_root ?? null) : b.api_root;
-    const reconnect = token !== row.token || mode !== row.mode || apiRoot !== (row.api_root ?? null) || (row.status !== 'ok' && row.status !== 'running');
+    const reconnect = token !== current || mode !== row.mode || apiRoot !== (row.api_root ?? null) || (row.status !== 'ok' && row.status !== 'running');
     let c: Connection = { botId: row.bot_id, username: row.username, status: row.status as Connection['status'], detail: row.status_detail };
     if (reconnect) {
       const driver = needDriver(core, row.kind);
@@ -131,7 +133,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
       try {
         c = await connectBot(core, driver, { kind: row.kind, token, mode, webhook_path_id: row.webhook_path_id, api_root: apiRoot });
         // A stored token that stopped working is recorded; only a new token that is rejected is refused.
-        if (token !== row.token) refuseRejected(c);
+        if (token !== current) refuseRejected(c);
         if (c.botId && row.bot_id && c.botId !== row.bot_id) {
           throw unprocessable(`This token belongs to a different bot${c.username ? ` (@${c.username})` : ''}; add it as a new bot instead.`, [{ path: 'body/token', message: 'belongs to a different bot' }], 'different_bot');
         }
@@ -147,10 +149,10 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     // What the bot service now holds: no webhook in polling mode; a failed registration leaves the previous one.
     const keyId = mode === 'polling' ? null : (c.webhookKeyId ?? row.webhook_key_id ?? null);
     await core.db.run('UPDATE bots SET name = ?, token = ?, mode = ?, api_root = ?, bot_id = ?, username = ?, webhook_key_id = ?, status = ?, status_detail = ?, updated_at = ? WHERE id = ? AND user_id = ?',
-      [b.name ?? row.name, token, mode, apiRoot, c.botId ?? row.bot_id, c.username ?? row.username, keyId, c.status, c.detail, nowIso(core), row.id, user.id]);
+      [b.name ?? row.name, token ? core.atRest.seal(token) : '', mode, apiRoot, c.botId ?? row.bot_id, c.username ?? row.username, keyId, c.status, c.detail, nowIso(core), row.id, user.id]);
     if (reconnect) await botRuntime(core).changed(row.id);
     // Target instances hold the bot token they were built with.
-    if (token !== row.token || apiRoot !== (row.api_root ?? null)) for (const t of await targetsUsing(core, row)) await core.plugins.dropTarget(t.id);
+    if (token !== current || apiRoot !== (row.api_root ?? null)) for (const t of await targetsUsing(core, row)) await core.plugins.dropTarget(t.id);
     return botView(await get(row.id, user.id));
   });
 
@@ -163,7 +165,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     }
     await botRuntime(core).removed(row.id);
     const driver = botDriver(core, row.kind);
-    if (driver && row.mode === 'webhook') await driver.deleteWebhook(driverContext(core, row), row.token, deadline(5000)).catch(() => {});
+    if (driver && row.mode === 'webhook') await driver.deleteWebhook(driverContext(core, row), core.atRest.openLenient(row.token), deadline(5000)).catch(() => {});
     await core.db.run('DELETE FROM bots WHERE id = ? AND user_id = ?', [row.id, user.id]);
     return reply.code(204).send();
   });

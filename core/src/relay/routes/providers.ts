@@ -85,30 +85,31 @@ function creatableKinds(core: Core): string[] {
 }
 
 /**
- * Merges masked secrets and top-level aliases into the config, then validates it against the
- * plugin's schema and its own `validateConfig` hook.
+ * Merges masked secrets and top-level aliases into the config (the stored one when none is sent),
+ * validates it against the plugin's schema and its own `validateConfig` hook, and returns it as it
+ * is stored: its secrets sealed.
  */
-function prepare(plugin: Provider, input: { config: Record<string, unknown>; sent: boolean; aliases: Record<string, unknown> }, stored?: Row): Record<string, unknown> {
-  const storedConfig = stored ? Db.json<Record<string, unknown>>(stored.config, {}) : undefined;
+function prepare(core: Core, plugin: Provider, input: { config?: Record<string, unknown>; aliases: Record<string, unknown> }, stored?: Row): Record<string, unknown> {
+  const storedConfig = stored ? core.atRest.openConfigLenient(Db.json<Record<string, unknown>>(stored.config, {}), plugin.secretPaths) : undefined;
   for (const a of Object.keys(input.aliases)) {
     if (!plugin.configAliases.includes(a)) {
       throw unprocessable(`The field "${a}" does not apply to "${plugin.id}" providers; set this kind's settings inside config.`,
         [{ path: `body/${a}`, message: 'is not an allowed field for this kind' }]);
     }
   }
-  const { config, unresolved } = restoreMasked(input.config, storedConfig, plugin.secretPaths);
+  const { config, unresolved } = restoreMasked(input.config ?? storedConfig ?? {}, storedConfig, plugin.secretPaths);
   if (unresolved.length) {
     throw unprocessable(`The config holds the mask "********" where no secret is stored (${unresolved.join(', ')}); send the real value.`,
       unresolved.map((p) => ({ path: `body/config/${p.replaceAll('.', '/')}`, message: 'is masked but nothing is stored' })));
   }
-  const inConfig = new Set(input.sent ? Object.keys(input.config) : []);
+  const inConfig = new Set(Object.keys(input.config ?? {}));
   for (const a of plugin.configAliases) {
     if (a in input.aliases) config[a] = input.aliases[a];
     else if (!(a in config) && storedConfig && a in storedConfig) config[a] = storedConfig[a];
   }
   const what = `configuration of a ${plugin.def.manifest.displayName} provider`;
   // Fields the schema does not declare are refused in a config the caller sent, dropped from a stored one.
-  const cfg = plugin.validateConfig(config, { undeclared: input.sent ? 'refuse' : 'drop' });
+  const cfg = plugin.validateConfig(config, { undeclared: input.config !== undefined ? 'refuse' : 'drop' });
   if (!cfg.ok) throw invalidConfig('config', what, cfg.errors, cfg.undeclared);
   const problems = plugin.checkConfig(cfg.value);
   if (problems.length) {
@@ -118,7 +119,7 @@ function prepare(plugin: Provider, input: { config: Record<string, unknown>; sen
       return plugin.configAliases.includes(field) && !inConfig.has(field) ? `body/${path.slice(1)}` : underConfig(path);
     });
   }
-  return cfg.value;
+  return core.atRest.sealConfig(cfg.value, plugin.secretPaths);
 }
 
 /** (Re)starts the instance, waiting a little so the response can carry its first status. */
@@ -154,7 +155,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
       throw unprocessable(`Providers of kind "${b.kind}" are created by the service (one per user); change its settings under /api/self-monitoring.`,
         [{ path: 'body/kind', message: 'is managed by the service' }], 'core_managed');
     }
-    const config = prepare(plugin, { config: b.config as Record<string, unknown>, sent: true, aliases: aliasesOf(req.body as Record<string, unknown>, CreateBody) });
+    const config = prepare(core, plugin, { config: b.config as Record<string, unknown>, aliases: aliasesOf(req.body as Record<string, unknown>, CreateBody) });
     const id = newId();
     const now = nowIso(core);
     const enabled = b.enabled ?? true;
@@ -175,8 +176,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     const b = req.body as Static<typeof PatchBody>;
     const plugin = core.plugins.provider(row.kind);
     if (!plugin) throw unprocessable(`Provider kind "${row.kind}" is not enabled on this service, so this provider cannot be changed; enable its plugin or delete the provider.`, undefined, 'kind_not_enabled');
-    const config = (b.config as Record<string, unknown> | undefined) ?? Db.json<Record<string, unknown>>(row.config, {});
-    const prepared = prepare(plugin, { config, sent: b.config !== undefined, aliases: aliasesOf(req.body as Record<string, unknown>, PatchBody) }, row);
+    const prepared = prepare(core, plugin, { config: b.config as Record<string, unknown> | undefined, aliases: aliasesOf(req.body as Record<string, unknown>, PatchBody) }, row);
     const enabled = b.enabled ?? Db.bool(row.enabled);
     await core.db.run(`UPDATE providers SET name = ?, config = ?, enabled = ?, status = ?, status_detail = NULL, updated_at = ?
       WHERE id = ? AND user_id = ?`, [b.name ?? row.name, prepared, enabled, enabled ? 'pending' : 'disabled', nowIso(core), row.id, user.id]);

@@ -39,20 +39,24 @@ function targetKinds(core: Core): string[] {
   return [...core.plugins.plugins.values()].filter((p) => p.kind === 'target').map((p) => p.id).sort();
 }
 
-/** Restores masked secrets, validates against the plugin, and checks that a named bot is the caller's. */
-async function prepare(core: Core, userId: string, kind: string, incoming: Record<string, unknown>, stored?: Row, sent = true): Promise<Record<string, unknown>> {
+/**
+ * Restores masked secrets, validates against the plugin, and checks that a named bot is the
+ * caller's. `incoming` undefined keeps the stored config. Returns the config as stored: secrets sealed.
+ */
+async function prepare(core: Core, userId: string, kind: string, incoming: Record<string, unknown> | undefined, stored?: Row): Promise<Record<string, unknown>> {
   const plugin = core.plugins.target(kind);
   if (!plugin) {
     throw unprocessable(`Unknown target kind "${kind}"; the enabled kinds are: ${targetKinds(core).join(', ') || 'none'}.`, [{ path: 'body/kind', message: 'is not an enabled target kind' }], 'unknown_kind');
   }
-  const { config, unresolved } = restoreMasked(incoming, stored ? Db.json(stored.config, {}) : undefined, plugin.secretPaths);
+  const storedConfig = stored ? core.atRest.openConfigLenient(Db.json(stored.config, {}), plugin.secretPaths) : undefined;
+  const { config, unresolved } = restoreMasked(incoming ?? storedConfig ?? {}, storedConfig, plugin.secretPaths);
   if (unresolved.length) {
     throw unprocessable(`The config holds the mask "********" where no secret is stored (${unresolved.join(', ')}); send the real value.`,
       unresolved.map((p) => ({ path: `body/config/${p.replaceAll('.', '/')}`, message: 'is masked but nothing is stored' })));
   }
   const what = `configuration of a ${plugin.def.manifest.displayName} target`;
   // Fields the schema does not declare are refused in a config the caller sent, dropped from a stored one.
-  const cfg = plugin.validateConfig(config, { undeclared: sent ? 'refuse' : 'drop' });
+  const cfg = plugin.validateConfig(config, { undeclared: incoming !== undefined ? 'refuse' : 'drop' });
   if (!cfg.ok) throw invalidConfig('config', what, cfg.errors, cfg.undeclared);
   const problems = plugin.checkConfig(cfg.value);
   if (problems.length) throw configRefused(what, problems, underConfig);
@@ -62,7 +66,7 @@ async function prepare(core: Core, userId: string, kind: string, incoming: Recor
     if (!bot) throw unprocessable('config.bot_id does not name one of your messaging bots; add the bot under /api/bots first.', [{ path: 'body/config/bot_id', message: 'is not one of your bots' }], 'unknown_bot');
     if (bot.kind !== kind) throw unprocessable(`config.bot_id names a ${bot.kind} bot, but this is a ${kind} target.`, [{ path: 'body/config/bot_id', message: `must be a ${kind} bot` }], 'wrong_bot_kind');
   }
-  return cfg.value;
+  return core.atRest.sealConfig(cfg.value, plugin.secretPaths);
 }
 
 export async function targetRoutes(app: App, core: Core): Promise<void> {
@@ -93,7 +97,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
-    const config = await prepare(core, user.id, row.kind, (b.config as Record<string, unknown> | undefined) ?? Db.json(row.config, {}), row, b.config !== undefined);
+    const config = await prepare(core, user.id, row.kind, b.config as Record<string, unknown> | undefined, row);
     // updated_at is part of the cached instance's key, so the next send builds a fresh instance.
     await core.db.run('UPDATE targets SET name = ?, config = ?, locale = ?, enabled = ?, updated_at = ? WHERE id = ? AND user_id = ?',
       [b.name ?? row.name, config, b.locale ?? row.locale, b.enabled ?? Db.bool(row.enabled), nowIso(core), row.id, user.id]);

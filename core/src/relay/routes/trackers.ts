@@ -8,7 +8,6 @@ import { IdParams, ListQuery, Uuid } from '../../http/schemas.ts';
 import { notFound, unprocessable } from '../../http/problem.ts';
 import { newId } from '../../http/ids.ts';
 import { Database as Db } from '../../db/database.ts';
-import { secretPaths } from '../../plugin-api/index.ts';
 import { quietWindowProblem, type QuietWindow } from '../quiet-hours/quiet-hours.ts';
 import { invalidConfig, nowIso, owned, pageSql, relayIfRunning, type Page } from './common.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
@@ -32,11 +31,13 @@ const PatchBody = Type.Object({ provider_id: Type.Optional(Uuid), ...fields, nam
 type Row = Record<string, any>;
 interface Input {
   provider_id: string; name: string; enabled: boolean; event_types: Record<string, boolean>; quiet_hours: QuietWindow | null;
-  quiet_policies: Record<string, string>; config: Record<string, unknown>;
+  quiet_policies: Record<string, string>;
+  /** Undefined on a change: the stored config. */
+  config: Record<string, unknown> | undefined;
 }
 
 function trackerSecrets(core: Core, kind: string): string[] {
-  return secretPaths(core.plugins.provider(kind)?.def.manifest.trackerSchema ?? {});
+  return core.plugins.provider(kind)?.trackerSecretPaths ?? [];
 }
 
 /** The tracker as the API shows it. `targetIds` comes from one query over all listed trackers. */
@@ -83,14 +84,15 @@ async function validate(core: Core, userId: string, input: Input, stored?: Row, 
     const problem = quietWindowProblem(input.quiet_hours);
     if (problem) throw unprocessable(`The quiet hours are invalid: ${problem}.`, [{ path: 'body/quiet_hours', message: problem }], 'invalid_quiet_hours');
   }
-  const paths = trackerSecrets(core, provider.kind);
-  const { config, unresolved } = restoreMasked(input.config, stored ? Db.json(stored.config, {}) : undefined, paths);
+  const paths = plugin.trackerSecretPaths;
+  const storedConfig = stored ? core.atRest.openConfigLenient(Db.json(stored.config, {}), paths) : undefined;
+  const { config, unresolved } = restoreMasked(input.config ?? storedConfig ?? {}, storedConfig, paths);
   if (unresolved.length) throw unprocessable(`The config holds the mask "********" where no secret is stored (${unresolved.join(', ')}); send the real value.`);
   // Fields the tracker schema does not declare are refused in a config the caller sent (or carries to
   // another provider), dropped from the stored one of an unchanged provider.
   const cfg = plugin.validateTrackerConfig(config, { undeclared: configSent ? 'refuse' : 'drop' });
   if (!cfg.ok) throw invalidConfig('config', `tracker configuration for a ${plugin.def.manifest.displayName} provider`, cfg.errors, cfg.undeclared);
-  return { ...input, config: cfg.value };
+  return { ...input, config: core.atRest.sealConfig(cfg.value, paths) };
 }
 
 export async function trackerRoutes(app: App, core: Core): Promise<void> {
@@ -133,7 +135,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
       event_types: b.event_types ?? Db.json(row.event_types, {}),
       quiet_hours: b.quiet_hours !== undefined ? b.quiet_hours : Db.json<QuietWindow | null>(row.quiet_hours, null),
       quiet_policies: b.quiet_policies ?? Db.json(row.quiet_policies, {}),
-      config: (b.config as Record<string, unknown> | undefined) ?? Db.json(row.config, {}),
+      config: b.config as Record<string, unknown> | undefined,
     }, row, b.config !== undefined || (b.provider_id !== undefined && b.provider_id !== row.provider_id));
     await core.db.run(`UPDATE trackers SET provider_id = ?, name = ?, enabled = ?, event_types = ?, quiet_hours = ?, quiet_policies = ?, config = ?, updated_at = ?
       WHERE id = ? AND user_id = ?`, [input.provider_id, input.name, input.enabled, input.event_types, input.quiet_hours as Record<string, unknown> | null, input.quiet_policies, input.config, nowIso(core), row.id, user.id]);
