@@ -59,3 +59,31 @@ t.test('the test host\'s outbound client: requests, redirects, size cap, refusal
   t.same(await h.resolveAllowed('127.0.0.1'), { address: '127.0.0.1', family: 4 });
   t.equal((await (await h.fetch(`${base}/json`)).json() as { method: string }).method, 'GET', 'fetch works too');
 });
+
+t.test('the test host keeps credentials on their origin exactly as the service\'s client does', async (t) => {
+  const { createOutboundHttp } = await import('../../core/src/net/outbound.ts');
+  const TOKEN = '4242:AAE-token_for_the_comparison_0123';
+  const reached: { url: string; headers: http.IncomingHttpHeaders }[] = [];
+  const second = http.createServer((rq, rs) => { reached.push({ url: rq.url ?? '', headers: rq.headers }); rs.end('second'); });
+  await new Promise<void>((r) => second.listen(0, '127.0.0.1', r));
+  const secondBase = `http://127.0.0.1:${(second.address() as { port: number }).port}`;
+  const first = http.createServer((rq, rs) => { rs.writeHead(307, { location: rq.url === '/keep-path' ? `${secondBase}/bot${TOKEN}/x` : `${secondBase}/landing` }).end(); });
+  await new Promise<void>((r) => first.listen(0, '127.0.0.1', r));
+  const service = createOutboundHttp({ allowCidrs: ['127.0.0.1/32'] });
+  t.teardown(async () => { await service.close(); for (const s of [first, second]) { s.closeAllConnections(); s.close(); } });
+  const firstBase = `http://127.0.0.1:${(first.address() as { port: number }).port}`;
+  const binding = { headers: ['x-api-key'], secrets: [TOKEN] };
+  const headers = { 'x-api-key': 'k', 'x-token': `t ${TOKEN}`, authorization: 'Bearer b', 'x-plain': 'p' };
+
+  const outcome = async (h: { request: typeof service.request; fetch: typeof fetch }) => {
+    reached.length = 0;
+    await h.request(`${firstBase}/go`, { headers });
+    await h.fetch(`${firstBase}/go`, { headers });
+    const refused = await h.request(`${firstBase}/keep-path`).then(() => 'followed', (e: OutboundError) => e.code);
+    return { refused, reached: reached.map((r) => ({ url: r.url, credentials: Object.keys(headers).filter((k) => r.headers[k] !== undefined) })) };
+  };
+  const inService = await outcome(service.bind(binding));
+  const inTests = await outcome(createTestHttp().bind(binding));
+  t.same(inService, { refused: OUTBOUND_REDIRECTS, reached: [{ url: '/landing', credentials: ['x-plain'] }, { url: '/landing', credentials: ['x-plain'] }] });
+  t.same(inTests, inService, 'the same headers reach the other origin, and the same redirect is refused');
+});

@@ -1,7 +1,8 @@
 import t from 'tap';
 import crypto from 'node:crypto';
+import http from 'node:http';
 import { loadPlugins, wrapDefinition, PluginLoadError } from '../../core/src/plugins/loader.ts';
-import { defineProvider, Type, NotReadyError } from '../../core/src/plugin-api/index.ts';
+import { defineProvider, defineTarget, Secret, Type, NotReadyError } from '../../core/src/plugin-api/index.ts';
 import { createTestHost } from '../../core/src/plugin-api/testing.ts';
 import example from 'herald-plugin-example';
 import { startService, startSink } from '../helpers/service.ts';
@@ -74,4 +75,43 @@ t.test('NotReadyError is retried in the background; a throwing instance is isola
   t.equal((await core.db.get('SELECT status FROM providers WHERE id = ?', [f]))!.status, 'running');
   await core.plugins.stopAll();
   t.same(stopped.filter((x) => x !== 'broken'), ['flaky', 'first'], 'stopped in reverse start order');
+});
+
+t.test('each instance gets an outbound client that keeps its declared and secret-carrying headers on their origin', async (t) => {
+  const s = await startService();
+  t.teardown(() => s.stop());
+  const core = s.service.core;
+  // The second origin records what reaches it; the first answers every request with 302 there.
+  const reached: http.IncomingHttpHeaders[] = [];
+  const second = http.createServer((req, res) => { reached.push(req.headers); res.end('ok'); });
+  const first = http.createServer((req, res) => res.writeHead(302, { location: `http://127.0.0.1:${(second.address() as { port: number }).port}${req.url}` }).end());
+  for (const srv of [second, first]) await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  t.teardown(() => { for (const srv of [first, second]) { srv.closeAllConnections(); srv.close(); } });
+  const base = `http://127.0.0.1:${(first.address() as { port: number }).port}`;
+  const KEY = 'acme-secret-key-0123456789';
+  const headers = (key: string) => ({ 'x-acme-key': 'declared-not-secret', 'x-acme-signature': `v1 ${key}`, 'x-trace': 'kept' });
+  const configSchema = Type.Object({ base: Type.String(), key: Secret() });
+
+  const provider = defineProvider({
+    manifest: { id: 'acme_creds', kind: 'provider', apiVersion: 1, displayName: 'Acme', ingest: 'webhook', credentialHeaders: ['X-Acme-Key'], configSchema, events: {} },
+    create: (ctx) => ({ async start() { await ctx.http.request(`${ctx.config.base}/p`, { headers: headers(ctx.config.key) }); } }),
+  });
+  const target = defineTarget({
+    manifest: { id: 'acme_creds_target', kind: 'target', apiVersion: 1, displayName: 'Acme', credentialHeaders: ['x-acme-key'], configSchema, limits: { maxMessageLength: 100, formats: ['text'] } },
+    create: (ctx) => ({ async send() { await ctx.http.fetch(`${ctx.config.base}/t`, { headers: headers(ctx.config.key) }); } }),
+  });
+  core.plugins.plugins.set('acme_creds', wrapDefinition('acme-creds', provider));
+  core.plugins.plugins.set('acme_creds_target', wrapDefinition('acme-creds-target', target));
+  const now = new Date().toISOString();
+  await core.plugins.startProvider({ id: crypto.randomUUID(), user_id: s.admin.id, kind: 'acme_creds', name: 'A', config: { base, key: KEY }, enabled: true, webhook_token: crypto.randomUUID(), updated_at: now });
+  const inst = await core.plugins.targetInstance({ id: crypto.randomUUID(), user_id: s.admin.id, kind: 'acme_creds_target', name: 'T', config: { base, key: KEY }, locale: 'en', enabled: true, updated_at: now });
+  await inst.send({} as never, { signal: AbortSignal.timeout(5000), attempt: 1 });
+
+  t.equal(reached.length, 2, 'the provider\'s request and the target\'s fetch both followed the redirect');
+  for (const h of reached) {
+    t.equal(h['x-acme-key'], undefined, 'the header the manifest declares is dropped');
+    t.equal(h['x-acme-signature'], undefined, 'a header carrying a Secret() value is dropped');
+    t.equal(h['x-trace'], 'kept', 'other headers go along');
+  }
+  t.throws(() => wrapDefinition('bad-headers', defineProvider({ manifest: { ...provider.manifest, credentialHeaders: ['x api key'] }, create: provider.create })), /credentialHeaders that are not a list of header names/);
 });

@@ -264,3 +264,78 @@ t.test('errors do not echo the path or query, where secrets live', async (tt) =>
   const refused = await createOutboundHttp({ allowCidrs: [] }).request('http://10.0.0.1/hook/SECRET').catch((e) => e);
   tt.notMatch(refused.message, /SECRET/);
 });
+
+/** Two loopback origins: `first` answers every request with a redirect built by `to`, `second` records what reached it. */
+async function twoOrigins(tt: Test, to: (secondBase: string, req: http.IncomingMessage) => string, status = 302) {
+  const reached: { url: string; headers: http.IncomingHttpHeaders }[] = [];
+  const second = await server(tt, (req, res) => { reached.push({ url: req.url!, headers: req.headers }); res.end('second'); });
+  const secondBase = `http://127.0.0.1:${second.port}`;
+  const first = await server(tt, (req, res) => {
+    if (req.url!.startsWith('/same/')) return res.end('first');
+    res.writeHead(status, { location: to(secondBase, req) }).end();
+  });
+  return { firstBase: `http://127.0.0.1:${first.port}`, secondBase, firstSeen: first.seen, reached };
+}
+
+t.test('a bound client keeps declared credential headers and secret-carrying headers on their origin', async (tt) => {
+  const o = await twoOrigins(tt, (b, req) => (req.url === '/to-same' ? '/same/x' : `${b}/landing`));
+  const root = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  const SECRET = 'immich-api-key-0123456789';
+  const h = root.bind({ headers: ['X-Api-Key'], secrets: [SECRET, 'pin1'] });
+  const headers = {
+    'x-api-key': SECRET, 'X-Custom-Auth': `Token ${SECRET}`, 'x-pin': 'pin1', 'x-short': 'pin12', authorization: 'Bearer abc',
+    'x-request-id': 'r-1', accept: 'application/json',
+  };
+  const res = await h.request(`${o.firstBase}/go`, { headers });
+  tt.equal(res.text(), 'second');
+  const got = o.reached[0]!.headers;
+  tt.equal(got['x-api-key'], undefined, 'the declared header (any case) is dropped on the cross-origin hop');
+  tt.equal(got['x-custom-auth'], undefined, 'a header whose value contains a secret value is dropped');
+  tt.equal(got['x-pin'], undefined, 'a short secret value counts when it is the whole header value');
+  tt.equal(got['x-short'], 'pin12', 'but not inside a longer value');
+  tt.equal(got.authorization, undefined, 'the fixed list still applies');
+  tt.equal(got['x-request-id'], 'r-1', 'other headers go along');
+  tt.equal(got.accept, 'application/json');
+  tt.equal(o.firstSeen[0]!.auth, 'Bearer abc', 'the first origin got everything');
+
+  o.reached.length = 0;
+  await h.request(`${o.firstBase}/go`, { headers: { 'x-session': 'only-this-request' }, credentialHeaders: ['X-Session'] });
+  tt.equal(o.reached[0]!.headers['x-session'], undefined, 'a request can declare its own credential headers');
+
+  // A same-origin redirect keeps every header.
+  const seenBefore = o.firstSeen.length;
+  tt.equal((await h.request(`${o.firstBase}/to-same`, { headers })).text(), 'first');
+  tt.same(o.firstSeen.slice(seenBefore).map((s) => s.auth), ['Bearer abc', 'Bearer abc']);
+
+  // fetch applies the same rules.
+  o.reached.length = 0;
+  const fres = await h.fetch(`${o.firstBase}/go`, { headers: { 'x-api-key': SECRET, 'x-other': 'kept' } });
+  tt.equal(await fres.text(), 'second');
+  tt.equal(o.reached[0]!.headers['x-api-key'], undefined, 'fetch drops the declared header too');
+  tt.equal(o.reached[0]!.headers['x-other'], 'kept');
+
+  // The unbound client knows only the fixed list: this is why every instance gets a bound one.
+  o.reached.length = 0;
+  await root.request(`${o.firstBase}/go`, { headers: { 'x-api-key': SECRET } });
+  tt.equal(o.reached[0]!.headers['x-api-key'], SECRET);
+});
+
+t.test('a redirect to another origin whose URL carries a secret is refused', async (tt) => {
+  const TOKEN = '123456:AAE-secret_bot_token_0123456789';
+  const o = await twoOrigins(tt, (b, req) => (req.url!.startsWith('/hop/') ? `/same${req.url}` : req.url!.includes('/plain') ? `${b}/elsewhere` : `${b}${req.url}`), 307);
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'] }).bind({ secrets: [TOKEN] });
+  const err = await h.request(`${o.firstBase}/bot${TOKEN}/sendMessage`, { method: 'POST', json: { text: 'hi' } }).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_REDIRECTS');
+  tt.match(err.message, /credential in the URL/);
+  tt.notMatch(err.message, /AAE-secret/, 'the refusal does not name the secret');
+  const ferr = await h.fetch(`${o.firstBase}/bot${encodeURIComponent(TOKEN)}/getMe`).catch((e) => e);
+  tt.equal(codeOf(ferr), 'OUTBOUND_REDIRECTS', 'fetch refuses it too, percent-encoded or not');
+  tt.same(o.reached, [], 'the second origin never saw a request');
+
+  // A cross-origin redirect that leaves the secret behind is followed; a same-origin one always is.
+  tt.equal((await h.request(`${o.firstBase}/bot${TOKEN}/plain`)).text(), 'second');
+  tt.same(o.reached.map((r) => r.url), ['/elsewhere']);
+  const same = await h.request(`${o.firstBase}/hop/bot${TOKEN}`);
+  tt.equal(same.text(), 'first');
+  tt.equal(same.url, `${o.firstBase}/same/hop/bot${TOKEN}`, 'a same-origin redirect may carry the token');
+});

@@ -5,6 +5,11 @@
  * and connects to the checked address (the Host header and TLS servername keep the name), so a
  * DNS answer that changes later cannot move an open or pinned connection. Redirects are followed
  * by hand with each hop validated again; timeouts and a response size cap always apply.
+ *
+ * Credentials stay on their origin: a redirect to another origin drops `authorization`, `cookie`,
+ * `proxy-authorization` and, for a client bound to a plugin instance (`bind()`), the headers its
+ * manifest declares in `credentialHeaders` and any header carrying one of its secret values; such
+ * a redirect is refused outright when its URL carries a secret value.
  */
 import net from 'node:net';
 import dns from 'node:dns';
@@ -13,7 +18,10 @@ import { pipeline } from 'node:stream';
 import zlib from 'node:zlib';
 import type { Agent, Dispatcher } from 'undici';
 import type { OutboundHttp, OutboundRequestInit, OutboundResponse } from '../plugin-api/index.ts';
-import { OutboundError, OUTBOUND_DNS, OUTBOUND_NETWORK, OUTBOUND_REDIRECTS, OUTBOUND_REFUSED, OUTBOUND_TIMEOUT, OUTBOUND_TOO_LARGE } from '@herald/plugin-api';
+import {
+  Credentials, OutboundError, OUTBOUND_DNS, OUTBOUND_NETWORK, OUTBOUND_REDIRECTS, OUTBOUND_REFUSED, OUTBOUND_TIMEOUT, OUTBOUND_TOO_LARGE, UNBOUND,
+  type CredentialBinding,
+} from '@herald/plugin-api';
 import { createAddressPolicy } from './address-policy.ts';
 
 export type Resolver = (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;
@@ -31,19 +39,34 @@ export interface OutboundOptions {
 /** Errors of the outbound client: the contract's `OutboundError`, `code` one of its `OUTBOUND_*` constants. */
 export { OutboundError };
 
-/** An OutboundHttp that can also release its pooled connections. */
-export interface OutboundClient extends OutboundHttp { close(): Promise<void> }
+/** An OutboundHttp that can also release its pooled connections and be bound to an instance's credentials. */
+export interface OutboundClient extends OutboundHttp {
+  close(): Promise<void>;
+  /**
+   * A view of this client for one plugin instance: the same connection pool, policy and limits,
+   * with the instance's credential headers and secret values kept on their origin across
+   * redirects. Build one per instance (it compiles the binding once), not per request.
+   */
+  bind(binding: CredentialBinding): OutboundHttp;
+}
+
+export type { CredentialBinding };
+
+/** `http` bound to `binding` when it can be (the service's client); any other OutboundHttp (a test double) as it is. */
+export function bindCredentials(http: OutboundHttp, binding: CredentialBinding): OutboundHttp {
+  const bind = (http as Partial<OutboundClient>).bind;
+  return typeof bind === 'function' ? bind.call(http, binding) : http;
+}
 
 /**
- * `fetch` init extended with the outbound limits (non-standard fields, ignored by other fetches),
- * for callers such as streaming LLM clients that need a longer total timeout.
+ * `fetch` init extended with the outbound limits and the request's credential headers
+ * (non-standard fields, ignored by other fetches), for callers such as streaming LLM clients that
+ * need a longer total timeout.
  */
-export type OutboundFetchInit = RequestInit & Pick<OutboundRequestInit, 'timeoutMs' | 'connectTimeoutMs' | 'maxResponseBytes' | 'maxRedirects'>;
+export type OutboundFetchInit = RequestInit & Pick<OutboundRequestInit, 'timeoutMs' | 'connectTimeoutMs' | 'maxResponseBytes' | 'maxRedirects' | 'credentialHeaders'>;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
-/** Headers that must not follow a redirect to another origin (credentials of the first one). */
-const ORIGIN_BOUND_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 
 type Undici = typeof import('undici');
 let undici: Promise<Undici> | undefined;
@@ -57,7 +80,11 @@ const systemResolver: Resolver = async (host) => {
 
 interface Limits { timeoutMs: number; connectTimeoutMs: number; maxResponseBytes: number; maxRedirects: number }
 
-interface Hop { method: string; headers: Record<string, string>; body?: string | Uint8Array }
+interface Hop {
+  method: string; headers: Record<string, string>; body?: string | Uint8Array;
+  /** What counts as a credential of this request: the instance's binding and the request's own names. */
+  creds: Credentials; extra?: readonly string[];
+}
 
 /** Creates the outbound client. `allowCidrs` entries are validated here (a bad entry throws). */
 export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
@@ -132,6 +159,7 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
   async function exchange(start: URL, hop: Hop, limits: Limits, signal: AbortSignal, redirect: RequestRedirect) {
     let url = start;
     let { method, headers, body } = hop;
+    const { creds, extra } = hop;
     const u = await loadUndici();
     for (let n = 0; ; n++) {
       checkScheme(url);
@@ -148,7 +176,9 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
         body = undefined;
         headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^content-(type|length|encoding)$/i.test(k)));
       }
-      if (next.origin !== url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !ORIGIN_BOUND_HEADERS.includes(k.toLowerCase())));
+      const refusal = creds.redirectRefusal(url, next);
+      if (refusal) throw new OutboundError(OUTBOUND_REDIRECTS, refusal);
+      headers = creds.forHop(headers, url, next, extra);
       url = next;
     }
   }
@@ -169,7 +199,7 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
     }
   }
 
-  async function request(input: string | URL, init: OutboundRequestInit = {}): Promise<OutboundResponse> {
+  async function request(input: string | URL, init: OutboundRequestInit = {}, creds: Credentials = UNBOUND): Promise<OutboundResponse> {
     const url = new URL(input);
     const limits = limitsOf(init);
     const headers = withDefaults(init.headers ?? {}, userAgent);
@@ -178,7 +208,7 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
       body = JSON.stringify(init.json);
       if (!hasHeader(headers, 'content-type')) headers['content-type'] = 'application/json';
     }
-    const hop: Hop = { method: (init.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(), headers, body };
+    const hop: Hop = { method: (init.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(), headers, body, creds, extra: init.credentialHeaders };
     return guarded(url, limits, init.signal, async (signal, done) => {
       const { res, url: finalUrl } = await exchange(url, hop, limits, signal, 'follow');
       const bytes = await readCapped(decoded(res), limits.maxResponseBytes, finalUrl);
@@ -193,13 +223,13 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
     });
   }
 
-  const safeFetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+  const safeFetch = async (input: string | URL | Request, init?: RequestInit, creds: Credentials = UNBOUND): Promise<Response> => {
     const req = new Request(input, init);
     const url = new URL(req.url);
     const limits = limitsOf((init ?? {}) as OutboundFetchInit);
     const headers = withDefaults(Object.fromEntries(req.headers), userAgent);
     const body = req.body ? new Uint8Array(await req.arrayBuffer()) : undefined;
-    const hop: Hop = { method: req.method, headers, body };
+    const hop: Hop = { method: req.method, headers, body, creds, extra: (init as OutboundFetchInit | undefined)?.credentialHeaders };
     const outer = init?.signal ?? (input instanceof Request ? input.signal : undefined);
     return guarded(url, limits, outer, async (signal, done) => {
       const { res, url: finalUrl, redirected } = await exchange(url, hop, limits, signal, req.redirect);
@@ -216,16 +246,21 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
     });
   };
 
-  return {
-    request,
-    fetch: safeFetch as typeof fetch,
-    resolveAllowed: (host: string) => resolveAllowed(host),
+  const resolve = (host: string) => resolveAllowed(host);
+  const view = (creds: Credentials): OutboundHttp => ({
+    request: (input, init) => request(input, init, creds),
+    fetch: ((input: string | URL | Request, init?: RequestInit) => safeFetch(input, init, creds)) as typeof fetch,
+    resolveAllowed: resolve,
+  });
+  const root = Object.assign(view(UNBOUND), {
     async close() {
       const all = [...agents.values()];
       agents.clear();
       await Promise.all(all.map((a) => a.close()));
     },
-  };
+  });
+  // Not enumerable: a copy made by spreading (a test overriding one method) is an unbound plain client.
+  return Object.defineProperty(root, 'bind', { value: (binding: CredentialBinding) => view(new Credentials(binding)), enumerable: false }) as OutboundClient;
 }
 
 function hasHeader(headers: Record<string, string>, name: string): boolean {

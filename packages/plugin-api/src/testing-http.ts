@@ -1,8 +1,10 @@
 /**
  * The test host's outbound client: the `OutboundHttp` contract over Node's global `fetch`, for
- * tests that talk to loopback fakes. It follows redirects by hand, applies the timeouts and the
- * response size cap, and throws `OutboundError`s with the same codes as the service's client. It
- * does not apply the service's address policy (everything is allowed) unless `refuse` says so.
+ * tests that talk to loopback fakes. It follows redirects by hand (for `fetch` too), applies the
+ * timeouts and the response size cap, keeps credentials on their origin exactly as the service's
+ * client does (see the manifest's `credentialHeaders`) and throws `OutboundError`s with the same
+ * codes. It does not apply the service's address policy (everything is allowed) unless `refuse`
+ * says so.
  */
 import dns from 'node:dns';
 import net from 'node:net';
@@ -10,6 +12,7 @@ import {
   OutboundError, OUTBOUND_DNS, OUTBOUND_NETWORK, OUTBOUND_REDIRECTS, OUTBOUND_REFUSED, OUTBOUND_TIMEOUT, OUTBOUND_TOO_LARGE,
 } from './errors.ts';
 import type { OutboundHttp, OutboundRequestInit, OutboundResponse } from './index.ts';
+import { Credentials, UNBOUND, type CredentialBinding } from './credentials.ts';
 
 export interface TestHttpOptions {
   /**
@@ -19,13 +22,31 @@ export interface TestHttpOptions {
   refuse?: (host: string) => boolean;
   /** Defaults for the per-request limits (15 s total, 4 MiB, 5 redirects unless given). */
   defaults?: Pick<OutboundRequestInit, 'timeoutMs' | 'maxResponseBytes' | 'maxRedirects'>;
+  /**
+   * The credentials this client keeps on their origin: declared header names and secret values.
+   * The test host binds the client it gives each instance to the manifest's `credentialHeaders`
+   * and the instance's `Secret()` values (and bot token), as the service does.
+   */
+  credentials?: CredentialBinding;
+}
+
+/** The test host's client: an `OutboundHttp` that can also be bound to an instance's credentials. */
+export interface TestHttp extends OutboundHttp {
+  /** The same client (same options) keeping `binding`'s credentials on their origin. */
+  bind(binding: CredentialBinding): OutboundHttp;
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-const ORIGIN_BOUND = ['authorization', 'cookie', 'proxy-authorization'];
 
 /** An outbound client for tests: see the module comment. */
-export function createTestHttp(opts: TestHttpOptions = {}): OutboundHttp {
+export function createTestHttp(opts: TestHttpOptions = {}): TestHttp {
+  const base = client(opts, opts.credentials ? new Credentials(opts.credentials) : UNBOUND);
+  // Not enumerable: a test that spreads this client to override a method (`{ ...http, resolveAllowed }`)
+  // gets a plain client that is used as it is, rather than one whose bind() would drop the override.
+  return Object.defineProperty(base, 'bind', { value: (binding: CredentialBinding) => client(opts, new Credentials(binding)), enumerable: false }) as TestHttp;
+}
+
+function client(opts: TestHttpOptions, creds: Credentials): OutboundHttp {
   const refuse = opts.refuse ?? (() => false);
   const timeoutDefault = opts.defaults?.timeoutMs ?? 15_000;
   const maxBytesDefault = opts.defaults?.maxResponseBytes ?? 4 * 1024 * 1024;
@@ -101,27 +122,55 @@ export function createTestHttp(opts: TestHttpOptions = {}): OutboundHttp {
             ? `${url.host} answered a redirect and redirects are refused`
             : `too many redirects (limit ${maxRedirects}) starting at ${start.host}`);
         }
-        const next = new URL(location, url);
-        if ((res.status === 303 && method !== 'HEAD') || ((res.status === 301 || res.status === 302) && method === 'POST')) {
-          method = 'GET';
-          body = undefined;
-          headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^content-(type|length|encoding)$/i.test(k)));
-        }
-        if (next.origin !== url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !ORIGIN_BOUND.includes(k.toLowerCase())));
-        url = next;
+        ({ url, method, body, headers } = nextHop(url, location, res.status, method, body, headers, init.credentialHeaders));
       }
     } catch (err) {
       throw translate(err, url, timer, init.signal);
     }
   }
 
+  /** The next request after a redirect answer, as the service's client makes it; throws when it must not be followed. */
+  function nextHop<B>(url: URL, location: string, status: number, method: string, body: B | undefined, headers: Record<string, string>, extra?: readonly string[]) {
+    const next = new URL(location, url);
+    check(next);
+    if ((status === 303 && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
+      method = 'GET';
+      body = undefined;
+      headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^content-(type|length|encoding)$/i.test(k)));
+    }
+    const refusal = creds.redirectRefusal(url, next);
+    if (refusal) throw new OutboundError(OUTBOUND_REDIRECTS, refusal);
+    return { url: next, method, body, headers: creds.forHop(headers, url, next, extra) };
+  }
+
   const testFetch = (async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
-    const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
-    check(url);
-    const timer = AbortSignal.timeout(timeoutDefault);
+    const req = new Request(input, init);
+    const start = new URL(req.url);
+    let url = start;
+    const extra = (init as { credentialHeaders?: string[] } | undefined)?.credentialHeaders;
+    const maxRedirects = (init as { maxRedirects?: number } | undefined)?.maxRedirects ?? maxRedirectsDefault;
+    const timer = AbortSignal.timeout((init as { timeoutMs?: number } | undefined)?.timeoutMs ?? timeoutDefault);
     const outer = init?.signal ?? (input instanceof Request ? input.signal : undefined);
+    const signal = outer ? AbortSignal.any([outer, timer]) : timer;
     try {
-      return await fetch(input, { ...init, signal: outer ? AbortSignal.any([outer, timer]) : timer });
+      let method = req.method;
+      let headers: Record<string, string> = Object.fromEntries(req.headers);
+      let body: Uint8Array | undefined = req.body ? new Uint8Array(await req.arrayBuffer()) : undefined;
+      // Redirects by hand, like the service's client: Node's own fetch would carry declared credential headers along.
+      for (let n = 0; ; n++) {
+        check(url);
+        const res = await fetch(url, { method, headers, body: body as RequestInit['body'], redirect: 'manual', signal });
+        const location = res.headers.get('location');
+        if (!REDIRECTS.has(res.status) || location === null || req.redirect === 'manual') {
+          Object.defineProperty(res, 'url', { value: url.href });
+          Object.defineProperty(res, 'redirected', { value: n > 0 });
+          return res;
+        }
+        await res.body?.cancel();
+        if (req.redirect === 'error') throw new OutboundError(OUTBOUND_REDIRECTS, `${url.host} answered a redirect and redirects are refused`);
+        if (n >= maxRedirects) throw new OutboundError(OUTBOUND_REDIRECTS, `too many redirects (limit ${maxRedirects}) starting at ${start.host}`);
+        ({ url, method, body, headers } = nextHop(url, location, res.status, method, body, headers, extra));
+      }
     } catch (err) {
       throw translate(err, url, timer, outer);
     }

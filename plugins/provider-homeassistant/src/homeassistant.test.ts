@@ -1,4 +1,5 @@
 import t from 'tap';
+import http from 'node:http';
 import { createTestHost } from '@herald/plugin-api/testing';
 import type { ProviderHarness } from '@herald/plugin-api/testing';
 import { startFakeHomeAssistant } from '../test/fakes/homeassistant.ts';
@@ -196,4 +197,23 @@ t.test('connects to the address the outbound policy checked and keeps the host n
   await r.instance.start?.();
   await waitFor('a failed attempt', () => r.log.lines.some((l) => l.level === 'warn'));
   t.match(await r.instance.health!(), { status: 'degraded', detail: /10\.0\.0\.2 is private/ });
+});
+
+t.test('the token never follows a redirect: the upgrade is not redirected and the token goes only over an open socket', async (t) => {
+  const fake = await startFakeHomeAssistant({ token: TOKEN });
+  // base_url answers the WebSocket upgrade with 302 to the real (fake) Home Assistant, another origin.
+  const upgrades: string[] = [];
+  const moved = http.createServer((_req, res) => res.writeHead(404).end());
+  moved.on('upgrade', (req, socket) => {
+    upgrades.push(req.url ?? '');
+    socket.end(`HTTP/1.1 302 Found\r\nLocation: ${fake.url.replace(/^http/, 'ws')}${req.url}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+  });
+  await new Promise<void>((r) => moved.listen(0, '127.0.0.1', r));
+  const h = await createTestHost().provider(plugin, { base_url: `http://127.0.0.1:${(moved.address() as { port: number }).port}`, access_token: TOKEN });
+  t.teardown(async () => { await h.instance.stop?.(); moved.closeAllConnections(); moved.close(); await fake.close(); });
+  await h.instance.start?.();
+  await waitFor('two connection attempts', () => upgrades.length >= 2);
+  t.equal(fake.connections, 0, 'the redirect was not followed');
+  t.same(fake.received, [], 'so the token never reached the second origin');
+  t.match(await h.instance.health!(), { status: 'degraded' });
 });

@@ -1,4 +1,5 @@
 import t from 'tap';
+import http from 'node:http';
 import { createTestHost, validateConfig } from '@herald/plugin-api/testing';
 import type { TrackerView } from '@herald/plugin-api';
 import { FakeImmich } from '../test/fakes/immich.ts';
@@ -244,4 +245,24 @@ t.test('an album whose asset set is unchanged yields no change, whatever else ch
   const change = diffAlbum({ ...album, assets: new Map([['a1', { id: 'a1', fileName: 'IMG_1.jpg' }]]) }, baseline, 'https://immich.example/albums/x');
   t.ok(change && change.assets_added.length + change.assets_removed.length > 0, 'a change always lists an asset');
   t.end();
+});
+
+t.test('the API key stays on its origin when base_url redirects to another one', async (t) => {
+  // The real Immich (recording every request) is the second origin; base_url is a server that
+  // answers every request with 302 to the same path there.
+  const fake = new FakeImmich();
+  const target = await fake.listen();
+  t.teardown(() => fake.close());
+  const moved = http.createServer((req, res) => res.writeHead(302, { location: `${target}${req.url}` }).end());
+  await new Promise<void>((r) => moved.listen(0, '127.0.0.1', r));
+  t.teardown(() => { moved.closeAllConnections(); moved.close(); });
+  const seenByFirst: (string | undefined)[] = [];
+  moved.prependListener('request', (req: http.IncomingMessage) => { seenByFirst.push(req.headers['x-api-key'] as string | undefined); });
+
+  t.same(plugin.manifest.credentialHeaders, ['x-api-key'], 'the plugin declares its credential header');
+  const h = await createTestHost().provider(plugin, { base_url: `http://127.0.0.1:${(moved.address() as { port: number }).port}`, api_key: fake.apiKey });
+  await t.rejects(async () => h.instance.start!(), { code: 'AUTH_FAILED', message: /Authentication required/ }, 'the redirected request arrives without a key and is refused');
+  t.same(fake.requests.map((r) => r.url), ['/api/server/ping', '/api/users/me'], 'the requests did reach the second origin');
+  t.ok(fake.requests.every((r) => !r.authorized), 'none of them carried the key');
+  t.same(seenByFirst, [fake.apiKey, fake.apiKey], 'base_url itself received it');
 });

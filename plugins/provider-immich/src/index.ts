@@ -21,6 +21,8 @@ export default defineProvider({
     locales: { en: enLocale, ru: ruLocale },
     description: 'Notifies when assets are added to or removed from followed Immich albums.',
     configSchema: ConfigSchema,
+    // The API key travels in this header: a redirect to another origin must not carry it along.
+    credentialHeaders: ['x-api-key'],
     trackerSchema: TrackerSchema,
     ingest: 'poll',
     pollIntervalSeconds: 60,

@@ -57,6 +57,8 @@ export default defineTarget({
     locales: { en: enLocale, ru: ruLocale },
     description: 'Posts notifications into a Matrix room as notices (m.notice) through the client-server API.',
     configSchema,
+    // The access token travels as `Authorization: Bearer …` (always kept on its origin; declared for clarity).
+    credentialHeaders: ['authorization'],
     // Synapse's default message rate for an ordinary account is 0.2/s with a burst of 10.
     limits: { maxMessageLength: MAX_MESSAGE_LENGTH, formats: ['html'], ratePerSecond: 0.2, burst: 10 },
   },

@@ -1,4 +1,5 @@
 import t from 'tap';
+import http from 'node:http';
 import { createTestHost } from '@herald/plugin-api/testing';
 import { errorCode, secretPaths } from '@herald/plugin-api';
 import plugin, { transactionId } from './index.ts';
@@ -144,4 +145,29 @@ t.test('a message too big for one event goes out as plain text that fits', async
   tt.ok(cut.body.endsWith('…'));
   tt.ok(Buffer.byteLength(JSON.stringify(cut)) <= 60_000, 'fits the content budget');
   tt.ok(Buffer.byteLength(JSON.stringify(cut)) > 59_000, 'and uses it');
+});
+
+t.test('the access token stays on its origin when homeserver_url redirects to another one', async (tt) => {
+  const hs = await new FakeHomeserver().start();
+  tt.teardown(() => hs.close());
+  hs.addUser('@herald:example.org', TOKEN, [ROOM]);
+  // homeserver_url answers every request with 302 to the same path on the real homeserver (another origin).
+  const firstSaw: (string | undefined)[] = [];
+  const moved = http.createServer((req, res) => { firstSaw.push(req.headers.authorization); res.writeHead(302, { location: `${hs.url}${req.url}` }).end(); });
+  await new Promise<void>((r) => moved.listen(0, '127.0.0.1', r));
+  tt.teardown(() => { moved.closeAllConnections(); moved.close(); });
+  const harness = await createTestHost().target(plugin, { homeserver_url: `http://127.0.0.1:${(moved.address() as { port: number }).port}`, access_token: TOKEN, room_id: ROOM });
+
+  const err = await caught(harness.instance.start!());
+  tt.equal(errorCode(err), 'AUTH_FAILED', 'whoami follows the redirect and arrives without the token');
+  tt.match(err.message, /M_MISSING_TOKEN/);
+  tt.same(hs.requests, [{ method: 'GET', path: '/_matrix/client/v3/account/whoami', authorization: undefined }], 'the second origin never saw the token');
+  tt.same(firstSaw, [`Bearer ${TOKEN}`]);
+
+  // Sends refuse redirects outright: the message body does not travel either.
+  const sendErr = await caught(harness.instance.send(harness.message(), { signal: harness.abort.signal, attempt: 1 }));
+  tt.equal(errorCode(sendErr), 'RETRYABLE_SEND');
+  tt.match(sendErr.message, /redirect/);
+  tt.equal(hs.requests.length, 1, 'the send never reached the second origin');
+  tt.equal(hs.events.length, 0);
 });

@@ -1,8 +1,10 @@
 import t from 'tap';
-import { createTestHost } from '@herald/plugin-api/testing';
+import http from 'node:http';
+import { captureLogger, createTestHost } from '@herald/plugin-api/testing';
 import { errorCode } from '@herald/plugin-api';
 import plugin from './index.ts';
 import { FakeTelegram } from '../test/fakes/telegram.ts';
+import { createTelegramBotDriver } from './driver.ts';
 import { parseTelegramHtml } from '../test/fakes/telegram-html.ts';
 
 const TOKEN = '123456:AAE-fake_token_for_tests_0123456789ab';
@@ -161,4 +163,28 @@ t.test('config validation refuses a malformed chat id', async (t) => {
   const host = createTestHost();
   t.teardown(() => (host.http as { close?: () => Promise<void> }).close?.());
   await t.rejects(host.target(plugin, { bot_id: 'b', chat_id: 'not a chat' }), /chat_id/);
+});
+
+t.test('a redirecting api_root never gets the token to another origin: the redirect is refused', async (t) => {
+  // The second origin records whatever reaches it; api_root answers every request with a redirect
+  // there that keeps the path (and so the token), as a misconfigured proxy would.
+  const reached: string[] = [];
+  const second = http.createServer((req, res) => { reached.push(req.url!); res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true,"result":{}}'); });
+  const first = http.createServer((req, res) => res.writeHead(307, { location: `http://127.0.0.1:${(second.address() as { port: number }).port}${req.url}` }).end());
+  for (const s of [second, first]) await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  t.teardown(() => { for (const s of [first, second]) { s.closeAllConnections(); s.close(); } });
+  const apiRoot = `http://127.0.0.1:${(first.address() as { port: number }).port}`;
+
+  const host = createTestHost();
+  const { instance, message } = await host.target(plugin, { bot_id: 'bot-1', chat_id: '-1001', api_root: apiRoot }, { bot: BOT });
+  const err = await thrown(() => instance.send(message(), { signal: AbortSignal.timeout(5000), attempt: 1 }));
+  t.equal(errorCode(err), 'PERMANENT_SEND', 'a redirect is a configuration problem, not worth retrying');
+  t.match(err.message, /api_root redirects elsewhere/);
+  t.notMatch(err.message, TOKEN, 'the token is not in the error');
+
+  // The bot driver (getMe, polling, replies) goes through the same fetch.
+  const driver = createTelegramBotDriver({ apiRoot });
+  const driverErr = await thrown(() => driver.getMe({ http: host.http, log: captureLogger() }, TOKEN, AbortSignal.timeout(5000)));
+  t.notMatch(driverErr.message, TOKEN);
+  t.same(reached, [], 'the second origin never saw a request, so never the token');
 });

@@ -7,7 +7,7 @@
  */
 import type { Api } from 'grammy';
 import {
-  OUTBOUND_REFUSED, AuthFailedError, PermanentSendError, PluginError, RateLimitedError, RetryableSendError,
+  OUTBOUND_REDIRECTS, OUTBOUND_REFUSED, AuthFailedError, PermanentSendError, PluginError, RateLimitedError, RetryableSendError,
 } from '@herald/plugin-api';
 import type { OutboundHttp } from '@herald/plugin-api';
 
@@ -38,6 +38,11 @@ export interface ApiOptions {
  * (`agent`, `compress`), a `connection` header and a signal from its AbortController polyfill,
  * which a WHATWG fetch refuses; only method, headers, body and a native signal are passed on.
  * A non-JSON error page (a proxy's 502) becomes a Bot API error envelope so it keeps its status.
+ *
+ * Redirects are refused (`redirect: 'error'`): the bot token is part of every Bot API path, and a
+ * proxy redirecting elsewhere usually keeps the path, so following one would hand the token to
+ * another server (the core's client also refuses a cross-origin redirect whose URL carries the
+ * token, but nothing here needs redirects at all: the Bot API never sends one).
  */
 export function grammyFetch(http: OutboundHttp, timeoutMs?: number): typeof fetch {
   return (async (input: string | URL | Request, init?: RequestInit) => {
@@ -48,7 +53,7 @@ export function grammyFetch(http: OutboundHttp, timeoutMs?: number): typeof fetc
     if (theirs?.aborted) native.abort();
     else theirs?.addEventListener('abort', () => native.abort(), { once: true });
     const res = await http.fetch(input, {
-      method: init?.method, headers, body: init?.body, signal: native.signal,
+      method: init?.method, headers, body: init?.body, signal: native.signal, redirect: 'error',
       ...(timeoutMs ? { timeoutMs } : {}),
     } as RequestInit);
     if (res.ok || (res.headers.get('content-type') ?? '').includes('json')) return res;
@@ -94,6 +99,8 @@ export function toPluginError(err: unknown, token: string): Error {
     const what = maskToken(`telegram: ${err.message}${inner?.message ? ` ${inner.message}` : ''}`, token);
     // The outbound policy refuses the address of api_root: retrying cannot help.
     if (inner?.code === OUTBOUND_REFUSED) return new PermanentSendError(what, 0);
+    // api_root answered a redirect, which is refused so the token in the path stays there: fix api_root.
+    if (inner?.code === OUTBOUND_REDIRECTS) return new PermanentSendError(`${what} (api_root redirects elsewhere; the Bot API never does, so set api_root to the server itself)`, 0);
     return new RetryableSendError(what, 0);
   }
   return new RetryableSendError(maskToken(`telegram: ${(err as Error)?.message ?? String(err)}`, token), 0);

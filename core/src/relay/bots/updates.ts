@@ -26,7 +26,7 @@ export async function recordUpdate(core: Core, bot: Pick<BotRow, 'id' | 'user_id
 }
 
 /** Tells a freshly registered chat what to do next, in the bot owner's language. Failures are logged, never thrown. */
-export async function greet(core: Core, bot: Pick<BotRow, 'id' | 'user_id' | 'token' | 'api_root'>, chat: SeenChat, driver: MessagingBotDriver, messages: BotMessages, signal?: AbortSignal): Promise<void> {
+export async function greet(core: Core, bot: Pick<BotRow, 'id' | 'user_id' | 'token' | 'api_root'> & { kind?: string }, chat: SeenChat, driver: MessagingBotDriver, messages: BotMessages, signal?: AbortSignal): Promise<void> {
   try {
     const owner = await core.db.get<{ locale: string }>('SELECT locale FROM users WHERE id = ?', [bot.user_id]);
     await driver.reply(driverContext(core, bot), bot.token, chat, messages.text('registered', owner?.locale ?? 'en'), deadline(BOT_CALL_TIMEOUT_MS, signal));
