@@ -37,16 +37,21 @@ t.test('SIGKILL mid-dispatch loses nothing; after restart every event is dispatc
   const key = crypto.randomBytes(32).toString('hex');
   const port = 21000 + Math.floor(Math.random() * 20000);
   const base = `http://127.0.0.1:${port}`;
-  // A slow sink, so that sends are in flight when the process dies.
-  const arrivals: { deliveryId: string; eventId: string }[] = [];
+  // A slow sink that records each send as it arrives: the delivery id from the body and the
+  // Idempotency-Key header the target sends with it. The fifth send is held unanswered, so it is
+  // certainly in flight when the process dies and must be sent again after the restart.
+  const HELD = 5;
+  const arrivals: { deliveryId: string; eventId: string; key?: string }[] = [];
+  let held: http.ServerResponse | undefined;
   const sink = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => { body += c; });
-    req.on('end', () => setTimeout(() => {
+    req.on('end', () => {
       const m = JSON.parse(body);
-      arrivals.push({ deliveryId: m.deliveryId, eventId: m.eventId });
-      res.end('ok');
-    }, 40));
+      arrivals.push({ deliveryId: m.deliveryId, eventId: m.eventId, key: req.headers['idempotency-key'] as string | undefined });
+      if (arrivals.length === HELD && !held) { held = res; return; }
+      setTimeout(() => res.end('ok'), 40);
+    });
   });
   await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
   const sinkUrl = `http://127.0.0.1:${(sink.address() as { port: number }).port}/`;
@@ -75,21 +80,33 @@ t.test('SIGKILL mid-dispatch loses nothing; after restart every event is dispatc
     t.equal(r.status, 202);
     accepted.push(r.body.event_ids[0]);
   }
-  await until(() => arrivals.length >= 5, 10_000, 'some deliveries');
+  await until(() => arrivals.length >= HELD, 10_000, 'some deliveries');
   child.kill('SIGKILL');
   await new Promise((r) => child.once('exit', r));
+  held?.destroy();
   const before = arrivals.length;
   t.ok(before < N, `killed mid-dispatch (${before} of ${N} delivered)`);
+  const inFlight = arrivals[HELD - 1]!;
 
   child = startProcess(dir, port, key, databaseUrl);
   await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'restart');
   await until(() => new Set(arrivals.map((a) => a.eventId)).size >= N, 30_000, 'all events after restart');
+  // On PostgreSQL the dead process's claim on the held send runs out within the lease (15 s).
+  await until(() => arrivals.filter((a) => a.eventId === inFlight.eventId).length >= 2, 30_000, 'the send in flight at the kill, sent again');
   const byEvent = new Set(arrivals.map((a) => a.eventId));
   for (const id of accepted) t.ok(byEvent.has(id), `event ${id} delivered`);
   const perDelivery = new Map<string, number>();
   for (const a of arrivals) perDelivery.set(a.deliveryId, (perDelivery.get(a.deliveryId) ?? 0) + 1);
   const repeated = [...perDelivery.values()].filter((n) => n > 1).length;
   t.ok(repeated <= 1, `at most the one send in flight at the kill is repeated, with the same delivery id for the target to deduplicate (${repeated})`);
+  // Every repeated send carries the delivery id of the first one, in the body and as Idempotency-Key,
+  // so the target can tell a repeat from a new message.
+  const idsByEvent = new Map<string, Set<string>>();
+  for (const a of arrivals) idsByEvent.set(a.eventId, (idsByEvent.get(a.eventId) ?? new Set()).add(a.deliveryId));
+  const arrivedTwice = [...idsByEvent.keys()].filter((id) => arrivals.filter((a) => a.eventId === id).length > 1);
+  t.same(arrivedTwice, [inFlight.eventId], 'the send in flight at the kill is the one repeated');
+  for (const id of arrivedTwice) t.same([...idsByEvent.get(id)!], [inFlight.deliveryId], `event ${id} arrived twice with one delivery id`);
+  t.ok(arrivals.every((a) => a.key === a.deliveryId), 'every send, repeats included, carries its delivery id as Idempotency-Key');
   const events = await until(async () => {
     const r = await call('GET', `/api/events?limit=200&provider_id=${prov.body.id}`, undefined, auth);
     return r.body.events.every((e: { dispatch_status: string }) => e.dispatch_status === 'dispatched') ? r.body.events : undefined;

@@ -15,6 +15,14 @@ export { configSchema, CHAT_FORMATS } from './config.ts';
 export type { ChatWebhookConfig, ChatFormat } from './config.ts';
 export { buildRequest, fit, SERVICE_LIMITS } from './payloads.ts';
 
+/**
+ * The header every post carries with the delivery id, the same on every retry of one delivery,
+ * so a receiver (or a proxy in front of it) that deduplicates can recognise a repeat. Discord,
+ * Slack and Mattermost ignore it today; the name is the one of the IETF draft and most HTTP APIs
+ * that accept an idempotency key.
+ */
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+
 /** Creates the target instance for one webhook. */
 export function createChatWebhookTarget(ctx: TargetContext<ChatWebhookConfig>): TargetInstance {
   const cfg = ctx.config;
@@ -25,7 +33,10 @@ export function createChatWebhookTarget(ctx: TargetContext<ChatWebhookConfig>): 
       try {
         // Redirects are refused: a webhook endpoint that redirects is misconfigured, and following
         // one would re-send a POST body carrying the notification somewhere else.
-        res = await ctx.http.request(req.url, { method: 'POST', json: req.json, signal, maxRedirects: 0, maxResponseBytes: 64 * 1024 });
+        res = await ctx.http.request(req.url, {
+          method: 'POST', json: req.json, signal, maxRedirects: 0, maxResponseBytes: 64 * 1024,
+          headers: { [IDEMPOTENCY_HEADER]: message.deliveryId },
+        });
       } catch (err) {
         throw transportFailure(cfg.format, err);
       }

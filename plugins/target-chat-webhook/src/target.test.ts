@@ -1,7 +1,8 @@
 import t from 'tap';
+import http from 'node:http';
 import { createTestHost } from '@herald/plugin-api/testing';
 import { errorCode, secretPaths } from '@herald/plugin-api';
-import plugin from './index.ts';
+import plugin, { IDEMPOTENCY_HEADER } from './index.ts';
 import { ChatWebhookSink } from '../test/fakes/chat-webhook-sink.ts';
 import type { SinkFormat } from '../test/fakes/chat-webhook-sink.ts';
 
@@ -135,4 +136,32 @@ t.test('a webhook pointing at a refused address fails permanently', async (tt) =
   const err = await caught(harness.instance.send(harness.message(), { signal: harness.abort.signal, attempt: 1 }));
   tt.equal(errorCode(err), 'PERMANENT_SEND');
   tt.match(err.message, /loopback/);
+});
+
+t.test('every post carries the delivery id as Idempotency-Key, the same on a retry', async (tt) => {
+  tt.equal(IDEMPOTENCY_HEADER, 'idempotency-key');
+  for (const format of FORMATS) {
+    const { sink, harness } = await setup(tt, format);
+    const message = harness.message({ deliveryId: `del-${format}-1` });
+    sink.failNext = 503;
+    await caught(harness.instance.send(message, { signal: harness.abort.signal, attempt: 1 }));
+    await harness.instance.send(message, { signal: harness.abort.signal, attempt: 2 });
+    tt.same(sink.received.map((r) => r.idempotencyKey), [`del-${format}-1`, `del-${format}-1`], `${format}: the attempt and its retry carry one key`);
+  }
+});
+
+t.test('the webhook URL (the credential) is never followed to another origin', async (tt) => {
+  for (const format of FORMATS) {
+    const sink = await new ChatWebhookSink().start();
+    tt.teardown(() => sink.close());
+    // The configured URL answers 302 to the same path on the sink, another origin: the path carries the webhook's secret.
+    const moved = http.createServer((req, res) => res.writeHead(302, { location: `${sink.base}${req.url}` }).end());
+    await new Promise<void>((r) => moved.listen(0, '127.0.0.1', r));
+    tt.teardown(() => { moved.closeAllConnections(); moved.close(); });
+    const url = sink.url(format).replace(sink.base, `http://127.0.0.1:${(moved.address() as { port: number }).port}`);
+    const harness = await createTestHost().target(plugin, { format, url });
+    const err = await caught(harness.instance.send(harness.message(), { signal: harness.abort.signal, attempt: 1 }));
+    tt.match(err.message, /redirect/, `${format}: the redirect is refused`);
+    tt.same(sink.received, [], `${format}: the second origin saw nothing`);
+  }
 });

@@ -18,6 +18,8 @@ export interface Received {
   path: string;
   query: Record<string, string>;
   body: any;
+  /** The `Idempotency-Key` header the post carried. */
+  idempotencyKey?: string;
 }
 
 const DISCORD = { id: '112233445566778899', token: 'dIsCoRd-ToKeN_abc' };
@@ -69,7 +71,7 @@ export class ChatWebhookSink {
       const format: SinkFormat = url.pathname.startsWith('/api/webhooks/') ? 'discord' : url.pathname.startsWith('/services/') ? 'slack' : 'mattermost';
       let body: any;
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = undefined; }
-      this.received.push({ format, path: url.pathname, query: Object.fromEntries(url.searchParams), body });
+      this.received.push({ format, path: url.pathname, query: Object.fromEntries(url.searchParams), body, idempotencyKey: req.headers['idempotency-key'] as string | undefined });
       if (req.method !== 'POST') return void res.writeHead(405).end();
       if (this.rateLimit && this.rateLimit.count > 0) { this.rateLimit.count--; return this.tooMany(format, res); }
       if (this.failNext) { const s = this.failNext; this.failNext = null; return this.serverError(format, s, res); }
