@@ -62,7 +62,7 @@ async function postgresSnapshots(t: Test): Promise<void> {
   const db = a.service.core.db;
   t.equal(db.dialect, 'postgresql');
   await t.rejects(db.run(`INSERT INTO trackers (id, user_id, provider_id, name, created_at, updated_at) VALUES ('x', 'nobody', 'nothing', 'n', '', '')`), 'foreign keys are enforced');
-  const locks = await db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND pid <> pg_backend_pid() AND objid = ?`, [7_226_371_900 % 2 ** 32]);
+  const locks = await db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND pid <> pg_backend_pid() AND objid = ?`, [7_226_371_900 % 2 ** 32]);
   t.equal(Number(locks?.n), 0, 'the boot lock is released once migrations ran');
   await a.stop();
   t.same(fs.existsSync(path.join(dir, 'snapshots')) ? fs.readdirSync(path.join(dir, 'snapshots')) : [], [], 'no snapshot of a brand-new database');
