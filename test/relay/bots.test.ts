@@ -90,7 +90,7 @@ t.test('bots: create, long polling, /start registration, chats, update, delete',
     t.equal((await s.request('POST', '/api/bots', { token, body: { name: 'P', token: OTHER, mode: 'polling', [field]: 'x' } })).status, 422, `${field} refused`);
   }
 
-  fake.failNext(502, 'Bad Gateway');
+  fake.failNext(502, 'Bad Gateway', { token: OTHER });
   const pending = await s.request('POST', '/api/bots', { token, body: { name: 'Later', token: OTHER, mode: 'polling' } });
   t.equal(pending.status, 201, 'an unreachable bot service does not block creation');
   t.equal(pending.body.status, 'pending');

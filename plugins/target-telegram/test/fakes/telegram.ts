@@ -56,7 +56,7 @@ export class FakeTelegram {
   readonly webhooks = new Map<string, { url: string; secret_token?: string; allowed_updates?: string[] }>();
   private readonly queues = new Map<string, Record<string, unknown>[]>();
   private readonly waiters = new Set<() => void>();
-  private readonly failures: { status: number; description?: string; retryAfter?: number; html?: boolean; after: number }[] = [];
+  private readonly failures: { status: number; description?: string; retryAfter?: number; html?: boolean; after: number; token?: string }[] = [];
   private nextUpdateId = 1000;
   private nextMessageId = 1;
   private server?: http.Server;
@@ -71,8 +71,9 @@ export class FakeTelegram {
     this.failures.push({ status: 429, retryAfter: retryAfterSeconds, after: opts.after ?? 0 });
   }
   /** A coming call fails with `status`; `html` answers a proxy-style HTML page instead of JSON. */
-  failNext(status: number, description = 'Internal Server Error', opts: { html?: boolean; after?: number } = {}): void {
-    this.failures.push({ status, description, html: opts.html, after: opts.after ?? 0 });
+  /** Fails the next call (after `after` others); with `token`, only a call made with that bot token, so a polling loop of another bot cannot take it. */
+  failNext(status: number, description = 'Internal Server Error', opts: { html?: boolean; after?: number; token?: string } = {}): void {
+    this.failures.push({ status, description, html: opts.html, after: opts.after ?? 0, token: opts.token });
   }
 
   /** Queues an update for getUpdates; returns its update_id. */
@@ -112,8 +113,9 @@ export class FakeTelegram {
       const contentType = req.headers['content-type'] ?? '';
       const params = { ...Object.fromEntries(url.searchParams), ...(await readParams(req, contentType)) };
       this.calls.push({ method, token, params, contentType });
-      const head = this.failures[0];
-      const failure = head && head.after-- <= 0 ? this.failures.shift() : undefined;
+      const at = this.failures.findIndex((f) => f.token === undefined || f.token === token);
+      const head = at >= 0 ? this.failures[at] : undefined;
+      const failure = head && head.after-- <= 0 ? this.failures.splice(at, 1)[0] : undefined;
       if (failure?.html) return reply(failure.status, `<html><body><h1>${failure.status} ${failure.description}</h1></body></html>`);
       if (failure?.retryAfter !== undefined) {
         throw new ApiError(429, `Too Many Requests: retry after ${failure.retryAfter}`, { retry_after: failure.retryAfter });
