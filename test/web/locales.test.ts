@@ -16,7 +16,20 @@ const flatten = (tree: Tree, prefix = '', out: Record<string, string> = {}): Rec
   }
   return out;
 };
-const load = (lang: string) => flatten(JSON.parse(fs.readFileSync(path.join(ROOT, 'locales', lang, 'web.json'), 'utf8')));
+/** The main file and the fragments under web/, merged; a key defined in two files is reported. */
+const duplicates: string[] = [];
+const load = (lang: string) => {
+  const dir = path.join(ROOT, 'locales', lang);
+  const files = [path.join(dir, 'web.json'), ...(fs.existsSync(path.join(dir, 'web')) ? fs.readdirSync(path.join(dir, 'web')).filter((f) => f.endsWith('.json')).sort().map((f) => path.join(dir, 'web', f)) : [])];
+  const out: Record<string, string> = {};
+  for (const file of files) {
+    for (const [k, v] of Object.entries(flatten(JSON.parse(fs.readFileSync(file, 'utf8'))))) {
+      if (k in out) duplicates.push(`${lang}: ${k} (${path.relative(dir, file)})`);
+      out[k] = v;
+    }
+  }
+  return out;
+};
 const LANGS = ['en', 'ru'] as const;
 const dicts = { en: load('en'), ru: load('ru') };
 
@@ -31,6 +44,10 @@ export function missingKeys(a: Record<string, string>, b: Record<string, string>
   const inB = bases(b);
   return [...bases(a)].filter((k) => !inB.has(k)).sort();
 }
+
+t.test('a key is defined in one locale file only', async (t) => {
+  t.same(duplicates, []);
+});
 
 t.test('both languages have the same keys', async (t) => {
   t.same(missingKeys(dicts.en, dicts.ru), [], 'every English key exists in Russian');

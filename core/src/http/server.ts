@@ -7,7 +7,7 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../logging/logger.ts';
-import { HttpError, problem } from './problem.ts';
+import { HttpError, problem, type ProblemParams } from './problem.ts';
 import { validatorCompiler } from './validation.ts';
 import { collectCredentialPaths, requestLog } from './request-log.ts';
 import type { CredentialPaths } from '../logging/credential-paths.ts';
@@ -44,15 +44,27 @@ export async function createServer(config: Config, log: Logger, version: string,
     }
   });
 
+  /** The JSON Schema keyword and its parameters, so that a client can phrase the field's problem itself. */
+  const schemaCode = (v: { keyword?: string; params?: Record<string, unknown> }): { code?: string; params?: ProblemParams } => {
+    if (!v.keyword) return {};
+    const params: ProblemParams = {};
+    for (const [k, val] of Object.entries(v.params ?? {})) {
+      if (typeof val === 'string' || typeof val === 'number' || typeof val === 'boolean') params[k] = val;
+      else if (Array.isArray(val) && val.every((x) => typeof x === 'string')) params[k] = val;
+    }
+    return { code: v.keyword, params };
+  };
+
   app.setErrorHandler((err: FastifyError & { validation?: any[]; validationContext?: string }, req, reply) => {
     if (err instanceof HttpError) {
       if (err.headers) reply.headers(err.headers);
-      return reply.code(err.status).type('application/problem+json').send(problem(err.status, err.code, err.message, err.errors));
+      return reply.code(err.status).type('application/problem+json').send(problem(err.status, err.code, err.message, err.errors, err.params));
     }
     if (err.validation) {
       const errors = err.validation.map((v) => ({
         path: `${err.validationContext ?? 'body'}${v.instancePath || ''}${v.params?.additionalProperty ? `/${v.params.additionalProperty}` : ''}${v.params?.missingProperty ? `/${v.params.missingProperty}` : ''}`,
         message: v.keyword === 'additionalProperties' ? 'is not an allowed field' : v.message ?? 'is invalid',
+        ...schemaCode(v),
       }));
       const where = err.validationContext === 'querystring' ? 'query string' : err.validationContext === 'params' ? 'path' : 'request body';
       const status = err.validationContext === 'params' ? 404 : 422;

@@ -5,18 +5,24 @@
  * which sends the user to the login page and back afterwards.
  */
 
+export type ProblemParams = Record<string, string | number | boolean | string[]>;
+/** One field's problem: the service's English `message`, and a `code` with `params` the client can phrase itself. */
+export interface FieldProblem { path: string; message: string; code?: string; params?: ProblemParams }
+
 /** A failed request: the problem details the service sent, or a network failure (status 0). */
 export class ApiError extends Error {
   readonly status: number;
   readonly code: string;
-  readonly errors: { path: string; message: string }[];
+  readonly errors: FieldProblem[];
   readonly retryAfter: number | null;
-  constructor(status: number, code: string, detail: string, errors: { path: string; message: string }[] = [], retryAfter: number | null = null) {
+  readonly params: ProblemParams;
+  constructor(status: number, code: string, detail: string, errors: FieldProblem[] = [], retryAfter: number | null = null, params: ProblemParams = {}) {
     super(detail);
     this.status = status;
     this.code = code;
     this.errors = errors;
     this.retryAfter = retryAfter;
+    this.params = params;
   }
 }
 
@@ -36,10 +42,10 @@ export function headers(extra: Record<string, string> = {}): Record<string, stri
 
 /** Reads a non-2xx response into an ApiError (and reports a lost session). */
 export async function toError(res: Response, path: string): Promise<ApiError> {
-  let body: { detail?: string; code?: string; errors?: { path: string; message: string }[]; title?: string } = {};
+  let body: { detail?: string; code?: string; errors?: FieldProblem[]; title?: string; params?: ProblemParams } = {};
   try { body = await res.json(); } catch { /* not JSON */ }
   const retry = res.headers.get('retry-after');
-  const err = new ApiError(res.status, body.code ?? String(res.status), body.detail ?? body.title ?? res.statusText, body.errors ?? [], retry ? Number(retry) : null);
+  const err = new ApiError(res.status, body.code ?? String(res.status), body.detail ?? body.title ?? res.statusText, body.errors ?? [], retry ? Number(retry) : null, body.params ?? {});
   if (res.status === 401 && !PUBLIC.includes(path)) onUnauthorized?.();
   return err;
 }

@@ -1,6 +1,7 @@
 /**
  * Strings and formatting for the two languages. Every visible string comes from
- * `locales/<lang>/web.json` (bundled), looked up by a dotted key. Plural forms live under
+ * `locales/<lang>/web.json` and the fragments in `locales/<lang>/web/*.json` (one per area of the
+ * client, merged; a key lives in one file only), bundled and looked up by a dotted key. Plural forms live under
  * `<key>_<category>` with the categories of `Intl.PluralRules` for the language. Each language
  * is its own chunk, loaded before first render and on switching, so a page carries one.
  */
@@ -20,15 +21,27 @@ export function flatten(tree: Tree, prefix = '', out: Record<string, string> = {
   return out;
 }
 
-const loaders: Record<Locale, () => Promise<{ default: unknown }>> = {
+type Json = { default: unknown };
+const fragments: Record<Locale, Record<string, () => Promise<Json>>> = {
+  en: import.meta.glob<Json>('../../../../locales/en/web/*.json'),
+  ru: import.meta.glob<Json>('../../../../locales/ru/web/*.json'),
+};
+const mains: Record<Locale, () => Promise<Json>> = {
   en: () => import('../../../../locales/en/web.json'),
   ru: () => import('../../../../locales/ru/web.json'),
+};
+const loaders: Record<Locale, () => Promise<Tree[]>> = {
+  en: () => Promise.all([mains.en(), ...Object.values(fragments.en).map((f) => f())]).then((all) => all.map((m) => m.default as Tree)),
+  ru: () => Promise.all([mains.ru(), ...Object.values(fragments.ru).map((f) => f())]).then((all) => all.map((m) => m.default as Tree)),
 };
 const dictionaries: Partial<Record<Locale, Record<string, string>>> = {};
 
 /** Fetches a language's strings once. */
 export async function loadLocale(l: Locale): Promise<void> {
-  dictionaries[l] ??= flatten((await loaders[l]()).default as Tree);
+  if (dictionaries[l]) return;
+  const out: Record<string, string> = {};
+  for (const tree of await loaders[l]()) flatten(tree, '', out);
+  dictionaries[l] = out;
 }
 
 function initialLocale(): Locale {

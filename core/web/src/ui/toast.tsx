@@ -1,7 +1,7 @@
 /** Short confirmations and errors in a polite live region. */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from '../lib/api.ts';
-import { t } from '../lib/i18n.ts';
+import { has, t, type Vars } from '../lib/i18n.ts';
 
 interface Toast { id: number; text: string; tone: 'ok' | 'danger' }
 let items: Toast[] = [];
@@ -15,10 +15,22 @@ function push(text: string, tone: Toast['tone']): void {
   setTimeout(() => { items = items.filter((i) => i.id !== item.id); listeners.forEach((fn) => fn(items)); }, tone === 'danger' ? 8000 : 3500);
 }
 
-/** The readable sentence for an error: the service's `detail`, or a translated fallback. */
+/** Problem params as message vars: lists joined, booleans as words the message does not show. */
+export function problemVars(params: Record<string, unknown>): Vars {
+  const vars: Vars = {};
+  for (const [k, v] of Object.entries(params)) vars[k] = Array.isArray(v) ? v.join(', ') : typeof v === 'number' ? v : String(v);
+  return vars;
+}
+
+/**
+ * The readable sentence for an error, in the user's language: the client's own text for the
+ * problem's stable `code` (`problem.<code>` in the locale files, filled with the problem's
+ * params), else the service's `detail` (English), else a translated fallback.
+ */
 export function errorText(err: unknown): string {
   if (err instanceof ApiError) {
     if (err.status === 0) return t('errors.network');
+    if (has(`problem.${err.code}`)) return t(`problem.${err.code}`, problemVars(err.params));
     return err.message || t('errors.generic');
   }
   return t('errors.generic');
