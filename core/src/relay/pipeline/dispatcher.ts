@@ -458,16 +458,24 @@ export class Dispatcher {
    * several replicas); each recompute holds the event row (PostgreSQL; SQLite transactions are
    * serial anyway), so the last one sees every settled delivery and a stale status never lands last.
    */
-  private async refreshWith(db: Queryable, eventId: string): Promise<boolean> {
-    if (db.dialect === 'postgresql') await db.get('SELECT id FROM event_log WHERE id = ? FOR UPDATE', [eventId]);
-    const rows = await db.all<{ target_id: string; status: string; reason: string | null; last_error: string | null; last_status_code: number | null; attempts: number }>(
-      'SELECT target_id, status, reason, last_error, last_status_code, attempts FROM deliveries WHERE event_id = ?', [eventId]);
-    if (!rows.length) return false;
-    const status = eventStatus(rows.map((r) => r.status));
-    const details = {
-      targets: rows.map((r) => ({ target_id: r.target_id, status: r.status, attempts: r.attempts, ...(r.reason ? { reason: r.reason } : {}), ...(r.last_error ? { error: r.last_error } : {}), ...(r.last_status_code ? { status_code: r.last_status_code } : {}) })),
-    };
-    await db.run('UPDATE event_log SET dispatch_status = ?, details = ? WHERE id = ?', [status, details, eventId]);
-    return true;
+  private refreshWith(db: Queryable, eventId: string): Promise<boolean> {
+    return recomputeEvent(db, eventId);
   }
+}
+
+/**
+ * An event's dispatch_status and details recomputed from its deliveries; call inside a transaction
+ * (see Dispatcher.refreshWith). Also used by the event-log operations (resend, send now, drop).
+ */
+export async function recomputeEvent(db: Queryable, eventId: string): Promise<boolean> {
+  if (db.dialect === 'postgresql') await db.get('SELECT id FROM event_log WHERE id = ? FOR UPDATE', [eventId]);
+  const rows = await db.all<{ target_id: string; status: string; reason: string | null; last_error: string | null; last_status_code: number | null; attempts: number }>(
+    'SELECT target_id, status, reason, last_error, last_status_code, attempts FROM deliveries WHERE event_id = ?', [eventId]);
+  if (!rows.length) return false;
+  const status = eventStatus(rows.map((r) => r.status));
+  const details = {
+    targets: rows.map((r) => ({ target_id: r.target_id, status: r.status, attempts: r.attempts, ...(r.reason ? { reason: r.reason } : {}), ...(r.last_error ? { error: r.last_error } : {}), ...(r.last_status_code ? { status_code: r.last_status_code } : {}) })),
+  };
+  await db.run('UPDATE event_log SET dispatch_status = ?, details = ? WHERE id = ?', [status, details, eventId]);
+  return true;
 }

@@ -1,4 +1,4 @@
-/** The relay's record routes: plugins, providers, trackers and their links, targets, events, deferred, self-monitoring, actions, bots. */
+/** The relay's record routes: plugins, providers, trackers and their links, targets, events, deferred, templates, self-monitoring, actions, bots. */
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { pluginRoutes } from './plugins.ts';
@@ -7,6 +7,7 @@ import { trackerRoutes } from './trackers.ts';
 import { trackerLinkRoutes } from './tracker-links.ts';
 import { targetRoutes } from './targets.ts';
 import { eventRoutes } from './events.ts';
+import { templateRoutes } from './templates.ts';
 import { selfMonitoringRoutes } from './self-monitoring.ts';
 import { actionRoutes } from './actions.ts';
 import { botRoutes } from './bots.ts';
@@ -20,6 +21,7 @@ export async function registerRelayRoutes(app: App, core: Core): Promise<void> {
   await trackerLinkRoutes(app, core);
   await targetRoutes(app, core);
   await eventRoutes(app, core);
+  await templateRoutes(app, core);
   await selfMonitoringRoutes(app, core);
   await actionRoutes(app, core);
   await botRoutes(app, core);

@@ -1,0 +1,112 @@
+/**
+ * Hand operations on an event's deliveries, all through the durable queue (never an in-memory
+ * send): a resend puts a delivery back in the queue under a new id, "send now" releases a
+ * deferred one, "drop" gives one up. Each runs in one transaction that changes the delivery rows,
+ * records what was done in `delivery_history` and recomputes the event's status, so any replica's
+ * dispatcher picks the rows up; the caller may nudge its local dispatcher.
+ */
+import type { Core } from '../../core.ts';
+import type { Queryable } from '../../db/database.ts';
+import { newId } from '../../http/ids.ts';
+import { conflict, notFound } from '../../http/problem.ts';
+import { recomputeEvent } from './dispatcher.ts';
+
+/** Statuses a delivery may be resent from: it is settled (nothing of it is queued, sending or deferred). */
+export const RESENDABLE = ['failed', 'dropped', 'sent'] as const;
+
+export type HistoryAction = 'resend' | 'send_now' | 'drop';
+
+interface DeliveryRow {
+  id: string; event_id: string; user_id: string; target_id: string; status: string; attempts: number;
+  last_error: string | null; last_status_code: number | null; sent_at: string | null; target_enabled: unknown; target_name: string | null;
+}
+
+const lock = (q: Queryable) => (q.dialect === 'postgresql' ? ' FOR UPDATE OF d' : '');
+
+async function record(q: Queryable, now: string, actorId: string, action: HistoryAction, d: DeliveryRow, deliveryId: string, previousId: string | null): Promise<void> {
+  await q.run(`INSERT INTO delivery_history (id, event_id, user_id, actor_id, action, target_id, delivery_id, previous_delivery_id, previous_status,
+      previous_attempts, previous_error, previous_status_code, previous_sent_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  [newId(), d.event_id, d.user_id, actorId, action, d.target_id, deliveryId, previousId, d.status, Number(d.attempts ?? 0),
+    d.last_error ?? null, d.last_status_code == null ? null : Number(d.last_status_code), d.sent_at ?? null, now]);
+}
+
+export interface Resent { delivery_id: string; previous_delivery_id: string; target_id: string }
+
+/**
+ * Resends one delivery of an event (`deliveryId`: failed, dropped or sent) or, without it, every
+ * failed delivery of the event. Each goes back to the queue as a new attempt under a new delivery
+ * id (so a channel that recognises repeats by delivery id takes it as a new message); the old
+ * attempt's record stays in `delivery_history`. The event must be the caller's (checked by the route).
+ */
+export async function resendDeliveries(core: Core, event: { id: string; user_id: string; details: unknown }, actorId: string, deliveryId?: string): Promise<Resent[]> {
+  const now = core.clock.now().toISOString();
+  return core.db.tx(async (q) => {
+    const select = `SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code, d.sent_at,
+        t.enabled AS target_enabled, t.name AS target_name
+      FROM deliveries d JOIN targets t ON t.id = d.target_id WHERE d.event_id = ?`;
+    let rows: DeliveryRow[];
+    if (deliveryId) {
+      const row = await q.get<DeliveryRow>(`${select} AND d.id = ?${lock(q)}`, [event.id, deliveryId]);
+      if (!row) throw notFound('Delivery');
+      if (!(RESENDABLE as readonly string[]).includes(row.status)) {
+        throw conflict(`The delivery is ${row.status}; only a failed, dropped or sent delivery can be resent.`, 'delivery_not_resendable', { status: row.status });
+      }
+      rows = [row];
+    } else {
+      rows = await q.all<DeliveryRow>(`${select} AND d.status = 'failed' ORDER BY d.id${lock(q)}`, [event.id]);
+      if (!rows.length) {
+        // Deleting a target deletes its deliveries; the event's recorded details still name it.
+        const recorded = (event.details as { targets?: { target_id: string; status: string }[] } | null)?.targets ?? [];
+        const failedIds = [...new Set(recorded.filter((x) => x.status === 'failed').map((x) => x.target_id))];
+        const left = failedIds.length ? await q.all<{ id: string }>(`SELECT id FROM targets WHERE id IN (${failedIds.map(() => '?').join(',')})`, failedIds) : [];
+        const gone = failedIds.filter((id) => !left.some((l) => l.id === id));
+        if (gone.length) throw conflict('The failed deliveries of this event went to targets that were deleted since; there is nothing to resend them to.', 'target_deleted', { target_ids: gone });
+        throw conflict('This event has no failed delivery to resend.', 'nothing_to_resend');
+      }
+    }
+    const disabled = rows.filter((r) => r.target_enabled === false || r.target_enabled === 0 || r.target_enabled === '0');
+    if (disabled.length) {
+      throw conflict(`The target ${disabled[0]!.target_name ?? disabled[0]!.target_id} is disabled; enable it before resending.`, 'target_disabled', { target: disabled[0]!.target_name ?? disabled[0]!.target_id });
+    }
+    const out: Resent[] = [];
+    for (const r of rows) {
+      const id = newId();
+      // The row keeps its place (event, target, tracker) and starts over as a new attempt.
+      const n = await q.run(`UPDATE deliveries SET id = ?, status = 'queued', reason = NULL, attempts = 0, next_attempt_at = ?, lease_until = NULL,
+          last_error = NULL, last_status_code = NULL, sent_at = NULL, parts_sent = 0, created_at = ?, updated_at = ? WHERE id = ? AND status = ?`,
+      [id, now, now, now, r.id, r.status]);
+      if (n !== 1) throw conflict('The delivery changed while it was being resent; reload and try again.', 'delivery_changed');
+      await record(q, now, actorId, 'resend', r, id, r.id);
+      out.push({ delivery_id: id, previous_delivery_id: r.id, target_id: r.target_id });
+    }
+    await recomputeEvent(q, event.id);
+    return out;
+  });
+}
+
+/**
+ * A deferred delivery of the caller, released now (`send_now`: back to the queue, due at once) or
+ * given up (`drop`). 404 when it is not the caller's, 409 `not_deferred` when it no longer waits
+ * (released at the end of quiet hours meanwhile, or already handled).
+ */
+export async function settleDeferred(core: Core, userId: string, deliveryId: string, actorId: string, action: 'send_now' | 'drop'): Promise<{ delivery_id: string; event_id: string; status: string }> {
+  const now = core.clock.now().toISOString();
+  return core.db.tx(async (q) => {
+    const row = await q.get<DeliveryRow>(`SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code, d.sent_at,
+        NULL AS target_enabled, NULL AS target_name FROM deliveries d WHERE d.id = ? AND d.user_id = ?${lock(q)}`, [deliveryId, userId]);
+    if (!row) throw notFound('Deferred delivery');
+    // The dispatcher's release takes the deferred row FOR UPDATE SKIP LOCKED: holding it here keeps the two apart.
+    const waiting = await q.get(`SELECT id FROM deferred_dispatch WHERE delivery_id = ?${q.dialect === 'postgresql' ? ' FOR UPDATE' : ''}`, [deliveryId]);
+    if (row.status !== 'deferred' || !waiting) {
+      throw conflict(`The delivery is ${row.status}, no longer deferred.`, 'not_deferred', { status: row.status });
+    }
+    await q.run('DELETE FROM deferred_dispatch WHERE delivery_id = ?', [deliveryId]);
+    const status = action === 'send_now' ? 'queued' : 'dropped';
+    const n = await q.run(`UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'deferred'`,
+      [status, action === 'drop' ? 'dropped by hand while deferred by quiet hours' : null, now, now, deliveryId]);
+    if (n !== 1) throw conflict('The delivery is no longer deferred.', 'not_deferred', { status: row.status });
+    await record(q, now, actorId, action, row, deliveryId, null);
+    await recomputeEvent(q, row.event_id);
+    return { delivery_id: deliveryId, event_id: row.event_id, status };
+  });
+}
