@@ -42,7 +42,7 @@ t.test('the hook refuses with its code, detail and paths under body/config, on c
   t.equal(bad.status, 422, 'refused after the schema passed (defaults applied: high is 10)');
   t.equal(bad.body.code, 'pair_not_ordered', 'the plugin\'s code');
   t.equal(bad.body.detail, 'high must be greater than low; raise high or lower low.', 'the plugin\'s sentence');
-  t.same(bad.body.errors, [{ path: 'body/config/high', message: 'must be greater than low' }]);
+  t.same(bad.body.errors, [{ path: 'body/config/high', message: 'must be greater than low', code: 'pair_not_ordered' }]);
   t.match(bad.headers.get('content-type'), /problem\+json/);
 
   const schemaFirst = await s.request('POST', '/api/providers', { token, body: { kind: 'picky', name: 'P', config: { low: 'x' } } });
@@ -60,7 +60,7 @@ t.test('the hook refuses with its code, detail and paths under body/config, on c
   const target = await s.request('POST', '/api/targets', { token, body: { kind: 'picky_target', name: 'T', config: { low: 5, high: 5 }, locale: 'en' } });
   t.equal(target.status, 422, 'targets use the same hook');
   t.equal(target.body.code, 'pair_not_ordered');
-  t.same(target.body.errors, [{ path: 'body/config/high', message: 'must be greater than low' }]);
+  t.same(target.body.errors, [{ path: 'body/config/high', message: 'must be greater than low', code: 'pair_not_ordered' }]);
   t.equal((await s.request('POST', '/api/targets', { token, body: { kind: 'picky_target', name: 'T', config: { low: 5, high: 6 }, locale: 'en' } })).status, 201);
 
   const broken = await s.request('POST', '/api/providers', { token, body: { kind: 'throwing', name: 'X', config: {} } });

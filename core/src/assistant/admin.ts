@@ -1,7 +1,7 @@
 import Type from 'typebox';
 import type { App } from '../http/server.ts';
 import type { Core } from '../core.ts';
-import { createUser, publicUser, type UserRow } from '../users/users.ts';
+import { createUser, publicUser, setUserPassword, type UserRow } from '../users/users.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
 import { conflict, forbidden, notFound } from '../http/problem.ts';
 import { requireAdmin, caller } from '../auth/guard.ts';
@@ -97,6 +97,18 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       if (admins === 0) throw conflict('This would leave no active administrator; promote or activate another one first.', 'last_admin');
     });
     return publicUser(await get(row.id));
+  });
+
+  app.put('/api/v1/admin/users/:user_id/password', {
+    ...opts,
+    schema: {
+      tags, params: Params, summary: 'Set a user\'s password',
+      description: 'Sets the user\'s password (8 characters or more, at most 72 bytes). Every token the user holds stops working. A user restored from a backup without a password (password_set false, kept inactive for that reason) is activated and can log in with it. 404 for an unknown user.',
+      body: Type.Object({ password: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false }),
+    },
+  }, async (req) => {
+    const { user_id } = await get((req.params as { user_id: string }).user_id).then((r) => ({ user_id: r.id }));
+    return publicUser(await setUserPassword(core.db, user_id, (req.body as { password: string }).password, core.clock.now()));
   });
 
   app.delete('/api/v1/admin/users/:user_id', { ...opts, schema: { tags, params: Params } }, async (req, reply) => {

@@ -5,7 +5,50 @@ import { HEADER_NAME, PLUGIN_API_VERSION, secretPaths, undeclaredFields, without
 export interface ValidateOptions { undeclared?: 'refuse' | 'drop' }
 export type Validated =
   | { ok: true; value: Record<string, unknown>; /** Undeclared fields left out (only with `undeclared: 'drop'`). */ dropped: string[] }
-  | { ok: false; errors: { path: string; message: string }[]; /** JSON pointers of the undeclared fields among the errors. */ undeclared: string[] };
+  | { ok: false; errors: ConfigFieldError[]; /** JSON pointers of the undeclared fields among the errors. */ undeclared: string[] };
+
+/** One field's problem: JSON pointer, English message, and the JSON Schema keyword with its params (for clients to phrase). */
+export interface ConfigFieldError { path: string; message: string; code?: string; params?: Record<string, string | number | boolean | string[]> }
+
+type SchemaError = { instancePath?: string; message: string; keyword?: string; params?: Record<string, unknown> };
+
+/** The params of a schema error a client can use (scalars and lists of strings). */
+function plainParams(params: Record<string, unknown> | undefined): Record<string, string | number | boolean | string[]> {
+  const out: Record<string, string | number | boolean | string[]> = {};
+  for (const [k, v] of Object.entries(params ?? {})) {
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = v;
+    else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * Schema errors as field problems: a missing required field is named by its own path (not its
+ * parent's), and the alternatives of a union are reported once, at the field.
+ */
+function fieldErrors(errors: SchemaError[]): ConfigFieldError[] {
+  const out: ConfigFieldError[] = [];
+  const unions = new Set(errors.filter((e) => e.keyword === 'anyOf').map((e) => e.instancePath ?? ''));
+  for (const e of errors) {
+    const path = e.instancePath || '/';
+    if (e.keyword === 'required') {
+      const missing = (e.params?.requiredProperties ?? e.params?.missingProperty ?? []) as string[] | string;
+      for (const name of Array.isArray(missing) ? missing : [missing]) out.push({ path: `${e.instancePath ?? ''}/${name}`, message: 'is required', code: 'required', params: {} });
+      continue;
+    }
+    // A union's branches each fail on their own; the union is reported once, as an enum when its branches are constants.
+    if (unions.has(e.instancePath ?? '') && e.keyword !== 'anyOf') continue;
+    if (e.keyword === 'anyOf') {
+      const consts = errors.filter((x) => x.keyword === 'const' && x.instancePath === e.instancePath).map((x) => x.params?.allowedValue);
+      if (consts.length && consts.every((v) => typeof v === 'string')) {
+        out.push({ path, message: `must be one of: ${consts.join(', ')}`, code: 'enum', params: { allowedValues: consts as string[] } });
+        continue;
+      }
+    }
+    out.push({ path, message: e.message, ...(e.keyword ? { code: e.keyword, params: plainParams(e.params) } : {}) });
+  }
+  return out;
+}
 
 /** The error message of a config field the plugin's schema does not declare. */
 export const UNDECLARED_FIELD = 'is not a field of this configuration';
@@ -45,7 +88,7 @@ function validator(schema: unknown) {
     const found = undeclaredFields(schema, input);
     const undeclared = opts.undeclared === 'drop' ? [] : found;
     const value = Value.Default(schema as never, withoutFields(input, found));
-    const errors = [...undeclared.map((path) => ({ path, message: UNDECLARED_FIELD })), ...(compiled.Check(value) ? [] : [...compiled.Errors(value)].map((e) => ({ path: e.instancePath || '/', message: e.message })))];
+    const errors: ConfigFieldError[] = [...undeclared.map((path) => ({ path, message: UNDECLARED_FIELD, code: 'additionalProperties', params: {} })), ...(compiled.Check(value) ? [] : fieldErrors([...compiled.Errors(value)] as SchemaError[]))];
     if (!errors.length) return { ok: true, value: value as Record<string, unknown>, dropped: found };
     return { ok: false, errors, undeclared };
   };
@@ -63,8 +106,9 @@ function checkWith(packageName: string, def: PluginDefinition, config: Record<st
   return out.filter((p): p is ConfigProblem => Boolean(p) && typeof p.message === 'string').slice(0, 50).map((p) => ({
     path: typeof p.path === 'string' && p.path.startsWith('/') ? p.path : '/',
     message: p.message,
-    ...(typeof p.code === 'string' && /^[a-z][a-z0-9_]{0,63}$/.test(p.code) ? { code: p.code } : {}),
+    ...(typeof p.code === 'string' && /^[a-z][a-zA-Z0-9_]{0,63}$/.test(p.code) ? { code: p.code } : {}),
     ...(typeof p.detail === 'string' ? { detail: p.detail } : {}),
+    ...(p.params && typeof p.params === 'object' ? { params: plainParams(p.params) as Record<string, string | number | boolean> } : {}),
   }));
 }
 

@@ -2,7 +2,8 @@ import type { Database, Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import { newId, randomToken } from '../http/ids.ts';
 import { hashPassword } from '../auth/passwords.ts';
-import { conflict } from '../http/problem.ts';
+import { revokeAllTokens } from '../auth/revocation.ts';
+import { conflict, notFound } from '../http/problem.ts';
 import type { SelfMonitoringReceiver } from '../plugins/self-monitoring.ts';
 
 export type Role = 'user' | 'admin';
@@ -16,11 +17,16 @@ export interface UserRow {
 export interface PublicUser {
   id: string; email: string; role: Role; is_active: boolean; locale: string; max_chats: number;
   max_ai_messages_per_day: number | null; max_ai_tokens_per_day: number | null; created_at: string; updated_at: string;
+  /** False for a user restored from a backup without their password: nobody can log in as them until an administrator sets one. */
+  password_set: boolean;
 }
+
+/** True when the stored hash is a bcrypt hash (a user restored without one holds a marker that never matches). */
+export const hasPassword = (hash: string | null | undefined): boolean => /^\$2[aby]\$/.test(hash ?? '');
 
 export function publicUser(u: UserRow): PublicUser {
   return {
-    id: u.id, email: u.email, role: u.role, is_active: Db.bool(u.is_active), locale: u.locale, max_chats: u.max_chats,
+    id: u.id, email: u.email, role: u.role, is_active: Db.bool(u.is_active), password_set: hasPassword(u.password_hash), locale: u.locale, max_chats: u.max_chats,
     max_ai_messages_per_day: u.max_ai_messages_per_day, max_ai_tokens_per_day: u.max_ai_tokens_per_day,
     created_at: u.created_at, updated_at: u.updated_at,
   };
@@ -83,4 +89,22 @@ export async function ensureSelfMonitoringForAll(db: Database, r: SelfMonitoring
 export async function userCount(db: Queryable): Promise<number> {
   const r = await db.get<{ n: number | string }>('SELECT COUNT(*) AS n FROM users');
   return Number(r?.n ?? 0);
+}
+
+/**
+ * An administrator sets a user's password. Every token the user holds stops working. A user who
+ * had no password (restored from a backup without secrets, and kept inactive for that reason) is
+ * activated: the password was all they were missing.
+ */
+export async function setUserPassword(db: Database, userId: string, password: string, now: Date): Promise<UserRow> {
+  const hash = await hashPassword(password);
+  return db.tx(async (q) => {
+    const row = await q.get<UserRow>('SELECT * FROM users WHERE id = ?', [userId]);
+    if (!row) throw notFound('User');
+    const activate = !hasPassword(row.password_hash);
+    await q.run(`UPDATE users SET password_hash = ?, updated_at = ?${activate ? ', is_active = ?' : ''} WHERE id = ?`,
+      activate ? [hash, now.toISOString(), true, userId] : [hash, now.toISOString(), userId]);
+    await revokeAllTokens(q, userId);
+    return (await q.get<UserRow>('SELECT * FROM users WHERE id = ?', [userId]))!;
+  });
 }

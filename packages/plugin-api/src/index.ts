@@ -55,6 +55,12 @@ export interface EventSpec<P extends TSchema = TSchema> {
   quietHours: QuietHoursPolicy;
   severity: Severity;
   description?: string;
+  /**
+   * A sample payload (valid against `payload`) for "send a test event": the operator's test goes
+   * through the normal pipeline with it, so every template can be seen as it will arrive. Optional;
+   * without it the core builds a sample from the schema's defaults (empty strings, zeros).
+   */
+  example?: Record<string, unknown>;
 }
 
 /** A notification template: `{{path}}` substitutions, `{{#each list}}…{{/each}}`, `{{#if x}}…{{else}}…{{/if}}`. */
@@ -662,6 +668,12 @@ export interface ConfigProblem {
   code?: string;
   /** A whole sentence for the answer's `detail`: what to do about it. Default: the path and message. */
   detail?: string;
+  /**
+   * The values of the message (`{ limit: 16 }`), so that a client can phrase `code` in its own
+   * language. With a JSON Schema keyword as `code` (`required`, `minLength`, `pattern`…) and its
+   * usual params, the web client shows its own words for it under the field.
+   */
+  params?: Record<string, string | number | boolean>;
 }
 
 /**

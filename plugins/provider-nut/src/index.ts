@@ -37,6 +37,10 @@ export function createNutProvider(timings: Partial<NutTimings> = {}): ProviderDe
       pollIntervalSeconds: 15,
       templates: TEMPLATES,
     },
+    // The poller refuses one credential without the other at start; refused when the config is saved too.
+    validateConfig: (cfg) => (Boolean(cfg.username) !== Boolean(cfg.password)
+      ? [{ path: cfg.username ? '/password' : '/username', message: 'is required when the other credential is set', code: 'required', detail: 'Set both username and password of the NUT server, or neither.' }]
+      : []),
     create(ctx) {
       const poller = new UpsPoller({
         config: ctx.config, timings: t, http: ctx.http, store: ctx.store, clock: ctx.clock,

@@ -22,7 +22,7 @@ export const MappingSchema = Type.Object({
 export const ConfigSchema = Type.Object({
   auth_mode: Type.Union([Type.Literal('none'), Type.Literal('bearer'), Type.Literal('hmac_sha256')], { default: 'hmac_sha256' }),
   acknowledge_unauthenticated: Type.Boolean({ default: false }),
-  secret: Type.Optional(Secret({ description: 'Shared secret for bearer or HMAC-SHA256 authentication (16 characters or more)' })),
+  secret: Type.Optional(Secret({ minLength: 16, maxLength: 1024, description: 'Shared secret for bearer or HMAC-SHA256 authentication (16 characters or more)' })),
   mapping: MappingSchema,
 });
 
@@ -36,6 +36,18 @@ export const CONFIG_ALIASES = ['auth_mode', 'acknowledge_unauthenticated'];
  * from anyone who knows the URL, so it needs `acknowledge_unauthenticated: true`.
  */
 export function checkConfig(cfg: WebhookConfig): ConfigProblem[] {
+  // The checks create() makes at start, made when the config is saved: a config that could never run is refused then.
+  if (cfg.auth_mode !== 'none' && !cfg.secret) {
+    return [{
+      path: '/secret',
+      message: `is required when auth_mode is ${cfg.auth_mode}`,
+      code: 'required',
+      detail: `auth_mode "${cfg.auth_mode}" needs a shared secret of at least ${MIN_SECRET_LENGTH} characters in config.secret.`,
+    }];
+  }
+  if (cfg.auth_mode !== 'none' && cfg.secret && cfg.secret.length < MIN_SECRET_LENGTH) {
+    return [{ path: '/secret', message: `must be at least ${MIN_SECRET_LENGTH} characters long`, code: 'minLength', params: { limit: MIN_SECRET_LENGTH } }];
+  }
   if (cfg.auth_mode === 'none' && cfg.acknowledge_unauthenticated !== true) {
     return [{
       path: '/acknowledge_unauthenticated',

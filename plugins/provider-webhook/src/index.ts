@@ -48,7 +48,17 @@ export default defineProvider({
     events,
     templates,
   },
-  validateConfig: checkConfig,
+  validateConfig(cfg) {
+    const problems = checkConfig(cfg);
+    if (problems.length) return problems;
+    // A mapping that does not compile would stop the instance at start: refused when saved instead.
+    try { compileMapping(cfg.mapping); } catch (err) {
+      if (!(err instanceof PathExpressionError)) throw err;
+      const field = /mapping\.(\w+)/.exec(err.message)?.[1];
+      return [{ path: field ? `/mapping/${field}` : '/mapping', message: err.message, code: 'invalid_path_expression' }];
+    }
+    return [];
+  },
   create(ctx) {
     const cfg = ctx.config;
     const mapping = prepare(cfg);

@@ -78,7 +78,8 @@ t.test('none mode needs the explicit acknowledgement', async (t) => {
 t.test('secrets are checked at create()', async (t) => {
   await t.rejects(instance({ auth_mode: 'bearer', mapping }), { code: 'CONFIG', message: /needs a secret/ });
   await t.rejects(instance({ auth_mode: 'hmac_sha256', mapping }), { code: 'CONFIG', message: /needs a secret/ });
-  await t.rejects(instance({ auth_mode: 'hmac_sha256', secret: 'fifteen-chars!!', mapping }), { code: 'CONFIG', message: /at least 16/ });
+  // The schema says 16 characters or more (minLength), so a shorter secret never reaches create().
+  await t.rejects(instance({ auth_mode: 'hmac_sha256', secret: 'fifteen-chars!!', mapping }), { message: /\/secret must not have fewer than 16 characters/ });
   await t.rejects(instance({ auth_mode: 'none', acknowledge_unauthenticated: true, mapping: { title: 'a.__proto__' } }), { code: 'CONFIG', message: /mapping\.title.*__proto__/ });
   await t.rejects(instance({ auth_mode: 'none', acknowledge_unauthenticated: true, mapping: { title: 'x', body: '{{a..b}}' } }), { code: 'CONFIG', message: /mapping\.body/ });
 });
@@ -147,4 +148,10 @@ t.test('a saved config with auth_mode none needs the acknowledgement (the valida
   t.same(checkConfig(plugin, { mapping, secret: SECRET }), [], 'hmac_sha256 by default needs no acknowledgement');
   t.same(checkConfig(plugin, { auth_mode: 'bearer', mapping, secret: SECRET }), []);
   t.same(plugin.manifest.configAliases, ['auth_mode', 'acknowledge_unauthenticated'], 'the providers API shows both at the top level');
+});
+
+t.test('what create() refuses is refused when the config is saved (the validateConfig hook)', async (t) => {
+  t.match(checkConfig(plugin, { auth_mode: 'bearer', mapping }), [{ path: '/secret', code: 'required' }], 'an authenticated mode without a secret');
+  t.match(checkConfig(plugin, { auth_mode: 'none', acknowledge_unauthenticated: true, mapping: { title: 'a.__proto__' } }), [{ path: '/mapping/title', code: 'invalid_path_expression' }], 'a mapping that does not compile');
+  t.same(checkConfig(plugin, { auth_mode: 'none', acknowledge_unauthenticated: true, mapping }), []);
 });

@@ -26,6 +26,10 @@ export default defineTarget({
     configSchema,
     limits: { maxMessageLength: 100_000, formats: ['html'], overflow: 'truncate' },
   },
+  // The check create() makes at start, made when the config is saved too.
+  validateConfig: (cfg) => (cfg.password && !cfg.username
+    ? [{ path: '/username', message: 'is required when a password is set', code: 'required', detail: 'A password is set without a username; set the SMTP username too, or remove the password.' }]
+    : []),
   create(ctx) {
     const cfg = ctx.config;
     if (cfg.password && !cfg.username) throw new ConfigError('a password is set without a username');

@@ -1,6 +1,6 @@
 /** Small pieces every relay route file shares: paging, owned-row lookup, validation answers. */
 import type { Core } from '../../core.ts';
-import { type HttpError, notFound, unprocessable, unavailable } from '../../http/problem.ts';
+import { type HttpError, notFound, type ProblemParams, unprocessable, unavailable } from '../../http/problem.ts';
 import { relayOf, type RelayService } from '../service.ts';
 
 export interface Page { limit?: number; before?: string }
@@ -27,8 +27,9 @@ export async function owned<T = Record<string, any>>(core: Core, table: string, 
  * schema does not declare (`undeclared`, JSON pointers) are named in the detail, code
  * `unknown_config_fields`.
  */
-export function invalidConfig(field: string, what: string, errors: { path: string; message: string }[], undeclared: string[] = []): HttpError {
-  const list = errors.map((e) => ({ path: `body/${field}${e.path === '/' ? '' : e.path}`, message: e.message }));
+export function invalidConfig(field: string, what: string, errors: { path: string; message: string; code?: string; params?: ProblemParams }[], undeclared: string[] = []): HttpError {
+  // code/params (the JSON Schema keyword and its values) let a client phrase each problem in its own words.
+  const list = errors.map((e) => ({ path: `body/${field}${e.path === '/' ? '' : e.path}`, message: e.message, ...(e.code ? { code: e.code, params: e.params ?? {} } : {}) }));
   if (undeclared.length) {
     const names = undeclared.map((p) => p.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~')).join('.'));
     return unprocessable(`The ${what} has fields it does not know: ${names.join(', ')}. Remove them; GET /api/plugins lists the fields of each kind.`, list, 'unknown_config_fields');
