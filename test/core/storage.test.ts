@@ -6,7 +6,7 @@ import path from 'node:path';
 import BetterSqlite from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
 import { startService, TEST_DB, testDatabaseUrl } from '../helpers/service.ts';
-import { takeSqliteSnapshot } from '../../core/src/db/snapshot.ts';
+import { snapshotInBackground, takeSqliteSnapshot } from '../../core/src/db/snapshot.ts';
 
 t.test('migrations are idempotent; each boot of an existing database snapshots it first', async (t) => {
   if (TEST_DB === 'postgresql') return postgresSnapshots(t);
@@ -48,6 +48,37 @@ t.test('snapshots disabled with 0; a corrupt source fails the integrity check', 
   const bad = path.join(dir, 'bad.db');
   fs.writeFileSync(bad, Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(4096, 7)]));
   await t.rejects(takeSqliteSnapshot(bad, path.join(dir, 's'), 3));
+});
+
+t.test('a background snapshot copies one consistent read in a worker, and deletes a copy that fails its check', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-snap-bg-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'live.db');
+  const live = new BetterSqlite(file);
+  live.pragma('journal_mode = WAL');
+  live.exec('CREATE TABLE t (a INTEGER)');
+  const insert = live.prepare('INSERT INTO t VALUES (?)');
+  live.transaction(() => { for (let i = 0; i < 20_000; i++) insert.run(i); })();
+  // Writes go on while the worker copies: the copy holds a whole number of these transactions.
+  const taking = snapshotInBackground(file, path.join(dir, 's'), 2);
+  for (let i = 0; i < 50; i++) live.transaction(() => { for (let j = 0; j < 100; j++) insert.run(-1); })();
+  const snap = await taking;
+  live.close();
+  t.ok(snap && fs.existsSync(snap.file), 'the copy exists');
+  const copy = new BetterSqlite(snap!.file, { readonly: true });
+  const n = (copy.prepare('SELECT COUNT(*) AS n FROM t').get() as { n: number }).n;
+  copy.close();
+  t.ok(n >= 20_000 && (n - 20_000) % 100 === 0, `a consistent state (${n} rows)`);
+  t.equal(await snapshotInBackground(file, path.join(dir, 's'), 0), undefined, 'off with 0');
+  const bad = path.join(dir, 'bad.db');
+  fs.writeFileSync(bad, Buffer.concat([Buffer.from('SQLite format 3\0'), Buffer.alloc(4096, 7)]));
+  await t.rejects(snapshotInBackground(bad, path.join(dir, 'bad-s'), 3));
+  t.same(fs.readdirSync(path.join(dir, 'bad-s')), [], 'nothing left of a failed copy');
+  const stop = new AbortController();
+  const abandoned = snapshotInBackground(file, path.join(dir, 'stopped-s'), 3, { signal: stop.signal });
+  stop.abort();
+  await t.rejects(abandoned, /abandoned/, 'a stop abandons the copy');
+  t.same(fs.readdirSync(path.join(dir, 'stopped-s')), [], 'and deletes what was written');
 });
 
 /**
