@@ -7,7 +7,8 @@ import { newId } from '../http/ids.ts';
 import { HttpError, notFound, unprocessable } from '../http/problem.ts';
 import { requireUser, caller } from '../auth/guard.ts';
 import { collection, int, likePattern, searchable } from './paths.ts';
-import { documentKind, documentText } from './document-text.ts';
+import { documentContent, documentKind } from './document-text.ts';
+import { storeChunks } from './search.ts';
 
 /** Largest accepted upload; beyond it the answer is 413. */
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
@@ -60,11 +61,15 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
       try { data = await part.toBuffer(); } catch (err) { throw uploadError(err); }
       // toBuffer() can miss a limit hit on the very last chunk; the stream's own flag does not.
       if (part.file.truncated) throw uploadError(Object.assign(new Error('too large'), { code: 'FST_REQ_FILE_TOO_LARGE' }));
-      const text = await documentText(kind, data);
+      const { text, pages } = await documentContent(kind, data);
       if (!text) throw new HttpError(422, 'unreadable_document', kind === 'application/pdf' ? 'The PDF has no text layer to extract (a scanned image?).' : 'The document is empty.');
       const row: DocRow = { id: newId(), user_id: caller(req).id, filename, media_type: kind, size_bytes: data.length, content: text, created_at: core.clock.now().toISOString() };
-      await core.db.run('INSERT INTO documents (id, user_id, filename, media_type, size_bytes, content, search_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-        [row.id, row.user_id, row.filename, row.media_type, row.size_bytes, row.content, searchable(row.filename, row.content), row.created_at]);
+      // The document and its search chunks (by page for PDFs) are stored together.
+      await core.db.tx(async (q) => {
+        await q.run('INSERT INTO documents (id, user_id, filename, media_type, size_bytes, content, search_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+          [row.id, row.user_id, row.filename, row.media_type, row.size_bytes, row.content, searchable(row.filename, row.content), row.created_at]);
+        await storeChunks(q, row, pages);
+      });
       reply.code(201);
       return publicDoc(row);
     });

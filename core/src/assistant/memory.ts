@@ -4,17 +4,21 @@ import type { Core } from '../core.ts';
 import { newId } from '../http/ids.ts';
 import { notFound } from '../http/problem.ts';
 import { requireUser, caller } from '../auth/guard.ts';
-import { collection, likePattern, searchable } from './paths.ts';
+import { bool, collection, likePattern, searchable } from './paths.ts';
 
-interface EntryRow { id: string; user_id: string; content: string; category: string | null; recorded_at: string | null; created_at: string; updated_at: string }
+interface EntryRow { id: string; user_id: string; content: string; category: string | null; recorded_at: string | null; always_include: unknown; created_at: string; updated_at: string }
 
-const publicEntry = (r: EntryRow) => ({ id: r.id, content: r.content, category: r.category, recorded_at: r.recorded_at, created_at: r.created_at, updated_at: r.updated_at });
+const publicEntry = (r: EntryRow) => ({
+  id: r.id, content: r.content, category: r.category, recorded_at: r.recorded_at, always_include: bool(r.always_include), created_at: r.created_at, updated_at: r.updated_at,
+});
+/** Entries marked `always_include` go into the personal layer of every reply (see assemble.ts). */
+const AlwaysInclude = Type.Boolean({ description: 'Send this entry to the assistant with every message, not only when a search finds it.' });
 const Content = Type.String({ minLength: 1, maxLength: 32_000 });
 const Category = Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()]);
 /** A calendar date (`2025-03-01`) or an instant (`2025-03-01T08:30:00Z`). */
 const RecordedAt = Type.Union([Type.String({ format: 'date' }), Type.String({ format: 'date-time' }), Type.Null()]);
-const CreateBody = Type.Object({ content: Content, category: Type.Optional(Category), recorded_at: Type.Optional(RecordedAt) }, { additionalProperties: false });
-const PatchBody = Type.Object({ content: Type.Optional(Content), category: Type.Optional(Category), recorded_at: Type.Optional(RecordedAt) }, { additionalProperties: false });
+const CreateBody = Type.Object({ content: Content, category: Type.Optional(Category), recorded_at: Type.Optional(RecordedAt), always_include: Type.Optional(AlwaysInclude) }, { additionalProperties: false });
+const PatchBody = Type.Object({ content: Type.Optional(Content), category: Type.Optional(Category), recorded_at: Type.Optional(RecordedAt), always_include: Type.Optional(AlwaysInclude) }, { additionalProperties: false });
 const Params = Type.Object({ id: Type.String({ format: 'uuid' }) });
 const ListQuery = Type.Object({
   q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
@@ -28,8 +32,9 @@ const normalizeWhen = (v: string | null | undefined) => (v && v.length > 10 ? ne
 const clean = (v: string | null | undefined) => (v?.trim() ? v.trim() : null);
 
 /**
- * Memory entries: the user's health notes, measurements and dated events, which the PDF report
- * compiles. Owner-only; `?q=` searches content and category case-insensitively.
+ * Memory entries: the user's health notes, measurements and dated events. The PDF report compiles
+ * them, the assistant finds them with its search_memory tool, and those marked `always_include`
+ * go into every reply's personal layer. Owner-only; `?q=` searches content and category case-insensitively.
  */
 export async function memoryRoutes(app: App, core: Core): Promise<void> {
   const opts = { preHandler: requireUser(core) };
@@ -53,12 +58,12 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
   });
 
   collection(app, 'POST', '/api/v1/memory', { ...opts, schema: { tags, body: CreateBody } }, async (req, reply) => {
-    const b = req.body as { content: string; category?: string | null; recorded_at?: string | null };
+    const b = req.body as { content: string; category?: string | null; recorded_at?: string | null; always_include?: boolean };
     const id = newId();
     const now = core.clock.now().toISOString();
     const category = clean(b.category);
-    await core.db.run('INSERT INTO memory_entries (id, user_id, content, category, recorded_at, search_text, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-      [id, caller(req).id, b.content, category, normalizeWhen(b.recorded_at), searchable(b.content, category), now, now]);
+    await core.db.run('INSERT INTO memory_entries (id, user_id, content, category, recorded_at, always_include, search_text, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      [id, caller(req).id, b.content, category, normalizeWhen(b.recorded_at), b.always_include ?? false, searchable(b.content, category), now, now]);
     reply.code(201);
     return publicEntry(await own(caller(req).id, id));
   });
@@ -68,12 +73,13 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
 
   app.patch('/api/v1/memory/:id', { ...opts, schema: { tags, params: Params, body: PatchBody } }, async (req) => {
     const row = await own(caller(req).id, (req.params as { id: string }).id);
-    const b = req.body as { content?: string; category?: string | null; recorded_at?: string | null };
+    const b = req.body as { content?: string; category?: string | null; recorded_at?: string | null; always_include?: boolean };
     const content = b.content ?? row.content;
     const category = b.category === undefined ? row.category : clean(b.category);
     const recorded = b.recorded_at === undefined ? row.recorded_at : normalizeWhen(b.recorded_at);
-    await core.db.run('UPDATE memory_entries SET content = ?, category = ?, recorded_at = ?, search_text = ?, updated_at = ? WHERE id = ?',
-      [content, category, recorded, searchable(content, category), core.clock.now().toISOString(), row.id]);
+    const always = b.always_include ?? bool(row.always_include);
+    await core.db.run('UPDATE memory_entries SET content = ?, category = ?, recorded_at = ?, always_include = ?, search_text = ?, updated_at = ? WHERE id = ?',
+      [content, category, recorded, always, searchable(content, category), core.clock.now().toISOString(), row.id]);
     return publicEntry(await own(row.user_id, row.id));
   });
 

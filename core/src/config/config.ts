@@ -34,6 +34,7 @@ export const EnvSchema = Type.Object({
   AI_API_KEY: Type.Optional(Type.String()),
   AI_MODEL: Type.String({ default: 'gpt-4o-mini', minLength: 1 }),
   AI_CONTEXT_TOKENS: Type.String({ default: '16000', pattern: '^[0-9]+$' }),
+  AI_MAX_TOOL_ROUNDS: Type.String({ default: '4', pattern: '^[0-9]+$' }),
 });
 
 /**
@@ -76,7 +77,7 @@ export interface Config {
   plugins: string[];
   outboundAllowCidrs: string[];
   quotaTimezone: string;
-  ai: { baseUrl: string; apiKey?: string; model: string; contextTokens: number };
+  ai: { baseUrl: string; apiKey?: string; model: string; contextTokens: number; maxToolRounds: number };
 }
 
 /** A boot refusal: printed as one line, exit code 1. */
@@ -186,6 +187,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     plugins,
     outboundAllowCidrs,
     quotaTimezone: e.SERVICE_QUOTA_TIMEZONE,
-    ai: { baseUrl: e.AI_BASE_URL, apiKey: e.AI_API_KEY || undefined, model: e.AI_MODEL, contextTokens: Number(e.AI_CONTEXT_TOKENS) },
+    ai: { baseUrl: e.AI_BASE_URL, apiKey: e.AI_API_KEY || undefined, model: e.AI_MODEL, contextTokens: Number(e.AI_CONTEXT_TOKENS), maxToolRounds: Math.min(20, Number(e.AI_MAX_TOOL_ROUNDS)) },
   };
 }
