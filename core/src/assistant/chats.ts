@@ -7,6 +7,7 @@ import { HttpError, conflict, notFound } from '../http/problem.ts';
 import { requireUser, caller } from '../auth/guard.ts';
 import { bool, collection, int } from './paths.ts';
 import { visibleSkill } from './skills.ts';
+import { say } from './titles.ts';
 
 export interface ChatRow { id: string; user_id: string; title: string; is_archived: unknown; skill_id: string | null; created_at: string; updated_at: string }
 
@@ -17,7 +18,8 @@ export const ChatSchema = Type.Object({
 export const ChatParams = Type.Object({ chat_id: Type.String({ format: 'uuid' }) });
 const Title = Type.String({ minLength: 1, maxLength: 200 });
 const SkillRef = Type.Union([Type.String({ format: 'uuid' }), Type.Null()]);
-const CreateBody = Type.Object({ title: Title, skill_id: Type.Optional(SkillRef) }, { additionalProperties: false });
+/** Without a title the chat is called "New chat" (in the caller's language) until a title is generated after the first exchange. */
+const CreateBody = Type.Object({ title: Type.Optional(Title), skill_id: Type.Optional(SkillRef) }, { additionalProperties: false });
 const PatchBody = Type.Object({ title: Type.Optional(Title), is_archived: Type.Optional(Type.Boolean()), skill_id: Type.Optional(SkillRef) }, { additionalProperties: false });
 const ListQuery = Type.Object({
   archived: Type.Optional(Type.Boolean()),
@@ -50,7 +52,7 @@ export async function chatRoutes(app: App, core: Core): Promise<void> {
 
   collection(app, 'POST', '/api/v1/chats', { ...opts, schema: { tags, body: CreateBody, response: { 201: ChatSchema } } }, async (req, reply) => {
     const user = caller(req);
-    const b = req.body as { title: string; skill_id?: string | null };
+    const b = req.body as { title?: string; skill_id?: string | null };
     await checkSkill(core.db, user.id, b.skill_id);
     const id = newId();
     const now = core.clock.now().toISOString();
@@ -59,8 +61,8 @@ export async function chatRoutes(app: App, core: Core): Promise<void> {
       if (q.dialect === 'postgresql') await q.get('SELECT id FROM users WHERE id = ? FOR UPDATE', [user.id]);
       const n = int((await q.get<{ n: unknown }>('SELECT COUNT(*) AS n FROM chats WHERE user_id = ?', [user.id]))?.n);
       if (n >= user.max_chats) throw conflict(`You already have ${n} chats, the most your account allows (${user.max_chats}); delete one first.`, 'chat_limit_reached');
-      await q.run('INSERT INTO chats (id, user_id, title, is_archived, skill_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-        [id, user.id, b.title, false, b.skill_id ?? null, now, now]);
+      await q.run('INSERT INTO chats (id, user_id, title, title_auto, is_archived, skill_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+        [id, user.id, b.title ?? say(user.locale, 'untitled_chat'), b.title === undefined, false, b.skill_id ?? null, now, now]);
     });
     reply.code(201);
     return publicChat(await ownChat(core.db, user.id, id));
@@ -85,6 +87,8 @@ export async function chatRoutes(app: App, core: Core): Promise<void> {
     const chat = await ownChat(core.db, user.id, (req.params as { chat_id: string }).chat_id);
     const b = req.body as { title?: string; is_archived?: boolean; skill_id?: string | null };
     await checkSkill(core.db, user.id, b.skill_id);
+    // A title the user chose is never replaced by a generated one.
+    if (b.title !== undefined) await core.db.run('UPDATE chats SET title_auto = ? WHERE id = ?', [false, chat.id]);
     await core.db.run('UPDATE chats SET title = ?, is_archived = ?, skill_id = ?, updated_at = ? WHERE id = ?', [
       b.title ?? chat.title, b.is_archived ?? bool(chat.is_archived), b.skill_id === undefined ? chat.skill_id : b.skill_id, core.clock.now().toISOString(), chat.id,
     ]);

@@ -58,6 +58,18 @@ export class ModelClient {
     return new ModelStream(body, signal);
   }
 
+  /**
+   * One short, non-streamed completion without tools (chat titles): the answer's text and the
+   * tokens it cost (as reported, else estimated at ~4 characters per token).
+   */
+  async complete(messages: ChatCompletionMessageParam[], o: { maxTokens: number; signal: AbortSignal; model?: string }): Promise<{ text: string; tokens: number }> {
+    const { client } = await this.warm();
+    const res = await client.chat.completions.create({ model: o.model ?? this.ai.model, messages, max_tokens: o.maxTokens, stream: false }, { signal: o.signal });
+    const text = res.choices?.[0]?.message?.content ?? '';
+    const tokens = res.usage?.total_tokens ?? Math.ceil((JSON.stringify(messages).length + text.length) / 4);
+    return { text, tokens };
+  }
+
   /** Closes the transport's connections (at shutdown, after the streams were stopped and saved). */
   async close(): Promise<void> {
     const ready = this.ready;
