@@ -4,6 +4,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, setToken, setUnauthorizedHandler } from './api.ts';
+import { LOCALES, locale, setLocale, type Locale } from './i18n.ts';
 import { current, navigate } from './router.ts';
 import type { User } from './types.ts';
 
@@ -16,6 +17,15 @@ const listeners = new Set<(s: Session) => void>();
 function set(next: Session): void {
   session = next;
   listeners.forEach((fn) => fn(session));
+}
+
+/**
+ * The account's saved language wins over the browser's (also on a fresh browser): applied when a
+ * session starts or is found at boot. The switch keeps the account in step afterwards.
+ */
+async function followAccountLocale(user: User): Promise<void> {
+  const l = user.locale as Locale;
+  if (LOCALES.includes(l) && l !== locale()) await setLocale(l).catch(() => {});
 }
 
 export const sessionNow = (): Session => session;
@@ -45,6 +55,7 @@ export async function boot(): Promise<void> {
     const { needs_setup } = await get<{ needs_setup: boolean }>('/api/setup');
     if (needs_setup) { set({ state: 'setup', user: null }); return; }
     const user = await get<User>('/api/v1/users/me');
+    await followAccountLocale(user);
     set({ state: 'user', user });
   } catch (err) {
     if (err instanceof ApiError && err.status === 401) { set({ state: 'anonymous', user: null }); navigate(loginTarget(), true); return; }
@@ -53,8 +64,9 @@ export async function boot(): Promise<void> {
 }
 
 /** Stores a fresh login (from setup or the login form). */
-export function loggedIn(res: { access_token: string; user: User }): void {
+export async function loggedIn(res: { access_token: string; user: User }): Promise<void> {
   setToken(res.access_token);
+  await followAccountLocale(res.user);
   set({ state: 'user', user: res.user });
 }
 

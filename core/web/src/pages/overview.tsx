@@ -7,6 +7,7 @@ import { sessionNow } from '../lib/session.ts';
 import type { Deferred, EventRow, Provider, Target, Tracker } from '../lib/types.ts';
 import { Card, Empty, ErrorNote, Loading, Page, StatusBadge } from '../ui/basics.tsx';
 import { QuotaBar } from '../ui/quota-bar.tsx';
+import { shownName } from '../ui/names.ts';
 
 export function OverviewPage() {
   const data = useAsync(async () => {
@@ -48,7 +49,7 @@ export function OverviewPage() {
               <Card title={t('overview.assistant')} actions={<a href="#/chats" class="small">{t('overview.open_chats')}</a>}><QuotaBar quota={quota} /></Card>
               {troubled.length > 0 && (
                 <Card title={t('overview.attention')}>
-                  <ul class="recent">{troubled.map((p) => <li key={p.id}><a href="#/providers">{p.name}</a><StatusBadge status={p.status} /></li>)}</ul>
+                  <ul class="recent">{troubled.map((p) => <li key={p.id}><a href="#/providers">{shownName(p.name)}</a><StatusBadge status={p.status} /></li>)}</ul>
                 </Card>
               )}
             </div>

@@ -1,5 +1,5 @@
 /** Usage against the daily limits, in the chat header; a reached limit is highlighted. */
-import { num, relative, t, time } from '../lib/i18n.ts';
+import { dateTime, num, relative, t, time } from '../lib/i18n.ts';
 import type { Quota } from '../lib/types.ts';
 
 function Meter({ label, used, limit, reached, testId }: { label: string; used: number; limit: number; reached: boolean; testId: string }) {
@@ -19,7 +19,7 @@ export function QuotaBar({ quota }: { quota: Quota | null }) {
     <div class="quota" role="group" aria-label={t('quota.title')}>
       <Meter label={t('quota.messages')} used={quota.messages_used} limit={quota.message_limit} reached={quota.messages_exceeded} testId="quota-messages" />
       <Meter label={t('quota.tokens')} used={quota.tokens_used} limit={quota.token_limit} reached={quota.tokens_exceeded} testId="quota-tokens" />
-      <div class="quota-reset" title={quota.resets_at}>{t('quota.resets', { time: time(quota.resets_at), relative: relative(quota.resets_at) })}</div>
+      <div class="quota-reset" title={dateTime(quota.resets_at)}>{t('quota.resets', { time: time(quota.resets_at), relative: relative(quota.resets_at) })}</div>
     </div>
   );
 }

@@ -9,6 +9,7 @@ import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBa
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { toast } from '../../ui/toast.tsx';
+import { languageName } from '../../ui/names.ts';
 
 export function UsersPage() {
   const data = useAsync(async () => {
@@ -86,7 +87,7 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
             <label class="field"><span class="field-label">{t('users.email')}</span><input type="email" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} /></label>
             <label class="field"><span class="field-label">{t('auth.password')}</span><input type="password" autocomplete="new-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} /></label>
             <label class="field"><span class="field-label">{t('users.language')}</span>
-              <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value)}>{LOCALES.map((l) => <option key={l} value={l}>{t(`languages.${l}`)}</option>)}</select></label>
+              <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value)}>{LOCALES.map((l) => <option key={l} value={l}>{languageName(l)}</option>)}</select></label>
           </div>
         )}
         <div class="grid-2">

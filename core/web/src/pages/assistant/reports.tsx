@@ -7,6 +7,7 @@ import type { Report } from '../../lib/types.ts';
 import { Badge, Button, Card, ConfirmButton, Empty, ErrorNote, Loading, Page } from '../../ui/basics.tsx';
 import { Icon } from '../../ui/icons.tsx';
 import { toast } from '../../ui/toast.tsx';
+import { languageName } from '../../ui/names.ts';
 
 export function ReportsPage() {
   const list = useAsync(() => get<{ reports: Report[] }>('/api/v1/reports', { limit: 200 }).then((r) => r.reports), []);
@@ -33,7 +34,7 @@ export function ReportsPage() {
             <input maxLength={200} placeholder={t('reports.title_placeholder')} value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} /></label>
           <label class="field"><span class="field-label">{t('reports.language')}</span>
             <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value)}>
-              {LOCALES.map((l) => <option key={l} value={l}>{t(`languages.${l}`)}</option>)}
+              {LOCALES.map((l) => <option key={l} value={l}>{languageName(l)}</option>)}
             </select></label>
           <Button type="submit" variant="primary" busy={busy}>{t('reports.generate_button')}</Button>
         </form>

@@ -44,7 +44,7 @@ export function LoginPage() {
     setError(null);
     try {
       const res = await post<LoginResponse>('/api/auth/login', { email, password });
-      loggedIn(res);
+      await loggedIn(res);
       navigate(nextPath(), true);
     } catch (err) { setError(err); } finally { setBusy(false); }
   };
@@ -77,7 +77,7 @@ export function SetupPage() {
     setError(null);
     try {
       const res = await post<LoginResponse>('/api/setup', { email, password, locale: locale() });
-      loggedIn(res);
+      await loggedIn(res);
       navigate('/', true);
     } catch (err) { setError(err); } finally { setBusy(false); }
   };

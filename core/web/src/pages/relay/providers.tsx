@@ -8,6 +8,7 @@ import type { Provider, WebhookLogEntry } from '../../lib/types.ts';
 import { Badge, Button, Card, ConfirmButton, CopyField, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { toast } from '../../ui/toast.tsx';
 import { ProviderForm } from './provider-form.tsx';
+import { shownName } from '../../ui/names.ts';
 
 export function ProvidersPage() {
   const plugins = usePlugins();
@@ -35,7 +36,7 @@ export function ProvidersPage() {
 function ProviderCard({ provider: p, kindName, onEdit, onDeleted }: { provider: Provider; kindName: string; onEdit: () => void; onDeleted: () => void }) {
   const [showLog, setShowLog] = useState(false);
   return (
-    <Card class="item-card" title={p.name} actions={<StatusBadge status={p.enabled ? p.status : 'disabled'} />}>
+    <Card class="item-card" title={shownName(p.name)} actions={<StatusBadge status={p.enabled ? p.status : 'disabled'} />}>
       <div class="meta">
         <span>{kindName}</span>
         {p.core_managed && <Badge tone="info">{t('providers.managed')}</Badge>}

@@ -8,6 +8,7 @@ import type { Bot, Target } from '../../lib/types.ts';
 import { Badge, Button, Card, ConfirmButton, Empty, ErrorNote, Loading, Note, Page, StatusBadge } from '../../ui/basics.tsx';
 import { errorText, toast } from '../../ui/toast.tsx';
 import { TargetForm } from './target-form.tsx';
+import { languageName } from '../../ui/names.ts';
 
 export function TargetsPage() {
   const plugins = usePlugins();
@@ -46,7 +47,7 @@ function TargetCard({ target: tg, kindName, onEdit, onDeleted }: { target: Targe
   };
   return (
     <Card class="item-card" title={tg.name} actions={<StatusBadge status={!tg.enabled ? 'disabled' : tg.consecutive_failures > 0 ? 'degraded' : 'active'} />}>
-      <div class="meta"><span>{kindName}</span><Badge>{t(`languages.${tg.locale}`)}</Badge>{!tg.plugin_enabled && <Badge tone="danger">{t('providers.plugin_missing')}</Badge>}</div>
+      <div class="meta"><span>{kindName}</span><Badge>{languageName(tg.locale)}</Badge>{!tg.plugin_enabled && <Badge tone="danger">{t('providers.plugin_missing')}</Badge>}</div>
       {tg.last_error && <p class="small hint-danger">{t('targets.last_error', { error: tg.last_error })}</p>}
       {result && (
         <Note tone={result.ok ? 'ok' : 'danger'}>

@@ -8,6 +8,7 @@ import type { Provider, Target, Tracker } from '../../lib/types.ts';
 import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { toast } from '../../ui/toast.tsx';
 import { TrackerForm } from './tracker-form.tsx';
+import { shownName } from '../../ui/names.ts';
 
 interface Data { trackers: Tracker[]; providers: Provider[]; targets: Target[] }
 
@@ -42,8 +43,8 @@ export function TrackersPage() {
                 const names = tr.target_ids.map((id) => d.targets.find((x) => x.id === id)?.name).filter(Boolean);
                 return (
                   <tr key={tr.id}>
-                    <td><strong>{tr.name}</strong></td>
-                    <td>{provider?.name ?? tr.provider_kind}</td>
+                    <td><strong>{shownName(tr.name)}</strong></td>
+                    <td>{provider ? shownName(provider.name) : tr.provider_kind}</td>
                     <td>{t('trackers.types_on', { on, total: declared.length })}</td>
                     <td class="nowrap">{tr.quiet_hours ? `${tr.quiet_hours.start}–${tr.quiet_hours.end} · ${tr.quiet_hours.timezone}` : <span class="muted">{t('common.off')}</span>}</td>
                     <td>{names.length ? names.join(', ') : <Badge tone="warn">{t('trackers.no_links')}</Badge>}</td>
