@@ -9,11 +9,10 @@ import botWebhookSecret from './0007_bot_webhook_secret.ts';
 import tokenRevocation from './0008_token_revocation.ts';
 import botWebhookLog from './0009_bot_webhook_log.ts';
 import secretKeyCheck from './0010_secret_key_check.ts';
-import testEvents from './0015_test_events.ts';
 import deliveryHistory from './0013_delivery_history.ts';
 import memorySearch from './0017_memory_search.ts';
 import documentChunks from './0018_document_chunks.ts';
 import chatSearch from './0019_chat_search.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
-export const migrations: Migration[] = [core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, memorySearch, documentChunks, chatSearch, testEvents];
+export const migrations: Migration[] = [core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, memorySearch, documentChunks, chatSearch];

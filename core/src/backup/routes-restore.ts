@@ -46,13 +46,9 @@ export async function restoreRoutes(app: App, core: Core): Promise<void> {
     });
   });
 
-  // Nothing staged is a normal state, not an error: 204 with no body (earlier versions answered 404).
-  app.get('/api/backup/pending-restore', {
-    schema: { tags, summary: 'Show the staged restore', description: 'The staged restore with its plan summary; 204 (no body) when nothing is staged.' },
-    onRequest,
-  }, async (_req, reply) => {
+  app.get('/api/backup/pending-restore', { schema: { tags }, onRequest }, async () => {
     const p = readPending(core);
-    if (!p) return reply.code(204).send();
+    if (!p) throw notFound('Staged restore');
     return pendingView(p);
   });
 

@@ -1,14 +1,13 @@
+import { Cron } from 'croner';
 import type { Core } from '../../core.ts';
 import { Database } from '../../db/database.ts';
 import { claimSlot } from '../../jobs/scheduler.ts';
 import { render } from '../templates/engine.ts';
 import type { Relay } from '../pipeline/relay.ts';
-import { cronOf } from '../routes/schedule.ts';
 
-/** Next run of a cron schedule after `from`, in the action's zone (the same cron the schedule preview uses). */
+/** Next run of a cron schedule after `from`, in the action's zone. */
 export function nextRun(schedule: string, timezone: string, from: Date): Date | null {
-  const cron = cronOf(schedule, timezone);
-  try { return cron.nextRun(from); } finally { cron.stop(); }
+  return new Cron(schedule, { timezone, paused: true }).nextRun(from);
 }
 
 /** Runs one action now: a digest of a tracker's events since the last run, or a fixed message. */

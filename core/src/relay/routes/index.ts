@@ -10,7 +10,6 @@ import { eventRoutes } from './events.ts';
 import { templateRoutes } from './templates.ts';
 import { selfMonitoringRoutes } from './self-monitoring.ts';
 import { actionRoutes } from './actions.ts';
-import { testEventRoutes } from './test-events.ts';
 import { botRoutes } from './bots.ts';
 import { botWebhookRoutes } from './bot-webhook.ts';
 
@@ -25,7 +24,6 @@ export async function registerRelayRoutes(app: App, core: Core): Promise<void> {
   await templateRoutes(app, core);
   await selfMonitoringRoutes(app, core);
   await actionRoutes(app, core);
-  await testEventRoutes(app, core);
   await botRoutes(app, core);
   await botWebhookRoutes(app, core);
 }

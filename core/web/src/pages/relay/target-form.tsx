@@ -8,6 +8,7 @@ import { Button, ErrorNote } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { SchemaForm } from '../../ui/schema-form.tsx';
+import { languageName } from '../../ui/names.ts';
 
 export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugins: Plugin[]; bots: Bot[]; target?: Target; onClose: () => void; onSaved: (t: Target) => void }) {
   const kinds = plugins.filter((p) => p.kind === 'target');
@@ -45,7 +46,7 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
             <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} data-testid="target-name" /></label>
           <Field label={t('targets.locale')} hints={[t('targets.locale_help')]}>
             <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value)}>
-              {LOCALES.map((l) => <option key={l} value={l}>{t(`languages.${l}`)}</option>)}
+              {LOCALES.map((l) => <option key={l} value={l}>{languageName(l)}</option>)}
             </select>
           </Field>
           <label class="check check-field"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} /><span>{t('common.enabled')}</span></label>

@@ -11,6 +11,7 @@ import { Badge, Button, ErrorNote } from '../../ui/basics.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { SchemaForm } from '../../ui/schema-form.tsx';
 import { browserZone, TimeZoneSelect } from '../../ui/timezone.tsx';
+import { shownName } from '../../ui/names.ts';
 
 const POLICIES = ['defer', 'send', 'drop'] as const;
 
@@ -61,7 +62,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
         <div class="grid-2">
           <label class="field"><span class="field-label">{t('trackers.provider')}</span>
             <select required value={providerId} disabled={Boolean(tracker)} onChange={(e) => pickProvider((e.target as HTMLSelectElement).value)} data-testid="tracker-provider">
-              {providers.map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
+              {providers.map((p) => <option key={p.id} value={p.id}>{shownName(p.name)}</option>)}
             </select></label>
           <label class="field"><span class="field-label">{t('common.name')}</span>
             <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} data-testid="tracker-name" /></label>
