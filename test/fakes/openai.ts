@@ -58,6 +58,10 @@ export interface FakeOpenAI {
   /** Replaces the default script. */
   setScript(fn: (body: any) => FakeReply): void;
   waitForCalls(n: number, ms?: number): Promise<RecordedCall[]>;
+  /** What `GET /v1/models` lists (default `fake-small`, `fake-large`); null answers 404, as servers without the route do. */
+  setModels(ids: string[] | null): void;
+  /** How many times `GET /v1/models` was asked. */
+  modelListCalls: number;
   close(): Promise<void>;
 }
 
@@ -69,6 +73,9 @@ export function defaultScript(body: any): FakeReply {
   const last = messages[messages.length - 1];
   if (last?.role === 'tool') {
     const result = JSON.parse(last.content);
+    // The search tools: answer with what was found, so a test can see the result reached the reply.
+    if (Array.isArray(result.entries)) return { text: `From your memory: ${result.entries.map((e: any) => e.content).join(' | ') || 'nothing found'}` };
+    if (Array.isArray(result.excerpts)) return { text: `From your documents: ${result.excerpts.map((e: any) => `${e.document} p.${e.page ?? '-'}: ${e.excerpt}`).join(' | ') || 'nothing found'}` };
     return { text: result.download_url ? `Your report is ready: ${result.download_url}` : `The report failed: ${result.error}` };
   }
   const user = lastOf(messages, 'user')?.content ?? '';
@@ -91,6 +98,7 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
   const queue: FakeReply[] = [];
   let script = defaultScript;
   let seq = 0;
+  let models: string[] | null = ['fake-small', 'fake-large'];
 
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -104,6 +112,13 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
   };
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string) {
+    if (req.method === 'GET' && req.url === '/v1/models') {
+      if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`) return error(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
+      fake.modelListCalls++;
+      if (!models) return error(res, 404, `Unknown path ${req.url}`, 'invalid_request_error', 'unknown_url');
+      res.writeHead(200, { 'content-type': 'application/json' });
+      return res.end(JSON.stringify({ object: 'list', data: models.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake' })) }));
+    }
     if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return error(res, 404, `Unknown path ${req.url}`, 'invalid_request_error', 'unknown_url');
     if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`) return error(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
     let body: any;
@@ -173,7 +188,7 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
-  return {
+  const fake: FakeOpenAI = {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     calls,
     next: (...replies) => { queue.push(...replies); },
@@ -183,6 +198,9 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
       while (calls.length < n && Date.now() < end) await sleep(10);
       return calls;
     },
+    setModels: (ids) => { models = ids; },
+    modelListCalls: 0,
     close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
   };
+  return fake;
 }

@@ -20,7 +20,8 @@ export const messageTokens = (m: ChatCompletionMessageParam): number =>
  * Builds the request for one reply, in a fixed order: the primary context, the user's personal
  * context, the chat's skill prompt (each a system message, skipped when empty), then as much of
  * the conversation as fits `config.ai.contextTokens` (newest kept, estimated at ~4 chars/token),
- * ending with the new user message. Failed replies with no text are left out of the history.
+ * ending with the new user message. Only the shown branch counts (alternatives left aside are not
+ * sent), and failed replies with no text are left out of the history.
  */
 export async function assembleContext(core: Core, userId: string, chat: ChatRow, latest: MessageRow): Promise<Assembled> {
   const [primary, personal, skill] = await Promise.all([
@@ -36,7 +37,7 @@ export async function assembleContext(core: Core, userId: string, chat: ChatRow,
   const history: ChatCompletionMessageParam[] = [];
   let cursor = latest.id;
   outer: while (budget > 0) {
-    const page = await core.db.all<MessageRow>('SELECT * FROM chat_messages WHERE chat_id = ? AND id < ? ORDER BY id DESC LIMIT 100', [chat.id, cursor]);
+    const page = await core.db.all<MessageRow>('SELECT * FROM chat_messages WHERE chat_id = ? AND active = ? AND id < ? ORDER BY id DESC LIMIT 100', [chat.id, true, cursor]);
     for (const row of page) {
       cursor = row.id;
       if (!row.content) continue;

@@ -7,12 +7,15 @@ import { HttpError, conflict, notFound } from '../http/problem.ts';
 import { requireUser, caller } from '../auth/guard.ts';
 import { bool, collection, int } from './paths.ts';
 import { visibleSkill } from './skills.ts';
+import type { Models } from './models.ts';
 import { say } from './titles.ts';
 
-export interface ChatRow { id: string; user_id: string; title: string; is_archived: unknown; skill_id: string | null; created_at: string; updated_at: string }
+export interface ChatRow { id: string; user_id: string; title: string; is_archived: unknown; skill_id: string | null; model?: string | null; created_at: string; updated_at: string }
 
 export const ChatSchema = Type.Object({
   id: Type.String(), title: Type.String(), is_archived: Type.Boolean(), skill_id: Type.Union([Type.String(), Type.Null()]),
+  /** The model the chat's replies use; null for the default. */
+  model: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String(), updated_at: Type.String(),
 });
 export const ChatParams = Type.Object({ chat_id: Type.String({ format: 'uuid' }) });
@@ -20,14 +23,17 @@ const Title = Type.String({ minLength: 1, maxLength: 200 });
 const SkillRef = Type.Union([Type.String({ format: 'uuid' }), Type.Null()]);
 /** Without a title the chat is called "New chat" (in the caller's language) until a title is generated after the first exchange. */
 const CreateBody = Type.Object({ title: Type.Optional(Title), skill_id: Type.Optional(SkillRef) }, { additionalProperties: false });
-const PatchBody = Type.Object({ title: Type.Optional(Title), is_archived: Type.Optional(Type.Boolean()), skill_id: Type.Optional(SkillRef) }, { additionalProperties: false });
+const PatchBody = Type.Object({
+  title: Type.Optional(Title), is_archived: Type.Optional(Type.Boolean()), skill_id: Type.Optional(SkillRef),
+  model: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()])),
+}, { additionalProperties: false });
 const ListQuery = Type.Object({
   archived: Type.Optional(Type.Boolean()),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
   before: Type.Optional(Type.String({ format: 'uuid' })),
 });
 
-export const publicChat = (r: ChatRow) => ({ id: r.id, title: r.title, is_archived: bool(r.is_archived), skill_id: r.skill_id, created_at: r.created_at, updated_at: r.updated_at });
+export const publicChat = (r: ChatRow) => ({ id: r.id, title: r.title, is_archived: bool(r.is_archived), skill_id: r.skill_id, model: r.model ?? null, created_at: r.created_at, updated_at: r.updated_at });
 
 /** The caller's chat, or 404 (another user's chat does not exist for them). */
 export async function ownChat(db: Queryable, userId: string, chatId: string): Promise<ChatRow> {
@@ -46,7 +52,7 @@ async function checkSkill(db: Queryable, userId: string, skillId: string | null 
 }
 
 /** Chat CRUD under `/api/v1/chats/`. A user holds at most `max_chats` chats, archived ones included (409 beyond). */
-export async function chatRoutes(app: App, core: Core): Promise<void> {
+export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'check'>): Promise<void> {
   const opts = { preHandler: requireUser(core) };
   const tags = ['assistant'];
 
@@ -85,8 +91,12 @@ export async function chatRoutes(app: App, core: Core): Promise<void> {
   app.patch('/api/v1/chats/:chat_id', { ...opts, schema: { tags, params: ChatParams, body: PatchBody, response: { 200: ChatSchema } } }, async (req) => {
     const user = caller(req);
     const chat = await ownChat(core.db, user.id, (req.params as { chat_id: string }).chat_id);
-    const b = req.body as { title?: string; is_archived?: boolean; skill_id?: string | null };
+    const b = req.body as { title?: string; is_archived?: boolean; skill_id?: string | null; model?: string | null };
     await checkSkill(core.db, user.id, b.skill_id);
+    if (b.model !== undefined) {
+      await models?.check(b.model);
+      await core.db.run('UPDATE chats SET model = ? WHERE id = ?', [b.model, chat.id]);
+    }
     // A title the user chose is never replaced by a generated one.
     if (b.title !== undefined) await core.db.run('UPDATE chats SET title_auto = ? WHERE id = ?', [false, chat.id]);
     await core.db.run('UPDATE chats SET title = ?, is_archived = ?, skill_id = ?, updated_at = ? WHERE id = ?', [

@@ -20,6 +20,8 @@ export interface ExchangeResult {
   /** True when any part of `usage` is an estimate (the model did not report it before the stream ended). */
   estimated: boolean;
   error?: HttpError;
+  /** Reports the tools generated during the reply, stored as the message's attachments. */
+  reports: { id: string; title: string }[];
 }
 
 /** More tool rounds than this and the model is looping; its last answer stands. */
@@ -74,6 +76,8 @@ function consume(stream: ModelStream, round: Round, sink: ExchangeSink): Promise
 export async function runExchange(opts: {
   model: ModelClient; first: ModelStream; messages: ChatCompletionMessageParam[];
   tools: Tools; signal: AbortSignal; sink: ExchangeSink;
+  /** The model the chat uses (the configured default when absent). */
+  modelName?: string;
 }): Promise<ExchangeResult> {
   const { model, tools, signal, sink } = opts;
   const messages = [...opts.messages];
@@ -98,14 +102,14 @@ export async function runExchange(opts: {
     const round = new Round();
     const sent = [...messages];
     try {
-      stream ??= await model.open(messages, tools.definitions, signal);
+      stream ??= await model.open(messages, tools.definitions, signal, opts.modelName);
       await consume(stream, round, sink);
       if (signal.aborted) throw new DOMException('The client went away.', 'AbortError');
     } catch (err) {
       content += round.content;
       account(round, sent);
-      if (ModelClient.isAbort(err, signal)) return { content, status: 'interrupted', usage: total, estimated };
-      return { content, status: 'error', usage: total, estimated, error: model.failure(err) };
+      if (ModelClient.isAbort(err, signal)) return { content, status: 'interrupted', usage: total, estimated, reports: links };
+      return { content, status: 'error', usage: total, estimated, error: model.failure(err), reports: links };
     }
     stream = undefined;
     content += round.content;
@@ -127,7 +131,7 @@ export async function runExchange(opts: {
       }
       messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome.result) });
     }
-    if (signal.aborted) return { content, status: 'interrupted', usage: total, estimated };
+    if (signal.aborted) return { content, status: 'interrupted', usage: total, estimated, reports: links };
   }
 
   // The answer must link every report made for it, whatever the model chose to write.
@@ -137,5 +141,5 @@ export async function runExchange(opts: {
     content += text;
     sink.delta(text);
   }
-  return { content, status: 'complete', usage: total, estimated };
+  return { content, status: 'complete', usage: total, estimated, reports: links };
 }

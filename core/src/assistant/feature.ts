@@ -10,6 +10,7 @@ import { skillRoutes } from './skills.ts';
 import { memoryRoutes } from './memory.ts';
 import { documentRoutes } from './documents.ts';
 import { adminRoutes } from './admin.ts';
+import { Models } from './models.ts';
 
 /**
  * The AI chat assistant: chats and streamed replies, contexts and skills, daily quotas, memory,
@@ -23,14 +24,17 @@ export default {
     const quotas = new Quotas(core);
     const model = new ModelClient(core.config.ai);
     const reports = new Reports(core);
+    const models = new Models(core, model);
+    core.services.set('assistant.models', models);
     core.services.set('assistant.model', model);
     core.services.set('assistant.quotas', quotas);
     core.services.set('assistant.reports', reports);
     if (!model.configured) core.logs.get('assistant').warn('AI_API_KEY is not set; the assistant answers 503 until it is');
     await quotaRoutes(app, core, quotas);
-    await chatRoutes(app, core);
+    await chatRoutes(app, core, models);
     await historyRoutes(app, core);
-    await sendRoutes(app, core, { quotas, model, reports, inflight: streams });
+    await sendRoutes(app, core, { quotas, model, reports, inflight: streams, models });
+    await models.routes(app);
     await contextRoutes(app, core);
     await skillRoutes(app, core);
     await memoryRoutes(app, core);

@@ -192,8 +192,8 @@ export async function createModelTransport(opts: { headersTimeoutMs: number; bod
 
   const fetch = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const payload = init.body;
-    // The SDK sends chat completions as a JSON string; anything else goes the standard way.
-    if (input instanceof Request || (payload != null && typeof payload !== 'string' && !(payload instanceof Uint8Array))) return globalThis.fetch(input, init);
+    // The SDK sends chat completions as a JSON string; anything else (the model list's GET among them) goes the standard way.
+    if (input instanceof Request || payload == null || (typeof payload !== 'string' && !(payload instanceof Uint8Array))) return globalThis.fetch(input, init);
     const signal = init.signal ?? undefined;
     if (signal?.aborted) return Promise.reject(aborted(signal));
     const url = new URL(input);

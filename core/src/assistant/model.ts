@@ -47,15 +47,34 @@ export class ModelClient {
   }
 
   /** Starts a streamed completion; resolves once the endpoint accepted the request (status 2xx), before any chunk. */
-  async open(messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[], signal: AbortSignal): Promise<ModelStream> {
+  async open(messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[], signal: AbortSignal, model?: string): Promise<ModelStream> {
     const { client, transport } = await this.warm();
     const res = await client.chat.completions.create({
-      model: this.ai.model, messages, stream: true, stream_options: { include_usage: true },
+      model: model ?? this.ai.model, messages, stream: true, stream_options: { include_usage: true },
       ...(tools.length ? { tools } : {}),
     }, { signal }).asResponse();
     const body = transport.bodyOf(res);
     if (!body) throw new Error('The model endpoint answered without a response body.');
     return new ModelStream(body, signal);
+  }
+
+  /**
+   * The model ids the endpoint lists (`GET /models`, with the client's credentials), or undefined
+   * when it does not answer within `ms` (many OpenAI-compatible servers lack the route).
+   */
+  async listModels(ms = 5000): Promise<string[] | undefined> {
+    if (!this.configured) return undefined;
+    try {
+      const { client } = await this.warm();
+      const ids: string[] = [];
+      for await (const m of client.models.list({ signal: AbortSignal.timeout(ms) })) {
+        if (typeof m.id === 'string') ids.push(m.id);
+        if (ids.length >= 1000) break;
+      }
+      return ids;
+    } catch {
+      return undefined;
+    }
   }
 
   /**

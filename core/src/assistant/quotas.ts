@@ -93,6 +93,13 @@ export class Quotas {
     if (tokens <= 0) return;
     await q.run('UPDATE ai_usage_daily SET tokens = tokens + ?, updated_at = ? WHERE user_id = ? AND day = ?', [Math.round(tokens), this.core.clock.now().toISOString(), userId, day]);
   }
+
+  /** Records one reply and its tokens against the model that wrote it (the admin usage view's per-model figures). */
+  async addModelUsage(userId: string, day: string, model: string, tokens: number, q: Queryable = this.core.db): Promise<void> {
+    await q.run(`INSERT INTO ai_usage_models (user_id, day, model, messages, tokens, updated_at) VALUES (?, ?, ?, 1, ?, ?)
+      ON CONFLICT (user_id, day, model) DO UPDATE SET messages = ai_usage_models.messages + 1, tokens = ai_usage_models.tokens + excluded.tokens, updated_at = excluded.updated_at`,
+    [userId, day, model, Math.max(0, Math.round(tokens)), this.core.clock.now().toISOString()]);
+  }
 }
 
 const QuotaSchema = Type.Object({
@@ -103,6 +110,8 @@ const QuotaSchema = Type.Object({
 const UsageSchema = Type.Object({
   date: Type.String(),
   users: Type.Array(Type.Object({ user_id: Type.String(), email: Type.String(), messages: Type.Integer(), tokens: Type.Integer() })),
+  /** The day's replies and tokens per model, over all users. */
+  models: Type.Array(Type.Object({ model: Type.String(), messages: Type.Integer(), tokens: Type.Integer() })),
 });
 
 /** `GET /api/v1/chats/quota` and `GET /api/v1/admin/usage`. */
@@ -120,6 +129,11 @@ export async function quotaRoutes(app: App, core: Core, quotas: Quotas): Promise
     const rows = await core.db.all<{ user_id: string; email: string; messages: number | string | null; tokens: number | string | null }>(
       `SELECT u.id AS user_id, u.email, a.messages, a.tokens FROM users u
        LEFT JOIN ai_usage_daily a ON a.user_id = u.id AND a.day = ? ORDER BY u.email`, [date]);
-    return { date, users: rows.map((r) => ({ user_id: r.user_id, email: r.email, messages: Number(r.messages ?? 0), tokens: Number(r.tokens ?? 0) })) };
+    const models = await core.db.all<{ model: string; messages: number | string; tokens: number | string }>(
+      'SELECT model, SUM(messages) AS messages, SUM(tokens) AS tokens FROM ai_usage_models WHERE day = ? GROUP BY model ORDER BY model', [date]);
+    return {
+      date, users: rows.map((r) => ({ user_id: r.user_id, email: r.email, messages: Number(r.messages ?? 0), tokens: Number(r.tokens ?? 0) })),
+      models: models.map((m) => ({ model: m.model, messages: Number(m.messages), tokens: Number(m.tokens) })),
+    };
   });
 }

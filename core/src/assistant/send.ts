@@ -2,22 +2,28 @@ import Type from 'typebox';
 import type { App } from '../http/server.ts';
 import type { Core } from '../core.ts';
 import { newId } from '../http/ids.ts';
-import { unavailable, unprocessable } from '../http/problem.ts';
+import { HttpError, conflict, unavailable, unprocessable } from '../http/problem.ts';
 import { requireUser, caller } from '../auth/guard.ts';
-import { ChatParams, ownChat } from './chats.ts';
-import { insertMessage, publicMessage, type NewMessage } from './messages.ts';
+import { ChatParams, ownChat, type ChatRow } from './chats.ts';
+import { branchTail, chatMessage, hideAfter, insertMessage, publicMessage, type MessageRow, type NewMessage } from './messages.ts';
 import { assembleContext, messageTokens } from './assemble.ts';
 import { ModelClient } from './model.ts';
 import { runExchange } from './exchange.ts';
 import type { ModelStream } from './model-stream.ts';
 import { SseStream } from './sse.ts';
 import { turn } from './turns.ts';
+import { bool } from './paths.ts';
 import { assistantTools } from './tools.ts';
 import type { Quotas } from './quotas.ts';
 import type { Reports } from './reports.ts';
+import type { Models } from './models.ts';
+import type { Queryable } from '../db/database.ts';
+import type { PublicUser } from '../users/users.ts';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 
 export const MAX_CONTENT = 32_000;
 const Body = Type.Object({ content: Type.String({ minLength: 1, maxLength: MAX_CONTENT }) }, { additionalProperties: false });
+const MessageParams = Type.Object({ chat_id: Type.String({ format: 'uuid' }), message_id: Type.String({ format: 'uuid' }) });
 
 /**
  * `POST /api/v1/chats/{chat_id}/messages`. Before streaming: 404 for a chat that is not the
@@ -25,7 +31,11 @@ const Body = Type.Object({ content: Type.String({ minLength: 1, maxLength: MAX_C
  * message counted atomically), 502/503 when the model endpoint fails (the user message kept,
  * an assistant message with status `error` recorded, the message count given back). Then an
  * SSE stream: start, delta…, tool…, done | error. A client that leaves aborts the model call and
- * the partial reply is saved as `interrupted` with the tokens spent.
+ * the partial reply is saved as `interrupted` with the tokens spent. An archived chat refuses
+ * with 409 `chat_archived`. `…/messages/{id}/regenerate` answers the same question again (the
+ * earlier reply becomes an alternative; a failed empty one is replaced), `…/messages/{id}/edit`
+ * asks an edited question from the same point (what followed is kept as the previous branch);
+ * both stream like a new message and count against the quota the same way.
  */
 /** Replies being streamed, so shutdown can stop them and wait until their messages are saved. */
 export class InFlight {
@@ -43,29 +53,95 @@ export class InFlight {
   }
 }
 
-export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; model: ModelClient; reports: Reports; inflight: InFlight }): Promise<void> {
-  const { quotas, model, reports, inflight } = deps;
+export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; model: ModelClient; reports: Reports; inflight: InFlight; models: Models }): Promise<void> {
+  const { quotas, model, reports, inflight, models } = deps;
   const log = core.logs.get('assistant');
+  const produces = ['text/event-stream', 'application/problem+json'];
 
-  app.post('/api/v1/chats/:chat_id/messages', {
-    schema: { tags: ['assistant'], params: ChatParams, body: Body, produces: ['text/event-stream', 'application/problem+json'] },
-    preHandler: requireUser(core),
-  }, async (req, reply) => {
+  /**
+   * The checks every reply starts with, in order: the chat is the caller's (404), not archived
+   * (409 `chat_archived`), the assistant is configured (503).
+   */
+  const begin = async (req: FastifyRequest) => {
     // Setting a reply up and saving it wait their turn, so a burst of messages cannot stall the streams already running.
     await turn();
     const user = caller(req);
     const chat = await ownChat(core.db, user.id, (req.params as { chat_id: string }).chat_id);
-    const { content } = req.body as { content: string };
-    if (!content.trim()) throw unprocessable('The message is empty; write something to send.', [{ path: 'body/content', message: 'must not be blank' }]);
+    if (bool(chat.is_archived)) throw conflict('This chat is archived and read-only; unarchive it to continue.', 'chat_archived');
     if (!model.configured) throw unavailable('The assistant is not configured: the server has no AI_API_KEY. Ask the administrator to set it.', 'assistant_not_configured');
+    return { user, chat };
+  };
+  const blank = (content: string) => { if (!content.trim()) throw unprocessable('The message is empty; write something to send.', [{ path: 'body/content', message: 'must not be blank' }]); };
 
+  app.post('/api/v1/chats/:chat_id/messages', {
+    schema: { tags: ['assistant'], summary: 'Send a message; the reply streams back as server-sent events', params: ChatParams, body: Body, produces },
+    preHandler: requireUser(core),
+  }, async (req, reply) => {
+    const { content } = req.body as { content: string };
+    const { user, chat } = await begin(req);
+    blank(content);
+    return respond(reply, user, chat, async (q, now) => {
+      const parent = await branchTail(q, chat.id);
+      return insertMessage(q, { chat_id: chat.id, user_id: user.id, role: 'user', content, created_at: now, parent_id: parent ?? null });
+    });
+  });
+
+  /** A new reply to the same question; the reply it replaces stays as an alternative (a failed empty one is dropped). */
+  app.post('/api/v1/chats/:chat_id/messages/:message_id/regenerate', {
+    schema: { tags: ['assistant'], summary: 'Write another reply to the same question (the earlier reply is kept as an alternative)', params: MessageParams, produces },
+    preHandler: requireUser(core),
+  }, async (req, reply) => {
+    const { user, chat } = await begin(req);
+    const target = await chatMessage(core.db, chat.id, (req.params as { message_id: string }).message_id);
+    if (target.role !== 'assistant' || !target.parent_id) throw new HttpError(409, 'not_regenerable', 'Only a reply to a question can be regenerated; pick an assistant message.');
+    const question = await chatMessage(core.db, chat.id, target.parent_id);
+    if (question.role !== 'user') throw new HttpError(409, 'not_regenerable', 'Only a reply to a question can be regenerated; pick an assistant message.');
+    return respond(reply, user, chat, async (q) => {
+      await hideAfter(q, chat.id, question.id);
+      // A failed reply with no text is not worth keeping as an alternative: the retry replaces it.
+      if (target.status === 'error' && !target.content) {
+        const child = await q.get('SELECT id FROM chat_messages WHERE parent_id = ? LIMIT 1', [target.id]);
+        if (!child) await q.run('DELETE FROM chat_messages WHERE id = ?', [target.id]);
+      }
+      await q.run('UPDATE chat_messages SET active = ? WHERE id = ?', [true, question.id]);
+      return question;
+    });
+  });
+
+  /** The question asked again in other words: a new branch from the same point; the old one is kept. */
+  app.post('/api/v1/chats/:chat_id/messages/:message_id/edit', {
+    schema: { tags: ['assistant'], summary: 'Edit a question and resend it (what followed it is kept as the previous branch)', params: MessageParams, body: Body, produces },
+    preHandler: requireUser(core),
+  }, async (req, reply) => {
+    const { content } = req.body as { content: string };
+    const { user, chat } = await begin(req);
+    blank(content);
+    const target = await chatMessage(core.db, chat.id, (req.params as { message_id: string }).message_id);
+    if (target.role !== 'user') throw new HttpError(409, 'not_editable', 'Only your own messages can be edited.');
+    return respond(reply, user, chat, async (q, now) => {
+      await hideAfter(q, chat.id, target.parent_id);
+      return insertMessage(q, { chat_id: chat.id, user_id: user.id, role: 'user', content, created_at: now, parent_id: target.parent_id });
+    });
+  });
+
+  /**
+   * Counts the message against the quota, sets the question up with `question` (in a transaction),
+   * and streams the reply to it. See the route comment above for the outcomes.
+   */
+  async function respond(reply: FastifyReply, user: PublicUser, chat: ChatRow, question: (q: Queryable, now: string) => Promise<MessageRow>) {
     const day = await quotas.reserve(user);
     const now = () => core.clock.now().toISOString();
-    const userMessage = await insertMessage(core.db, { chat_id: chat.id, user_id: user.id, role: 'user', content, created_at: now() });
-    await core.db.run('UPDATE chats SET updated_at = ? WHERE id = ?', [userMessage.created_at, chat.id]);
-    const context = await assembleContext(core, user.id, chat, userMessage);
+    let userMessage: MessageRow;
+    try {
+      userMessage = await core.db.tx((q) => question(q, now()));
+    } catch (err) {
+      await quotas.release(user.id, day.day);
+      throw err;
+    }
+    await core.db.run('UPDATE chats SET updated_at = ? WHERE id = ?', [now(), chat.id]);
+    const [context, modelName] = await Promise.all([assembleContext(core, user.id, chat, userMessage), models.forChat(chat.model ?? null)]);
     const assistantId = newId();
-    const base = { id: assistantId, chat_id: chat.id, user_id: user.id, role: 'assistant', context_version: context.contextVersion } satisfies Partial<NewMessage>;
+    const base = { id: assistantId, chat_id: chat.id, user_id: user.id, role: 'assistant', context_version: context.contextVersion, parent_id: userMessage.id, model: modelName } satisfies Partial<NewMessage>;
 
     const controller = new AbortController();
     let finished = false;
@@ -75,7 +151,7 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
 
     let first: ModelStream;
     try {
-      first = await model.open(context.messages, tools.definitions, controller.signal);
+      first = await model.open(context.messages, tools.definitions, controller.signal, modelName);
     } catch (err) {
       finished = true;
       reply.raw.off('close', onClose);
@@ -86,6 +162,7 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
         await core.db.tx(async (q) => {
           await insertMessage(q, { ...base, content: '', status: 'interrupted', usage: { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt }, usage_estimated: true, created_at: now() });
           await quotas.addTokens(user.id, day.day, prompt, q);
+          await quotas.addModelUsage(user.id, day.day, modelName, prompt, q);
         });
         reply.hijack();
         reply.raw.destroy();
@@ -104,9 +181,9 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
     inflight.track(controller, new Promise<void>((r) => { settle = r; }));
     try {
       sse.open();
-      sse.send('start', { user_message: publicMessage(userMessage), assistant_message_id: assistantId });
+      sse.send('start', { user_message: publicMessage(userMessage), assistant_message_id: assistantId, model: modelName });
       const result = await runExchange({
-        model, first, messages: context.messages, tools, signal: controller.signal,
+        model, first, messages: context.messages, tools, signal: controller.signal, modelName,
         sink: { delta: (text) => sse.delta(text), tool: (event) => sse.send('tool', event) },
       });
       await turn();
@@ -114,8 +191,10 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
         const row = await insertMessage(q, {
           ...base, content: result.content, status: result.status, usage: result.usage, usage_estimated: result.estimated,
           error: result.error?.message ?? null, created_at: now(),
+          attachments: result.reports.map((r) => ({ type: 'report' as const, report_id: r.id, title: r.title })),
         });
         await quotas.addTokens(user.id, day.day, result.usage.total_tokens, q);
+        await quotas.addModelUsage(user.id, day.day, modelName, result.usage.total_tokens, q);
         return row;
       }));
       if (result.status === 'complete') sse.finish('done', { message: saved });
@@ -130,5 +209,5 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
       sse.end();
       settle();
     }
-  });
+  }
 }

@@ -25,6 +25,7 @@ export const Chat = defineEntity({
     title: p.string(),
     is_archived: p.boolean(),
     skill_id: p.string().nullable(),
+    model: p.string().nullable(),
     created_at: p.string(),
     updated_at: p.string(),
   },
@@ -47,6 +48,10 @@ export const ChatMessage = defineEntity({
     usage_estimated: p.boolean(),
     context_version: p.integer().nullable(),
     error: p.string().nullable(),
+    parent_id: p.string().nullable(),
+    active: p.boolean(),
+    model: p.string().nullable(),
+    attachments: p.text().nullable(),
     created_at: p.string(),
   },
 });
@@ -70,6 +75,20 @@ export const PersonalContext = defineEntity({
   properties: {
     user_id: p.string().primary(),
     content: p.text(),
+    updated_at: p.string(),
+  },
+});
+
+/** Per-user, per-day, per-model AI usage, for the admin usage view. */
+export const AiUsageModel = defineEntity({
+  name: 'AiUsageModel',
+  tableName: 'ai_usage_models',
+  properties: {
+    user_id: p.string().primary(),
+    day: p.string().primary(),
+    model: p.string().primary(),
+    messages: p.integer(),
+    tokens: p.integer(),
     updated_at: p.string(),
   },
 });
@@ -131,4 +150,4 @@ export const HealthReport = defineEntity({
   },
 });
 
-export const assistantEntities = [Skill, Chat, ChatMessage, PrimaryContext, PersonalContext, AiUsageDaily, MemoryEntry, UserDocument, HealthReport];
+export const assistantEntities = [Skill, Chat, ChatMessage, PrimaryContext, PersonalContext, AiUsageDaily, AiUsageModel, MemoryEntry, UserDocument, HealthReport];

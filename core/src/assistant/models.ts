@@ -1,0 +1,131 @@
+import Type from 'typebox';
+import type { App } from '../http/server.ts';
+import type { Core } from '../core.ts';
+import { unprocessable } from '../http/problem.ts';
+import { requireAdmin, requireUser } from '../auth/guard.ts';
+import type { ModelClient } from './model.ts';
+
+/** How long the endpoint's model list is reused before it is asked again. */
+const LIST_TTL_MS = 60_000;
+const KEYS = { allowed: 'models_allowed', default: 'default_model' } as const;
+
+export interface ModelChoice {
+  /** The models users may pick, the default first. */
+  models: string[];
+  /** The model used when a chat chose none. */
+  default: string;
+  /** What the administrator configured (empty: every model the endpoint lists). */
+  configured: string[];
+  /** Whether the endpoint answered `GET /models`. */
+  listed: boolean;
+}
+
+/**
+ * Which models users may pick. The administrator's list (`models_allowed`, a setting) and default
+ * (`default_model`, else AI_MODEL); the endpoint's `GET /models`, asked through the model client
+ * with its credentials and cached for a minute, narrows the list to what the endpoint serves, and
+ * gives the list when none is configured. The default is always allowed.
+ */
+export class Models {
+  private core: Core;
+  private client: ModelClient;
+  private listed?: { at: number; ids: Promise<string[] | undefined> };
+  constructor(core: Core, client: ModelClient) { this.core = core; this.client = client; }
+
+  private async setting(key: string): Promise<string | undefined> {
+    return (await this.core.db.get<{ value: string }>('SELECT value FROM settings WHERE key = ?', [key]))?.value;
+  }
+
+  async configured(): Promise<{ allowed: string[]; default: string }> {
+    const [allowed, def] = await Promise.all([this.setting(KEYS.allowed), this.setting(KEYS.default)]);
+    let list: string[] = [];
+    try { const v = JSON.parse(allowed ?? '[]'); if (Array.isArray(v)) list = v.filter((x): x is string => typeof x === 'string'); } catch { /* a damaged value counts as none */ }
+    return { allowed: list, default: def ?? '' };
+  }
+
+  async save(values: { allowed?: string[]; default?: string }): Promise<void> {
+    const now = this.core.clock.now().toISOString();
+    const write = async (key: string, value: string) => this.core.db.run(
+      'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at', [key, value, now]);
+    if (values.allowed) await write(KEYS.allowed, JSON.stringify([...new Set(values.allowed)]));
+    if (values.default !== undefined) await write(KEYS.default, values.default);
+  }
+
+  private endpointModels(): Promise<string[] | undefined> {
+    const now = Date.now();
+    if (!this.listed || now - this.listed.at > LIST_TTL_MS) this.listed = { at: now, ids: this.client.listModels() };
+    return this.listed.ids;
+  }
+
+  async choice(): Promise<ModelChoice> {
+    const [conf, endpoint] = await Promise.all([this.configured(), this.endpointModels()]);
+    const def = conf.default || this.client.model;
+    const base = conf.allowed.length ? (endpoint ? conf.allowed.filter((m) => endpoint.includes(m)) : conf.allowed) : (endpoint ?? []);
+    return { models: [def, ...base.filter((m) => m !== def)], default: def, configured: conf.allowed, listed: endpoint !== undefined };
+  }
+
+  /** The model a chat's reply uses: its own choice while still allowed, else the default. */
+  async forChat(chosen: string | null): Promise<string> {
+    if (!chosen) {
+      const def = (await this.configured()).default;
+      return def || this.client.model;
+    }
+    const c = await this.choice();
+    return c.models.includes(chosen) ? chosen : c.default;
+  }
+
+  /** Refuses (422 `model_not_allowed`) a model users may not pick. */
+  async check(model: string | null | undefined): Promise<void> {
+    if (!model) return;
+    const c = await this.choice();
+    if (!c.models.includes(model)) {
+      throw unprocessable(`The model "${model}" is not one of the models you may choose.`, [{ path: 'body/model', message: 'is not an allowed model', code: 'model_not_allowed', params: { model } }], 'model_not_allowed', { model });
+    }
+  }
+
+  async routes(app: App): Promise<void> {
+    const Schema = Type.Object({ models: Type.Array(Type.Object({ id: Type.String() })), default: Type.String() });
+    app.get('/api/v1/models', {
+      schema: { tags: ['assistant'], summary: 'Models users may choose for a chat, and the default', response: { 200: Schema } },
+      preHandler: requireUser(this.core),
+    }, async () => {
+      const c = await this.choice();
+      return { models: c.models.map((id) => ({ id })), default: c.default };
+    });
+
+    const ModelId = Type.String({ minLength: 1, maxLength: 200 });
+    const AdminSchema = Type.Object({
+      models_allowed: Type.Array(Type.String()), default_model: Type.String(),
+      /** What the endpoint lists (null when it does not answer `GET /models`). */
+      endpoint_models: Type.Union([Type.Array(Type.String()), Type.Null()]),
+      /** AI_MODEL, used when `default_model` is empty. */
+      configured_model: Type.String(),
+      /** What users may pick now. */
+      effective: Type.Array(Type.String()),
+    });
+    const read = async () => {
+      const [conf, endpoint, c] = await Promise.all([this.configured(), this.endpointModels(), this.choice()]);
+      return { models_allowed: conf.allowed, default_model: conf.default, endpoint_models: endpoint ?? null, configured_model: this.client.model, effective: c.models };
+    };
+    const admin = { preHandler: requireAdmin(this.core) };
+    app.get('/api/v1/admin/models', { ...admin, schema: { tags: ['admin'], summary: 'The models users may choose, the default, and what the endpoint lists', response: { 200: AdminSchema } } }, read);
+    app.put('/api/v1/admin/models', {
+      ...admin,
+      schema: {
+        tags: ['admin'], summary: 'Set the models users may choose and the default',
+        description: 'An empty `models_allowed` allows every model the endpoint lists; an empty `default_model` means AI_MODEL. The default must be one of the allowed models when a list is set (422 `default_model_not_allowed`).',
+        body: Type.Object({ models_allowed: Type.Array(ModelId, { maxItems: 100 }), default_model: Type.String({ maxLength: 200 }) }, { additionalProperties: false }),
+        response: { 200: AdminSchema },
+      },
+    }, async (req) => {
+      const b = req.body as { models_allowed: string[]; default_model: string };
+      const allowed = b.models_allowed.map((m) => m.trim()).filter(Boolean);
+      const def = b.default_model.trim();
+      if (def && allowed.length && !allowed.includes(def)) {
+        throw unprocessable(`The default model "${def}" is not in the allowed list.`, [{ path: 'body/default_model', message: 'must be one of models_allowed', code: 'default_model_not_allowed', params: { model: def } }], 'default_model_not_allowed', { model: def });
+      }
+      await this.save({ allowed, default: def });
+      return read();
+    });
+  }
+}
