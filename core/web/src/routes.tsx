@@ -7,6 +7,7 @@ import { TargetsPage } from './pages/relay/targets.tsx';
 import { BotsPage } from './pages/relay/bots.tsx';
 import { EventsPage } from './pages/relay/events.tsx';
 import { DeferredPage } from './pages/relay/deferred.tsx';
+import { TemplatesPage } from './pages/relay/templates.tsx';
 import { MonitoringPage } from './pages/relay/monitoring.tsx';
 import { BackupsPage } from './pages/relay/backups.tsx';
 import { lazyPage } from './ui/lazy.tsx';
@@ -42,6 +43,7 @@ export const ROUTES: Route[] = [
   { path: '/bots', label: 'nav.bots', group: 'relay', page: BotsPage },
   { path: '/events', label: 'nav.events', group: 'relay', page: EventsPage },
   { path: '/deferred', label: 'nav.deferred', group: 'relay', page: DeferredPage },
+  { path: '/templates', label: 'nav.templates', group: 'relay', page: TemplatesPage },
   { path: '/monitoring', label: 'nav.monitoring', group: 'relay', page: MonitoringPage },
   { path: '/backups', label: 'nav.backups', group: 'relay', admin: true, page: BackupsPage },
   { path: '/admin/users', label: 'nav.users', group: 'admin', admin: true, page: UsersPage },

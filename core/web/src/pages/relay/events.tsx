@@ -1,30 +1,111 @@
-/** The event log: filters, dispatch status at a glance, and each event's details on demand. */
+/**
+ * The event log: filters kept in the URL, each event's readable message and dispatch status at a
+ * glance, and on demand its deliveries per target (resend one, or all failed ones) with the history
+ * of what was done by hand.
+ */
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
-import { get } from '../../lib/api.ts';
+import { get, post } from '../../lib/api.ts';
 import { useAsync, useInterval } from '../../lib/hooks.ts';
-import { dateTime, t, tOr } from '../../lib/i18n.ts';
+import { dateTime, locale, t, tOr } from '../../lib/i18n.ts';
 import { usePlugins } from '../../lib/plugins.ts';
-import type { EventRow, Provider, Target } from '../../lib/types.ts';
+import { navigate, useLocation } from '../../lib/router.ts';
+import type { Provider } from '../../lib/types.ts';
 import { Badge, Button, Empty, ErrorNote, Json, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { Icon } from '../../ui/icons.tsx';
+import { toast } from '../../ui/toast.tsx';
+import { shownName } from '../../ui/names.ts';
 
 const STATUSES = ['pending', 'dispatched', 'deferred', 'dropped', 'failed', 'partial'];
+const RESENDABLE = ['failed', 'dropped', 'sent'];
 const PAGE = 50;
+const FILTERS = ['provider_id', 'event_type', 'dispatch_status', 'since', 'until'] as const;
+type Filters = Record<(typeof FILTERS)[number], string>;
 
-interface Filters { provider_id: string; event_type: string; dispatch_status: string }
+interface Delivery {
+  id: string; target_id: string; target_name: string | null; status: string; attempts: number;
+  last_error: string | null; last_status_code: number | null; sent_at: string | null;
+}
+interface HistoryItem {
+  id: string; action: string; at: string; actor_email: string | null; target_id: string; target_name: string | null;
+  previous: { status: string; attempts: number; last_error: string | null; last_status_code: number | null };
+}
+export interface OpsEvent {
+  id: string; provider_id: string | null; provider_kind: string; provider_name: string | null; event_type: string; severity: string; message: string;
+  payload: Record<string, unknown>; details: unknown; dispatch_status: string; occurred_at: string; deliveries: Delivery[]; history: HistoryItem[];
+}
+
+/** ISO time ↔ the value of a `datetime-local` input, in the browser's zone. */
+const toLocalInput = (iso: string) => {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return '';
+  return new Date(d.getTime() - d.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+};
+const fromLocalInput = (v: string) => (v ? new Date(v).toISOString() : '');
+
+function History({ items }: { items: HistoryItem[] }) {
+  if (!items.length) return null;
+  return (
+    <div><h3>{t('ops.history')}</h3>
+      <ul class="ops-history" data-testid="event-history">{items.map((h) => (
+        <li key={h.id}>
+          <span>{t(`ops.history_${h.action}`, { time: dateTime(h.at), actor: h.actor_email ?? t('ops.someone'), target: h.target_name ?? t('ops.deleted_target') })}</span>
+          <span class="muted small">{t('ops.history_previous', { status: tOr(`status.${h.previous.status}`, h.previous.status) })} · {t('events.attempts', { count: h.previous.attempts })}
+            {h.previous.last_error ? ` · ${h.previous.last_status_code ? `${h.previous.last_status_code} ` : ''}${h.previous.last_error}` : ''}</span>
+        </li>
+      ))}</ul>
+    </div>
+  );
+}
+
+function Details({ e, onChanged }: { e: OpsEvent; onChanged: () => void }) {
+  const [busy, setBusy] = useState('');
+  const resend = async (deliveryId?: string) => {
+    setBusy(deliveryId ?? 'all');
+    try {
+      const r = await post<{ resent: unknown[] }>(`/api/events/${e.id}/resend`, deliveryId ? { delivery_id: deliveryId } : {});
+      toast.ok(t('ops.resent', { count: r.resent.length }));
+      onChanged();
+    } catch (err) { toast.error(err); } finally { setBusy(''); }
+  };
+  const failed = e.deliveries.filter((d) => d.status === 'failed').length;
+  return (
+    <div class="details ops-details">
+      <div><h3>{t('events.deliveries')}</h3>
+        {!e.deliveries.length ? <p class="muted small">{t('events.no_deliveries')}</p> : (
+          <ul class="deliveries">{e.deliveries.map((d) => (
+            <li key={d.id} data-testid="delivery">
+              <strong>{d.target_name ?? d.target_id.slice(0, 8)}</strong> <StatusBadge status={d.status} />
+              <span class="muted small">{t('events.attempts', { count: d.attempts })}</span>
+              {d.sent_at && <span class="muted small">{t('ops.sent_at', { time: dateTime(d.sent_at) })}</span>}
+              {d.last_error && <span class="small hint-danger ops-error">{d.last_status_code ? `${d.last_status_code} · ` : ''}{d.last_error}</span>}
+              {RESENDABLE.includes(d.status) && (
+                <Button small icon="refresh" busy={busy === d.id} disabled={Boolean(busy)} onClick={() => resend(d.id)}
+                  aria-label={t('ops.resend_to', { target: d.target_name ?? d.target_id.slice(0, 8) })}>{t('ops.resend')}</Button>
+              )}
+            </li>
+          ))}</ul>
+        )}
+        {failed > 0 && <p><Button small variant="primary" icon="refresh" busy={busy === 'all'} disabled={Boolean(busy)} onClick={() => resend()}>{t('ops.resend_failed', { count: failed })}</Button></p>}
+      </div>
+      <History items={e.history} />
+      <div><h3>{t('events.payload')}</h3><Json value={e.payload} /></div>
+      {e.details != null && <div><h3>{t('events.details')}</h3><Json value={e.details} /></div>}
+    </div>
+  );
+}
 
 export function EventsPage() {
   const plugins = usePlugins();
-  const refs = useAsync(async () => {
-    const [p, tg] = await Promise.all([get<{ providers: Provider[] }>('/api/providers', { limit: 200 }), get<{ targets: Target[] }>('/api/targets', { limit: 200 })]);
-    return { providers: p.providers, targets: tg.targets };
-  }, []);
-  const [filters, setFilters] = useState<Filters>({ provider_id: '', event_type: '', dispatch_status: '' });
-  const [older, setOlder] = useState<EventRow[]>([]);
+  const loc = useLocation();
+  const refs = useAsync(() => get<{ providers: Provider[] }>('/api/providers', { limit: 200 }).then((p) => p.providers), []);
+  const filters = Object.fromEntries(FILTERS.map((k) => [k, loc.query.get(k) ?? ''])) as Filters;
+  const [older, setOlder] = useState<OpsEvent[]>([]);
   const [more, setMore] = useState(false);
   const [open, setOpen] = useState<Set<string>>(new Set());
-  const first = useAsync(() => get<{ events: EventRow[] }>('/api/events', { ...filters, limit: PAGE }).then((r) => r.events), [filters.provider_id, filters.event_type, filters.dispatch_status]);
+  const lang = locale();
+  const first = useAsync(() => get<{ events: OpsEvent[] }>('/api/events', { ...filters, locale: lang, limit: PAGE }).then((r) => r.events),
+    [...FILTERS.map((k) => filters[k]), lang]);
   // Keep the newest page fresh while the user has not paged back.
   useInterval(() => { if (!older.length) void first.reload(); }, 10_000);
 
@@ -33,27 +114,33 @@ export function EventsPage() {
   const loadMore = async () => {
     setMore(true);
     try {
-      const r = await get<{ events: EventRow[] }>('/api/events', { ...filters, limit: PAGE, before: rows[rows.length - 1].id });
+      const r = await get<{ events: OpsEvent[] }>('/api/events', { ...filters, locale: lang, limit: PAGE, before: rows[rows.length - 1].id });
       setOlder([...older, ...r.events]);
     } finally { setMore(false); }
   };
-  const setFilter = (k: keyof Filters, v: string) => { setOlder([]); setFilters({ ...filters, [k]: v }); };
+  const setFilter = (k: keyof Filters, v: string) => {
+    setOlder([]);
+    const q = new URLSearchParams();
+    for (const key of FILTERS) { const val = key === k ? v : filters[key]; if (val) q.set(key, val); }
+    const s = q.toString();
+    navigate(s ? `/events?${s}` : '/events', true);
+  };
+  const anyFilter = FILTERS.some((k) => filters[k]);
   const toggle = (id: string) => { const s = new Set(open); if (s.has(id)) s.delete(id); else s.add(id); setOpen(s); };
   const types = [...new Set((plugins.data ?? []).flatMap((p) => Object.keys(p.events)))].sort();
-  const providerName = (id: string | null) => refs.data?.providers.find((p) => p.id === id)?.name;
-  const targetName = (id: string) => refs.data?.targets.find((x) => x.id === id)?.name ?? id.slice(0, 8);
+  const providerName = (e: OpsEvent) => shownName(e.provider_name ?? refs.data?.find((p) => p.id === e.provider_id)?.name ?? e.provider_kind);
 
   return (
     <Page title={t('events.title')} subtitle={t('events.subtitle')}
       actions={<Button icon="refresh" onClick={() => { setOlder([]); void first.reload(); }} busy={first.loading && Boolean(first.data)}>{t('common.refresh')}</Button>}>
-      <div class="filters card">
+      <div class="filters card ops-filters" data-testid="event-filters">
         <label class="field"><span class="field-label">{t('events.provider')}</span>
-          <select value={filters.provider_id} onChange={(e) => setFilter('provider_id', (e.target as HTMLSelectElement).value)}>
+          <select value={filters.provider_id} onChange={(e) => setFilter('provider_id', (e.target as HTMLSelectElement).value)} data-testid="provider-filter">
             <option value="">{t('common.all')}</option>
-            {refs.data?.providers.map((p) => <option key={p.id} value={p.id}>{p.name}</option>)}
+            {refs.data?.map((p) => <option key={p.id} value={p.id}>{shownName(p.name)}</option>)}
           </select></label>
         <label class="field"><span class="field-label">{t('events.type')}</span>
-          <select value={filters.event_type} onChange={(e) => setFilter('event_type', (e.target as HTMLSelectElement).value)}>
+          <select value={filters.event_type} onChange={(e) => setFilter('event_type', (e.target as HTMLSelectElement).value)} data-testid="type-filter">
             <option value="">{t('common.all')}</option>
             {types.map((x) => <option key={x} value={x}>{x}</option>)}
           </select></label>
@@ -62,39 +149,35 @@ export function EventsPage() {
             <option value="">{t('common.all')}</option>
             {STATUSES.map((s) => <option key={s} value={s}>{tOr(`status.${s}`, s)}</option>)}
           </select></label>
+        <label class="field"><span class="field-label">{t('ops.since')}</span>
+          <input type="datetime-local" value={filters.since ? toLocalInput(filters.since) : ''} data-testid="since-filter"
+            onChange={(e) => setFilter('since', fromLocalInput((e.target as HTMLInputElement).value))} /></label>
+        <label class="field"><span class="field-label">{t('ops.until')}</span>
+          <input type="datetime-local" value={filters.until ? toLocalInput(filters.until) : ''} data-testid="until-filter"
+            onChange={(e) => setFilter('until', fromLocalInput((e.target as HTMLInputElement).value))} /></label>
+        {anyFilter && <Button variant="ghost" onClick={() => { setOlder([]); navigate('/events', true); }}>{t('ops.clear_filters')}</Button>}
       </div>
       <ErrorNote error={first.error} />
       {!first.data ? <Loading /> : !rows.length ? <Empty>{t('events.empty')}</Empty> : (
         <div class="table-wrap card">
-          <table class="table events">
-            <thead><tr><th><span class="sr-only">{t('common.details')}</span></th><th>{t('common.time')}</th><th>{t('events.provider')}</th><th>{t('events.type')}</th><th>{t('events.severity')}</th><th>{t('events.status')}</th></tr></thead>
+          <table class="table events ops-table ops-events">
+            <thead><tr><th><span class="sr-only">{t('common.details')}</span></th><th>{t('common.time')}</th><th>{t('events.provider')}</th><th>{t('events.type')}</th><th>{t('ops.message')}</th><th>{t('events.status')}</th></tr></thead>
             <tbody>
               {rows.map((e) => (
                 <Fragment key={e.id}>
-                  <tr class={open.has(e.id) ? 'expanded' : ''} data-testid="event-row">
-                    <td><button type="button" class="icon-btn expander" aria-expanded={open.has(e.id)} aria-label={t('events.toggle_details')} onClick={() => toggle(e.id)}><Icon name="chevron" size={16} /></button></td>
-                    <td class="nowrap">{dateTime(e.occurred_at)}</td>
-                    <td>{providerName(e.provider_id) ?? e.provider_kind}</td>
-                    <td><code>{e.event_type}</code></td>
-                    <td><Badge tone={e.severity === 'critical' ? 'danger' : e.severity === 'warning' ? 'warn' : 'neutral'}>{tOr(`severity.${e.severity}`, e.severity)}</Badge></td>
-                    <td><StatusBadge status={e.dispatch_status} /></td>
+                  <tr class={`ops-row${open.has(e.id) ? ' expanded' : ''}`} data-testid="event-row">
+                    <td class="ops-x"><button type="button" class="icon-btn expander" aria-expanded={open.has(e.id)} aria-label={t('events.toggle_details')} onClick={() => toggle(e.id)}><Icon name="chevron" size={16} /></button></td>
+                    <td class="nowrap ops-time">{dateTime(e.occurred_at)}</td>
+                    <td class="ops-provider">{providerName(e)}</td>
+                    <td class="ops-type"><code>{e.event_type}</code></td>
+                    <td class="ops-msg">
+                      {e.severity !== 'info' && <><span title={t('events.severity')}><Badge tone={e.severity === 'critical' ? 'danger' : 'warn'}>{tOr(`severity.${e.severity}`, e.severity)}</Badge></span> </>}
+                      <span data-testid="event-message">{e.message}</span>
+                    </td>
+                    <td class="ops-st"><StatusBadge status={e.dispatch_status} /></td>
                   </tr>
                   {open.has(e.id) && (
-                    <tr class="details-row"><td colSpan={6}>
-                      <div class="details">
-                        <div><h3>{t('events.deliveries')}</h3>
-                          {!e.deliveries.length ? <p class="muted small">{t('events.no_deliveries')}</p> : (
-                            <ul class="deliveries">{e.deliveries.map((d) => (
-                              <li key={d.target_id}><strong>{targetName(d.target_id)}</strong> <StatusBadge status={d.status} />
-                                <span class="muted small">{t('events.attempts', { count: d.attempts })}</span>
-                                {d.last_error && <span class="small hint-danger">{d.last_status_code ? `${d.last_status_code} · ` : ''}{d.last_error}</span>}</li>
-                            ))}</ul>
-                          )}
-                        </div>
-                        <div><h3>{t('events.payload')}</h3><Json value={e.payload} /></div>
-                        {e.details != null && <div><h3>{t('events.details')}</h3><Json value={e.details} /></div>}
-                      </div>
-                    </td></tr>
+                    <tr class="details-row"><td colSpan={6}><Details e={e} onChanged={() => { setOlder([]); void first.reload(); }} /></td></tr>
                   )}
                 </Fragment>
               ))}

@@ -1,0 +1,92 @@
+/**
+ * Templates, read-only: per provider kind, event type and language, the default template text (and
+ * the user's own, when saved) beside a live preview rendered from the user's last event of that type.
+ */
+import { ApiError, get } from '../../lib/api.ts';
+import { useAsync } from '../../lib/hooks.ts';
+import { dateTime, LOCALES, locale, t, type Locale } from '../../lib/i18n.ts';
+import { navigate, useLocation } from '../../lib/router.ts';
+import { Card, ErrorNote, Loading, Note, Page } from '../../ui/basics.tsx';
+
+interface Text { title: string; body: string }
+interface TemplateEntry {
+  provider_kind: string; provider_name: string; event_type: string; description: string | null; severity: string;
+  locales: Record<Locale, { default: Text; fallback: boolean; override: Text | null }>;
+}
+interface Preview { event_id: string; occurred_at: string; provider_name: string | null; own_template: boolean; title: string; body: string }
+
+function TemplateText({ text, testid }: { text: Text; testid: string }) {
+  return (
+    <dl class="facts ops-template" data-testid={testid}>
+      <dt>{t('ops.title_label')}</dt><dd><pre class="ops-pre">{text.title}</pre></dd>
+      <dt>{t('ops.body_label')}</dt><dd><pre class="ops-pre">{text.body || '—'}</pre></dd>
+    </dl>
+  );
+}
+
+function PreviewCard({ type, lang }: { type: string; lang: Locale }) {
+  const p = useAsync(() => get<Preview>(`/api/templates/${encodeURIComponent(type)}/preview`, { locale: lang }).catch((err) => {
+    if (err instanceof ApiError && err.code === 'no_event_for_preview') return null;
+    throw err;
+  }), [type, lang]);
+  return (
+    <Card title={t('ops.preview')}>
+      {p.error ? <ErrorNote error={p.error} /> : p.data === undefined ? <Loading /> : p.data === null ? <Note>{t('ops.no_preview', { event_type: type })}</Note> : (
+        <div data-testid="template-preview">
+          <p class="muted small">{t('ops.preview_from', { time: dateTime(p.data.occurred_at), provider: p.data.provider_name ?? '—' })}{p.data.own_template ? ` ${t('ops.own_used')}` : ''}</p>
+          <TemplateText text={p.data} testid="preview-text" />
+        </div>
+      )}
+    </Card>
+  );
+}
+
+export function TemplatesPage() {
+  const loc = useLocation();
+  const list = useAsync(() => get<{ templates: TemplateEntry[] }>('/api/templates', { locale: locale() }).then((r) => r.templates), [locale()]);
+  const all = list.data ?? [];
+  const kinds = [...new Map(all.map((x) => [x.provider_kind, x.provider_name])).entries()];
+  const kind = loc.query.get('kind') || kinds[0]?.[0] || '';
+  const ofKind = all.filter((x) => x.provider_kind === kind);
+  const type = ofKind.some((x) => x.event_type === loc.query.get('type')) ? loc.query.get('type')! : ofKind[0]?.event_type ?? '';
+  const q = loc.query.get('lang');
+  const lang: Locale = q === 'en' || q === 'ru' ? q : locale();
+  const entry = ofKind.find((x) => x.event_type === type);
+  const go = (k: string, ty: string, l: Locale) => navigate(`/templates?${new URLSearchParams({ kind: k, type: ty, lang: l }).toString()}`, true);
+  const of = entry?.locales[lang];
+
+  return (
+    <Page title={t('ops.templates_title')} subtitle={t('ops.templates_subtitle')}>
+      <ErrorNote error={list.error} />
+      {!list.data ? <Loading /> : (
+        <>
+          <div class="filters card ops-filters">
+            <label class="field"><span class="field-label">{t('ops.provider_kind')}</span>
+              <select value={kind} data-testid="template-kind" onChange={(e) => go((e.target as HTMLSelectElement).value, '', lang)}>
+                {kinds.map(([k, name]) => <option key={k} value={k}>{name}</option>)}
+              </select></label>
+            <label class="field"><span class="field-label">{t('events.type')}</span>
+              <select value={type} data-testid="template-type" onChange={(e) => go(kind, (e.target as HTMLSelectElement).value, lang)}>
+                {ofKind.map((x) => <option key={x.event_type} value={x.event_type}>{x.event_type}</option>)}
+              </select></label>
+            <label class="field"><span class="field-label">{t('ops.template_language')}</span>
+              <select value={lang} data-testid="template-lang" onChange={(e) => go(kind, type, (e.target as HTMLSelectElement).value as Locale)}>
+                {LOCALES.map((l) => <option key={l} value={l}>{t(`languages.${l}`)}</option>)}
+              </select></label>
+          </div>
+          {entry && of && (
+            <div class="ops-templates">
+              <Card title={t('ops.default_template')}>
+                {entry.description && <p class="muted small">{entry.description}</p>}
+                {of.fallback && <Note tone="warn">{t('ops.fallback')}</Note>}
+                <TemplateText text={of.default} testid="default-template" />
+                {of.override && (<><h3>{t('ops.own_template')}</h3><TemplateText text={of.override} testid="own-template" /></>)}
+              </Card>
+              <PreviewCard type={entry.event_type} lang={lang} />
+            </div>
+          )}
+        </>
+      )}
+    </Page>
+  );
+}

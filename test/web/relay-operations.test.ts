@@ -1,0 +1,228 @@
+/**
+ * Relay operations in a real Chromium against the real service: the event log filtered through its
+ * controls (kept in the URL), an event opened and its failed delivery resent (the loopback sink gets
+ * it exactly once), a deferred notification sent now (it leaves the deferred list and reaches the
+ * sink) and another dropped after confirmation, the templates page previewing the last event's
+ * values, the pages at phone size without horizontal scrolling, and the event log in Russian.
+ */
+import t, { type Test } from 'tap';
+import { startService, startSink, type TestService } from '../helpers/service.ts';
+import { ensureBuilt, openBrowser } from './browser.ts';
+import type { Page } from 'playwright-core';
+
+ensureBuilt();
+
+const TOKEN = 'sharedtoken1';
+const good = await startSink();
+const bad = await startSink();
+bad.respond(400);
+const svc = await startService({ SERVICE_LOG_LEVEL: 'WARNING' });
+const b = await openBrowser();
+const { page } = b;
+page.setDefaultTimeout(8000);
+// The templates page asks for a preview of the first type shown; without an event of it the answer is a 404 problem.
+b.allow(/status of 404.*\/api\/templates\/[\w.-]+\/preview/);
+t.teardown(async () => { await b.close(); await svc.stop(); await good.close(); await bad.close(); });
+const token = svc.admin.token;
+
+async function until<T>(fn: () => Promise<T> | T, what: string, ms = 8000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function step(name: string, fn: () => Promise<void>): Promise<void> {
+  try { await fn(); } catch (err) { await b.shot(`ops-failed-${name}`); throw err; }
+}
+
+function windowAroundNow(): { start: string; end: string; timezone: string } {
+  const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
+  return { start: hhmm(Date.now() - 3600_000), end: hhmm(Date.now() + 3600_000), timezone: 'UTC' };
+}
+
+async function source(s: TestService, name: string, quiet: boolean, targetIds: string[]) {
+  const p = (await s.request('POST', '/api/providers', { token, body: { kind: 'example', name, config: { shared_token: TOKEN } } })).body;
+  const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: `${name} tracker`, ...(quiet ? { quiet_hours: windowAroundNow() } : {}) } })).body;
+  for (const id of targetIds) await s.request('PUT', `/api/trackers/${tr.id}/targets/${id}`, { token });
+  return {
+    id: p.id as string,
+    async send(type: string, payload: Record<string, unknown>) {
+      const res = await fetch(p.webhook_url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-example-token': TOKEN }, body: JSON.stringify({ type, payload }) });
+      if (res.status !== 202) throw new Error(`webhook answered ${res.status}`);
+    },
+  };
+}
+
+const nav = async (name: string) => {
+  const link = page.getByRole('navigation').getByRole('link', { name, exact: true });
+  const phone = (page.viewportSize()?.width ?? 1280) <= 860;
+  if (phone) await page.getByRole('button', { name: /^(Menu|Меню)$/ }).click();
+  await link.click();
+  // On a phone the drawer slides away after the choice.
+  if (phone) await link.waitFor({ state: 'hidden' });
+  await page.locator('#page-title').waitFor();
+};
+
+/** Nothing on the page is wider than the viewport, and the element is fully inside it horizontally. */
+async function fits(t: Test, p: Page, what: string, selector?: ReturnType<Page['locator']>) {
+  const { scroll, width } = await p.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+  t.ok(scroll <= width, `${what}: no horizontal scroll (${scroll} <= ${width})`);
+  if (selector) {
+    const box = await selector.boundingBox();
+    t.ok(box && box.x >= 0 && box.x + box.width <= width + 0.5, `${what}: fully visible across`);
+  }
+}
+
+const tGood = (await svc.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'Good sink', config: { url: good.url }, locale: 'en' } })).body;
+const tBad = (await svc.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'Bad sink', config: { url: bad.url }, locale: 'en' } })).body;
+const loud = await source(svc, 'Loud', false, [tGood.id, tBad.id]);
+const quiet = await source(svc, 'Quiet', true, [tGood.id]);
+
+t.test('relay operations in the browser', async (t) => {
+  await loud.send('alarm', { name: 'smoke' });
+  await loud.send('thing_happened', { name: 'lamp' });
+  await quiet.send('thing_happened', { name: 'door' });
+  await quiet.send('thing_happened', { name: 'window' });
+  await good.waitFor(2);
+  const relay = svc.service.core.services.get('relay') as { tick(): Promise<void> };
+  await relay.tick();
+
+  await step('login', async () => {
+    await page.goto(svc.url);
+    await page.getByLabel('Email').fill(svc.admin.email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  });
+
+  await step('filter', async () => {
+    await nav('Event log');
+    await until(async () => (await page.getByTestId('event-row').count()) === 4, 'four events');
+    await page.getByTestId('type-filter').selectOption('alarm');
+    await until(async () => (await page.getByTestId('event-row').count()) === 1, 'only the alarm');
+    t.match(page.url(), /#\/events\?event_type=alarm$/, 'the filter is in the URL');
+    await page.getByTestId('provider-filter').selectOption({ label: 'Loud' });
+    await page.getByTestId('status-filter').selectOption('partial');
+    t.match(page.url(), new RegExp(`provider_id=${loud.id}.*event_type=alarm.*dispatch_status=partial`));
+    await until(async () => (await page.getByTestId('event-row').count()) === 1, 'still the alarm');
+    t.equal((await page.getByTestId('event-message').first().textContent())?.trim(), 'ALARM smoke', 'the readable message');
+    // A time range that ends before the events leaves none; the URL carries it as ISO.
+    await page.getByTestId('until-filter').fill('2020-01-01T00:00');
+    await page.getByText('No events yet.').waitFor();
+    t.match(decodeURIComponent(page.url()), /until=2020-01-01T\d\d:00:00\.000Z/);
+    await page.getByRole('button', { name: 'Clear filters' }).click();
+    await until(async () => (await page.getByTestId('event-row').count()) === 4, 'all events again');
+    await page.reload();
+    await page.getByTestId('type-filter').selectOption('alarm');
+    await page.reload();
+    await until(async () => (await page.getByTestId('event-row').count()) === 1, 'the filter survives a reload');
+    t.equal(await page.getByTestId('type-filter').inputValue(), 'alarm');
+  });
+
+  await step('resend', async () => {
+    const row = page.getByTestId('event-row').first();
+    await row.getByRole('button', { name: 'Show or hide details' }).click();
+    const details = page.locator('.details-row');
+    const failed = details.getByTestId('delivery').filter({ hasText: 'Bad sink' });
+    t.match(await failed.textContent(), /Failed.*400/s, 'the failed delivery with its error');
+    t.match(await details.getByTestId('delivery').filter({ hasText: 'Good sink' }).textContent(), /Sent/);
+    bad.respond(200);
+    await failed.getByRole('button', { name: 'Resend to Bad sink' }).click();
+    await page.getByText('1 delivery is queued again.').waitFor();
+    await bad.waitFor(1);
+    await new Promise((r) => setTimeout(r, 1500));
+    t.equal(bad.received.length, 1, 'the sink received the resend exactly once');
+    t.equal(bad.received[0].body.title, 'ALARM smoke');
+    const ev = (await svc.request('GET', '/api/events?event_type=alarm', { token })).body.events[0];
+    t.equal(ev.dispatch_status, 'dispatched', 'recorded as dispatched');
+    t.match(ev.history, [{ action: 'resend', actor_email: svc.admin.email, target_name: 'Bad sink', previous: { status: 'failed' } }]);
+    await page.getByRole('button', { name: 'Refresh' }).click();
+    await details.getByTestId('event-history').getByText(/resent the delivery to Bad sink/).waitFor();
+    await until(async () => /Sent/.test(await details.getByTestId('delivery').filter({ hasText: 'Bad sink' }).textContent() ?? ''), 'the resent delivery shown as sent');
+    await b.shot('ops-events');
+  });
+
+  await step('deferred', async () => {
+    await nav('Deferred');
+    const rows = page.getByTestId('deferred-row');
+    await until(async () => (await rows.count()) === 2, 'two deferred');
+    const sentBefore = good.received.length;
+    await rows.filter({ hasText: 'Thing: door' }).getByRole('button', { name: 'Send now' }).click();
+    await until(async () => (await rows.count()) === 1, 'the door left the list');
+    const list = (await svc.request('GET', '/api/deferred', { token })).body.deferred;
+    t.same(list.map((d: any) => d.message), ['Thing: window'], 'it left the deferred queue on the server');
+    await good.waitFor(sentBefore + 1);
+    t.equal(good.received.length, sentBefore + 1, 'and reached the sink');
+    t.equal(good.received.at(-1).body.title, 'Thing: door');
+    const win = rows.filter({ hasText: 'Thing: window' });
+    await win.getByRole('button', { name: 'Drop' }).click();
+    await win.getByRole('button', { name: 'Really drop?' }).click();
+    await page.getByText('Nothing is waiting.').waitFor();
+    const dropped = (await svc.request('GET', '/api/events?dispatch_status=dropped', { token })).body.events;
+    t.match(dropped, [{ message: 'Thing: window', history: [{ action: 'drop' }] }], 'the dropped one is recorded');
+    t.equal(good.received.length, sentBefore + 1, 'the dropped one was not sent');
+  });
+
+  await step('templates', async () => {
+    await nav('Templates');
+    await page.getByTestId('template-kind').selectOption({ label: 'Example (third party)' });
+    await page.getByTestId('template-type').selectOption('thing_happened');
+    await page.getByTestId('template-lang').selectOption('en');
+    t.match(await page.getByTestId('default-template').textContent(), /Thing: \{\{name\}\}/, 'the default template text');
+    const preview = page.getByTestId('preview-text');
+    await preview.getByText('Thing: window').waitFor();
+    t.match(await page.getByTestId('template-preview').textContent(), /Quiet/, 'from the last event, with its provider');
+    await page.getByTestId('template-lang').selectOption('ru');
+    await preview.getByText('Событие: window').waitFor();
+    t.pass('the preview follows the template language');
+    await page.getByTestId('template-type').selectOption('stale_thing');
+    await page.getByText('You have no stale_thing event yet: the preview appears after the first one.').waitFor();
+    await b.shot('ops-templates');
+  });
+
+  await step('russian', async () => {
+    await page.getByTestId('language').selectOption('ru');
+    await page.getByRole('heading', { name: 'Шаблоны' }).waitFor();
+    await nav('Журнал событий');
+    await page.getByRole('columnheader', { name: 'Сообщение' }).waitFor();
+    await page.getByTestId('type-filter').selectOption('alarm');
+    await until(async () => (await page.getByTestId('event-message').first().textContent())?.trim() === 'ТРЕВОГА smoke', 'the message in Russian');
+    await page.getByTestId('event-row').first().getByRole('button', { name: 'Показать или скрыть подробности' }).click();
+    await page.getByTestId('event-history').getByText(/повторно отправил\(а\) доставку получателю Bad sink/).waitFor();
+    await b.shot('ops-events-ru');
+    await page.getByTestId('language').selectOption('en');
+    await page.getByRole('columnheader', { name: 'Message' }).waitFor();
+  });
+
+  await step('phone', async () => {
+    await quiet.send('thing_happened', { name: 'gate with a rather long name that has to wrap on a small screen' });
+    await relay.tick();
+    await page.setViewportSize({ width: 390, height: 844 });
+    await nav('Deferred');
+    const d = page.getByTestId('deferred-row').first();
+    await d.waitFor();
+    await fits(t, page, 'deferred, send now', d.getByRole('button', { name: 'Send now' }));
+    await fits(t, page, 'deferred, drop', d.getByRole('button', { name: 'Drop' }));
+    await b.shot('ops-phone-deferred');
+    await nav('Event log');
+    const row = page.getByTestId('event-row').filter({ hasText: 'ALARM smoke' });
+    await row.waitFor();
+    await fits(t, page, 'event log', row.locator('.badge').last());
+    t.ok(await row.locator('.badge').last().isVisible(), 'the status is visible');
+    const expander = row.getByRole('button', { name: 'Show or hide details' });
+    if (await expander.getAttribute('aria-expanded') !== 'true') await expander.click();
+    const resend = page.locator('.details-row').getByRole('button', { name: /^Resend to/ }).first();
+    await fits(t, page, 'event details', resend);
+    await b.shot('ops-phone-events');
+    await nav('Templates');
+    await page.getByTestId('template-kind').waitFor();
+    await fits(t, page, 'templates', page.getByTestId('template-kind'));
+    await b.shot('ops-phone-templates');
+  });
+
+  t.same(b.problems, [], 'no console errors');
+});
