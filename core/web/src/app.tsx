@@ -77,7 +77,7 @@ function Shell({ user, path }: { user: User; path: string }) {
           })}
         </div>
         <div class="sidebar-foot">
-          <div class="who" title={user.email}><span class="avatar" aria-hidden="true">{user.email.slice(0, 1).toUpperCase()}</span><span class="who-mail">{user.email}</span></div>
+          <a class="who" href="#/account" title={t('nav.account')} data-testid="account-link"><span class="avatar" aria-hidden="true">{user.email.slice(0, 1).toUpperCase()}</span><span class="who-mail">{user.email}</span></a>
           <div class="row">
             <LanguageSwitch />
             <Button small variant="ghost" onClick={() => void logout()}>{t('auth.logout')}</Button>

@@ -21,6 +21,7 @@ import { GeneralSkillsPage } from './pages/admin/general-skills.tsx';
 import { PrimaryContextPage } from './pages/admin/primary-context.tsx';
 import { SettingsPage } from './pages/admin/settings.tsx';
 import { UsagePage } from './pages/admin/usage.tsx';
+import { AccountPage } from './pages/account.tsx';
 
 export interface Route { path: string; label: string; group: 'main' | 'relay' | 'assistant' | 'admin'; admin?: boolean; nav?: boolean; page: FunctionComponent<{ params: Record<string, string> }> }
 
@@ -51,4 +52,5 @@ export const ROUTES: Route[] = [
   { path: '/admin/context', label: 'nav.primary_context', group: 'admin', admin: true, page: PrimaryContextPage },
   { path: '/admin/settings', label: 'nav.settings', group: 'admin', admin: true, page: SettingsPage },
   { path: '/admin/usage', label: 'nav.usage', group: 'admin', admin: true, page: UsagePage },
+  { path: '/account', label: 'nav.account', group: 'main', nav: false, page: AccountPage },
 ];

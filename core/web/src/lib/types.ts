@@ -4,6 +4,8 @@ export type Role = 'user' | 'admin';
 export interface User {
   id: string; email: string; role: Role; is_active: boolean; locale: string; max_chats: number;
   max_ai_messages_per_day: number | null; max_ai_tokens_per_day: number | null; created_at: string; updated_at: string;
+  /** False for a user restored from a backup without a password (inactive until an administrator sets one). */
+  password_set?: boolean;
 }
 
 export interface JsonSchema {

@@ -1,6 +1,6 @@
 /** User administration: role, active, chat limit and daily AI limits (empty means the default). */
 import { useState } from 'preact/hooks';
-import { del, get, patch, post } from '../../lib/api.ts';
+import { del, get, patch, post, put } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, LOCALES, num, t } from '../../lib/i18n.ts';
 import { sessionNow, updateUser } from '../../lib/session.ts';
@@ -9,6 +9,7 @@ import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBa
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { toast } from '../../ui/toast.tsx';
+import { newPasswordProblems } from '../account.tsx';
 import { languageName } from '../../ui/names.ts';
 
 export function UsersPage() {
@@ -17,6 +18,7 @@ export function UsersPage() {
     return { users: u.users, settings: s };
   }, []);
   const [editing, setEditing] = useState<User | 'new' | null>(null);
+  const [settingPassword, setSettingPassword] = useState<User | null>(null);
   const d = data.data;
   const me = sessionNow().user?.id;
   const limit = (v: number | null, fallback: number) => (v === null ? <span class="muted">{t('users.default_value', { value: num(fallback) })}</span> : num(v));
@@ -32,13 +34,14 @@ export function UsersPage() {
               <tr key={u.id} data-testid="user-row">
                 <td><strong>{u.email}</strong>{u.id === me && <> <Badge tone="info">{t('users.you')}</Badge></>}</td>
                 <td><Badge tone={u.role === 'admin' ? 'info' : 'neutral'}>{t(`users.role_${u.role}`)}</Badge></td>
-                <td><StatusBadge status={u.is_active ? 'active' : 'inactive'} /></td>
+                <td><StatusBadge status={u.is_active ? 'active' : 'inactive'} />{u.password_set === false && <> <Badge tone="warn">{t('account.no_password')}</Badge></>}</td>
                 <td>{num(u.max_chats)}</td>
                 <td>{limit(u.max_ai_messages_per_day, d.settings.default_max_ai_messages_per_day)}</td>
                 <td>{limit(u.max_ai_tokens_per_day, d.settings.default_max_ai_tokens_per_day)}</td>
                 <td class="nowrap">{dateTime(u.created_at)}</td>
                 <td class="row-actions">
                   <Button small icon="edit" onClick={() => setEditing(u)}>{t('common.edit')}</Button>
+                  {u.id !== me && <Button small onClick={() => setSettingPassword(u)} data-testid="set-password">{t('account.set_password')}</Button>}
                   {u.id !== me && <ConfirmButton onConfirm={async () => { await del(`/api/v1/admin/users/${u.id}`); toast.ok(t('common.deleted')); void data.reload(); }} />}
                 </td>
               </tr>
@@ -46,6 +49,8 @@ export function UsersPage() {
           </table>
         </div>
       )}
+      {settingPassword && <SetPasswordForm user={settingPassword} onClose={() => setSettingPassword(null)}
+        onSaved={(u) => { setSettingPassword(null); toast.ok(t('account.password_set_done', { email: u.email })); void data.reload(); }} />}
       {editing && <UserForm user={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} onSaved={(u) => { setEditing(null); updateUser(u); toast.ok(t('common.saved')); void data.reload(); }} />}
     </Page>
   );
@@ -108,6 +113,42 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
         </fieldset>
         <ErrorNote error={error} />
         <div class="form-actions"><Button onClick={onClose}>{t('common.cancel')}</Button><Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button></div>
+      </form>
+    </Modal>
+  );
+}
+
+/**
+ * An administrator sets another user's password: every session of that user ends, and a user
+ * restored from a backup without a password can log in again.
+ */
+function SetPasswordForm({ user, onClose, onSaved }: { user: User; onClose: () => void; onSaved: (u: User) => void }) {
+  const [password, setPassword] = useState('');
+  const [repeat, setRepeat] = useState('');
+  const [shown, setShown] = useState(false);
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const problems = newPasswordProblems(password, repeat);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setShown(true);
+    if (problems.password || problems.repeat) return;
+    setBusy(true);
+    setError(null);
+    try { onSaved(await put<User>(`/api/v1/admin/users/${user.id}/password`, { password })); } catch (err) { setError(err); } finally { setBusy(false); }
+  };
+  return (
+    <Modal title={t('account.set_password_for', { email: user.email })} onClose={onClose}>
+      <form class="stack" onSubmit={submit} noValidate>
+        <p class="muted">{user.password_set === false ? t('account.set_password_restored') : t('account.set_password_lead')}</p>
+        <Field label={t('account.new_password')} error={shown ? problems.password : null}>
+          <input type="password" autocomplete="new-password" value={password} data-testid="admin-new-password" onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
+        </Field>
+        <Field label={t('account.repeat_password')} error={shown ? problems.repeat : null}>
+          <input type="password" autocomplete="new-password" value={repeat} data-testid="admin-repeat-password" onInput={(e) => setRepeat((e.target as HTMLInputElement).value)} />
+        </Field>
+        <ErrorNote error={error} />
+        <div class="form-actions"><Button onClick={onClose}>{t('common.cancel')}</Button><Button type="submit" variant="primary" busy={busy} data-testid="save-password">{t('account.set_password')}</Button></div>
       </form>
     </Modal>
   );

@@ -8,7 +8,7 @@ import type { Plugin, Provider } from '../../lib/types.ts';
 import { Button, ErrorNote, Note } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
-import { SchemaForm } from '../../ui/schema-form.tsx';
+import { FixBelow, SchemaForm, useFormChecks } from '../../ui/schema-form.tsx';
 
 const AUTH_MODES = ['hmac_sha256', 'bearer', 'none'] as const;
 
@@ -24,17 +24,28 @@ export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins:
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const auth = hasAuthMode(plugin);
+  const skip = ['auth_mode', 'acknowledge_unauthenticated'];
+  const { checks, validate, fromServer, reset } = useFormChecks(plugin?.config_schema, config, provider?.secrets_set, skip);
+  const [placed, setPlaced] = useState(false);
+  const [nameShown, setNameShown] = useState(false);
+  const nameError = nameShown && !name.trim() ? t('field.required') : null;
 
   const pickKind = (id: string) => {
     setKind(id);
     setConfig(initialConfig(plugins.find((p) => p.id === id)?.config_schema));
+    reset();
+    setPlaced(false);
   };
 
   const submit = async (e: Event) => {
     e.preventDefault();
     if (!plugin) return;
+    setNameShown(true);
+    // Checked here first, in the user's words; the service checks again and its field problems land under the fields too.
+    if (!validate() || !name.trim()) return;
     setBusy(true);
     setError(null);
+    setPlaced(false);
     const cfg = cleanConfig(plugin.config_schema, config, provider?.secrets_set);
     delete cfg.auth_mode;
     delete cfg.acknowledge_unauthenticated;
@@ -43,20 +54,23 @@ export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins:
     try {
       const saved = provider ? await patch<Provider>(`/api/providers/${provider.id}`, body) : await post<Provider>('/api/providers', { kind, ...body });
       onSaved(saved);
-    } catch (err) { setError(err); } finally { setBusy(false); }
+    } catch (err) {
+      if (fromServer(err)) setPlaced(true); else setError(err);
+    } finally { setBusy(false); }
   };
 
   return (
     <Modal title={provider ? t('providers.edit') : t('providers.add')} onClose={onClose} wide>
-      <form class="stack" onSubmit={submit}>
+      <form class="stack" onSubmit={submit} noValidate>
         <div class="grid-2">
           <Field label={t('providers.kind')} hints={[plugin?.description]}>
             <select value={kind} disabled={Boolean(provider)} onChange={(e) => pickKind((e.target as HTMLSelectElement).value)} data-testid="provider-kind">
               {creatable.map((p) => <option key={p.id} value={p.id}>{p.display_name}</option>)}
             </select>
           </Field>
-          <label class="field"><span class="field-label">{t('common.name')}</span>
-            <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} data-testid="provider-name" /></label>
+          <Field label={t('common.name')} error={nameError}>
+            <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} onBlur={() => setNameShown(true)} data-testid="provider-name" />
+          </Field>
         </div>
         <label class="check"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} /><span>{t('common.enabled')}</span></label>
         {auth && (
@@ -78,7 +92,8 @@ export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins:
             )}
           </fieldset>
         )}
-        {plugin && <SchemaForm key={kind} schema={plugin.config_schema} value={config} onChange={setConfig} secretsSet={provider?.secrets_set} skip={['auth_mode', 'acknowledge_unauthenticated']} />}
+        {plugin && <SchemaForm key={kind} schema={plugin.config_schema} value={config} onChange={setConfig} secretsSet={provider?.secrets_set} skip={skip} checks={checks} />}
+        {placed && <FixBelow />}
         <ErrorNote error={error} />
         <div class="form-actions">
           <Button onClick={onClose}>{t('common.cancel')}</Button>

@@ -7,7 +7,7 @@ import type { Bot, Plugin, Target } from '../../lib/types.ts';
 import { Button, ErrorNote } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
-import { SchemaForm } from '../../ui/schema-form.tsx';
+import { FixBelow, SchemaForm, useFormChecks } from '../../ui/schema-form.tsx';
 import { languageName } from '../../ui/names.ts';
 
 export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugins: Plugin[]; bots: Bot[]; target?: Target; onClose: () => void; onSaved: (t: Target) => void }) {
@@ -20,30 +20,40 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
   const [config, setConfig] = useState(() => initialConfig(plugin?.config_schema, target?.config));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const { checks, validate, fromServer, reset } = useFormChecks(plugin?.config_schema, config, target?.secrets_set);
+  const [placed, setPlaced] = useState(false);
+  const [nameShown, setNameShown] = useState(false);
+  const nameError = nameShown && !name.trim() ? t('field.required') : null;
 
   const submit = async (e: Event) => {
     e.preventDefault();
     if (!plugin) return;
+    setNameShown(true);
+    if (!validate() || !name.trim()) return;
     setBusy(true);
     setError(null);
+    setPlaced(false);
     const body = { name, locale: lang, enabled, config: cleanConfig(plugin.config_schema, config, target?.secrets_set) };
     try {
       onSaved(target ? await patch<Target>(`/api/targets/${target.id}`, body) : await post<Target>('/api/targets', { kind, ...body }));
-    } catch (err) { setError(err); } finally { setBusy(false); }
+    } catch (err) {
+      if (fromServer(err)) setPlaced(true); else setError(err);
+    } finally { setBusy(false); }
   };
 
   return (
     <Modal title={target ? t('targets.edit') : t('targets.add')} onClose={onClose} wide>
-      <form class="stack" onSubmit={submit}>
+      <form class="stack" onSubmit={submit} noValidate>
         <div class="grid-2">
           <Field label={t('targets.kind')} hints={[plugin?.description]}>
             <select value={kind} disabled={Boolean(target)} data-testid="target-kind"
-              onChange={(e) => { const k = (e.target as HTMLSelectElement).value; setKind(k); setConfig(initialConfig(plugins.find((p) => p.id === k)?.config_schema)); }}>
+              onChange={(e) => { const k = (e.target as HTMLSelectElement).value; setKind(k); setConfig(initialConfig(plugins.find((p) => p.id === k)?.config_schema)); reset(); setPlaced(false); }}>
               {kinds.map((p) => <option key={p.id} value={p.id}>{p.display_name}</option>)}
             </select>
           </Field>
-          <label class="field"><span class="field-label">{t('common.name')}</span>
-            <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} data-testid="target-name" /></label>
+          <Field label={t('common.name')} error={nameError}>
+            <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} onBlur={() => setNameShown(true)} data-testid="target-name" />
+          </Field>
           <Field label={t('targets.locale')} hints={[t('targets.locale_help')]}>
             <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value)}>
               {LOCALES.map((l) => <option key={l} value={l}>{languageName(l)}</option>)}
@@ -53,7 +63,8 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
         </div>
         {plugin?.has_bot_driver && !bots.some((b) => b.kind === kind) && <p class="note note-warn">{t('targets.needs_bot')}</p>}
         {plugin && <SchemaForm key={kind} schema={plugin.config_schema} value={config} onChange={setConfig} secretsSet={target?.secrets_set}
-          bots={plugin.has_bot_driver ? bots.filter((b) => b.kind === kind) : undefined} />}
+          bots={plugin.has_bot_driver ? bots.filter((b) => b.kind === kind) : undefined} checks={checks} />}
+        {placed && <FixBelow />}
         <ErrorNote error={error} />
         <div class="form-actions">
           <Button onClick={onClose}>{t('common.cancel')}</Button>

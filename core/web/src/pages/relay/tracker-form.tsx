@@ -9,7 +9,7 @@ import { cleanConfig, initialConfig } from '../../lib/schema.ts';
 import type { Plugin, Provider, QuietHours, Target, Tracker } from '../../lib/types.ts';
 import { Badge, Button, ErrorNote } from '../../ui/basics.tsx';
 import { Modal } from '../../ui/modal.tsx';
-import { SchemaForm } from '../../ui/schema-form.tsx';
+import { FixBelow, SchemaForm, useFormChecks } from '../../ui/schema-form.tsx';
 import { browserZone, TimeZoneSelect } from '../../ui/timezone.tsx';
 import { shownName } from '../../ui/names.ts';
 
@@ -31,18 +31,24 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
   const [linked, setLinked] = useState<string[]>(tracker?.target_ids ?? []);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
+  const { checks, validate, fromServer, reset } = useFormChecks(plugin?.tracker_schema, config, tracker?.secrets_set);
+  const [placed, setPlaced] = useState(false);
 
   const pickProvider = (id: string) => {
     setProviderId(id);
     setTypes({});
     setPolicies({});
     setConfig(initialConfig(plugins.find((p) => p.id === providers.find((x) => x.id === id)?.kind)?.tracker_schema));
+    reset();
+    setPlaced(false);
   };
 
   const submit = async (e: Event) => {
     e.preventDefault();
+    if (!validate()) return;
     setBusy(true);
     setError(null);
+    setPlaced(false);
     const eventTypes: Record<string, boolean> = {};
     for (const [type] of events) eventTypes[type] = types[type] !== false;
     const body: Record<string, unknown> = { provider_id: providerId, name, enabled, event_types: eventTypes, quiet_hours: quiet, quiet_policies: policies };
@@ -53,7 +59,9 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
       for (const id of linked) if (!before.has(id)) await api('PUT', `/api/trackers/${saved.id}/targets/${id}`);
       for (const id of before) if (!linked.includes(id)) await api('DELETE', `/api/trackers/${saved.id}/targets/${id}`);
       onSaved();
-    } catch (err) { setError(err); } finally { setBusy(false); }
+    } catch (err) {
+      if (fromServer(err)) setPlaced(true); else setError(err);
+    } finally { setBusy(false); }
   };
 
   return (
@@ -118,7 +126,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
         {plugin?.tracker_schema?.properties && Object.keys(plugin.tracker_schema.properties).length > 0 && (
           <fieldset class="subform">
             <legend>{t('trackers.settings')}</legend>
-            <SchemaForm key={plugin.id} schema={plugin.tracker_schema} value={config} onChange={setConfig} secretsSet={tracker?.secrets_set} />
+            <SchemaForm key={plugin.id} schema={plugin.tracker_schema} value={config} onChange={setConfig} secretsSet={tracker?.secrets_set} checks={checks} />
           </fieldset>
         )}
 
@@ -133,6 +141,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
             </label>
           ))}
         </fieldset>
+        {placed && <FixBelow />}
         <ErrorNote error={error} />
         <div class="form-actions">
           <Button onClick={onClose}>{t('common.cancel')}</Button>
