@@ -26,7 +26,10 @@ t.test('chat CRUD: create 201, list with the archived filter, read, rename, arch
   t.equal((await svc.request('PATCH', `/api/v1/chats/${id}`, { token: u.token, body: { is_archived: false } })).body.is_archived, false);
   t.equal((await svc.request('GET', '/api/v1/chats/?archived=true', { token: u.token })).body.chats.length, 0);
 
-  t.equal((await svc.request('POST', '/api/v1/chats/', { token: u.token, body: {} })).status, 422, 'title is required');
+  const untitled = await svc.request('POST', '/api/v1/chats/', { token: u.token, body: {} });
+  t.equal(untitled.status, 201, 'the title may be left out');
+  t.equal(untitled.body.title, 'New chat', 'and is then "New chat" until one is generated');
+  await svc.request('DELETE', `/api/v1/chats/${untitled.body.id}`, { token: u.token });
   t.equal((await svc.request('POST', '/api/v1/chats/', { token: u.token, body: { title: '' } })).status, 422);
   t.equal((await svc.request('POST', '/api/v1/chats/', { token: u.token, body: { title: 'x'.repeat(201) } })).status, 422);
   t.equal((await svc.request('PATCH', `/api/v1/chats/${id}`, { token: u.token, body: { is_archived: 'yes' } })).status, 422);
@@ -98,7 +101,7 @@ t.test('message history pages newest first, in a stable chronological order with
   t.equal((await svc.request('GET', `/api/v1/chats/${chat}/messages?limit=0`, { token: u.token })).status, 422);
   t.equal((await svc.request('GET', `/api/v1/chats/${chat}/messages?before=abc`, { token: u.token })).status, 422);
   const msg = first.body.messages[1];
-  t.same(Object.keys(msg).sort(), ['chat_id', 'content', 'context_version', 'created_at', 'error', 'id', 'role', 'status', 'usage']);
+  t.same(Object.keys(msg).sort(), ['alternatives', 'attachments', 'chat_id', 'content', 'context_version', 'created_at', 'error', 'id', 'model', 'parent_id', 'role', 'status', 'tools', 'usage']);
 
   await svc.request('DELETE', `/api/v1/chats/${chat}`, { token: u.token });
   const left = await svc.service.core.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM chat_messages WHERE chat_id = ?', [chat]);

@@ -16,21 +16,44 @@ const PER_MESSAGE_OVERHEAD = 4;
 export const messageTokens = (m: ChatCompletionMessageParam): number =>
   PER_MESSAGE_OVERHEAD + estimateTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '') + JSON.stringify((m as { tool_calls?: unknown }).tool_calls ?? ''));
 
+/** Bounds of the memory entries marked "always include" in the personal layer: entries, characters in all. */
+export const ALWAYS_INCLUDE = { entries: 30, chars: 4000 };
+
+/**
+ * The user's memory entries marked "always include", newest first, as one block of the personal
+ * layer (at most ALWAYS_INCLUDE entries and characters); empty when there are none.
+ */
+async function alwaysIncluded(core: Core, userId: string): Promise<string> {
+  const rows = await core.db.all<{ content: string; category: string | null; recorded_at: string | null }>(
+    'SELECT content, category, recorded_at FROM memory_entries WHERE user_id = ? AND always_include = ? ORDER BY id DESC LIMIT ?', [userId, true, ALWAYS_INCLUDE.entries]);
+  const lines: string[] = [];
+  let used = 0;
+  for (const r of rows) {
+    const line = `- ${r.category ? `[${r.category}] ` : ''}${r.content.replace(/\s+/g, ' ').trim()}${r.recorded_at ? ` (${r.recorded_at})` : ''}`;
+    if (used + line.length > ALWAYS_INCLUDE.chars) break;
+    used += line.length;
+    lines.push(line);
+  }
+  return lines.length ? `Facts the user saved in their memory and asked you to always keep in mind:\n${lines.join('\n')}` : '';
+}
+
 /**
  * Builds the request for one reply, in a fixed order: the primary context, the user's personal
- * context, the chat's skill prompt (each a system message, skipped when empty), then as much of
+ * context (with the memory entries marked "always include"), the chat's skill prompt (each a system message, skipped when empty), then as much of
  * the conversation as fits `config.ai.contextTokens` (newest kept, estimated at ~4 chars/token),
  * ending with the new user message. Only the shown branch counts (alternatives left aside are not
  * sent), and failed replies with no text are left out of the history.
  */
 export async function assembleContext(core: Core, userId: string, chat: ChatRow, latest: MessageRow): Promise<Assembled> {
-  const [primary, personal, skill] = await Promise.all([
+  const [primary, personal, skill, always] = await Promise.all([
     primaryContext(core.db),
     personalContext(core.db, userId),
     chat.skill_id ? visibleSkill(core.db, userId, chat.skill_id) : Promise.resolve(undefined),
+    alwaysIncluded(core, userId),
   ]);
   const system: ChatCompletionMessageParam[] = [];
-  for (const text of [primary.content, personal.content, skill?.prompt]) if (text?.trim()) system.push({ role: 'system', content: text });
+  const personalLayer = [personal.content.trim(), always].filter(Boolean).join('\n\n');
+  for (const text of [primary.content, personalLayer, skill?.prompt]) if (text?.trim()) system.push({ role: 'system', content: text });
 
   const current: ChatCompletionMessageParam = { role: 'user', content: latest.content };
   let budget = core.config.ai.contextTokens - system.reduce((n, m) => n + messageTokens(m), 0) - messageTokens(current);

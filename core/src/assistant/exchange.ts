@@ -10,7 +10,19 @@ import { estimateTokens } from './paths.ts';
 /** Where the reply goes while it is produced (the SSE stream). */
 export interface ExchangeSink {
   delta(text: string): void;
-  tool(event: { name: string; status: 'started' | 'done' | 'failed'; report_id?: string }): void;
+  tool(event: ToolEvent): void;
+}
+
+/**
+ * A tool call as the client sees it (the SSE `tool` event) and as the reply stores it (the
+ * message's `tools`): what was called with which arguments, how it went, and for the searches
+ * the query and the number of results.
+ */
+export interface ToolEvent {
+  name: string; status: 'started' | 'done' | 'failed'; report_id?: string;
+  arguments?: Record<string, unknown>; query?: string; count?: number;
+  /** What the model read back (stored with the reply, not sent to the client). */
+  result?: unknown;
 }
 
 export interface ExchangeResult {
@@ -24,8 +36,17 @@ export interface ExchangeResult {
   reports: { id: string; title: string }[];
 }
 
-/** More tool rounds than this and the model is looping; its last answer stands. */
-const MAX_TOOL_ROUNDS = 3;
+/** Tool rounds per reply unless AI_MAX_TOOL_ROUNDS says otherwise; after them the model is offered no tools. */
+export const DEFAULT_TOOL_ROUNDS = 4;
+
+/** A call's arguments as an object, bounded (they are stored with the reply). */
+function parsedArgs(raw: string): Record<string, unknown> {
+  try {
+    const v = JSON.parse(raw);
+    if (v && typeof v === 'object' && !Array.isArray(v) && raw.length <= 2000) return v as Record<string, unknown>;
+  } catch { /* not JSON */ }
+  return {};
+}
 
 /**
  * One model call's answer. Its text is kept as pieces, joined every 64 of them: built with `+=`
@@ -76,10 +97,13 @@ function consume(stream: ModelStream, round: Round, sink: ExchangeSink): Promise
 export async function runExchange(opts: {
   model: ModelClient; first: ModelStream; messages: ChatCompletionMessageParam[];
   tools: Tools; signal: AbortSignal; sink: ExchangeSink;
+  /** Tool rounds allowed in this reply (DEFAULT_TOOL_ROUNDS when absent). */
+  maxToolRounds?: number;
   /** The model the chat uses (the configured default when absent). */
   modelName?: string;
 }): Promise<ExchangeResult> {
   const { model, tools, signal, sink } = opts;
+  const maxRounds = opts.maxToolRounds ?? DEFAULT_TOOL_ROUNDS;
   const messages = [...opts.messages];
   const total: Usage = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
   let estimated = false;
@@ -102,7 +126,8 @@ export async function runExchange(opts: {
     const round = new Round();
     const sent = [...messages];
     try {
-      stream ??= await model.open(messages, tools.definitions, signal, opts.modelName);
+      // The last round allowed is offered no tools, so the model has to answer in words.
+      stream ??= await model.open(messages, rounds < maxRounds ? tools.definitions : [], signal, opts.modelName);
       await consume(stream, round, sink);
       if (signal.aborted) throw new DOMException('The client went away.', 'AbortError');
     } catch (err) {
@@ -114,20 +139,21 @@ export async function runExchange(opts: {
     stream = undefined;
     content += round.content;
     account(round, sent);
-    if (round.calls.size === 0 || rounds >= MAX_TOOL_ROUNDS) break;
+    if (round.calls.size === 0 || rounds >= maxRounds) break;
 
     const calls: ChatCompletionMessageToolCall[] = [...round.calls.entries()].sort((a, b) => a[0] - b[0])
       .map(([i, c]) => ({ id: c.id || `call_${i}`, type: 'function', function: { name: c.name, arguments: c.args } }));
     messages.push({ role: 'assistant', content: round.content || null, tool_calls: calls });
     for (const call of calls) {
       if (call.type !== 'function') continue;
-      sink.tool({ name: call.function.name, status: 'started' });
+      const args = parsedArgs(call.function.arguments);
+      sink.tool({ name: call.function.name, status: 'started', arguments: args });
       const outcome = await tools.run(call.function.name, call.function.arguments);
       if (outcome.ok) {
         if (outcome.report) links.push(outcome.report);
-        sink.tool({ name: call.function.name, status: 'done', ...(outcome.report ? { report_id: outcome.report.id } : {}) });
+        sink.tool({ name: call.function.name, status: 'done', arguments: args, ...outcome.summary, result: outcome.result, ...(outcome.report ? { report_id: outcome.report.id } : {}) });
       } else {
-        sink.tool({ name: call.function.name, status: 'failed' });
+        sink.tool({ name: call.function.name, status: 'failed', arguments: args, ...outcome.summary, result: outcome.result });
       }
       messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome.result) });
     }

@@ -10,6 +10,8 @@ import { skillRoutes } from './skills.ts';
 import { memoryRoutes } from './memory.ts';
 import { documentRoutes } from './documents.ts';
 import { adminRoutes } from './admin.ts';
+import { searchRoutes } from './search.ts';
+import { exportRoutes } from './export.ts';
 import { Models } from './models.ts';
 
 /**
@@ -37,6 +39,8 @@ export default {
     await models.routes(app);
     await contextRoutes(app, core);
     await skillRoutes(app, core);
+    await searchRoutes(app, core);
+    await exportRoutes(app, core);
     await memoryRoutes(app, core);
     await documentRoutes(app, core);
     await reports.routes(app);

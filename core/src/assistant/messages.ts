@@ -7,6 +7,7 @@ import { HttpError } from '../http/problem.ts';
 import { requireUser, caller } from '../auth/guard.ts';
 import { ChatParams, ownChat } from './chats.ts';
 import { bool } from './paths.ts';
+import type { ToolEvent } from './exchange.ts';
 
 export type MessageStatus = 'complete' | 'interrupted' | 'error';
 export interface Usage { prompt_tokens: number; completion_tokens: number; total_tokens: number }
@@ -15,6 +16,8 @@ export interface MessageRow {
   id: string; chat_id: string; user_id: string; role: 'user' | 'assistant'; content: string; status: MessageStatus;
   prompt_tokens: number | null; completion_tokens: number | null; total_tokens: number | null; usage_estimated: unknown;
   context_version: number | null; error: string | null; created_at: string;
+  /** The reply's tool calls (JSON array of ToolEvent), or null. */
+  tools?: string | null;
   parent_id: string | null; active: unknown; model: string | null; attachments: string | null;
 }
 
@@ -26,6 +29,10 @@ export const MessageSchema = Type.Object({
   status: Type.Union([Type.Literal('complete'), Type.Literal('interrupted'), Type.Literal('error')]),
   usage: Type.Union([Type.Object({ prompt_tokens: Type.Integer(), completion_tokens: Type.Integer(), total_tokens: Type.Integer(), estimated: Type.Boolean() }), Type.Null()]),
   context_version: Type.Union([Type.Integer(), Type.Null()]), error: Type.Union([Type.String(), Type.Null()]), created_at: Type.String(),
+  tools: Type.Array(Type.Object({
+    name: Type.String(), status: Type.Union([Type.Literal('started'), Type.Literal('done'), Type.Literal('failed')]),
+    arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown())), query: Type.Optional(Type.String()), count: Type.Optional(Type.Integer()), report_id: Type.Optional(Type.String()),
+  })),
   parent_id: Type.Union([Type.String(), Type.Null()]), model: Type.Union([Type.String(), Type.Null()]),
   attachments: Type.Array(Type.Object({ type: Type.Literal('report'), report_id: Type.String(), title: Type.String(), available: Type.Optional(Type.Boolean()), size_bytes: Type.Optional(Type.Integer()) })),
   alternatives: Type.Array(Type.String()),
@@ -36,12 +43,22 @@ const parseAttachments = (raw: string | null): Attachment[] => {
   try { const v = JSON.parse(raw); return Array.isArray(v) ? v : []; } catch { return []; }
 };
 
+/** The stored tool calls of a reply, without the results the model read (those stay in the database). */
+function parseTools(raw: string | null | undefined): ToolEvent[] {
+  if (!raw) return [];
+  try {
+    const v = JSON.parse(raw) as (ToolEvent & { result?: unknown })[];
+    return Array.isArray(v) ? v.map(({ result: _result, ...call }) => call) : [];
+  } catch { return []; }
+}
+
 /** The API shape: assistant messages carry `usage` (with `estimated` when the model did not report it) and `context_version`. */
 export function publicMessage(r: MessageRow) {
   return {
     id: r.id, chat_id: r.chat_id, role: r.role, content: r.content, status: r.status,
     usage: r.total_tokens === null ? null : { prompt_tokens: Number(r.prompt_tokens ?? 0), completion_tokens: Number(r.completion_tokens ?? 0), total_tokens: Number(r.total_tokens), estimated: bool(r.usage_estimated) },
     context_version: r.context_version === null ? null : Number(r.context_version), error: r.error, created_at: r.created_at,
+    tools: parseTools(r.tools),
     parent_id: r.parent_id ?? null, model: r.model ?? null,
     attachments: parseAttachments(r.attachments) as (Attachment & { available?: boolean; size_bytes?: number })[],
     /** The ids of this message and its alternatives (siblings of the same role), oldest first. */

@@ -78,15 +78,25 @@ export class ModelClient {
   }
 
   /**
-   * One short, non-streamed completion without tools (chat titles): the answer's text and the
-   * tokens it cost (as reported, else estimated at ~4 characters per token).
+   * One short completion without tools (chat titles), read whole: the answer's text and the
+   * tokens it cost (as reported, else estimated at ~4 characters per token). It is streamed like
+   * a reply, since the transport serves streamed calls only.
    */
   async complete(messages: ChatCompletionMessageParam[], o: { maxTokens: number; signal: AbortSignal; model?: string }): Promise<{ text: string; tokens: number }> {
-    const { client } = await this.warm();
-    const res = await client.chat.completions.create({ model: o.model ?? this.ai.model, messages, max_tokens: o.maxTokens, stream: false }, { signal: o.signal });
-    const text = res.choices?.[0]?.message?.content ?? '';
-    const tokens = res.usage?.total_tokens ?? Math.ceil((JSON.stringify(messages).length + text.length) / 4);
-    return { text, tokens };
+    const { client, transport } = await this.warm();
+    const res = await client.chat.completions.create({
+      model: o.model ?? this.ai.model, messages, max_tokens: o.maxTokens, stream: true, stream_options: { include_usage: true },
+    }, { signal: o.signal }).asResponse();
+    const body = transport.bodyOf(res);
+    if (!body) throw new Error('The model endpoint answered without a response body.');
+    let text = '';
+    let tokens: number | undefined;
+    await new ModelStream(body, o.signal).each((chunk) => {
+      if (chunk.usage) tokens = chunk.usage.total_tokens ?? undefined;
+      const d = chunk.choices?.[0]?.delta?.content;
+      if (d) text += d;
+    });
+    return { text, tokens: tokens ?? Math.ceil((JSON.stringify(messages).length + text.length) / 4) };
   }
 
   /** Closes the transport's connections (at shutdown, after the streams were stopped and saved). */

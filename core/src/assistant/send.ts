@@ -14,6 +14,8 @@ import { SseStream } from './sse.ts';
 import { turn } from './turns.ts';
 import { bool } from './paths.ts';
 import { assistantTools } from './tools.ts';
+import { generateTitle } from './titles.ts';
+import type { ToolEvent } from './exchange.ts';
 import type { Quotas } from './quotas.ts';
 import type { Reports } from './reports.ts';
 import type { Models } from './models.ts';
@@ -147,11 +149,14 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
     let finished = false;
     const onClose = () => { if (!finished) controller.abort(); };
     reply.raw.on('close', onClose);
-    const tools = assistantTools(reports, user, log);
+    const tools = assistantTools(reports, user, log, core.db);
+    const maxToolRounds = core.config.ai.maxToolRounds;
+    /** The reply's finished tool calls, stored with it. */
+    const calls: ToolEvent[] = [];
 
     let first: ModelStream;
     try {
-      first = await model.open(context.messages, tools.definitions, controller.signal, modelName);
+      first = await model.open(context.messages, maxToolRounds > 0 ? tools.definitions : [], controller.signal, modelName);
     } catch (err) {
       finished = true;
       reply.raw.off('close', onClose);
@@ -183,8 +188,14 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
       sse.open();
       sse.send('start', { user_message: publicMessage(userMessage), assistant_message_id: assistantId, model: modelName });
       const result = await runExchange({
-        model, first, messages: context.messages, tools, signal: controller.signal, modelName,
-        sink: { delta: (text) => sse.delta(text), tool: (event) => sse.send('tool', event) },
+        model, first, messages: context.messages, tools, signal: controller.signal, modelName, maxToolRounds,
+        sink: {
+          delta: (text) => sse.delta(text),
+          tool: ({ result, ...event }) => {
+            if (event.status !== 'started') calls.push({ ...event, result });
+            sse.send('tool', event);
+          },
+        },
       });
       await turn();
       const saved = publicMessage(await core.db.tx(async (q) => {
@@ -193,11 +204,20 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
           error: result.error?.message ?? null, created_at: now(),
           attachments: result.reports.map((r) => ({ type: 'report' as const, report_id: r.id, title: r.title })),
         });
+        if (calls.length) {
+          row.tools = JSON.stringify(calls);
+          await q.run('UPDATE chat_messages SET tools = ? WHERE id = ?', [row.tools, row.id]);
+        }
         await quotas.addTokens(user.id, day.day, result.usage.total_tokens, q);
         await quotas.addModelUsage(user.id, day.day, modelName, result.usage.total_tokens, q);
         return row;
       }));
-      if (result.status === 'complete') sse.finish('done', { message: saved });
+      if (result.status === 'complete' && bool((chat as ChatRow & { title_auto?: unknown }).title_auto)) {
+        // The reply is complete for the client; the stream stays open for the generated title.
+        sse.send('done', { message: saved });
+        const titled = await generateTitle({ core, model, quotas, user, chat, day: day.day, question: userMessage.content, answer: result.content, modelName });
+        if (titled) sse.send('title', { chat: titled });
+      } else if (result.status === 'complete') sse.finish('done', { message: saved });
       else if (result.status === 'error') sse.finish('error', { detail: result.error!.message, code: result.error!.code, message: saved });
       else log.info({ chat_id: chat.id, message_id: assistantId }, 'client left; partial reply saved as interrupted');
     } catch (err) {
