@@ -30,7 +30,7 @@ async function refused(t: Test, text: string | Buffer, status: number, code: str
   t.equal(r.status, status, `status ${status}`);
   if (code) t.match(r.body?.code, code);
   t.match(r.body, { type: String, title: String, status, detail: String });
-  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: s.admin.token })).status, 404, 'nothing staged');
+  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: s.admin.token })).status, 204, 'nothing staged');
   t.notOk(fs.existsSync(path.join(s.dataDir, 'restore', 'pending.json')), 'no pending file');
   t.same((await exportNow(s)).configuration, before, 'configuration untouched');
   return r;

@@ -48,7 +48,7 @@ t.test('fail: any existing record that would change refuses the restore (409), n
   t.equal(r.body.code, 'restore_conflict');
   t.match(r.body.detail, /conflict_mode is "fail"/);
   t.same(r.body.errors.map((e: any) => e.path.split('/')[2]).sort(), ['providers', 'trackers'], 'it names the conflicting records');
-  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: s.admin.token })).status, 404);
+  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: s.admin.token })).status, 204);
   t.same((await exportNow(s)).configuration, before, 'untouched');
   const omitted = await upload(s.url, s.admin.token, backup, '');
   t.equal(omitted.status, 409, 'fail is the default conflict mode');

@@ -58,7 +58,7 @@ t.test('none → staged → none; apply-restart when not supervised leaves it st
   const a = s.admin.token;
   const backup = JSON.stringify(await exportNow(s, 'include'));
 
-  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 404, 'none: nothing to show');
+  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 204, 'none: nothing to show');
   t.equal((await s.request('DELETE', '/api/backup/pending-restore', { token: a })).status, 404, 'none: nothing to cancel');
   t.equal((await s.request('POST', '/api/backup/apply-restart', { token: a, headers: sameOrigin(s) })).status, 404, 'none: nothing to apply');
 
@@ -85,7 +85,7 @@ t.test('none → staged → none; apply-restart when not supervised leaves it st
   t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 200, 'still staged');
 
   t.equal((await s.request('DELETE', '/api/backup/pending-restore', { token: a })).status, 204, 'staged → none');
-  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 404);
+  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 204);
   t.notOk(fs.existsSync(pending), 'the staged file is removed');
 
   // Several replicas booting on one data folder: the first to claim the file applies it, the others see nothing.
@@ -140,7 +140,7 @@ t.test('apply-restart: same-origin only, then 202 and a restart after the answer
   t.ok(fs.existsSync(path.join(s.dataDir, 'restore', 'pending.json')), 'still staged until the next boot');
 
   s = await reboot(t, s, { SERVICE_SUPERVISED: 'true' });
-  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 404, 'staged → applied: nothing pending');
+  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 204, 'staged → applied: nothing pending');
   const files = restoreFiles(s);
   t.equal(files.length, 1);
   t.match(files[0], /^applied-\d{8}T\d{9}Z\.json$/, 'the payload is archived');
@@ -171,7 +171,7 @@ t.test('a restore that fails at boot is rolled back and set aside; boot continue
   const files = restoreFiles(s);
   t.equal(files.length, 1);
   t.match(files[0], /^failed-\d{8}T\d{9}Z\.json$/, 'the payload is moved aside');
-  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 404);
+  t.equal((await s.request('GET', '/api/backup/pending-restore', { token: a })).status, 204);
   const after = (await exportNow(s)).configuration;
   t.same(after, { ...before, templates: [] }, 'nothing of the restore stayed: the transaction rolled back');
   t.equal(after.targets.length, 1, 'the new target is not there');

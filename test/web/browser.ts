@@ -32,15 +32,15 @@ export interface Browser {
 }
 
 /**
- * Chromium logs every failed response. Two are answers the client expects: 401 (the session
- * probe at boot, a request after the session ended: show the login form) and 404 from
- * pending-restore (nothing staged). Anything else on the console is a problem.
+ * Chromium logs every failed response. One is an answer the client expects: 401 (the session
+ * probe at boot, a request after the session ended: show the login form). Anything else on the
+ * console is a problem.
  */
 function expected(m: ConsoleMessage): boolean {
   if (m.type() !== 'error' || !/Failed to load resource/.test(m.text())) return false;
   const url = m.location().url ?? '';
-  // 401: the session probe or an ended session; 404 on pending-restore: nothing is staged.
-  return (/status of 401/.test(m.text()) && /\/api\//.test(url)) || (/status of 404/.test(m.text()) && url.endsWith('/api/backup/pending-restore'));
+  // 401: the session probe or an ended session.
+  return /status of 401/.test(m.text()) && /\/api\//.test(url);
 }
 
 export async function openBrowser(viewport = { width: 1280, height: 860 }): Promise<Browser> {

@@ -325,7 +325,7 @@ t.test('the web client end to end', async (t) => {
     t.pass('apply-restart passed the same-origin check and said why it cannot restart here');
     await page.getByRole('button', { name: 'Cancel restore' }).click();
     await page.getByRole('button', { name: 'Check and stage' }).waitFor();
-    t.equal((await svc.request('GET', '/api/backup/pending-restore', { token: await adminToken() })).status, 404, 'the staged restore is gone');
+    t.equal((await svc.request('GET', '/api/backup/pending-restore', { token: await adminToken() })).status, 204, 'the staged restore is gone');
     await b.shot('backups');
   });
 

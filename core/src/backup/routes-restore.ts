@@ -46,9 +46,13 @@ export async function restoreRoutes(app: App, core: Core): Promise<void> {
     });
   });
 
-  app.get('/api/backup/pending-restore', { schema: { tags }, onRequest }, async () => {
+  // Nothing staged is a normal state, not an error: 204 with no body (earlier versions answered 404).
+  app.get('/api/backup/pending-restore', {
+    schema: { tags, summary: 'Show the staged restore', description: 'The staged restore with its plan summary; 204 (no body) when nothing is staged.' },
+    onRequest,
+  }, async (_req, reply) => {
     const p = readPending(core);
-    if (!p) throw notFound('Staged restore');
+    if (!p) return reply.code(204).send();
     return pendingView(p);
   });
 

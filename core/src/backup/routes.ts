@@ -1,5 +1,5 @@
 /**
- * Backup routes (administrators only): `POST, GET /api/backup/files`, `GET /api/backup/files/{filename}`,
+ * Backup routes (administrators only): `POST, GET /api/backup/files`, `GET, DELETE /api/backup/files/{filename}`,
  * `GET /api/backup/export`, `GET, PUT /api/backup/scheduled`. The restore routes are in `routes-restore.ts`.
  */
 import fs from 'node:fs';
@@ -40,6 +40,22 @@ export async function backupRoutes(app: App, core: Core): Promise<void> {
     const file = storedBackupPath(core, name);
     if (!file) throw notFound('Backup file');
     return reply.type('application/json').header('content-disposition', `attachment; filename="${name}"`).header('cache-control', 'no-store').send(fs.createReadStream(file));
+  });
+
+  app.delete('/api/backup/files/:filename', {
+    schema: { tags, summary: 'Delete a stored backup file', description: 'Only a name from the listing (`backup-<stamp>.json`) is ever removed; any other name is a 404.', params: Type.Object({ filename: Type.String({ maxLength: 200 }) }) },
+    onRequest,
+  }, async (req, reply) => {
+    const name = (req.params as { filename: string }).filename;
+    // storedBackupPath accepts only the exact backup name shape found in the listing: no path can escape the directory.
+    const file = storedBackupPath(core, name);
+    if (!file) throw notFound('Backup file');
+    try { fs.rmSync(file); } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') throw notFound('Backup file');
+      throw err;
+    }
+    req.log.info({ file: name }, 'backup deleted');
+    return reply.code(204).send();
   });
 
   app.get('/api/backup/export', { schema: { tags, querystring: ModeQuery }, onRequest }, async (req, reply) => {

@@ -7,6 +7,8 @@ import type { SelfMonitoringSignal, SelfMonitoringSignals } from '../plugins/sel
 export interface RelayService {
   /** Records an event of a provider (durable when the promise resolves) and queues its deliveries. Throws InvalidEventError. */
   ingest(provider: ProviderRow, event: EmittedEvent): Promise<string[]>;
+  /** Like `ingest`, for a test event an operator raised: the event log marks it `test`, its messages carry a test prefix. */
+  ingestTest(provider: ProviderRow, event: EmittedEvent): Promise<string[]>;
   /** Sends a test message to one target now, bypassing the queue; reports the outcome. */
   sendTest(target: TargetRow, locale?: Locale): Promise<{ ok: boolean; detail: string; status_code?: number }>;
   /** A tracker's quiet hours or policies changed: recompute the release time of its deferred rows. */

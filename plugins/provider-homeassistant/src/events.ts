@@ -56,10 +56,28 @@ export const StatusDisconnectedPayload = Type.Object({
  * deferred pair (lost, back) still tells the morning reader what happened and for how long.
  */
 export const EVENTS: Record<string, EventSpec> = {
-  ha_state_changed: { payload: StateChangedPayload, quietHours: 'defer', severity: 'info', description: 'An entity changed state (filtered and debounced per entity).' },
-  automation_triggered: { payload: AutomationTriggeredPayload, quietHours: 'defer', severity: 'info', description: 'An automation ran.' },
-  service_called: { payload: ServiceCalledPayload, quietHours: 'defer', severity: 'info', description: 'A service was called (field names only).' },
-  event_fired: { payload: EventFiredPayload, quietHours: 'defer', severity: 'info', description: 'One of the configured extra event types fired.' },
-  ha_status_connected: { payload: StatusConnectedPayload, quietHours: 'defer', severity: 'info', description: 'The connection to Home Assistant is up (after start or an outage).' },
-  ha_status_disconnected: { payload: StatusDisconnectedPayload, quietHours: 'defer', severity: 'warning', description: 'An established connection to Home Assistant was lost.' },
+  ha_state_changed: {
+    payload: StateChangedPayload, quietHours: 'defer', severity: 'info', description: 'An entity changed state (filtered and debounced per entity).',
+    example: { entity_id: 'sensor.living_room_temperature', friendly_name: 'Living room temperature', domain: 'sensor', old_state: '21.5', new_state: '22.0', unit: '°C' },
+  },
+  automation_triggered: {
+    payload: AutomationTriggeredPayload, quietHours: 'defer', severity: 'info', description: 'An automation ran.',
+    example: { name: 'Porch light at sunset', entity_id: 'automation.porch_light_at_sunset', source: 'sun' },
+  },
+  service_called: {
+    payload: ServiceCalledPayload, quietHours: 'defer', severity: 'info', description: 'A service was called (field names only).',
+    example: { domain: 'light', service: 'turn_on', service_data_keys: ['entity_id', 'brightness'] },
+  },
+  event_fired: {
+    payload: EventFiredPayload, quietHours: 'defer', severity: 'info', description: 'One of the configured extra event types fired.',
+    example: { event_type: 'doorbell_pressed', data_excerpt: '{"button":"front"}' },
+  },
+  ha_status_connected: {
+    payload: StatusConnectedPayload, quietHours: 'defer', severity: 'info', description: 'The connection to Home Assistant is up (after start or an outage).',
+    example: { host: 'homeassistant.local:8123', ha_version: '2024.6.1', first_connect: false, downtime_seconds: 95 },
+  },
+  ha_status_disconnected: {
+    payload: StatusDisconnectedPayload, quietHours: 'defer', severity: 'warning', description: 'An established connection to Home Assistant was lost.',
+    example: { host: 'homeassistant.local:8123', reason: 'the connection closed', connected_seconds: 86400 },
+  },
 };

@@ -20,5 +20,10 @@ export const events: Record<string, EventSpec> = {
     quietHours: 'defer',
     severity: 'info',
     description: 'Photos or videos were added to or removed from a followed album',
+    example: {
+      album_id: 'b3c1d2e4-0000-4000-8000-000000000001', album_name: 'Summer trip',
+      assets_added: [{ id: 'a1', file_name: 'IMG_2041.jpg', added_by: 'Alice' }, { id: 'a2', file_name: 'IMG_2042.jpg', added_by: 'Alice' }],
+      assets_removed: [], added_count: 2, removed_count: 0, album_url: 'https://photos.example.net/albums/b3c1d2e4-0000-4000-8000-000000000001',
+    },
   },
 };

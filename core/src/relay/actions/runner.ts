@@ -1,13 +1,14 @@
-import { Cron } from 'croner';
 import type { Core } from '../../core.ts';
 import { Database } from '../../db/database.ts';
 import { claimSlot } from '../../jobs/scheduler.ts';
 import { render } from '../templates/engine.ts';
 import type { Relay } from '../pipeline/relay.ts';
+import { cronOf } from '../routes/schedule.ts';
 
-/** Next run of a cron schedule after `from`, in the action's zone. */
+/** Next run of a cron schedule after `from`, in the action's zone (the same cron the schedule preview uses). */
 export function nextRun(schedule: string, timezone: string, from: Date): Date | null {
-  return new Cron(schedule, { timezone, paused: true }).nextRun(from);
+  const cron = cronOf(schedule, timezone);
+  try { return cron.nextRun(from); } finally { cron.stop(); }
 }
 
 /** Runs one action now: a digest of a tracker's events since the last run, or a fixed message. */

@@ -381,7 +381,7 @@ export class Dispatcher {
       const msg = renderMessage(this.catalog, {
         deliveryId: row.id, eventId: ev.id, eventType: ev.event_type, severity: ev.severity, locale, payload: Database.json(ev.payload, {}),
         extras: Database.json(ev.extras, null), providerName: ev.provider_name ?? undefined, providerKind: ev.provider_kind, trackerName,
-        targetName: target.name, occurredAt: ev.occurred_at, formats: limits?.formats ?? ['text'], override,
+        targetName: target.name, occurredAt: ev.occurred_at, formats: limits?.formats ?? ['text'], override, test: Database.bool(ev.test),
       });
       // Fitted to the declared limits: one message, or the parts of a split one.
       const parts = fitMessage(msg, limits);

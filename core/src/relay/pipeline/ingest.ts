@@ -23,6 +23,8 @@ export interface WriteOptions {
   /** When set, queued deliveries are written as `sending` with a lease until this time and handed back. */
   leaseUntil?: Date;
   extra?: (q: Queryable, eventId: string) => Promise<void>;
+  /** A test event raised by an operator: recorded with `test` set, its messages marked as a test. */
+  test?: boolean;
 }
 
 /** A tracker → target link with the whole target row, the tracker's rules and name, and the user's template override. */
@@ -87,9 +89,9 @@ export async function writeEvent(core: Core, w: EventWrite, opts: WriteOptions =
   const lease = opts.leaseUntil?.toISOString();
   const occurredAt = w.occurredAt.toISOString();
   await core.db.tx(async (q) => {
-    await q.run(`INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, dispatch_status, details, occurred_at, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [id, w.userId, w.providerId, w.providerKind, w.type, w.severity, w.payload, w.extras ?? null, w.trackerIds ?? null, status, details, occurredAt, now]);
+    await q.run(`INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, dispatch_status, details, occurred_at, created_at, test)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [id, w.userId, w.providerId, w.providerKind, w.type, w.severity, w.payload, w.extras ?? null, w.trackerIds ?? null, status, details, occurredAt, now, opts.test === true]);
     for (const [targetId, { d, trackerId, link }] of w.deliveries) {
       const did = newId();
       // A queued delivery this worker can send at once is written already claimed (leased, first
@@ -105,7 +107,7 @@ export async function writeEvent(core: Core, w: EventWrite, opts: WriteOptions =
         handed.push({
           row: { id: did, event_id: id, user_id: w.userId, tracker_id: trackerId, target_id: targetId, attempts: 1 },
           event: { id, user_id: w.userId, provider_id: w.providerId, provider_kind: w.providerKind, provider_name: w.providerName ?? null, event_type: w.type,
-            severity: w.severity, payload: w.payload, extras: w.extras ?? null, occurred_at: occurredAt, created_at: now },
+            severity: w.severity, payload: w.payload, extras: w.extras ?? null, occurred_at: occurredAt, created_at: now, test: opts.test === true },
           target: link, trackerName: link.tracker_name ?? null,
           override: link.override_title !== null && link.override_title !== undefined ? { title: link.override_title, body: String(link.override_body ?? '') } : null,
         });

@@ -49,13 +49,18 @@ export class Relay implements RelayService {
    * payload log row and replay key there, so one commit makes all of it durable). When the
    * dispatcher has room, the event's queued deliveries are written claimed and sent at once.
    */
-  async ingestWith(provider: ProviderRow, event: EmittedEvent, extra?: WriteOptions['extra']): Promise<IngestResult> {
+  async ingestWith(provider: ProviderRow, event: EmittedEvent, extra?: WriteOptions['extra'], test?: boolean): Promise<IngestResult> {
     const leaseUntil = this.dispatcher.handoffLease();
-    const r = await ingestEvent(this.core, provider, event, { leaseUntil, extra });
+    const r = await ingestEvent(this.core, provider, event, { leaseUntil, extra, test });
     if (r.handed.length) this.dispatcher.accept(r.handed);
     if (r.queued) this.dispatcher.wake();
     for (const u of r.deferredUsers) await this.monitor.checkBacklog(u);
     return r;
+  }
+
+  /** A test event an operator raised: ingested like any event, recorded and rendered as a test. */
+  async ingestTest(provider: ProviderRow, event: EmittedEvent): Promise<string[]> {
+    return (await this.ingestWith(provider, event, undefined, true)).eventIds;
   }
 
   async emitSelf<S extends SelfMonitoringSignal>(userId: string, signal: S, payload: SelfMonitoringSignals[S]): Promise<string[]> {

@@ -10,7 +10,12 @@ export interface RenderInput {
   occurredAt: string; formats: MessageFormat[];
   /** A user's own template for this type and locale, when they saved one. */
   override?: { title: string; body: string };
+  /** A test event raised by an operator: the title starts with a test marker in the target's language. */
+  test?: boolean;
 }
+
+/** The marker a test event's title starts with, per locale. */
+export const TEST_PREFIX: Record<Locale, string> = { en: '[Test] ', ru: '[Тест] ' };
 
 /** Renders one delivery: the target's preferred format plus a plain-text version. */
 export function renderMessage(catalog: TemplateCatalog, r: RenderInput): OutboundMessage {
@@ -23,10 +28,11 @@ export function renderMessage(catalog: TemplateCatalog, r: RenderInput): Outboun
     ...r.payload, extras,
   };
   const format = r.formats[0] ?? 'text';
-  const title = render(tpl.title, ctx, format);
+  const mark = r.test ? TEST_PREFIX[r.locale] ?? TEST_PREFIX.en : '';
+  const title = mark + render(tpl.title, ctx, format);
   const body = render(tpl.body, ctx, format);
-  const plainTitle = format === 'text' ? title : render(tpl.title, ctx, 'text');
+  const plainTitle = format === 'text' ? title : mark + render(tpl.title, ctx, 'text');
   const plainBody = format === 'text' ? body : render(tpl.body, ctx, 'text');
   const url = typeof r.payload.url === 'string' ? r.payload.url : undefined;
-  return { deliveryId: r.deliveryId, eventId: r.eventId, eventType: r.eventType, severity: r.severity, locale: r.locale, format, title, body, plainTitle, plainBody, url };
+  return { deliveryId: r.deliveryId, eventId: r.eventId, eventType: r.eventType, severity: r.severity, locale: r.locale, format, title, body, plainTitle, plainBody, url, ...(r.test ? { test: true } : {}) };
 }

@@ -1,4 +1,7 @@
-/** Scheduled actions: `GET, POST /api/actions`, `GET, PATCH, DELETE /api/actions/{id}`, `POST /api/actions/{id}/run`. */
+/**
+ * Scheduled actions: `GET, POST /api/actions`, `GET, PATCH, DELETE /api/actions/{id}`, `POST /api/actions/{id}/run`,
+ * and `GET /api/actions/schedule-preview` (the next five runs of a schedule, or why it is refused).
+ */
 import Type from 'typebox';
 import type { Static, TSchema } from 'typebox';
 import { Compile } from 'typebox/compile';
@@ -10,7 +13,7 @@ import { unprocessable } from '../../http/problem.ts';
 import { newId } from '../../http/ids.ts';
 import { Database as Db } from '../../db/database.ts';
 import { invalidConfig, nowIso, owned, pageSql, relay, validTimeZone, type Page } from './common.ts';
-import { checkSchedule } from './schedule.ts';
+import { checkSchedule, nextRuns } from './schedule.ts';
 
 const Kind = Type.Union([Type.Literal('digest'), Type.Literal('message')]);
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -29,6 +32,18 @@ const configSchemas: Record<'digest' | 'message', TSchema> = {
     body: Type.String({ minLength: 1, maxLength: 4000 }),
   }, { additionalProperties: false }),
 };
+const PreviewQuery = Type.Object({ schedule: Type.String({ maxLength: 120 }), timezone: Type.Optional(Zone) }, { additionalProperties: false });
+const PREVIEW_RUNS = 5;
+
+function zoneProblem(timezone: string, path: string) {
+  return unprocessable(`timezone "${timezone}" is not an IANA time zone (for example Europe/Berlin or UTC).`, [{ path, message: 'is not an IANA time zone' }], 'invalid_timezone', { timezone });
+}
+
+/** A refused schedule as a 422 whose code says why (sub-minute, malformed, never fires, field count), values in params. */
+function scheduleProblem(check: Extract<ReturnType<typeof checkSchedule>, { ok: false }>, path: string) {
+  return unprocessable(`The ${check.problem}.`, [{ path, message: check.problem, code: check.code, params: check.params }], check.code, check.params);
+}
+
 const validators = { digest: Compile(configSchemas.digest), message: Compile(configSchemas.message) };
 
 type Row = Record<string, any>;
@@ -46,10 +61,10 @@ export function actionView(row: Row) {
 /** Validates the schedule, time zone and kind-specific config; returns the next run (null when disabled). */
 async function validate(core: Core, userId: string, input: Input): Promise<string | null> {
   if (!validTimeZone(input.timezone)) {
-    throw unprocessable(`timezone "${input.timezone}" is not an IANA time zone (for example Europe/Berlin or UTC).`, [{ path: 'body/timezone', message: 'is not an IANA time zone' }], 'invalid_timezone');
+    throw zoneProblem(input.timezone, 'body/timezone');
   }
   const check = checkSchedule(input.schedule, input.timezone, core.clock.now());
-  if (!check.ok) throw unprocessable(`The ${check.problem}.`, [{ path: 'body/schedule', message: check.problem }], 'invalid_schedule');
+  if (!check.ok) throw scheduleProblem(check, 'body/schedule');
   const v = validators[input.kind];
   if (!v.Check(input.config)) {
     throw invalidConfig('config', `config of a ${input.kind} action`, [...v.Errors(input.config)].map((e) => ({ path: e.instancePath || '/', message: e.message })));
@@ -75,13 +90,30 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
   const get = (id: string, userId: string) => owned(core, 'actions', id, userId, 'Action');
 
-  app.get('/api/actions', { schema: { tags: ['relay'], querystring: ListQuery }, preHandler: auth }, async (req) => {
+  app.get('/api/actions', { schema: { tags: ['relay'], summary: 'List your scheduled actions', querystring: ListQuery }, preHandler: auth }, async (req) => {
     const params: unknown[] = [caller(req).id];
     const rows = await core.db.all(`SELECT * FROM actions WHERE user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
     return { actions: rows.map(actionView) };
   });
 
-  app.post('/api/actions', { schema: { tags: ['relay'], body: CreateBody }, preHandler: auth }, async (req, reply) => {
+  app.get('/api/actions/schedule-preview', {
+    schema: {
+      tags: ['relay'], summary: 'Check a schedule and show its next five runs',
+      description: 'The same check as creating an action: a 422 whose `code` says why a schedule is refused (`schedule_sub_minute`, `schedule_malformed`, `schedule_never_fires`, `schedule_field_count`, `invalid_timezone`) with its values in `params`; else the next five run times (ISO 8601, UTC) as the scheduler will compute them.',
+      querystring: PreviewQuery,
+    },
+    preHandler: auth,
+  }, async (req) => {
+    const q = req.query as Static<typeof PreviewQuery>;
+    const timezone = q.timezone ?? 'UTC';
+    if (!validTimeZone(timezone)) throw zoneProblem(timezone, 'querystring/timezone');
+    const now = core.clock.now();
+    const check = checkSchedule(q.schedule, timezone, now);
+    if (!check.ok) throw scheduleProblem(check, 'querystring/schedule');
+    return { next: nextRuns(q.schedule, timezone, now, PREVIEW_RUNS).map((d) => d.toISOString()) };
+  });
+
+  app.post('/api/actions', { schema: { tags: ['relay'], summary: 'Create a scheduled action (digest or message)', body: CreateBody }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const b = req.body as Static<typeof CreateBody>;
     const input: Input = { name: b.name, kind: b.kind, schedule: b.schedule.trim(), timezone: b.timezone ?? 'UTC', config: b.config as Record<string, unknown>, enabled: b.enabled ?? true };
@@ -94,9 +126,9 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
     return actionView(await get(id, user.id));
   });
 
-  app.get('/api/actions/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req) => actionView(await get((req.params as { id: string }).id, caller(req).id)));
+  app.get('/api/actions/:id', { schema: { tags: ['relay'], summary: 'Read a scheduled action', params: IdParams }, preHandler: auth }, async (req) => actionView(await get((req.params as { id: string }).id, caller(req).id)));
 
-  app.patch('/api/actions/:id', { schema: { tags: ['relay'], params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
+  app.patch('/api/actions/:id', { schema: { tags: ['relay'], summary: 'Change a scheduled action', params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
@@ -110,14 +142,14 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
     return actionView(await get(row.id, user.id));
   });
 
-  app.delete('/api/actions/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req, reply) => {
+  app.delete('/api/actions/:id', { schema: { tags: ['relay'], summary: 'Delete a scheduled action', params: IdParams }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     await core.db.run('DELETE FROM actions WHERE id = ? AND user_id = ?', [row.id, user.id]);
     return reply.code(204).send();
   });
 
-  app.post('/api/actions/:id/run', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req) => {
+  app.post('/api/actions/:id/run', { schema: { tags: ['relay'], summary: 'Run a scheduled action now', params: IdParams }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     await relay(core).runAction(row.id);

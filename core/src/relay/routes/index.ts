@@ -10,6 +10,7 @@ import { eventRoutes } from './events.ts';
 import { templateRoutes } from './templates.ts';
 import { selfMonitoringRoutes } from './self-monitoring.ts';
 import { actionRoutes } from './actions.ts';
+import { testEventRoutes } from './test-events.ts';
 import { botRoutes } from './bots.ts';
 import { botWebhookRoutes } from './bot-webhook.ts';
 
@@ -24,6 +25,7 @@ export async function registerRelayRoutes(app: App, core: Core): Promise<void> {
   await templateRoutes(app, core);
   await selfMonitoringRoutes(app, core);
   await actionRoutes(app, core);
+  await testEventRoutes(app, core);
   await botRoutes(app, core);
   await botWebhookRoutes(app, core);
 }
