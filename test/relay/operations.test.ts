@@ -7,6 +7,7 @@
 import t from 'tap';
 import { startService, startSink, type TestService } from '../helpers/service.ts';
 import { providerRowFrom } from '../../core/src/plugins/host.ts';
+import { Dispatcher } from '../../core/src/relay/pipeline/dispatcher.ts';
 
 /** A quiet window around the present, in UTC, so deferrable events are deferred now. */
 function windowAroundNow(): { start: string; end: string; timezone: string } {
@@ -197,6 +198,42 @@ t.test('relay operations', async (t) => {
     t.equal(none.status, 404);
     t.equal(none.body.code, 'no_event_for_preview');
     t.same(none.body.params, { event_type: 'stale_thing' });
+  });
+
+  await t.test('the queue carries the work to whichever worker dispatches', async (t) => {
+    // This service's own dispatcher stops: nothing in its memory can send. A second dispatcher on
+    // the same database, as another replica would run, picks up what the HTTP requests queued.
+    const core = s.service.core;
+    const r = core.services.get('relay') as unknown as { dispatcher: Dispatcher; catalog: ConstructorParameters<typeof Dispatcher>[1]; monitor: ConstructorParameters<typeof Dispatcher>[2] };
+    await r.dispatcher.stop();
+    bad.respond(400);
+    const id = await loud.emit('alarm', { name: 'flood' });
+    const other = new Dispatcher(core, r.catalog, r.monitor);
+    other.start();
+    await other.tick();
+    const failedAt = bad.received.length;
+    const sentAt = good.received.length;
+    t.equal((await s.request('GET', `/api/events/${id}`, { token })).body.dispatch_status, 'partial', 'the other worker sent the new event');
+    bad.respond(200);
+    await other.stop();
+    t.equal((await s.request('POST', `/api/events/${id}/resend`, { token, body: {} })).status, 202);
+    const gate = await quiet.emit('thing_happened', { name: 'shed' });
+    const d = (await s.request('GET', '/api/deferred', { token })).body.deferred.find((x: any) => x.event_id === gate);
+    t.equal((await s.request('POST', `/api/deferred/${d.delivery_id}/send-now`, { token })).status, 202);
+    const queued = await core.db.all(`SELECT status FROM deliveries WHERE event_id IN (?, ?) AND status = 'queued'`, [id, gate]);
+    t.equal(queued.length, 2, 'both wait in the queue while no dispatcher runs');
+    await new Promise((res) => setTimeout(res, 300));
+    t.equal(bad.received.length, failedAt, 'nothing was sent from memory');
+    const third = new Dispatcher(core, r.catalog, r.monitor);
+    third.start();
+    await third.tick();
+    await bad.waitFor(failedAt + 1);
+    await good.waitFor(sentAt + 1);
+    await third.stop();
+    t.equal(bad.received.length, failedAt + 1, 'the resend went out once, from the other worker');
+    t.equal(good.received.at(-1).body.title, 'Thing: shed', 'so did the deferred one sent now');
+    t.equal((await s.request('GET', `/api/events/${gate}`, { token })).body.dispatch_status, 'dispatched');
+    r.dispatcher.start();
   });
 
   await t.test('another user sees none of it', async (t) => {
