@@ -10,6 +10,7 @@ import { DeferredPage } from './pages/relay/deferred.tsx';
 import { TemplatesPage } from './pages/relay/templates.tsx';
 import { MonitoringPage } from './pages/relay/monitoring.tsx';
 import { BackupsPage } from './pages/relay/backups.tsx';
+import { ActionsPage } from './pages/relay/actions.tsx';
 import { lazyPage } from './ui/lazy.tsx';
 import { SkillsPage } from './pages/assistant/skills.tsx';
 import { ContextPage } from './pages/assistant/context.tsx';
@@ -44,6 +45,7 @@ export const ROUTES: Route[] = [
   { path: '/bots', label: 'nav.bots', group: 'relay', page: BotsPage },
   { path: '/events', label: 'nav.events', group: 'relay', page: EventsPage },
   { path: '/deferred', label: 'nav.deferred', group: 'relay', page: DeferredPage },
+  { path: '/actions', label: 'nav.actions', group: 'relay', page: ActionsPage },
   { path: '/templates', label: 'nav.templates', group: 'relay', page: TemplatesPage },
   { path: '/monitoring', label: 'nav.monitoring', group: 'relay', page: MonitoringPage },
   { path: '/backups', label: 'nav.backups', group: 'relay', admin: true, page: BackupsPage },

@@ -3,11 +3,12 @@
  * staged restore (upload, then apply with a restart or cancel).
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { api, ApiError, del, download, get, post, put } from '../../lib/api.ts';
+import { api, del, download, get, post, put } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { bytes, dateTime, num, t, tOr } from '../../lib/i18n.ts';
-import { Button, Card, Empty, ErrorNote, Loading, Note, Page } from '../../ui/basics.tsx';
+import { Button, Card, ConfirmButton, Empty, ErrorNote, Loading, Note, Page } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
+import { Modal } from '../../ui/modal.tsx';
 import { toast } from '../../ui/toast.tsx';
 
 interface BackupFile { filename: string; size_bytes: number; created_at: string }
@@ -56,7 +57,10 @@ export function BackupsPage() {
                   <td><code>{f.filename}</code></td>
                   <td class="nowrap">{bytes(f.size_bytes)}</td>
                   <td class="nowrap">{dateTime(f.created_at)}</td>
-                  <td class="row-actions"><Button small icon="download" data-testid="backup-download" onClick={() => void fetchFile(`/api/backup/files/${encodeURIComponent(f.filename)}`, f.filename)}>{t('reports.download')}</Button></td>
+                  <td class="row-actions">
+                    <Button small icon="download" data-testid="backup-download" onClick={() => void fetchFile(`/api/backup/files/${encodeURIComponent(f.filename)}`, f.filename)}>{t('reports.download')}</Button>
+                    <ConfirmButton onConfirm={async () => { await del(`/api/backup/files/${encodeURIComponent(f.filename)}`); toast.ok(t('backups.deleted')); void files.reload(); }} />
+                  </td>
                 </tr>
               ))}</tbody>
             </table>
@@ -108,8 +112,9 @@ function ScheduleCard() {
 }
 
 function RestoreCard() {
-  // 404 means nothing is staged.
-  const pending = useAsync(() => get<Pending>('/api/backup/pending-restore').catch((err) => { if (err instanceof ApiError && err.status === 404) return null; throw err; }), []);
+  // 204 (no body) means nothing is staged.
+  const pending = useAsync(() => get<Pending | undefined>('/api/backup/pending-restore').then((p) => p ?? null), []);
+  const [confirming, setConfirming] = useState(false);
   const file = useRef<HTMLInputElement>(null);
   const [conflict, setConflict] = useState<string>('fail');
   const [busy, setBusy] = useState(false);
@@ -125,6 +130,7 @@ function RestoreCard() {
     try { pending.set(await api<Pending>('POST', '/api/backup/prepare-restore', { form, query: { conflict_mode: conflict } })); toast.ok(t('backups.staged')); } catch (err) { setError(err); } finally { setBusy(false); }
   };
   const apply = async () => {
+    setConfirming(false);
     setBusy(true);
     setError(null);
     try { await post('/api/backup/apply-restart'); toast.ok(t('backups.restarting')); } catch (err) { setError(err); } finally { setBusy(false); }
@@ -159,8 +165,19 @@ function RestoreCard() {
           {[...p.summary.warnings, ...p.summary.disabled.map((d) => `${d.table} ${d.id}: ${d.reason}`), ...p.summary.skipped.map((d) => `${d.table ?? ''} ${d.id ?? ''}: ${d.reason ?? ''}`)].map((w, i) => <p key={i} class="small hint-danger">{w}</p>)}
           <div class="form-actions">
             <Button onClick={cancel} busy={busy}>{t('backups.cancel_restore')}</Button>
-            <Button variant="danger" onClick={apply} busy={busy}>{t('backups.apply_restart')}</Button>
+            <Button variant="danger" onClick={() => setConfirming(true)} busy={busy}>{t('backups.apply_restart')}</Button>
           </div>
+          {confirming && (
+            <Modal title={t('backups.apply_confirm_title')} onClose={() => setConfirming(false)}>
+              <div class="stack" data-testid="apply-confirm">
+                <p>{t('backups.apply_confirm_text')}</p>
+                <div class="form-actions">
+                  <Button onClick={() => setConfirming(false)}>{t('common.cancel')}</Button>
+                  <Button variant="danger" onClick={apply}>{t('backups.apply_confirm_button')}</Button>
+                </div>
+              </div>
+            </Modal>
+          )}
         </div>
       ) : pending.loading ? <Loading /> : (
         <form class="stack" onSubmit={prepare}>

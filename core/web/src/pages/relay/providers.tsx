@@ -8,6 +8,7 @@ import type { Provider, WebhookLogEntry } from '../../lib/types.ts';
 import { Badge, Button, Card, ConfirmButton, CopyField, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { toast } from '../../ui/toast.tsx';
 import { ProviderForm } from './provider-form.tsx';
+import { TestEventButton } from './test-event.tsx';
 import { shownName } from '../../ui/names.ts';
 
 export function ProvidersPage() {
@@ -51,13 +52,12 @@ function ProviderCard({ provider: p, kindName, onEdit, onDeleted }: { provider: 
           <small class="hint">{t('providers.webhook_help')}</small>
         </div>
       )}
-      {(!p.core_managed || p.webhook_url) && (
-        <div class="card-foot">
-          {!p.core_managed && <Button small icon="edit" onClick={onEdit}>{t('common.edit')}</Button>}
-          {p.webhook_url && <Button small variant="ghost" aria-expanded={showLog} onClick={() => setShowLog(!showLog)}>{t('providers.webhook_log')}</Button>}
-          {!p.core_managed && <ConfirmButton onConfirm={async () => { await del(`/api/providers/${p.id}`); toast.ok(t('common.deleted')); onDeleted(); }} />}
-        </div>
-      )}
+      <div class="card-foot">
+        {p.plugin_enabled && <TestEventButton path={`/api/providers/${p.id}/test-event`} />}
+        {!p.core_managed && <Button small icon="edit" onClick={onEdit}>{t('common.edit')}</Button>}
+        {p.webhook_url && <Button small variant="ghost" aria-expanded={showLog} onClick={() => setShowLog(!showLog)}>{t('providers.webhook_log')}</Button>}
+        {!p.core_managed && <ConfirmButton onConfirm={async () => { await del(`/api/providers/${p.id}`); toast.ok(t('common.deleted')); onDeleted(); }} />}
+      </div>
       {showLog && <WebhookLog id={p.id} />}
     </Card>
   );

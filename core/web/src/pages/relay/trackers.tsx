@@ -8,6 +8,7 @@ import type { Provider, Target, Tracker } from '../../lib/types.ts';
 import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { toast } from '../../ui/toast.tsx';
 import { TrackerForm } from './tracker-form.tsx';
+import { TestEventButton } from './test-event.tsx';
 import { shownName } from '../../ui/names.ts';
 
 interface Data { trackers: Tracker[]; providers: Provider[]; targets: Target[] }
@@ -53,6 +54,7 @@ export function TrackersPage() {
                       {tr.last_poll_error && <small class="hint hint-danger">{tr.last_poll_error}</small>}
                     </td>
                     <td class="row-actions">
+                      <TestEventButton path={`/api/trackers/${tr.id}/test-event`} />
                       <Button small icon="edit" onClick={() => setEditing(tr)}>{t('common.edit')}</Button>
                       <ConfirmButton onConfirm={async () => { await del(`/api/trackers/${tr.id}`); toast.ok(t('common.deleted')); void data.reload(); }} />
                     </td>
