@@ -73,6 +73,9 @@ t.test('relay operations', async (t) => {
     t.ok(mine.startsWith('smoke xxx'), 'the user\'s own template wins');
     t.equal(mine.length, 200, 'the message is bounded');
     t.ok(mine.endsWith('…'));
+    await s.service.core.db.run('UPDATE templates SET title = ?, locale = ? WHERE user_id = ?', ['{{#if name}}unclosed', 'en', s.admin.id]);
+    const broken = await s.request('GET', `/api/events/${alarmId}`, { token });
+    t.equal(broken.body.message, 'ALARM smoke', 'an own template that does not parse falls back to the default');
     await s.service.core.db.run('DELETE FROM templates WHERE user_id = ?', [s.admin.id]);
 
     const ids = async (q: string) => (await s.request('GET', `/api/events?${q}`, { token })).body.events.map((e: any) => e.id);

@@ -47,11 +47,18 @@ export async function overridesFor(db: Queryable, userId: string, types: string[
  * Payload fields named like secrets are redacted first, as everywhere the API shows a payload.
  */
 export function renderEvent(catalog: TemplateCatalog, ev: Row, locale: LocaleT, override: Override | undefined, names: { tracker?: string; target?: string } = {}): { title: string; body: string } {
-  const m = renderMessage(catalog, {
-    deliveryId: '', eventId: ev.id, eventType: ev.event_type, severity: ev.severity, locale, payload: redactObject(Db.json<Record<string, unknown>>(ev.payload, {})), extras: Db.json(ev.extras, null),
+  const input = {
+    deliveryId: '', eventId: ev.id, eventType: ev.event_type, severity: ev.severity, locale, payload: redactObject(Db.json<Record<string, unknown>>(ev.payload, {})), extras: Db.json<Record<string, string> | null>(ev.extras, null),
     providerName: ev.provider_name ?? undefined, providerKind: ev.provider_kind, trackerName: names.tracker, targetName: names.target ?? '',
-    occurredAt: ev.occurred_at, formats: ['text'], override,
-  });
+    occurredAt: ev.occurred_at, formats: ['text' as const], override,
+  };
+  let m: ReturnType<typeof renderMessage>;
+  try {
+    m = renderMessage(catalog, input);
+  } catch {
+    // A user's own template that does not parse: the default one, as the log must still show something.
+    m = renderMessage(catalog, { ...input, override: undefined });
+  }
   return { title: m.plainTitle ?? m.title, body: m.plainBody ?? m.body };
 }
 
