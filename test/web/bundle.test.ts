@@ -12,6 +12,8 @@ import { DIST, ensureBuilt } from './browser.ts';
 const FIRST_LOAD_KB = 40;
 const ALL_JS_KB = 72;
 const CSS_KB = 8;
+/** The syntax highlighter (highlight.js and its languages), loaded only when a reply has a code block. */
+const HIGHLIGHT_KB = 30;
 
 ensureBuilt();
 const gz = (file: string) => zlib.gzipSync(fs.readFileSync(path.join(DIST, file)), { level: 9 }).length / 1024;
@@ -32,7 +34,8 @@ t.test('the first visit is small', async (t) => {
   const languages = js.filter((f) => /\/web-[\w-]+\.js$/.test(f));
   t.equal(languages.length, 2, 'one chunk per language');
   const first = [entry, ...preloads].reduce((n, f) => n + gz(f), 0) + Math.max(...languages.map(gz));
-  const all = js.reduce((n, f) => n + gz(f), 0);
+  const highlighter = js.find((f) => /\/highlight-[\w-]+\.js$/.test(f));
+  const all = js.filter((f) => f !== highlighter).reduce((n, f) => n + gz(f), 0);
   const css = assets.filter((f) => f.endsWith('.css')).reduce((n, f) => n + gz(f), 0);
   t.comment(`first visit ${first.toFixed(1)} KB, all JavaScript ${all.toFixed(1)} KB, CSS ${css.toFixed(1)} KB (gzipped)`);
   t.ok(first <= FIRST_LOAD_KB, `first visit ${first.toFixed(1)} KB ≤ ${FIRST_LOAD_KB} KB`);
@@ -40,4 +43,7 @@ t.test('the first visit is small', async (t) => {
   t.ok(css <= CSS_KB, `CSS ${css.toFixed(1)} KB ≤ ${CSS_KB} KB`);
   const chats = js.find((f) => /\/chats-[\w-]+\.js$/.test(f));
   t.ok(chats && ![entry, ...preloads].includes(chats), 'the chat code (markdown, sanitizer) is not in the first download');
+  t.ok(highlighter && ![entry, ...preloads].includes(highlighter), 'the highlighter is a chunk of its own, not in the first download');
+  t.ok(gz(highlighter!) <= HIGHLIGHT_KB, `highlighter ${gz(highlighter!).toFixed(1)} KB ≤ ${HIGHLIGHT_KB} KB`);
+  t.notMatch(fs.readFileSync(path.join(DIST, chats!), 'utf8'), /registerLanguage/, 'the chat chunk imports the highlighter dynamically, not its code');
 });

@@ -8,7 +8,7 @@ import { SseParser } from './sse.ts';
 import type { Message } from './types.ts';
 
 export interface StreamHandlers {
-  start?(d: { user_message: Message; assistant_message_id: string }): void;
+  start?(d: { user_message: Message; assistant_message_id: string; model?: string }): void;
   delta?(d: { content: string }): void;
   tool?(d: { name: string; status: 'started' | 'done' | 'failed'; report_id?: string }): void;
   done?(d: { message: Message }): void;
@@ -16,12 +16,25 @@ export interface StreamHandlers {
 }
 
 /** Resolves when the stream ends (or the signal aborts: then it rejects with an AbortError). */
-export async function sendMessage(chatId: string, content: string, signal: AbortSignal, on: StreamHandlers): Promise<void> {
-  const path = `/api/v1/chats/${chatId}/messages`;
+export function sendMessage(chatId: string, content: string, signal: AbortSignal, on: StreamHandlers): Promise<void> {
+  return streamReply(`/api/v1/chats/${chatId}/messages`, { content }, signal, on);
+}
+
+/** Another reply to the question `messageId` answered (regenerate, or retry after a failure). */
+export function regenerateMessage(chatId: string, messageId: string, signal: AbortSignal, on: StreamHandlers): Promise<void> {
+  return streamReply(`/api/v1/chats/${chatId}/messages/${messageId}/regenerate`, undefined, signal, on);
+}
+
+/** The question `messageId` asked again as `content`, from the same point of the conversation. */
+export function editMessage(chatId: string, messageId: string, content: string, signal: AbortSignal, on: StreamHandlers): Promise<void> {
+  return streamReply(`/api/v1/chats/${chatId}/messages/${messageId}/edit`, { content }, signal, on);
+}
+
+async function streamReply(path: string, body: unknown, signal: AbortSignal, on: StreamHandlers): Promise<void> {
   const res = await fetch(path, {
     method: 'POST', credentials: 'same-origin', signal,
-    headers: headers({ 'content-type': 'application/json', accept: 'text/event-stream' }),
-    body: JSON.stringify({ content }),
+    headers: headers({ ...(body === undefined ? {} : { 'content-type': 'application/json' }), accept: 'text/event-stream' }),
+    body: body === undefined ? undefined : JSON.stringify(body),
   });
   if (!res.ok || !res.headers.get('content-type')?.startsWith('text/event-stream') || !res.body) throw await toError(res, path);
   const parser = new SseParser((e) => {

@@ -17,6 +17,11 @@ const marked = new Marked({
   },
 });
 
+// A fenced block's language (`language-x` on its code element) is the one class kept, for highlighting.
+DOMPurify.addHook('uponSanitizeAttribute', (node, data) => {
+  if (node.tagName === 'CODE' && data.attrName === 'class' && /^language-[\w+-]{1,30}$/.test(data.attrValue)) data.forceKeepAttr = true;
+});
+
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   if (node.tagName === 'A' && node.getAttribute('href')) {
     node.setAttribute('target', '_blank');
@@ -31,4 +36,31 @@ export function renderMarkdown(src: string): string {
     FORBID_ATTR: ['style', 'class', 'id'],
     ALLOW_DATA_ATTR: false,
   });
+}
+
+let highlighter: Promise<typeof import('./highlight.ts')> | undefined;
+
+/**
+ * Fenced code in a rendered reply: highlighted (highlight.js, imported the first time a reply
+ * has code) and given a copy button labelled `copyLabel` that hands the code's text to `copy`.
+ * Safe to call again after a re-render.
+ */
+export async function enhanceCode(root: HTMLElement, copyLabel: string, copy: (text: string) => void): Promise<void> {
+  const blocks = [...root.querySelectorAll<HTMLElement>('pre > code')];
+  if (!blocks.length) return;
+  for (const code of blocks) {
+    const pre = code.parentElement!;
+    if (pre.querySelector(':scope > .code-copy')) continue;
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'btn btn-sm btn-ghost code-copy';
+    button.textContent = copyLabel;
+    button.dataset.testid = 'copy-code';
+    // The text without the newline that ends every fenced block.
+    button.addEventListener('click', () => copy((code.textContent ?? '').replace(/\n$/, '')));
+    pre.append(button);
+  }
+  highlighter ??= import('./highlight.ts');
+  const { highlight } = await highlighter;
+  for (const code of blocks) if (code.isConnected) highlight(code);
 }

@@ -68,11 +68,15 @@ export interface SelfMonitoring {
 
 export interface WebhookLogEntry { id: string; received_at: string; status_code: number; error_message: string | null; payload_excerpt: string | null; source_ip: string | null; event_ids: string[] }
 
-export interface Chat { id: string; title: string; is_archived: boolean; skill_id: string | null; created_at: string; updated_at: string }
+export interface Chat { id: string; title: string; is_archived: boolean; skill_id: string | null; model?: string | null; created_at: string; updated_at: string }
+export interface Attachment { type: 'report'; report_id: string; title: string; available?: boolean; size_bytes?: number }
 export interface Usage { prompt_tokens: number; completion_tokens: number; total_tokens: number; estimated?: boolean }
 export interface Message {
   id: string; chat_id: string; role: 'user' | 'assistant'; content: string; status: 'complete' | 'interrupted' | 'error';
   usage: Usage | null; context_version: number | null; error: string | null; created_at: string;
+  parent_id?: string | null; model?: string | null; attachments?: Attachment[];
+  /** This message and its alternatives (a regenerated reply, an edited question), oldest first. */
+  alternatives?: string[];
 }
 export interface Quota {
   messages_used: number; tokens_used: number; message_limit: number; token_limit: number;

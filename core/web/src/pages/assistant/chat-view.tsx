@@ -1,11 +1,13 @@
 /**
- * One conversation: header with skill and quota, the messages, and the composer. A reply
+ * One conversation: header with skill, model and quota, the messages, and the composer. A reply
  * streams in as it is produced; Stop aborts the request, and the service keeps the partial
  * reply as interrupted. Sending is disabled, with the reason, while a daily limit is reached.
+ * The last reply can be regenerated (or retried after a failure), questions edited and resent,
+ * and alternatives flipped through; an archived chat is read-only until it is unarchived.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import { ApiError, del, get, patch } from '../../lib/api.ts';
-import { sendMessage } from '../../lib/chat-stream.ts';
+import { ApiError, del, get, patch, post } from '../../lib/api.ts';
+import { editMessage, regenerateMessage, sendMessage, type StreamHandlers } from '../../lib/chat-stream.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { t, time } from '../../lib/i18n.ts';
 import { blockedBy, useQuota } from '../../lib/quota.ts';
@@ -15,7 +17,7 @@ import { Button, ConfirmButton, ErrorNote, Loading } from '../../ui/basics.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { QuotaBar } from '../../ui/quota-bar.tsx';
 import { toast } from '../../ui/toast.tsx';
-import { MessageBubble, type ShownMessage } from './message.tsx';
+import { MessageBubble, type MessageActions, type ShownMessage } from './message.tsx';
 
 const temp = (role: Message['role'], chatId: string, content: string): ShownMessage => ({
   id: `local-${role}-${Date.now()}`, chat_id: chatId, role, content, status: 'complete', usage: null, context_version: null, error: null,
@@ -48,13 +50,13 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
 
   const update = (id: string, fn: (m: ShownMessage) => ShownMessage) => setMessages((ms) => ms?.map((m) => (m.id === id ? fn(m) : m)) ?? ms);
 
-  const send = async () => {
-    const content = draft.trim();
-    if (!content || streaming || blocked) return;
-    const user = temp('user', chatId, content);
+  /**
+   * Streams one reply. `shown` is the conversation to show while it streams (ending with the
+   * question), `question` the local question bubble to replace with the saved one (if any).
+   */
+  const run = async (shown: ShownMessage[], question: ShownMessage | null, start: (signal: AbortSignal, on: StreamHandlers) => Promise<void>, restore?: string) => {
     let assistant = temp('assistant', chatId, '');
-    setMessages((ms) => [...(ms ?? []), user, assistant]);
-    setDraft('');
+    setMessages([...shown, assistant]);
     setSendError(null);
     setStreaming(true);
     stick.current = true;
@@ -63,18 +65,19 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
     // Deltas arrive faster than frames; text is gathered and painted once per frame.
     let pending = '';
     let frame = 0;
+    let saved = false;
     const flush = () => { frame = 0; const add = pending; pending = ''; if (add) update(assistant.id, (m) => ({ ...m, content: m.content + add })); };
     try {
-      await sendMessage(chatId, content, ac.signal, {
+      await start(ac.signal, {
         start: (d) => {
           const id = d.assistant_message_id;
-          setMessages((ms) => ms?.map((m) => (m.id === user.id ? d.user_message : m.id === assistant.id ? { ...m, id } : m)) ?? ms);
+          setMessages((ms) => ms?.map((m) => (question && m.id === question.id ? d.user_message : m.id === assistant.id ? { ...m, id, model: d.model ?? null } : m)) ?? ms);
           assistant = { ...assistant, id };
         },
         delta: (d) => { pending += d.content; frame ||= requestAnimationFrame(flush); },
         tool: (d) => update(assistant.id, (m) => ({ ...m, tools: [...(m.tools ?? []).filter((x) => x.name !== d.name || x.status === 'done'), d] })),
-        done: (d) => { cancelAnimationFrame(frame); pending = ''; update(assistant.id, (m) => ({ ...d.message, tools: m.tools })); },
-        error: (d) => { cancelAnimationFrame(frame); flush(); update(assistant.id, (m) => ({ ...(d.message ?? m), tools: m.tools, streaming: false, status: 'error', error: d.detail })); },
+        done: (d) => { cancelAnimationFrame(frame); pending = ''; saved = true; update(assistant.id, (m) => ({ ...d.message, tools: m.tools })); },
+        error: (d) => { cancelAnimationFrame(frame); flush(); saved = true; update(assistant.id, (m) => ({ ...(d.message ?? m), tools: m.tools, streaming: false, status: 'error', error: d.detail, errorCode: d.code })); },
       });
       flush();
       update(assistant.id, (m) => (m.streaming ? { ...m, streaming: false } : m));
@@ -85,9 +88,17 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
         update(assistant.id, (m) => ({ ...m, streaming: false, status: 'interrupted' }));
       } else {
         // Refused before streaming (quota, validation, model down): show why, give the text back.
-        setSendError(err);
-        if (err instanceof ApiError && (err.status === 429 || err.status === 422)) setDraft(content);
-        setMessages(await loadPage().catch(() => null));
+        if (err instanceof ApiError && (err.status === 429 || err.status === 422) && restore !== undefined) setDraft(restore);
+        const page = await loadPage().catch(() => null);
+        const last = page?.[page.length - 1];
+        // A model failure is shown on the failed reply itself, with Retry; anything else above the composer.
+        if (page && last?.role === 'assistant' && last.status === 'error' && err instanceof ApiError && /^model_/.test(err.code)) {
+          setMessages(page.map((m) => (m.id === last.id ? { ...m, errorCode: err.code } : m)));
+        } else {
+          setSendError(err);
+          setMessages(page);
+        }
+        if (err instanceof ApiError && err.code === 'chat_archived') void chat.reload();
       }
     } finally {
       controller.current = null;
@@ -95,6 +106,51 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
       void refresh();
       onChanged();
     }
+    // Alternatives and attachments come with the saved page.
+    if (saved) {
+      const page = await loadPage().catch(() => null);
+      if (page) setMessages((ms) => page.map((m) => { const was = ms?.find((x) => x.id === m.id); return was?.errorCode ? { ...m, errorCode: was.errorCode } : m; }));
+    }
+  };
+
+  const send = async () => {
+    const content = draft.trim();
+    if (!content || streaming || blocked || chat.data?.is_archived) return;
+    const user = temp('user', chatId, content);
+    setDraft('');
+    await run([...(messages ?? []), user], user, (signal, on) => sendMessage(chatId, content, signal, on), content);
+  };
+
+  const regenerate = async (m: ShownMessage) => {
+    if (streaming) return;
+    const at = messages?.findIndex((x) => x.id === m.id) ?? -1;
+    if (at < 0) return;
+    await run(messages!.slice(0, at), null, (signal, on) => regenerateMessage(chatId, m.id, signal, on));
+  };
+
+  const edit = async (m: ShownMessage, content: string) => {
+    if (streaming) return;
+    const at = messages?.findIndex((x) => x.id === m.id) ?? -1;
+    if (at < 0) return;
+    const user = temp('user', chatId, content);
+    await run([...messages!.slice(0, at), user], user, (signal, on) => editMessage(chatId, m.id, content, signal, on));
+  };
+
+  const show = async (id: string) => {
+    try {
+      await post(`/api/v1/chats/${chatId}/messages/${id}/show`);
+      setMessages(await loadPage());
+    } catch (err) { toast.error(err); }
+  };
+
+  const archived = Boolean(chat.data?.is_archived);
+  const actionsFor = (m: ShownMessage, i: number, all: ShownMessage[]): MessageActions => {
+    if (streaming || archived || m.id.startsWith('local-')) return { show: streaming ? undefined : (id) => void show(id) };
+    return {
+      show: (id) => void show(id),
+      regenerate: m.role === 'assistant' && i === all.length - 1 && all[i - 1]?.role === 'user' && !blocked ? () => void regenerate(m) : undefined,
+      edit: m.role === 'user' && !blocked ? (content) => void edit(m, content) : undefined,
+    };
   };
 
   const older = async () => {
@@ -108,6 +164,7 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
     try { chat.set(await patch<Chat>(`/api/v1/chats/${chatId}`, body)); onChanged(); } catch (err) { toast.error(err); }
   };
   const [renaming, setRenaming] = useState(false);
+  const models = useAsync(() => get<{ models: { id: string }[]; default: string }>('/api/v1/models').catch(() => null), []);
 
   if (chat.error) return <div class="card"><ErrorNote error={chat.error} /></div>;
   const c = chat.data;
@@ -124,6 +181,15 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
                 <option value="">{t('chat.no_skill')}</option>
                 {skills.map((s) => <option key={s.id} value={s.id}>{s.name}{s.scope === 'general' ? ` · ${t('skills.general')}` : ''}</option>)}
               </select>
+              {models.data && models.data.models.length > 1 && (
+                <>
+                  <label class="sr-only" for="model-pick">{t('chat_controls.model')}</label>
+                  <select id="model-pick" value={c.model ?? models.data.default} data-testid="model-picker" title={t('chat_controls.model')}
+                    onChange={(e) => { const v = (e.target as HTMLSelectElement).value; void save({ model: v === models.data!.default ? null : v }); }}>
+                    {models.data.models.map((x) => <option key={x.id} value={x.id}>{x.id === models.data!.default ? t('chat_controls.model_default', { model: x.id }) : x.id}</option>)}
+                  </select>
+                </>
+              )}
               <Button small variant="ghost" onClick={() => setRenaming(true)}>{t('chat.rename')}</Button>
               <Button small variant="ghost" onClick={() => void save({ is_archived: !c.is_archived })}>{c.is_archived ? t('chat.unarchive') : t('chat.archive')}</Button>
               <ConfirmButton onConfirm={async () => { await del(`/api/v1/chats/${chatId}`); onChanged(); navigate('/chats'); }} />
@@ -135,20 +201,27 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
       <div class="messages" ref={list} aria-live="polite" aria-busy={streaming}
         onScroll={(e) => { const el = e.currentTarget as HTMLDivElement; stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 60; }}>
         {hasMore && <div class="center"><Button small variant="ghost" onClick={() => void older()}>{t('chat.older')}</Button></div>}
-        {!messages ? <Loading /> : !messages.length ? <p class="muted center pad">{t('chat.empty')}</p> : messages.map((m) => <MessageBubble key={m.id} m={m} />)}
+        {!messages ? <Loading /> : !messages.length ? <p class="muted center pad">{t('chat.empty')}</p> : messages.map((m, i, all) => <MessageBubble key={m.id} m={m} actions={actionsFor(m, i, all)} />)}
       </div>
       {renaming && c && <RenameDialog title={c.title} onClose={() => setRenaming(false)} onSave={async (title) => { await save({ title }); setRenaming(false); }} />}
-      <form class="composer" onSubmit={(e) => { e.preventDefault(); void send(); }}>
-        {sendError ? <div class="composer-note"><ErrorNote error={sendError} /></div> : null}
-        {reason && <p class="note note-danger composer-note" role="status" id="send-blocked" data-testid="send-blocked">{reason}</p>}
-        <label class="sr-only" for="composer">{t('chat.message')}</label>
-        <textarea id="composer" rows={2} maxLength={32000} placeholder={t('chat.placeholder')} value={draft} disabled={Boolean(blocked)} aria-describedby={reason ? 'send-blocked' : undefined}
-          onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
-          onKeyDown={(e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); void send(); } }} />
-        {streaming
-          ? <Button variant="danger" icon="stop" onClick={() => controller.current?.abort()}>{t('chat.stop')}</Button>
-          : <Button type="submit" variant="primary" icon="send" disabled={!draft.trim() || Boolean(blocked)} title={reason ?? undefined}>{t('chat.send')}</Button>}
-      </form>
+      {c?.is_archived ? (
+        <div class="composer composer-archived" data-testid="archived-note">
+          <p class="composer-note muted">{t('chat_controls.archived_note')}</p>
+          <Button variant="primary" onClick={() => void save({ is_archived: false })} data-testid="unarchive">{t('chat_controls.unarchive_to_continue')}</Button>
+        </div>
+      ) : (
+        <form class="composer" onSubmit={(e) => { e.preventDefault(); void send(); }}>
+          {sendError ? <div class="composer-note"><ErrorNote error={sendError} /></div> : null}
+          {reason && <p class="note note-danger composer-note" role="status" id="send-blocked" data-testid="send-blocked">{reason}</p>}
+          <label class="sr-only" for="composer">{t('chat.message')}</label>
+          <textarea id="composer" rows={2} maxLength={32000} placeholder={t('chat.placeholder')} value={draft} disabled={Boolean(blocked)} aria-describedby={reason ? 'send-blocked' : undefined}
+            onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
+            onKeyDown={(e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); void send(); } }} />
+          {streaming
+            ? <Button variant="danger" icon="stop" onClick={() => controller.current?.abort()}>{t('chat.stop')}</Button>
+            : <Button type="submit" variant="primary" icon="send" disabled={!draft.trim() || Boolean(blocked)} title={reason ?? undefined}>{t('chat.send')}</Button>}
+        </form>
+      )}
     </div>
   );
 }
