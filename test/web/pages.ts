@@ -233,7 +233,7 @@ export async function offscreen(page: Page): Promise<string[]> {
 /** Opens a client route and waits until the page has rendered its data (no spinner left). */
 export async function visit(page: Page, route: string): Promise<void> {
   await page.evaluate((r) => { location.hash = r; }, route);
-  await page.locator('#page-title').first().waitFor();
+  await page.locator('#page-title').first().waitFor({ state: 'attached' });
   const end = Date.now() + 6000;
   while (Date.now() < end && await page.locator('main .loading, main .spinner').count()) await page.waitForTimeout(50);
   await page.waitForTimeout(120);

@@ -66,7 +66,7 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
       // Serialise a user's chat creations on PostgreSQL; SQLite transactions already are.
       if (q.dialect === 'postgresql') await q.get('SELECT id FROM users WHERE id = ? FOR UPDATE', [user.id]);
       const n = int((await q.get<{ n: unknown }>('SELECT COUNT(*) AS n FROM chats WHERE user_id = ?', [user.id]))?.n);
-      if (n >= user.max_chats) throw conflict(`You already have ${n} chats, the most your account allows (${user.max_chats}); delete one first.`, 'chat_limit_reached');
+      if (n >= user.max_chats) throw conflict(`You already have ${n} chats, the most your account allows (${user.max_chats}); delete one first.`, 'chat_limit_reached', { count: n, limit: user.max_chats });
       await q.run('INSERT INTO chats (id, user_id, title, title_auto, is_archived, skill_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
         [id, user.id, b.title ?? say(user.locale, 'untitled_chat'), b.title === undefined, false, b.skill_id ?? null, now, now]);
     });

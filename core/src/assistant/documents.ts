@@ -104,7 +104,7 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
 
 function uploadError(err: unknown): Error {
   const code = (err as { code?: string }).code;
-  if (code === 'FST_REQ_FILE_TOO_LARGE') return new HttpError(413, 'document_too_large', `The document is larger than the ${MAX_DOCUMENT_BYTES / 1024 / 1024} MiB upload limit.`);
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return new HttpError(413, 'document_too_large', `The document is larger than the ${MAX_DOCUMENT_BYTES / 1024 / 1024} MiB upload limit.`, { params: { limit_mib: MAX_DOCUMENT_BYTES / 1024 / 1024 } });
   if (code === 'FST_FILES_LIMIT' || code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return new HttpError(422, 'too_many_parts', 'Upload one document per request, in a "file" field.');
   if (code === 'FST_INVALID_MULTIPART_CONTENT_TYPE') return new HttpError(415, 'unsupported_media_type', 'Upload the document as multipart/form-data with a "file" field.');
   return err instanceof Error ? err : new Error(String(err));

@@ -78,9 +78,9 @@ export class Quotas {
     const resets = today.resetsAt.toISOString();
     const wait = (today.resetsAt.getTime() - this.core.clock.now().getTime()) / 1000;
     if (used.messages >= limits.messages) {
-      throw new HttpError(429, 'message_quota_exceeded', `You have reached your daily limit of ${limits.messages} AI messages. The limit resets at ${resets}.`, { headers: { 'retry-after': String(Math.max(1, Math.ceil(wait))) } });
+      throw new HttpError(429, 'message_quota_exceeded', `You have reached your daily limit of ${limits.messages} AI messages. The limit resets at ${resets}.`, { params: { limit: limits.messages!, resets_at: resets }, headers: { 'retry-after': String(Math.max(1, Math.ceil(wait))) } });
     }
-    throw new HttpError(429, 'token_quota_exceeded', `You have reached your daily limit of ${limits.tokens} AI tokens. The limit resets at ${resets}.`, { headers: { 'retry-after': String(Math.max(1, Math.ceil(wait))) } });
+    throw new HttpError(429, 'token_quota_exceeded', `You have reached your daily limit of ${limits.tokens} AI tokens. The limit resets at ${resets}.`, { params: { limit: limits.tokens!, resets_at: resets }, headers: { 'retry-after': String(Math.max(1, Math.ceil(wait))) } });
   }
 
   /** Gives a reserved message back when the model never answered (nothing was spent). */

@@ -8,8 +8,8 @@ const COST = Number(process.env.HERALD_BCRYPT_COST ?? 12);
 /** bcrypt reads at most 72 bytes; a longer password is refused rather than silently truncated. */
 export function checkPassword(password: string): void {
   const bytes = Buffer.byteLength(password, 'utf8');
-  if (bytes > MAX_PASSWORD_BYTES) throw unprocessable(`The password is ${bytes} bytes long; the limit is ${MAX_PASSWORD_BYTES} bytes (UTF-8). Choose a shorter one.`, [{ path: 'body/password', message: `must be at most ${MAX_PASSWORD_BYTES} bytes` }], 'password_too_long');
-  if ([...password].length < MIN_PASSWORD_CHARS) throw unprocessable(`The password must be at least ${MIN_PASSWORD_CHARS} characters long.`, [{ path: 'body/password', message: `must be at least ${MIN_PASSWORD_CHARS} characters` }], 'password_too_short');
+  if (bytes > MAX_PASSWORD_BYTES) throw unprocessable(`The password is ${bytes} bytes long; the limit is ${MAX_PASSWORD_BYTES} bytes (UTF-8). Choose a shorter one.`, [{ path: 'body/password', message: `must be at most ${MAX_PASSWORD_BYTES} bytes` }], 'password_too_long', { limit: MAX_PASSWORD_BYTES });
+  if ([...password].length < MIN_PASSWORD_CHARS) throw unprocessable(`The password must be at least ${MIN_PASSWORD_CHARS} characters long.`, [{ path: 'body/password', message: `must be at least ${MIN_PASSWORD_CHARS} characters` }], 'password_too_short', { limit: MIN_PASSWORD_CHARS });
 }
 
 export async function hashPassword(password: string): Promise<string> {

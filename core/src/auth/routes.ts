@@ -37,7 +37,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
   /** Counts a password check against the login throttle (auth/login-limiter.ts); 429 while locked. */
   const beginAttempt = (email: string, req: FastifyRequest) => {
     const { wait, attempt } = core.loginLimiter.begin(email, req.ip, now());
-    if (!attempt) throw tooMany(`Too many failed attempts; try again in ${wait} seconds.`, wait, 'login_throttled');
+    if (!attempt) throw tooMany(`Too many failed attempts; try again in ${wait} seconds.`, wait, 'login_throttled', { seconds: wait });
     return attempt;
   };
 
@@ -83,7 +83,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
     const attempt = beginAttempt(email, req);
     const row = await core.db.get<UserRow>('SELECT * FROM users WHERE email = ?', [email]);
     const ok = await verifyPassword(b.password, row?.password_hash);
-    if (!ok || !row || !Database.bool(row.is_active)) throw unauthorized('The email or password is wrong, or the account is deactivated.');
+    if (!ok || !row || !Database.bool(row.is_active)) throw new HttpError(401, 'invalid_credentials', 'The email or password is wrong, or the account is deactivated.');
     core.loginLimiter.succeeded(attempt, now());
     return issue(req, reply, row);
   });
@@ -142,7 +142,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
   }, async (req, reply) => {
     if (!(await core.settings.getBool('self_registration_enabled'))) throw forbidden('Self-registration is disabled; ask an administrator for an account.');
     const wait = registrations.take(req.ip, now());
-    if (wait) throw tooMany(`Too many registrations from this address; try again in ${wait} seconds.`, wait, 'registration_throttled');
+    if (wait) throw tooMany(`Too many registrations from this address; try again in ${wait} seconds.`, wait, 'registration_throttled', { seconds: wait });
     const b = req.body as { email: string; password: string; locale?: string };
     try {
       await createUser(core.db, { email: b.email, password: b.password, role: 'user', locale: b.locale, max_chats: await core.settings.getInt('default_max_chats') }, selfMonitoringOf(core));

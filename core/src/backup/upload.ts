@@ -22,7 +22,7 @@ function multipartError(err: unknown): Error {
   return err instanceof Error ? err : new Error(String(err));
 }
 
-const tooLarge = () => new HttpError(413, 'backup_too_large', `The backup file is larger than the ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB upload limit.`);
+const tooLarge = () => new HttpError(413, 'backup_too_large', `The backup file is larger than the ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB upload limit.`, { params: { limit_mib: MAX_UPLOAD_BYTES / 1024 / 1024 } });
 
 /** Reads the `file` part of a multipart request through the guard; throws 413/415/422 problems. */
 export async function readBackupUpload(req: FastifyRequest): Promise<Upload> {

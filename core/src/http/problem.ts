@@ -41,8 +41,8 @@ export const forbidden = (detail = 'You are not allowed to do this.') => new Htt
 export const notFound = (what = 'Resource') => new HttpError(404, 'not_found', `${what} was not found.`);
 export const conflict = (detail: string, code = 'conflict', params?: ProblemParams) => new HttpError(409, code, detail, { params });
 export const unprocessable = (detail: string, errors?: FieldError[], code = 'validation_failed', params?: ProblemParams) => new HttpError(422, code, detail, { errors, params });
-export const tooMany = (detail: string, retryAfterSeconds?: number, code = 'rate_limited') =>
-  new HttpError(429, code, detail, { headers: retryAfterSeconds !== undefined ? { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } : undefined });
+export const tooMany = (detail: string, retryAfterSeconds?: number, code = 'rate_limited', params?: ProblemParams) =>
+  new HttpError(429, code, detail, { params, headers: retryAfterSeconds !== undefined ? { 'retry-after': String(Math.max(1, Math.ceil(retryAfterSeconds))) } : undefined });
 export const unavailable = (detail: string, code = 'unavailable') => new HttpError(503, code, detail);
 
 export interface ProblemBody {

@@ -38,7 +38,7 @@ export async function createServer(config: Config, log: Logger, version: string,
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body: Buffer, done) => {
     if (body.length === 0) return done(null, undefined);
     // Bounded before parsed: what walks a parsed body (validation, redaction, logging) recurses.
-    if (jsonTooDeep(body)) return done(new HttpError(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`), undefined);
+    if (jsonTooDeep(body)) return done(new HttpError(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, { params: { limit: MAX_JSON_DEPTH } }), undefined);
     try { done(null, JSON.parse(body.toString('utf8'))); } catch {
       done(new HttpError(400, 'malformed_json', 'The request body is not valid JSON.'), undefined);
     }

@@ -139,7 +139,7 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
       if (raw.length && isJson(req)) {
         if (jsonTooDeep(raw)) {
           await record(provider, req, 400, `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`, payloadExcerpt(raw));
-          throw new HttpError(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
+          throw new HttpError(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, { params: { limit: MAX_JSON_DEPTH } });
         }
         try { body = JSON.parse(raw.toString('utf8')); } catch { body = undefined; }
       }

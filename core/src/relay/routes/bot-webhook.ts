@@ -62,7 +62,7 @@ export async function botWebhookRoutes(app: App, core: Core): Promise<void> {
       if (raw.length) {
         if (jsonTooDeep(raw)) {
           await record(400, `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`);
-          throw new HttpError(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
+          throw new HttpError(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, { params: { limit: MAX_JSON_DEPTH } });
         }
         try { body = JSON.parse(raw.toString('utf8')); } catch {
           await record(400, 'the body is not JSON');

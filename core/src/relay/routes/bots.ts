@@ -161,7 +161,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     const row = await get((req.params as { id: string }).id, user.id);
     const users = await targetsUsing(core, row);
     if (users.length) {
-      throw conflict(`This bot sends for ${users.length === 1 ? 'the target' : 'the targets'} ${users.map((t) => `"${t.name}"`).join(', ')}; delete them or move them to another bot first.`, 'bot_in_use');
+      throw conflict(`This bot sends for ${users.length === 1 ? 'the target' : 'the targets'} ${users.map((t) => `"${t.name}"`).join(', ')}; delete them or move them to another bot first.`, 'bot_in_use', { targets: users.map((t) => t.name) });
     }
     await botRuntime(core).removed(row.id);
     const driver = botDriver(core, row.kind);

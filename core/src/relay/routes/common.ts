@@ -32,7 +32,7 @@ export function invalidConfig(field: string, what: string, errors: { path: strin
   const list = errors.map((e) => ({ path: `body/${field}${e.path === '/' ? '' : e.path}`, message: e.message, ...(e.code ? { code: e.code, params: e.params ?? {} } : {}) }));
   if (undeclared.length) {
     const names = undeclared.map((p) => p.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~')).join('.'));
-    return unprocessable(`The ${what} has fields it does not know: ${names.join(', ')}. Remove them; GET /api/plugins lists the fields of each kind.`, list, 'unknown_config_fields');
+    return unprocessable(`The ${what} has fields it does not know: ${names.join(', ')}. Remove them; GET /api/plugins lists the fields of each kind.`, list, 'unknown_config_fields', { fields: names });
   }
   return unprocessable(`The ${what} is invalid: ${list.slice(0, 5).map((e) => `${e.path} ${e.message}`).join('; ')}.`, list);
 }

@@ -175,7 +175,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
     const plugin = core.plugins.provider(row.kind);
-    if (!plugin) throw unprocessable(`Provider kind "${row.kind}" is not enabled on this service, so this provider cannot be changed; enable its plugin or delete the provider.`, undefined, 'kind_not_enabled');
+    if (!plugin) throw unprocessable(`Provider kind "${row.kind}" is not enabled on this service, so this provider cannot be changed; enable its plugin or delete the provider.`, undefined, 'kind_not_enabled', { kind: row.kind });
     const prepared = prepare(core, plugin, { config: b.config as Record<string, unknown> | undefined, aliases: aliasesOf(req.body as Record<string, unknown>, PatchBody) }, row);
     const enabled = b.enabled ?? Db.bool(row.enabled);
     await core.db.run(`UPDATE providers SET name = ?, config = ?, enabled = ?, status = ?, status_detail = NULL, updated_at = ?

@@ -71,7 +71,7 @@ async function validate(core: Core, userId: string, input: Input, stored?: Row, 
   const provider = await core.db.get<Row>('SELECT id, kind FROM providers WHERE id = ? AND user_id = ?', [input.provider_id, userId]);
   if (!provider) throw notFound('Provider');
   const plugin = core.plugins.provider(provider.kind);
-  if (!plugin) throw unprocessable(`Provider kind "${provider.kind}" is not enabled on this service; trackers of it cannot be created or changed.`, undefined, 'kind_not_enabled');
+  if (!plugin) throw unprocessable(`Provider kind "${provider.kind}" is not enabled on this service; trackers of it cannot be created or changed.`, undefined, 'kind_not_enabled', { kind: provider.kind });
   const declared = Object.keys(plugin.def.manifest.events ?? {});
   for (const [field, map] of [['event_types', input.event_types], ['quiet_policies', input.quiet_policies]] as const) {
     const unknown = Object.keys(map).filter((k) => !declared.includes(k));
