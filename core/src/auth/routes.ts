@@ -5,7 +5,7 @@ import { createUser, normalizeEmail, publicUser, userCount, type UserRow } from 
 import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
 import { SESSION_COOKIE, TOKEN_TTL_SECONDS } from './tokens.ts';
 import { revokeAllTokens, revokeToken } from './revocation.ts';
-import { conflict, forbidden, HttpError, tooMany, unauthorized, unprocessable } from '../http/problem.ts';
+import { conflict, forbidden, HttpError, tooMany, unprocessable } from '../http/problem.ts';
 import { WindowLimiter } from '../http/rate-limit.ts';
 import { Database } from '../db/database.ts';
 import { requireUser, caller, bearerToken } from './guard.ts';
