@@ -5,12 +5,14 @@
  */
 import { headers, toError } from './api.ts';
 import { SseParser } from './sse.ts';
-import type { Message } from './types.ts';
+import type { Chat, Message } from './types.ts';
 
 export interface StreamHandlers {
   start?(d: { user_message: Message; assistant_message_id: string; model?: string }): void;
   delta?(d: { content: string }): void;
-  tool?(d: { name: string; status: 'started' | 'done' | 'failed'; report_id?: string }): void;
+  tool?(d: { name: string; status: 'started' | 'done' | 'failed'; report_id?: string; query?: string; count?: number }): void;
+  /** After `done`, when the service generated the chat's title. */
+  title?(d: { chat: Chat }): void;
   done?(d: { message: Message }): void;
   error?(d: { detail: string; code: string; message?: Message }): void;
 }

@@ -83,7 +83,7 @@ export interface Quota {
   messages_exceeded: boolean; tokens_exceeded: boolean; resets_at: string;
 }
 export interface Skill { id: string; scope: 'general' | 'personal'; name: string; description: string | null; prompt: string; created_at: string; updated_at: string }
-export interface MemoryEntry { id: string; content: string; category: string | null; recorded_at: string | null; created_at: string; updated_at: string }
+export interface MemoryEntry { id: string; content: string; category: string | null; recorded_at: string | null; always_include?: boolean; created_at: string; updated_at: string }
 export interface Doc { id: string; filename: string; media_type: string; size_bytes: number; text_chars: number; created_at: string; excerpt?: string }
 export interface Report { id: string; title: string; locale: string; created_at: string; size_bytes: number }
 export interface Settings { self_registration_enabled: boolean; default_max_chats: number; default_max_ai_messages_per_day: number; default_max_ai_tokens_per_day: number }

@@ -17,6 +17,7 @@ import { Button, ConfirmButton, ErrorNote, Loading } from '../../ui/basics.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { QuotaBar } from '../../ui/quota-bar.tsx';
 import { toast } from '../../ui/toast.tsx';
+import { ExportLinks, useFocusMessage } from './chat-search.tsx';
 import { MessageBubble, type MessageActions, type ShownMessage } from './message.tsx';
 
 const temp = (role: Message['role'], chatId: string, content: string): ShownMessage => ({
@@ -24,7 +25,7 @@ const temp = (role: Message['role'], chatId: string, content: string): ShownMess
   created_at: new Date().toISOString(), streaming: role === 'assistant',
 });
 
-export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills: Skill[]; onChanged: () => void }) {
+export function ChatView({ chatId, skills, onChanged, focus }: { chatId: string; skills: Skill[]; onChanged: () => void; focus?: string }) {
   const chat = useAsync(() => get<Chat>(`/api/v1/chats/${chatId}`), [chatId]);
   const [messages, setMessages] = useState<ShownMessage[] | null>(null);
   const [hasMore, setHasMore] = useState(false);
@@ -77,6 +78,7 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
         delta: (d) => { pending += d.content; frame ||= requestAnimationFrame(flush); },
         tool: (d) => update(assistant.id, (m) => ({ ...m, tools: [...(m.tools ?? []).filter((x) => x.name !== d.name || x.status === 'done'), d] })),
         done: (d) => { cancelAnimationFrame(frame); pending = ''; saved = true; update(assistant.id, (m) => ({ ...d.message, tools: m.tools })); },
+        title: (d) => { chat.set(d.chat); onChanged(); },
         error: (d) => { cancelAnimationFrame(frame); flush(); saved = true; update(assistant.id, (m) => ({ ...(d.message ?? m), tools: m.tools, streaming: false, status: 'error', error: d.detail, errorCode: d.code })); },
       });
       flush();
@@ -159,6 +161,8 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
     const page = await loadPage(messages[0].id);
     setMessages([...page, ...messages]);
   };
+  // Opened from a search result (`?message=<id>`): scroll to that message and highlight it.
+  useFocusMessage(list, messages, focus, hasMore, older, stick);
 
   const save = async (body: Partial<Chat>) => {
     try { chat.set(await patch<Chat>(`/api/v1/chats/${chatId}`, body)); onChanged(); } catch (err) { toast.error(err); }
@@ -190,6 +194,7 @@ export function ChatView({ chatId, skills, onChanged }: { chatId: string; skills
                   </select>
                 </>
               )}
+              <ExportLinks chatId={chatId} />
               <Button small variant="ghost" onClick={() => setRenaming(true)}>{t('chat.rename')}</Button>
               <Button small variant="ghost" onClick={() => void save({ is_archived: !c.is_archived })}>{c.is_archived ? t('chat.unarchive') : t('chat.archive')}</Button>
               <ConfirmButton onConfirm={async () => { await del(`/api/v1/chats/${chatId}`); onChanged(); navigate('/chats'); }} />

@@ -1,11 +1,12 @@
-/** Chats: the list (active or archived) beside the open conversation. */
+/** Chats: the list (active or archived) and the search over them, beside the open conversation. */
 import { useState } from 'preact/hooks';
 import { get, post } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { relative, t } from '../../lib/i18n.ts';
-import { navigate } from '../../lib/router.ts';
+import { navigate, useLocation } from '../../lib/router.ts';
 import type { Chat, Skill } from '../../lib/types.ts';
 import { Button, Empty, ErrorNote, Loading } from '../../ui/basics.tsx';
+import { ChatSearch } from './chat-search.tsx';
 import { ChatView } from './chat-view.tsx';
 
 export function ChatsPage({ params }: { params: Record<string, string> }) {
@@ -20,7 +21,8 @@ export function ChatsPage({ params }: { params: Record<string, string> }) {
     setBusy(true);
     setError(null);
     try {
-      const chat = await post<Chat>('/api/v1/chats', { title: title.trim() || t('chats.untitled') });
+      // Left empty, the service names the chat after its first exchange.
+      const chat = await post<Chat>('/api/v1/chats', title.trim() ? { title: title.trim() } : {});
       setTitle('');
       setArchived(false);
       await list.reload();
@@ -28,6 +30,7 @@ export function ChatsPage({ params }: { params: Record<string, string> }) {
     } catch (err) { setError(err); } finally { setBusy(false); }
   };
   const selected = params.id;
+  const focus = useLocation().query.get('message') ?? undefined;
   return (
     <div class={`chat-layout${selected ? ' has-chat' : ''}`}>
       <aside class="chat-list card" aria-label={t('chats.list')}>
@@ -38,6 +41,7 @@ export function ChatsPage({ params }: { params: Record<string, string> }) {
           <Button type="submit" variant="primary" small icon="plus" busy={busy}>{t('chats.new')}</Button>
         </form>
         <ErrorNote error={error ?? list.error} />
+        <ChatSearch>
         <div class="tabs" role="tablist">
           <button type="button" role="tab" aria-selected={!archived} class={!archived ? 'active' : ''} onClick={() => setArchived(false)}>{t('chats.active')}</button>
           <button type="button" role="tab" aria-selected={archived} class={archived ? 'active' : ''} onClick={() => setArchived(true)}>{t('chats.archived')}</button>
@@ -51,10 +55,11 @@ export function ChatsPage({ params }: { params: Record<string, string> }) {
             ))}
           </ul>
         )}
+        </ChatSearch>
       </aside>
       <section class="chat-main">
         {selected
-          ? <ChatView key={selected} chatId={selected} skills={skills.data ?? []} onChanged={() => void list.reload()} />
+          ? <ChatView key={selected} chatId={selected} focus={focus} skills={skills.data ?? []} onChanged={() => void list.reload()} />
           : <div class="card chat-empty"><Empty>{t('chats.pick')}</Empty></div>}
       </section>
     </div>

@@ -1,4 +1,4 @@
-/** Memory: the user's notes, measurements and dated events that reports compile. */
+/** Memory: the user's notes, measurements and dated events, which the assistant searches and reports compile. */
 import { useState } from 'preact/hooks';
 import { del, get, patch, post } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
@@ -26,7 +26,7 @@ export function MemoryPage() {
         <ul class="entries">
           {list.data.map((m) => (
             <li key={m.id} class="card entry">
-              <div class="meta">{m.category && <Badge tone="info">{m.category}</Badge>}<span class="muted small">{date(m.recorded_at ?? m.created_at)}</span></div>
+              <div class="meta">{m.category && <Badge tone="info">{m.category}</Badge>}{m.always_include && <Badge tone="ok">{t('assistant_memory.always_badge')}</Badge>}<span class="muted small">{date(m.recorded_at ?? m.created_at)}</span></div>
               <p class="pre">{m.content}</p>
               <div class="card-foot">
                 <Button small icon="edit" onClick={() => setEditing(m)}>{t('common.edit')}</Button>
@@ -49,17 +49,18 @@ function EntryForm({ entry, onSaved }: { entry?: MemoryEntry; onSaved: () => voi
   const [content, setContent] = useState(entry?.content ?? '');
   const [category, setCategory] = useState(entry?.category ?? '');
   const [when, setWhen] = useState(entry?.recorded_at?.slice(0, 10) ?? '');
+  const [always, setAlways] = useState(entry?.always_include ?? false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError(null);
-    const body = { content, category: category.trim() || null, recorded_at: when || null };
+    const body = { content, category: category.trim() || null, recorded_at: when || null, always_include: always };
     try {
       if (entry) await patch(`/api/v1/memory/${entry.id}`, body); else await post('/api/v1/memory', body);
       toast.ok(t('common.saved'));
-      if (!entry) { setContent(''); setCategory(''); setWhen(''); }
+      if (!entry) { setContent(''); setCategory(''); setWhen(''); setAlways(false); }
       onSaved();
     } catch (err) { setError(err); } finally { setBusy(false); }
   };
@@ -73,6 +74,10 @@ function EntryForm({ entry, onSaved }: { entry?: MemoryEntry; onSaved: () => voi
         <label class="field"><span class="field-label">{t('memory.recorded_at')}</span>
           <input type="date" value={when} onInput={(e) => setWhen((e.target as HTMLInputElement).value)} /></label>
       </div>
+      <label class="check">
+        <input type="checkbox" checked={always} onChange={(e) => setAlways((e.target as HTMLInputElement).checked)} data-testid="memory-always" />
+        <span>{t('assistant_memory.always_include')}<span class="muted small">{t('assistant_memory.always_include_help')}</span></span>
+      </label>
       <ErrorNote error={error} />
       <div class="form-actions"><Button type="submit" variant="primary" busy={busy}>{entry ? t('common.save') : t('memory.add_button')}</Button></div>
     </form>
