@@ -152,5 +152,27 @@ t.test('chat controls in the browser', async (t) => {
     t.equal(await page.getByTestId('archived-note').count(), 0);
   });
 
+  await step('admin-models-and-usage', async () => {
+    await page.getByRole('button', { name: 'Log out' }).click();
+    await page.getByLabel('Email').fill(svc.admin.email);
+    await page.getByLabel('Password').fill('correct horse battery');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByRole('navigation').waitFor();
+    await page.goto(`${svc.url}/#/admin/settings`);
+    const form = page.getByTestId('models-settings');
+    await form.getByTestId('models-effective').waitFor();
+    t.match(await form.getByTestId('models-effective').textContent(), /fake-small, fake-large/, 'the models users can choose now');
+    await form.getByTestId('models-allowed').fill('fake-large\nnot-served');
+    await form.getByTestId('models-default').fill('fake-large');
+    await form.getByRole('button', { name: 'Save' }).click();
+    await form.getByTestId('models-effective').filter({ hasText: /: fake-large$/ }).waitFor();
+    t.same((await svc.request('GET', '/api/v1/models', { token })).body, { models: [{ id: 'fake-large' }], default: 'fake-large' }, 'saved: the list and the default users get');
+    await page.goto(`${svc.url}/#/admin/usage`);
+    const models = page.getByTestId('usage-models');
+    await models.waitFor();
+    t.match(await models.textContent(), /fake-large/, 'usage per model');
+    t.match(await models.textContent(), /fake-small/);
+  });
+
   t.same(b.problems, [], 'no console errors');
 });

@@ -87,4 +87,4 @@ export interface MemoryEntry { id: string; content: string; category: string | n
 export interface Doc { id: string; filename: string; media_type: string; size_bytes: number; text_chars: number; created_at: string; excerpt?: string }
 export interface Report { id: string; title: string; locale: string; created_at: string; size_bytes: number }
 export interface Settings { self_registration_enabled: boolean; default_max_chats: number; default_max_ai_messages_per_day: number; default_max_ai_tokens_per_day: number }
-export interface UsageDay { date: string; users: { user_id: string; email: string; messages: number; tokens: number }[] }
+export interface UsageDay { date: string; users: { user_id: string; email: string; messages: number; tokens: number }[]; models?: { model: string; messages: number; tokens: number }[] }

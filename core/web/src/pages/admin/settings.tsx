@@ -1,6 +1,6 @@
-/** Service-wide settings: self-registration and the defaults new users and limits start from. */
+/** Service-wide settings: self-registration, the defaults new users and limits start from, and the models users may pick. */
 import { useEffect, useState } from 'preact/hooks';
-import { get, patch } from '../../lib/api.ts';
+import { get, patch, put } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { t } from '../../lib/i18n.ts';
 import type { Settings } from '../../lib/types.ts';
@@ -44,6 +44,48 @@ export function SettingsPage() {
           <div class="form-actions"><Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button></div>
         </form>
       )}
+      <ModelsCard />
     </Page>
+  );
+}
+
+interface ModelSettings { models_allowed: string[]; default_model: string; endpoint_models: string[] | null; configured_model: string; effective: string[] }
+
+/** Which models users may choose for a chat, and the default (AI_MODEL when left empty). */
+function ModelsCard() {
+  const data = useAsync(() => get<ModelSettings>('/api/v1/admin/models'), []);
+  const [allowed, setAllowed] = useState('');
+  const [def, setDef] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => { if (data.data) { setAllowed(data.data.models_allowed.join('\n')); setDef(data.data.default_model); } }, [data.data]);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    const models_allowed = allowed.split('\n').map((m) => m.trim()).filter(Boolean);
+    try { data.set(await put<ModelSettings>('/api/v1/admin/models', { models_allowed, default_model: def.trim() })); toast.ok(t('common.saved')); } catch (err) { setError(err); } finally { setBusy(false); }
+  };
+  const d = data.data;
+  return (
+    <form class="stack" onSubmit={submit} data-testid="models-settings">
+      <Card title={t('models_admin.title')}>
+        <ErrorNote error={data.error} />
+        {!d ? <Loading /> : (
+          <div class="stack">
+            <label class="field"><span class="field-label">{t('models_admin.allowed')}</span>
+              <textarea rows={4} value={allowed} onInput={(e) => setAllowed((e.target as HTMLTextAreaElement).value)} data-testid="models-allowed" />
+              <small class="hint">{t('models_admin.allowed_help')}</small></label>
+            <label class="field"><span class="field-label">{t('models_admin.default')}</span>
+              <input value={def} maxLength={200} placeholder={d.configured_model} onInput={(e) => setDef((e.target as HTMLInputElement).value)} data-testid="models-default" />
+              <small class="hint">{t('models_admin.default_help', { model: d.configured_model })}</small></label>
+            <p class="hint">{d.endpoint_models?.length ? t('models_admin.endpoint', { models: d.endpoint_models.join(', ') }) : t('models_admin.endpoint_none')}</p>
+            <p class="hint" data-testid="models-effective">{t('models_admin.effective', { models: d.effective.join(', ') })}</p>
+          </div>
+        )}
+      </Card>
+      <ErrorNote error={error} />
+      <div class="form-actions"><Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button></div>
+    </form>
   );
 }

@@ -1,4 +1,4 @@
-/** Per-user AI usage for one day. */
+/** Per-user and per-model AI usage for one day. */
 import { useState } from 'preact/hooks';
 import { get } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
@@ -35,6 +35,18 @@ export function UsagePage() {
           </div>
         </Card>
       )}
+      {data.data?.models?.length ? (
+        <Card title={t('models_admin.usage_title')}>
+          <div class="table-wrap">
+            <table class="table" data-testid="usage-models">
+              <thead><tr><th>{t('models_admin.model')}</th><th class="num">{t('usage.messages')}</th><th class="num">{t('usage.tokens')}</th></tr></thead>
+              <tbody>{data.data.models.map((m) => (
+                <tr key={m.model}><td>{m.model}</td><td class="num">{num(m.messages)}</td><td class="num">{num(m.tokens)}</td></tr>
+              ))}</tbody>
+            </table>
+          </div>
+        </Card>
+      ) : null}
     </Page>
   );
 }
