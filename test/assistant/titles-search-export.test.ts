@@ -29,6 +29,8 @@ t.test('a chat created without a title gets one generated after the first exchan
   const q = (await svc.request('GET', '/api/v1/chats/quota', { token: u.token })).body;
   t.equal(q.tokens_used, 48 + 35, 'the title call\'s tokens count');
   t.equal(q.messages_used, 1, 'the title call is not a message');
+  const usage = (await svc.request('GET', '/api/v1/admin/usage', { token: svc.admin.token })).body;
+  t.match(usage.models, [{ model: 'gpt-4o-mini', messages: 1, tokens: 83 }], 'the per-model usage counts the title tokens, not a message');
 
   // One title per chat: the next exchange makes no title call.
   await send(svc, u.token, chat, 'Thanks');

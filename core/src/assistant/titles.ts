@@ -65,6 +65,11 @@ export async function generateTitle(opts: {
       { role: 'user', content: `${opts.question.slice(0, EXCERPT)}\n\n---\n\n${opts.answer.slice(0, EXCERPT)}` },
     ], { maxTokens: TITLE_TOKENS, signal: AbortSignal.timeout(20_000), model: opts.modelName });
     await quotas.addTokens(user.id, opts.day, tokens);
+    // The per-model usage gets the tokens too (its row exists: the reply was just counted there), not a message.
+    if (opts.modelName) {
+      await core.db.run('UPDATE ai_usage_models SET tokens = tokens + ?, updated_at = ? WHERE user_id = ? AND day = ? AND model = ?',
+        [Math.round(tokens), core.clock.now().toISOString(), user.id, opts.day, opts.modelName]);
+    }
     const title = cleanTitle(text);
     if (!title) return undefined;
     const changed = await core.db.run('UPDATE chats SET title = ?, title_auto = ? WHERE id = ? AND title_auto = ?', [title, false, chat.id, true]);
