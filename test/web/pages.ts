@@ -166,10 +166,12 @@ export function localeChecker(lang: Lang, data: string[], codes: string[]): (tex
   const known = new Set([...data.map(strip), ...codes]);
   // URLs, addresses, paths, lower-case identifiers with separators (kind.id, snake_case), tokens with digits.
   const CODE = /^(?:https?:\/\/\S+|[\w.+-]+@[\w.-]+|\/\S*|[a-z0-9-]+(?:[._:/-][a-z0-9-]+)+|[a-z]*\d[\w]*|[a-z0-9-]*_[a-z0-9_-]*|#[\w-]+)$/u;
+  // IANA time zone ids, as pickers list them ("America/Argentina/Buenos Aires").
+  const TIME_ZONE = /^(?:Africa|America|Antarctica|Arctic|Asia|Atlantic|Australia|Europe|Indian|Pacific|Etc)\/[\w +/-]+$|^UTC$/;
   return (raw: string) => {
     const s = strip(raw);
     if (!/\p{L}/u.test(s)) return true;
-    if (exact.has(s) || known.has(s) || CODE.test(s) || shapes.has(shape(s))) return true;
+    if (exact.has(s) || known.has(s) || CODE.test(s) || TIME_ZONE.test(s) || shapes.has(shape(s))) return true;
     if (mine.some((d) => s.includes(d))) return true;
     return combined.test(s);
   };

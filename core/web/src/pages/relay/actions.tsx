@@ -13,6 +13,7 @@ import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { browserZone, TimeZoneSelect } from '../../ui/timezone.tsx';
 import { errorText, problemVars, toast } from '../../ui/toast.tsx';
+import { shownName } from '../../ui/names.ts';
 
 type Kind = 'digest' | 'message';
 interface Action {
@@ -232,7 +233,7 @@ function ActionForm({ action, trackers, targets, onClose, onSaved }: FormProps) 
         {kind === 'digest' ? (
           <Field label={t('actions.tracker')} hints={[!trackers.length && { text: t('actions.no_trackers'), danger: true }]}>
             <select required value={trackerId} onChange={(e) => setTrackerId((e.target as HTMLSelectElement).value)} data-testid="action-tracker">
-              {trackers.map((tr) => <option key={tr.id} value={tr.id}>{tr.name}</option>)}
+              {trackers.map((tr) => <option key={tr.id} value={tr.id}>{shownName(tr.name)}</option>)}
             </select>
           </Field>
         ) : (

@@ -7,6 +7,7 @@ import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, LOCALES, locale, t, type Locale } from '../../lib/i18n.ts';
 import { navigate, useLocation } from '../../lib/router.ts';
 import { Card, ErrorNote, Loading, Note, Page } from '../../ui/basics.tsx';
+import { languageName } from '../../ui/names.ts';
 
 interface Text { title: string; body: string }
 interface TemplateEntry {
@@ -71,7 +72,7 @@ export function TemplatesPage() {
               </select></label>
             <label class="field"><span class="field-label">{t('ops.template_language')}</span>
               <select value={lang} data-testid="template-lang" onChange={(e) => go(kind, type, (e.target as HTMLSelectElement).value as Locale)}>
-                {LOCALES.map((l) => <option key={l} value={l}>{t(`languages.${l}`)}</option>)}
+                {LOCALES.map((l) => <option key={l} value={l}>{languageName(l)}</option>)}
               </select></label>
           </div>
           {entry && of && (
