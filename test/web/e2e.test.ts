@@ -321,6 +321,8 @@ t.test('the web client end to end', async (t) => {
     t.match(await staged.textContent(), /providers/, 'the staged restore shows what it would change');
     b.allow(/status of 409.*\/api\/backup\/apply-restart$/);
     await page.getByRole('button', { name: 'Apply and restart' }).click();
+    // The page asks first; confirming sends the request.
+    await page.getByRole('dialog', { name: 'Restart and restore?' }).getByRole('button', { name: 'Restart and restore' }).click();
     await page.getByRole('alert').filter({ hasText: /supervisor/ }).waitFor();
     t.pass('apply-restart passed the same-origin check and said why it cannot restart here');
     await page.getByRole('button', { name: 'Cancel restore' }).click();
