@@ -82,6 +82,7 @@ t.test('memory, tool lines, generated titles, search and export in the browser',
     await focused.waitFor();
     t.equal(await focused.getAttribute('data-testid'), 'msg-user');
     t.match(await focused.textContent(), 'What am I allergic to?', 'the message is highlighted');
+    await b.shot('assistant-memory-search');
   });
 
   await step('export', async () => {
