@@ -192,6 +192,8 @@ t.test('relay operations', async (t) => {
     const thing = list.body.templates.find((x: any) => x.provider_kind === 'example' && x.event_type === 'thing_happened');
     t.match(thing, { provider_name: 'Example (third party)', severity: 'info', locales: {
       en: { default: { title: 'Thing: {{name}}' }, fallback: false, override: null }, ru: { default: { title: 'Событие: {{name}}' }, fallback: false } } });
+    t.match(thing.last_event_at, /^\d{4}-\d\d-\d\dT/, 'when the last event of the type occurred');
+    t.equal(list.body.templates.find((x: any) => x.event_type === 'stale_thing').last_event_at, null, 'none yet: the client asks for no preview');
     const en = await s.request('GET', '/api/templates/thing_happened/preview?locale=en', { token });
     t.equal(en.status, 200, en.text);
     t.match(en.body, { event_type: 'thing_happened', locale: 'en', event_id: /./, title: 'Thing: window', own_template: false, provider_name: 'Quiet' });

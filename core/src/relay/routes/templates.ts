@@ -75,7 +75,7 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
   app.get('/api/templates', {
     schema: {
       tags: ['relay'], summary: 'Every event type of the enabled provider kinds with its default template per locale',
-      description: 'Per provider kind and event type: the default template (the plugin\'s, or the operator\'s file under `locales/<lang>/templates/`) in English and Russian (`fallback` when the locale has none and English is used), and the caller\'s own template for that type and locale, if saved. Names and descriptions are in the caller\'s language (`?locale=`).',
+      description: 'Per provider kind and event type: the default template (the plugin\'s, or the operator\'s file under `locales/<lang>/templates/`) in English and Russian (`fallback` when the locale has none and English is used), and the caller\'s own template for that type and locale, if saved. Names and descriptions are in the caller\'s language (`?locale=`). `last_event_at`: when the caller\'s newest event of that type occurred (null: none yet, so no preview).',
       querystring: Type.Object({ locale: Type.Optional(Locale) }),
     },
     preHandler: auth,
@@ -86,10 +86,13 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
     const kinds = [...core.plugins.plugins.values()].filter((p) => p.kind === 'provider' && Object.keys(p.def.manifest.events ?? {}).length);
     const types = kinds.flatMap((p) => Object.keys(p.def.manifest.events ?? {}));
     const mine = { en: await overridesFor(core.db, user.id, types, 'en'), ru: await overridesFor(core.db, user.id, types, 'ru') };
+    // When the caller last had each type: the client asks for a preview only where there is an event to render.
+    const last = new Map((await core.db.all<{ event_type: string; last: string }>('SELECT event_type, MAX(occurred_at) AS last FROM event_log WHERE user_id = ? GROUP BY event_type', [user.id])).map((r) => [r.event_type, String(r.last)]));
     const templates = kinds.flatMap((p) => {
       const words = localizeManifest(p.def.manifest, locale);
       return Object.entries(p.def.manifest.events ?? {}).map(([type, spec]) => ({
         provider_kind: p.id, provider_name: words.display_name, event_type: type, description: words.events[type] ?? null, severity: spec.severity,
+        last_event_at: last.get(type) ?? null,
         locales: Object.fromEntries((['en', 'ru'] as const).map((l) => [l, {
           default: catalog.get(type, l), fallback: !catalog.has(type, l), override: mine[l].get(type) ?? null,
         }])) as Record<'en' | 'ru', { default: { title: string; body: string }; fallback: boolean; override: Override | null }>,

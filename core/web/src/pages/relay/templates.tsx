@@ -12,6 +12,7 @@ import { languageName } from '../../ui/names.ts';
 interface Text { title: string; body: string }
 interface TemplateEntry {
   provider_kind: string; provider_name: string; event_type: string; description: string | null; severity: string;
+  last_event_at: string | null;
   locales: Record<Locale, { default: Text; fallback: boolean; override: Text | null }>;
 }
 interface Preview { event_id: string; occurred_at: string; provider_name: string | null; own_template: boolean; title: string; body: string }
@@ -25,11 +26,11 @@ function TemplateText({ text, testid }: { text: Text; testid: string }) {
   );
 }
 
-function PreviewCard({ type, lang }: { type: string; lang: Locale }) {
-  const p = useAsync(() => get<Preview>(`/api/templates/${encodeURIComponent(type)}/preview`, { locale: lang }).catch((err) => {
+function PreviewCard({ type, lang, hasEvent }: { type: string; lang: Locale; hasEvent: boolean }) {
+  const p = useAsync(async () => !hasEvent ? null : get<Preview>(`/api/templates/${encodeURIComponent(type)}/preview`, { locale: lang }).catch((err) => {
     if (err instanceof ApiError && err.code === 'no_event_for_preview') return null;
     throw err;
-  }), [type, lang]);
+  }), [type, lang, hasEvent]);
   return (
     <Card title={t('ops.preview')}>
       {p.error ? <ErrorNote error={p.error} /> : p.data === undefined ? <Loading /> : p.data === null ? <Note>{t('ops.no_preview', { event_type: type })}</Note> : (
@@ -83,7 +84,7 @@ export function TemplatesPage() {
                 <TemplateText text={of.default} testid="default-template" />
                 {of.override && (<><h3>{t('ops.own_template')}</h3><TemplateText text={of.override} testid="own-template" /></>)}
               </Card>
-              <PreviewCard type={entry.event_type} lang={lang} />
+              <PreviewCard type={entry.event_type} lang={lang} hasEvent={entry.last_event_at !== null} />
             </div>
           )}
         </>
