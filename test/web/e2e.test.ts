@@ -279,7 +279,7 @@ t.test('the web client end to end', async (t) => {
     await until(async () => (await svc.request('GET', '/api/self-monitoring', { token: await adminToken() })).body.poll_failure_threshold === 7, 'the threshold saved');
     await nav('Settings');
     await page.getByLabel('AI messages per day').fill('50');
-    await page.getByRole('button', { name: 'Save' }).click();
+    await page.locator('form', { has: page.getByLabel('AI messages per day') }).getByRole('button', { name: 'Save' }).click();
     await until(async () => (await svc.request('GET', '/api/v1/admin/settings', { token: await adminToken() })).body.default_max_ai_messages_per_day === 50, 'the setting saved');
   });
 

@@ -20,7 +20,11 @@ export function App() {
   useEffect(() => {
     // Logged out anywhere but the login form: go there, remembering the page to come back to.
     if (session.state === 'anonymous' && loc.path !== '/login') navigate(loginTarget(), true);
-    if (session.state === 'user' && loc.path === '/login') navigate('/', true);
+    // Logged in on the login form (a login just made, or an old tab): on to the page it was opened for.
+    if (session.state === 'user' && loc.path === '/login') {
+      const next = loc.query.get('next');
+      navigate(next && next.startsWith('/') && !next.startsWith('//') && !next.startsWith('/login') ? next : '/', true);
+    }
   }, [session.state, loc.path]);
 
   let body;
