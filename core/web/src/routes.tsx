@@ -10,7 +10,6 @@ import { DeferredPage } from './pages/relay/deferred.tsx';
 import { TemplatesPage } from './pages/relay/templates.tsx';
 import { MonitoringPage } from './pages/relay/monitoring.tsx';
 import { BackupsPage } from './pages/relay/backups.tsx';
-import { ActionsPage } from './pages/relay/actions.tsx';
 import { lazyPage } from './ui/lazy.tsx';
 import { SkillsPage } from './pages/assistant/skills.tsx';
 import { ContextPage } from './pages/assistant/context.tsx';
@@ -28,6 +27,8 @@ export interface Route { path: string; label: string; group: 'main' | 'relay' | 
 
 /** The chat pages carry the markdown renderer and sanitizer, the heaviest code: loaded on first visit. */
 const ChatsPage = lazyPage(() => import('./pages/assistant/chats.tsx').then((m) => m.ChatsPage));
+/** Scheduled actions: a page few visits need, loaded on first visit. */
+const ActionsPage = lazyPage(() => import('./pages/relay/actions.tsx').then((m) => m.ActionsPage));
 
 /** `label` is a locale key. Order is the nav order. */
 export const ROUTES: Route[] = [
