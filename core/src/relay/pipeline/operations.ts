@@ -3,7 +3,8 @@
  * send): a resend puts a delivery back in the queue under a new id, "send now" releases a
  * deferred one, "drop" gives one up. Each runs in one transaction that changes the delivery rows,
  * records what was done in `delivery_history` and recomputes the event's status, so any replica's
- * dispatcher picks the rows up; the caller may nudge its local dispatcher.
+ * dispatcher picks the rows up; the caller may nudge its local dispatcher. A replay sends events
+ * again to chosen targets (new delivery rows where the event had none), recorded the same way.
  */
 import type { Core } from '../../core.ts';
 import type { Queryable } from '../../db/database.ts';
@@ -14,7 +15,7 @@ import { recomputeEvent } from './dispatcher.ts';
 /** Statuses a delivery may be resent from: it is settled (nothing of it is queued, sending or deferred). */
 export const RESENDABLE = ['failed', 'dropped', 'sent'] as const;
 
-export type HistoryAction = 'resend' | 'send_now' | 'drop';
+export type HistoryAction = 'resend' | 'send_now' | 'drop' | 'replay';
 
 interface DeliveryRow {
   id: string; event_id: string; user_id: string; target_id: string; status: string; attempts: number;
@@ -109,4 +110,59 @@ export async function settleDeferred(core: Core, userId: string, deliveryId: str
     await recomputeEvent(q, row.event_id);
     return { delivery_id: deliveryId, event_id: row.event_id, status };
   });
+}
+
+export interface ReplayOutcome {
+  /** Deliveries put in the queue: `added` to targets the event never had, `replaced` ones it had (a new attempt, like a resend). */
+  queued: number; added: number; replaced: number;
+  /** Pairs left alone because their delivery is still queued, sending or deferred. */
+  skipped: { event_id: string; target_id: string; status: string }[];
+}
+
+/**
+ * Replays events to targets through the durable queue; they are rendered when sent, so with the
+ * templates and the target's locale of that moment. Per event, in one transaction: a target the
+ * event had a settled delivery for (failed, dropped or sent) gets it back as a new attempt under a
+ * new id (the old attempt's record kept, as a resend); a target it never had gets a new delivery
+ * row; one whose delivery is still queued, sending or deferred is skipped. Each is recorded in
+ * `delivery_history` as `replay` with who did it. Events and targets must be the caller's (checked
+ * by the route); events are taken in the order given.
+ */
+export async function replayDeliveries(core: Core, eventIds: string[], targetIds: string[], actorId: string): Promise<ReplayOutcome> {
+  const out: ReplayOutcome = { queued: 0, added: 0, replaced: 0, skipped: [] };
+  for (const eventId of eventIds) {
+    await core.db.tx(async (q) => {
+      const now = core.clock.now().toISOString();
+      const event = await q.get<{ id: string; user_id: string }>('SELECT id, user_id FROM event_log WHERE id = ?', [eventId]);
+      if (!event) return;
+      const marks = targetIds.map(() => '?').join(',');
+      const rows = await q.all<DeliveryRow>(`SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code, d.sent_at,
+          NULL AS target_enabled, NULL AS target_name FROM deliveries d WHERE d.event_id = ? AND d.target_id IN (${marks}) ORDER BY d.id${lock(q)}`, [eventId, ...targetIds]);
+      for (const targetId of targetIds) {
+        const r = rows.find((x) => x.target_id === targetId);
+        const id = newId();
+        if (r) {
+          if (!(RESENDABLE as readonly string[]).includes(r.status)) { out.skipped.push({ event_id: eventId, target_id: targetId, status: r.status }); continue; }
+          const n = await q.run(`UPDATE deliveries SET id = ?, status = 'queued', reason = NULL, attempts = 0, next_attempt_at = ?, lease_until = NULL,
+              last_error = NULL, last_status_code = NULL, sent_at = NULL, parts_sent = 0, created_at = ?, updated_at = ? WHERE id = ? AND status = ?`,
+          [id, now, now, now, r.id, r.status]);
+          if (n !== 1) { out.skipped.push({ event_id: eventId, target_id: targetId, status: 'changed' }); continue; }
+          await record(q, now, actorId, 'replay', r, id, r.id);
+          out.replaced++;
+        } else {
+          await q.run(`INSERT INTO deliveries (id, event_id, user_id, tracker_id, target_id, status, attempts, next_attempt_at, created_at, updated_at)
+            VALUES (?, ?, ?, NULL, ?, 'queued', 0, ?, ?, ?)`, [id, eventId, event.user_id, targetId, now, now, now]);
+          // Nothing was there before: the history row says so (`none`, no previous delivery).
+          await record(q, now, actorId, 'replay', {
+            id, event_id: eventId, user_id: event.user_id, target_id: targetId, status: 'none', attempts: 0,
+            last_error: null, last_status_code: null, sent_at: null, target_enabled: null, target_name: null,
+          }, id, null);
+          out.added++;
+        }
+        out.queued++;
+      }
+      await recomputeEvent(q, eventId);
+    });
+  }
+  return out;
 }

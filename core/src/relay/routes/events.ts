@@ -16,6 +16,7 @@ import { pickLocale } from '../../plugins/locales.ts';
 import { resendDeliveries, settleDeferred } from '../pipeline/operations.ts';
 import { owned, pageSql, relayIfRunning, type Page } from './common.ts';
 import { catalogOf, oneLine, overridesFor, renderEvent } from './templates.ts';
+import { replayRoutes } from './replay.ts';
 
 const EventQuery = Type.Object({
   ...ListQuery.properties,
@@ -34,7 +35,7 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
   const ids = rows.map((r) => r.id as string);
   const marks = ids.map(() => '?').join(', ');
   const deliveries = ids.length
-    ? await core.db.all(`SELECT d.id, d.event_id, d.target_id, d.status, d.reason, d.attempts, d.last_error, d.last_status_code, d.sent_at, d.updated_at,
+    ? await core.db.all(`SELECT d.id, d.event_id, d.target_id, d.status, d.reason, d.attempts, d.last_error, d.last_status_code, d.sent_at, d.updated_at, d.send_mode,
         t.name AS target_name, t.kind AS target_kind
       FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id WHERE d.event_id IN (${marks}) ORDER BY d.created_at, d.id`, ids)
     : [];
@@ -61,6 +62,8 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
       status: d.status as string, reason: (d.reason ?? null) as string | null, attempts: Number(d.attempts ?? 0),
       last_error: (d.last_error ?? null) as string | null, last_status_code: d.last_status_code == null ? null : Number(d.last_status_code),
       sent_at: (d.sent_at ?? null) as string | null, updated_at: d.updated_at as string,
+      // How a sent delivery went out: `send` (a new message), `edit` (it updated the earlier message of the same thing) or `reply`.
+      send_mode: (d.send_mode ?? null) as string | null,
     })),
     history: history.filter((h) => h.event_id === r.id).map((h) => ({
       id: h.id as string, action: h.action as string, at: h.created_at as string,
@@ -89,6 +92,8 @@ const EVENT_DESCRIPTION = 'Every event a provider emitted, as validated against 
 
 export async function eventRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
+  // Registered first: its static path takes precedence over /api/events/:id anyway.
+  await replayRoutes(app, core);
 
   app.get('/api/events', { schema: { tags: ['relay'], summary: 'List your recorded events, newest first, with their deliveries and a readable message', description: EVENT_DESCRIPTION, querystring: EventQuery }, preHandler: auth }, async (req) => {
     const q = req.query as Page & { provider_id?: string; event_type?: string; dispatch_status?: string; since?: string; until?: string };
@@ -106,7 +111,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
     return { events: await withDeliveries(core, rows, user.id, localeOf(req, user)) };
   });
 
-  app.get('/api/events/:id', { schema: { tags: ['relay'], summary: 'Read one event with its deliveries and their history', description: 'Each delivery shows its status (`queued`, `sending`, `deferred`, `sent`, `failed`, `dropped`), attempts, and the last error and HTTP status code the target plugin reported; `history` lists the hand operations (resend, send now, drop) with who did them, when, and the record of the attempt they replaced. `message` as in the list (`?locale=`).', params: IdParams, querystring: Type.Object({ locale: Type.Optional(Locale) }) }, preHandler: auth }, async (req) => {
+  app.get('/api/events/:id', { schema: { tags: ['relay'], summary: 'Read one event with its deliveries and their history', description: 'Each delivery shows its status (`queued`, `sending`, `deferred`, `sent`, `failed`, `dropped`), attempts, and the last error and HTTP status code the target plugin reported; `history` lists the hand operations (resend, send now, drop, replay) with who did them, when, and the record of the attempt they replaced. `message` as in the list (`?locale=`).', params: IdParams, querystring: Type.Object({ locale: Type.Optional(Locale) }) }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const id = (req.params as { id: string }).id;
     await owned(core, 'event_log', id, user.id, 'Event');
