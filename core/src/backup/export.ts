@@ -14,6 +14,7 @@ import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import { SETTING_DEFAULTS } from '../settings/settings.ts';
+import { outboundAllowOf } from '../plugins/host.ts';
 import { deleteAt, setSecretPointers } from './secret-paths.ts';
 import { configSecrets, sealForBackup } from './sealed.ts';
 import type { ConfigurationT, SecretsModeT, UserRec, ProviderRec, TrackerRec, TargetRec, BotRec } from './schema.ts';
@@ -78,6 +79,8 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
       track_deferred_backlog: b(r.track_deferred_backlog), track_target_failures: b(r.track_target_failures),
       created_at: r.created_at, updated_at: r.updated_at,
     };
+    const allow = outboundAllowOf(r.outbound_allow);
+    if (allow.length) p.outbound_allow = allow;
     const plugin = core.plugins.provider(r.kind);
     if (!exclude) p.webhook_token = r.webhook_token;
     // The token is a bearer secret in the webhook URL; it matters (and is listed) only for webhook kinds.
@@ -90,7 +93,8 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
     const t: TrackerRec = {
       id: r.id, user_id: r.user_id, provider_id: r.provider_id, name: r.name, enabled: b(r.enabled),
       event_types: json(r.event_types) as Record<string, boolean>, quiet_hours: Db.json(r.quiet_hours, null),
-      quiet_policies: json(r.quiet_policies) as TrackerRec['quiet_policies'], config: json(r.config), created_at: r.created_at, updated_at: r.updated_at,
+      quiet_policies: json(r.quiet_policies) as TrackerRec['quiet_policies'], quiet_release: r.quiet_release === 'digest' ? 'digest' : 'each',
+      config: json(r.config), created_at: r.created_at, updated_at: r.updated_at,
     };
     secrets(t, core.plugins.provider(kindOfProvider.get(r.provider_id) ?? '')?.trackerSecretPaths);
     return t;
@@ -98,6 +102,8 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
 
   const targets: TargetRec[] = (await all('SELECT * FROM targets ORDER BY id')).map((r) => {
     const t: TargetRec = { id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: json(r.config), locale: r.locale, enabled: b(r.enabled), created_at: r.created_at, updated_at: r.updated_at };
+    const allow = outboundAllowOf(r.outbound_allow);
+    if (allow.length) t.outbound_allow = allow;
     secrets(t, core.plugins.target(r.kind)?.secretPaths);
     return t;
   });

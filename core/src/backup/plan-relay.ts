@@ -13,6 +13,7 @@ import { checkSchedule } from '../relay/routes/schedule.ts';
 import { insertRow, updateRow, SECRET_MISSING, type Planner, type Row } from './planner.ts';
 import type { ConfigurationT } from './schema.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
+import { checkOutboundAllow } from '../net/instance-allow.ts';
 
 /** A stored row with the secrets of its config opened (one no key opens counts as missing). */
 const openConfig = (p: Planner, r: Row | undefined, paths: string[]): Row | undefined =>
@@ -27,6 +28,12 @@ const stored = (r: Row | undefined, fields: string[]): Record<string, unknown> |
   const out: Record<string, unknown> = {};
   for (const f of fields) out[f] = f === 'config' ? Db.json(r.config, {}) : r[f];
   return out;
+};
+
+/** A record's outbound allow list as stored: its valid entries, normalised, or null for none. */
+const allowOf = (list: string[] | undefined): string[] | null => {
+  const { value } = checkOutboundAllow(list ?? []);
+  return value.length ? value : null;
 };
 
 export async function planProviders(p: Planner, c: ConfigurationT): Promise<void> {
@@ -51,6 +58,7 @@ export async function planProviders(p: Planner, c: ConfigurationT): Promise<void
       user_id: userId, kind: x.kind, name: x.name, config: rec.config, enabled,
       poll_failure_threshold: x.poll_failure_threshold, deferred_backlog_threshold: x.deferred_backlog_threshold, target_failure_threshold: x.target_failure_threshold,
       track_poll_failures: x.track_poll_failures, track_deferred_backlog: x.track_deferred_backlog, track_target_failures: x.track_target_failures,
+      outbound_allow: allowOf(x.outbound_allow),
     };
     if (typeof rec.webhook_token === 'string') desired.webhook_token = rec.webhook_token;
     const d = p.decide('providers', x.id, match, desired, ambiguous);
@@ -81,7 +89,7 @@ export async function planTrackers(p: Planner, c: ConfigurationT): Promise<void>
     const missing = p.fillSecrets(rec, x.secrets_omitted, stored(match, ['config']));
     const desired = {
       user_id: userId, provider_id: providerId, name: x.name, enabled: missing.length ? false : x.enabled, event_types: x.event_types,
-      quiet_hours: x.quiet_hours, quiet_policies: x.quiet_policies, config: rec.config,
+      quiet_hours: x.quiet_hours, quiet_policies: x.quiet_policies, quiet_release: x.quiet_release ?? 'each', config: rec.config,
     };
     const d = p.decide('trackers', x.id, match, desired, ambiguous);
     p.keptOut(d, match, id);
@@ -153,7 +161,7 @@ export async function planTargets(p: Planner, c: ConfigurationT): Promise<void> 
     const config = rec.config as Record<string, unknown>;
     if (typeof config.bot_id === 'string') config.bot_id = p.map('bots', config.bot_id);
     if (typeof config.bot_id === 'string' && p.absent.has(config.bot_id)) { p.skip('targets', x.id, 'its bot was not restored'); p.absent.add(x.id); continue; }
-    const desired = { user_id: userId, kind: x.kind, name: x.name, config, locale: x.locale, enabled: missing.length ? false : x.enabled };
+    const desired = { user_id: userId, kind: x.kind, name: x.name, config, locale: x.locale, enabled: missing.length ? false : x.enabled, outbound_allow: allowOf(x.outbound_allow) };
     const d = p.decide('targets', x.id, match, desired);
     p.owners.targets.set(x.id, (d === 'keep' || d === 'same' ? match?.user_id : undefined) ?? userId);
     const runtime = { consecutive_failures: 0, last_error: missing.length ? SECRET_MISSING : null };

@@ -41,11 +41,15 @@ export const UserRecord = Type.Object({
  */
 export const LegacyTopLevel = Type.Union([Type.String({ maxLength: 200 }), Type.Boolean(), Type.Null()]);
 
+/** A provider's or target's own outbound allow list (CIDRs or host names); absent when it has none. Not a secret. */
+const OutboundAllow = Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 32 }));
+
 export const ProviderRecord = Type.Object({
   id: Id, user_id: Id, kind: Kind, name: Name, config: Json, enabled: Bool,
   webhook_token: Type.Optional(UrlToken),
   poll_failure_threshold: Threshold, deferred_backlog_threshold: Threshold, target_failure_threshold: Threshold,
   track_poll_failures: Bool, track_deferred_backlog: Bool, track_target_failures: Bool,
+  outbound_allow: OutboundAllow,
   secrets_omitted: Omitted, created_at: Time, updated_at: Time,
 }, { additionalProperties: LegacyTopLevel });
 
@@ -59,11 +63,14 @@ export const TrackerRecord = Type.Object({
   event_types: Type.Record(Type.String({ maxLength: 100 }), Bool),
   quiet_hours: QuietHours,
   quiet_policies: Type.Record(Type.String({ maxLength: 100 }), Type.Union([Type.Literal('defer'), Type.Literal('send'), Type.Literal('drop')])),
+  // Absent in backups from before the quiet-hours digest: `each`.
+  quiet_release: Type.Optional(Type.Union([Type.Literal('each'), Type.Literal('digest')])),
   config: Json, secrets_omitted: Omitted, created_at: Time, updated_at: Time,
 }, { additionalProperties: false });
 
 export const TargetRecord = Type.Object({
   id: Id, user_id: Id, kind: Kind, name: Name, config: Json, locale: Locale, enabled: Bool,
+  outbound_allow: OutboundAllow,
   secrets_omitted: Omitted, created_at: Time, updated_at: Time,
 }, { additionalProperties: false });
 

@@ -22,7 +22,8 @@ import {
   Credentials, OutboundError, OUTBOUND_DNS, OUTBOUND_NETWORK, OUTBOUND_REDIRECTS, OUTBOUND_REFUSED, OUTBOUND_TIMEOUT, OUTBOUND_TOO_LARGE, UNBOUND,
   type CredentialBinding,
 } from '@herald/plugin-api';
-import { createAddressPolicy } from './address-policy.ts';
+import { createAddressPolicy, type AddressPolicy } from './address-policy.ts';
+import { hostKey, splitOutboundAllow } from './instance-allow.ts';
 
 export type Resolver = (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;
 
@@ -46,16 +47,18 @@ export interface OutboundClient extends OutboundHttp {
    * A view of this client for one plugin instance: the same connection pool, policy and limits,
    * with the instance's credential headers and secret values kept on their origin across
    * redirects. Build one per instance (it compiles the binding once), not per request.
+   * `allow`: the instance's own outbound allow list (CIDRs, addresses or host names, checked
+   * beforehand), reachable by this view only, on top of the service-wide allowance.
    */
-  bind(binding: CredentialBinding): OutboundHttp;
+  bind(binding: CredentialBinding, allow?: readonly string[] | null): OutboundHttp;
 }
 
 export type { CredentialBinding };
 
 /** `http` bound to `binding` when it can be (the service's client); any other OutboundHttp (a test double) as it is. */
-export function bindCredentials(http: OutboundHttp, binding: CredentialBinding): OutboundHttp {
+export function bindCredentials(http: OutboundHttp, binding: CredentialBinding, allow?: readonly string[] | null): OutboundHttp {
   const bind = (http as Partial<OutboundClient>).bind;
-  return typeof bind === 'function' ? bind.call(http, binding) : http;
+  return typeof bind === 'function' ? bind.call(http, binding, allow) : http;
 }
 
 /**
@@ -84,11 +87,38 @@ interface Hop {
   method: string; headers: Record<string, string>; body?: string | Uint8Array;
   /** What counts as a credential of this request: the instance's binding and the request's own names. */
   creds: Credentials; extra?: readonly string[];
+  /** Which internal addresses this request may reach: the service's allowance, plus an instance's own. */
+  allow: Allowance;
+}
+
+/** The address policy a view checks with: the service-wide one, or it merged with an instance's allow list. */
+interface Allowance {
+  /** Identifies the list (connection pools are kept apart per list): '' for the service-wide one. */
+  key: string;
+  policy: AddressPolicy;
+  /** Host names whose addresses are reachable whatever they are. */
+  hosts: ReadonlySet<string>;
 }
 
 /** Creates the outbound client. `allowCidrs` entries are validated here (a bad entry throws). */
 export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
   const policy = createAddressPolicy(opts.allowCidrs);
+  const serviceWide: Allowance = { key: '', policy, hosts: new Set() };
+  const allowances = new Map<string, Allowance>();
+  /** The allowance of an instance's list (built once per distinct list); entries that do not parse are ignored. */
+  function allowanceFor(entries: readonly string[] | null | undefined): Allowance {
+    const { cidrs, hosts } = splitOutboundAllow(entries);
+    if (!cidrs.length && !hosts.length) return serviceWide;
+    const key = JSON.stringify([[...cidrs].sort(), [...hosts].sort()]);
+    let a = allowances.get(key);
+    if (!a) {
+      let merged: AddressPolicy;
+      try { merged = createAddressPolicy([...opts.allowCidrs, ...cidrs]); } catch { merged = policy; }
+      a = { key, policy: merged, hosts: new Set(hosts) };
+      allowances.set(key, a);
+    }
+    return a;
+  }
   const resolver = opts.resolver ?? systemResolver;
   const userAgent = opts.userAgent ?? 'Herald/0.1';
   const base: Limits = {
@@ -105,7 +135,7 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
   });
 
   /** Resolves once and checks every answer; the first answer is the one connected to. */
-  async function resolveAllowed(host: string, timeoutMs = base.connectTimeoutMs): Promise<{ address: string; family: 4 | 6 }> {
+  async function resolveAllowed(host: string, timeoutMs = base.connectTimeoutMs, allow: Allowance = serviceWide): Promise<{ address: string; family: 4 | 6 }> {
     const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
     let answers: { address: string; family: 4 | 6 }[];
     if (net.isIP(bare)) answers = [{ address: bare, family: net.isIP(bare) === 6 ? 6 : 4 }];
@@ -122,31 +152,35 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
       } finally { clearTimeout(timer); }
     }
     if (!answers.length) throw new OutboundError(OUTBOUND_DNS, `${bare} has no address`);
+    // A host name on the instance's own list may resolve to anything (a NAS's name on the LAN).
+    const named = !net.isIP(bare) && allow.hosts.has(hostKey(bare));
     for (const a of answers) {
-      const reason = policy.refusal(a.address);
-      if (reason) throw new OutboundError(OUTBOUND_REFUSED, `refused to connect to ${bare}: ${a.address} is ${reason} (allow it with an outbound CIDR allow-list entry)`);
+      const reason = named ? (net.isIP(a.address) ? null : 'not an IP address') : allow.policy.refusal(a.address);
+      if (reason) throw new OutboundError(OUTBOUND_REFUSED, `refused to connect to ${bare}: ${a.address} is ${reason} (allow it with an outbound CIDR allow-list entry, or an administrator's outbound allow list on this provider or target)`);
     }
-    return policy.normalize(answers[0]!.address);
+    return allow.policy.normalize(answers[0]!.address);
   }
 
-  // One pooled agent per connect timeout (almost always just the default one).
-  const agents = new Map<number, Agent>();
-  function dispatcherFor(u: Undici, connectTimeoutMs: number): Dispatcher {
-    let agent = agents.get(connectTimeoutMs);
+  // One pooled agent per connect timeout and allow list (almost always just the default one): a
+  // connection an instance's own list let through is never reused by another instance.
+  const agents = new Map<string, Agent>();
+  function dispatcherFor(u: Undici, connectTimeoutMs: number, allow: Allowance): Dispatcher {
+    const agentKey = `${connectTimeoutMs}|${allow.key}`;
+    let agent = agents.get(agentKey);
     if (!agent) {
       const connector = u.buildConnector({ timeout: connectTimeoutMs, allowH2: false });
       agent = new u.Agent({
         allowH2: false,
         connect(options, callback) {
           const name = options.hostname.replace(/^\[(.*)\]$/, '$1');
-          resolveAllowed(name, connectTimeoutMs).then(({ address }) => {
+          resolveAllowed(name, connectTimeoutMs, allow).then(({ address }) => {
             // Connect to the checked address; TLS still verifies the certificate against the name.
             const servername = options.protocol === 'https:' && !net.isIP(name) ? (options.servername || name) : undefined;
             connector({ ...options, hostname: address, servername }, callback);
           }, (err: Error) => callback(err, null));
         },
       });
-      agents.set(connectTimeoutMs, agent);
+      agents.set(agentKey, agent);
     }
     return agent;
   }
@@ -163,7 +197,7 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
     const u = await loadUndici();
     for (let n = 0; ; n++) {
       checkScheme(url);
-      const res = await u.request(url, { method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher: dispatcherFor(u, limits.connectTimeoutMs) });
+      const res = await u.request(url, { method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher: dispatcherFor(u, limits.connectTimeoutMs, hop.allow) });
       const location = res.headers.location;
       if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string' || redirect === 'manual') return { res, url, redirected: n > 0 };
       await res.body.dump();
@@ -199,7 +233,7 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
     }
   }
 
-  async function request(input: string | URL, init: OutboundRequestInit = {}, creds: Credentials = UNBOUND): Promise<OutboundResponse> {
+  async function request(input: string | URL, init: OutboundRequestInit = {}, creds: Credentials = UNBOUND, allow: Allowance = serviceWide): Promise<OutboundResponse> {
     const url = new URL(input);
     const limits = limitsOf(init);
     const headers = withDefaults(init.headers ?? {}, userAgent);
@@ -208,7 +242,7 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
       body = JSON.stringify(init.json);
       if (!hasHeader(headers, 'content-type')) headers['content-type'] = 'application/json';
     }
-    const hop: Hop = { method: (init.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(), headers, body, creds, extra: init.credentialHeaders };
+    const hop: Hop = { method: (init.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(), headers, body, creds, extra: init.credentialHeaders, allow };
     return guarded(url, limits, init.signal, async (signal, done) => {
       const { res, url: finalUrl } = await exchange(url, hop, limits, signal, 'follow');
       const bytes = await readCapped(decoded(res), limits.maxResponseBytes, finalUrl);
@@ -223,13 +257,13 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
     });
   }
 
-  const safeFetch = async (input: string | URL | Request, init?: RequestInit, creds: Credentials = UNBOUND): Promise<Response> => {
+  const safeFetch = async (input: string | URL | Request, init?: RequestInit, creds: Credentials = UNBOUND, allow: Allowance = serviceWide): Promise<Response> => {
     const req = new Request(input, init);
     const url = new URL(req.url);
     const limits = limitsOf((init ?? {}) as OutboundFetchInit);
     const headers = withDefaults(Object.fromEntries(req.headers), userAgent);
     const body = req.body ? new Uint8Array(await req.arrayBuffer()) : undefined;
-    const hop: Hop = { method: req.method, headers, body, creds, extra: (init as OutboundFetchInit | undefined)?.credentialHeaders };
+    const hop: Hop = { method: req.method, headers, body, creds, extra: (init as OutboundFetchInit | undefined)?.credentialHeaders, allow };
     const outer = init?.signal ?? (input instanceof Request ? input.signal : undefined);
     return guarded(url, limits, outer, async (signal, done) => {
       const { res, url: finalUrl, redirected } = await exchange(url, hop, limits, signal, req.redirect);
@@ -246,11 +280,10 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
     });
   };
 
-  const resolve = (host: string) => resolveAllowed(host);
-  const view = (creds: Credentials): OutboundHttp => ({
-    request: (input, init) => request(input, init, creds),
-    fetch: ((input: string | URL | Request, init?: RequestInit) => safeFetch(input, init, creds)) as typeof fetch,
-    resolveAllowed: resolve,
+  const view = (creds: Credentials, allow: Allowance = serviceWide): OutboundHttp => ({
+    request: (input, init) => request(input, init, creds, allow),
+    fetch: ((input: string | URL | Request, init?: RequestInit) => safeFetch(input, init, creds, allow)) as typeof fetch,
+    resolveAllowed: (host: string) => resolveAllowed(host, undefined, allow),
   });
   const root = Object.assign(view(UNBOUND), {
     async close() {
@@ -260,7 +293,9 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
     },
   });
   // Not enumerable: a copy made by spreading (a test overriding one method) is an unbound plain client.
-  return Object.defineProperty(root, 'bind', { value: (binding: CredentialBinding) => view(new Credentials(binding)), enumerable: false }) as OutboundClient;
+  return Object.defineProperty(root, 'bind', {
+    value: (binding: CredentialBinding, allow?: readonly string[] | null) => view(new Credentials(binding), allowanceFor(allow)), enumerable: false,
+  }) as OutboundClient;
 }
 
 function hasHeader(headers: Record<string, string>, name: string): boolean {

@@ -15,9 +15,19 @@ import type { SecretsAtRest } from '../secrets/at-rest.ts';
 export interface ProviderRow {
   id: string; user_id: string; kind: string; name: string; config: Record<string, unknown>; enabled: boolean;
   webhook_token: string; updated_at: string;
+  /** What an administrator lets this instance reach besides the service-wide allowance (CIDRs or host names). */
+  outbound_allow?: string[];
 }
 export interface TargetRow {
   id: string; user_id: string; kind: string; name: string; config: Record<string, unknown>; locale: string; enabled: boolean; updated_at: string;
+  /** As ProviderRow.outbound_allow. */
+  outbound_allow?: string[];
+}
+
+/** A stored `outbound_allow` column as a list (NULL and anything unreadable: none). */
+export function outboundAllowOf(v: unknown): string[] {
+  const list = Db.json<unknown>(v, null);
+  return Array.isArray(list) ? list.filter((x): x is string => typeof x === 'string') : [];
 }
 
 /** What the relay does with what providers produce. Set once by the relay at boot. */
@@ -43,12 +53,15 @@ interface ProviderEntry {
 export function providerRowFrom(r: Record<string, any>): ProviderRow {
   return {
     id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: Db.json(r.config, {}), enabled: Db.bool(r.enabled),
-    webhook_token: r.webhook_token, updated_at: r.updated_at,
+    webhook_token: r.webhook_token, updated_at: r.updated_at, outbound_allow: outboundAllowOf(r.outbound_allow),
   };
 }
 
 export function targetRowFrom(r: Record<string, any>): TargetRow {
-  return { id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: Db.json(r.config, {}), locale: r.locale, enabled: Db.bool(r.enabled), updated_at: r.updated_at };
+  return {
+    id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: Db.json(r.config, {}), locale: r.locale, enabled: Db.bool(r.enabled), updated_at: r.updated_at,
+    outbound_allow: outboundAllowOf(r.outbound_allow),
+  };
 }
 
 const STOP_TIMEOUT_MS = 5000;
@@ -109,10 +122,11 @@ export class PluginHost {
   /**
    * The outbound client one instance receives as `ctx.http`: the shared client (one pool) bound
    * to the plugin's declared credential headers and the instance's secret values, so a redirect
-   * to another origin carries none of them. Built once per instance.
+   * to another origin carries none of them, and given the instance's own outbound allow list (what
+   * an administrator lets this one provider or target reach). Built once per instance.
    */
-  private instanceHttp(plugin: LoadedPlugin, secrets: string[]): OutboundHttp {
-    return bindCredentials(this.http, { headers: plugin.def.manifest.credentialHeaders, secrets });
+  private instanceHttp(plugin: LoadedPlugin, secrets: string[], allow?: string[]): OutboundHttp {
+    return bindCredentials(this.http, { headers: plugin.def.manifest.credentialHeaders, secrets }, allow);
   }
 
   /** Validates an emitted event against its declared type and payload schema. */
@@ -163,7 +177,7 @@ export class PluginHost {
     }
     const cfg = plugin.validateConfig(opened, { undeclared: 'drop' });
     if (!cfg.ok) { await this.setStatus(entry, 'error', `configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`); return; }
-    const http = this.instanceHttp(plugin, this.maskSecretValues(plugin, cfg.value));
+    const http = this.instanceHttp(plugin, this.maskSecretValues(plugin, cfg.value), row.outbound_allow);
     const store = new DbInstanceStore(this.db, row.id, () => this.clock.now());
     try {
       entry.instance = await plugin.def.create({
@@ -336,7 +350,7 @@ export class PluginHost {
       const inst = await plugin.def.create({
         instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: this.logs.get(`plugin.${row.kind}`, { target_id: row.id }) as unknown as PluginLogger,
         // The bot token is a credential of this instance too (Telegram puts it in every URL path).
-        http: this.instanceHttp(plugin, bot ? [...secrets, bot.token] : secrets), store: new DbInstanceStore(this.db, row.id, () => this.clock.now()), clock: this.clock, signal: abort.signal, bot,
+        http: this.instanceHttp(plugin, bot ? [...secrets, bot.token] : secrets, row.outbound_allow), store: new DbInstanceStore(this.db, row.id, () => this.clock.now()), clock: this.clock, signal: abort.signal, bot,
       });
       await inst.start?.();
       return inst;

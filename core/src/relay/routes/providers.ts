@@ -16,6 +16,8 @@ import { invalidConfig, nowIso, owned, pageSql, type Page } from './common.ts';
 import { payloadLogPage } from '../inbound/payload-log.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
 import { configRefused, underConfig } from './config-problems.ts';
+import { OutboundAllowField, outboundAllowInput } from './outbound-allow.ts';
+import { outboundAllowOf } from '../../plugins/host.ts';
 
 const Config = Type.Object({}, { additionalProperties: true });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -25,12 +27,14 @@ const CreateBody = Type.Object({
   name: Name,
   config: Config,
   enabled: Type.Optional(Type.Boolean()),
+  outbound_allow: OutboundAllowField,
 }, { additionalProperties: false });
 
 const PatchBody = Type.Object({
   name: Type.Optional(Name),
   config: Type.Optional(Config),
   enabled: Type.Optional(Type.Boolean()),
+  outbound_allow: OutboundAllowField,
 }, { additionalProperties: false });
 
 type Provider = LoadedPlugin & { def: ProviderDefinition };
@@ -76,6 +80,7 @@ export function providerView(core: Core, row: Row) {
     webhook_url: plugin?.def.manifest.ingest === 'webhook' ? core.plugins.webhookUrl(row as { webhook_token: string }) : null,
     core_managed: plugin?.def.manifest.coreManaged === true,
     plugin_enabled: Boolean(plugin),
+    outbound_allow: outboundAllowOf(row.outbound_allow),
     created_at: row.created_at as string, updated_at: row.updated_at as string,
   };
 }
@@ -156,11 +161,12 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
         [{ path: 'body/kind', message: 'is managed by the service' }], 'core_managed');
     }
     const config = prepare(core, plugin, { config: b.config as Record<string, unknown>, aliases: aliasesOf(req.body as Record<string, unknown>, CreateBody) });
+    const allow = outboundAllowInput(user, b.outbound_allow) ?? null;
     const id = newId();
     const now = nowIso(core);
     const enabled = b.enabled ?? true;
-    await core.db.run(`INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, b.kind, b.name, config, enabled, randomToken(), enabled ? 'pending' : 'disabled', now, now]);
+    await core.db.run(`INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, outbound_allow, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, b.kind, b.name, config, enabled, randomToken(), enabled ? 'pending' : 'disabled', allow, now, now]);
     await restart(core, await get(id, user.id));
     reply.code(201);
     return providerView(core, await get(id, user.id));
@@ -178,8 +184,10 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     if (!plugin) throw unprocessable(`Provider kind "${row.kind}" is not enabled on this service, so this provider cannot be changed; enable its plugin or delete the provider.`, undefined, 'kind_not_enabled', { kind: row.kind });
     const prepared = prepare(core, plugin, { config: b.config as Record<string, unknown> | undefined, aliases: aliasesOf(req.body as Record<string, unknown>, PatchBody) }, row);
     const enabled = b.enabled ?? Db.bool(row.enabled);
-    await core.db.run(`UPDATE providers SET name = ?, config = ?, enabled = ?, status = ?, status_detail = NULL, updated_at = ?
-      WHERE id = ? AND user_id = ?`, [b.name ?? row.name, prepared, enabled, enabled ? 'pending' : 'disabled', nowIso(core), row.id, user.id]);
+    const sent = outboundAllowInput(user, b.outbound_allow, row.outbound_allow);
+    const allow = sent === undefined ? (outboundAllowOf(row.outbound_allow).length ? outboundAllowOf(row.outbound_allow) : null) : sent;
+    await core.db.run(`UPDATE providers SET name = ?, config = ?, enabled = ?, status = ?, status_detail = NULL, outbound_allow = ?, updated_at = ?
+      WHERE id = ? AND user_id = ?`, [b.name ?? row.name, prepared, enabled, enabled ? 'pending' : 'disabled', allow, nowIso(core), row.id, user.id]);
     await restart(core, await get(row.id, user.id));
     return providerView(core, await get(row.id, user.id));
   });

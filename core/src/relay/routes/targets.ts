@@ -14,11 +14,13 @@ import type { Locale as LocaleName } from '../../plugin-api/index.ts';
 import { invalidConfig, nowIso, owned, pageSql, relay, type Page } from './common.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
 import { configRefused, underConfig } from './config-problems.ts';
+import { OutboundAllowField, outboundAllowInput } from './outbound-allow.ts';
+import { outboundAllowOf } from '../../plugins/host.ts';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Config = Type.Object({}, { additionalProperties: true });
-const CreateBody = Type.Object({ kind: Type.String({ minLength: 1, maxLength: 64 }), name: Name, config: Config, locale: Locale, enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
-const PatchBody = Type.Object({ name: Type.Optional(Name), config: Type.Optional(Config), locale: Type.Optional(Locale), enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
+const CreateBody = Type.Object({ kind: Type.String({ minLength: 1, maxLength: 64 }), name: Name, config: Config, locale: Locale, enabled: Type.Optional(Type.Boolean()), outbound_allow: OutboundAllowField }, { additionalProperties: false });
+const PatchBody = Type.Object({ name: Type.Optional(Name), config: Type.Optional(Config), locale: Type.Optional(Locale), enabled: Type.Optional(Type.Boolean()), outbound_allow: OutboundAllowField }, { additionalProperties: false });
 const TestBody = Type.Union([Type.Object({ locale: Type.Optional(Locale) }, { additionalProperties: false }), Type.Null()]);
 
 type Row = Record<string, any>;
@@ -31,7 +33,7 @@ export function targetView(core: Core, row: Row) {
   return {
     id: row.id as string, kind: row.kind as string, name: row.name as string, config, secrets_set, locale: row.locale as string,
     enabled: Db.bool(row.enabled), consecutive_failures: Number(row.consecutive_failures ?? 0), last_error: (row.last_error ?? null) as string | null,
-    plugin_enabled: Boolean(plugin), created_at: row.created_at as string, updated_at: row.updated_at as string,
+    plugin_enabled: Boolean(plugin), outbound_allow: outboundAllowOf(row.outbound_allow), created_at: row.created_at as string, updated_at: row.updated_at as string,
   };
 }
 
@@ -83,10 +85,11 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     const user = caller(req);
     const b = req.body as Static<typeof CreateBody>;
     const config = await prepare(core, user.id, b.kind, b.config as Record<string, unknown>);
+    const allow = outboundAllowInput(user, b.outbound_allow) ?? null;
     const id = newId();
     const now = nowIso(core);
-    await core.db.run(`INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [id, user.id, b.kind, b.name, config, b.locale, b.enabled ?? true, now, now]);
+    await core.db.run(`INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, outbound_allow, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [id, user.id, b.kind, b.name, config, b.locale, b.enabled ?? true, allow, now, now]);
     reply.code(201);
     return targetView(core, await get(id, user.id));
   });
@@ -98,9 +101,11 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
     const config = await prepare(core, user.id, row.kind, b.config as Record<string, unknown> | undefined, row);
+    const sent = outboundAllowInput(user, b.outbound_allow, row.outbound_allow);
+    const allow = sent === undefined ? (outboundAllowOf(row.outbound_allow).length ? outboundAllowOf(row.outbound_allow) : null) : sent;
     // updated_at is part of the cached instance's key, so the next send builds a fresh instance.
-    await core.db.run('UPDATE targets SET name = ?, config = ?, locale = ?, enabled = ?, updated_at = ? WHERE id = ? AND user_id = ?',
-      [b.name ?? row.name, config, b.locale ?? row.locale, b.enabled ?? Db.bool(row.enabled), nowIso(core), row.id, user.id]);
+    await core.db.run('UPDATE targets SET name = ?, config = ?, locale = ?, enabled = ?, outbound_allow = ?, updated_at = ? WHERE id = ? AND user_id = ?',
+      [b.name ?? row.name, config, b.locale ?? row.locale, b.enabled ?? Db.bool(row.enabled), allow, nowIso(core), row.id, user.id]);
     await core.plugins.dropTarget(row.id);
     return targetView(core, await get(row.id, user.id));
   });

@@ -1,0 +1,56 @@
+/**
+ * The per-instance outbound allow list an administrator may give one provider or target
+ * (`outbound_allow`): CIDR ranges or single addresses, and DNS host names, that this instance's
+ * plugin may reach on top of the service-wide `SERVICE_OUTBOUND_ALLOW_CIDRS` (a NAS on the LAN
+ * without opening the LAN to every plugin). Public addresses are always reachable anyway.
+ */
+import net from 'node:net';
+import { parseCidrList } from './cidr.ts';
+
+/** At most this many entries per instance. */
+export const OUTBOUND_ALLOW_MAX = 32;
+
+/** A DNS host name: dot-separated labels of letters, digits and inner hyphens, at most 253 characters. */
+const HOST = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/** A host name as compared: lower case, without a trailing dot. */
+export const hostKey = (host: string): string => host.trim().toLowerCase().replace(/\.$/, '');
+
+export interface SplitAllow { cidrs: string[]; hosts: string[] }
+
+/**
+ * Checks each entry: a CIDR range or an IP address (parsed), else a DNS host name. Returns the
+ * entries normalised (trimmed, host names in lower case, duplicates removed) and the problems by
+ * index (`invalid` entries, with the entry).
+ */
+export function checkOutboundAllow(entries: string[]): { value: string[]; problems: { index: number; entry: string }[] } {
+  const value: string[] = [];
+  const problems: { index: number; entry: string }[] = [];
+  entries.forEach((raw, index) => {
+    const entry = raw.trim();
+    const addr = entry.split('/')[0] ?? '';
+    let ok = false;
+    let norm = entry;
+    if (net.isIP(addr)) {
+      try { parseCidrList([entry]); ok = true; } catch { ok = false; }
+    } else if (!entry.includes('/')) {
+      norm = hostKey(entry);
+      // A name that is all digits and dots is a mistyped address, not a host.
+      ok = HOST.test(norm) && !/^[\d.]+$/.test(norm);
+    }
+    if (!ok) problems.push({ index, entry });
+    else if (!value.includes(norm)) value.push(norm);
+  });
+  return { value, problems };
+}
+
+/** Splits a checked list into CIDRs/addresses and host names. */
+export function splitOutboundAllow(entries: readonly string[] | null | undefined): SplitAllow {
+  const cidrs: string[] = [];
+  const hosts: string[] = [];
+  for (const e of entries ?? []) {
+    if (typeof e !== 'string' || !e.trim()) continue;
+    if (net.isIP(e.split('/')[0] ?? '')) cidrs.push(e.trim()); else hosts.push(hostKey(e));
+  }
+  return { cidrs, hosts };
+}

@@ -1,0 +1,37 @@
+/**
+ * The `outbound_allow` field of providers and targets: the private ranges or host names an
+ * administrator lets that one instance reach (see core/src/net/instance-allow.ts). Only an
+ * administrator may set or change it; every owner sees it.
+ */
+import Type from 'typebox';
+import type { PublicUser } from '../../users/users.ts';
+import { HttpError, unprocessable } from '../../http/problem.ts';
+import { checkOutboundAllow, OUTBOUND_ALLOW_MAX } from '../../net/instance-allow.ts';
+import { outboundAllowOf } from '../../plugins/host.ts';
+
+export const OutboundAllowField = Type.Optional(Type.Union([
+  Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: OUTBOUND_ALLOW_MAX }),
+  Type.Null(),
+], { description: 'Private ranges (CIDR such as `192.168.1.0/24`, or one address) or DNS host names this instance alone may reach besides the service-wide `SERVICE_OUTBOUND_ALLOW_CIDRS`; public addresses are always reachable. Only an administrator may set or change it (403 `outbound_allow_admin_only`); `null` or `[]` clears it.' }));
+
+/**
+ * The list to store (a JSON array, or null for none) when the request sends `outbound_allow`,
+ * `undefined` when it does not (the stored one stays). A non-administrator may send it only
+ * unchanged; an entry that is neither a CIDR/address nor a host name is a 422 naming it.
+ */
+export function outboundAllowInput(user: PublicUser, sent: string[] | null | undefined, stored?: unknown): string[] | null | undefined {
+  if (sent === undefined) return undefined;
+  const { value, problems } = checkOutboundAllow(sent ?? []);
+  if (problems.length) {
+    const first = problems[0]!;
+    throw unprocessable(`"${first.entry}" is neither an IP address or CIDR range nor a host name.`,
+      problems.map((p) => ({ path: `body/outbound_allow/${p.index}`, message: `"${p.entry}" is not an IP address, CIDR range or host name` })),
+      'invalid_outbound_allow', { entry: first.entry });
+  }
+  const before = outboundAllowOf(stored);
+  const same = before.length === value.length && before.every((x, i) => x === value[i]);
+  if (!same && user.role !== 'admin') {
+    throw new HttpError(403, 'outbound_allow_admin_only', 'Only an administrator may change which private addresses or hosts an instance may reach.');
+  }
+  return value.length ? value : null;
+}
