@@ -10,6 +10,9 @@ bash scripts/peers/install.sh || exit 1
 # On a fresh install the runner would start the first run with that stale build, so rebuild it from
 # package.json's "tap" section (with "!@tapjs/typescript") before any test file is spawned.
 npx tap build >/dev/null || exit 1
+# The plugin contract's JavaScript build (what `npm start` and installed plugins import) and the web
+# client, from the sources as they are now (npm ci builds both too; a working tree may have moved on).
+npm run --silent build:plugin-api >/dev/null || exit 1
 if [ -f core/web/vite.config.ts ]; then npm run --silent build:web >/dev/null || exit 1; fi
 
 # test/scale runs several replicas on PostgreSQL in either pass, so the second pass leaves it out.

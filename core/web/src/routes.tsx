@@ -1,27 +1,7 @@
 /** Every page of the client, its nav group and who may see it. */
 import type { FunctionComponent } from 'preact';
 import { OverviewPage } from './pages/overview.tsx';
-import { ProvidersPage } from './pages/relay/providers.tsx';
-import { TrackersPage } from './pages/relay/trackers.tsx';
-import { TargetsPage } from './pages/relay/targets.tsx';
-import { BotsPage } from './pages/relay/bots.tsx';
-import { EventsPage } from './pages/relay/events.tsx';
-import { DeferredPage } from './pages/relay/deferred.tsx';
-import { TemplatesPage } from './pages/relay/templates.tsx';
-import { MonitoringPage } from './pages/relay/monitoring.tsx';
-import { BackupsPage } from './pages/relay/backups.tsx';
 import { lazyPage } from './ui/lazy.tsx';
-import { SkillsPage } from './pages/assistant/skills.tsx';
-import { ContextPage } from './pages/assistant/context.tsx';
-import { MemoryPage } from './pages/assistant/memory.tsx';
-import { DocumentsPage } from './pages/assistant/documents.tsx';
-import { ReportsPage } from './pages/assistant/reports.tsx';
-import { UsersPage } from './pages/admin/users.tsx';
-import { GeneralSkillsPage } from './pages/admin/general-skills.tsx';
-import { PrimaryContextPage } from './pages/admin/primary-context.tsx';
-import { SettingsPage } from './pages/admin/settings.tsx';
-import { UsagePage } from './pages/admin/usage.tsx';
-import { AccountPage } from './pages/account.tsx';
 
 export interface Route { path: string; label: string; group: 'main' | 'relay' | 'assistant' | 'admin'; admin?: boolean; nav?: boolean; page: FunctionComponent<{ params: Record<string, string> }> }
 
@@ -29,6 +9,31 @@ export interface Route { path: string; label: string; group: 'main' | 'relay' | 
 const ChatsPage = lazyPage(() => import('./pages/assistant/chats.tsx').then((m) => m.ChatsPage));
 /** Scheduled actions: a page few visits need, loaded on first visit. */
 const ActionsPage = lazyPage(() => import('./pages/relay/actions.tsx').then((m) => m.ActionsPage));
+
+/**
+ * Every page but the overview loads on its first visit (each its own chunk, shared code in common
+ * chunks), so the first download is the shell, the overview and one language.
+ */
+const ProvidersPage = lazyPage(() => import('./pages/relay/providers.tsx').then((m) => m.ProvidersPage));
+const TrackersPage = lazyPage(() => import('./pages/relay/trackers.tsx').then((m) => m.TrackersPage));
+const TargetsPage = lazyPage(() => import('./pages/relay/targets.tsx').then((m) => m.TargetsPage));
+const BotsPage = lazyPage(() => import('./pages/relay/bots.tsx').then((m) => m.BotsPage));
+const EventsPage = lazyPage(() => import('./pages/relay/events.tsx').then((m) => m.EventsPage));
+const DeferredPage = lazyPage(() => import('./pages/relay/deferred.tsx').then((m) => m.DeferredPage));
+const TemplatesPage = lazyPage(() => import('./pages/relay/templates.tsx').then((m) => m.TemplatesPage));
+const MonitoringPage = lazyPage(() => import('./pages/relay/monitoring.tsx').then((m) => m.MonitoringPage));
+const BackupsPage = lazyPage(() => import('./pages/relay/backups.tsx').then((m) => m.BackupsPage));
+const SkillsPage = lazyPage(() => import('./pages/assistant/skills.tsx').then((m) => m.SkillsPage));
+const ContextPage = lazyPage(() => import('./pages/assistant/context.tsx').then((m) => m.ContextPage));
+const MemoryPage = lazyPage(() => import('./pages/assistant/memory.tsx').then((m) => m.MemoryPage));
+const DocumentsPage = lazyPage(() => import('./pages/assistant/documents.tsx').then((m) => m.DocumentsPage));
+const ReportsPage = lazyPage(() => import('./pages/assistant/reports.tsx').then((m) => m.ReportsPage));
+const UsersPage = lazyPage(() => import('./pages/admin/users.tsx').then((m) => m.UsersPage));
+const GeneralSkillsPage = lazyPage(() => import('./pages/admin/general-skills.tsx').then((m) => m.GeneralSkillsPage));
+const PrimaryContextPage = lazyPage(() => import('./pages/admin/primary-context.tsx').then((m) => m.PrimaryContextPage));
+const SettingsPage = lazyPage(() => import('./pages/admin/settings.tsx').then((m) => m.SettingsPage));
+const UsagePage = lazyPage(() => import('./pages/admin/usage.tsx').then((m) => m.UsagePage));
+const AccountPage = lazyPage(() => import('./pages/account.tsx').then((m) => m.AccountPage));
 
 /** `label` is a locale key. Order is the nav order. */
 export const ROUTES: Route[] = [

@@ -21,18 +21,10 @@ export function flatten(tree: Tree, prefix = '', out: Record<string, string> = {
   return out;
 }
 
-type Json = { default: unknown };
-const fragments: Record<Locale, Record<string, () => Promise<Json>>> = {
-  en: import.meta.glob<Json>('../../../../locales/en/web/*.json'),
-  ru: import.meta.glob<Json>('../../../../locales/ru/web/*.json'),
-};
-const mains: Record<Locale, () => Promise<Json>> = {
-  en: () => import('../../../../locales/en/web.json'),
-  ru: () => import('../../../../locales/ru/web.json'),
-};
+/** Each language is one chunk holding its main file and its fragments (core/web/src/locales/web-<lang>.ts). */
 const loaders: Record<Locale, () => Promise<Tree[]>> = {
-  en: () => Promise.all([mains.en(), ...Object.values(fragments.en).map((f) => f())]).then((all) => all.map((m) => m.default as Tree)),
-  ru: () => Promise.all([mains.ru(), ...Object.values(fragments.ru).map((f) => f())]).then((all) => all.map((m) => m.default as Tree)),
+  en: () => import('../locales/web-en.ts').then((m) => m.default as Tree[]),
+  ru: () => import('../locales/web-ru.ts').then((m) => m.default as Tree[]),
 };
 const dictionaries: Partial<Record<Locale, Record<string, string>>> = {};
 
