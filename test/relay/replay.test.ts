@@ -152,7 +152,7 @@ t.test('replay from the event log', async (t) => {
     });
     const r = await s.request('POST', '/api/events/replay', { token, body: { filter: { event_type: 'stale_thing' }, target_ids: [tNew.id] } });
     t.equal(r.status, 422, r.text);
-    t.equal(r.body.code, 'replay_too_many');
+    t.equal(r.body.code, 'replay_over_limit');
     t.same(r.body.params, { count: 501, limit: 500 });
     const narrow = await s.request('POST', '/api/events/replay', { token, body: { filter: { event_type: 'stale_thing', since: new Date(Date.now() - 60_000).toISOString() }, target_ids: [tNew.id], dry_run: true } });
     t.equal(narrow.body.events, 0, 'a narrower time range takes none of them');

@@ -1,7 +1,8 @@
 /**
  * The event log: filters kept in the URL, each event's readable message and dispatch status at a
  * glance, and on demand its deliveries per target (resend one, or all failed ones) with the history
- * of what was done by hand.
+ * of what was done by hand. Events chosen with their checkboxes, or all matching the filters, can be
+ * replayed to chosen targets with today's templates, after a preview of the first messages.
  */
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
@@ -15,6 +16,7 @@ import { Badge, Button, Empty, ErrorNote, Json, Loading, Page, StatusBadge } fro
 import { Icon } from '../../ui/icons.tsx';
 import { toast } from '../../ui/toast.tsx';
 import { shownName } from '../../ui/names.ts';
+import { ReplayDialog } from './replay.tsx';
 
 const STATUSES = ['pending', 'dispatched', 'deferred', 'dropped', 'failed', 'partial'];
 const RESENDABLE = ['failed', 'dropped', 'sent'];
@@ -127,6 +129,14 @@ export function EventsPage() {
   };
   const anyFilter = FILTERS.some((k) => filters[k]);
   const toggle = (id: string) => { const s = new Set(open); if (s.has(id)) s.delete(id); else s.add(id); setOpen(s); };
+  // Replay: events picked by their checkboxes, or every event matching the filters.
+  const [picked, setPicked] = useState<Set<string>>(new Set());
+  const [allMatching, setAllMatching] = useState(false);
+  const [replaying, setReplaying] = useState(false);
+  const pick = (id: string) => { const s = new Set(picked); if (s.has(id)) s.delete(id); else s.add(id); setPicked(s); };
+  const pageAll = rows.length > 0 && rows.every((e) => picked.has(e.id));
+  const pickPage = () => setPicked(pageAll ? new Set() : new Set(rows.map((e) => e.id)));
+  const matchFilter = Object.fromEntries(FILTERS.filter((k) => filters[k]).map((k) => [k, filters[k]]));
   const types = [...new Set((plugins.data ?? []).flatMap((p) => Object.keys(p.events)))].sort();
   const providerName = (e: OpsEvent) => shownName(e.provider_name ?? refs.data?.find((p) => p.id === e.provider_id)?.name ?? e.provider_kind);
 
@@ -157,15 +167,29 @@ export function EventsPage() {
             onChange={(e) => setFilter('until', fromLocalInput((e.target as HTMLInputElement).value))} /></label>
         {anyFilter && <Button variant="ghost" onClick={() => { setOlder([]); navigate('/events', true); }}>{t('ops.clear_filters')}</Button>}
       </div>
+      {rows.length > 0 && (
+        <div class="replay-bar" data-testid="replay-bar">
+          <span class="muted small" data-testid="replay-count">{allMatching ? t('replay.all_matching_chosen') : t('replay.chosen', { count: picked.size })}</span>
+          <label class="check"><input type="checkbox" checked={allMatching} data-testid="replay-all-matching"
+            onChange={(e) => setAllMatching((e.target as HTMLInputElement).checked)} /><span>{anyFilter ? t('replay.all_matching') : t('replay.all_events')}</span></label>
+          <Button small icon="refresh" disabled={!allMatching && !picked.size} onClick={() => setReplaying(true)} data-testid="replay-open">{t('replay.open')}</Button>
+        </div>
+      )}
+      {replaying && (
+        <ReplayDialog selection={allMatching ? { filter: matchFilter } : { event_ids: [...picked] }} onClose={() => setReplaying(false)}
+          onDone={() => { setReplaying(false); setPicked(new Set()); setAllMatching(false); setOlder([]); void first.reload(); }} />
+      )}
       <ErrorNote error={first.error} />
       {!first.data ? <Loading /> : !rows.length ? <Empty>{t('events.empty')}</Empty> : (
         <div class="table-wrap card">
           <table class="table events ops-table ops-events">
-            <thead><tr><th><span class="sr-only">{t('common.details')}</span></th><th>{t('common.time')}</th><th>{t('events.provider')}</th><th>{t('events.type')}</th><th>{t('ops.message')}</th><th>{t('events.status')}</th></tr></thead>
+            <thead><tr><th class="ops-pick"><input type="checkbox" checked={pageAll} disabled={allMatching} onChange={pickPage} aria-label={t('replay.pick_page')} data-testid="event-select-page" /></th><th><span class="sr-only">{t('common.details')}</span></th><th>{t('common.time')}</th><th>{t('events.provider')}</th><th>{t('events.type')}</th><th>{t('ops.message')}</th><th>{t('events.status')}</th></tr></thead>
             <tbody>
               {rows.map((e) => (
                 <Fragment key={e.id}>
                   <tr class={`ops-row${open.has(e.id) ? ' expanded' : ''}`} data-testid="event-row">
+                    <td class="ops-pick"><input type="checkbox" checked={allMatching || picked.has(e.id)} disabled={allMatching} onChange={() => pick(e.id)}
+                      aria-label={t('replay.pick', { message: e.message || e.event_type })} data-testid="event-select" /></td>
                     <td class="ops-x"><button type="button" class="icon-btn expander" aria-expanded={open.has(e.id)} aria-label={t('events.toggle_details')} onClick={() => toggle(e.id)}><Icon name="chevron" size={16} /></button></td>
                     <td class="nowrap ops-time">{dateTime(e.occurred_at)}</td>
                     <td class="ops-provider">{providerName(e)}</td>
@@ -177,7 +201,7 @@ export function EventsPage() {
                     <td class="ops-st"><StatusBadge status={e.dispatch_status} /></td>
                   </tr>
                   {open.has(e.id) && (
-                    <tr class="details-row"><td colSpan={6}><Details e={e} onChanged={() => { setOlder([]); void first.reload(); }} /></td></tr>
+                    <tr class="details-row"><td colSpan={7}><Details e={e} onChanged={() => { setOlder([]); void first.reload(); }} /></td></tr>
                   )}
                 </Fragment>
               ))}

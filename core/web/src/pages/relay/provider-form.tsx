@@ -9,6 +9,7 @@ import { Button, ErrorNote, Note } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { FixBelow, SchemaForm, useFormChecks } from '../../ui/schema-form.tsx';
+import { OutboundAllowEditor, allowEntryOk, allowValue, useCanSetAllow } from './outbound-allow.tsx';
 
 const AUTH_MODES = ['hmac_sha256', 'bearer', 'none'] as const;
 
@@ -19,6 +20,8 @@ export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins:
   const [name, setName] = useState(provider?.name ?? '');
   const [enabled, setEnabled] = useState(provider?.enabled ?? true);
   const [config, setConfig] = useState(() => initialConfig(plugin?.config_schema, provider?.config));
+  const canAllow = useCanSetAllow();
+  const [allow, setAllow] = useState<string[]>(() => (provider as (Provider & { outbound_allow?: string[] }) | undefined)?.outbound_allow ?? []);
   const [authMode, setAuthMode] = useState<string>(provider?.auth_mode ?? String(plugin?.config_schema.properties?.auth_mode?.default ?? 'hmac_sha256'));
   const [ack, setAck] = useState(provider?.acknowledge_unauthenticated ?? false);
   const [busy, setBusy] = useState(false);
@@ -42,7 +45,7 @@ export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins:
     if (!plugin) return;
     setNameShown(true);
     // Checked here first, in the user's words; the service checks again and its field problems land under the fields too.
-    if (!validate() || !name.trim()) return;
+    if (!validate() || !name.trim() || !allowValue(allow).every(allowEntryOk)) return;
     setBusy(true);
     setError(null);
     setPlaced(false);
@@ -51,6 +54,8 @@ export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins:
     delete cfg.acknowledge_unauthenticated;
     const body: Record<string, unknown> = { name, enabled, config: cfg };
     if (auth) { body.auth_mode = authMode; body.acknowledge_unauthenticated = authMode === 'none' ? ack : false; }
+    // Only an administrator may send it (the service refuses anyone else).
+    if (canAllow) body.outbound_allow = allowValue(allow);
     try {
       const saved = provider ? await patch<Provider>(`/api/providers/${provider.id}`, body) : await post<Provider>('/api/providers', { kind, ...body });
       onSaved(saved);
@@ -93,6 +98,7 @@ export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins:
           </fieldset>
         )}
         {plugin && <SchemaForm key={kind} schema={plugin.config_schema} value={config} onChange={setConfig} secretsSet={provider?.secrets_set} skip={skip} checks={checks} />}
+        <OutboundAllowEditor value={allow} onChange={setAllow} editable={canAllow} />
         {placed && <FixBelow />}
         <ErrorNote error={error} />
         <div class="form-actions">

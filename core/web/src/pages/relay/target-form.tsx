@@ -9,6 +9,7 @@ import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { FixBelow, SchemaForm, useFormChecks } from '../../ui/schema-form.tsx';
 import { languageName } from '../../ui/names.ts';
+import { OutboundAllowEditor, allowEntryOk, allowValue, useCanSetAllow } from './outbound-allow.tsx';
 
 export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugins: Plugin[]; bots: Bot[]; target?: Target; onClose: () => void; onSaved: (t: Target) => void }) {
   const kinds = plugins.filter((p) => p.kind === 'target');
@@ -18,6 +19,8 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
   const [lang, setLang] = useState(target?.locale ?? locale());
   const [enabled, setEnabled] = useState(target?.enabled ?? true);
   const [config, setConfig] = useState(() => initialConfig(plugin?.config_schema, target?.config));
+  const canAllow = useCanSetAllow();
+  const [allow, setAllow] = useState<string[]>(() => (target as (Target & { outbound_allow?: string[] }) | undefined)?.outbound_allow ?? []);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const { checks, validate, fromServer, reset } = useFormChecks(plugin?.config_schema, config, target?.secrets_set);
@@ -29,11 +32,13 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
     e.preventDefault();
     if (!plugin) return;
     setNameShown(true);
-    if (!validate() || !name.trim()) return;
+    if (!validate() || !name.trim() || !allowValue(allow).every(allowEntryOk)) return;
     setBusy(true);
     setError(null);
     setPlaced(false);
-    const body = { name, locale: lang, enabled, config: cleanConfig(plugin.config_schema, config, target?.secrets_set) };
+    const body: Record<string, unknown> = { name, locale: lang, enabled, config: cleanConfig(plugin.config_schema, config, target?.secrets_set) };
+    // Only an administrator may send it (the service refuses anyone else).
+    if (canAllow) body.outbound_allow = allowValue(allow);
     try {
       onSaved(target ? await patch<Target>(`/api/targets/${target.id}`, body) : await post<Target>('/api/targets', { kind, ...body }));
     } catch (err) {
@@ -64,6 +69,7 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
         {plugin?.has_bot_driver && !bots.some((b) => b.kind === kind) && <p class="note note-warn">{t('targets.needs_bot')}</p>}
         {plugin && <SchemaForm key={kind} schema={plugin.config_schema} value={config} onChange={setConfig} secretsSet={target?.secrets_set}
           bots={plugin.has_bot_driver ? bots.filter((b) => b.kind === kind) : undefined} checks={checks} />}
+        <OutboundAllowEditor value={allow} onChange={setAllow} editable={canAllow} />
         {placed && <FixBelow />}
         <ErrorNote error={error} />
         <div class="form-actions">
