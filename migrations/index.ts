@@ -17,6 +17,7 @@ import providerOutboundAllow from './0014_provider_outbound_allow.ts';
 import targetOutboundAllow from './0022_target_outbound_allow.ts';
 import testEvents from './0015_test_events.ts';
 import chatControls from './0020_chat_controls.ts';
+import quietDigest from './0023_quiet_digest.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
-export const migrations: Migration[] = [core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, memorySearch, documentChunks, chatSearch, chatControls, testEvents, providerOutboundAllow, targetOutboundAllow];
+export const migrations: Migration[] = [core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, memorySearch, documentChunks, chatSearch, chatControls, testEvents, providerOutboundAllow, targetOutboundAllow, quietDigest];

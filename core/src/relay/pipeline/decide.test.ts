@@ -20,6 +20,13 @@ t.test('quiet-hours policies', async (t) => {
   t.equal(decide(tr({ quiet_hours: quiet }), 'thing_changed', { quietHours: 'defer' }, new Date('2026-01-10T12:00:00Z')).status, 'queued', 'outside the window');
 });
 
+t.test('a critical event bypasses quiet hours unless the tracker names a policy for its type', async (t) => {
+  t.equal(decide(tr({ quiet_hours: quiet }), 'webhook_received', { quietHours: 'defer' }, night, 'critical').status, 'queued', 'critical: sent at once');
+  t.equal(decide(tr({ quiet_hours: quiet }), 'webhook_received', { quietHours: 'defer' }, night, 'warning').status, 'deferred', 'warning: deferred');
+  t.equal(decide(tr({ quiet_hours: quiet, quiet_policies: { webhook_received: 'defer' } }), 'webhook_received', { quietHours: 'send' }, night, 'critical').status, 'deferred', 'the tracker\'s own policy wins');
+  t.equal(decide(tr({ quiet_hours: quiet, event_types: { webhook_received: false } }), 'webhook_received', { quietHours: 'defer' }, night, 'critical').status, 'dropped', 'a disabled type stays off');
+});
+
 t.test('merge and event status', async (t) => {
   t.equal(merge({ status: 'dropped', reason: 'x' }, { status: 'queued' }).status, 'queued');
   t.equal(eventStatus([]), 'dropped');
@@ -28,4 +35,5 @@ t.test('merge and event status', async (t) => {
   t.equal(eventStatus(['deferred', 'sent']), 'deferred');
   t.equal(eventStatus(['queued', 'deferred']), 'pending');
   t.equal(eventStatus(['failed']), 'failed');
+  t.equal(eventStatus(['in_digest', 'sent']), 'pending', 'waiting for its digest');
 });

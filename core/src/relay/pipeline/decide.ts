@@ -1,4 +1,4 @@
-import type { EventSpec, QuietHoursPolicy } from '../../plugin-api/index.ts';
+import type { EventSpec, QuietHoursPolicy, Severity } from '../../plugin-api/index.ts';
 import { isQuiet, quietEnd, type QuietWindow } from '../quiet-hours/quiet-hours.ts';
 
 export interface TrackerRules {
@@ -16,13 +16,14 @@ export type Decision =
 /**
  * What happens to one event for one tracker, in the order of the specification:
  * a disabled type is dropped (wins over deferral); in quiet hours the type's policy applies
- * (the tracker may override the plugin's); otherwise it is sent.
+ * (the tracker may override the plugin's); otherwise it is sent. A critical event bypasses quiet
+ * hours unless the tracker names its own policy for the type.
  */
-export function decide(tracker: TrackerRules, type: string, spec: Pick<EventSpec, 'quietHours'> | undefined, at: Date): Decision {
+export function decide(tracker: TrackerRules, type: string, spec: Pick<EventSpec, 'quietHours'> | undefined, at: Date, severity?: Severity): Decision {
   if (tracker.event_types[type] === false) return { status: 'dropped', reason: `event type ${type} is disabled on this tracker` };
   const w = tracker.quiet_hours;
   if (w && isQuiet(w, at)) {
-    const policy = tracker.quiet_policies[type] ?? spec?.quietHours ?? 'defer';
+    const policy = tracker.quiet_policies[type] ?? (severity === 'critical' ? 'send' : undefined) ?? spec?.quietHours ?? 'defer';
     if (policy === 'defer') return { status: 'deferred', releaseAt: quietEnd(w, at) };
     if (policy === 'drop') return { status: 'dropped', reason: `quiet hours (${w.start}-${w.end} ${w.timezone}): ${type} is dropped when stale` };
   }
@@ -43,7 +44,8 @@ export type DispatchStatus = 'pending' | 'dispatched' | 'deferred' | 'dropped' |
 /** The event's dispatch_status from its deliveries' statuses. */
 export function eventStatus(statuses: string[]): DispatchStatus {
   if (statuses.length === 0) return 'dropped';
-  if (statuses.some((s) => s === 'queued' || s === 'sending')) return 'pending';
+  // `in_digest`: waiting for the quiet-hours digest it went into to be sent.
+  if (statuses.some((s) => s === 'queued' || s === 'sending' || s === 'in_digest')) return 'pending';
   if (statuses.some((s) => s === 'deferred')) return 'deferred';
   const sent = statuses.filter((s) => s === 'sent').length;
   const failed = statuses.filter((s) => s === 'failed').length;

@@ -7,6 +7,7 @@ import { renderMessage } from './render.ts';
 import { fitMessage } from './fit.ts';
 import { Pacer, PacingAborted, paceOf, type Pace } from './pace.ts';
 import { eventStatus } from './decide.ts';
+import { digestLimits, failDigestIfFinal, isDigest, releaseDigests, renderDigest, settleDigest } from './digest.ts';
 import type { SelfMonitor } from './monitor.ts';
 import { selfMonitoringOf } from '../../plugins/self-monitoring.ts';
 import { TargetLanes } from './lanes.ts';
@@ -203,14 +204,21 @@ export class Dispatcher {
     }
   }
 
-  /** Moves deferred rows whose quiet hours ended back to the queue, oldest first. */
+  /**
+   * Moves deferred rows whose quiet hours ended back to the queue, oldest first. Rows of trackers
+   * that release a digest go out as one digest per target instead (digest.ts).
+   */
   async releaseDue(): Promise<number> {
     const db = this.core.db;
+    const digests = await releaseDigests(this.core, (q, eventId) => this.refreshWith(q, eventId));
+    for (const userId of digests.users) await this.monitor.checkBacklog(userId);
     const now = this.core.clock.now().toISOString();
     const lock = db.dialect === 'postgresql' ? ' FOR UPDATE SKIP LOCKED' : '';
     const released = await db.tx(async (q) => {
       const rows = await q.all<{ id: string; delivery_id: string; event_id: string; user_id: string }>(
-        `SELECT id, delivery_id, event_id, user_id FROM deferred_dispatch WHERE release_at <= ? ORDER BY release_at, event_id LIMIT 500${lock}`, [now]);
+        `SELECT id, delivery_id, event_id, user_id FROM deferred_dispatch dd WHERE release_at <= ?
+           AND NOT EXISTS (SELECT 1 FROM trackers tr WHERE tr.id = dd.tracker_id AND tr.quiet_release = 'digest')
+         ORDER BY release_at, event_id LIMIT 500${lock}`, [now]);
       for (const r of rows) {
         this.released.add(r.delivery_id);
         await q.run('DELETE FROM deferred_dispatch WHERE id = ?', [r.id]);
@@ -378,13 +386,14 @@ export class Dispatcher {
       const locale = (target.locale === 'ru' ? 'ru' : 'en') as Locale;
       const override = ctx.overrides.get(overrideKey(ev.user_id, ev.event_type, locale));
       const limits = plugin.def.manifest.limits;
-      const msg = renderMessage(this.catalog, {
+      // A quiet-hours digest lists the deliveries that went in it (digest.ts); any other event renders its own template.
+      const msg = isDigest(ev) ? await renderDigest(core, this.catalog, { deliveryId: row.id, event: ev, locale, formats: limits?.formats ?? ['text'], targetName: target.name }) : renderMessage(this.catalog, {
         deliveryId: row.id, eventId: ev.id, eventType: ev.event_type, severity: ev.severity, locale, payload: Database.json(ev.payload, {}),
         extras: Database.json(ev.extras, null), providerName: ev.provider_name ?? undefined, providerKind: ev.provider_kind, trackerName,
         targetName: target.name, occurredAt: ev.occurred_at, formats: limits?.formats ?? ['text'], override, test: Database.bool(ev.test),
       });
       // Fitted to the declared limits: one message, or the parts of a split one.
-      const parts = fitMessage(msg, limits);
+      const parts = fitMessage(msg, isDigest(ev) ? digestLimits(limits) : limits);
       const pace = paceOf(limits);
       const instance = await core.plugins.targetInstance(target);
       for (let k = row.parts_sent ?? 0; k < parts.length; k++) {
@@ -405,6 +414,7 @@ export class Dispatcher {
       }
       core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
       await this.failed(row, target, err, isSelf, log);
+      if (isDigest(ev)) await failDigestIfFinal(db, row.id, core.clock.now().toISOString(), (id) => this.refreshEvent(id));
       await this.refreshEvent(row.event_id);
       return;
     }
@@ -415,6 +425,7 @@ export class Dispatcher {
     const settle = db.tx(async (q) => {
       await q.run(`UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, updated_at = ? WHERE id = ?`, [now, now, row.id]);
       await q.run('UPDATE targets SET consecutive_failures = 0, last_error = NULL WHERE id = ? AND consecutive_failures <> 0', [target.id]);
+      if (isDigest(ev)) for (const id of await settleDigest(q, row.id, { sentAt: now }, now)) await this.refreshWith(q, id);
       return this.refreshWith(q, row.event_id);
     }).then((settled) => { if (settled) this.onSettled?.(row.event_id); })
       .catch((err) => log.error({ err, delivery_id: row.id }, 'recording a sent delivery failed; it is sent again when its lease runs out'))

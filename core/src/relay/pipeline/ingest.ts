@@ -55,7 +55,7 @@ export async function ingestEvent(core: Core, provider: ProviderRow, e: EmittedE
   for (const l of links) {
     if (only && !only.has(l.tracker_id)) continue;
     const rules: TrackerRules = { id: l.tracker_id, event_types: Database.json(l.event_types, {}), quiet_hours: Database.json(l.quiet_hours, null), quiet_policies: Database.json(l.quiet_policies, {}) };
-    const d = decide(rules, e.type, spec, now);
+    const d = decide(rules, e.type, spec, now, e.severity ?? spec.severity);
     const prev = perTarget.get(l.target_id);
     const m = merge(prev?.d, d);
     if (m !== prev?.d) perTarget.set(l.target_id, { d: m, trackerId: l.tracker_id, link: l });

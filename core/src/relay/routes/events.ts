@@ -36,7 +36,7 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
   const marks = ids.map(() => '?').join(', ');
   const deliveries = ids.length
     ? await core.db.all(`SELECT d.id, d.event_id, d.target_id, d.status, d.reason, d.attempts, d.last_error, d.last_status_code, d.sent_at, d.updated_at,
-        t.name AS target_name, t.kind AS target_kind
+        t.name AS target_name, t.kind AS target_kind, (SELECT dg.event_id FROM deliveries dg WHERE dg.id = d.digest_id) AS digest_event_id
       FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id WHERE d.event_id IN (${marks}) ORDER BY d.created_at, d.id`, ids)
     : [];
   const history = ids.length
@@ -62,6 +62,8 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
       status: d.status as string, reason: (d.reason ?? null) as string | null, attempts: Number(d.attempts ?? 0),
       last_error: (d.last_error ?? null) as string | null, last_status_code: d.last_status_code == null ? null : Number(d.last_status_code),
       sent_at: (d.sent_at ?? null) as string | null, updated_at: d.updated_at as string,
+      // Released at the end of quiet hours in a digest: the digest's event.
+      digest_event_id: (d.digest_event_id ?? null) as string | null,
     })),
     history: history.filter((h) => h.event_id === r.id).map((h) => ({
       id: h.id as string, action: h.action as string, at: h.created_at as string,

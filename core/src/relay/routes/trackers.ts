@@ -17,12 +17,15 @@ const QuietHours = Type.Union([
   Type.Object({ start: Type.String({ maxLength: 16 }), end: Type.String({ maxLength: 16 }), timezone: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
   Type.Null(),
 ]);
+/** How deferred notifications go out when the window ends: one by one, or one digest per target. */
+const QuietRelease = Type.Union([Type.Literal('each'), Type.Literal('digest')], { description: '`each` (default): deferred notifications are released one by one when the quiet hours end; `digest`: one message per target lists them, grouped by provider and event type.' });
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
   enabled: Type.Optional(Type.Boolean()),
   event_types: Type.Optional(Type.Record(Type.String(), Type.Boolean())),
   quiet_hours: Type.Optional(QuietHours),
   quiet_policies: Type.Optional(Type.Record(Type.String(), Policy)),
+  quiet_release: Type.Optional(QuietRelease),
   config: Type.Optional(Type.Object({}, { additionalProperties: true })),
 };
 const CreateBody = Type.Object({ provider_id: Uuid, ...fields }, { additionalProperties: false });
@@ -32,6 +35,7 @@ type Row = Record<string, any>;
 interface Input {
   provider_id: string; name: string; enabled: boolean; event_types: Record<string, boolean>; quiet_hours: QuietWindow | null;
   quiet_policies: Record<string, string>;
+  quiet_release: 'each' | 'digest';
   /** Undefined on a change: the stored config. */
   config: Record<string, unknown> | undefined;
 }
@@ -48,6 +52,7 @@ export function trackerView(core: Core, row: Row, providerKind: string, targetId
     event_types: Db.json<Record<string, boolean>>(row.event_types, {}),
     quiet_hours: Db.json<QuietWindow | null>(row.quiet_hours, null),
     quiet_policies: Db.json<Record<string, string>>(row.quiet_policies, {}),
+    quiet_release: (row.quiet_release === 'digest' ? 'digest' : 'each') as 'each' | 'digest',
     config, secrets_set,
     target_ids: targetIds,
     consecutive_poll_failures: Number(row.consecutive_poll_failures ?? 0),
@@ -100,7 +105,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
   const get = (id: string, userId: string) => owned(core, 'trackers', id, userId, 'Tracker');
   const one = async (id: string, userId: string) => (await views(core, [await get(id, userId)]))[0];
 
-  app.get('/api/trackers', { schema: { tags: ['relay'], summary: 'List your trackers', description: 'Trackers are the subscriptions of one provider: which event types it passes on, quiet hours and per-type quiet-hours policies, the plugin-defined tracker config (secret fields masked) and the linked target ids. Filter by `provider_id`.', querystring: Type.Object({ ...ListQuery.properties, provider_id: Type.Optional(Uuid) }) }, preHandler: auth }, async (req) => {
+  app.get('/api/trackers', { schema: { tags: ['relay'], summary: 'List your trackers', description: 'Trackers are the subscriptions of one provider: which event types it passes on, quiet hours and per-type quiet-hours policies, how deferred notifications are released when the window ends (`quiet_release`: `each` or `digest`), the plugin-defined tracker config (secret fields masked) and the linked target ids. Filter by `provider_id`.', querystring: Type.Object({ ...ListQuery.properties, provider_id: Type.Optional(Uuid) }) }, preHandler: auth }, async (req) => {
     const q = req.query as Page & { provider_id?: string };
     const params: unknown[] = [caller(req).id];
     let where = 'user_id = ?';
@@ -114,12 +119,12 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
     const b = req.body as Static<typeof CreateBody>;
     const input = await validate(core, user.id, {
       provider_id: b.provider_id, name: b.name, enabled: b.enabled ?? true, event_types: b.event_types ?? {}, quiet_hours: b.quiet_hours ?? null,
-      quiet_policies: b.quiet_policies ?? {}, config: (b.config ?? {}) as Record<string, unknown>,
+      quiet_policies: b.quiet_policies ?? {}, quiet_release: b.quiet_release ?? 'each', config: (b.config ?? {}) as Record<string, unknown>,
     });
     const id = newId();
     const now = nowIso(core);
-    await core.db.run(`INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies, config, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, input.provider_id, input.name, input.enabled, input.event_types, input.quiet_hours as Record<string, unknown> | null, input.quiet_policies, input.config, now, now]);
+    await core.db.run(`INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies, quiet_release, config, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, input.provider_id, input.name, input.enabled, input.event_types, input.quiet_hours as Record<string, unknown> | null, input.quiet_policies, input.quiet_release, input.config, now, now]);
     reply.code(201);
     return one(id, user.id);
   });
@@ -135,10 +140,11 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
       event_types: b.event_types ?? Db.json(row.event_types, {}),
       quiet_hours: b.quiet_hours !== undefined ? b.quiet_hours : Db.json<QuietWindow | null>(row.quiet_hours, null),
       quiet_policies: b.quiet_policies ?? Db.json(row.quiet_policies, {}),
+      quiet_release: b.quiet_release ?? (row.quiet_release === 'digest' ? 'digest' : 'each'),
       config: b.config as Record<string, unknown> | undefined,
     }, row, b.config !== undefined || (b.provider_id !== undefined && b.provider_id !== row.provider_id));
-    await core.db.run(`UPDATE trackers SET provider_id = ?, name = ?, enabled = ?, event_types = ?, quiet_hours = ?, quiet_policies = ?, config = ?, updated_at = ?
-      WHERE id = ? AND user_id = ?`, [input.provider_id, input.name, input.enabled, input.event_types, input.quiet_hours as Record<string, unknown> | null, input.quiet_policies, input.config, nowIso(core), row.id, user.id]);
+    await core.db.run(`UPDATE trackers SET provider_id = ?, name = ?, enabled = ?, event_types = ?, quiet_hours = ?, quiet_policies = ?, quiet_release = ?, config = ?, updated_at = ?
+      WHERE id = ? AND user_id = ?`, [input.provider_id, input.name, input.enabled, input.event_types, input.quiet_hours as Record<string, unknown> | null, input.quiet_policies, input.quiet_release, input.config, nowIso(core), row.id, user.id]);
     // Deferred rows of this tracker wait for the old window; the pipeline recomputes their release.
     const relay = relayIfRunning(core);
     if (relay) await relay.trackerChanged(row.id).catch((err) => req.log.error({ err, tracker_id: row.id }, 'recomputing deferred releases failed'));
