@@ -98,7 +98,7 @@ t.test('the context is assembled primary → personal → skill → history → 
     { role: 'user', content: 'second' },
   ]);
   t.equal(body.model, 'gpt-4o-mini');
-  t.same(body.tools.map((x: any) => x.function.name), ['search_memory', 'search_documents', 'generate_health_report']);
+  t.same(body.tools.map((x: any) => x.function.name), ['generate_health_report'], 'no search tools: the user has no memory entries or documents');
   t.equal(second.events.at(-1)!.data.message.context_version, 2, 'the reply records the primary context version it used');
 
   // Another chat without a skill, and a user without a personal context, leave those parts out.

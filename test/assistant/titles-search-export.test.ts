@@ -128,6 +128,7 @@ t.test('a chat exports as Markdown and as JSON, owner only', async (t) => {
   t.match(data.messages[1].tools, [{ name: 'search_memory', query: 'allergy', count: 1 }]);
 
   const ru = await newUser(svc, { locale: 'ru' });
+  await svc.request('POST', '/api/v1/memory', { token: ru.token, body: { content: 'Давление 120/80' } });
   const ruChat = await newChat(svc, ru.token, { title: 'Аллергия' });
   ai.next({ toolCall: { name: 'search_memory', arguments: JSON.stringify({ query: 'аллергия' }) } });
   await send(svc, ru.token, ruChat, 'На что у меня аллергия?');

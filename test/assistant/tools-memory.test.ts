@@ -31,7 +31,7 @@ t.test('search_memory: the tool result with the caller\'s fact reaches the model
   t.equal(r.status, 200);
   t.equal(ai.calls.length, 2);
   const offered = ai.calls[0]!.body.tools.map((x: any) => x.function.name).sort();
-  t.same(offered, ['generate_health_report', 'search_documents', 'search_memory'], 'the model is offered both search tools');
+  t.same(offered, ['generate_health_report', 'search_memory'], 'the memory search is offered (no documents: no document search)');
   const results = toolMessages(ai.calls[1]!.body);
   t.equal(results.length, 1);
   t.same(results[0].entries.map((e: any) => e.content), ['Allergic to penicillin since childhood'], 'only the caller\'s matching entry');
@@ -54,11 +54,16 @@ t.test('search_memory: the tool result with the caller\'s fact reaches the model
   t.equal(q.tokens_used, message.usage.total_tokens);
   t.ok(message.usage.total_tokens > ai.calls[0]!.body.messages.length, 'usage covers the rounds');
 
+  // A user with nothing to search is offered only the report tool.
+  const w = await newUser(svc);
+  await send(svc, w.token, await newChat(svc, w.token), 'Hello');
+  t.same(ai.calls[2]!.body.tools.map((x: any) => x.function.name), ['generate_health_report'], 'no search tools without memory or documents');
+
   // The other user asking the same finds only their own entries.
   const chatV = await newChat(svc, v.token);
   ai.next(call('search_memory', 'allergic penicillin peanuts'));
   const rv = await send(svc, v.token, chatV, 'What am I allergic to?');
-  const resultsV = toolMessages(ai.calls[3]!.body)[0];
+  const resultsV = toolMessages(ai.calls[4]!.body)[0];
   t.equal(resultsV.entries.length, 2);
   t.match(text(rv), 'peanuts');
 });

@@ -18,7 +18,10 @@ const ExportQuery = Type.Object({ format: Type.Optional(Type.Union([Type.Literal
 
 /** The compact line for one tool call, in `locale`. */
 export function toolLine(locale: string, call: ToolEvent): string {
-  if (call.name === 'search_memory' || call.name === 'search_documents') return say(locale, `tool_${call.name}`, { query: call.query ?? '', count: call.count ?? 0 });
+  if (call.name === 'search_memory' || call.name === 'search_documents') {
+    const query = call.query ?? (typeof call.arguments?.query === 'string' ? call.arguments.query : '');
+    return call.status === 'failed' ? say(locale, 'tool_search_failed', { query }) : say(locale, `tool_${call.name}`, { query, count: call.count ?? 0 });
+  }
   if (call.name === 'generate_health_report') return say(locale, 'tool_generate_health_report');
   return say(locale, 'tool_other', { name: call.name });
 }

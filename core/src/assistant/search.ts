@@ -34,6 +34,14 @@ export async function searchMemory(db: Queryable, userId: string, query: string,
   return rows.map((r) => ({ ...r, always_include: bool(r.always_include) }));
 }
 
+/** Whether the user has any memory entry and any document (what the search tools could find). */
+export async function searchableBy(db: Queryable, userId: string): Promise<{ memory: boolean; documents: boolean }> {
+  const row = await db.get<{ m: unknown; d: unknown }>(
+    `SELECT (SELECT COUNT(*) FROM (SELECT 1 AS x FROM memory_entries WHERE user_id = ? LIMIT 1) a) AS m,
+            (SELECT COUNT(*) FROM (SELECT 1 AS x FROM documents WHERE user_id = ? LIMIT 1) b) AS d`, [userId, userId]);
+  return { memory: Number(row?.m ?? 0) > 0, documents: Number(row?.d ?? 0) > 0 };
+}
+
 /** Splits a document into chunks and stores them (in `q`, the upload's transaction). */
 export async function storeChunks(q: Queryable, doc: { id: string; user_id: string; content: string }, pages: string[] | null): Promise<void> {
   const chunks = chunkDocument(doc.content, pages);

@@ -15,6 +15,7 @@ import { turn } from './turns.ts';
 import { bool } from './paths.ts';
 import { assistantTools } from './tools.ts';
 import { generateTitle } from './titles.ts';
+import { searchableBy } from './search.ts';
 import type { ToolEvent } from './exchange.ts';
 import type { Quotas } from './quotas.ts';
 import type { Reports } from './reports.ts';
@@ -149,7 +150,7 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
     let finished = false;
     const onClose = () => { if (!finished) controller.abort(); };
     reply.raw.on('close', onClose);
-    const tools = assistantTools(reports, user, log, core.db);
+    const tools = assistantTools(reports, user, log, core.db, await searchableBy(core.db, user.id));
     const maxToolRounds = core.config.ai.maxToolRounds;
     /** The reply's finished tool calls, stored with it. */
     const calls: ToolEvent[] = [];

@@ -91,14 +91,19 @@ async function search(db: Database, userId: string, name: string, args: { query?
   return { ok: true, result: { query: q, excerpts }, summary: { query: q, count: excerpts.length } };
 }
 
-/** The assistant's tools for `user`. A failing tool is reported to the model, never thrown. */
-export function assistantTools(reports: Reports, user: PublicUser, log: Logger, db?: Database): Tools {
+/**
+ * The assistant's tools for `user`. A failing tool is reported to the model, never thrown. The
+ * searches are offered with `db`, each only when the user has something it could find (`has`):
+ * a search of nothing would cost a round and its tokens for no answer.
+ */
+export function assistantTools(reports: Reports, user: PublicUser, log: Logger, db?: Database, has: { memory: boolean; documents: boolean } = { memory: true, documents: true }): Tools {
+  const offered = (name: string) => name === GENERATE_HEALTH_REPORT || (db !== undefined && (name === SEARCH_MEMORY ? has.memory : name === SEARCH_DOCUMENTS ? has.documents : false));
   return {
-    definitions: db ? definitions : definitions.filter((d) => d.type === 'function' && d.function.name === GENERATE_HEALTH_REPORT),
+    definitions: definitions.filter((d) => d.type === 'function' && offered(d.function.name)),
     async run(name, rawArgs) {
       let args: { title?: unknown; locale?: unknown; query?: unknown } = {};
       try { args = rawArgs.trim() ? JSON.parse(rawArgs) : {}; } catch { /* Malformed arguments: fall back to the defaults. */ }
-      if (db && (name === SEARCH_MEMORY || name === SEARCH_DOCUMENTS)) {
+      if (db && (name === SEARCH_MEMORY || name === SEARCH_DOCUMENTS) && offered(name)) {
         try {
           return await search(db, user.id, name, args);
         } catch (err) {

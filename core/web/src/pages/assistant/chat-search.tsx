@@ -11,13 +11,14 @@ import { Badge, Button, ErrorNote } from '../../ui/basics.tsx';
 import { Icon } from '../../ui/icons.tsx';
 
 /** A tool call as the stream and the saved message carry it. */
-export interface ToolCall { name: string; status: 'started' | 'done' | 'failed'; query?: string; count?: number; report_id?: string }
+export interface ToolCall { name: string; status: 'started' | 'done' | 'failed'; query?: string; count?: number; report_id?: string; arguments?: Record<string, unknown> }
 
 export const isSearchTool = (name: string) => name === 'search_memory' || name === 'search_documents';
 
 /** "Searched memory for “allergy”: 2 entries", while running "Searching memory for “allergy”…". */
 export function ToolLine({ call }: { call: ToolCall }) {
-  const vars = { query: call.query ?? '', count: call.count ?? 0, n: num(call.count ?? 0) };
+  const query = call.query ?? (typeof call.arguments?.query === 'string' ? call.arguments.query : '');
+  const vars = { query, count: call.count ?? 0, n: num(call.count ?? 0) };
   const memory = call.name === 'search_memory';
   const text = call.status === 'started'
     ? (memory ? t('assistant_memory.tool_search_memory_running', vars) : t('assistant_memory.tool_search_documents_running', vars))
