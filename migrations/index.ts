@@ -13,6 +13,7 @@ import deliveryHistory from './0013_delivery_history.ts';
 import memorySearch from './0017_memory_search.ts';
 import documentChunks from './0018_document_chunks.ts';
 import chatSearch from './0019_chat_search.ts';
+import messageUpdates from './0021_message_updates.ts';
 import providerOutboundAllow from './0014_provider_outbound_allow.ts';
 import targetOutboundAllow from './0022_target_outbound_allow.ts';
 import testEvents from './0015_test_events.ts';
@@ -20,4 +21,4 @@ import chatControls from './0020_chat_controls.ts';
 import quietDigest from './0023_quiet_digest.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
-export const migrations: Migration[] = [core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, memorySearch, documentChunks, chatSearch, chatControls, testEvents, providerOutboundAllow, targetOutboundAllow, quietDigest];
+export const migrations: Migration[] = [core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, memorySearch, documentChunks, chatSearch, chatControls, testEvents, providerOutboundAllow, targetOutboundAllow, messageUpdates, quietDigest];

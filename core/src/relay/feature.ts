@@ -27,6 +27,8 @@ export async function applyRetention(core: Core): Promise<number> {
   await core.db.run('DELETE FROM webhook_payload_log WHERE received_at < ?', [cutoff]);
   await core.db.run('DELETE FROM plugin_store WHERE expires_at IS NOT NULL AND expires_at < ?', [core.clock.now().toISOString()]);
   await core.db.run('DELETE FROM job_runs WHERE started_at < ?', [cutoff]);
+  // Messages not followed up within the period are not edited any more (a later event posts anew).
+  await core.db.run('DELETE FROM message_threads WHERE updated_at < ?', [cutoff]);
   return n;
 }
 

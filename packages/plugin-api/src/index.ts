@@ -61,6 +61,39 @@ export interface EventSpec<P extends TSchema = TSchema> {
    * without it the core builds a sample from the schema's defaults (empty strings, zeros).
    */
   example?: Record<string, unknown>;
+  /**
+   * Declares that this event type describes the state of something (a CI run, a UPS, a pull
+   * request) so that a target can update the message it sent for an earlier event about the same
+   * thing instead of posting a new one. See {@link CorrelationSpec}. Optional: without it every
+   * event is a message of its own.
+   */
+  correlation?: CorrelationSpec;
+}
+
+/**
+ * How the core tells that two events are about the same thing. The key is computed from the
+ * payload; events of the same provider instance whose event types share a `thread` and whose keys
+ * are equal follow one message per target: the first is sent, the later ones edit it (or reply to
+ * it where the target cannot edit).
+ *
+ * @example A UPS on battery, then back on line: one message, edited
+ * ```ts
+ * ups_on_battery: { payload, quietHours: 'send', severity: 'critical', correlation: { key: ['server', 'ups'], thread: 'power' } },
+ * ups_online: { payload, quietHours: 'send', severity: 'info', correlation: { key: ['server', 'ups'], thread: 'power' } },
+ * ```
+ */
+export interface CorrelationSpec {
+  /**
+   * Payload paths (dot-separated, e.g. `run.id`) whose values together form the key, or a
+   * function of the payload. A missing or empty value (or a function answering `undefined`, `null`
+   * or `''`) leaves that event uncorrelated: it is sent as a new message.
+   */
+  key: string[] | ((payload: Record<string, unknown>) => string | number | undefined | null);
+  /**
+   * Event types of the same provider with the same thread name share keys (e.g. `power` for
+   * `ups_on_battery` and `ups_online`). Default: the event type's own name.
+   */
+  thread?: string;
 }
 
 /** A notification template: `{{path}}` substitutions, `{{#each list}}…{{/each}}`, `{{#if x}}…{{else}}…{{/if}}`. */
@@ -486,7 +519,38 @@ export interface OutboundMessage {
 }
 
 export interface SendOptions { signal: AbortSignal; attempt: number }
-export interface SendResult { remoteId?: string; detail?: string }
+/**
+ * Where a sent message lives on the channel, in the target's own terms (e.g. Telegram
+ * `{ chat_id, message_id }`, Matrix `{ room_id, event_id }`, email `{ message_id }`). Opaque to the
+ * core: stored with the delivery (JSON, at most 4 KiB) and handed back to {@link TargetInstance.update}
+ * and {@link TargetInstance.reply}. Never put a secret in it.
+ */
+export type MessageRef = Record<string, string | number | boolean | null>;
+export interface SendResult {
+  remoteId?: string;
+  detail?: string;
+  /**
+   * Where the message went, for editing it later (see {@link TargetInstance.update}). For a message
+   * the target sent in several parts: the first part.
+   */
+  messageRef?: MessageRef;
+}
+
+/** What {@link TargetInstance.update} and {@link TargetInstance.reply} receive. */
+export interface FollowUpRequest {
+  /** The message sent earlier for the same correlation key (its `messageRef` as `send` returned it). */
+  previous: { messageRef: MessageRef; deliveryId: string; eventType: string };
+  /** The new rendering, for the newer event. */
+  message: OutboundMessage;
+}
+
+/**
+ * Returned by {@link TargetInstance.update} or {@link TargetInstance.reply} when this message cannot
+ * be followed up that way (the channel cannot edit, the new text does not fit one message…): the
+ * core then tries the next way (reply, then a new message). Throwing `PermanentSendError` does the
+ * same and is recorded in the log; any other error is retried like a failed send.
+ */
+export const NOT_SUPPORTED = false as const;
 
 export interface TargetInstance extends Lifecycle {
   /**
@@ -494,6 +558,21 @@ export interface TargetInstance extends Lifecycle {
    * PermanentSendError (4xx) or AuthFailedError (rejected credential); anything else counts as retryable.
    */
   send(message: OutboundMessage, options: SendOptions): Promise<SendResult | void>;
+  /**
+   * Optional: edits the earlier message `previous` so it shows `message` instead (Telegram
+   * `editMessageText`, a Matrix `m.replace` edit). Called for an event whose type declares a
+   * {@link CorrelationSpec} when this target sent a message for the same key before, and again on
+   * every retry of that delivery (so make it idempotent: editing to the same text is a success).
+   * Return `NOT_SUPPORTED` (false) or throw `PermanentSendError` to have the core reply instead
+   * (see {@link reply}), else send a new message. Return a `messageRef` when the message moved.
+   */
+  update?(request: FollowUpRequest, options: SendOptions): Promise<SendResult | void | typeof NOT_SUPPORTED>;
+  /**
+   * Optional: posts `message` as a reply threaded to the earlier message `previous` (a Telegram
+   * reply, an email with `In-Reply-To`), for channels that cannot edit or when the edit failed.
+   * Return `NOT_SUPPORTED` (false) or throw `PermanentSendError` to have the core send a new message.
+   */
+  reply?(request: FollowUpRequest, options: SendOptions): Promise<SendResult | void | typeof NOT_SUPPORTED>;
 }
 
 export interface TargetContext<C> extends BaseContext<C> {

@@ -78,7 +78,11 @@ export const WorkflowRunFailedPayload = Type.Object({
   actor: Type.String(),
 });
 
-const info = (payload: EventSpec['payload'], description: string, example: Record<string, unknown>): EventSpec => ({ payload, quietHours: 'defer', severity: 'info', description, example });
+const info = (payload: EventSpec['payload'], description: string, example: Record<string, unknown>, correlation?: EventSpec['correlation']): EventSpec =>
+  ({ payload, quietHours: 'defer', severity: 'info', description, example, ...(correlation ? { correlation } : {}) });
+
+/** A pull request's life (opened, then merged or closed) is one message per repository and number, edited as it changes. */
+const PULL_REQUEST = { key: ['repository', 'number'], thread: 'pull_request' };
 
 /** Sample payloads for "send a test event". */
 const REPO = { repository: 'acme/web', repository_url: 'https://git.example.net/acme/web', sender: 'alice' };
@@ -91,9 +95,9 @@ export const events: Record<string, EventSpec> = {
     commits: [{ id: '9f2c1e4b7a0d3c5e8f1a2b3c4d5e6f7a8b9c0d1e', short_id: '9f2c1e4', message: 'Fix the login redirect', author: 'alice', url: 'https://git.example.net/acme/web/commit/9f2c1e4b7a0d3c5e8f1a2b3c4d5e6f7a8b9c0d1e' }],
     commit_count: 1, compare_url: 'https://git.example.net/acme/web/compare/1a2b3c4...9f2c1e4', forced: false,
   }),
-  pull_request_opened: info(PullRequestOpenedPayload, 'A pull request was opened', { ...PR, excerpt: 'Adds a dark colour scheme that follows the system setting.' }),
-  pull_request_closed: info(PullRequestClosedPayload, 'A pull request was closed without merging', PR),
-  pull_request_merged: info(PullRequestMergedPayload, 'A pull request was merged', { ...PR, merged_by: 'bob' }),
+  pull_request_opened: info(PullRequestOpenedPayload, 'A pull request was opened', { ...PR, excerpt: 'Adds a dark colour scheme that follows the system setting.' }, PULL_REQUEST),
+  pull_request_closed: info(PullRequestClosedPayload, 'A pull request was closed without merging', PR, PULL_REQUEST),
+  pull_request_merged: info(PullRequestMergedPayload, 'A pull request was merged', { ...PR, merged_by: 'bob' }, PULL_REQUEST),
   issue_opened: info(IssueOpenedPayload, 'An issue was opened', { ...ISSUE, excerpt: 'The login page takes ten seconds to load on a slow connection.' }),
   issue_closed: info(IssueClosedPayload, 'An issue was closed', ISSUE),
   issue_comment: info(IssueCommentPayload, 'Someone commented on an issue or pull request', {
@@ -105,6 +109,8 @@ export const events: Record<string, EventSpec> = {
   }),
   workflow_run_failed: {
     payload: WorkflowRunFailedPayload, quietHours: 'defer', severity: 'warning', description: 'A CI workflow run failed or timed out',
+    // One message per run (its URL names the run id): a re-run that fails again edits it.
+    correlation: { key: ['repository', 'url'] },
     example: { ...REPO, workflow: 'CI', run_title: 'Fix the login redirect', run_number: 312, conclusion: 'failure', branch: 'main', commit: '9f2c1e4', url: 'https://git.example.net/acme/web/actions/runs/312', actor: 'alice' },
   },
 };

@@ -58,6 +58,8 @@ export const StatusDisconnectedPayload = Type.Object({
 export const EVENTS: Record<string, EventSpec> = {
   ha_state_changed: {
     payload: StateChangedPayload, quietHours: 'defer', severity: 'info', description: 'An entity changed state (filtered and debounced per entity).',
+    // One message per entity, edited to its latest state.
+    correlation: { key: ['entity_id'] },
     example: { entity_id: 'sensor.living_room_temperature', friendly_name: 'Living room temperature', domain: 'sensor', old_state: '21.5', new_state: '22.0', unit: '°C' },
   },
   automation_triggered: {
@@ -74,10 +76,12 @@ export const EVENTS: Record<string, EventSpec> = {
   },
   ha_status_connected: {
     payload: StatusConnectedPayload, quietHours: 'defer', severity: 'info', description: 'The connection to Home Assistant is up (after start or an outage).',
+    correlation: { key: ['host'], thread: 'connection' },
     example: { host: 'homeassistant.local:8123', ha_version: '2024.6.1', first_connect: false, downtime_seconds: 95 },
   },
   ha_status_disconnected: {
     payload: StatusDisconnectedPayload, quietHours: 'defer', severity: 'warning', description: 'An established connection to Home Assistant was lost.',
+    correlation: { key: ['host'], thread: 'connection' },
     example: { host: 'homeassistant.local:8123', reason: 'the connection closed', connected_seconds: 86400 },
   },
 };

@@ -21,6 +21,9 @@ export const events: Record<string, EventSpec> = {
     // The declared default; each event carries its mapped severity (EmittedEvent.severity).
     severity: 'info',
     description: 'A JSON or form request arrived on the webhook URL and was mapped to a notification',
+    // With `mapping.event_key` (an alert fingerprint, Alertmanager's groupKey…): requests with the
+    // same key follow one message, so "resolved" edits the "firing" one. Without it, none is correlated.
+    correlation: { key: ['event_key'] },
     example: { title: 'Disk almost full', body: '/srv is 93% full on nas.local.', severity: 'warning', source_ip: '192.0.2.10', event_key: 'disk-srv', fields: { host: 'nas.local', usage: '93%' } },
   },
 };

@@ -2,18 +2,18 @@
  * @herald/target-chat-webhook: posts notifications to a Discord, Slack or Mattermost channel
  * through the channel's incoming webhook. One instance is one webhook URL.
  */
-import { defineTarget, PLUGIN_API_VERSION } from '@herald/plugin-api';
-import type { OutboundResponse, TargetContext, TargetInstance } from '@herald/plugin-api';
+import { defineTarget, NOT_SUPPORTED, PLUGIN_API_VERSION } from '@herald/plugin-api';
+import type { MessageRef, OutboundMessage, OutboundResponse, SendResult, TargetContext, TargetInstance } from '@herald/plugin-api';
 import { configSchema } from './config.ts';
 import type { ChatWebhookConfig } from './config.ts';
-import { buildRequest, MANIFEST_MAX_LENGTH, MANIFEST_MAX_TITLE } from './payloads.ts';
+import { buildEditRequest, buildRequest, MANIFEST_MAX_LENGTH, MANIFEST_MAX_TITLE } from './payloads.ts';
 import { failureFor, transportFailure } from './responses.ts';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 export { configSchema, CHAT_FORMATS } from './config.ts';
 export type { ChatWebhookConfig, ChatFormat } from './config.ts';
-export { buildRequest, fit, SERVICE_LIMITS } from './payloads.ts';
+export { buildEditRequest, buildRequest, fit, SERVICE_LIMITS, updatePrefix } from './payloads.ts';
 
 /**
  * The header every post carries with the delivery id, the same on every retry of one delivery,
@@ -26,28 +26,61 @@ export const IDEMPOTENCY_HEADER = 'idempotency-key';
 /** Creates the target instance for one webhook. */
 export function createChatWebhookTarget(ctx: TargetContext<ChatWebhookConfig>): TargetInstance {
   const cfg = ctx.config;
+
+  async function post(req: ReturnType<typeof buildRequest>, message: OutboundMessage, signal: AbortSignal, method = 'POST'): Promise<OutboundResponse> {
+    let res: OutboundResponse;
+    try {
+      // Redirects are refused: a webhook endpoint that redirects is misconfigured, and following
+      // one would re-send a POST body carrying the notification somewhere else.
+      res = await ctx.http.request(req.url, {
+        method, json: req.json, signal, maxRedirects: 0, maxResponseBytes: 64 * 1024,
+        headers: { [IDEMPOTENCY_HEADER]: message.deliveryId },
+      });
+    } catch (err) {
+      throw transportFailure(cfg.format, err);
+    }
+    if (res.status < 200 || res.status >= 300) throw failureFor(cfg.format, res, ctx.clock.now());
+    if (req.truncated) ctx.log.warn({ deliveryId: message.deliveryId, cut: req.truncated }, 'message cut to fit the chat limit');
+    return res;
+  }
+
+  const detailOf = (truncated: number) => (truncated ? `cut ${truncated} characters to fit the ${cfg.format} limit` : undefined);
+
+  async function send(message: OutboundMessage, signal: AbortSignal, replyTo?: string): Promise<SendResult> {
+    const req = buildRequest(cfg, message, replyTo);
+    const res = await post(req, message, signal);
+    let remoteId: string | undefined;
+    if (cfg.format === 'discord') {
+      try { remoteId = String(res.json<{ id?: unknown }>().id ?? '') || undefined; } catch { /* 204 or non-JSON: still delivered */ }
+    }
+    // Discord answers the message id, which its webhook can edit later. Slack and Mattermost answer
+    // `ok` only: a later update names the earlier message by its title instead.
+    const messageRef: MessageRef | undefined = cfg.format === 'discord'
+      ? (remoteId ? { format: 'discord', message_id: remoteId } : undefined)
+      : { format: cfg.format, title: (message.plainTitle || message.plainBody.split('\n')[0] || '').slice(0, 200) };
+    return { remoteId, detail: detailOf(req.truncated), ...(messageRef ? { messageRef } : {}) };
+  }
+
   return {
-    async send(message, { signal }) {
-      const req = buildRequest(cfg, message);
-      let res: OutboundResponse;
-      try {
-        // Redirects are refused: a webhook endpoint that redirects is misconfigured, and following
-        // one would re-send a POST body carrying the notification somewhere else.
-        res = await ctx.http.request(req.url, {
-          method: 'POST', json: req.json, signal, maxRedirects: 0, maxResponseBytes: 64 * 1024,
-          headers: { [IDEMPOTENCY_HEADER]: message.deliveryId },
-        });
-      } catch (err) {
-        throw transportFailure(cfg.format, err);
-      }
-      if (res.status < 200 || res.status >= 300) throw failureFor(cfg.format, res, ctx.clock.now());
-      let remoteId: string | undefined;
-      if (cfg.format === 'discord') {
-        try { remoteId = String(res.json<{ id?: unknown }>().id ?? '') || undefined; } catch { /* 204 or non-JSON: still delivered */ }
-      }
-      const detail = req.truncated ? `cut ${req.truncated} characters to fit the ${cfg.format} limit` : undefined;
-      if (req.truncated) ctx.log.warn({ deliveryId: message.deliveryId, cut: req.truncated }, 'message cut to fit the chat limit');
-      return { remoteId, detail };
+    send: (message, { signal }) => send(message, signal),
+
+    /** Discord: edits the webhook's own message (`PATCH …/messages/{id}`). Slack and Mattermost incoming webhooks cannot edit. */
+    async update({ previous, message }, { signal }) {
+      const ref = previous.messageRef;
+      if (cfg.format !== 'discord' || ref.format !== 'discord' || typeof ref.message_id !== 'string') return NOT_SUPPORTED;
+      const req = buildEditRequest(cfg, message, ref.message_id);
+      await post(req, message, signal, 'PATCH');
+      return { remoteId: ref.message_id, detail: detailOf(req.truncated), messageRef: { ...ref } };
+    },
+
+    /**
+     * Slack and Mattermost: a new post that says which earlier one it updates ("Update to “…”:"),
+     * since an incoming webhook gets no post id back to thread under. Discord edits instead.
+     */
+    async reply({ previous, message }, { signal }) {
+      const ref = previous.messageRef;
+      if (cfg.format === 'discord' || ref.format !== cfg.format || typeof ref.title !== 'string') return NOT_SUPPORTED;
+      return send(message, signal, ref.title);
     },
   };
 }

@@ -71,9 +71,14 @@ function discord(cfg: ChatWebhookConfig, m: OutboundMessage): WebhookRequest {
   };
 }
 
-function slack(cfg: ChatWebhookConfig, m: OutboundMessage): WebhookRequest {
+/** The line that opens a post updating an earlier one, in the target's language. */
+export function updatePrefix(locale: string, previousTitle: string): string {
+  return locale === 'ru' ? `Обновление к «${previousTitle}»:` : `Update to “${previousTitle}”:`;
+}
+
+function slack(cfg: ChatWebhookConfig, m: OutboundMessage, replyTo?: string): WebhookRequest {
   // Slack's mrkdwn is not Markdown (no backslash escapes, *single* bold), so build it from the plain text.
-  const head = m.plainTitle ? `*${slackEscape(m.plainTitle)}*\n` : '';
+  const head = `${replyTo !== undefined ? `_${slackEscape(updatePrefix(m.locale, replyTo))}_\n` : ''}${m.plainTitle ? `*${slackEscape(m.plainTitle)}*\n` : ''}`;
   const tail = isHttpUrl(m.url) && !m.plainBody.includes(m.url) ? `\n<${m.url}>` : '';
   const body = fit(slackEscape(m.plainBody), Math.max(0, SERVICE_LIMITS.slack.body - head.length - tail.length));
   const text = fit(`${head}${body.text}${tail}`, SERVICE_LIMITS.slack.body);
@@ -89,8 +94,11 @@ function slack(cfg: ChatWebhookConfig, m: OutboundMessage): WebhookRequest {
   };
 }
 
-function mattermost(cfg: ChatWebhookConfig, m: OutboundMessage): WebhookRequest {
-  const head = m.title ? `**${m.title}**\n\n` : '';
+/** Markdown special characters escaped, for text that must show literally (a quoted title). */
+const markdownEscape = (s: string) => s.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, '\\$&');
+
+function mattermost(cfg: ChatWebhookConfig, m: OutboundMessage, replyTo?: string): WebhookRequest {
+  const head = `${replyTo !== undefined ? `_${updatePrefix(m.locale, markdownEscape(replyTo))}_\n\n` : ''}${m.title ? `**${m.title}**\n\n` : ''}`;
   const tail = isHttpUrl(m.url) && !m.body.includes(m.url) ? `\n\n${m.url}` : '';
   const body = fit(m.body, Math.max(0, SERVICE_LIMITS.mattermost.body - head.length - tail.length));
   const text = fit(`${head}${body.text}${tail}`, SERVICE_LIMITS.mattermost.body);
@@ -102,15 +110,28 @@ function mattermost(cfg: ChatWebhookConfig, m: OutboundMessage): WebhookRequest 
       ...(cfg.icon_url ? { icon_url: cfg.icon_url } : {}),
       ...(cfg.channel ? { channel: cfg.channel } : {}),
       // Lets anyone reading posts through the API trace a post back to its delivery.
-      props: { herald_delivery_id: m.deliveryId, herald_event_type: m.eventType },
+      props: { herald_delivery_id: m.deliveryId, herald_event_type: m.eventType, ...(replyTo !== undefined ? { herald_update: true } : {}) },
     },
     truncated: body.cut + text.cut,
   };
 }
 
-const BUILDERS: Record<ChatFormat, (cfg: ChatWebhookConfig, m: OutboundMessage) => WebhookRequest> = { discord, slack, mattermost };
+const BUILDERS: Record<ChatFormat, (cfg: ChatWebhookConfig, m: OutboundMessage, replyTo?: string) => WebhookRequest> = { discord, slack, mattermost };
 
-/** Builds the request for the configured service. */
-export function buildRequest(cfg: ChatWebhookConfig, message: OutboundMessage): WebhookRequest {
-  return BUILDERS[cfg.format](cfg, message);
+/** Builds the request for the configured service; `replyTo` (Slack, Mattermost) opens it with the earlier post's title. */
+export function buildRequest(cfg: ChatWebhookConfig, message: OutboundMessage, replyTo?: string): WebhookRequest {
+  return BUILDERS[cfg.format](cfg, message, replyTo);
+}
+
+/**
+ * Discord's "Edit Webhook Message" (`PATCH /webhooks/{id}/{token}/messages/{message_id}`, in the
+ * webhook's thread when one is configured): the same embed; name and avatar cannot change.
+ */
+export function buildEditRequest(cfg: ChatWebhookConfig, message: OutboundMessage, messageId: string): WebhookRequest {
+  const req = discord(cfg, message);
+  const url = new URL(cfg.url);
+  url.pathname = `${url.pathname.replace(/\/+$/, '')}/messages/${encodeURIComponent(messageId)}`;
+  if (cfg.thread_id) url.searchParams.set('thread_id', cfg.thread_id);
+  const { username: _u, avatar_url: _a, ...json } = req.json;
+  return { url: url.href, json, truncated: req.truncated };
 }

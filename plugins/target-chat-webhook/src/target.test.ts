@@ -165,3 +165,37 @@ t.test('the webhook URL (the credential) is never followed to another origin', a
     tt.same(sink.received, [], `${format}: the second origin saw nothing`);
   }
 });
+
+t.test('discord: update edits the webhook message (PATCH …/messages/{id}); an unknown message is permanent', async (tt) => {
+  const { sink, harness, send } = await setup(tt, 'discord', { username: 'Herald', thread_id: '123456' });
+  const o = { signal: harness.abort.signal, attempt: 1 };
+  const first = await send({ plainTitle: 'Build failed', body: 'run 12' });
+  tt.match(first!.messageRef, { format: 'discord', message_id: /^\d+$/ });
+  const previous = { messageRef: first!.messageRef!, deliveryId: 'd1', eventType: 'workflow_run_failed' };
+  const r = await harness.instance.update!({ previous, message: harness.message({ plainTitle: 'Build fixed', body: 'run 12 passed', severity: 'info' }) }, o);
+  const patch = sink.received.at(-1)!;
+  tt.equal(patch.method, 'PATCH');
+  tt.equal(patch.path, `${new URL(sink.url('discord')).pathname}/messages/${first!.messageRef!.message_id}`);
+  tt.same(patch.query, { thread_id: '123456' }, 'in the webhook thread');
+  tt.notOk('username' in patch.body, 'an edit cannot change the name');
+  tt.same(sink.discordMessages.get(String(first!.messageRef!.message_id))!.embeds[0].title, 'Build fixed');
+  tt.same((r as { messageRef?: unknown }).messageRef, first!.messageRef);
+  const err = await caught(harness.instance.update!({ previous: { ...previous, messageRef: { format: 'discord', message_id: '1' } }, message: harness.message() }, o) as Promise<unknown>);
+  tt.equal(errorCode(err), 'PERMANENT_SEND');
+  tt.equal(await harness.instance.reply!({ previous, message: harness.message() }, o), false, 'Discord edits, it does not reply');
+});
+
+t.test('slack and mattermost cannot edit: the reply is a new post naming the earlier one, in the target language', async (tt) => {
+  for (const format of ['slack', 'mattermost'] as const) {
+    const { sink, harness, send } = await setup(tt, format);
+    const o = { signal: harness.abort.signal, attempt: 1 };
+    const first = await send({ title: 'UPS on battery', plainTitle: 'UPS on battery' });
+    tt.same(first!.messageRef, { format, title: 'UPS on battery' });
+    const previous = { messageRef: first!.messageRef!, deliveryId: 'd1', eventType: 'ups_on_battery' };
+    tt.equal(await harness.instance.update!({ previous, message: harness.message() }, o), false, `${format}: no edit`);
+    await harness.instance.reply!({ previous, message: harness.message({ locale: 'ru', title: 'ИБП снова от сети', plainTitle: 'ИБП снова от сети', body: 'Заряд 90%', plainBody: 'Заряд 90%' }) }, o);
+    const text: string = sink.received.at(-1)!.body.text;
+    tt.match(text, format === 'slack' ? /^_Обновление к «UPS on battery»:_\n\*ИБП снова от сети\*\nЗаряд 90%$/ : /^_Обновление к «UPS on battery»:_\n\n\*\*ИБП снова от сети\*\*\n\nЗаряд 90%$/);
+    if (format === 'mattermost') tt.equal(sink.received.at(-1)!.body.props.herald_update, true);
+  }
+});

@@ -16,6 +16,22 @@ export interface ComposedMail {
   messageId: string;
   priority: 'high' | 'normal';
   headers: Record<string, string>;
+  /** A reply in the thread of an earlier notification (RFC 5322 In-Reply-To / References). */
+  inReplyTo?: string;
+  references?: string[];
+}
+
+/** A Message-ID as RFC 5322 writes it (`<left@right>`), or undefined for anything else. */
+export function messageIdOf(v: unknown): string | undefined {
+  return typeof v === 'string' && /^<[^<>\s@]+@[^<>\s@]+>$/.test(v) ? v : undefined;
+}
+
+/**
+ * The mail for a later event about the same thing: in reply to the first notification, so mail
+ * clients file it in the same conversation. `threadRoot` is that mail's Message-ID.
+ */
+export function composeReply(cfg: Pick<EmailTargetConfig, 'from' | 'to' | 'subject_prefix'>, message: OutboundMessage, threadRoot: string): ComposedMail {
+  return { ...composeMail(cfg, message), inReplyTo: threadRoot, references: [threadRoot] };
 }
 
 const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');

@@ -198,3 +198,18 @@ t.test('configuration rules', async (t) => {
   await t.rejects(host.target(plugin, { ...base, to: ['Name <a@example.org>'] }), /to/);
   await t.rejects(host.target(plugin, { ...base, security: 'ssl' }), /security/);
 });
+
+t.test('reply: a later event is a mail in reply to the first (In-Reply-To, References); email cannot edit', async (t) => {
+  const { smtp, instance, message } = await setup(t, {});
+  t.equal(instance.update, undefined, 'no update: a sent mail cannot change');
+  const first = await instance.send(message({ deliveryId: 'd1', title: 'UPS on battery' }), opts());
+  const root = String(first!.messageRef!.message_id);
+  t.match(root, /^<d1\.herald@example\.org>$/);
+  const r = await instance.reply!({ previous: { messageRef: first!.messageRef!, deliveryId: 'd1', eventType: 'ups_on_battery' }, message: message({ deliveryId: 'd2', title: 'UPS back on line' }) }, opts());
+  const mail = parseMime(smtp.received[1]!.raw);
+  t.equal(mail.headers.get('in-reply-to'), root);
+  t.equal(mail.headers.get('references'), root);
+  t.equal(mail.headers.get('message-id'), '<d2.herald@example.org>');
+  t.equal((r as { messageRef?: { message_id?: unknown } }).messageRef?.message_id, '<d2.herald@example.org>');
+  t.equal(await instance.reply!({ previous: { messageRef: { message_id: 'not an id' }, deliveryId: 'd1', eventType: 'x' }, message: message() }, opts()), false);
+});

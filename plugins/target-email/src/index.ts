@@ -2,10 +2,10 @@
  * @herald/target-email: delivers notifications as multipart (plain text + HTML) email through
  * an SMTP submission server, over STARTTLS, implicit TLS or, if asked, plain SMTP.
  */
-import { ConfigError, defineTarget, PLUGIN_API_VERSION } from '@herald/plugin-api';
+import { ConfigError, defineTarget, NOT_SUPPORTED, PLUGIN_API_VERSION } from '@herald/plugin-api';
 import type { SendResult } from '@herald/plugin-api';
 import { configSchema } from './config.ts';
-import { composeMail } from './compose.ts';
+import { composeMail, composeReply, messageIdOf } from './compose.ts';
 import { SmtpSender } from './smtp-sender.ts';
 import { toSendError, toStartError } from './smtp-errors.ts';
 import enLocale from '../locales/en.json' with { type: 'json' };
@@ -13,7 +13,7 @@ import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 export { configSchema } from './config.ts';
 export type { EmailTargetConfig } from './config.ts';
-export { composeMail, subjectOf } from './compose.ts';
+export { composeMail, composeReply, subjectOf } from './compose.ts';
 
 export default defineTarget({
   manifest: {
@@ -40,11 +40,31 @@ export default defineTarget({
         try { await sender.verify(); } catch (err) { throw toStartError(err, cfg.password); }
       },
       async send(message, { signal }): Promise<SendResult> {
+        const mail = composeMail(cfg, message);
         try {
-          const info = await sender.send(composeMail(cfg, message), signal);
+          const info = await sender.send(mail, signal);
           return {
             remoteId: info.messageId,
             detail: info.rejected.length ? `refused recipients: ${info.rejected.join(', ')}` : undefined,
+            // Later events about the same thing are sent in reply to this mail (see reply).
+            messageRef: { message_id: messageIdOf(info.messageId) ?? mail.messageId },
+          };
+        } catch (err) {
+          throw toSendError(err, cfg.password);
+        }
+      },
+      // A sent mail cannot be changed: a later event about the same thing is a reply in the
+      // thread of the first mail (In-Reply-To and References name its Message-ID).
+      async reply({ previous, message }, { signal }): Promise<SendResult | typeof NOT_SUPPORTED> {
+        const root = messageIdOf(previous.messageRef.message_id);
+        if (!root) return NOT_SUPPORTED;
+        const mail = composeReply(cfg, message, root);
+        try {
+          const info = await sender.send(mail, signal);
+          return {
+            remoteId: info.messageId,
+            detail: info.rejected.length ? `refused recipients: ${info.rejected.join(', ')}` : undefined,
+            messageRef: { message_id: messageIdOf(info.messageId) ?? mail.messageId },
           };
         } catch (err) {
           throw toSendError(err, cfg.password);

@@ -20,6 +20,29 @@ export interface NoticeContent {
   body: string;
   format?: 'org.matrix.custom.html';
   formatted_body?: string;
+  /** An edit (`m.replace`): the replacement content; `body` then is the fallback for clients without edits. */
+  'm.new_content'?: Omit<NoticeContent, 'm.new_content' | 'm.relates_to'>;
+  'm.relates_to'?: { rel_type: 'm.replace'; event_id: string };
+}
+
+/**
+ * An edit of the earlier event `eventId` (Matrix spec, "Event replacements"): the new content in
+ * `m.new_content`, and a `* `-prefixed fallback for clients that do not show edits. Undefined when
+ * even the plain-text form does not fit one event (the core then sends a new message).
+ */
+export function buildEdit(m: OutboundMessage, eventId: string): NoticeContent | undefined {
+  const { content } = buildContent(m);
+  const edit: NoticeContent = {
+    ...content,
+    body: `* ${content.body}`,
+    ...(content.formatted_body !== undefined ? { formatted_body: `* ${content.formatted_body}` } : {}),
+    'm.new_content': content,
+    'm.relates_to': { rel_type: 'm.replace', event_id: eventId },
+  };
+  if (byteSize(edit) <= MAX_CONTENT_BYTES) return edit;
+  // Carried twice (fallback and new content): drop the HTML copies before giving up.
+  const plain: NoticeContent = { msgtype: 'm.notice', body: `* ${content.body}`, 'm.new_content': { msgtype: 'm.notice', body: content.body }, 'm.relates_to': { rel_type: 'm.replace', event_id: eventId } };
+  return byteSize(plain) <= MAX_CONTENT_BYTES ? plain : undefined;
 }
 
 /**

@@ -2,18 +2,18 @@
  * @herald/target-matrix: posts notifications into a Matrix room as `m.notice` messages through
  * the client-server API (one PUT per message; see the README for why there is no SDK).
  */
-import { defineTarget, errorCode, PLUGIN_API_VERSION } from '@herald/plugin-api';
+import { defineTarget, errorCode, NOT_SUPPORTED, PLUGIN_API_VERSION } from '@herald/plugin-api';
 import type { HealthReport, TargetContext, TargetInstance } from '@herald/plugin-api';
 import { configSchema } from './config.ts';
 import type { MatrixTargetConfig } from './config.ts';
-import { buildContent, MAX_MESSAGE_LENGTH, transactionId } from './content.ts';
+import { buildContent, buildEdit, MAX_MESSAGE_LENGTH, transactionId } from './content.ts';
 import { createMatrixClient } from './client.ts';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
 
 export { configSchema } from './config.ts';
 export type { MatrixTargetConfig } from './config.ts';
-export { buildContent, transactionId, newlinesToBreaks, cutToBytes } from './content.ts';
+export { buildContent, buildEdit, transactionId, newlinesToBreaks, cutToBytes } from './content.ts';
 
 /** Creates the target instance for one room. */
 export function createMatrixTarget(ctx: TargetContext<MatrixTargetConfig>): TargetInstance {
@@ -39,7 +39,27 @@ export function createMatrixTarget(ctx: TargetContext<MatrixTargetConfig>): Targ
         const eventId = await client.sendMessage(room_id, transactionId(message.deliveryId), content, signal);
         if (health.status !== 'ok') health = { status: 'ok', detail: 'last send succeeded' };
         const detail = plainOnly ? `too large for one event with its HTML copy: sent as plain text${cut ? ', cut to fit' : ''}` : undefined;
-        return { remoteId: eventId || undefined, detail };
+        // Without an event id (a proxy mangled the answer) the message cannot be edited later.
+        return { remoteId: eventId || undefined, detail, ...(eventId ? { messageRef: { room_id, event_id: eventId } } : {}) };
+      } catch (err) {
+        if (errorCode(err) === 'AUTH_FAILED') health = { status: 'error', detail: (err as Error).message };
+        throw err;
+      }
+    },
+    /**
+     * Edits the earlier notice with an `m.replace` event relating to it. Every edit relates to the
+     * original event (the spec's rule), so the reference stays that event's. Its own transaction id
+     * (from the delivery id) makes a retried edit a no-op on the homeserver.
+     */
+    async update({ previous, message }, { signal }) {
+      const roomId = previous.messageRef.room_id;
+      const eventId = previous.messageRef.event_id;
+      if (roomId !== room_id || typeof eventId !== 'string' || !eventId) return NOT_SUPPORTED;
+      const content = buildEdit(message, eventId);
+      if (!content) return NOT_SUPPORTED;
+      try {
+        const editId = await client.sendMessage(room_id, transactionId(`${message.deliveryId}:edit`), content, signal);
+        return { remoteId: editId || undefined, messageRef: { room_id, event_id: eventId } };
       } catch (err) {
         if (errorCode(err) === 'AUTH_FAILED') health = { status: 'error', detail: (err as Error).message };
         throw err;

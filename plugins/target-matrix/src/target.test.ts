@@ -62,7 +62,7 @@ t.test('sends an m.notice with plain body and HTML formatted_body', async (tt) =
     format: 'org.matrix.custom.html',
     formatted_body: '<strong>Backup <b>done</b></strong><br><br>Files: <code>42</code><br>Size: 3 GB<br><br><a href="https://nas.example/jobs?id=1&amp;x=2">https://nas.example/jobs?id=1&amp;x=2</a>',
   });
-  tt.same(result, { remoteId: ev.event_id, detail: undefined });
+  tt.same(result, { remoteId: ev.event_id, detail: undefined, messageRef: { room_id: ROOM, event_id: ev.event_id } }, 'the event id to edit it later');
   tt.equal(hs.requests.at(-1)!.path, `/_matrix/client/v3/rooms/${encodeURIComponent(ROOM)}/send/m.room.message/${ev.txnId}`);
 });
 
@@ -170,4 +170,24 @@ t.test('the access token stays on its origin when homeserver_url redirects to an
   tt.match(sendErr.message, /redirect/);
   tt.equal(hs.requests.length, 1, 'the send never reached the second origin');
   tt.equal(hs.events.length, 0);
+});
+
+t.test('update: an m.replace edit relating to the original event, idempotent per delivery; another room is not supported', async (tt) => {
+  const { hs, harness, send } = await setup(tt);
+  const o = { signal: harness.abort.signal, attempt: 1 };
+  const first = await send({ deliveryId: 'd1', title: 'UPS on battery', body: 'Charge 80%' });
+  const previous = { messageRef: first!.messageRef!, deliveryId: 'd1', eventType: 'ups_on_battery' };
+  const edit = harness.message({ deliveryId: 'd2', title: 'UPS back on line', plainTitle: 'UPS back on line', body: 'Charge 81%', plainBody: 'Charge 81%' });
+  const r = await harness.instance.update!({ previous, message: edit }, o);
+  tt.equal(hs.events.length, 2);
+  const ev = hs.events[1]!;
+  tt.same(ev.content['m.relates_to'], { rel_type: 'm.replace', event_id: first!.messageRef!.event_id });
+  tt.same(ev.content['m.new_content'], { msgtype: 'm.notice', body: 'UPS back on line\n\nCharge 81%', format: 'org.matrix.custom.html', formatted_body: '<strong>UPS back on line</strong><br><br>Charge 81%' });
+  tt.equal(ev.content.body, '* UPS back on line\n\nCharge 81%', 'a fallback for clients without edits');
+  tt.same((r as { messageRef?: unknown }).messageRef, first!.messageRef, 'later edits relate to the original event too');
+  await harness.instance.update!({ previous, message: edit }, o);
+  tt.equal(hs.events.length, 2, 'a retried edit reuses its transaction: nothing new');
+  tt.equal(await harness.instance.update!({ previous: { ...previous, messageRef: { room_id: '!other:example.org', event_id: '$x' } }, message: edit }, o), false);
+  const err = await caught(harness.instance.update!({ previous: { ...previous, messageRef: { room_id: ROOM, event_id: '$gone' } }, message: harness.message({ deliveryId: 'd3' }) }, o));
+  tt.equal(errorCode(err), 'PERMANENT_SEND', 'an edit the homeserver refuses is permanent (the core falls back)');
 });

@@ -40,7 +40,7 @@ t.test('sends HTML with the title in bold and the escaping preserved', async (t)
   t.equal(m.chatId, -1001);
   t.notOk('message_thread_id' in m.params);
   t.notOk('disable_notification' in m.params);
-  t.same(res, { remoteId: String(m.messageId), detail: undefined });
+  t.same(res, { remoteId: String(m.messageId), detail: undefined, messageRef: { chat_id: '-1001', message_id: m.messageId } }, 'the message id to edit it later');
 });
 
 t.test('an empty title leaves just the body', async (t) => {
@@ -187,4 +187,42 @@ t.test('a redirecting api_root never gets the token to another origin: the redir
   const driverErr = await thrown(() => driver.getMe({ http: host.http, log: captureLogger() }, TOKEN, AbortSignal.timeout(5000)));
   t.notMatch(driverErr.message, TOKEN);
   t.same(reached, [], 'the second origin never saw a request, so never the token');
+});
+
+t.test('update: editMessageText on the earlier message; the same text again is done; a deleted message is permanent; too long or another chat is not supported', async (t) => {
+  const { fake, instance, message } = await setup(t);
+  const o = { signal: AbortSignal.timeout(5000), attempt: 1 };
+  const first = await instance.send(message({ title: 'UPS on battery', body: 'Charge 80%' }), o);
+  const previous = { messageRef: first!.messageRef!, deliveryId: 'd1', eventType: 'ups_on_battery' };
+  const edited = await instance.update!({ previous, message: message({ deliveryId: 'd2', title: 'UPS back on line', body: 'Charge 81%' }), }, o);
+  t.same(edited, { remoteId: String(fake.sent[0]!.messageId), messageRef: first!.messageRef });
+  t.equal(fake.edits.length, 1);
+  t.equal(fake.edits[0]!.raw, '<b>UPS back on line</b>\nCharge 81%');
+  t.equal(fake.edits[0]!.params.parse_mode, 'HTML');
+  t.equal(fake.sent.length, 1, 'no new message');
+
+  const again = await instance.update!({ previous, message: message({ deliveryId: 'd2', title: 'UPS back on line', body: 'Charge 81%' }) }, o);
+  t.match(again, { detail: 'already up to date' }, 'a retry after the edit went through is not a failure');
+
+  t.equal(await instance.update!({ previous, message: message({ body: 'x '.repeat(3000) }) }, o), false, 'a text needing two messages is not edited in');
+  t.equal(await instance.update!({ previous: { ...previous, messageRef: { chat_id: '-1002', message_id: 1 } }, message: message() }, o), false, 'a message in another chat than the configured one');
+
+  fake.deleteMessage(-1001, fake.sent[0]!.messageId);
+  const err = await thrown(() => instance.update!({ previous, message: message({ body: 'gone' }) }, o));
+  t.equal(errorCode(err), 'PERMANENT_SEND');
+  t.match(err.message, /message to edit not found/);
+});
+
+t.test('reply: a new message replying to the earlier one, sent even if that one is gone', async (t) => {
+  const { fake, instance, message } = await setup(t);
+  const o = { signal: AbortSignal.timeout(5000), attempt: 1 };
+  const first = await instance.send(message({ title: 'Build failed' }), o);
+  const previous = { messageRef: first!.messageRef!, deliveryId: 'd1', eventType: 'workflow_run_failed' };
+  const r = await instance.reply!({ previous, message: message({ deliveryId: 'd2', title: 'Build failed again' }) }, o);
+  t.equal(fake.sent.length, 2);
+  t.same(fake.sent[1]!.params.reply_parameters, { message_id: fake.sent[0]!.messageId, allow_sending_without_reply: true });
+  t.same((r as { messageRef?: unknown }).messageRef, { chat_id: '-1001', message_id: fake.sent[1]!.messageId });
+  fake.deleteMessage(-1001, fake.sent[0]!.messageId);
+  await instance.reply!({ previous, message: message({ deliveryId: 'd3', title: 'And again' }) }, o);
+  t.equal(fake.sent.at(-1)!.text, 'And again\nBody', 'still sent');
 });

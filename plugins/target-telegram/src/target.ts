@@ -2,8 +2,8 @@
  * The Telegram target instance: renders title and body into Bot API HTML, splits what is longer
  * than one message and sends the parts in order through the bot the target is linked to.
  */
-import { ConfigError } from '@herald/plugin-api';
-import type { OutboundMessage, SendOptions, SendResult, TargetContext, TargetInstance } from '@herald/plugin-api';
+import { ConfigError, NOT_SUPPORTED, PermanentSendError } from '@herald/plugin-api';
+import type { FollowUpRequest, OutboundMessage, SendOptions, SendResult, TargetContext, TargetInstance } from '@herald/plugin-api';
 import type { TelegramTargetConfig } from './config.ts';
 import { splitHtml } from './html-split.ts';
 import { call, createApi, grammySignal } from './telegram-api.ts';
@@ -26,6 +26,14 @@ export function composeHtml(message: Pick<OutboundMessage, 'format' | 'title' | 
 
 interface Progress { sent: number; ids: number[] }
 
+/** Where a sent message lives: what `editMessageText` and a reply need. */
+interface TelegramRef { chat_id: string; message_id: number }
+
+const refOf = (r: FollowUpRequest): TelegramRef | undefined => {
+  const ref = r.previous.messageRef as Partial<TelegramRef>;
+  return typeof ref.chat_id === 'string' && typeof ref.message_id === 'number' ? { chat_id: ref.chat_id, message_id: ref.message_id } : undefined;
+};
+
 export function createTelegramTarget(ctx: TargetContext<TelegramTargetConfig>): TargetInstance {
   const cfg = ctx.config;
   const bot = () => {
@@ -37,7 +45,46 @@ export function createTelegramTarget(ctx: TargetContext<TelegramTargetConfig>): 
   return {
     start() { bot(); },
 
-    async send(message: OutboundMessage, options: SendOptions): Promise<SendResult> {
+    send: (message, options) => sendParts(message, options),
+
+    /**
+     * Edits the earlier message in place (`editMessageText`). A new text that needs more than one
+     * message is not edited in (NOT_SUPPORTED: the core replies instead), nor is a message sent to
+     * another chat than the one configured now. "Message is not modified" (a retry after the edit
+     * went through) counts as done; "message to edit not found" (deleted) is permanent, so the core
+     * replies instead.
+     */
+    async update(request: FollowUpRequest, options: SendOptions): Promise<SendResult | typeof NOT_SUPPORTED> {
+      const ref = refOf(request);
+      if (!ref || ref.chat_id !== cfg.chat_id) return NOT_SUPPORTED;
+      const parts = splitHtml(composeHtml(request.message), MAX_MESSAGE_LENGTH);
+      if (parts.length !== 1) return NOT_SUPPORTED;
+      const { token } = bot();
+      api ??= await call(token, () => createApi(token, ctx.http, { apiRoot: ctx.bot?.apiRoot ?? cfg.api_root }));
+      try {
+        await call(token, () => api!.editMessageText(cfg.chat_id, ref.message_id, parts[0]!, {
+          parse_mode: 'HTML',
+          ...(cfg.disable_link_preview ? { link_preview_options: { is_disabled: true } } : {}),
+        }, grammySignal(options.signal)));
+      } catch (err) {
+        if (err instanceof PermanentSendError && /message is not modified/i.test(err.message)) return { remoteId: String(ref.message_id), detail: 'already up to date' };
+        throw err;
+      }
+      return { remoteId: String(ref.message_id), messageRef: { ...ref } };
+    },
+
+    /** Sends the message as a reply to the earlier one (in its chat and topic); long ones in parts, the first replying. */
+    async reply(request: FollowUpRequest, options: SendOptions): Promise<SendResult | typeof NOT_SUPPORTED> {
+      const ref = refOf(request);
+      if (!ref || ref.chat_id !== cfg.chat_id) return NOT_SUPPORTED;
+      // Should the earlier message be gone as well, the reply still goes out (unthreaded).
+      return sendParts(request.message, options, { message_id: ref.message_id, allow_sending_without_reply: true });
+    },
+
+    stop() { api = undefined; },
+  };
+
+  async function sendParts(message: OutboundMessage, options: SendOptions, replyTo?: { message_id: number; allow_sending_without_reply: boolean }): Promise<SendResult> {
       const { token } = bot();
       // grammY loads on the first send; a failure to load it is reported like any other send failure.
       api ??= await call(token, () => createApi(token, ctx.http, { apiRoot: ctx.bot?.apiRoot ?? cfg.api_root }));
@@ -50,6 +97,7 @@ export function createTelegramTarget(ctx: TargetContext<TelegramTargetConfig>): 
           ...(cfg.message_thread_id ? { message_thread_id: cfg.message_thread_id } : {}),
           ...(cfg.silent ? { disable_notification: true } : {}),
           ...(cfg.disable_link_preview ? { link_preview_options: { is_disabled: true } } : {}),
+          ...(replyTo && i === 0 ? { reply_parameters: replyTo } : {}),
         }, grammySignal(options.signal)));
         progress.sent = i + 1;
         progress.ids.push(sent.message_id);
@@ -57,9 +105,11 @@ export function createTelegramTarget(ctx: TargetContext<TelegramTargetConfig>): 
         if (parts.length > 1) await ctx.store.set(key, progress, { ttlSeconds: PROGRESS_TTL_SECONDS });
       }
       if (parts.length > 1) await ctx.store.delete(key);
-      return { remoteId: progress.ids.join(','), detail: parts.length > 1 ? `sent in ${parts.length} parts` : undefined };
-    },
-
-    stop() { api = undefined; },
-  };
+      const first = progress.ids[0];
+      return {
+        remoteId: progress.ids.join(','), detail: parts.length > 1 ? `sent in ${parts.length} parts` : undefined,
+        // Later events of the same thing edit the first part (see update).
+        ...(first !== undefined ? { messageRef: { chat_id: cfg.chat_id, message_id: first } } : {}),
+      };
+  }
 }

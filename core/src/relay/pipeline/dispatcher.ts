@@ -14,6 +14,8 @@ import { TargetLanes } from './lanes.ts';
 import { loadSendContext, overrideKey, type SendContext } from './send-context.ts';
 import type { Queryable } from '../../db/database.ts';
 import type { HandedDelivery } from './ingest.ts';
+import { correlationKey, findThread, followUp, recordThread, storableRef, type SendMode } from './updates.ts';
+import type { MessageRef, SendResult } from '../../plugin-api/index.ts';
 
 const BATCH = 200;
 /**
@@ -351,7 +353,12 @@ export class Dispatcher {
   }
 
   /** Sends one message with the send timeout and the stop signal. */
-  private async sendOne(instance: Awaited<ReturnType<Core['plugins']['targetInstance']>>, msg: Parameters<typeof fitMessage>[0], attempt: number): Promise<void> {
+  private sendOne(instance: Awaited<ReturnType<Core['plugins']['targetInstance']>>, msg: Parameters<typeof fitMessage>[0], attempt: number): Promise<SendResult | void> {
+    return this.withSignal((signal) => instance.send(msg, { signal, attempt }));
+  }
+
+  /** Runs one call to the target (a send, an edit, a reply) with the send timeout and the stop signal. */
+  private async withSignal<R>(fn: (signal: AbortSignal) => Promise<R>): Promise<R> {
     // A plain timer cleared when the send ends: AbortSignal.timeout() would keep every send's
     // signal and timer alive for the full 30 s, thousands of them under load.
     const ac = new AbortController();
@@ -359,7 +366,7 @@ export class Dispatcher {
     const onStop = () => ac.abort(this.abort.signal.reason);
     this.abort.signal.addEventListener('abort', onStop, { once: true });
     try {
-      await instance.send(msg, { signal: ac.signal, attempt });
+      return await fn(ac.signal);
     } finally {
       clearTimeout(timer);
       this.abort.signal.removeEventListener('abort', onStop);
@@ -381,6 +388,8 @@ export class Dispatcher {
     // Failed sends of self-monitoring events are logged only, never counted toward the target threshold.
     const isSelf = ev.provider_kind === selfMonitoringOf(core)?.kind;
     const started = performance.now();
+    let sendMode: SendMode = 'send';
+    let messageRef: MessageRef | undefined;
     try {
       if (!plugin) throw Object.assign(new Error(`target kind "${target.kind}" is not enabled`), { code: 'CONFIG' });
       const locale = (target.locale === 'ru' ? 'ru' : 'en') as Locale;
@@ -396,10 +405,29 @@ export class Dispatcher {
       const parts = fitMessage(msg, isDigest(ev) ? digestLimits(limits) : limits);
       const pace = paceOf(limits);
       const instance = await core.plugins.targetInstance(target);
-      for (let k = row.parts_sent ?? 0; k < parts.length; k++) {
+      // Messages that follow the state (updates.ts): an event correlated with one this target sent a
+      // message for edits that message, or replies to it, instead of posting anew.
+      const key = correlationKey(core, ev, tgt);
+      const thread = key && parts.length === 1 && !row.parts_sent && (instance.update || instance.reply) ? await findThread(db, target.id, key) : undefined;
+      if (thread && thread.event_id <= ev.id) {
+        if (pace) await this.pacer.wait(target.id, pace, this.pacingStop.signal);
+        const out = await this.withSignal((signal) => followUp(instance, thread, parts[0]!, { signal, attempt: row.attempts }));
+        if (out?.fallback) log.info({ delivery_id: row.id, target_id: target.id, reason: out.fallback }, `following the earlier message failed; ${out.mode === 'reply' ? 'replied to it' : 'sending a new message'}`);
+        if (out && out.mode !== 'send') {
+          sendMode = out.mode;
+          messageRef = storableRef(out.result?.messageRef) ?? out.head;
+          if (out.head) await recordThread(db, { targetId: target.id, userId: ev.user_id, key: key!, eventId: ev.id, eventType: ev.event_type, deliveryId: row.id, ref: out.head, now: core.clock.now().toISOString() });
+        }
+      }
+      for (let k = sendMode === 'send' ? row.parts_sent ?? 0 : parts.length; k < parts.length; k++) {
         if (k > (row.parts_sent ?? 0) && !this.running) throw new PacingAborted();
         if (pace) await this.pacer.wait(target.id, pace, this.pacingStop.signal);
-        await this.sendOne(instance, parts[k]!, row.attempts);
+        const result = await this.sendOne(instance, parts[k]!, row.attempts);
+        if (k === 0) {
+          messageRef = storableRef(result?.messageRef);
+          // Later events of the same key follow this message; recorded before the lane moves on.
+          if (key && messageRef) await recordThread(db, { targetId: target.id, userId: ev.user_id, key, eventId: ev.id, eventType: ev.event_type, deliveryId: row.id, ref: messageRef, now: core.clock.now().toISOString() });
+        }
         // A retry resumes after the parts the channel accepted (one write per part, split messages only).
         if (k < parts.length - 1) { await db.run('UPDATE deliveries SET parts_sent = ? WHERE id = ?', [k + 1, row.id]); row.parts_sent = k + 1; }
       }
@@ -423,7 +451,8 @@ export class Dispatcher {
     // for this record's commit. Shutdown and tick() still wait for it (it is in flight until written).
     const now = core.clock.now().toISOString();
     const settle = db.tx(async (q) => {
-      await q.run(`UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, updated_at = ? WHERE id = ?`, [now, now, row.id]);
+      await q.run(`UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, updated_at = ?, send_mode = ?, message_ref = ? WHERE id = ?`,
+        [now, now, sendMode, messageRef ? JSON.stringify(messageRef) : null, row.id]);
       await q.run('UPDATE targets SET consecutive_failures = 0, last_error = NULL WHERE id = ? AND consecutive_failures <> 0', [target.id]);
       if (isDigest(ev)) for (const id of await settleDigest(q, row.id, { sentAt: now }, now)) await this.refreshWith(q, id);
       return this.refreshWith(q, row.event_id);

@@ -35,7 +35,7 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
   const ids = rows.map((r) => r.id as string);
   const marks = ids.map(() => '?').join(', ');
   const deliveries = ids.length
-    ? await core.db.all(`SELECT d.id, d.event_id, d.target_id, d.status, d.reason, d.attempts, d.last_error, d.last_status_code, d.sent_at, d.updated_at,
+    ? await core.db.all(`SELECT d.id, d.event_id, d.target_id, d.status, d.reason, d.attempts, d.last_error, d.last_status_code, d.sent_at, d.updated_at, d.send_mode,
         t.name AS target_name, t.kind AS target_kind, (SELECT dg.event_id FROM deliveries dg WHERE dg.id = d.digest_id) AS digest_event_id
       FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id WHERE d.event_id IN (${marks}) ORDER BY d.created_at, d.id`, ids)
     : [];
@@ -64,6 +64,8 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
       sent_at: (d.sent_at ?? null) as string | null, updated_at: d.updated_at as string,
       // Released at the end of quiet hours in a digest: the digest's event.
       digest_event_id: (d.digest_event_id ?? null) as string | null,
+      // How a sent delivery went out: `send` (a new message), `edit` (it updated the earlier message of the same thing) or `reply`.
+      send_mode: (d.send_mode ?? null) as string | null,
     })),
     history: history.filter((h) => h.event_id === r.id).map((h) => ({
       id: h.id as string, action: h.action as string, at: h.created_at as string,

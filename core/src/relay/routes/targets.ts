@@ -19,8 +19,10 @@ import { outboundAllowOf } from '../../plugins/host.ts';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Config = Type.Object({}, { additionalProperties: true });
-const CreateBody = Type.Object({ kind: Type.String({ minLength: 1, maxLength: 64 }), name: Name, config: Config, locale: Locale, enabled: Type.Optional(Type.Boolean()), outbound_allow: OutboundAllowField }, { additionalProperties: false });
-const PatchBody = Type.Object({ name: Type.Optional(Name), config: Type.Optional(Config), locale: Type.Optional(Locale), enabled: Type.Optional(Type.Boolean()), outbound_allow: OutboundAllowField }, { additionalProperties: false });
+/** Messages that follow the state: a later event about the same thing edits (or replies to) the earlier message. */
+const UpdateMessages = Type.Optional(Type.Boolean({ description: 'Update the earlier message of the same thing (a UPS, a CI run, a pull request) instead of posting a new one, where the channel can (default true)' }));
+const CreateBody = Type.Object({ kind: Type.String({ minLength: 1, maxLength: 64 }), name: Name, config: Config, locale: Locale, enabled: Type.Optional(Type.Boolean()), outbound_allow: OutboundAllowField, update_messages: UpdateMessages }, { additionalProperties: false });
+const PatchBody = Type.Object({ name: Type.Optional(Name), config: Type.Optional(Config), locale: Type.Optional(Locale), enabled: Type.Optional(Type.Boolean()), outbound_allow: OutboundAllowField, update_messages: UpdateMessages }, { additionalProperties: false });
 const TestBody = Type.Union([Type.Object({ locale: Type.Optional(Locale) }, { additionalProperties: false }), Type.Null()]);
 
 type Row = Record<string, any>;
@@ -33,7 +35,8 @@ export function targetView(core: Core, row: Row) {
   return {
     id: row.id as string, kind: row.kind as string, name: row.name as string, config, secrets_set, locale: row.locale as string,
     enabled: Db.bool(row.enabled), consecutive_failures: Number(row.consecutive_failures ?? 0), last_error: (row.last_error ?? null) as string | null,
-    plugin_enabled: Boolean(plugin), outbound_allow: outboundAllowOf(row.outbound_allow), created_at: row.created_at as string, updated_at: row.updated_at as string,
+    plugin_enabled: Boolean(plugin), outbound_allow: outboundAllowOf(row.outbound_allow),
+    update_messages: row.update_messages === undefined || row.update_messages === null ? true : Db.bool(row.update_messages), created_at: row.created_at as string, updated_at: row.updated_at as string,
   };
 }
 
@@ -88,8 +91,8 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     const allow = outboundAllowInput(user, b.outbound_allow) ?? null;
     const id = newId();
     const now = nowIso(core);
-    await core.db.run(`INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, outbound_allow, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [id, user.id, b.kind, b.name, config, b.locale, b.enabled ?? true, allow, now, now]);
+    await core.db.run(`INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, outbound_allow, update_messages, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [id, user.id, b.kind, b.name, config, b.locale, b.enabled ?? true, allow, b.update_messages ?? true, now, now]);
     reply.code(201);
     return targetView(core, await get(id, user.id));
   });
@@ -104,8 +107,8 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     const sent = outboundAllowInput(user, b.outbound_allow, row.outbound_allow);
     const allow = sent === undefined ? (outboundAllowOf(row.outbound_allow).length ? outboundAllowOf(row.outbound_allow) : null) : sent;
     // updated_at is part of the cached instance's key, so the next send builds a fresh instance.
-    await core.db.run('UPDATE targets SET name = ?, config = ?, locale = ?, enabled = ?, outbound_allow = ?, updated_at = ? WHERE id = ? AND user_id = ?',
-      [b.name ?? row.name, config, b.locale ?? row.locale, b.enabled ?? Db.bool(row.enabled), allow, nowIso(core), row.id, user.id]);
+    await core.db.run('UPDATE targets SET name = ?, config = ?, locale = ?, enabled = ?, outbound_allow = ?, update_messages = ?, updated_at = ? WHERE id = ? AND user_id = ?',
+      [b.name ?? row.name, config, b.locale ?? row.locale, b.enabled ?? Db.bool(row.enabled), allow, b.update_messages ?? Db.bool(row.update_messages), nowIso(core), row.id, user.id]);
     await core.plugins.dropTarget(row.id);
     return targetView(core, await get(row.id, user.id));
   });

@@ -4,6 +4,8 @@
  * - Discord `POST /api/webhooks/{id}/{token}?wait=true&thread_id=` → 200 message JSON (204 without wait);
  *   errors `{message, code}` (10015 Unknown Webhook, 50027 Invalid Webhook Token, 50006 empty,
  *   50035 Invalid Form Body), 429 `{message, retry_after, global}` + `Retry-After`.
+ * - Discord `PATCH /api/webhooks/{id}/{token}/messages/{message_id}` (Edit Webhook Message) → 200
+ *   message JSON for a message this webhook posted; 404 `{message: 'Unknown Message', code: 10008}` otherwise.
  * - Slack `POST /services/T/B/secret` → 200 `ok` (text/plain); errors as text/plain codes
  *   (`invalid_payload`, `no_text`, `invalid_token`, `no_service`, `channel_not_found`), 429 `rate_limited` + `Retry-After`.
  * - Mattermost `POST /hooks/{key}` → 200 `ok`; errors as AppError JSON `{id, message, detailed_error, request_id, status_code}`.
@@ -15,6 +17,7 @@ export type SinkFormat = 'discord' | 'slack' | 'mattermost';
 
 export interface Received {
   format: SinkFormat;
+  method: string;
   path: string;
   query: Record<string, string>;
   body: any;
@@ -31,6 +34,8 @@ export class ChatWebhookSink {
   private port = 0;
   private nextId = 1_000_000_000_000_000_000n;
   readonly received: Received[] = [];
+  /** Discord messages by id as they stand now (edits applied). */
+  readonly discordMessages = new Map<string, { embeds: any[]; content: string; edited: number }>();
   /** Mattermost posts after the server's own splitting of over-long text. */
   readonly mattermostPosts: string[] = [];
   /** Answer the next `count` requests with 429, asking to wait `seconds` (Discord gets it as a float). */
@@ -71,10 +76,12 @@ export class ChatWebhookSink {
       const format: SinkFormat = url.pathname.startsWith('/api/webhooks/') ? 'discord' : url.pathname.startsWith('/services/') ? 'slack' : 'mattermost';
       let body: any;
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = undefined; }
-      this.received.push({ format, path: url.pathname, query: Object.fromEntries(url.searchParams), body, idempotencyKey: req.headers['idempotency-key'] as string | undefined });
-      if (req.method !== 'POST') return void res.writeHead(405).end();
+      this.received.push({ format, method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), body, idempotencyKey: req.headers['idempotency-key'] as string | undefined });
+      const edit = format === 'discord' && req.method === 'PATCH' ? /^\/api\/webhooks\/[^/]+\/[^/]+\/messages\/([^/]+)$/.exec(url.pathname) : null;
+      if (req.method !== 'POST' && !edit) return void res.writeHead(405).end();
       if (this.rateLimit && this.rateLimit.count > 0) { this.rateLimit.count--; return this.tooMany(format, res); }
       if (this.failNext) { const s = this.failNext; this.failNext = null; return this.serverError(format, s, res); }
+      if (edit) return this.discordEdit(url, edit[1]!, body, res);
       if (format === 'discord') return this.discord(url, body, res);
       if (format === 'slack') return this.slack(url, body, res);
       return this.mattermost(url, body, res);
@@ -136,10 +143,24 @@ export class ChatWebhookSink {
     if (!body.content && embeds.length === 0) return this.json(res, 400, { message: 'Cannot send an empty message', code: 50006 });
     if (url.searchParams.get('wait') !== 'true') return void res.writeHead(204).end();
     const messageId = String(this.nextId++);
+    this.discordMessages.set(messageId, { embeds, content: body.content ?? '', edited: 0 });
     this.json(res, 200, {
       id: messageId, type: 0, content: body.content ?? '', channel_id: thread ?? '223344556677889900', embeds,
       author: { id: DISCORD.id, username: body.username ?? 'Captain Hook', bot: true }, webhook_id: DISCORD.id, timestamp: new Date().toISOString(),
     });
+  }
+
+  private discordEdit(url: URL, messageId: string, body: any, res: http.ServerResponse): void {
+    const [, , , id, token] = url.pathname.split('/');
+    if (id !== DISCORD.id) return this.json(res, 404, { message: 'Unknown Webhook', code: 10015 });
+    if (token !== DISCORD.token) return this.json(res, 401, { message: 'Invalid Webhook Token', code: 50027 });
+    const msg = this.discordMessages.get(messageId);
+    if (!msg) return this.json(res, 404, { message: 'Unknown Message', code: 10008 });
+    if (!body || typeof body !== 'object') return this.json(res, 400, { message: 'Cannot send an empty message', code: 50006 });
+    if (Array.isArray(body.embeds)) msg.embeds = body.embeds;
+    if (typeof body.content === 'string') msg.content = body.content;
+    msg.edited++;
+    this.json(res, 200, { id: messageId, type: 0, content: msg.content, embeds: msg.embeds, webhook_id: DISCORD.id, edited_timestamp: new Date().toISOString() });
   }
 
   private slack(url: URL, body: any, res: http.ServerResponse): void {

@@ -3,7 +3,9 @@
  * the target uses, with Synapse's error bodies:
  * - `GET /_matrix/client/v3/account/whoami` → `{user_id, device_id, is_guest}`
  * - `PUT /_matrix/client/v3/rooms/{roomId}/send/{eventType}/{txnId}` → `{event_id}`; a repeated
- *   txnId from the same access token returns the first event id and stores nothing new.
+ *   txnId from the same access token returns the first event id and stores nothing new. An edit
+ *   (`m.relates_to` with `rel_type: m.replace`) must name an event of the same room, sender and
+ *   type that is not an edit itself, and carry `m.new_content` (400 `M_BAD_JSON` otherwise).
  * Errors: 401 `M_MISSING_TOKEN` / `M_UNKNOWN_TOKEN` (`soft_logout`), 403 `M_FORBIDDEN` (not in room),
  * 429 `M_LIMIT_EXCEEDED` with `retry_after_ms` (and `Retry-After`), 413 `M_TOO_LARGE`, 400 `M_NOT_JSON`,
  * 404 `M_UNRECOGNIZED` for anything else.
@@ -98,6 +100,16 @@ export class FakeHomeserver {
     try { content = JSON.parse(raw.toString('utf8')); } catch { return this.json(res, 400, { errcode: 'M_NOT_JSON', error: 'Content not JSON.' }); }
     if (!content || typeof content !== 'object' || Array.isArray(content)) return this.json(res, 400, { errcode: 'M_BAD_JSON', error: 'Content must be a JSON object.' });
     if (!this.rooms.get(roomId)?.has(user)) return this.json(res, 403, { errcode: 'M_FORBIDDEN', error: `User ${user} not in room ${roomId}` });
+    // An edit (m.replace) must relate to an existing event of the same room, sender and type that is not itself an edit.
+    const rel = (content as { 'm.relates_to'?: { rel_type?: string; event_id?: string } })['m.relates_to'];
+    if (rel?.rel_type === 'm.replace') {
+      const original = this.events.find((e) => e.event_id === rel.event_id);
+      if (!original || original.room_id !== roomId) return this.json(res, 400, { errcode: 'M_BAD_JSON', error: 'Event to replace not found in this room' });
+      if (original.sender !== user || original.type !== type || original.content?.['m.relates_to']?.rel_type === 'm.replace') {
+        return this.json(res, 400, { errcode: 'M_BAD_JSON', error: 'Cannot replace this event' });
+      }
+      if (!(content as { 'm.new_content'?: unknown })['m.new_content']) return this.json(res, 400, { errcode: 'M_BAD_JSON', error: 'An edit needs m.new_content' });
+    }
     const event_id = `$${randomBytes(16).toString('base64url')}`;
     const event = { event_id, room_id: roomId, sender: user, type, txnId, content };
     // The whole event, envelope included, must stay within 65,536 bytes.

@@ -31,6 +31,8 @@ export interface SentMessage {
   text: string;
   params: Record<string, unknown>;
 }
+/** An `editMessageText` the fake applied. */
+export interface EditedMessage { token: string; chatId: number; messageId: number; raw: string; text: string; params: Record<string, unknown> }
 export interface Call { method: string; token: string; params: Record<string, unknown>; contentType: string }
 type Envelope = { ok: true; result: unknown } | { ok: false; error_code: number; description: string; parameters?: Record<string, unknown> };
 
@@ -52,6 +54,8 @@ export class FakeTelegram {
   readonly bots = new Map<string, FakeBot>();
   readonly chats: FakeChat[] = [];
   readonly sent: SentMessage[] = [];
+  /** Edits applied by `editMessageText`, in order (the message in `sent` shows the latest text). */
+  readonly edits: EditedMessage[] = [];
   readonly calls: Call[] = [];
   readonly webhooks = new Map<string, { url: string; secret_token?: string; allowed_updates?: string[] }>();
   private readonly queues = new Map<string, Record<string, unknown>[]>();
@@ -74,6 +78,12 @@ export class FakeTelegram {
   /** Fails the next call (after `after` others); with `token`, only a call made with that bot token, so a polling loop of another bot cannot take it. */
   failNext(status: number, description = 'Internal Server Error', opts: { html?: boolean; after?: number; token?: string } = {}): void {
     this.failures.push({ status, description, html: opts.html, after: opts.after ?? 0, token: opts.token });
+  }
+
+  /** Deletes a sent message, as a chat member could: editing it or replying to it then fails. */
+  deleteMessage(chatId: number, messageId: number): void {
+    const at = this.sent.findIndex((m) => m.chatId === chatId && m.messageId === messageId);
+    if (at >= 0) this.sent.splice(at, 1);
   }
 
   /** Queues an update for getUpdates; returns its update_id. */
@@ -140,6 +150,7 @@ export class FakeTelegram {
           can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false,
         };
       case 'sendMessage': return this.sendMessage(token, bot, p);
+      case 'editMessageText': return this.editMessageText(token, bot, p);
       case 'setWebhook': {
         const url = String(p.url ?? '');
         if (url === '') { this.webhooks.delete(token); return true; }
@@ -170,12 +181,65 @@ export class FakeTelegram {
     return /^-?[0-9]+$/.test(s) ? this.chats.find((c) => c.id === Number(s)) : undefined;
   }
 
+  /** Parses `text` with `parse_mode` as the Bot API does, enforcing its limits. */
+  private parseText(p: Record<string, unknown>): { raw: string; text: string; entities?: unknown[] } {
+    const raw = typeof p.text === 'string' ? p.text : p.text === undefined ? '' : String(p.text);
+    let text = raw;
+    let entities: unknown[] | undefined;
+    const mode = p.parse_mode === undefined ? '' : String(p.parse_mode).toLowerCase();
+    if (mode === 'html') {
+      try { ({ text, entities } = parseTelegramHtml(raw)); } catch (err) {
+        if (err instanceof HtmlParseError) throw new ApiError(400, `Bad Request: can't parse entities: ${err.message}`);
+        throw err;
+      }
+    } else if (mode !== '') throw new ApiError(400, 'Bad Request: unsupported parse_mode');
+    text = text.trim();
+    if (text.length === 0) throw new ApiError(400, 'Bad Request: message text is empty');
+    if (text.length > MAX_TEXT) throw new ApiError(400, 'Bad Request: message is too long');
+    return { raw, text, entities };
+  }
+
+  /**
+   * `editMessageText` with `chat_id` and `message_id`: only a message this bot sent to that chat
+   * (400 "message to edit not found" otherwise, e.g. after it was deleted); the same text again is
+   * 400 "message is not modified", as on the real server.
+   */
+  private editMessageText(token: string, bot: FakeBot, p: Record<string, unknown>): unknown {
+    if (p.inline_message_id !== undefined) throw new ApiError(400, 'Bad Request: inline messages are not supported by this fake');
+    const chat = this.findChat(p.chat_id);
+    if (!chat) throw new ApiError(400, 'Bad Request: chat not found');
+    const messageId = Number(p.message_id);
+    const msg = this.sent.find((m) => m.chatId === chat.id && m.messageId === messageId);
+    if (!msg) throw new ApiError(400, 'Bad Request: message to edit not found');
+    if (msg.token !== token) throw new ApiError(400, "Bad Request: message can't be edited");
+    const { raw, text, entities } = this.parseText(p);
+    if (raw === msg.raw) {
+      throw new ApiError(400, 'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+    }
+    msg.raw = raw;
+    msg.text = text;
+    this.edits.push({ token, chatId: chat.id, messageId, raw, text, params: p });
+    return {
+      message_id: messageId,
+      from: { id: bot.id, is_bot: true, first_name: bot.firstName ?? bot.username, username: bot.username },
+      chat: { id: chat.id, type: chat.type, title: chat.title, username: chat.username },
+      date: Math.floor(Date.now() / 1000),
+      edit_date: Math.floor(Date.now() / 1000),
+      text,
+      ...(entities?.length ? { entities } : {}),
+    };
+  }
+
   private sendMessage(token: string, bot: FakeBot, p: Record<string, unknown>): unknown {
     if (p.chat_id === undefined || p.chat_id === '') throw new ApiError(400, 'Bad Request: chat_id is empty');
     const chat = this.findChat(p.chat_id);
     if (!chat) throw new ApiError(400, 'Bad Request: chat not found');
     if (chat.blocked) {
       throw new ApiError(403, chat.type === 'private' ? 'Forbidden: bot was blocked by the user' : 'Forbidden: bot was kicked from the group chat');
+    }
+    const replyTo = p.reply_parameters as { message_id?: unknown; allow_sending_without_reply?: unknown } | undefined;
+    if (replyTo && !this.sent.some((m) => m.chatId === chat.id && m.messageId === Number(replyTo.message_id)) && replyTo.allow_sending_without_reply !== true) {
+      throw new ApiError(400, 'Bad Request: message to be replied not found');
     }
     const raw = typeof p.text === 'string' ? p.text : p.text === undefined ? '' : String(p.text);
     let text = raw;
