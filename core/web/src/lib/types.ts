@@ -35,6 +35,8 @@ export interface QuietHours { start: string; end: string; timezone: string }
 export interface Tracker {
   id: string; provider_id: string; provider_kind: string; name: string; enabled: boolean; event_types: Record<string, boolean>;
   quiet_hours: QuietHours | null; quiet_policies: Record<string, string>; config: Record<string, unknown>; secrets_set: string[];
+  /** How deferred notifications go out when the quiet hours end: one by one, or one digest per target. */
+  quiet_release?: 'each' | 'digest';
   target_ids: string[]; consecutive_poll_failures: number; last_poll_at: string | null; last_poll_error: string | null;
 }
 

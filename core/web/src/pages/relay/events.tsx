@@ -27,6 +27,8 @@ type Filters = Record<(typeof FILTERS)[number], string>;
 interface Delivery {
   id: string; target_id: string; target_name: string | null; status: string; attempts: number;
   last_error: string | null; last_status_code: number | null; sent_at: string | null;
+  /** Released at the end of quiet hours in a digest: the digest's event. */
+  digest_event_id?: string | null;
 }
 interface HistoryItem {
   id: string; action: string; at: string; actor_email: string | null; target_id: string; target_name: string | null;
@@ -78,6 +80,7 @@ function Details({ e, onChanged }: { e: OpsEvent; onChanged: () => void }) {
           <ul class="deliveries">{e.deliveries.map((d) => (
             <li key={d.id} data-testid="delivery">
               <strong>{d.target_name ?? d.target_id.slice(0, 8)}</strong> <StatusBadge status={d.status} />
+              {d.digest_event_id && <span class="muted small" title={t('digest.in_digest_help')} data-testid="in-digest">{t('digest.in_digest')}</span>}
               <span class="muted small">{t('events.attempts', { count: d.attempts })}</span>
               {d.sent_at && <span class="muted small">{t('ops.sent_at', { time: dateTime(d.sent_at) })}</span>}
               {d.last_error && <span class="small hint-danger ops-error">{d.last_status_code ? `${d.last_status_code} · ` : ''}{d.last_error}</span>}

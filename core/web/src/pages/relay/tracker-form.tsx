@@ -14,6 +14,7 @@ import { browserZone, TimeZoneSelect } from '../../ui/timezone.tsx';
 import { shownName } from '../../ui/names.ts';
 
 const POLICIES = ['defer', 'send', 'drop'] as const;
+const RELEASES = ['each', 'digest'] as const;
 
 interface Props { plugins: Plugin[]; providers: Provider[]; targets: Target[]; tracker?: Tracker; onClose: () => void; onSaved: () => void }
 
@@ -27,6 +28,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
   const [types, setTypes] = useState<Record<string, boolean>>(tracker?.event_types ?? {});
   const [quiet, setQuiet] = useState<QuietHours | null>(tracker?.quiet_hours ?? null);
   const [policies, setPolicies] = useState<Record<string, string>>(tracker?.quiet_policies ?? {});
+  const [release, setRelease] = useState<'each' | 'digest'>(tracker?.quiet_release ?? 'each');
   const [config, setConfig] = useState(() => initialConfig(plugin?.tracker_schema, tracker?.config));
   const [linked, setLinked] = useState<string[]>(tracker?.target_ids ?? []);
   const [busy, setBusy] = useState(false);
@@ -51,7 +53,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
     setPlaced(false);
     const eventTypes: Record<string, boolean> = {};
     for (const [type] of events) eventTypes[type] = types[type] !== false;
-    const body: Record<string, unknown> = { provider_id: providerId, name, enabled, event_types: eventTypes, quiet_hours: quiet, quiet_policies: policies };
+    const body: Record<string, unknown> = { provider_id: providerId, name, enabled, event_types: eventTypes, quiet_hours: quiet, quiet_policies: policies, quiet_release: release };
     if (plugin?.tracker_schema?.properties) body.config = cleanConfig(plugin.tracker_schema, config, tracker?.secrets_set);
     try {
       const saved = tracker ? await patch<Tracker>(`/api/trackers/${tracker.id}`, body) : await post<Tracker>('/api/trackers', body);
@@ -119,6 +121,16 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                 <input type="time" required value={quiet.end} onInput={(e) => setQuiet({ ...quiet, end: (e.target as HTMLInputElement).value })} /></label>
               <label class="field"><span class="field-label">{t('trackers.timezone')}</span>
                 <TimeZoneSelect value={quiet.timezone} onChange={(z) => setQuiet({ ...quiet, timezone: z })} testId="quiet-timezone" /></label>
+            </div>
+          )}
+          {quiet && (
+            <div role="radiogroup" aria-label={t('digest.release_label')} class="stack" data-testid="quiet-release">
+              {RELEASES.map((r) => (
+                <label class="radio" key={r}>
+                  <input type="radio" name="quiet_release" value={r} checked={release === r} onChange={() => setRelease(r)} data-testid={`quiet-release-${r}`} />
+                  <span>{t(`digest.release_${r}`)}<small class="hint">{t(`digest.release_${r}_help`)}</small></span>
+                </label>
+              ))}
             </div>
           )}
         </fieldset>
