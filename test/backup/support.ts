@@ -31,7 +31,7 @@ export async function configure(s: TestService): Promise<Configured> {
   const user = await s.user();
   const u = user.token;
   const provider = await ok(s.request('POST', '/api/providers', { token: u, body: { kind: 'example', name: 'Example source', config: { shared_token: SECRETS.shared, label: 'north' } } }), 'provider');
-  const tracker = await ok(s.request('POST', '/api/trackers', { token: u, body: { provider_id: provider.id, name: 'Things', event_types: { stale_thing: false }, quiet_hours: { start: '22:00', end: '07:00', timezone: 'Europe/Berlin' }, quiet_policies: { alarm: 'send' }, config: { tag: 'garden' } } }), 'tracker');
+  const tracker = await ok(s.request('POST', '/api/trackers', { token: u, body: { provider_id: provider.id, name: 'Things', event_types: { stale_thing: false }, quiet_hours: { start: '22:00', end: '07:00', timezone: 'Europe/Berlin' }, quiet_policies: { alarm: 'send' }, quiet_release: 'digest', config: { tag: 'garden' } } }), 'tracker');
   const target = await ok(s.request('POST', '/api/targets', { token: u, body: { kind: 'recorder', name: 'Recorder', config: { url: 'http://127.0.0.1:9/hook', api_token: SECRETS.api }, locale: 'ru' } }), 'target');
   await ok(s.request('PUT', `/api/trackers/${tracker.id}/targets/${target.id}`, { token: u }), 'link');
   const digestAction = await ok(s.request('POST', '/api/actions', { token: u, body: { name: 'Morning digest', kind: 'digest', schedule: '0 8 * * *', timezone: 'Europe/Berlin', config: { tracker_id: tracker.id } } }), 'digest action');
