@@ -113,7 +113,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
     return { events: await withDeliveries(core, rows, user.id, localeOf(req, user)) };
   });
 
-  app.get('/api/events/:id', { schema: { tags: ['relay'], summary: 'Read one event with its deliveries and their history', description: 'Each delivery shows its status (`queued`, `sending`, `deferred`, `sent`, `failed`, `dropped`), attempts, and the last error and HTTP status code the target plugin reported; `history` lists the hand operations (resend, send now, drop, replay) with who did them, when, and the record of the attempt they replaced. `message` as in the list (`?locale=`).', params: IdParams, querystring: Type.Object({ locale: Type.Optional(Locale) }) }, preHandler: auth }, async (req) => {
+  app.get('/api/events/:id', { schema: { tags: ['relay'], summary: 'Read one event with its deliveries and their history', description: 'Each delivery shows its status (`queued`, `sending`, `deferred`, `in_digest`, `sent`, `failed`, `dropped`; `digest_event_id` names the quiet-hours digest it went out in), attempts, and the last error and HTTP status code the target plugin reported; `history` lists the hand operations (resend, send now, drop, replay) with who did them, when, and the record of the attempt they replaced. `message` as in the list (`?locale=`).', params: IdParams, querystring: Type.Object({ locale: Type.Optional(Locale) }) }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const id = (req.params as { id: string }).id;
     await owned(core, 'event_log', id, user.id, 'Event');
