@@ -27,6 +27,8 @@ type Filters = Record<(typeof FILTERS)[number], string>;
 interface Delivery {
   id: string; target_id: string; target_name: string | null; status: string; attempts: number;
   last_error: string | null; last_status_code: number | null; sent_at: string | null;
+  /** How it went out: `send` (a new message), `edit` (the earlier message of the same thing was updated) or `reply`. */
+  send_mode?: string | null;
   /** Released at the end of quiet hours in a digest: the digest's event. */
   digest_event_id?: string | null;
 }
@@ -83,6 +85,8 @@ function Details({ e, onChanged }: { e: OpsEvent; onChanged: () => void }) {
               {d.digest_event_id && <span class="muted small" title={t('digest.in_digest_help')} data-testid="in-digest">{t('digest.in_digest')}</span>}
               <span class="muted small">{t('events.attempts', { count: d.attempts })}</span>
               {d.sent_at && <span class="muted small">{t('ops.sent_at', { time: dateTime(d.sent_at) })}</span>}
+              {d.send_mode === 'edit' && <span class="muted small" title={t('updates.edited_help')} data-testid="send-mode">{t('updates.edited')}</span>}
+              {d.send_mode === 'reply' && <span class="muted small" title={t('updates.replied_help')} data-testid="send-mode">{t('updates.replied')}</span>}
               {d.last_error && <span class="small hint-danger ops-error">{d.last_status_code ? `${d.last_status_code} · ` : ''}{d.last_error}</span>}
               {RESENDABLE.includes(d.status) && (
                 <Button small icon="refresh" busy={busy === d.id} disabled={Boolean(busy)} onClick={() => resend(d.id)}

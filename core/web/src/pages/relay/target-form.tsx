@@ -18,6 +18,8 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
   const [name, setName] = useState(target?.name ?? '');
   const [lang, setLang] = useState(target?.locale ?? locale());
   const [enabled, setEnabled] = useState(target?.enabled ?? true);
+  // Messages that follow the state: edit (or reply to) the earlier message of the same thing.
+  const [follow, setFollow] = useState((target as (Target & { update_messages?: boolean }) | undefined)?.update_messages ?? true);
   const [config, setConfig] = useState(() => initialConfig(plugin?.config_schema, target?.config));
   const canAllow = useCanSetAllow();
   const [allow, setAllow] = useState<string[]>(() => (target as (Target & { outbound_allow?: string[] }) | undefined)?.outbound_allow ?? []);
@@ -36,7 +38,7 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
     setBusy(true);
     setError(null);
     setPlaced(false);
-    const body: Record<string, unknown> = { name, locale: lang, enabled, config: cleanConfig(plugin.config_schema, config, target?.secrets_set) };
+    const body: Record<string, unknown> = { name, locale: lang, enabled, update_messages: follow, config: cleanConfig(plugin.config_schema, config, target?.secrets_set) };
     // Only an administrator may send it (the service refuses anyone else).
     if (canAllow) body.outbound_allow = allowValue(allow);
     try {
@@ -65,6 +67,10 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
             </select>
           </Field>
           <label class="check check-field"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} /><span>{t('common.enabled')}</span></label>
+          <label class="check check-field" title={t('updates.follow_help')}>
+            <input type="checkbox" checked={follow} data-testid="target-update-messages" onChange={(e) => setFollow((e.target as HTMLInputElement).checked)} />
+            <span>{t('updates.follow')}</span>
+          </label>
         </div>
         {plugin?.has_bot_driver && !bots.some((b) => b.kind === kind) && <p class="note note-warn">{t('targets.needs_bot')}</p>}
         {plugin && <SchemaForm key={kind} schema={plugin.config_schema} value={config} onChange={setConfig} secretsSet={target?.secrets_set}
