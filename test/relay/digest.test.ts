@@ -46,7 +46,10 @@ async function providers(s: TestService) {
 
 async function until(probe: () => Promise<boolean>, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
-  while (!(await probe()) && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
+  while (!(await probe())) {
+    if (Date.now() > end) throw new Error('timed out waiting for the digests to be recorded');
+    await new Promise((r) => setTimeout(r, 25));
+  }
 }
 
 const link = (s: TestService, trackerId: string, targetId: string) => ok(s.request('PUT', `/api/trackers/${trackerId}/targets/${targetId}`, { token: s.admin.token }), 'link', 200);

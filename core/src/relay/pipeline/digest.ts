@@ -106,7 +106,8 @@ async function claimDigest(core: Core, q: Queryable, targetId: string, now: stri
     VALUES (?, ?, NULL, ?, ?, ?, ?, NULL, NULL, 'pending', NULL, ?, ?, ?)`, [eventId, userId, DIGEST_SOURCE, DIGEST_TYPE, severity, payload, now, now, false]);
   await q.run(`INSERT INTO deliveries (id, event_id, user_id, tracker_id, target_id, status, reason, attempts, next_attempt_at, lease_until, created_at, updated_at)
     VALUES (?, ?, ?, NULL, ?, 'queued', NULL, 0, ?, NULL, ?, ?)`, [digestDelivery, eventId, userId, targetId, now, now, now]);
-  for (const id of new Set(eventIds)) await recompute(q, id);
+  // Events in one order everywhere: concurrent digests of the same events lock their rows without deadlock.
+  for (const id of [...new Set(eventIds)].sort()) await recompute(q, id);
   core.logs.get('relay').info({ target_id: targetId, event_id: eventId, items: eventIds.length }, 'quiet hours ended: deferred notifications go out as one digest');
   return { userId };
 }
@@ -121,7 +122,8 @@ export async function settleDigest(q: Queryable, digestDeliveryId: string, outco
         WHERE digest_id = ? AND status = 'in_digest' RETURNING event_id`, [outcome.sentAt, now, digestDeliveryId])
     : await q.all<{ event_id: string }>(`UPDATE deliveries SET status = 'failed', last_error = ?, last_status_code = ?, updated_at = ?
         WHERE digest_id = ? AND status = 'in_digest' RETURNING event_id`, [`the quiet-hours digest failed: ${outcome.failed}`.slice(0, 1000), outcome.statusCode, now, digestDeliveryId]);
-  return [...new Set(rows.map((r) => r.event_id))];
+  // Sorted: the caller locks each event's row to recompute it, in the same order as every other digest.
+  return [...new Set(rows.map((r) => r.event_id))].sort();
 }
 
 interface ItemRow {
