@@ -14,7 +14,7 @@ import { FakeTelegram } from '../../plugins/target-telegram/test/fakes/telegram.
 import { Dispatcher } from '../../core/src/relay/pipeline/dispatcher.ts';
 
 const split = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/limits/split');
-const PLUGINS = [TEST_PLUGINS, '@herald/target-chat-webhook', '@herald/target-telegram', split].join(',');
+const PLUGINS = [TEST_PLUGINS, '@herald/provider-webhook', '@herald/target-chat-webhook', '@herald/target-telegram', split].join(',');
 const TOKEN = '7000002:AAHerald-digest-fake-token_0123456789';
 const CHAT = -1009876543210;
 const hookHeaders = { 'x-example-token': 'sharedtoken1' };
@@ -236,4 +236,36 @@ t.test('two dispatchers build each digest once', async (t) => {
   t.equal(rows.length, 1, 'one digest event recorded');
   const left = await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deliveries WHERE digest_id IS NULL AND status <> 'sent' AND event_id <> ?`, [rows[0]!.id]);
   t.equal(Number(left!.n), 0, 'every delivery went in it');
+});
+
+t.test('a critical event of a deferrable type still bypasses quiet hours (generic webhook, severity from the payload)', async (t) => {
+  const sink = await startSink();
+  const s = await startService({ SERVICE_PLUGINS: PLUGINS });
+  t.teardown(async () => { await s.stop(); await sink.close(); });
+  const relay = s.service.core.services.get('relay') as { tick(): Promise<void> };
+  const token = s.admin.token;
+  const p = await ok(s.request('POST', '/api/providers', { token, body: { kind: 'webhook', name: 'Alerts', auth_mode: 'none', acknowledge_unauthenticated: true, config: { mapping: { title: 'title', severity: 'level' } } } }), 'provider');
+  const tr = await ok(s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Alerts tracker', quiet_hours: WINDOW, quiet_release: 'digest' } }), 'tracker');
+  const target = await ok(s.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'Rec', locale: 'en', config: { url: sink.url } } }), 'target');
+  await link(s, tr.id, target.id);
+  s.clock.set('2026-03-10T20:30:00Z');
+  const post = async (body: unknown) => {
+    const r = await fetch(p.webhook_url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    t.equal(r.status, 202);
+    return ((await r.json()) as { event_ids: string[] }).event_ids[0]!;
+  };
+  const critical = await post({ title: 'disk full', level: 'critical' });
+  const info = await post({ title: 'backup done', level: 'info' });
+  await relay.tick();
+  t.equal(sink.received.length, 1, 'the critical one went out during the window');
+  t.match(sink.received[0].body.title, /disk full/);
+  t.equal((await s.request('GET', `/api/events/${critical}`, { token })).body.dispatch_status, 'dispatched');
+  t.equal((await s.request('GET', `/api/events/${info}`, { token })).body.dispatch_status, 'deferred', 'the info one waits');
+  s.clock.set('2026-03-11T04:00:01Z');
+  await relay.tick();
+  await sink.waitFor(2);
+  t.equal(sink.received.length, 2);
+  t.match(sink.received[1].body.title, /Quiet hours digest: 1 notification$/);
+  t.match(sink.received[1].body.body, /Alerts · .+ — 1\n• backup done/);
+  t.notMatch(sink.received[1].body.body, /disk full/, 'not sent twice');
 });
