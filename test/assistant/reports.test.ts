@@ -27,10 +27,9 @@ t.test('the model calls generate_health_report mid-reply: tool events, a downloa
   t.equal(done.name, 'generate_health_report');
   t.match(done.report_id, /^[0-9a-f-]{36}$/);
   const link = `/api/v1/reports/${done.report_id}/download`;
-  t.match(text(r), link, 'the final answer links the report');
   const message = named(r, 'done')[0]!.data.message;
   t.equal(message.status, 'complete');
-  t.match(message.content, link);
+  t.same(message.attachments, [{ type: 'report', report_id: done.report_id, title: 'Health report' }], 'the answer carries the report as its attachment');
 
   // The second model call continues the conversation with the tool call and its result.
   t.equal(ai.calls.length, 2);
@@ -125,7 +124,7 @@ t.test('without the font, reports fail clearly and the tool reports failure', as
   t.same((await svc.request('GET', '/api/v1/reports', { token: u.token })).body.reports, []);
 });
 
-t.test('when the model forgets the link, the answer gets it appended', async (t) => {
+t.test('the report is the answer\'s attachment, its text stays the model\'s own', async (t) => {
   const { svc, ai } = await harness(t);
   const u = await newUser(svc);
   const chat = await newChat(svc, u.token);
@@ -135,7 +134,8 @@ t.test('when the model forgets the link, the answer gets it appended', async (t)
   const r = await send(svc, u.token, chat, 'compile everything');
   const id = named(r, 'tool').find((e) => e.data.status === 'done')!.data.report_id;
   const message = named(r, 'done')[0]!.data.message;
-  t.equal(message.content, `Done.\n\n[Yearly](/api/v1/reports/${id}/download)`);
+  t.equal(message.content, 'Done.', 'no link written into the text: the download card is the link');
+  t.same(message.attachments, [{ type: 'report', report_id: id, title: 'Yearly' }]);
   t.equal(text(r), message.content, 'the streamed text equals the saved text');
   const report = await svc.request('GET', `/api/v1/reports/${id}`, { token: u.token });
   t.match(report.body, { title: 'Yearly', locale: 'ru' }, 'the tool arguments were honoured');

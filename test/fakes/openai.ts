@@ -76,7 +76,7 @@ export function defaultScript(body: any): FakeReply {
     // The search tools: answer with what was found, so a test can see the result reached the reply.
     if (Array.isArray(result.entries)) return { text: `From your memory: ${result.entries.map((e: any) => e.content).join(' | ') || 'nothing found'}` };
     if (Array.isArray(result.excerpts)) return { text: `From your documents: ${result.excerpts.map((e: any) => `${e.document} p.${e.page ?? '-'}: ${e.excerpt}`).join(' | ') || 'nothing found'}` };
-    return { text: result.download_url ? `Your report is ready: ${result.download_url}` : `The report failed: ${result.error}` };
+    return { text: result.download_url ? `Your report is ready: [${result.title}](${result.download_url})` : `The report failed: ${result.error}` };
   }
   const user = lastOf(messages, 'user')?.content ?? '';
   if (/report|отч[её]т/i.test(user)) return { toolCall: { name: 'generate_health_report', arguments: JSON.stringify({ title: 'Health report' }), pieces: 3 } };

@@ -130,6 +130,7 @@ t.test('chat controls in the browser', async (t) => {
     const card = page.getByTestId('report-card');
     await card.waitFor();
     t.match(await card.textContent(), /Health report/);
+    t.equal(await lastReply().locator('.md a[href*="/api/v1/reports/"]').count(), 1, 'the link the model wrote works while the report exists');
     const [download] = await Promise.all([page.waitForEvent('download'), card.getByTestId('report-card-download').click()]);
     t.equal(download.suggestedFilename(), 'Health report.pdf', 'the card downloads the report after a reload');
     const reportId = (await svc.request('GET', '/api/v1/reports', { token })).body.reports[0].id;
@@ -137,6 +138,8 @@ t.test('chat controls in the browser', async (t) => {
     await page.reload();
     await replyShows('Your report is ready');
     t.equal(await page.getByTestId('report-card').count(), 0, 'a deleted report leaves no card');
+    t.equal(await lastReply().locator('.md a[href*="/api/v1/reports/"]').count(), 0, 'and the link in the text becomes plain text');
+    t.match(await lastReply().textContent(), /Health report/, 'its words stay');
   });
 
   await step('archived', async () => {

@@ -160,12 +160,7 @@ export async function runExchange(opts: {
     if (signal.aborted) return { content, status: 'interrupted', usage: total, estimated, reports: links };
   }
 
-  // The answer must link every report made for it, whatever the model chose to write.
-  const missing = links.filter((r) => !content.includes(`/api/v1/reports/${r.id}/download`));
-  if (missing.length) {
-    const text = `${content ? '\n\n' : ''}${missing.map((r) => `[${r.title}](/api/v1/reports/${r.id}/download)`).join('\n')}`;
-    content += text;
-    sink.delta(text);
-  }
+  // Every report made for the answer is its attachment (a download card in the client, which lasts
+  // through reloads and goes with the report); the text need not link it.
   return { content, status: 'complete', usage: total, estimated, reports: links };
 }

@@ -48,7 +48,7 @@ const definitions: ChatCompletionTool[] = [{
   type: 'function',
   function: {
     name: GENERATE_HEALTH_REPORT,
-    description: "Compile a PDF health report from the user's memory entries (health notes, measurements, dated events) and the most relevant excerpts of their uploaded documents. Returns the report id and its download link; give the user that link.",
+    description: "Compile a PDF health report from the user's memory entries (health notes, measurements, dated events) and the most relevant excerpts of their uploaded documents. Returns the report id and its download link; the user sees a download card for it under your reply.",
     parameters: {
       type: 'object',
       properties: {

@@ -29,13 +29,26 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   }
 });
 
-export function renderMarkdown(src: string): string {
+const REPORT_LINK = /^\/api\/v1\/reports\/([\w-]+)\/download$/;
+
+/**
+ * A reply as safe HTML. Links to reports named in `goneReports` (deleted since) become plain text,
+ * so a reply never offers a download that would fail.
+ */
+export function renderMarkdown(src: string, goneReports: ReadonlySet<string> = new Set()): string {
   const html = marked.parse(src, { async: false }) as string;
-  return DOMPurify.sanitize(html, {
+  const clean = DOMPurify.sanitize(html, {
     FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed', 'svg', 'math', 'img'],
     FORBID_ATTR: ['style', 'class', 'id'],
     ALLOW_DATA_ATTR: false,
   });
+  if (!goneReports.size || !clean.includes('/api/v1/reports/')) return clean;
+  const doc = new DOMParser().parseFromString(`<body>${clean}</body>`, 'text/html');
+  for (const a of [...doc.body.querySelectorAll('a[href]')]) {
+    const id = REPORT_LINK.exec(a.getAttribute('href') ?? '')?.[1];
+    if (id && goneReports.has(id)) a.replaceWith(...a.childNodes);
+  }
+  return doc.body.innerHTML;
 }
 
 let highlighter: Promise<typeof import('./highlight.ts')> | undefined;

@@ -30,7 +30,8 @@ async function copyText(text: string): Promise<void> {
 }
 
 export function MessageBubble({ m, actions = {} }: { m: ShownMessage; actions?: MessageActions }) {
-  const html = useMemo(() => (m.role === 'assistant' ? renderMarkdown(m.content) : ''), [m.role, m.content]);
+  const gone = useMemo(() => new Set((m.attachments ?? []).filter((a) => a.type === 'report' && a.available === false).map((a) => a.report_id)), [m.attachments]);
+  const html = useMemo(() => (m.role === 'assistant' ? renderMarkdown(m.content, gone) : ''), [m.role, m.content, gone]);
   const md = useRef<HTMLDivElement>(null);
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState(m.content);
