@@ -10,6 +10,7 @@ import { startService, TEST_PLUGINS } from '../helpers/service.ts';
 import { correlationKey, findThread, recordThread } from '../../core/src/relay/pipeline/updates.ts';
 import { applyRetention } from '../../core/src/relay/feature.ts';
 import { newId } from '../../core/src/http/ids.ts';
+import { exportNow, upload } from '../backup/support.ts';
 
 const FIRST_PARTY = ['provider-codehost', 'provider-homeassistant', 'provider-nut', 'provider-webhook'];
 
@@ -79,6 +80,19 @@ t.test('the index: newest event wins, per target, pruned with the retention', as
   const bad = await s.request('PATCH', `/api/targets/${a.id}`, { token, body: { update_messages: 'no' } });
   t.equal(bad.status, 422, 'a boolean');
   t.equal(bad.body.code, 'validation_failed');
+
+  // Backups carry the switch (only when off); a restore compares it like any other field.
+  const off = await s.request('PATCH', `/api/targets/${a.id}`, { token, body: { update_messages: false } });
+  t.equal(off.body.update_messages, false);
+  const backup = await exportNow(s, 'exclude');
+  const records = backup.configuration?.targets ?? backup.targets;
+  t.equal(records.find((r: any) => r.id === a.id).update_messages, false, 'exported when off');
+  t.notOk('update_messages' in records.find((r: any) => r.id === b.id), 'left out when on');
+  t.equal((await s.request('PATCH', `/api/targets/${a.id}`, { token, body: { update_messages: true } })).body.update_messages, true);
+  const plan = await upload(s.url, token, JSON.stringify(backup), 'conflict_mode=skip');
+  t.equal(plan.status, 201, plan.text.slice(0, 300));
+  t.match(JSON.stringify(plan.body.summary), /differs in [^"]*update_messages/, 'a restore sees the difference');
+  t.ok((await s.request('DELETE', '/api/backup/pending-restore', { token })).status < 300, 'the staged restore cancelled');
 
   // A target's entries go with it; the rest age out with the event-log retention.
   await recordThread(db, { targetId: b.id, userId: s.admin.id, key: 'k', eventId: newest, eventType: 'ups_on_battery', deliveryId: 'd4', ref: { id: 4 }, now });

@@ -104,6 +104,7 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
     const t: TargetRec = { id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: json(r.config), locale: r.locale, enabled: b(r.enabled), created_at: r.created_at, updated_at: r.updated_at };
     const allow = outboundAllowOf(r.outbound_allow);
     if (allow.length) t.outbound_allow = allow;
+    if (r.update_messages !== undefined && r.update_messages !== null && !b(r.update_messages)) t.update_messages = false;
     secrets(t, core.plugins.target(r.kind)?.secretPaths);
     return t;
   });

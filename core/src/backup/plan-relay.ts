@@ -161,7 +161,7 @@ export async function planTargets(p: Planner, c: ConfigurationT): Promise<void> 
     const config = rec.config as Record<string, unknown>;
     if (typeof config.bot_id === 'string') config.bot_id = p.map('bots', config.bot_id);
     if (typeof config.bot_id === 'string' && p.absent.has(config.bot_id)) { p.skip('targets', x.id, 'its bot was not restored'); p.absent.add(x.id); continue; }
-    const desired = { user_id: userId, kind: x.kind, name: x.name, config, locale: x.locale, enabled: missing.length ? false : x.enabled, outbound_allow: allowOf(x.outbound_allow) };
+    const desired = { user_id: userId, kind: x.kind, name: x.name, config, locale: x.locale, enabled: missing.length ? false : x.enabled, outbound_allow: allowOf(x.outbound_allow), update_messages: x.update_messages ?? true };
     const d = p.decide('targets', x.id, match, desired);
     p.owners.targets.set(x.id, (d === 'keep' || d === 'same' ? match?.user_id : undefined) ?? userId);
     const runtime = { consecutive_failures: 0, last_error: missing.length ? SECRET_MISSING : null };

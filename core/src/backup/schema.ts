@@ -71,6 +71,8 @@ export const TrackerRecord = Type.Object({
 export const TargetRecord = Type.Object({
   id: Id, user_id: Id, kind: Kind, name: Name, config: Json, locale: Locale, enabled: Bool,
   outbound_allow: OutboundAllow,
+  // Written only when off; absent (backups from before messages followed the state too): on.
+  update_messages: Type.Optional(Bool),
   secrets_omitted: Omitted, created_at: Time, updated_at: Time,
 }, { additionalProperties: false });
 
