@@ -4,8 +4,8 @@ import type { Migration } from './types.ts';
  * A digest at the end of quiet hours. `trackers.quiet_release` says how a tracker's deferred
  * notifications go out when its window ends: `each` (one by one, as before) or `digest` (one
  * message per target). `deliveries.digest_id` links a delivery that went in a digest to the
- * digest's own delivery (an event of type `quiet_hours_digest`); it is `in_digest` while that
- * one is being sent, then `sent` or `failed` with it.
+ * digest's event (of type `quiet_hours_digest`); it is `in_digest` while that one is being sent,
+ * then `sent` or `failed` with it.
  * SQLite has no `ADD COLUMN IF NOT EXISTS`: the statements are skipped once the columns exist.
  */
 export default {

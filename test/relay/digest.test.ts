@@ -197,6 +197,18 @@ t.test('a digest that fails is retried as one unit; a permanent failure fails th
   t.match(failed.deliveries[0].last_error, /quiet-hours digest failed/);
   const single = await s.request('GET', `/api/events/${failed.deliveries[0].digest_event_id}`, { token });
   t.match(single.body.message, /Quiet hours digest: 1 notification$/, 'singular in the event log message');
+
+  // Resending the failed digest (a new delivery id) sends the same items, and they are sent after all.
+  sink.respond(200);
+  const resent = await s.request('POST', `/api/events/${single.body.id}/resend`, { token, body: {} });
+  t.equal(resent.status, 202, resent.text);
+  await relay.tick();
+  t.equal(sink.received.length, 2);
+  t.match(sink.received[1].body.body, /Thing: x3/, 'the resent digest lists its item');
+  const after = (await s.request('GET', `/api/events/${later}`, { token })).body;
+  t.equal(after.dispatch_status, 'dispatched');
+  t.equal(after.deliveries[0].status, 'sent');
+  t.equal(after.deliveries[0].digest_event_id, single.body.id);
 });
 
 t.test('two dispatchers build each digest once', async (t) => {

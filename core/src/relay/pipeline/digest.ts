@@ -7,7 +7,8 @@
  * fit the target's size limit.
  *
  * The deliveries that went in it are `in_digest` (their events `pending`) while it is being sent,
- * then `sent` or `failed` with it; `digest_id` links each to the digest's delivery.
+ * then `sent` or `failed` with it; `digest_id` links each to the digest's event (not its delivery,
+ * whose id changes on a resend; a resent or replayed digest lists the same items).
  */
 import type { Core } from '../../core.ts';
 import { Database, type Queryable } from '../../db/database.ts';
@@ -83,12 +84,13 @@ async function claimDigest(core: Core, q: Queryable, targetId: string, now: stri
      RETURNING delivery_id, event_id, user_id`, [targetId, now]);
   if (!rows.length) return undefined;
   const digestDelivery = newId();
+  const eventId = newId();
   const eventIds: string[] = [];
   for (let i = 0; i < rows.length; i += CHUNK) {
     const part = rows.slice(i, i + CHUNK).map((r) => r.delivery_id);
     const moved = await q.all<{ event_id: string }>(
       `UPDATE deliveries SET status = 'in_digest', digest_id = ?, lease_until = NULL, next_attempt_at = ?, updated_at = ?
-        WHERE status = 'deferred' AND id IN (${marks(part.length)}) RETURNING event_id`, [digestDelivery, now, now, ...part]);
+        WHERE status = 'deferred' AND id IN (${marks(part.length)}) RETURNING event_id`, [eventId, now, now, ...part]);
     eventIds.push(...moved.map((m) => m.event_id));
   }
   if (!eventIds.length) return undefined;
@@ -100,7 +102,6 @@ async function claimDigest(core: Core, q: Queryable, targetId: string, now: stri
     }
   }
   const userId = rows[0]!.user_id;
-  const eventId = newId();
   const payload = { total: eventIds.length, forms: pluralForms(eventIds.length), released_at: now };
   await q.run(`INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, dispatch_status, details, occurred_at, created_at, test)
     VALUES (?, ?, NULL, ?, ?, ?, ?, NULL, NULL, 'pending', NULL, ?, ?, ?)`, [eventId, userId, DIGEST_SOURCE, DIGEST_TYPE, severity, payload, now, now, false]);
@@ -113,15 +114,16 @@ async function claimDigest(core: Core, q: Queryable, targetId: string, now: stri
 }
 
 /**
- * After the digest's delivery settled: the deliveries in it follow (sent with it, or failed with its
- * error). Call inside the transaction that records the digest's own outcome; returns their events.
+ * After a delivery of the digest event settled: the deliveries in it follow (sent with it, or failed
+ * with its error; a failed one is sent after all when the digest is resent). Call inside the
+ * transaction that records the digest's own outcome; returns their events.
  */
-export async function settleDigest(q: Queryable, digestDeliveryId: string, outcome: { sentAt: string } | { failed: string; statusCode: number }, now: string): Promise<string[]> {
+export async function settleDigest(q: Queryable, digestEventId: string, outcome: { sentAt: string } | { failed: string; statusCode: number }, now: string): Promise<string[]> {
   const rows = 'sentAt' in outcome
-    ? await q.all<{ event_id: string }>(`UPDATE deliveries SET status = 'sent', sent_at = ?, reason = 'sent in a quiet-hours digest', last_error = NULL, updated_at = ?
-        WHERE digest_id = ? AND status = 'in_digest' RETURNING event_id`, [outcome.sentAt, now, digestDeliveryId])
+    ? await q.all<{ event_id: string }>(`UPDATE deliveries SET status = 'sent', sent_at = ?, reason = 'sent in a quiet-hours digest', last_error = NULL, last_status_code = NULL, updated_at = ?
+        WHERE digest_id = ? AND status IN ('in_digest', 'failed') RETURNING event_id`, [outcome.sentAt, now, digestEventId])
     : await q.all<{ event_id: string }>(`UPDATE deliveries SET status = 'failed', last_error = ?, last_status_code = ?, updated_at = ?
-        WHERE digest_id = ? AND status = 'in_digest' RETURNING event_id`, [`the quiet-hours digest failed: ${outcome.failed}`.slice(0, 1000), outcome.statusCode, now, digestDeliveryId]);
+        WHERE digest_id = ? AND status = 'in_digest' RETURNING event_id`, [`the quiet-hours digest failed: ${outcome.failed}`.slice(0, 1000), outcome.statusCode, now, digestEventId]);
   // Sorted: the caller locks each event's row to recompute it, in the same order as every other digest.
   return [...new Set(rows.map((r) => r.event_id))].sort();
 }
@@ -146,7 +148,7 @@ export async function renderDigest(core: Core, catalog: TemplateCatalog, d: Dige
     `SELECT e.id, e.user_id, e.event_type, e.severity, e.payload, e.extras, e.provider_id, e.provider_kind, e.occurred_at, e.test,
             p.name AS provider_name, tr.name AS tracker_name
        FROM deliveries d JOIN event_log e ON e.id = d.event_id LEFT JOIN providers p ON p.id = e.provider_id LEFT JOIN trackers tr ON tr.id = d.tracker_id
-      WHERE d.digest_id = ? ORDER BY e.occurred_at, e.id`, [d.deliveryId]);
+      WHERE d.digest_id = ? ORDER BY e.occurred_at, e.id`, [String(d.event.id)]);
   const types = [...new Set(items.map((i) => i.event_type))];
   const overrides = new Map<string, { title: string; body: string }>();
   if (types.length) {
@@ -210,9 +212,9 @@ export async function renderDigest(core: Core, catalog: TemplateCatalog, d: Dige
  * After a failed attempt of a digest's delivery: when it failed for good, the deliveries in it fail
  * with its error. `recompute` refreshes their events' dispatch_status.
  */
-export async function failDigestIfFinal(db: Database, digestDeliveryId: string, now: string, recompute: (eventId: string) => Promise<unknown>): Promise<void> {
+export async function failDigestIfFinal(db: Database, digestDeliveryId: string, digestEventId: string, now: string, recompute: (eventId: string) => Promise<unknown>): Promise<void> {
   const st = await db.get<{ status: string; last_error: string | null; last_status_code: number | null }>('SELECT status, last_error, last_status_code FROM deliveries WHERE id = ?', [digestDeliveryId]);
   if (st?.status !== 'failed') return;
-  const events = await db.tx((q) => settleDigest(q, digestDeliveryId, { failed: st.last_error ?? 'unknown error', statusCode: Number(st.last_status_code ?? 0) }, now));
+  const events = await db.tx((q) => settleDigest(q, digestEventId, { failed: st.last_error ?? 'unknown error', statusCode: Number(st.last_status_code ?? 0) }, now));
   for (const id of events) await recompute(id);
 }

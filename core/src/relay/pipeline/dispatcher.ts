@@ -442,7 +442,7 @@ export class Dispatcher {
       }
       core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
       await this.failed(row, target, err, isSelf, log);
-      if (isDigest(ev)) await failDigestIfFinal(db, row.id, core.clock.now().toISOString(), (id) => this.refreshEvent(id));
+      if (isDigest(ev)) await failDigestIfFinal(db, row.id, row.event_id, core.clock.now().toISOString(), (id) => this.refreshEvent(id));
       await this.refreshEvent(row.event_id);
       return;
     }
@@ -454,7 +454,7 @@ export class Dispatcher {
       await q.run(`UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, updated_at = ?, send_mode = ?, message_ref = ? WHERE id = ?`,
         [now, now, sendMode, messageRef ? JSON.stringify(messageRef) : null, row.id]);
       await q.run('UPDATE targets SET consecutive_failures = 0, last_error = NULL WHERE id = ? AND consecutive_failures <> 0', [target.id]);
-      if (isDigest(ev)) for (const id of await settleDigest(q, row.id, { sentAt: now }, now)) await this.refreshWith(q, id);
+      if (isDigest(ev)) for (const id of await settleDigest(q, row.event_id, { sentAt: now }, now)) await this.refreshWith(q, id);
       return this.refreshWith(q, row.event_id);
     }).then((settled) => { if (settled) this.onSettled?.(row.event_id); })
       .catch((err) => log.error({ err, delivery_id: row.id }, 'recording a sent delivery failed; it is sent again when its lease runs out'))

@@ -36,7 +36,7 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
   const marks = ids.map(() => '?').join(', ');
   const deliveries = ids.length
     ? await core.db.all(`SELECT d.id, d.event_id, d.target_id, d.status, d.reason, d.attempts, d.last_error, d.last_status_code, d.sent_at, d.updated_at, d.send_mode,
-        t.name AS target_name, t.kind AS target_kind, (SELECT dg.event_id FROM deliveries dg WHERE dg.id = d.digest_id) AS digest_event_id
+        t.name AS target_name, t.kind AS target_kind, d.digest_id AS digest_event_id
       FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id WHERE d.event_id IN (${marks}) ORDER BY d.created_at, d.id`, ids)
     : [];
   const history = ids.length
