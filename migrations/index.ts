@@ -10,15 +10,17 @@ import tokenRevocation from './0008_token_revocation.ts';
 import botWebhookLog from './0009_bot_webhook_log.ts';
 import secretKeyCheck from './0010_secret_key_check.ts';
 import deliveryHistory from './0013_delivery_history.ts';
+import providerOutboundAllow from './0014_provider_outbound_allow.ts';
+import testEvents from './0015_test_events.ts';
 import memorySearch from './0017_memory_search.ts';
 import documentChunks from './0018_document_chunks.ts';
 import chatSearch from './0019_chat_search.ts';
-import messageUpdates from './0021_message_updates.ts';
-import providerOutboundAllow from './0014_provider_outbound_allow.ts';
-import targetOutboundAllow from './0022_target_outbound_allow.ts';
-import testEvents from './0015_test_events.ts';
 import chatControls from './0020_chat_controls.ts';
+import messageUpdates from './0021_message_updates.ts';
+import targetOutboundAllow from './0022_target_outbound_allow.ts';
 import quietDigest from './0023_quiet_digest.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
-export const migrations: Migration[] = [core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, memorySearch, documentChunks, chatSearch, chatControls, testEvents, providerOutboundAllow, targetOutboundAllow, messageUpdates, quietDigest];
+export const migrations: Migration[] = [
+  core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, providerOutboundAllow, testEvents, memorySearch, documentChunks, chatSearch, chatControls, messageUpdates, targetOutboundAllow, quietDigest,
+];
