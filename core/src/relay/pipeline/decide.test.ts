@@ -21,10 +21,10 @@ t.test('quiet-hours policies', async (t) => {
 });
 
 t.test('a critical event bypasses quiet hours unless the tracker names a policy for its type', async (t) => {
-  t.equal(decide(tr({ quiet_hours: quiet }), 'webhook_received', { quietHours: 'defer' }, night, 'critical').status, 'queued', 'critical: sent at once');
-  t.equal(decide(tr({ quiet_hours: quiet }), 'webhook_received', { quietHours: 'defer' }, night, 'warning').status, 'deferred', 'warning: deferred');
-  t.equal(decide(tr({ quiet_hours: quiet, quiet_policies: { webhook_received: 'defer' } }), 'webhook_received', { quietHours: 'send' }, night, 'critical').status, 'deferred', 'the tracker\'s own policy wins');
-  t.equal(decide(tr({ quiet_hours: quiet, event_types: { webhook_received: false } }), 'webhook_received', { quietHours: 'defer' }, night, 'critical').status, 'dropped', 'a disabled type stays off');
+  t.equal(decide(tr({ quiet_hours: quiet }), 'alert_raised', { quietHours: 'defer' }, night, 'critical').status, 'queued', 'critical: sent at once');
+  t.equal(decide(tr({ quiet_hours: quiet }), 'alert_raised', { quietHours: 'defer' }, night, 'warning').status, 'deferred', 'warning: deferred');
+  t.equal(decide(tr({ quiet_hours: quiet, quiet_policies: { alert_raised: 'defer' } }), 'alert_raised', { quietHours: 'send' }, night, 'critical').status, 'deferred', 'the tracker\'s own policy wins');
+  t.equal(decide(tr({ quiet_hours: quiet, event_types: { alert_raised: false } }), 'alert_raised', { quietHours: 'defer' }, night, 'critical').status, 'dropped', 'a disabled type stays off');
 });
 
 t.test('merge and event status', async (t) => {
