@@ -62,7 +62,8 @@ t.test('a packed plugin from outside the workspace installs from its tarball and
 
   // 1. The contract package: built by its prepack script and packed.
   await npm(path.join(scratch, 'packages/plugin-api'), 'pack', '--pack-destination', tarballs);
-  const contractTgz = path.join(tarballs, 'herald-plugin-api-1.0.0.tgz');
+  const contractVersion = JSON.parse(fs.readFileSync(path.join(scratch, 'packages/plugin-api/package.json'), 'utf8')).version;
+  const contractTgz = path.join(tarballs, `herald-plugin-api-${contractVersion}.tgz`);
   t.ok(fs.existsSync(contractTgz), 'contract packed');
 
   // 2. The author's project: the contract installed from its tarball, built with tsc, packed.
