@@ -35,9 +35,11 @@ t.test('a new event is sent at once from ingest, without a claim, and recorded w
   const eventId = r.body.event_ids[0];
   const d = await s.service.core.db.get('SELECT status, attempts, lease_until FROM deliveries WHERE event_id = ?', [eventId]);
   t.match(d, { status: 'sent', attempts: 1, lease_until: null }, 'sent on its first attempt, lease released');
-  const log = await s.service.core.db.get('SELECT status_code, event_ids FROM webhook_payload_log WHERE provider_id = ?', [c.provider.id]);
-  t.equal(Number(log?.status_code), 202);
-  t.same(typeof log?.event_ids === 'string' ? JSON.parse(log.event_ids) : log?.event_ids, [eventId], 'the payload log names the event written with it');
+  const log = (await s.request('GET', `/api/providers/${c.provider.id}/webhook-log`, { token: s.admin.token })).body.entries;
+  t.equal(log.length, 1);
+  t.equal(log[0].status_code, 202);
+  t.same(log[0].event_ids, [eventId], 'the payload log names the event written with it');
+  t.equal((await s.service.core.db.get('SELECT hook_ip FROM event_log WHERE id = ?', [eventId]))?.hook_ip, log[0].source_ip, 'recorded on the event row itself');
 });
 
 t.test('deliveries handed off while the dispatcher stops go back to the queue', async (t) => {

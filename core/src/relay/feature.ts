@@ -23,7 +23,12 @@ export async function applyRetention(core: Core): Promise<number> {
   const days = core.config.eventLogRetentionDays;
   if (days <= 0) return 0;
   const cutoff = new Date(core.clock.now().getTime() - days * 86_400_000).toISOString();
-  const n = await core.db.run(`DELETE FROM event_log WHERE created_at < ? AND dispatch_status IN ('dispatched', 'dropped', 'failed', 'partial')`, [cutoff]);
+  const done = `created_at < ? AND dispatch_status IN ('dispatched', 'dropped', 'failed', 'partial')`;
+  // A replay key outlives its event when the period is shorter than the key's lifetime: it moves to plugin_store, where the plugin's check still finds it.
+  await core.db.run(`INSERT INTO plugin_store (instance_id, key, value, expires_at)
+    SELECT provider_id, replay_key, '1', replay_expires_at FROM event_log WHERE ${done} AND replay_key IS NOT NULL AND provider_id IS NOT NULL AND replay_expires_at > ?
+    ON CONFLICT DO NOTHING`, [cutoff, core.clock.now().toISOString()]);
+  const n = await core.db.run(`DELETE FROM event_log WHERE ${done}`, [cutoff]);
   await core.db.run('DELETE FROM webhook_payload_log WHERE received_at < ?', [cutoff]);
   await core.db.run('DELETE FROM plugin_store WHERE expires_at IS NOT NULL AND expires_at < ?', [core.clock.now().toISOString()]);
   await core.db.run('DELETE FROM job_runs WHERE started_at < ?', [cutoff]);

@@ -40,11 +40,28 @@ export async function recordPayload(q: Queryable, at: Date, owner: PayloadLogOwn
   [newId(), owner.userId, owner.providerId ?? null, owner.botId ?? null, at.toISOString(), e.status, e.error, e.excerpt, e.ip, e.eventIds ?? null]);
 }
 
-/** A page of the log of one provider or bot (newest first), as the API answers it. */
+/**
+ * A page of the log of one provider or bot (newest first), as the API answers it. A provider's
+ * accepted requests are recorded on the event they raised (event_log.hook_*, see
+ * migrations/0024): the page merges those with webhook_payload_log's rows, by id (both are
+ * time-ordered UUIDv7, so one order and one `before` cursor serve both).
+ */
 export async function payloadLogPage(core: Core, owner: PayloadLogOwner, page: Page) {
   const [column, id] = owner.providerId !== undefined ? ['provider_id', owner.providerId] : ['bot_id', owner.botId];
   const params: unknown[] = [id, owner.userId];
-  const rows = await core.db.all(`SELECT * FROM webhook_payload_log WHERE ${column} = ? AND user_id = ?${pageSql('', page, params)}`, params as never[]);
+  const limit = Math.min(200, Math.max(1, page.limit ?? 50));
+  const rows = await core.db.all(`SELECT id, received_at, status_code, error_message, payload_excerpt, source_ip, event_ids
+    FROM webhook_payload_log WHERE ${column} = ? AND user_id = ?${pageSql('', page, params)}`, params as never[]);
+  if (owner.providerId !== undefined) {
+    const p2: unknown[] = [owner.providerId, owner.userId];
+    const accepted = await core.db.all(`SELECT id, created_at AS received_at, 202 AS status_code, NULL AS error_message, hook_excerpt AS payload_excerpt,
+        hook_ip AS source_ip, hook_event_ids AS event_ids
+      FROM event_log WHERE provider_id = ? AND user_id = ? AND hook_ip IS NOT NULL${pageSql('', page, p2)}`, p2 as never[]);
+    for (const r of accepted) if (r.event_ids == null) r.event_ids = [r.id];
+    rows.push(...accepted);
+    rows.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
+    rows.length = Math.min(rows.length, limit);
+  }
   return {
     entries: rows.map((r) => ({
       id: r.id as string, received_at: r.received_at as string, status_code: Number(r.status_code), error_message: (r.error_message as string | null) ?? null,

@@ -6,6 +6,7 @@ import { errorCode, jsonTooDeep, MAX_JSON_DEPTH, type ProviderInstance, type Web
 import { HttpError } from '../../http/problem.ts';
 import { InvalidEventError } from '../service.ts';
 import type { Relay } from '../pipeline/relay.ts';
+import { ReplayedError } from '../pipeline/ingest.ts';
 import { WindowLimiter } from '../../http/rate-limit.ts';
 import { DbInstanceStore } from '../../plugins/store.ts';
 import type { Queryable } from '../../db/database.ts';
@@ -153,7 +154,7 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
       }
       const ids: string[] = [];
       // Only once the events are durable is the delivery remembered as processed: the replay key and
-      // the payload log row are written in the last event's own transaction (one commit for all).
+      // the request's payload-log entry are columns of the last event's own row (one commit, one row).
       const remember = (q: Queryable) => result.replayKey
         ? new DbInstanceStore(q, provider.id, () => core.clock.now()).set(result.replayKey.key, 1, { ttlSeconds: result.replayKey.ttlSeconds })
         : Promise.resolve();
@@ -161,14 +162,16 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
       try {
         for (let i = 0; i < result.events.length; i++) {
           const last = i === result.events.length - 1;
-          const r = await relay.ingestWith(provider, result.events[i]!, last ? async (q, eventId) => {
-            await remember(q);
-            await record(provider, req, 202, null, excerpt, [...ids, eventId], q);
-            recorded = true;
-          } : undefined);
+          const r = await relay.ingestWith(provider, result.events[i]!, last ? { webhook: { ip: req.ip, excerpt, earlierIds: [...ids], replayKey: result.replayKey } } : undefined);
+          if (last && r.eventIds.length) recorded = true;
           ids.push(...r.eventIds);
         }
       } catch (err) {
+        if (err instanceof ReplayedError) {
+          // A delivery of the same id committed between the plugin's check and this write.
+          await record(provider, req, 409, err.message, excerpt, ids);
+          throw new HttpError(409, 'replayed', err.message);
+        }
         const msg = err instanceof InvalidEventError ? err.message : 'the event could not be recorded';
         await record(provider, req, err instanceof InvalidEventError ? 422 : 500, msg, excerpt, ids);
         if (!(err instanceof InvalidEventError)) throw err;

@@ -25,6 +25,44 @@ export interface WriteOptions {
   extra?: (q: Queryable, eventId: string) => Promise<void>;
   /** A test event raised by an operator: recorded with `test` set, its messages marked as a test. */
   test?: boolean;
+  /** The webhook request that raised the event, recorded on the event's own row (see WebhookMark). */
+  webhook?: WebhookMark;
+}
+
+/**
+ * An accepted webhook request, written as columns of the event it raised (its last one) rather than
+ * as a webhook_payload_log row and a plugin_store row: the request's payload-log entry (status 202)
+ * and the replay key the plugin returned, unique per provider while it has not expired.
+ */
+export interface WebhookMark {
+  ip: string;
+  excerpt: string | null;
+  /** The ids of the events the request raised before this one (the log entry lists them all). */
+  earlierIds?: string[];
+  replayKey?: { key: string; ttlSeconds: number };
+}
+
+/** The replay key is already held by another event of the provider (a concurrent delivery of the same id). */
+export class ReplayedError extends Error {
+  constructor() { super('delivery already processed'); this.name = 'ReplayedError'; }
+}
+
+const EVENT_COLUMNS = 'id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, dispatch_status, details, occurred_at, created_at, test, replay_key, replay_expires_at, hook_ip, hook_excerpt, hook_event_ids';
+const INSERT_EVENT = `INSERT INTO event_log (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+/** With a replay key: a key another event holds makes the insert a no-op (0 rows), on both backends without aborting the transaction. */
+const INSERT_EVENT_KEYED = `${INSERT_EVENT} ON CONFLICT (provider_id, replay_key) WHERE replay_key IS NOT NULL DO NOTHING`;
+const DELIVERY_COLUMNS = '(id, event_id, user_id, tracker_id, target_id, status, reason, attempts, next_attempt_at, lease_until, created_at, updated_at)';
+const DEFERRED_COLUMNS = '(id, delivery_id, event_id, user_id, tracker_id, target_id, event_type, release_at, created_at)';
+/** Rows per multi-row INSERT (well under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters). */
+const ROWS_PER_INSERT = 200;
+
+/** `INSERT INTO table cols VALUES (…), (…)` for the rows given, in chunks; one statement for the usual handful. */
+async function insertRows(q: Queryable, table: string, columns: string, width: number, rows: unknown[][]): Promise<void> {
+  const one = `(${Array(width).fill('?').join(', ')})`;
+  for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
+    const chunk = rows.slice(i, i + ROWS_PER_INSERT);
+    await q.run(`INSERT INTO ${table} ${columns} VALUES ${Array(chunk.length).fill(one).join(', ')}`, chunk.flat() as never[]);
+  }
 }
 
 /** A tracker → target link with the whole target row, the tracker's rules and name, and the user's template override. */
@@ -88,36 +126,48 @@ export async function writeEvent(core: Core, w: EventWrite, opts: WriteOptions =
   const handed: HandedDelivery[] = [];
   const lease = opts.leaseUntil?.toISOString();
   const occurredAt = w.occurredAt.toISOString();
-  await core.db.tx(async (q) => {
-    await q.run(`INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, dispatch_status, details, occurred_at, created_at, test)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    [id, w.userId, w.providerId, w.providerKind, w.type, w.severity, w.payload, w.extras ?? null, w.trackerIds ?? null, status, details, occurredAt, now, opts.test === true]);
-    for (const [targetId, { d, trackerId, link }] of w.deliveries) {
-      const did = newId();
-      // A queued delivery this worker can send at once is written already claimed (leased, first
-      // attempt): no claim round trip, no re-read. Should the worker die, the lease runs out and any
-      // worker claims it again, exactly as a claimed row.
-      const take = lease !== undefined && link !== undefined && d.status === 'queued';
-      await q.run(`INSERT INTO deliveries (id, event_id, user_id, tracker_id, target_id, status, reason, attempts, next_attempt_at, lease_until, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [did, id, w.userId, trackerId, targetId, take ? 'sending' : d.status, d.status === 'dropped' ? d.reason : null, take ? 1 : 0,
-        d.status === 'deferred' ? d.releaseAt.toISOString() : now, take ? lease : null, now, now]);
-      if (d.status === 'queued' && !take) left = true;
-      if (take) {
-        handed.push({
-          row: { id: did, event_id: id, user_id: w.userId, tracker_id: trackerId, target_id: targetId, attempts: 1 },
-          event: { id, user_id: w.userId, provider_id: w.providerId, provider_kind: w.providerKind, provider_name: w.providerName ?? null, event_type: w.type,
-            severity: w.severity, payload: w.payload, extras: w.extras ?? null, occurred_at: occurredAt, created_at: now, test: opts.test === true },
-          target: link, trackerName: link.tracker_name ?? null,
-          override: link.override_title !== null && link.override_title !== undefined ? { title: link.override_title, body: String(link.override_body ?? '') } : null,
-        });
-      }
-      if (d.status === 'deferred') {
-        deferred = true;
-        await q.run(`INSERT INTO deferred_dispatch (id, delivery_id, event_id, user_id, tracker_id, target_id, event_type, release_at, created_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [newId(), did, id, w.userId, trackerId, targetId, w.type, d.releaseAt.toISOString(), now]);
-      }
+  const hook = opts.webhook;
+  const replay = hook?.replayKey && w.providerId !== null ? hook.replayKey : undefined;
+  const eventRow = [id, w.userId, w.providerId, w.providerKind, w.type, w.severity, w.payload, w.extras ?? null, w.trackerIds ?? null, status, details, occurredAt, now, opts.test === true,
+    replay?.key ?? null, replay ? new Date(Date.parse(now) + replay.ttlSeconds * 1000).toISOString() : null,
+    hook?.ip ?? null, hook?.excerpt ?? null, hook?.earlierIds?.length ? [...hook.earlierIds, id] : null];
+  // Every row is built before the transaction: inside it only the statements run (one event row,
+  // one multi-row insert of the deliveries, one of the deferrals if any).
+  const deliveryRows: unknown[][] = [];
+  const deferredRows: unknown[][] = [];
+  for (const [targetId, { d, trackerId, link }] of w.deliveries) {
+    const did = newId();
+    // A queued delivery this worker can send at once is written already claimed (leased, first
+    // attempt): no claim round trip, no re-read. Should the worker die, the lease runs out and any
+    // worker claims it again, exactly as a claimed row.
+    const take = lease !== undefined && link !== undefined && d.status === 'queued';
+    deliveryRows.push([did, id, w.userId, trackerId, targetId, take ? 'sending' : d.status, d.status === 'dropped' ? d.reason : null, take ? 1 : 0,
+      d.status === 'deferred' ? d.releaseAt.toISOString() : now, take ? lease : null, now, now]);
+    if (d.status === 'queued' && !take) left = true;
+    if (take) {
+      handed.push({
+        row: { id: did, event_id: id, user_id: w.userId, tracker_id: trackerId, target_id: targetId, attempts: 1 },
+        event: { id, user_id: w.userId, provider_id: w.providerId, provider_kind: w.providerKind, provider_name: w.providerName ?? null, event_type: w.type,
+          severity: w.severity, payload: w.payload, extras: w.extras ?? null, occurred_at: occurredAt, created_at: now, test: opts.test === true },
+        target: link, trackerName: link.tracker_name ?? null,
+        override: link.override_title !== null && link.override_title !== undefined ? { title: link.override_title, body: String(link.override_body ?? '') } : null,
+      });
     }
+    if (d.status === 'deferred') {
+      deferred = true;
+      deferredRows.push([newId(), did, id, w.userId, trackerId, targetId, w.type, d.releaseAt.toISOString(), now]);
+    }
+  }
+  await core.db.tx(async (q) => {
+    if (!replay) await q.run(INSERT_EVENT, eventRow as never[]);
+    else if (await q.run(INSERT_EVENT_KEYED, eventRow as never[]) === 0) {
+      // Another event holds the key. Once expired it no longer counts: it is let go and the insert
+      // tried again; a live one means this delivery was already processed.
+      await q.run('UPDATE event_log SET replay_key = NULL WHERE provider_id = ? AND replay_key = ? AND replay_expires_at <= ?', [w.providerId, replay.key, now]);
+      if (await q.run(INSERT_EVENT_KEYED, eventRow as never[]) === 0) throw new ReplayedError();
+    }
+    if (deliveryRows.length) await insertRows(q, 'deliveries', DELIVERY_COLUMNS, 12, deliveryRows);
+    if (deferredRows.length) await insertRows(q, 'deferred_dispatch', DEFERRED_COLUMNS, 9, deferredRows);
     if (opts.extra) await opts.extra(q, id);
   });
   core.metrics.eventLogTotal.inc({ status, event_type: w.type });
