@@ -136,6 +136,8 @@ export async function startService(env: Record<string, string> = {}, o: { dataDi
     SERVICE_PLUGINS: TEST_PLUGINS,
     SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '5',
     ...(databaseUrl ? { SERVICE_DATABASE_URL: databaseUrl } : {}),
+    // The suite runs with dispatch in its own thread or in the main one as the environment says.
+    ...(process.env.SERVICE_DISPATCH_THREAD ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD } : {}),
     ...env,
   });
   let fake: number | undefined;

@@ -21,6 +21,7 @@ export const EnvSchema = Type.Object({
   SERVICE_EVENT_LOG_RETENTION_DAYS: Type.String({ default: '30', pattern: '^[0-9]+$' }),
   SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP: Type.String({ default: '5', pattern: '^[0-9]+$' }),
   SERVICE_METRICS_ENABLED: Type.String({ default: 'true' }),
+  SERVICE_DISPATCH_THREAD: Type.String({ default: 'false' }),
   SERVICE_GRACEFUL_SHUTDOWN_SECONDS: Type.String({ default: '60', pattern: '^[0-9]+$' }),
   SERVICE_SUPERVISED: Type.Optional(Type.String()),
   SERVICE_MESSAGING_WEBHOOK_SECRET: Type.Optional(Type.String()),
@@ -68,6 +69,8 @@ export interface Config {
   eventLogRetentionDays: number;
   preMigrateSnapshotKeep: number;
   metricsEnabled: boolean;
+  /** Dispatch (render, send, settle) runs in a worker thread of its own instead of the main event loop. */
+  dispatchThread: boolean;
   gracefulShutdownSeconds: number;
   supervisedOverride?: boolean;
   messagingWebhookSecret?: string;
@@ -178,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventLogRetentionDays: Number(e.SERVICE_EVENT_LOG_RETENTION_DAYS),
     preMigrateSnapshotKeep: Number(e.SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP),
     metricsEnabled: bool('SERVICE_METRICS_ENABLED', e.SERVICE_METRICS_ENABLED),
+    dispatchThread: bool('SERVICE_DISPATCH_THREAD', e.SERVICE_DISPATCH_THREAD),
     gracefulShutdownSeconds: Number(e.SERVICE_GRACEFUL_SHUTDOWN_SECONDS),
     supervisedOverride: e.SERVICE_SUPERVISED === undefined || e.SERVICE_SUPERVISED.trim().toLowerCase() === 'auto' ? undefined : bool('SERVICE_SUPERVISED', e.SERVICE_SUPERVISED),
     messagingWebhookSecret: e.SERVICE_MESSAGING_WEBHOOK_SECRET,

@@ -52,26 +52,7 @@ export async function openDatabase({ config, log, changesData }: OpenOptions): P
         else log.error({ err: err.message }, 'pre-migration snapshot failed its integrity check and was deleted');
       });
     }
-    orm = await SqliteORM.init({
-      driver: SqliteDriver,
-      dbName: file,
-      entities,
-      debug: config.debug ? ['query', 'query-params'] : false,
-      logger: (msg: string) => log.debug({ sql: msg }, 'sql'),
-      allowGlobalContext: false,
-    }) as unknown as MikroORM;
-    const conn = orm.em.getConnection() as unknown as { execute(sql: string): Promise<unknown> };
-    await conn.execute('PRAGMA journal_mode = WAL');
-    await conn.execute('PRAGMA busy_timeout = 10000');
-    await conn.execute('PRAGMA foreign_keys = ON');
-    await conn.execute('PRAGMA synchronous = NORMAL');
-    // 32 MB of page cache (the default is 2 MB): the indexes written at random places (replay keys
-    // are random GUIDs) stay in memory instead of being read back from the file on every insert.
-    // Pages are allocated as they are used, so an idle service does not pay for it.
-    await conn.execute('PRAGMA cache_size = -32000');
-    // Checkpoints are driven by checkpointer.ts (in a worker thread under heavy writes); the
-    // connection itself checkpoints only as a backstop, should the WAL ever pass ~400 MB.
-    await conn.execute('PRAGMA wal_autocheckpoint = 100000');
+    orm = await connectSqlite(file, config, log);
   } else {
     const { openPostgres } = await import('./postgres.ts');
     orm = await openPostgres(config, log, entities);
@@ -96,6 +77,41 @@ export async function openDatabase({ config, log, changesData }: OpenOptions): P
     : await migrate(db, migrations);
   if (applied.length) log.info({ applied }, 'migrations applied');
   return db;
+}
+
+/** One more connection to the database a booted service opened (the dispatch thread's): no snapshot, no migrations, no checkpointer. */
+export async function connectDatabase(config: Config, log: Logger): Promise<Database> {
+  if (config.dialect === 'sqlite') {
+    const orm = await connectSqlite(config.sqlitePath!, config, log);
+    return new Database(orm, 'sqlite', await nativeSqlite(orm));
+  }
+  const { openPostgres } = await import('./postgres.ts');
+  return new Database(await openPostgres(config, log, entities), 'postgresql');
+}
+
+/** Connects to the SQLite file and tunes the connection (WAL, busy timeout, cache). */
+async function connectSqlite(file: string, config: Config, log: Logger): Promise<MikroORM> {
+  const orm = await SqliteORM.init({
+    driver: SqliteDriver,
+    dbName: file,
+    entities,
+    debug: config.debug ? ['query', 'query-params'] : false,
+    logger: (msg: string) => log.debug({ sql: msg }, 'sql'),
+    allowGlobalContext: false,
+  }) as unknown as MikroORM;
+  const conn = orm.em.getConnection() as unknown as { execute(sql: string): Promise<unknown> };
+  await conn.execute('PRAGMA journal_mode = WAL');
+  await conn.execute('PRAGMA busy_timeout = 10000');
+  await conn.execute('PRAGMA foreign_keys = ON');
+  await conn.execute('PRAGMA synchronous = NORMAL');
+  // 32 MB of page cache (the default is 2 MB): the indexes written at random places (replay keys
+  // are random GUIDs) stay in memory instead of being read back from the file on every insert.
+  // Pages are allocated as they are used, so an idle service does not pay for it.
+  await conn.execute('PRAGMA cache_size = -32000');
+  // Checkpoints are driven by checkpointer.ts (in a worker thread under heavy writes); the
+  // connection itself checkpoints only as a backstop, should the WAL ever pass ~400 MB.
+  await conn.execute('PRAGMA wal_autocheckpoint = 100000');
+  return orm;
 }
 
 /** True when the SQLite file has migrations not applied yet (or cannot tell). */

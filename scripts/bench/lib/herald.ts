@@ -66,7 +66,9 @@ export function spawnHerald(o: HeraldOptions): Herald {
     env: {
       PATH: process.env.PATH, SERVICE_SECRET_KEY: o.key, SERVICE_DATA_DIR: o.dataDir, SERVICE_PORT: String(o.port), SERVICE_HOST: '127.0.0.1',
       SERVICE_PLUGINS: o.plugins, SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', SERVICE_LOG_LEVEL: 'WARNING', SERVICE_LOG_FORMAT: 'json',
-      SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '5', HERALD_BCRYPT_COST: '4', ...o.env,
+      SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '5', HERALD_BCRYPT_COST: '4',
+      // Dispatch in its own thread or in the main one, as the bench's environment says (the service's default otherwise).
+      ...(process.env.SERVICE_DISPATCH_THREAD ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD } : {}), ...o.env,
     },
   });
   let err = '';

@@ -94,12 +94,24 @@ export class Dispatcher {
    */
   private held = new Map<string, { until: number; ids: Set<string> }>();
   onSettled?: (eventId: string) => void;
+  /**
+   * Told whenever handoffLease() would start or stop giving leases (the dispatch thread forwards it
+   * to the main thread, which writes deliveries already claimed only while this worker has room).
+   */
+  onOpen?: (open: boolean) => void;
+  private open = false;
 
   constructor(core: Core, catalog: TemplateCatalog, monitor: SelfMonitor) {
     this.core = core; this.catalog = catalog; this.monitor = monitor;
     this.pacer = new Pacer(core.db);
     // A send finished: when the claimed-ahead backlog ran low, claim more at once.
-    this.lanes.onIdle = () => { if (this.lanes.waiting < BATCH) this.wake(); };
+    this.lanes.onIdle = () => { if (this.lanes.waiting < BATCH) this.wake(); this.report(); };
+  }
+
+  private report(): void {
+    if (!this.onOpen) return;
+    const open = this.running && !this.behind && this.lanes.waiting < BATCH;
+    if (open !== this.open) { this.open = open; this.onOpen(open); }
   }
 
   wake(): void { this.wakeUp?.(); }
@@ -132,6 +144,7 @@ export class Dispatcher {
       if (h.override) ctx.overrides.set(overrideKey(h.row.user_id, String(h.event.event_type), locale), h.override);
     }
     this.schedule(handed.map((h) => h.row), ctx, true);
+    this.report();
   }
 
   start(): void {
@@ -141,6 +154,7 @@ export class Dispatcher {
     if (this.abort.signal.aborted) this.abort = new AbortController();
     this.renewTimer = setInterval(() => { void this.renewLeases().catch((err) => this.core.logs.get('relay').warn({ err }, 'renewing delivery leases failed')); }, LEASE_MS / 3);
     this.renewTimer.unref();
+    this.report();
     this.loop = (async () => {
       while (this.running) {
         let claimed = 0;
@@ -168,6 +182,7 @@ export class Dispatcher {
    */
   async stop(grace?: AbortSignal): Promise<void> {
     this.running = false;
+    this.report();
     this.pacingStop.abort();
     this.wake();
     await this.loop;
@@ -260,9 +275,10 @@ export class Dispatcher {
 
   private async claimAndSend(): Promise<number> {
     // Claimed rows wait in memory (leased) until their lane has room; do not run far ahead of the sends.
-    if (this.lanes.waiting >= 2 * BATCH) { this.behind = true; return 0; }
+    if (this.lanes.waiting >= 2 * BATCH) { this.behind = true; this.report(); return 0; }
     const rows = (await this.claim()).sort((a, b) => (a.event_id < b.event_id ? -1 : 1));
     this.behind = rows.length >= BATCH;
+    this.report();
     if (!rows.length) return 0;
     let ctx: SendContext;
     try {
@@ -273,6 +289,7 @@ export class Dispatcher {
       return 0;
     }
     this.schedule(rows, ctx);
+    this.report();
     return rows.length;
   }
 

@@ -7,6 +7,7 @@ import type { RelayService } from '../service.ts';
 import { TemplateCatalog } from '../templates/catalog.ts';
 import { ingestEvent, writeEvent, type IngestResult, type WriteOptions } from './ingest.ts';
 import { Dispatcher } from './dispatcher.ts';
+import { DispatchThread, type DispatchSide } from './dispatch-worker-host.ts';
 import { SelfMonitor } from './monitor.ts';
 import { selfMonitoringOf, type SelfMonitoringSignal, type SelfMonitoringSignals } from '../../plugins/self-monitoring.ts';
 import { renderMessage } from './render.ts';
@@ -18,7 +19,8 @@ import { Database } from '../../db/database.ts';
 /** The relay pipeline, assembled: ingest → event_log → deliveries → dispatcher, with self-monitoring. */
 export class Relay implements RelayService {
   readonly catalog: TemplateCatalog;
-  readonly dispatcher: Dispatcher;
+  /** In this thread, or in a worker thread of its own (SERVICE_DISPATCH_THREAD). */
+  readonly dispatcher: DispatchSide;
   readonly monitor: SelfMonitor;
   private core: Core;
 
@@ -26,7 +28,9 @@ export class Relay implements RelayService {
     this.core = core;
     this.catalog = new TemplateCatalog([...core.plugins.plugins.values()]);
     this.monitor = new SelfMonitor(core, (userId, signal, payload) => this.emitSelf(userId, signal, payload));
-    this.dispatcher = new Dispatcher(core, this.catalog, this.monitor);
+    this.dispatcher = core.config.dispatchThread
+      ? new DispatchThread(core, (userId, signal, payload) => this.emitSelf(userId, signal, payload))
+      : new Dispatcher(core, this.catalog, this.monitor);
     core.plugins.setHooks({
       emit: (provider, event) => this.ingest(provider, event),
       pollResult: (provider, trackers, error) => this.monitor.pollResult(provider, trackers, error),
