@@ -221,7 +221,8 @@ export async function offscreen(page: Page): Promise<string[]> {
       let clipped = false;
       for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
         const o = getComputedStyle(p).overflowX;
-        if ((o === 'auto' || o === 'scroll' || o === 'hidden') && p.getBoundingClientRect().right <= width + 1 && p.scrollWidth > p.clientWidth) { clipped = true; break; }
+        // (A box that hides its overflow does not count: what it cuts off cannot be reached at all.)
+        if ((o === 'auto' || o === 'scroll') && p.getBoundingClientRect().right <= width + 1 && p.scrollWidth > p.clientWidth) { clipped = true; break; }
       }
       if (r.right > width + 1 && !clipped) {
         const label = (el.getAttribute('aria-label') || el.textContent || el.getAttribute('placeholder') || el.tagName).trim().slice(0, 40);

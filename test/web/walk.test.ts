@@ -66,6 +66,14 @@ t.test('phone: no control past the right edge of a 390 px screen', async (t) => 
     if (!path) continue;
     await visit(page, path);
     for (const f of await offscreen(page)) found.push(`${path}: ${f}`);
+    // A header menu (the chat's pickers and actions fold behind "⋯"): open, everything in it on screen.
+    const toggle = page.getByTestId('chat-tools-toggle');
+    if (await toggle.isVisible()) {
+      await toggle.click();
+      t.ok(await page.locator('#chat-tools').isVisible(), `${path}: the chat actions open from the header`);
+      for (const f of await offscreen(page)) found.push(`${path} (menu open): ${f}`);
+      await toggle.click();
+    }
   }
   t.same(found, [], 'every row shows its status and actions on screen');
 });

@@ -168,6 +168,9 @@ export function ChatView({ chatId, skills, onChanged, focus }: { chatId: string;
     try { chat.set(await patch<Chat>(`/api/v1/chats/${chatId}`, body)); onChanged(); } catch (err) { toast.error(err); }
   };
   const [renaming, setRenaming] = useState(false);
+  /** On a phone the header is one line: the pickers and actions fold into a menu behind "⋯". */
+  const [toolsOpen, setToolsOpen] = useState(false);
+  const narrow = typeof matchMedia === 'function' && matchMedia('(max-width: 600px)').matches;
   const models = useAsync(() => get<{ models: { id: string }[]; default: string }>('/api/v1/models').catch(() => null), []);
 
   if (chat.error) return <div class="card"><ErrorNote error={chat.error} /></div>;
@@ -179,7 +182,13 @@ export function ChatView({ chatId, skills, onChanged, focus }: { chatId: string;
           <a href="#/chats" class="back-link">{t('chats.back')}</a>
           <h1 id="page-title" tabIndex={-1}>{c?.title ?? '…'}</h1>
           {c && (
-            <div class="chat-tools">
+            <button type="button" class="btn btn-sm btn-ghost chat-tools-toggle" aria-expanded={toolsOpen} aria-controls="chat-tools" title={t('chat_controls.actions')}
+              onClick={() => setToolsOpen(!toolsOpen)} data-testid="chat-tools-toggle">
+              <span aria-hidden="true">⋯</span><span class="sr-only">{t('chat_controls.actions')}</span>
+            </button>
+          )}
+          {c && (
+            <div class={`chat-tools${toolsOpen ? ' open' : ''}`} id="chat-tools">
               <label class="sr-only" for="skill-pick">{t('chat.skill')}</label>
               <select id="skill-pick" value={c.skill_id ?? ''} onChange={(e) => void save({ skill_id: (e.target as HTMLSelectElement).value || null })} data-testid="skill-picker">
                 <option value="">{t('chat.no_skill')}</option>
@@ -219,7 +228,7 @@ export function ChatView({ chatId, skills, onChanged, focus }: { chatId: string;
           {sendError ? <div class="composer-note"><ErrorNote error={sendError} /></div> : null}
           {reason && <p class="note note-danger composer-note" role="status" id="send-blocked" data-testid="send-blocked">{reason}</p>}
           <label class="sr-only" for="composer">{t('chat.message')}</label>
-          <textarea id="composer" rows={2} maxLength={32000} placeholder={t('chat.placeholder')} value={draft} disabled={Boolean(blocked)} aria-describedby={reason ? 'send-blocked' : undefined}
+          <textarea id="composer" rows={2} maxLength={32000} placeholder={narrow ? t('chat_controls.placeholder_short') : t('chat.placeholder')} value={draft} disabled={Boolean(blocked)} aria-describedby={reason ? 'send-blocked' : undefined}
             onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
             onKeyDown={(e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); void send(); } }} />
           {streaming
