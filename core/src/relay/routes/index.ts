@@ -13,6 +13,7 @@ import { actionRoutes } from './actions.ts';
 import { testEventRoutes } from './test-events.ts';
 import { botRoutes } from './bots.ts';
 import { botWebhookRoutes } from './bot-webhook.ts';
+import { adminOutboundRoutes } from './admin-outbound.ts';
 
 /** Registers every relay record route on the app. Every route but the bot webhook needs a logged-in user and sees only that user's rows. */
 export async function registerRelayRoutes(app: App, core: Core): Promise<void> {
@@ -28,4 +29,5 @@ export async function registerRelayRoutes(app: App, core: Core): Promise<void> {
   await testEventRoutes(app, core);
   await botRoutes(app, core);
   await botWebhookRoutes(app, core);
+  await adminOutboundRoutes(app, core);
 }
