@@ -6,9 +6,10 @@
  *
  * `npm run bench:relay` (BENCH_N, BENCH_PACED_N, BENCH_RATE, BENCH_CONCURRENCY, BENCH_APPRISE_N shrink or grow it).
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { ROOT, tempDir } from './lib/herald.ts';
+import { ROOT } from './lib/herald.ts';
+import { ingestCeiling } from './lib/ceiling.ts';
 import { closedLoop, pacedLoop } from './lib/load.ts';
 import { startSink } from './lib/sink.ts';
 import { deliveries, outcome, startChain, type Outcome } from './lib/relay-setup.ts';
@@ -20,25 +21,6 @@ const RATE = envInt('BENCH_RATE', 1_000);
 const C = envInt('BENCH_CONCURRENCY', 32);
 const APPRISE_N = envInt('BENCH_APPRISE_N', N);
 const WARM = 500;
-
-async function ingestCeiling(): Promise<{ rate: number; cpuPerReq: number }> {
-  const dir = tempDir('ceiling');
-  const child = spawn(process.execPath, ['scripts/bench/baseline/ingest-ceiling.ts', dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.once('data', (c: Buffer) => resolve(Number(c.toString().trim())));
-    child.once('exit', (code) => reject(new Error(`ceiling server exited ${code}`)));
-  });
-  const url = `http://127.0.0.1:${port}/hook`;
-  await closedLoop(url, deliveries(0, WARM), C);
-  const cpu0 = procCpuMs(child.pid!);
-  const r = await closedLoop(url, deliveries(WARM, N), C);
-  const cpu = procCpuMs(child.pid!) - cpu0;
-  const ok = r.status.filter((s) => s === 202).length;
-  child.kill('SIGTERM');
-  await new Promise((res) => child.once('exit', res));
-  fs.rmSync(dir, { recursive: true, force: true });
-  return { rate: ok / ((r.finished - r.started) / 1000), cpuPerReq: cpu / ok };
-}
 
 async function apprise(): Promise<number> {
   if (spawnSync('/usr/bin/python3', ['-c', 'import apprise']).status !== 0) {
@@ -68,7 +50,7 @@ function report(label: string, o: Outcome): void {
 
 async function main(): Promise<void> {
   heading(`relay end to end (N=${N} closed loop at ${C} connections, ${PACED_N} paced at ${RATE}/s)`);
-  const { rate: ceiling, cpuPerReq } = await ingestCeiling();
+  const { rate: ceiling, cpuPerReq } = await ingestCeiling(N, WARM, C);
   line('baseline: Fastify + SQLite insert route', `${fmt(ceiling, 0)} requests/s, ${fmt(cpuPerReq * 1000, 0)} µs CPU per request`);
 
   const total = WARM + N + 2 * PACED_N;
@@ -101,7 +83,7 @@ async function main(): Promise<void> {
     line('herald: ingest (202) rate', `${fmt(burst.accepted / ((load.finished - load.started) / 1000), 0)} events/s`);
     line('herald: delivered rate at the sink', `${fmt(burst.rate, 0)} events/s`, { text: '>= 3,000/s', ok: burst.rate >= 3000 });
     report('burst', burst);
-    line('herald: service CPU per delivered event', `${fmt(cpuPerEvent * 1000, 0)} µs (${fmt(cpuPerEvent / cpuPerReq, 1)}× the ceiling's per request)`);
+    line('herald: service CPU per delivered event', `${fmt(cpuPerEvent * 1000, 0)} µs (${fmt(cpuPerEvent / cpuPerReq, 2)}× the ceiling's per request)`, { text: '<= 2.5× the ceiling’s', ok: cpuPerEvent / cpuPerReq <= 2.5 });
     if (sink.unmatched()) line('sink: bodies without an id', String(sink.unmatched()));
 
     const after = await pacedLoop(chain.hookUrl, deliveries(from + N, PACED_N), RATE);
@@ -109,14 +91,14 @@ async function main(): Promise<void> {
     const recovery = outcome(after, sink, from + N);
     report('paced right after the burst', recovery);
     peakKb = chain.herald.peakRssKb();
-    line('herald: peak RSS (VmHWM)', `${fmt(peakKb / 1024, 1)} MB`);
+    line('herald: peak RSS (VmHWM)', `${fmt(peakKb / 1024, 1)} MB`, { text: '<= 250 MB', ok: peakKb / 1024 <= 250 });
 
     await chain.herald.stop();
     const appriseRate = await apprise();
     line(`baseline: apprise, ${APPRISE_N} notify() calls`, `${fmt(appriseRate, 0)} notifications/s`);
     const vsApprise = burst.rate / appriseRate;
     line('ratio herald / apprise', `${fmt(vsApprise, 2)}×`, { text: '>= 7×', ok: vsApprise >= 7 });
-    line('ratio herald / ingestion ceiling', `${fmt(burst.rate / ceiling, 2)}×`);
+    line('ratio herald / ingestion ceiling', `${fmt(burst.rate / ceiling, 2)}×`, { text: '>= 0.45×', ok: burst.rate / ceiling >= 0.45 });
     record('relay', {
       n: N, concurrency: C, ceiling, apprise: appriseRate, delivered_rate: burst.rate, ratio_apprise: vsApprise, ratio_ceiling: burst.rate / ceiling,
       cpu_us_per_event: cpuPerEvent * 1000, ceiling_cpu_us_per_request: cpuPerReq * 1000, burst: { ...burst }, paced: { ...steady, offered }, paced_after_burst: { ...recovery }, peak_rss_mb: peakKb / 1024,

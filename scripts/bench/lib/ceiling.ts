@@ -1,0 +1,30 @@
+/** The ingestion ceiling: a bare Fastify + SQLite insert route (baseline/ingest-ceiling.ts) in a child process, driven like the relay. */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { ROOT, tempDir } from './herald.ts';
+import { closedLoop } from './load.ts';
+import { deliveries } from './relay-setup.ts';
+import { procCpuMs } from './stats.ts';
+
+/** Requests/s it accepts and its CPU time per request (ms), over `n` signed webhooks after `warm` at `concurrency` connections. */
+export async function ingestCeiling(n: number, warm: number, concurrency: number): Promise<{ rate: number; cpuPerReq: number }> {
+  const dir = tempDir('ceiling');
+  const child = spawn(process.execPath, ['scripts/bench/baseline/ingest-ceiling.ts', dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stdout!.once('data', (c: Buffer) => resolve(Number(c.toString().trim())));
+      child.once('exit', (code) => reject(new Error(`ceiling server exited ${code}`)));
+    });
+    const url = `http://127.0.0.1:${port}/hook`;
+    await closedLoop(url, deliveries(0, warm), concurrency);
+    const cpu0 = procCpuMs(child.pid!);
+    const r = await closedLoop(url, deliveries(warm, n), concurrency);
+    const cpu = procCpuMs(child.pid!) - cpu0;
+    const ok = r.status.filter((s) => s === 202).length;
+    return { rate: ok / ((r.finished - r.started) / 1000), cpuPerReq: cpu / ok };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((res) => { if (child.exitCode !== null || child.signalCode !== null) res(undefined); else child.once('exit', res); });
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
