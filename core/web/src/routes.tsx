@@ -33,6 +33,7 @@ const GeneralSkillsPage = lazyPage(() => import('./pages/admin/general-skills.ts
 const PrimaryContextPage = lazyPage(() => import('./pages/admin/primary-context.tsx').then((m) => m.PrimaryContextPage));
 const SettingsPage = lazyPage(() => import('./pages/admin/settings.tsx').then((m) => m.SettingsPage));
 const UsagePage = lazyPage(() => import('./pages/admin/usage.tsx').then((m) => m.UsagePage));
+const OutboundPage = lazyPage(() => import('./pages/admin/outbound.tsx').then((m) => m.OutboundPage));
 const AccountPage = lazyPage(() => import('./pages/account.tsx').then((m) => m.AccountPage));
 
 /** `label` is a locale key. Order is the nav order. */
@@ -60,5 +61,6 @@ export const ROUTES: Route[] = [
   { path: '/admin/context', label: 'nav.primary_context', group: 'admin', admin: true, page: PrimaryContextPage },
   { path: '/admin/settings', label: 'nav.settings', group: 'admin', admin: true, page: SettingsPage },
   { path: '/admin/usage', label: 'nav.usage', group: 'admin', admin: true, page: UsagePage },
+  { path: '/admin/outbound', label: 'nav.outbound', group: 'admin', admin: true, page: OutboundPage },
   { path: '/account', label: 'nav.account', group: 'main', nav: false, page: AccountPage },
 ];
