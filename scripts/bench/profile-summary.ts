@@ -1,6 +1,7 @@
 /**
  * Summarizes a V8 `.cpuprofile` (from `--cpu-prof`): self time by function and by file, so a
- * benchmark run's hot spots can be read without a browser. `npx node scripts/bench/profile-summary.ts <file> [top]`
+ * benchmark run's hot spots can be read without a browser. `npx node scripts/bench/profile-summary.ts <file> [top] [fromS] [toS]`
+ * (fromS / toS: only the samples between those seconds after the profile's start, e.g. the measured phase).
  */
 import fs from 'node:fs';
 
@@ -12,8 +13,15 @@ const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as { nodes: Node[]; start
 const byId = new Map(prof.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+const from = Number(process.argv[4] ?? 0) * 1e6;
+const to = Number(process.argv[5] ?? 1e9) * 1e6;
 const self = new Map<number, number>();
-for (let i = 0; i < prof.samples.length; i++) self.set(prof.samples[i]!, (self.get(prof.samples[i]!) ?? 0) + (prof.timeDeltas[i] ?? 0));
+let at = 0;
+for (let i = 0; i < prof.samples.length; i++) {
+  at += prof.timeDeltas[i] ?? 0;
+  if (at < from || at > to) continue;
+  self.set(prof.samples[i]!, (self.get(prof.samples[i]!) ?? 0) + (prof.timeDeltas[i] ?? 0));
+}
 const total = [...self.values()].reduce((a, b) => a + b, 0);
 const short = (url: string) => url.replace(/^file:\/\/.*?\/(node_modules|core|plugins|scripts)\//, '$1/').replace(/^node:/, 'node:');
 const label = (n: Node) => `${n.callFrame.functionName || '(anonymous)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
@@ -35,7 +43,7 @@ for (const [id, us] of self) {
   }
 }
 const print = (title: string, m: Map<string, number>) => {
-  process.stdout.write(`\n${title} (total ${(total / 1000).toFixed(0)} ms sampled over ${((prof.endTime - prof.startTime) / 1e6).toFixed(1)} s)\n`);
+  process.stdout.write(`\n${title} (total ${(total / 1000).toFixed(0)} ms sampled over ${((Math.min(to, prof.endTime - prof.startTime) - from) / 1e6).toFixed(1)} s)\n`);
   for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top)) process.stdout.write(`  ${(100 * v / total).toFixed(1).padStart(5)}%  ${(v / 1000).toFixed(0).padStart(7)} ms  ${k}\n`);
 };
 print('self time by function', selfBy);

@@ -142,7 +142,7 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
       throw err;
     }
     await core.db.run('UPDATE chats SET updated_at = ? WHERE id = ?', [now(), chat.id]);
-    const [context, modelName] = await Promise.all([assembleContext(core, user.id, chat, userMessage), models.forChat(chat.model ?? null)]);
+    const [context, modelName, searchable] = await Promise.all([assembleContext(core, user.id, chat, userMessage), models.forChat(chat.model ?? null), searchableBy(core.db, user.id)]);
     const assistantId = newId();
     const base = { id: assistantId, chat_id: chat.id, user_id: user.id, role: 'assistant', context_version: context.contextVersion, parent_id: userMessage.id, model: modelName } satisfies Partial<NewMessage>;
 
@@ -150,7 +150,7 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
     let finished = false;
     const onClose = () => { if (!finished) controller.abort(); };
     reply.raw.on('close', onClose);
-    const tools = assistantTools(reports, user, log, core.db, await searchableBy(core.db, user.id));
+    const tools = assistantTools(reports, user, log, core.db, searchable);
     const maxToolRounds = core.config.ai.maxToolRounds;
     /** The reply's finished tool calls, stored with it. */
     const calls: ToolEvent[] = [];
