@@ -17,6 +17,7 @@ function startProcess(dir: string, port: number, key: string, databaseUrl?: stri
       PATH: process.env.PATH, SERVICE_SECRET_KEY: key, SERVICE_DATA_DIR: dir, SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1',
       SERVICE_PLUGINS: '@herald/provider-bridge-self,herald-plugin-example,herald-target-recorder', SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
       HERALD_BCRYPT_COST: '4', SERVICE_LOG_FORMAT: 'json',
+      ...(process.env.SERVICE_DISPATCH_THREAD ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD } : {}),
       // HERALD_TEST_DB=postgres: the same crash against PostgreSQL (a restarted replica takes over the dead one's leases).
       ...(databaseUrl ? { SERVICE_DATABASE_URL: databaseUrl } : {}),
     },

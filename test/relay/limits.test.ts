@@ -125,7 +125,8 @@ t.test('split: parts of at most 100 go out in order, marked, and a retry does no
 });
 
 t.test('ratePerSecond 2: a burst is paced to at most 2 a second, delivered exactly once, in order', async (t) => {
-  const s = await startService({ SERVICE_PLUGINS: PLUGINS });
+  // Watches the in-process dispatcher's give-backs (the dispatch thread runs the same Dispatcher).
+  const s = await startService({ SERVICE_PLUGINS: PLUGINS, SERVICE_DISPATCH_THREAD: 'false' });
   const k = await sink();
   t.teardown(async () => { await s.stop(); await k.close(); });
   const c = await chain(s, 'limits_paced', k.url);

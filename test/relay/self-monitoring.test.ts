@@ -62,8 +62,12 @@ t.test('core/src names neither the receiver\'s kind nor its event types', async 
   t.same(hits, [], 'no plugin names in the core');
 });
 
-/** Starts the service with the first-party receiver swapped for `replacement` (or removed). */
-const startWith = (replacement?: ProviderDefinition) => startService({}, {
+/**
+ * Starts the service with the first-party receiver swapped for `replacement` (or removed). The swap
+ * is made in this thread's plugin host, which a dispatch thread (loading the configured plugins)
+ * would not see: dispatch runs here.
+ */
+const startWith = (replacement?: ProviderDefinition) => startService({ SERVICE_DISPATCH_THREAD: 'false' }, {
   beforeStart: async (core) => {
     const [bridge] = [...core.plugins.plugins.values()].filter((p) => p.def.manifest.selfMonitoring);
     core.plugins.plugins.delete(bridge!.id);

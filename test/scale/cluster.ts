@@ -53,7 +53,8 @@ export async function startReplicas(n: number, env: Record<string, string>): Pro
       cwd: root, stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         PATH: process.env.PATH, SERVICE_SECRET_KEY: key, SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1',
-        SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', HERALD_BCRYPT_COST: '4', SERVICE_LOG_FORMAT: 'json', SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '2', ...env,
+        SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', HERALD_BCRYPT_COST: '4', SERVICE_LOG_FORMAT: 'json', SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '2',
+        ...(process.env.SERVICE_DISPATCH_THREAD ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD } : {}), ...env,
       },
     });
     const r: Replica = {

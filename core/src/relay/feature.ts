@@ -62,6 +62,8 @@ export default {
     // Several replicas share a PostgreSQL database: changes made through another replica reach this one's instances within seconds.
     if (core.db.dialect === 'postgresql') core.plugins.watch(RECONCILE_MS);
     state.stopBots = await startBots(core);
+    // A dispatch thread (SERVICE_DISPATCH_THREAD) boots alongside the rest: ready once it takes deliveries.
+    await (state.relay.dispatcher as { started?: () => Promise<void> }).started?.();
   },
   /** At the signal: no more claims and no new sends; sends in flight get the grace period, then are cut off and requeued. */
   async drain(core, grace) {

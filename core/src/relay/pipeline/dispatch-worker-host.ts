@@ -19,14 +19,15 @@ export type ToWorker =
   | { t: 'tick'; id: number; offset: number }
   | { t: 'release'; id: number; offset: number }
   | { t: 'stop'; id: number; now: boolean; pluginsMs: number }
-  | { t: 'abort' };
+  | { t: 'abort' }
+  | { t: 'emitted'; id: number };
 
 export type ToMain =
   | { t: 'ready' }
   | { t: 'open'; open: boolean }
   | { t: 'log'; line: string }
   | { t: 'metrics'; deltas: MetricDelta[]; commits: number }
-  | { t: 'emitSelf'; userId: string; signal: SelfMonitoringSignal; payload: unknown }
+  | { t: 'emitSelf'; id: number; userId: string; signal: SelfMonitoringSignal; payload: unknown }
   | { t: 'done'; id: number; value?: unknown; error?: string };
 
 /** What the relay needs of a dispatcher, in this thread or in the dispatch thread. */
@@ -54,8 +55,9 @@ export class DispatchThread implements DispatchSide {
   private ready = false;
   private open = false;
   private running = false;
-  /** Handed-off deliveries that arrived while the thread was (re)starting: posted once it is ready. */
+  /** Handed-off deliveries not posted yet: posted at the end of this turn, or once a (re)starting thread is ready. */
   private pending: HandedDelivery[] = [];
+  private flushing = false;
   private calls = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
   private nextId = 1;
   private whenReady: (() => void)[] = [];
@@ -73,16 +75,29 @@ export class DispatchThread implements DispatchSide {
   }
 
   /**
-   * The main clock's offset from the wall clock, in ms, shared with the thread: tests move the main
-   * clock, and the thread's clock follows (it is written on every message and every 20 ms).
+   * The main clock, shared with the thread (see threadClock): tests move the main clock or stop it,
+   * and the thread's clock follows. Written on every message, every handoff and every 20 ms.
    */
-  private shared = new BigInt64Array(new SharedArrayBuffer(8));
+  private shared = new BigInt64Array(new SharedArrayBuffer(16));
   private clockTimer?: NodeJS.Timeout;
+  private lastClock = Number.NaN;
 
   private offset(): number {
-    const o = this.core.clock.now().getTime() - Date.now();
-    Atomics.store(this.shared, 0, BigInt(Math.round(o)));
-    return o;
+    const v = this.core.clock.now().getTime();
+    const real = Date.now();
+    let fixed = false;
+    if (Math.abs(v - real) > 1) {
+      // Not the wall clock (tests): is it stopped at a set time, or moving from an offset?
+      if (v === this.lastClock) fixed = true;
+      else {
+        while (Date.now() === real) { /* at most 1 ms, and only when a test has just set its clock */ }
+        fixed = this.core.clock.now().getTime() === v;
+      }
+    }
+    this.lastClock = v;
+    Atomics.store(this.shared, 0, BigInt(fixed ? v : v - real));
+    Atomics.store(this.shared, 1, fixed ? 1n : 0n);
+    return v - real;
   }
 
   private post(m: ToWorker): void { this.worker?.postMessage(m); }
@@ -94,6 +109,9 @@ export class DispatchThread implements DispatchSide {
       this.post({ ...m, id, offset: this.offset() });
     });
   }
+
+  /** Resolves when the thread has started and takes deliveries (or the dispatcher was stopped). */
+  async started(): Promise<void> { await this.untilReady(); }
 
   private async untilReady(): Promise<boolean> {
     if (this.ready) return true;
@@ -145,8 +163,10 @@ export class DispatchThread implements DispatchSide {
       case 'log': this.dest.write(m.line); break;
       case 'metrics': this.applyMetrics(m.deltas, m.commits); break;
       case 'emitSelf':
+        // Answered once the signal's event is written, so a pass of the thread that raised it ends after it.
         void this.emitSelf(m.userId, m.signal, m.payload as never)
-          .catch((err) => this.core.logs.get('relay').warn({ err }, 'raising a self-monitoring signal of the dispatch thread failed'));
+          .catch((err) => this.core.logs.get('relay').warn({ err }, 'raising a self-monitoring signal of the dispatch thread failed'))
+          .finally(() => { if (this.worker === w) w.postMessage({ t: 'emitted', id: m.id } satisfies ToWorker); });
         break;
       case 'done': {
         const c = this.calls.get(m.id);
@@ -184,9 +204,19 @@ export class DispatchThread implements DispatchSide {
         .catch((err) => this.core.logs.get('relay').warn({ err }, 'returning handed-off deliveries to the queue failed; their lease will run out'));
       return;
     }
-    // A thread restarting gets them once ready, within their lease.
-    if (!this.ready) { this.pending.push(...handed); return; }
-    this.post({ t: 'handed', handed, offset: this.offset() });
+    // A thread restarting gets them once ready, within their lease. Otherwise they go in one
+    // message with whatever else ingest hands off in this turn of the event loop (a message costs
+    // more than the deliveries in it).
+    this.pending.push(...handed);
+    if (this.ready && !this.flushing) {
+      this.flushing = true;
+      setImmediate(() => {
+        this.flushing = false;
+        if (!this.ready) return;
+        const batch = this.pending.splice(0);
+        if (batch.length) this.post({ t: 'handed', handed: batch, offset: this.offset() });
+      });
+    }
   }
 
   start(): void {

@@ -31,8 +31,11 @@ import type { MetricDelta, ToMain, ToWorker } from './dispatch-worker-host.ts';
 const port = parentPort!;
 const data = workerData as { config: Config; version: string; offset: number; clock: BigInt64Array };
 const config = data.config;
-/** The main thread's clock, as its offset from the wall clock, which the main thread keeps current (tests move it). */
-const clock = { now: () => new Date(Date.now() + Number(Atomics.load(data.clock, 0))) };
+/**
+ * The main thread's clock, which the main thread keeps current here (tests move it, or stop it at a
+ * set time): its offset from the wall clock, or (second slot 1) the time it stands still at.
+ */
+const clock = { now: () => new Date(Atomics.load(data.clock, 1) === 1n ? Number(Atomics.load(data.clock, 0)) : Date.now() + Number(Atomics.load(data.clock, 0))) };
 const send = (m: ToMain) => port.postMessage(m);
 
 const secrets = new SecretValues();
@@ -71,7 +74,14 @@ const core = {
   replicaId: `${process.pid}-dispatch`, onShutdown: () => {},
 } as unknown as Core;
 const catalog = new TemplateCatalog(plugins);
-const monitor = new SelfMonitor(core, async (userId, signal, payload) => { send({ t: 'emitSelf', userId, signal, payload }); });
+/** Self-monitoring signals are raised through the main thread's ingest; each resolves once its event is written. */
+const emits = new Map<number, () => void>();
+let nextEmit = 1;
+const monitor = new SelfMonitor(core, (userId, signal, payload) => new Promise<void>((resolve) => {
+  const id = nextEmit++;
+  emits.set(id, resolve);
+  send({ t: 'emitSelf', id, userId, signal, payload });
+}));
 const dispatcher = new Dispatcher(core, catalog, monitor);
 dispatcher.onOpen = (open) => send({ t: 'open', open });
 
@@ -89,6 +99,7 @@ port.on('message', (m: ToWorker) => {
     case 'tick': void reply(m.id, async () => { await dispatcher.tick(); flushMetrics(); }); break;
     case 'release': void reply(m.id, async () => { const n = await dispatcher.releaseDue(); flushMetrics(); return n; }); break;
     case 'abort': grace?.abort(); break;
+    case 'emitted': emits.get(m.id)?.(); emits.delete(m.id); break;
     case 'stop':
       grace ??= new AbortController();
       if (m.now) grace.abort();
