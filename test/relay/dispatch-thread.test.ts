@@ -70,7 +70,7 @@ t.test('a dispatch thread that dies is started again and nothing is lost', async
   const ids: string[] = [];
   for (let i = 0; i < 10; i++) ids.push((await post(s, c.hook, `c${i}`)).body.event_ids[0]);
   const core = s.service.core;
-  t.ok(await until(async () => (await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'sending'`))!.n === 10), 'the thread holds the rows');
+  t.ok(await until(async () => Number((await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'sending'`))!.n) === 10), 'the thread holds the rows');
   await relay.dispatcher.crash();
   await s.request('PATCH', `/api/targets/${c.target.id}`, { token: s.admin.token, body: { config: { url: sink.url } } });
   // Written while the thread is down: handed to the next one, or queued.
@@ -96,7 +96,7 @@ t.test('shutdown stops the thread: rows it claimed but did not send go back to t
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) ids.push((await post(s, c.hook, `h${i}`)).body.event_ids[0]);
   const core = s.service.core;
-  await until(async () => (await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'sending'`))!.n === 3);
+  await until(async () => Number((await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'sending'`))!.n) === 3);
   const started = Date.now();
   await s.service.stop();
   t.ok(Date.now() - started < 5000, 'stopped within the grace period and its margin');

@@ -102,7 +102,14 @@ export class DispatchThread implements DispatchSide {
 
   private post(m: ToWorker): void { this.worker?.postMessage(m); }
 
+  /** Posts the handed-off deliveries waiting for the end of this turn now (what follows must come after them). */
+  private flushHanded(): void {
+    if (!this.ready || !this.pending.length) return;
+    this.post({ t: 'handed', handed: this.pending.splice(0), offset: this.offset() });
+  }
+
   private call(m: { t: 'tick' | 'release' }): Promise<unknown> {
+    this.flushHanded();
     return new Promise((resolve, reject) => {
       const id = this.nextId++;
       this.calls.set(id, { resolve, reject });
@@ -154,8 +161,7 @@ export class DispatchThread implements DispatchSide {
       case 'ready': {
         this.ready = true;
         this.restartMs = RESTART_MS;
-        const handed = this.pending.splice(0);
-        if (handed.length) this.post({ t: 'handed', handed, offset: this.offset() });
+        this.flushHanded();
         this.flushWaiters();
         break;
       }
@@ -188,7 +194,7 @@ export class DispatchThread implements DispatchSide {
     if (native?.onCommit) for (let i = 0; i < commits; i++) native.onCommit();
   }
 
-  wake(): void { if (this.ready) this.post({ t: 'wake', offset: this.offset() }); }
+  wake(): void { if (this.ready) { this.flushHanded(); this.post({ t: 'wake', offset: this.offset() }); } }
 
   handoffLease(): Date | undefined {
     this.offset();
@@ -210,12 +216,7 @@ export class DispatchThread implements DispatchSide {
     this.pending.push(...handed);
     if (this.ready && !this.flushing) {
       this.flushing = true;
-      setImmediate(() => {
-        this.flushing = false;
-        if (!this.ready) return;
-        const batch = this.pending.splice(0);
-        if (batch.length) this.post({ t: 'handed', handed: batch, offset: this.offset() });
-      });
+      setImmediate(() => { this.flushing = false; this.flushHanded(); });
     }
   }
 
