@@ -130,7 +130,7 @@ export class DispatchThread implements DispatchSide {
   private spawn(): void {
     this.starts++;
     const log = this.core.logs.get('relay');
-    const w = new Worker(new URL('./dispatch-worker.ts', import.meta.url), {
+    const w = new Worker(new URL('./dispatch-worker-entry.ts', import.meta.url), {
       workerData: { config: this.core.config, version: this.core.version, offset: this.offset(), clock: this.shared },
       // The thread's output goes through its log lines (posted here); nothing else should print.
       stdout: false, stderr: false,

@@ -21,6 +21,7 @@ import { loadPlugins } from '../../plugins/loader.ts';
 import { PluginHost } from '../../plugins/host.ts';
 import { createOutboundHttp } from '../../net/outbound.ts';
 import { SecretsAtRest } from '../../secrets/at-rest.ts';
+import { idleDelayFromEnv, MemoryReducer } from '../../health/memory-reducer.ts';
 import { TemplateCatalog } from '../templates/catalog.ts';
 import { Dispatcher } from './dispatcher.ts';
 import { SelfMonitor } from './monitor.ts';
@@ -92,7 +93,12 @@ async function reply(id: number, fn: () => Promise<unknown>): Promise<void> {
   try { const value = await fn(); send({ t: 'done', id, value }); } catch (err) { send({ t: 'done', id, error: (err as Error)?.message ?? String(err) }); }
 }
 
+// As on the main thread: once the thread has been idle a while, one collection gives back what boot and the last burst left committed.
+const idleMs = idleDelayFromEnv();
+const reducer = new MemoryReducer({ log: logs.get('memory'), idleMs, gc: idleMs === undefined ? null : undefined });
+
 port.on('message', (m: ToWorker) => {
+  reducer.noteActivity();
   switch (m.t) {
     case 'handed': dispatcher.accept(m.handed as HandedDelivery[]); break;
     case 'wake': dispatcher.wake(); break;
@@ -104,6 +110,7 @@ port.on('message', (m: ToWorker) => {
       grace ??= new AbortController();
       if (m.now) grace.abort();
       stopping ??= (async () => {
+        reducer.stop();
         await dispatcher.stop(grace!.signal);
         clearInterval(metricsTimer);
         flushMetrics();
@@ -116,5 +123,6 @@ port.on('message', (m: ToWorker) => {
 });
 
 dispatcher.start();
+reducer.start();
 log.debug({ plugins: plugins.map((p) => p.id) }, 'dispatch thread started');
 send({ t: 'ready' });
