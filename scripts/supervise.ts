@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { SERVICE_NODE_FLAGS } from './node-flags.ts';
 
 const RESTART = 75;
 const main = fileURLToPath(new URL('../core/src/main.ts', import.meta.url));
@@ -14,7 +15,7 @@ let crashes = 0;
 
 function run(): void {
   const startedAt = Date.now();
-  child = spawn(process.execPath, [main], { stdio: 'inherit', env: { ...process.env, HERALD_SUPERVISOR: '1' } });
+  child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, main], { stdio: 'inherit', env: { ...process.env, HERALD_SUPERVISOR: '1' } });
   child.on('exit', (code, signal) => {
     if (stopping) process.exit(code ?? 0);
     if (code === 0) process.exit(0);

@@ -24,11 +24,11 @@ const USERS = Math.max(1, Math.ceil(STREAMS / 100));
 const WARMUP = envInt('BENCH_WARMUP', 4);
 const STAMP = /<t:(\d+\.\d+)>/g;
 
-interface StreamResult { latencies: number[]; chunks: number; done: boolean; error?: string }
+interface StreamResult { latencies: number[]; emitted: number[]; chunks: number; done: boolean; error?: string }
 
 /** Reads one SSE / chat-completions stream, collecting arrival − emission for every stamp. */
 async function consume(body: AsyncIterable<Buffer>, finished: (text: string) => boolean): Promise<StreamResult> {
-  const r: StreamResult = { latencies: [], chunks: 0, done: false };
+  const r: StreamResult = { latencies: [], emitted: [], chunks: 0, done: false };
   let buf = '';
   for await (const c of body) {
     const now = wallMs();
@@ -40,7 +40,7 @@ async function consume(body: AsyncIterable<Buffer>, finished: (text: string) => 
     for (const f of frames) {
       // The final frame repeats the whole reply (and so every stamp): it marks the end, nothing more.
       if (finished(f)) { r.done = true; continue; }
-      for (const m of f.matchAll(STAMP)) { r.latencies.push(now - Number(m[1])); r.chunks++; }
+      for (const m of f.matchAll(STAMP)) { const at = Number(m[1]); r.latencies.push(now - at); r.emitted.push(at); r.chunks++; }
     }
   }
   return r;
@@ -50,7 +50,7 @@ async function runClients(open: (i: number) => Promise<StreamResult>, sample?: (
   const started = wallMs();
   let live = true;
   const sampler = (async () => { while (live && sample) { sample(); await sleep(100); } })();
-  const results = await Promise.all(Array.from({ length: STREAMS }, (_, i) => open(i).catch((err: Error) => ({ latencies: [], chunks: 0, done: false, error: err.message }))));
+  const results = await Promise.all(Array.from({ length: STREAMS }, (_, i) => open(i).catch((err: Error) => ({ latencies: [], emitted: [], chunks: 0, done: false, error: err.message }))));
   live = false;
   await sampler;
   return { results, ms: wallMs() - started };
@@ -62,6 +62,15 @@ function summary(label: string, rs: StreamResult[]): Dist {
   const complete = rs.filter((r) => r.done && r.chunks === CHUNKS).length;
   line(`${label}: streams complete`, `${complete} / ${rs.length}`, { text: 'every stream complete', ok: complete === rs.length });
   line(`${label}: arrival − emission p50 / p99 / max`, `${fmt(d.p50, 2)} / ${fmt(d.p99, 2)} / ${fmt(d.max, 1)} ms over ${d.n} chunks`);
+  // The tail split by phase: chunks emitted while streams were still being opened (before the last
+  // stream's first chunk) and those emitted once every stream was open.
+  const allOpen = Math.max(...rs.map((r) => r.emitted[0] ?? 0));
+  const during: number[] = [];
+  const after: number[] = [];
+  for (const r of rs) r.latencies.forEach((l, i) => (r.emitted[i]! < allOpen ? during : after).push(l));
+  const a = dist(during);
+  const b = dist(after);
+  line(`${label}: p50 / p99 while opening | all open`, `${fmt(a.p50, 2)} / ${fmt(a.p99, 2)} ms (${a.n} chunks) | ${fmt(b.p50, 2)} / ${fmt(b.p99, 2)} ms (${b.n})`);
   const errors = [...new Set(rs.map((r) => r.error).filter(Boolean))];
   if (errors.length) line(`${label}: errors`, errors.slice(0, 3).join(' | '));
   return d;
@@ -105,7 +114,7 @@ try {
       method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${chat.token}` },
       body: JSON.stringify({ content: 'hello' }),
     });
-    if (res.statusCode !== 200) return { latencies: [], chunks: 0, done: false, error: `HTTP ${res.statusCode}: ${(await res.body.text()).slice(0, 200)}` };
+    if (res.statusCode !== 200) return { latencies: [], emitted: [], chunks: 0, done: false, error: `HTTP ${res.statusCode}: ${(await res.body.text()).slice(0, 200)}` };
     return consume(res.body, (f) => f.startsWith('event: done'));
   };
   for (let round = 0; round < 2; round++) {

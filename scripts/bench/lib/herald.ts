@@ -9,6 +9,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { procKb, sleep, wallMs } from './stats.ts';
+import { SERVICE_NODE_FLAGS } from '../../node-flags.ts';
 
 export const ROOT = new URL('../../..', import.meta.url).pathname;
 
@@ -58,7 +59,8 @@ export function spawnHerald(o: HeraldOptions): Herald {
   const prof = process.env.BENCH_CPU_PROF;
   // BENCH_NODE_ARGS: extra Node flags for the child (diagnostics such as --trace-gc); BENCH_CHILD_STDOUT: a file for its stdout.
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const args = [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), ...extra, 'core/src/main.ts'];
+  // The service's own flags first (as `npm start` runs it); BENCH_NODE_ARGS comes later and so wins (e.g. `--max-semi-space-size=32` to compare).
+  const args = [...SERVICE_NODE_FLAGS, ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), ...extra, 'core/src/main.ts'];
   const out = process.env.BENCH_CHILD_STDOUT ? fs.openSync(process.env.BENCH_CHILD_STDOUT, 'a') : 'ignore';
   const spawnedAt = wallMs();
   const proc = spawn(process.execPath, args, {

@@ -1,0 +1,31 @@
+import t from 'tap';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import { SERVICE_NODE_FLAGS } from '../../scripts/node-flags.ts';
+
+const root = new URL('../..', import.meta.url).pathname;
+
+t.test('npm start and the image run the service with the flags of scripts/node-flags.ts', async (t) => {
+  const pkg = JSON.parse(fs.readFileSync(`${root}package.json`, 'utf8')) as { scripts: Record<string, string> };
+  t.equal(pkg.scripts.start, ['node', ...SERVICE_NODE_FLAGS, 'core/src/main.ts'].join(' '), 'package.json start');
+  const cmd = /^CMD (\[.*\])$/m.exec(fs.readFileSync(`${root}Dockerfile`, 'utf8'))?.[1];
+  t.ok(cmd, 'the Dockerfile has an exec-form CMD');
+  t.same(JSON.parse(cmd!), ['node', ...SERVICE_NODE_FLAGS, 'core/src/main.ts'], 'Dockerfile CMD');
+});
+
+t.test('the young generation flag takes effect on this Node', async (t) => {
+  const semi = Number(/^--max-semi-space-size=(\d+)$/.exec(SERVICE_NODE_FLAGS.find((f) => f.startsWith('--max-semi-space-size=')) ?? '')?.[1]);
+  t.ok(semi > 0, 'a semi-space size is set');
+  // Allocates enough short-lived objects to grow the young generation to its limit, then reports the new space's size.
+  const probe = `const keep = new Array(40000); for (let i = 0; i < 2e6; i++) { const o = { a: i, b: 'x' + i }; if (i % 8 === 0) keep[(i / 8) % 40000] = o; }
+    process.stdout.write(String(require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size));`;
+  const run = (flags: readonly string[]) => {
+    const r = spawnSync(process.execPath, [...flags, '-e', probe], { encoding: 'utf8' });
+    t.equal(r.status, 0, r.stderr);
+    return Number(r.stdout);
+  };
+  const limited = run(SERVICE_NODE_FLAGS);
+  const unlimited = run([]);
+  t.ok(limited <= 2 * semi * 1024 * 1024, `new space ${limited} bytes within 2 × ${semi} MB`);
+  t.ok(unlimited > limited, `without the flag the young generation grows further (${unlimited} bytes)`);
+});
