@@ -43,6 +43,8 @@ export interface DispatchSide {
 
 /** A thread that dies is started again after this long (doubling up to a minute while it keeps dying at boot). */
 const RESTART_MS = 500;
+/** How long the service's start waits for the thread to take deliveries. */
+const STARTED_WAIT_MS = 10_000;
 /** After the grace period, how long the thread gets to give its rows back and stop its plugin instances. */
 const STOP_AFTER_GRACE_MS = 1500;
 
@@ -117,8 +119,18 @@ export class DispatchThread implements DispatchSide {
     });
   }
 
-  /** Resolves when the thread has started and takes deliveries (or the dispatcher was stopped). */
-  async started(): Promise<void> { await this.untilReady(); }
+  /**
+   * Resolves when the thread has started and takes deliveries (or the dispatcher was stopped), or
+   * after `timeoutMs` at most: the service does not wait on a thread slow to boot (ingest queues
+   * the deliveries meanwhile, and the thread claims them once it runs).
+   */
+  async started(timeoutMs = STARTED_WAIT_MS): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>((r) => { timer = setTimeout(() => r(false), timeoutMs); });
+    const ok = await Promise.race([this.untilReady().then(() => true), late]);
+    clearTimeout(timer);
+    if (!ok) this.core.logs.get('relay').warn({ waited_ms: timeoutMs }, 'the dispatch thread is not running yet; deliveries wait in the queue until it is');
+  }
 
   private async untilReady(): Promise<boolean> {
     if (this.ready) return true;
