@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import BetterSqlite from 'better-sqlite3';
 import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { startService, TEST_DB, testDatabaseUrl } from '../helpers/service.ts';
 import { snapshotInBackground, takeSqliteSnapshot } from '../../core/src/db/snapshot.ts';
 
@@ -147,3 +148,27 @@ async function postgresSnapshots(t: Test): Promise<void> {
   } finally { process.env.PATH = path0; fs.rmSync(fake, { recursive: true, force: true }); }
   t.same(fs.readdirSync(path.join(dir, 'snapshots')).filter((f) => !/\.dump$/.test(f)), [], 'nothing half-written left behind');
 }
+
+t.test('a database killed mid-write boots with its snapshot taken, every committed write kept', async (t) => {
+  if (TEST_DB === 'postgresql') return;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-killed-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const a = await startService({}, { dataDir: dir });
+  await a.stop();
+  // A process writes in WAL mode without checkpointing and is killed: the WAL stays hot.
+  const file = path.join(dir, 'herald.db');
+  const script = `const S = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))}); const db = new S(${JSON.stringify(file)}); db.pragma('wal_autocheckpoint = 0');
+    db.exec('CREATE TABLE IF NOT EXISTS scratch (v TEXT)'); const ins = db.prepare('INSERT INTO scratch VALUES (?)');
+    for (let i = 0; i < 200; i++) db.transaction(() => { for (let j = 0; j < 50; j++) ins.run('x'.repeat(200)); })();
+    process.kill(process.pid, 'SIGKILL');`;
+  try { execFileSync(process.execPath, ['-e', script], { stdio: 'ignore' }); } catch { /* killed, as meant */ }
+  t.ok(fs.existsSync(`${file}-wal`) && fs.statSync(`${file}-wal`).size > 0, 'the WAL was left behind');
+  const started = Date.now();
+  const b = await startService({ SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP: '2' }, { dataDir: dir, setup: false });
+  t.ok(Date.now() - started < 15_000, 'the service started');
+  t.equal((await b.request('GET', '/api/ready')).status, 200, 'and is ready');
+  t.equal(Number((await b.service.core.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM scratch'))?.n), 10_000, 'every committed write survived');
+  await b.stop();
+  const snaps = fs.readdirSync(path.join(dir, 'snapshots')).filter((f) => f.endsWith('.db'));
+  t.equal(snaps.length, 1, 'the snapshot was taken and verified');
+});

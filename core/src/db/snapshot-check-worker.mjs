@@ -6,7 +6,7 @@ import BetterSqlite from 'better-sqlite3';
 
 async function run() {
   if (workerData.source) {
-    const src = new BetterSqlite(workerData.source, { fileMustExist: true, readonly: true });
+    const src = new BetterSqlite(workerData.source, { fileMustExist: true });
     try {
       src.pragma('busy_timeout = 10000');
       // One step for the whole file: a single read transaction, so the copy is one consistent
