@@ -2,7 +2,7 @@
  * Administrators' view of every outbound allow list: `GET /api/admin/outbound-allow` lists the
  * providers and targets of every user with their owner, list and server address (never a secret);
  * `PUT /api/admin/outbound-allow/{provider|target}/{id}` sets one list on anyone's instance — a
- * user's Immich on the NAS needs the administrator to allow that host for that user's provider.
+ * user's photo library on the NAS needs the administrator to allow that host for that user's provider.
  * Validation is the owners' (outboundAllowInput); the running instance is rebuilt exactly as an
  * owner's PATCH does it (a provider restarts, a target's cached instance is dropped and its
  * `updated_at` moves, which every dispatcher keys its instances by).
@@ -36,7 +36,7 @@ const PutBody = Type.Object({
 const Item = Type.Object({
   kind: Kind,
   id: Type.String(),
-  plugin: Type.String({ description: 'The plugin kind, e.g. `immich`' }),
+  plugin: Type.String({ description: 'The plugin kind, as in GET /api/plugins' }),
   name: Type.String(),
   enabled: Type.Boolean(),
   plugin_enabled: Type.Boolean({ description: 'Whether the plugin is enabled on this service' }),
