@@ -16,15 +16,11 @@ const ADMIN = { email: 'admin@example.test', password: 'correct horse battery' }
 const SECRET = 'a-webhook-secret-of-24ch';
 
 const svc = await startService({ SERVICE_PLUGINS: plugins('@herald/provider-webhook', '@herald/provider-immich'), SERVICE_LOG_LEVEL: 'WARNING', SERVICE_SUPERVISED: 'false' });
-const b = await openBrowser();
-const { page } = b;
+const b = await openBrowser(undefined, { shots: 'accounts-forms-failed' });
+const { page, step } = b;
 page.setDefaultTimeout(8000);
 t.teardown(async () => { await b.close(); await svc.stop(); });
 
-/** Runs one step; on failure saves a screenshot named after it, then rethrows. */
-async function step(name: string, fn: () => Promise<void>): Promise<void> {
-  try { await fn(); } catch (err) { await b.shot(`accounts-forms-failed-${name}`); throw err; }
-}
 
 const me = (token: string) => svc.request('GET', '/api/v1/users/me', { token }).then((r) => r.status);
 const apiLogin = (email: string, password: string) => svc.request('POST', '/api/auth/login', { body: { email, password } });

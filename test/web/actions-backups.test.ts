@@ -8,36 +8,20 @@
 import t from 'tap';
 import { startService, startSink } from '../helpers/service.ts';
 import { upload } from '../backup/support.ts';
-import { ensureBuilt, openBrowser } from './browser.ts';
+import { ensureBuilt, openBrowser, until } from './browser.ts';
 
 ensureBuilt();
 
 const sink = await startSink();
 const svc = await startService({ SERVICE_LOG_LEVEL: 'INFO', SERVICE_SUPERVISED: 'false' });
-const b = await openBrowser();
-const { page } = b;
+const b = await openBrowser(undefined, { shots: 'actions-backups-failed' });
+const { page, step, nav } = b;
 page.setDefaultTimeout(8000);
 t.teardown(async () => { await b.close(); await svc.stop(); await sink.close(); });
 const token = svc.admin.token;
 
-async function until<T>(fn: () => Promise<T> | T, what: string, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
-async function step(name: string, fn: () => Promise<void>): Promise<void> {
-  try { await fn(); } catch (err) { await b.shot(`actions-backups-failed-${name}`); throw err; }
-}
 
-const nav = async (name: string) => {
-  await page.getByRole('navigation').getByRole('link', { name, exact: true }).click();
-  await page.locator('#page-title').waitFor();
-};
 
 // The relay set up through the API: a provider, a tracker linked to a target that posts to the sink.
 const provider = (await svc.request('POST', '/api/providers', { token, body: { kind: 'example', name: 'Build server', config: { shared_token: 'sharedtoken1' } } })).body;
@@ -47,11 +31,7 @@ await svc.request('PUT', `/api/trackers/${tracker.id}/targets/${target.id}`, { t
 
 t.test('scheduled actions, test events and backups in the browser', async (t) => {
   await step('login', async () => {
-    await page.goto(svc.url);
-    await page.getByLabel('Email').fill(svc.admin.email);
-    await page.getByLabel('Password').fill('correct horse battery');
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await b.logIn(svc.url, svc.admin.email, 'correct horse battery');
   });
 
   await step('create-action', async () => {

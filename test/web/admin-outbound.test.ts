@@ -11,14 +11,11 @@ ensureBuilt();
 
 const sink = await startSink();
 const svc = await startService({ SERVICE_LOG_LEVEL: 'WARNING', SERVICE_OUTBOUND_ALLOW_CIDRS: '' });
-const b = await openBrowser();
-const { page } = b;
+const b = await openBrowser(undefined, { shots: 'admin-outbound-failed' });
+const { page, step } = b;
 page.setDefaultTimeout(8000);
 t.teardown(async () => { await b.close(); await svc.stop(); await sink.close(); });
 
-async function step(name: string, fn: () => Promise<void>): Promise<void> {
-  try { await fn(); } catch (err) { await b.shot(`admin-outbound-failed-${name}`); throw err; }
-}
 
 t.test('an administrator allows a host for another user\'s target', async (t) => {
   const carol = await svc.user('carol@example.com');
@@ -26,11 +23,7 @@ t.test('an administrator allows a host for another user\'s target', async (t) =>
   t.ok(target.id, 'carol has a target');
 
   await step('open the page', async () => {
-    await page.goto(svc.url);
-    await page.getByLabel('Email').fill(svc.admin.email);
-    await page.getByLabel('Password').fill('correct horse battery');
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await b.logIn(svc.url, svc.admin.email, 'correct horse battery');
     await page.getByRole('navigation').getByRole('link', { name: 'Outbound access', exact: true }).click();
     await page.getByRole('heading', { name: 'Outbound access', level: 1 }).waitFor();
   });

@@ -14,15 +14,11 @@ ensureBuilt();
 
 const ai = await startFakeOpenAI({ apiKey: 'test-key' });
 const svc = await startService({ AI_BASE_URL: ai.baseUrl, AI_API_KEY: 'test-key', SERVICE_LOG_LEVEL: 'WARNING', SERVICE_SUPERVISED: 'false' });
-const b = await openBrowser();
-const { page } = b;
+const b = await openBrowser(undefined, { shots: 'assistant-memory-failed' });
+const { page, step } = b;
 page.setDefaultTimeout(8000);
 t.teardown(async () => { await b.close(); await svc.stop(); await ai.close(); });
 
-/** Runs one step; on failure saves a screenshot named after it, then rethrows. */
-async function step(name: string, fn: () => Promise<void>): Promise<void> {
-  try { await fn(); } catch (err) { await b.shot(`assistant-memory-failed-${name}`); throw err; }
-}
 
 t.test('memory, tool lines, generated titles, search and export in the browser', async (t) => {
   await step('login', async () => {

@@ -28,7 +28,24 @@ export interface Browser {
   /** Accepts console lines matching `re` from now on (a test that provokes an error on purpose). */
   allow(re: RegExp): void;
   shot(name: string): Promise<void>;
+  /** Runs one step of a test; on failure saves a screenshot named after the file's prefix and the step, then rethrows. */
+  step(name: string, fn: () => Promise<void>): Promise<void>;
+  /** Follows a nav link by its name (through the menu on a phone) and waits for the page's title. */
+  nav(name: string): Promise<void>;
+  /** Opens `url`, logs in with the login form and waits for the overview. */
+  logIn(url: string, email: string, password: string): Promise<void>;
   close(): Promise<void>;
+}
+
+/** Polls until `fn` is truthy (the UI updates asynchronously). */
+export async function until<T>(fn: () => Promise<T> | T, what: string, ms = 8000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 /**
@@ -43,7 +60,8 @@ function expected(m: ConsoleMessage): boolean {
   return /status of 401/.test(m.text()) && /\/api\//.test(url);
 }
 
-export async function openBrowser(viewport = { width: 1280, height: 860 }): Promise<Browser> {
+/** `shots`: the prefix of the screenshots a failed step saves (one per test file, so parallel files do not collide). */
+export async function openBrowser(viewport = { width: 1280, height: 860 }, { shots = 'failed' }: { shots?: string } = {}): Promise<Browser> {
   if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (scripts/peers/install.sh does).`);
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
@@ -68,10 +86,30 @@ export async function openBrowser(viewport = { width: 1280, height: 860 }): Prom
   watch(page);
   context.on('page', watch);
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  const shot = async (name: string) => { await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true }).catch(() => {}); };
   return {
     context, page, problems,
     allow: (re) => { allowed.push(re); },
-    async shot(name) { await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true }).catch(() => {}); },
+    shot,
+    async step(name, fn) {
+      try { await fn(); } catch (err) { await shot(`${shots}-${name}`); throw err; }
+    },
+    async nav(name) {
+      const link = page.getByRole('navigation').getByRole('link', { name, exact: true });
+      const phone = (page.viewportSize()?.width ?? 1280) <= 860;
+      if (phone) await page.getByRole('button', { name: /^(Menu|Меню)$/ }).click();
+      await link.click();
+      // On a phone the drawer slides away after the choice.
+      if (phone) await link.waitFor({ state: 'hidden' });
+      await page.locator('#page-title').waitFor();
+    },
+    async logIn(url, email, password) {
+      await page.goto(url);
+      await page.getByLabel('Email').fill(email);
+      await page.getByLabel('Password').fill(password);
+      await page.getByRole('button', { name: 'Log in' }).click();
+      await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    },
     async close() {
       await context.close();
       fs.rmSync(profile, { recursive: true, force: true });

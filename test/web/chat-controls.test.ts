@@ -14,8 +14,8 @@ ensureBuilt();
 
 const ai = await startFakeOpenAI({ apiKey: 'test-key' });
 const svc = await startService({ AI_BASE_URL: ai.baseUrl, AI_API_KEY: 'test-key', AI_MODEL: 'fake-small', SERVICE_LOG_LEVEL: 'WARNING', SERVICE_SUPERVISED: 'false' });
-const b = await openBrowser();
-const { page } = b;
+const b = await openBrowser(undefined, { shots: 'failed-controls' });
+const { page, step } = b;
 page.setDefaultTimeout(8000);
 t.teardown(async () => { await b.close(); await svc.stop(); await ai.close(); });
 
@@ -25,9 +25,6 @@ const created = await svc.request('POST', '/api/v1/admin/users', { token: svc.ad
 if (created.status !== 201) throw new Error(`user creation failed: ${created.text}`);
 const token = (await svc.request('POST', '/api/auth/login', { body: { email, password } })).body.access_token as string;
 
-async function step(name: string, fn: () => Promise<void>): Promise<void> {
-  try { await fn(); } catch (err) { await b.shot(`failed-controls-${name}`); throw err; }
-}
 
 const assistant = () => page.getByTestId('msg-assistant');
 const lastReply = () => assistant().last();

@@ -12,15 +12,12 @@ ensureBuilt();
 const TOKEN = 'sharedtoken1';
 const sink = await startSink();
 const svc = await startService({ SERVICE_LOG_LEVEL: 'WARNING' });
-const b = await openBrowser();
-const { page } = b;
+const b = await openBrowser(undefined, { shots: 'digest-failed' });
+const { page, step } = b;
 page.setDefaultTimeout(8000);
 t.teardown(async () => { await b.close(); await svc.stop(); await sink.close(); });
 const token = svc.admin.token;
 
-async function step(name: string, fn: () => Promise<void>): Promise<void> {
-  try { await fn(); } catch (err) { await b.shot(`digest-failed-${name}`); throw err; }
-}
 
 const target = (await svc.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'Night sink', config: { url: sink.url }, locale: 'en' } })).body;
 const p = (await svc.request('POST', '/api/providers', { token, body: { kind: 'example', name: 'Source', config: { shared_token: TOKEN } } })).body;
@@ -29,11 +26,7 @@ await svc.request('PUT', `/api/trackers/${tr.id}/targets/${target.id}`, { token 
 
 t.test('the tracker form saves "Send a digest"; the event log shows deliveries sent in it', async (t) => {
   await step('login', async () => {
-    await page.goto(svc.url);
-    await page.getByLabel('Email').fill(svc.admin.email);
-    await page.getByLabel('Password').fill('correct horse battery');
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await b.logIn(svc.url, svc.admin.email, 'correct horse battery');
   });
 
   await step('tracker form', async () => {

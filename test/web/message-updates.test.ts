@@ -18,15 +18,12 @@ const hs = await new FakeHomeserver().start();
 hs.addUser('@herald:example.org', MX_TOKEN, [ROOM]);
 const nut = await startFakeNut({ ups: 'rack' });
 const svc = await startService({ SERVICE_LOG_LEVEL: 'WARNING', SERVICE_PLUGINS: '@herald/provider-bridge-self,@herald/provider-nut,@herald/target-matrix' });
-const b = await openBrowser();
-const { page } = b;
+const b = await openBrowser(undefined, { shots: 'updates-failed' });
+const { page, step } = b;
 page.setDefaultTimeout(8000);
 t.teardown(async () => { await b.close(); await svc.stop(); await hs.close(); await nut.close(); });
 const token = svc.admin.token;
 
-async function step(name: string, fn: () => Promise<void>): Promise<void> {
-  try { await fn(); } catch (err) { await b.shot(`updates-failed-${name}`); throw err; }
-}
 
 const target = (await svc.request('POST', '/api/targets', { token, body: { kind: 'matrix', name: 'Ops room', locale: 'en', config: { homeserver_url: hs.url, access_token: MX_TOKEN, room_id: ROOM } } })).body;
 const provider = (await svc.request('POST', '/api/providers', { token, body: { kind: 'nut', name: 'Rack UPS', enabled: false, config: { host: '127.0.0.1', port: nut.port, ups_name: 'rack' } } })).body;
@@ -47,11 +44,7 @@ t.test('the event log marks an edited message; the target form switch is saved',
   t.equal(hs.events[1]!.content['m.relates_to']?.rel_type, 'm.replace', 'the second event edited the first');
 
   await step('login', async () => {
-    await page.goto(svc.url);
-    await page.getByLabel('Email').fill(svc.admin.email);
-    await page.getByLabel('Password').fill('correct horse battery');
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await b.logIn(svc.url, svc.admin.email, 'correct horse battery');
   });
 
   await step('event log', async () => {

@@ -7,7 +7,7 @@
  */
 import t, { type Test } from 'tap';
 import { startService, startSink, type TestService } from '../helpers/service.ts';
-import { ensureBuilt, openBrowser } from './browser.ts';
+import { ensureBuilt, openBrowser, until } from './browser.ts';
 import type { Page } from 'playwright-core';
 
 ensureBuilt();
@@ -17,27 +17,13 @@ const good = await startSink();
 const bad = await startSink();
 bad.respond(400);
 const svc = await startService({ SERVICE_LOG_LEVEL: 'WARNING' });
-const b = await openBrowser();
-const { page } = b;
+const b = await openBrowser(undefined, { shots: 'ops-failed' });
+const { page, step, nav } = b;
 page.setDefaultTimeout(8000);
-// The templates page asks for a preview of the first type shown; without an event of it the answer is a 404 problem.
-b.allow(/status of 404.*\/api\/templates\/[\w.-]+\/preview/);
 t.teardown(async () => { await b.close(); await svc.stop(); await good.close(); await bad.close(); });
 const token = svc.admin.token;
 
-async function until<T>(fn: () => Promise<T> | T, what: string, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
-async function step(name: string, fn: () => Promise<void>): Promise<void> {
-  try { await fn(); } catch (err) { await b.shot(`ops-failed-${name}`); throw err; }
-}
 
 function windowAroundNow(): { start: string; end: string; timezone: string } {
   const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
@@ -57,15 +43,6 @@ async function source(s: TestService, name: string, quiet: boolean, targetIds: s
   };
 }
 
-const nav = async (name: string) => {
-  const link = page.getByRole('navigation').getByRole('link', { name, exact: true });
-  const phone = (page.viewportSize()?.width ?? 1280) <= 860;
-  if (phone) await page.getByRole('button', { name: /^(Menu|Меню)$/ }).click();
-  await link.click();
-  // On a phone the drawer slides away after the choice.
-  if (phone) await link.waitFor({ state: 'hidden' });
-  await page.locator('#page-title').waitFor();
-};
 
 /** Nothing on the page is wider than the viewport, and the element is fully inside it horizontally. */
 async function fits(t: Test, p: Page, what: string, selector?: ReturnType<Page['locator']>) {
@@ -92,11 +69,7 @@ t.test('relay operations in the browser', async (t) => {
   await relay.tick();
 
   await step('login', async () => {
-    await page.goto(svc.url);
-    await page.getByLabel('Email').fill(svc.admin.email);
-    await page.getByLabel('Password').fill('correct horse battery');
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await b.logIn(svc.url, svc.admin.email, 'correct horse battery');
   });
 
   await step('filter', async () => {

@@ -9,7 +9,7 @@
 import t from 'tap';
 import { startService, startSink } from '../helpers/service.ts';
 import { newId } from '../../core/src/http/ids.ts';
-import { ensureBuilt, openBrowser } from './browser.ts';
+import { ensureBuilt, openBrowser, until } from './browser.ts';
 
 ensureBuilt();
 
@@ -17,25 +17,13 @@ const TOKEN = 'sharedtoken1';
 const old = await startSink();
 const fresh = await startSink();
 const svc = await startService({ SERVICE_LOG_LEVEL: 'WARNING' });
-const b = await openBrowser();
-const { page } = b;
+const b = await openBrowser(undefined, { shots: 'replay-failed' });
+const { page, step } = b;
 page.setDefaultTimeout(8000);
 t.teardown(async () => { await b.close(); await svc.stop(); await old.close(); await fresh.close(); });
 const token = svc.admin.token;
 
-async function until<T>(fn: () => Promise<T> | T, what: string, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
-async function step(name: string, fn: () => Promise<void>): Promise<void> {
-  try { await fn(); } catch (err) { await b.shot(`replay-failed-${name}`); throw err; }
-}
 
 const tOld = (await svc.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'Old sink', config: { url: old.url }, locale: 'en' } })).body;
 const tNew = (await svc.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'New sink', config: { url: fresh.url }, locale: 'ru' } })).body;
@@ -58,11 +46,7 @@ t.test('replay and allow lists in the browser', async (t) => {
     [newId(), svc.admin.id, 'thing_happened', 'ru', 'Сегодня: {{name}}', 'по новому шаблону', now, now]);
 
   await step('login', async () => {
-    await page.goto(svc.url);
-    await page.getByLabel('Email').fill(svc.admin.email);
-    await page.getByLabel('Password').fill('correct horse battery');
-    await page.getByRole('button', { name: 'Log in' }).click();
-    await page.getByRole('heading', { name: 'Overview' }).waitFor();
+    await b.logIn(svc.url, svc.admin.email, 'correct horse battery');
   });
 
   await step('choose two events', async () => {
