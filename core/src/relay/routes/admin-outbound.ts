@@ -15,7 +15,8 @@ import { caller, requireAdmin } from '../../auth/guard.ts';
 import { notFound } from '../../http/problem.ts';
 import { Uuid } from '../../http/schemas.ts';
 import { Database as Db } from '../../db/database.ts';
-import { outboundAllowOf, providerRowFrom } from '../../plugins/host.ts';
+import { outboundAllowOf } from '../../plugins/host.ts';
+import { restartProvider } from './providers.ts';
 import { nowIso } from './common.ts';
 import { outboundAllowInput } from './outbound-allow.ts';
 import { OUTBOUND_ALLOW_MAX } from '../../net/instance-allow.ts';
@@ -85,7 +86,6 @@ function view(core: Core, kind: 'provider' | 'target', row: Row): Static<typeof 
   };
 }
 
-const PROVIDER_WAIT_MS = 5000;
 
 export async function adminOutboundRoutes(app: App, core: Core): Promise<void> {
   const opts = { preHandler: requireAdmin(core) };
@@ -107,11 +107,11 @@ export async function adminOutboundRoutes(app: App, core: Core): Promise<void> {
     const limit = q.limit ?? 200;
     const offset = q.offset ?? 0;
     const managed = managedKinds();
-    const skip = managed.length ? ` WHERE p.kind NOT IN (${managed.map(() => '?').join(', ')})` : '';
+    const notManaged = managed.length ? ` WHERE p.kind NOT IN (${managed.map(() => '?').join(', ')})` : '';
     // One page over both tables, by owner, then providers before targets, then name.
     const rows = await core.db.all<Row>(`SELECT * FROM (
         SELECT 'provider' AS record, p.id, p.user_id, p.kind, p.name, p.enabled, p.config, p.outbound_allow, u.email AS owner_email
-          FROM providers p JOIN users u ON u.id = p.user_id${skip}
+          FROM providers p JOIN users u ON u.id = p.user_id${notManaged}
         UNION ALL
         SELECT 'target' AS record, t.id, t.user_id, t.kind, t.name, t.enabled, t.config, t.outbound_allow, u.email AS owner_email
           FROM targets t JOIN users u ON u.id = t.user_id
@@ -134,11 +134,7 @@ export async function adminOutboundRoutes(app: App, core: Core): Promise<void> {
       // As an owner's PATCH: status back to pending and the instance restarted with the new list.
       await core.db.run('UPDATE providers SET outbound_allow = ?, status = ?, status_detail = NULL, updated_at = ? WHERE id = ?',
         [allow, enabled ? 'pending' : 'disabled', now, row.id]);
-      const fresh = await one(kind, id);
-      const started = core.plugins.startProvider(providerRowFrom(fresh)).catch((err) => core.logs.get('relay').error({ err, provider_id: row.id }, 'provider start failed'));
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([started, new Promise<void>((r) => { timer = setTimeout(r, PROVIDER_WAIT_MS); timer.unref(); })]);
-      clearTimeout(timer);
+      await restartProvider(core, await one(kind, id));
     } else {
       // updated_at is part of the cached instance's key, so the next send builds a fresh instance.
       await core.db.run('UPDATE targets SET outbound_allow = ?, updated_at = ? WHERE id = ?', [allow, now, row.id]);

@@ -128,7 +128,7 @@ function prepare(core: Core, plugin: Provider, input: { config?: Record<string, 
 }
 
 /** (Re)starts the instance, waiting a little so the response can carry its first status. */
-async function restart(core: Core, row: Row): Promise<void> {
+export async function restartProvider(core: Core, row: Row): Promise<void> {
   const started = core.plugins.startProvider(providerRowFrom(row)).catch((err) => core.logs.get('relay').error({ err, provider_id: row.id }, 'provider start failed'));
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([started, new Promise<void>((r) => { timer = setTimeout(r, START_WAIT_MS); timer.unref(); })]);
@@ -167,7 +167,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     const enabled = b.enabled ?? true;
     await core.db.run(`INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, outbound_allow, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, b.kind, b.name, config, enabled, randomToken(), enabled ? 'pending' : 'disabled', allow, now, now]);
-    await restart(core, await get(id, user.id));
+    await restartProvider(core, await get(id, user.id));
     reply.code(201);
     return providerView(core, await get(id, user.id));
   });
@@ -188,7 +188,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     const allow = sent === undefined ? (outboundAllowOf(row.outbound_allow).length ? outboundAllowOf(row.outbound_allow) : null) : sent;
     await core.db.run(`UPDATE providers SET name = ?, config = ?, enabled = ?, status = ?, status_detail = NULL, outbound_allow = ?, updated_at = ?
       WHERE id = ? AND user_id = ?`, [b.name ?? row.name, prepared, enabled, enabled ? 'pending' : 'disabled', allow, nowIso(core), row.id, user.id]);
-    await restart(core, await get(row.id, user.id));
+    await restartProvider(core, await get(row.id, user.id));
     return providerView(core, await get(row.id, user.id));
   });
 
