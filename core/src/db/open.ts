@@ -35,9 +35,6 @@ export async function openDatabase({ config, log, changesData }: OpenOptions): P
     const logVerified = (snap: { file: string; pruned: string[] } | undefined) => {
       if (snap) log.info({ file: path.basename(snap.file), pruned: snap.pruned.length }, 'pre-migration snapshot taken and verified');
     };
-    // After a crash the WAL must be recovered before anything reads the file; a read-only connection
-    // (the migration check, the snapshot's copy in its thread) cannot, so one read-write open does it here.
-    recoverSqlite(file);
     if (pendingSqliteMigrations(file) || changesData?.()) {
       // A migration or a restore depends on the copy: it is taken and verified before either runs,
       // and a copy that fails its check refuses the boot.
@@ -118,19 +115,15 @@ async function connectSqlite(file: string, config: Config, log: Logger): Promise
 }
 
 /** True when the SQLite file has migrations not applied yet (or cannot tell). */
-function recoverSqlite(file: string): void {
-  if (!fs.existsSync(file)) return;
-  const db = new BetterSqlite(file, { fileMustExist: true });
-  try {
-    db.pragma('busy_timeout = 10000');
-    db.prepare('SELECT COUNT(*) FROM sqlite_master').get();
-  } finally { db.close(); }
-}
-
+/**
+ * Whether a migration is pending. The connection is read-write on purpose: after a crash it recovers
+ * the hot WAL, which a read-only connection (the snapshot's copy in its thread) cannot do.
+ */
 function pendingSqliteMigrations(file: string): boolean {
   try {
-    const db = new BetterSqlite(file, { readonly: true, fileMustExist: true });
+    const db = new BetterSqlite(file, { fileMustExist: true });
     try {
+      db.pragma('busy_timeout = 10000');
       const done = new Set((db.prepare('SELECT id FROM schema_migrations').all() as { id: string }[]).map((r) => r.id));
       return migrations.some((m) => !done.has(m.id));
     } finally { db.close(); }
