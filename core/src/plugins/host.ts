@@ -163,9 +163,10 @@ export class PluginHost {
     await this.boot(entry);
   }
 
+  /** Records the state in the database first, so that whoever sees the new state in memory also reads it there. */
   private async setStatus(entry: ProviderEntry, state: ProviderEntry['state'], detail?: string): Promise<void> {
-    entry.state = state;
     await this.db.run('UPDATE providers SET status = ?, status_detail = ? WHERE id = ?', [state, detail ?? null, entry.row.id]).catch(() => {});
+    if (!entry.abort.signal.aborted) entry.state = state;
   }
 
   private async boot(entry: ProviderEntry): Promise<void> {
