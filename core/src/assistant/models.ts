@@ -4,10 +4,10 @@ import type { Core } from '../core.ts';
 import { unprocessable } from '../http/problem.ts';
 import { requireAdmin, requireUser } from '../auth/guard.ts';
 import type { ModelClient } from './model.ts';
+import { DefaultModel, ModelsAllowed, defaultModelProblem, normalizeModelChoice, readModelSettings, writeModelSettings } from './model-settings.ts';
 
 /** How long the endpoint's model list is reused before it is asked again. */
 const LIST_TTL_MS = 60_000;
-const KEYS = { allowed: 'models_allowed', default: 'default_model' } as const;
 
 export interface ModelChoice {
   /** The models users may pick, the default first. */
@@ -32,23 +32,13 @@ export class Models {
   private listed?: { at: number; ids: Promise<string[] | undefined> };
   constructor(core: Core, client: ModelClient) { this.core = core; this.client = client; }
 
-  private async setting(key: string): Promise<string | undefined> {
-    return (await this.core.db.get<{ value: string }>('SELECT value FROM settings WHERE key = ?', [key]))?.value;
-  }
-
   async configured(): Promise<{ allowed: string[]; default: string }> {
-    const [allowed, def] = await Promise.all([this.setting(KEYS.allowed), this.setting(KEYS.default)]);
-    let list: string[] = [];
-    try { const v = JSON.parse(allowed ?? '[]'); if (Array.isArray(v)) list = v.filter((x): x is string => typeof x === 'string'); } catch { /* a damaged value counts as none */ }
-    return { allowed: list, default: def ?? '' };
+    const s = await readModelSettings(this.core.db);
+    return { allowed: s.allowed, default: s.default ?? '' };
   }
 
   async save(values: { allowed?: string[]; default?: string }): Promise<void> {
-    const now = this.core.clock.now().toISOString();
-    const write = async (key: string, value: string) => this.core.db.run(
-      'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at', [key, value, now]);
-    if (values.allowed) await write(KEYS.allowed, JSON.stringify([...new Set(values.allowed)]));
-    if (values.default !== undefined) await write(KEYS.default, values.default);
+    await writeModelSettings(this.core.db, values, this.core.clock.now().toISOString());
   }
 
   private endpointModels(): Promise<string[] | undefined> {
@@ -93,7 +83,6 @@ export class Models {
       return { models: c.models.map((id) => ({ id })), default: c.default };
     });
 
-    const ModelId = Type.String({ minLength: 1, maxLength: 200 });
     const AdminSchema = Type.Object({
       models_allowed: Type.Array(Type.String()), default_model: Type.String(),
       /** What the endpoint lists (null when it does not answer `GET /models`). */
@@ -114,14 +103,13 @@ export class Models {
       schema: {
         tags: ['admin'], summary: 'Set the models users may choose and the default',
         description: 'An empty `models_allowed` allows every model the endpoint lists; an empty `default_model` means AI_MODEL. The default must be one of the allowed models when a list is set (422 `default_model_not_allowed`).',
-        body: Type.Object({ models_allowed: Type.Array(ModelId, { maxItems: 100 }), default_model: Type.String({ maxLength: 200 }) }, { additionalProperties: false }),
+        body: Type.Object({ models_allowed: ModelsAllowed, default_model: DefaultModel }, { additionalProperties: false }),
         response: { 200: AdminSchema },
       },
     }, async (req) => {
       const b = req.body as { models_allowed: string[]; default_model: string };
-      const allowed = b.models_allowed.map((m) => m.trim()).filter(Boolean);
-      const def = b.default_model.trim();
-      if (def && allowed.length && !allowed.includes(def)) {
+      const { allowed, default: def } = normalizeModelChoice(b.models_allowed, b.default_model);
+      if (defaultModelProblem(allowed, def)) {
         throw unprocessable(`The default model "${def}" is not in the allowed list.`, [{ path: 'body/default_model', message: 'must be one of models_allowed', code: 'default_model_not_allowed', params: { model: def } }], 'default_model_not_allowed', { model: def });
       }
       await this.save({ allowed, default: def });

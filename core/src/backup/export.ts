@@ -1,9 +1,9 @@
 /**
  * Collects the configuration a backup holds: users, the relay's records (providers with their
  * self-monitoring columns, trackers, targets, links, bots, chats, actions, templates), the
- * assistant's operator configuration (skills, primary and personal contexts) and the operator
- * settings. Never event_log, deferred_dispatch, deliveries, webhook payload logs, chats with the
- * assistant, memory, documents or reports.
+ * assistant's operator configuration (skills, primary and personal contexts, the models users may
+ * choose and the default) and the operator settings. Never event_log, deferred_dispatch,
+ * deliveries, webhook payload logs, chats with the assistant, memory, documents or reports.
  *
  * With `secrets_mode = exclude`, every secret is left out and its place listed in the record's
  * `secrets_omitted` (JSON pointers): plugin `Secret()` fields, provider webhook tokens, bot tokens
@@ -14,6 +14,7 @@ import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import { SETTING_DEFAULTS } from '../settings/settings.ts';
+import { readModelSettings } from '../assistant/model-settings.ts';
 import { outboundAllowOf } from '../plugins/host.ts';
 import { deleteAt, setSecretPointers } from './secret-paths.ts';
 import { configSecrets, sealForBackup } from './sealed.ts';
@@ -131,6 +132,7 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
     for (const r of await all('SELECT key, value FROM settings')) if (r.key in out) out[r.key] = r.value;
     return out;
   })();
+  const models = await readModelSettings(q);
 
   return {
     users, providers, trackers, targets,
@@ -153,5 +155,7 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
     primary_context: primary ? { content: primary.content, version: n(primary.version), updated_by: primary.updated_by ?? null, updated_at: primary.updated_at } : null,
     personal_contexts: hasAssistant ? (await all('SELECT * FROM personal_contexts ORDER BY user_id')).map((r) => ({ user_id: r.user_id, content: r.content, updated_at: r.updated_at })) : [],
     settings,
+    // No rows: no list (every model the endpoint lists) and no default (AI_MODEL); an empty default is the same.
+    assistant_models: { models_allowed: models.allowed, default_model: models.default || null },
   };
 }

@@ -1,6 +1,6 @@
 /**
  * Planning the restore of users, operator settings and the assistant's operator configuration
- * (skills, primary context, personal contexts). Users are matched by email; everything else by id
+ * (skills, primary context, personal contexts, the models users may choose). Users are matched by email; everything else by id
  * or its unique key.
  */
 import type { Queryable } from '../db/database.ts';
@@ -11,7 +11,8 @@ import { SETTING_DEFAULTS, Settings, type SettingKey } from '../settings/setting
 import { tableExists } from './export.ts';
 import { insertRow, updateRow, type Planner } from './planner.ts';
 import { revokeAllTokens } from '../auth/revocation.ts';
-import type { ConfigurationT, UserRec } from './schema.ts';
+import { readModelSettings, writeModelSettings } from '../assistant/model-settings.ts';
+import type { AssistantModelsRec, ConfigurationT, UserRec } from './schema.ts';
 
 /** Stored as the password hash of a user restored without one: bcrypt never matches it, so nobody can log in as them. */
 export const NO_PASSWORD = '!restored-without-password';
@@ -65,6 +66,23 @@ export async function planSettings(p: Planner, settings: Record<string, string>)
     if (d === 'insert' || d === 'update') write[key as SettingKey] = value;
   }
   if (Object.keys(write).length) p.step((q) => new Settings(q).set(write, q));
+}
+
+/**
+ * The assistant's model choice, planned as one record (`assistant_models`, id `1`): the list and
+ * the default go together, so whatever the conflict mode the default stays one of the allowed
+ * models. No stored rows mean the empty choice (every model the endpoint lists, AI_MODEL as the
+ * default): a backup holding that is unchanged, one holding a choice is new, not a conflict. A
+ * backup without the section (written before it travelled) leaves the models as they are.
+ */
+export async function planAssistantModels(p: Planner, m: AssistantModelsRec | undefined): Promise<void> {
+  if (!m) return;
+  const stored = await readModelSettings(p.q);
+  const desired = { models_allowed: m.models_allowed, default_model: m.default_model };
+  const empty = !m.models_allowed.length && m.default_model === null;
+  const existing = stored.stored ? { models_allowed: stored.allowed, default_model: stored.default || null } : empty ? desired : undefined;
+  const d = p.decide('assistant_models', '1', existing, desired);
+  if (d === 'insert' || d === 'update') p.step((q) => writeModelSettings(q, { allowed: m.models_allowed, default: m.default_model ?? '' }, p.now));
 }
 
 export async function planAssistant(p: Planner, c: ConfigurationT): Promise<void> {

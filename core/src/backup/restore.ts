@@ -8,7 +8,7 @@ import type { Queryable } from '../db/database.ts';
 import { sanitizeConfiguration } from './sanitize.ts';
 import { openBackupSecrets } from './sealed.ts';
 import { Planner, assertApplicable, type ConflictMode, type Summary } from './planner.ts';
-import { planAssistant, planSettings, planUsers } from './plan-core.ts';
+import { planAssistant, planAssistantModels, planSettings, planUsers } from './plan-core.ts';
 import { planActionsAndTemplates, planBots, planProviders, planTargets, planTrackers } from './plan-relay.ts';
 import type { EnvelopeT } from './schema.ts';
 
@@ -26,6 +26,7 @@ export async function planRestore(core: Core, envelope: EnvelopeT, mode: Conflic
   // Parents before children, so ids mapped by a unique key carry over to what references them.
   await planUsers(p, c.users);
   await planSettings(p, c.settings);
+  await planAssistantModels(p, c.assistant_models);
   await planAssistant(p, c);
   await planProviders(p, c);
   await planTrackers(p, c);

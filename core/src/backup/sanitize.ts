@@ -19,6 +19,7 @@ import { undeclaredFields, withoutFields } from '../plugin-api/index.ts';
 import { UNDECLARED_FIELD } from '../plugins/loader.ts';
 import { actionConfig, ProviderRecord, type ConfigurationT } from './schema.ts';
 import { settingProblem } from './settings-rules.ts';
+import { defaultModelProblem, normalizeModelChoice } from '../assistant/model-settings.ts';
 import { under } from './secret-paths.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
 
@@ -113,6 +114,13 @@ export function sanitizeConfiguration(core: Core, input: ConfigurationT): Saniti
   });
   if (c.primary_context?.updated_by && !users.has(c.primary_context.updated_by)) c.primary_context.updated_by = null;
   for (const [key, value] of Object.entries(c.settings)) { const p = settingProblem(key, value); if (p) bad(`/settings/${key}`, p); }
+  // The model choice as PUT /api/v1/admin/models takes it: ids trimmed and each once, the default one of them.
+  if (c.assistant_models) {
+    const m = normalizeModelChoice(c.assistant_models.models_allowed, c.assistant_models.default_model ?? '');
+    const p = defaultModelProblem(m.allowed, m.default);
+    if (p) bad('/assistant_models/default_model', p);
+    c.assistant_models = { models_allowed: m.allowed, default_model: m.default || null };
+  }
 
   // Plugin kinds and their configs.
   const skip = (table: string, id: string, reason: string) => skipped.push({ table, id, reason });

@@ -6,6 +6,7 @@
 import Type from 'typebox';
 import type { Static } from 'typebox';
 import { Compile } from 'typebox/compile';
+import { DefaultModel, ModelsAllowed } from '../assistant/model-settings.ts';
 
 export const FORMAT = 'herald-config-backup';
 /** The envelope format this service writes; older ones are migrated by `envelope.ts`. */
@@ -126,6 +127,15 @@ export const PersonalContextRecord = Type.Object({ user_id: Id, content: Type.St
 /** Operator settings, as strings; each value is checked by `settings-rules.ts` (the same rules as the API). */
 export const SettingsRecord = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 20 }));
 
+/**
+ * The assistant's model choice (`PUT /api/v1/admin/models`), with the same limits as that route;
+ * `default_model` null when none is set (AI_MODEL). Absent in backups from before it travelled:
+ * a restore then leaves the models as they are.
+ */
+export const AssistantModelsRecord = Type.Object({
+  models_allowed: ModelsAllowed, default_model: Type.Union([DefaultModel, Type.Null()]),
+}, { additionalProperties: false });
+
 export const Configuration = Type.Object({
   users: Type.Array(UserRecord),
   providers: Type.Array(ProviderRecord),
@@ -140,6 +150,7 @@ export const Configuration = Type.Object({
   primary_context: PrimaryContextRecord,
   personal_contexts: Type.Array(PersonalContextRecord),
   settings: SettingsRecord,
+  assistant_models: Type.Optional(AssistantModelsRecord),
 }, { additionalProperties: false });
 
 export const SecretsMode = Type.Union([Type.Literal('exclude'), Type.Literal('include')]);
@@ -166,6 +177,7 @@ export type ActionRec = Static<typeof ActionRecord>;
 export type TemplateRec = Static<typeof TemplateRecord>;
 export type SkillRec = Static<typeof SkillRecord>;
 export type PersonalContextRec = Static<typeof PersonalContextRecord>;
+export type AssistantModelsRec = Static<typeof AssistantModelsRecord>;
 export type ConfigurationT = Static<typeof Configuration>;
 export type EnvelopeT = Static<typeof Envelope>;
 export type SecretsModeT = Static<typeof SecretsMode>;
