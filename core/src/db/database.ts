@@ -19,16 +19,26 @@ export interface Queryable {
  * On SQLite the raw SQL runs natively with reused prepared statements (see sqlite-native.ts).
  */
 export class Database implements Queryable {
-  readonly orm: MikroORM;
+  private ormRef?: MikroORM;
   readonly dialect: 'sqlite' | 'postgresql';
   private native?: NativeSqlite;
   private pending: Promise<unknown>[] = [];
   private closers: (() => Promise<void>)[] = [];
 
-  constructor(orm: MikroORM, dialect: 'sqlite' | 'postgresql', native?: NativeSqlite) {
-    this.orm = orm;
+  /**
+   * `orm` may be left out on SQLite when only raw SQL is used (the dispatch thread): `native` then
+   * is the connection, and closing it is one of the `onClose` steps its opener registers.
+   */
+  constructor(orm: MikroORM | undefined, dialect: 'sqlite' | 'postgresql', native?: NativeSqlite) {
+    if (!orm && !native) throw new Error('A database needs the ORM or a native SQLite connection.');
+    this.ormRef = orm;
     this.dialect = dialect;
     this.native = native;
+  }
+
+  get orm(): MikroORM {
+    if (!this.ormRef) throw new Error('This connection was opened without the ORM (raw SQL only).');
+    return this.ormRef;
   }
 
   /** A fresh entity manager for one unit of work (one request, one job run). */
@@ -104,6 +114,6 @@ export class Database implements Queryable {
     await Promise.allSettled(this.pending);
     for (const fn of this.closers) await fn().catch(() => {});
     this.native?.reset();
-    return this.orm.close(true);
+    await this.ormRef?.close(true);
   }
 }

@@ -11,6 +11,7 @@ import { migrate } from './migrate.ts';
 import { migrations } from '../../../migrations/index.ts';
 import { copySqliteSnapshot, snapshotInBackground } from './snapshot.ts';
 import { Checkpointer } from './checkpointer.ts';
+import { SQLITE_PRAGMAS } from './native-connect.ts';
 import BetterSqlite from 'better-sqlite3';
 
 export interface OpenOptions {
@@ -79,12 +80,8 @@ export async function openDatabase({ config, log, changesData }: OpenOptions): P
   return db;
 }
 
-/** One more connection to the database a booted service opened (the dispatch thread's): no snapshot, no migrations, no checkpointer. */
-export async function connectDatabase(config: Config, log: Logger): Promise<Database> {
-  if (config.dialect === 'sqlite') {
-    const orm = await connectSqlite(config.sqlitePath!, config, log);
-    return new Database(orm, 'sqlite', await nativeSqlite(orm));
-  }
+/** One more connection to the PostgreSQL database a booted service opened (the dispatch thread's): no snapshot, no migrations. */
+export async function connectPostgres(config: Config, log: Logger): Promise<Database> {
   const { openPostgres } = await import('./postgres.ts');
   return new Database(await openPostgres(config, log, entities), 'postgresql');
 }
@@ -100,17 +97,7 @@ async function connectSqlite(file: string, config: Config, log: Logger): Promise
     allowGlobalContext: false,
   }) as unknown as MikroORM;
   const conn = orm.em.getConnection() as unknown as { execute(sql: string): Promise<unknown> };
-  await conn.execute('PRAGMA journal_mode = WAL');
-  await conn.execute('PRAGMA busy_timeout = 10000');
-  await conn.execute('PRAGMA foreign_keys = ON');
-  await conn.execute('PRAGMA synchronous = NORMAL');
-  // 32 MB of page cache (the default is 2 MB): the indexes written at random places (replay keys
-  // are random GUIDs) stay in memory instead of being read back from the file on every insert.
-  // Pages are allocated as they are used, so an idle service does not pay for it.
-  await conn.execute('PRAGMA cache_size = -32000');
-  // Checkpoints are driven by checkpointer.ts (in a worker thread under heavy writes); the
-  // connection itself checkpoints only as a backstop, should the WAL ever pass ~400 MB.
-  await conn.execute('PRAGMA wal_autocheckpoint = 100000');
+  for (const p of SQLITE_PRAGMAS) await conn.execute(`PRAGMA ${p}`);
   return orm;
 }
 

@@ -16,7 +16,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { Config } from '../../config/config.ts';
 import { createLogger } from '../../logging/logger.ts';
 import { SecretValues } from '../../logging/redact.ts';
-import { connectDatabase } from '../../db/open.ts';
+import { connectNativeSqlite } from '../../db/native-connect.ts';
 import { loadPlugins } from '../../plugins/loader.ts';
 import { PluginHost } from '../../plugins/host.ts';
 import { createOutboundHttp } from '../../net/outbound.ts';
@@ -62,7 +62,11 @@ const metrics = {
   pollFailures: { inc: (labels: Record<string, string>) => { deltas.push({ m: 'pollFailures', labels, value: 1 }); } },
 };
 
-const db = await connectDatabase(config, logs.get('db'));
+// On SQLite raw SQL through better-sqlite3 only (the relay never uses the ORM); open.ts, and with it
+// MikroORM, is loaded for PostgreSQL only.
+const db = config.dialect === 'sqlite'
+  ? connectNativeSqlite(config.sqlitePath!)
+  : await (await import('../../db/open.ts')).connectPostgres(config, logs.get('db'));
 // The main thread's checkpointer counts commits: this connection's count too.
 const native = (db as unknown as { native?: { onCommit?: () => void } }).native;
 if (native) native.onCommit = () => { commits++; };
