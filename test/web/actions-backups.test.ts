@@ -125,6 +125,14 @@ t.test('scheduled actions, test events and backups in the browser', async (t) =>
     t.equal((await upload(svc.url, token, envelope)).status, 201, 'a restore is staged');
     await page.reload();
     await page.getByTestId('staged-restore').waitFor();
+    // Each kind of record in the plan by its name in the reader's language, beside the name the notes below it use.
+    const models = page.getByTestId('restore-kind-assistant_models');
+    t.match(await models.innerText(), /^Assistant models assistant_models\t0\t0\t0\t1$/, "the assistant's models in the plan, unchanged");
+    await page.getByTestId('language').selectOption('ru');
+    await models.getByText('Модели ассистента').waitFor();
+    t.match(await page.getByTestId('restore-kind-tracker_targets').innerText(), /^Связи трекеров с получателями tracker_targets/, 'in Russian');
+    await page.getByTestId('language').selectOption('en');
+    await models.getByText('Assistant models').waitFor();
     await page.getByRole('button', { name: 'Apply and restart' }).click();
     const dialog = page.getByRole('dialog', { name: 'Restart and restore?' });
     await dialog.waitFor();

@@ -158,7 +158,7 @@ function RestoreCard() {
             <table class="table compact">
               <thead><tr><th>{t('backups.records')}</th><th class="num">{t('backups.created_n')}</th><th class="num">{t('backups.replaced_n')}</th><th class="num">{t('backups.kept_n')}</th><th class="num">{t('backups.unchanged_n')}</th></tr></thead>
               <tbody>{Object.entries(p.summary.counts).map(([table, c]) => (
-                <tr key={table}><td><code>{table}</code></td><td class="num">{num(c.created)}</td><td class="num">{num(c.replaced)}</td><td class="num">{num(c.kept)}</td><td class="num">{num(c.unchanged)}</td></tr>
+                <tr key={table} data-testid={`restore-kind-${table}`}><td>{tOr(`backups.record_kind.${table}`, table)} <code class="muted small">{table}</code></td><td class="num">{num(c.created)}</td><td class="num">{num(c.replaced)}</td><td class="num">{num(c.kept)}</td><td class="num">{num(c.unchanged)}</td></tr>
               ))}</tbody>
             </table>
           </div>
