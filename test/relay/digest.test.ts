@@ -240,7 +240,7 @@ t.test('two dispatchers build each digest once', async (t) => {
     await Promise.all([relay.dispatcher.releaseDue(), twin.releaseDue(), relay.dispatcher.releaseDue()]);
     await relay.tick();
   }
-  await sink.waitFor(1, 3000);
+  await sink.waitFor(1, 10_000);
   await new Promise((r) => setTimeout(r, 300));
   t.equal(sink.received.length, 1, 'one digest sent');
   t.match(sink.received[0].body.title, /Quiet hours digest: 30 notifications/, 'holding every deferred event of both trackers');

@@ -71,7 +71,7 @@ t.test('state changes pass the entity filters and the per-entity debounce', asyn
   fake.pushStateChange('sensor.attic_temperature', '22', '23', { friendly_name: 'Attic', unit_of_measurement: '°C' });
   await new Promise((r) => setTimeout(r, 300));
   t.equal(h.emitted.length, 2, 'held during the window');
-  await waitFor('the trailing sensor change', () => h.emitted.length >= 3, 2000);
+  await waitFor('the trailing sensor change', () => h.emitted.length >= 3, 10_000);
   await new Promise((r) => setTimeout(r, 200));
   t.equal(h.emitted.length, 3, 'only the sensor, the light ended where it was');
   t.match(h.emitted[2], { type: 'ha_state_changed', payload: { entity_id: 'sensor.attic_temperature', old_state: '21', new_state: '23' } });
@@ -150,7 +150,7 @@ t.test('stop() closes promptly and stops reconnecting', async (t) => {
   await h.instance.stop!();
   // Well under the 2 s handshake limit a stop that waited would take, with room for a loaded machine.
   t.ok(Date.now() - began < 1500, 'stopped within its 300 ms close limit, not after a time-out');
-  await waitFor('server side closed', () => fake.authedClients() === 0, 1000);
+  await waitFor('server side closed', () => fake.authedClients() === 0, 5000);
   await new Promise((r) => setTimeout(r, 200));
   t.equal(fake.connections, 1, 'no reconnect after stop');
   t.notOk(types(h).includes('ha_status_disconnected'), 'a deliberate stop is not a loss');
