@@ -73,9 +73,16 @@ function countValues(v: unknown): number {
   return 1;
 }
 
+/**
+ * Every service of this bench has the same SERVICE_SECRET_KEY, as an operator moving to a new machine
+ * keeps it: an `include` backup's secrets are sealed with that key, and only a service holding it
+ * (or holding it as SERVICE_SECRET_KEY_PREVIOUS) can restore them.
+ */
+const SECRET_KEY = heraldOptions('', 0, RELAY_PLUGINS).key;
+
 /** A source service seeded with `np` providers and `nt` targets; exports it and returns the file. */
 async function exportOf(np: number, nt: number, report: boolean) {
-  const src = heraldOptions(tempDir('backup-src'), await freePort(), RELAY_PLUGINS);
+  const src = { ...heraldOptions(tempDir('backup-src'), await freePort(), RELAY_PLUGINS), key: SECRET_KEY };
   let h = spawnHerald(src);
   await h.ready();
   let api = new Api(h.url);
@@ -124,7 +131,7 @@ if (first.values > IMPORT_VALUE_LIMIT) {
 }
 
 // Target: a fresh service with the same administrator; the whole configuration is new to it.
-const dst = heraldOptions(tempDir('backup-dst'), await freePort(), RELAY_PLUGINS);
+const dst = { ...heraldOptions(tempDir('backup-dst'), await freePort(), RELAY_PLUGINS), key: SECRET_KEY };
 let h = spawnHerald(dst);
 await h.ready();
 const api = new Api(h.url);
