@@ -1,8 +1,9 @@
 /**
- * Templates, read-only: `GET /api/templates` (every provider kind's event types with their default
- * template per locale and the caller's own override) and `GET /api/templates/{event_type}/preview`
- * (the template rendered from the caller's last real event of that type). Also the one-line
- * message of an event the event log shows, rendered the same way.
+ * Templates: `GET /api/templates` (every provider kind's event types with their default template per
+ * locale and the caller's own override), `PUT`/`DELETE /api/templates/{event_type}/{locale}` (the
+ * caller's own template: saved, or removed so the default applies again), and the previews
+ * (`GET`: the saved template, `POST`: an unsaved draft) rendered from the caller's last real event of
+ * that type. Also the one-line message of an event the event log shows, rendered the same way.
  */
 import Type from 'typebox';
 import type { App } from '../../http/server.ts';
@@ -10,13 +11,15 @@ import type { Core } from '../../core.ts';
 import type { Locale as LocaleT } from '../../plugin-api/index.ts';
 import { caller, requireUser } from '../../auth/guard.ts';
 import { Locale } from '../../http/schemas.ts';
-import { HttpError } from '../../http/problem.ts';
+import { HttpError, unprocessable } from '../../http/problem.ts';
+import { newId } from '../../http/ids.ts';
 import { Database as Db, type Queryable } from '../../db/database.ts';
 import { localizeManifest, pickLocale } from '../../plugins/locales.ts';
 import { TemplateCatalog } from '../templates/catalog.ts';
+import { parseTemplate, TemplateError } from '../templates/engine.ts';
 import { renderMessage } from '../pipeline/render.ts';
 import { redactObject } from '../../logging/redact.ts';
-import { relayIfRunning } from './common.ts';
+import { nowIso, relayIfRunning } from './common.ts';
 
 /** Longest `message` the event log returns, in characters. */
 export const MESSAGE_MAX = 200;
@@ -69,6 +72,78 @@ export function oneLine(r: { title: string; body: string }): string {
   return flat.length > MESSAGE_MAX ? `${flat.slice(0, MESSAGE_MAX - 1)}…` : flat;
 }
 
+/** Longest own template title and body, in characters. */
+export const TITLE_MAX = 500;
+export const BODY_MAX = 10_000;
+
+const Text = Type.Object({
+  title: Type.String({ maxLength: TITLE_MAX, description: 'The title template (may be empty when the body is not).' }),
+  body: Type.String({ maxLength: BODY_MAX, description: 'The body template (may be empty when the title is not).' }),
+}, { additionalProperties: false });
+const TypeParams = Type.Object({ event_type: Type.String({ minLength: 1, maxLength: 100 }) });
+// The locale is checked in the handler, not by the schema: a path that fails its schema is a 404 here, and a locale other than en/ru is a 422.
+const TypeLocaleParams = Type.Object({ event_type: Type.String({ minLength: 1, maxLength: 100 }), locale: Type.String({ minLength: 1, maxLength: 20, description: '`en` or `ru`' }) });
+const Saved = Type.Object({ event_type: Type.String(), locale: Locale, title: Type.String(), body: Type.String(), updated_at: Type.String() });
+
+/**
+ * The parser's complaint as a stable reason and the tag it names, so that a client can phrase it
+ * in its own language (the parser's own message is English).
+ */
+function parseReason(message: string): { reason: string; tag: string } {
+  const tag = /\{\{[^}]*\}\}/.exec(message)?.[0] ?? '';
+  if (message.startsWith('unknown block')) return { reason: 'unknown_block', tag };
+  if (message.startsWith('unexpected')) return { reason: 'unexpected_close', tag };
+  if (message.startsWith('unclosed')) return { reason: 'unclosed', tag };
+  if (message.includes('outside')) return { reason: 'else_outside_if', tag };
+  return { reason: 'other', tag };
+}
+
+/** 422 `template_invalid` when the title or the body does not parse (the title is checked first). */
+function checkParses(t: { title: string; body: string }): void {
+  for (const field of ['title', 'body'] as const) {
+    try {
+      parseTemplate(t[field]);
+    } catch (err) {
+      if (!(err instanceof TemplateError)) throw err;
+      throw unprocessable(`The ${field} template does not parse: ${err.message}`, [{ path: `body/${field}`, message: err.message }], 'template_invalid',
+        { field, message: err.message, ...parseReason(err.message) });
+    }
+  }
+}
+
+/** The event types the enabled provider kinds declare. */
+function declaredTypes(core: Core): Set<string> {
+  return new Set([...core.plugins.plugins.values()].filter((p) => p.kind === 'provider').flatMap((p) => Object.keys(p.def.manifest.events ?? {})));
+}
+
+function requireLocale(locale: string): LocaleT {
+  if (locale === 'en' || locale === 'ru') return locale;
+  throw unprocessable(`"${locale}" is not a template locale; use en or ru.`, [{ path: 'params/locale', message: 'must be en or ru', code: 'enum', params: { allowedValues: ['en', 'ru'] } }],
+    'unsupported_locale', { locale, supported: ['en', 'ru'] });
+}
+
+function requireKnownType(core: Core, type: string): void {
+  if (declaredTypes(core).has(type)) return;
+  const kinds = [...core.plugins.plugins.values()].filter((p) => p.kind === 'provider' && Object.keys(p.def.manifest.events ?? {}).length).map((p) => p.id);
+  throw new HttpError(404, 'unknown_event_type', `No enabled provider kind declares the event type "${type}".`, { params: { event_type: type, kind: kinds } });
+}
+
+/** The newest event of `type` the user owns rendered in `locale` with `override` (or the default), as a preview. */
+async function previewOf(core: Core, userId: string, type: string, locale: LocaleT, override: Override | undefined) {
+  const ev = await core.db.get(`SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
+    WHERE e.user_id = ? AND e.event_type = ? ORDER BY e.id DESC LIMIT 1`, [userId, type]);
+  if (!ev) {
+    throw new HttpError(404, 'no_event_for_preview', `You have no ${type} event yet to preview its template with.`, { params: { event_type: type } });
+  }
+  const first = await core.db.get(`SELECT t.name AS target_name, tr.name AS tracker_name FROM deliveries d
+    LEFT JOIN targets t ON t.id = d.target_id LEFT JOIN trackers tr ON tr.id = d.tracker_id WHERE d.event_id = ? ORDER BY d.id LIMIT 1`, [ev.id]);
+  const text = renderEvent(catalogOf(core), ev, locale, override, { tracker: first?.tracker_name ?? undefined, target: first?.target_name ?? undefined });
+  return {
+    event_type: type, locale, event_id: ev.id as string, occurred_at: ev.occurred_at as string, provider_name: (ev.provider_name ?? null) as string | null,
+    title: text.title, body: text.body,
+  };
+}
+
 export async function templateRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
 
@@ -113,18 +188,64 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
     const user = caller(req);
     const type = (req.params as { event_type: string }).event_type;
     const locale = pickLocale({ query: (req.query as { locale?: string }).locale, user: user.locale, acceptLanguage: req.headers['accept-language'] });
-    const ev = await core.db.get(`SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
-      WHERE e.user_id = ? AND e.event_type = ? ORDER BY e.id DESC LIMIT 1`, [user.id, type]);
-    if (!ev) {
-      throw new HttpError(404, 'no_event_for_preview', `You have no ${type} event yet to preview its template with.`, { params: { event_type: type } });
-    }
-    const first = await core.db.get(`SELECT t.name AS target_name, tr.name AS tracker_name FROM deliveries d
-      LEFT JOIN targets t ON t.id = d.target_id LEFT JOIN trackers tr ON tr.id = d.tracker_id WHERE d.event_id = ? ORDER BY d.id LIMIT 1`, [ev.id]);
     const override = (await overridesFor(core.db, user.id, [type], locale)).get(type);
-    const text = renderEvent(catalogOf(core), ev, locale, override, { tracker: first?.tracker_name ?? undefined, target: first?.target_name ?? undefined });
-    return {
-      event_type: type, locale, event_id: ev.id as string, occurred_at: ev.occurred_at as string, provider_name: (ev.provider_name ?? null) as string | null,
-      own_template: Boolean(override), title: text.title, body: text.body,
-    };
+    return { ...await previewOf(core, user.id, type, locale, override), own_template: Boolean(override) };
+  });
+
+  app.post('/api/templates/:event_type/preview', {
+    schema: {
+      tags: ['relay'], summary: 'Preview an unsaved template draft with your last real event of that type',
+      description: 'Renders the draft `title` and `body` in `locale` as plain text from the newest event of `event_type` you own, exactly as `GET /api/templates/{event_type}/preview` renders a saved template. 404 `no_event_for_preview` when you have no such event yet; 422 `template_invalid` (params `field`, `message`, `reason`, `tag`) when the draft does not parse. Nothing is saved.',
+      params: TypeParams,
+      body: Type.Object({ locale: Locale, title: Text.properties.title, body: Text.properties.body }, { additionalProperties: false }),
+    },
+    preHandler: auth,
+  }, async (req) => {
+    const user = caller(req);
+    const type = (req.params as { event_type: string }).event_type;
+    const b = req.body as { locale: LocaleT; title: string; body: string };
+    checkParses(b);
+    return { ...await previewOf(core, user.id, type, b.locale, { title: b.title, body: b.body }), own_template: false, draft: true };
+  });
+
+  app.put('/api/templates/:event_type/:locale', {
+    schema: {
+      tags: ['relay'], summary: 'Save your own template for an event type and locale',
+      description: `Creates or replaces your own template for \`event_type\` in \`locale\` (\`en\` or \`ru\`, else 422 \`unsupported_locale\`); deliveries to targets in that locale use it instead of the default from then on. Title up to ${TITLE_MAX} and body up to ${BODY_MAX} characters, not both empty (422 \`template_empty\`); each must parse (422 \`template_invalid\` with params \`field\`, \`message\`, \`reason\`, \`tag\`). 404 \`unknown_event_type\` when no enabled provider kind declares the type.`,
+      params: TypeLocaleParams, body: Text, response: { 200: Saved },
+    },
+    preHandler: auth,
+  }, async (req) => {
+    const user = caller(req);
+    const { event_type: type, locale: asked } = req.params as { event_type: string; locale: string };
+    const locale = requireLocale(asked);
+    const b = req.body as { title: string; body: string };
+    requireKnownType(core, type);
+    if (!b.title.trim() && !b.body.trim()) {
+      throw unprocessable('A template needs a title or a body; to use the default again, delete your template instead.',
+        [{ path: 'body/title', message: 'is empty, and so is the body' }], 'template_empty', { event_type: type, locale });
+    }
+    checkParses(b);
+    const now = nowIso(core);
+    await core.db.run(`INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+      ON CONFLICT (user_id, event_type, locale) DO UPDATE SET title = excluded.title, body = excluded.body, updated_at = excluded.updated_at`,
+    [newId(), user.id, type, locale, b.title, b.body, now, now]);
+    const row = await core.db.get('SELECT event_type, locale, title, body, updated_at FROM templates WHERE user_id = ? AND event_type = ? AND locale = ?', [user.id, type, locale]);
+    return { event_type: type, locale, title: String(row!.title), body: String(row!.body ?? ''), updated_at: String(row!.updated_at) };
+  });
+
+  app.delete('/api/templates/:event_type/:locale', {
+    schema: {
+      tags: ['relay'], summary: 'Delete your own template for an event type and locale (the default applies again)',
+      description: '204 whether or not you had one. Only your own template is removed. 422 `unsupported_locale` for a locale other than `en` or `ru`.',
+      params: TypeLocaleParams,
+    },
+    preHandler: auth,
+  }, async (req, reply) => {
+    const user = caller(req);
+    const { event_type: type, locale: asked } = req.params as { event_type: string; locale: string };
+    const locale = requireLocale(asked);
+    await core.db.run('DELETE FROM templates WHERE user_id = ? AND event_type = ? AND locale = ?', [user.id, type, locale]);
+    return reply.code(204).send();
   });
 }

@@ -1,13 +1,16 @@
 /**
- * Templates, read-only: per provider kind, event type and language, the default template text (and
- * the user's own, when saved) beside a live preview rendered from the user's last event of that type.
+ * Templates: per provider kind, event type and language, the default template text (and the user's
+ * own, when saved) beside a live preview rendered from the user's last event of that type; the list
+ * of the kind's event types shows where an own template is saved, and "Edit" opens the editor.
  */
 import { ApiError, get } from '../../lib/api.ts';
+import { useState } from 'preact/hooks';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, LOCALES, locale, t, type Locale } from '../../lib/i18n.ts';
 import { navigate, useLocation } from '../../lib/router.ts';
-import { Card, ErrorNote, Loading, Note, Page } from '../../ui/basics.tsx';
+import { Badge, Button, Card, ErrorNote, Loading, Note, Page } from '../../ui/basics.tsx';
 import { languageName } from '../../ui/names.ts';
+import { TemplateEditor } from './template-editor.tsx';
 
 interface Text { title: string; body: string }
 interface TemplateEntry {
@@ -26,11 +29,11 @@ function TemplateText({ text, testid }: { text: Text; testid: string }) {
   );
 }
 
-function PreviewCard({ type, lang, hasEvent }: { type: string; lang: Locale; hasEvent: boolean }) {
+function PreviewCard({ type, lang, hasEvent, version }: { type: string; lang: Locale; hasEvent: boolean; version: number }) {
   const p = useAsync(async () => !hasEvent ? null : get<Preview>(`/api/templates/${encodeURIComponent(type)}/preview`, { locale: lang }).catch((err) => {
     if (err instanceof ApiError && err.code === 'no_event_for_preview') return null;
     throw err;
-  }), [type, lang, hasEvent]);
+  }), [type, lang, hasEvent, version]);
   return (
     <Card title={t('ops.preview')}>
       {p.error ? <ErrorNote error={p.error} /> : p.data === undefined ? <Loading /> : p.data === null ? <Note>{t('ops.no_preview', { event_type: type })}</Note> : (
@@ -56,9 +59,14 @@ export function TemplatesPage() {
   const entry = ofKind.find((x) => x.event_type === type);
   const go = (k: string, ty: string, l: Locale) => navigate(`/templates?${new URLSearchParams({ kind: k, type: ty, lang: l }).toString()}`, true);
   const of = entry?.locales[lang];
+  const [editing, setEditing] = useState<{ type: string; lang: Locale } | null>(null);
+  const [version, setVersion] = useState(0);
+  const edited = editing ? all.find((x) => x.event_type === editing.type) : undefined;
+  const saved = () => { setEditing(null); setVersion((v) => v + 1); void list.reload(); };
 
   return (
-    <Page title={t('ops.templates_title')} subtitle={t('ops.templates_subtitle')}>
+    <Page title={t('ops.templates_title')} subtitle={t('ops.templates_subtitle')}
+      actions={<Button variant="primary" icon="edit" disabled={!entry} data-testid="edit-template" onClick={() => entry && setEditing({ type: entry.event_type, lang })}>{t('tpl_edit.edit_current')}</Button>}>
       <ErrorNote error={list.error} />
       {!list.data ? <Loading /> : (
         <>
@@ -84,8 +92,33 @@ export function TemplatesPage() {
                 <TemplateText text={of.default} testid="default-template" />
                 {of.override && (<><h3>{t('ops.own_template')}</h3><TemplateText text={of.override} testid="own-template" /></>)}
               </Card>
-              <PreviewCard type={entry.event_type} lang={lang} hasEvent={entry.last_event_at !== null} />
+              <PreviewCard type={entry.event_type} lang={lang} hasEvent={entry.last_event_at !== null} version={version} />
             </div>
+          )}
+          {ofKind.length > 0 && (
+            <Card title={t('tpl_edit.list_title')} class="tpl-list-card">
+              <p class="muted small">{t('tpl_edit.list_hint')}</p>
+              <ul class="tpl-list" data-testid="template-list">
+                {ofKind.map((x) => (
+                  <li key={x.event_type} class={x.event_type === type ? 'tpl-row tpl-row-current' : 'tpl-row'} data-testid="template-row" data-type={x.event_type}>
+                    <a class="tpl-row-name" href={`#/templates?${new URLSearchParams({ kind, type: x.event_type, lang }).toString()}`}><code>{x.event_type}</code></a>
+                    <span class="tpl-row-langs">
+                      {LOCALES.map((l) => (
+                        <span key={l} class="tpl-row-lang" data-testid={`template-state-${l}`} data-own={x.locales[l].override ? 'true' : 'false'}>
+                          <Badge tone={x.locales[l].override ? 'ok' : 'neutral'}>{languageName(l)} · {x.locales[l].override ? t('tpl_edit.own') : t('tpl_edit.default')}</Badge>
+                          <Button small icon="edit" aria-label={t('tpl_edit.edit_named', { event_type: x.event_type, in_language: t(`tpl_edit.in_language.${l}`) })}
+                            data-testid={`edit-${l}`} onClick={() => setEditing({ type: x.event_type, lang: l })}>{t('tpl_edit.edit')}</Button>
+                        </span>
+                      ))}
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            </Card>
+          )}
+          {editing && edited && (
+            <TemplateEditor key={`${editing.type}/${editing.lang}`} type={editing.type} lang={editing.lang} fallback={edited.locales[editing.lang].default}
+              own={edited.locales[editing.lang].override} onClose={() => setEditing(null)} onSaved={saved} />
           )}
         </>
       )}
