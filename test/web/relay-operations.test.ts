@@ -3,7 +3,8 @@
  * controls (kept in the URL), an event opened and its failed delivery resent (the loopback sink gets
  * it exactly once), a deferred notification sent now (it leaves the deferred list and reaches the
  * sink) and another dropped after confirmation, the templates page previewing the last event's
- * values, the pages at phone size without horizontal scrolling, and the event log in Russian.
+ * values, an own template edited in its dialog (live preview, a syntax error in Russian, saved, reset),
+ * the pages at phone size without horizontal scrolling, and the event log in Russian.
  */
 import t, { type Test } from 'tap';
 import { startService, startSink, type TestService } from '../helpers/service.ts';
@@ -157,6 +158,58 @@ t.test('relay operations in the browser', async (t) => {
     await b.shot('ops-templates');
   });
 
+  await step('edit a template', async () => {
+    await page.getByTestId('template-type').selectOption('thing_happened');
+    await page.getByTestId('template-lang').selectOption('en');
+    const row = page.locator('[data-testid="template-row"][data-type="thing_happened"]');
+    t.equal(await row.getByTestId('template-state-en').getAttribute('data-own'), 'false', 'no own template yet');
+    await row.getByRole('button', { name: 'Edit the template of thing_happened in English' }).click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.getByRole('heading', { name: 'Template of thing_happened in English' }).waitFor();
+    t.equal(await dialog.getByTestId('edit-title').inputValue(), 'Thing: {{name}}', 'the editor starts from the default');
+    t.match(await dialog.getByTestId('edit-default').textContent(), /\{\{name\}\} happened/, 'the default beside it');
+    t.match(await dialog.getByTestId('template-help').textContent(), /name/, 'the event\'s fields listed');
+    const draft = dialog.getByTestId('draft-preview-text');
+    await draft.getByText('Thing: window').waitFor();
+    await dialog.getByTestId('edit-title').fill('Door report: {{name}}!');
+    await draft.getByText('Door report: window!').waitFor();
+    t.pass('the preview follows the draft');
+    b.allow(/status of 422.*\/api\/templates\/thing_happened\/preview/); // the drafts with a syntax error, on purpose
+    await dialog.getByTestId('edit-body').fill('{{#each x}} open');
+    await dialog.getByTestId('draft-error').getByText('The text does not parse: {{#each}} is opened but never closed.').waitFor();
+    await dialog.getByTestId('edit-body').fill('{{name}} at {{occurred_at}}');
+    await draft.getByText('Door report: window!').waitFor();
+    await dialog.getByRole('button', { name: 'Save' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByText('Your template is saved.').waitFor();
+    const saved = (await svc.request('GET', '/api/templates', { token })).body.templates.find((x: any) => x.event_type === 'thing_happened');
+    t.same(saved.locales.en.override, { title: 'Door report: {{name}}!', body: '{{name}} at {{occurred_at}}' }, 'saved on the server');
+    t.equal(saved.locales.ru.override, null, 'the Russian one untouched');
+    await until(async () => await row.getByTestId('template-state-en').getAttribute('data-own') === 'true', 'the list shows the own template');
+    await page.getByTestId('preview-text').getByText('Door report: window!').waitFor();
+    t.pass('the page preview uses it');
+
+    // In Russian: a syntax error explained in Russian, then back to the default.
+    await page.getByTestId('language').selectOption('ru');
+    await page.getByRole('heading', { name: 'Шаблоны' }).waitFor();
+    await page.getByRole('button', { name: 'Изменить шаблон', exact: true }).click();
+    await dialog.getByRole('heading', { name: 'Шаблон thing_happened на английском' }).waitFor();
+    t.equal(await dialog.getByTestId('edit-title').inputValue(), 'Door report: {{name}}!', 'the editor starts from the own template');
+    await dialog.getByTestId('edit-body').fill('{{name}}{{/if}}');
+    await dialog.getByTestId('draft-error').getByText('Ошибка в тексте: {{/if}} закрывает блок, который здесь не открыт.').waitFor();
+    t.pass('the syntax error in Russian');
+    await b.shot('ops-template-editor-ru');
+    await dialog.getByRole('button', { name: 'Вернуть по умолчанию' }).click();
+    await dialog.getByRole('button', { name: 'Точно вернуть шаблон по умолчанию?' }).click();
+    await dialog.waitFor({ state: 'detached' });
+    await page.getByText('Снова действует шаблон по умолчанию.').waitFor();
+    const reset = (await svc.request('GET', '/api/templates', { token })).body.templates.find((x: any) => x.event_type === 'thing_happened');
+    t.equal(reset.locales.en.override, null, 'reset on the server');
+    await until(async () => await row.getByTestId('template-state-en').getAttribute('data-own') === 'false', 'the list shows the default again');
+    await page.getByTestId('language').selectOption('en');
+    await page.getByRole('heading', { name: 'Templates' }).waitFor();
+  });
+
   await step('russian', async () => {
     await page.getByTestId('language').selectOption('ru');
     await page.getByRole('heading', { name: 'Шаблоны' }).waitFor();
@@ -194,7 +247,16 @@ t.test('relay operations in the browser', async (t) => {
     await nav('Templates');
     await page.getByTestId('template-kind').waitFor();
     await fits(t, page, 'templates', page.getByTestId('template-kind'));
+    await fits(t, page, 'templates, edit in the list', page.getByTestId('template-row').first().getByTestId('edit-ru'));
     await b.shot('ops-phone-templates');
+    await page.getByTestId('edit-template').click();
+    const dialog = page.locator('dialog[open]');
+    await dialog.getByTestId('draft-preview').waitFor();
+    await fits(t, page, 'template editor, body', dialog.getByTestId('edit-body'));
+    await fits(t, page, 'template editor, save', dialog.getByRole('button', { name: 'Save' }));
+    await b.shot('ops-phone-template-editor');
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'detached' });
   });
 
   t.same(b.problems, [], 'no console errors');

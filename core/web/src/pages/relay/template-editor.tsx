@@ -18,7 +18,7 @@ interface Preview { occurred_at: string; provider_name: string | null; title: st
 /** The template language, as written in a template (code, not prose). */
 const SYNTAX = ['{{field}}', '{{#if field}}…{{else}}…{{/if}}', '{{#each list}}…{{.}}…{{/each}}', '{{count list}}'];
 /** Names every event's template can use besides its payload fields. */
-const COMMON = ['event_type', 'severity', 'provider_name', 'tracker_name', 'target_name', 'occurred_at', 'extras.<name>'];
+const COMMON = ['event_type', 'severity', 'provider_name', 'provider_kind', 'tracker_name', 'target_name', 'occurred_at', 'extras.<name>'];
 const PREVIEW_DELAY_MS = 350;
 
 /** The payload fields a (default) template refers to: `{{name}}`, `{{#if url}}`, `{{#each assets}}`, `{{count x}}`. */
@@ -41,8 +41,9 @@ function draftError(err: unknown): string {
   return errorText(err);
 }
 
-export function TemplateEditor({ type, lang, fallback, own, onClose, onSaved }: {
-  type: string; lang: Locale; fallback: Text; own: Text | null; onClose: () => void; onSaved: () => void;
+/** `hasEvent`: whether the user has an event of this type (none: no preview is asked for, "no event yet" is shown). */
+export function TemplateEditor({ type, lang, fallback, own, hasEvent, onClose, onSaved }: {
+  type: string; lang: Locale; fallback: Text; own: Text | null; hasEvent: boolean; onClose: () => void; onSaved: () => void;
 }) {
   const [title, setTitle] = useState((own ?? fallback).title);
   const [body, setBody] = useState((own ?? fallback).body);
@@ -54,6 +55,7 @@ export function TemplateEditor({ type, lang, fallback, own, onClose, onSaved }: 
 
   useEffect(() => {
     const n = ++seq.current;
+    if (!hasEvent) { setPreview({ none: true }); return; }
     const timer = setTimeout(async () => {
       try {
         const data = await api<Preview>('POST', `/api/templates/${encodeURIComponent(type)}/preview`, { body: { locale: lang, title, body } });
@@ -65,7 +67,7 @@ export function TemplateEditor({ type, lang, fallback, own, onClose, onSaved }: 
       }
     }, PREVIEW_DELAY_MS);
     return () => clearTimeout(timer);
-  }, [type, lang, title, body]);
+  }, [type, lang, title, body, hasEvent]);
 
   const save = async (e: Event) => {
     e.preventDefault();
@@ -120,7 +122,7 @@ export function TemplateEditor({ type, lang, fallback, own, onClose, onSaved }: 
                     <dt>{t('ops.body_label')}</dt><dd><pre class="ops-pre">{preview.data.body || '—'}</pre></dd>
                   </dl>
                 )}
-            <p class="muted small">{t('tpl_edit.preview_waiting')}</p>
+            {!preview?.none && <p class="muted small">{t('tpl_edit.preview_waiting')}</p>}
           </section>
           <section class="tpl-edit-box" data-testid="edit-default">
             <h3>{t('tpl_edit.default_beside')}</h3>

@@ -118,7 +118,7 @@ export function TemplatesPage() {
           )}
           {editing && edited && (
             <TemplateEditor key={`${editing.type}/${editing.lang}`} type={editing.type} lang={editing.lang} fallback={edited.locales[editing.lang].default}
-              own={edited.locales[editing.lang].override} onClose={() => setEditing(null)} onSaved={saved} />
+              own={edited.locales[editing.lang].override} hasEvent={edited.last_event_at !== null} onClose={() => setEditing(null)} onSaved={saved} />
           )}
         </>
       )}
