@@ -12,10 +12,11 @@ import { DIST, ensureBuilt } from './browser.ts';
  * Budgets in gzipped kilobytes. Every page but the overview loads on its first visit (the chat chunk,
  * with the markdown renderer and sanitizer, is the largest); a language chunk carries all its strings.
  * The total grew with the operations, accounts, scheduled-actions, templates and chat-control pages
- * (72 KB before them): the budget keeps about 10 % of headroom over what they weigh.
+ * (72 KB before them): the budget keeps about 10 % of headroom over what they weigh. The template
+ * editor (its dialog and its strings in both languages, a few KB) took the total past 120 KB: now 124 KB.
  */
 const FIRST_LOAD_KB = 40;
-const ALL_JS_KB = 120;
+const ALL_JS_KB = 124;
 const CSS_KB = 8;
 /** The syntax highlighter (highlight.js and its languages), loaded only when a reply has a code block. */
 const HIGHLIGHT_KB = 30;
