@@ -77,6 +77,39 @@ t.test('NotReadyError is retried in the background; a throwing instance is isola
   t.same(stopped.filter((x) => x !== 'broken'), ['flaky', 'first'], 'stopped in reverse start order');
 });
 
+t.test('polls of one instance never overlap: "poll now" during a scheduled poll runs after it', async (t) => {
+  const s = await startService();
+  t.teardown(() => s.stop());
+  const core = s.service.core;
+  let active = 0;
+  let most = 0;
+  const started: number[] = [];
+  const poller = defineProvider({
+    manifest: { id: 'slow_poller', kind: 'provider', apiVersion: 1, displayName: 'Slow poller', ingest: 'poll', pollIntervalSeconds: 3600, configSchema: Type.Object({}), events: {} },
+    create: () => ({
+      async poll() {
+        started.push(Date.now());
+        active++;
+        most = Math.max(most, active);
+        await new Promise((r) => setTimeout(r, 60));
+        active--;
+      },
+    }),
+  });
+  core.plugins.plugins.set('slow_poller', wrapDefinition('slow-poller-plugin', poller));
+  const id = crypto.randomUUID();
+  const now = new Date().toISOString();
+  await core.db.run(`INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, created_at, updated_at) VALUES (?, ?, 'slow_poller', 'P', ?, ?, ?, ?, ?)`, [id, s.admin.id, {}, true, crypto.randomUUID(), now, now]);
+  await core.db.run(`INSERT INTO trackers (id, user_id, provider_id, name, enabled, config, created_at, updated_at) VALUES (?, ?, ?, 'T', ?, ?, ?, ?)`, [crypto.randomUUID(), s.admin.id, id, true, {}, now, now]);
+  const { providerRowFrom } = await import('../../core/src/plugins/host.ts');
+  await core.plugins.startProvider(providerRowFrom((await core.db.get('SELECT * FROM providers WHERE id = ?', [id]))!));
+  // The start schedules a first poll at once; three more are asked for while it may still run.
+  await Promise.all([core.plugins.pollOnce(id), core.plugins.pollOnce(id), core.plugins.pollOnce(id)]);
+  t.equal(most, 1, 'never two polls of the instance at once');
+  t.ok(started.length >= 3, `every poll asked for ran (${started.length})`);
+  for (let i = 1; i < started.length; i++) t.ok(started[i]! - started[i - 1]! >= 50, 'each after the one before ended');
+});
+
 t.test('each instance gets an outbound client that keeps its declared and secret-carrying headers on their origin', async (t) => {
   const s = await startService();
   t.teardown(() => s.stop());

@@ -45,6 +45,8 @@ interface ProviderEntry {
   instance?: ProviderInstance;
   abort: AbortController;
   timer?: NodeJS.Timeout;
+  /** The poll running now (scheduled or asked for), which the next one waits for. */
+  polling?: Promise<void>;
   failures: number;
   state: 'starting' | 'running' | 'retrying' | 'auth_failed' | 'error' | 'stopped';
   log: Logger;
@@ -232,10 +234,22 @@ export class PluginHost {
     return s * 1000;
   }
 
-  /** One poll of one provider, reporting the outcome. Exposed for tests and for "poll now". */
+  /**
+   * One poll of one provider, reporting the outcome. Exposed for tests and for "poll now". Polls of
+   * one instance never overlap: two at once would both see the same change and both report it, so a
+   * poll asked for while another runs starts when that one ends (it may have read the state before
+   * the change this one is asked to see).
+   */
   async pollOnce(entry: ProviderEntry | string): Promise<void> {
     const e = typeof entry === 'string' ? this.providers.get(entry) : entry;
     if (!e?.instance?.poll || e.abort.signal.aborted) return;
+    const run = (e.polling ?? Promise.resolve()).then(() => this.pollNow(e), () => this.pollNow(e));
+    e.polling = run;
+    try { await run; } finally { if (e.polling === run) e.polling = undefined; }
+  }
+
+  private async pollNow(e: ProviderEntry): Promise<void> {
+    if (!e.instance?.poll || e.abort.signal.aborted) return;
     if (e.timer) clearTimeout(e.timer);
     let trackers: TrackerView[] = [];
     let error: unknown;
