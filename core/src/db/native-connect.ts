@@ -1,7 +1,8 @@
 /**
  * A SQLite connection without the ORM: better-sqlite3 under NativeSqlite, for a thread that runs raw
  * SQL only (the dispatch thread). MikroORM with its entity metadata, Kysely and their code cost a
- * worker thread about 30 MB of heap it would never use. Same file, same connection settings as the
+ * worker thread start-up time and ~30 MB of heap until its first full collection (a few MB after it),
+ * for code it would never run. Same file, same connection settings as the
  * service's own connection (open.ts), which has run the snapshot and migrations before this opens.
  */
 import BetterSqlite from 'better-sqlite3';
