@@ -20,9 +20,10 @@ import messageUpdates from './0021_message_updates.ts';
 import targetOutboundAllow from './0022_target_outbound_allow.ts';
 import quietDigest from './0023_quiet_digest.ts';
 import eventWebhookColumns from './0024_event_webhook_columns.ts';
+import messageShownAt from './0025_message_shown_at.ts';
 import dropDeliveriesEventIndex from './0026_drop_deliveries_event_index.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
 export const migrations: Migration[] = [
-  core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, providerOutboundAllow, testEvents, memorySearch, documentChunks, chatSearch, chatControls, messageUpdates, targetOutboundAllow, quietDigest, eventWebhookColumns, dropDeliveriesEventIndex,
+  core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, providerOutboundAllow, testEvents, memorySearch, documentChunks, chatSearch, chatControls, messageUpdates, targetOutboundAllow, quietDigest, eventWebhookColumns, messageShownAt, dropDeliveriesEventIndex,
 ];

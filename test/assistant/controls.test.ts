@@ -75,6 +75,39 @@ t.test('regenerate writes another reply, keeps the earlier one as an alternative
   t.equal((await post(h.svc, u.token, `/api/v1/chats/${chat}/messages/0190a000-0000-7000-8000-000000000000/regenerate`)).problem.code, 'message_not_found');
 });
 
+t.test('flipping back to an alternative shows the conversation below it as it was left, not its newest branch', async (t) => {
+  const h = await harness(t);
+  const u = await newUser(h.svc);
+  const chat = await newChat(h.svc, u.token);
+  const show = async (id: string) => t.equal((await h.svc.request('POST', `/api/v1/chats/${chat}/messages/${id}/show`, { token: u.token })).status, 204);
+  const shown = async () => (await history(h, u.token, chat)).map((m) => m.content);
+  h.ai.next({ text: 'A1' });
+  await send(h.svc, u.token, chat, 'Q1');
+  const a1 = (await history(h, u.token, chat))[1];
+  h.ai.next({ text: 'A2' });
+  await post(h.svc, u.token, `/api/v1/chats/${chat}/messages/${a1.id}/regenerate`);
+  // Below A2: a second question with two replies, and the user settles on the older one.
+  h.ai.next({ text: 'R1' });
+  await send(h.svc, u.token, chat, 'Q2');
+  const r1 = (await history(h, u.token, chat))[3];
+  h.ai.next({ text: 'R2' });
+  await post(h.svc, u.token, `/api/v1/chats/${chat}/messages/${r1.id}/regenerate`);
+  t.same(await shown(), ['Q1', 'A2', 'Q2', 'R2']);
+  await new Promise((r) => setTimeout(r, 5));
+  await show(r1.id);
+  t.same(await shown(), ['Q1', 'A2', 'Q2', 'R1'], 'the older reply chosen');
+  await new Promise((r) => setTimeout(r, 5));
+  await show(a1.id);
+  t.same(await shown(), ['Q1', 'A1'], 'the first alternative has nothing below it');
+  await new Promise((r) => setTimeout(r, 5));
+  const a2 = (await history(h, u.token, chat))[1].alternatives[1];
+  await show(a2);
+  t.same(await shown(), ['Q1', 'A2', 'Q2', 'R1'], 'back on A2: the reply last on screen below it, not the newest');
+  h.ai.next({ text: 'R3' });
+  await send(h.svc, u.token, chat, 'Q3');
+  t.same(sent(h, h.ai.calls.length - 1), ['user:Q1', 'assistant:A2', 'user:Q2', 'assistant:R1', 'user:Q3'], 'and that is the history the model gets');
+});
+
 t.test('regenerate is refused over the quota, like a new message', async (t) => {
   const h = await harness(t);
   const u = await newUser(h.svc, { max_ai_messages_per_day: 1 });

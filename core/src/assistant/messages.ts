@@ -104,15 +104,20 @@ export async function hideAfter(q: Queryable, chatId: string, parentId: string |
   else await q.run('UPDATE chat_messages SET active = ? WHERE chat_id = ? AND active = ?', [false, chatId, true]);
 }
 
-/** Shows `message`'s branch instead of its siblings': the message, then below it the newest reply at each step. */
-export async function showBranch(q: Queryable, chatId: string, message: Pick<MessageRow, 'id' | 'parent_id'>): Promise<void> {
+/**
+ * Shows `message`'s branch instead of its siblings': the message, then below it at each step the
+ * reply that was on screen there last (`shown_at`, stamped whenever a flip shows a message; one
+ * never flipped to was last on screen when it was written), so flipping back returns to the
+ * conversation as it was left. `now` stamps the messages shown.
+ */
+export async function showBranch(q: Queryable, chatId: string, message: Pick<MessageRow, 'id' | 'parent_id'>, now: string): Promise<void> {
   await hideAfter(q, chatId, message.parent_id);
   let id: string | undefined = message.id;
   const seen = new Set<string>();
   while (id && !seen.has(id)) {
     seen.add(id);
-    await q.run('UPDATE chat_messages SET active = ? WHERE id = ?', [true, id]);
-    id = (await q.get<{ id: string }>('SELECT id FROM chat_messages WHERE chat_id = ? AND parent_id = ? ORDER BY id DESC LIMIT 1', [chatId, id]))?.id;
+    await q.run('UPDATE chat_messages SET active = ?, shown_at = ? WHERE id = ?', [true, now, id]);
+    id = (await q.get<{ id: string }>('SELECT id FROM chat_messages WHERE chat_id = ? AND parent_id = ? ORDER BY COALESCE(shown_at, created_at) DESC, id DESC LIMIT 1', [chatId, id]))?.id;
   }
 }
 
@@ -184,7 +189,7 @@ export async function historyRoutes(app: App, core: Core): Promise<void> {
     const p = req.params as { chat_id: string; message_id: string };
     const chat = await ownChat(core.db, caller(req).id, p.chat_id);
     const message = await chatMessage(core.db, chat.id, p.message_id);
-    await core.db.tx((q) => showBranch(q, chat.id, message));
+    await core.db.tx((q) => showBranch(q, chat.id, message, core.clock.now().toISOString()));
     return reply.code(204).send();
   });
 }

@@ -52,6 +52,7 @@ export const ChatMessage = defineEntity({
     active: p.boolean(),
     model: p.string().nullable(),
     attachments: p.text().nullable(),
+    shown_at: p.string().nullable(),
     created_at: p.string(),
   },
 });
