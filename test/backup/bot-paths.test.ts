@@ -7,30 +7,17 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startService, TEST_PLUGINS, unsealed, type TestService } from '../helpers/service.ts';
-import { exportNow, upload } from './support.ts';
+import { TEST_PLUGINS, unsealed, type TestService } from '../helpers/service.ts';
+import { exportNow, upload, servicesWith } from './support.ts';
 import { FakeTelegram } from '../../plugins/target-telegram/test/fakes/telegram.ts';
 import { botWebhookSecret, webhookKeyId } from '../../core/src/relay/bots/webhook-secret.ts';
 
 const KEY = 'shared-webhook-key-0123456789';
 const TOKEN = '801:AAF-alice_bot_token_for_tests_abcdefgh';
 const env = { SERVICE_PLUGINS: `${TEST_PLUGINS},@herald/target-telegram`, SERVICE_MESSAGING_WEBHOOK_SECRET: KEY, SERVICE_PUBLIC_URL: 'https://herald.example.test', SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex') };
+const { boot, reboot } = servicesWith(env);
 
-async function boot(t: Test, dataDir?: string): Promise<TestService> {
-  const dir = dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bot-paths-'));
-  if (!dataDir) t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return startService(env, { dataDir: dir, setup: !dataDir });
-}
 
-async function reboot(t: Test, s: TestService): Promise<TestService> {
-  await s.stop();
-  const next = await boot(t, s.dataDir);
-  next.admin = s.admin;
-  return next;
-}
 
 async function until(fn: () => Promise<unknown> | unknown, ms = 5000): Promise<void> {
   for (const end = Date.now() + ms; !(await fn());) {

@@ -5,27 +5,14 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startService, type TestService } from '../helpers/service.ts';
-import { configure, exportNow, upload, SECRETS, type Configured } from './support.ts';
+import type { TestService } from '../helpers/service.ts';
+import { configure, exportNow, upload, SECRETS, type Configured, servicesWith } from './support.ts';
 import { Database as Db } from '../../core/src/db/database.ts';
 
 const key = crypto.randomBytes(32).toString('hex');
+const { boot, reboot } = servicesWith({ SERVICE_SECRET_KEY: key });
 
-async function boot(t: Test, dataDir?: string): Promise<TestService> {
-  const dir = dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-conflicts-'));
-  if (!dataDir) t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return startService({ SERVICE_SECRET_KEY: key }, { dataDir: dir, setup: !dataDir });
-}
 
-async function reboot(t: Test, s: TestService): Promise<TestService> {
-  await s.stop();
-  const next = await boot(t, s.dataDir);
-  next.admin = s.admin;
-  return next;
-}
 
 /** A configured service, its include backup, and then changes that conflict with it. */
 async function diverged(t: Test): Promise<{ s: TestService; c: Configured; backup: string }> {

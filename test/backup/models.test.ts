@@ -4,30 +4,15 @@
  * modes like the operator settings, and left alone by backups written before it travelled.
  */
 import t from 'tap';
-import type { Test } from 'tap';
 import crypto from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { startService, type TestService } from '../helpers/service.ts';
-import { exportNow, upload } from './support.ts';
+import type { TestService } from '../helpers/service.ts';
+import { exportNow, upload, servicesWith } from './support.ts';
 import { checksumOf } from '../../core/src/backup/envelope.ts';
 
 const key = crypto.randomBytes(32).toString('hex');
+const { boot, reboot } = servicesWith({ SERVICE_SECRET_KEY: key });
 
-async function boot(t: Test, dataDir?: string): Promise<TestService> {
-  const dir = dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-models-backup-'));
-  if (!dataDir) t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return startService({ SERVICE_SECRET_KEY: key }, { dataDir: dir, setup: !dataDir });
-}
 
-/** Stops the service and boots it again on the same data: a staged restore is applied at boot. */
-async function reboot(t: Test, s: TestService): Promise<TestService> {
-  await s.stop();
-  const next = await boot(t, s.dataDir);
-  next.admin = s.admin;
-  return next;
-}
 
 async function setModels(s: TestService, models_allowed: string[], default_model: string) {
   const r = await s.request('PUT', '/api/v1/admin/models', { token: s.admin.token, body: { models_allowed, default_model } });

@@ -3,29 +3,16 @@
  * booted again on the same data directory for "next boot".
  */
 import t from 'tap';
-import type { Test } from 'tap';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { startService, testDatabaseUrl, TEST_DB, type TestService } from '../helpers/service.ts';
-import { configure, exportNow, upload } from './support.ts';
+import { testDatabaseUrl, TEST_DB, type TestService } from '../helpers/service.ts';
+import { configure, exportNow, upload, servicesWith } from './support.ts';
 
 const key = crypto.randomBytes(32).toString('hex');
+const { boot, reboot } = servicesWith({ SERVICE_SECRET_KEY: key });
 
-async function boot(t: Test, env: Record<string, string> = {}, dataDir?: string): Promise<TestService> {
-  const dir = dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-staged-'));
-  if (!dataDir) t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  return startService({ SERVICE_SECRET_KEY: key, ...env }, { dataDir: dir, setup: !dataDir });
-}
 
-/** Stops `s` and boots the service again on its data directory (the "next boot"). */
-async function reboot(t: Test, s: TestService, env: Record<string, string> = {}): Promise<TestService> {
-  await s.stop();
-  const next = await boot(t, env, s.dataDir);
-  next.admin = s.admin;
-  return next;
-}
 
 /** Runs SQL on the database of a stopped service (its SQLite file or its PostgreSQL database). */
 async function onStopped(dataDir: string, sqlite: string, postgres: string): Promise<void> {
@@ -52,7 +39,7 @@ const restoreFiles = (s: TestService) => (fs.existsSync(path.join(s.dataDir, 're
 const sameOrigin = (s: TestService) => ({ origin: s.url, referer: `${s.url}/settings/backup` });
 
 t.test('none → staged → none; apply-restart when not supervised leaves it staged', async (t) => {
-  const s = await boot(t, { SERVICE_SUPERVISED: 'false' });
+  const s = await boot(t, undefined, { SERVICE_SUPERVISED: 'false' });
   t.teardown(() => s.stop());
   await configure(s);
   const a = s.admin.token;
@@ -101,7 +88,7 @@ t.test('none → staged → none; apply-restart when not supervised leaves it st
 });
 
 t.test('apply-restart: same-origin only, then 202 and a restart after the answer; next boot applies and archives', async (t) => {
-  let s = await boot(t, { SERVICE_SUPERVISED: 'true' });
+  let s = await boot(t, undefined, { SERVICE_SUPERVISED: 'true' });
   t.teardown(() => s.stop());
   const c = await configure(s);
   const a = s.admin.token;
@@ -166,7 +153,7 @@ t.test('a restore that fails at boot is rolled back and set aside; boot continue
   await s.stop();
   // Make the last step of the plan fail inside the transaction.
   await breakTemplates(s.dataDir);
-  s = await boot(t, {}, s.dataDir);
+  s = await boot(t, s.dataDir);
   s.admin = { ...s.admin, token: a };
   const files = restoreFiles(s);
   t.equal(files.length, 1);
@@ -185,7 +172,7 @@ t.test('a restore that fails at boot is rolled back and set aside; boot continue
   // A conflict that appears between staging and boot fails a "fail" restore the same way.
   await s.stop();
   await repairTemplates(s.dataDir);
-  s = await boot(t, {}, s.dataDir);
+  s = await boot(t, s.dataDir);
   const same = await exportNow({ ...s, admin: { ...s.admin, token: a } } as TestService, 'include');
   t.equal((await upload(s.url, a, JSON.stringify(same), 'conflict_mode=fail')).status, 201, 'no conflicts when staged');
   await s.request('PATCH', `/api/providers/${c.provider.id}`, { token: c.user.token, body: { name: 'Changed after staging' } });

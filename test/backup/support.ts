@@ -1,11 +1,16 @@
 /**
  * Shared pieces of the backup tests: a configured service (providers with secrets, trackers,
  * targets, links, a bot and chat, actions, a template, self-monitoring, skills and contexts) and
- * a multipart upload helper.
+ * a multipart upload helper, and services that boot again on their data (a staged restore is
+ * applied at boot).
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { Test } from 'tap';
 import { newId, randomToken } from '../../core/src/http/ids.ts';
 import { tableExists } from '../../core/src/backup/export.ts';
-import type { TestService } from '../helpers/service.ts';
+import { startService, type TestService } from '../helpers/service.ts';
 
 export const SECRETS = {
   shared: 'example-shared-secret-1',
@@ -75,4 +80,25 @@ export async function exportNow(s: TestService, mode: 'include' | 'exclude' = 'i
   const r = await s.request('GET', `/api/backup/export?secrets_mode=${mode}`, { token: s.admin.token });
   if (r.status !== 200) throw new Error(`export: ${r.status} ${r.text}`);
   return r.body;
+}
+
+/**
+ * `boot`: a service on a data directory of its own (removed after the test), or booted again on
+ * `dataDir` without setup; `reboot`: stops a service and boots it again on its data, keeping its
+ * administrator. Every boot gets `env` (the same SERVICE_SECRET_KEY, so sealed secrets stay readable)
+ * plus `extra`.
+ */
+export function servicesWith(env: Record<string, string>) {
+  const boot = async (t: Test, dataDir?: string, extra: Record<string, string> = {}): Promise<TestService> => {
+    const dir = dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-backup-'));
+    if (!dataDir) t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+    return startService({ ...env, ...extra }, { dataDir: dir, setup: !dataDir });
+  };
+  const reboot = async (t: Test, s: TestService, extra: Record<string, string> = {}): Promise<TestService> => {
+    await s.stop();
+    const next = await boot(t, s.dataDir, extra);
+    next.admin = s.admin;
+    return next;
+  };
+  return { boot, reboot };
 }

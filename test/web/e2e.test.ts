@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import t from 'tap';
 import { startService, startSink } from '../helpers/service.ts';
 import { startFakeOpenAI } from '../fakes/openai.ts';
-import { ensureBuilt, openBrowser } from './browser.ts';
+import { ensureBuilt, openBrowser, until } from './browser.ts';
 
 ensureBuilt();
 
@@ -23,17 +23,7 @@ const { page } = b;
 page.setDefaultTimeout(8000);
 t.teardown(async () => { await b.close(); await svc.stop(); await sink.close(); await ai.close(); });
 
-/** Polls until `fn` is truthy (the UI updates asynchronously). */
-async function until<T>(fn: () => Promise<T> | T, what: string, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
+// Not the browser's nav(): the phone part of this file opens the drawer itself.
 const nav = async (name: string) => {
   await page.getByRole('navigation').getByRole('link', { name, exact: true }).click();
   await page.locator('#page-title').waitFor();
