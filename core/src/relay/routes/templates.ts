@@ -230,8 +230,8 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
     await core.db.run(`INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
       ON CONFLICT (user_id, event_type, locale) DO UPDATE SET title = excluded.title, body = excluded.body, updated_at = excluded.updated_at`,
     [newId(), user.id, type, locale, b.title, b.body, now, now]);
-    const row = await core.db.get('SELECT event_type, locale, title, body, updated_at FROM templates WHERE user_id = ? AND event_type = ? AND locale = ?', [user.id, type, locale]);
-    return { event_type: type, locale, title: String(row!.title), body: String(row!.body ?? ''), updated_at: String(row!.updated_at) };
+    // Inserted or updated, the row now holds exactly these values.
+    return { event_type: type, locale, title: b.title, body: b.body, updated_at: now };
   });
 
   app.delete('/api/templates/:event_type/:locale', {
