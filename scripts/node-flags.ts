@@ -13,5 +13,14 @@
  * saved a little more memory but cost the relay ~15 % more CPU per delivered event (objects
  * promoted early, more old-generation work), 16 MB did not (scripts/bench/RESULTS.md, "Assistant
  * streams and the young generation").
+ *
+ * `--max-old-space-size=1024`: V8 lets the old generation grow by a factor that depends on the
+ * heap's limit: 4× what survived the last full collection when the limit is 2 GB or more (Node's
+ * default here is ~4.2 GB), 1.3–2× below. Under a 10,000-webhook burst the default let the old
+ * space grow from ~45 to ~95 MB, mostly garbage promoted while its event was in flight, before the
+ * next full collection; with a 1 GB limit it stays near 60–80 MB and the burst's peak resident set
+ * fell by 50–100 MB at no measurable CPU cost (RESULTS.md, "Old generation sizing"). 1 GB is
+ * several times what the largest operation needs (a backup export of 10,000 providers and 10,000
+ * targets peaks near 390 MB resident).
  */
-export const SERVICE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16'];
+export const SERVICE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16', '--max-old-space-size=1024'];
