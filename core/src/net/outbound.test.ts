@@ -1,6 +1,7 @@
 import t from 'tap';
 import type { Test } from 'tap';
 import http from 'node:http';
+import { getEventListeners } from 'node:events';
 import tls from 'node:tls';
 import zlib from 'node:zlib';
 import { createOutboundHttp, type OutboundError } from './outbound.ts';
@@ -188,6 +189,7 @@ t.test('only http and https', async (tt) => {
 t.test('timeouts always fire', async (tt) => {
   const { port } = await server(tt, (req, res) => {
     if (req.url === '/stall-body') { res.writeHead(200); res.write('partial'); }
+    if (req.url === '/ok') res.end('ok');
     // '/silent' never answers at all.
   });
   const h = client(tt, { allowCidrs: ['127.0.0.1/32'] });
@@ -212,6 +214,17 @@ t.test('timeouts always fire', async (tt) => {
   const pending = h.request(`http://127.0.0.1:${port}/silent`, { signal: outer.signal });
   outer.abort();
   tt.equal((await pending.catch((e) => e)).name, 'AbortError', 'the caller\'s abort stays an abort');
+
+  const before = new AbortController();
+  before.abort();
+  tt.equal((await h.request(`http://127.0.0.1:${port}/silent`, { signal: before.signal }).catch((e) => e)).name, 'AbortError', 'a signal aborted beforehand fails the request at once');
+
+  // A caller that keeps one signal for many requests (a plugin's own stop signal) is left with no
+  // listener once each request is done, answered, failed or timed out.
+  const kept = new AbortController();
+  for (let i = 0; i < 5; i++) tt.equal((await h.request(`http://127.0.0.1:${port}/ok`, { signal: kept.signal })).status, 200);
+  await h.request(`http://127.0.0.1:${port}/silent`, { signal: kept.signal, timeoutMs: 100 }).catch(() => {});
+  tt.equal(getEventListeners(kept.signal, 'abort').length, 0, 'no listener left on the caller\'s signal');
 });
 
 t.test('the response body cap', async (tt) => {

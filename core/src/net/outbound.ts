@@ -219,17 +219,28 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
 
   /** Runs `work` under the total timeout, translating low-level failures into OutboundErrors. */
   async function guarded<T>(url: URL, limits: Limits, outer: AbortSignal | undefined | null, work: (signal: AbortSignal, done: () => void) => Promise<T>): Promise<T> {
-    const timer = new AbortController();
-    const handle = setTimeout(() => timer.abort(new OutboundError(OUTBOUND_TIMEOUT, `request to ${url.host} timed out after ${limits.timeoutMs} ms`)), limits.timeoutMs);
+    // One controller aborts the work, on the timeout or when the caller's signal aborts. The
+    // caller's signal is followed by a listener removed when the work is done, not through
+    // AbortSignal.any, whose composite signal costs a send about as much as the rest of this
+    // function (it is tracked with weak references until collected).
+    const ac = new AbortController();
+    const handle = setTimeout(() => ac.abort(new OutboundError(OUTBOUND_TIMEOUT, `request to ${url.host} timed out after ${limits.timeoutMs} ms`)), limits.timeoutMs);
     // A fetch body nobody reads keeps this timer until it fires; it must not keep the process alive.
     handle.unref();
-    const done = () => clearTimeout(handle);
-    const signal = outer ? AbortSignal.any([outer, timer.signal]) : timer.signal;
+    const onOuter = () => ac.abort(outer!.reason);
+    if (outer) {
+      if (outer.aborted) onOuter();
+      else outer.addEventListener('abort', onOuter, { once: true });
+    }
+    const done = () => {
+      clearTimeout(handle);
+      outer?.removeEventListener('abort', onOuter);
+    };
     try {
-      return await work(signal, done);
+      return await work(ac.signal, done);
     } catch (err) {
       done();
-      throw translate(err, url, timer.signal, outer);
+      throw translate(err, url, ac.signal, outer);
     }
   }
 
@@ -338,16 +349,36 @@ function tooLarge(url: URL, max: number): OutboundError {
   return new OutboundError(OUTBOUND_TOO_LARGE, `response from ${url.host} exceeds ${max} bytes`);
 }
 
-/** Reads a whole body, failing as soon as it grows past `max` bytes. */
-async function readCapped(body: Body, max: number, url: URL): Promise<Uint8Array> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) { body.destroy(); throw tooLarge(url, max); }
-    chunks.push(chunk);
-  }
-  return new Uint8Array(Buffer.concat(chunks, size));
+/**
+ * Reads a whole body, failing as soon as it grows past `max` bytes. Listens to the stream's
+ * events rather than iterating it: an async iterator costs every response a few promises per chunk.
+ */
+function readCapped(body: Body, max: number, url: URL): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > max) {
+        cleanup();
+        // Destroying the stream may still emit an error ("aborted"): this read has already failed.
+        body.on('error', () => {});
+        body.destroy();
+        reject(tooLarge(url, max));
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => { cleanup(); resolve(new Uint8Array(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))); };
+    const onError = (err: Error) => { cleanup(); reject(err); };
+    // A stream destroyed without an error (the request aborted) closes without 'end'.
+    const onClose = () => { cleanup(); reject(Object.assign(new Error('the response body was closed before its end'), { code: 'UND_ERR_ABORTED' })); };
+    const cleanup = () => { body.off('data', onData); body.off('end', onEnd); body.off('error', onError); body.off('close', onClose); };
+    body.on('data', onData);
+    body.on('end', onEnd);
+    body.on('error', onError);
+    body.on('close', onClose);
+  });
 }
 
 /** Streams a body for `fetch`, enforcing the cap and releasing the timeout when it ends. */
