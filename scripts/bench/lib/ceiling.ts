@@ -6,10 +6,13 @@ import { closedLoop } from './load.ts';
 import { deliveries } from './relay-setup.ts';
 import { procCpuMs } from './stats.ts';
 
-/** Requests/s it accepts and its CPU time per request (ms), over `n` signed webhooks after `warm` at `concurrency` connections. */
-export async function ingestCeiling(n: number, warm: number, concurrency: number): Promise<{ rate: number; cpuPerReq: number }> {
+/**
+ * Requests/s it accepts and its CPU time per request (ms), over `n` signed webhooks after `warm` at
+ * `concurrency` connections. `bare`: the route answers without inserting (the HTTP exchange alone).
+ */
+export async function ingestCeiling(n: number, warm: number, concurrency: number, bare = false): Promise<{ rate: number; cpuPerReq: number }> {
   const dir = tempDir('ceiling');
-  const child = spawn(process.execPath, ['scripts/bench/baseline/ingest-ceiling.ts', dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['scripts/bench/baseline/ingest-ceiling.ts', dir, ...(bare ? ['--bare'] : [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   try {
     const port = await new Promise<number>((resolve, reject) => {
       child.stdout!.once('data', (c: Buffer) => resolve(Number(c.toString().trim())));
