@@ -4,6 +4,8 @@ import fs from 'node:fs';
 import { SERVICE_NODE_FLAGS } from '../../scripts/node-flags.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
+/** The number a `--name=<n>` flag of SERVICE_NODE_FLAGS sets (NaN when it is not set). */
+const flagValue = (name: string): number => Number(new RegExp(`^--${name}=(\\d+)$`).exec(SERVICE_NODE_FLAGS.find((f) => f.startsWith(`--${name}=`)) ?? '')?.[1]);
 
 t.test('npm start and the image run the service with the flags of scripts/node-flags.ts', async (t) => {
   const pkg = JSON.parse(fs.readFileSync(`${root}package.json`, 'utf8')) as { scripts: Record<string, string> };
@@ -14,7 +16,7 @@ t.test('npm start and the image run the service with the flags of scripts/node-f
 });
 
 t.test('the young generation flag takes effect on this Node', async (t) => {
-  const semi = Number(/^--max-semi-space-size=(\d+)$/.exec(SERVICE_NODE_FLAGS.find((f) => f.startsWith('--max-semi-space-size=')) ?? '')?.[1]);
+  const semi = flagValue('max-semi-space-size');
   t.ok(semi > 0, 'a semi-space size is set');
   // Allocates enough short-lived objects to grow the young generation to its limit, then reports the new space's size.
   const probe = `const keep = new Array(40000); for (let i = 0; i < 2e6; i++) { const o = { a: i, b: 'x' + i }; if (i % 8 === 0) keep[(i / 8) % 40000] = o; }
@@ -31,7 +33,7 @@ t.test('the young generation flag takes effect on this Node', async (t) => {
 });
 
 t.test('the old generation limit takes effect and keeps the old space smaller under a stream of promoted garbage', async (t) => {
-  const mb = Number(/^--max-old-space-size=(\d+)$/.exec(SERVICE_NODE_FLAGS.find((f) => f.startsWith('--max-old-space-size=')) ?? '')?.[1]);
+  const mb = flagValue('max-old-space-size');
   t.ok(mb >= 512, `a limit of at least 512 MB is set (${mb})`);
   // Keeps ~20 MB live while objects that survive two scavenges (a sliding window, as events in
   // flight) die later in the old generation; reports the heap limit and the largest old space seen.
