@@ -9,6 +9,10 @@ need=()
 # The SMTP peer runs under Debian's own python3, whatever python3 comes first on PATH.
 /usr/bin/python3 -c 'import aiosmtpd' >/dev/null 2>&1 || need+=(python3-aiosmtpd)
 [ -x /lib/nut/dummy-ups ] || need+=(nut-server nut-client)
+# The dialect peers: an MQTT broker with its command-line clients, and an SMTP client.
+[ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
+command -v mosquitto_pub >/dev/null || need+=(mosquitto-clients)
+command -v swaks >/dev/null || need+=(swaks)
 command -v pdftotext >/dev/null || need+=(poppler-utils)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)

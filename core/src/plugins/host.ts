@@ -75,6 +75,7 @@ const MAX_BACKOFF_MS = 15 * 60_000;
  * it is marked and retried, the others keep running.
  */
 export class PluginHost {
+  /** Every loaded plugin by `<kind>:<id>`: a provider and a target may share an id (the `gotify` provider receives what the `gotify` target sends). */
   readonly plugins = new Map<string, LoadedPlugin>();
   private providers = new Map<string, ProviderEntry>();
   private targets = new Map<string, { key: string; instance: Promise<TargetInstance>; abort: AbortController }>();
@@ -92,19 +93,19 @@ export class PluginHost {
   private closed = false;
 
   constructor(o: { plugins: LoadedPlugin[]; db: Database; logs: LoggerFactory; atRest: SecretsAtRest; http: OutboundHttp; clock: { now(): Date }; isLeader: () => boolean; publicUrl: () => string }) {
-    for (const p of o.plugins) this.plugins.set(p.id, p);
+    for (const p of o.plugins) this.plugins.set(`${p.kind}:${p.id}`, p);
     this.db = o.db; this.logs = o.logs; this.atRest = o.atRest; this.http = o.http; this.clock = o.clock; this.isLeader = o.isLeader; this.publicUrl = o.publicUrl;
   }
 
   setHooks(h: ProviderHooks): void { this.hooks = h; }
 
   provider(kind: string): (LoadedPlugin & { def: ProviderDefinition }) | undefined {
-    const p = this.plugins.get(kind);
+    const p = this.plugins.get(`provider:${kind}`);
     return p && isProvider(p) ? p : undefined;
   }
 
   target(kind: string): (LoadedPlugin & { def: TargetDefinition }) | undefined {
-    const p = this.plugins.get(kind);
+    const p = this.plugins.get(`target:${kind}`);
     return p && isTarget(p) ? p : undefined;
   }
 

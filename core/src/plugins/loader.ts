@@ -156,17 +156,18 @@ export async function loadPlugins(names: string[]): Promise<LoadedPlugin[]> {
     const name = imported.packageName;
     const p = wrapDefinition(name, imported.module.default as PluginDefinition);
     if (p.kind !== imported.herald.kind) throw new PluginLoadError(`Plugin package ${imported.label} is not a Herald plugin: its package.json says kind "${imported.herald.kind}" but its manifest says "${p.kind}".`);
-    const clash = ids.get(p.id);
+    // Ids are unique per kind: a provider and a target of one service may share one (`gotify`).
+    const clash = ids.get(`${p.kind}:${p.id}`);
     // The same package named twice (by name and by its path, say) is one plugin.
     if (clash === name) continue;
-    if (clash) throw new PluginLoadError(`Plugin packages "${clash}" and "${name}" both declare the id "${p.id}"; enable only one.`);
+    if (clash) throw new PluginLoadError(`Plugin packages "${clash}" and "${name}" both declare the ${p.kind} id "${p.id}"; enable only one.`);
     // Event types are one namespace: user template overrides and the event log key on the type alone.
     for (const type of Object.keys(p.kind === 'provider' ? (p.def.manifest.events ?? {}) : {})) {
       const owner = eventTypes.get(type);
       if (owner) throw new PluginLoadError(`Plugin packages "${owner}" and "${name}" both declare the event type "${type}"; event types must be unique (prefix them with the plugin id), so enable only one.`);
       eventTypes.set(type, name);
     }
-    ids.set(p.id, name);
+    ids.set(`${p.kind}:${p.id}`, name);
     out.push(p);
   }
   return out;

@@ -24,7 +24,8 @@ export const usePlugins = (): Async<Plugin[]> => {
 };
 
 /** A plugin's display name, or its id when the plugin is not enabled any more. */
-export const pluginName = (plugins: Plugin[] | undefined, id: string): string => plugins?.find((p) => p.id === id)?.display_name ?? id;
+export const pluginName = (plugins: Plugin[] | undefined, id: string, kind?: Plugin['kind']): string =>
+  plugins?.find((p) => p.id === id && (!kind || p.kind === kind))?.display_name ?? id;
 
 /** True for the generic webhook kind: its config carries auth_mode. */
 export const hasAuthMode = (p: Plugin | undefined): boolean => Boolean(p?.config_schema.properties?.auth_mode);

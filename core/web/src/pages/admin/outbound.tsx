@@ -99,7 +99,7 @@ function AllowCard({ item, plugins }: { item: AllowItem; plugins: Plugin[] | und
       </div>
       <div class="meta">
         <span class="wrap" data-testid="outbound-owner">{t('admin_outbound.owner', { email: item.owner.email })}</span>
-        <span>{pluginName(plugins, item.plugin)}</span>
+        <span>{pluginName(plugins, item.plugin, item.kind)}</span>
         {!item.enabled && <Badge tone="warn">{t('status.disabled')}</Badge>}
         {!item.plugin_enabled && <Badge tone="warn">{t('admin_outbound.plugin_off')}</Badge>}
       </div>

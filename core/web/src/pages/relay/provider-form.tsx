@@ -16,7 +16,7 @@ const AUTH_MODES = ['hmac_sha256', 'bearer', 'none'] as const;
 export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins: Plugin[]; provider?: Provider; onClose: () => void; onSaved: (p: Provider) => void }) {
   const creatable = plugins.filter((p) => p.kind === 'provider' && !p.core_managed);
   const [kind, setKind] = useState(provider?.kind ?? creatable[0]?.id ?? '');
-  const plugin = plugins.find((p) => p.id === kind);
+  const plugin = plugins.find((p) => p.kind === 'provider' && p.id === kind);
   const [name, setName] = useState(provider?.name ?? '');
   const [enabled, setEnabled] = useState(provider?.enabled ?? true);
   const [config, setConfig] = useState(() => initialConfig(plugin?.config_schema, provider?.config));
@@ -35,7 +35,7 @@ export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins:
 
   const pickKind = (id: string) => {
     setKind(id);
-    setConfig(initialConfig(plugins.find((p) => p.id === id)?.config_schema));
+    setConfig(initialConfig(plugins.find((p) => p.kind === 'provider' && p.id === id)?.config_schema));
     reset();
     setPlaced(false);
   };

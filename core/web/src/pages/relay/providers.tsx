@@ -26,7 +26,7 @@ export function ProvidersPage() {
       <ErrorNote error={list.error ?? plugins.error} />
       {!list.data ? <Loading /> : !list.data.length ? <Empty>{t('providers.empty')}</Empty> : (
         <div class="cards">
-          {list.data.map((p) => <ProviderCard key={p.id} provider={p} kindName={pluginName(plugins.data, p.kind)} onEdit={() => setEditing(p)} onDeleted={() => void list.reload()} />)}
+          {list.data.map((p) => <ProviderCard key={p.id} provider={p} kindName={pluginName(plugins.data, p.kind, 'provider')} onEdit={() => setEditing(p)} onDeleted={() => void list.reload()} />)}
         </div>
       )}
       {editing && plugins.data && <ProviderForm plugins={plugins.data} provider={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} onSaved={saved} />}

@@ -14,7 +14,7 @@ import { OutboundAllowEditor, allowEntryOk, allowValue, useCanSetAllow } from '.
 export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugins: Plugin[]; bots: Bot[]; target?: Target; onClose: () => void; onSaved: (t: Target) => void }) {
   const kinds = plugins.filter((p) => p.kind === 'target');
   const [kind, setKind] = useState(target?.kind ?? kinds[0]?.id ?? '');
-  const plugin = plugins.find((p) => p.id === kind);
+  const plugin = kinds.find((p) => p.id === kind);
   const [name, setName] = useState(target?.name ?? '');
   const [lang, setLang] = useState(target?.locale ?? locale());
   const [enabled, setEnabled] = useState(target?.enabled ?? true);
@@ -54,7 +54,7 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
         <div class="grid-2">
           <Field label={t('targets.kind')} hints={[plugin?.description]}>
             <select value={kind} disabled={Boolean(target)} data-testid="target-kind"
-              onChange={(e) => { const k = (e.target as HTMLSelectElement).value; setKind(k); setConfig(initialConfig(plugins.find((p) => p.id === k)?.config_schema)); reset(); setPlaced(false); }}>
+              onChange={(e) => { const k = (e.target as HTMLSelectElement).value; setKind(k); setConfig(initialConfig(kinds.find((p) => p.id === k)?.config_schema)); reset(); setPlaced(false); }}>
               {kinds.map((p) => <option key={p.id} value={p.id}>{p.display_name}</option>)}
             </select>
           </Field>

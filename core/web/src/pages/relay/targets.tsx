@@ -24,7 +24,7 @@ export function TargetsPage() {
       <ErrorNote error={data.error ?? plugins.error} />
       {!d ? <Loading /> : !d.targets.length ? <Empty>{t('targets.empty')}</Empty> : (
         <div class="cards">
-          {d.targets.map((tg) => <TargetCard key={tg.id} target={tg} kindName={pluginName(plugins.data, tg.kind)} onEdit={() => setEditing(tg)} onDeleted={() => void data.reload()} />)}
+          {d.targets.map((tg) => <TargetCard key={tg.id} target={tg} kindName={pluginName(plugins.data, tg.kind, 'target')} onEdit={() => setEditing(tg)} onDeleted={() => void data.reload()} />)}
         </div>
       )}
       {editing && d && plugins.data && (

@@ -21,7 +21,7 @@ interface Props { plugins: Plugin[]; providers: Provider[]; targets: Target[]; t
 export function TrackerForm({ plugins, providers, targets, tracker, onClose, onSaved }: Props) {
   const [providerId, setProviderId] = useState(tracker?.provider_id ?? providers.find((p) => !p.core_managed)?.id ?? providers[0]?.id ?? '');
   const provider = providers.find((p) => p.id === providerId);
-  const plugin = plugins.find((p) => p.id === provider?.kind);
+  const plugin = plugins.find((p) => p.kind === 'provider' && p.id === provider?.kind);
   const events = Object.entries(plugin?.events ?? {});
   const [name, setName] = useState(tracker?.name ?? '');
   const [enabled, setEnabled] = useState(tracker?.enabled ?? true);
@@ -40,7 +40,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
     setProviderId(id);
     setTypes({});
     setPolicies({});
-    setConfig(initialConfig(plugins.find((p) => p.id === providers.find((x) => x.id === id)?.kind)?.tracker_schema));
+    setConfig(initialConfig(plugins.find((p) => p.kind === 'provider' && p.id === providers.find((x) => x.id === id)?.kind)?.tracker_schema));
     reset();
     setPlaced(false);
   };

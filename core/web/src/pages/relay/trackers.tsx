@@ -39,7 +39,7 @@ export function TrackersPage() {
             <tbody>
               {d.trackers.map((tr) => {
                 const provider = d.providers.find((p) => p.id === tr.provider_id);
-                const declared = Object.keys(plugins.data?.find((p) => p.id === tr.provider_kind)?.events ?? {});
+                const declared = Object.keys(plugins.data?.find((p) => p.kind === 'provider' && p.id === tr.provider_kind)?.events ?? {});
                 const on = declared.filter((x) => tr.event_types[x] !== false).length;
                 const names = tr.target_ids.map((id) => d.targets.find((x) => x.id === id)?.name).filter(Boolean);
                 return (
