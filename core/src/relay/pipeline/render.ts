@@ -1,5 +1,5 @@
 import type { Locale, MessageFormat, OutboundMessage, Severity } from '../../plugin-api/index.ts';
-import { render } from '../templates/engine.ts';
+import { renderChecked, TemplateError, type Rendered } from '../templates/engine.ts';
 import type { TemplateCatalog } from '../templates/catalog.ts';
 import { redactObject, redactText } from '../../logging/redact.ts';
 
@@ -17,9 +17,30 @@ export interface RenderInput {
 /** The marker a test event's title starts with, per locale. */
 export const TEST_PREFIX: Record<Locale, string> = { en: '[Test] ', ru: '[Тест] ' };
 
-/** Renders one delivery: the target's preferred format plus a plain-text version. */
-export function renderMessage(catalog: TemplateCatalog, r: RenderInput): OutboundMessage {
-  const tpl = r.override ?? catalog.get(r.eventType, r.locale);
+/** Filled by {@link renderMessage} when a render stopped at one of the template limits. */
+export interface RenderReport { exceeded?: NonNullable<Rendered['exceeded']> }
+
+/**
+ * Renders one delivery: the target's preferred format plus a plain-text version. A user's own
+ * template that no longer parses (saved before a limit it now passes) gives way to the default.
+ */
+export function renderMessage(catalog: TemplateCatalog, r: RenderInput, report?: RenderReport): OutboundMessage {
+  if (r.override) {
+    try {
+      return renderWith(r.override, r, report);
+    } catch (err) {
+      if (!(err instanceof TemplateError)) throw err;
+    }
+  }
+  return renderWith(catalog.get(r.eventType, r.locale), r, report);
+}
+
+function renderWith(tpl: { title: string; body: string }, r: RenderInput, report?: RenderReport): OutboundMessage {
+  const render = (src: string, ctx: Record<string, unknown>, format: MessageFormat): string => {
+    const out = renderChecked(src, ctx, format);
+    if (out.exceeded && report) report.exceeded ??= out.exceeded;
+    return out.text;
+  };
   const extras = r.extras ? Object.fromEntries(Object.entries(redactObject(r.extras)).map(([k, v]) => [k, redactText(String(v))])) : {};
   // Payload fields win over the context's own names (a self-monitoring event names the failing target).
   const ctx: Record<string, unknown> = {

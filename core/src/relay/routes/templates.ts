@@ -16,8 +16,8 @@ import { newId } from '../../http/ids.ts';
 import { Database as Db, type Queryable } from '../../db/database.ts';
 import { localizeManifest, pickLocale } from '../../plugins/locales.ts';
 import { TemplateCatalog } from '../templates/catalog.ts';
-import { parseTemplate, TemplateError } from '../templates/engine.ts';
-import { renderMessage } from '../pipeline/render.ts';
+import { parseTemplate, TEMPLATE_LIMITS, TemplateDepthError, TemplateError } from '../templates/engine.ts';
+import { renderMessage, type RenderReport } from '../pipeline/render.ts';
 import { redactObject } from '../../logging/redact.ts';
 import { nowIso, relayIfRunning } from './common.ts';
 
@@ -49,7 +49,7 @@ export async function overridesFor(db: Queryable, userId: string, types: string[
  * An event (an event_log row, with `provider_name` when known) rendered as plain text in a locale.
  * Payload fields named like secrets are redacted first, as everywhere the API shows a payload.
  */
-export function renderEvent(catalog: TemplateCatalog, ev: Row, locale: LocaleT, override: Override | undefined, names: { tracker?: string; target?: string } = {}): { title: string; body: string } {
+export function renderEvent(catalog: TemplateCatalog, ev: Row, locale: LocaleT, override: Override | undefined, names: { tracker?: string; target?: string } = {}, report?: RenderReport): { title: string; body: string } {
   const input = {
     deliveryId: '', eventId: ev.id, eventType: ev.event_type, severity: ev.severity, locale, payload: redactObject(Db.json<Record<string, unknown>>(ev.payload, {})), extras: Db.json<Record<string, string> | null>(ev.extras, null),
     providerName: ev.provider_name ?? undefined, providerKind: ev.provider_kind, trackerName: names.tracker, targetName: names.target ?? '',
@@ -57,7 +57,7 @@ export function renderEvent(catalog: TemplateCatalog, ev: Row, locale: LocaleT, 
   };
   let m: ReturnType<typeof renderMessage>;
   try {
-    m = renderMessage(catalog, input);
+    m = renderMessage(catalog, input, report);
   } catch {
     // A user's own template that does not parse: the default one, as the log must still show something.
     m = renderMessage(catalog, { ...input, override: undefined });
@@ -98,13 +98,29 @@ function parseReason(message: string): { reason: string; tag: string } {
   return { reason: 'other', tag };
 }
 
-/** 422 `template_invalid` when the title or the body does not parse (the title is checked first). */
+/** 422 `template_too_costly`: rendering the draft with the latest event reached a step or output limit. */
+function tooCostly(limit: 'steps' | 'output'): HttpError {
+  const detail = limit === 'steps'
+    ? `Rendering this template with your latest event takes more than ${TEMPLATE_LIMITS.maxSteps} steps (each item of a {{#each}} counts its whole block again); nest fewer {{#each}} blocks over long lists.`
+    : `Rendering this template with your latest event writes more than ${TEMPLATE_LIMITS.maxOutput} characters; shorten the repeated parts.`;
+  return unprocessable(detail, [{ path: 'body', message: limit === 'steps' ? `takes more than ${TEMPLATE_LIMITS.maxSteps} steps` : `writes more than ${TEMPLATE_LIMITS.maxOutput} characters` }],
+    'template_too_costly', { limit: limit === 'steps' ? 'max_steps' : 'max_output', value: limit === 'steps' ? TEMPLATE_LIMITS.maxSteps : TEMPLATE_LIMITS.maxOutput });
+}
+
+/**
+ * 422 `template_invalid` when the title or the body does not parse (the title is checked first),
+ * 422 `template_too_deep` when its blocks nest deeper than the limit.
+ */
 function checkParses(t: { title: string; body: string }): void {
   for (const field of ['title', 'body'] as const) {
     try {
       parseTemplate(t[field]);
     } catch (err) {
       if (!(err instanceof TemplateError)) throw err;
+      if (err instanceof TemplateDepthError) {
+        throw unprocessable(`The ${field} template nests {{#each}} and {{#if}} blocks more than ${err.limit} levels deep; flatten it.`,
+          [{ path: `body/${field}`, message: `nests blocks more than ${err.limit} levels deep` }], 'template_too_deep', { field, limit: 'max_depth', value: err.limit });
+      }
       throw unprocessable(`The ${field} template does not parse: ${err.message}`, [{ path: `body/${field}`, message: err.message }], 'template_invalid',
         { field, message: err.message, ...parseReason(err.message) });
     }
@@ -129,7 +145,7 @@ function requireKnownType(core: Core, type: string): void {
 }
 
 /** The newest event of `type` the user owns rendered in `locale` with `override` (or the default), as a preview. */
-async function previewOf(core: Core, userId: string, type: string, locale: LocaleT, override: Override | undefined) {
+async function previewOf(core: Core, userId: string, type: string, locale: LocaleT, override: Override | undefined, draft = false) {
   const ev = await core.db.get(`SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
     WHERE e.user_id = ? AND e.event_type = ? ORDER BY e.id DESC LIMIT 1`, [userId, type]);
   if (!ev) {
@@ -137,7 +153,9 @@ async function previewOf(core: Core, userId: string, type: string, locale: Local
   }
   const first = await core.db.get(`SELECT t.name AS target_name, tr.name AS tracker_name FROM deliveries d
     LEFT JOIN targets t ON t.id = d.target_id LEFT JOIN trackers tr ON tr.id = d.tracker_id WHERE d.event_id = ? ORDER BY d.id LIMIT 1`, [ev.id]);
-  const text = renderEvent(catalogOf(core), ev, locale, override, { tracker: first?.tracker_name ?? undefined, target: first?.target_name ?? undefined });
+  const report: RenderReport = {};
+  const text = renderEvent(catalogOf(core), ev, locale, override, { tracker: first?.tracker_name ?? undefined, target: first?.target_name ?? undefined }, report);
+  if (draft && report.exceeded) throw tooCostly(report.exceeded);
   return {
     event_type: type, locale, event_id: ev.id as string, occurred_at: ev.occurred_at as string, provider_name: (ev.provider_name ?? null) as string | null,
     title: text.title, body: text.body,
@@ -205,7 +223,7 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
     const type = (req.params as { event_type: string }).event_type;
     const b = req.body as { locale: LocaleT; title: string; body: string };
     checkParses(b);
-    return { ...await previewOf(core, user.id, type, b.locale, { title: b.title, body: b.body }), own_template: false, draft: true };
+    return { ...await previewOf(core, user.id, type, b.locale, { title: b.title, body: b.body }, true), own_template: false, draft: true };
   });
 
   app.put('/api/templates/:event_type/:locale', {
