@@ -215,6 +215,11 @@ export interface PluginManifest<C extends TSchema = TSchema, T extends TSchema =
   /** Provider with `ingest: 'poll'`: default seconds between polls (config `poll_interval_seconds` overrides). */
   pollIntervalSeconds?: number;
   webhook?: WebhookSpec;
+  /**
+   * Provider: its instances also receive email through the core's SMTP listener (on when the
+   * operator sets `SERVICE_SMTP_PORT`), addressed `<webhook_token>@<any domain>`. See {@link MailSpec}.
+   */
+  mail?: MailSpec;
   /** Target: channel limits. */
   limits?: TargetLimits;
   /** Default templates shipped with the plugin. */
@@ -454,6 +459,53 @@ export interface Lifecycle {
   health?(): Promise<HealthReport> | HealthReport;
 }
 
+/**
+ * Declared (as `manifest.mail`) by a provider that receives email through the core's SMTP listener.
+ * The core runs one listener for every such plugin when the operator sets `SERVICE_SMTP_PORT`; a
+ * message reaches the provider whose `webhook_token` is the local part of a recipient
+ * (`<webhook_token>@<any domain>`, matched case-insensitively as some senders lower-case addresses).
+ * Declare `ingest: 'webhook'` as well: the provider then shows its token as its webhook URL and
+ * backups treat it as a secret. The core owns the SMTP side: AUTH (PLAIN, LOGIN; a provider's token
+ * is the password, any user name), STARTTLS, the size limit (552 over it), the per-address rate
+ * limit of `webhook.rateLimitPerMinute` (450 beyond), 550 at RCPT for a recipient no provider
+ * has, and the 250 only once the events are durable. The plugin owns the message:
+ * {@link ProviderInstance.verifyMail} at RCPT, {@link ProviderInstance.handleMail} after DATA.
+ *
+ * @example
+ * ```ts
+ * manifest: { id: 'mailbox', kind: 'provider', ingest: 'webhook', mail: { maxBytes: 512 * 1024 }, … }
+ * ```
+ */
+export interface MailSpec {
+  /**
+   * Largest message accepted for this plugin's providers, in bytes (552 beyond). The listener's own
+   * limit (`SERVICE_SMTP_MAX_BYTES`, default 1 MiB, advertised in EHLO) applies above it.
+   */
+  maxBytes?: number;
+}
+
+/** One recipient of a message on the SMTP listener, as {@link ProviderInstance.verifyMail} sees it at RCPT. */
+export interface MailEnvelope {
+  /** The envelope sender (`MAIL FROM`), lower-cased; empty for the null sender `<>`. */
+  from: string;
+  /** The recipient as given in `RCPT TO`: its local part is this provider's token. Never log it. */
+  recipient: string;
+  /** The client's address. */
+  ip: string;
+  /** True when the session authenticated (AUTH PLAIN or LOGIN) with this provider's token as the password. */
+  authenticated: boolean;
+  /** The user name given with AUTH, when the session authenticated. */
+  authUser?: string;
+  /** True when the session is encrypted (STARTTLS). */
+  secure: boolean;
+}
+
+/** A message received for one provider, as {@link ProviderInstance.handleMail} sees it after DATA. */
+export interface InboundMail extends MailEnvelope {
+  /** The message as received (RFC 5322 header and body, dot-stuffing removed), at most the size limit. */
+  raw: Buffer;
+}
+
 export interface ProviderInstance extends Lifecycle {
   poll?(ctx: PollContext): Promise<void>;
   /**
@@ -490,6 +542,32 @@ export interface ProviderInstance extends Lifecycle {
    * for a request it refuses (409 replayed, 422 unexpected payload…).
    */
   handleWebhook?(req: InboundWebhook): Promise<WebhookResult>;
+  /**
+   * Decides at `RCPT TO` whether this provider takes mail from this envelope (see {@link MailSpec}),
+   * so that a refused message is never accepted and then dropped: return to accept, throw
+   * `WebhookRejectedError` to refuse. Its `status` picks the SMTP reply: 401 authentication
+   * required (530), any other 4xx a permanent refusal (550), 5xx a temporary one (451, the sender
+   * retries). Its message is the reply's text: say what is wrong, never echo a secret.
+   *
+   * @example AUTH required by the configuration, and a sender allow list
+   * ```ts
+   * verifyMail(env) {
+   *   if (ctx.config.require_auth && !env.authenticated) throw new WebhookRejectedError(401, 'this mailbox needs SMTP authentication with its token as the password');
+   *   if (!allowed(env.from)) throw new WebhookRejectedError(403, 'this sender is not allowed for this mailbox');
+   * },
+   * ```
+   */
+  verifyMail?(envelope: MailEnvelope): void | Promise<void>;
+  /**
+   * Turns a message received on the SMTP listener into events (one call per provider among the
+   * recipients; parse the raw message here, loading heavy parsers lazily). The core records the
+   * events, with the message's excerpt in the provider's webhook log, and only then answers 250. A
+   * `replayKey` (e.g. from the Message-ID) makes a message the sender retries after a temporary
+   * failure count once: return no events when `ctx.store` already holds it, and the core answers
+   * 250 without recording anything. `status` and `body` are not used. Throw `WebhookRejectedError`
+   * to refuse (4xx: 554, the sender gives up; 5xx: 451, it retries); anything else thrown is a 451.
+   */
+  handleMail?(mail: InboundMail): Promise<WebhookResult>;
 }
 
 /** A rendered notification ready for one target. */
