@@ -1,6 +1,7 @@
 import path from 'node:path';
-import { extractText, getDocumentProxy } from 'unpdf';
+import { Worker } from 'node:worker_threads';
 import { HttpError } from '../http/problem.ts';
+import type { PdfWorkerResult } from './pdf-worker.ts';
 
 export type DocumentKind = 'text/plain' | 'text/markdown' | 'application/pdf';
 
@@ -16,7 +17,68 @@ export function documentKind(filename: string, mimetype: string): DocumentKind |
 
 const unreadable = (detail: string) => new HttpError(422, 'unreadable_document', detail);
 
-/** The searchable text of an upload: UTF-8 for text and Markdown, the text layer of a PDF (via unpdf). */
+/**
+ * What reading one document may cost. A PDF is read in a worker thread of its own with a bounded
+ * heap and a time limit, at most two at a time; its text is counted as it streams, so a small file
+ * that expands to tens of megabytes of text is refused at the character limit instead of being read.
+ * Text and Markdown uploads are bounded by their size (MAX_DOCUMENT_BYTES) alone: they cost no extraction.
+ */
+export const DOCUMENT_LIMITS = { maxPdfPages: 1000, maxChars: 1_000_000, pdfSeconds: 20, pdfHeapMb: 256, pdfWorkers: 2 } as const;
+
+const tooMuchText = () => new HttpError(422, 'document_too_much_text',
+  `The PDF has more than ${DOCUMENT_LIMITS.maxChars} characters of text; split it into smaller documents.`, { params: { limit: DOCUMENT_LIMITS.maxChars } });
+
+/** PDFs being read now, and those waiting for a turn. */
+let reading = 0;
+const waiting: (() => void)[] = [];
+
+async function turn<T>(work: () => Promise<T>): Promise<T> {
+  if (reading >= DOCUMENT_LIMITS.pdfWorkers) await new Promise<void>((resolve) => waiting.push(resolve));
+  reading++;
+  try {
+    return await work();
+  } finally {
+    reading--;
+    waiting.shift()?.();
+  }
+}
+
+/** The pages of a PDF's text layer, read in a worker thread within DOCUMENT_LIMITS; throws the 422 to answer otherwise. */
+function readPdf(data: Buffer): Promise<string[]> {
+  return turn(() => new Promise<string[]>((resolve, reject) => {
+    const worker = new Worker(new URL('./pdf-worker.ts', import.meta.url), {
+      workerData: { data: new Uint8Array(data), maxPages: DOCUMENT_LIMITS.maxPdfPages, maxChars: DOCUMENT_LIMITS.maxChars },
+      resourceLimits: { maxOldGenerationSizeMb: DOCUMENT_LIMITS.pdfHeapMb, maxYoungGenerationSizeMb: 16 },
+      stdout: true, stderr: true,
+    });
+    let settled = false;
+    const finish = (err: HttpError | undefined, pages?: string[]) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      void worker.terminate();
+      if (err) reject(err); else resolve(pages!);
+    };
+    const costly = () => new HttpError(422, 'document_too_costly',
+      `Reading the PDF took more than ${DOCUMENT_LIMITS.pdfSeconds} seconds or ${DOCUMENT_LIMITS.pdfHeapMb} MB of memory; it may be damaged or built to be expensive to read.`,
+      { params: { seconds: DOCUMENT_LIMITS.pdfSeconds, memory_mb: DOCUMENT_LIMITS.pdfHeapMb } });
+    const timer = setTimeout(() => finish(costly()), DOCUMENT_LIMITS.pdfSeconds * 1000);
+    worker.once('message', (r: PdfWorkerResult) => {
+      if (r.ok) return finish(undefined, r.pages);
+      if (r.reason === 'too_much_text') return finish(tooMuchText());
+      if (r.reason === 'too_many_pages') {
+        return finish(new HttpError(422, 'document_too_many_pages', `The PDF has ${r.pages} pages; at most ${DOCUMENT_LIMITS.maxPdfPages} are read.`,
+          { params: { pages: r.pages, limit: DOCUMENT_LIMITS.maxPdfPages } }));
+      }
+      finish(unreadable('The PDF could not be read; it may be damaged or encrypted.'));
+    });
+    // An out-of-memory end of the thread (ERR_WORKER_OUT_OF_MEMORY) or any other crash of it.
+    worker.once('error', (err: Error & { code?: string }) => finish(err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? costly() : unreadable('The PDF could not be read; it may be damaged or encrypted.')));
+    worker.once('exit', () => finish(unreadable('The PDF could not be read; it may be damaged or encrypted.')));
+  }));
+}
+
+/** The searchable text of an upload: UTF-8 for text and Markdown, the text layer of a PDF (via unpdf, in a worker thread). */
 export async function documentText(kind: DocumentKind, data: Buffer): Promise<string> {
   return (await documentContent(kind, data)).text;
 }
@@ -25,15 +87,8 @@ export async function documentText(kind: DocumentKind, data: Buffer): Promise<st
 export async function documentContent(kind: DocumentKind, data: Buffer): Promise<{ text: string; pages: string[] | null }> {
   if (kind === 'application/pdf') {
     if (data.subarray(0, 5).toString('latin1') !== '%PDF-') throw unreadable('The file is named or typed as a PDF but is not one.');
-    try {
-      // unpdf may detach the buffer it is given; hand it a copy.
-      const pdf = await getDocumentProxy(new Uint8Array(data));
-      const { text } = await extractText(pdf, { mergePages: false });
-      const pages = (Array.isArray(text) ? text : [String(text)]).map((p) => String(p).trim());
-      return { text: pages.filter(Boolean).join('\n\n').trim(), pages };
-    } catch {
-      throw unreadable('The PDF could not be read; it may be damaged or encrypted.');
-    }
+    const pages = await readPdf(data);
+    return { text: pages.filter(Boolean).join('\n\n').trim(), pages };
   }
   let text: string;
   try { text = new TextDecoder('utf-8', { fatal: true }).decode(data); } catch {
