@@ -153,6 +153,114 @@ export interface WebhookSpec {
   rateLimitPerMinute?: number;
   /** Largest accepted body in bytes (413 beyond). Default 1 MiB. */
   maxBodyBytes?: number;
+  /**
+   * Random bytes of each new provider's webhook token (default 32: 43 base64url characters;
+   * 12–48). A dialect whose clients cap the token's length asks for fewer: Apprise limits an
+   * Apprise API key to 32 characters, which 24 bytes give. Tokens already issued stay as they are.
+   */
+  tokenBytes?: number;
+  /**
+   * Routes in another service's own wire format ("dialect"), so that the apps and scripts made
+   * for that service post to Herald unchanged (a Gotify app, an ntfy publisher, the Apprise API).
+   * Each request on one is handled like `POST /api/hooks/{token}` with a provider of this plugin:
+   * the same rate limit, disabled-record refusal, body limits (declared, then measured, before
+   * parsing), JSON depth check, `verifyWebhook`, payload log and durable events before the
+   * answer; the route only says where its token is and how its answers look. See {@link DialectRoute}.
+   */
+  routes?: DialectRoute[];
+  /**
+   * What the user pastes into the sending app, when it is more than the webhook URL (a server
+   * address and a token in separate fields, an `apprise://` URL). The providers API answers
+   * `webhook_url` with `url` and `webhook_connection` with `fields`, each labelled from the
+   * plugin's locale files (`connection.<key>.label`). See {@link WebhookConnection}.
+   */
+  connection?(publicUrl: string, token: string): WebhookConnection;
+}
+
+/**
+ * A request on a {@link DialectRoute}, as its `token` finder sees it: first before the body is
+ * read, then (only when the first call answered `needs_body`) with the body's exact bytes.
+ */
+export interface DialectRequest {
+  method: string;
+  /** The route's path parameters, e.g. `{ topic: '…' }` for `/:topic`. */
+  params: Record<string, string>;
+  /** Lower-case header names. */
+  headers: Record<string, string | undefined>;
+  query: Record<string, string>;
+  /** The body's exact bytes: present only in the second call. Parse with `parseJsonBounded`. */
+  rawBody?: Buffer;
+}
+
+/**
+ * An answer in the dialect's own format: a success built by {@link WebhookResult.respond}, a
+ * refusal by {@link DialectRoute.errorBody}. An object body is sent as JSON, a string as text.
+ */
+export interface DialectAnswer {
+  /** Default 200 for a success; a refusal keeps the status the core decided when absent. */
+  status?: number;
+  body: unknown;
+  /** Default `application/json` for an object, `text/plain; charset=utf-8` for a string. */
+  contentType?: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * One route of a service's dialect (see {@link WebhookSpec.routes}). The core registers it for
+ * every enabled plugin declaring it; it must not take a path another route has (the boot fails).
+ *
+ * @example Gotify's message endpoint, token in a header, the query or a bearer header
+ * ```ts
+ * routes: [{
+ *   method: 'POST', path: '/api/compat/gotify/message', summary: 'Gotify: create a message',
+ *   token: (req) => req.query.token || req.headers['x-gotify-key'] || /^bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1],
+ *   unknownToken: 401,
+ *   errorBody: ({ status, detail }) => ({ body: { error: STATUS_TEXT[status], errorCode: status, errorDescription: detail } }),
+ * }],
+ * ```
+ */
+export interface DialectRoute {
+  method: 'POST' | 'PUT';
+  /**
+   * Absolute Fastify path, e.g. `/api/compat/gotify/message`, `/api/compat/apprise/notify/:token`,
+   * `/:topic(^[-_A-Za-z0-9]{16,64}$)` or `/`. A parameter may carry a regular expression in
+   * parentheses: the route then matches only such segments (a root route must, so that it never
+   * takes the web client's paths), and only such segments are masked in logs.
+   */
+  path: string;
+  /** One line for the OpenAPI document. */
+  summary: string;
+  description?: string;
+  /** Path parameters that are the token (or part of it): masked in every logged URL. */
+  credentialParams?: string[];
+  /**
+   * Where the provider's `webhook_token` is in the request: the token, `undefined` when the request
+   * carries none (answered 401), or `needs_body` when it is in the body (the core reads the body,
+   * within `maxBodyBytes`, and calls again with `rawBody`). Throw `WebhookRejectedError` to refuse
+   * (e.g. 400 for a body that is not the dialect's JSON). A token that names no provider of this
+   * plugin's kind is answered `unknownToken`. The core masks the token found in the payload log.
+   */
+  token(req: DialectRequest): string | undefined | 'needs_body';
+  /** Status for a token that names no provider of this plugin (default 404; 401 where the service says so). */
+  unknownToken?: 401 | 404;
+  /**
+   * The dialect's shape of a refusal (the core's 401, 404, 409, 413, 429, 503 and the plugin's
+   * own `WebhookRejectedError`s), where its clients read it. `code` is Herald's problem code,
+   * `detail` its English sentence. Without it, refusals are Herald's problem details.
+   */
+  errorBody?(refusal: { status: number; code: string; detail: string }, req: { headers: Record<string, string | undefined> }): DialectAnswer;
+}
+
+/** What the user pastes into the sending app; see {@link WebhookSpec.connection}. */
+export interface WebhookConnection {
+  /** The one address that works as it is (a topic URL, a URL with the token in its query). */
+  url: string;
+  /**
+   * The values an app asks for one by one, in its order: `key` names the value (stable; labelled
+   * by the locale files' `connection.<key>.label`), `value` is what to paste. Mark the token
+   * `secret` so that a client can hide it until asked.
+   */
+  fields?: { key: string; value: string; secret?: boolean }[];
 }
 
 /**
@@ -656,6 +764,51 @@ export interface TargetInstance extends Lifecycle {
 export interface TargetContext<C> extends BaseContext<C> {
   /** The messaging bot this target sends through, when its config names one (`bot_id`). */
   readonly bot?: MessagingBotRef;
+  /**
+   * Web Push to the owner's browsers (RFC 8030, 8291, 8292), kept by the core: the browsers the
+   * owner subscribed in the web client ("Notify this browser" on the account page) and the
+   * service's VAPID key pair. Absent in a core that does not keep them. See {@link WebPushAccess}.
+   */
+  readonly webPush?: WebPushAccess;
+}
+
+/** One browser's push subscription as the Push API gave it (`PushSubscription.toJSON()`). */
+export interface WebPushSubscription {
+  /** The core's id of the subscription (what `remove` and `markSuccess` take). */
+  id: string;
+  /** The push service's URL for this browser (https; a capability: never log it in full). */
+  endpoint: string;
+  /** `p256dh`: the browser's P-256 public key; `auth`: its 16-byte auth secret (a credential). Both base64url. */
+  keys: { p256dh: string; auth: string };
+}
+
+/**
+ * What a Web Push target needs from the core. The core generates the VAPID key pair once, keeps
+ * it (the private key sealed at rest) and keeps each user's browser subscriptions (the auth
+ * secrets sealed); both join the log masker when read.
+ *
+ * @example
+ * ```ts
+ * const subs = await ctx.webPush!.subscriptions();
+ * const vapid = await ctx.webPush!.vapid();
+ * // … send to each; a push service answering 404 or 410 means the browser unsubscribed:
+ * await ctx.webPush!.remove(sub.id);
+ * ```
+ */
+export interface WebPushAccess {
+  /**
+   * The service's VAPID key pair (base64url: the 65-byte uncompressed public key, the 32-byte
+   * private key) and the `sub` claim to sign with (`https:` or `mailto:`). Created on first use.
+   */
+  vapid(): Promise<{ publicKey: string; privateKey: string; subject: string }>;
+  /** The owner's subscribed browsers, oldest first. */
+  subscriptions(): Promise<WebPushSubscription[]>;
+  /** Forgets one subscription of the owner (the push service said it is gone). */
+  remove(id: string): Promise<void>;
+  /** Records that a push to this subscription was accepted (shown to the user as "last delivered"). */
+  markSuccess(id: string): Promise<void>;
+  /** The web client's address of an event, for a notification's click. */
+  eventUrl(eventId: string): string;
 }
 
 /** A messaging bot record as a target plugin sees it. */

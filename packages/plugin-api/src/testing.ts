@@ -9,10 +9,11 @@
  * await instance.poll!({ trackers: host.trackers, signal: host.signal });
  * ```
  */
+import crypto from 'node:crypto';
 import { Value } from 'typebox/value';
 import type {
   Clock, EmittedEvent, InstanceStore, OutboundHttp, PluginLogger, ProviderDefinition, ProviderInstance,
-  TargetDefinition, TargetInstance, TrackerView, MessagingBotRef, OutboundMessage, ConfigProblem,
+  TargetDefinition, TargetInstance, TrackerView, MessagingBotRef, OutboundMessage, ConfigProblem, WebPushAccess, WebPushSubscription,
 } from './index.ts';
 import { createTestHttp } from './testing-http.ts';
 import { undeclaredFields } from './config-fields.ts';
@@ -179,14 +180,14 @@ export function createTestHost(opts: TestHostOptions = {}) {
       }
       return { instance, emitted, trackers, store, log, abort };
     },
-    async target(def: TargetDefinition<any>, config: unknown, o: { bot?: MessagingBotRef; instanceId?: string } = {}): Promise<TargetHarness> {
+    async target(def: TargetDefinition<any>, config: unknown, o: { bot?: MessagingBotRef; instanceId?: string; webPush?: WebPushAccess } = {}): Promise<TargetHarness> {
       const store = new MemoryStore(clock);
       const log = captureLogger();
       const abort = new AbortController();
       const cfg = validateConfig(def.manifest.configSchema, config);
       const secrets = [...secretValues(def.manifest.configSchema, cfg), ...(o.bot?.token ? [o.bot.token] : [])];
       const instanceHttp = bound(http, { headers: def.manifest.credentialHeaders, secrets });
-      const instance = await def.create({ instanceId: o.instanceId ?? `test-${++n}`, ownerId: 'owner', config: cfg, log, http: instanceHttp, store, clock, signal: abort.signal, bot: o.bot });
+      const instance = await def.create({ instanceId: o.instanceId ?? `test-${++n}`, ownerId: 'owner', config: cfg, log, http: instanceHttp, store, clock, signal: abort.signal, bot: o.bot, webPush: o.webPush });
       const format = def.manifest.limits?.formats[0] ?? 'text';
       return {
         instance, store, log, abort,
@@ -196,5 +197,57 @@ export function createTestHost(opts: TestHostOptions = {}) {
         }),
       };
     },
+  };
+}
+
+/** A {@link WebPushAccess} for tests, with what the target did to it. */
+export interface TestWebPush extends WebPushAccess {
+  /** The subscriptions left (the target's `remove` takes them out). */
+  readonly subscribed: WebPushSubscription[];
+  /** Ids passed to `remove`, in order. */
+  readonly removed: string[];
+  /** Ids passed to `markSuccess`, in order. */
+  readonly succeeded: string[];
+  readonly keys: { publicKey: string; privateKey: string; subject: string };
+}
+
+/**
+ * The core's Web Push facility as a test sees it: the given subscriptions (e.g. made by a fake
+ * push service), a VAPID key pair generated here unless given, and records of removals and
+ * successes. Pass it to `host.target(def, config, { webPush })`.
+ *
+ * @example
+ * ```ts
+ * const webPush = createTestWebPush({ subscriptions: [fake.subscribe(keys.publicKey)] });
+ * const { instance, message } = await host.target(plugin, {}, { webPush });
+ * ```
+ */
+export function createTestWebPush(o: {
+  subscriptions?: WebPushSubscription[];
+  vapid?: { publicKey: string; privateKey: string; subject?: string };
+  eventUrl?: (eventId: string) => string;
+} = {}): TestWebPush {
+  let keys = o.vapid;
+  if (!keys) {
+    const ecdh = crypto.createECDH('prime256v1');
+    ecdh.generateKeys();
+    const priv = ecdh.getPrivateKey();
+    keys = { publicKey: ecdh.getPublicKey().toString('base64url'), privateKey: Buffer.concat([Buffer.alloc(32 - priv.length), priv]).toString('base64url') };
+  }
+  const full = { publicKey: keys.publicKey, privateKey: keys.privateKey, subject: keys.subject ?? 'mailto:push@example.test' };
+  const subscribed = [...(o.subscriptions ?? [])];
+  const removed: string[] = [];
+  const succeeded: string[] = [];
+  return {
+    subscribed, removed, succeeded, keys: full,
+    async vapid() { return { ...full }; },
+    async subscriptions() { return subscribed.map((s) => ({ ...s, keys: { ...s.keys } })); },
+    async remove(id) {
+      removed.push(id);
+      const at = subscribed.findIndex((s) => s.id === id);
+      if (at >= 0) subscribed.splice(at, 1);
+    },
+    async markSuccess(id) { succeeded.push(id); },
+    eventUrl: o.eventUrl ?? ((eventId) => `https://herald.example.test/#/events?event=${encodeURIComponent(eventId)}`),
   };
 }
