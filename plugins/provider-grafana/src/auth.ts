@@ -52,8 +52,8 @@ export function verifyAuth(cfg: GrafanaConfig, req: WebhookAuthRequest, now: Dat
     return 'ok';
   }
   const m = CREDENTIALS.exec(req.headers.authorization?.trim() ?? '');
-  const scheme = m?.[1]!.toLowerCase();
-  const value = m?.[2]!.trim() ?? '';
+  const scheme = m ? m[1]!.toLowerCase() : undefined;
+  const value = m ? m[2]!.trim() : '';
   if (cfg.auth === 'bearer') {
     if (scheme !== 'bearer') throw new WebhookRejectedError(401, 'missing bearer token: set Authorization Header (scheme Bearer, credentials <secret>) in the contact point');
     if (!safeEqual(value, cfg.secret ?? '')) throw new WebhookRejectedError(401, 'bearer token does not match');
