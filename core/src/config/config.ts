@@ -31,6 +31,11 @@ export const EnvSchema = Type.Object({
   SERVICE_PLUGINS: Type.Optional(Type.String()),
   SERVICE_OUTBOUND_ALLOW_CIDRS: Type.String({ default: '' }),
   SERVICE_QUOTA_TIMEZONE: Type.String({ default: 'UTC' }),
+  SERVICE_SMTP_PORT: Type.Optional(Type.String()),
+  SERVICE_SMTP_HOST: Type.Optional(Type.String({ minLength: 1 })),
+  SERVICE_SMTP_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
+  SERVICE_SMTP_TLS_KEY: Type.Optional(Type.String({ minLength: 1 })),
+  SERVICE_SMTP_MAX_BYTES: Type.String({ default: '1048576', pattern: '^[0-9]+$' }),
   AI_BASE_URL: Type.String({ default: 'https://api.openai.com/v1', pattern: '^https?://' }),
   AI_API_KEY: Type.Optional(Type.String()),
   AI_MODEL: Type.String({ default: 'gpt-4o-mini', minLength: 1 }),
@@ -81,7 +86,23 @@ export interface Config {
   outboundAllowCidrs: string[];
   quotaTimezone: string;
   ai: { baseUrl: string; apiKey?: string; model: string; contextTokens: number; maxToolRounds: number };
+  /** The SMTP listener for providers that receive email (SERVICE_SMTP_*); absent when SERVICE_SMTP_PORT is not set (off). */
+  smtp?: SmtpConfig;
 }
+
+export interface SmtpConfig {
+  port: number;
+  /** Address it listens on; default the service's SERVICE_HOST. */
+  host: string;
+  /** PEM files for STARTTLS; without them STARTTLS is not offered and AUTH is allowed in plain text. */
+  tlsCert?: string;
+  tlsKey?: string;
+  /** Largest message accepted, in bytes (advertised as SIZE; 552 beyond). */
+  maxBytes: number;
+}
+
+/** Bounds of SERVICE_SMTP_MAX_BYTES: the whole message is held in memory while it is parsed. */
+export const SMTP_MAX_BYTES_RANGE = { min: 1024, max: 25 * 1024 * 1024 } as const;
 
 /** A boot refusal: printed as one line, exit code 1. */
 export class ConfigurationError extends Error {}
@@ -103,6 +124,26 @@ function level(name: string, v: string): LevelName {
 
 function validZone(zone: string): boolean {
   try { new Intl.DateTimeFormat('en-US', { timeZone: zone }); return true; } catch { return false; }
+}
+
+/** The SMTP listener's settings: undefined when SERVICE_SMTP_PORT is not set, a one-line refusal when they cannot work. */
+function smtpConfig(e: Static<typeof EnvSchema>, httpPort: number): SmtpConfig | undefined {
+  const maxBytes = Number(e.SERVICE_SMTP_MAX_BYTES);
+  if (maxBytes < SMTP_MAX_BYTES_RANGE.min || maxBytes > SMTP_MAX_BYTES_RANGE.max) {
+    throw new ConfigurationError(`SERVICE_SMTP_MAX_BYTES must be ${SMTP_MAX_BYTES_RANGE.min}-${SMTP_MAX_BYTES_RANGE.max} bytes, got ${e.SERVICE_SMTP_MAX_BYTES}`);
+  }
+  if ((e.SERVICE_SMTP_TLS_CERT === undefined) !== (e.SERVICE_SMTP_TLS_KEY === undefined)) {
+    throw new ConfigurationError('SERVICE_SMTP_TLS_CERT and SERVICE_SMTP_TLS_KEY go together: set both (PEM files for STARTTLS) or neither');
+  }
+  if (e.SERVICE_SMTP_PORT === undefined) {
+    const stray = (['SERVICE_SMTP_HOST', 'SERVICE_SMTP_TLS_CERT', 'SERVICE_SMTP_TLS_KEY'] as const).find((k) => e[k] !== undefined);
+    if (stray) throw new ConfigurationError(`${stray} is set but SERVICE_SMTP_PORT is not: set SERVICE_SMTP_PORT to turn the SMTP listener on, or remove ${stray}`);
+    return undefined;
+  }
+  const port = /^[0-9]{1,5}$/.test(e.SERVICE_SMTP_PORT) ? Number(e.SERVICE_SMTP_PORT) : Number.NaN;
+  if (!(port >= 1 && port <= 65535)) throw new ConfigurationError(`SERVICE_SMTP_PORT must be a port number 1-65535, got "${e.SERVICE_SMTP_PORT}"`);
+  if (port === httpPort) throw new ConfigurationError(`SERVICE_SMTP_PORT must differ from SERVICE_PORT (both are ${port})`);
+  return { port, host: e.SERVICE_SMTP_HOST ?? e.SERVICE_HOST, tlsCert: e.SERVICE_SMTP_TLS_CERT, tlsKey: e.SERVICE_SMTP_TLS_KEY, maxBytes };
 }
 
 /** Parses and validates the environment. Throws ConfigurationError with a one-line reason. */
@@ -159,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = Number(e.SERVICE_PORT);
   if (port > 65535) throw new ConfigurationError(`SERVICE_PORT must be 0-65535, got ${port}`);
   if (!validZone(e.SERVICE_QUOTA_TIMEZONE)) throw new ConfigurationError(`SERVICE_QUOTA_TIMEZONE "${e.SERVICE_QUOTA_TIMEZONE}" is not an IANA time zone`);
+  const smtp = smtpConfig(e, port);
 
   const plugins = e.SERVICE_PLUGINS !== undefined
     ? e.SERVICE_PLUGINS.split(',').map((s) => s.trim()).filter(Boolean)
@@ -192,5 +234,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outboundAllowCidrs,
     quotaTimezone: e.SERVICE_QUOTA_TIMEZONE,
     ai: { baseUrl: e.AI_BASE_URL, apiKey: e.AI_API_KEY || undefined, model: e.AI_MODEL, contextTokens: Number(e.AI_CONTEXT_TOKENS), maxToolRounds: Math.min(20, Number(e.AI_MAX_TOOL_ROUNDS)) },
+    ...(smtp ? { smtp } : {}),
   };
 }
