@@ -5,6 +5,9 @@
  * with X-Forwarded-For, which the service honours from loopback (SERVICE_FORWARDED_ALLOW_IPS).
  */
 import t from 'tap';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { startService, type TestService } from '../helpers/service.ts';
 
 const from = (ip: string) => ({ 'x-forwarded-for': ip });
@@ -70,4 +73,34 @@ t.test('registration answers the same whether or not the email is taken, and is 
   t.equal((await register('192.0.2.2', 'one-more@example.test')).status, 201, 'another address may register');
   s.clock.advance(3600_000);
   t.equal((await register('192.0.2.1', 'next-hour@example.test')).status, 201, 'and the first one again an hour later');
+});
+
+t.test('an address the user logged in from still gets through an account lock after a restart', async (t) => {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-known-'));
+  const first = await startService({}, { dataDir });
+  const home = '203.0.113.50';
+  t.equal((await login(first, home, first.admin.email, 'correct horse battery')).status, 200, 'the real user logs in from home');
+  await first.stop();
+
+  const s = await startService({}, { dataDir, setup: false });
+  t.teardown(async () => { await s.stop(); fs.rmSync(dataDir, { recursive: true, force: true }); });
+  // Ten addresses fail once each: the account is locked for every address it never logged in from.
+  for (let i = 0; i < 10; i++) t.equal((await login(s, `198.51.100.${i + 1}`, first.admin.email, `wrong ${i}`)).status, 401);
+  const stranger = await login(s, '198.51.100.200', first.admin.email, 'correct horse battery');
+  t.equal(stranger.status, 429, 'a new address waits out the account lock');
+  const back = await login(s, home, first.admin.email, 'correct horse battery');
+  t.equal(back.status, 200, 'home, known from before the restart, gets in');
+
+  // Known for 30 days from the last success, not longer.
+  s.clock.advance(31 * 86_400_000);
+  for (let i = 0; i < 10; i++) await login(s, `198.51.100.${i + 20}`, first.admin.email, `wrong again ${i}`);
+  t.equal((await login(s, home, first.admin.email, 'correct horse battery')).status, 429, 'an address unused for 31 days is not known any more');
+});
+
+t.test('an unknown email costs the same bcrypt work as a wrong password', async (t) => {
+  const bcrypt = (await import('bcrypt')).default;
+  const { dummyHash, hashPassword } = await import('../../core/src/auth/passwords.ts');
+  const real = await hashPassword('a real password');
+  t.equal(bcrypt.getRounds(await dummyHash()), bcrypt.getRounds(real), 'the dummy hash has the cost of a real one');
+  t.equal(await dummyHash(), await dummyHash(), 'made once');
 });

@@ -21,9 +21,15 @@
  * starts, before the password is checked, and taken back if it succeeds: parallel requests cannot
  * slip through while the first ones are still being checked.
  *
- * Kept per process: behind several replicas each one throttles on its own, which makes the
- * allowances a small multiple without weakening the doubling locks; a restart forgets them.
+ * The counters are kept per process: behind several replicas each one throttles on its own, which
+ * makes the allowances a small multiple without weakening the doubling locks; a restart forgets
+ * them. The known addresses are not: the caller reads them from the database
+ * (`login_known_addresses`, see {@link KnownAddresses}) when {@link LoginLimiter.accountLocked} says
+ * the answer matters, and passes it to `begin`, so a restart or another replica never locks the
+ * real user out of an address he used.
  */
+import type { Queryable } from '../db/database.ts';
+
 export interface LockPolicy {
   /** Failures allowed before the first lock. */
   free: number;
@@ -66,17 +72,27 @@ export class LoginLimiter {
     };
   }
 
+  /** Whether the account counter locks the account now: only then does it matter whether an address is known. */
+  accountLocked(account: string, now = Date.now()): boolean {
+    return this.lockedUntil(this.current(this.accounts, account, now), this.o.account) > now;
+  }
+
+  /** How long a successful login keeps an address known to the account. */
+  get knownMs(): number { return this.o.knownMs; }
+
   /**
    * Starts an attempt: `{ wait }` in seconds when the account, the address or the pair is locked
-   * (nothing is counted), otherwise the attempt, already counted as a failure.
+   * (nothing is counted), otherwise the attempt, already counted as a failure. `known`: the address
+   * logged in to the account successfully within `knownMs`, as the database says (this process also
+   * remembers the successes it saw).
    */
-  begin(account: string, address: string, now = Date.now()): { wait: number; attempt?: LoginAttempt } {
+  begin(account: string, address: string, now = Date.now(), known = false): { wait: number; attempt?: LoginAttempt } {
     const pairKey = `${account}\n${address}`;
     const pair = this.current(this.pairs, pairKey, now);
     const addr = this.current(this.addresses, address, now);
     const acct = this.current(this.accounts, account, now);
     const knownAt = this.known.get(pairKey);
-    const isKnown = knownAt !== undefined && now - knownAt < this.o.knownMs;
+    const isKnown = known || (knownAt !== undefined && now - knownAt < this.o.knownMs);
     const until = Math.max(this.lockedUntil(pair, this.o.pair), this.lockedUntil(addr, this.o.address), isKnown ? 0 : this.lockedUntil(acct, this.o.account));
     if (until > now) return { wait: Math.ceil((until - now) / 1000) };
     const newAddress = !pair;
@@ -124,3 +140,16 @@ export class LoginLimiter {
     if (map.size > this.o.maxEntries) for (const k of map.keys()) { map.delete(k); if (map.size <= this.o.maxEntries) break; }
   }
 }
+
+/** The durable list of addresses each account logged in from (`login_known_addresses`). */
+export const KnownAddresses = {
+  async has(q: Queryable, account: string, address: string, since: Date): Promise<boolean> {
+    return Boolean(await q.get('SELECT 1 AS ok FROM login_known_addresses WHERE account = ? AND address = ? AND last_success_at >= ?', [account, address, since.toISOString()]));
+  },
+  /** Records a successful login from `address`, and forgets the account's addresses unused for longer than `keepMs`. */
+  async remember(q: Queryable, account: string, address: string, at: Date, keepMs: number): Promise<void> {
+    await q.run(`INSERT INTO login_known_addresses (account, address, last_success_at) VALUES (?, ?, ?)
+      ON CONFLICT (account, address) DO UPDATE SET last_success_at = excluded.last_success_at`, [account, address, at.toISOString()]);
+    await q.run('DELETE FROM login_known_addresses WHERE account = ? AND last_success_at < ?', [account, new Date(at.getTime() - keepMs).toISOString()]);
+  },
+};

@@ -17,10 +17,20 @@ export async function hashPassword(password: string): Promise<string> {
   return bcrypt.hash(password, COST);
 }
 
-const DUMMY = bcrypt.hashSync('timing-equaliser-password', 4);
-/** Compares in constant-ish time even when the user does not exist (hash against a dummy). */
+let dummy: Promise<string> | undefined;
+/**
+ * A hash of nothing anyone types, at the cost real hashes have: checked against when the email is
+ * unknown, so that an unknown email costs the same bcrypt work as a wrong password (a cheaper dummy
+ * told the two apart by the answer's timing). Made once, on first use.
+ */
+export function dummyHash(): Promise<string> {
+  dummy ??= bcrypt.hash(`timing-equaliser-${Math.random()}`, COST);
+  return dummy;
+}
+
+/** Compares in the same time whether or not the user exists (an unknown one is checked against {@link dummyHash}). */
 export async function verifyPassword(password: string, hash: string | undefined): Promise<boolean> {
   if (Buffer.byteLength(password, 'utf8') > MAX_PASSWORD_BYTES) return false;
-  const ok = await bcrypt.compare(password, hash ?? DUMMY);
+  const ok = await bcrypt.compare(password, hash ?? await dummyHash());
   return hash !== undefined && ok;
 }

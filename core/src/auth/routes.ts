@@ -9,6 +9,7 @@ import { conflict, forbidden, HttpError, tooMany, unprocessable } from '../http/
 import { WindowLimiter } from '../http/rate-limit.ts';
 import { Database } from '../db/database.ts';
 import { requireUser, caller, bearerToken } from './guard.ts';
+import { KnownAddresses } from './login-limiter.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
 import { Locale } from '../http/schemas.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -35,8 +36,11 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
     return { access_token: token, token_type: 'bearer' as const, expires_in: TOKEN_TTL_SECONDS, user: publicUser(row) };
   };
   /** Counts a password check against the login throttle (auth/login-limiter.ts); 429 while locked. */
-  const beginAttempt = (email: string, req: FastifyRequest) => {
-    const { wait, attempt } = core.loginLimiter.begin(email, req.ip, now());
+  const beginAttempt = async (email: string, req: FastifyRequest) => {
+    const at = now();
+    // Asked of the database only while the account is locked, the one case where it decides.
+    const known = core.loginLimiter.accountLocked(email, at) && await KnownAddresses.has(core.db, email, req.ip, new Date(at - core.loginLimiter.knownMs));
+    const { wait, attempt } = core.loginLimiter.begin(email, req.ip, at, known);
     if (!attempt) throw tooMany(`Too many failed attempts; try again in ${wait} seconds.`, wait, 'login_throttled', { seconds: wait });
     return attempt;
   };
@@ -48,7 +52,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
   const changeOwnPassword = async (req: FastifyRequest, reply: FastifyReply, current: string | undefined, next: string) => {
     const row = (await core.db.get<UserRow>('SELECT * FROM users WHERE id = ?', [caller(req).id]))!;
     checkPassword(next);
-    const attempt = beginAttempt(row.email, req);
+    const attempt = await beginAttempt(row.email, req);
     if (!current || !(await verifyPassword(current, row.password_hash))) {
       throw unprocessable('The current password is wrong; send it as current_password to set a new one.', [{ path: 'body/current_password', message: 'is wrong or missing' }], 'current_password_wrong');
     }
@@ -80,11 +84,12 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
   }, async (req, reply) => {
     const b = req.body as { email: string; password: string };
     const email = normalizeEmail(b.email);
-    const attempt = beginAttempt(email, req);
+    const attempt = await beginAttempt(email, req);
     const row = await core.db.get<UserRow>('SELECT * FROM users WHERE email = ?', [email]);
     const ok = await verifyPassword(b.password, row?.password_hash);
     if (!ok || !row || !Database.bool(row.is_active)) throw new HttpError(401, 'invalid_credentials', 'The email or password is wrong, or the account is deactivated.');
     core.loginLimiter.succeeded(attempt, now());
+    await KnownAddresses.remember(core.db, email, req.ip, core.clock.now(), core.loginLimiter.knownMs);
     return issue(req, reply, row);
   });
 
