@@ -20,5 +20,5 @@ export const text = {
   redirect: (l: Locale) => (ru(l)
     ? 'сервер ntfy ответил перенаправлением; Herald не следует перенаправлениям, укажите окончательный адрес сервера (например, https:// вместо http://)'
     : 'the ntfy server answered with a redirect; Herald does not follow redirects, so give the final server address (e.g. https:// instead of http://)'),
-  badConfig: (l: Locale, what: string) => (ru(l) ? `настройки цели неверны: ${what}` : `the target's configuration is invalid: ${what}`),
+  badConfig: (l: Locale, fields: string) => (ru(l) ? `настройки цели неверны, проверьте поля: ${fields}` : `the target's configuration is invalid; check the fields: ${fields}`),
 };
