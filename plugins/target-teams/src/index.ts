@@ -9,6 +9,7 @@ import { buildCard, MAX_BODY, MAX_TITLE } from './card.ts';
 import { configSchema, validateTeamsConfig } from './config.ts';
 import type { TeamsConfig } from './config.ts';
 import { failureFor, transportFailure } from './responses.ts';
+import { words } from './strings.ts';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
 
@@ -46,7 +47,7 @@ export function createTeamsTarget(ctx: TargetContext<TeamsConfig>): TargetInstan
     const title = (message.plainTitle || message.plainBody.split('\n')[0] || '').replace(/\s+/g, ' ').trim().slice(0, 200);
     return {
       remoteId: runId,
-      detail: card.cut ? `cut ${card.cut} characters to fit the Teams message limit` : undefined,
+      detail: card.cut ? words(message.locale).cut(card.cut) : undefined,
       // A Workflows webhook cannot edit what it posted: later events name this message by its title.
       messageRef: { title },
     };

@@ -13,6 +13,7 @@ interface Words {
   workflowGone: string;
   unreachable: (why: string) => string;
   refused: (why: string) => string;
+  cut: (n: number) => string;
 }
 
 const EN: Words = {
@@ -23,6 +24,7 @@ const EN: Words = {
   workflowGone: 'the workflow or its trigger does not exist (deleted, or turned off?)',
   unreachable: (why) => `Teams webhook unreachable: ${why}`,
   refused: (why) => `Teams webhook refused: ${why}`,
+  cut: (n) => `cut ${n} characters to fit the Teams message limit`,
 };
 
 const RU: Words = {
@@ -33,6 +35,7 @@ const RU: Words = {
   workflowGone: 'рабочий процесс или его триггер не существует (удалён или выключен?)',
   unreachable: (why) => `Вебхук Teams недоступен: ${why}`,
   refused: (why) => `Вебхук Teams отклонён: ${why}`,
+  cut: (n) => `обрезано символов: ${n}, чтобы уложиться в предел сообщения Teams`,
 };
 
 /** The words in `locale` (English for any language without its own). */

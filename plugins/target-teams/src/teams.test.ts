@@ -97,6 +97,8 @@ t.test('limits: a body at the declared limit is sent whole; one that escaping ma
   const r3 = await send({ body: 'y'.repeat(9000) });
   tt.equal(fake.posted.at(-1).body[1].text.length, 8000, 'a body longer than declared is cut to 8,000 with the ellipsis');
   tt.match(r3!.detail, /^cut 1001 characters/);
+  const r4 = await send({ locale: 'ru', body: 'я'.repeat(9000) });
+  tt.match(r4!.detail, /^обрезано символов: 1001, чтобы уложиться в предел сообщения Teams$/, 'the detail in the target language');
   await send({ title: 'T'.repeat(300) });
   tt.equal(fake.posted.at(-1).body[0].text.length, 256, 'a long title is cut to 256');
 });
