@@ -22,9 +22,10 @@ import quietDigest from './0023_quiet_digest.ts';
 import eventWebhookColumns from './0024_event_webhook_columns.ts';
 import messageShownAt from './0025_message_shown_at.ts';
 import dropDeliveriesEventIndex from './0026_drop_deliveries_event_index.ts';
+import webpush from './0027_webpush.ts';
 import loginKnownAddresses from './0028_login_known_addresses.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
 export const migrations: Migration[] = [
-  core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, providerOutboundAllow, testEvents, memorySearch, documentChunks, chatSearch, chatControls, messageUpdates, targetOutboundAllow, quietDigest, eventWebhookColumns, messageShownAt, dropDeliveriesEventIndex, loginKnownAddresses,
+  core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, providerOutboundAllow, testEvents, memorySearch, documentChunks, chatSearch, chatControls, messageUpdates, targetOutboundAllow, quietDigest, eventWebhookColumns, messageShownAt, dropDeliveriesEventIndex, webpush, loginKnownAddresses,
 ];

@@ -11,6 +11,7 @@ import { getAt, setSecretPointers } from '../backup/secret-paths.ts';
 import { isProvider, isTarget, type LoadedPlugin } from './loader.ts';
 import { bindCredentials } from '../net/outbound.ts';
 import type { SecretsAtRest } from '../secrets/at-rest.ts';
+import { webPushAccess } from '../relay/push/store.ts';
 
 export interface ProviderRow {
   id: string; user_id: string; kind: string; name: string; config: Record<string, unknown>; enabled: boolean;
@@ -367,6 +368,8 @@ export class PluginHost {
         instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: this.logs.get(`plugin.${row.kind}`, { target_id: row.id }) as unknown as PluginLogger,
         // The bot token is a credential of this instance too (Telegram puts it in every URL path).
         http: this.instanceHttp(plugin, bot ? [...secrets, bot.token] : secrets, row.outbound_allow), store: new DbInstanceStore(this.db, row.id, () => this.clock.now()), clock: this.clock, signal: abort.signal, bot,
+        // The owner's subscribed browsers and the VAPID keys, read when the plugin asks (the webpush kind does).
+        webPush: webPushAccess({ db: this.db, atRest: this.atRest, clock: this.clock, publicUrl: this.publicUrl, mask: (v) => this.logs.secrets.add(v) }, row.user_id),
       });
       await inst.start?.();
       return inst;

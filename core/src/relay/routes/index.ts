@@ -14,6 +14,7 @@ import { testEventRoutes } from './test-events.ts';
 import { botRoutes } from './bots.ts';
 import { botWebhookRoutes } from './bot-webhook.ts';
 import { adminOutboundRoutes } from './admin-outbound.ts';
+import { pushRoutes } from '../push/routes.ts';
 
 /** Registers every relay record route on the app. Every route but the bot webhook needs a logged-in user and sees only that user's rows. */
 export async function registerRelayRoutes(app: App, core: Core): Promise<void> {
@@ -30,4 +31,5 @@ export async function registerRelayRoutes(app: App, core: Core): Promise<void> {
   await botRoutes(app, core);
   await botWebhookRoutes(app, core);
   await adminOutboundRoutes(app, core);
+  await pushRoutes(app, core);
 }
