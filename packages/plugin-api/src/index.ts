@@ -539,6 +539,11 @@ export interface InboundWebhook {
   query: Record<string, string>;
   /** Client address, honouring forwarded-for only from trusted proxies. */
   ip: string;
+  /**
+   * The {@link DialectRoute} the request came in on (its declared `path` and the matched path
+   * parameters); absent on `POST /api/hooks/{token}`.
+   */
+  route?: { path: string; params: Record<string, string> };
 }
 
 export interface WebhookResult {
@@ -552,6 +557,13 @@ export interface WebhookResult {
    * that failed to record can be retried by its sender.
    */
   replayKey?: { key: string; ttlSeconds: number };
+  /**
+   * On a {@link DialectRoute}: the answer in the dialect's format, built once the events are
+   * durable from the ids they were recorded under (empty when nothing was recorded), e.g.
+   * Gotify's message object. Called only after the commit, so a 2xx still means "durable".
+   * `POST /api/hooks/{token}` ignores it and answers as always.
+   */
+  respond?(recorded: { eventIds: string[] }): DialectAnswer;
 }
 
 export interface HealthReport {

@@ -38,6 +38,7 @@
  *   `parent.child`). `label` is the field's name on the form, `hint` the help under it, `options`
  *   one label per allowed value of an enum field (keyed by the value as a string).
  * - `events`: one entry per event type the provider declares; `description` says when it fires.
+ * - `connection`: for a webhook provider with `webhook.connection`, one `label` per value it lists.
  *
  * ## Resolution
  *
@@ -75,6 +76,11 @@ export interface PluginLocaleStrings {
   tracker?: Record<string, PluginFieldText>;
   /** Keyed by event type. */
   events?: Record<string, PluginEventText>;
+  /**
+   * Keyed by the `key` of each value a webhook provider's `webhook.connection` lists (`server_url`,
+   * `app_token`…): its `label` (and optional `hint`) where the user is told what to paste.
+   */
+  connection?: Record<string, PluginFieldText>;
 }
 
 /** A plugin's locale files by language; English is required and is the fallback for every string. */
@@ -119,6 +125,7 @@ export interface LocalizableManifest {
   configSchema: unknown;
   trackerSchema?: unknown;
   events?: Record<string, { description?: string }>;
+  webhook?: { connection?(publicUrl: string, token: string): { fields?: { key: string }[] } };
   locales?: PluginLocales;
 }
 
@@ -128,7 +135,8 @@ export interface LocalizableManifest {
  * field, option or event type (prefixed `unknown: `). Required: the display name, a description
  * when the manifest or `en.json` has one, a label for every schema field, a hint for every field
  * whose schema or `en.json` entry has one, a label for every enum value, and a description for
- * every event type; for a language other than English, also every string `en.json` has.
+ * every event type, and a label for every value `webhook.connection` lists; for a language other
+ * than English, also every string `en.json` has.
  * An empty list means complete.
  */
 export function missingLocaleStrings(m: LocalizableManifest, locale: string): string[] {
@@ -155,5 +163,8 @@ export function missingLocaleStrings(m: LocalizableManifest, locale: string): st
   const events = Object.keys(m.events ?? {});
   for (const type of events) if (!has(l.events?.[type]?.description)) missing.push(`events.${type}.description`);
   for (const type of Object.keys(l.events ?? {})) if (!events.includes(type)) missing.push(`unknown: events.${type}`);
+  const connection = (m.webhook?.connection?.('https://herald.example', 'token').fields ?? []).map((f) => f.key);
+  for (const key of connection) if (!has(l.connection?.[key]?.label)) missing.push(`connection.${key}.label`);
+  for (const key of Object.keys(l.connection ?? {})) if (!connection.includes(key)) missing.push(`unknown: connection.${key}`);
   return missing;
 }

@@ -14,6 +14,7 @@ import { Value } from 'typebox/value';
 import type {
   Clock, EmittedEvent, InstanceStore, OutboundHttp, PluginLogger, ProviderDefinition, ProviderInstance,
   TargetDefinition, TargetInstance, TrackerView, MessagingBotRef, OutboundMessage, ConfigProblem, WebPushAccess, WebPushSubscription,
+  DialectAnswer, WebhookResult,
 } from './index.ts';
 import { createTestHttp } from './testing-http.ts';
 import { undeclaredFields } from './config-fields.ts';
@@ -198,6 +199,75 @@ export function createTestHost(opts: TestHostOptions = {}) {
       };
     },
   };
+}
+
+/** What {@link dialectRequest} saw: the token the route found, the plugin's result, and the answer the core would send. */
+export interface DialectOutcome {
+  /** The token the route's finder returned (undefined when it found none). */
+  token?: string;
+  /** The HTTP status the core would answer with. */
+  status: number;
+  /** The body the client would get: the plugin's `respond` (success) or `errorBody` (refusal), when it has one. */
+  answer?: DialectAnswer;
+  /** The plugin's webhook result, when the request got that far. */
+  result?: WebhookResult;
+  /** The refusal, when the request was refused: Herald's problem code and sentence. */
+  refusal?: { status: number; code: string; detail: string };
+}
+
+/**
+ * Sends a request through one of a provider's dialect routes (`manifest.webhook.routes`) the way
+ * the core does, without a service: the route's token finder (headers first, then with the body
+ * when it answers `needs_body`), the instance's `handleWebhook` (as the test host wraps it: verify,
+ * depth, event checks), then the route's answer, `respond` with made-up event ids, or `errorBody`
+ * for a refusal. It does not look the token up: check `token` yourself.
+ *
+ * @example
+ * ```ts
+ * const { instance } = await host.provider(plugin, {});
+ * const out = await dialectRequest(plugin, instance, { path: '/api/compat/gotify/message', headers: { 'x-gotify-key': 'tok', 'content-type': 'application/json' }, body: '{"message":"hi"}' });
+ * // out.token === 'tok', out.status === 200, out.answer.body.id is a number
+ * ```
+ */
+export async function dialectRequest(def: ProviderDefinition<any, any>, instance: ProviderInstance, o: {
+  path: string; method?: 'POST' | 'PUT'; params?: Record<string, string>; headers?: Record<string, string>; query?: Record<string, string>; body?: string | Buffer; ip?: string;
+}): Promise<DialectOutcome> {
+  const method = o.method ?? 'POST';
+  const route = def.manifest.webhook?.routes?.find((r) => r.path === o.path && r.method === method);
+  if (!route) throw new Error(`${def.manifest.id} declares no dialect route ${method} ${o.path}`);
+  const headers: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(o.headers ?? {})) headers[k.toLowerCase()] = v;
+  const params = o.params ?? {};
+  const query = o.query ?? {};
+  const rawBody = Buffer.isBuffer(o.body) ? o.body : Buffer.from(o.body ?? '', 'utf8');
+  const refuse = (status: number, code: string, detail: string): DialectOutcome => {
+    const answer = route.errorBody?.({ status, code, detail }, { headers });
+    return { status: answer?.status ?? status, answer, refusal: { status, code, detail } };
+  };
+  let token: string | undefined;
+  try {
+    let found = route.token({ method, params, headers, query });
+    if (found === 'needs_body') found = route.token({ method, params, headers, query, rawBody });
+    if (!found || found === 'needs_body') return refuse(401, 'unauthorized', 'The request carries no token.');
+    token = found;
+    const maxBody = def.manifest.webhook?.maxBodyBytes ?? 1024 * 1024;
+    if (rawBody.length > maxBody) return { ...refuse(413, 'body_too_large', `The body is larger than ${maxBody} bytes.`), token };
+    const ctype = headers['content-type'] ?? '';
+    let body: unknown;
+    if (rawBody.length && (ctype.includes('json') || ctype === '')) {
+      if (jsonTooDeep(rawBody)) return { ...refuse(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`), token };
+      try { body = JSON.parse(rawBody.toString('utf8')); } catch { body = undefined; }
+    }
+    if (!instance.handleWebhook) throw new Error(`${def.manifest.id} has no handleWebhook`);
+    const result = await instance.handleWebhook({ method, headers, rawBody, body, query, ip: o.ip ?? '192.0.2.1', route: { path: route.path, params } });
+    const eventIds = result.events.map((_, i) => `0190a5d1-7c00-7000-8000-${String(i + 1).padStart(12, '0')}`);
+    const answer = result.respond?.({ eventIds });
+    return { token, status: answer?.status ?? (result.events.length ? 200 : result.status ?? 200), answer, result };
+  } catch (err) {
+    if (!(err instanceof Error) || (err as { code?: unknown }).code !== 'WEBHOOK_REJECTED') throw err;
+    const status = (err as unknown as { status: number }).status;
+    return { ...refuse(status, status === 401 ? 'unauthorized' : status === 409 ? 'replayed' : 'bad_request', err.message), token };
+  }
 }
 
 /** A {@link WebPushAccess} for tests, with what the target did to it. */
