@@ -14,6 +14,7 @@ import { insertRow, updateRow, SECRET_MISSING, type Planner, type Row } from './
 import type { ConfigurationT } from './schema.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
 import { checkOutboundAllow } from '../net/instance-allow.ts';
+import { newWebhookToken } from '../relay/inbound/dialects.ts';
 
 /** A stored row with the secrets of its config opened (one no key opens counts as missing). */
 const openConfig = (p: Planner, r: Row | undefined, paths: string[]): Row | undefined =>
@@ -66,7 +67,7 @@ export async function planProviders(p: Planner, c: ConfigurationT): Promise<void
     const status = { status: enabled ? 'pending' : 'disabled', status_detail: missing.length ? SECRET_MISSING : null, backlog_latched: false };
     if (missing.length && (d === 'insert' || d === 'update')) p.disabled('providers', id);
     if (d === 'insert') {
-      p.step((q) => insertRow(q, 'providers', { id, ...sealConfig(p, desired, paths), webhook_token: desired.webhook_token ?? randomToken(), ...status, created_at: x.created_at, updated_at: x.updated_at }));
+      p.step((q) => insertRow(q, 'providers', { id, ...sealConfig(p, desired, paths), webhook_token: desired.webhook_token ?? newWebhookToken(p.core.plugins.provider(x.kind)), ...status, created_at: x.created_at, updated_at: x.updated_at }));
     } else if (d === 'update') p.step((q) => updateRow(q, 'providers', { ...sealConfig(p, desired, paths), ...status, updated_at: p.now }, { id }));
   }
 }

@@ -1,8 +1,12 @@
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { providerRowFrom, type ProviderRow } from '../../plugins/host.ts';
-import { errorCode, jsonTooDeep, MAX_JSON_DEPTH, type ProviderInstance, type WebhookAuthRequest, type WebhookVerdict } from '../../plugin-api/index.ts';
+import type { LoadedPlugin } from '../../plugins/loader.ts';
+import {
+  errorCode, jsonTooDeep, MAX_JSON_DEPTH, type DialectAnswer, type DialectRoute, type ProviderDefinition, type ProviderInstance,
+  type WebhookAuthRequest, type WebhookResult, type WebhookVerdict,
+} from '../../plugin-api/index.ts';
 import { HttpError } from '../../http/problem.ts';
 import { InvalidEventError } from '../service.ts';
 import type { Relay } from '../pipeline/relay.ts';
@@ -10,13 +14,18 @@ import { ReplayedError } from '../pipeline/ingest.ts';
 import { WindowLimiter } from '../../http/rate-limit.ts';
 import { DbInstanceStore } from '../../plugins/store.ts';
 import type { Queryable } from '../../db/database.ts';
+import { MASK } from '../../logging/redact.ts';
 import { payloadExcerpt, recordPayload } from './payload-log.ts';
+import { dialectRoutes } from './dialects.ts';
 
-const MAX_BODY = 5 * 1024 * 1024;
+/** Largest body any inbound webhook route reads; each plugin's own limit is checked against it. */
+export const MAX_BODY = 5 * 1024 * 1024;
 const DEFAULT_PLUGIN_BODY = 1024 * 1024;
 
+export type ProviderPlugin = LoadedPlugin & { def: ProviderDefinition };
+
 /** What the route knows about a request before its body is read. */
-interface Admitted {
+export interface Admitted {
   provider: ProviderRow;
   instance: ProviderInstance & Required<Pick<ProviderInstance, 'handleWebhook'>>;
   maxBody: number;
@@ -24,11 +33,18 @@ interface Admitted {
   headers: Record<string, string | undefined>;
   /** The plugin's first answer; `legacy` when it has no verifyWebhook (handleWebhook authenticates). */
   verdict: WebhookVerdict | 'legacy';
+  /** The token the request named: masked in the excerpts the payload log keeps. */
+  token: string;
+  /** The dialect route the request came in on, with its path parameters; absent on `/api/hooks/{token}`. */
+  route?: { spec: DialectRoute; params: Record<string, string> };
 }
+
+/** Where a token is looked up: any webhook kind (`/api/hooks`), or one plugin's (a dialect route), and what an unknown one is answered. */
+export interface Door { kind?: string; unknownStatus?: 401 | 404 }
 
 /** The problem code the API answers for a status a plugin refused a request with. */
 function refusalCode(status: number): string {
-  return status === 401 ? 'unauthorized' : status === 409 ? 'replayed' : status === 400 ? 'bad_request' : status === 422 ? 'invalid_payload' : 'error';
+  return status === 401 ? 'unauthorized' : status === 409 ? 'replayed' : status === 400 ? 'bad_request' : status === 422 ? 'invalid_payload' : status === 404 ? 'not_found' : 'error';
 }
 
 /** Bodies the core parses as JSON: those that say so, and those that say nothing. */
@@ -37,21 +53,34 @@ function isJson(req: FastifyRequest): boolean {
   return ctype.includes('json') || ctype === '';
 }
 
+/** Lower-case header names, one string per header. */
+export function headersOf(req: FastifyRequest): Record<string, string | undefined> {
+  const headers: Record<string, string | undefined> = {};
+  for (const [k, v] of Object.entries(req.headers)) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
+  return headers;
+}
+
+/** Sends a dialect's answer: an object as JSON, a string as text, unless it names its type. */
+export function sendAnswer(reply: FastifyReply, answer: DialectAnswer, status: number): FastifyReply {
+  if (answer.headers) reply.headers(answer.headers);
+  const type = answer.contentType ?? (typeof answer.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8');
+  return reply.code(answer.status ?? status).type(type).send(typeof answer.body === 'string' || type.startsWith('application/json') ? answer.body : JSON.stringify(answer.body));
+}
+
 /**
- * `POST /api/hooks/{webhook_token}`: the one inbound door for webhook-kind providers. The plugin
- * verifies and translates; the core rate-limits, records every request in webhook_payload_log, and
- * answers 202 only once the events are durable.
- *
- * Bounded before parsed: what needs no body (the provider, the rate limit, its state, a declared
- * size over the limit, and a credential the headers carry) is settled before the body is read; a
- * signature over the body is checked before it is parsed; and a JSON body is parsed only once its
- * nesting is known to be within MAX_JSON_DEPTH. A sender without the credential costs no parse.
+ * The steps every inbound webhook request goes through, shared by `POST /api/hooks/{token}` and the
+ * plugins' dialect routes (dialects.ts): rate limit, token lookup, disabled-record refusal, body
+ * limits, verifyWebhook, JSON depth, handleWebhook, durable events, payload log, answer.
  */
-export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise<void> {
+export function inboundSteps(core: Core, relay: Relay) {
   const limiters = new Map<string, WindowLimiter>();
-  const admitted = new WeakMap<FastifyRequest, Admitted>();
   const record = (provider: ProviderRow, req: FastifyRequest, status: number, error: string | null, excerpt: string | null = null, eventIds: string[] | null = null, q: Queryable = core.db) =>
     recordPayload(q, core.clock.now(), { userId: provider.user_id, providerId: provider.id }, { status, error, excerpt, ip: req.ip, eventIds });
+  /** A redacted excerpt of the body with the request's own token masked (ntfy's JSON names its topic in the body). */
+  const excerptOf = (token: string, raw: Buffer, body?: unknown): string | null => {
+    const e = payloadExcerpt(raw, body);
+    return e && token && e.includes(token) ? e.split(token).join(MASK) : e;
+  };
 
   /** A plugin's refusal (WebhookRejectedError) as the API's answer; anything else it throws is a 500, logged. */
   const refusal = async (err: unknown, provider: ProviderRow, req: FastifyRequest, excerpt: string | null): Promise<HttpError> => {
@@ -69,50 +98,172 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
     try {
       return await a.instance.verifyWebhook!(auth);
     } catch (err) {
-      throw await refusal(err, a.provider, req, rawBody ? payloadExcerpt(rawBody) : null);
+      throw await refusal(err, a.provider, req, rawBody ? excerptOf(a.token, rawBody) : null);
     }
   };
 
-  /** Everything decided before the body is read. Throws the answer for a request refused here. */
-  const admit = async (req: FastifyRequest): Promise<Admitted> => {
-    const { token } = req.params as { token: string };
+  /**
+   * Counts the request against the plugin's per-address limit (over all of its providers together:
+   * one sender cannot multiply it by spreading requests over several tokens); the answer to send
+   * when it is over, else undefined.
+   */
+  const limit = (plugin: ProviderPlugin, req: FastifyRequest): HttpError | undefined => {
+    const perMinute = plugin.def.manifest.webhook?.rateLimitPerMinute;
+    if (!perMinute) return undefined;
+    let l = limiters.get(plugin.id);
+    if (!l) { l = new WindowLimiter(perMinute); limiters.set(plugin.id, l); }
+    const wait = l.take(req.ip);
+    return wait ? new HttpError(429, 'rate_limited', `At most ${perMinute} requests a minute are accepted from one address; retry in ${wait} s.`, { headers: { 'retry-after': String(wait) } }) : undefined;
+  };
+
+  /** The largest body the plugin accepts. */
+  const maxBodyOf = (plugin: ProviderPlugin): number => Math.min(MAX_BODY, plugin.def.manifest.webhook?.maxBodyBytes ?? DEFAULT_PLUGIN_BODY);
+
+  /** A body declared (Content-Length) over the limit, refused before it is read. */
+  const declaredTooLarge = (req: FastifyRequest, maxBody: number): HttpError | undefined => {
+    const declared = Number(req.headers['content-length'] ?? 0);
+    return declared > maxBody ? new HttpError(413, 'body_too_large', `The body is larger than ${maxBody} bytes.`, { params: { limit: maxBody } }) : undefined;
+  };
+
+  /** The provider a token names, of a webhook kind (and of `door.kind` when given); throws 404 (or `door.unknownStatus`) for any other. */
+  const find = async (token: string, door: Door = {}): Promise<{ provider: ProviderRow; plugin: ProviderPlugin }> => {
     const row = await core.db.get('SELECT * FROM providers WHERE webhook_token = ?', [token]);
     const plugin = row ? core.plugins.provider(String(row.kind)) : undefined;
-    if (!row || !plugin || plugin.def.manifest.ingest !== 'webhook') throw new HttpError(404, 'not_found', 'No webhook is registered at this address.');
-    const provider = providerRowFrom(row);
-    const refuse = async (status: number, code: string, detail: string, error: string, headers?: Record<string, string>) => {
-      await record(provider, req, status, error);
-      return new HttpError(status, code, detail, { headers });
-    };
-    // The plugin's limit holds per source address over all of its providers together: one sender
-    // cannot multiply it by spreading requests over several webhook URLs.
-    const limit = plugin.def.manifest.webhook?.rateLimitPerMinute;
-    if (limit) {
-      let l = limiters.get(provider.kind);
-      if (!l) { l = new WindowLimiter(limit); limiters.set(provider.kind, l); }
-      const wait = l.take(req.ip);
-      if (wait) throw await refuse(429, 'rate_limited', `At most ${limit} requests a minute are accepted from one address; retry in ${wait} s.`, `rate limit of ${limit} requests a minute per address exceeded`, { 'retry-after': String(wait) });
+    if (!row || !plugin || plugin.def.manifest.ingest !== 'webhook' || (door.kind !== undefined && plugin.id !== door.kind)) {
+      throw door.unknownStatus === 401
+        ? new HttpError(401, 'unauthorized', 'The token names no provider of this kind.')
+        : new HttpError(404, 'not_found', 'No webhook is registered at this address.');
     }
-    if (!provider.enabled) throw await refuse(409, 'provider_disabled', 'This provider is disabled; enable it to accept webhooks.', 'provider is disabled');
-    const maxBody = plugin.def.manifest.webhook?.maxBodyBytes ?? DEFAULT_PLUGIN_BODY;
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > maxBody) throw await refuse(413, 'body_too_large', `The body is larger than ${maxBody} bytes.`, `body of ${declared} bytes exceeds ${maxBody}`);
+    return { provider: providerRowFrom(row), plugin: plugin as ProviderPlugin };
+  };
+
+  /**
+   * Everything decided about a known provider before the body is read (`limited`: the rate limit
+   * was already counted, before the provider was known). Throws the answer for a request refused here.
+   */
+  const admit = async (req: FastifyRequest, found: { provider: ProviderRow; plugin: ProviderPlugin }, token: string, o: { limited?: boolean; route?: Admitted['route'] } = {}): Promise<Admitted> => {
+    const { provider, plugin } = found;
+    const refuse = async (err: HttpError, error: string) => {
+      await record(provider, req, err.status, error);
+      return err;
+    };
+    if (!o.limited) {
+      const over = limit(plugin, req);
+      if (over) throw await refuse(over, `rate limit of ${plugin.def.manifest.webhook?.rateLimitPerMinute} requests a minute per address exceeded`);
+    }
+    if (!provider.enabled) throw await refuse(new HttpError(409, 'provider_disabled', 'This provider is disabled; enable it to accept webhooks.'), 'provider is disabled');
+    const maxBody = maxBodyOf(plugin);
+    const tooLarge = declaredTooLarge(req, maxBody);
+    if (tooLarge) throw await refuse(tooLarge, `body of ${req.headers['content-length']} bytes exceeds ${maxBody}`);
     // Any replica takes any webhook: when this one does not run the instance yet, or runs an older
     // version of the record (created or edited through another replica), it starts it now.
     const running = await core.plugins.ensureProvider(provider);
     const instance = running?.instance;
     if (!instance?.handleWebhook) {
-      throw await refuse(503, 'provider_unavailable', `This provider is not running (${running?.state ?? 'stopped'}); check its configuration.`, `provider instance is ${running?.state ?? 'not running'}`, { 'retry-after': '30' });
+      throw await refuse(new HttpError(503, 'provider_unavailable', `This provider is not running (${running?.state ?? 'stopped'}); check its configuration.`, { headers: { 'retry-after': '30' } }), `provider instance is ${running?.state ?? 'not running'}`);
     }
-    const headers: Record<string, string | undefined> = {};
-    for (const [k, v] of Object.entries(req.headers)) headers[k.toLowerCase()] = Array.isArray(v) ? v.join(', ') : v;
-    const a: Admitted = { provider, instance: instance as Admitted['instance'], maxBody, headers, verdict: 'legacy' };
+    const a: Admitted = { provider, instance: instance as Admitted['instance'], maxBody, headers: headersOf(req), verdict: 'legacy', token, route: o.route };
     if (instance.verifyWebhook) {
       a.verdict = await verify(a, req);
-      if (a.verdict !== 'ok' && a.verdict !== 'needs_body') throw await refuse(401, 'unauthorized', 'The request could not be verified.', `verifyWebhook answered ${String(a.verdict)}`);
+      if (a.verdict !== 'ok' && a.verdict !== 'needs_body') throw await refuse(new HttpError(401, 'unauthorized', 'The request could not be verified.'), `verifyWebhook answered ${String(a.verdict)}`);
     }
     return a;
   };
+
+  /**
+   * The body's part: measured size, a signature over the body, the JSON depth, the plugin's
+   * handleWebhook, the events made durable, the answer (a dialect's own, or 202 with the ids).
+   */
+  const receive = async (req: FastifyRequest, reply: FastifyReply, a: Admitted, raw: Buffer) => {
+    const { provider } = a;
+    // A body sent without a declared length is measured once read.
+    if (raw.length > a.maxBody) {
+      await record(provider, req, 413, `body of ${raw.length} bytes exceeds ${a.maxBody}`, excerptOf(a.token, raw));
+      throw new HttpError(413, 'body_too_large', `The body is larger than ${a.maxBody} bytes.`, { params: { limit: a.maxBody } });
+    }
+    if (a.verdict === 'needs_body' && await verify(a, req, raw) !== 'ok') {
+      await record(provider, req, 401, 'verifyWebhook did not accept the body', excerptOf(a.token, raw));
+      throw new HttpError(401, 'unauthorized', 'The request could not be verified.');
+    }
+    let body: unknown;
+    if (raw.length && isJson(req)) {
+      if (jsonTooDeep(raw)) {
+        await record(provider, req, 400, `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`, excerptOf(a.token, raw));
+        throw new HttpError(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, { params: { limit: MAX_JSON_DEPTH } });
+      }
+      try { body = JSON.parse(raw.toString('utf8')); } catch { body = undefined; }
+    }
+    // Worked out once, before any transaction: the redaction is CPU work that must not run while the connection is held.
+    const excerpt = excerptOf(a.token, raw, body);
+    let result: WebhookResult;
+    try {
+      result = await a.instance.handleWebhook({
+        method: req.method, headers: a.headers, rawBody: raw, body, query: (req.query ?? {}) as Record<string, string>, ip: req.ip,
+        ...(a.route ? { route: { path: a.route.spec.path, params: a.route.params } } : {}),
+      });
+    } catch (err) {
+      throw await refusal(err, provider, req, excerpt);
+    }
+    const ids: string[] = [];
+    // Only once the events are durable is the delivery remembered as processed: the replay key and
+    // the request's payload-log entry are columns of the last event's own row (one commit, one row).
+    const remember = (q: Queryable) => result.replayKey
+      ? new DbInstanceStore(q, provider.id, () => core.clock.now()).set(result.replayKey.key, 1, { ttlSeconds: result.replayKey.ttlSeconds })
+      : Promise.resolve();
+    let recorded = false;
+    try {
+      for (let i = 0; i < result.events.length; i++) {
+        const last = i === result.events.length - 1;
+        const r = await relay.ingestWith(provider, result.events[i]!, last ? { webhook: { ip: req.ip, excerpt, earlierIds: [...ids], replayKey: result.replayKey } } : undefined);
+        if (last && r.eventIds.length) recorded = true;
+        ids.push(...r.eventIds);
+      }
+    } catch (err) {
+      if (err instanceof ReplayedError) {
+        // A delivery of the same id committed between the plugin's check and this write.
+        await record(provider, req, 409, err.message, excerpt, ids);
+        throw new HttpError(409, 'replayed', err.message);
+      }
+      const msg = err instanceof InvalidEventError ? err.message : 'the event could not be recorded';
+      await record(provider, req, err instanceof InvalidEventError ? 422 : 500, msg, excerpt, ids);
+      if (!(err instanceof InvalidEventError)) throw err;
+      throw new HttpError(422, 'invalid_event', `The webhook produced an invalid event: ${msg}`);
+    }
+    // Every answer below is sent only now that the events (if any) are durable. On a dialect route
+    // the plugin words it; a failure to word it is a 500 (the events stay recorded).
+    const dialect = a.route && result.respond ? result.respond.bind(result) : undefined;
+    if (!result.events.length) {
+      const status = result.status ?? 200;
+      await Promise.all([remember(core.db), record(provider, req, status, null, excerpt, [])]);
+      return dialect ? sendAnswer(reply, dialect({ eventIds: [] }), 200) : reply.code(status).send(result.body ?? { ok: true });
+    }
+    if (!ids.length) {
+      await Promise.all([remember(core.db), record(provider, req, 200, 'nothing recorded: the events carried no change', excerpt, [])]);
+      return dialect ? sendAnswer(reply, dialect({ eventIds: [] }), 200) : reply.code(200).send({ event_ids: [], detail: 'Accepted; the events carried no change, so nothing was recorded.' });
+    }
+    if (!recorded) await Promise.all([remember(core.db), record(provider, req, 202, null, excerpt, ids)]);
+    return dialect ? sendAnswer(reply, dialect({ eventIds: ids }), 200) : reply.code(202).send({ event_ids: ids });
+  };
+
+  return { record, limit, maxBodyOf, declaredTooLarge, find, admit, receive, excerptOf };
+}
+
+export type InboundSteps = ReturnType<typeof inboundSteps>;
+
+/**
+ * `POST /api/hooks/{webhook_token}`: the one inbound door for webhook-kind providers (beside the
+ * dialect routes plugins declare, which go through the same steps). The plugin verifies and
+ * translates; the core rate-limits, records every request in webhook_payload_log, and answers 202
+ * only once the events are durable.
+ *
+ * Bounded before parsed: what needs no body (the provider, the rate limit, its state, a declared
+ * size over the limit, and a credential the headers carry) is settled before the body is read; a
+ * signature over the body is checked before it is parsed; and a JSON body is parsed only once its
+ * nesting is known to be within MAX_JSON_DEPTH. A sender without the credential costs no parse.
+ */
+export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise<void> {
+  const steps = inboundSteps(core, relay);
+  const admitted = new WeakMap<FastifyRequest, Admitted>();
 
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
@@ -122,72 +273,11 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
       config: { credentialParams: ['token'] },
       schema: { tags: ['relay'], summary: 'Receive an inbound webhook for a provider', description: `The token in the path names the provider; its plugin checks the request (signature, bearer or shared token) and maps it to events. 202 once every event is durable, 400 for a JSON body nested deeper than ${MAX_JSON_DEPTH} levels, 401 for a failed check, 409 for a replayed delivery, 413 for a body over the limit, 429 beyond the requests-a-minute limit the plugin declares for one source address, counted over all providers of that plugin.`, security: [], params: { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] } },
       // Runs before the body is read: a request refused here is never read into memory or parsed.
-      preParsing: async (req) => { admitted.set(req, await admit(req)); },
-    }, async (req, reply) => {
-      const a = admitted.get(req)!;
-      const { provider } = a;
-      const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-      // A body sent without a declared length is measured once read.
-      if (raw.length > a.maxBody) {
-        await record(provider, req, 413, `body of ${raw.length} bytes exceeds ${a.maxBody}`, payloadExcerpt(raw));
-        throw new HttpError(413, 'body_too_large', `The body is larger than ${a.maxBody} bytes.`);
-      }
-      if (a.verdict === 'needs_body' && await verify(a, req, raw) !== 'ok') {
-        await record(provider, req, 401, 'verifyWebhook did not accept the body', payloadExcerpt(raw));
-        throw new HttpError(401, 'unauthorized', 'The request could not be verified.');
-      }
-      let body: unknown;
-      if (raw.length && isJson(req)) {
-        if (jsonTooDeep(raw)) {
-          await record(provider, req, 400, `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`, payloadExcerpt(raw));
-          throw new HttpError(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, { params: { limit: MAX_JSON_DEPTH } });
-        }
-        try { body = JSON.parse(raw.toString('utf8')); } catch { body = undefined; }
-      }
-      // Worked out once, before any transaction: the redaction is CPU work that must not run while the connection is held.
-      const excerpt = payloadExcerpt(raw, body);
-      let result;
-      try {
-        result = await a.instance.handleWebhook({ method: req.method, headers: a.headers, rawBody: raw, body, query: (req.query ?? {}) as Record<string, string>, ip: req.ip });
-      } catch (err) {
-        throw await refusal(err, provider, req, excerpt);
-      }
-      const ids: string[] = [];
-      // Only once the events are durable is the delivery remembered as processed: the replay key and
-      // the request's payload-log entry are columns of the last event's own row (one commit, one row).
-      const remember = (q: Queryable) => result.replayKey
-        ? new DbInstanceStore(q, provider.id, () => core.clock.now()).set(result.replayKey.key, 1, { ttlSeconds: result.replayKey.ttlSeconds })
-        : Promise.resolve();
-      let recorded = false;
-      try {
-        for (let i = 0; i < result.events.length; i++) {
-          const last = i === result.events.length - 1;
-          const r = await relay.ingestWith(provider, result.events[i]!, last ? { webhook: { ip: req.ip, excerpt, earlierIds: [...ids], replayKey: result.replayKey } } : undefined);
-          if (last && r.eventIds.length) recorded = true;
-          ids.push(...r.eventIds);
-        }
-      } catch (err) {
-        if (err instanceof ReplayedError) {
-          // A delivery of the same id committed between the plugin's check and this write.
-          await record(provider, req, 409, err.message, excerpt, ids);
-          throw new HttpError(409, 'replayed', err.message);
-        }
-        const msg = err instanceof InvalidEventError ? err.message : 'the event could not be recorded';
-        await record(provider, req, err instanceof InvalidEventError ? 422 : 500, msg, excerpt, ids);
-        if (!(err instanceof InvalidEventError)) throw err;
-        throw new HttpError(422, 'invalid_event', `The webhook produced an invalid event: ${msg}`);
-      }
-      if (!result.events.length) {
-        const status = result.status ?? 200;
-        await Promise.all([remember(core.db), record(provider, req, status, null, excerpt, [])]);
-        return reply.code(status).send(result.body ?? { ok: true });
-      }
-      if (!ids.length) {
-        await Promise.all([remember(core.db), record(provider, req, 200, 'nothing recorded: the events carried no change', excerpt, [])]);
-        return reply.code(200).send({ event_ids: [], detail: 'Accepted; the events carried no change, so nothing was recorded.' });
-      }
-      if (!recorded) await Promise.all([remember(core.db), record(provider, req, 202, null, excerpt, ids)]);
-      return reply.code(202).send({ event_ids: ids });
-    });
+      preParsing: async (req) => {
+        const { token } = req.params as { token: string };
+        admitted.set(req, await steps.admit(req, await steps.find(token), token));
+      },
+    }, async (req, reply) => steps.receive(req, reply, admitted.get(req)!, Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)));
   });
+  await dialectRoutes(app, core, steps);
 }

@@ -6,7 +6,7 @@ import type { Core } from '../../core.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
 import { IdParams, ListQuery } from '../../http/schemas.ts';
 import { conflict, unprocessable } from '../../http/problem.ts';
-import { newId, randomToken } from '../../http/ids.ts';
+import { newId } from '../../http/ids.ts';
 import { Database as Db } from '../../db/database.ts';
 import { providerRowFrom } from '../../plugins/host.ts';
 import type { LoadedPlugin } from '../../plugins/loader.ts';
@@ -18,6 +18,10 @@ import { maskSecrets, restoreMasked } from './secrets.ts';
 import { configRefused, underConfig } from './config-problems.ts';
 import { OutboundAllowField, outboundAllowInput } from './outbound-allow.ts';
 import { outboundAllowOf } from '../../plugins/host.ts';
+import { newWebhookToken, webhookConnection } from '../inbound/dialects.ts';
+import { pickLocale } from '../../plugins/locales.ts';
+import type { Locale } from '../../plugin-api/index.ts';
+import type { FastifyRequest } from 'fastify';
 
 const Config = Type.Object({}, { additionalProperties: true });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
@@ -65,9 +69,14 @@ function aliasesOf(body: Record<string, unknown>, known: TSchema): Record<string
   return Object.fromEntries(Object.entries(body).filter(([k, v]) => !fixed.includes(k) && v !== undefined));
 }
 
-/** The provider as the API shows it: secrets masked, webhook URL for webhook kinds. */
-export function providerView(core: Core, row: Row) {
+/**
+ * The provider as the API shows it: secrets masked; for webhook kinds the URL to paste
+ * (`webhook_url`) and, for a kind that speaks another service's dialect, the values its apps ask
+ * for one by one (`webhook_connection`, labelled in `locale`).
+ */
+export function providerView(core: Core, row: Row, locale: Locale = 'en') {
   const plugin = core.plugins.provider(row.kind);
+  const connection = plugin?.def.manifest.ingest === 'webhook' ? webhookConnection(core, plugin, row.webhook_token as string, locale) : null;
   const raw = Db.json<Record<string, unknown>>(row.config, {});
   // A kind that is no longer enabled has no schema to say what is secret: mask by field name.
   const { config, secrets_set } = plugin ? maskSecrets(raw, plugin.secretPaths) : { config: redactObject(raw), secrets_set: [] as string[] };
@@ -77,13 +86,17 @@ export function providerView(core: Core, row: Row) {
     // The plugin's documented top-level aliases of config fields (the generic webhook's auth settings).
     ...Object.fromEntries((plugin?.configAliases ?? []).map((a) => [a, config[a] ?? null])),
     status: row.status as string, status_detail: (row.status_detail ?? null) as string | null,
-    webhook_url: plugin?.def.manifest.ingest === 'webhook' ? core.plugins.webhookUrl(row as { webhook_token: string }) : null,
+    webhook_url: connection?.url ?? null,
+    webhook_connection: connection?.fields ?? null,
     core_managed: plugin?.def.manifest.coreManaged === true,
     plugin_enabled: Boolean(plugin),
     outbound_allow: outboundAllowOf(row.outbound_allow),
     created_at: row.created_at as string, updated_at: row.updated_at as string,
   };
 }
+
+/** The caller's language for labels: the user's own, else Accept-Language, else English. */
+const localeOf = (req: FastifyRequest): Locale => pickLocale({ user: caller(req).locale, acceptLanguage: req.headers['accept-language'] });
 
 function creatableKinds(core: Core): string[] {
   return [...core.plugins.plugins.values()].filter((p) => p.kind === 'provider' && !p.def.manifest.coreManaged).map((p) => p.id).sort();
@@ -145,7 +158,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
   app.get('/api/providers', { schema: { tags: ['relay'], summary: 'List your providers', querystring: ListQuery }, preHandler: auth }, async (req) => {
     const params: unknown[] = [caller(req).id];
     const rows = await core.db.all(`SELECT * FROM providers WHERE user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
-    return { providers: rows.map((r) => providerView(core, r)) };
+    return { providers: rows.map((r) => providerView(core, r, localeOf(req))) };
   });
 
   app.post('/api/providers', { schema: { tags: ['relay'], summary: 'Create a provider (an instance of a provider plugin)', body: createBody }, preHandler: auth }, async (req, reply) => {
@@ -166,14 +179,14 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     const now = nowIso(core);
     const enabled = b.enabled ?? true;
     await core.db.run(`INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, outbound_allow, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, b.kind, b.name, config, enabled, randomToken(), enabled ? 'pending' : 'disabled', allow, now, now]);
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, b.kind, b.name, config, enabled, newWebhookToken(plugin), enabled ? 'pending' : 'disabled', allow, now, now]);
     await restartProvider(core, await get(id, user.id));
     reply.code(201);
-    return providerView(core, await get(id, user.id));
+    return providerView(core, await get(id, user.id), localeOf(req));
   });
 
   app.get('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Read a provider', params: IdParams }, preHandler: auth }, async (req) => {
-    return providerView(core, await get((req.params as { id: string }).id, caller(req).id));
+    return providerView(core, await get((req.params as { id: string }).id, caller(req).id), localeOf(req));
   });
 
   app.patch('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Change a provider', params: IdParams, body: patchBody }, preHandler: auth }, async (req) => {
@@ -189,7 +202,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     await core.db.run(`UPDATE providers SET name = ?, config = ?, enabled = ?, status = ?, status_detail = NULL, outbound_allow = ?, updated_at = ?
       WHERE id = ? AND user_id = ?`, [b.name ?? row.name, prepared, enabled, enabled ? 'pending' : 'disabled', allow, nowIso(core), row.id, user.id]);
     await restartProvider(core, await get(row.id, user.id));
-    return providerView(core, await get(row.id, user.id));
+    return providerView(core, await get(row.id, user.id), localeOf(req));
   });
 
   app.delete('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Delete a provider and its trackers', params: IdParams }, preHandler: auth }, async (req, reply) => {

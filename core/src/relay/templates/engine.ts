@@ -3,13 +3,16 @@ import type { MessageFormat } from '../../plugin-api/index.ts';
 /**
  * A small logic-less template language:
  * `{{path.to.x}}`, `{{#each list}}…{{/each}}` (item fields by name, `{{.}}` the item, `{{@index}}`),
- * `{{#if path}}…{{else}}…{{/if}}`, `{{count list}}`. Substituted values are escaped for the output
- * format; template text itself is trusted (it comes from the operator or the plugin).
+ * `{{#if path}}…{{else}}…{{/if}}`, `{{count list}}`, `{{markdown path}}`. Substituted values are
+ * escaped for the output format; template text itself is trusted (it comes from the operator or the
+ * plugin). `{{markdown path}}` is a value its sender wrote in Markdown (a Gotify or ntfy message
+ * marked as such): a Markdown target gets it as written, other formats escaped like any value.
  */
 type Node =
   | { t: 'text'; v: string }
   | { t: 'var'; path: string }
   | { t: 'count'; path: string }
+  | { t: 'markdown'; path: string }
   | { t: 'each'; path: string; body: Node[] }
   | { t: 'if'; path: string; then: Node[]; else: Node[] };
 
@@ -62,6 +65,8 @@ export function parseTemplate(src: string): Node[] {
       list = top.node.else;
     } else if (word === 'count') {
       list.push({ t: 'count', path: rest! });
+    } else if (word === 'markdown' && rest && !rest.startsWith('.')) {
+      list.push({ t: 'markdown', path: rest });
     } else {
       list.push({ t: 'var', path: rest ? `${word}${rest}` : word });
     }
@@ -116,6 +121,7 @@ function renderInto(nodes: Node[], scopes: unknown[], format: MessageFormat, ind
       case 'text': piece = n.v; break;
       case 'var': piece = n.path === '@index' ? String(index ?? 0) : escapeFor(format, str(lookup(scopes, n.path))); break;
       case 'count': { const v = lookup(scopes, n.path); piece = String(Array.isArray(v) ? v.length : 0); break; }
+      case 'markdown': { const v = str(lookup(scopes, n.path)); piece = format === 'markdown' ? v : escapeFor(format, v); break; }
       case 'if':
         if (!renderInto(truthy(lookup(scopes, n.path)) ? n.then : n.else, scopes, format, index, out, budget)) return false;
         continue;
