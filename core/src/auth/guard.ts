@@ -38,11 +38,31 @@ export async function authenticate(core: Core, req: FastifyRequest): Promise<Pub
   return user;
 }
 
-export const requireUser = (core: Core) => async (req: FastifyRequest, _reply: FastifyReply) => { await authenticate(core, req); };
-export const requireAdmin = (core: Core) => async (req: FastifyRequest, _reply: FastifyReply) => {
+/**
+ * Marks a route guard. Routes name their guards as `preHandler`; the server moves every marked one to
+ * the route's `onRequest` hooks (see {@link guardsFirst}), so a request is authenticated and
+ * authorized before its body is read, parsed or validated: an anonymous or unauthorized caller gets
+ * 401 or 403, never a 422 that would describe the route's schema.
+ */
+const GUARD = Symbol('herald.guard');
+type Guard = ((req: FastifyRequest, reply: FastifyReply) => Promise<void>) & { [GUARD]?: true };
+const guard = (fn: (req: FastifyRequest, reply: FastifyReply) => Promise<void>): Guard => Object.assign(fn, { [GUARD]: true as const });
+
+export const requireUser = (core: Core) => guard(async (req) => { await authenticate(core, req); });
+export const requireAdmin = (core: Core) => guard(async (req) => {
   const u = await authenticate(core, req);
   if (u.role !== 'admin') throw forbidden('This needs an administrator.');
-};
+});
+
+/** An `onRoute` hook: moves the route's guards from `preHandler` to the front of its `onRequest` hooks. */
+export function guardsFirst(route: { preHandler?: unknown; onRequest?: unknown }): void {
+  const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+  const pre = list(route.preHandler);
+  const guards = pre.filter((h) => typeof h === 'function' && (h as Guard)[GUARD]);
+  if (!guards.length) return;
+  route.preHandler = pre.filter((h) => !guards.includes(h));
+  route.onRequest = [...list(route.onRequest), ...guards];
+}
 
 /** The authenticated caller (after requireUser/requireAdmin ran). */
 export function caller(req: FastifyRequest): PublicUser {

@@ -10,6 +10,7 @@ import type { Logger } from '../logging/logger.ts';
 import { HttpError, problem, type ProblemParams } from './problem.ts';
 import { validatorCompiler } from './validation.ts';
 import { collectCredentialPaths, requestLog } from './request-log.ts';
+import { guardsFirst } from '../auth/guard.ts';
 import type { CredentialPaths } from '../logging/credential-paths.ts';
 import { inList, parseCidrList } from '../net/cidr.ts';
 import { jsonTooDeep, MAX_JSON_DEPTH } from '../plugin-api/index.ts';
@@ -34,6 +35,8 @@ export async function createServer(config: Config, log: Logger, version: string,
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.setValidatorCompiler(validatorCompiler);
   collectCredentialPaths(app, credentialPaths);
+  // Every route authenticates and authorizes before its body is parsed and validated.
+  app.addHook('onRoute', guardsFirst);
 
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body: Buffer, done) => {
     if (body.length === 0) return done(null, undefined);

@@ -15,7 +15,8 @@ export default {
       return;
     }
     await app.register(fastifyStatic, { root: DIST, prefix: '/', wildcard: false, index: ['index.html'], maxAge: '1h', immutable: false });
-    app.get('/*', async (req, reply) => {
+    // The web client's pages, not an API operation: left out of the OpenAPI document.
+    app.get('/*', { schema: { hide: true } }, async (req, reply) => {
       if (req.url.startsWith('/api/')) return reply.callNotFound();
       return reply.type('text/html').header('cache-control', 'no-cache').sendFile('index.html');
     });
