@@ -3,6 +3,7 @@
  * booted again on the same data directory for "next boot".
  */
 import t from 'tap';
+import http from 'node:http';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -119,6 +120,17 @@ t.test('apply-restart: same-origin only, then 202 and a restart after the answer
     const r = await s.request('POST', '/api/backup/apply-restart', { token: a, headers });
     t.equal(r.status, 403, why);
   }
+  // A forged Host naming the attacker's site, with Origin and Referer to match: the service's own
+  // origins come from its configuration, never from the request.
+  const forged = await new Promise<number>((resolve, reject) => {
+    const u = new URL(s.url);
+    const req = http.request({ host: u.hostname, port: u.port, method: 'POST', path: '/api/backup/apply-restart', headers: {
+      host: 'evil.example.com', origin: 'http://evil.example.com', referer: 'http://evil.example.com/', authorization: `Bearer ${a}`,
+    } }, (res) => { res.resume(); resolve(res.statusCode ?? 0); });
+    req.on('error', reject);
+    req.end();
+  });
+  t.equal(forged, 403, 'a forged Host header does not make another site same-origin');
   const fwd = await s.request('POST', '/api/backup/apply-restart', { token: a, headers: { origin: `https://${host}`, referer: `https://${host}/`, 'x-forwarded-proto': 'https' } });
   t.equal(fwd.status, 202, 'https from a trusted proxy (X-Forwarded-Proto from 127.0.0.1) is same-origin');
   t.same(fwd.body, { state: 'restarting' });

@@ -64,7 +64,10 @@ export async function restoreRoutes(app: App, core: Core): Promise<void> {
 
   let restarting = false;
   app.post('/api/backup/apply-restart', { schema: { tags }, onRequest }, async (req, reply) => {
-    const problem = sameOriginProblem(req);
+    const problem = sameOriginProblem(req, {
+      publicUrl: core.config.publicUrl, corsOrigins: core.config.corsOrigins, host: core.config.host,
+      port: () => { const a = app.server.address(); return a && typeof a === 'object' ? a.port : core.config.port; },
+    });
     if (problem) throw forbidden(`${problem} apply-restart accepts only same-origin requests.`);
     if (!readPending(core)) throw notFound('Staged restore');
     const restart = core.services.get('requestRestart');
