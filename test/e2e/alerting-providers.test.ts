@@ -49,6 +49,24 @@ const discordSince = (sink: ChatWebhookSink, from: number) => sink.received.slic
 const recorded = (rec: Setup['rec'], lang: 'en' | 'ru') => rec.received.filter((r) => r.headers['idempotency-key'] && r.body.locale === lang).map((r) => r.body);
 const modes = (ev: any) => Object.fromEntries(ev.deliveries.map((d: any) => [d.target_name, d.send_mode]));
 
+/**
+ * "Send a test event" of each of the provider's types: the plugin's example payload rendered by its
+ * default templates in both languages, every placeholder filled.
+ */
+async function testEvents(t: Test, x: Setup, types: Record<string, string>): Promise<void> {
+  for (const [type, title] of Object.entries(types)) {
+    const r = await x.s.request('POST', `/api/providers/${x.provider.id}/test-event`, { token: x.s.admin.token, body: { event_type: type } });
+    t.ok(r.status < 300, `test event ${type}: ${r.text}`);
+    await relayOf(x.s).tick();
+    const en = recorded(x.rec, 'en').at(-1);
+    const ru = recorded(x.rec, 'ru').at(-1);
+    t.equal(en.eventType, type);
+    t.ok(en.plainTitle.includes(title), `${type}: "${en.plainTitle}" shows "${title}"`);
+    for (const m of [en, ru]) t.notMatch(`${m.plainTitle}\n${m.plainBody}`, /\{\{|\}\}|undefined/, `${type} (${m.locale}) has no unfilled placeholder`);
+    t.match(ru.plainTitle + ru.plainBody, /[а-яё]/i, `${type} in Russian`);
+  }
+}
+
 t.test('alertmanager: a real Alertmanager fires then resolves one alert; the Discord message is edited', async (t) => {
   const SECRET = 'alertmanager-e2e-bearer-0123456789';
   const bin = ensureBinary('/usr/bin/prometheus-alertmanager');
@@ -137,6 +155,7 @@ t.test('alertmanager: a real Alertmanager fires then resolves one alert; the Dis
   t.match(recorded(x.rec, 'ru').at(-1).plainBody, /\n\n…и ещё оповещений, которые Alertmanager не отправил \(max_alerts\): 7\.$/);
   t.equal((await x.s.request('POST', x.hook, { raw: JSON.stringify(amTruncated), headers: { ...JSON_TYPE, authorization: 'Bearer not-the-right-token-0123' } })).status, 401);
   t.equal((await x.s.request('POST', x.hook, { raw: '{"alerts": "none"}', headers: { ...JSON_TYPE, authorization: `Bearer ${SECRET}` } })).status, 422);
+  await testEvents(t, x, { alert_firing: '🔥 Firing: Disk /data almost full on nas', alert_resolved: '✅ Resolved: Disk /data almost full on nas' });
 });
 
 t.test('grafana: a signed firing notification, then its signed resolution edits the message', async (t) => {
@@ -179,6 +198,7 @@ t.test('grafana: a signed firing notification, then its signed resolution edits 
   const replay = signed(grafanaFiring, SECRET, 120); // two minutes old: within the window, and not the request sent above
   t.equal((await x.s.request('POST', x.hook, replay)).status, 202);
   t.equal((await x.s.request('POST', x.hook, replay)).status, 409, 'the same signed request again');
+  await testEvents(t, x, { grafana_alert_firing: '🔥 Firing: ', grafana_alert_resolved: '✅ Resolved: ' });
 });
 
 t.test('uptime kuma: down as JSON, then up as multipart/form-data edits the message; the test arrives', async (t) => {
@@ -216,4 +236,8 @@ t.test('uptime kuma: down as JSON, then up as multipart/form-data edits the mess
   t.equal(recorded(x.rec, 'en').at(-1).plainTitle, '🧪 Uptime Kuma: test notification');
   t.equal((await x.s.request('POST', x.hook, { raw: JSON.stringify(kumaDown), headers: JSON_TYPE })).status, 401, 'no token');
   t.equal((await x.s.request('POST', x.hook, { raw: JSON.stringify({ heartbeat: { status: 9 }, monitor: { id: 1 } }), headers: { ...JSON_TYPE, ...auth } })).status, 422);
+  await testEvents(t, x, {
+    monitor_down: '🔴 Down: Website', monitor_up: '✅ Up: Website', monitor_pending: '🟡 Pending: Website',
+    monitor_maintenance: '🔧 Maintenance: Website', monitor_test: '🧪 Uptime Kuma: test notification', monitor_notice: '⚠️ Uptime Kuma: notice',
+  });
 });
