@@ -39,7 +39,9 @@ export interface NtfyMessage {
  */
 export function headerText(value: string): string {
   let v = value;
-  if (/[\u0080-\u00ff]/.test(v) && !/[^\u0000-\u00ff]/.test(v)) {
+  let latin1 = true;
+  for (let i = 0; i < v.length && latin1; i++) latin1 = v.charCodeAt(i) < 0x100;
+  if (latin1 && /[\u0080-\u00ff]/.test(v)) {
     const utf8 = Buffer.from(v, 'latin1').toString('utf8');
     if (!utf8.includes('\ufffd')) v = utf8;
   }
