@@ -171,7 +171,7 @@ t.test('validateConfig: http(s) server address without token or endpoint in it',
   tt.same(checkConfig(plugin, { server_url: 'http://192.168.1.5:8080/gotify/', app_token: APP_TOKEN }), []);
   tt.throws(() => checkConfig(plugin, { server_url: 'ftp://gotify.example.net', app_token: APP_TOKEN }), /server_url/);
   const codes = (c: Record<string, unknown>) => plugin.validateConfig!({ server_url: 'https://g.example', app_token: APP_TOKEN, ...c } as any).map((p) => `${p.path} ${p.code}`);
-  tt.same(codes({ server_url: 'ftp://gotify.example.net' }), ['/server_url url_scheme']);
+  tt.same(codes({ server_url: 'ftp://gotify.example.net' }), ['/server_url pattern']);
   tt.same(codes({ server_url: 'https://gotify.example.net/message?token=abc' }), ['/server_url url_query']);
   tt.same(codes({ server_url: 'https://gotify.example.net/message' }), ['/server_url url_endpoint']);
   tt.same(codes({ server_url: 'https://u:p@gotify.example.net' }), ['/server_url url_credentials']);

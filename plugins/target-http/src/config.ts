@@ -35,13 +35,17 @@ export const configSchema = Type.Object({
 
 export type HttpConfig = Static<typeof configSchema>;
 
-/** The rules the schema cannot state: a usable address, headers that can be sent, a template that fits the content type. */
+/**
+ * The rules the schema cannot state: a usable address, headers that can be sent, a template that fits the content type.
+ * Problems a JSON Schema keyword describes carry that keyword as their code (`pattern` with the
+ * pattern, `required`), so the web client says them in the user's language.
+ */
 export function validateHttpConfig(c: HttpConfig): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   let parsed: URL | undefined;
   try { parsed = new URL(c.url); } catch { /* reported below */ }
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-    problems.push({ path: '/url', code: 'url_scheme', message: 'must be an http:// or https:// address', detail: 'The address must start with http:// or https://.' });
+    problems.push({ path: '/url', code: 'pattern', params: { pattern: '^https?://' }, message: 'must be an http:// or https:// address', detail: 'The address must start with http:// or https://.' });
   } else if (parsed.username || parsed.password) {
     problems.push({ path: '/url', code: 'url_credentials', message: 'must not contain a user name or password', detail: 'Send a login as a header instead, e.g. {"name": "Authorization", "value": "Basic …"}.' });
   }

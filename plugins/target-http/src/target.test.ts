@@ -184,7 +184,7 @@ t.test('validateConfig: http(s) addresses, sendable headers, known placeholders,
 
   const problems = (c: Record<string, unknown>) => plugin.validateConfig!({ url, method: 'POST', content_type: 'json', ...c } as any);
   const codes = (c: Record<string, unknown>) => problems(c).map((p) => `${p.path} ${p.code}`);
-  tt.same(codes({ url: 'ftp://hooks.example.net' }), ['/url url_scheme']);
+  tt.same(codes({ url: 'ftp://hooks.example.net' }), ['/url pattern']);
   tt.same(codes({ url: 'https://user:pw@hooks.example.net' }), ['/url url_credentials']);
   tt.same(codes({ body_template: '{"a": {{title}}}' }), ['/body_template invalid_json_template'], 'a string placeholder outside quotes');
   tt.match(problems({ body_template: '{"a": "{{title}}"' })[0]!.message, /does not produce valid JSON after substitution/);

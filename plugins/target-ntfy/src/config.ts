@@ -27,14 +27,18 @@ export function serverBase(url: string): string | undefined {
   return u.href.replace(/\/+$/, '');
 }
 
-/** The rules the schema cannot state: a parseable server address, a legal topic, one way to log in. */
+/**
+ * The rules the schema cannot state: a parseable server address, a legal topic, one way to log in.
+ * Problems a JSON Schema keyword describes carry that keyword as their code (`pattern` with the
+ * pattern, `required`), so the web client says them in the user's language.
+ */
 export function validateNtfyConfig(c: NtfyConfig): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   let parsed: URL | undefined;
   try { parsed = new URL(c.server_url); } catch { /* reported below */ }
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
     problems.push({
-      path: '/server_url', code: 'url_scheme', message: 'must be an http:// or https:// address',
+      path: '/server_url', code: 'pattern', params: { pattern: '^https?://' }, message: 'must be an http:// or https:// address',
       detail: `The server address must start with http:// or https:// (for example https://ntfy.sh); "${String(c.server_url).slice(0, 100)}" does not.`,
     });
   } else if (parsed.username || parsed.password) {

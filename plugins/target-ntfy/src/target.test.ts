@@ -256,8 +256,8 @@ t.test('validateConfig: http(s) server addresses and ntfy-legal topics only, one
   const v = plugin.validateConfig!;
   const base = { server_url: 'https://ntfy.sh', topic: 'herald', markdown: false };
   const codes = (c: Record<string, unknown>) => v({ ...base, ...c } as any).map((p) => `${p.path} ${p.code}`);
-  tt.same(codes({ server_url: 'ftp://ntfy.example.net' }), ['/server_url url_scheme']);
-  tt.match(v({ ...base, server_url: 'ftp://ntfy.example.net' })[0]!.detail, /must start with http:\/\/ or https:\/\//);
+  tt.same(codes({ server_url: 'ftp://ntfy.example.net' }), ['/server_url pattern']);
+  tt.match(v({ ...base, server_url: 'ftp://ntfy.example.net' })[0], { params: { pattern: '^https?://' }, detail: /must start with http:\/\/ or https:\/\// }, 'the web client words a ^https?:// pattern in the user\'s language');
   tt.same(codes({ server_url: 'https://phil:pw@ntfy.example.net' }), ['/server_url url_credentials']);
   tt.same(codes({ server_url: 'https://ntfy.example.net/?x=1' }), ['/server_url url_query']);
   tt.same(codes({ topic: 'x'.repeat(65) }), ['/topic pattern']);

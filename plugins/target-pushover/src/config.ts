@@ -25,7 +25,11 @@ export function apiBase(url: string): string | undefined {
   return u.href.replace(/\/+$/, '');
 }
 
-/** The rules of the schema repeated with clear words, and the API root's form. */
+/**
+ * The rules of the schema repeated with clear words, and the API root's form.
+ * Problems a JSON Schema keyword describes carry that keyword as their code (`pattern` with the
+ * pattern, `required`), so the web client says them in the user's language.
+ */
 export function validatePushoverConfig(c: PushoverConfig): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const key = new RegExp(KEY_PATTERN);
@@ -44,7 +48,7 @@ export function validatePushoverConfig(c: PushoverConfig): ConfigProblem[] {
   let parsed: URL | undefined;
   try { parsed = new URL(c.api_root); } catch { /* reported below */ }
   if (!parsed || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
-    problems.push({ path: '/api_root', code: 'url_scheme', message: 'must be an http:// or https:// address', detail: 'The API address must start with http:// or https:// (https://api.pushover.net unless a proxy is in between).' });
+    problems.push({ path: '/api_root', code: 'pattern', params: { pattern: '^https?://' }, message: 'must be an http:// or https:// address', detail: 'The API address must start with http:// or https:// (https://api.pushover.net unless a proxy is in between).' });
   } else if (parsed.username || parsed.password || parsed.search || parsed.hash) {
     problems.push({ path: '/api_root', code: 'url_form', message: 'must be an address without login, query or fragment', detail: 'Give the API address only, e.g. https://api.pushover.net.' });
   }

@@ -169,6 +169,6 @@ t.test('validateConfig: 30-character keys, device and sound names, an http(s) AP
   tt.same(codes({ app_token: APP_TOKEN.replace('a', '-') }), ['/app_token pattern']);
   tt.same(codes({ device: 'phone tablet' }), ['/device pattern']);
   tt.same(codes({ sound: 'a'.repeat(21) }), ['/sound pattern']);
-  tt.same(codes({ api_root: 'ftp://api.pushover.net' }), ['/api_root url_scheme']);
+  tt.same(codes({ api_root: 'ftp://api.pushover.net' }), ['/api_root pattern']);
   tt.same(codes({ api_root: 'https://api.pushover.net/?token=x' }), ['/api_root url_form']);
 });
