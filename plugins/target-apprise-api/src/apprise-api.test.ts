@@ -140,6 +140,10 @@ t.test('answers: 204, 400, 401, 404, 424 (none or some sent), 429, 431, 500, map
   err = await caught(s.send());
   tt.equal(errorCode(err), 'RATE_LIMITED', '429 (a proxy limiting)');
   tt.equal(err.retryAfterMs, 9000);
+  s.fake.failNext = { status: 403, error: 'Access denied' };
+  err = await caught(s.send());
+  tt.equal(errorCode(err), 'AUTH_FAILED', '403');
+  tt.equal(err.statusCode, 403);
   s.fake.failNext = { status: 431, error: 'JSON Payload provided is to large' };
   err = await caught(s.send());
   tt.equal(errorCode(err), 'PERMANENT_SEND', '431');

@@ -116,6 +116,11 @@ t.test('documented errors map to the contract classes, with the REST API\'s word
   err = await caught(s.send());
   tt.equal(errorCode(err), 'RETRYABLE_SEND', '400 saying signal-cli is unreachable is retried');
 
+  s.fake.failNext = { status: 403, error: 'Forbidden' };
+  err = await caught(s.send());
+  tt.equal(errorCode(err), 'AUTH_FAILED', '403');
+  tt.equal(err.statusCode, 403);
+
   s.fake.failNext = { status: 500, error: 'internal error' };
   err = await caught(s.send());
   tt.equal(errorCode(err), 'RETRYABLE_SEND', '500');
