@@ -1,0 +1,39 @@
+/**
+ * The JSON document published for one message. It carries what a target receives from the core
+ * (`OutboundMessage`): the rendered title and text (plain), the event's type and severity, its
+ * link, and the ids a receiver needs to recognise a repeat. The provider, the time the event
+ * happened and the event's payload are not handed to targets, so they are not in it.
+ */
+import type { OutboundMessage, Severity } from '@herald/plugin-api';
+
+export interface MqttDocument {
+  title: string;
+  text: string;
+  severity: Severity;
+  event_type: string;
+  /** The event's link, when its payload has a `url`. */
+  url?: string;
+  locale: string;
+  event_id: string;
+  /** The same on every retry of one delivery (`<id>-<k>` for part k > 1 of a split message): deduplicate on it. */
+  delivery_id: string;
+  /** When Herald published it (the event's own time is not available to targets). */
+  sent_at: string;
+  /** Present for a test message sent from the API. */
+  test?: true;
+}
+
+export function buildDocument(m: OutboundMessage, now: Date): MqttDocument {
+  return {
+    title: m.plainTitle,
+    text: m.plainBody,
+    severity: m.severity,
+    event_type: m.eventType,
+    ...(m.url ? { url: m.url } : {}),
+    locale: m.locale,
+    event_id: m.eventId,
+    delivery_id: m.deliveryId,
+    sent_at: now.toISOString(),
+    ...(m.test ? { test: true as const } : {}),
+  };
+}
