@@ -2,6 +2,7 @@ import type { Feature } from '../features.ts';
 import type { Core } from '../core.ts';
 import { Relay } from './pipeline/relay.ts';
 import { webhookRoutes } from './inbound/webhooks.ts';
+import { createSmtpListener, type SmtpListener } from './inbound/smtp.ts';
 import { runDueActions } from './actions/runner.ts';
 import { registerRelayRoutes } from './routes/index.ts';
 import { botRuntime, startBots } from './bots/index.ts';
@@ -12,7 +13,7 @@ const RECONCILE_MS = 3000;
 /** How often the leader registers again the webhooks of bots whose registration is behind. */
 const BOT_WEBHOOKS_MS = 10 * 60_000;
 
-const relays = new WeakMap<Core, { relay: Relay; stopBots?: () => Promise<void> }>();
+const relays = new WeakMap<Core, { relay: Relay; stopBots?: () => Promise<void>; smtp?: SmtpListener }>();
 
 /**
  * Deletes event_log rows older than the retention period (0 keeps everything), with what hangs off
@@ -40,9 +41,13 @@ export async function applyRetention(core: Core): Promise<number> {
 export default {
   name: 'relay',
   async register(app, core) {
+    // Built first (TLS files read, smtp-server loaded) so that unusable SERVICE_SMTP_* settings refuse the boot before
+    // anything else starts; it listens in start().
+    const smtp = await createSmtpListener(core, () => relay);
     const relay = new Relay(core);
-    relays.set(core, { relay });
+    relays.set(core, { relay, smtp });
     core.services.set('relay', relay);
+    if (smtp) core.services.set('smtp', smtp);
     await webhookRoutes(app, core, relay);
     await registerRelayRoutes(app, core);
     core.jobs.register('event-log-retention', { interval: 'every 1 day', runOnStart: true, run: async () => { await applyRetention(core); } });
@@ -62,16 +67,21 @@ export default {
     // Several replicas share a PostgreSQL database: changes made through another replica reach this one's instances within seconds.
     if (core.db.dialect === 'postgresql') core.plugins.watch(RECONCILE_MS);
     state.stopBots = await startBots(core);
+    // After the providers: a message is accepted only once an instance can take it.
+    await state.smtp?.start();
     // A dispatch thread (SERVICE_DISPATCH_THREAD) boots alongside the rest: ready once it takes deliveries.
     await (state.relay.dispatcher as { started?: () => Promise<void> }).started?.();
   },
   /** At the signal: no more claims and no new sends; sends in flight get the grace period, then are cut off and requeued. */
   async drain(core, grace) {
-    await relays.get(core)?.relay.dispatcher.stop(grace);
+    const state = relays.get(core);
+    // Messages in flight on the SMTP listener are recorded (and answered) before the database closes.
+    await Promise.all([state?.smtp?.drain(grace), state?.relay.dispatcher.stop(grace)]);
   },
   async stop(core) {
     const state = relays.get(core);
     if (!state) return;
+    await state.smtp?.close();
     await state.stopBots?.();
     await state.relay.dispatcher.stop();
   },
