@@ -13,6 +13,8 @@ need=()
 [ -x /usr/sbin/mosquitto ] || need+=(mosquitto)
 command -v mosquitto_pub >/dev/null || need+=(mosquitto-clients)
 command -v swaks >/dev/null || need+=(swaks)
+# swaks speaks STARTTLS through Net::SSLeay, which it only recommends.
+perl -MNet::SSLeay -e 1 >/dev/null 2>&1 || need+=(libnet-ssleay-perl)
 command -v pdftotext >/dev/null || need+=(poppler-utils)
 [ -x /usr/bin/chromium ] || need+=(chromium)
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] || need+=(fonts-dejavu-core)
