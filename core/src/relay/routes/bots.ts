@@ -77,6 +77,32 @@ async function targetsUsing(core: Core, bot: { id: string; user_id: string; kind
 
 const isUniqueViolation = (err: unknown) => /unique|duplicate key/i.test((err as Error)?.message ?? '');
 
+/**
+ * Registers a bot for `user`: asks the bot service who the token is, refuses a rejected token and a
+ * bot already registered, stores the record (token sealed) and starts it. Resolves with its id.
+ */
+export async function createBot(core: Core, user: { id: string; locale: string }, b: Static<typeof CreateBody>): Promise<string> {
+  const kind = kindOf(core, b.kind, user.locale);
+  const driver = needDriver(core, kind);
+  needSecretFor(core, b.mode);
+  rememberToken(core, b.token);
+  const pathId = randomToken();
+  const c = await connectBot(core, driver, { kind, token: b.token, mode: b.mode, webhook_path_id: pathId, api_root: b.api_root ?? null });
+  refuseRejected(c);
+  if (await botIdTaken(core, c.botId)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
+  const id = newId();
+  const now = nowIso(core);
+  try {
+    await core.db.run(`INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root, webhook_key_id, status, status_detail, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, kind, b.name, core.atRest.seal(b.token), c.botId, c.username, b.mode, pathId, b.api_root ?? null, c.webhookKeyId ?? null, c.status, c.detail, now, now]);
+  } catch (err) {
+    if (isUniqueViolation(err)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
+    throw err;
+  }
+  await botRuntime(core).changed(id);
+  return id;
+}
+
 export async function botRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
   const get = (id: string, userId: string) => owned<BotRow>(core, 'bots', id, userId, 'Bot');
@@ -89,25 +115,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
 
   app.post('/api/bots', { schema: { tags: ['relay'], body: CreateBody }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
-    const b = req.body as Static<typeof CreateBody>;
-    const kind = kindOf(core, b.kind, user.locale);
-    const driver = needDriver(core, kind);
-    needSecretFor(core, b.mode);
-    rememberToken(core, b.token);
-    const pathId = randomToken();
-    const c = await connectBot(core, driver, { kind, token: b.token, mode: b.mode, webhook_path_id: pathId, api_root: b.api_root ?? null });
-    refuseRejected(c);
-    if (await botIdTaken(core, c.botId)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
-    const id = newId();
-    const now = nowIso(core);
-    try {
-      await core.db.run(`INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root, webhook_key_id, status, status_detail, created_at, updated_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, kind, b.name, core.atRest.seal(b.token), c.botId, c.username, b.mode, pathId, b.api_root ?? null, c.webhookKeyId ?? null, c.status, c.detail, now, now]);
-    } catch (err) {
-      if (isUniqueViolation(err)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
-      throw err;
-    }
-    await botRuntime(core).changed(id);
+    const id = await createBot(core, user, req.body as Static<typeof CreateBody>);
     reply.code(201);
     return botView(await get(id, user.id));
   });

@@ -16,6 +16,8 @@ import { maskSecrets, restoreMasked } from './secrets.ts';
 import { configRefused, underConfig } from './config-problems.ts';
 import { OutboundAllowField, outboundAllowInput } from './outbound-allow.ts';
 import { outboundAllowOf } from '../../plugins/host.ts';
+import { APPRISE_SCHEMES, AppriseUrlError, importAppriseUrl, type ImportedTarget } from '../apprise-url.ts';
+import { createBot } from './bots.ts';
 
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Config = Type.Object({}, { additionalProperties: true });
@@ -23,6 +25,10 @@ const Config = Type.Object({}, { additionalProperties: true });
 const UpdateMessages = Type.Optional(Type.Boolean({ description: 'Update the earlier message of the same thing (a UPS, a CI run, a pull request) instead of posting a new one, where the channel can (default true)' }));
 const CreateBody = Type.Object({ kind: Type.String({ minLength: 1, maxLength: 64 }), name: Name, config: Config, locale: Locale, enabled: Type.Optional(Type.Boolean()), outbound_allow: OutboundAllowField, update_messages: UpdateMessages }, { additionalProperties: false });
 const PatchBody = Type.Object({ name: Type.Optional(Name), config: Type.Optional(Config), locale: Type.Optional(Locale), enabled: Type.Optional(Type.Boolean()), outbound_allow: OutboundAllowField, update_messages: UpdateMessages }, { additionalProperties: false });
+const FromUrlBody = Type.Object({
+  url: Type.String({ minLength: 3, maxLength: 4096, description: 'An Apprise URL, e.g. ntfys://ntfy.example.org/alerts' }),
+  name: Type.Optional(Name), locale: Type.Optional(Locale), enabled: Type.Optional(Type.Boolean()),
+}, { additionalProperties: false });
 const TestBody = Type.Union([Type.Object({ locale: Type.Optional(Locale) }, { additionalProperties: false }), Type.Null()]);
 
 type Row = Record<string, any>;
@@ -96,6 +102,45 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     reply.code(201);
     return targetView(core, await get(id, user.id));
   });
+
+  app.post('/api/targets/from-url', {
+    schema: {
+      tags: ['relay'], summary: 'Create a target from an Apprise URL',
+      description: `Reads an Apprise URL (the notation \`apprise\` and Apprise API configurations use) into the target kind and config Herald has for that service, and creates the target as \`POST /api/targets\` does (the config is validated the same way). Schemes: ${Object.keys(APPRISE_SCHEMES).join(', ')}. A \`tgram://\` URL uses your Telegram bot with that token, registering it first when you have none. 422 \`apprise_scheme_unsupported\` (param \`scheme\`) for a scheme Herald has no target for, \`apprise_url_invalid\` or \`apprise_url_incomplete\` for a URL it cannot read; nothing is created then.`,
+      body: FromUrlBody,
+    },
+    preHandler: auth,
+  }, async (req, reply) => {
+    const user = caller(req);
+    const b = req.body as Static<typeof FromUrlBody>;
+    let imported: ImportedTarget;
+    try {
+      imported = importAppriseUrl(b.url);
+    } catch (err) {
+      if (!(err instanceof AppriseUrlError)) throw err;
+      throw unprocessable(err.message, [{ path: 'body/url', message: err.message }], err.code, err.params);
+    }
+    if (!core.plugins.target(imported.kind)) {
+      throw unprocessable(`The ${imported.kind} target kind that this URL needs is not enabled on this service.`, [{ path: 'body/url', message: 'needs a target kind that is not enabled' }], 'unknown_kind', { kind: imported.kind });
+    }
+    const config = { ...imported.config };
+    if (imported.botToken) config.bot_id = await botFor(user, imported.kind, imported.botToken);
+    const sealed = await prepare(core, user.id, imported.kind, config);
+    const id = newId();
+    const now = nowIso(core);
+    await core.db.run(`INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, outbound_allow, update_messages, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [id, user.id, imported.kind, b.name ?? imported.suggestedName, sealed, b.locale ?? user.locale, b.enabled ?? true, null, true, now, now]);
+    reply.code(201);
+    return targetView(core, await get(id, user.id));
+  });
+
+  /** The caller's bot of `kind` with `token` (its id is the token's leading number), registered now when there is none. */
+  async function botFor(user: { id: string; locale: string }, kind: string, token: string): Promise<string> {
+    const remote = token.split(':')[0]!;
+    const rows = await core.db.all<{ id: string; token: string }>('SELECT id, token FROM bots WHERE user_id = ? AND kind = ? AND bot_id = ?', [user.id, kind, remote]);
+    for (const r of rows) if (core.atRest.openLenient(r.token) === token) return r.id;
+    return createBot(core, user, { name: `Telegram bot ${remote}`, token, mode: 'polling', kind });
+  }
 
   app.get('/api/targets/:id', { schema: { tags: ['relay'], summary: 'Read a target', params: IdParams }, preHandler: auth }, async (req) => targetView(core, await get((req.params as { id: string }).id, caller(req).id)));
 
