@@ -42,7 +42,7 @@ t.test('default JSON body: every field by name, with the delivery id as Idempote
     title: 'UPS "rack" on battery', text: 'Load 40%\nRuntime 12 min', severity: 'critical', event_type: 'ups_on_battery', locale: 'en',
     delivery_id: 'del-42', event_id: 'evt-7', test: false, url: 'https://nas.example/ups',
   });
-  tt.equal(r!.detail, 'the endpoint answered 200');
+  tt.equal(r!.detail, 'Delivered; the endpoint answered 200.');
 });
 
 t.test('method, form and text bodies; headers sent as configured', async (tt) => {
@@ -98,7 +98,8 @@ t.test('the template is bounded: a rendering past 1,000,000 characters is refuse
 t.test('2xx delivers; 429 is rate limited with Retry-After; 5xx and network failures retry; other 4xx are permanent', async (tt) => {
   const { endpoint, send, harness, o } = await setup(tt);
   endpoint.answers.push({ status: 204 });
-  tt.equal((await send())!.detail, 'the endpoint answered 204');
+  tt.equal((await send())!.detail, 'Delivered; the endpoint answered 204.');
+  tt.equal((await send({ locale: 'ru' }))!.detail, 'Доставлено, адрес ответил 200.');
 
   endpoint.answers.push({ status: 429, headers: { 'retry-after': '30' }, body: 'slow down' });
   let err = await caught(send());

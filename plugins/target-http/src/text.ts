@@ -7,7 +7,7 @@ export const text = {
   /** The line that opens a plain-text body updating an earlier message (default body only). */
   updatePrefix: (l: Locale, title: string) => (ru(l) ? `Обновление к «${title}»:` : `Update to “${title}”:`),
   answered: (l: Locale, status: number, said: string) => (ru(l) ? `адрес ответил ${status}: ${said}` : `the endpoint answered ${status}: ${said}`),
-  delivered: (l: Locale, status: number) => (ru(l) ? `адрес ответил ${status}` : `the endpoint answered ${status}`),
+  delivered: (l: Locale, status: number) => (ru(l) ? `Доставлено, адрес ответил ${status}.` : `Delivered; the endpoint answered ${status}.`),
   authHint: (l: Locale) => (ru(l) ? 'проверьте заголовки с учётными данными' : 'check the headers carrying the credentials'),
   slowDown: (l: Locale) => (ru(l) ? 'адрес просит отправлять реже' : 'the endpoint asks to slow down'),
   unreachable: (l: Locale, why: string) => (ru(l) ? `не удалось связаться с адресом: ${why}` : `cannot reach the endpoint: ${why}`),

@@ -75,7 +75,7 @@ export function createNtfyTarget(ctx: TargetContext<NtfyConfig>): TargetInstance
     const messageRef: MessageRef = { server: base!, topic: cfg.topic, ...(first ? { id: first } : {}), title: refTitle(message) };
     return {
       remoteId: first,
-      ...(pieces.length > 1 ? { detail: `sent as ${pieces.length} ntfy messages of at most ${MAX_MESSAGE_BYTES} bytes` } : {}),
+      ...(pieces.length > 1 ? { detail: text.pieces(message.locale, pieces.length, MAX_MESSAGE_BYTES) } : {}),
       messageRef,
     };
   }

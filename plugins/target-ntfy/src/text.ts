@@ -8,6 +8,8 @@ export const text = {
   updatePrefix: (l: Locale, title: string) => (ru(l) ? `Обновление к «${title}»:` : `Update to “${title}”:`),
   /** The marker ending each piece of a message split to fit ntfy's 4,096 bytes. */
   part: (l: Locale, k: number, n: number) => (ru(l) ? `(часть ${k} из ${n})` : `(part ${k} of ${n})`),
+  /** The delivery's detail for a message the plugin sent in pieces. */
+  pieces: (l: Locale, n: number, max: number) => (ru(l) ? `Доставлено ${n} сообщениями ntfy, каждое не больше ${max} байт.` : `Delivered as ${n} ntfy messages of at most ${max} bytes each.`),
   answered: (l: Locale, status: number, said: string) => (ru(l) ? `ntfy ответил ${status}: ${said}` : `ntfy answered ${status}: ${said}`),
   authRejected: (l: Locale) => (ru(l)
     ? 'сервер не принял учётные данные или не разрешает публиковать в этот топик; проверьте токен доступа или имя пользователя и пароль'

@@ -35,7 +35,7 @@ t.test('POST /1/messages.json, form-encoded: token, user, message, title, url, p
   tt.equal(got.headers['content-type'], 'application/x-www-form-urlencoded');
   tt.same(got.form, { token: APP_TOKEN, user: USER_KEY, message: 'Load <b>40%</b>', title: 'UPS on battery', url: 'https://nas.example/ups', priority: '1', html: '1' });
   tt.equal(result!.remoteId, api.delivered[0]!.request, 'Pushover\'s request id is the remote id');
-  tt.equal(result!.detail, '9999 messages left this month for the application');
+  tt.equal(result!.detail, 'Delivered; the application has 9999 messages left this month.');
   tt.same(result!.messageRef, { request: api.delivered[0]!.request, title: 'UPS on battery' });
 });
 

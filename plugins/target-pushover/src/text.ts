@@ -14,6 +14,6 @@ export const text = {
   unreachable: (l: Locale, why: string) => (ru(l) ? `не удалось связаться с API Pushover: ${why}` : `cannot reach the Pushover API: ${why}`),
   refused: (l: Locale, why: string) => (ru(l) ? `адрес API Pushover запрещён политикой исходящих соединений: ${why}` : `the Pushover API address is refused by the outbound policy: ${why}`),
   redirect: (l: Locale) => (ru(l) ? 'API Pushover ответил перенаправлением; Herald не следует перенаправлениям, проверьте адрес API' : 'the Pushover API answered with a redirect; Herald does not follow redirects, so check the API address'),
-  remaining: (l: Locale, n: string) => (ru(l) ? `у приложения осталось сообщений в этом месяце: ${n}` : `${n} messages left this month for the application`),
+  remaining: (l: Locale, n: string) => (ru(l) ? `Доставлено; у приложения осталось сообщений в этом месяце: ${n}.` : `Delivered; the application has ${n} messages left this month.`),
   badConfig: (l: Locale, fields: string) => (ru(l) ? `настройки цели неверны, проверьте поля: ${fields}` : `the target's configuration is invalid; check the fields: ${fields}`),
 };
