@@ -12,6 +12,9 @@ export const configSchema = Type.Object({
 
 export type GoogleChatConfig = Static<typeof configSchema>;
 
+/** The form of a space's webhook URL. */
+export const WEBHOOK_SHAPE = '^https://[^/?#]+/v1/spaces/[^/?#]+/messages\\?.*key=.*token=';
+
 /** Query parameters Herald sets itself on every post (threading). */
 export const MANAGED_PARAMS = ['threadKey', 'messageReplyOption', 'requestId'] as const;
 
@@ -26,14 +29,17 @@ export function validateGoogleChatConfig(cfg: GoogleChatConfig): ConfigProblem[]
     return [{ path: '/url', message: 'is not a valid URL', code: 'format', params: { format: 'uri' } }];
   }
   const problems: ConfigProblem[] = [];
-  if (url.protocol !== 'https:') {
-    problems.push({ path: '/url', message: 'must be an https:// address', code: 'https_required', detail: 'Google Chat webhooks are https://chat.googleapis.com/… addresses; copy the URL the space shows.' });
-  }
-  if (!/^\/v1\/spaces\/[^/]+\/messages$/.test(url.pathname)) {
-    problems.push({ path: '/url', message: 'is not a space webhook address (…/v1/spaces/<space>/messages)', code: 'not_a_space_webhook', detail: 'Copy the whole webhook URL from the space\'s Apps & integrations → Webhooks.' });
-  }
-  if (!url.searchParams.get('key') || !url.searchParams.get('token')) {
-    problems.push({ path: '/url', message: 'lacks its key or token parameter', code: 'webhook_incomplete', detail: 'The webhook URL ends with ?key=…&token=…; copy it whole.' });
+  // The shape of a space webhook. Reported with the pattern keyword, so the web client says it in
+  // the user's language with the field's hint (which shows the form); the message says what differs.
+  const shape: string[] = [];
+  if (url.protocol !== 'https:') shape.push('is not an https:// address');
+  if (!/^\/v1\/spaces\/[^/]+\/messages$/.test(url.pathname)) shape.push('is not a space\'s messages address (…/v1/spaces/<space>/messages)');
+  if (!url.searchParams.get('key') || !url.searchParams.get('token')) shape.push('lacks its key or token parameter');
+  if (shape.length) {
+    problems.push({
+      path: '/url', message: shape.join('; '), code: 'pattern', params: { pattern: WEBHOOK_SHAPE },
+      detail: 'Copy the whole webhook URL (https://chat.googleapis.com/v1/spaces/…/messages?key=…&token=…) from the space\'s Apps & integrations → Webhooks.',
+    });
   }
   const managed = MANAGED_PARAMS.filter((p) => url.searchParams.has(p));
   if (managed.length) {

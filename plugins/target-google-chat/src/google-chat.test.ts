@@ -198,9 +198,10 @@ t.test('a refused destination is permanent; the URL is never followed to another
 t.test('validateConfig: a space webhook URL passes; http, other paths, missing token and thread parameters do not', async (tt) => {
   const good = `https://chat.googleapis.com/v1/spaces/${SPACE}/messages?key=${KEY}&token=${TOKEN}`;
   tt.same(checkConfig(plugin, { url: good }), []);
-  tt.match(checkConfig(plugin, { url: good.replace('https:', 'http:') }), [{ path: '/url', code: 'https_required' }]);
-  tt.match(checkConfig(plugin, { url: `https://chat.googleapis.com/v1/spaces/${SPACE}?key=${KEY}&token=x` }), [{ path: '/url', code: 'not_a_space_webhook' }]);
-  tt.match(checkConfig(plugin, { url: `https://chat.googleapis.com/v1/spaces/${SPACE}/messages?key=${KEY}` }), [{ path: '/url', code: 'webhook_incomplete' }]);
+  tt.match(checkConfig(plugin, { url: good.replace('https:', 'http:') }), [{ path: '/url', code: 'pattern', message: 'is not an https:// address' }], 'worded by the web client from the pattern keyword');
+  tt.match(checkConfig(plugin, { url: `https://chat.googleapis.com/v1/spaces/${SPACE}?key=${KEY}&token=x` }), [{ path: '/url', code: 'pattern', message: /is not a space's messages address/ }]);
+  tt.match(checkConfig(plugin, { url: `https://chat.googleapis.com/v1/spaces/${SPACE}/messages?key=${KEY}` }), [{ path: '/url', code: 'pattern', message: 'lacks its key or token parameter' }]);
   tt.match(checkConfig(plugin, { url: `${good}&threadKey=alerts&messageReplyOption=REPLY_MESSAGE_OR_FAIL` }), [{ path: '/url', code: 'thread_managed', message: /threadKey, messageReplyOption/ }]);
+  tt.same(checkConfig(plugin, { url: `http://chat.googleapis.com/v1/spaces/${SPACE}/messages?key=${KEY}` }).map((p) => p.message), ['is not an https:// address; lacks its key or token parameter'], 'one problem for the shape, saying all that differs');
   tt.throws(() => checkConfig(plugin, { url: 'chat.googleapis.com/v1' }), /invalid config/);
 });

@@ -54,8 +54,9 @@ export function validateSignalConfig(cfg: SignalConfig): ConfigProblem[] {
   }
   cfg.recipients.forEach((r, i) => {
     if (r.startsWith('group.') && !isGroupId(r)) {
+      // The pattern keyword, as for any malformed recipient: the web client words it in the user's language.
       problems.push({
-        path: `/recipients/${i}`, message: 'is not a group id of the REST API', code: 'group_id_invalid',
+        path: `/recipients/${i}`, message: 'is not a group id of the REST API', code: 'pattern', params: { pattern: RECIPIENT },
         detail: 'Copy the group\'s "id" (group.…) from GET /v1/groups/<number> on the REST API server, not its internal_id.',
       });
     }

@@ -194,6 +194,6 @@ t.test('validateConfig and the schema: E.164 sender, recipients present and well
   tt.throws(() => checkConfig(plugin, { ...good, recipients: ['0170 1234'] }), /invalid config: \/recipients\/0/, 'recipients are numbers, groups or UUIDs');
   tt.throws(() => checkConfig(plugin, { ...good, recipients: [ALICE, ALICE] }), /invalid config: \/recipients/, 'no duplicates');
   tt.throws(() => checkConfig(plugin, { ...good, text_mode: 'markdown' }), /invalid config: \/text_mode/);
-  tt.match(checkConfig(plugin, { ...good, recipients: [ALICE, 'group.abc='] }), [{ path: '/recipients/1', code: 'group_id_invalid' }]);
+  tt.match(checkConfig(plugin, { ...good, recipients: [ALICE, 'group.abc='] }), [{ path: '/recipients/1', code: 'pattern', message: 'is not a group id of the REST API' }]);
   tt.match(checkConfig(plugin, { ...good, api_url: 'http://192.168.1.20:8080/v2/send' }), [{ path: '/api_url', code: 'base_address', detail: /http:\/\/192\.168\.1\.20:8080/ }]);
 });

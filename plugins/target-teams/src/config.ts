@@ -24,7 +24,8 @@ export function validateTeamsConfig(cfg: TeamsConfig): ConfigProblem[] {
   }
   const problems: ConfigProblem[] = [];
   if (url.protocol !== 'https:') {
-    problems.push({ path: '/url', message: 'must be an https:// address', code: 'https_required', detail: 'Teams Workflows webhooks are https:// addresses; copy the HTTP POST URL the workflow shows.' });
+    // The pattern keyword lets the web client say it in the user's language, with the field's hint.
+    problems.push({ path: '/url', message: 'must be an https:// address', code: 'pattern', params: { pattern: '^https://' }, detail: 'Teams Workflows webhooks are https:// addresses; copy the HTTP POST URL the workflow shows.' });
   }
   if (/(^|\.)webhook\.office\.com$/i.test(url.hostname)) {
     problems.push({

@@ -199,7 +199,7 @@ t.test('validateConfig: a signed https Workflows URL passes; http, connectors, &
   const good = 'https://prod-12.westeurope.logic.azure.com:443/workflows/3c1e5f7a/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=AbC123';
   tt.same(checkConfig(plugin, { url: good }), []);
   tt.same(checkConfig(plugin, { url: 'https://default0a1b.0c.environment.api.powerplatform.com:443/powerautomate/automations/direct/workflows/abc/triggers/manual/paths/invoke?api-version=1&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=xyz' }), [], 'the newer Power Platform form');
-  tt.match(checkConfig(plugin, { url: good.replace('https:', 'http:') }), [{ path: '/url', code: 'https_required' }]);
+  tt.match(checkConfig(plugin, { url: good.replace('https:', 'http:') }), [{ path: '/url', code: 'pattern', params: { pattern: '^https://' } }]);
   tt.match(checkConfig(plugin, { url: 'https://contoso.webhook.office.com/webhookb2/abc@def/IncomingWebhook/123/456' }), [{ path: '/url', code: 'connector_retired' }]);
   tt.match(checkConfig(plugin, { url: good.replaceAll('&', '&amp;') }), [{ path: '/url', code: 'url_html_escaped' }]);
   tt.match(checkConfig(plugin, { url: good.replace(/&sig=.*$/, '') }), [{ path: '/url', code: 'webhook_unsigned' }]);
