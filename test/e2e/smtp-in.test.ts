@@ -267,6 +267,20 @@ t.test('mail in over plain SMTP: smtplib and swaks, AUTH, refusals at RCPT, size
     t.equal(log.filter((l) => l.status_code === 401 && /^SMTP 530 at RCPT/.test(l.error_message)).length, 2, 'each refusal is in the provider\'s log');
   });
 
+  await t.test('a disabled provider\'s address is refused; the webhook URL takes the raw message too', async (t) => {
+    const target = await recorder(s, r.sink.url, 'Rec 2');
+    const { provider: off } = await chain(s, { provider: { kind: 'email_in', name: 'Printer', config: {}, enabled: false }, target });
+    const refused = await swaks(port, ['--to', `${tokenOf(off)}@herald.local`, '--header', 'Subject: to a disabled provider']);
+    t.equal(refused.code, 24);
+    t.match(refused.stdout, /<\*\* 550 This mailbox is disabled/);
+    t.match((await payloadLog(s, off.id))[0], { status_code: 409, error_message: /^SMTP 550 at RCPT: provider is disabled/ });
+
+    const raw = ['From: "Cron" <cron@example.org>', `To: ${openToken}@herald.local`, 'Subject: Posted over HTTP', 'Content-Type: text/plain; charset=utf-8', '', 'curl --data-binary', ''].join('\r\n');
+    const posted = await s.request('POST', new URL(r.open.webhook_url).pathname, { raw, headers: { 'content-type': 'message/rfc822' } });
+    t.equal(posted.status, 202);
+    t.match(await delivered(r, 'Posted over HTTP'), { plainBody: /^curl --data-binary\n\nFrom: Cron \(cron@example\.org\)$/ });
+  });
+
   await t.test('three failed AUTH attempts close the connection', async (t) => {
     const c = net.connect(port, '127.0.0.1');
     let got = '';
