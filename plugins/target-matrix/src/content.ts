@@ -15,6 +15,13 @@ export const MAX_MESSAGE_LENGTH = 16_000;
 /** Budget for the content JSON: the event envelope (ids, sender, signatures, hashes) needs the rest. */
 export const MAX_CONTENT_BYTES = 60_000;
 
+/**
+ * Budget for the content JSON in an encrypted room: Megolm carries it (with the event type and room
+ * id) as unpadded base64 of its AES-CBC ciphertext, 4/3 of its size plus the MAC and signature, and
+ * the encrypted event adds the sender key, session id and device id.
+ */
+export const MAX_ENCRYPTED_CONTENT_BYTES = 45_000;
+
 export interface NoticeContent {
   msgtype: 'm.notice';
   body: string;
@@ -30,8 +37,8 @@ export interface NoticeContent {
  * `m.new_content`, and a `* `-prefixed fallback for clients that do not show edits. Undefined when
  * even the plain-text form does not fit one event (the core then sends a new message).
  */
-export function buildEdit(m: OutboundMessage, eventId: string): NoticeContent | undefined {
-  const { content } = buildContent(m);
+export function buildEdit(m: OutboundMessage, eventId: string, budget = MAX_CONTENT_BYTES): NoticeContent | undefined {
+  const { content } = buildContent(m, budget);
   const edit: NoticeContent = {
     ...content,
     body: `* ${content.body}`,
@@ -39,10 +46,10 @@ export function buildEdit(m: OutboundMessage, eventId: string): NoticeContent | 
     'm.new_content': content,
     'm.relates_to': { rel_type: 'm.replace', event_id: eventId },
   };
-  if (byteSize(edit) <= MAX_CONTENT_BYTES) return edit;
+  if (byteSize(edit) <= budget) return edit;
   // Carried twice (fallback and new content): drop the HTML copies before giving up.
   const plain: NoticeContent = { msgtype: 'm.notice', body: `* ${content.body}`, 'm.new_content': { msgtype: 'm.notice', body: content.body }, 'm.relates_to': { rel_type: 'm.replace', event_id: eventId } };
-  return byteSize(plain) <= MAX_CONTENT_BYTES ? plain : undefined;
+  return byteSize(plain) <= budget ? plain : undefined;
 }
 
 /**
@@ -66,8 +73,8 @@ export function newlinesToBreaks(html: string): string {
   return BLOCK_TAGS.test(html) ? html : html.replace(/\r?\n/g, '<br>');
 }
 
-/** Builds the notice: plain text in `body`, the HTML rendering in `formatted_body`. */
-export function buildContent(m: OutboundMessage): { content: NoticeContent; plainOnly: boolean; cut: boolean } {
+/** Builds the notice: plain text in `body`, the HTML rendering in `formatted_body`, within `budget` bytes of JSON. */
+export function buildContent(m: OutboundMessage, budget = MAX_CONTENT_BYTES): { content: NoticeContent; plainOnly: boolean; cut: boolean } {
   const link = m.url && /^https?:\/\//.test(m.url) ? m.url : undefined;
   const plain = [m.plainTitle, m.plainBody, link && !m.plainBody.includes(link) ? link : ''].filter(Boolean).join('\n\n');
   const htmlParts: string[] = [];
@@ -75,9 +82,9 @@ export function buildContent(m: OutboundMessage): { content: NoticeContent; plai
   if (m.body) htmlParts.push(newlinesToBreaks(m.body));
   if (link && !m.body.includes(link)) htmlParts.push(`<a href="${escapeHtml(link)}">${escapeHtml(link)}</a>`);
   const full: NoticeContent = { msgtype: 'm.notice', body: plain, format: 'org.matrix.custom.html', formatted_body: htmlParts.join('<br><br>') };
-  if (byteSize(full) <= MAX_CONTENT_BYTES) return { content: full, plainOnly: false, cut: false };
+  if (byteSize(full) <= budget) return { content: full, plainOnly: false, cut: false };
   // Too big for one event with both copies: HTML cannot be cut safely, so send the plain text alone, cut to fit.
-  const body = cutToBytes(plain, MAX_CONTENT_BYTES - 100);
+  const body = cutToBytes(plain, budget - 100);
   return { content: { msgtype: 'm.notice', body }, plainOnly: true, cut: body !== plain };
 }
 

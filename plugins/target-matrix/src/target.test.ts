@@ -1,9 +1,19 @@
 import t from 'tap';
 import http from 'node:http';
+import { registerHooks } from 'node:module';
 import { createTestHost } from '@herald/plugin-api/testing';
 import { errorCode, secretPaths } from '@herald/plugin-api';
 import plugin, { transactionId } from './index.ts';
 import { FakeHomeserver } from '../test/fakes/matrix.ts';
+
+// Every module this process resolves from matrix-js-sdk or its crypto: a plain room must load none.
+const sdkLoads: string[] = [];
+registerHooks({
+  resolve(specifier, context, next) {
+    if (/^(matrix-js-sdk|@matrix-org\/)/.test(specifier)) sdkLoads.push(specifier);
+    return next(specifier, context);
+  },
+});
 
 const ROOM = '!alerts:example.org';
 const TOKEN = 'syt_aGVyYWxk_SeCrEtToKeN_1a2b3c';
@@ -190,4 +200,13 @@ t.test('update: an m.replace edit relating to the original event, idempotent per
   tt.equal(await harness.instance.update!({ previous: { ...previous, messageRef: { room_id: '!other:example.org', event_id: '$x' } }, message: edit }, o), false);
   const err = await caught(harness.instance.update!({ previous: { ...previous, messageRef: { room_id: ROOM, event_id: '$gone' } }, message: harness.message({ deliveryId: 'd3' }) }, o));
   tt.equal(errorCode(err), 'PERMANENT_SEND', 'an edit the homeserver refuses is permanent (the core falls back)');
+});
+
+t.test('plain rooms never load matrix-js-sdk', async (tt) => {
+  const { harness, send } = await setup(tt);
+  await harness.instance.start!();
+  await send();
+  tt.same(sdkLoads, [], 'nothing of matrix-js-sdk was resolved by any test of a plain room');
+  await import('matrix-js-sdk/lib/logger.js');
+  tt.same(sdkLoads, ['matrix-js-sdk/lib/logger.js'], 'the hook does see an import of it');
 });
