@@ -10,7 +10,9 @@ export const configSchema = Type.Object({
     default: 'https://ntfy.sh', pattern: '^https?://', maxLength: 2048,
     description: 'Address of the ntfy server, e.g. https://ntfy.sh or https://ntfy.example.net',
   }),
-  topic: Type.String({ pattern: TOPIC_PATTERN, description: 'Topic to publish to: 1–64 letters, digits, - or _ (e.g. herald_alerts)' }),
+  // The topic is a secret: on a server without access control (ntfy.sh) whoever knows it can read
+  // every message, and a Herald ntfy provider takes its token as the topic.
+  topic: Secret({ pattern: TOPIC_PATTERN, description: 'Topic to publish to: 1–64 letters, digits, - or _ (e.g. herald_alerts_7f3k); kept secret, since anyone who knows it can subscribe' }),
   token: Type.Optional(Secret({ minLength: 1, maxLength: 512, description: 'Access token (tk_…) for a protected topic; leave empty to use a user name and password, or no login' })),
   username: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: 'User name for a protected topic (with the password)' })),
   password: Type.Optional(Secret({ minLength: 1, maxLength: 512, description: 'Password of that user' })),

@@ -72,7 +72,8 @@ export function createNtfyTarget(ctx: TargetContext<NtfyConfig>): TargetInstance
       first = done.first;
       ctx.log.info({ deliveryId: message.deliveryId, pieces: pieces.length }, `message over ${MAX_MESSAGE_BYTES} bytes sent in pieces`);
     }
-    const messageRef: MessageRef = { server: base!, topic: cfg.topic, ...(first ? { id: first } : {}), title: refTitle(message) };
+    // No topic in the ref: it is a secret, and a ref is stored and shown as it is.
+    const messageRef: MessageRef = { server: base!, ...(first ? { id: first } : {}), title: refTitle(message) };
     return {
       remoteId: first,
       ...(pieces.length > 1 ? { detail: text.pieces(message.locale, pieces.length, MAX_MESSAGE_BYTES) } : {}),
@@ -88,11 +89,11 @@ export function createNtfyTarget(ctx: TargetContext<NtfyConfig>): TargetInstance
 
     /**
      * A new message that opens with "Update to “<earlier title>”:" in the target's language, since
-     * ntfy has neither edits nor threads. Not for a message published to another server or topic.
+     * ntfy has neither edits nor threads. Not for a message published to another server.
      */
     async reply({ previous, message }, { signal }) {
       const ref = previous.messageRef;
-      if (ref.server !== base || ref.topic !== cfg.topic || typeof ref.title !== 'string') return NOT_SUPPORTED;
+      if (ref.server !== base || typeof ref.title !== 'string') return NOT_SUPPORTED;
       return publish(message, signal, ref.title);
     },
   };

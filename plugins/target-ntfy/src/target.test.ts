@@ -24,7 +24,7 @@ t.test('manifest: id, limits, secrets, defaults and complete locales', async (tt
   tt.equal(m.id, 'ntfy');
   tt.equal(m.kind, 'target');
   tt.same(m.limits, { maxMessageLength: 4096, maxTitleLength: 256, overflow: 'split', formats: ['markdown', 'text'] });
-  tt.same(secretPaths(m.configSchema), ['token', 'password']);
+  tt.same(secretPaths(m.configSchema), ['topic', 'token', 'password']);
   tt.equal((m.configSchema as any).properties.server_url.default, 'https://ntfy.sh');
   tt.same(missingLocaleStrings(m, 'en'), []);
   tt.same(missingLocaleStrings(m, 'ru'), []);
@@ -38,9 +38,10 @@ t.test('publishes JSON to the server root: topic, message, title, priority, tags
   tt.equal(got.path, '/', 'JSON publishing goes to the root URL, not the topic URL');
   tt.match(got.headers['content-type'], /^application\/json/);
   tt.equal(got.headers.authorization, undefined, 'no login configured, none sent');
+  tt.notMatch(got.path, /herald_alerts/, 'the topic (a secret) travels in the body, not in the URL');
   tt.same(got.body, { topic: 'herald_alerts', message: 'Load 40%', title: 'UPS on battery', priority: 5, tags: ['rotating_light', 'ups_on_battery'], click: 'https://nas.example/ups' });
   tt.equal(result!.remoteId, ntfy.published[0]!.id, 'ntfy\'s message id is the remote id');
-  tt.same(result!.messageRef, { server: ntfy.url, topic: 'herald_alerts', id: ntfy.published[0]!.id, title: 'UPS on battery' });
+  tt.same(result!.messageRef, { server: ntfy.url, id: ntfy.published[0]!.id, title: 'UPS on battery' }, 'no topic: it is a secret');
 });
 
 t.test('priority and the emoji tag follow the severity', async (tt) => {
@@ -236,13 +237,13 @@ t.test('ntfy cannot edit: update is not supported, reply posts a new message nam
   await harness.instance.reply!({ previous, message: harness.message({ locale: 'ru', plainTitle: 'ИБП от сети', plainBody: 'Заряд 90%' }) }, o);
   tt.equal(ntfy.received.at(-1)!.body.message, 'Обновление к «UPS on battery»:\nЗаряд 90%');
 
-  const moved = { ...previous, messageRef: { ...previous.messageRef, topic: 'elsewhere' } };
-  tt.equal(await harness.instance.reply!({ previous: moved, message: harness.message() }, o), false, 'an earlier message on another topic is not followed');
+  const moved = { ...previous, messageRef: { ...previous.messageRef, server: 'https://ntfy.example.net' } };
+  tt.equal(await harness.instance.reply!({ previous: moved, message: harness.message() }, o), false, 'an earlier message on another server is not followed');
 });
 
 t.test('reply in Markdown: the earlier title is escaped inside an italic line', async (tt) => {
   const { ntfy, harness, o } = await setup(tt, { markdown: true });
-  const previous = { messageRef: { server: ntfy.url, topic: 'herald_alerts', id: 'x', title: 'disk_1 *full*' }, deliveryId: 'd1', eventType: 'disk' };
+  const previous = { messageRef: { server: ntfy.url, id: 'x', title: 'disk_1 *full*' }, deliveryId: 'd1', eventType: 'disk' };
   await harness.instance.reply!({ previous, message: harness.message({ format: 'markdown', body: '**ok** now' }) }, o);
   tt.equal(ntfy.received[0]!.body.message, '_Update to “disk\\_1 \\*full\\*”:_\n\n**ok** now');
   tt.equal(ntfy.received[0]!.body.markdown, true);
