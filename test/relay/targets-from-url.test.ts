@@ -23,7 +23,9 @@ t.test('an Apprise URL becomes a target; an unmappable one is refused and nothin
 
   const ntfy = await s.request('POST', '/api/targets/from-url', { token, body: { url: 'ntfys://ntfy.example.org/backups?token=tk_abcdef', name: 'Phone' } });
   t.equal(ntfy.status, 201, ntfy.text);
-  t.match(ntfy.body, { kind: 'ntfy', name: 'Phone', locale: 'en', config: { server_url: 'https://ntfy.example.org', topic: 'backups' } });
+  t.match(ntfy.body, { kind: 'ntfy', name: 'Phone', locale: 'en', config: { server_url: 'https://ntfy.example.org' } });
+  t.not(ntfy.body.config.topic, 'backups', 'an ntfy topic is a secret: masked');
+  t.same([...ntfy.body.secrets_set].sort(), ['token', 'topic'], 'the topic and the token were stored');
 
   const mail = await s.request('POST', '/api/targets/from-url', { token, body: { url: 'mailtos://nas:secret@example.org?to=me@example.org' } });
   t.equal(mail.status, 201, mail.text);
@@ -46,4 +48,19 @@ t.test('an Apprise URL becomes a target; an unmappable one is refused and nothin
 
   const anon = await s.request('POST', '/api/targets/from-url', { body: { url: 'ntfy://x' } });
   t.equal(anon.status, 401);
+});
+
+t.test('parse-url reads a URL for the form without creating anything', async (t) => {
+  const s = await startService({ SERVICE_PLUGINS: PLUGINS });
+  t.teardown(() => s.stop());
+  const token = s.admin.token;
+  const r = await s.request('POST', '/api/targets/parse-url', { token, body: { url: 'ntfy://me:pw@ntfy.lan:8080/backups' } });
+  t.equal(r.status, 200, r.text);
+  t.same(r.body, { kind: 'ntfy', config: { server_url: 'http://ntfy.lan:8080', topic: 'backups', username: 'me', password: 'pw' }, name: 'ntfy backups', kind_enabled: true });
+  const off = await s.request('POST', '/api/targets/parse-url', { token, body: { url: 'pover://u@t' } });
+  t.equal(off.body.kind_enabled, false, 'a kind this service has not enabled is said so');
+  const bad = await s.request('POST', '/api/targets/parse-url', { token, body: { url: 'nope://x' } });
+  t.equal(bad.status, 422);
+  t.equal(bad.body.code, 'apprise_scheme_unsupported');
+  t.same((await s.request('GET', '/api/targets', { token })).body.targets, [], 'nothing created');
 });

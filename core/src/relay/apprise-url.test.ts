@@ -25,7 +25,9 @@ t.test('each scheme becomes its target kind and config', async (t) => {
   t.same(read('pover://uQiRzpo4DXghDmr9QzzfQu27cmVRsG@azGDORePK8gMaC0QOYAMyEEuzJnyUi/phone?sound=siren'),
     { kind: 'pushover', config: { user_key: 'uQiRzpo4DXghDmr9QzzfQu27cmVRsG', app_token: 'azGDORePK8gMaC0QOYAMyEEuzJnyUi', device: 'phone', sound: 'siren' } });
   t.same(read('jsons://user:pw@hooks.example.org/notify/x?+X-Api-Key=k1'),
-    { kind: 'http', config: { url: 'https://hooks.example.org/notify/x', method: 'POST', content_type: 'json', headers: [{ name: 'X-Api-Key', value: 'k1' }, { name: 'Authorization', value: `Basic ${Buffer.from('user:pw').toString('base64')}` }] } });
+    { kind: 'http', config: { url: 'https://hooks.example.org/notify/x', method: 'POST', content_type: 'json', headers: { 'X-Api-Key': 'k1' }, auth_header: 'Authorization', auth_value: `Basic ${Buffer.from('user:pw').toString('base64')}` } });
+  t.same(read('json://hooks.lan:8080/in?+Authorization=Bearer%20abc&method=put'),
+    { kind: 'http', config: { url: 'http://hooks.lan:8080/in', method: 'PUT', content_type: 'json', auth_header: 'Authorization', auth_value: 'Bearer abc' } });
   t.same(read('workflows://prod-01.westus.logic.azure.com:443/abc123/sigXYZ'),
     { kind: 'teams', config: { url: 'https://prod-01.westus.logic.azure.com:443/workflows/abc123/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=sigXYZ' } });
   t.same(read('gchat://AAAAxyz/AIzaKey/tokenABC'), { kind: 'google_chat', config: { url: 'https://chat.googleapis.com/v1/spaces/AAAAxyz/messages?key=AIzaKey&token=tokenABC' } });

@@ -187,12 +187,24 @@ export function importAppriseUrl(raw: string): ImportedTarget {
       return { kind, config: { user_key: userKey, app_token: token, ...(device ? { device } : {}), ...(sound ? { sound } : {}) }, suggestedName: 'Pushover' };
     }
     case 'json': case 'jsons': {
-      const headers: { name: string; value: string }[] = [];
-      for (const [k, v] of p.query) if (k.startsWith('+')) headers.push({ name: k.slice(1), value: v });
-      if (p.user) headers.push({ name: 'Authorization', value: `Basic ${Buffer.from(`${p.user}:${p.password ?? ''}`).toString('base64')}` });
+      // Plain headers go into `headers`; a credential (user:password, or an Authorization header) into the secret `auth_value`.
+      const headers: Record<string, string> = {};
+      let auth: string | undefined;
+      for (const [k, v] of p.query) {
+        if (!k.startsWith('+')) continue;
+        if (k.slice(1).toLowerCase() === 'authorization') auth = v; else headers[k.slice(1)] = v;
+      }
+      if (p.user) auth = `Basic ${Buffer.from(`${p.user}:${p.password ?? ''}`).toString('base64')}`;
       const method = (p.query.get('method') ?? 'POST').toUpperCase();
       if (!['POST', 'PUT', 'PATCH'].includes(method)) throw new AppriseUrlError('apprise_url_invalid', `Herald's HTTP target sends POST, PUT or PATCH, not ${method}.`, { scheme: s });
-      return { kind, config: { url: base(s === 'jsons', p, p.path), method, content_type: 'json', ...(headers.length ? { headers } : {}) }, suggestedName: `HTTP ${p.host}` };
+      return {
+        kind,
+        config: {
+          url: base(s === 'jsons', p, p.path), method, content_type: 'json',
+          ...(Object.keys(headers).length ? { headers } : {}), ...(auth ? { auth_header: 'Authorization', auth_value: auth } : {}),
+        },
+        suggestedName: `HTTP ${p.host}`,
+      };
     }
     case 'msteams': {
       throw new AppriseUrlError('apprise_scheme_unsupported', 'msteams:// URLs name an Office 365 connector, which Microsoft retired; create a Teams Workflows webhook and paste its URL (or a workflows:// URL).', { scheme: s });

@@ -134,12 +134,38 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     return targetView(core, await get(id, user.id));
   });
 
+  app.post('/api/targets/parse-url', {
+    schema: {
+      tags: ['relay'], summary: 'Read an Apprise URL into a target kind and config, without creating anything',
+      description: 'What `POST /api/targets/from-url` would create, for a form to fill itself in: `kind`, `config` (with the secrets of the URL, which the caller sent), a suggested `name`, and for a `tgram://` URL the id of your bot with that token (`config.bot_id`, absent when you have none yet). The same 422 answers as from-url.',
+      body: Type.Object({ url: FromUrlBody.properties.url }, { additionalProperties: false }),
+    },
+    preHandler: auth,
+  }, async (req) => {
+    const user = caller(req);
+    let imported: ImportedTarget;
+    try {
+      imported = importAppriseUrl((req.body as { url: string }).url);
+    } catch (err) {
+      if (!(err instanceof AppriseUrlError)) throw err;
+      throw unprocessable(err.message, [{ path: 'body/url', message: err.message }], err.code, err.params);
+    }
+    const config = { ...imported.config };
+    if (imported.botToken) {
+      const bot = await existingBot(user, imported.kind, imported.botToken);
+      if (bot) config.bot_id = bot;
+    }
+    return { kind: imported.kind, config, name: imported.suggestedName, kind_enabled: Boolean(core.plugins.target(imported.kind)) };
+  });
+
+  async function existingBot(user: { id: string }, kind: string, token: string): Promise<string | undefined> {
+    const rows = await core.db.all<{ id: string; token: string }>('SELECT id, token FROM bots WHERE user_id = ? AND kind = ? AND bot_id = ?', [user.id, kind, token.split(':')[0]!]);
+    return rows.find((r) => core.atRest.openLenient(r.token) === token)?.id;
+  }
+
   /** The caller's bot of `kind` with `token` (its id is the token's leading number), registered now when there is none. */
   async function botFor(user: { id: string; locale: string }, kind: string, token: string): Promise<string> {
-    const remote = token.split(':')[0]!;
-    const rows = await core.db.all<{ id: string; token: string }>('SELECT id, token FROM bots WHERE user_id = ? AND kind = ? AND bot_id = ?', [user.id, kind, remote]);
-    for (const r of rows) if (core.atRest.openLenient(r.token) === token) return r.id;
-    return createBot(core, user, { name: `Telegram bot ${remote}`, token, mode: 'polling', kind });
+    return await existingBot(user, kind, token) ?? createBot(core, user, { name: `Telegram bot ${token.split(':')[0]}`, token, mode: 'polling', kind });
   }
 
   app.get('/api/targets/:id', { schema: { tags: ['relay'], summary: 'Read a target', params: IdParams }, preHandler: auth }, async (req) => targetView(core, await get((req.params as { id: string }).id, caller(req).id)));

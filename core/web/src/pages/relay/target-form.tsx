@@ -29,6 +29,26 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
   const [placed, setPlaced] = useState(false);
   const [nameShown, setNameShown] = useState(false);
   const nameError = nameShown && !name.trim() ? t('field.required') : null;
+  const [appriseUrl, setAppriseUrl] = useState('');
+  const [appriseNote, setAppriseNote] = useState<{ ok?: string; error?: unknown } | null>(null);
+
+  /** Reads the pasted Apprise URL on the server and fills the form from it (kind, name, config). */
+  const fillFromUrl = async () => {
+    if (!appriseUrl.trim()) return;
+    try {
+      const r = await post<{ kind: string; config: Record<string, unknown>; name: string; kind_enabled: boolean }>('/api/targets/parse-url', { url: appriseUrl.trim() });
+      const p = kinds.find((k) => k.id === r.kind);
+      if (!r.kind_enabled || !p) { setAppriseNote({ error: t('apprise.kind_not_enabled', { kind: r.kind }) }); return; }
+      setKind(r.kind);
+      setConfig(initialConfig(p.config_schema, r.config));
+      if (!name.trim()) setName(r.name);
+      reset();
+      setPlaced(false);
+      setAppriseNote({ ok: t('apprise.filled') });
+    } catch (err) {
+      setAppriseNote({ error: err });
+    }
+  };
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -51,6 +71,21 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
   return (
     <Modal title={target ? t('targets.edit') : t('targets.add')} onClose={onClose} wide>
       <form class="stack" onSubmit={submit} noValidate>
+        {!target && (
+          <Field label={t('apprise.paste')} hints={[t('apprise.paste_help')]}>
+            <div class="stack">
+              <div class="row">
+                <input type="text" spellcheck={false} autocomplete="off" value={appriseUrl} data-testid="apprise-url" placeholder="ntfys://ntfy.example.org/alerts"
+                  onInput={(e) => setAppriseUrl((e.target as HTMLInputElement).value)}
+                  onKeyDown={(e) => { if (e.key === 'Enter') { e.preventDefault(); void fillFromUrl(); } }} />
+                <Button onClick={() => void fillFromUrl()} data-testid="apprise-fill">{t('apprise.fill')}</Button>
+              </div>
+              {appriseNote?.ok && <p class="note note-ok" role="status">{appriseNote.ok}</p>}
+              {typeof appriseNote?.error === 'string' && <p class="note note-warn" role="alert">{appriseNote.error}</p>}
+              {appriseNote?.error !== undefined && typeof appriseNote.error !== 'string' && <ErrorNote error={appriseNote.error} />}
+            </div>
+          </Field>
+        )}
         <div class="grid-2">
           <Field label={t('targets.kind')} hints={[plugin?.description]}>
             <select value={kind} disabled={Boolean(target)} data-testid="target-kind"
