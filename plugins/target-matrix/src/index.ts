@@ -154,7 +154,7 @@ export default defineTarget({
     apiVersion: PLUGIN_API_VERSION,
     displayName: 'Matrix room',
     locales: { en: enLocale, ru: ruLocale },
-    description: 'Posts notifications into a Matrix room as notices (m.notice) through the client-server API.',
+    description: 'Posts notifications into a Matrix room as notices (m.notice) through the client-server API; in an encrypted room, end-to-end encrypted with a device of its own.',
     configSchema,
     // The access token travels as `Authorization: Bearer …` (always kept on its origin; declared for clarity).
     credentialHeaders: ['authorization'],
