@@ -171,7 +171,7 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
       log.info({ ip, domain }, 'mail refused at RCPT: no provider has this address');
       throw new SmtpReply(550, 'No such mailbox here');
     }
-    const refuse = async (code: number, reply: string, status: number, error: string) => {
+    const turnAway = async (code: number, reply: string, status: number, error: string) => {
       log.info({ ip, provider_id: provider.id, code }, `mail refused at RCPT: ${error}`);
       await record(provider, ip, status, `SMTP ${code} at RCPT: ${error}`);
       return new SmtpReply(code, reply);
@@ -182,11 +182,11 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
       let l = limiters.get(provider.kind);
       if (!l) { l = new WindowLimiter(limit); limiters.set(provider.kind, l); }
       const wait = l.take(ip);
-      if (wait) throw await refuse(450, `Too many messages from your address (at most ${limit} a minute); try again in ${wait} s`, 429, `rate limit of ${limit} messages a minute per address exceeded`);
+      if (wait) throw await turnAway(450, `Too many messages from your address (at most ${limit} a minute); try again in ${wait} s`, 429, `rate limit of ${limit} messages a minute per address exceeded`);
     }
-    if (!provider.enabled) throw await refuse(550, 'This mailbox is disabled', 409, 'provider is disabled');
+    if (!provider.enabled) throw await turnAway(550, 'This mailbox is disabled', 409, 'provider is disabled');
     const { instance, state } = await instanceOf(provider);
-    if (!instance) throw await refuse(451, 'This mailbox is not available right now; try again later', 503, `provider instance is ${state}`);
+    if (!instance) throw await turnAway(451, 'This mailbox is not available right now; try again later', 503, `provider instance is ${state}`);
     const user = session.user as SessionUser | undefined;
     const authenticated = user !== undefined && user.providerId === provider.id;
     if (instance.verifyMail) {
@@ -196,10 +196,10 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
         const status = errorCode(err) === 'WEBHOOK_REJECTED' ? (err as { status: number }).status : 500;
         if (status >= 500) {
           log.error({ err, provider_id: provider.id }, 'verifyMail failed');
-          throw await refuse(451, 'The mailbox could not check this message; try again later', 500, (err as Error).message);
+          throw await turnAway(451, 'The mailbox could not check this message; try again later', 500, (err as Error).message);
         }
         const code = status === 401 ? 530 : 550;
-        throw await refuse(code, (err as Error).message, status, (err as Error).message);
+        throw await turnAway(code, (err as Error).message, status, (err as Error).message);
       }
     }
     let list = accepted.get(session);
