@@ -1,8 +1,10 @@
 /**
  * The core carries no plugin specifics: no first-party kind id, event type or display name is
- * spelled in core/src, except the list of first-party default packages in config.ts. `email` and
- * `webhook` are also ordinary words there (a user's e-mail address, a bot's webhook mode), so for
- * those two only a comparison or assignment of a kind counts.
+ * spelled in core/src, except the list of first-party default packages in config.ts and the Apprise
+ * URL importer (relay/apprise-url.ts and its test), which is by nature a table from Apprise's schemes
+ * to first-party kinds. `email`, `webhook`, `http` and `signal` are also ordinary words there (a
+ * user's e-mail address, a bot's webhook mode, the HTTP server, an abort signal), so for those only a
+ * comparison or assignment of a kind counts.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,8 +13,8 @@ import { loadPlugins } from '../../core/src/plugins/loader.ts';
 import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
 
 const root = path.resolve(import.meta.dirname, '../../core/src');
-const ALLOWED = path.join(root, 'config/config.ts');
-const COMMON_WORDS = new Set(['email', 'webhook']);
+const ALLOWED = new Set(['config/config.ts', 'relay/apprise-url.ts', 'relay/apprise-url.test.ts'].map((f) => path.join(root, f)));
+const COMMON_WORDS = new Set(['email', 'webhook', 'http', 'signal']);
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 t.test('core/src names no first-party kind, event type or display name', async (t) => {
@@ -32,7 +34,7 @@ t.test('core/src names no first-party kind, event type or display name', async (
   for (const f of fs.readdirSync(root, { recursive: true, withFileTypes: true })) {
     if (!f.isFile() || !/\.(ts|mjs|js)$/.test(f.name)) continue;
     const file = path.join(f.parentPath, f.name);
-    if (file === ALLOWED) continue;
+    if (ALLOWED.has(file)) continue;
     files++;
     const text = fs.readFileSync(file, 'utf8');
     for (const [what, re] of names) if (re.test(text)) found.push(`${path.relative(root, file)}: ${what}`);

@@ -76,7 +76,7 @@ const MAX_BACKOFF_MS = 15 * 60_000;
  * it is marked and retried, the others keep running.
  */
 export class PluginHost {
-  /** Every loaded plugin by `<kind>:<id>`: a provider and a target may share an id (the `gotify` provider receives what the `gotify` target sends). */
+  /** Every loaded plugin by `<kind>:<id>`: a provider and a target may share an id (a provider that receives a service's messages beside a target that sends to it). */
   readonly plugins = new Map<string, LoadedPlugin>();
   private providers = new Map<string, ProviderEntry>();
   private targets = new Map<string, { key: string; instance: Promise<TargetInstance>; abort: AbortController }>();

@@ -156,7 +156,7 @@ export async function loadPlugins(names: string[]): Promise<LoadedPlugin[]> {
     const name = imported.packageName;
     const p = wrapDefinition(name, imported.module.default as PluginDefinition);
     if (p.kind !== imported.herald.kind) throw new PluginLoadError(`Plugin package ${imported.label} is not a Herald plugin: its package.json says kind "${imported.herald.kind}" but its manifest says "${p.kind}".`);
-    // Ids are unique per kind: a provider and a target of one service may share one (`gotify`).
+    // Ids are unique per kind: a provider and a target of one service may share one.
     const clash = ids.get(`${p.kind}:${p.id}`);
     // The same package named twice (by name and by its path, say) is one plugin.
     if (clash === name) continue;
