@@ -196,7 +196,9 @@ export async function startEncryptedRoom(o: {
     await client.startClient({ filter, initialSyncLimit: 20, lazyLoadMembers: true, disablePresence: true, pollTimeout: SYNC_POLL_MS, threadSupport: false });
     await firstSync(sdk, client, FIRST_SYNC_MS, ctx.signal);
     // Ready once members' clients can find the device: its keys are on the homeserver.
-    await raceAbort(Promise.race([devicePublished, new Promise<never>((_, reject) => setTimeout(() => reject(new NotReadyError(`the device keys were not accepted within ${Math.round(FIRST_SYNC_MS / 1000)} s`)), FIRST_SYNC_MS).unref())]), ctx.signal);
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new NotReadyError(`the homeserver did not accept the device keys within ${Math.round(FIRST_SYNC_MS / 1000)} s`)), FIRST_SYNC_MS); });
+    try { await raceAbort(Promise.race([devicePublished, late]), ctx.signal); } finally { clearTimeout(timer); }
   } catch (err) {
     stop();
     ctx.signal.removeEventListener('abort', stop);

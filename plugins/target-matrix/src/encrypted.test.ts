@@ -231,6 +231,14 @@ t.test('a plain room that turns encrypted is encrypted from the next check on', 
   tt.equal(hs.events.at(-1)!.type, 'm.room.encrypted', 'encrypted once the check sees m.room.encryption');
   tt.equal((await reader.decrypted(r.remoteId!)).getContent().body, 'Now secret\n\nBody');
   tt.match((await harness.instance.health!()).detail, /posting as @herald:example.org/);
+
+  // The token is revoked: encrypted sends fail as plain ones do, and never leak it.
+  hs.tokens.delete(TOKEN);
+  const err = await caught(send({ deliveryId: 'p4' }));
+  tt.equal(errorCode(err), 'AUTH_FAILED');
+  tt.match(err.message, /M_UNKNOWN_TOKEN/);
+  tt.equal((await harness.instance.health!()).status, 'error');
+  tt.notMatch(JSON.stringify(harness.log.lines), new RegExp(TOKEN));
 });
 
 t.test('another target on the same device is refused: its keys would replace the first one\'s', async (tt) => {
