@@ -1,6 +1,6 @@
 /**
  * What a push message carries and how big it may be. The service worker of Herald's web client
- * reads this JSON (`core/web/public/sw.js`… served at `/sw.js`) and shows it as a notification.
+ * reads this JSON (`core/web/sw.js`, served at `/sw.js`) and shows it as a notification.
  */
 import crypto from 'node:crypto';
 import type { OutboundMessage, Severity } from '@herald/plugin-api';

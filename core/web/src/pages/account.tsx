@@ -1,6 +1,7 @@
 /**
- * The signed-in user's account: who they are, and changing their password (the current one
- * proves it is them; every other session is signed out, this one goes on with the new token).
+ * The signed-in user's account: who they are, changing their password (the current one proves
+ * it is them; every other session is signed out, this one goes on with the new token), and the
+ * browsers that show their notifications (account-push.tsx).
  */
 import { useState } from 'preact/hooks';
 import { ApiError, post, setToken } from '../lib/api.ts';
@@ -10,6 +11,7 @@ import type { User } from '../lib/types.ts';
 import { Button, Card, ErrorNote, Page } from '../ui/basics.tsx';
 import { Field } from '../ui/field.tsx';
 import { toast } from '../ui/toast.tsx';
+import { NotifyThisBrowser } from './account-push.tsx';
 
 /** Fewest characters the service accepts in a password (auth/passwords.ts). */
 export const MIN_PASSWORD = 8;
@@ -32,6 +34,7 @@ export function AccountPage() {
       <Card title={t('account.change_password')}>
         <ChangePassword />
       </Card>
+      <NotifyThisBrowser />
     </Page>
   );
 }
