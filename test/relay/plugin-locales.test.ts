@@ -42,8 +42,9 @@ t.test('every first-party plugin has every string in English and Russian', async
 });
 
 const PLUGINS = FIRST_PARTY_PLUGINS.join(',');
+const key = (m: PluginManifest) => `${m.kind}:${m.id}`;
 
-/** For each plugin id: its display name, field titles and hints, option labels and event descriptions as the API returns them. */
+/** For each plugin (`<kind>:<id>`: a provider and a target may share an id): its display name, field titles and hints, option labels and event descriptions as the API returns them. */
 function strings(body: { plugins: any[] }) {
   return Object.fromEntries(body.plugins.map((p) => {
     const fields: Record<string, unknown> = {};
@@ -54,7 +55,7 @@ function strings(body: { plugins: any[] }) {
       }
     }
     const events = Object.fromEntries(Object.entries(p.events).map(([k, e]: [string, any]) => [k, e.description]));
-    return [p.id, { name: p.display_name, description: p.description, fields, events }];
+    return [`${p.kind}:${p.id}`, { name: p.display_name, description: p.description, fields, events }];
   }));
 }
 
@@ -81,33 +82,33 @@ t.test('GET /api/plugins answers in the caller\'s language', async (t) => {
   t.equal(ru.status, 200);
   t.equal(ru.body.locale, 'ru', 'a Russian user gets Russian');
   const got = strings(ru.body);
-  t.same(Object.keys(got).sort(), plugins.map((p) => p.manifest.id).sort(), 'every first-party plugin is listed');
+  t.same(Object.keys(got).sort(), plugins.map((p) => key(p.manifest)).sort(), 'every first-party plugin is listed');
   for (const p of plugins) {
-    t.same(got[p.manifest.id], expected(p.manifest, p.files.ru), `${p.manifest.id}: Russian name, description, labels, hints, options and event descriptions`);
+    t.same(got[key(p.manifest)], expected(p.manifest, p.files.ru), `${key(p.manifest)}: Russian name, description, labels, hints, options and event descriptions`);
   }
-  t.equal(got.immich.name, 'Immich (фотобиблиотека)');
-  t.equal((got.immich.fields as any)['tracker.album_ids'].label, 'Альбомы');
-  t.equal((got.email.fields as any)['config.security'].options.none, 'Без шифрования');
-  t.equal(got.nut.events.ups_online, 'Сетевое питание восстановлено.');
+  t.equal(got['provider:immich'].name, 'Immich (фотобиблиотека)');
+  t.equal((got['provider:immich'].fields as any)['tracker.album_ids'].label, 'Альбомы');
+  t.equal((got['target:email'].fields as any)['config.security'].options.none, 'Без шифрования');
+  t.equal(got['provider:nut'].events.ups_online, 'Сетевое питание восстановлено.');
   const immich = ru.body.plugins.find((p: any) => p.id === 'immich');
   t.equal(immich.config_schema.properties.api_key['x-secret'], true, 'the schema is otherwise the plugin\'s own');
   t.equal(immich.events.album_assets_changed.severity, 'info');
 
   const asked = await s.request('GET', '/api/plugins?locale=en', { token: russian.token });
   t.equal(asked.body.locale, 'en', '?locale= (the web client\'s own language) overrides the account');
-  for (const p of plugins) t.same(strings(asked.body)[p.manifest.id], expected(p.manifest, p.files.en), `${p.manifest.id}: English with ?locale=en`);
+  for (const p of plugins) t.same(strings(asked.body)[key(p.manifest)], expected(p.manifest, p.files.en), `${key(p.manifest)}: English with ?locale=en`);
 
   const header = await s.request('GET', '/api/plugins', { token: s.admin.token, headers: { 'accept-language': 'ru-RU,ru;q=0.9' } });
   t.equal(header.body.locale, 'en', "the user's own language (English) beats Accept-Language");
-  t.equal(strings(header.body).telegram.description, plugins.find((p) => p.manifest.id === 'telegram')!.files.en.description);
+  t.equal(strings(header.body)['target:telegram'].description, plugins.find((p) => p.manifest.id === 'telegram')!.files.en.description);
 
   // A language Herald does not ship (set before a locale was dropped, say): Accept-Language decides.
   await s.service.core.db.run('UPDATE users SET locale = ? WHERE id = ?', ['de', russian.id]);
   const fallback = await s.request('GET', '/api/plugins', { token: russian.token, headers: { 'accept-language': 'de-DE, ru;q=0.8, en;q=0.5' } });
   t.equal(fallback.body.locale, 'ru', 'Accept-Language when the user\'s language is not one Herald has');
-  t.equal(strings(fallback.body).planka.name, 'Planka (канбан)');
+  t.equal(strings(fallback.body)['provider:planka'].name, 'Planka (канбан)');
   const none = await s.request('GET', '/api/plugins', { token: russian.token, headers: { 'accept-language': 'fr' } });
   t.equal(none.body.locale, 'en', 'else English');
-  t.equal(strings(none.body).planka.name, 'Planka (kanban)');
+  t.equal(strings(none.body)['provider:planka'].name, 'Planka (kanban)');
   t.equal((await s.request('GET', '/api/plugins?locale=xx', { token: russian.token })).status, 422, 'an unknown ?locale= is refused');
 });

@@ -52,10 +52,10 @@ export const ALWAYS_LOADED_PLUGINS = ['@herald/provider-bridge-self'] as const;
 export const FIRST_PARTY_PLUGINS = [
   ...ALWAYS_LOADED_PLUGINS, '@herald/provider-immich', '@herald/provider-codehost', '@herald/provider-planka',
   '@herald/provider-homeassistant', '@herald/provider-nut', '@herald/provider-webhook',
-  '@herald/provider-alertmanager', '@herald/provider-grafana', '@herald/provider-uptime-kuma',
+  '@herald/provider-alertmanager', '@herald/provider-grafana', '@herald/provider-uptime-kuma', '@herald/provider-email-in', '@herald/provider-mqtt',
   '@herald/target-telegram', '@herald/target-chat-webhook', '@herald/target-email', '@herald/target-matrix',
   '@herald/target-ntfy', '@herald/target-gotify', '@herald/target-pushover', '@herald/target-http',
-  '@herald/target-teams', '@herald/target-google-chat', '@herald/target-signal', '@herald/target-apprise-api',
+  '@herald/target-teams', '@herald/target-google-chat', '@herald/target-signal', '@herald/target-apprise-api', '@herald/target-mqtt',
 ] as const;
 
 export type LevelName = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';

@@ -706,6 +706,14 @@ export interface OutboundMessage {
   plainTitle: string;
   plainBody: string;
   url?: string;
+  /**
+   * The event behind the message, for targets that forward it as data (MQTT, a generic HTTP call):
+   * its provider, when it happened at the source (ISO 8601) and its payload, with fields named like
+   * secrets redacted. Absent on a quiet-hours digest, which stands for several events.
+   */
+  provider?: { kind: string; name: string };
+  occurredAt?: string;
+  payload?: Record<string, unknown>;
   /** True for test messages sent from the API. */
   test?: boolean;
   /**

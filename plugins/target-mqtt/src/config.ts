@@ -12,7 +12,7 @@ export const ConfigSchema = Type.Object({
   password: Type.Optional(Secret({ minLength: 1, maxLength: 1024, description: 'Password of that user.' })),
   topic: Type.String({
     minLength: 1, maxLength: 1024, default: 'herald/{{event_type}}',
-    description: 'Topic to publish to, e.g. `herald/{{event_type}}`; may use `{{event_type}}` and `{{severity}}`, no `+` or `#`.',
+    description: 'Topic to publish to, e.g. `herald/{{event_type}}`; may use `{{event_type}}`, `{{severity}}` and `{{provider_kind}}`, no `+` or `#`.',
   }),
   qos: Type.Union([Type.Literal(0), Type.Literal(1)], {
     default: 1,

@@ -1,5 +1,6 @@
 /**
- * The topic a message is published to: a template with `{{event_type}}` and `{{severity}}`.
+ * The topic a message is published to: a template with `{{event_type}}`, `{{severity}}` and
+ * `{{provider_kind}}` (`digest` for a quiet-hours digest, which has no provider of its own).
  * A publish topic is a topic name, not a filter: no `+` or `#` (MQTT 3.1.1 §4.7.3), no NUL, 1 to
  * 65,535 bytes, and Herald does not publish into the broker's own `$` topics.
  */
@@ -9,15 +10,9 @@ import type { ConfigProblem, OutboundMessage } from '@herald/plugin-api';
 export const PLACEHOLDERS: Record<string, (m: OutboundMessage) => string> = {
   event_type: (m) => m.eventType,
   severity: (m) => m.severity,
+  provider_kind: (m) => m.provider?.kind ?? 'digest',
 };
 
-/**
- * Placeholders of the brief's design that the core does not hand to targets: an `OutboundMessage`
- * carries no provider. Refused when saved, with the reason, rather than published as an empty level.
- */
-const UNAVAILABLE: Record<string, string> = {
-  provider_kind: 'Herald does not pass the provider to targets yet; use {{event_type}} (event types start with their provider\'s name, e.g. mqtt_message)',
-};
 
 const PLACEHOLDER = /\{\{\s*([^{}]*?)\s*\}\}/g;
 
@@ -27,14 +22,10 @@ export function topicTemplateProblems(template: string): Omit<ConfigProblem, 'pa
   const literal = template.replace(PLACEHOLDER, '');
   for (const [, name] of template.matchAll(PLACEHOLDER)) {
     if (name! in PLACEHOLDERS) continue;
-    if (name! in UNAVAILABLE) {
-      problems.push({ message: `uses {{${name}}}, which is not available to targets`, code: 'placeholder_unavailable', detail: `{{${name}}}: ${UNAVAILABLE[name!]}.` });
-    } else {
-      problems.push({
-        message: `uses the unknown placeholder {{${name}}}`, code: 'unknown_placeholder',
-        detail: `A topic may use ${Object.keys(PLACEHOLDERS).map((p) => `{{${p}}}`).join(' and ')}; {{${name}}} is not one of them.`,
-      });
-    }
+    problems.push({
+      message: `uses the unknown placeholder {{${name}}}`, code: 'unknown_placeholder',
+      detail: `A topic may use ${Object.keys(PLACEHOLDERS).map((p) => `{{${p}}}`).join(', ')}; {{${name}}} is not one of them.`,
+    });
   }
   if (literal.includes('{{') || literal.includes('}}')) problems.push({ message: 'has an unclosed {{ or a stray }}', code: 'invalid_topic' });
   if (/[+#]/.test(literal)) {

@@ -36,10 +36,9 @@ t.test('the topic template: allowed placeholders only, no wildcards, not empty',
   const codes = (s: string) => topicTemplateProblems(s).map((p) => p.code);
   t.same(codes('herald/+/x'), ['invalid_topic']);
   t.same(codes('herald/#'), ['invalid_topic']);
-  t.same(codes('herald/{{provider_kind}}'), ['placeholder_unavailable']);
-  t.match(topicTemplateProblems('herald/{{provider_kind}}')[0]!.detail, /does not pass the provider to targets/);
+  t.same(codes('herald/{{provider_kind}}/{{event_type}}'), [], 'the provider kind may name a level');
   t.same(codes('herald/{{title}}'), ['unknown_placeholder']);
-  t.match(topicTemplateProblems('{{title}}')[0]!.detail, 'A topic may use {{event_type}} and {{severity}}; {{title}} is not one of them.');
+  t.match(topicTemplateProblems('{{title}}')[0]!.detail, 'A topic may use {{event_type}}, {{severity}}, {{provider_kind}}; {{title}} is not one of them.');
   t.same(codes('herald/{{event_type'), ['invalid_topic']);
   t.same(codes('herald/}}'), ['invalid_topic']);
   t.same(codes('   '), ['minLength']);
@@ -65,7 +64,11 @@ t.test('the JSON document: what OutboundMessage gives, nothing invented', async 
   const test = buildDocument(message({ test: true }), now);
   t.equal(test.test, true);
   t.notOk('url' in test);
-  for (const missing of ['provider', 'occurred_at', 'payload']) t.notOk(missing in test, `${missing} is not available to a target`);
+  for (const missing of ['provider', 'occurred_at', 'payload']) t.notOk(missing in test, `${missing} only when the core hands it over (a digest has none)`);
+  const full = buildDocument(message({ provider: { kind: 'nut', name: 'Lab UPS' }, occurredAt: '2026-02-03T04:00:00.000Z', payload: { ups: 'lab', charge: 97 } }), now);
+  t.match(full, { provider: { kind: 'nut', name: 'Lab UPS' }, occurred_at: '2026-02-03T04:00:00.000Z', payload: { ups: 'lab', charge: 97 } }, 'the event\'s provider, time and payload');
+  t.equal(renderTopic('herald/{{provider_kind}}', message({ provider: { kind: 'nut', name: 'Lab UPS' } })), 'herald/nut');
+  t.equal(renderTopic('herald/{{provider_kind}}', message()), 'herald/digest', 'a digest has no provider of its own');
 });
 
 t.test('create() refuses what validateConfig refuses', async (t) => {

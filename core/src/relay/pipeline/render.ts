@@ -55,5 +55,9 @@ function renderWith(tpl: { title: string; body: string }, r: RenderInput, report
   const plainTitle = format === 'text' ? title : mark + render(tpl.title, ctx, 'text');
   const plainBody = format === 'text' ? body : render(tpl.body, ctx, 'text');
   const url = typeof r.payload.url === 'string' ? r.payload.url : undefined;
-  return { deliveryId: r.deliveryId, eventId: r.eventId, eventType: r.eventType, severity: r.severity, locale: r.locale, format, title, body, plainTitle, plainBody, url, ...(r.test ? { test: true } : {}) };
+  return {
+    deliveryId: r.deliveryId, eventId: r.eventId, eventType: r.eventType, severity: r.severity, locale: r.locale, format, title, body, plainTitle, plainBody, url,
+    provider: { kind: r.providerKind, name: r.providerName ?? r.providerKind }, occurredAt: r.occurredAt, payload: redactObject(r.payload),
+    ...(r.test ? { test: true } : {}),
+  };
 }
