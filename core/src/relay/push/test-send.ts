@@ -8,7 +8,7 @@ import type { InstanceStore, Locale, OutboundMessage, PluginLogger } from '../..
 import { errorCode } from '../../plugin-api/index.ts';
 import { bindCredentials } from '../../net/outbound.ts';
 import { newId } from '../../http/ids.ts';
-import { accountUrl, webPushAccess, type PushDeps } from './store.ts';
+import { accountUrl, webPushAccess, WEBPUSH_KIND, type PushDeps } from './store.ts';
 
 const TEXT: Record<Locale, { title: string; body: string }> = {
   en: { title: 'Herald: test notification', body: 'This browser will show Herald notifications.' },
@@ -27,7 +27,7 @@ class OneOffStore implements InstanceStore {
 export interface TestOutcome { ok: boolean; detail: string; status_code?: number }
 
 export async function sendTestPush(core: Core, deps: PushDeps, userId: string, subscriptionId: string, locale: Locale): Promise<TestOutcome> {
-  const plugin = core.plugins.target('webpush');
+  const plugin = core.plugins.target(WEBPUSH_KIND);
   if (!plugin) return { ok: false, detail: 'The webpush target kind is not enabled on this service.' };
   const abort = new AbortController();
   const signal = AbortSignal.any([abort.signal, AbortSignal.timeout(30_000)]);
