@@ -56,6 +56,7 @@ export const FIRST_PARTY_PLUGINS = [
   '@herald/target-telegram', '@herald/target-chat-webhook', '@herald/target-email', '@herald/target-matrix',
   '@herald/target-ntfy', '@herald/target-gotify', '@herald/target-pushover', '@herald/target-http',
   '@herald/target-teams', '@herald/target-google-chat', '@herald/target-signal', '@herald/target-apprise-api', '@herald/target-mqtt',
+  '@herald/target-webpush',
 ] as const;
 
 export type LevelName = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';

@@ -33,6 +33,13 @@ const TestBody = Type.Union([Type.Object({ locale: Type.Optional(Locale) }, { ad
 
 type Row = Record<string, any>;
 
+/** The problem code of an Apprise URL the importer could not read (spelled out, so each has its text in the web client). */
+function appriseCode(err: AppriseUrlError): string {
+  if (err.code === 'apprise_scheme_unsupported') return 'apprise_scheme_unsupported';
+  if (err.code === 'apprise_url_incomplete') return 'apprise_url_incomplete';
+  return 'apprise_url_invalid';
+}
+
 /** The target as the API shows it, secrets masked. */
 export function targetView(core: Core, row: Row) {
   const plugin = core.plugins.target(row.kind);
@@ -118,7 +125,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
       imported = importAppriseUrl(b.url);
     } catch (err) {
       if (!(err instanceof AppriseUrlError)) throw err;
-      throw unprocessable(err.message, [{ path: 'body/url', message: err.message }], err.code, err.params);
+      throw unprocessable(err.message, [{ path: 'body/url', message: err.message }], appriseCode(err), err.params);
     }
     if (!core.plugins.target(imported.kind)) {
       throw unprocessable(`The ${imported.kind} target kind that this URL needs is not enabled on this service.`, [{ path: 'body/url', message: 'needs a target kind that is not enabled' }], 'unknown_kind', { kind: imported.kind });
@@ -148,7 +155,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
       imported = importAppriseUrl((req.body as { url: string }).url);
     } catch (err) {
       if (!(err instanceof AppriseUrlError)) throw err;
-      throw unprocessable(err.message, [{ path: 'body/url', message: err.message }], err.code, err.params);
+      throw unprocessable(err.message, [{ path: 'body/url', message: err.message }], appriseCode(err), err.params);
     }
     const config = { ...imported.config };
     if (imported.botToken) {
