@@ -75,7 +75,7 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
           <Field label={t('apprise.paste')} hints={[t('apprise.paste_help')]}>
             <div class="stack">
               <div class="row">
-                <input type="text" spellcheck={false} autocomplete="off" value={appriseUrl} data-testid="apprise-url" placeholder="ntfys://ntfy.example.org/alerts"
+                <input type="text" spellcheck={false} autocomplete="off" value={appriseUrl} data-testid="apprise-url"
                   onInput={(e) => setAppriseUrl((e.target as HTMLInputElement).value)}
                   onKeyDown={(e) => { if (e.key === 'Enter') { e.preventDefault(); void fillFromUrl(); } }} />
                 <Button onClick={() => void fillFromUrl()} data-testid="apprise-fill">{t('apprise.fill')}</Button>
