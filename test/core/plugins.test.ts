@@ -53,7 +53,7 @@ t.test('NotReadyError is retried in the background; a throwing instance is isola
       async stop() { stopped.push(ctx.config.name); },
     }),
   });
-  core.plugins.plugins.set('flaky', wrapDefinition('flaky-plugin', flaky));
+  core.plugins.add(wrapDefinition('flaky-plugin', flaky));
   const now = new Date().toISOString();
   const mk = async (name: string) => {
     const id = crypto.randomUUID();
@@ -96,7 +96,7 @@ t.test('polls of one instance never overlap: "poll now" during a scheduled poll 
       },
     }),
   });
-  core.plugins.plugins.set('slow_poller', wrapDefinition('slow-poller-plugin', poller));
+  core.plugins.add(wrapDefinition('slow-poller-plugin', poller));
   const id = crypto.randomUUID();
   const now = new Date().toISOString();
   await core.db.run(`INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, created_at, updated_at) VALUES (?, ?, 'slow_poller', 'P', ?, ?, ?, ?, ?)`, [id, s.admin.id, {}, true, crypto.randomUUID(), now, now]);
@@ -133,8 +133,8 @@ t.test('each instance gets an outbound client that keeps its declared and secret
     manifest: { id: 'acme_creds_target', kind: 'target', apiVersion: 1, displayName: 'Acme', credentialHeaders: ['x-acme-key'], configSchema, limits: { maxMessageLength: 100, formats: ['text'] } },
     create: (ctx) => ({ async send() { await ctx.http.fetch(`${ctx.config.base}/t`, { headers: headers(ctx.config.key) }); } }),
   });
-  core.plugins.plugins.set('acme_creds', wrapDefinition('acme-creds', provider));
-  core.plugins.plugins.set('acme_creds_target', wrapDefinition('acme-creds-target', target));
+  core.plugins.add(wrapDefinition('acme-creds', provider));
+  core.plugins.add(wrapDefinition('acme-creds-target', target));
   const now = new Date().toISOString();
   await core.plugins.startProvider({ id: crypto.randomUUID(), user_id: s.admin.id, kind: 'acme_creds', name: 'A', config: { base, key: KEY }, enabled: true, webhook_token: crypto.randomUUID(), updated_at: now });
   const inst = await core.plugins.targetInstance({ id: crypto.randomUUID(), user_id: s.admin.id, kind: 'acme_creds_target', name: 'T', config: { base, key: KEY }, locale: 'en', enabled: true, updated_at: now });

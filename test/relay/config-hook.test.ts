@@ -35,7 +35,7 @@ t.test('the hook refuses with its code, detail and paths under body/config, on c
   const s = await startService();
   t.teardown(() => s.stop());
   const core = s.service.core;
-  for (const [id, def] of [['picky', picky], ['picky_target', pickyTarget], ['throwing', throwing]] as const) core.plugins.plugins.set(id, wrapDefinition(`${id}-plugin`, def));
+  for (const [id, def] of [['picky', picky], ['picky_target', pickyTarget], ['throwing', throwing]] as const) core.plugins.add(wrapDefinition(`${id}-plugin`, def));
   const token = s.admin.token;
 
   const bad = await s.request('POST', '/api/providers', { token, body: { kind: 'picky', name: 'P', config: { low: 12 } } });

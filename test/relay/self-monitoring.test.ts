@@ -70,8 +70,8 @@ t.test('core/src names neither the receiver\'s kind nor its event types', async 
 const startWith = (replacement?: ProviderDefinition) => startService({ SERVICE_DISPATCH_THREAD: 'false' }, {
   beforeStart: async (core) => {
     const [bridge] = [...core.plugins.plugins.values()].filter((p) => p.def.manifest.selfMonitoring);
-    core.plugins.plugins.delete(bridge!.id);
-    if (replacement) core.plugins.plugins.set(replacement.manifest.id, wrapDefinition('watchdog-pkg', replacement));
+    core.plugins.plugins.delete(`provider:${bridge!.id}`);
+    if (replacement) core.plugins.add(wrapDefinition('watchdog-pkg', replacement));
   },
 });
 

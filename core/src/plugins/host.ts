@@ -100,6 +100,9 @@ export class PluginHost {
 
   setHooks(h: ProviderHooks): void { this.hooks = h; }
 
+  /** Adds (or replaces) a loaded plugin under its kind and id; tests use it to load one at run time. */
+  add(p: LoadedPlugin): void { this.plugins.set(`${p.kind}:${p.id}`, p); }
+
   provider(kind: string): (LoadedPlugin & { def: ProviderDefinition }) | undefined {
     const p = this.plugins.get(`provider:${kind}`);
     return p && isProvider(p) ? p : undefined;
