@@ -23,3 +23,17 @@ t.test('redactObject masks by key at any depth and leaves exotic objects alone',
   const d = new Date(0);
   t.equal(redactObject({ d }).d, d);
 });
+
+t.test('names that describe a secret are not masked; the secrets themselves still are', async (t) => {
+  const out = redactObject({
+    secrets_mode: 'include', password_set: true, token_version: 3, token_type: 'Bearer', secretsMode: 'exclude', secret_count: 2,
+    secret: 's1', client_secret: 's2', secret_key: 's3', password: 'p', password_reset: 'r', api_key: 'k', access_token: 't', secrets: ['a'],
+  });
+  t.same(out, {
+    secrets_mode: 'include', password_set: true, token_version: 3, token_type: 'Bearer', secretsMode: 'exclude', secret_count: 2,
+    secret: MASK, client_secret: MASK, secret_key: MASK, password: MASK, password_reset: MASK, api_key: MASK, access_token: MASK, secrets: MASK,
+  });
+  t.equal(redactText('POST /api/backup/files?secrets_mode=include 201'), 'POST /api/backup/files?secrets_mode=include 201', 'a request line keeps the mode');
+  t.equal(redactText('{"secrets_mode": "exclude", "client_secret": "x1y2z3"}'), `{"secrets_mode": "exclude", "client_secret": "${MASK}"}`);
+  t.equal(redactText('secret=abc123 token_type=Bearer'), `secret=${MASK} token_type=Bearer`);
+});

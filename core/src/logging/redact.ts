@@ -4,6 +4,19 @@ export const SENSITIVE_KEY = /oauth|client_secret|webhook_secret|csrf|token|pass
 export const SENSITIVE_WORDS = ['oauth', 'client_secret', 'webhook_secret', 'csrf', 'token', 'password', 'secret'];
 export const MASK = '[REDACTED]';
 
+/**
+ * Names that say something about a secret without holding one: a setting (`secrets_mode`), a
+ * count, a flag (`password_set`), a version, a type, a time. The secret word is followed by one
+ * of these as the name's last part (`_mode`, `-count`, `.version`, or `Mode` in camelCase).
+ */
+const ABOUT = 'mode|count|set|version|type|kind|at|expires|length|present|included|paths|fields|status|enabled|required';
+const ABOUT_SNAKE = new RegExp(`[_.-](?:${ABOUT})$`, 'i');
+const ABOUT_CAMEL = new RegExp(`[a-z0-9](?:${ABOUT.split('|').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('|')})$`);
+const isAboutSecret = (key: string): boolean => ABOUT_SNAKE.test(key) || ABOUT_CAMEL.test(key);
+
+/** True when the values of a field named `key` are secrets (its name holds a secret word and does not merely describe one). */
+export const isSecretKey = (key: string): boolean => SENSITIVE_KEY.test(key) && !isAboutSecret(key);
+
 /** Deep copy of `value` with every sensitive field's value masked. */
 export function redactObject<T>(value: T, depth = 0): T {
   if (depth > 12 || value === null || typeof value !== 'object') return value;
@@ -13,7 +26,7 @@ export function redactObject<T>(value: T, depth = 0): T {
   if (proto !== Object.prototype && proto !== null && !(value instanceof Error)) return value;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    out[k] = SENSITIVE_KEY.test(k) && v !== null && v !== undefined && v !== '' ? MASK : redactObject(v, depth + 1);
+    out[k] = isSecretKey(k) && v !== null && v !== undefined && v !== '' ? MASK : redactObject(v, depth + 1);
   }
   return out as T;
 }
@@ -51,7 +64,7 @@ function maskKeyValues(text: string): string {
     const c = text.charCodeAt(i);
     if (c !== 58 /* : */ && c !== 61 /* = */) continue;
     const key = keyBefore(text, i, Math.max(last, i - 80));
-    if (!key || !SENSITIVE_IN_KEY.test(key)) continue;
+    if (!key || !SENSITIVE_IN_KEY.test(key) || isAboutSecret(key)) continue;
     const val = VALUE_AFTER.exec(text.slice(i + 1, i + 1 + 4110));
     if (!val) continue;
     const v = val[1]!;
