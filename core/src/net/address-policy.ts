@@ -2,7 +2,10 @@
  * Which addresses outbound connections may reach: everything public, nothing internal
  * (private, loopback, link-local, CGNAT, unique-local, unspecified, multicast, reserved),
  * unless the operator's allow-list says otherwise. IPv6 forms that embed an IPv4 address
- * (mapped, compatible, NAT64, 6to4) are judged by the embedded address.
+ * (mapped `::ffff:a.b.c.d`, translated `::ffff:0:a.b.c.d`, compatible `::a.b.c.d`, NAT64
+ * `64:ff9b::a.b.c.d`, 6to4 `2002:AABB:CCDD::`, Teredo's client `2001:0:…`) are judged by the
+ * embedded address; the local-use NAT64 block `64:ff9b:1::/48`, whose embedding depends on the
+ * network's own prefix length, is refused whole.
  */
 import net from 'node:net';
 import { parseCidrList } from './cidr.ts';
@@ -15,6 +18,7 @@ const DENIED: [label: string, cidrs: string[]][] = [
   ['a carrier-grade NAT address', ['100.64.0.0/10']],
   ['a link-local address', ['169.254.0.0/16', 'fe80::/10', 'fec0::/10']],
   ['a unique-local address', ['fc00::/7']],
+  ['a local-use NAT64 address', ['64:ff9b:1::/48']],
   ['a multicast address', ['224.0.0.0/4', 'ff00::/8']],
   ['a reserved or broadcast address', ['240.0.0.0/4', '192.0.0.0/24', '198.18.0.0/15']],
 ];
@@ -47,10 +51,15 @@ function embeddedIpv4(groups: number[]): { v4: string; kind: 'mapped' | 'embedde
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
   const zero = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
   if (zero(0, 5) && groups[5] === 0xffff) return { v4: v4(groups[6]!, groups[7]!), kind: 'mapped' };
+  // IPv4-translated (::ffff:0:a.b.c.d, RFC 2765's stateless translation).
+  if (zero(0, 4) && groups[4] === 0xffff && groups[5] === 0) return { v4: v4(groups[6]!, groups[7]!), kind: 'embedded' };
   // IPv4-compatible (::a.b.c.d, deprecated) but not :: or ::1 themselves.
   if (zero(0, 6) && groups[6] !== 0) return { v4: v4(groups[6]!, groups[7]!), kind: 'embedded' };
+  // The well-known NAT64 prefix (RFC 6052): 64:ff9b::/96.
   if (groups[0] === 0x64 && groups[1] === 0xff9b && zero(2, 6)) return { v4: v4(groups[6]!, groups[7]!), kind: 'embedded' };
   if (groups[0] === 0x2002) return { v4: v4(groups[1]!, groups[2]!), kind: 'embedded' };
+  // Teredo (2001:0::/32): the client's IPv4 address, every bit inverted, in the last 32 bits.
+  if (groups[0] === 0x2001 && groups[1] === 0) return { v4: v4(groups[6]! ^ 0xffff, groups[7]! ^ 0xffff), kind: 'embedded' };
   return null;
 }
 

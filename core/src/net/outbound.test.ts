@@ -90,13 +90,16 @@ t.test('every internal range is refused, in every spelling', async (tt) => {
     '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '127.0.0.1', '127.255.0.9', '::1', '169.254.169.254', 'fe80::1',
     '100.64.0.1', '100.127.255.254', 'fd00::1', 'fc00::5', '0.0.0.0', '::', '224.0.0.1', 'ff02::1', '255.255.255.255',
     '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a9fe:a9fe', '2002:c0a8:0101::1',
+    // IPv4-translated (::ffff:0:0/96), local-use NAT64 and Teredo (client 127.0.0.1 and 10.0.0.1, bits inverted).
+    '::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '::ffff:0:10.0.0.1', '::ffff:0:a9fe:a9fe', '64:ff9b:1::a00:1', '64:ff9b:1:ffff::1',
+    '2001:0:4136:e378:8000:63bf:80ff:fffe', '2001::f5ff:fffe',
   ];
   for (const address of refused) {
     const h = createOutboundHttp({ allowCidrs: [], resolver: scripted([address]) });
     const err = await h.resolveAllowed('victim.test').catch((e) => e);
     tt.equal(codeOf(err), 'OUTBOUND_REFUSED', `${address} refused`);
   }
-  for (const address of ['93.184.216.34', '1.1.1.1', '100.128.0.1', '172.32.0.1', '2606:4700:4700::1111']) {
+  for (const address of ['93.184.216.34', '1.1.1.1', '100.128.0.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:0:5db8:d822', '2001:0:4136:e378:8000:63bf:a247:27dd']) {
     const h = createOutboundHttp({ allowCidrs: [], resolver: scripted([address]) });
     tt.same(await h.resolveAllowed('public.test'), { address, family: address.includes(':') ? 6 : 4 }, `${address} allowed`);
   }
@@ -105,7 +108,7 @@ t.test('every internal range is refused, in every spelling', async (tt) => {
 t.test('IP literals are checked without a resolver', async (tt) => {
   const resolver = scripted(['8.8.8.8']);
   const h = client(tt, { allowCidrs: [], resolver });
-  for (const url of ['http://127.0.0.1/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]:8080/', 'http://169.254.169.254/latest/meta-data/', 'http://0.0.0.0/']) {
+  for (const url of ['http://127.0.0.1/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]:8080/', 'http://[::ffff:0:127.0.0.1]/', 'http://169.254.169.254/latest/meta-data/', 'http://0.0.0.0/']) {
     tt.equal(codeOf(await h.request(url).catch((e) => e)), 'OUTBOUND_REFUSED', url);
   }
   tt.same(resolver.calls, []);
