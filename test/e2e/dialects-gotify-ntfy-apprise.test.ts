@@ -7,7 +7,7 @@
  * malformed JSON, a form Gotify would not read, a flood from one address), and no token ever
  * appears in the service's log.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import http from 'node:http';
 import { execFile } from 'node:child_process';
 import { startService, startSink, type TestService } from '../helpers/service.ts';
@@ -55,7 +55,7 @@ function chunked(url: string, size: number): Promise<{ status: number; body: any
 /** The token of a provider, from the values the providers API lists for its app. */
 const valueOf = (provider: any, key: string): string => provider.webhook_connection.find((f: any) => f.key === key).value;
 
-async function boot(t: Tap.Test) {
+async function boot(t: Test) {
   const s = await startService({ SERVICE_PLUGINS: plugins('@herald/provider-gotify', '@herald/provider-ntfy', '@herald/provider-apprise-api') });
   const sink = await startSink();
   t.teardown(async () => { await s.stop(); await sink.close(); });
