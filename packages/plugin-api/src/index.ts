@@ -24,6 +24,12 @@ export * from './errors.ts';
 export { undeclaredFields, withoutFields } from './config-fields.ts';
 export { safeEqual, hmacSha256Hex, jsonBody, jsonTooDeep, parseJsonBounded, MAX_JSON_DEPTH } from './webhook-helpers.ts';
 export * from './locales.ts';
+/**
+ * How the core fits a message to a target's `limits` (also what the test host's `message()` does),
+ * and the Markdown dialect it escapes values for. A target with `overflow: 'plugin'` may reuse
+ * `splitFormatted` for its own parts.
+ */
+export { fitMessage, splitFormatted, truncateFormatted, partMarker, plainOf, markdownToPlain, htmlToPlain, MARKDOWN_ESCAPED } from './fit.ts';
 export { ORIGIN_BOUND_HEADERS, Credentials, UNBOUND, secretValues, HEADER_NAME, MIN_EMBEDDED_SECRET_LENGTH } from './credentials.ts';
 export type { CredentialBinding } from './credentials.ts';
 import type { PluginLocales } from './locales.ts';

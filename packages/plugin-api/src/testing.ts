@@ -21,6 +21,7 @@ import { undeclaredFields } from './config-fields.ts';
 import { secretValues, type CredentialBinding } from './credentials.ts';
 import { WebhookRejectedError } from './errors.ts';
 import { jsonTooDeep, MAX_JSON_DEPTH } from './webhook-helpers.ts';
+import { fitMessage, plainOf } from './fit.ts';
 
 export { createTestHttp } from './testing-http.ts';
 export type { TestHttpOptions, TestHttp } from './testing-http.ts';
@@ -94,8 +95,24 @@ export interface TargetHarness {
   store: MemoryStore;
   log: ReturnType<typeof captureLogger>;
   abort: AbortController;
-  /** Builds a message the way the pipeline would, with defaults for the fields not given. */
-  message(m?: Partial<OutboundMessage>): OutboundMessage;
+  /**
+   * Builds a message the way the pipeline would, with defaults for the fields not given, fitted to
+   * the manifest's `limits` as the core fits it: a title beyond `maxTitleLength` cut with `…`, a body
+   * beyond `maxMessageLength` truncated, or with `overflow: 'split'` the first of its parts (see
+   * {@link parts}); `overflow: 'plugin'` leaves it whole. Without `plainTitle`/`plainBody`, the plain
+   * copies are the title and body without their markup (Markdown escapes, HTML tags).
+   */
+  message(m?: Partial<OutboundMessage>, o?: MessageOptions): OutboundMessage;
+  /** Every message the pipeline would send for this one: one, or each part of a split body, in order. */
+  parts(m?: Partial<OutboundMessage>, o?: MessageOptions): OutboundMessage[];
+}
+
+export interface MessageOptions {
+  /**
+   * `false`: the message as given, not fitted to the limits (to test what `send()` does with a body
+   * the core would not pass it, e.g. a limit your channel counts in bytes). Default `true`.
+   */
+  fit?: boolean;
 }
 
 /**
@@ -190,13 +207,17 @@ export function createTestHost(opts: TestHostOptions = {}) {
       const instanceHttp = bound(http, { headers: def.manifest.credentialHeaders, secrets });
       const instance = await def.create({ instanceId: o.instanceId ?? `test-${++n}`, ownerId: 'owner', config: cfg, log, http: instanceHttp, store, clock, signal: abort.signal, bot: o.bot, webPush: o.webPush });
       const format = def.manifest.limits?.formats[0] ?? 'text';
-      return {
-        instance, store, log, abort,
-        message: (m = {}) => ({
-          deliveryId: `del-${++n}`, eventId: 'evt-1', eventType: 'test', severity: 'info', locale: 'en', format,
-          title: 'Title', body: 'Body', plainTitle: m.title ?? 'Title', plainBody: m.body ?? 'Body', ...m,
-        }),
+      const parts = (m: Partial<OutboundMessage> = {}, opts: MessageOptions = {}): OutboundMessage[] => {
+        const f = m.format ?? format;
+        const title = m.title ?? 'Title';
+        const body = m.body ?? 'Body';
+        const whole: OutboundMessage = {
+          deliveryId: `del-${++n}`, eventId: 'evt-1', eventType: 'test', severity: 'info', locale: 'en', format: f,
+          title, body, plainTitle: plainOf(f, title), plainBody: plainOf(f, body), ...m,
+        };
+        return opts.fit === false ? [whole] : fitMessage(whole, def.manifest.limits);
       };
+      return { instance, store, log, abort, parts, message: (m = {}, opts = {}) => parts(m, opts)[0]! };
     },
   };
 }

@@ -10,7 +10,7 @@ async function setup(tt: any, extra: Record<string, unknown> = { key: 'homelab' 
   tt.teardown(() => fake.close());
   const harness = await createTestHost().target(plugin, { url: fake.url, ...extra });
   const o = { signal: harness.abort.signal, attempt: 1 };
-  const send = (m = {}) => harness.instance.send(harness.message(m), o);
+  const send = (m = {}) => harness.instance.send(harness.message(m, { fit: false }), o);
   return { fake, harness, send, o };
 }
 

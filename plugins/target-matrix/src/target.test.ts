@@ -23,7 +23,7 @@ async function setup(tt: any, o: { token?: string; joined?: boolean; url?: strin
   tt.teardown(() => hs.close());
   hs.addUser('@herald:example.org', TOKEN, o.joined === false ? [] : [ROOM]);
   const harness = await createTestHost().target(plugin, { homeserver_url: o.url ?? hs.url, access_token: o.token ?? TOKEN, room_id: ROOM });
-  const send = (m = {}) => harness.instance.send(harness.message(m), { signal: harness.abort.signal, attempt: 1 });
+  const send = (m = {}) => harness.instance.send(harness.message(m, { fit: false }), { signal: harness.abort.signal, attempt: 1 });
   return { hs, harness, send };
 }
 

@@ -12,7 +12,7 @@ async function setup(tt: any, extra: Record<string, unknown> = {}, host = create
   tt.teardown(() => ntfy.close());
   const harness = await host.target(plugin, { server_url: ntfy.url, topic: 'herald_alerts', ...extra });
   const o = { signal: harness.abort.signal, attempt: 1 };
-  const send = (m = {}) => harness.instance.send(harness.message(m), o);
+  const send = (m = {}) => harness.instance.send(harness.message(m, { fit: false }), o);
   return { ntfy, harness, send, o };
 }
 
@@ -153,7 +153,7 @@ t.test('the JSON body stays within ntfy\'s 8,192 bytes when escaping doubles the
 t.test('a retry of a split message sends only the parts ntfy has not accepted', async (tt) => {
   const { ntfy, harness, o } = await setup(tt);
   const over = `${'word '.repeat(819)}xy`;
-  const message = harness.message({ body: over, plainBody: over, deliveryId: 'd-split' });
+  const message = harness.message({ body: over, plainBody: over, deliveryId: 'd-split' }, { fit: false });
   ntfy.failAt = 2;
   const err = await caught(harness.instance.send(message, o));
   tt.equal(errorCode(err), 'RETRYABLE_SEND');

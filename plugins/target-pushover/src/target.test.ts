@@ -10,7 +10,7 @@ async function setup(tt: any, extra: Record<string, unknown> = {}, host = create
   tt.teardown(() => api.close());
   const harness = await host.target(plugin, { user_key: USER_KEY, app_token: APP_TOKEN, api_root: api.url, ...extra });
   const o = { signal: harness.abort.signal, attempt: 1 };
-  const send = (m = {}) => harness.instance.send(harness.message(m), o);
+  const send = (m = {}) => harness.instance.send(harness.message(m, { fit: false }), o);
   return { api, harness, send, o };
 }
 

@@ -10,7 +10,7 @@ async function setup(tt: any, url?: (f: TeamsWorkflowsFake) => string) {
   tt.teardown(() => fake.close());
   const harness = await createTestHost().target(plugin, { url: url ? url(fake) : fake.url() });
   const o = { signal: harness.abort.signal, attempt: 1 };
-  const send = (m = {}) => harness.instance.send(harness.message(m), o);
+  const send = (m = {}) => harness.instance.send(harness.message(m, { fit: false }), o);
   return { fake, harness, send, o };
 }
 

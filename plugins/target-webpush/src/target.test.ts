@@ -18,7 +18,7 @@ async function setup(tt: any, browsers = 1, o: { http?: ReturnType<typeof create
   for (let i = 0; i < browsers; i++) webPush.subscribed.push({ id: `sub-${i + 1}`, ...fake.subscribe(webPush.keys.publicKey) });
   const host = createTestHost(o.http ? { http: o.http } : {});
   const harness = await host.target(plugin, {}, { webPush });
-  const send = (m = {}, attempt = 1) => harness.instance.send(harness.message(m), { signal: harness.abort.signal, attempt });
+  const send = (m = {}, attempt = 1) => harness.instance.send(harness.message(m, { fit: false }), { signal: harness.abort.signal, attempt });
   return { fake, webPush, harness, send };
 }
 
