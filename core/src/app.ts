@@ -13,6 +13,7 @@ import { PluginHost } from './plugins/host.ts';
 import { loadPlugins } from './plugins/loader.ts';
 import { Scheduler, AlwaysLeader, type LeaderElector } from './jobs/scheduler.ts';
 import { createOutboundHttp } from './net/outbound.ts';
+import { wideAllowEntries } from './net/instance-allow.ts';
 import { createServer, type App } from './http/server.ts';
 import { ensureSelfMonitoringForAll } from './users/users.ts';
 import { selfMonitoringOf } from './plugins/self-monitoring.ts';
@@ -74,6 +75,7 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
   const jobs = new Scheduler(logs.get('jobs'), elector);
   const plugins = await loadPlugins(config.plugins);
   const outbound = createOutboundHttp({ allowCidrs: config.outboundAllowCidrs, userAgent: `Herald/${VERSION}` });
+  for (const w of wideAllowEntries(config.outboundAllowCidrs)) log.warn({ entry: w.entry }, `SERVICE_OUTBOUND_ALLOW_CIDRS, for every plugin: ${w.message}`);
   let baseUrl = config.publicUrl ?? `http://localhost:${config.port}`;
   const atRest = new SecretsAtRest(config.secretKey, config.previousSecretKey);
   const host = new PluginHost({ plugins, db, logs, atRest, http: outbound, clock, isLeader: () => jobs.isLeader(), publicUrl: () => config.publicUrl ?? baseUrl });

@@ -54,3 +54,37 @@ export function splitOutboundAllow(entries: readonly string[] | null | undefined
   }
   return { cidrs, hosts };
 }
+
+/** Shortest prefix of a private network: 10.0.0.0/8 (IPv4), fc00::/7 (IPv6). */
+const NARROWEST_WIDE = { 4: 8, 6: 7 } as const;
+
+/** An allow-list entry wider than any private network, and why that matters. */
+export interface WideAllowEntry { entry: string; code: 'outbound_allow_too_wide'; message: string }
+
+/**
+ * The CIDR entries of an allow list wider than any private network (`0.0.0.0/0`, `::/0`,
+ * `0.0.0.0/1`, `::ffff:0:0/96`): accepted, since an administrator may mean it, but each one lets
+ * the instance (or, in `SERVICE_OUTBOUND_ALLOW_CIDRS`, every plugin) reach loopback, cloud metadata
+ * and every private address it covers, which is what the SSRF protection is there to stop.
+ */
+export function wideAllowEntries(entries: readonly string[] | null | undefined): WideAllowEntry[] {
+  const out: WideAllowEntry[] = [];
+  for (const raw of entries ?? []) {
+    if (typeof raw !== 'string') continue;
+    const entry = raw.trim();
+    const [addr = '', bits] = entry.split('/');
+    const family = net.isIP(addr);
+    if (!family || bits === undefined || !/^\d{1,3}$/.test(bits)) continue;
+    let prefix = Number(bits);
+    let fam: 4 | 6 = family === 6 ? 6 : 4;
+    // A range of IPv4-mapped addresses (::ffff:0:0/96 and inside it) is an IPv4 range in disguise.
+    if (fam === 6 && prefix >= 96 && /^::ffff:/i.test(addr)) { prefix -= 96; fam = 4; }
+    if (prefix >= NARROWEST_WIDE[fam]) continue;
+    const what = prefix === 0 ? `every IPv${fam} address` : `a /${prefix} range of IPv${fam} addresses, wider than any private network`;
+    out.push({
+      entry, code: 'outbound_allow_too_wide',
+      message: `"${entry}" opens ${what}: every internal address in it (loopback, the cloud metadata address, private networks) becomes reachable, which turns the protection against server-side request forgery off for them. List only the networks or hosts that are needed.`,
+    });
+  }
+  return out;
+}

@@ -18,7 +18,7 @@ import { Database as Db } from '../../db/database.ts';
 import { outboundAllowOf } from '../../plugins/host.ts';
 import { restartProvider } from './providers.ts';
 import { nowIso } from './common.ts';
-import { outboundAllowInput } from './outbound-allow.ts';
+import { outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
 import { OUTBOUND_ALLOW_MAX } from '../../net/instance-allow.ts';
 
 const Kind = Type.Union([Type.Literal('provider'), Type.Literal('target')], { description: 'Which kind of record: a provider or a target' });
@@ -43,6 +43,7 @@ const Item = Type.Object({
   plugin_enabled: Type.Boolean({ description: 'Whether the plugin is enabled on this service' }),
   owner: Type.Object({ id: Type.String(), email: Type.String() }),
   outbound_allow: Type.Array(Type.String()),
+  outbound_allow_warnings: Type.Array(Type.Object({ entry: Type.String(), code: Type.String(), message: Type.String() }), { description: 'Entries wider than any private network (0.0.0.0/0, ::/0): accepted, each with a sentence on what it opens' }),
   address: Type.Union([Type.String(), Type.Null()], { description: 'The server the instance talks to (scheme, host and port of a URL field, or a host field), never a secret field and never a path or credentials; null when the config names none' }),
 }, { additionalProperties: false });
 const ListReply = Type.Object({ items: Type.Array(Item), next_offset: Type.Union([Type.Integer(), Type.Null()]) }, { additionalProperties: false });
@@ -81,6 +82,7 @@ function view(core: Core, kind: 'provider' | 'target', row: Row): Static<typeof 
     plugin_enabled: Boolean(plugin),
     owner: { id: row.user_id as string, email: row.owner_email as string },
     outbound_allow: outboundAllowOf(row.outbound_allow),
+    outbound_allow_warnings: outboundAllowWarnings(row.outbound_allow),
     // Without the plugin nothing says which fields are secret: no address rather than a guess.
     address: plugin ? configAddress(Db.json<Record<string, unknown>>(row.config, {}), plugin.secretPaths) : null,
   };
@@ -127,7 +129,7 @@ export async function adminOutboundRoutes(app: App, core: Core): Promise<void> {
     const admin = caller(req);
     const { kind, id } = req.params as Static<typeof Params>;
     const row = await one(kind, id);
-    const allow = outboundAllowInput(admin, (req.body as Static<typeof PutBody>).outbound_allow, row.outbound_allow) ?? null;
+    const allow = outboundAllowInput(admin, (req.body as Static<typeof PutBody>).outbound_allow, row.outbound_allow, core.logs.get('relay')) ?? null;
     const now = nowIso(core);
     if (kind === 'provider') {
       const enabled = Db.bool(row.enabled);

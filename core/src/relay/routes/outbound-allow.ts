@@ -6,7 +6,8 @@
 import Type from 'typebox';
 import type { PublicUser } from '../../users/users.ts';
 import { HttpError, unprocessable } from '../../http/problem.ts';
-import { checkOutboundAllow, OUTBOUND_ALLOW_MAX } from '../../net/instance-allow.ts';
+import type { Logger } from '../../logging/logger.ts';
+import { checkOutboundAllow, OUTBOUND_ALLOW_MAX, wideAllowEntries, type WideAllowEntry } from '../../net/instance-allow.ts';
 import { outboundAllowOf } from '../../plugins/host.ts';
 
 export const OutboundAllowField = Type.Optional(Type.Union([
@@ -15,11 +16,18 @@ export const OutboundAllowField = Type.Optional(Type.Union([
 ], { description: 'Private ranges (CIDR such as `192.168.1.0/24`, or one address) or DNS host names this instance alone may reach besides the service-wide `SERVICE_OUTBOUND_ALLOW_CIDRS`; public addresses are always reachable. Only an administrator may set or change it (403 `outbound_allow_admin_only`); `null` or `[]` clears it.' }));
 
 /**
+ * The entries of a stored list wider than any private network (`0.0.0.0/0`, `::/0`), each with a
+ * sentence saying what it opens: API answers carry them as `outbound_allow_warnings`.
+ */
+export const outboundAllowWarnings = (stored: unknown): WideAllowEntry[] => wideAllowEntries(outboundAllowOf(stored));
+
+/**
  * The list to store (a JSON array, or null for none) when the request sends `outbound_allow`,
  * `undefined` when it does not (the stored one stays). A non-administrator may send it only
- * unchanged; an entry that is neither a CIDR/address nor a host name is a 422 naming it.
+ * unchanged; an entry that is neither a CIDR/address nor a host name is a 422 naming it. A changed
+ * list with an entry wider than any private network is accepted with a warning in `log`.
  */
-export function outboundAllowInput(user: PublicUser, sent: string[] | null | undefined, stored?: unknown): string[] | null | undefined {
+export function outboundAllowInput(user: PublicUser, sent: string[] | null | undefined, stored?: unknown, log?: Logger): string[] | null | undefined {
   if (sent === undefined) return undefined;
   const { value, problems } = checkOutboundAllow(sent ?? []);
   if (problems.length) {
@@ -33,5 +41,7 @@ export function outboundAllowInput(user: PublicUser, sent: string[] | null | und
   if (!same && user.role !== 'admin') {
     throw new HttpError(403, 'outbound_allow_admin_only', 'Only an administrator may change which private addresses or hosts an instance may reach.');
   }
+  const wide = same ? [] : wideAllowEntries(value);
+  if (wide.length) log?.warn({ user_id: user.id, entries: wide.map((w) => w.entry) }, `an outbound allow list was set wider than any private network: ${wide.map((w) => w.message).join(' ')}`);
   return value.length ? value : null;
 }

@@ -16,7 +16,7 @@ import { invalidConfig, nowIso, owned, pageSql, type Page } from './common.ts';
 import { payloadLogPage } from '../inbound/payload-log.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
 import { configRefused, underConfig } from './config-problems.ts';
-import { OutboundAllowField, outboundAllowInput } from './outbound-allow.ts';
+import { OutboundAllowField, outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
 import { outboundAllowOf } from '../../plugins/host.ts';
 import { newWebhookToken, webhookConnection } from '../inbound/dialects.ts';
 import { pickLocale } from '../../plugins/locales.ts';
@@ -91,6 +91,7 @@ export function providerView(core: Core, row: Row, locale: Locale = 'en') {
     core_managed: plugin?.def.manifest.coreManaged === true,
     plugin_enabled: Boolean(plugin),
     outbound_allow: outboundAllowOf(row.outbound_allow),
+    outbound_allow_warnings: outboundAllowWarnings(row.outbound_allow),
     created_at: row.created_at as string, updated_at: row.updated_at as string,
   };
 }
@@ -174,7 +175,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
         [{ path: 'body/kind', message: 'is managed by the service' }], 'core_managed');
     }
     const config = prepare(core, plugin, { config: b.config as Record<string, unknown>, aliases: aliasesOf(req.body as Record<string, unknown>, CreateBody) });
-    const allow = outboundAllowInput(user, b.outbound_allow) ?? null;
+    const allow = outboundAllowInput(user, b.outbound_allow, undefined, core.logs.get('relay')) ?? null;
     const id = newId();
     const now = nowIso(core);
     const enabled = b.enabled ?? true;
@@ -197,7 +198,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     if (!plugin) throw unprocessable(`Provider kind "${row.kind}" is not enabled on this service, so this provider cannot be changed; enable its plugin or delete the provider.`, undefined, 'kind_not_enabled', { kind: row.kind });
     const prepared = prepare(core, plugin, { config: b.config as Record<string, unknown> | undefined, aliases: aliasesOf(req.body as Record<string, unknown>, PatchBody) }, row);
     const enabled = b.enabled ?? Db.bool(row.enabled);
-    const sent = outboundAllowInput(user, b.outbound_allow, row.outbound_allow);
+    const sent = outboundAllowInput(user, b.outbound_allow, row.outbound_allow, core.logs.get('relay'));
     const allow = sent === undefined ? (outboundAllowOf(row.outbound_allow).length ? outboundAllowOf(row.outbound_allow) : null) : sent;
     await core.db.run(`UPDATE providers SET name = ?, config = ?, enabled = ?, status = ?, status_detail = NULL, outbound_allow = ?, updated_at = ?
       WHERE id = ? AND user_id = ?`, [b.name ?? row.name, prepared, enabled, enabled ? 'pending' : 'disabled', allow, nowIso(core), row.id, user.id]);

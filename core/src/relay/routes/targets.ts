@@ -14,7 +14,7 @@ import type { Locale as LocaleName } from '../../plugin-api/index.ts';
 import { invalidConfig, nowIso, owned, pageSql, relay, type Page } from './common.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
 import { configRefused, underConfig } from './config-problems.ts';
-import { OutboundAllowField, outboundAllowInput } from './outbound-allow.ts';
+import { OutboundAllowField, outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
 import { outboundAllowOf } from '../../plugins/host.ts';
 import { APPRISE_SCHEMES, AppriseUrlError, importAppriseUrl, type ImportedTarget } from '../apprise-url.ts';
 import { createBot } from './bots.ts';
@@ -48,7 +48,7 @@ export function targetView(core: Core, row: Row) {
   return {
     id: row.id as string, kind: row.kind as string, name: row.name as string, config, secrets_set, locale: row.locale as string,
     enabled: Db.bool(row.enabled), consecutive_failures: Number(row.consecutive_failures ?? 0), last_error: (row.last_error ?? null) as string | null,
-    plugin_enabled: Boolean(plugin), outbound_allow: outboundAllowOf(row.outbound_allow),
+    plugin_enabled: Boolean(plugin), outbound_allow: outboundAllowOf(row.outbound_allow), outbound_allow_warnings: outboundAllowWarnings(row.outbound_allow),
     update_messages: row.update_messages === undefined || row.update_messages === null ? true : Db.bool(row.update_messages), created_at: row.created_at as string, updated_at: row.updated_at as string,
   };
 }
@@ -101,7 +101,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     const user = caller(req);
     const b = req.body as Static<typeof CreateBody>;
     const config = await prepare(core, user.id, b.kind, b.config as Record<string, unknown>);
-    const allow = outboundAllowInput(user, b.outbound_allow) ?? null;
+    const allow = outboundAllowInput(user, b.outbound_allow, undefined, core.logs.get('relay')) ?? null;
     const id = newId();
     const now = nowIso(core);
     await core.db.run(`INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, outbound_allow, update_messages, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -182,7 +182,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
     const config = await prepare(core, user.id, row.kind, b.config as Record<string, unknown> | undefined, row);
-    const sent = outboundAllowInput(user, b.outbound_allow, row.outbound_allow);
+    const sent = outboundAllowInput(user, b.outbound_allow, row.outbound_allow, core.logs.get('relay'));
     const allow = sent === undefined ? (outboundAllowOf(row.outbound_allow).length ? outboundAllowOf(row.outbound_allow) : null) : sent;
     // updated_at is part of the cached instance's key, so the next send builds a fresh instance.
     await core.db.run('UPDATE targets SET name = ?, config = ?, locale = ?, enabled = ?, outbound_allow = ?, update_messages = ?, updated_at = ? WHERE id = ? AND user_id = ?',
