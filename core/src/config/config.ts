@@ -53,6 +53,7 @@ export const FIRST_PARTY_PLUGINS = [
   ...ALWAYS_LOADED_PLUGINS, '@herald/provider-immich', '@herald/provider-codehost', '@herald/provider-planka',
   '@herald/provider-homeassistant', '@herald/provider-nut', '@herald/provider-webhook',
   '@herald/provider-alertmanager', '@herald/provider-grafana', '@herald/provider-uptime-kuma', '@herald/provider-email-in', '@herald/provider-mqtt',
+  '@herald/provider-gotify', '@herald/provider-ntfy', '@herald/provider-apprise-api',
   '@herald/target-telegram', '@herald/target-chat-webhook', '@herald/target-email', '@herald/target-matrix',
   '@herald/target-ntfy', '@herald/target-gotify', '@herald/target-pushover', '@herald/target-http',
   '@herald/target-teams', '@herald/target-google-chat', '@herald/target-signal', '@herald/target-apprise-api', '@herald/target-mqtt',

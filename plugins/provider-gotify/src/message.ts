@@ -21,7 +21,7 @@ export interface GotifyMessage {
 }
 
 /** Gotify's wording for a field its binding refused. */
-const invalid = (field: string) => new WebhookRejectedError(400, `Field '${field}' is not valid`);
+const badField = (field: string) => new WebhookRejectedError(400, `Field '${field}' is not valid`);
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Gotify priorities 0–3 are low (info), 4–7 normal (warning), 8 and above high (critical). */
@@ -32,7 +32,7 @@ export function severityOf(priority: number): Severity {
 /** A form or query value as Gotify's binding reads an integer. */
 function formInt(v: string): number {
   const t = v.trim();
-  if (!/^[+-]?\d{1,9}$/.test(t)) throw invalid('priority');
+  if (!/^[+-]?\d{1,9}$/.test(t)) throw badField('priority');
   return Number(t);
 }
 
@@ -56,10 +56,10 @@ export function readMessage(req: InboundWebhook, defaultPriority: number): Gotif
     const body = req.body !== undefined ? req.body : req.rawBody.length ? parseJsonBounded(req.rawBody) : undefined;
     if (!isObject(body)) throw new WebhookRejectedError(400, 'the body must be a JSON object');
     const { title, message, priority, extras } = body;
-    if (title !== undefined && title !== null && typeof title !== 'string') throw invalid('title');
-    if (message !== undefined && message !== null && typeof message !== 'string') throw invalid('message');
-    if (priority !== undefined && priority !== null && !Number.isSafeInteger(priority)) throw invalid('priority');
-    if (extras !== undefined && extras !== null && !isObject(extras)) throw invalid('extras');
+    if (title !== undefined && title !== null && typeof title !== 'string') throw badField('title');
+    if (message !== undefined && message !== null && typeof message !== 'string') throw badField('message');
+    if (priority !== undefined && priority !== null && !Number.isSafeInteger(priority)) throw badField('priority');
+    if (extras !== undefined && extras !== null && !isObject(extras)) throw badField('extras');
     if (!message) throw new WebhookRejectedError(400, "Field 'message' is required");
     return {
       title: (title ?? '').trim() === '' ? '' : title as string,

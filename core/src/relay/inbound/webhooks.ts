@@ -143,29 +143,29 @@ export function inboundSteps(core: Core, relay: Relay) {
    */
   const admit = async (req: FastifyRequest, found: { provider: ProviderRow; plugin: ProviderPlugin }, token: string, o: { limited?: boolean; route?: Admitted['route'] } = {}): Promise<Admitted> => {
     const { provider, plugin } = found;
-    const refuse = async (err: HttpError, error: string) => {
+    const refuseWith = async (err: HttpError, error: string) => {
       await record(provider, req, err.status, error);
       return err;
     };
     if (!o.limited) {
       const over = limit(plugin, req);
-      if (over) throw await refuse(over, `rate limit of ${plugin.def.manifest.webhook?.rateLimitPerMinute} requests a minute per address exceeded`);
+      if (over) throw await refuseWith(over, `rate limit of ${plugin.def.manifest.webhook?.rateLimitPerMinute} requests a minute per address exceeded`);
     }
-    if (!provider.enabled) throw await refuse(new HttpError(409, 'provider_disabled', 'This provider is disabled; enable it to accept webhooks.'), 'provider is disabled');
+    if (!provider.enabled) throw await refuseWith(new HttpError(409, 'provider_disabled', 'This provider is disabled; enable it to accept webhooks.'), 'provider is disabled');
     const maxBody = maxBodyOf(plugin);
     const tooLarge = declaredTooLarge(req, maxBody);
-    if (tooLarge) throw await refuse(tooLarge, `body of ${req.headers['content-length']} bytes exceeds ${maxBody}`);
+    if (tooLarge) throw await refuseWith(tooLarge, `body of ${req.headers['content-length']} bytes exceeds ${maxBody}`);
     // Any replica takes any webhook: when this one does not run the instance yet, or runs an older
     // version of the record (created or edited through another replica), it starts it now.
     const running = await core.plugins.ensureProvider(provider);
     const instance = running?.instance;
     if (!instance?.handleWebhook) {
-      throw await refuse(new HttpError(503, 'provider_unavailable', `This provider is not running (${running?.state ?? 'stopped'}); check its configuration.`, { headers: { 'retry-after': '30' } }), `provider instance is ${running?.state ?? 'not running'}`);
+      throw await refuseWith(new HttpError(503, 'provider_unavailable', `This provider is not running (${running?.state ?? 'stopped'}); check its configuration.`, { headers: { 'retry-after': '30' } }), `provider instance is ${running?.state ?? 'not running'}`);
     }
     const a: Admitted = { provider, instance: instance as Admitted['instance'], maxBody, headers: headersOf(req), verdict: 'legacy', token, route: o.route };
     if (instance.verifyWebhook) {
       a.verdict = await verify(a, req);
-      if (a.verdict !== 'ok' && a.verdict !== 'needs_body') throw await refuse(new HttpError(401, 'unauthorized', 'The request could not be verified.'), `verifyWebhook answered ${String(a.verdict)}`);
+      if (a.verdict !== 'ok' && a.verdict !== 'needs_body') throw await refuseWith(new HttpError(401, 'unauthorized', 'The request could not be verified.'), `verifyWebhook answered ${String(a.verdict)}`);
     }
     return a;
   };
