@@ -9,7 +9,7 @@ import { NativeSqlite } from './sqlite-native.ts';
 import { entities } from './entities/index.ts';
 import { migrate } from './migrate.ts';
 import { migrations } from '../../../migrations/index.ts';
-import { copySqliteSnapshot, snapshotInBackground } from './snapshot.ts';
+import { copySqliteSnapshot } from './snapshot.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { SQLITE_PRAGMAS } from './native-connect.ts';
 import BetterSqlite from 'better-sqlite3';
@@ -27,31 +27,18 @@ export interface OpenOptions {
 export async function openDatabase({ config, log, changesData }: OpenOptions): Promise<Database> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   let orm: MikroORM;
-  let background: Promise<void> | undefined;
-  let stopBackground = () => {};
   if (config.dialect === 'sqlite') {
     const file = config.sqlitePath!;
     fs.mkdirSync(path.dirname(file), { recursive: true });
-    const dir = path.join(config.dataDir, 'snapshots');
-    const logVerified = (snap: { file: string; pruned: string[] } | undefined) => {
-      if (snap) log.info({ file: path.basename(snap.file), pruned: snap.pruned.length }, 'pre-migration snapshot taken and verified');
-    };
+    // A snapshot only when this boot changes the data: a migration is pending or a restore is
+    // staged. Both depend on the copy, so it is taken and verified before either runs, and a copy
+    // that fails its check refuses the boot. A boot with nothing to change takes none.
     if (pendingSqliteMigrations(file) || changesData?.()) {
-      // A migration or a restore depends on the copy: it is taken and verified before either runs,
-      // and a copy that fails its check refuses the boot.
-      const copy = await copySqliteSnapshot(file, dir, config.preMigrateSnapshotKeep);
-      if (copy) logVerified(await copy.verify());
-    } else {
-      // Nothing will migrate or be restored, so nothing waits on the copy: a worker thread copies one
-      // consistent read of the database and checks it while the service boots and serves (closing the
-      // database waits for it).
-      // A shutdown waits for it at most 2 s, then abandons and deletes the copy (the next boot takes one).
-      const abandon = new AbortController();
-      stopBackground = () => abandon.abort();
-      background = snapshotInBackground(file, dir, config.preMigrateSnapshotKeep, { signal: abandon.signal }).then(logVerified, (err: Error) => {
-        if (abandon.signal.aborted) log.info('pre-migration snapshot abandoned: the service stopped before it was copied and checked');
-        else log.error({ err: err.message }, 'pre-migration snapshot failed its integrity check and was deleted');
-      });
+      const copy = await copySqliteSnapshot(file, path.join(config.dataDir, 'snapshots'), config.preMigrateSnapshotKeep);
+      if (copy) {
+        const snap = await copy.verify();
+        log.info({ file: path.basename(snap.file), pruned: snap.pruned.length }, 'pre-migration snapshot taken and verified');
+      }
     }
     orm = await connectSqlite(file, config, log);
   } else {
@@ -60,14 +47,6 @@ export async function openDatabase({ config, log, changesData }: OpenOptions): P
   }
   const native = config.dialect === 'sqlite' ? await nativeSqlite(orm) : undefined;
   const db = new Database(orm, config.dialect, native);
-  if (background) {
-    const b = background;
-    db.onClose(async () => {
-      const timer = setTimeout(stopBackground, 2000);
-      await b;
-      clearTimeout(timer);
-    });
-  }
   if (native) {
     const checkpointer = new Checkpointer(config.sqlitePath!, log, () => native.checkpoint());
     native.onCommit = () => checkpointer.noteWrite();

@@ -27,12 +27,12 @@ export async function openPostgres(config: Config, log: Logger, entities: unknow
 
 /**
  * Boot-time schema work on PostgreSQL, one replica at a time (a session advisory lock held on a
- * connection of its own): a verified `pg_dump` snapshot of an existing database, then the
- * migrations. Replicas started together wait for each other instead of racing on DDL; the ones
- * that come second find nothing left to apply.
+ * connection of its own): when a migration is pending, a verified `pg_dump` snapshot of an existing
+ * database, then the migrations. Replicas started together wait for each other instead of racing
+ * on DDL; the ones that come second find nothing left to apply, and take no snapshot.
  *
- * Without `pg_dump` on PATH no snapshot can be taken: that is logged as a warning at every boot,
- * because backing the database up before an upgrade is then the operator's job.
+ * Without `pg_dump` on PATH no snapshot can be taken: that is logged as a warning at every boot
+ * with a migration to apply, because backing the database up before an upgrade is then the operator's job.
  */
 export async function migratePostgres(db: Database, config: Config, log: Logger): Promise<string[]> {
   const lock = new pg.Client({ connectionString: config.databaseUrl, application_name: 'herald-migrate' });
@@ -40,7 +40,8 @@ export async function migratePostgres(db: Database, config: Config, log: Logger)
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK_KEY]);
     const existing = (await lock.query<{ ok: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS ok`)).rows[0]?.ok === true;
-    if (existing && config.preMigrateSnapshotKeep > 0) {
+    const done = existing ? new Set((await lock.query<{ id: string }>('SELECT id FROM schema_migrations')).rows.map((r) => r.id)) : new Set<string>();
+    if (existing && config.preMigrateSnapshotKeep > 0 && migrations.some((m) => !done.has(m.id))) {
       const pgDump = onPath('pg_dump');
       const pgRestore = onPath('pg_restore');
       if (!pgDump || !pgRestore) {

@@ -5,22 +5,18 @@ import BetterSqlite from 'better-sqlite3';
 
 export interface SnapshotResult { file: string; pruned: string[] }
 
-/**
- * Runs `PRAGMA integrity_check` on `file` (after copying `source` into it, when given) in a worker
- * thread; resolves with its verdict. Aborting `signal` stops the worker (the verdict says so).
- */
-function checkInWorker(file: string, source?: string, signal?: AbortSignal): Promise<string> {
+/** Runs `PRAGMA integrity_check` on `file` in a worker thread; resolves with its verdict. */
+function checkInWorker(file: string): Promise<string> {
   return new Promise((resolve) => {
-    const w = new Worker(new URL('./snapshot-check-worker.mjs', import.meta.url), { workerData: { file, source } });
-    // Resolved once the thread is gone, so that nothing writes the copy after it is deleted.
-    const stop = () => { void w.terminate().finally(() => resolve('abandoned: the service stopped first')); };
-    signal?.addEventListener('abort', stop, { once: true });
-    w.once('message', (v: string) => { signal?.removeEventListener('abort', stop); resolve(v); });
-    w.once('error', (err) => { signal?.removeEventListener('abort', stop); resolve(`could not be checked: ${err.message}`); });
+    const w = new Worker(new URL('./snapshot-check-worker.mjs', import.meta.url), { workerData: { file } });
+    w.once('message', (v: string) => resolve(v));
+    w.once('error', (err) => resolve(`could not be checked: ${err.message}`));
   });
 }
 
 const SNAPSHOT = /^pre-migrate-\d{8}T\d{6}(\d{3})?Z\.db$/;
+/** A snapshot's side files: its WAL, shared memory and rollback journal (earlier versions left the first two behind). */
+const SIDE_FILE = /^(pre-migrate-\d{8}T\d{6}(\d{3})?Z\.db)-(wal|shm|journal)$/;
 
 export function snapshotName(at: Date): string {
   return `pre-migrate-${at.toISOString().replace(/[-:]/g, '').replace(/\.(\d{3})Z$/, '$1Z')}.db`;
@@ -41,33 +37,34 @@ function checkNow(file: string): Promise<string> {
   try { return Promise.resolve(String(copy.pragma('integrity_check', { simple: true }))); } finally { copy.close(); }
 }
 
-/**
- * A whole snapshot, copy and check, in a worker thread from one consistent read of the live
- * database, for boots where nothing waits on it (no migration pending, no restore staged): the
- * service gets ready meanwhile. A copy that fails its check is deleted; the oldest beyond `keep`
- * are pruned. Resolves undefined when snapshots are off or there is no database yet.
- */
-export async function snapshotInBackground(dbFile: string, dir: string, keep: number, o: { at?: Date; signal?: AbortSignal } = {}): Promise<SnapshotResult | undefined> {
-  if (keep <= 0 || !fs.existsSync(dbFile) || fs.statSync(dbFile).size === 0) return undefined;
-  fs.mkdirSync(dir, { recursive: true });
-  const file = path.join(dir, snapshotName(o.at ?? new Date()));
-  return verified(file, dir, keep, await checkInWorker(file, dbFile, o.signal));
-}
+const removeCopy = (file: string) => { for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) fs.rmSync(f, { force: true }); };
 
+/**
+ * A copy that failed its check is deleted; otherwise the oldest snapshots beyond `keep` are pruned,
+ * each with its side files, and so are side files whose snapshot is gone.
+ */
 function verified(file: string, dir: string, keep: number, verdict: string): SnapshotResult {
   if (verdict !== 'ok') {
-    fs.rmSync(file, { force: true });
+    removeCopy(file);
     throw new Error(`pre-migration snapshot failed its integrity check: ${verdict}`);
   }
-  const all = fs.readdirSync(dir).filter((f) => SNAPSHOT.test(f)).sort();
+  const names = fs.readdirSync(dir);
+  const all = names.filter((f) => SNAPSHOT.test(f)).sort();
   const pruned = all.slice(0, Math.max(0, all.length - keep));
+  const kept = new Set(all.slice(pruned.length));
   for (const f of pruned) fs.rmSync(path.join(dir, f), { force: true });
+  for (const f of names) {
+    const side = SIDE_FILE.exec(f);
+    if (side && !kept.has(side[1]!)) fs.rmSync(path.join(dir, f), { force: true });
+  }
   return { file, pruned };
 }
 
 /**
- * The copy half of a snapshot. `verify` then checks it (in this thread, or in a worker thread with
- * `inWorker`), deletes it and throws when it is not sound, and prunes the oldest beyond `keep`.
+ * The copy half of a snapshot. The copy is made a single self-contained file (rollback journal
+ * instead of the live database's WAL), so opening it later, for the check or a restore, leaves no
+ * `-wal` or `-shm` beside it. `verify` then checks it (in this thread, or in a worker thread by
+ * default), deletes it and throws when it is not sound, and prunes the oldest beyond `keep`.
  */
 export async function copySqliteSnapshot(dbFile: string, dir: string, keep: number, at = new Date()): Promise<{ file: string; verify(check?: (file: string) => Promise<string>): Promise<SnapshotResult> } | undefined> {
   if (keep <= 0 || !fs.existsSync(dbFile) || fs.statSync(dbFile).size === 0) return undefined;
@@ -79,6 +76,13 @@ export async function copySqliteSnapshot(dbFile: string, dir: string, keep: numb
     // Copy in large steps: the default 100 pages per step made a copy of 50 MB take twice as long.
     await src.backup(file, { progress: () => 100_000 });
   } finally { src.close(); }
+  try {
+    const copy = new BetterSqlite(file, { fileMustExist: true });
+    try { copy.pragma('journal_mode = DELETE'); } finally { copy.close(); }
+  } catch (err) {
+    removeCopy(file);
+    throw new Error(`pre-migration snapshot failed its integrity check: ${(err as Error).message}`);
+  }
   return {
     file,
     async verify(check: (file: string) => Promise<string> = checkInWorker) {
