@@ -1,6 +1,6 @@
 import { Compile } from 'typebox/compile';
 import { Value } from 'typebox/value';
-import { HEADER_NAME, PLUGIN_API_VERSION, secretPaths, undeclaredFields, withoutFields, type ConfigProblem, type PluginDefinition, type ProviderDefinition, type TargetDefinition } from '../plugin-api/index.ts';
+import { HEADER_NAME, PLUGIN_API_VERSION, secretPaths, undeclaredFields, validatePlugin, withoutFields, type ConfigProblem, type PluginDefinition, type PluginIssue, type ProviderDefinition, type TargetDefinition } from '../plugin-api/index.ts';
 
 export interface ValidateOptions { undeclared?: 'refuse' | 'drop' }
 export type Validated =
@@ -75,9 +75,11 @@ export interface LoadedPlugin {
   configAliases: string[];
   /** The schema of a tracker's config: the manifest's `trackerSchema`, or one without fields. */
   trackerSchema: unknown;
+  /** What the plugin validator found that does not refuse the load (logged at WARNING by loadPlugins). */
+  warnings: PluginIssue[];
 }
 
-import { importPlugin, PluginLoadError } from './resolve.ts';
+import { importPlugin, PluginLoadError, type HeraldBlock } from './resolve.ts';
 
 export { PluginLoadError };
 
@@ -112,7 +114,12 @@ function checkWith(packageName: string, def: PluginDefinition, config: Record<st
   }));
 }
 
-export function wrapDefinition(packageName: string, def: PluginDefinition): LoadedPlugin {
+/**
+ * Checks a plugin's definition (and its package.json `herald` block, when given) and wraps it for
+ * the core. The plugin validator's errors refuse it with one message naming the package, its id
+ * and every problem; its warnings are returned in `warnings`.
+ */
+export function wrapDefinition(packageName: string, def: PluginDefinition, opts: { herald?: HeraldBlock } = {}): LoadedPlugin {
   const m = def?.manifest;
   if (!m || typeof m !== 'object') throw new PluginLoadError(`Plugin package "${packageName}" is not a Herald plugin: it has no default export made with defineProvider() or defineTarget(). Check the name in SERVICE_PLUGINS.`);
   if (m.apiVersion !== PLUGIN_API_VERSION) throw new PluginLoadError(`Plugin package "${packageName}" is not a Herald plugin for this version: it speaks plugin API version ${String(m.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}. Install a version of the plugin made for plugin API ${PLUGIN_API_VERSION}, or remove it from SERVICE_PLUGINS.`);
@@ -129,6 +136,10 @@ export function wrapDefinition(packageName: string, def: PluginDefinition): Load
     throw new PluginLoadError(`Plugin package "${packageName}" declares credentialHeaders that are not a list of header names (e.g. ["x-api-key"]).`);
   }
   if (def.validateConfig !== undefined && typeof def.validateConfig !== 'function') throw new PluginLoadError(`Plugin package "${packageName}" has a validateConfig that is not a function.`);
+  const checked = validatePlugin(def, opts.herald ? { packageJson: { name: packageName, herald: opts.herald } } : {});
+  if (!checked.ok) {
+    throw new PluginLoadError(`Plugin package "${packageName}" (id "${m.id}") cannot be loaded: ${checked.errors.map((e) => e.message).join(' ')} Fix the plugin (the plugin guide lists the reserved field names and the schema shapes) or remove it from SERVICE_PLUGINS.`);
+  }
   const trackerSchema = (m as ProviderDefinition['manifest']).trackerSchema ?? { type: 'object' };
   return {
     packageName, def, id: m.id, kind: m.kind,
@@ -139,7 +150,13 @@ export function wrapDefinition(packageName: string, def: PluginDefinition): Load
     configAliases,
     validateTrackerConfig: validator(trackerSchema),
     trackerSchema,
+    warnings: checked.warnings,
   };
+}
+
+/** Where loadPlugins logs what the plugin validator warns about (a pino-style logger). */
+export interface LoadOptions {
+  log?: { warn(obj: Record<string, unknown>, msg: string): void };
 }
 
 /**
@@ -147,15 +164,17 @@ export function wrapDefinition(packageName: string, def: PluginDefinition): Load
  * an absolute directory path) and checks its package.json `herald` block and its manifest. Fails
  * with a message naming the package: not installed, failed to import, or not a Herald plugin.
  */
-export async function loadPlugins(names: string[]): Promise<LoadedPlugin[]> {
+export async function loadPlugins(names: string[], opts: LoadOptions = {}): Promise<LoadedPlugin[]> {
   const out: LoadedPlugin[] = [];
   const ids = new Map<string, string>();
   const eventTypes = new Map<string, string>();
   for (const spec of names) {
     const imported = await importPlugin(spec);
     const name = imported.packageName;
-    const p = wrapDefinition(name, imported.module.default as PluginDefinition);
-    if (p.kind !== imported.herald.kind) throw new PluginLoadError(`Plugin package ${imported.label} is not a Herald plugin: its package.json says kind "${imported.herald.kind}" but its manifest says "${p.kind}".`);
+    const def = imported.module.default as PluginDefinition;
+    const declared = (def as { manifest?: { kind?: unknown } } | undefined)?.manifest?.kind;
+    if ((declared === 'provider' || declared === 'target') && declared !== imported.herald.kind) throw new PluginLoadError(`Plugin package ${imported.label} is not a Herald plugin: its package.json says kind "${imported.herald.kind}" but its manifest says "${declared}".`);
+    const p = wrapDefinition(name, def, { herald: imported.herald });
     // Ids are unique per kind: a provider and a target of one service may share one.
     const clash = ids.get(`${p.kind}:${p.id}`);
     // The same package named twice (by name and by its path, say) is one plugin.
@@ -168,6 +187,7 @@ export async function loadPlugins(names: string[]): Promise<LoadedPlugin[]> {
       eventTypes.set(type, name);
     }
     ids.set(`${p.kind}:${p.id}`, name);
+    for (const w of p.warnings) opts.log?.warn({ plugin: p.id, package: name, code: w.code, field: w.path }, `Plugin "${p.id}" (${name}): ${w.message}`);
     out.push(p);
   }
   return out;

@@ -24,6 +24,9 @@ export * from './errors.ts';
 export { undeclaredFields, withoutFields } from './config-fields.ts';
 export { safeEqual, hmacSha256Hex, jsonBody, jsonTooDeep, parseJsonBounded, MAX_JSON_DEPTH } from './webhook-helpers.ts';
 export * from './locales.ts';
+/** The checks the core runs when it loads a plugin; run them in your tests. */
+export { validatePlugin, formFieldKind, RESERVED_FIELDS } from './validate.ts';
+export type { PluginIssue, PluginValidation, ValidatePluginOptions, FormFieldKind } from './validate.ts';
 /**
  * How the core fits a message to a target's `limits` (also what the test host's `message()` does),
  * and the Markdown dialect it escapes values for. A target with `overflow: 'plugin'` may reuse
