@@ -51,13 +51,24 @@ t.test('service logs never carry the secret key, tokens or passwords', async (t)
   t.ok(text.length > 0);
 });
 
-t.test('SERVICE_DEBUG adds SQL echo; without it there is none', async (t) => {
+t.test('SERVICE_DEBUG echoes every statement the service runs, in plain text at DEBUG; without it there is none', async (t) => {
   const loud = await startService({ SERVICE_DEBUG: 'true', SERVICE_LOG_LEVEL: 'INFO' });
   await loud.request('GET', '/api/setup');
+  const created = await loud.request('POST', '/api/v1/memory', { token: loud.admin.token, body: { content: 'echo-check-value 42' } });
+  t.equal(created.status, 201);
+  t.equal((await loud.request('GET', '/api/v1/memory?q=echo', { token: loud.admin.token })).body.entries.length, 1);
   const sql = loud.logs().filter((l) => l.module === 'db' && l.sql);
+  const text = loud.logText();
   await loud.stop();
   t.ok(sql.length > 0, 'SQL statements are logged');
-  t.ok(sql.some((l) => /select/i.test(l.sql)));
+  t.ok(sql.every((l) => l.level === 'debug' && l.msg === 'sql'), 'each as a DEBUG line');
+  t.ok(sql.some((l) => /^PRAGMA|CREATE TABLE IF NOT EXISTS schema_migrations/.test(l.sql)), 'the boot statements');
+  t.ok(sql.some((l) => /^INSERT INTO memory_entries \(/.test(l.sql)), 'the service\'s own raw SQL (a memory entry written)');
+  t.ok(sql.some((l) => /^SELECT \* FROM memory_entries WHERE user_id = \?/.test(l.sql)), 'and read');
+  t.ok(sql.some((l) => /FROM users u WHERE u\.id = \?/.test(l.sql)), 'the request\'s authentication');
+  t.ok(sql.every((l) => !/[\u001b\n]/.test(l.sql)), 'plain text, one line, no colour codes');
+  t.notMatch(text, /\u001b\[/, 'no colour codes anywhere in the log');
+  t.notMatch(sql.map((l) => l.sql).join('\n'), /echo-check-value/, 'statements without their values');
   const quiet = await startService({ SERVICE_LOG_LEVEL: 'DEBUG' });
   await quiet.request('GET', '/api/setup');
   const none = quiet.logs().filter((l) => l.module === 'db' && l.sql);

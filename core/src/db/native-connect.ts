@@ -34,11 +34,16 @@ function mutex(): ConnectionLock {
   };
 }
 
-/** Opens the existing SQLite file for raw SQL; closing the Database closes the handle. */
-export function connectNativeSqlite(file: string): Database {
+/**
+ * Opens the existing SQLite file for raw SQL; closing the Database closes the handle. `echo`
+ * (SERVICE_DEBUG) is handed every statement it runs, its connection settings included.
+ */
+export function connectNativeSqlite(file: string, echo?: (sql: string) => void): Database {
   const handle = new BetterSqlite(file, { fileMustExist: true });
-  for (const p of SQLITE_PRAGMAS) handle.pragma(p);
-  const db = new Database(undefined, 'sqlite', new NativeSqlite(handle, mutex()));
+  for (const p of SQLITE_PRAGMAS) { echo?.(`PRAGMA ${p}`); handle.pragma(p); }
+  const native = new NativeSqlite(handle, mutex());
+  if (echo) native.echo(echo);
+  const db = new Database(undefined, 'sqlite', native);
   db.onClose(async () => { handle.close(); });
   return db;
 }

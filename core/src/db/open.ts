@@ -12,6 +12,7 @@ import { migrations } from '../../../migrations/index.ts';
 import { copySqliteSnapshot } from './snapshot.ts';
 import { Checkpointer } from './checkpointer.ts';
 import { SQLITE_PRAGMAS } from './native-connect.ts';
+import { echoTo, ormLoggerFactory } from './sql-echo.ts';
 import BetterSqlite from 'better-sqlite3';
 
 export interface OpenOptions {
@@ -33,7 +34,7 @@ export async function openDatabase({ config, log, changesData }: OpenOptions): P
     // A snapshot only when this boot changes the data: a migration is pending or a restore is
     // staged. Both depend on the copy, so it is taken and verified before either runs, and a copy
     // that fails its check refuses the boot. A boot with nothing to change takes none.
-    if (pendingSqliteMigrations(file) || changesData?.()) {
+    if (pendingSqliteMigrations(file, config.debug ? echoTo(log) : undefined) || changesData?.()) {
       const copy = await copySqliteSnapshot(file, path.join(config.dataDir, 'snapshots'), config.preMigrateSnapshotKeep);
       if (copy) {
         const snap = await copy.verify();
@@ -46,6 +47,8 @@ export async function openDatabase({ config, log, changesData }: OpenOptions): P
     orm = await openPostgres(config, log, entities);
   }
   const native = config.dialect === 'sqlite' ? await nativeSqlite(orm) : undefined;
+  // SERVICE_DEBUG: the statements of the native connection are echoed as the ORM's are (sql-echo.ts).
+  if (native && config.debug) native.echo(echoTo(log));
   const db = new Database(orm, config.dialect, native);
   if (native) {
     const checkpointer = new Checkpointer(config.sqlitePath!, log, () => native.checkpoint());
@@ -71,8 +74,8 @@ async function connectSqlite(file: string, config: Config, log: Logger): Promise
     driver: SqliteDriver,
     dbName: file,
     entities,
-    debug: config.debug ? ['query', 'query-params'] : false,
-    logger: (msg: string) => log.debug({ sql: msg }, 'sql'),
+    debug: config.debug ? ['query'] : false,
+    loggerFactory: ormLoggerFactory(log),
     allowGlobalContext: false,
   }) as unknown as MikroORM;
   const conn = orm.em.getConnection() as unknown as { execute(sql: string): Promise<unknown> };
@@ -85,9 +88,9 @@ async function connectSqlite(file: string, config: Config, log: Logger): Promise
  * Whether a migration is pending. The connection is read-write on purpose: after a crash it recovers
  * the hot WAL, which a read-only connection (the snapshot's copy in its thread) cannot do.
  */
-function pendingSqliteMigrations(file: string): boolean {
+function pendingSqliteMigrations(file: string, echo?: (sql: string) => void): boolean {
   try {
-    const db = new BetterSqlite(file, { fileMustExist: true });
+    const db = new BetterSqlite(file, { fileMustExist: true, ...(echo ? { verbose: (sql: unknown) => echo(String(sql)) } : {}) });
     try {
       db.pragma('busy_timeout = 10000');
       const done = new Set((db.prepare('SELECT id FROM schema_migrations').all() as { id: string }[]).map((r) => r.id));

@@ -8,6 +8,7 @@ import type { Database } from './database.ts';
 import { migrate } from './migrate.ts';
 import { migrations } from '../../../migrations/index.ts';
 import { onPath, takePgSnapshot } from './pg-snapshot.ts';
+import { ormLoggerFactory } from './sql-echo.ts';
 
 /** Arbitrary constant: the advisory lock that serialises boots (snapshot + migrations) across replicas. */
 const MIGRATE_LOCK_KEY = 7_226_371_900;
@@ -18,8 +19,9 @@ export async function openPostgres(config: Config, log: Logger, entities: unknow
     driver: PostgreSqlDriver,
     clientUrl: config.databaseUrl,
     entities: entities as never,
-    debug: config.debug ? ['query', 'query-params'] : false,
-    logger: (msg: string) => log.debug({ sql: msg }, 'sql'),
+    // SERVICE_DEBUG echoes each statement (placeholders, not values) through the logger: sql-echo.ts.
+    debug: config.debug ? ['query'] : false,
+    loggerFactory: ormLoggerFactory(log),
     allowGlobalContext: false,
   });
   return orm as unknown as BaseORM;

@@ -90,6 +90,19 @@ export class NativeSqlite {
       };
     }
   }
+  /**
+   * Hands every statement this connection runs (transaction control and checkpoints included) to
+   * `fn` before it runs: SERVICE_DEBUG's SQL echo. The same three methods as the profile are
+   * wrapped, so the hot path pays nothing when the echo is off.
+   */
+  echo(fn: (sql: string) => void): void {
+    for (const name of ['allNow', 'runNow', 'stmt'] as const) {
+      const orig = (this[name] as (sql: string, ...rest: unknown[]) => unknown).bind(this);
+      (this as any)[name] = (sql: string, ...rest: unknown[]) => { fn(sql); return orig(sql, ...rest); };
+    }
+    const checkpoint = this.checkpoint.bind(this);
+    this.checkpoint = () => { fn('PRAGMA wal_checkpoint(PASSIVE)'); return checkpoint(); };
+  }
   profileReport(): string {
     if (!this.profile) return '';
     return [...this.profile].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25)

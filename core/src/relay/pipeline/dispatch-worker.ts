@@ -17,6 +17,7 @@ import type { Config } from '../../config/config.ts';
 import { createLogger } from '../../logging/logger.ts';
 import { SecretValues } from '../../logging/redact.ts';
 import { connectNativeSqlite } from '../../db/native-connect.ts';
+import { echoTo } from '../../db/sql-echo.ts';
 import { loadPlugins } from '../../plugins/loader.ts';
 import { PluginHost } from '../../plugins/host.ts';
 import { createOutboundHttp } from '../../net/outbound.ts';
@@ -65,7 +66,7 @@ const metrics = {
 // On SQLite raw SQL through better-sqlite3 only (the relay never uses the ORM); open.ts, and with it
 // MikroORM, is loaded for PostgreSQL only.
 const db = config.dialect === 'sqlite'
-  ? connectNativeSqlite(config.sqlitePath!)
+  ? connectNativeSqlite(config.sqlitePath!, config.debug ? echoTo(logs.get('db')) : undefined)
   : await (await import('../../db/open.ts')).connectPostgres(config, logs.get('db'));
 // The main thread's checkpointer counts commits: this connection's count too.
 const native = (db as unknown as { native?: { onCommit?: () => void } }).native;
