@@ -12,7 +12,11 @@ FROM node:24-slim
 ENV NODE_ENV=production SERVICE_DATA_DIR=/data SERVICE_HOST=0.0.0.0 SERVICE_PORT=8080 SERVICE_SUPERVISED=true
 RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-core && rm -rf /var/lib/apt/lists/* \
   && groupadd --system herald && useradd --system --gid herald --home /app herald \
-  && mkdir -p /data && chown herald:herald /data
+  && mkdir -p /data && chown herald:herald /data \
+  && printf '%s\n' '#!/bin/sh' \
+    '# Herald command line (core/src/cli) with the Node flags of the service: docker exec herald herald <command>' \
+    'exec node --max-semi-space-size=16 --max-old-space-size=1024 /app/core/src/cli/main.ts "$@"' > /usr/local/bin/herald \
+  && chmod 755 /usr/local/bin/herald
 WORKDIR /app
 COPY --from=build --chown=herald:herald /app /app
 USER herald
