@@ -181,9 +181,23 @@ export interface WebhookSpec {
    * What the user pastes into the sending app, when it is more than the webhook URL (a server
    * address and a token in separate fields, an `apprise://` URL). The providers API answers
    * `webhook_url` with `url` and `webhook_connection` with `fields`, each labelled from the
-   * plugin's locale files (`connection.<key>.label`). See {@link WebhookConnection}.
+   * plugin's locale files (`connection.<key>.label`), and `webhook_example` with `example`. See
+   * {@link WebhookConnection}. `env` says what else the service offers (its SMTP listener); a hook
+   * written for two arguments keeps working.
    */
-  connection?(publicUrl: string, token: string): WebhookConnection;
+  connection?(publicUrl: string, token: string, env?: ConnectionEnv): WebhookConnection;
+}
+
+/** What the service tells a {@link WebhookSpec.connection} hook besides its public URL and the token. */
+export interface ConnectionEnv {
+  /** The provider's webhook URL, `<public URL>/api/hooks/<token>`. */
+  webhookUrl: string;
+  /**
+   * The SMTP listener (for a plugin declaring `mail`), present only when `SERVICE_SMTP_PORT` turns
+   * it on: the host a device sends mail to (the listener's own address, or the public URL's host
+   * when it listens on every interface) and its port. Absent: mail cannot reach the service.
+   */
+  smtp?: { host: string; port: number };
 }
 
 /**
@@ -262,14 +276,24 @@ export interface DialectRoute {
 
 /** What the user pastes into the sending app; see {@link WebhookSpec.connection}. */
 export interface WebhookConnection {
-  /** The one address that works as it is (a topic URL, a URL with the token in its query). */
-  url: string;
+  /**
+   * The one address that works as it is (a topic URL, a URL with the token in its query).
+   * Default: the provider's webhook URL.
+   */
+  url?: string;
   /**
    * The values an app asks for one by one, in its order: `key` names the value (stable; labelled
    * by the locale files' `connection.<key>.label`), `value` is what to paste. Mark the token
    * `secret` so that a client can hide it until asked.
    */
   fields?: { key: string; value: string; secret?: boolean }[];
+  /**
+   * A ready-to-run command (usually `curl`) that sends one test notification, shown with a copy
+   * button: e.g. `curl -d "Backup done" https://herald.example/<topic>`. One line, sample text in
+   * English; it may carry the token (a client hides the secret fields' values in it until asked).
+   * Without it, the web client shows a JSON POST only for a kind whose payload is free-form.
+   */
+  example?: string;
 }
 
 /**

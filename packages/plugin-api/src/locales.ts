@@ -125,7 +125,7 @@ export interface LocalizableManifest {
   configSchema: unknown;
   trackerSchema?: unknown;
   events?: Record<string, { description?: string }>;
-  webhook?: { connection?(publicUrl: string, token: string): { fields?: { key: string }[] } };
+  webhook?: { connection?(publicUrl: string, token: string, env?: { webhookUrl: string; smtp?: { host: string; port: number } }): { fields?: { key: string }[] } };
   locales?: PluginLocales;
 }
 
@@ -163,7 +163,10 @@ export function missingLocaleStrings(m: LocalizableManifest, locale: string): st
   const events = Object.keys(m.events ?? {});
   for (const type of events) if (!has(l.events?.[type]?.description)) missing.push(`events.${type}.description`);
   for (const type of Object.keys(l.events ?? {})) if (!events.includes(type)) missing.push(`unknown: events.${type}`);
-  const connection = (m.webhook?.connection?.('https://herald.example', 'token').fields ?? []).map((f) => f.key);
+  // The values listed with the SMTP listener on and off, both labelled.
+  const env = { webhookUrl: 'https://herald.example/api/hooks/token' };
+  const listed = [env, { ...env, smtp: { host: 'herald.example', port: 2525 } }].flatMap((e) => m.webhook?.connection?.('https://herald.example', 'token', e).fields ?? []);
+  const connection = [...new Set(listed.map((f) => f.key))];
   for (const key of connection) if (!has(l.connection?.[key]?.label)) missing.push(`connection.${key}.label`);
   for (const key of Object.keys(l.connection ?? {})) if (!connection.includes(key)) missing.push(`unknown: connection.${key}`);
   return missing;

@@ -57,6 +57,7 @@ export default defineProvider({
           { key: 'apprise_url', value: appriseUrl(publicUrl, token), secret: true },
           { key: 'notify_url', value: `${publicUrl}${BASE_PATH}/notify/${token}`, secret: true },
         ],
+        example: `curl -X POST -d '{"body":"Backup done"}' -H 'Content-Type: application/json' ${publicUrl}${BASE_PATH}/notify/${token}`,
       }),
     },
     events,

@@ -117,6 +117,30 @@ t.test('manifest: a webhook-ingest provider that takes mail, complete in both la
   t.same(cfg, { require_auth: false, allowed_senders: [], critical_keywords: DEFAULT_CRITICAL_KEYWORDS, warning_keywords: DEFAULT_WARNING_KEYWORDS });
 });
 
+t.test('connection: SMTP host, port, address and password with the listener on; a POST of the message with it off', async (t) => {
+  const connect = plugin.manifest.webhook!.connection!;
+  const on = connect('https://herald.example.org', TOKEN, { webhookUrl: WEBHOOK_URL, smtp: { host: 'mail.example.org', port: 2525 } });
+  t.same(on.fields, [
+    { key: 'smtp_host', value: 'mail.example.org' },
+    { key: 'smtp_port', value: '2525' },
+    { key: 'recipient', value: `${TOKEN}@herald.example.org`, secret: true },
+    { key: 'smtp_password', value: TOKEN, secret: true },
+  ]);
+  t.equal(on.url, undefined, 'the webhook URL stays the address to paste');
+  t.equal(on.example, `printf 'Subject: Backup done\\r\\n\\r\\nAll files copied.\\r\\n' | curl -sS smtp://mail.example.org:2525 --mail-from nas@example.org --mail-rcpt '${TOKEN}@herald.example.org' -T -`);
+  // The domain: the public host name, else the SMTP host's name, else herald.local (IP addresses are no domain).
+  t.equal(connect('http://10.0.0.5:8080', TOKEN, { webhookUrl: WEBHOOK_URL, smtp: { host: 'nas.lan.example', port: 25 } }).fields![2]!.value, `${TOKEN}@nas.lan.example`);
+  const bare = connect('http://127.0.0.1:8080', TOKEN, { webhookUrl: WEBHOOK_URL, smtp: { host: '::1', port: 25 } });
+  t.equal(bare.fields![2]!.value, `${TOKEN}@herald.local`);
+  t.match(bare.example, /smtp:\/\/\[::1\]:25 /, 'an IPv6 host in brackets');
+  t.equal(connect('http://localhost:8080', TOKEN, { webhookUrl: WEBHOOK_URL, smtp: { host: 'localhost', port: 25 } }).fields![2]!.value, `${TOKEN}@herald.local`);
+
+  const off = connect('https://herald.example.org', TOKEN, { webhookUrl: WEBHOOK_URL });
+  t.same(off.fields, [], 'nothing but the webhook URL to paste');
+  t.equal(off.example, `printf 'From: nas@example.org\\r\\nSubject: Backup done\\r\\n\\r\\nAll files copied.\\r\\n' | curl -sS -H 'Content-Type: message/rfc822' --data-binary @- '${WEBHOOK_URL}'`);
+  t.match(connect('https://herald.example.org', TOKEN).example, `'${WEBHOOK_URL}'`, 'a hook called with two arguments builds the webhook URL itself');
+});
+
 t.test('a plain message: subject, text, sender, recipients, message id; the token masked', async (t) => {
   const { i } = await instance();
   const r = await i.handleMail(mail(PLAIN, { ip: '198.51.100.7' }));

@@ -11,7 +11,7 @@
  */
 import crypto from 'node:crypto';
 import { WebhookRejectedError, defineProvider } from '@herald/plugin-api';
-import type { EmittedEvent, InboundMail, InboundWebhook, MailEnvelope, ProviderContext, WebhookResult } from '@herald/plugin-api';
+import type { ConnectionEnv, EmittedEvent, InboundMail, InboundWebhook, MailEnvelope, ProviderContext, WebhookConnection, WebhookResult } from '@herald/plugin-api';
 import { ConfigSchema } from './config.ts';
 import type { EmailInConfig } from './config.ts';
 import { events } from './events.ts';
@@ -29,6 +29,38 @@ export const REPLAY_TTL_SECONDS = 5 * 86_400;
 function tokenOf(webhookUrl: string | undefined): string | undefined {
   const last = webhookUrl?.split('/').pop();
   return last ? decodeURIComponent(last) : undefined;
+}
+
+/** A host name a mail address can carry after the @ (letters and a dot; no IP literal). */
+const DOMAIN = /^(?=.*[a-z])[a-z0-9-]+(\.[a-z0-9-]+)+$/i;
+
+/** The sample message of the example commands, lines ending in CRLF as SMTP wants them. */
+const SAMPLE = 'Subject: Backup done\\r\\n\\r\\nAll files copied.\\r\\n';
+
+/**
+ * What the provider's page shows: with the SMTP listener on, its host and port, the address to
+ * send to (`<token>@` the public host name, else `herald.local`: the domain is not looked at) and
+ * the password for SMTP AUTH, with a `curl` that mails a test; with it off, a `curl` that POSTs
+ * the message to the webhook URL.
+ */
+export function connection(publicUrl: string, token: string, env?: ConnectionEnv): WebhookConnection {
+  const hook = env?.webhookUrl ?? `${publicUrl}/api/hooks/${token}`;
+  if (!env?.smtp) {
+    return { fields: [], example: `printf 'From: nas@example.org\\r\\n${SAMPLE}' | curl -sS -H 'Content-Type: message/rfc822' --data-binary @- '${hook}'` };
+  }
+  const { host, port } = env.smtp;
+  const domain = [new URL(publicUrl).hostname, host].find((h) => DOMAIN.test(h)) ?? 'herald.local';
+  const recipient = `${token}@${domain}`;
+  const server = host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
+  return {
+    fields: [
+      { key: 'smtp_host', value: host },
+      { key: 'smtp_port', value: String(port) },
+      { key: 'recipient', value: recipient, secret: true },
+      { key: 'smtp_password', value: token, secret: true },
+    ],
+    example: `printf '${SAMPLE}' | curl -sS smtp://${server}:${port} --mail-from nas@example.org --mail-rcpt '${recipient}' -T -`,
+  };
 }
 
 /** The local part of an address. */
@@ -94,7 +126,7 @@ export default defineProvider({
     configSchema: ConfigSchema,
     // `webhook`: the provider gets a token, shown as its webhook URL, and the address <token>@<any domain>.
     ingest: 'webhook',
-    webhook: { rateLimitPerMinute: 60, maxBodyBytes: 1024 * 1024 },
+    webhook: { rateLimitPerMinute: 60, maxBodyBytes: 1024 * 1024, connection },
     mail: {},
     events,
     templates,

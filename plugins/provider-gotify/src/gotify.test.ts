@@ -111,6 +111,7 @@ t.test('connection, examples and locales', async (t) => {
   t.same(c, {
     url: 'https://herald.example.net/api/compat/gotify/message?token=tok',
     fields: [{ key: 'server_url', value: 'https://herald.example.net/api/compat/gotify' }, { key: 'app_token', value: 'tok', secret: true }],
+    example: "curl 'https://herald.example.net/api/compat/gotify/message?token=tok' -F title='Backup' -F message='Backup done'",
   });
   for (const [type, spec] of Object.entries(plugin.manifest.events!)) checkEvent(plugin, { type, payload: spec.example! });
   t.same(missingLocaleStrings(plugin.manifest, 'en'), []);

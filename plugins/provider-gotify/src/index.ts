@@ -69,6 +69,7 @@ export default defineProvider({
           { key: 'server_url', value: `${publicUrl}${BASE_PATH}` },
           { key: 'app_token', value: token, secret: true },
         ],
+        example: `curl '${publicUrl}${BASE_PATH}/message?token=${token}' -F title='Backup' -F message='Backup done'`,
       }),
     },
     events,

@@ -90,6 +90,7 @@ export default defineProvider({
           { key: 'server_url', value: publicUrl },
           { key: 'topic', value: token, secret: true },
         ],
+        example: `curl -d 'Backup done' ${publicUrl}/${token}`,
       }),
     },
     events,

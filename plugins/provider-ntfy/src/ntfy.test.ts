@@ -85,6 +85,7 @@ t.test('refusals in ntfy\'s shape; connection, examples and locales', async (t) 
   t.same(plugin.manifest.webhook!.routes![0]!.errorBody!({ status: 429, code: 'rate_limited', detail: '…' }, { headers: {} }).body, { code: 42901, http: 429, error: 'limit reached: too many requests, please be nice' });
   t.same(plugin.manifest.webhook!.connection!('https://herald.example.net', 'tok'), {
     url: 'https://herald.example.net/tok', fields: [{ key: 'server_url', value: 'https://herald.example.net' }, { key: 'topic', value: 'tok', secret: true }],
+    example: "curl -d 'Backup done' https://herald.example.net/tok",
   });
   for (const [type, spec] of Object.entries(plugin.manifest.events!)) checkEvent(plugin, { type, payload: spec.example! });
   t.same(missingLocaleStrings(plugin.manifest, 'en'), []);

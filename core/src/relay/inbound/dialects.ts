@@ -146,14 +146,28 @@ export function newWebhookToken(plugin?: { def: { manifest: { webhook?: { tokenB
 export interface ConnectionValue { key: string; label: string; hint?: string; value: string; secret: boolean }
 
 /**
- * What the providers API shows a webhook provider's user: the URL to paste (the plugin's
- * `webhook.connection` URL, else `/api/hooks/<token>`) and, when the plugin lists them, the
- * values an app asks for one by one, labelled from its locale files (English, then the key).
+ * Where devices send mail while the SMTP listener is on (`SERVICE_SMTP_PORT`): the address it
+ * listens on, or the public URL's host when it listens on every interface.
  */
-export function webhookConnection(core: Core, plugin: ProviderPlugin, token: string, locale: Locale): { url: string; fields: ConnectionValue[] | null } {
+export function smtpAddress(core: Core): { host: string; port: number } | undefined {
+  const smtp = core.config.smtp;
+  if (!smtp) return undefined;
+  const everywhere = ['0.0.0.0', '::', '[::]', ''].includes(smtp.host);
+  return { host: everywhere ? new URL(publicUrlOf(core)).hostname : smtp.host, port: smtp.port };
+}
+
+/**
+ * What the providers API shows a webhook provider's user: the URL to paste (the plugin's
+ * `webhook.connection` URL, else `/api/hooks/<token>`), when the plugin lists them the values an
+ * app asks for one by one, labelled from its locale files (English, then the key), and the
+ * plugin's ready-to-run example command.
+ */
+export function webhookConnection(core: Core, plugin: ProviderPlugin, token: string, locale: Locale): { url: string; fields: ConnectionValue[] | null; example: string | null } {
+  const webhookUrl = core.plugins.webhookUrl({ webhook_token: token });
   const connect = plugin.def.manifest.webhook?.connection;
-  if (!connect) return { url: core.plugins.webhookUrl({ webhook_token: token }), fields: null };
-  const c = connect(publicUrlOf(core), token);
+  if (!connect) return { url: webhookUrl, fields: null, example: null };
+  const smtp = plugin.def.manifest.mail ? smtpAddress(core) : undefined;
+  const c = connect(publicUrlOf(core), token, { webhookUrl, ...(smtp ? { smtp } : {}) });
   const words = plugin.def.manifest.locales;
   const fields = (c.fields ?? []).map((f) => {
     const text = words?.[locale]?.connection?.[f.key] ?? {};
@@ -161,5 +175,5 @@ export function webhookConnection(core: Core, plugin: ProviderPlugin, token: str
     const hint = text.hint ?? en.hint;
     return { key: f.key, label: text.label ?? en.label ?? f.key, ...(hint ? { hint } : {}), value: f.value, secret: f.secret === true };
   });
-  return { url: c.url, fields };
+  return { url: c.url ?? webhookUrl, fields, example: c.example ?? null };
 }

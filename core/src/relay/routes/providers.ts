@@ -71,8 +71,9 @@ function aliasesOf(body: Record<string, unknown>, known: TSchema): Record<string
 
 /**
  * The provider as the API shows it: secrets masked; for webhook kinds the URL to paste
- * (`webhook_url`) and, for a kind that speaks another service's dialect, the values its apps ask
- * for one by one (`webhook_connection`, labelled in `locale`).
+ * (`webhook_url`), for a kind that speaks another service's dialect the values its apps ask for
+ * one by one (`webhook_connection`, labelled in `locale`), the plugin's example command
+ * (`webhook_example`), and whether a kind that takes mail waits for the SMTP listener.
  */
 export function providerView(core: Core, row: Row, locale: Locale = 'en') {
   const plugin = core.plugins.provider(row.kind);
@@ -88,6 +89,9 @@ export function providerView(core: Core, row: Row, locale: Locale = 'en') {
     status: row.status as string, status_detail: (row.status_detail ?? null) as string | null,
     webhook_url: connection?.url ?? null,
     webhook_connection: connection?.fields ?? null,
+    webhook_example: connection?.example ?? null,
+    // A kind that takes mail while the SMTP listener is off: only the webhook URL reaches it.
+    smtp_listener_off: Boolean(connection && plugin?.def.manifest.mail && !core.config.smtp),
     core_managed: plugin?.def.manifest.coreManaged === true,
     plugin_enabled: Boolean(plugin),
     outbound_allow: outboundAllowOf(row.outbound_allow),
