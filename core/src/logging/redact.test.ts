@@ -37,3 +37,13 @@ t.test('names that describe a secret are not masked; the secrets themselves stil
   t.equal(redactText('{"secrets_mode": "exclude", "client_secret": "x1y2z3"}'), `{"secrets_mode": "exclude", "client_secret": "${MASK}"}`);
   t.equal(redactText('secret=abc123 token_type=Bearer'), `secret=${MASK} token_type=Bearer`);
 });
+
+t.test('redactText masks the login of an address, not the rest of it', async (t) => {
+  t.equal(redactText('connecting to http://admin:hunter2@nas.lan:8080/api?x=1'), `connecting to http://${MASK}@nas.lan:8080/api?x=1`);
+  t.equal(redactText('broker mqtts://tok3n@broker.example.net and https://example.net/a@b'), `broker mqtts://${MASK}@broker.example.net and https://example.net/a@b`, 'a path with @ is not a login');
+  t.equal(redactText('{"base_url":"https://u:p@h.example"}'), `{"base_url":"https://${MASK}@h.example"}`);
+  t.equal(redactText('mail me at someone@example.net'), 'mail me at someone@example.net');
+  const start = performance.now();
+  redactText(`${'http://'.repeat(100_000)}x`);
+  t.ok(performance.now() - start < 1500, 'linear on many schemes without a login');
+});

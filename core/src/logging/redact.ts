@@ -77,13 +77,16 @@ function maskKeyValues(text: string): string {
   return last === 0 ? text : out + text.slice(last);
 }
 const BEARER = /\b([Bb]earer|Basic|Token)\s{1,8}[A-Za-z0-9._~+/=-]{6,4096}/g;
+/** The login of an address (`https://user:pass@host`, `mqtt://token@broker`): everything between `://` and `@` before any path. */
+const URL_LOGIN = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^/?#\s@"'<>]{1,512}@/gi;
 
 /**
  * Redacts secrets from free text: values of sensitive keys (`token=…`, `"password": "…"`),
- * and bearer credentials. The words themselves stay, so the text still reads.
+ * bearer credentials, and the login of an address. The words themselves stay, so the text still reads.
  */
 export function redactText(text: string): string {
-  return maskKeyValues(text.replace(BEARER, (_m, scheme: string) => `${scheme} ${MASK}`));
+  const masked = text.replace(BEARER, (_m, scheme: string) => `${scheme} ${MASK}`);
+  return maskKeyValues(masked.includes('://') ? masked.replace(URL_LOGIN, `$1${MASK}@`) : masked);
 }
 
 /** Secret values known at run time (the secret key, plugin secrets); masked wherever they appear in text. */

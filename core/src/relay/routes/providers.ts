@@ -15,6 +15,7 @@ import { redactObject } from '../../logging/redact.ts';
 import { invalidConfig, nowIso, owned, pageSql, type Page } from './common.ts';
 import { payloadLogPage } from '../inbound/payload-log.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
+import { maskUrlCredentials, urlCredentialProblems } from './url-credentials.ts';
 import { configRefused, underConfig } from './config-problems.ts';
 import { OutboundAllowField, outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
 import { outboundAllowOf } from '../../plugins/host.ts';
@@ -80,7 +81,8 @@ export function providerView(core: Core, row: Row, locale: Locale = 'en') {
   const connection = plugin?.def.manifest.ingest === 'webhook' ? webhookConnection(core, plugin, row.webhook_token as string, locale) : null;
   const raw = Db.json<Record<string, unknown>>(row.config, {});
   // A kind that is no longer enabled has no schema to say what is secret: mask by field name.
-  const { config, secrets_set } = plugin ? maskSecrets(raw, plugin.secretPaths) : { config: redactObject(raw), secrets_set: [] as string[] };
+  const { config: unmasked, secrets_set } = plugin ? maskSecrets(raw, plugin.secretPaths) : { config: redactObject(raw), secrets_set: [] as string[] };
+  const config = maskUrlCredentials(unmasked, plugin?.secretPaths ?? []);
   return {
     id: row.id as string, kind: row.kind as string, name: row.name as string, enabled: Db.bool(row.enabled),
     config, secrets_set,
@@ -134,7 +136,8 @@ function prepare(core: Core, plugin: Provider, input: { config?: Record<string, 
   // Fields the schema does not declare are refused in a config the caller sent, dropped from a stored one.
   const cfg = plugin.validateConfig(config, { undeclared: input.config !== undefined ? 'refuse' : 'drop' });
   if (!cfg.ok) throw invalidConfig('config', what, cfg.errors, cfg.undeclared);
-  const problems = plugin.checkConfig(cfg.value);
+  // An address with a login in a plain field is refused in a config the caller sent (url-credentials.ts).
+  const problems = [...(input.config !== undefined ? urlCredentialProblems(cfg.value, plugin.secretPaths) : []), ...plugin.checkConfig(cfg.value)];
   if (problems.length) {
     // A problem with an alias the request did not put in its config points at the top-level field.
     throw configRefused(what, problems, (path) => {

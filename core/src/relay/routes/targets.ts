@@ -13,6 +13,7 @@ import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleName } from '../../plugin-api/index.ts';
 import { invalidConfig, nowIso, owned, pageSql, relay, type Page } from './common.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
+import { maskUrlCredentials, urlCredentialProblems } from './url-credentials.ts';
 import { configRefused, underConfig } from './config-problems.ts';
 import { OutboundAllowField, outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
 import { outboundAllowOf } from '../../plugins/host.ts';
@@ -46,7 +47,7 @@ export function targetView(core: Core, row: Row) {
   const raw = Db.json<Record<string, unknown>>(row.config, {});
   const { config, secrets_set } = plugin ? maskSecrets(raw, plugin.secretPaths) : { config: redactObject(raw), secrets_set: [] as string[] };
   return {
-    id: row.id as string, kind: row.kind as string, name: row.name as string, config, secrets_set, locale: row.locale as string,
+    id: row.id as string, kind: row.kind as string, name: row.name as string, config: maskUrlCredentials(config, plugin?.secretPaths ?? []), secrets_set, locale: row.locale as string,
     enabled: Db.bool(row.enabled), consecutive_failures: Number(row.consecutive_failures ?? 0), last_error: (row.last_error ?? null) as string | null,
     plugin_enabled: Boolean(plugin), outbound_allow: outboundAllowOf(row.outbound_allow), outbound_allow_warnings: outboundAllowWarnings(row.outbound_allow),
     update_messages: row.update_messages === undefined || row.update_messages === null ? true : Db.bool(row.update_messages), created_at: row.created_at as string, updated_at: row.updated_at as string,
@@ -76,7 +77,8 @@ async function prepare(core: Core, userId: string, kind: string, incoming: Recor
   // Fields the schema does not declare are refused in a config the caller sent, dropped from a stored one.
   const cfg = plugin.validateConfig(config, { undeclared: incoming !== undefined ? 'refuse' : 'drop' });
   if (!cfg.ok) throw invalidConfig('config', what, cfg.errors, cfg.undeclared);
-  const problems = plugin.checkConfig(cfg.value);
+  // An address with a login in a plain field is refused in a config the caller sent (url-credentials.ts).
+  const problems = [...(incoming !== undefined ? urlCredentialProblems(cfg.value, plugin.secretPaths) : []), ...plugin.checkConfig(cfg.value)];
   if (problems.length) throw configRefused(what, problems, underConfig);
   const botId = cfg.value.bot_id;
   if (botId !== undefined) {

@@ -92,6 +92,7 @@ export function issueText(issue: FieldIssue, s?: JsonSchema): string {
       return t('field.enum', { values: values.map((v) => s?.['x-option-labels']?.[String(v)] ?? String(v)).join(', ') });
     }
     case 'additionalProperties': return t('field.unknown');
+    case 'url_credentials': return t('field.url_credentials');
     default: return issue.message || t('field.invalid');
   }
 }
