@@ -5,7 +5,7 @@
  * with the login masked and keeps working until its config is edited.
  */
 import t from 'tap';
-import { startService } from '../helpers/service.ts';
+import { startService, TEST_PLUGINS } from '../helpers/service.ts';
 
 t.test('providers and targets refuse an address with a user name or password in a plain field', async (t) => {
   const s = await startService();
@@ -52,4 +52,23 @@ t.test('a config stored before the rule shows the login masked and keeps working
   const roundTrip = await s.request('PATCH', `/api/targets/${created.body.id}`, { token, body: { config: shown.body.config } });
   t.equal(roundTrip.status, 422, 'saving the config as shown asks for the login to move');
   t.equal(roundTrip.body.code, 'url_credentials');
+});
+
+t.test('a messaging bot\'s api_root with a login is refused before the bot service is asked, and a stored one is masked', async (t) => {
+  const s = await startService({ SERVICE_PLUGINS: `${TEST_PLUGINS},@herald/target-telegram` });
+  t.teardown(() => s.stop());
+  const token = s.admin.token;
+  const refused = await s.request('POST', '/api/bots', { token, body: { name: 'B', token: '777:AAF-some_bot_token_for_tests_abcdef', mode: 'polling', api_root: 'http://eve:b0t-pass@127.0.0.1:9/' } });
+  t.equal(refused.status, 422);
+  t.equal(refused.body.code, 'url_credentials');
+  t.match(refused.body.detail, /api_root contains a password/);
+  t.notMatch(refused.text, /b0t-pass/);
+  t.same((await s.request('GET', '/api/bots', { token })).body.bots, [], 'nothing was created');
+  const now = new Date().toISOString();
+  await s.service.core.db.run(`INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root, status, created_at, updated_at)
+    VALUES (?, ?, 'telegram', 'Old', 'x', '900', 'old_bot', 'polling', 'path-0123456789abcdef', ?, 'error', ?, ?)`, ['01900000-0000-7000-8000-0000000000b1', s.admin.id, 'https://frank:kept-secret@bot-api.example.net/', now, now]);
+  const shown = await s.request('GET', '/api/bots/01900000-0000-7000-8000-0000000000b1', { token });
+  t.equal(shown.body.api_root, 'https://********@bot-api.example.net/', 'a stored login is masked');
+  const patched = await s.request('PATCH', '/api/bots/01900000-0000-7000-8000-0000000000b1', { token, body: { api_root: shown.body.api_root } });
+  t.equal(patched.status, 422, 'and saving it back asks for the login to go');
 });

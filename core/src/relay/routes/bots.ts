@@ -14,6 +14,7 @@ import { connectBot, type Connection } from '../bots/connect.ts';
 import { botRuntime } from '../bots/runtime.ts';
 import { nowIso, owned, pageSql, type Page } from './common.ts';
 import { MASKED } from './secrets.ts';
+import { maskUrlLogin, refuseUrlLogin } from './url-credentials.ts';
 
 const Mode = Type.Union([Type.Literal('polling'), Type.Literal('webhook')]);
 const Token = Type.String({ minLength: 1, maxLength: 256 });
@@ -28,7 +29,7 @@ export function botView(row: Record<string, any>) {
   return {
     id: row.id as string, kind: row.kind as string, name: row.name as string, token: MASKED,
     bot_id: (row.bot_id ?? null) as string | null, username: (row.username ?? null) as string | null, mode: row.mode as string,
-    api_root: (row.api_root ?? null) as string | null,
+    api_root: maskUrlLogin((row.api_root ?? null) as string | null),
     status: row.status as string, status_detail: (row.status_detail ?? null) as string | null,
     created_at: row.created_at as string, updated_at: row.updated_at as string,
   };
@@ -84,6 +85,7 @@ const isUniqueViolation = (err: unknown) => /unique|duplicate key/i.test((err as
 export async function createBot(core: Core, user: { id: string; locale: string }, b: Static<typeof CreateBody>): Promise<string> {
   const kind = kindOf(core, b.kind, user.locale);
   const driver = needDriver(core, kind);
+  refuseUrlLogin(b.api_root, 'api_root');
   needSecretFor(core, b.mode);
   rememberToken(core, b.token);
   const pathId = randomToken();
@@ -126,6 +128,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
+    refuseUrlLogin(b.api_root, 'api_root');
     // A stored token no key opens counts as none: the owner sends it again.
     const current = core.atRest.openLenient(row.token);
     const token = b.token === undefined || b.token === MASKED ? current : b.token;

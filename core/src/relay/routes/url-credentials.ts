@@ -3,10 +3,12 @@
  * non-secret fields of a provider's or target's config. Such a field is stored in clear, shown in
  * every API answer and copied into backups without secrets, so the password would be too: a save
  * is refused (422 `url_credentials` on the field) with a sentence naming the kind's secret fields,
- * the place for credentials. A config stored before this rule is shown with the login masked, and
- * log lines mask it anywhere (logging/redact.ts).
+ * the place for credentials; a messaging bot's `api_root` likewise (its token is its credential). A
+ * value stored before this rule is shown with the login masked, and log lines mask it anywhere
+ * (logging/redact.ts).
  */
 import type { ConfigProblem } from '../../plugin-api/index.ts';
+import { unprocessable } from '../../http/problem.ts';
 
 /** `scheme://` then user info up to `@`, before any path, query or fragment. */
 const WITH_LOGIN = /^\s*[a-z][a-z0-9+.-]{0,31}:\/\/[^/?#\s@]*@/i;
@@ -65,9 +67,21 @@ export function urlCredentialProblems(config: Record<string, unknown>, secretPat
 /** A copy of `config` with the login of every such address replaced by the mask (configs stored before the rule). */
 export function maskUrlCredentials(config: Record<string, unknown>, secretPaths: readonly string[]): Record<string, unknown> {
   let copy: Record<string, unknown> | undefined;
-  const masked = (s: string) => s.replace(/^(\s*[a-z][a-z0-9+.-]{0,31}:\/\/)[^/?#\s@]*@/i, `$1${MASKED_LOGIN}@`);
   strings(config, new Set(secretPaths), (s) => { if (login(s)) copy ??= structuredClone(config); });
   if (!copy) return config;
-  strings(copy, new Set(secretPaths), (s, _pointer, set) => { if (login(s)) set(masked(s)); });
+  strings(copy, new Set(secretPaths), (s, _pointer, set) => { if (login(s)) set(maskUrlLogin(s)!); });
   return copy;
+}
+
+/** `value` with the login of its address masked (a bot's `api_root` stored before the rule). */
+export function maskUrlLogin(value: string | null): string | null {
+  return value && login(value) ? value.replace(/^(\s*[a-z][a-z0-9+.-]{0,31}:\/\/)[^/?#\s@]*@/i, `$1${MASKED_LOGIN}@`) : value;
+}
+
+/** 422 `url_credentials` when a request field (`api_root`) holds an address with a login. */
+export function refuseUrlLogin(value: string | null | undefined, field: string): void {
+  const found = value ? login(value) : undefined;
+  if (!found) return;
+  throw unprocessable(`The address in ${field} contains a ${found.password ? 'password' : 'user name'}, which would be stored and shown in clear. Remove it from the address (keep scheme://host:port/path); the bot's token is its only credential.`,
+    [{ path: `body/${field}`, message: 'must not contain a user name or password' }], 'url_credentials');
 }
