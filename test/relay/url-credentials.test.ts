@@ -72,3 +72,12 @@ t.test('a messaging bot\'s api_root with a login is refused before the bot servi
   const patched = await s.request('PATCH', '/api/bots/01900000-0000-7000-8000-0000000000b1', { token, body: { api_root: shown.body.api_root } });
   t.equal(patched.status, 422, 'and saving it back asks for the login to go');
 });
+
+t.test('a plugin that refuses a login in its own address gets one problem on the field, not two', async (t) => {
+  const s = await startService({ SERVICE_PLUGINS: `${TEST_PLUGINS},@herald/target-gotify` });
+  t.teardown(() => s.stop());
+  const r = await s.request('POST', '/api/targets', { token: s.admin.token, body: { kind: 'gotify', name: 'G', config: { server_url: 'https://u:p4ss@gotify.example.net', app_token: 'Aabc123' }, locale: 'en' } });
+  t.equal(r.status, 422);
+  t.equal(r.body.code, 'url_credentials');
+  t.same(r.body.errors.map((e: { path: string }) => e.path), ['body/config/server_url']);
+});

@@ -15,7 +15,7 @@ import { redactObject } from '../../logging/redact.ts';
 import { invalidConfig, nowIso, owned, pageSql, type Page } from './common.ts';
 import { payloadLogPage } from '../inbound/payload-log.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
-import { maskUrlCredentials, urlCredentialProblems } from './url-credentials.ts';
+import { maskUrlCredentials, withUrlCredentialProblems } from './url-credentials.ts';
 import { configRefused, underConfig } from './config-problems.ts';
 import { OutboundAllowField, outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
 import { outboundAllowOf } from '../../plugins/host.ts';
@@ -137,7 +137,8 @@ function prepare(core: Core, plugin: Provider, input: { config?: Record<string, 
   const cfg = plugin.validateConfig(config, { undeclared: input.config !== undefined ? 'refuse' : 'drop' });
   if (!cfg.ok) throw invalidConfig('config', what, cfg.errors, cfg.undeclared);
   // An address with a login in a plain field is refused in a config the caller sent (url-credentials.ts).
-  const problems = [...(input.config !== undefined ? urlCredentialProblems(cfg.value, plugin.secretPaths) : []), ...plugin.checkConfig(cfg.value)];
+  const own = plugin.checkConfig(cfg.value);
+  const problems = input.config !== undefined ? withUrlCredentialProblems(own, cfg.value, plugin.secretPaths) : own;
   if (problems.length) {
     // A problem with an alias the request did not put in its config points at the top-level field.
     throw configRefused(what, problems, (path) => {

@@ -13,7 +13,7 @@ import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleName } from '../../plugin-api/index.ts';
 import { invalidConfig, nowIso, owned, pageSql, relay, type Page } from './common.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
-import { maskUrlCredentials, urlCredentialProblems } from './url-credentials.ts';
+import { maskUrlCredentials, withUrlCredentialProblems } from './url-credentials.ts';
 import { configRefused, underConfig } from './config-problems.ts';
 import { OutboundAllowField, outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
 import { outboundAllowOf } from '../../plugins/host.ts';
@@ -78,7 +78,8 @@ async function prepare(core: Core, userId: string, kind: string, incoming: Recor
   const cfg = plugin.validateConfig(config, { undeclared: incoming !== undefined ? 'refuse' : 'drop' });
   if (!cfg.ok) throw invalidConfig('config', what, cfg.errors, cfg.undeclared);
   // An address with a login in a plain field is refused in a config the caller sent (url-credentials.ts).
-  const problems = [...(incoming !== undefined ? urlCredentialProblems(cfg.value, plugin.secretPaths) : []), ...plugin.checkConfig(cfg.value)];
+  const own = plugin.checkConfig(cfg.value);
+  const problems = incoming !== undefined ? withUrlCredentialProblems(own, cfg.value, plugin.secretPaths) : own;
   if (problems.length) throw configRefused(what, problems, underConfig);
   const botId = cfg.value.bot_id;
   if (botId !== undefined) {

@@ -85,3 +85,8 @@ export function refuseUrlLogin(value: string | null | undefined, field: string):
   throw unprocessable(`The address in ${field} contains a ${found.password ? 'password' : 'user name'}, which would be stored and shown in clear. Remove it from the address (keep scheme://host:port/path); the bot's token is its only credential.`,
     [{ path: `body/${field}`, message: 'must not contain a user name or password' }], 'url_credentials');
 }
+
+/** A plugin's own problems with the config, then the addresses with a login it did not already report (gotify and ntfy check their own). */
+export function withUrlCredentialProblems(own: ConfigProblem[], config: Record<string, unknown>, secretPaths: readonly string[]): ConfigProblem[] {
+  return [...own, ...urlCredentialProblems(config, secretPaths).filter((p) => !own.some((o) => o.path === p.path))];
+}
