@@ -71,6 +71,29 @@ const STOP_TIMEOUT_MS = 5000;
 const MAX_BACKOFF_MS = 15 * 60_000;
 
 /**
+ * A mistake in the plugin's code rather than a state of the world: retrying cannot help. (Only for
+ * `create()`: `start()` may meet a TypeError from a network library, such as fetch's "fetch failed".)
+ */
+export function isProgrammingError(err: unknown): boolean {
+  return (err instanceof TypeError || err instanceof ReferenceError || err instanceof SyntaxError) && errorCode(err) === undefined;
+}
+
+/** How an exception from a plugin is logged: the plugin's id, the error, and its stack (kept at every log level). */
+export function pluginFault(kind: string, err: unknown): { plugin: string; err: unknown; stack?: string } {
+  const stack = err instanceof Error && typeof err.stack === 'string' ? err.stack : undefined;
+  return { plugin: kind, err, ...(stack ? { stack } : {}) };
+}
+
+/** Exceptions already logged with their stack where they were thrown (a target's create()), so the delivery's log line does not repeat them. */
+export const loggedFaults = new WeakSet<object>();
+
+/** "TypeError: message" (or the message alone for a plain Error). */
+export function errorText(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  return err.name && err.name !== 'Error' && !err.message.startsWith(err.name) ? `${err.name}: ${err.message}` : err.message;
+}
+
+/**
  * Runs plugin instances: one per enabled provider record (poll and stream kinds on the scheduler
  * leader only) and one per target record, created on first send. A failing instance is isolated:
  * it is marked and retried, the others keep running.
@@ -187,6 +210,7 @@ export class PluginHost {
     if (!cfg.ok) { await this.setStatus(entry, 'error', `configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`); return; }
     const http = this.instanceHttp(plugin, this.maskSecretValues(plugin, cfg.value), row.outbound_allow);
     const store = new DbInstanceStore(this.db, row.id, () => this.clock.now());
+    let created = false;
     try {
       entry.instance = await plugin.def.create({
         instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: entry.log as unknown as PluginLogger, http, store,
@@ -198,20 +222,31 @@ export class PluginHost {
         },
         trackers: () => this.trackerViews(row.id, row.kind),
       });
+      created = true;
       await entry.instance.start?.();
       if (entry.abort.signal.aborted) return;
       entry.failures = 0;
       await this.setStatus(entry, 'running');
       if (plugin.def.manifest.ingest === 'poll' && entry.instance.poll) this.schedulePoll(entry, 0);
     } catch (err) {
-      await this.startFailed(entry, err);
+      await this.startFailed(entry, err, created ? 'start' : 'create');
     }
   }
 
-  private async startFailed(entry: ProviderEntry, err: unknown): Promise<void> {
+  private async startFailed(entry: ProviderEntry, err: unknown, stage: 'create' | 'start' | 'poll' = 'start'): Promise<void> {
     if (entry.abort.signal.aborted) return;
     const code = errorCode(err);
     const msg = (err as Error)?.message ?? String(err);
+    if (stage === 'create' && isProgrammingError(err)) {
+      // A bug in the plugin: no retry would go better. The record shows it until its config changes or the service restarts.
+      await this.setStatus(entry, 'error', `the plugin failed to start: ${errorText(err)} (a programming error in the plugin; not retried until the provider is changed or the service restarts)`);
+      entry.log.warn(pluginFault(entry.row.kind, err), `create() of plugin "${entry.row.kind}" threw ${errorText(err)}; the provider is marked error and not retried`);
+      return;
+    }
+    // Anything that is not one of the contract's errors is unexpected: the author needs the stack.
+    if (code === undefined && stage !== 'poll' && entry.failures === 0) {
+      entry.log.warn(pluginFault(entry.row.kind, err), `${stage}() of plugin "${entry.row.kind}" threw ${errorText(err)}; retrying in the background`);
+    }
     if (code === 'AUTH_FAILED') {
       await this.setStatus(entry, 'auth_failed', msg);
       entry.log.warn({ err }, 'credential rejected; instance disabled until its configuration changes');
@@ -223,7 +258,7 @@ export class PluginHost {
     entry.failures++;
     const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(entry.failures, 10)) * (0.8 + Math.random() * 0.4);
     await this.setStatus(entry, 'retrying', msg);
-    if (entry.failures === 1) entry.log.warn({ err }, 'instance not ready; retrying in the background');
+    if (entry.failures === 1 && code !== undefined) entry.log.warn({ err }, 'instance not ready; retrying in the background');
     entry.timer = setTimeout(() => { if (!entry.abort.signal.aborted) void this.boot(entry); }, delay);
     entry.timer.unref();
   }
@@ -264,7 +299,7 @@ export class PluginHost {
     } catch (err) { error = err; }
     if (e.abort.signal.aborted) return;
     await this.hooks?.pollResult(e.row, trackers, error).catch((err) => e.log.error({ err }, 'recording poll result failed'));
-    if (error && errorCode(error) === 'AUTH_FAILED') { await this.startFailed(e, error); return; }
+    if (error && errorCode(error) === 'AUTH_FAILED') { await this.startFailed(e, error, 'poll'); return; }
     e.failures = error ? e.failures + 1 : 0;
     const base = this.intervalMs(e);
     const next = error ? Math.min(MAX_BACKOFF_MS, base * 2 ** Math.min(e.failures - 1, 6)) : base;
@@ -367,12 +402,19 @@ export class PluginHost {
         if (!b) throw Object.assign(new Error('the messaging bot of this target no longer exists'), { code: 'CONFIG' });
         bot = { id: b.id as string, token: this.atRest.open(b.token as string, 'the token of this target\'s messaging bot'), botId: b.bot_id ?? undefined, username: b.username ?? undefined, apiRoot: b.api_root ?? undefined };
       }
-      const inst = await plugin.def.create({
-        instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: this.logs.get(`plugin.${row.kind}`, { target_id: row.id }) as unknown as PluginLogger,
+      const log = this.logs.get(`plugin.${row.kind}`, { target_id: row.id });
+      const inst = await Promise.resolve().then(() => plugin.def.create({
+        instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: log as unknown as PluginLogger,
         // The bot token is a credential of this instance too (Telegram puts it in every URL path).
         http: this.instanceHttp(plugin, bot ? [...secrets, bot.token] : secrets, row.outbound_allow), store: new DbInstanceStore(this.db, row.id, () => this.clock.now()), clock: this.clock, signal: abort.signal, bot,
         // The owner's subscribed browsers and the VAPID keys, read when the plugin asks (the webpush kind does).
         webPush: webPushAccess({ db: this.db, atRest: this.atRest, clock: this.clock, publicUrl: this.publicUrl, mask: (v) => this.logs.secrets.add(v) }, row.user_id),
+      })).catch((err: unknown) => {
+        if (errorCode(err) === undefined) {
+          log.warn(pluginFault(row.kind, err), `create() of plugin "${row.kind}" threw ${errorText(err)}`);
+          if (err && typeof err === 'object') loggedFaults.add(err);
+        }
+        throw err;
       });
       await inst.start?.();
       return inst;

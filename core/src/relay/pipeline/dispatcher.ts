@@ -1,7 +1,7 @@
 import type { Core } from '../../core.ts';
 import { Database } from '../../db/database.ts';
 import { errorCode, type Locale } from '../../plugin-api/index.ts';
-import { targetRowFrom } from '../../plugins/host.ts';
+import { errorText, loggedFaults, pluginFault, targetRowFrom } from '../../plugins/host.ts';
 import type { TemplateCatalog } from '../templates/catalog.ts';
 import { renderMessage } from './render.ts';
 import { fitMessage } from './fit.ts';
@@ -502,7 +502,11 @@ export class Dispatcher {
     const serverSide = !permanent && !rateLimited && (status === 0 || status >= 500);
     if (isSelf) { log.warn({ target_id: target.id, err: message }, 'a self-monitoring notification failed; not counted'); return; }
     if (serverSide) await this.monitor.targetFailed(target.user_id, target, message, status);
-    log.warn({ target_id: target.id, kind: target.kind, status_code: status, attempt: row.attempts, code }, 'send failed');
+    // Not one of the contract's errors: a fault in the plugin (or something it did not expect); its author needs the stack.
+    if (code === undefined && !(err && typeof err === 'object' && loggedFaults.has(err))) {
+      log.warn({ ...pluginFault(target.kind, err), target_id: target.id, delivery_id: row.id, attempt: row.attempts }, `plugin "${target.kind}" threw ${errorText(err)} while delivering`);
+    }
+    else log.warn({ plugin: target.kind, target_id: target.id, kind: target.kind, status_code: status, attempt: row.attempts, code }, 'send failed');
   }
 
   /** Recomputes an event's dispatch_status and details from its deliveries. */
