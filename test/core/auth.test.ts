@@ -125,3 +125,34 @@ t.test('password changes: by the user with the current one, by an administrator'
   t.equal((await s.request('POST', '/api/auth/login', { body: { email: u.email, password: 'set by the admin' } })).status, 200);
   t.equal((await s.request('POST', '/api/auth/login', { body: { email: u.email, password: 'brand new password' } })).status, 401);
 });
+
+t.test('a password of exactly 72 bytes is accepted and signs in; 73 bytes are refused everywhere', async (t) => {
+  const s = await startService();
+  t.teardown(() => s.stop());
+  const u = await s.user();
+  const at72 = `${'я'.repeat(35)}ok`; // 70 + 2 bytes
+  const at73 = `${at72}!`;
+  t.equal(Buffer.byteLength(at72), 72);
+  const login = (password: string) => s.request('POST', '/api/auth/login', { body: { email: u.email, password } });
+
+  const over = await s.request('PATCH', '/api/v1/users/me', { token: u.token, body: { password: at73, current_password: 'user password 1' } });
+  t.equal(over.status, 422, '73 bytes refused');
+  t.equal(over.body.code, 'password_too_long');
+  t.match(over.body.detail, /73 bytes long; the limit is 72 bytes/);
+  const mine = await s.request('PATCH', '/api/v1/users/me', { token: u.token, body: { password: at72, current_password: 'user password 1' } });
+  t.equal(mine.status, 200, '72 bytes accepted');
+  t.equal((await login(at72)).status, 200, 'and it signs in');
+  t.equal((await login(at73)).status, 401, 'one byte more does not, although bcrypt reads only the first 72');
+
+  const byAdmin73 = await s.request('PATCH', `/api/v1/admin/users/${u.id}`, { token: s.admin.token, body: { password: `${at73.slice(0, -3)}ab!` } });
+  t.equal(byAdmin73.status, 422, 'an administrator cannot set 73 bytes either');
+  const byAdmin72 = await s.request('PATCH', `/api/v1/admin/users/${u.id}`, { token: s.admin.token, body: { password: `${at72.slice(0, -2)}OK` } });
+  t.equal(byAdmin72.status, 200, 'nor is 72 refused to an administrator');
+  t.equal((await login(`${at72.slice(0, -2)}OK`)).status, 200);
+
+  const fresh = await startService({}, { setup: false });
+  t.teardown(() => fresh.stop());
+  t.equal((await fresh.request('POST', '/api/setup', { body: { email: 'first@example.test', password: at73 } })).status, 422, 'setup refuses 73 bytes');
+  t.equal((await fresh.request('POST', '/api/setup', { body: { email: 'first@example.test', password: at72 } })).status, 201, 'setup takes 72');
+  t.equal((await fresh.request('POST', '/api/auth/login', { body: { email: 'first@example.test', password: at72 } })).status, 200);
+});
