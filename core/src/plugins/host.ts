@@ -1,6 +1,6 @@
 import { Compile } from 'typebox/compile';
 import type {
-  EmittedEvent, OutboundHttp, ProviderInstance, TargetInstance, TrackerView, ProviderDefinition, TargetDefinition, PluginLogger,
+  EmittedEvent, OutboundHttp, ProviderInstance, TargetInstance, TrackerView, ProviderDefinition, TargetDefinition, PluginLogger, MessagingBotRef,
 } from '../plugin-api/index.ts';
 import { errorCode } from '../plugin-api/index.ts';
 import type { Database } from '../db/database.ts';
@@ -395,7 +395,7 @@ export class PluginHost {
       const cfg = plugin.validateConfig(this.atRest.openConfig(row.config, plugin.secretPaths, 'a secret of this target'), { undeclared: 'drop' });
       const secrets = cfg.ok ? this.maskSecretValues(plugin, cfg.value) : [];
       if (!cfg.ok) throw Object.assign(new Error(`target configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`), { code: 'CONFIG' });
-      let bot;
+      let bot: MessagingBotRef | undefined;
       const botId = (cfg.value as { bot_id?: string }).bot_id;
       if (botId) {
         const b = await this.db.get('SELECT id, token, bot_id, username, api_root FROM bots WHERE id = ? AND user_id = ?', [botId, row.user_id]);
