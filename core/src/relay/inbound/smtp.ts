@@ -181,7 +181,7 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
     if (limit) {
       let l = limiters.get(provider.kind);
       if (!l) { l = new WindowLimiter(limit); limiters.set(provider.kind, l); }
-      const wait = l.take(ip);
+      const wait = l.take(ip, core.clock.now().getTime());
       if (wait) throw await turnAway(450, `Too many messages from your address (at most ${limit} a minute); try again in ${wait} s`, 429, `rate limit of ${limit} messages a minute per address exceeded`);
     }
     if (!provider.enabled) throw await turnAway(550, 'This mailbox is disabled', 409, 'provider is disabled');

@@ -112,7 +112,7 @@ export function inboundSteps(core: Core, relay: Relay) {
     if (!perMinute) return undefined;
     let l = limiters.get(plugin.id);
     if (!l) { l = new WindowLimiter(perMinute); limiters.set(plugin.id, l); }
-    const wait = l.take(req.ip);
+    const wait = l.take(req.ip, core.clock.now().getTime());
     return wait ? new HttpError(429, 'rate_limited', `At most ${perMinute} requests a minute are accepted from one address; retry in ${wait} s.`, { headers: { 'retry-after': String(wait) } }) : undefined;
   };
 

@@ -1,0 +1,50 @@
+/**
+ * The fixed-window limiter on both sides of its limits: the last request allowed and the first
+ * refused, the last millisecond of a window and the first of the next, and the wait it answers.
+ */
+import t from 'tap';
+import { WindowLimiter } from './rate-limit.ts';
+
+t.test('60 a minute: the 60th is allowed, the 61st refused, a minute later allowed again', async (t) => {
+  const l = new WindowLimiter(60);
+  const start = 1_000_000;
+  for (let i = 0; i < 60; i++) t.equal(l.take('a', start + i * 100), 0, `request ${i + 1}`);
+  t.equal(l.take('a', start + 6_000), 54, 'the 61st waits until the window that began with the first ends (54 s)');
+  t.equal(l.take('a', start + 6_200), 54, 'a refusal is not counted as a request, nor does it move the window');
+  t.equal(l.take('b', start + 6_200), 0, 'another key has its own window');
+  t.equal(l.take('a', start + 60_000 - 1), 1, 'the window\'s last millisecond: still refused, at least 1 s to wait');
+  t.equal(l.take('a', start + 60_000), 0, 'a minute after the window began: allowed');
+  for (let i = 2; i <= 60; i++) t.equal(l.take('a', start + 60_000), 0, `request ${i} of the new window`);
+  t.equal(l.take('a', start + 60_000), 60, 'and the 61st of it refused for the whole minute');
+});
+
+t.test('the wait is rounded up to whole seconds', async (t) => {
+  const l = new WindowLimiter(1, 10_000);
+  t.equal(l.take('k', 0), 0);
+  t.equal(l.take('k', 0), 10);
+  t.equal(l.take('k', 1), 10, '9.999 s to wait are 10 s');
+  t.equal(l.take('k', 1_000), 9);
+  t.equal(l.take('k', 9_001), 1);
+  t.equal(l.take('k', 10_000), 0);
+});
+
+t.test('the default window is one minute; a limit of 1 allows exactly one', async (t) => {
+  const l = new WindowLimiter(1);
+  t.equal(l.take('k', 500), 0);
+  t.equal(l.take('k', 500), 60);
+  t.equal(l.take('k', 60_499), 1);
+  t.equal(l.take('k', 60_500), 0);
+});
+
+t.test('past 100 000 keys, windows that ended are forgotten; live ones are kept', async (t) => {
+  const l = new WindowLimiter(1, 1_000);
+  const windows = (l as unknown as { windows: Map<string, unknown> }).windows;
+  t.equal(l.take('live', 0), 0);
+  for (let i = 0; i < 100_000; i++) l.take(`old${i}`, 0);
+  t.equal(windows.size, 100_001, 'no sweep up to the limit');
+  t.equal(l.take('late', 999), 0, 'one more key while every window is still open');
+  t.equal(windows.size, 100_002, 'nothing ended, nothing forgotten');
+  t.equal(l.take('fresh', 1_000), 0, 'one more key once the first ones ended');
+  t.same([...windows.keys()], ['late', 'fresh'], 'the ended windows are forgotten, the open one kept');
+  t.equal(l.take('late', 1_500), 1, 'the kept window still counts');
+});
