@@ -72,6 +72,59 @@ t.test('deferred backlog: raised once at the threshold, re-armed below it', asyn
   t.equal(backlog(), 2, 'raised again after re-arming');
 });
 
+t.test('deferred backlog: raised at exactly the threshold, re-armed at threshold − 1 while deliveries are still deferred', async (t) => {
+  const s = await startService();
+  const ops = await startSink();
+  const early = await startSink();
+  const late = await startSink();
+  t.teardown(async () => { await s.stop(); await ops.close(); await early.close(); await late.close(); });
+  const token = s.admin.token;
+  await selfTarget(s, ops.url);
+  await s.request('PATCH', '/api/self-monitoring', { token, body: { deferred_backlog_threshold: 3 } });
+  s.clock.set('2026-05-01T23:30:00Z');
+  // Two providers whose trackers' quiet hours end an hour apart, so the backlog shrinks without emptying.
+  const chain = async (name: string, end: string, url: string) => {
+    const p = (await s.request('POST', '/api/providers', { token, body: { kind: 'example', name, config: { shared_token: 'sharedtoken1' } } })).body;
+    const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name, quiet_hours: { start: '22:00', end, timezone: 'UTC' } } })).body;
+    const tg = (await s.request('POST', '/api/targets', { token, body: { kind: 'recorder', name, config: { url }, locale: 'en' } })).body;
+    await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
+    const hook = new URL(p.webhook_url).pathname;
+    return async (n: string) => {
+      const r = await s.request('POST', hook, { headers: { 'x-example-token': 'sharedtoken1' }, body: { type: 'thing_happened', payload: { name: n } } });
+      if (r.status !== 202) throw new Error(`webhook: ${r.status} ${r.text}`);
+    };
+  };
+  const toSix = await chain('Until six', '06:00', early.url);
+  const toSeven = await chain('Until seven', '07:00', late.url);
+  const relay = s.service.core.services.get('relay') as any;
+  const alerts = () => ops.received.filter((r) => /piling up/.test(r.body.title));
+  const state = async () => {
+    const self = (await s.request('GET', '/api/self-monitoring', { token })).body;
+    const deferred = (await s.request('GET', '/api/deferred?limit=50', { token })).body.deferred;
+    return { latched: self.backlog_latched, deferred: deferred.length };
+  };
+
+  await toSix('a');
+  await toSeven('b');
+  await relay.tick();
+  t.same(await state(), { latched: false, deferred: 2 }, 'threshold − 1 deferred: not latched');
+  t.equal(alerts().length, 0, 'no alert below the threshold');
+  await toSeven('c');
+  await relay.tick();
+  t.same(await state(), { latched: true, deferred: 3 });
+  t.equal(alerts().length, 1, 'raised when the count reaches exactly the threshold');
+
+  s.clock.set('2026-05-02T06:00:01Z');
+  await relay.tick();
+  t.equal(early.received.length, 1, 'the six o\'clock tracker released its delivery');
+  t.equal(late.received.length, 0, 'the seven o\'clock one still holds two');
+  t.same(await state(), { latched: false, deferred: 2 }, 're-armed at threshold − 1 with deliveries still deferred');
+  await toSeven('d');
+  await relay.tick();
+  t.same(await state(), { latched: true, deferred: 3 });
+  t.equal(alerts().length, 2, 'raised again when the count reaches the threshold again');
+});
+
 t.test('retention deletes finished events older than the limit; 0 disables', async (t) => {
   const s = await startService({ SERVICE_EVENT_LOG_RETENTION_DAYS: '30' });
   t.teardown(() => s.stop());
