@@ -25,7 +25,7 @@ import { TokenService } from '../auth/tokens.ts';
 import { LoginLimiter } from '../auth/login-limiter.ts';
 import { PluginHost } from '../plugins/host.ts';
 import { loadPlugins, type LoadedPlugin } from '../plugins/loader.ts';
-import { Scheduler, AlwaysLeader } from '../jobs/scheduler.ts';
+import type { Scheduler } from '../jobs/scheduler.ts';
 import { createOutboundHttp, type OutboundClient } from '../net/outbound.ts';
 import { SecretsAtRest } from '../secrets/at-rest.ts';
 import type { Core } from '../core.ts';
@@ -121,6 +121,11 @@ async function setUp(config: Config, logs: LoggerFactory, pending: string[], cre
   return { db, pending: [], applied: pending, created };
 }
 
+/** What the command line does not run (jobs, metrics): any use of it fails with a message saying so. */
+function absent<T extends object>(what: string): T {
+  return new Proxy({} as T, { get: (_t, prop) => { throw new Error(`the command line runs no ${what} (asked for ${String(prop)})`); } });
+}
+
 export interface CliCore extends Core {
   outbound: OutboundClient;
   /** Closes the database and the outbound client's connections. */
@@ -142,11 +147,10 @@ export function cliCore(config: Config, logs: LoggerFactory, db: Database, plugi
   const shutdown: (() => Promise<void> | void)[] = [];
   return {
     config, version: VERSION, logs, db, settings: new Settings(db), tokens: new TokenService(config.secretKey, clock.now), atRest,
-    loginLimiter: new LoginLimiter(), plugins: host, jobs: new Scheduler(logs.get('jobs'), new AlwaysLeader()), outbound, clock,
+    loginLimiter: new LoginLimiter(), plugins: host, jobs: absent<Scheduler>('jobs'), metrics: absent<Metrics>('metrics'), outbound, clock,
     supervised: false, replicaId: `cli-${process.pid}-${crypto.randomBytes(4).toString('hex')}`,
     onShutdown: (fn) => { shutdown.push(fn); },
     services: new Map(),
-    get metrics(): Metrics { throw new Error('the command line keeps no metrics'); },
     async close() {
       for (const fn of shutdown.reverse()) await fn();
       await outbound.close().catch(() => {});

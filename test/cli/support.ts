@@ -1,0 +1,66 @@
+/**
+ * Runs the operator's command line as a process, with the service's Node flags and this test
+ * process's Node (the project's Node 24), on the data folder (and, in the PostgreSQL pass, the
+ * database) of a test service: the same SERVICE_* variables the service was started with.
+ */
+import { spawn } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { SERVICE_NODE_FLAGS } from '../../scripts/node-flags.ts';
+import { testDatabaseUrl, testSecretKey, TEST_PLUGINS } from '../helpers/service.ts';
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const CLI = path.join(ROOT, 'core/src/cli/main.ts');
+/** The command line as a process runs it: this Node, the service's flags, the entry file. */
+export const CLI_COMMAND: readonly string[] = [process.execPath, ...SERVICE_NODE_FLAGS, CLI];
+
+export interface Run { code: number | null; stdout: string; stderr: string }
+
+/** The environment of the service on `dataDir`, as test/helpers/service.ts starts it, plus `env`. */
+export async function serviceEnv(dataDir: string, env: Record<string, string | undefined> = {}): Promise<Record<string, string>> {
+  const databaseUrl = await testDatabaseUrl(dataDir);
+  const out: Record<string, string | undefined> = {
+    PATH: process.env.PATH, HOME: process.env.HOME, TMPDIR: process.env.TMPDIR,
+    // English unless a test asks for another language; bcrypt as cheap as the test services'.
+    LANG: 'C.UTF-8', HERALD_BCRYPT_COST: '4', NO_COLOR: '1',
+    SERVICE_SECRET_KEY: testSecretKey(dataDir), SERVICE_DATA_DIR: dataDir, SERVICE_PLUGINS: TEST_PLUGINS,
+    SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', SERVICE_LOG_FORMAT: 'json',
+    ...(databaseUrl ? { SERVICE_DATABASE_URL: databaseUrl } : {}),
+    ...env,
+  };
+  return Object.fromEntries(Object.entries(out).filter((e): e is [string, string] => e[1] !== undefined));
+}
+
+/** Runs `herald <args>` with `env` (see serviceEnv); `input` is written to its standard input, then closed. */
+export function herald(args: string[], env: Record<string, string>, input = ''): Promise<Run> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(CLI_COMMAND[0]!, [...CLI_COMMAND.slice(1), ...args], { env, cwd: ROOT, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => { stdout += d; });
+    child.stderr.setEncoding('utf8').on('data', (d: string) => { stderr += d; });
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.end(input);
+  });
+}
+
+/** A fresh, empty data folder (and, in the PostgreSQL pass, a fresh empty database for it). */
+export async function emptyDataDir(): Promise<string> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-cli-'));
+  await testDatabaseUrl(dir);
+  return dir;
+}
+
+export const randomEmail = (what: string): string => `${what}-${crypto.randomBytes(3).toString('hex')}@example.test`;
+
+/** A free loopback TCP port (bound and released). */
+export async function freePort(): Promise<number> {
+  const net = await import('node:net');
+  return new Promise((resolve) => {
+    const s = net.createServer();
+    s.listen(0, '127.0.0.1', () => { const { port } = s.address() as { port: number }; s.close(() => resolve(port)); });
+  });
+}
