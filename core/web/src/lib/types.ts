@@ -29,7 +29,14 @@ export interface Provider {
   /** Present for kinds whose plugin declares them as top-level config aliases (the generic webhook). */
   auth_mode?: string | null; acknowledge_unauthenticated?: boolean; status: string; status_detail: string | null;
   webhook_url: string | null; core_managed: boolean; plugin_enabled: boolean; created_at: string; updated_at: string;
+  /** What a dialect's app asks for one by one, labelled in the caller's language (null: the URL alone). */
+  webhook_connection: ConnectionValue[] | null;
+  /** The plugin's command that sends a test notification. */
+  webhook_example: string | null;
+  /** A kind that takes mail while the service's SMTP listener is off. */
+  smtp_listener_off: boolean;
 }
+export interface ConnectionValue { key: string; label: string; hint?: string; value: string; secret: boolean }
 
 export interface QuietHours { start: string; end: string; timezone: string }
 export interface Tracker {

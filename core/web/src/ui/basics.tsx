@@ -86,22 +86,32 @@ export function ConfirmButton({ onConfirm, label, confirmLabel, small = true }: 
   );
 }
 
-/** A read-only value with a copy button (webhook URLs). */
-export function CopyField({ value, label }: { value: string; label: string }) {
-  const ref = useRef<HTMLInputElement>(null);
+/**
+ * A read-only value with a copy button (webhook URLs, connection values, commands): `shown` is
+ * displayed in its place (a secret masked), `code` shows it as a block.
+ */
+export function CopyField({ value, label, shown = value, code }: { value: string; label: string; shown?: string; code?: boolean }) {
+  const ref = useRef<HTMLDivElement>(null);
   const id = useId();
   const copy = async () => {
     try { await navigator.clipboard.writeText(value); } catch {
-      ref.current?.select();
+      // Inside the wrapper: outside an open dialog, the page is inert.
+      const area = document.createElement('textarea');
+      area.value = value;
+      ref.current?.append(area);
+      area.select();
       document.execCommand('copy');
+      area.remove();
     }
     toast.ok(t('common.copied'));
   };
   return (
-    <div class="copy">
-      <label class="sr-only" for={id}>{label}</label>
-      <input id={id} ref={ref} readOnly value={value} onFocus={(e) => (e.target as HTMLInputElement).select()} data-testid="copy-value" />
-      <Button small icon="copy" onClick={copy}>{t('common.copy')}</Button>
+    <div class={code ? 'copy copy-block' : 'copy'} ref={ref}>
+      {code ? <pre class="json" data-testid="copy-code">{shown}</pre> : <>
+        <label class="sr-only" for={id}>{label}</label>
+        <input id={id} readOnly value={shown} onFocus={(e) => (e.target as HTMLInputElement).select()} data-testid="copy-value" />
+      </>}
+      <Button small icon="copy" onClick={copy} aria-label={t('connection.copy_what', { what: label })}>{t('common.copy')}</Button>
     </div>
   );
 }

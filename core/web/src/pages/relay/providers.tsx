@@ -1,21 +1,28 @@
-/** Providers: where events come from. Cards with status, webhook URL to copy, recent webhook calls. */
-import { useState } from 'preact/hooks';
+/** Providers: where events come from. Cards with status, what to paste into the sending app, recent webhook calls. */
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { del, get } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
+import { useSession } from '../../lib/session.ts';
 import { dateTime, t } from '../../lib/i18n.ts';
 import { pluginName, usePlugins } from '../../lib/plugins.ts';
 import type { Provider, WebhookLogEntry } from '../../lib/types.ts';
-import { Badge, Button, Card, ConfirmButton, CopyField, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
+import { Badge, Button, Card, ConfirmButton, Empty, ErrorNote, Loading, Note, Page, StatusBadge } from '../../ui/basics.tsx';
 import { toast } from '../../ui/toast.tsx';
 import { ProviderForm } from './provider-form.tsx';
 import { TestEventButton } from './test-event.tsx';
+import { ConnectionPanel } from './connection.tsx';
 import { shownName } from '../../ui/names.ts';
 
 export function ProvidersPage() {
   const plugins = usePlugins();
-  const list = useAsync(() => get<{ providers: Provider[] }>('/api/providers', { limit: 200 }).then((r) => r.providers), []);
+  // Again when the account's language changes: the service labels what to paste in it.
+  const lang = useSession().user?.locale;
+  const list = useAsync(() => get<{ providers: Provider[] }>('/api/providers', { limit: 200 }).then((r) => r.providers), [lang]);
   const [editing, setEditing] = useState<Provider | 'new' | null>(null);
-  const saved = () => {
+  // The provider just created: its card says what to paste into the sending app, at once.
+  const [created, setCreated] = useState<string | null>(null);
+  const saved = (p: Provider) => {
+    if (editing === 'new') setCreated(p.id);
     setEditing(null);
     toast.ok(t('common.saved'));
     void list.reload();
@@ -26,7 +33,7 @@ export function ProvidersPage() {
       <ErrorNote error={list.error ?? plugins.error} />
       {!list.data ? <Loading /> : !list.data.length ? <Empty>{t('providers.empty')}</Empty> : (
         <div class="cards">
-          {list.data.map((p) => <ProviderCard key={p.id} provider={p} kindName={pluginName(plugins.data, p.kind, 'provider')} onEdit={() => setEditing(p)} onDeleted={() => void list.reload()} />)}
+          {list.data.map((p) => <ProviderCard key={p.id} provider={p} fresh={p.id === created} kindName={pluginName(plugins.data, p.kind, 'provider')} onEdit={() => setEditing(p)} onDeleted={() => void list.reload()} />)}
         </div>
       )}
       {editing && plugins.data && <ProviderForm plugins={plugins.data} provider={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} onSaved={saved} />}
@@ -34,8 +41,10 @@ export function ProvidersPage() {
   );
 }
 
-function ProviderCard({ provider: p, kindName, onEdit, onDeleted }: { provider: Provider; kindName: string; onEdit: () => void; onDeleted: () => void }) {
+function ProviderCard({ provider: p, fresh, kindName, onEdit, onDeleted }: { provider: Provider; fresh: boolean; kindName: string; onEdit: () => void; onDeleted: () => void }) {
   const [showLog, setShowLog] = useState(false);
+  const ref = useRef<HTMLDivElement>(null);
+  useEffect(() => { if (fresh) ref.current?.scrollIntoView({ block: 'nearest' }); }, [fresh]);
   return (
     <Card class="item-card" title={shownName(p.name)} actions={<StatusBadge status={p.enabled ? p.status : 'disabled'} />}>
       <div class="meta">
@@ -45,13 +54,8 @@ function ProviderCard({ provider: p, kindName, onEdit, onDeleted }: { provider: 
         {!p.plugin_enabled && <Badge tone="danger">{t('providers.plugin_missing')}</Badge>}
       </div>
       {p.status_detail && <p class="muted small">{p.status_detail}</p>}
-      {p.webhook_url && (
-        <div class="field">
-          <span class="field-label">{t('providers.webhook_url')}</span>
-          <CopyField value={p.webhook_url} label={t('providers.webhook_url')} />
-          <small class="hint">{t('providers.webhook_help')}</small>
-        </div>
-      )}
+      {fresh && p.webhook_url && <div ref={ref}><Note tone="ok">{t('connection.created_lead')}</Note></div>}
+      <ConnectionPanel provider={p} open={fresh} />
       <div class="card-foot">
         {p.plugin_enabled && <TestEventButton path={`/api/providers/${p.id}/test-event`} />}
         {!p.core_managed && <Button small icon="edit" onClick={onEdit}>{t('common.edit')}</Button>}
