@@ -16,15 +16,15 @@ export interface Text { title: string; body: string }
 interface Preview { occurred_at: string; provider_name: string | null; title: string; body: string }
 
 /** The template language, as written in a template (code, not prose). */
-const SYNTAX = ['{{field}}', '{{#if field}}…{{else}}…{{/if}}', '{{#each list}}…{{.}}…{{/each}}', '{{count list}}'];
+const SYNTAX = ['{{field}}', '{{#if field}}…{{else}}…{{/if}}', '{{#each list}}…{{.}}…{{/each}}', '{{count list}}', '{{markdown field}}'];
 /** Names every event's template can use besides its payload fields. */
 const COMMON = ['event_type', 'severity', 'provider_name', 'provider_kind', 'tracker_name', 'target_name', 'occurred_at', 'extras.<name>'];
 const PREVIEW_DELAY_MS = 350;
 
-/** The payload fields a (default) template refers to: `{{name}}`, `{{#if url}}`, `{{#each assets}}`, `{{count x}}`. */
+/** The payload fields a (default) template refers to: `{{name}}`, `{{#if url}}`, `{{#each assets}}`, `{{count x}}`, `{{markdown body}}`. */
 export function fieldsOf(text: Text): string[] {
   const found = new Set<string>();
-  for (const m of `${text.title}\n${text.body}`.matchAll(/\{\{\s*(?:#if\s+|#each\s+|count\s+)?([\w.]+)\s*\}\}/g)) {
+  for (const m of `${text.title}\n${text.body}`.matchAll(/\{\{\s*(?:#if\s+|#each\s+|count\s+|markdown\s+)?([\w.]+)\s*\}\}/g)) {
     const name = m[1]!;
     if (name !== 'else' && !COMMON.includes(name)) found.add(name);
   }
