@@ -1,5 +1,5 @@
 import t from 'tap';
-import { redactText, redactObject, MASK } from './redact.ts';
+import { redactText, redactObject, MASK, SEALED_MARK } from './redact.ts';
 
 t.test('redactText masks values of sensitive keys and bearer credentials', async (t) => {
   t.equal(redactText('token=abc123 other=1'), `token=${MASK} other=1`);
@@ -46,4 +46,13 @@ t.test('redactText masks the login of an address, not the rest of it', async (t)
   const start = performance.now();
   redactText(`${'http://'.repeat(100_000)}x`);
   t.ok(performance.now() - start < 1500, 'linear on many schemes without a login');
+});
+
+t.test('a value sealed at rest is masked whatever its field is called, at any depth and in arrays', async (t) => {
+  const { SEALED_PREFIX } = await import('../secrets/at-rest.ts');
+  t.equal(SEALED_MARK, SEALED_PREFIX, 'the same prefix the sealing uses');
+  const out = redactObject({ topic: 'enc:v1:abc', nested: { url: 'enc:v1:def', plain: 'enc:v2-not-ours', list: ['enc:v1:ghi', 'x'] }, note: 'an enc:v1: inside text' });
+  t.same(out, { topic: MASK, nested: { url: MASK, plain: 'enc:v2-not-ours', list: [MASK, 'x'] }, note: 'an enc:v1: inside text' });
+  t.equal(redactObject('enc:v1:top'), MASK, 'a sealed value on its own');
+  t.equal(redactObject('plain'), 'plain');
 });

@@ -17,8 +17,19 @@ const isAboutSecret = (key: string): boolean => ABOUT_SNAKE.test(key) || ABOUT_C
 /** True when the values of a field named `key` are secrets (its name holds a secret word and does not merely describe one). */
 export const isSecretKey = (key: string): boolean => SENSITIVE_KEY.test(key) && !isAboutSecret(key);
 
-/** Deep copy of `value` with every sensitive field's value masked. */
+/**
+ * How a secret sealed at rest begins (`SEALED_PREFIX` of secrets/at-rest.ts, which this leaf module
+ * does not import): such a value is a secret whatever its field is called.
+ */
+export const SEALED_MARK = 'enc:v1:';
+const isSealed = (v: unknown): boolean => typeof v === 'string' && v.startsWith(SEALED_MARK);
+
+/**
+ * Deep copy of `value` with every sensitive field's value masked, and every value sealed at rest
+ * (a config whose plugin is not loaded has no schema left to say which of its fields are secrets).
+ */
 export function redactObject<T>(value: T, depth = 0): T {
+  if (isSealed(value)) return MASK as T;
   if (depth > 12 || value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map((v) => redactObject(v, depth + 1)) as T;
   if (Buffer.isBuffer(value)) return value;

@@ -11,6 +11,7 @@ import { Database as Db } from '../../db/database.ts';
 import { quietWindowProblem, type QuietWindow } from '../quiet-hours/quiet-hours.ts';
 import { invalidConfig, nowIso, owned, pageSql, relayIfRunning, type Page } from './common.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
+import { redactObject } from '../../logging/redact.ts';
 
 const Policy = Type.Union([Type.Literal('defer'), Type.Literal('send'), Type.Literal('drop')]);
 const QuietHours = Type.Union([
@@ -46,7 +47,9 @@ function trackerSecrets(core: Core, kind: string): string[] {
 
 /** The tracker as the API shows it. `targetIds` comes from one query over all listed trackers. */
 export function trackerView(core: Core, row: Row, providerKind: string, targetIds: string[]) {
-  const { config, secrets_set } = maskSecrets(Db.json(row.config, {}), trackerSecrets(core, providerKind));
+  const raw = Db.json<Record<string, unknown>>(row.config, {});
+  // A kind that is no longer enabled has no schema to say what is secret: mask by field name and every sealed value.
+  const { config, secrets_set } = core.plugins.provider(providerKind) ? maskSecrets(raw, trackerSecrets(core, providerKind)) : { config: redactObject(raw), secrets_set: [] as string[] };
   return {
     id: row.id as string, provider_id: row.provider_id as string, provider_kind: providerKind, name: row.name as string, enabled: Db.bool(row.enabled),
     event_types: Db.json<Record<string, boolean>>(row.event_types, {}),
