@@ -14,16 +14,18 @@ import type { Reports } from './reports.ts';
 const Role = Type.Union([Type.Literal('user'), Type.Literal('admin')]);
 const MaxChats = Type.Integer({ minimum: 0, maximum: 100_000 });
 const Limit = Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()]);
+/** The user's own storage limit for documents, memory and reports, in MB of 1,000,000 bytes; null follows SERVICE_USER_STORAGE_MB. */
+const StorageLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000 }), Type.Null()], { description: 'The user\'s own storage limit for documents, memory entries and reports, in MB (1,000,000 bytes); null follows SERVICE_USER_STORAGE_MB' });
 const CreateBody = Type.Object({
   email: Type.String({ format: 'email', maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 1024 }),
   role: Type.Optional(Role), locale: Type.Optional(Locale), max_chats: Type.Optional(MaxChats), is_active: Type.Optional(Type.Boolean()),
-  max_ai_messages_per_day: Type.Optional(Limit), max_ai_tokens_per_day: Type.Optional(Limit),
+  max_ai_messages_per_day: Type.Optional(Limit), max_ai_tokens_per_day: Type.Optional(Limit), max_storage_mb: Type.Optional(StorageLimit),
 }, { additionalProperties: false });
 const PatchBody = Type.Object({
   /** Sets a new password (e.g. for a user restored from a backup without secrets). */
   password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
   role: Type.Optional(Role), max_chats: Type.Optional(MaxChats), is_active: Type.Optional(Type.Boolean()),
-  max_ai_messages_per_day: Type.Optional(Limit), max_ai_tokens_per_day: Type.Optional(Limit),
+  max_ai_messages_per_day: Type.Optional(Limit), max_ai_tokens_per_day: Type.Optional(Limit), max_storage_mb: Type.Optional(StorageLimit),
 }, { additionalProperties: false });
 const Params = Type.Object({ user_id: Type.String({ format: 'uuid' }) });
 
@@ -37,13 +39,14 @@ const SettingsPatch = Type.Object({
   default_max_ai_tokens_per_day: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
 }, { additionalProperties: false });
 
-type Patch = { password?: string; role?: 'user' | 'admin'; max_chats?: number; is_active?: boolean; max_ai_messages_per_day?: number | null; max_ai_tokens_per_day?: number | null };
+type Patch = { password?: string; role?: 'user' | 'admin'; max_chats?: number; is_active?: boolean; max_ai_messages_per_day?: number | null; max_ai_tokens_per_day?: number | null; max_storage_mb?: number | null };
 
 /**
  * User administration and the assistant's settings. Deleting a user removes everything they own
  * (foreign keys cascade; their report files are removed here). An administrator cannot delete
  * themselves (403), and the last active administrator cannot be demoted or deactivated (409).
- * Setting a password, changing the role or (de)activating revokes the user's tokens.
+ * Setting a password, changing the role or (de)activating revokes the user's tokens. `max_storage_mb`
+ * overrides SERVICE_USER_STORAGE_MB for one user (null: back to it; storage.ts says what counts).
  */
 export async function adminRoutes(app: App, core: Core, reports: Reports): Promise<void> {
   const opts = { preHandler: requireAdmin(core) };
@@ -70,6 +73,7 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       max_ai_messages_per_day: b.max_ai_messages_per_day ?? null, max_ai_tokens_per_day: b.max_ai_tokens_per_day ?? null,
     }, selfMonitoringOf(core));
     if (b.is_active === false) await core.db.run('UPDATE users SET is_active = ? WHERE id = ?', [false, row.id]);
+    if (b.max_storage_mb != null) await core.db.run('UPDATE users SET max_storage_mb = ? WHERE id = ?', [b.max_storage_mb, row.id]);
     reply.code(201);
     return publicUser(await get(row.id));
   });
@@ -84,6 +88,7 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       role: b.role ?? row.role, max_chats: b.max_chats ?? row.max_chats, is_active: b.is_active ?? bool(row.is_active),
       max_ai_messages_per_day: b.max_ai_messages_per_day === undefined ? row.max_ai_messages_per_day : b.max_ai_messages_per_day,
       max_ai_tokens_per_day: b.max_ai_tokens_per_day === undefined ? row.max_ai_tokens_per_day : b.max_ai_tokens_per_day,
+      max_storage_mb: b.max_storage_mb === undefined ? (row.max_storage_mb ?? null) : b.max_storage_mb,
     };
     const hash = b.password === undefined ? undefined : await hashPassword(b.password);
     // A new password, role or activation state retires every token the user holds, on every replica.
@@ -91,8 +96,8 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
     await core.db.tx(async (q) => {
       if (hash) await q.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, row.id]);
       if (revoke) await revokeAllTokens(q, row.id);
-      await q.run('UPDATE users SET role = ?, max_chats = ?, is_active = ?, max_ai_messages_per_day = ?, max_ai_tokens_per_day = ?, updated_at = ? WHERE id = ?',
-        [next.role, next.max_chats, next.is_active, next.max_ai_messages_per_day, next.max_ai_tokens_per_day, core.clock.now().toISOString(), row.id]);
+      await q.run('UPDATE users SET role = ?, max_chats = ?, is_active = ?, max_ai_messages_per_day = ?, max_ai_tokens_per_day = ?, max_storage_mb = ?, updated_at = ? WHERE id = ?',
+        [next.role, next.max_chats, next.is_active, next.max_ai_messages_per_day, next.max_ai_tokens_per_day, next.max_storage_mb, core.clock.now().toISOString(), row.id]);
       const admins = int((await q.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND is_active = ?`, [true]))?.n);
       if (admins === 0) throw conflict('This would leave no active administrator; promote or activate another one first.', 'last_admin');
     });

@@ -7,8 +7,9 @@ import { newId } from '../http/ids.ts';
 import { HttpError, notFound, unprocessable } from '../http/problem.ts';
 import { requireUser, caller } from '../auth/guard.ts';
 import { collection, int, likePattern, searchable } from './paths.ts';
-import { documentContent, documentKind } from './document-text.ts';
+import { chunkDocument, documentContent, documentKind } from './document-text.ts';
 import { storeChunks } from './search.ts';
+import { checkRoomLeft, reserveStorage, storageRoutes, storedBytes } from './storage.ts';
 
 /** Largest accepted upload; beyond it the answer is 413. */
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
@@ -37,7 +38,9 @@ const ListQuery = Type.Object({
 
 /**
  * Documents: multipart upload (`file` field) of text, Markdown or PDF up to 10 MiB (413 beyond,
- * 415 for other types); the extracted text is stored and searchable with `?q=`. Owner-only.
+ * 415 for other types); the extracted text is stored and searchable with `?q=`. Owner-only. An
+ * upload past the user's storage limit is refused with 413 `storage_quota_exceeded`; the limit and
+ * its usage are at `GET /api/v1/storage` (storage.ts).
  */
 export async function documentRoutes(app: App, core: Core): Promise<void> {
   const opts = { preHandler: requireUser(core) };
@@ -61,11 +64,15 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
       try { data = await part.toBuffer(); } catch (err) { throw uploadError(err); }
       // toBuffer() can miss a limit hit on the very last chunk; the stream's own flag does not.
       if (part.file.truncated) throw uploadError(Object.assign(new Error('too large'), { code: 'FST_REQ_FILE_TOO_LARGE' }));
+      // A user with no room left is told so before a PDF is read.
+      await checkRoomLeft(core, caller(req), 'document');
       const { text, pages } = await documentContent(kind, data);
       if (!text) throw new HttpError(422, 'unreadable_document', kind === 'application/pdf' ? 'The PDF has no text layer to extract (a scanned image?).' : 'The document is empty.');
       const row: DocRow = { id: newId(), user_id: caller(req).id, filename, media_type: kind, size_bytes: data.length, content: text, created_at: core.clock.now().toISOString() };
-      // The document and its search chunks (by page for PDFs) are stored together.
+      const chunks = chunkDocument(text, pages);
+      // The document and its search chunks (by page for PDFs) are stored together, if they fit the user's storage (storage.ts).
       await core.db.tx(async (q) => {
+        await reserveStorage(core, q, caller(req), storedBytes(q.dialect, row.filename, row.content, ...chunks.map((c) => c.content)), 'document');
         await q.run('INSERT INTO documents (id, user_id, filename, media_type, size_bytes, content, search_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
           [row.id, row.user_id, row.filename, row.media_type, row.size_bytes, row.content, searchable(row.filename, row.content), row.created_at]);
         await storeChunks(q, row, pages);
@@ -74,6 +81,8 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
       return publicDoc(row);
     });
   });
+
+  await storageRoutes(app, core);
 
   collection(app, 'GET', '/api/v1/documents', { ...opts, schema: { tags, querystring: ListQuery } }, async (req) => {
     const q = req.query as { q?: string; limit?: number; before?: string };

@@ -5,6 +5,7 @@ import { newId } from '../http/ids.ts';
 import { notFound } from '../http/problem.ts';
 import { requireUser, caller } from '../auth/guard.ts';
 import { bool, collection, likePattern, searchable } from './paths.ts';
+import { reserveStorage, storedBytes } from './storage.ts';
 
 interface EntryRow { id: string; user_id: string; content: string; category: string | null; recorded_at: string | null; always_include: unknown; created_at: string; updated_at: string }
 
@@ -35,6 +36,7 @@ const clean = (v: string | null | undefined) => (v?.trim() ? v.trim() : null);
  * Memory entries: the user's health notes, measurements and dated events. The PDF report compiles
  * them, the assistant finds them with its search_memory tool, and those marked `always_include`
  * go into every reply's personal layer. Owner-only; `?q=` searches content and category case-insensitively.
+ * Content and category count against the user's storage limit: 422 `storage_quota_exceeded` past it.
  */
 export async function memoryRoutes(app: App, core: Core): Promise<void> {
   const opts = { preHandler: requireUser(core) };
@@ -62,8 +64,12 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
     const id = newId();
     const now = core.clock.now().toISOString();
     const category = clean(b.category);
-    await core.db.run('INSERT INTO memory_entries (id, user_id, content, category, recorded_at, always_include, search_text, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-      [id, caller(req).id, b.content, category, normalizeWhen(b.recorded_at), b.always_include ?? false, searchable(b.content, category), now, now]);
+    // The entry counts against the user's storage (storage.ts): 422 when it does not fit.
+    await core.db.tx(async (q) => {
+      await reserveStorage(core, q, caller(req), storedBytes(q.dialect, b.content, category), 'memory entry');
+      await q.run('INSERT INTO memory_entries (id, user_id, content, category, recorded_at, always_include, search_text, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [id, caller(req).id, b.content, category, normalizeWhen(b.recorded_at), b.always_include ?? false, searchable(b.content, category), now, now]);
+    });
     reply.code(201);
     return publicEntry(await own(caller(req).id, id));
   });
@@ -78,8 +84,12 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
     const category = b.category === undefined ? row.category : clean(b.category);
     const recorded = b.recorded_at === undefined ? row.recorded_at : normalizeWhen(b.recorded_at);
     const always = b.always_include ?? bool(row.always_include);
-    await core.db.run('UPDATE memory_entries SET content = ?, category = ?, recorded_at = ?, always_include = ?, search_text = ?, updated_at = ? WHERE id = ?',
-      [content, category, recorded, always, searchable(content, category), core.clock.now().toISOString(), row.id]);
+    // Only what the change adds counts: an entry that shrinks or stays the size is always saved.
+    await core.db.tx(async (q) => {
+      await reserveStorage(core, q, caller(req), storedBytes(q.dialect, content, category) - storedBytes(q.dialect, row.content, row.category), 'memory entry');
+      await q.run('UPDATE memory_entries SET content = ?, category = ?, recorded_at = ?, always_include = ?, search_text = ?, updated_at = ? WHERE id = ?',
+        [content, category, recorded, always, searchable(content, category), core.clock.now().toISOString(), row.id]);
+    });
     return publicEntry(await own(row.user_id, row.id));
   });
 

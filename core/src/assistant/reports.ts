@@ -9,6 +9,7 @@ import { HttpError, notFound } from '../http/problem.ts';
 import { requireUser, caller } from '../auth/guard.ts';
 import { collection, int } from './paths.ts';
 import { gatherReportData } from './report-data.ts';
+import { checkRoomLeft, reserveStorage } from './storage.ts';
 import { renderReport, reportString, ReportFontMissingError, type ReportLocale } from './report-pdf.ts';
 
 interface ReportRow { id: string; user_id: string; title: string; locale: ReportLocale; size_bytes: number; created_at: string }
@@ -30,6 +31,8 @@ export class Reports {
     const locale: ReportLocale = opts.locale ?? (user.locale === 'ru' ? 'ru' : 'en');
     const title = opts.title?.trim() || reportString(locale, 'default_title');
     const now = this.core.clock.now();
+    // A user with no room left is told so before the report is rendered.
+    await checkRoomLeft(this.core, user, 'report');
     const data = await gatherReportData(this.core.db, user.id, title);
     let pdf: Buffer;
     try {
@@ -47,8 +50,17 @@ export class Reports {
     const tmp = `${this.file(row)}.tmp`;
     await fs.promises.writeFile(tmp, pdf);
     await fs.promises.rename(tmp, this.file(row));
-    await this.core.db.run('INSERT INTO reports (id, user_id, title, locale, size_bytes, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-      [row.id, row.user_id, row.title, row.locale, row.size_bytes, row.created_at]);
+    // The PDF counts against the user's storage (storage.ts): 422 when it does not fit, and the file goes.
+    try {
+      await this.core.db.tx(async (q) => {
+        await reserveStorage(this.core, q, user, row.size_bytes, 'report');
+        await q.run('INSERT INTO reports (id, user_id, title, locale, size_bytes, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+          [row.id, row.user_id, row.title, row.locale, row.size_bytes, row.created_at]);
+      });
+    } catch (err) {
+      await fs.promises.rm(this.file(row), { force: true });
+      throw err;
+    }
     return publicReport(row);
   }
 

@@ -31,6 +31,7 @@ export const EnvSchema = Type.Object({
   SERVICE_PLUGINS: Type.Optional(Type.String()),
   SERVICE_OUTBOUND_ALLOW_CIDRS: Type.String({ default: '' }),
   SERVICE_QUOTA_TIMEZONE: Type.String({ default: 'UTC' }),
+  SERVICE_USER_STORAGE_MB: Type.String({ default: '200', pattern: '^[0-9]{1,7}$' }),
   SERVICE_SMTP_PORT: Type.Optional(Type.String()),
   SERVICE_SMTP_HOST: Type.Optional(Type.String({ minLength: 1 })),
   SERVICE_SMTP_TLS_CERT: Type.Optional(Type.String({ minLength: 1 })),
@@ -90,6 +91,8 @@ export interface Config {
   plugins: string[];
   outboundAllowCidrs: string[];
   quotaTimezone: string;
+  /** Each user's storage for documents, memory and reports, in MB of 1,000,000 bytes, unless an administrator set the user's own (assistant/storage.ts). */
+  userStorageMb: number;
   ai: { baseUrl: string; apiKey?: string; model: string; contextTokens: number; maxToolRounds: number };
   /** The SMTP listener for providers that receive email (SERVICE_SMTP_*); absent when SERVICE_SMTP_PORT is not set (off). */
   smtp?: SmtpConfig;
@@ -238,6 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     plugins,
     outboundAllowCidrs,
     quotaTimezone: e.SERVICE_QUOTA_TIMEZONE,
+    userStorageMb: Number(e.SERVICE_USER_STORAGE_MB),
     ai: { baseUrl: e.AI_BASE_URL, apiKey: e.AI_API_KEY || undefined, model: e.AI_MODEL, contextTokens: Number(e.AI_CONTEXT_TOKENS), maxToolRounds: Math.min(20, Number(e.AI_MAX_TOOL_ROUNDS)) },
     ...(smtp ? { smtp } : {}),
   };

@@ -10,6 +10,8 @@ export type Role = 'user' | 'admin';
 export interface UserRow {
   id: string; email: string; password_hash: string; role: Role; is_active: unknown; locale: string; max_chats: number;
   max_ai_messages_per_day: number | null; max_ai_tokens_per_day: number | null; created_at: string; updated_at: string;
+  /** The user's own storage limit in MB (assistant/storage.ts); null follows SERVICE_USER_STORAGE_MB. */
+  max_storage_mb?: number | string | null;
   /** Written into each token issued; raised to revoke them all (auth/revocation.ts). */
   token_version: number;
 }
@@ -17,6 +19,8 @@ export interface UserRow {
 export interface PublicUser {
   id: string; email: string; role: Role; is_active: boolean; locale: string; max_chats: number;
   max_ai_messages_per_day: number | null; max_ai_tokens_per_day: number | null; created_at: string; updated_at: string;
+  /** The user's own storage limit for documents, memory and reports, in MB; null follows SERVICE_USER_STORAGE_MB. */
+  max_storage_mb: number | null;
   /** False for a user restored from a backup without their password: nobody can log in as them until an administrator sets one. */
   password_set: boolean;
 }
@@ -28,6 +32,7 @@ export function publicUser(u: UserRow): PublicUser {
   return {
     id: u.id, email: u.email, role: u.role, is_active: Db.bool(u.is_active), password_set: hasPassword(u.password_hash), locale: u.locale, max_chats: u.max_chats,
     max_ai_messages_per_day: u.max_ai_messages_per_day, max_ai_tokens_per_day: u.max_ai_tokens_per_day,
+    max_storage_mb: u.max_storage_mb == null ? null : Number(u.max_storage_mb),
     created_at: u.created_at, updated_at: u.updated_at,
   };
 }

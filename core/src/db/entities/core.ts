@@ -13,6 +13,8 @@ export const User = defineEntity({
     max_chats: p.integer(),
     max_ai_messages_per_day: p.integer().nullable(),
     max_ai_tokens_per_day: p.integer().nullable(),
+    /** The user's own storage limit in MB; null follows SERVICE_USER_STORAGE_MB. */
+    max_storage_mb: p.integer().nullable(),
     /** Raised to revoke every access token issued before (auth/revocation.ts). */
     token_version: p.integer().default(0).hidden(),
     created_at: p.string(),
