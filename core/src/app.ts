@@ -73,7 +73,7 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
     elector = new PgAdvisoryLeader(config, logs.get('leader'));
   }
   const jobs = new Scheduler(logs.get('jobs'), elector);
-  const plugins = await loadPlugins(config.plugins, { log: logs.get('plugins') });
+  const plugins = await loadPlugins(config.plugins, { log: logs.get('plugins'), pluginDir: config.pluginDir });
   const outbound = createOutboundHttp({ allowCidrs: config.outboundAllowCidrs, userAgent: `Herald/${VERSION}` });
   for (const w of wideAllowEntries(config.outboundAllowCidrs)) log.warn({ entry: w.entry }, `SERVICE_OUTBOUND_ALLOW_CIDRS, for every plugin: ${w.message}`);
   let baseUrl = config.publicUrl ?? `http://localhost:${config.port}`;

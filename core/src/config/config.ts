@@ -29,6 +29,7 @@ export const EnvSchema = Type.Object({
   SERVICE_PORT: Type.String({ default: '8080', pattern: '^[0-9]{1,5}$' }),
   SERVICE_PUBLIC_URL: Type.Optional(Type.String({ pattern: '^https?://' })),
   SERVICE_PLUGINS: Type.Optional(Type.String()),
+  SERVICE_PLUGIN_DIR: Type.Optional(Type.String({ minLength: 1 })),
   SERVICE_OUTBOUND_ALLOW_CIDRS: Type.String({ default: '' }),
   SERVICE_QUOTA_TIMEZONE: Type.String({ default: 'UTC' }),
   SERVICE_USER_STORAGE_MB: Type.String({ default: '200', pattern: '^[0-9]{1,7}$' }),
@@ -89,6 +90,8 @@ export interface Config {
   port: number;
   publicUrl?: string;
   plugins: string[];
+  /** The plugin directory (SERVICE_PLUGIN_DIR, default `<data dir>/plugins`): an operator's plugins, installed apart from Herald's own files (plugins/plugin-dir.ts). */
+  pluginDir: string;
   outboundAllowCidrs: string[];
   quotaTimezone: string;
   /** Each user's storage for documents, memory and reports, in MB of 1,000,000 bytes, unless an administrator set the user's own (assistant/storage.ts). */
@@ -239,6 +242,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port,
     publicUrl: e.SERVICE_PUBLIC_URL?.replace(/\/$/, ''),
     plugins,
+    pluginDir: path.resolve(dataDir, e.SERVICE_PLUGIN_DIR ?? 'plugins'),
     outboundAllowCidrs,
     quotaTimezone: e.SERVICE_QUOTA_TIMEZONE,
     userStorageMb: Number(e.SERVICE_USER_STORAGE_MB),

@@ -80,6 +80,7 @@ export interface LoadedPlugin {
 }
 
 import { importPlugin, PluginLoadError, type HeraldBlock } from './resolve.ts';
+import { linkContract } from './plugin-dir.ts';
 
 export { PluginLoadError };
 
@@ -154,22 +155,28 @@ export function wrapDefinition(packageName: string, def: PluginDefinition, opts:
   };
 }
 
-/** Where loadPlugins logs what the plugin validator warns about (a pino-style logger). */
 export interface LoadOptions {
+  /** Where loadPlugins logs what the plugin validator warns about (a pino-style logger). */
   log?: { warn(obj: Record<string, unknown>, msg: string): void };
+  /** The plugin directory (SERVICE_PLUGIN_DIR): package names are looked up there first, then in the service's node_modules. */
+  pluginDir?: string;
 }
 
 /**
- * Imports each plugin named in SERVICE_PLUGINS (a package name from the service's node_modules, or
- * an absolute directory path) and checks its package.json `herald` block and its manifest. Fails
+ * Imports each plugin named in SERVICE_PLUGINS (a package name from the plugin directory or the
+ * service's node_modules, or an absolute directory path) and checks its package.json `herald` block and its manifest. Fails
  * with a message naming the package: not installed, failed to import, or not a Herald plugin.
  */
 export async function loadPlugins(names: string[], opts: LoadOptions = {}): Promise<LoadedPlugin[]> {
   const out: LoadedPlugin[] = [];
   const ids = new Map<string, string>();
   const eventTypes = new Map<string, string>();
+  // The plugins there import the service's own contract, through a link made again at every boot (an upgrade may have moved it).
+  if (opts.pluginDir && !linkContract(opts.pluginDir)) {
+    opts.log?.warn({ plugin_dir: opts.pluginDir }, `The plugin directory ${opts.pluginDir} has no link to this service's @herald/plugin-api and it could not be made (is the directory read-only?); its plugins may fail to import.`);
+  }
   for (const spec of names) {
-    const imported = await importPlugin(spec);
+    const imported = await importPlugin(spec, { pluginDir: opts.pluginDir });
     const name = imported.packageName;
     const def = imported.module.default as PluginDefinition;
     const declared = (def as { manifest?: { kind?: unknown } } | undefined)?.manifest?.kind;

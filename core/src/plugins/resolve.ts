@@ -1,7 +1,8 @@
 /**
  * Finds and imports one plugin named in SERVICE_PLUGINS: an npm package name, resolved from the
- * service's own node_modules (installed from the registry, a tarball or a workspace), or an
- * absolute path to a directory holding the plugin's package.json.
+ * plugin directory (SERVICE_PLUGIN_DIR, see plugin-dir.ts) and then from the service's own
+ * node_modules (installed from the registry, a tarball or a workspace), or an absolute path to a
+ * directory holding the plugin's package.json.
  *
  * Three failures are told apart, each naming the package and what to do: the package is not
  * installed (nothing found under that name or path), it is installed but failed to import (the
@@ -81,10 +82,19 @@ function describe(err: unknown): string {
   return `${text}${where ? ` (at ${where})` : ''}${hint}`;
 }
 
+export interface ImportOptions {
+  /**
+   * The plugin directory: a package name is looked up in its node_modules first (an operator's
+   * plugin there wins over a copy in the service's node_modules), then in the service's.
+   */
+  pluginDir?: string;
+}
+
 /** Finds, checks and imports one plugin; throws PluginLoadError with one of the three messages. */
-export async function importPlugin(spec: string): Promise<ImportedPlugin> {
+export async function importPlugin(spec: string, opts: ImportOptions = {}): Promise<ImportedPlugin> {
   let dir: string | undefined;
   const byPath = isPathSpec(spec);
+  let fromPluginDir = false;
   if (byPath) {
     const abs = path.resolve(spec);
     if (fs.existsSync(path.join(abs, 'package.json'))) dir = abs;
@@ -94,7 +104,10 @@ export async function importPlugin(spec: string): Promise<ImportedPlugin> {
     }
   } else {
     if (!NAME.test(spec)) throw new PluginLoadError(`Plugin package "${spec}" is not installed: that is neither a package name nor an absolute directory path. Fix SERVICE_PLUGINS.`);
-    dir = findInstalled(spec, here);
+    const inPluginDir = opts.pluginDir ? path.join(opts.pluginDir, 'node_modules', spec) : undefined;
+    if (inPluginDir && fs.existsSync(path.join(inPluginDir, 'package.json'))) { dir = inPluginDir; fromPluginDir = true; }
+    else dir = findInstalled(spec, here);
+    if (!dir && opts.pluginDir) throw new PluginLoadError(`Plugin package "${spec}" is not installed: it is neither in the plugin directory (${opts.pluginDir}) nor in the service's node_modules. Install it (npm run plugin:install -- ${spec}, or npm run plugin:install -- ./${spec.replace(/^@/, '').replace('/', '-')}-<version>.tgz) or remove it from SERVICE_PLUGINS.`);
     if (!dir) throw new PluginLoadError(`Plugin package "${spec}" is not installed: it is not in the service's node_modules. Install it (npm install ${spec}, or npm install ./${spec.replace(/^@/, '').replace('/', '-')}-<version>.tgz) or remove it from SERVICE_PLUGINS.`);
   }
 
@@ -122,9 +135,10 @@ export async function importPlugin(spec: string): Promise<ImportedPlugin> {
   try {
     // A package name is imported by name (Node resolves its exports exactly as for any import);
     // a directory by its resolved entry file (a bare directory import is not supported by Node).
-    mod = byPath ? await import(pathToFileURL(entryOf(dir, pkg)).href) : await import(spec);
+    // A package of the plugin directory by its entry file too: the service's own resolution does not look there.
+    mod = byPath || fromPluginDir ? await import(pathToFileURL(entryOf(dir, pkg)).href) : await import(spec);
   } catch (err) {
-    throw new PluginLoadError(`Plugin package ${label} is installed but failed to import: ${describe(err)}. Fix or reinstall the package (a missing dependency needs npm install where the plugin lives), or remove it from SERVICE_PLUGINS.`);
+    throw new PluginLoadError(`Plugin package ${label} is installed${fromPluginDir ? ' in the plugin directory' : ''} but failed to import: ${describe(err)}. Fix or reinstall the package (a missing dependency needs npm install where the plugin lives), or remove it from SERVICE_PLUGINS.`);
   }
   return { packageName, label, herald: herald as HeraldBlock, module: mod };
 }

@@ -71,7 +71,7 @@ const db = config.dialect === 'sqlite'
 // The main thread's checkpointer counts commits: this connection's count too.
 const native = (db as unknown as { native?: { onCommit?: () => void } }).native;
 if (native) native.onCommit = () => { commits++; };
-const plugins = await loadPlugins(config.plugins);
+const plugins = await loadPlugins(config.plugins, { pluginDir: config.pluginDir });
 const outbound = createOutboundHttp({ allowCidrs: config.outboundAllowCidrs, userAgent: `Herald/${data.version}` });
 const atRest = new SecretsAtRest(config.secretKey, config.previousSecretKey);
 const host = new PluginHost({ plugins, db, logs, atRest, http: outbound, clock, isLeader: () => false, publicUrl: () => config.publicUrl ?? '' });
