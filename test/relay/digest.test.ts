@@ -10,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { startService, startSink, TEST_DB, TEST_PLUGINS, testSecretKey, type TestService } from '../helpers/service.ts';
+import { settled } from '../helpers/settle.ts';
 import { FakeTelegram } from '../../plugins/target-telegram/test/fakes/telegram.ts';
 import { Dispatcher } from '../../core/src/relay/pipeline/dispatcher.ts';
 
@@ -112,7 +113,8 @@ t.test('40 deferred events become one digest per target when quiet hours end', a
   await chat.waitFor(2);
   await small.waitFor(3);
   await until(async () => (await s.request('GET', `/api/events/${ids[39]}`, { token })).body.dispatch_status === 'dispatched' && tg.sent.length >= 2);
-  await new Promise((r) => setTimeout(r, 200));
+  // Settled: no delivery of any event (digests included) can still be sent, so a second digest would be here by now.
+  await settled(s);
   t.equal(chat.received.length, 2, 'the chat got ONE more message: the digest');
   const digest = String(chat.received[1].body.text);
   t.match(digest, /^\*Quiet hours digest: 40 notifications\*\n/, 'title with the total, in English');
@@ -241,7 +243,8 @@ t.test('two dispatchers build each digest once', async (t) => {
     await relay.tick();
   }
   await sink.waitFor(1, 10_000);
-  await new Promise((r) => setTimeout(r, 300));
+  // Settled: every delivery (on either replica) recorded as sent or in its digest, so a second digest would be here by now.
+  await settled(s);
   t.equal(sink.received.length, 1, 'one digest sent');
   t.match(sink.received[0].body.title, /Quiet hours digest: 30 notifications/, 'holding every deferred event of both trackers');
   const rows = await core.db.all(`SELECT id FROM event_log WHERE event_type = 'quiet_hours_digest'`);
@@ -276,6 +279,7 @@ t.test('a critical event of a deferrable type still bypasses quiet hours (generi
   s.clock.set('2026-03-11T04:00:01Z');
   await relay.tick();
   await sink.waitFor(2);
+  await settled(s);
   t.equal(sink.received.length, 2);
   t.match(sink.received[1].body.title, /Quiet hours digest: 1 notification$/);
   t.match(sink.received[1].body.body, /Alerts · .+ — 1\n• backup done/);

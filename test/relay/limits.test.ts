@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { startService, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
+import { settled } from '../helpers/settle.ts';
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/limits');
 const PLUGINS = [TEST_PLUGINS, ...['short', 'split', 'paced'].map((n) => path.join(fixtures, n))].join(',');
@@ -104,6 +105,9 @@ t.test('split: parts of at most 100 go out in order, marked, and a retry does no
     if (got.length && got.length === got[0]!.body.part?.count) break;
     await new Promise((r) => setTimeout(r, 50));
   }
+  // Settled: the delivery is recorded as sent, so no part can still be on its way (a late duplicate would be counted below).
+  t.same((await settled(s, [eventId])).map((d) => d.status), ['sent']);
+  got = k.ok();
   const count = got[0]!.body.part.count as number;
   t.ok(count >= 4, `${count} parts`);
   t.equal(got.length, count, 'every part delivered once');
@@ -117,7 +121,6 @@ t.test('split: parts of at most 100 go out in order, marked, and a retry does no
   t.equal(k.all.filter((a) => a.body.part?.index === 2).length, 2, 'part 2 was refused once, then sent again');
   const words = got.map((a) => a.body.body.replace(/\n\n\(часть \d+ из \d+\)$/, '')).join(' ').split(/\s+/).filter((w: string) => w.startsWith('слово'));
   t.same(words, name.split(' '), 'nothing lost or repeated across the parts');
-  await (s.service.core.services.get('relay') as any).tick();
   const d = await s.service.core.db.get('SELECT status, attempts, parts_sent FROM deliveries WHERE event_id = ?', [eventId]);
   t.match(d, { status: 'sent' });
   t.equal(Number(d!.attempts), 2);
@@ -140,7 +143,8 @@ t.test('ratePerSecond 2: a burst is paced to at most 2 a second, delivered exact
   for (let i = 0; i < N; i++) ids.push(await c.send(`burst-${i}`));
   const got = await k.waitOk(N, 30_000);
   t.equal(got.length, N, 'all delivered');
-  await new Promise((r) => setTimeout(r, 700));
+  // Settled: every delivery recorded as sent (after the sink answered it), nothing in flight.
+  t.ok((await settled(s, ids)).every((d) => d.status === 'sent'), 'every delivery recorded as sent');
   t.equal(k.all.length, N, 'none twice');
   t.same(got.map((a) => a.body.eventId), ids, 'in event order');
   const sent = got.map((a) => a.body.sentAt as number);

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { startService, startSink, TEST_PLUGINS } from '../helpers/service.ts';
+import { settled } from '../helpers/settle.ts';
 
 const FIRST_PARTY = ['provider-bridge-self', 'provider-codehost', 'provider-homeassistant', 'provider-immich', 'provider-nut', 'provider-planka', 'provider-webhook'];
 
@@ -42,7 +43,8 @@ t.test('test events: through the pipeline to the linked targets, marked as tests
   t.equal(got[0].body.title, '[Test] Thing: ', 'the title carries the test marker (sample built from the schema: empty name)');
   t.equal(got[0].body.test, true, 'the message says it is a test');
   t.equal(got[0].body.eventId, one.body.event_id);
-  await new Promise((r) => setTimeout(r, 200));
+  // Settled: every delivery of the test event is sent; it has none to the other tracker's target.
+  t.same((await settled(s, [one.body.event_id])).map((d) => [d.target_id, d.status]), [[en.id, 'sent']], 'one delivery, sent');
   t.equal(other.received.length, 0, 'the other tracker\'s target got nothing');
   const logged = await s.request('GET', `/api/events/${one.body.event_id}`, { token });
   t.match(logged.body, { test: true, event_type: 'thing_happened', provider_id: p.id, tracker_ids: [tr1.id] }, 'the event log marks it as a test');
