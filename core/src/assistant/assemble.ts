@@ -5,6 +5,7 @@ import type { MessageRow } from './messages.ts';
 import { personalContext, primaryContext } from './context.ts';
 import { visibleSkill } from './skills.ts';
 import { estimateTokens } from './paths.ts';
+import { eventContext } from './event-context.ts';
 
 export interface Assembled {
   messages: ChatCompletionMessageParam[];
@@ -39,21 +40,23 @@ async function alwaysIncluded(core: Core, userId: string): Promise<string> {
 
 /**
  * Builds the request for one reply, in a fixed order: the primary context, the user's personal
- * context (with the memory entries marked "always include"), the chat's skill prompt (each a system message, skipped when empty), then as much of
+ * context (with the memory entries marked "always include"), the chat's skill prompt, the event a
+ * chat was opened from with "Ask the assistant" (each a system message, skipped when empty), then as much of
  * the conversation as fits `config.ai.contextTokens` (newest kept, estimated at ~4 chars/token),
  * ending with the new user message. Only the shown branch counts (alternatives left aside are not
  * sent), and failed replies with no text are left out of the history.
  */
-export async function assembleContext(core: Core, userId: string, chat: ChatRow, latest: MessageRow): Promise<Assembled> {
-  const [primary, personal, skill, always] = await Promise.all([
+export async function assembleContext(core: Core, userId: string, chat: ChatRow, latest: MessageRow, locale = 'en'): Promise<Assembled> {
+  const [primary, personal, skill, always, event] = await Promise.all([
     primaryContext(core.db),
     personalContext(core.db, userId),
     chat.skill_id ? visibleSkill(core.db, userId, chat.skill_id) : Promise.resolve(undefined),
     alwaysIncluded(core, userId),
+    chat.event_id ? eventContext(core, userId, chat.event_id, locale) : Promise.resolve(''),
   ]);
   const system: ChatCompletionMessageParam[] = [];
   const personalLayer = [personal.content.trim(), always].filter(Boolean).join('\n\n');
-  for (const text of [primary.content, personalLayer, skill?.prompt]) if (text?.trim()) system.push({ role: 'system', content: text });
+  for (const text of [primary.content, personalLayer, skill?.prompt, event]) if (text?.trim()) system.push({ role: 'system', content: text });
 
   const current: ChatCompletionMessageParam = { role: 'user', content: latest.content };
   let budget = core.config.ai.contextTokens - system.reduce((n, m) => n + messageTokens(m), 0) - messageTokens(current);

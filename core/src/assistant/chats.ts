@@ -9,20 +9,25 @@ import { bool, collection, int } from './paths.ts';
 import { visibleSkill } from './skills.ts';
 import type { Models } from './models.ts';
 import { say } from './titles.ts';
+import { eventMessage, ownEvent } from './event-context.ts';
+import { lab } from './lab-strings.ts';
 
-export interface ChatRow { id: string; user_id: string; title: string; is_archived: unknown; skill_id: string | null; model?: string | null; created_at: string; updated_at: string }
+export interface ChatRow { id: string; user_id: string; title: string; is_archived: unknown; skill_id: string | null; model?: string | null; event_id?: string | null; created_at: string; updated_at: string }
 
 export const ChatSchema = Type.Object({
   id: Type.String(), title: Type.String(), is_archived: Type.Boolean(), skill_id: Type.Union([Type.String(), Type.Null()]),
   /** The model the chat's replies use; null for the default. */
   model: Type.Union([Type.String(), Type.Null()]),
+  /** The event the chat was opened from ("Ask the assistant"); its replies carry that event. */
+  event_id: Type.Union([Type.String(), Type.Null()]),
   created_at: Type.String(), updated_at: Type.String(),
 });
 export const ChatParams = Type.Object({ chat_id: Type.String({ format: 'uuid' }) });
 const Title = Type.String({ minLength: 1, maxLength: 200 });
 const SkillRef = Type.Union([Type.String({ format: 'uuid' }), Type.Null()]);
 /** Without a title the chat is called "New chat" (in the caller's language) until a title is generated after the first exchange. */
-const CreateBody = Type.Object({ title: Type.Optional(Title), skill_id: Type.Optional(SkillRef) }, { additionalProperties: false });
+/** With `event_id` (one of the caller's events), every reply carries that event: "Ask the assistant" on the event log. */
+const CreateBody = Type.Object({ title: Type.Optional(Title), skill_id: Type.Optional(SkillRef), event_id: Type.Optional(Type.String({ format: 'uuid' })) }, { additionalProperties: false });
 const PatchBody = Type.Object({
   title: Type.Optional(Title), is_archived: Type.Optional(Type.Boolean()), skill_id: Type.Optional(SkillRef),
   model: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()])),
@@ -33,7 +38,7 @@ const ListQuery = Type.Object({
   before: Type.Optional(Type.String({ format: 'uuid' })),
 });
 
-export const publicChat = (r: ChatRow) => ({ id: r.id, title: r.title, is_archived: bool(r.is_archived), skill_id: r.skill_id, model: r.model ?? null, created_at: r.created_at, updated_at: r.updated_at });
+export const publicChat = (r: ChatRow) => ({ id: r.id, title: r.title, is_archived: bool(r.is_archived), skill_id: r.skill_id, model: r.model ?? null, event_id: r.event_id ?? null, created_at: r.created_at, updated_at: r.updated_at });
 
 /** The caller's chat, or 404 (another user's chat does not exist for them). */
 export async function ownChat(db: Queryable, userId: string, chatId: string): Promise<ChatRow> {
@@ -58,8 +63,12 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
 
   collection(app, 'POST', '/api/v1/chats', { ...opts, schema: { tags, body: CreateBody, response: { 201: ChatSchema } } }, async (req, reply) => {
     const user = caller(req);
-    const b = req.body as { title?: string; skill_id?: string | null };
+    const b = req.body as { title?: string; skill_id?: string | null; event_id?: string };
     await checkSkill(core.db, user.id, b.skill_id);
+    // Another user's event is not found, as any resource that is not theirs.
+    const event = b.event_id ? await ownEvent(core, user.id, b.event_id) : undefined;
+    if (b.event_id && !event) throw new HttpError(404, 'event_not_found', 'Event was not found.');
+    const title = b.title ?? (event ? lab(user.locale, 'event_chat_title', { message: await eventMessage(core, user.id, event, user.locale) || event.event_type }).slice(0, 200) : undefined);
     const id = newId();
     const now = core.clock.now().toISOString();
     await core.db.tx(async (q) => {
@@ -67,8 +76,8 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
       if (q.dialect === 'postgresql') await q.get('SELECT id FROM users WHERE id = ? FOR UPDATE', [user.id]);
       const n = int((await q.get<{ n: unknown }>('SELECT COUNT(*) AS n FROM chats WHERE user_id = ?', [user.id]))?.n);
       if (n >= user.max_chats) throw conflict(`You already have ${n} chats, the most your account allows (${user.max_chats}); delete one first.`, 'chat_limit_reached', { count: n, limit: user.max_chats });
-      await q.run('INSERT INTO chats (id, user_id, title, title_auto, is_archived, skill_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-        [id, user.id, b.title ?? say(user.locale, 'untitled_chat'), b.title === undefined, false, b.skill_id ?? null, now, now]);
+      await q.run('INSERT INTO chats (id, user_id, title, title_auto, is_archived, skill_id, event_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [id, user.id, title ?? say(user.locale, 'untitled_chat'), title === undefined, false, b.skill_id ?? null, event?.id ?? null, now, now]);
     });
     reply.code(201);
     return publicChat(await ownChat(core.db, user.id, id));

@@ -19,8 +19,14 @@ export interface ExchangeSink {
  * the query and the number of results.
  */
 export interface ToolEvent {
-  name: string; status: 'started' | 'done' | 'failed'; report_id?: string;
+  name: string; status: 'started' | 'needs_confirmation' | 'done' | 'failed'; report_id?: string;
   arguments?: Record<string, unknown>; query?: string; count?: number;
+  /**
+   * A call that needed the user's consent: its id (for `POST …/tool-calls/{id}`); while it waits,
+   * the proposal as it would be carried out (targets resolved) and when it expires; once decided,
+   * `confirmation` says how (`approved`, `refused`, `expired`).
+   */
+  id?: string; proposal?: Record<string, unknown>; expires_at?: string; confirmation?: 'approved' | 'refused' | 'expired';
   /** What the model read back (stored with the reply, not sent to the client). */
   result?: unknown;
 }
@@ -148,12 +154,22 @@ export async function runExchange(opts: {
       if (call.type !== 'function') continue;
       const args = parsedArgs(call.function.arguments);
       sink.tool({ name: call.function.name, status: 'started', arguments: args });
-      const outcome = await tools.run(call.function.name, call.function.arguments);
+      let outcome = await tools.run(call.function.name, call.function.arguments);
+      let consent: Pick<ToolEvent, 'id' | 'confirmation' | 'proposal'> = {};
+      if (outcome.confirm) {
+        // Nothing is done until the user answers: the client shows the proposal, the reply waits.
+        const c = outcome.confirm;
+        sink.tool({ name: call.function.name, status: 'needs_confirmation', arguments: args, id: c.id, proposal: c.proposal, expires_at: c.expires_at });
+        const decided = await c.decision(signal);
+        outcome = { ok: decided.ok, result: decided.result };
+        // The proposal stays with the decided call, so the reply shows what was sent (or not) after a reload.
+        consent = { id: c.id, confirmation: decided.confirmation, proposal: c.proposal };
+      }
       if (outcome.ok) {
         if (outcome.report) links.push(outcome.report);
-        sink.tool({ name: call.function.name, status: 'done', arguments: args, ...outcome.summary, result: outcome.result, ...(outcome.report ? { report_id: outcome.report.id } : {}) });
+        sink.tool({ name: call.function.name, status: 'done', arguments: args, ...outcome.summary, ...consent, result: outcome.result, ...(outcome.report ? { report_id: outcome.report.id } : {}) });
       } else {
-        sink.tool({ name: call.function.name, status: 'failed', arguments: args, ...outcome.summary, result: outcome.result });
+        sink.tool({ name: call.function.name, status: 'failed', arguments: args, ...outcome.summary, ...consent, result: outcome.result });
       }
       messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome.result) });
     }

@@ -13,10 +13,12 @@ import { adminRoutes } from './admin.ts';
 import { searchRoutes } from './search.ts';
 import { exportRoutes } from './export.ts';
 import { Models } from './models.ts';
+import { Consents, consentRoutes } from './consent.ts';
 
 /**
  * The AI chat assistant: chats and streamed replies, contexts and skills, daily quotas, memory,
- * documents, PDF reports, and the administration around them. Everything lives under `/api/v1`.
+ * documents, PDF reports, the tools over the relay's events with consent for what they do, and
+ * the administration around them. Everything lives under `/api/v1`.
  */
 export default {
   name: 'assistant',
@@ -27,6 +29,7 @@ export default {
     const model = new ModelClient(core.config.ai);
     const reports = new Reports(core);
     const models = new Models(core, model);
+    const consents = new Consents(core);
     core.services.set('assistant.models', models);
     core.services.set('assistant.model', model);
     core.services.set('assistant.quotas', quotas);
@@ -35,7 +38,8 @@ export default {
     await quotaRoutes(app, core, quotas);
     await chatRoutes(app, core, models);
     await historyRoutes(app, core);
-    await sendRoutes(app, core, { quotas, model, reports, inflight: streams, models });
+    await sendRoutes(app, core, { quotas, model, reports, inflight: streams, models, consents });
+    await consentRoutes(app, core, consents);
     await models.routes(app);
     await contextRoutes(app, core);
     await skillRoutes(app, core);

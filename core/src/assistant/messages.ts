@@ -32,6 +32,9 @@ export const MessageSchema = Type.Object({
   tools: Type.Array(Type.Object({
     name: Type.String(), status: Type.Union([Type.Literal('started'), Type.Literal('done'), Type.Literal('failed')]),
     arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown())), query: Type.Optional(Type.String()), count: Type.Optional(Type.Integer()), report_id: Type.Optional(Type.String()),
+    /** A call that needed the user's consent: its id and how it was decided. */
+    id: Type.Optional(Type.String()), confirmation: Type.Optional(Type.Union([Type.Literal('approved'), Type.Literal('refused'), Type.Literal('expired')])),
+    proposal: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   })),
   parent_id: Type.Union([Type.String(), Type.Null()]), model: Type.Union([Type.String(), Type.Null()]),
   attachments: Type.Array(Type.Object({ type: Type.Literal('report'), report_id: Type.String(), title: Type.String(), available: Type.Optional(Type.Boolean()), size_bytes: Type.Optional(Type.Integer()) })),

@@ -82,7 +82,7 @@ export class ModelClient {
    * tokens it cost (as reported, else estimated at ~4 characters per token). It is streamed like
    * a reply, since the transport serves streamed calls only.
    */
-  async complete(messages: ChatCompletionMessageParam[], o: { maxTokens: number; signal: AbortSignal; model?: string }): Promise<{ text: string; tokens: number }> {
+  async complete(messages: ChatCompletionMessageParam[], o: { maxTokens: number; signal: AbortSignal; model?: string }): Promise<{ text: string; tokens: number; usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; estimated: boolean } }> {
     const { client, transport } = await this.warm();
     const res = await client.chat.completions.create({
       model: o.model ?? this.ai.model, messages, max_tokens: o.maxTokens, stream: true, stream_options: { include_usage: true },
@@ -90,13 +90,18 @@ export class ModelClient {
     const body = transport.bodyOf(res);
     if (!body) throw new Error('The model endpoint answered without a response body.');
     let text = '';
-    let tokens: number | undefined;
+    let reported: { prompt_tokens?: number; completion_tokens?: number; total_tokens?: number } | undefined;
     await new ModelStream(body, o.signal).each((chunk) => {
-      if (chunk.usage) tokens = chunk.usage.total_tokens ?? undefined;
+      if (chunk.usage) reported = chunk.usage;
       const d = chunk.choices?.[0]?.delta?.content;
       if (d) text += d;
     });
-    return { text, tokens: tokens ?? Math.ceil((JSON.stringify(messages).length + text.length) / 4) };
+    const prompt = Math.ceil(JSON.stringify(messages).length / 4);
+    const completion = Math.ceil(text.length / 4);
+    const usage = reported?.total_tokens !== undefined
+      ? { prompt_tokens: reported.prompt_tokens ?? 0, completion_tokens: reported.completion_tokens ?? 0, total_tokens: reported.total_tokens, estimated: false }
+      : { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, estimated: true };
+    return { text, tokens: usage.total_tokens, usage };
   }
 
   /** Closes the transport's connections (at shutdown, after the streams were stopped and saved). */

@@ -94,6 +94,20 @@ export class Quotas {
     await q.run('UPDATE ai_usage_daily SET tokens = tokens + ?, updated_at = ? WHERE user_id = ? AND day = ?', [Math.round(tokens), this.core.clock.now().toISOString(), userId, day]);
   }
 
+  /** True while the user has tokens left today (the AI digest of a scheduled action asks before calling the model). */
+  async tokensLeft(user: Pick<PublicUser, 'id' | 'max_ai_messages_per_day' | 'max_ai_tokens_per_day'>): Promise<boolean> {
+    const [limits, used] = await Promise.all([this.limits(user), this.usage(user.id, this.today().day)]);
+    return used.tokens < limits.tokens;
+  }
+
+  /** Tokens the service spent for the user outside a chat (the AI digest): counted against today's token quota, no message. */
+  async spendTokens(userId: string, tokens: number): Promise<void> {
+    if (tokens <= 0) return;
+    const { day } = this.today();
+    await this.core.db.run('INSERT INTO ai_usage_daily (user_id, day, messages, tokens, updated_at) VALUES (?, ?, 0, 0, ?) ON CONFLICT (user_id, day) DO NOTHING', [userId, day, this.core.clock.now().toISOString()]);
+    await this.addTokens(userId, day, tokens);
+  }
+
   /** Records one reply and its tokens against the model that wrote it (the admin usage view's per-model figures). */
   async addModelUsage(userId: string, day: string, model: string, tokens: number, q: Queryable = this.core.db): Promise<void> {
     await q.run(`INSERT INTO ai_usage_models (user_id, day, model, messages, tokens, updated_at) VALUES (?, ?, ?, 1, ?, ?)

@@ -16,6 +16,8 @@ import { bool } from './paths.ts';
 import { assistantTools } from './tools.ts';
 import { generateTitle } from './titles.ts';
 import { searchableBy } from './search.ts';
+import { labTools } from './lab-tools.ts';
+import type { Consents } from './consent.ts';
 import type { ToolEvent } from './exchange.ts';
 import type { Quotas } from './quotas.ts';
 import type { Reports } from './reports.ts';
@@ -56,8 +58,8 @@ export class InFlight {
   }
 }
 
-export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; model: ModelClient; reports: Reports; inflight: InFlight; models: Models }): Promise<void> {
-  const { quotas, model, reports, inflight, models } = deps;
+export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; model: ModelClient; reports: Reports; inflight: InFlight; models: Models; consents?: Consents }): Promise<void> {
+  const { quotas, model, reports, inflight, models, consents } = deps;
   const log = core.logs.get('assistant');
   const produces = ['text/event-stream', 'application/problem+json'];
 
@@ -142,15 +144,18 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
       throw err;
     }
     await core.db.run('UPDATE chats SET updated_at = ? WHERE id = ?', [now(), chat.id]);
-    const [context, modelName, searchable] = await Promise.all([assembleContext(core, user.id, chat, userMessage), models.forChat(chat.model ?? null), searchableBy(core.db, user.id)]);
     const assistantId = newId();
+    const [context, modelName, searchable, relayTools] = await Promise.all([
+      assembleContext(core, user.id, chat, userMessage, user.locale), models.forChat(chat.model ?? null), searchableBy(core.db, user.id),
+      labTools(core, user, { chatId: chat.id, messageId: assistantId, consents }),
+    ]);
     const base = { id: assistantId, chat_id: chat.id, user_id: user.id, role: 'assistant', context_version: context.contextVersion, parent_id: userMessage.id, model: modelName } satisfies Partial<NewMessage>;
 
     const controller = new AbortController();
     let finished = false;
     const onClose = () => { if (!finished) controller.abort(); };
     reply.raw.on('close', onClose);
-    const tools = assistantTools(reports, user, log, core.db, searchable);
+    const tools = assistantTools(reports, user, log, core.db, searchable, relayTools);
     const maxToolRounds = core.config.ai.maxToolRounds;
     /** The reply's finished tool calls, stored with it. */
     const calls: ToolEvent[] = [];
@@ -193,7 +198,8 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
         sink: {
           delta: (text) => sse.delta(text),
           tool: ({ result, ...event }) => {
-            if (event.status !== 'started') calls.push({ ...event, result });
+            // A proposal waiting for the user is shown, not stored: its decided call follows.
+            if (event.status !== 'started' && event.status !== 'needs_confirmation') calls.push({ ...event, result });
             sse.send('tool', event);
           },
         },

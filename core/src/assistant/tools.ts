@@ -5,6 +5,9 @@ import type { Database } from '../db/database.ts';
 import type { Reports } from './reports.ts';
 import { excerpt, ftsTerms } from './fts.ts';
 import { searchChunks, searchMemory } from './search.ts';
+import { lab } from './lab-strings.ts';
+import type { LabTools } from './lab-tools.ts';
+import type { Decided } from './consent.ts';
 
 export interface ToolOutcome {
   ok: boolean;
@@ -13,6 +16,11 @@ export interface ToolOutcome {
   report?: { id: string; title: string };
   /** For the compact line shown with the reply: what was searched for and how many results came back. */
   summary?: { query: string; count: number };
+  /**
+   * Set when the call only proposed an action (send_notification, schedule_message): nothing is
+   * done until the user decides. `decision` waits for that and gives the outcome the model reads.
+   */
+  confirm?: { id: string; expires_at: string; proposal: Record<string, unknown>; decision(signal: AbortSignal): Promise<Decided> };
 }
 
 /** The tools offered to the model for one reply, bound to the user it answers. */
@@ -28,37 +36,31 @@ export const SEARCH_DOCUMENTS = 'search_documents';
 /** Bounds of what a search tool returns: results, characters per excerpt, characters in all. */
 export const SEARCH_LIMITS = { results: 6, excerptChars: 600, totalChars: 3000 };
 
-const query = { type: 'object', properties: { query: { type: 'string', description: 'Words to look for, in the language the entries are written in.' } }, required: ['query'], additionalProperties: false };
-
-const definitions: ChatCompletionTool[] = [{
-  type: 'function',
-  function: {
-    name: SEARCH_MEMORY,
-    description: "Search the user's memory entries (health notes, allergies, medication, measurements, dated events) by words. Use it whenever the answer may depend on something the user recorded. Returns the best matching entries.",
-    parameters: query,
-  },
-}, {
-  type: 'function',
-  function: {
-    name: SEARCH_DOCUMENTS,
-    description: "Search the text of the user's uploaded documents (letters, lab results, PDFs) by words. Returns the best matching excerpts, each with the document name and, for PDFs, the page.",
-    parameters: query,
-  },
-}, {
-  type: 'function',
-  function: {
-    name: GENERATE_HEALTH_REPORT,
-    description: "Compile a PDF health report from the user's memory entries (health notes, measurements, dated events) and the most relevant excerpts of their uploaded documents. Returns the report id and its download link; the user sees a download card for it under your reply.",
-    parameters: {
-      type: 'object',
-      properties: {
-        title: { type: 'string', description: 'Title of the report; a sensible default is used when omitted.' },
-        locale: { type: 'string', enum: ['en', 'ru'], description: "Language of the report; defaults to the user's language." },
+/** The memory, document and report tools, described in the user's language. */
+function baseDefinitions(l: string): ChatCompletionTool[] {
+  const query = { type: 'object', properties: { query: { type: 'string', description: lab(l, 'param.query') } }, required: ['query'], additionalProperties: false };
+  return [{
+    type: 'function',
+    function: { name: SEARCH_MEMORY, description: lab(l, 'tool.search_memory'), parameters: query },
+  }, {
+    type: 'function',
+    function: { name: SEARCH_DOCUMENTS, description: lab(l, 'tool.search_documents'), parameters: query },
+  }, {
+    type: 'function',
+    function: {
+      name: GENERATE_HEALTH_REPORT,
+      description: lab(l, 'tool.generate_health_report'),
+      parameters: {
+        type: 'object',
+        properties: {
+          title: { type: 'string', description: lab(l, 'param.report_title') },
+          locale: { type: 'string', enum: ['en', 'ru'], description: lab(l, 'param.report_locale') },
+        },
+        additionalProperties: false,
       },
-      additionalProperties: false,
     },
-  },
-}];
+  }];
+}
 
 /** Takes results in order while the characters they add stay within the total bound. */
 function bounded<T>(items: T[], size: (item: T) => number): T[] {
@@ -92,17 +94,21 @@ async function search(db: Database, userId: string, name: string, args: { query?
 }
 
 /**
- * The assistant's tools for `user`. A failing tool is reported to the model, never thrown. The
- * searches are offered with `db`, each only when the user has something it could find (`has`):
- * a search of nothing would cost a round and its tokens for no answer.
+ * The assistant's tools for `user`, described in the user's language. A failing tool is reported
+ * to the model, never thrown. The searches are offered with `db`, each only when the user has
+ * something it could find (`has`): a search of nothing would cost a round and its tokens for no
+ * answer. `relayTools` adds the tools over the relay (lab-tools.ts), offered after these.
  */
-export function assistantTools(reports: Reports, user: PublicUser, log: Logger, db?: Database, has: { memory: boolean; documents: boolean } = { memory: true, documents: true }): Tools {
+export function assistantTools(reports: Reports, user: PublicUser, log: Logger, db?: Database, has: { memory: boolean; documents: boolean } = { memory: true, documents: true }, relayTools?: LabTools): Tools {
   const offered = (name: string) => name === GENERATE_HEALTH_REPORT || (db !== undefined && (name === SEARCH_MEMORY ? has.memory : name === SEARCH_DOCUMENTS ? has.documents : false));
   return {
-    definitions: definitions.filter((d) => d.type === 'function' && offered(d.function.name)),
+    definitions: [...baseDefinitions(user.locale).filter((d) => d.type === 'function' && offered(d.function.name)), ...(relayTools?.definitions ?? [])],
     async run(name, rawArgs) {
       let args: { title?: unknown; locale?: unknown; query?: unknown } = {};
       try { args = rawArgs.trim() ? JSON.parse(rawArgs) : {}; } catch { /* Malformed arguments: fall back to the defaults. */ }
+      if (!args || typeof args !== 'object' || Array.isArray(args)) args = {};
+      const fromLab = relayTools ? await relayTools.run(name, args as Record<string, unknown>) : undefined;
+      if (fromLab) return fromLab;
       if (db && (name === SEARCH_MEMORY || name === SEARCH_DOCUMENTS) && offered(name)) {
         try {
           return await search(db, user.id, name, args);

@@ -188,6 +188,7 @@ export async function planActionsAndTemplates(p: Planner, c: ConfigurationT): Pr
   for (const x of c.actions) {
     const config = structuredClone(x.config);
     if (x.kind === 'digest') config.tracker_id = p.map('trackers', config.tracker_id as string);
+    if (x.kind === 'ai_digest' && Array.isArray(config.provider_ids)) config.provider_ids = (config.provider_ids as string[]).map((id) => p.map('providers', id));
     const uses = x.kind === 'digest' ? [config.tracker_id as string] : config.target_ids as string[];
     if (uses.some((u) => p.absent.has(u))) { p.skip('actions', x.id, `its ${x.kind === 'digest' ? 'tracker' : 'targets'} were not restored`); continue; }
     const match = await p.get('SELECT * FROM actions WHERE id = ?', [x.id]);

@@ -93,7 +93,7 @@ export const ChatRecord = Type.Object({
 }, { additionalProperties: false });
 
 export const ActionRecord = Type.Object({
-  id: Id, user_id: Id, name: Name, kind: Type.Union([Type.Literal('digest'), Type.Literal('message')]),
+  id: Id, user_id: Id, name: Name, kind: Type.Union([Type.Literal('digest'), Type.Literal('message'), Type.Literal('ai_digest')]),
   schedule: Type.String({ minLength: 1, maxLength: 120 }), timezone: Type.String({ minLength: 1, maxLength: 64 }),
   config: Json, enabled: Bool, created_at: Time, updated_at: Time,
 }, { additionalProperties: false });
@@ -104,6 +104,10 @@ export const actionConfig = {
   message: Compile(Type.Object({
     target_ids: Type.Array(Id, { minItems: 1, maxItems: 20, uniqueItems: true }),
     title: Type.String({ minLength: 1, maxLength: 200 }), body: Type.String({ minLength: 1, maxLength: 4000 }),
+  }, { additionalProperties: false })),
+  ai_digest: Compile(Type.Object({
+    target_ids: Type.Array(Id, { minItems: 1, maxItems: 20, uniqueItems: true }),
+    provider_ids: Type.Optional(Type.Array(Id, { minItems: 1, maxItems: 20, uniqueItems: true })),
   }, { additionalProperties: false })),
 };
 

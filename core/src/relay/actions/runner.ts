@@ -4,6 +4,7 @@ import { claimSlot } from '../../jobs/scheduler.ts';
 import { render } from '../templates/engine.ts';
 import type { Relay } from '../pipeline/relay.ts';
 import { cronOf } from '../routes/schedule.ts';
+import { runAiDigest } from './ai-digest.ts';
 
 /** Next run of a cron schedule after `from`, in the action's zone (the same cron the schedule preview uses). */
 export function nextRun(schedule: string, timezone: string, from: Date): Date | null {
@@ -11,7 +12,7 @@ export function nextRun(schedule: string, timezone: string, from: Date): Date | 
   try { return cron.nextRun(from); } finally { cron.stop(); }
 }
 
-/** Runs one action now: a digest of a tracker's events since the last run, or a fixed message. */
+/** Runs one action now: a digest of a tracker's events since the last run, the model's summary of the owner's events (ai-digest.ts), or a fixed message. */
 export async function runAction(core: Core, relay: Relay, actionId: string): Promise<void> {
   const a = await core.db.get('SELECT * FROM actions WHERE id = ?', [actionId]);
   if (!a) return;
@@ -34,6 +35,8 @@ export async function runAction(core: Core, relay: Relay, actionId: string): Pro
         return { occurred_at: e.occurred_at, event_type: e.event_type, summary: render(tpl.title, { ...p, event_type: e.event_type }, 'text') };
       });
       await relay.emitDirect(a.user_id, 'action_digest', { tracker_name: tracker.name, since, events: list, action_name: a.name }, targets);
+    } else if (a.kind === 'ai_digest') {
+      await runAiDigest(core, a, config, now);
     } else {
       const targetIds: string[] = Array.isArray(config.target_ids) ? config.target_ids : [];
       const owned = (await core.db.all<{ id: string }>(`SELECT id FROM targets WHERE user_id = ? AND id IN (${targetIds.map(() => '?').join(',') || "''"})`, [a.user_id, ...targetIds])).map((r) => r.id);

@@ -15,7 +15,7 @@ import { Database as Db } from '../../db/database.ts';
 import { invalidConfig, nowIso, owned, pageSql, relay, validTimeZone, type Page } from './common.ts';
 import { checkSchedule, nextRuns } from './schedule.ts';
 
-const Kind = Type.Union([Type.Literal('digest'), Type.Literal('message')]);
+const Kind = Type.Union([Type.Literal('digest'), Type.Literal('message'), Type.Literal('ai_digest')]);
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Schedule = Type.String({ minLength: 1, maxLength: 120 });
 const Zone = Type.String({ minLength: 1, maxLength: 64 });
@@ -23,14 +23,18 @@ const Config = Type.Object({}, { additionalProperties: true });
 const CreateBody = Type.Object({ name: Name, kind: Kind, schedule: Schedule, timezone: Type.Optional(Zone), config: Config, enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
 const PatchBody = Type.Object({ name: Type.Optional(Name), kind: Type.Optional(Kind), schedule: Type.Optional(Schedule), timezone: Type.Optional(Zone), config: Type.Optional(Config), enabled: Type.Optional(Type.Boolean()) }, { additionalProperties: false });
 
-/** What each kind's config holds. */
-const configSchemas: Record<'digest' | 'message', TSchema> = {
+type ActionKind = 'digest' | 'message' | 'ai_digest';
+const TargetIds = Type.Array(Uuid, { minItems: 1, maxItems: 20, uniqueItems: true });
+
+/** What each kind's config holds. An `ai_digest` summarises the owner's events (of `provider_ids` when given) for `target_ids`. */
+const configSchemas: Record<ActionKind, TSchema> = {
   digest: Type.Object({ tracker_id: Uuid }, { additionalProperties: false }),
   message: Type.Object({
     target_ids: Type.Array(Uuid, { minItems: 1, maxItems: 20, uniqueItems: true }),
     title: Type.String({ minLength: 1, maxLength: 200 }),
     body: Type.String({ minLength: 1, maxLength: 4000 }),
   }, { additionalProperties: false }),
+  ai_digest: Type.Object({ target_ids: TargetIds, provider_ids: Type.Optional(Type.Array(Uuid, { minItems: 1, maxItems: 20, uniqueItems: true })) }, { additionalProperties: false }),
 };
 const PreviewQuery = Type.Object({ schedule: Type.String({ maxLength: 120 }), timezone: Type.Optional(Zone) }, { additionalProperties: false });
 const PREVIEW_RUNS = 5;
@@ -44,10 +48,10 @@ function scheduleProblem(check: Extract<ReturnType<typeof checkSchedule>, { ok: 
   return unprocessable(`The ${check.problem}.`, [{ path, message: check.problem, code: check.code, params: check.params }], check.code, check.params);
 }
 
-const validators = { digest: Compile(configSchemas.digest), message: Compile(configSchemas.message) };
+const validators = { digest: Compile(configSchemas.digest), message: Compile(configSchemas.message), ai_digest: Compile(configSchemas.ai_digest) };
 
 type Row = Record<string, any>;
-interface Input { name: string; kind: 'digest' | 'message'; schedule: string; timezone: string; config: Record<string, unknown>; enabled: boolean }
+export interface ActionInput { name: string; kind: ActionKind; schedule: string; timezone: string; config: Record<string, unknown>; enabled: boolean }
 
 export function actionView(row: Row) {
   return {
@@ -59,7 +63,7 @@ export function actionView(row: Row) {
 }
 
 /** Validates the schedule, time zone and kind-specific config; returns the next run (null when disabled). */
-async function validate(core: Core, userId: string, input: Input): Promise<string | null> {
+export async function validateAction(core: Core, userId: string, input: ActionInput): Promise<string | null> {
   if (!validTimeZone(input.timezone)) {
     throw zoneProblem(input.timezone, 'body/timezone');
   }
@@ -75,6 +79,15 @@ async function validate(core: Core, userId: string, input: Input): Promise<strin
       throw unprocessable('config.tracker_id does not name one of your trackers.', [{ path: 'body/config/tracker_id', message: 'is not one of your trackers' }], 'unknown_tracker');
     }
   } else {
+    if (input.kind === 'ai_digest' && Array.isArray(input.config.provider_ids)) {
+      const pids = input.config.provider_ids as string[];
+      const have = await core.db.all<{ id: string }>(`SELECT id FROM providers WHERE user_id = ? AND id IN (${pids.map(() => '?').join(', ')})`, [userId, ...pids]);
+      const strange = pids.filter((id) => !have.some((f) => f.id === id));
+      if (strange.length) {
+        throw unprocessable(`config.provider_ids names providers that are not yours: ${strange.join(', ')}.`,
+          strange.map((id) => ({ path: `body/config/provider_ids/${pids.indexOf(id)}`, message: 'is not one of your providers' })), 'unknown_provider');
+      }
+    }
     const ids = input.config.target_ids as string[];
     const found = await core.db.all<{ id: string }>(`SELECT id FROM targets WHERE user_id = ? AND id IN (${ids.map(() => '?').join(', ')})`, [userId, ...ids]);
     const missing = ids.filter((id) => !found.some((f) => f.id === id));
@@ -84,6 +97,15 @@ async function validate(core: Core, userId: string, input: Input): Promise<strin
     }
   }
   return input.enabled && check.nextRun ? check.nextRun.toISOString() : null;
+}
+
+/** Writes a validated action (see validateAction for `nextRun`); returns its id. */
+export async function insertAction(core: Core, userId: string, input: ActionInput, nextRun: string | null): Promise<string> {
+  const id = newId();
+  const now = nowIso(core);
+  await core.db.run(`INSERT INTO actions (id, user_id, name, kind, schedule, timezone, config, enabled, next_run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    [id, userId, input.name, input.kind, input.schedule, input.timezone, input.config, input.enabled, nextRun, now, now]);
+  return id;
 }
 
 export async function actionRoutes(app: App, core: Core): Promise<void> {
@@ -116,12 +138,9 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
   app.post('/api/actions', { schema: { tags: ['relay'], summary: 'Create a scheduled action (digest or message)', body: CreateBody }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const b = req.body as Static<typeof CreateBody>;
-    const input: Input = { name: b.name, kind: b.kind, schedule: b.schedule.trim(), timezone: b.timezone ?? 'UTC', config: b.config as Record<string, unknown>, enabled: b.enabled ?? true };
-    const nextRun = await validate(core, user.id, input);
-    const id = newId();
-    const now = nowIso(core);
-    await core.db.run(`INSERT INTO actions (id, user_id, name, kind, schedule, timezone, config, enabled, next_run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [id, user.id, input.name, input.kind, input.schedule, input.timezone, input.config, input.enabled, nextRun, now, now]);
+    const input: ActionInput = { name: b.name, kind: b.kind, schedule: b.schedule.trim(), timezone: b.timezone ?? 'UTC', config: b.config as Record<string, unknown>, enabled: b.enabled ?? true };
+    const nextRun = await validateAction(core, user.id, input);
+    const id = await insertAction(core, user.id, input, nextRun);
     reply.code(201);
     return actionView(await get(id, user.id));
   });
@@ -132,11 +151,11 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
-    const input: Input = {
+    const input: ActionInput = {
       name: b.name ?? row.name, kind: b.kind ?? row.kind, schedule: (b.schedule ?? row.schedule).trim(), timezone: b.timezone ?? row.timezone,
       config: (b.config as Record<string, unknown> | undefined) ?? Db.json(row.config, {}), enabled: b.enabled ?? Db.bool(row.enabled),
     };
-    const nextRun = await validate(core, user.id, input);
+    const nextRun = await validateAction(core, user.id, input);
     await core.db.run('UPDATE actions SET name = ?, kind = ?, schedule = ?, timezone = ?, config = ?, enabled = ?, next_run_at = ?, updated_at = ? WHERE id = ? AND user_id = ?',
       [input.name, input.kind, input.schedule, input.timezone, input.config, input.enabled, nextRun, nowIso(core), row.id, user.id]);
     return actionView(await get(row.id, user.id));
