@@ -25,8 +25,9 @@ import dropDeliveriesEventIndex from './0026_drop_deliveries_event_index.ts';
 import webpush from './0027_webpush.ts';
 import loginKnownAddresses from './0028_login_known_addresses.ts';
 import assistantLab from './0029_assistant_lab.ts';
+import userStorageLimit from './0030_user_storage_limit.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
 export const migrations: Migration[] = [
-  core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, providerOutboundAllow, testEvents, memorySearch, documentChunks, chatSearch, chatControls, messageUpdates, targetOutboundAllow, quietDigest, eventWebhookColumns, messageShownAt, dropDeliveriesEventIndex, webpush, loginKnownAddresses, assistantLab,
+  core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, providerOutboundAllow, testEvents, memorySearch, documentChunks, chatSearch, chatControls, messageUpdates, targetOutboundAllow, quietDigest, eventWebhookColumns, messageShownAt, dropDeliveriesEventIndex, webpush, loginKnownAddresses, assistantLab, userStorageLimit,
 ];
