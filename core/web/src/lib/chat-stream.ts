@@ -10,7 +10,8 @@ import type { Chat, Message } from './types.ts';
 export interface StreamHandlers {
   start?(d: { user_message: Message; assistant_message_id: string; model?: string }): void;
   delta?(d: { content: string }): void;
-  tool?(d: { name: string; status: 'started' | 'done' | 'failed'; report_id?: string; query?: string; count?: number }): void;
+  /** A tool call: started, waiting for the user's consent (`needs_confirmation`, with its id and proposal), done or failed. */
+  tool?(d: { name: string; status: 'started' | 'needs_confirmation' | 'done' | 'failed'; report_id?: string; query?: string; count?: number; id?: string; proposal?: Record<string, unknown>; expires_at?: string; confirmation?: 'approved' | 'refused' | 'expired' }): void;
   /** After `done`, when the service generated the chat's title. */
   title?(d: { chat: Chat }): void;
   done?(d: { message: Message }): void;

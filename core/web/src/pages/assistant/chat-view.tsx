@@ -25,11 +25,12 @@ const temp = (role: Message['role'], chatId: string, content: string): ShownMess
   created_at: new Date().toISOString(), streaming: role === 'assistant',
 });
 
-export function ChatView({ chatId, skills, onChanged, focus }: { chatId: string; skills: Skill[]; onChanged: () => void; focus?: string }) {
+/** `prefill`: the composer's first text (a chat opened with "Ask the assistant" on an event suggests a question). */
+export function ChatView({ chatId, skills, onChanged, focus, prefill }: { chatId: string; skills: Skill[]; onChanged: () => void; focus?: string; prefill?: string }) {
   const chat = useAsync(() => get<Chat>(`/api/v1/chats/${chatId}`), [chatId]);
   const [messages, setMessages] = useState<ShownMessage[] | null>(null);
   const [hasMore, setHasMore] = useState(false);
-  const [draft, setDraft] = useState('');
+  const [draft, setDraft] = useState(prefill ?? '');
   const [streaming, setStreaming] = useState(false);
   const [sendError, setSendError] = useState<unknown>(null);
   const { quota, refresh } = useQuota();
@@ -76,7 +77,8 @@ export function ChatView({ chatId, skills, onChanged, focus }: { chatId: string;
           assistant = { ...assistant, id };
         },
         delta: (d) => { pending += d.content; frame ||= requestAnimationFrame(flush); },
-        tool: (d) => update(assistant.id, (m) => ({ ...m, tools: [...(m.tools ?? []).filter((x) => x.name !== d.name || x.status === 'done'), d] })),
+        // A call replaces the same tool's call in progress (started, or waiting for the user's answer); finished ones stay.
+        tool: (d) => update(assistant.id, (m) => ({ ...m, tools: [...(m.tools ?? []).filter((x) => x.name !== d.name || (x.status !== 'started' && x.status !== 'needs_confirmation')), d] })),
         done: (d) => { cancelAnimationFrame(frame); pending = ''; saved = true; update(assistant.id, (m) => ({ ...d.message, tools: m.tools })); },
         title: (d) => { chat.set(d.chat); onChanged(); },
         error: (d) => { cancelAnimationFrame(frame); flush(); saved = true; update(assistant.id, (m) => ({ ...(d.message ?? m), tools: m.tools, streaming: false, status: 'error', error: d.detail, errorCode: d.code })); },

@@ -1,5 +1,5 @@
 /** Chats: the list (active or archived) and the search over them, beside the open conversation. */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { get, post } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { relative, t } from '../../lib/i18n.ts';
@@ -30,7 +30,12 @@ export function ChatsPage({ params }: { params: Record<string, string> }) {
     } catch (err) { setError(err); } finally { setBusy(false); }
   };
   const selected = params.id;
-  const focus = useLocation().query.get('message') ?? undefined;
+  const query = useLocation().query;
+  const focus = query.get('message') ?? undefined;
+  // Opened with "Ask the assistant" on an event: the composer suggests a question.
+  const prefill = query.get('ask') ? t('lab.ask_question') : undefined;
+  // Offered once: the address loses `ask`, so a reload does not suggest it again.
+  useEffect(() => { if (selected && query.get('ask')) navigate(`/chats/${selected}`, true); }, [selected, query.get('ask')]);
   return (
     <div class={`chat-layout${selected ? ' has-chat' : ''}`}>
       <aside class="chat-list card" aria-label={t('chats.list')}>
@@ -59,7 +64,7 @@ export function ChatsPage({ params }: { params: Record<string, string> }) {
       </aside>
       <section class="chat-main">
         {selected
-          ? <ChatView key={selected} chatId={selected} focus={focus} skills={skills.data ?? []} onChanged={() => void list.reload()} />
+          ? <ChatView key={selected} chatId={selected} focus={focus} prefill={prefill} skills={skills.data ?? []} onChanged={() => void list.reload()} />
           : <div class="card chat-empty"><Empty>{t('chats.pick')}</Empty></div>}
       </section>
     </div>

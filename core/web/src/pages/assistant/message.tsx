@@ -11,8 +11,9 @@ import { Badge, Button } from '../../ui/basics.tsx';
 import { Icon } from '../../ui/icons.tsx';
 import { toast } from '../../ui/toast.tsx';
 import { isSearchTool, ToolLine } from './chat-search.tsx';
+import { isLabTool, LabTool, type LabCall } from './lab-cards.tsx';
 
-export interface ToolNote { name: string; status: 'started' | 'done' | 'failed'; report_id?: string; query?: string; count?: number }
+export interface ToolNote extends LabCall { report_id?: string }
 /** `errorCode` is the stable code of a failure seen in this session (the stream's error event, the refused request). */
 export type ShownMessage = Message & { streaming?: boolean; tools?: ToolNote[]; errorCode?: string };
 
@@ -62,7 +63,7 @@ export function MessageBubble({ m, actions = {} }: { m: ShownMessage; actions?: 
             ? <div class="md" ref={md} dangerouslySetInnerHTML={{ __html: html }} />
             : <p class="plain">{m.content}</p>}
           {m.streaming && !m.content && <span class="typing" role="status" aria-label={t('chat.thinking')}><i /><i /><i /></span>}
-          {m.tools?.map((tool, i) => isSearchTool(tool.name) ? <ToolLine key={i} call={tool} /> : (
+          {m.tools?.map((tool, i) => isSearchTool(tool.name) ? <ToolLine key={i} call={tool as Parameters<typeof ToolLine>[0]['call']} /> : isLabTool(tool.name) ? <LabTool key={i} call={tool} chatId={m.chat_id} /> : (
             <div class="tool" key={i}>
               <Badge tone={tool.status === 'failed' ? 'danger' : tool.status === 'done' ? 'ok' : 'info'}>{t(`chat.tool_${tool.status}`, { name: t('chat.tool_report') })}</Badge>
             </div>

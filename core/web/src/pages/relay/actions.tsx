@@ -1,5 +1,6 @@
 /**
- * Scheduled actions: a digest of a tracker's events or a fixed message, sent on a cron schedule.
+ * Scheduled actions: a digest of a tracker's events, a fixed message, or the assistant's summary of
+ * the user's events (an AI digest), sent on a cron schedule.
  * The list shows each schedule in words with its next and last run; the form checks the schedule
  * as it is typed (sub-minute schedules are refused) and shows the next five runs.
  */
@@ -7,7 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { api, ApiError, del, get, patch, post } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, locale, relative, t } from '../../lib/i18n.ts';
-import type { Target, Tracker } from '../../lib/types.ts';
+import type { Provider, Target, Tracker } from '../../lib/types.ts';
 import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
@@ -15,21 +16,22 @@ import { browserZone, TimeZoneSelect } from '../../ui/timezone.tsx';
 import { errorText, problemVars, toast } from '../../ui/toast.tsx';
 import { shownName } from '../../ui/names.ts';
 
-type Kind = 'digest' | 'message';
+type Kind = 'digest' | 'message' | 'ai_digest';
 interface Action {
   id: string; name: string; kind: Kind; schedule: string; timezone: string; config: Record<string, unknown>; enabled: boolean;
   last_run_at: string | null; last_status: string | null; last_error: string | null; next_run_at: string | null;
 }
-interface Data { actions: Action[]; trackers: Tracker[]; targets: Target[] }
+interface Data { actions: Action[]; trackers: Tracker[]; targets: Target[]; providers: Provider[] }
 
 export function ActionsPage() {
   const data = useAsync<Data>(async () => {
-    const [a, b, c] = await Promise.all([
+    const [a, b, c, p] = await Promise.all([
       get<{ actions: Action[] }>('/api/actions', { limit: 200 }),
       get<{ trackers: Tracker[] }>('/api/trackers', { limit: 200 }),
       get<{ targets: Target[] }>('/api/targets', { limit: 200 }),
+      get<{ providers: Provider[] }>('/api/providers', { limit: 200 }),
     ]);
-    return { actions: a.actions, trackers: b.trackers, targets: c.targets };
+    return { actions: a.actions, trackers: b.trackers, targets: c.targets, providers: p.providers };
   }, []);
   const [editing, setEditing] = useState<Action | 'new' | null>(null);
   const d = data.data;
@@ -49,7 +51,7 @@ export function ActionsPage() {
         </div>
       )}
       {editing && d && (
-        <ActionForm action={editing === 'new' ? undefined : editing} trackers={d.trackers} targets={d.targets}
+        <ActionForm action={editing === 'new' ? undefined : editing} trackers={d.trackers} targets={d.targets} providers={d.providers}
           onClose={() => setEditing(null)} onSaved={() => { setEditing(null); toast.ok(t('common.saved')); void data.reload(); }} />
       )}
     </Page>
@@ -62,9 +64,10 @@ function ActionRow({ action: a, data, onEdit, onChanged }: { action: Action; dat
   // Shown switched at once; put back when the change is refused.
   const [on, setOn] = useState(a.enabled);
   useEffect(() => setOn(a.enabled), [a.enabled]);
+  const targetCount = ((a.config.target_ids as string[] | undefined) ?? []).length;
   const what = a.kind === 'digest'
     ? t('actions.digest_of', { tracker: data.trackers.find((x) => x.id === a.config.tracker_id)?.name ?? '—' })
-    : t('actions.message_to', { count: ((a.config.target_ids as string[] | undefined) ?? []).length });
+    : a.kind === 'ai_digest' ? t('actions.ai_digest_to', { count: targetCount }) : t('actions.message_to', { count: targetCount });
   const run = async () => {
     setRunning(true);
     try {
@@ -167,9 +170,9 @@ function useSchedulePreview(schedule: string, timezone: string): Preview {
   return preview;
 }
 
-interface FormProps { action?: Action; trackers: Tracker[]; targets: Target[]; onClose: () => void; onSaved: () => void }
+interface FormProps { action?: Action; trackers: Tracker[]; targets: Target[]; providers: Provider[]; onClose: () => void; onSaved: () => void }
 
-function ActionForm({ action, trackers, targets, onClose, onSaved }: FormProps) {
+function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: FormProps) {
   const [name, setName] = useState(action?.name ?? '');
   const [kind, setKind] = useState<Kind>(action?.kind ?? 'message');
   const [schedule, setSchedule] = useState(action?.schedule ?? '0 9 * * *');
@@ -179,20 +182,39 @@ function ActionForm({ action, trackers, targets, onClose, onSaved }: FormProps) 
   const [title, setTitle] = useState(String(action?.config.title ?? ''));
   const [body, setBody] = useState(String(action?.config.body ?? ''));
   const [targetIds, setTargetIds] = useState<string[]>((action?.config.target_ids as string[] | undefined) ?? []);
+  const [providerIds, setProviderIds] = useState<string[]>((action?.config.provider_ids as string[] | undefined) ?? []);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [scheduleError, setScheduleError] = useState<string | null>(null);
   const preview = useSchedulePreview(schedule, timezone);
   const previewError = preview && 'error' in preview ? errorText(preview.error) : null;
 
+  const targetPicker = (
+    <fieldset class="fieldset">
+      <legend class="field-label">{t('actions.targets')}</legend>
+      {!targets.length && <p class="small hint-danger">{t('actions.no_targets')}</p>}
+      <div class="check-list">
+        {targets.map((tg) => (
+          <label key={tg.id} class="check">
+            <input type="checkbox" checked={targetIds.includes(tg.id)} data-testid="action-target"
+              onChange={(e) => setTargetIds((e.target as HTMLInputElement).checked ? [...targetIds, tg.id] : targetIds.filter((x) => x !== tg.id))} />
+            <span>{tg.name}</span>
+          </label>
+        ))}
+      </div>
+    </fieldset>
+  );
+
   const submit = async (e: Event) => {
     e.preventDefault();
     setError(null);
     const quick = quickCheck(schedule);
     if (quick) { setScheduleError(t(`problem.${quick.code}`, problemVars(quick.params))); return; }
-    if (kind === 'message' && !targetIds.length) { setError(new ApiError(422, 'action_needs_target', '')); return; }
+    if (kind !== 'digest' && !targetIds.length) { setError(new ApiError(422, 'action_needs_target', '')); return; }
     setBusy(true);
-    const config = kind === 'digest' ? { tracker_id: trackerId } : { target_ids: targetIds, title, body };
+    const config = kind === 'digest' ? { tracker_id: trackerId }
+      : kind === 'ai_digest' ? { target_ids: targetIds, ...(providerIds.length ? { provider_ids: providerIds } : {}) }
+        : { target_ids: targetIds, title, body };
     const payload = { name, kind, schedule: schedule.trim(), timezone, enabled, config };
     try {
       if (action) await patch(`/api/actions/${action.id}`, payload); else await post('/api/actions', payload);
@@ -212,6 +234,7 @@ function ActionForm({ action, trackers, targets, onClose, onSaved }: FormProps) 
             <select value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value as Kind)} data-testid="action-kind">
               <option value="message">{t('actions.kind_message')}</option>
               <option value="digest">{t('actions.kind_digest')}</option>
+              <option value="ai_digest">{t('actions.kind_ai_digest')}</option>
             </select>
           </Field>
         </div>
@@ -230,7 +253,24 @@ function ActionForm({ action, trackers, targets, onClose, onSaved }: FormProps) 
             </>
           )}
         </div>
-        {kind === 'digest' ? (
+        {kind === 'ai_digest' ? (
+          <>
+            {targetPicker}
+            <fieldset class="fieldset">
+              <legend class="field-label">{t('actions.providers')}</legend>
+              <p class="small muted">{providers.length ? t('actions.providers_help') : t('actions.no_providers')}</p>
+              <div class="check-list">
+                {providers.map((p) => (
+                  <label key={p.id} class="check">
+                    <input type="checkbox" checked={providerIds.includes(p.id)} data-testid="action-provider"
+                      onChange={(e) => setProviderIds((e.target as HTMLInputElement).checked ? [...providerIds, p.id] : providerIds.filter((x) => x !== p.id))} />
+                    <span>{shownName(p.name)}</span>
+                  </label>
+                ))}
+              </div>
+            </fieldset>
+          </>
+        ) : kind === 'digest' ? (
           <Field label={t('actions.tracker')} hints={[!trackers.length && { text: t('actions.no_trackers'), danger: true }]}>
             <select required value={trackerId} onChange={(e) => setTrackerId((e.target as HTMLSelectElement).value)} data-testid="action-tracker">
               {trackers.map((tr) => <option key={tr.id} value={tr.id}>{shownName(tr.name)}</option>)}
@@ -244,19 +284,7 @@ function ActionForm({ action, trackers, targets, onClose, onSaved }: FormProps) 
             <Field label={t('actions.message_body')}>
               <textarea required maxLength={4000} rows={4} value={body} onInput={(e) => setBody((e.target as HTMLTextAreaElement).value)} data-testid="action-body" />
             </Field>
-            <fieldset class="fieldset">
-              <legend class="field-label">{t('actions.targets')}</legend>
-              {!targets.length && <p class="small hint-danger">{t('actions.no_targets')}</p>}
-              <div class="check-list">
-                {targets.map((tg) => (
-                  <label key={tg.id} class="check">
-                    <input type="checkbox" checked={targetIds.includes(tg.id)} data-testid="action-target"
-                      onChange={(e) => setTargetIds((e.target as HTMLInputElement).checked ? [...targetIds, tg.id] : targetIds.filter((x) => x !== tg.id))} />
-                    <span>{tg.name}</span>
-                  </label>
-                ))}
-              </div>
-            </fieldset>
+            {targetPicker}
           </>
         )}
         <label class="check"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} /><span>{t('common.enabled')}</span></label>

@@ -2,7 +2,8 @@
  * The event log: filters kept in the URL, each event's readable message and dispatch status at a
  * glance, and on demand its deliveries per target (resend one, or all failed ones) with the history
  * of what was done by hand. Events chosen with their checkboxes, or all matching the filters, can be
- * replayed to chosen targets with today's templates, after a preview of the first messages.
+ * replayed to chosen targets with today's templates, after a preview of the first messages. "Ask the
+ * assistant" on an event opens a chat whose replies carry that event.
  */
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
@@ -75,8 +76,17 @@ function Details({ e, onChanged }: { e: OpsEvent; onChanged: () => void }) {
     } catch (err) { toast.error(err); } finally { setBusy(''); }
   };
   const failed = e.deliveries.filter((d) => d.status === 'failed').length;
+  // A chat about this event: its replies carry the event, its deliveries and the provider's recent events.
+  const ask = async () => {
+    setBusy('ask');
+    try {
+      const chat = await post<{ id: string }>('/api/v1/chats', { event_id: e.id });
+      navigate(`/chats/${chat.id}?ask=1`);
+    } catch (err) { toast.error(err); setBusy(''); }
+  };
   return (
     <div class="details ops-details">
+      <p><Button small icon="send" busy={busy === 'ask'} disabled={Boolean(busy)} onClick={() => void ask()} title={t('lab.ask_help')} data-testid="ask-assistant">{t('lab.ask')}</Button></p>
       <div><h3>{t('events.deliveries')}</h3>
         {!e.deliveries.length ? <p class="muted small">{t('events.no_deliveries')}</p> : (
           <ul class="deliveries">{e.deliveries.map((d) => (
