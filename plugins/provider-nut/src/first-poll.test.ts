@@ -3,12 +3,12 @@
  * battery, or already flagged for a new battery, stays silent on an unchanged second poll, and only
  * a real change afterwards is reported. Through the provider against the fake upsd.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createTestHost } from '@herald/plugin-api/testing';
 import { startFakeNut } from '../test/fakes/nut.ts';
 import { createNutProvider } from './index.ts';
 
-async function upsStartingWith(t: Parameters<Parameters<typeof t.test>[1]>[0], vars: Record<string, string>) {
+async function upsStartingWith(t: Test, vars: Record<string, string>) {
   const fake = await startFakeNut({ vars });
   t.teardown(() => fake.close());
   const h = await createTestHost().provider(createNutProvider({ replyTimeoutMs: 500 }), { host: '127.0.0.1', port: fake.port, ups_name: 'test', low_battery_percent: 20 });
