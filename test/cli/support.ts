@@ -13,8 +13,12 @@ import { testDatabaseUrl, testSecretKey, TEST_PLUGINS } from '../helpers/service
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CLI = path.join(ROOT, 'core/src/cli/main.ts');
-/** The command line as a process runs it: this Node, the service's flags, the entry file. */
-export const CLI_COMMAND: readonly string[] = [process.execPath, ...SERVICE_NODE_FLAGS, CLI];
+/**
+ * The command line as a process runs it: this Node, the service's flags, the resolution conditions
+ * this test process runs with (tap's `herald-source`: the plugin contract from its sources, as the
+ * in-process test services load it, not from a build that may be older), the entry file.
+ */
+export const CLI_COMMAND: readonly string[] = [process.execPath, ...SERVICE_NODE_FLAGS, ...process.execArgv.filter((a) => a.startsWith('--conditions=')), CLI];
 
 export interface Run { code: number | null; stdout: string; stderr: string }
 

@@ -63,7 +63,7 @@ export async function createBackup(m: Messages, o: { secrets?: string }): Promis
     let file;
     try { file = await writeBackup(view, mode, 'manual'); } catch (err) { bar.failed(); throw err; }
     bar.advance(1);
-    bar.done(m.t('backup.written_short'));
+    await bar.done(m.t('backup.written_short'));
     out(m.t('backup.written', { path: path.join(backupsDir(core), file.filename), size: m.bytes(file.size_bytes) }));
     out(m.t(mode === 'include' ? 'backup.with_secrets' : 'backup.without_secrets'));
   });
@@ -150,7 +150,7 @@ export async function stageBackup(m: Messages, file: string, o: { conflictMode?:
       writePending(core, pending);
     } catch (err) { bar.failed(); throw err; }
     bar.advance(1);
-    bar.done(m.t('backup.staged_short'));
+    await bar.done(m.t('backup.staged_short'));
     core.logs.get('backup').info({ conflict_mode: mode, source: pending.source, backup: pending.backup, by: 'command-line' }, 'restore staged');
     out(m.t('backup.staged', { file: absolute, created: m.date(pending.backup.created_at), mode }));
     printSummary(m, pending.summary);

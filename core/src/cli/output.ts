@@ -5,8 +5,6 @@
  * English and the web client's text for its code in other languages, and its field errors.
  */
 import { HttpError } from '../http/problem.ts';
-import { ConfigurationError } from '../config/config.ts';
-import { PluginLoadError } from '../plugins/loader.ts';
 import type { Messages, Params } from './i18n.ts';
 
 /** Exit codes: 0 done, 1 failed or refused, 2 the command line itself was wrong, 130 cancelled at a prompt. */
@@ -28,25 +26,28 @@ export class CliError extends Error {
 /** Problem codes whose text in the web client's locales leaves out what the API's detail names. */
 const SPECIFIC_DETAIL = new Set(['invalid_backup', 'invalid_json', 'json_limits_exceeded', 'forbidden_key', 'restore_conflict', 'validation_failed', 'unknown_format_version', 'newer_service_version', 'no_admin_left', 'backup_secrets_unreadable']);
 
-/** The lines an error prints (without the `herald: ` prefix). */
-export function describeError(err: unknown, m: Messages): { lines: string[]; exitCode: number } {
+/** The lines a refusal by the service's rules prints: the API's detail, or the web client's text for its code in this language. */
+export function problemLines(err: HttpError, m: Messages): string[] {
+  const translated = m.problem(err.code, err.params);
+  // Where the translated sentence is general and the API's detail names the very problem (which
+  // field, which conflict), the detail follows as it is.
+  return translated ? (SPECIFIC_DETAIL.has(err.code) ? [translated, `  ${err.message}`] : [translated]) : [err.message];
+}
+
+/** The lines an error prints (without the `herald: ` prefix), and the exit code. */
+export async function describeError(err: unknown, m: Messages): Promise<{ lines: string[]; exitCode: number }> {
   if (err instanceof CliError) return { lines: [m.t(err.key, err.params)], exitCode: err.exitCode };
-  if (err instanceof HttpError) {
-    const translated = m.problem(err.code, err.params);
-    const lines = [translated ?? err.message];
-    // Where the translated sentence is general and the API's detail names the very problem (which
-    // field, which conflict), the detail follows as it is.
-    if (translated && SPECIFIC_DETAIL.has(err.code)) lines.push(`  ${err.message}`);
-    return { lines, exitCode: EXIT.failed };
-  }
+  if (err instanceof HttpError) return { lines: problemLines(err, m), exitCode: EXIT.failed };
+  // Loaded only now: a command that fails in no such way (or --help) never loads them.
+  const [{ ConfigurationError }, { PluginLoadError }] = await Promise.all([import('../config/config.ts'), import('../plugins/resolve.ts')]);
   if (err instanceof ConfigurationError) return { lines: [m.t('errors.configuration', { reason: err.message })], exitCode: EXIT.failed };
   if (err instanceof PluginLoadError) return { lines: [m.t('errors.plugin_load', { reason: err.message })], exitCode: EXIT.failed };
   const e = err as NodeJS.ErrnoException;
   return { lines: [m.t('errors.unexpected', { reason: e?.message ?? String(err) })], exitCode: EXIT.failed };
 }
 
-export function printError(err: unknown, m: Messages): number {
-  const { lines, exitCode } = describeError(err, m);
+export async function printError(err: unknown, m: Messages): Promise<number> {
+  const { lines, exitCode } = await describeError(err, m);
   process.stderr.write(lines.map((l, i) => (i === 0 ? `herald: ${l}` : l)).join('\n') + '\n');
   return exitCode;
 }

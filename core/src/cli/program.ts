@@ -130,7 +130,7 @@ export async function run(argv: string[]): Promise<number> {
       process.stderr.write(`herald: ${usageMessage(err, m)}\n${m.t('usage.see_help')}\n`);
       return EXIT.usage;
     }
-    return printError(err, m);
+    return await printError(err, m);
   }
   return code;
 }

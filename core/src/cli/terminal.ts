@@ -7,7 +7,7 @@ import { isCancel, password as askPassword, progress } from '@clack/prompts';
 import { checkPassword } from '../auth/passwords.ts';
 import { HttpError } from '../http/problem.ts';
 import type { Messages } from './i18n.ts';
-import { CliError, EXIT, describeError } from './output.ts';
+import { CliError, EXIT, problemLines } from './output.ts';
 
 /** More than any password the rules allow (72 bytes); reading stops there. */
 const STDIN_LIMIT = 64 * 1024;
@@ -27,7 +27,7 @@ export async function passwordFromStdin(): Promise<string> {
 /** The password rules' verdict as the text to show, or undefined when the password passes. */
 function passwordProblem(value: string, m: Messages): string | undefined {
   try { checkPassword(value); return undefined; } catch (err) {
-    if (err instanceof HttpError) return describeError(err, m).lines[0];
+    if (err instanceof HttpError) return problemLines(err, m)[0];
     throw err;
   }
 }
@@ -55,21 +55,49 @@ export async function newPassword(m: Messages, o: { stdin: boolean; email: strin
 export interface Progress {
   advance(step: number, message?: string): void;
   /** Ends the bar with a closing line (nothing when there is no bar). */
-  done(message?: string): void;
+  done(message?: string): Promise<void>;
   failed(): void;
 }
 
-const NO_BAR: Progress = { advance() {}, done() {}, failed() {} };
+const NO_BAR: Progress = { advance() {}, async done() {}, failed() {} };
 
-/** A progress bar of `max` steps on standard output when it is a terminal; otherwise nothing is drawn. */
+/** How often the bar is drawn (clack draws it on a timer, not on each step). */
+const FRAME_MS = 80;
+/** The longest a finished bar waits for its first frame (it is due FRAME_MS after the start). */
+const FIRST_FRAME_WAIT_MS = 1000;
+
+/**
+ * A progress bar of `max` steps on standard output when it is a terminal; otherwise nothing is
+ * drawn. Work quicker than a frame still shows the bar once, full, before its closing line.
+ */
 export function progressBar(max: number, message: string): Progress {
   if (!process.stdout.isTTY) return NO_BAR;
-  const bar = progress({ max: Math.max(1, max), output: process.stdout, style: 'heavy' });
+  const stdout = process.stdout;
+  // Standard output as clack sees it: each write after the start is a frame of the bar (nothing else writes there meanwhile).
+  let starting = true;
+  let drawn!: () => void;
+  const firstFrame = new Promise<void>((resolve) => { drawn = resolve; });
+  const output = new Proxy(stdout, {
+    get(target, prop) {
+      if (prop === 'write') return (...args: Parameters<typeof stdout.write>) => { if (!starting) drawn(); return target.write(...args); };
+      const v = Reflect.get(target, prop, target);
+      return typeof v === 'function' ? v.bind(target) : v;
+    },
+  });
+  const bar = progress({ max: Math.max(1, max), output, style: 'heavy', delay: FRAME_MS });
   bar.start(message);
+  starting = false;
   let ended = false;
   return {
     advance(step, text) { if (!ended && step > 0) bar.advance(step, text); },
-    done(text) { if (!ended) { ended = true; bar.stop(text); } },
+    async done(text) {
+      if (ended) return;
+      ended = true;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([firstFrame, new Promise((resolve) => { timer = setTimeout(resolve, FIRST_FRAME_WAIT_MS); })]);
+      clearTimeout(timer);
+      bar.stop(text);
+    },
     failed() { if (!ended) { ended = true; bar.error(); } },
   };
 }
