@@ -54,15 +54,15 @@ t.test('doctor', async (t) => {
 
     const text = await run({}, []);
     t.equal(text.code, 0);
-    t.match(text.stdout, /^Configuration\n  ✓ SERVICE_\* variables read/);
-    t.match(text.stdout, /\n  ✓ SERVICE_SECRET_KEY opens this database's secrets\n/);
+    t.match(text.stdout, /^Configuration\n {2}✓ SERVICE_\* variables read/);
+    t.match(text.stdout, /\n {2}✓ SERVICE_SECRET_KEY opens this database's secrets\n/);
     t.match(text.stdout, /\n\d+ checks, no failure \(\d+ to look at\)\.\n$/);
   });
 
   t.test('a wrong secret key fails with the fix, exit 1 (in Russian from LANG)', async (t) => {
     const r = await run({ SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'), LANG: 'ru_RU.UTF-8' }, []);
     t.equal(r.code, 1);
-    t.match(r.stdout, /\n  ✗ SERVICE_SECRET_KEY не открывает секреты этой базы: сервис откажется запускаться → укажите ключ, которым зашифрована база;/);
+    t.match(r.stdout, /\n {2}✗ SERVICE_SECRET_KEY не открывает секреты этой базы: сервис откажется запускаться → укажите ключ, которым зашифрована база;/);
     t.match(r.stdout, /\n1 проверка не прошла/);
   });
 
