@@ -4,6 +4,8 @@ export type Role = 'user' | 'admin';
 export interface User {
   id: string; email: string; role: Role; is_active: boolean; locale: string; max_chats: number;
   max_ai_messages_per_day: number | null; max_ai_tokens_per_day: number | null; created_at: string; updated_at: string;
+  /** The user's own storage limit in MB (1,000,000 bytes); null: the service's SERVICE_USER_STORAGE_MB. */
+  max_storage_mb?: number | null;
   /** False for a user restored from a backup without a password (inactive until an administrator sets one). */
   password_set?: boolean;
 }
@@ -93,6 +95,8 @@ export interface Quota {
 }
 export interface Skill { id: string; scope: 'general' | 'personal'; name: string; description: string | null; prompt: string; created_at: string; updated_at: string }
 export interface MemoryEntry { id: string; content: string; category: string | null; recorded_at: string | null; always_include?: boolean; created_at: string; updated_at: string }
+/** GET /api/v1/storage: what documents, memory entries and reports take against the user's limit. */
+export interface Storage { used_bytes: number; limit_bytes: number; limit_mb: number; custom_limit: boolean; exceeded: boolean; documents_bytes: number; memory_bytes: number; reports_bytes: number }
 export interface Doc { id: string; filename: string; media_type: string; size_bytes: number; text_chars: number; created_at: string; excerpt?: string }
 export interface Report { id: string; title: string; locale: string; created_at: string; size_bytes: number }
 export interface Settings { self_registration_enabled: boolean; default_max_chats: number; default_max_ai_messages_per_day: number; default_max_ai_tokens_per_day: number }

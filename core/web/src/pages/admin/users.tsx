@@ -1,4 +1,4 @@
-/** User administration: role, active, chat limit and daily AI limits (empty means the default). */
+/** User administration: role, active, chat limit, daily AI limits and storage limit (empty means the default). */
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, put } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
@@ -29,7 +29,7 @@ export function UsersPage() {
         <div class="table-wrap card">
           <table class="table">
             <thead><tr><th>{t('users.email')}</th><th>{t('users.role')}</th><th>{t('common.status')}</th><th>{t('users.max_chats')}</th>
-              <th>{t('users.messages_per_day')}</th><th>{t('users.tokens_per_day')}</th><th>{t('users.created')}</th><th><span class="sr-only">{t('common.actions')}</span></th></tr></thead>
+              <th>{t('users.messages_per_day')}</th><th>{t('users.tokens_per_day')}</th><th>{t('users.storage')}</th><th>{t('users.created')}</th><th><span class="sr-only">{t('common.actions')}</span></th></tr></thead>
             <tbody>{d.users.map((u) => (
               <tr key={u.id} data-testid="user-row">
                 <td><strong>{u.email}</strong>{u.id === me && <> <Badge tone="info">{t('users.you')}</Badge></>}</td>
@@ -38,6 +38,7 @@ export function UsersPage() {
                 <td>{num(u.max_chats)}</td>
                 <td>{limit(u.max_ai_messages_per_day, d.settings.default_max_ai_messages_per_day)}</td>
                 <td>{limit(u.max_ai_tokens_per_day, d.settings.default_max_ai_tokens_per_day)}</td>
+                <td data-testid="user-storage">{u.max_storage_mb == null ? <span class="muted">{t('users.storage_default')}</span> : t('users.storage_mb', { value: num(u.max_storage_mb) })}</td>
                 <td class="nowrap">{dateTime(u.created_at)}</td>
                 <td class="row-actions">
                   <Button small icon="edit" onClick={() => setEditing(u)}>{t('common.edit')}</Button>
@@ -67,13 +68,14 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
   const [maxChats, setMaxChats] = useState(user ? String(user.max_chats) : '');
   const [messages, setMessages] = useState(user?.max_ai_messages_per_day?.toString() ?? '');
   const [tokens, setTokens] = useState(user?.max_ai_tokens_per_day?.toString() ?? '');
+  const [storage, setStorage] = useState(user?.max_storage_mb?.toString() ?? '');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError(null);
-    const body: Record<string, unknown> = { role, is_active: active, max_ai_messages_per_day: toLimit(messages), max_ai_tokens_per_day: toLimit(tokens) };
+    const body: Record<string, unknown> = { role, is_active: active, max_ai_messages_per_day: toLimit(messages), max_ai_tokens_per_day: toLimit(tokens), max_storage_mb: toLimit(storage) };
     if (maxChats.trim()) body.max_chats = Number(maxChats);
     try {
       onSaved(user ? await patch<User>(`/api/v1/admin/users/${user.id}`, body) : await post<User>('/api/v1/admin/users', { ...body, email, password, locale: lang }));
@@ -111,6 +113,7 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
             {numberField(t('users.tokens_per_day'), tokens, setTokens, 'user-tokens')}
           </div>
         </fieldset>
+        {numberField(t('users.storage_field'), storage, setStorage, 'user-storage-mb', t('users.storage_help'))}
         <ErrorNote error={error} />
         <div class="form-actions"><Button onClick={onClose}>{t('common.cancel')}</Button><Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button></div>
       </form>

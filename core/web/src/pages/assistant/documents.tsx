@@ -3,7 +3,7 @@ import { useRef, useState } from 'preact/hooks';
 import { api, del, get } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { bytes, dateTime, num, t } from '../../lib/i18n.ts';
-import type { Doc } from '../../lib/types.ts';
+import type { Doc, Storage } from '../../lib/types.ts';
 import { Button, Card, ConfirmButton, Empty, ErrorNote, Loading, Page } from '../../ui/basics.tsx';
 import { toast } from '../../ui/toast.tsx';
 
@@ -11,6 +11,8 @@ export function DocumentsPage() {
   const [q, setQ] = useState('');
   const [search, setSearch] = useState('');
   const list = useAsync(() => get<{ documents: Doc[] }>('/api/v1/documents', { q: search, limit: 200 }).then((r) => r.documents), [search]);
+  const storage = useAsync(() => get<Storage>('/api/v1/storage'), []);
+  const reload = () => { void list.reload(); void storage.reload(); };
   const file = useRef<HTMLInputElement>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -26,11 +28,12 @@ export function DocumentsPage() {
       await api('POST', '/api/v1/documents', { form });
       toast.ok(t('documents.uploaded'));
       if (file.current) file.current.value = '';
-      void list.reload();
+      reload();
     } catch (err) { setError(err); } finally { setBusy(false); }
   };
   return (
     <Page title={t('documents.title')} subtitle={t('documents.subtitle')}>
+      {storage.data && <StorageMeter storage={storage.data} />}
       <Card title={t('documents.upload')}>
         <form class="upload" onSubmit={upload}>
           <label class="field grow"><span class="field-label">{t('documents.file')}</span>
@@ -56,12 +59,25 @@ export function DocumentsPage() {
                 <td class="nowrap">{bytes(d.size_bytes)}</td>
                 <td class="nowrap">{t('documents.chars', { n: num(d.text_chars) })}</td>
                 <td class="nowrap">{dateTime(d.created_at)}</td>
-                <td class="row-actions"><ConfirmButton onConfirm={async () => { await del(`/api/v1/documents/${d.id}`); toast.ok(t('common.deleted')); void list.reload(); }} /></td>
+                <td class="row-actions"><ConfirmButton onConfirm={async () => { await del(`/api/v1/documents/${d.id}`); toast.ok(t('common.deleted')); reload(); }} /></td>
               </tr>
             ))}</tbody>
           </table>
         </div>
       )}
     </Page>
+  );
+}
+
+/** Used against the limit, for documents, memory entries and reports together; highlighted near and at the limit. */
+function StorageMeter({ storage: s }: { storage: Storage }) {
+  const pct = s.limit_bytes > 0 ? Math.min(100, Math.round((s.used_bytes / s.limit_bytes) * 100)) : 100;
+  return (
+    <div class={`quota-item storage-meter${s.exceeded ? ' reached' : pct >= 80 ? ' near' : ''}`} data-testid="storage" data-exceeded={s.exceeded ? 'true' : 'false'}>
+      <div class="quota-label"><span>{t('storage.title')}</span><span class="quota-num">{t('storage.used_of', { used: bytes(s.used_bytes), limit: bytes(s.limit_bytes) })}</span></div>
+      <div class="meter" role="meter" aria-label={t('storage.title')} aria-valuemin={0} aria-valuemax={s.limit_bytes} aria-valuenow={Math.min(s.used_bytes, s.limit_bytes)}><span style={{ width: `${pct}%` }} /></div>
+      <small class="hint">{t('storage.breakdown', { documents: bytes(s.documents_bytes), memory: bytes(s.memory_bytes), reports: bytes(s.reports_bytes) })}</small>
+      {s.exceeded && <span class="quota-flag">{t('storage.full')}</span>}
+    </div>
   );
 }
