@@ -53,8 +53,8 @@ function embeddedIpv4(groups: number[]): { v4: string; kind: 'mapped' | 'embedde
   if (zero(0, 5) && groups[5] === 0xffff) return { v4: v4(groups[6]!, groups[7]!), kind: 'mapped' };
   // IPv4-translated (::ffff:0:a.b.c.d, RFC 2765's stateless translation).
   if (zero(0, 4) && groups[4] === 0xffff && groups[5] === 0) return { v4: v4(groups[6]!, groups[7]!), kind: 'embedded' };
-  // IPv4-compatible (::a.b.c.d, deprecated) but not :: or ::1 themselves.
-  if (zero(0, 6) && groups[6] !== 0) return { v4: v4(groups[6]!, groups[7]!), kind: 'embedded' };
+  // IPv4-compatible (::a.b.c.d, deprecated) but not :: or ::1 themselves (::2 is 0.0.0.2, in 0.0.0.0/8).
+  if (zero(0, 6) && (groups[6] !== 0 || groups[7]! > 1)) return { v4: v4(groups[6]!, groups[7]!), kind: 'embedded' };
   // The well-known NAT64 prefix (RFC 6052): 64:ff9b::/96.
   if (groups[0] === 0x64 && groups[1] === 0xff9b && zero(2, 6)) return { v4: v4(groups[6]!, groups[7]!), kind: 'embedded' };
   if (groups[0] === 0x2002) return { v4: v4(groups[1]!, groups[2]!), kind: 'embedded' };

@@ -11,8 +11,9 @@ export function parseCidrList(entries: string[]): net.BlockList {
     const type = family === 6 ? 'ipv6' : 'ipv4';
     if (bits === undefined) list.addAddress(addr!, type);
     else {
-      const n = Number(bits);
-      if (!Number.isInteger(n) || n < 0 || n > (family === 6 ? 128 : 32)) throw new Error(`"${entry}" has an invalid prefix length`);
+      // Digits only: Number('') is 0, so `10.0.0.0/` would otherwise open every address.
+      const n = /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
+      if (!Number.isInteger(n) || n > (family === 6 ? 128 : 32)) throw new Error(`"${entry}" has an invalid prefix length`);
       list.addSubnet(addr!, n, type);
     }
   }

@@ -48,9 +48,10 @@ export function checkOutboundAllow(entries: string[]): { value: string[]; proble
 export function splitOutboundAllow(entries: readonly string[] | null | undefined): SplitAllow {
   const cidrs: string[] = [];
   const hosts: string[] = [];
-  for (const e of entries ?? []) {
-    if (typeof e !== 'string' || !e.trim()) continue;
-    if (net.isIP(e.split('/')[0] ?? '')) cidrs.push(e.trim()); else hosts.push(hostKey(e));
+  for (const raw of entries ?? []) {
+    if (typeof raw !== 'string' || !raw.trim()) continue;
+    const e = raw.trim();
+    if (net.isIP(e.split('/')[0] ?? '')) cidrs.push(e); else hosts.push(hostKey(e));
   }
   return { cidrs, hosts };
 }
