@@ -330,6 +330,7 @@ export const USED_WITHOUT_IMPORT: Record<string, Record<string, string>> = {
     vite: '`vite build`, run by `npm run build:web`',
     '@biomejs/wasm-nodejs': 'the WebAssembly build of Biome that @biomejs/js-api loads for scripts/lint/biome.ts',
     '@types/node': 'the Node types, listed in tsconfig.json "types"',
+    '@stryker-mutator/tap-runner': 'the test runner plugin StrykerJS loads by name (stryker.config.mjs "plugins") for `npm run mutate`',
   },
   core: {
     '@fastify/helmet': 'loaded through createRequire(...).resolve(...) in core/src/http/security-headers.ts',
