@@ -1,15 +1,15 @@
 /**
  * `herald backup …` on a configured service's data (SQLite file, or PostgreSQL in the second pass):
  * create writes what the API's export holds (the same configuration and checksum), with or without
- * secrets; a file that does not validate is refused with the API's very text; stage checks and plans
- * a backup as prepare-restore does, and the next start of the service applies it.
+ * secrets; stage checks and plans a backup as prepare-restore does, and the next start of the
+ * service applies it (bad files: backup-input.test.ts).
  */
 import t from 'tap';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { startService } from '../helpers/service.ts';
-import { configure, exportNow, SECRETS, upload } from '../backup/support.ts';
+import { configure, exportNow, SECRETS } from '../backup/support.ts';
 import { herald, serviceEnv } from './support.ts';
 
 t.test('backup create, list, stage, and the staged restore applied at the next start', async (t) => {
@@ -46,34 +46,6 @@ t.test('backup create, list, stage, and the staged restore applied at the next s
   const listed = await herald(['backup', 'list', '--json'], env);
   t.equal(listed.code, 0, listed.stderr);
   t.same(JSON.parse(listed.stdout).files.map((f: { filename: string }) => path.join(backups, f.filename)), [plainFile, file], 'newest first');
-
-  t.test('a file that does not validate: the API\'s text, exit 1, nothing staged', async (t) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-cli-bad-'));
-    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-    const edited = JSON.parse(fs.readFileSync(file!, 'utf8'));
-    edited.configuration.providers[0].name = 'Edited by hand';
-    const cases: [string, string | Buffer][] = [
-      ['truncated.json', '{"format": "herald-config-backup", "configuration": {'],
-      ['edited.json', JSON.stringify(edited)],
-      ['not-a-backup.json', '{"hello": "world"}'],
-      // One byte over the upload limit (refused at its size whatever it holds; not JSON, so quick to refuse).
-      ['large.json', Buffer.alloc(20 * 1024 * 1024 + 1, 0x78)],
-    ];
-    for (const [name, content] of cases) {
-      fs.writeFileSync(path.join(dir, name), content);
-      const viaApi = await upload(s.url, admin.token, content);
-      t.ok(viaApi.status >= 400 && viaApi.status < 500, `${name}: the API refuses it (${viaApi.status})`);
-      const r = await herald(['backup', 'stage', path.join(dir, name)], env);
-      t.equal(r.code, 1, `${name}: exit 1`);
-      t.equal(r.stderr, `herald: ${viaApi.body.detail}\n`, `${name}: the API's text`);
-    }
-    const ru = await herald(['--lang', 'ru', 'backup', 'stage', path.join(dir, 'edited.json')], env);
-    t.equal(ru.stderr, 'herald: Контрольная сумма копии не совпадает: файл повреждён или изменён.\n', 'the web client\'s Russian text');
-    const missing = await herald(['backup', 'stage', path.join(dir, 'nothing-here.json')], env);
-    t.equal(missing.code, 1);
-    t.equal(missing.stderr, `herald: cannot read ${path.join(dir, 'nothing-here.json')}: ENOENT\n`);
-    t.notOk(fs.existsSync(path.join(dataDir, 'restore', 'pending.json')), 'nothing staged');
-  });
 
   t.test('stage with the service stopped; the next start applies it', async (t) => {
     // Changes made after the backup, which the restore undoes.

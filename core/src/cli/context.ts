@@ -95,9 +95,10 @@ export async function openCliDatabase(config: Config, logs: LoggerFactory, mode:
     const { connectNativeSqlite } = await import('../db/native-connect.ts');
     db = connectNativeSqlite(config.sqlitePath!);
   } else {
-    const { connectPostgres } = await import('../db/open.ts');
+    // As open.ts's connectPostgres, without loading the SQLite driver that module carries.
+    const [{ openPostgres }, { entities }, { Database: Db }] = await Promise.all([import('../db/postgres.ts'), import('../db/entities/index.ts'), import('../db/database.ts')]);
     try {
-      db = await connectPostgres(config, log);
+      db = new Db(await openPostgres(config, log, entities), 'postgresql');
       await db.get('SELECT 1 AS one');
     } catch (err) {
       throw new CliError('db.unreachable', { where, reason: (err as Error).message });
