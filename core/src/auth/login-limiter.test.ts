@@ -87,3 +87,106 @@ t.test('memory stays bounded', async (t) => {
   const sizes = Object.values(l as unknown as Record<string, unknown>).filter((v) => v instanceof Map).map((m) => (m as Map<string, unknown>).size);
   t.ok(sizes.every((n) => n <= 100), `maps hold at most 100 entries (${sizes.join(', ')})`);
 });
+
+/** Real wall-clock instants, so that arithmetic on them behaves as in production. */
+const T0 = Date.UTC(2026, 4, 1, 12, 0, 0);
+const DAY = 86_400_000;
+
+t.test('a success remembered in memory keeps the address known for exactly 30 days', async (t) => {
+  const lockAccount = (l: LoginLimiter, at: number) => { for (let i = 0; i < 10; i++) login(l, 'victim', `bot${i}`, false, at); };
+  const l = new LoginLimiter();
+  t.equal(login(l, 'victim', 'home', true, T0), 0);
+  lockAccount(l, T0 + 30 * DAY - 1);
+  t.equal(l.accountLocked('victim', T0 + 30 * DAY - 1), true);
+  t.equal(login(l, 'victim', 'home', true, T0 + 30 * DAY - 1), 0, 'known until the last millisecond of the 30 days');
+  const l2 = new LoginLimiter();
+  t.equal(login(l2, 'victim', 'home', true, T0), 0);
+  lockAccount(l2, T0 + 30 * DAY);
+  t.equal(login(l2, 'victim', 'home', true, T0 + 30 * DAY), 30, 'unknown once 30 days have passed');
+  t.equal(l2.accountLocked('victim', T0 + 30 * DAY + 30_000), false, 'the account lock is short');
+  t.equal(l2.accountLocked('victim', T0 + 30 * DAY + 29_999), true);
+  t.equal(new LoginLimiter().accountLocked('nobody', T0), false);
+  const l3 = new LoginLimiter();
+  lockAccount(l3, T0);
+  t.equal(l3.begin('victim', 'cafe', T0, false).wait, 30);
+  t.equal(l3.begin('victim', 'home', T0, true).wait, 0, 'the database says the address is known: it gets through');
+});
+
+t.test('a counter is forgotten exactly an hour after its last failure', async (t) => {
+  const l = new LoginLimiter({ pair: { free: 1, baseMs: 1000 } });
+  t.equal(login(l, 'a', 'A', false, T0), 0);
+  t.equal(login(l, 'a', 'A', false, T0 + 1000), 0, 'after the first 1 s lock');
+  t.equal(login(l, 'a', 'A', false, T0 + 1000), 2, 'locked again, for twice as long');
+  t.equal(login(l, 'a', 'A', false, T0 + 1000 + 3_600_000 - 1), 0, 'still remembered one millisecond before the hour: the lock has doubled');
+  t.equal(login(l, 'a', 'A', false, T0 + 1000 + 3_600_000 - 1), 4);
+  const l2 = new LoginLimiter({ pair: { free: 1, baseMs: 1000 } });
+  login(l2, 'a', 'A', false, T0);
+  login(l2, 'a', 'A', false, T0 + 1000);
+  t.equal(login(l2, 'a', 'A', false, T0 + 1000 + 3_600_000), 0, 'forgotten at the hour');
+  t.equal(login(l2, 'a', 'A', false, T0 + 1000 + 3_600_000), 1, 'counting from one again: the first 1 s lock');
+});
+
+t.test('a success from an address that failed before keeps its place in the account\'s count', async (t) => {
+  const l = new LoginLimiter();
+  t.equal(login(l, 'victim', 'A', false, T0), 0, 'A fails once: one failing address');
+  t.equal(login(l, 'victim', 'A', true, T0), 0, 'then logs in (its first failure still counts toward the account)');
+  for (let i = 0; i < 9; i++) t.equal(login(l, 'victim', `bot${i}`, false, T0), 0);
+  t.equal(l.accountLocked('victim', T0), true, 'A and 9 more addresses: 10, the account is locked');
+  t.equal(login(l, 'victim', 'new', true, T0), 30);
+  const fresh = new LoginLimiter();
+  t.equal(login(fresh, 'victim', 'A', true, T0), 0, 'a first attempt that succeeds is taken back whole');
+  for (let i = 0; i < 9; i++) login(fresh, 'victim', `bot${i}`, false, T0);
+  t.equal(fresh.accountLocked('victim', T0), false, '9 failing addresses do not lock it');
+});
+
+t.test('past maxEntries the least recently touched entry goes first, and only it', async (t) => {
+  const l = new LoginLimiter({ maxEntries: 3, pair: { free: 1, baseMs: 30_000 } });
+  for (const a of ['A', 'B', 'C']) t.equal(login(l, 'acct', a, false, T0), 0);
+  t.equal(l.begin('acct', 'A', T0).wait, 30, 'at exactly maxEntries nothing is dropped: A is still locked');
+  login(l, 'acct', 'A', false, T0 + 30_000);
+  // A was touched last; adding D drops B, the least recently touched.
+  t.equal(login(l, 'acct', 'D', false, T0 + 30_000), 0);
+  t.equal(l.begin('acct', 'A', T0 + 30_000).wait, 60, 'A, touched again, is kept (its lock doubled)');
+  t.equal(l.begin('acct', 'C', T0 + 1).wait, 30, 'C is kept');
+  t.equal(l.begin('acct', 'D', T0 + 30_000).wait, 30, 'D is kept');
+  t.equal(l.begin('acct', 'B', T0 + 1).wait, 0, 'B alone was dropped');
+});
+
+t.test('a success whose counters were dropped meanwhile is still taken back cleanly', async (t) => {
+  const l = new LoginLimiter({ maxEntries: 1 });
+  const first = l.begin('me', 'A', T0).attempt!;
+  l.begin('other', 'B', T0);
+  t.doesNotThrow(() => l.succeeded(first, T0), 'the address and account counters of A are gone');
+  t.equal(l.begin('other', 'B', T0).wait, 0);
+});
+
+t.test('the known addresses in the database: remembered, found within the window, pruned after it', async (t) => {
+  const { default: Sqlite } = await import('better-sqlite3');
+  const migration = (await import('../../../migrations/0028_login_known_addresses.ts')).default;
+  const sqlite = new Sqlite(':memory:');
+  t.teardown(() => sqlite.close());
+  for (const sql of migration.up()) sqlite.exec(sql as string);
+  const q = {
+    dialect: 'sqlite' as const,
+    all: async (sql: string, p: unknown[] = []) => sqlite.prepare(sql).all(...(p as [])) as any[],
+    get: async (sql: string, p: unknown[] = []) => sqlite.prepare(sql).get(...(p as [])) as any,
+    run: async (sql: string, p: unknown[] = []) => sqlite.prepare(sql).run(...(p as [])).changes,
+  };
+  const { KnownAddresses } = await import('./login-limiter.ts');
+  const at = (ms: number) => new Date(T0 + ms);
+  await KnownAddresses.remember(q, 'me', 'home', at(0), 30 * DAY);
+  t.equal(await KnownAddresses.has(q, 'me', 'home', at(0)), true, 'found since the instant it was recorded');
+  t.equal(await KnownAddresses.has(q, 'me', 'home', at(1)), false, 'not since a later instant');
+  t.equal(await KnownAddresses.has(q, 'me', 'cafe', at(-DAY)), false);
+  t.equal(await KnownAddresses.has(q, 'you', 'home', at(-DAY)), false, 'per account');
+  await KnownAddresses.remember(q, 'me', 'cafe', at(10 * DAY), 30 * DAY);
+  await KnownAddresses.remember(q, 'me', 'home', at(20 * DAY), 30 * DAY);
+  t.equal(await KnownAddresses.has(q, 'me', 'home', at(20 * DAY)), true, 'a new success moves the time forward');
+  t.same(sqlite.prepare('SELECT address FROM login_known_addresses ORDER BY address').all(), [{ address: 'cafe' }, { address: 'home' }], 'one row per address');
+  await KnownAddresses.remember(q, 'you', 'old', at(0), 30 * DAY);
+  await KnownAddresses.remember(q, 'me', 'home', at(40 * DAY), 30 * DAY);
+  t.same(sqlite.prepare('SELECT account, address FROM login_known_addresses ORDER BY account, address').all(), [{ account: 'me', address: 'cafe' }, { account: 'me', address: 'home' }, { account: 'you', address: 'old' }],
+    'an address exactly 30 days old is kept; other accounts are not pruned');
+  await KnownAddresses.remember(q, 'me', 'home', at(40 * DAY + 1), 30 * DAY);
+  t.same(sqlite.prepare(`SELECT address FROM login_known_addresses WHERE account = 'me' ORDER BY address`).all(), [{ address: 'home' }], 'older than 30 days: pruned');
+});
