@@ -17,12 +17,12 @@ t.test('--help on every command, in English and Russian', async (t) => {
     const m = new Messages(lang);
     const all = leaves(buildProgram(m, () => {}) as unknown as Cmd);
     t.same(all.map(([p]) => p.join(' ')).sort(), ['backup create', 'backup list', 'backup stage', 'backup unstage', 'doctor', 'events prune', 'events stats',
-      'user activate', 'user create', 'user deactivate', 'user list', 'user reset-password', 'user revoke-sessions'], `${lang}: the commands`);
+      'plugin install', 'plugin list', 'plugin remove', 'user activate', 'user create', 'user deactivate', 'user list', 'user reset-password', 'user revoke-sessions'], `${lang}: the commands`);
     for (const [p, c] of all) {
       const help = c.helpInformation();
       t.match(help, new RegExp(`^${lang === 'en' ? 'Usage' : 'Использование'}: herald ${p.join(' ')} `), `${lang}: ${p.join(' ')} has a usage line`);
       t.ok(c.description().length > 20 && help.includes(c.description().slice(0, 20)), `${lang}: ${p.join(' ')} is described`);
-      t.notOk(/\b(help|user|backup|events|doctor|usage)\.[a-z_]+/.test(help), `${lang}: ${p.join(' ')} has no missing string`);
+      t.notOk(/\b(help|user|backup|events|doctor|usage|plugin)\.[a-z_]+/.test(help), `${lang}: ${p.join(' ')} has no missing string`);
     }
   }
 

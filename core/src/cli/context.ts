@@ -167,7 +167,7 @@ export function cliCore(config: Config, logs: LoggerFactory, db: Database, plugi
  * commands need (so that a broken third-party plugin cannot lock an operator out).
  */
 export async function cliPlugins(config: Config, which: 'all' | 'always'): Promise<LoadedPlugin[]> {
-  return loadPlugins(which === 'all' ? config.plugins : [...ALWAYS_LOADED_PLUGINS]);
+  return loadPlugins(which === 'all' ? config.plugins : [...ALWAYS_LOADED_PLUGINS], { pluginDir: config.pluginDir });
 }
 
 /** Configuration, database and plugins together; the caller closes the core. */

@@ -1,8 +1,8 @@
 /**
  * `herald doctor`: one line per check, ✓ passed, ! worth a look, ✗ failed (with what to do), - not
- * applicable here; exit code 1 when any check failed. Reads only: the database is never migrated or
- * written, no plugin instance is started, no request is sent beyond a TCP connection (and the SMTP
- * listener's greeting).
+ * applicable here; exit code 1 when any check failed. The database is never migrated or written, no
+ * plugin instance is started, no request is sent beyond a TCP connection (and the SMTP listener's
+ * greeting); loading the plugins links the plugin directory's contract as every start does.
  *
  * Configuration (the SERVICE_* variables as the service reads them, CORS, the data folder writable),
  * the database (reachable, integrity, migrations, WAL or size), the secret key against the database's
@@ -93,17 +93,19 @@ async function checkPlugins(r: Report, config: Config): Promise<LoadedPlugin[]> 
   const specs: string[] = [];
   for (const spec of config.plugins) {
     try {
-      const [p] = await loadPlugins([spec]);
+      const [p] = await loadPlugins([spec], { pluginDir: config.pluginDir });
       loaded.push(p!);
       specs.push(spec);
       r.add('plugins', `plugin:${spec}`, 'ok', 'doctor.plugin_ok', { name: p!.packageName, kind: p!.kind, id: p!.id });
+      // What the plugin validator finds without refusing the load (the service logs it at each start).
+      for (const w of p!.warnings ?? []) r.add('plugins', `plugin:${spec}:${w.code}:${w.path}`, 'warn', 'doctor.plugin_warning', { name: p!.packageName, message: w.message });
     } catch (err) {
       if (!(err instanceof PluginLoadError)) throw err;
       r.add('plugins', `plugin:${spec}`, 'fail', 'doctor.plugin_failed', { reason: err.message });
     }
   }
   try {
-    await loadPlugins(specs);
+    await loadPlugins(specs, { pluginDir: config.pluginDir });
     findSelfMonitoringReceiver(loaded);
   } catch (err) {
     if (!(err instanceof PluginLoadError)) throw err;

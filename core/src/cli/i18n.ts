@@ -86,7 +86,7 @@ export class Messages {
    * The text of a service problem code in this language, from the web client's problem texts.
    * Undefined in English: there the problem's own detail, the API's text, is shown instead.
    */
-  problem(code: string, params?: Params): string | undefined {
+  problemText(code: string, params?: Params): string | undefined {
     if (this.lang === 'en') return undefined;
     this.problems ??= readTree(new URL(`${this.lang}/web/problems.json`, LOCALES));
     const text = lookup(this.problems, `problem.${code}`);

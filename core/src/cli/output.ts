@@ -28,7 +28,7 @@ const SPECIFIC_DETAIL = new Set(['invalid_backup', 'invalid_json', 'json_limits_
 
 /** The lines a refusal by the service's rules prints: the API's detail, or the web client's text for its code in this language. */
 export function problemLines(err: HttpError, m: Messages): string[] {
-  const translated = m.problem(err.code, err.params);
+  const translated = m.problemText(err.code, err.params);
   // Where the translated sentence is general and the API's detail names the very problem (which
   // field, which conflict), the detail follows as it is.
   return translated ? (SPECIFIC_DETAIL.has(err.code) ? [translated, `  ${err.message}`] : [translated]) : [err.message];
@@ -39,9 +39,9 @@ export async function describeError(err: unknown, m: Messages): Promise<{ lines:
   if (err instanceof CliError) return { lines: [m.t(err.key, err.params)], exitCode: err.exitCode };
   if (err instanceof HttpError) return { lines: problemLines(err, m), exitCode: EXIT.failed };
   // Loaded only now: a command that fails in no such way (or --help) never loads them.
-  const [{ ConfigurationError }, { PluginLoadError }] = await Promise.all([import('../config/config.ts'), import('../plugins/resolve.ts')]);
+  const [{ ConfigurationError }, { PluginLoadError }, { PluginDirError }] = await Promise.all([import('../config/config.ts'), import('../plugins/resolve.ts'), import('../plugins/plugin-dir.ts')]);
   if (err instanceof ConfigurationError) return { lines: [m.t('errors.configuration', { reason: err.message })], exitCode: EXIT.failed };
-  if (err instanceof PluginLoadError) return { lines: [m.t('errors.plugin_load', { reason: err.message })], exitCode: EXIT.failed };
+  if (err instanceof PluginLoadError || err instanceof PluginDirError) return { lines: [m.t('errors.plugin_load', { reason: err.message })], exitCode: EXIT.failed };
   const e = err as NodeJS.ErrnoException;
   return { lines: [m.t('errors.unexpected', { reason: e?.message ?? String(err) })], exitCode: EXIT.failed };
 }

@@ -112,6 +112,17 @@ export function buildProgram(m: Messages, done: (code: number) => void): Command
     .option('--json', t('help.json'))
     .action(act(async (o: { json?: boolean }) => (await import('./events.ts')).eventStats(m, o)));
 
+  // plugin: the plugin directory (SERVICE_PLUGIN_DIR).
+  const plugin = program.command('plugin').description(t('help.plugin'));
+  plugin.command('list').description(t('help.plugin_list'))
+    .option('--json', t('help.json'))
+    .action(act(async (o: { json?: boolean }) => (await import('./plugins.ts')).listPluginDir(m, o)));
+  plugin.command('install').description(t('help.plugin_install'))
+    .argument('<spec>', t('help.plugin_spec'))
+    .action(act(async (spec: string) => (await import('./plugins.ts')).installPluginCommand(m, spec)));
+  plugin.command('remove').description(t('help.plugin_remove'))
+    .argument('<name>', t('help.plugin_name'))
+    .action(act(async (name: string) => (await import('./plugins.ts')).removePluginCommand(m, name)));
   return program;
 }
 
