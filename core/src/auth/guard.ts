@@ -45,14 +45,23 @@ export async function authenticate(core: Core, req: FastifyRequest): Promise<Pub
  * 401 or 403, never a 422 that would describe the route's schema.
  */
 const GUARD = Symbol('herald.guard');
-type Guard = ((req: FastifyRequest, reply: FastifyReply) => Promise<void>) & { [GUARD]?: true };
-const guard = (fn: (req: FastifyRequest, reply: FastifyReply) => Promise<void>): Guard => Object.assign(fn, { [GUARD]: true as const });
+/** Who a guard lets through: any signed-in user, or administrators only. */
+type GuardRole = 'user' | 'admin';
+type Guard = ((req: FastifyRequest, reply: FastifyReply) => Promise<void>) & { [GUARD]?: GuardRole };
+const guard = (role: GuardRole, fn: (req: FastifyRequest, reply: FastifyReply) => Promise<void>): Guard => Object.assign(fn, { [GUARD]: role });
 
-export const requireUser = (core: Core) => guard(async (req) => { await authenticate(core, req); });
-export const requireAdmin = (core: Core) => guard(async (req) => {
+export const requireUser = (core: Core) => guard('user', async (req) => { await authenticate(core, req); });
+export const requireAdmin = (core: Core) => guard('admin', async (req) => {
   const u = await authenticate(core, req);
   if (u.role !== 'admin') throw forbidden('This needs an administrator.');
 });
+
+/** The roles of the guards a route names (in `onRequest` or `preHandler`): what it answers 401 and 403 for. */
+export function guardRoles(route: { preHandler?: unknown; onRequest?: unknown }): Set<GuardRole> {
+  const list = (v: unknown): unknown[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+  const roles = [...list(route.onRequest), ...list(route.preHandler)].map((h) => (typeof h === 'function' ? (h as Guard)[GUARD] : undefined));
+  return new Set(roles.filter((r): r is GuardRole => r !== undefined));
+}
 
 /** An `onRoute` hook: moves the route's guards from `preHandler` to the front of its `onRequest` hooks. */
 export function guardsFirst(route: { preHandler?: unknown; onRequest?: unknown }): void {

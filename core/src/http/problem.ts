@@ -54,3 +54,90 @@ export interface ProblemBody {
 export function problem(status: number, code: string, detail: string, errors?: FieldError[], params?: ProblemParams): ProblemBody {
   return { type: 'about:blank', title: TITLES[status] ?? 'Error', status, detail, code, ...(params ? { params } : {}), ...(errors ? { errors } : {}) };
 }
+
+/** The params of a schema error a client can use (scalars and lists of strings). */
+export function plainParams(params: Record<string, unknown> | undefined): ProblemParams {
+  const out: ProblemParams = {};
+  for (const [k, v] of Object.entries(params ?? {})) {
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') out[k] = v;
+    else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) out[k] = v;
+  }
+  return out;
+}
+
+const TYPE_NAMES: Record<string, string> = {
+  string: 'a string', integer: 'a whole number', number: 'a number', boolean: 'true or false', object: 'an object', array: 'a list', null: 'null',
+};
+const FORMAT_NAMES: Record<string, string> = {
+  uuid: 'a UUID', 'date-time': 'a date and time (ISO 8601, e.g. 2030-01-31T12:00:00Z)', date: 'a date (YYYY-MM-DD)', time: 'a time of day',
+  email: 'an email address', uri: 'an absolute URL', url: 'an absolute URL', hostname: 'a host name', ipv4: 'an IPv4 address', ipv6: 'an IPv6 address',
+};
+const show = (v: unknown): string => (typeof v === 'string' ? v : JSON.stringify(v));
+/** "a, b or c". */
+function orList(items: string[]): string {
+  return items.length < 2 ? (items[0] ?? '') : `${items.slice(0, -1).join(', ')} or ${items.at(-1)}`;
+}
+const count = (n: unknown, one: string, many: string): string => `${String(n)} ${Number(n) === 1 ? one : many}`;
+
+/**
+ * What a JSON Schema keyword says about a field, to follow its name ("must be at most 200"), from
+ * the keyword's params as Ajv and TypeBox give them; undefined when the params needed are missing.
+ */
+export function keywordPhrase(code: string | undefined, params: Record<string, unknown> = {}): string | undefined {
+  const limit = params.limit;
+  const has = (v: unknown) => v !== undefined && v !== null;
+  switch (code) {
+    case 'required': return 'is required';
+    // Ajv names the field itself (the path points at it); TypeBox lists the fields of the object.
+    case 'additionalProperties': return Array.isArray(params.additionalProperties) ? `has fields it does not allow: ${params.additionalProperties.map(show).join(', ')}` : 'is not allowed';
+    case 'boolean': case 'false schema': case 'not': return 'is not allowed';
+    case 'type': {
+      const types = (Array.isArray(params.type) ? params.type : String(params.type ?? '').split(',')).map(String).filter(Boolean);
+      return types.length ? `must be ${orList(types.map((t) => TYPE_NAMES[t] ?? t))}` : undefined;
+    }
+    case 'const': return 'allowedValue' in params ? `must be ${show(params.allowedValue)}` : undefined;
+    case 'enum': return Array.isArray(params.allowedValues) ? `must be one of: ${params.allowedValues.map(show).join(', ')}` : undefined;
+    case 'minLength': return has(limit) ? (Number(limit) === 1 ? 'must not be empty' : `must be at least ${count(limit, 'character', 'characters')} long`) : undefined;
+    case 'maxLength': return has(limit) ? `must be at most ${count(limit, 'character', 'characters')} long` : undefined;
+    case 'minimum': return has(limit) ? `must be at least ${String(limit)}` : undefined;
+    case 'maximum': return has(limit) ? `must be at most ${String(limit)}` : undefined;
+    case 'exclusiveMinimum': return has(limit) ? `must be greater than ${String(limit)}` : undefined;
+    case 'exclusiveMaximum': return has(limit) ? `must be less than ${String(limit)}` : undefined;
+    case 'minItems': return has(limit) ? (Number(limit) === 1 ? 'must not be empty' : `must have at least ${count(limit, 'item', 'items')}`) : undefined;
+    case 'maxItems': return has(limit) ? `must have at most ${count(limit, 'item', 'items')}` : undefined;
+    case 'minProperties': return has(limit) ? (Number(limit) === 1 ? 'must not be empty' : `must have at least ${count(limit, 'field', 'fields')}`) : undefined;
+    case 'maxProperties': return has(limit) ? `must have at most ${count(limit, 'field', 'fields')}` : undefined;
+    case 'uniqueItems': return 'must not list the same item twice';
+    case 'multipleOf': return has(params.multipleOf) ? `must be a multiple of ${String(params.multipleOf)}` : undefined;
+    case 'pattern': return has(params.pattern) ? `must match the pattern ${String(params.pattern)}` : undefined;
+    case 'format': return has(params.format) ? `must be ${FORMAT_NAMES[String(params.format)] ?? `in the ${String(params.format)} format`}` : undefined;
+    case 'anyOf': case 'oneOf': return 'does not match any of the forms it accepts';
+    default: return undefined;
+  }
+}
+
+/** The name of the place a field error's `path` points at: "The field config.url", "The query parameter limit". */
+export function fieldName(path: string): string {
+  const [where = '', ...rest] = path.split('/');
+  const name = rest.map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~')).join('.');
+  switch (where) {
+    case 'body': return name ? `The field ${name}` : 'The request body';
+    case 'querystring': return name ? `The query parameter ${name}` : 'The query string';
+    case 'params': return name ? `The path parameter ${name}` : 'The path';
+    case 'headers': return name ? `The header ${name}` : 'The headers';
+    default: return `The field ${[where, ...rest].filter(Boolean).join('.')}`;
+  }
+}
+
+/** One field error as an English sentence: "The field role must be one of: admin, user." */
+export function fieldSentence(e: Pick<FieldError, 'path' | 'message'>): string {
+  const message = e.message.trim().replace(/\.$/, '');
+  return `${fieldName(e.path)} ${message}.`;
+}
+
+/** Field errors as sentences, the first `max` of them and how many more there are. */
+export function fieldSentences(errors: Pick<FieldError, 'path' | 'message'>[], max = 5): string {
+  const sentences = [...new Set(errors.map(fieldSentence))];
+  const more = sentences.length - max;
+  return [...sentences.slice(0, max), ...(more > 0 ? [`There ${more === 1 ? 'is 1 more problem' : `are ${more} more problems`}.`] : [])].join(' ');
+}

@@ -7,8 +7,10 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../logging/logger.ts';
-import { HttpError, problem, type ProblemParams } from './problem.ts';
-import { validatorCompiler } from './validation.ts';
+import { fieldSentences, HttpError, problem } from './problem.ts';
+import { schemaFieldErrors, validatorCompiler } from './validation.ts';
+import { buildSerializer, documentErrors } from './openapi.ts';
+import { Problem } from './schemas.ts';
 import { collectCredentialPaths, requestLog } from './request-log.ts';
 import { guardsFirst } from '../auth/guard.ts';
 import type { CredentialPaths } from '../logging/credential-paths.ts';
@@ -32,11 +34,15 @@ export async function createServer(config: Config, log: Logger, version: string,
     return503OnClosing: true,
     forceCloseConnections: false,
     logController: requestLog(credentialPaths),
+    schemaController: { compilersFactory: { buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.setValidatorCompiler(validatorCompiler);
   collectCredentialPaths(app, credentialPaths);
   // Every route authenticates and authorizes before its body is parsed and validated.
   app.addHook('onRoute', guardsFirst);
+  // Every route's OpenAPI answers list the errors its shape and guards can give (problem details).
+  app.addHook('onRoute', documentErrors);
+  app.addSchema(Problem);
 
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_req, body: Buffer, done) => {
     if (body.length === 0) return done(null, undefined);
@@ -47,33 +53,19 @@ export async function createServer(config: Config, log: Logger, version: string,
     }
   });
 
-  /** The JSON Schema keyword and its parameters, so that a client can phrase the field's problem itself. */
-  const schemaCode = (v: { keyword?: string; params?: Record<string, unknown> }): { code?: string; params?: ProblemParams } => {
-    if (!v.keyword) return {};
-    const params: ProblemParams = {};
-    for (const [k, val] of Object.entries(v.params ?? {})) {
-      if (typeof val === 'string' || typeof val === 'number' || typeof val === 'boolean') params[k] = val;
-      else if (Array.isArray(val) && val.every((x) => typeof x === 'string')) params[k] = val;
-    }
-    return { code: v.keyword, params };
-  };
-
   app.setErrorHandler((err: FastifyError & { validation?: any[]; validationContext?: string }, req, reply) => {
     if (err instanceof HttpError) {
       if (err.headers) reply.headers(err.headers);
       return reply.code(err.status).type('application/problem+json').send(problem(err.status, err.code, err.message, err.errors, err.params));
     }
     if (err.validation) {
-      const errors = err.validation.map((v) => ({
-        path: `${err.validationContext ?? 'body'}${v.instancePath || ''}${v.params?.additionalProperty ? `/${v.params.additionalProperty}` : ''}${v.params?.missingProperty ? `/${v.params.missingProperty}` : ''}`,
-        message: v.keyword === 'additionalProperties' ? 'is not an allowed field' : v.message ?? 'is invalid',
-        ...schemaCode(v),
-      }));
+      // Each field's problem keeps its keyword and params (a client words them itself); the detail says them in sentences.
+      const errors = schemaFieldErrors(err.validation, err.validationContext ?? 'body');
       const where = err.validationContext === 'querystring' ? 'query string' : err.validationContext === 'params' ? 'path' : 'request body';
       const status = err.validationContext === 'params' ? 404 : 422;
       if (status === 404) return reply.code(404).type('application/problem+json').send(problem(404, 'not_found', 'Resource was not found.'));
       return reply.code(422).type('application/problem+json').send(problem(422, 'validation_failed',
-        `The ${where} is invalid: ${errors.map((e) => `${e.path} ${e.message}`).join('; ')}.`, errors));
+        `The ${where} is invalid. ${fieldSentences(errors)}`, errors));
     }
     const status = err.statusCode && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
     const byCode: Record<string, [number, string, string]> = {
@@ -120,6 +112,8 @@ export async function createServer(config: Config, log: Logger, version: string,
       components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } },
       security: [{ bearer: [] }],
     },
+    // Shared schemas keep their own name: every error answer points at #/components/schemas/Problem.
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`) },
   });
   app.get('/api/docs/json', { schema: { hide: true } }, async () => app.swagger());
   return app;

@@ -1,6 +1,6 @@
 /** Small pieces every relay route file shares: paging, owned-row lookup, validation answers. */
 import type { Core } from '../../core.ts';
-import { type HttpError, notFound, type ProblemParams, unprocessable, unavailable } from '../../http/problem.ts';
+import { fieldSentences, type HttpError, keywordPhrase, notFound, type ProblemParams, unprocessable, unavailable } from '../../http/problem.ts';
 import { relayOf, type RelayService } from '../service.ts';
 
 export interface Page { limit?: number; before?: string }
@@ -34,7 +34,19 @@ export function invalidConfig(field: string, what: string, errors: { path: strin
     const names = undeclared.map((p) => p.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~')).join('.'));
     return unprocessable(`The ${what} has fields it does not know: ${names.join(', ')}. Remove them; GET /api/plugins lists the fields of each kind.`, list, 'unknown_config_fields', { fields: names });
   }
-  return unprocessable(`The ${what} is invalid: ${list.slice(0, 5).map((e) => `${e.path} ${e.message}`).join('; ')}.`, list);
+  return unprocessable(`The ${what} is invalid. ${fieldSentences(sayable(list))}`, list);
+}
+
+/**
+ * The field errors as the detail says them: each in the words of its keyword where it has one
+ * (the validator's own message otherwise), and an object's "unknown fields" error left out where
+ * each of those fields has an error of its own ("The field config.evil is not allowed.").
+ */
+function sayable(list: { path: string; message: string; code?: string; params?: ProblemParams }[]): { path: string; message: string }[] {
+  const paths = new Set(list.map((e) => e.path));
+  return list
+    .filter((e) => !(e.code === 'additionalProperties' && Array.isArray(e.params?.additionalProperties) && e.params.additionalProperties.every((f) => paths.has(`${e.path}/${f}`))))
+    .map((e) => ({ path: e.path, message: keywordPhrase(e.code, e.params) ?? e.message }));
 }
 
 /** True when `zone` is an IANA time zone this runtime knows. */

@@ -1,5 +1,5 @@
 /** The API's answer to a config that a plugin's own `validateConfig` hook refused. */
-import { HttpError } from '../../http/problem.ts';
+import { fieldSentences, HttpError } from '../../http/problem.ts';
 import type { ConfigProblem } from '../../plugin-api/index.ts';
 
 const SCHEMA_KEYWORDS = new Set(['required', 'minLength', 'maxLength', 'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'type', 'enum', 'const', 'minItems', 'maxItems', 'additionalProperties']);
@@ -11,7 +11,7 @@ const SCHEMA_KEYWORDS = new Set(['required', 'minLength', 'maxLength', 'pattern'
 export function configRefused(what: string, problems: ConfigProblem[], at: (path: string) => string): HttpError {
   const list = problems.map((p) => ({ path: at(p.path), message: p.message, ...(p.code ? { code: p.code } : {}), ...(p.params ? { params: p.params } : {}) }));
   const first = problems[0]!;
-  const detail = first.detail ?? `The ${what} is invalid: ${list.slice(0, 5).map((e) => `${e.path} ${e.message}`).join('; ')}.`;
+  const detail = first.detail ?? `The ${what} is invalid. ${fieldSentences(list)}`;
   // A JSON Schema keyword (`required`, `minLength`…) names the field's problem; the answer as a whole is then a validation failure.
   const code = first.code && !SCHEMA_KEYWORDS.has(first.code) ? first.code : 'validation_failed';
   return new HttpError(422, code, detail, { errors: list });
