@@ -11,7 +11,7 @@ import { Database } from '../db/database.ts';
 import { requireUser, caller, bearerToken } from './guard.ts';
 import { KnownAddresses } from './login-limiter.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
-import { Locale } from '../http/schemas.ts';
+import { Locale, ok, created, noContent, errors } from '../http/schemas.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
 const Credentials = Type.Object({
@@ -65,9 +65,9 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
     return issue(req, reply, (await core.db.get<UserRow>('SELECT * FROM users WHERE id = ?', [row.id]))!);
   };
 
-  app.get('/api/setup', { schema: { tags: ['auth'], security: [] } }, async () => ({ needs_setup: (await userCount(core.db)) === 0 }));
+  app.get('/api/setup', { schema: { tags: ['auth'], security: [], response: { ...ok('Whether the service still needs its first administrator (`needs_setup`).') } } }, async () => ({ needs_setup: (await userCount(core.db)) === 0 }));
 
-  app.post('/api/setup', { schema: { tags: ['auth'], security: [], body: Credentials } }, async (req, reply) => {
+  app.post('/api/setup', { schema: { tags: ['auth'], security: [], body: Credentials, response: { ...created('The first administrator, logged in: `access_token`, `user` (and the session cookie).'), ...errors([409, 'Setup is already done (`setup_done`).']) } } }, async (req, reply) => {
     if ((await userCount(core.db)) > 0) throw conflict('Setup is already done; log in instead.', 'setup_done');
     const b = req.body as { email: string; password: string; locale?: string };
     const user = await createUser(core.db, { email: b.email, password: b.password, role: 'admin', locale: b.locale, max_chats: await core.settings.getInt('default_max_chats'), onlyIfFirst: true }, selfMonitoringOf(core));
@@ -80,6 +80,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
       tags: ['auth'], security: [],
       description: 'Logs in. 401 with the same body whether or not the email exists. Failures lock the account for the address they come from (after 5), the address (after 20, any account) and, when 10 addresses fail on one account, the account for addresses that never logged in to it; each lock doubles with every further failure, up to 15 minutes: 429 with Retry-After.',
       body: LoginBody,
+      response: { ...ok('Logged in: `access_token`, `expires_in`, `user` (and the session cookie).'), ...errors([401, 'The email or password is wrong, or the account is deactivated (`invalid_credentials`).'], [429, 'Too many failed attempts (`login_throttled`); Retry-After says when to try again.']) },
     },
   }, async (req, reply) => {
     const b = req.body as { email: string; password: string };
@@ -94,7 +95,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
   });
 
   app.post('/api/auth/logout', {
-    schema: { tags: ['auth'], security: [], description: 'Signs out: the token sent (bearer header, session cookie, or both) stops working on every replica, and the session cookie is cleared. 204 also without a valid token.' },
+    schema: { tags: ['auth'], security: [], description: 'Signs out: the token sent (bearer header, session cookie, or both) stops working on every replica, and the session cookie is cleared. 204 also without a valid token.', response: { ...noContent('Signed out.') } },
   }, async (req, reply) => {
     for (const token of new Set([bearerToken(req), req.cookies?.[SESSION_COOKIE]])) {
       const claims = token ? await core.tokens.verify(token) : undefined;
@@ -109,6 +110,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
       tags: ['auth'],
       description: 'Changes the caller\'s password, given the current one. Every token of the caller stops working, this one included; the answer carries a new token (and session cookie), as a login does. A wrong current password is 422 and counts as a failed login.',
       body: Type.Object({ current_password: Password, password: Password }, { additionalProperties: false }),
+      response: { ...ok('The password is changed: a new `access_token` (and session cookie), as a login answers.'), ...errors([429, 'Too many failed attempts (`login_throttled`).']) },
     },
     preHandler: requireUser(core),
   }, async (req, reply) => {
@@ -116,7 +118,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
     return changeOwnPassword(req, reply, b.current_password, b.password);
   });
 
-  app.get('/api/v1/users/me', { schema: { tags: ['auth'] }, preHandler: requireUser(core) }, async (req) => caller(req));
+  app.get('/api/v1/users/me', { schema: { tags: ['auth'], response: { ...ok('The caller\'s account.') } }, preHandler: requireUser(core) }, async (req) => caller(req));
 
   app.patch('/api/v1/users/me', {
     schema: {
@@ -127,6 +129,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
         password: Type.Optional(Password),
         current_password: Type.Optional(Password),
       }, { additionalProperties: false }),
+      response: { ...ok('The caller\'s account as changed.'), ...errors([429, 'Too many failed attempts at the current password (`login_throttled`).']) },
     },
     preHandler: requireUser(core),
   }, async (req, reply) => {
@@ -143,6 +146,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
       tags: ['auth'], security: [],
       description: `Creates an account while self-registration is enabled (403 otherwise). The answer is the same 201 whether or not the email was already taken (an existing account is left untouched), so it never tells which addresses have accounts: log in afterwards. At most ${REGISTRATIONS_PER_HOUR} attempts an hour from one address (429 with Retry-After).`,
       body: Credentials,
+      response: { ...created('Registered, or the email had an account already: the same answer either way.'), ...errors([403, 'Self-registration is disabled.'], [429, 'Too many registrations from this address (`registration_throttled`).']) },
     },
   }, async (req, reply) => {
     if (!(await core.settings.getBool('self_registration_enabled'))) throw forbidden('Self-registration is disabled; ask an administrator for an account.');

@@ -15,6 +15,7 @@ import { CONFLICT_MODES, type ConflictMode } from './planner.ts';
 import { pendingView, readPending, writePending, cancelPending, type PendingRestore } from './staged.ts';
 import { sameOriginProblem } from './origin.ts';
 import { readBackupUpload, MAX_UPLOAD_BYTES } from './upload.ts';
+import { ok, created, accepted, noContent, errors } from '../http/schemas.ts';
 
 const tags = ['backup'];
 const PrepareQuery = Type.Object({ conflict_mode: Type.Optional(Type.Union(CONFLICT_MODES.map((m) => Type.Literal(m)))) });
@@ -26,7 +27,7 @@ export async function restoreRoutes(app: App, core: Core): Promise<void> {
   // Multipart parsing exists only inside this scope, for the upload route.
   await app.register(async (scope: App) => {
     await scope.register(multipart, { limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 4, parts: 5, fieldSize: 1024 } });
-    scope.post('/api/backup/prepare-restore', { schema: { tags, querystring: PrepareQuery, consumes: ['multipart/form-data'] }, onRequest }, async (req, reply) => {
+    scope.post('/api/backup/prepare-restore', { schema: { tags, querystring: PrepareQuery, consumes: ['multipart/form-data'], response: { ...created('The restore is staged: its plan summary; it is applied at the next start.'), ...errors([409, 'A restore is staged already, or the backup conflicts with the data here (`restore_conflict`, `no_admin_left`).'], [413, 'The file is over the upload limit (`backup_too_large`).'], [415, 'Not a multipart/form-data upload with a `file` field.'], [422, 'The file is not a backup this service can read, or the query is invalid.']) } }, onRequest }, async (req, reply) => {
       const mode: ConflictMode = (req.query as { conflict_mode?: ConflictMode }).conflict_mode ?? 'fail';
       const upload = await readBackupUpload(req);
       const { envelope, migratedFrom } = checkParsed(JSON.parse(upload.text), core.version);
@@ -48,7 +49,7 @@ export async function restoreRoutes(app: App, core: Core): Promise<void> {
 
   // Nothing staged is a normal state, not an error: 204 with no body (earlier versions answered 404).
   app.get('/api/backup/pending-restore', {
-    schema: { tags, summary: 'Show the staged restore', description: 'The staged restore with its plan summary; 204 (no body) when nothing is staged.' },
+    schema: { tags, summary: 'Show the staged restore', description: 'The staged restore with its plan summary; 204 (no body) when nothing is staged.', response: { ...ok('The staged restore with its plan summary.'), ...noContent('Nothing is staged.') } },
     onRequest,
   }, async (_req, reply) => {
     const p = readPending(core);
@@ -56,14 +57,14 @@ export async function restoreRoutes(app: App, core: Core): Promise<void> {
     return pendingView(p);
   });
 
-  app.delete('/api/backup/pending-restore', { schema: { tags }, onRequest }, async (req, reply) => {
+  app.delete('/api/backup/pending-restore', { schema: { tags, response: { ...noContent('The staged restore is cancelled.'), ...errors([404, 'Nothing is staged.']) } }, onRequest }, async (req, reply) => {
     if (!cancelPending(core)) throw notFound('Staged restore');
     log.info({ by: caller(req).id }, 'staged restore cancelled');
     return reply.code(204).send();
   });
 
   let restarting = false;
-  app.post('/api/backup/apply-restart', { schema: { tags }, onRequest }, async (req, reply) => {
+  app.post('/api/backup/apply-restart', { schema: { tags, response: { ...accepted('Restarting to apply the staged restore (`state: restarting`).'), ...errors([403, 'Not an administrator, or not a same-origin request.'], [404, 'Nothing is staged.'], [409, 'The service is not supervised, so it will not restart itself (`not_supervised`).']) } }, onRequest }, async (req, reply) => {
     const problem = sameOriginProblem(req, {
       publicUrl: core.config.publicUrl, corsOrigins: core.config.corsOrigins, host: core.config.host,
       port: () => { const a = app.server.address(); return a && typeof a === 'object' ? a.port : core.config.port; },

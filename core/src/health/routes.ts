@@ -1,5 +1,6 @@
 import type { App } from '../http/server.ts';
 import type { Core } from '../core.ts';
+import { ok, file } from '../http/schemas.ts';
 
 const DB_CHECK_TIMEOUT_MS = 2000;
 
@@ -12,9 +13,9 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 
 /** Liveness, readiness and metrics. None needs authentication; none reveals secrets. */
 export default async function healthRoutes(app: App, core: Core): Promise<void> {
-  app.get('/api/health', { schema: { tags: ['health'], security: [] } }, async () => ({ status: 'ok', version: core.version }));
+  app.get('/api/health', { schema: { tags: ['health'], security: [], response: { ...ok('The service is up: `status` and `version`.') } } }, async () => ({ status: 'ok', version: core.version }));
 
-  app.get('/api/ready', { schema: { tags: ['health'], security: [] } }, async (_req, reply) => {
+  app.get('/api/ready', { schema: { tags: ['health'], security: [], response: { ...ok('Ready: `checks` (db, scheduler, plugins) all pass.'), 503: { description: 'Not ready: the same body, with `ready: false` and the failed checks in `errors` (not problem details).' } } } }, async (_req, reply) => {
     const errors: string[] = [];
     let db = 'ok';
     try { await withTimeout(core.db.get('SELECT 1 AS ok'), DB_CHECK_TIMEOUT_MS); } catch (err) { db = 'fail'; errors.push(`db: ${(err as Error).message}`); }
@@ -28,7 +29,7 @@ export default async function healthRoutes(app: App, core: Core): Promise<void> 
   });
 
   if (core.config.metricsEnabled) {
-    app.get('/api/metrics', { schema: { tags: ['health'], security: [] } }, async (_req, reply) => {
+    app.get('/api/metrics', { schema: { tags: ['health'], security: [], response: { ...file('Prometheus metrics in the text exposition format.', 'text/plain') } } }, async (_req, reply) => {
       const body = await core.metrics.registry.metrics();
       reply.type(core.metrics.registry.contentType);
       return body;

@@ -11,7 +11,8 @@ export default {
   name: 'web',
   async register(app) {
     if (!fs.existsSync(path.join(DIST, 'index.html'))) {
-      app.get('/', async (_req, reply) => reply.type('text/plain').send('Herald is running. The web client is not built: run `npm run build:web`.'));
+      // A page for people, not an API operation: left out of the OpenAPI document.
+      app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.type('text/plain').send('Herald is running. The web client is not built: run `npm run build:web`.'));
       return;
     }
     await app.register(fastifyStatic, { root: DIST, prefix: '/', wildcard: false, index: ['index.html'], maxAge: '1h', immutable: false });

@@ -11,9 +11,10 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { errorCode, type DialectRequest, type DialectRoute, type Locale } from '../../plugin-api/index.ts';
-import { HttpError } from '../../http/problem.ts';
+import { HttpError, TITLES } from '../../http/problem.ts';
+import { ok } from '../../http/schemas.ts';
 import { randomToken } from '../../http/ids.ts';
-import { headersOf, MAX_BODY, sendAnswer, type Admitted, type InboundSteps, type ProviderPlugin } from './webhooks.ts';
+import { headersOf, HOOK_ANSWERS, MAX_BODY, sendAnswer, type Admitted, type InboundSteps, type ProviderPlugin } from './webhooks.ts';
 
 /** The problem codes of Fastify's own refusals a dialect route can meet (its body limit, a bad Content-Length). */
 const FASTIFY_CODES: Record<string, string> = { FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large', FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request' };
@@ -52,6 +53,21 @@ function rejected(err: unknown): HttpError {
   if (errorCode(err) !== 'WEBHOOK_REJECTED') throw err;
   const status = (err as { status: number }).status;
   return new HttpError(status, status === 401 ? 'unauthorized' : status === 404 ? 'not_found' : 'bad_request', (err as Error).message);
+}
+
+/**
+ * The answers of a dialect route: the webhook route's, with its success in the dialect's words
+ * (200, or 202 when the plugin words none) and, where the dialect has its own error shape
+ * (`errorBody`), every refusal in that shape rather than as problem details.
+ */
+function dialectAnswers(spec: DialectRoute): Record<string, unknown> {
+  const answers: Record<string, unknown> = { ...HOOK_ANSWERS, ...ok('Accepted, answered as the service this route imitates answers.') };
+  if (!spec.errorBody) return answers;
+  for (const status of [400, 401, 403, 404, 409, 413, 422, 429, 503]) {
+    const what = (answers[status] as { description?: string } | undefined)?.description ?? `${TITLES[status]}.`;
+    answers[status] = { description: `${what} In the imitated service's own error shape, not problem details.` };
+  }
+  return answers;
 }
 
 /** Registers each declared dialect route, in a scope of its own whose refusals come out in the dialect's shape. */
@@ -98,6 +114,7 @@ function register(scope: App, plugin: ProviderPlugin, spec: DialectRoute, steps:
       tags: ['relay'], summary: spec.summary, security: [],
       description: `${spec.description ? `${spec.description} ` : ''}Handled like POST /api/hooks/{token} for a provider of kind "${plugin.id}": the same rate limit, body limits, payload log, and an answer only once the events are durable.`,
       ...(names.length ? { params: { type: 'object', properties: Object.fromEntries(names.map((n) => [n, { type: 'string', maxLength: 200 }])), required: names } } : {}),
+      consumes: ['*/*'], response: dialectAnswers(spec),
     },
     // Runs before the body is read: a request refused here is never read into memory or parsed.
     preParsing: async (req) => {

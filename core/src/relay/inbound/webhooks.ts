@@ -17,6 +17,7 @@ import type { Queryable } from '../../db/database.ts';
 import { MASK } from '../../logging/redact.ts';
 import { payloadExcerpt, recordPayload } from './payload-log.ts';
 import { dialectRoutes } from './dialects.ts';
+import { ok, accepted, errors } from '../../http/schemas.ts';
 
 /** Largest body any inbound webhook route reads; each plugin's own limit is checked against it. */
 export const MAX_BODY = 5 * 1024 * 1024;
@@ -261,6 +262,20 @@ export type InboundSteps = ReturnType<typeof inboundSteps>;
  * signature over the body is checked before it is parsed; and a JSON body is parsed only once its
  * nesting is known to be within MAX_JSON_DEPTH. A sender without the credential costs no parse.
  */
+/** What an inbound webhook is answered, beside the errors every route with a body gives (400, 404, 413, 500). */
+export const HOOK_ANSWERS = {
+  ...ok('The request was taken but recorded no event (the plugin found nothing to record, or the events carried no change); or the plugin\'s own answer.'),
+  ...accepted('Every event is durable: their ids (`event_ids`).'),
+  ...errors(
+    [401, 'The plugin\'s check of the request (signature, bearer or shared token) failed.'],
+    [403, 'The plugin refused the sender.'],
+    [409, 'The provider is disabled (`provider_disabled`), or the delivery was received before (`replayed`).'],
+    [422, 'The plugin could not read the request, or it produced an invalid event (`invalid_event`).'],
+    [429, 'Over the requests a minute the plugin accepts from one address.'],
+    [503, 'The provider is not running (`provider_unavailable`); check its configuration.'],
+  ),
+};
+
 export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise<void> {
   const steps = inboundSteps(core, relay);
   const admitted = new WeakMap<FastifyRequest, Admitted>();
@@ -271,7 +286,9 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
     scope.post('/api/hooks/:token', {
       bodyLimit: MAX_BODY,
       config: { credentialParams: ['token'] },
-      schema: { tags: ['relay'], summary: 'Receive an inbound webhook for a provider', description: `The token in the path names the provider; its plugin checks the request (signature, bearer or shared token) and maps it to events. 202 once every event is durable, 400 for a JSON body nested deeper than ${MAX_JSON_DEPTH} levels, 401 for a failed check, 409 for a replayed delivery, 413 for a body over the limit, 429 beyond the requests-a-minute limit the plugin declares for one source address, counted over all providers of that plugin.`, security: [], params: { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] } },
+      schema: { tags: ['relay'], summary: 'Receive an inbound webhook for a provider', description: `The token in the path names the provider; its plugin checks the request (signature, bearer or shared token) and maps it to events. 202 once every event is durable, 400 for a JSON body nested deeper than ${MAX_JSON_DEPTH} levels, 401 for a failed check, 409 for a replayed delivery, 413 for a body over the limit, 429 beyond the requests-a-minute limit the plugin declares for one source address, counted over all providers of that plugin.`, security: [], params: { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] },
+        // Any content type: the plugin reads the body.
+        consumes: ['*/*'], response: HOOK_ANSWERS },
       // Runs before the body is read: a request refused here is never read into memory or parsed.
       preParsing: async (req) => {
         const { token } = req.params as { token: string };

@@ -16,7 +16,7 @@ import type { Static } from 'typebox';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams, Locale } from '../../http/schemas.ts';
+import { IdParams, Locale, ok, created, noContent, errors } from '../../http/schemas.ts';
 import { HttpError, notFound } from '../../http/problem.ts';
 import { newId } from '../../http/ids.ts';
 import type { Locale as LocaleName } from '../../plugin-api/index.ts';
@@ -74,16 +74,16 @@ export async function pushRoutes(app: App, core: Core): Promise<void> {
     return reply.type('text/javascript; charset=utf-8').header('cache-control', 'no-cache').header('service-worker-allowed', '/').send(worker);
   });
 
-  app.get('/api/push/vapid-public-key', { schema: { tags: ['web-push'], summary: 'The VAPID public key browsers subscribe with (base64url)' }, preHandler: auth }, async () => {
+  app.get('/api/push/vapid-public-key', { schema: { tags: ['web-push'], summary: 'The VAPID public key browsers subscribe with (base64url)', response: { ...ok('The key (`public_key`).'), ...errors([404, 'The webpush target kind is not loaded (`webpush_not_enabled`).']) } }, preHandler: auth }, async () => {
     enabled();
     return { public_key: await vapidPublicKey(deps) };
   });
 
-  app.get('/api/push/subscriptions', { schema: { tags: ['web-push'], summary: 'Your subscribed browsers' }, preHandler: auth }, async (req) => {
+  app.get('/api/push/subscriptions', { schema: { tags: ['web-push'], summary: 'Your subscribed browsers', response: { ...ok('Your subscribed browsers (`subscriptions`).') } }, preHandler: auth }, async (req) => {
     return { subscriptions: (await userSubscriptions(core.db, caller(req).id)).map(view) };
   });
 
-  app.post('/api/push/subscriptions', { schema: { tags: ['web-push'], summary: 'Subscribe a browser (the body is PushSubscription.toJSON(), with an optional label)', body: SubscribeBody }, preHandler: auth }, async (req, reply) => {
+  app.post('/api/push/subscriptions', { schema: { tags: ['web-push'], summary: 'Subscribe a browser (the body is PushSubscription.toJSON(), with an optional label)', body: SubscribeBody, response: { ...ok('The browser was subscribed already: its keys or label are updated.'), ...created('The browser is subscribed.'), ...errors([404, 'The webpush target kind is not loaded (`webpush_not_enabled`).'], [409, 'You have the most subscribed browsers allowed (`push_subscription_limit`).']) } }, preHandler: auth }, async (req, reply) => {
     enabled();
     const user = caller(req);
     const b = req.body as Static<typeof SubscribeBody>;
@@ -113,14 +113,14 @@ export async function pushRoutes(app: App, core: Core): Promise<void> {
     return view(row);
   });
 
-  app.delete('/api/push/subscriptions/:id', { schema: { tags: ['web-push'], summary: 'Unsubscribe a browser', params: IdParams }, preHandler: auth }, async (req, reply) => {
+  app.delete('/api/push/subscriptions/:id', { schema: { tags: ['web-push'], summary: 'Unsubscribe a browser', params: IdParams, response: { ...noContent('Unsubscribed.') } }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const row = await ownedSubscription((req.params as { id: string }).id, user.id);
     await core.db.run('DELETE FROM webpush_subscriptions WHERE id = ? AND user_id = ?', [row.id, user.id]);
     return reply.code(204).send();
   });
 
-  app.post('/api/push/subscriptions/:id/test', { schema: { tags: ['web-push'], summary: 'Send a test notification to one browser now', params: IdParams, body: Type.Optional(TestBody) }, preHandler: auth }, async (req) => {
+  app.post('/api/push/subscriptions/:id/test', { schema: { tags: ['web-push'], summary: 'Send a test notification to one browser now', params: IdParams, body: Type.Optional(TestBody), response: { ...ok('The outcome of the test push, and whether the push service took the subscription away (`removed`).') } }, preHandler: auth }, async (req) => {
     enabled();
     const user = caller(req);
     const row = await ownedSubscription((req.params as { id: string }).id, user.id);

@@ -8,8 +8,8 @@ import { Compile } from 'typebox/compile';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams, ListQuery, Uuid } from '../../http/schemas.ts';
-import { unprocessable } from '../../http/problem.ts';
+import { IdParams, ListQuery, Uuid, ok, created, noContent, errors } from '../../http/schemas.ts';
+import { plainParams, unprocessable } from '../../http/problem.ts';
 import { newId } from '../../http/ids.ts';
 import { Database as Db } from '../../db/database.ts';
 import { invalidConfig, nowIso, owned, pageSql, relay, validTimeZone, type Page } from './common.ts';
@@ -71,7 +71,7 @@ export async function validateAction(core: Core, userId: string, input: ActionIn
   if (!check.ok) throw scheduleProblem(check, 'body/schedule');
   const v = validators[input.kind];
   if (!v.Check(input.config)) {
-    throw invalidConfig('config', `config of a ${input.kind} action`, [...v.Errors(input.config)].map((e) => ({ path: e.instancePath || '/', message: e.message })));
+    throw invalidConfig('config', `config of a ${input.kind} action`, [...v.Errors(input.config)].map((e) => ({ path: e.instancePath || '/', message: e.message, code: e.keyword, params: plainParams(e.params) })));
   }
   if (input.kind === 'digest') {
     const id = input.config.tracker_id as string;
@@ -112,7 +112,7 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
   const get = (id: string, userId: string) => owned(core, 'actions', id, userId, 'Action');
 
-  app.get('/api/actions', { schema: { tags: ['relay'], summary: 'List your scheduled actions', querystring: ListQuery }, preHandler: auth }, async (req) => {
+  app.get('/api/actions', { schema: { tags: ['relay'], summary: 'List your scheduled actions', querystring: ListQuery, response: { ...ok('Your scheduled actions (`actions`), newest first.') } }, preHandler: auth }, async (req) => {
     const params: unknown[] = [caller(req).id];
     const rows = await core.db.all(`SELECT * FROM actions WHERE user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
     return { actions: rows.map(actionView) };
@@ -123,6 +123,7 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
       tags: ['relay'], summary: 'Check a schedule and show its next five runs',
       description: 'The same check as creating an action: a 422 whose `code` says why a schedule is refused (`schedule_sub_minute`, `schedule_malformed`, `schedule_never_fires`, `schedule_field_count`, `invalid_timezone`) with its values in `params`; else the next five run times (ISO 8601, UTC) as the scheduler will compute them.',
       querystring: PreviewQuery,
+      response: { ...ok('The next five runs (`next`, ISO 8601, UTC).') },
     },
     preHandler: auth,
   }, async (req) => {
@@ -135,7 +136,7 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
     return { next: nextRuns(q.schedule, timezone, now, PREVIEW_RUNS).map((d) => d.toISOString()) };
   });
 
-  app.post('/api/actions', { schema: { tags: ['relay'], summary: 'Create a scheduled action (digest or message)', body: CreateBody }, preHandler: auth }, async (req, reply) => {
+  app.post('/api/actions', { schema: { tags: ['relay'], summary: 'Create a scheduled action (digest or message)', body: CreateBody, response: { ...created('The new action, with its next run.') } }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const b = req.body as Static<typeof CreateBody>;
     const input: ActionInput = { name: b.name, kind: b.kind, schedule: b.schedule.trim(), timezone: b.timezone ?? 'UTC', config: b.config as Record<string, unknown>, enabled: b.enabled ?? true };
@@ -145,9 +146,9 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
     return actionView(await get(id, user.id));
   });
 
-  app.get('/api/actions/:id', { schema: { tags: ['relay'], summary: 'Read a scheduled action', params: IdParams }, preHandler: auth }, async (req) => actionView(await get((req.params as { id: string }).id, caller(req).id)));
+  app.get('/api/actions/:id', { schema: { tags: ['relay'], summary: 'Read a scheduled action', params: IdParams, response: { ...ok('The action.') } }, preHandler: auth }, async (req) => actionView(await get((req.params as { id: string }).id, caller(req).id)));
 
-  app.patch('/api/actions/:id', { schema: { tags: ['relay'], summary: 'Change a scheduled action', params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
+  app.patch('/api/actions/:id', { schema: { tags: ['relay'], summary: 'Change a scheduled action', params: IdParams, body: PatchBody, response: { ...ok('The action as changed.') } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
@@ -161,14 +162,14 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
     return actionView(await get(row.id, user.id));
   });
 
-  app.delete('/api/actions/:id', { schema: { tags: ['relay'], summary: 'Delete a scheduled action', params: IdParams }, preHandler: auth }, async (req, reply) => {
+  app.delete('/api/actions/:id', { schema: { tags: ['relay'], summary: 'Delete a scheduled action', params: IdParams, response: { ...noContent('Deleted.') } }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     await core.db.run('DELETE FROM actions WHERE id = ? AND user_id = ?', [row.id, user.id]);
     return reply.code(204).send();
   });
 
-  app.post('/api/actions/:id/run', { schema: { tags: ['relay'], summary: 'Run a scheduled action now', params: IdParams }, preHandler: auth }, async (req) => {
+  app.post('/api/actions/:id/run', { schema: { tags: ['relay'], summary: 'Run a scheduled action now', params: IdParams, response: { ...ok('The action after the run (`last_status`, `last_error`).'), ...errors([503, 'The relay pipeline is not running yet (`relay_unavailable`).']) } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     await relay(core).runAction(row.id);

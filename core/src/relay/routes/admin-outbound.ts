@@ -13,7 +13,7 @@ import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { caller, requireAdmin } from '../../auth/guard.ts';
 import { notFound } from '../../http/problem.ts';
-import { Uuid } from '../../http/schemas.ts';
+import { Uuid, ok } from '../../http/schemas.ts';
 import { Database as Db } from '../../db/database.ts';
 import { outboundAllowOf } from '../../plugins/host.ts';
 import { restartProvider } from './providers.ts';
@@ -103,7 +103,7 @@ export async function adminOutboundRoutes(app: App, core: Core): Promise<void> {
 
   app.get('/api/admin/outbound-allow', {
     ...opts,
-    schema: { tags, summary: 'Every user\'s providers and targets with their outbound allow lists (administrators)', querystring: ListQuery, response: { 200: ListReply } },
+    schema: { tags, summary: 'Every user\'s providers and targets with their outbound allow lists (administrators)', querystring: ListQuery, response: { ...ok('One page of every user\'s providers and targets with their allow lists, and `next_offset`.', ListReply) } },
   }, async (req) => {
     const q = req.query as Static<typeof ListQuery>;
     const limit = q.limit ?? 200;
@@ -124,7 +124,7 @@ export async function adminOutboundRoutes(app: App, core: Core): Promise<void> {
 
   app.put('/api/admin/outbound-allow/:kind/:id', {
     ...opts,
-    schema: { tags, summary: 'Set the outbound allow list of any user\'s provider or target (administrators)', params: Params, body: PutBody, response: { 200: Item } },
+    schema: { tags, summary: 'Set the outbound allow list of any user\'s provider or target (administrators)', params: Params, body: PutBody, response: { ...ok('The provider or target with its new allow list.', Item) } },
   }, async (req) => {
     const admin = caller(req);
     const { kind, id } = req.params as Static<typeof Params>;

@@ -9,7 +9,7 @@ import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { HttpError, notFound, unauthorized } from '../../http/problem.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams, ListQuery } from '../../http/schemas.ts';
+import { IdParams, ListQuery, ok, errors } from '../../http/schemas.ts';
 import { jsonTooDeep, MAX_JSON_DEPTH, type BotWebhookRequest, type MessagingBotDriver } from '../../plugin-api/index.ts';
 import { botDriver, botDrivers, type BotRow } from '../bots/driver.ts';
 import { botRuntime } from '../bots/runtime.ts';
@@ -31,7 +31,7 @@ export async function botWebhookRoutes(app: App, core: Core): Promise<void> {
     scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
     scope.post('/api/bots/:id/webhook', {
       config: { credentialParams: ['id'] },
-      schema: { tags: ['relay'], security: [], params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }) },
+      schema: { tags: ['relay'], security: [], params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }), consumes: ['*/*'], response: { ...ok('The update was received (`{ ok: true }`).'), ...errors([401, 'The bot webhook secret is missing or wrong.']) } },
     }, async (req) => {
       const key = core.config.messagingWebhookSecret;
       // Without the key no webhook can have been set, so nothing is accepted.
@@ -80,7 +80,7 @@ export async function botWebhookRoutes(app: App, core: Core): Promise<void> {
     });
   });
 
-  app.get('/api/bots/:id/webhook-log', { schema: { tags: ['relay'], summary: 'The webhook requests this bot received, newest first', params: IdParams, querystring: ListQuery }, preHandler: requireUser(core) }, async (req) => {
+  app.get('/api/bots/:id/webhook-log', { schema: { tags: ['relay'], summary: 'The webhook requests this bot received, newest first', params: IdParams, querystring: ListQuery, response: { ...ok('The webhook requests this bot received, newest first.') } }, preHandler: requireUser(core) }, async (req) => {
     const user = caller(req);
     const bot = await owned<BotRow>(core, 'bots', (req.params as { id: string }).id, user.id, 'Bot');
     return payloadLogPage(core, { userId: user.id, botId: bot.id }, req.query as Page);

@@ -4,7 +4,7 @@ import type { Static } from 'typebox';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams, ListQuery } from '../../http/schemas.ts';
+import { IdParams, ListQuery, ok, created, noContent, errors } from '../../http/schemas.ts';
 import { conflict, unprocessable } from '../../http/problem.ts';
 import { newId, randomToken } from '../../http/ids.ts';
 import { Database as Db } from '../../db/database.ts';
@@ -109,22 +109,22 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
   const get = (id: string, userId: string) => owned<BotRow>(core, 'bots', id, userId, 'Bot');
 
-  app.get('/api/bots', { schema: { tags: ['relay'], querystring: ListQuery }, preHandler: auth }, async (req) => {
+  app.get('/api/bots', { schema: { tags: ['relay'], querystring: ListQuery, response: { ...ok('Your messaging bots (`bots`), newest first; tokens are never shown.') } }, preHandler: auth }, async (req) => {
     const params: unknown[] = [caller(req).id];
     const rows = await core.db.all(`SELECT * FROM bots WHERE user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
     return { bots: rows.map(botView) };
   });
 
-  app.post('/api/bots', { schema: { tags: ['relay'], body: CreateBody }, preHandler: auth }, async (req, reply) => {
+  app.post('/api/bots', { schema: { tags: ['relay'], body: CreateBody, response: { ...created('The new bot.'), ...errors([409, 'This bot is already registered (`bot_exists`).']) } }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const id = await createBot(core, user, req.body as Static<typeof CreateBody>);
     reply.code(201);
     return botView(await get(id, user.id));
   });
 
-  app.get('/api/bots/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req) => botView(await get((req.params as { id: string }).id, caller(req).id)));
+  app.get('/api/bots/:id', { schema: { tags: ['relay'], params: IdParams, response: { ...ok('The bot.') } }, preHandler: auth }, async (req) => botView(await get((req.params as { id: string }).id, caller(req).id)));
 
-  app.patch('/api/bots/:id', { schema: { tags: ['relay'], params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
+  app.patch('/api/bots/:id', { schema: { tags: ['relay'], params: IdParams, body: PatchBody, response: { ...ok('The changed bot.'), ...errors([409, 'The new token\'s bot is already registered (`bot_exists`).']) } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
@@ -167,7 +167,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     return botView(await get(row.id, user.id));
   });
 
-  app.delete('/api/bots/:id', { schema: { tags: ['relay'], params: IdParams }, preHandler: auth }, async (req, reply) => {
+  app.delete('/api/bots/:id', { schema: { tags: ['relay'], params: IdParams, response: { ...noContent('Deleted.'), ...errors([409, 'Targets still send through this bot (`bot_in_use`).']) } }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const users = await targetsUsing(core, row);
@@ -181,7 +181,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     return reply.code(204).send();
   });
 
-  app.get('/api/bots/:id/chats', { schema: { tags: ['relay'], params: IdParams, querystring: ListQuery }, preHandler: auth }, async (req) => {
+  app.get('/api/bots/:id/chats', { schema: { tags: ['relay'], params: IdParams, querystring: ListQuery, response: { ...ok('The chats the bot has seen (`chats`), newest first.') } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const bot = await get((req.params as { id: string }).id, user.id);
     const params: unknown[] = [bot.id, user.id];

@@ -9,7 +9,7 @@ import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import type { Locale as LocaleT } from '../../plugin-api/index.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams, IsoTime, ListQuery, Locale, Uuid } from '../../http/schemas.ts';
+import { IdParams, IsoTime, ListQuery, Locale, Uuid, ok, accepted, errors } from '../../http/schemas.ts';
 import { Database as Db } from '../../db/database.ts';
 import { redactObject } from '../../logging/redact.ts';
 import { pickLocale } from '../../plugins/locales.ts';
@@ -97,7 +97,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
   // Registered first: its static path takes precedence over /api/events/:id anyway.
   await replayRoutes(app, core);
 
-  app.get('/api/events', { schema: { tags: ['relay'], summary: 'List your recorded events, newest first, with their deliveries and a readable message', description: EVENT_DESCRIPTION, querystring: EventQuery }, preHandler: auth }, async (req) => {
+  app.get('/api/events', { schema: { tags: ['relay'], summary: 'List your recorded events, newest first, with their deliveries and a readable message', description: EVENT_DESCRIPTION, querystring: EventQuery, response: { ...ok('Your events (`events`), newest first, each with its deliveries, history and readable `message`.') } }, preHandler: auth }, async (req) => {
     const q = req.query as Page & { provider_id?: string; event_type?: string; dispatch_status?: string; since?: string; until?: string };
     const user = caller(req);
     const params: unknown[] = [user.id];
@@ -113,7 +113,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
     return { events: await withDeliveries(core, rows, user.id, localeOf(req, user)) };
   });
 
-  app.get('/api/events/:id', { schema: { tags: ['relay'], summary: 'Read one event with its deliveries and their history', description: 'Each delivery shows its status (`queued`, `sending`, `deferred`, `in_digest`, `sent`, `failed`, `dropped`; `digest_event_id` names the quiet-hours digest it went out in), attempts, and the last error and HTTP status code the target plugin reported; `history` lists the hand operations (resend, send now, drop, replay) with who did them, when, and the record of the attempt they replaced. `message` as in the list (`?locale=`).', params: IdParams, querystring: Type.Object({ locale: Type.Optional(Locale) }) }, preHandler: auth }, async (req) => {
+  app.get('/api/events/:id', { schema: { tags: ['relay'], summary: 'Read one event with its deliveries and their history', description: 'Each delivery shows its status (`queued`, `sending`, `deferred`, `in_digest`, `sent`, `failed`, `dropped`; `digest_event_id` names the quiet-hours digest it went out in), attempts, and the last error and HTTP status code the target plugin reported; `history` lists the hand operations (resend, send now, drop, replay) with who did them, when, and the record of the attempt they replaced. `message` as in the list (`?locale=`).', params: IdParams, querystring: Type.Object({ locale: Type.Optional(Locale) }), response: { ...ok('The event with its deliveries and their history.') } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const id = (req.params as { id: string }).id;
     await owned(core, 'event_log', id, user.id, 'Event');
@@ -127,6 +127,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
       description: 'With `delivery_id`: that delivery (it must be `failed`, `dropped` or `sent`). Without: every `failed` delivery of the event. Each goes back to the durable queue as a new attempt under a new delivery id (a channel that recognises repeats by delivery id takes it as a new message), and the replaced attempt\'s record is kept in the event\'s `history` with who resent it and when. 409 `delivery_not_resendable` (still queued, sending or deferred), `nothing_to_resend` (no failed delivery), `target_deleted` (the failed deliveries\' targets were deleted), `target_disabled`. Another user\'s event or delivery is a 404.',
       params: IdParams,
       body: Type.Object({ delivery_id: Type.Optional(Uuid) }, { additionalProperties: false }),
+      response: { ...accepted('Queued again: `event_id` and the new deliveries (`resent`).'), ...errors([409, 'Nothing can be resent: `delivery_not_resendable`, `nothing_to_resend`, `target_deleted`, `target_disabled` or `delivery_changed`.']) },
     },
     preHandler: auth,
   }, async (req, reply) => {
@@ -138,7 +139,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
     return { event_id: event.id as string, resent };
   });
 
-  app.get('/api/deferred', { schema: { tags: ['relay'], summary: 'List notifications held back by quiet hours', description: 'Deliveries of event types whose quiet-hours policy is `defer`, each with the time its tracker\'s quiet hours end (`release_at`), when they are sent, and the event\'s readable `message` (as in the event log, `?locale=`). `delivery_id` names the delivery for send-now and drop.', querystring: Type.Object({ ...ListQuery.properties, locale: Type.Optional(Locale) }) }, preHandler: auth }, async (req) => {
+  app.get('/api/deferred', { schema: { tags: ['relay'], summary: 'List notifications held back by quiet hours', description: 'Deliveries of event types whose quiet-hours policy is `defer`, each with the time its tracker\'s quiet hours end (`release_at`), when they are sent, and the event\'s readable `message` (as in the event log, `?locale=`). `delivery_id` names the delivery for send-now and drop.', querystring: Type.Object({ ...ListQuery.properties, locale: Type.Optional(Locale) }), response: { ...ok('The deliveries held back by quiet hours (`deferred`), newest first.') } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const params: unknown[] = [user.id];
     const rows = await core.db.all(`SELECT d.id, d.delivery_id, d.event_id, d.event_type, d.tracker_id, d.target_id, d.release_at, d.created_at,
@@ -172,6 +173,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
       tags: ['relay'], summary: 'Send a deferred notification now',
       description: 'The delivery leaves the deferred list and goes to the durable queue, due at once, whatever its quiet hours; recorded in the event\'s `history`. 409 `not_deferred` when it no longer waits (quiet hours ended meanwhile, or it was handled). Another user\'s delivery is a 404.',
       params: DeliveryParams,
+      response: { ...accepted('Queued to be sent at once.'), ...errors([409, 'The delivery no longer waits (`not_deferred`).']) },
     },
     preHandler: auth,
   }, async (req, reply) => {
@@ -187,6 +189,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
       tags: ['relay'], summary: 'Drop a deferred notification',
       description: 'The delivery leaves the deferred list as `dropped` and is never sent (a resend from the event log can still send it); recorded in the event\'s `history`. 409 `not_deferred` when it no longer waits. Another user\'s delivery is a 404.',
       params: DeliveryParams,
+      response: { ...ok('Dropped: it will not be sent.'), ...errors([409, 'The delivery no longer waits (`not_deferred`).']) },
     },
     preHandler: auth,
   }, async (req) => {

@@ -7,7 +7,7 @@ import Type from 'typebox';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { caller, requireUser } from '../../auth/guard.ts';
-import { Locale } from '../../http/schemas.ts';
+import { Locale, ok } from '../../http/schemas.ts';
 import { localizeManifest, pickLocale } from '../../plugins/locales.ts';
 
 export async function pluginRoutes(app: App, core: Core): Promise<void> {
@@ -16,6 +16,7 @@ export async function pluginRoutes(app: App, core: Core): Promise<void> {
       tags: ['relay'],
       summary: 'The enabled provider and target kinds, in the caller\'s language',
       querystring: Type.Object({ locale: Type.Optional(Locale) }),
+      response: { ...ok('The enabled kinds (`plugins`) with their config schemas, events and limits, and the `locale` they are described in.') },
     },
     preHandler: requireUser(core),
   }, async (req) => {

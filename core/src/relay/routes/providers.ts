@@ -4,7 +4,7 @@ import type { Static, TSchema } from 'typebox';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams, ListQuery } from '../../http/schemas.ts';
+import { IdParams, ListQuery, ok, created, noContent, errors } from '../../http/schemas.ts';
 import { conflict, unprocessable } from '../../http/problem.ts';
 import { newId } from '../../http/ids.ts';
 import { Database as Db } from '../../db/database.ts';
@@ -164,13 +164,13 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
   const patchBody = Type.Object({ ...PatchBody.properties, ...aliases }, { additionalProperties: false });
   const get = (id: string, userId: string) => owned(core, 'providers', id, userId, 'Provider');
 
-  app.get('/api/providers', { schema: { tags: ['relay'], summary: 'List your providers', querystring: ListQuery }, preHandler: auth }, async (req) => {
+  app.get('/api/providers', { schema: { tags: ['relay'], summary: 'List your providers', querystring: ListQuery, response: { ...ok('Your providers (`providers`), newest first, secrets masked.') } }, preHandler: auth }, async (req) => {
     const params: unknown[] = [caller(req).id];
     const rows = await core.db.all(`SELECT * FROM providers WHERE user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
     return { providers: rows.map((r) => providerView(core, r, localeOf(req))) };
   });
 
-  app.post('/api/providers', { schema: { tags: ['relay'], summary: 'Create a provider (an instance of a provider plugin)', body: createBody }, preHandler: auth }, async (req, reply) => {
+  app.post('/api/providers', { schema: { tags: ['relay'], summary: 'Create a provider (an instance of a provider plugin)', body: createBody, response: { ...created('The new provider, secrets masked; a webhook kind with the URL to paste (`webhook_url`).'), ...errors([403, 'Only an administrator may set `outbound_allow`.']) } }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const b = req.body as Static<typeof CreateBody>;
     const plugin = core.plugins.provider(b.kind);
@@ -194,11 +194,11 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     return providerView(core, await get(id, user.id), localeOf(req));
   });
 
-  app.get('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Read a provider', params: IdParams }, preHandler: auth }, async (req) => {
+  app.get('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Read a provider', params: IdParams, response: { ...ok('The provider, secrets masked.') } }, preHandler: auth }, async (req) => {
     return providerView(core, await get((req.params as { id: string }).id, caller(req).id), localeOf(req));
   });
 
-  app.patch('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Change a provider', params: IdParams, body: patchBody }, preHandler: auth }, async (req) => {
+  app.patch('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Change a provider', params: IdParams, body: patchBody, response: { ...ok('The changed provider, secrets masked.'), ...errors([403, 'Only an administrator may set `outbound_allow`.']) } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
@@ -214,7 +214,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     return providerView(core, await get(row.id, user.id), localeOf(req));
   });
 
-  app.delete('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Delete a provider and its trackers', params: IdParams }, preHandler: auth }, async (req, reply) => {
+  app.delete('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Delete a provider and its trackers', params: IdParams, response: { ...noContent('Deleted, with its trackers.'), ...errors([409, 'The self-monitoring provider belongs to the account and cannot be deleted (`core_managed`).']) } }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     if (core.plugins.provider(row.kind)?.def.manifest.coreManaged) {
@@ -225,7 +225,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     return reply.code(204).send();
   });
 
-  app.get('/api/providers/:id/webhook-log', { schema: { tags: ['relay'], summary: 'The webhook requests this provider received, newest first', params: IdParams, querystring: ListQuery }, preHandler: auth }, async (req) => {
+  app.get('/api/providers/:id/webhook-log', { schema: { tags: ['relay'], summary: 'The webhook requests this provider received, newest first', params: IdParams, querystring: ListQuery, response: { ...ok('The webhook requests this provider received, newest first.') } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     return payloadLogPage(core, { userId: user.id, providerId: row.id }, req.query as Page);

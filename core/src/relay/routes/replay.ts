@@ -9,7 +9,7 @@ import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import type { Locale as LocaleT } from '../../plugin-api/index.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
-import { IsoTime, Uuid } from '../../http/schemas.ts';
+import { IsoTime, Uuid, ok, accepted, errors } from '../../http/schemas.ts';
 import { conflict, notFound, unprocessable } from '../../http/problem.ts';
 import { Database as Db } from '../../db/database.ts';
 import { redactObject } from '../../logging/redact.ts';
@@ -123,7 +123,7 @@ async function preview(core: Core, userId: string, events: Row[], targets: Row[]
 
 export async function replayRoutes(app: App, core: Core): Promise<void> {
   app.post('/api/events/replay', {
-    schema: { tags: ['relay'], summary: 'Replay your events to chosen targets, rendered with today\'s templates (or preview it)', description: DESCRIPTION, body: Body },
+    schema: { tags: ['relay'], summary: 'Replay your events to chosen targets, rendered with today\'s templates (or preview it)', description: DESCRIPTION, body: Body, response: { ...ok('A dry run: how many events match and the first messages each target would get.'), ...accepted('Queued: the events are replayed to the targets (`dry_run: false`).'), ...errors([404, 'An event or target named is not yours.'], [409, 'A target is disabled (`target_disabled`), or no event matches (`nothing_to_replay`).']) } },
     preHandler: requireUser(core),
   }, async (req, reply) => {
     const user = caller(req);

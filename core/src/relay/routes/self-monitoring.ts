@@ -13,6 +13,7 @@ import { ensureSelfMonitoring } from '../../users/users.ts';
 import { selfMonitoringOf } from '../../plugins/self-monitoring.ts';
 import { HttpError } from '../../http/problem.ts';
 import { nowIso } from './common.ts';
+import { ok, errors } from '../../http/schemas.ts';
 
 const Threshold = Type.Integer({ minimum: 1, maximum: 100000 });
 const PatchBody = Type.Object({
@@ -43,9 +44,9 @@ export async function selfMonitoringRoutes(app: App, core: Core): Promise<void> 
     };
   };
 
-  app.get('/api/self-monitoring', { schema: { tags: ['relay'] }, preHandler: auth }, async (req) => load(caller(req).id));
+  app.get('/api/self-monitoring', { schema: { tags: ['relay'], response: { ...ok('The thresholds and tracking switches of your self-monitoring provider.'), ...errors([404, 'No enabled plugin receives self-monitoring signals (`self_monitoring_unavailable`).']) } }, preHandler: auth }, async (req) => load(caller(req).id));
 
-  app.patch('/api/self-monitoring', { schema: { tags: ['relay'], body: PatchBody }, preHandler: auth }, async (req) => {
+  app.patch('/api/self-monitoring', { schema: { tags: ['relay'], body: PatchBody, response: { ...ok('The thresholds and switches as changed.'), ...errors([404, 'No enabled plugin receives self-monitoring signals (`self_monitoring_unavailable`).']) } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const current = await load(user.id);
     const b = req.body as Static<typeof PatchBody>;

@@ -4,7 +4,7 @@ import type { Static } from 'typebox';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams, ListQuery, Locale } from '../../http/schemas.ts';
+import { IdParams, ListQuery, Locale, ok, created, noContent, errors } from '../../http/schemas.ts';
 import { unprocessable } from '../../http/problem.ts';
 import { newId } from '../../http/ids.ts';
 import { Database as Db } from '../../db/database.ts';
@@ -94,13 +94,13 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
   const get = (id: string, userId: string) => owned(core, 'targets', id, userId, 'Target');
 
-  app.get('/api/targets', { schema: { tags: ['relay'], summary: 'List your targets', querystring: ListQuery }, preHandler: auth }, async (req) => {
+  app.get('/api/targets', { schema: { tags: ['relay'], summary: 'List your targets', querystring: ListQuery, response: { ...ok('Your targets (`targets`), newest first, secrets masked.') } }, preHandler: auth }, async (req) => {
     const params: unknown[] = [caller(req).id];
     const rows = await core.db.all(`SELECT * FROM targets WHERE user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
     return { targets: rows.map((r) => targetView(core, r)) };
   });
 
-  app.post('/api/targets', { schema: { tags: ['relay'], summary: 'Create a target (an instance of a target plugin)', body: CreateBody }, preHandler: auth }, async (req, reply) => {
+  app.post('/api/targets', { schema: { tags: ['relay'], summary: 'Create a target (an instance of a target plugin)', body: CreateBody, response: { ...created('The new target, secrets masked.'), ...errors([403, 'Only an administrator may set `outbound_allow`.']) } }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const b = req.body as Static<typeof CreateBody>;
     const config = await prepare(core, user.id, b.kind, b.config as Record<string, unknown>);
@@ -118,6 +118,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
       tags: ['relay'], summary: 'Create a target from an Apprise URL',
       description: `Reads an Apprise URL (the notation \`apprise\` and Apprise API configurations use) into the target kind and config Herald has for that service, and creates the target as \`POST /api/targets\` does (the config is validated the same way). Schemes: ${Object.keys(APPRISE_SCHEMES).join(', ')}. A \`tgram://\` URL uses your Telegram bot with that token, registering it first when you have none. 422 \`apprise_scheme_unsupported\` (param \`scheme\`) for a scheme Herald has no target for, \`apprise_url_invalid\` or \`apprise_url_incomplete\` for a URL it cannot read; nothing is created then.`,
       body: FromUrlBody,
+      response: { ...created('The new target, secrets masked.'), ...errors([409, 'The URL\'s Telegram bot is registered by another account (`bot_exists`).']) },
     },
     preHandler: auth,
   }, async (req, reply) => {
@@ -149,6 +150,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
       tags: ['relay'], summary: 'Read an Apprise URL into a target kind and config, without creating anything',
       description: 'What `POST /api/targets/from-url` would create, for a form to fill itself in: `kind`, `config` (with the secrets of the URL, which the caller sent), a suggested `name`, and for a `tgram://` URL the id of your bot with that token (`config.bot_id`, absent when you have none yet). The same 422 answers as from-url.',
       body: Type.Object({ url: FromUrlBody.properties.url }, { additionalProperties: false }),
+      response: { ...ok('The target the URL describes: `kind`, `config`, `name`, `kind_enabled`.') },
     },
     preHandler: auth,
   }, async (req) => {
@@ -178,9 +180,9 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     return await existingBot(user, kind, token) ?? createBot(core, user, { name: `Telegram bot ${token.split(':')[0]}`, token, mode: 'polling', kind });
   }
 
-  app.get('/api/targets/:id', { schema: { tags: ['relay'], summary: 'Read a target', params: IdParams }, preHandler: auth }, async (req) => targetView(core, await get((req.params as { id: string }).id, caller(req).id)));
+  app.get('/api/targets/:id', { schema: { tags: ['relay'], summary: 'Read a target', params: IdParams, response: { ...ok('The target, secrets masked.') } }, preHandler: auth }, async (req) => targetView(core, await get((req.params as { id: string }).id, caller(req).id)));
 
-  app.patch('/api/targets/:id', { schema: { tags: ['relay'], summary: 'Change a target', params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
+  app.patch('/api/targets/:id', { schema: { tags: ['relay'], summary: 'Change a target', params: IdParams, body: PatchBody, response: { ...ok('The changed target, secrets masked.'), ...errors([403, 'Only an administrator may set `outbound_allow`.']) } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
@@ -194,7 +196,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     return targetView(core, await get(row.id, user.id));
   });
 
-  app.delete('/api/targets/:id', { schema: { tags: ['relay'], summary: 'Delete a target', params: IdParams }, preHandler: auth }, async (req, reply) => {
+  app.delete('/api/targets/:id', { schema: { tags: ['relay'], summary: 'Delete a target', params: IdParams, response: { ...noContent('Deleted.') } }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     await core.plugins.dropTarget(row.id);
@@ -202,7 +204,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     return reply.code(204).send();
   });
 
-  app.post('/api/targets/:id/test', { schema: { tags: ['relay'], summary: 'Send a test message through a target now', params: IdParams, body: Type.Optional(TestBody) }, preHandler: auth }, async (req) => {
+  app.post('/api/targets/:id/test', { schema: { tags: ['relay'], summary: 'Send a test message through a target now', params: IdParams, body: Type.Optional(TestBody), response: { ...ok('The outcome of the test send (`ok`, `detail`, `status_code`): a failed send is still answered 200.'), ...errors([503, 'The relay pipeline is not running yet (`relay_unavailable`).']) } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const locale = ((req.body as { locale?: LocaleName } | null | undefined)?.locale ?? row.locale) as LocaleName;

@@ -10,7 +10,7 @@ import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import type { Locale as LocaleT } from '../../plugin-api/index.ts';
 import { caller, requireUser } from '../../auth/guard.ts';
-import { Locale } from '../../http/schemas.ts';
+import { Locale, ok, noContent, errors } from '../../http/schemas.ts';
 import { HttpError, unprocessable } from '../../http/problem.ts';
 import { newId } from '../../http/ids.ts';
 import { Database as Db, type Queryable } from '../../db/database.ts';
@@ -170,6 +170,7 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
       tags: ['relay'], summary: 'Every event type of the enabled provider kinds with its default template per locale',
       description: 'Per provider kind and event type: the default template (the plugin\'s, or the operator\'s file under `locales/<lang>/templates/`) in English and Russian (`fallback` when the locale has none and English is used), and the caller\'s own template for that type and locale, if saved. Names and descriptions are in the caller\'s language (`?locale=`). `last_event_at`: when the caller\'s newest event of that type occurred (null: none yet, so no preview).',
       querystring: Type.Object({ locale: Type.Optional(Locale) }),
+      response: { ...ok('Per provider kind and event type: the default templates, your own, and when your last event of the type occurred.') },
     },
     preHandler: auth,
   }, async (req) => {
@@ -200,6 +201,7 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
       description: 'Renders the template of `event_type` in `locale` (default: your language) as plain text from the newest event of that type you own, exactly as a delivery would be rendered (your own template wins over the default), with the names of its first delivery\'s tracker and target. 404 `no_event_for_preview` when you have no such event yet.',
       params: Type.Object({ event_type: Type.String({ minLength: 1, maxLength: 100 }) }),
       querystring: Type.Object({ locale: Type.Optional(Locale) }),
+      response: { ...ok('The template rendered from your newest event of the type.'), ...errors([404, 'You have no event of this type yet (`no_event_for_preview`).']) },
     },
     preHandler: auth,
   }, async (req) => {
@@ -216,6 +218,7 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
       description: 'Renders the draft `title` and `body` in `locale` as plain text from the newest event of `event_type` you own, exactly as `GET /api/templates/{event_type}/preview` renders a saved template. 404 `no_event_for_preview` when you have no such event yet; 422 `template_invalid` (params `field`, `message`, `reason`, `tag`) when the draft does not parse. Nothing is saved.',
       params: TypeParams,
       body: Type.Object({ locale: Locale, title: Text.properties.title, body: Text.properties.body }, { additionalProperties: false }),
+      response: { ...ok('The draft rendered from your newest event of the type.'), ...errors([404, 'You have no event of this type yet (`no_event_for_preview`).']) },
     },
     preHandler: auth,
   }, async (req) => {
@@ -230,7 +233,8 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
     schema: {
       tags: ['relay'], summary: 'Save your own template for an event type and locale',
       description: `Creates or replaces your own template for \`event_type\` in \`locale\` (\`en\` or \`ru\`, else 422 \`unsupported_locale\`); deliveries to targets in that locale use it instead of the default from then on. Title up to ${TITLE_MAX} and body up to ${BODY_MAX} characters, not both empty (422 \`template_empty\`); each must parse (422 \`template_invalid\` with params \`field\`, \`message\`, \`reason\`, \`tag\`). 404 \`unknown_event_type\` when no enabled provider kind declares the type.`,
-      params: TypeLocaleParams, body: Text, response: { 200: Saved },
+      params: TypeLocaleParams, body: Text,
+      response: { ...ok('The saved template.', Saved), ...errors([404, 'No enabled provider kind declares the event type (`unknown_event_type`).']) },
     },
     preHandler: auth,
   }, async (req) => {
@@ -257,6 +261,7 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
       tags: ['relay'], summary: 'Delete your own template for an event type and locale (the default applies again)',
       description: '204 whether or not you had one. Only your own template is removed. 422 `unsupported_locale` for a locale other than `en` or `ru`.',
       params: TypeLocaleParams,
+      response: { ...noContent('Deleted, or there was none.'), ...errors([422, 'The locale is not en or ru (`unsupported_locale`).']) },
     },
     preHandler: auth,
   }, async (req, reply) => {

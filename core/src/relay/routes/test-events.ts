@@ -11,7 +11,7 @@ import type { Static } from 'typebox';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams } from '../../http/schemas.ts';
+import { IdParams, ok, errors } from '../../http/schemas.ts';
 import { HttpError, unprocessable } from '../../http/problem.ts';
 import { Database as Db } from '../../db/database.ts';
 import { providerRowFrom } from '../../plugins/host.ts';
@@ -35,6 +35,12 @@ function samplePayload(spec: EventSpec): Record<string, unknown> {
   if (spec.example) return structuredClone(spec.example);
   return Value.Create(spec.payload) as Record<string, unknown>;
 }
+
+/** The answers of both test-event routes. */
+const TestEventAnswers = {
+  ...ok('The test event and its deliveries.', Result),
+  ...errors([429, 'More than 10 test events this minute (`test_event_throttled`).'], [503, 'The relay pipeline is not running yet (`relay_unavailable`).']),
+};
 
 export async function testEventRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
@@ -84,7 +90,7 @@ export async function testEventRoutes(app: App, core: Core): Promise<void> {
   const description = 'Records a test event (marked `test: true` in the event log, its title starting with "[Test]" or "[Тест]") of `event_type` (default: the first declared type that is on) with the plugin\'s sample payload, and dispatches it through the normal pipeline: tracker rules and quiet hours apply, deliveries are queued and retried. Answers with the event and its deliveries. At most 10 test events a minute per user (429 `test_event_throttled`).';
 
   app.post('/api/providers/:id/test-event', {
-    schema: { tags: ['relay'], summary: 'Send a test event from a provider to the targets of all its trackers', description, params: IdParams, body: Type.Optional(Body), response: { 200: Result } },
+    schema: { tags: ['relay'], summary: 'Send a test event from a provider to the targets of all its trackers', description, params: IdParams, body: Type.Optional(Body), response: TestEventAnswers },
     preHandler: auth,
   }, async (req) => {
     const user = caller(req);
@@ -96,7 +102,7 @@ export async function testEventRoutes(app: App, core: Core): Promise<void> {
   });
 
   app.post('/api/trackers/:id/test-event', {
-    schema: { tags: ['relay'], summary: 'Send a test event to the targets linked to a tracker', description, params: IdParams, body: Type.Optional(Body), response: { 200: Result } },
+    schema: { tags: ['relay'], summary: 'Send a test event to the targets linked to a tracker', description, params: IdParams, body: Type.Optional(Body), response: TestEventAnswers },
     preHandler: auth,
   }, async (req) => {
     const user = caller(req);

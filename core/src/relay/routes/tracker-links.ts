@@ -3,7 +3,7 @@ import Type from 'typebox';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams, Uuid } from '../../http/schemas.ts';
+import { IdParams, Uuid, ok, noContent } from '../../http/schemas.ts';
 import { nowIso, owned } from './common.ts';
 import { targetView } from './targets.ts';
 
@@ -12,7 +12,7 @@ const LinkParams = Type.Object({ id: Uuid, target_id: Uuid });
 export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
 
-  app.get('/api/trackers/:id/targets', { schema: { tags: ['relay'], summary: 'List the targets linked to a tracker', description: 'Each event the tracker passes on is delivered to every linked target, rendered in the target\'s locale. Secret config fields are masked.', params: IdParams }, preHandler: auth }, async (req) => {
+  app.get('/api/trackers/:id/targets', { schema: { tags: ['relay'], summary: 'List the targets linked to a tracker', description: 'Each event the tracker passes on is delivered to every linked target, rendered in the target\'s locale. Secret config fields are masked.', params: IdParams, response: { ...ok('The linked targets (`targets`), secret config fields masked.') } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const tracker = await owned(core, 'trackers', (req.params as { id: string }).id, user.id, 'Tracker');
     const rows = await core.db.all(`SELECT t.* FROM tracker_targets l JOIN targets t ON t.id = l.target_id
@@ -20,7 +20,7 @@ export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
     return { targets: rows.map((r) => targetView(core, r)) };
   });
 
-  app.put('/api/trackers/:id/targets/:target_id', { schema: { tags: ['relay'], summary: 'Link a target to a tracker', description: 'Idempotent: linking a pair that is already linked changes nothing and answers the existing link. Both the tracker and the target must be yours. Events recorded from now on reach the target; earlier ones do not.', params: LinkParams }, preHandler: auth }, async (req) => {
+  app.put('/api/trackers/:id/targets/:target_id', { schema: { tags: ['relay'], summary: 'Link a target to a tracker', description: 'Idempotent: linking a pair that is already linked changes nothing and answers the existing link. Both the tracker and the target must be yours. Events recorded from now on reach the target; earlier ones do not.', params: LinkParams, response: { ...ok('The link (`tracker_id`, `target_id`, `created_at`).') } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const p = req.params as { id: string; target_id: string };
     const tracker = await owned(core, 'trackers', p.id, user.id, 'Tracker');
@@ -32,7 +32,7 @@ export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
     return { tracker_id: link!.tracker_id as string, target_id: link!.target_id as string, created_at: link!.created_at as string };
   });
 
-  app.delete('/api/trackers/:id/targets/:target_id', { schema: { tags: ['relay'], summary: 'Unlink a target from a tracker', description: 'Answers 204 whether or not the pair was linked. Deliveries already queued for the target are still sent.', params: LinkParams }, preHandler: auth }, async (req, reply) => {
+  app.delete('/api/trackers/:id/targets/:target_id', { schema: { tags: ['relay'], summary: 'Unlink a target from a tracker', description: 'Answers 204 whether or not the pair was linked. Deliveries already queued for the target are still sent.', params: LinkParams, response: { ...noContent('Unlinked (or was not linked).') } }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const p = req.params as { id: string; target_id: string };
     const tracker = await owned(core, 'trackers', p.id, user.id, 'Tracker');

@@ -4,7 +4,7 @@ import type { Static } from 'typebox';
 import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
 import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams, ListQuery, Uuid } from '../../http/schemas.ts';
+import { IdParams, ListQuery, Uuid, ok, created, noContent, errors } from '../../http/schemas.ts';
 import { notFound, unprocessable } from '../../http/problem.ts';
 import { newId } from '../../http/ids.ts';
 import { Database as Db } from '../../db/database.ts';
@@ -108,7 +108,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
   const get = (id: string, userId: string) => owned(core, 'trackers', id, userId, 'Tracker');
   const one = async (id: string, userId: string) => (await views(core, [await get(id, userId)]))[0];
 
-  app.get('/api/trackers', { schema: { tags: ['relay'], summary: 'List your trackers', description: 'Trackers are the subscriptions of one provider: which event types it passes on, quiet hours and per-type quiet-hours policies, how deferred notifications are released when the window ends (`quiet_release`: `each` or `digest`), the plugin-defined tracker config (secret fields masked) and the linked target ids. Filter by `provider_id`.', querystring: Type.Object({ ...ListQuery.properties, provider_id: Type.Optional(Uuid) }) }, preHandler: auth }, async (req) => {
+  app.get('/api/trackers', { schema: { tags: ['relay'], summary: 'List your trackers', description: 'Trackers are the subscriptions of one provider: which event types it passes on, quiet hours and per-type quiet-hours policies, how deferred notifications are released when the window ends (`quiet_release`: `each` or `digest`), the plugin-defined tracker config (secret fields masked) and the linked target ids. Filter by `provider_id`.', querystring: Type.Object({ ...ListQuery.properties, provider_id: Type.Optional(Uuid) }), response: { ...ok('Your trackers (`trackers`), newest first, secret config fields masked.') } }, preHandler: auth }, async (req) => {
     const q = req.query as Page & { provider_id?: string };
     const params: unknown[] = [caller(req).id];
     let where = 'user_id = ?';
@@ -117,7 +117,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
     return { trackers: await views(core, rows) };
   });
 
-  app.post('/api/trackers', { schema: { tags: ['relay'], summary: 'Create a tracker', description: 'The provider must be yours and its kind enabled. `event_types` and `quiet_policies` may name only event types the provider\'s plugin declares (`GET /api/plugins`); `config` is validated against the plugin\'s tracker schema, with its defaults applied. An event type missing from `event_types` is passed on; `false` turns it off. Link targets with `PUT /api/trackers/{id}/targets/{target_id}`.', body: CreateBody }, preHandler: auth }, async (req, reply) => {
+  app.post('/api/trackers', { schema: { tags: ['relay'], summary: 'Create a tracker', description: 'The provider must be yours and its kind enabled. `event_types` and `quiet_policies` may name only event types the provider\'s plugin declares (`GET /api/plugins`); `config` is validated against the plugin\'s tracker schema, with its defaults applied. An event type missing from `event_types` is passed on; `false` turns it off. Link targets with `PUT /api/trackers/{id}/targets/{target_id}`.', body: CreateBody, response: { ...created('The new tracker.'), ...errors([404, 'The provider named by `provider_id` is not yours or does not exist.']) } }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const b = req.body as Static<typeof CreateBody>;
     const input = await validate(core, user.id, {
@@ -132,9 +132,9 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
     return one(id, user.id);
   });
 
-  app.get('/api/trackers/:id', { schema: { tags: ['relay'], summary: 'Read a tracker', params: IdParams }, preHandler: auth }, async (req) => one((req.params as { id: string }).id, caller(req).id));
+  app.get('/api/trackers/:id', { schema: { tags: ['relay'], summary: 'Read a tracker', params: IdParams, response: { ...ok('The tracker, secret config fields masked.') } }, preHandler: auth }, async (req) => one((req.params as { id: string }).id, caller(req).id));
 
-  app.patch('/api/trackers/:id', { schema: { tags: ['relay'], summary: 'Change a tracker', description: 'Fields left out keep their value. A secret sent back as the mask `********` keeps the stored secret. Changing the quiet hours recomputes when this tracker\'s deferred notifications are released.', params: IdParams, body: PatchBody }, preHandler: auth }, async (req) => {
+  app.patch('/api/trackers/:id', { schema: { tags: ['relay'], summary: 'Change a tracker', description: 'Fields left out keep their value. A secret sent back as the mask `********` keeps the stored secret. Changing the quiet hours recomputes when this tracker\'s deferred notifications are released.', params: IdParams, body: PatchBody, response: { ...ok('The changed tracker.') } }, preHandler: auth }, async (req) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     const b = req.body as Static<typeof PatchBody>;
@@ -154,7 +154,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
     return one(row.id, user.id);
   });
 
-  app.delete('/api/trackers/:id', { schema: { tags: ['relay'], summary: 'Delete a tracker', description: 'Also removes its links to targets. Recorded events stay in the event log.', params: IdParams }, preHandler: auth }, async (req, reply) => {
+  app.delete('/api/trackers/:id', { schema: { tags: ['relay'], summary: 'Delete a tracker', description: 'Also removes its links to targets. Recorded events stay in the event log.', params: IdParams, response: { ...noContent('Deleted, with its links to targets.') } }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const row = await get((req.params as { id: string }).id, user.id);
     await core.db.run('DELETE FROM trackers WHERE id = ? AND user_id = ?', [row.id, user.id]);
