@@ -77,6 +77,7 @@ t.test('ipv6Groups expands every spelling into eight groups', async (t) => {
   t.same(ipv6Groups('1:2::7:8'), [1, 2, 0, 0, 0, 0, 7, 8]);
   t.same(ipv6Groups('::ffff:192.168.1.2'), [0, 0, 0, 0, 0, 0xffff, 0xc0a8, 0x0102]);
   t.same(ipv6Groups('64:ff9b::255.1.0.255'), [0x64, 0xff9b, 0, 0, 0, 0, 0xff01, 0x00ff]);
+  t.same(ipv6Groups('fe80::1%1.2.3.4'), [0xfe80, 0, 0, 0, 0, 0, 0, 1], 'a zone that looks like an IPv4 address is dropped first');
 });
 
 t.test('the allow list lets exactly its entries through, in any spelling', async (t) => {
@@ -111,9 +112,12 @@ t.test('CIDR lists: every prefix length up to the family\'s width, nothing else'
   t.same(normalizeAddress('::1'), { address: '::1', family: 6 });
   t.same(normalizeAddress('10.0.0.1'), { address: '10.0.0.1', family: 4 });
   t.same(normalizeAddress('x::ffff:10.0.0.1'), { address: 'x::ffff:10.0.0.1', family: 4 }, 'only the whole mapped form is unwrapped');
+  t.same(normalizeAddress('::ffff:192.168.100.200'), { address: '192.168.100.200', family: 4 }, 'octets of several digits');
+  t.same(normalizeAddress('::ffff:1.2.3.4.5'), { address: '::ffff:1.2.3.4.5', family: 4 }, 'nothing after the last octet');
   const list = parseCidrList(['10.0.0.0/8']);
   t.equal(inList(list, '::ffff:10.2.3.4'), true);
   t.equal(inList(list, '11.0.0.0'), false);
+  t.equal(inList(list, '10.200.3.4'), true, 'a plain IPv4 address');
   t.equal(inList(parseCidrList(['fd00::/8']), 'fd12::1'), true);
 });
 
@@ -128,7 +132,7 @@ t.test('per-instance allow lists: addresses, ranges and host names, normalised; 
   const name253 = `${Array.from({ length: 3 }, () => label63).join('.')}.${'b'.repeat(61)}`;
   t.equal(name253.length, 253);
   t.same(checkOutboundAllow([name253, `${name253}c`]).problems.map((p) => p.index), [1], 'a name of 253 characters, not 254');
-  t.same(checkOutboundAllow(['a', 'a-b', 'x1.y2']).problems, [], 'one-label names and inner hyphens');
+  t.same(checkOutboundAllow(['a', 'a-b', 'x1.y2', 'a.b.c', '1and1.lan', '9.lan9']).problems, [], 'one-label names, one-character labels, inner hyphens, leading digits');
   t.equal(hostKey(' NAS.Lan. '), 'nas.lan');
   t.same(splitOutboundAllow([' 10.0.0.0/8', 'NAS.lan', '::1', '', '  ', 5 as unknown as string]), { cidrs: ['10.0.0.0/8', '::1'], hosts: ['nas.lan'] });
   t.same(splitOutboundAllow(null), { cidrs: [], hosts: [] });
@@ -140,6 +144,8 @@ t.test('allow entries wider than any private network are flagged, the private ne
   t.same(wide(['10.0.0.0/8', '0.0.0.0/7', '0.0.0.0/0', 'fc00::/7', '::/6', '::/0', '192.168.1.1', 'nas.lan', '10.0.0.0/x', 7]), ['0.0.0.0/7', '0.0.0.0/0', '::/6', '::/0']);
   t.same(wide(['::ffff:0:0/96', '::ffff:0:0/103', '::ffff:0:0/104', '::FFFF:10.0.0.0/104', '::/95']), ['::ffff:0:0/96', '::ffff:0:0/103'], 'mapped ranges count as IPv4 ranges; other IPv6 ranges of that size are narrow');
   t.same(wide([' 0.0.0.0/1 ']), ['0.0.0.0/1'], 'trimmed');
+  t.same(wide(['nas.lan/0', '0.0.0.0/x0', '0.0.0.0/0x', '0.0.0.0/0000', '0.0.0.0']), [], 'only an address with a decimal prefix length');
+  t.same(wide(['::ffff:0:0/95', '::/96', '2001:db8::/100', '1::ffff:0:0/100']), [], 'a /96 or longer IPv6 range that is not of mapped addresses, or a mapped one shorter than /96, is judged as IPv6');
   t.same(wideAllowEntries(null), []);
   const [all, half, v6] = wideAllowEntries(['0.0.0.0/0', '128.0.0.0/1', '::/0']);
   t.match(all, { code: 'outbound_allow_too_wide', message: /^"0\.0\.0\.0\/0" opens every IPv4 address: every internal address in it \(loopback, the cloud metadata address, private networks\) becomes reachable/ });
