@@ -5,7 +5,7 @@ import { createUser, publicUser, setUserPassword, type UserRow } from '../users/
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
 import { conflict, forbidden, notFound } from '../http/problem.ts';
 import { requireAdmin, caller } from '../auth/guard.ts';
-import { Locale } from '../http/schemas.ts';
+import { Locale, ok, created, noContent, errors } from '../http/schemas.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { revokeAllTokens } from '../auth/revocation.ts';
 import { bool, collection, int } from './paths.ts';
@@ -58,14 +58,14 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
   };
 
   collection(app, 'GET', '/api/v1/admin/users', {
-    ...opts, schema: { tags, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })), before: Type.Optional(Type.String({ format: 'uuid' })) }) },
+    ...opts, schema: { tags, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })), before: Type.Optional(Type.String({ format: 'uuid' })) }), response: { ...ok('The users (`users`), newest first.') } },
   }, async (req) => {
     const q = req.query as { limit?: number; before?: string };
     const rows = await core.db.all<UserRow>(`SELECT * FROM users${q.before ? ' WHERE id < ?' : ''} ORDER BY id DESC LIMIT ?`, q.before ? [q.before, q.limit ?? 50] : [q.limit ?? 50]);
     return { users: rows.map(publicUser) };
   });
 
-  collection(app, 'POST', '/api/v1/admin/users', { ...opts, schema: { tags, body: CreateBody } }, async (req, reply) => {
+  collection(app, 'POST', '/api/v1/admin/users', { ...opts, schema: { tags, body: CreateBody, response: { ...created('The new user.'), ...errors([409, 'A user with this email exists (`email_taken`).']) } } }, async (req, reply) => {
     const b = req.body as Patch & { email: string; password: string; locale?: string };
     const row = await createUser(core.db, {
       email: b.email, password: b.password, role: b.role ?? 'user', locale: b.locale,
@@ -78,10 +78,10 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
     return publicUser(await get(row.id));
   });
 
-  app.get('/api/v1/admin/users/:user_id', { ...opts, schema: { tags, params: Params } }, async (req) =>
+  app.get('/api/v1/admin/users/:user_id', { ...opts, schema: { tags, params: Params, response: { ...ok('The user.') } } }, async (req) =>
     publicUser(await get((req.params as { user_id: string }).user_id)));
 
-  app.patch('/api/v1/admin/users/:user_id', { ...opts, schema: { tags, params: Params, body: PatchBody } }, async (req) => {
+  app.patch('/api/v1/admin/users/:user_id', { ...opts, schema: { tags, params: Params, body: PatchBody, response: { ...ok('The user as changed.'), ...errors([409, 'This would leave no active administrator (`last_admin`).']) } } }, async (req) => {
     const row = await get((req.params as { user_id: string }).user_id);
     const b = req.body as Patch;
     const next = {
@@ -110,13 +110,14 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       tags, params: Params, summary: 'Set a user\'s password',
       description: 'Sets the user\'s password (8 characters or more, at most 72 bytes). Every token the user holds stops working. A user restored from a backup without a password (password_set false, kept inactive for that reason) is activated and can log in with it. 404 for an unknown user.',
       body: Type.Object({ password: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false }),
+      response: { ...ok('The user, with the new password set.') },
     },
   }, async (req) => {
     const { user_id } = await get((req.params as { user_id: string }).user_id).then((r) => ({ user_id: r.id }));
     return publicUser(await setUserPassword(core.db, user_id, (req.body as { password: string }).password, core.clock.now()));
   });
 
-  app.delete('/api/v1/admin/users/:user_id', { ...opts, schema: { tags, params: Params } }, async (req, reply) => {
+  app.delete('/api/v1/admin/users/:user_id', { ...opts, schema: { tags, params: Params, response: { ...noContent('Deleted, with everything the user owned.'), ...errors([403, 'Not an administrator, or the administrator\'s own account.']) } } }, async (req, reply) => {
     const row = await get((req.params as { user_id: string }).user_id);
     if (row.id === caller(req).id) throw forbidden('You cannot delete your own account; another administrator can.');
     await core.db.run('DELETE FROM users WHERE id = ?', [row.id]);
@@ -131,8 +132,8 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       default_max_ai_messages_per_day: Number.parseInt(s.default_max_ai_messages_per_day, 10), default_max_ai_tokens_per_day: Number.parseInt(s.default_max_ai_tokens_per_day, 10),
     };
   };
-  app.get('/api/v1/admin/settings', { ...opts, schema: { tags, response: { 200: SettingsSchema } } }, readSettings);
-  app.patch('/api/v1/admin/settings', { ...opts, schema: { tags, body: SettingsPatch, response: { 200: SettingsSchema } } }, async (req) => {
+  app.get('/api/v1/admin/settings', { ...opts, schema: { tags, response: { ...ok('The assistant\'s settings.', SettingsSchema) } } }, readSettings);
+  app.patch('/api/v1/admin/settings', { ...opts, schema: { tags, body: SettingsPatch, response: { ...ok('The assistant\'s settings as changed.', SettingsSchema) } } }, async (req) => {
     const b = req.body as Partial<Record<keyof typeof SettingsSchema.properties, boolean | number>>;
     const values: Record<string, string> = {};
     for (const [k, v] of Object.entries(b)) if (v !== undefined) values[k] = String(v);

@@ -11,6 +11,7 @@ import type { Models } from './models.ts';
 import { say } from './titles.ts';
 import { eventMessage, ownEvent } from './event-context.ts';
 import { lab } from './lab-strings.ts';
+import { ok, created, noContent, errors } from '../http/schemas.ts';
 
 export interface ChatRow { id: string; user_id: string; title: string; is_archived: unknown; skill_id: string | null; model?: string | null; event_id?: string | null; created_at: string; updated_at: string }
 
@@ -61,7 +62,7 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
   const opts = { preHandler: requireUser(core) };
   const tags = ['assistant'];
 
-  collection(app, 'POST', '/api/v1/chats', { ...opts, schema: { tags, body: CreateBody, response: { 201: ChatSchema } } }, async (req, reply) => {
+  collection(app, 'POST', '/api/v1/chats', { ...opts, schema: { tags, body: CreateBody, response: { ...created('The new chat.', ChatSchema), ...errors([404, 'The skill or event named is not one you can use (`skill_not_found`, `event_not_found`).'], [409, 'You have the most chats your account allows (`chat_limit_reached`).']) } } }, async (req, reply) => {
     const user = caller(req);
     const b = req.body as { title?: string; skill_id?: string | null; event_id?: string };
     await checkSkill(core.db, user.id, b.skill_id);
@@ -83,7 +84,7 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
     return publicChat(await ownChat(core.db, user.id, id));
   });
 
-  collection(app, 'GET', '/api/v1/chats', { ...opts, schema: { tags, querystring: ListQuery } }, async (req) => {
+  collection(app, 'GET', '/api/v1/chats', { ...opts, schema: { tags, querystring: ListQuery, response: { ...ok('Your chats (`chats`), newest first.') } } }, async (req) => {
     const q = req.query as { archived?: boolean; limit?: number; before?: string };
     const where = ['user_id = ?'];
     const params: (string | boolean | number)[] = [caller(req).id];
@@ -94,10 +95,10 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
     return { chats: rows.map(publicChat) };
   });
 
-  app.get('/api/v1/chats/:chat_id', { ...opts, schema: { tags, params: ChatParams, response: { 200: ChatSchema } } }, async (req) =>
+  app.get('/api/v1/chats/:chat_id', { ...opts, schema: { tags, params: ChatParams, response: { ...ok('The chat.', ChatSchema) } } }, async (req) =>
     publicChat(await ownChat(core.db, caller(req).id, (req.params as { chat_id: string }).chat_id)));
 
-  app.patch('/api/v1/chats/:chat_id', { ...opts, schema: { tags, params: ChatParams, body: PatchBody, response: { 200: ChatSchema } } }, async (req) => {
+  app.patch('/api/v1/chats/:chat_id', { ...opts, schema: { tags, params: ChatParams, body: PatchBody, response: { ...ok('The chat as changed.', ChatSchema) } } }, async (req) => {
     const user = caller(req);
     const chat = await ownChat(core.db, user.id, (req.params as { chat_id: string }).chat_id);
     const b = req.body as { title?: string; is_archived?: boolean; skill_id?: string | null; model?: string | null };
@@ -114,7 +115,7 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
     return publicChat(await ownChat(core.db, user.id, chat.id));
   });
 
-  app.delete('/api/v1/chats/:chat_id', { ...opts, schema: { tags, params: ChatParams } }, async (req, reply) => {
+  app.delete('/api/v1/chats/:chat_id', { ...opts, schema: { tags, params: ChatParams, response: { ...noContent('Deleted, with its messages.') } } }, async (req, reply) => {
     const chat = await ownChat(core.db, caller(req).id, (req.params as { chat_id: string }).chat_id);
     await core.db.run('DELETE FROM chats WHERE id = ?', [chat.id]);
     return reply.code(204).send();

@@ -4,6 +4,7 @@ import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { requireAdmin, requireUser, caller } from '../auth/guard.ts';
 import { int } from './paths.ts';
+import { ok } from '../http/schemas.ts';
 
 /** The primary context; version 0 means it was never written. */
 export interface PrimaryContextValue { content: string; version: number; updated_at: string | null }
@@ -26,10 +27,10 @@ const PersonalBody = Type.Object({ content: Type.String({ maxLength: 32_000 }) }
 
 /** `GET, PUT /api/v1/admin/context` and `GET, PUT /api/v1/users/me/context`. */
 export async function contextRoutes(app: App, core: Core): Promise<void> {
-  app.get('/api/v1/admin/context', { schema: { tags: ['admin'], response: { 200: PrimarySchema } }, preHandler: requireAdmin(core) },
+  app.get('/api/v1/admin/context', { schema: { tags: ['admin'], response: { ...ok('The primary context every chat starts with.', PrimarySchema) } }, preHandler: requireAdmin(core) },
     async () => primaryContext(core.db));
 
-  app.put('/api/v1/admin/context', { schema: { tags: ['admin'], body: PrimaryBody, response: { 200: PrimarySchema } }, preHandler: requireAdmin(core) }, async (req) => {
+  app.put('/api/v1/admin/context', { schema: { tags: ['admin'], body: PrimaryBody, response: { ...ok('The primary context as saved, with its new version.', PrimarySchema) } }, preHandler: requireAdmin(core) }, async (req) => {
     const { content } = req.body as { content: string };
     // One statement, so two concurrent updates still get distinct versions.
     await core.db.run(`INSERT INTO primary_context (id, content, version, updated_by, updated_at) VALUES (1, ?, 1, ?, ?)
@@ -38,10 +39,10 @@ export async function contextRoutes(app: App, core: Core): Promise<void> {
     return primaryContext(core.db);
   });
 
-  app.get('/api/v1/users/me/context', { schema: { tags: ['assistant'], response: { 200: PersonalSchema } }, preHandler: requireUser(core) },
+  app.get('/api/v1/users/me/context', { schema: { tags: ['assistant'], response: { ...ok('Your personal context.', PersonalSchema) } }, preHandler: requireUser(core) },
     async (req) => personalContext(core.db, caller(req).id));
 
-  app.put('/api/v1/users/me/context', { schema: { tags: ['assistant'], body: PersonalBody, response: { 200: PersonalSchema } }, preHandler: requireUser(core) }, async (req) => {
+  app.put('/api/v1/users/me/context', { schema: { tags: ['assistant'], body: PersonalBody, response: { ...ok('Your personal context as saved.', PersonalSchema) } }, preHandler: requireUser(core) }, async (req) => {
     const { content } = req.body as { content: string };
     const userId = caller(req).id;
     await core.db.run(`INSERT INTO personal_contexts (user_id, content, updated_at) VALUES (?, ?, ?)

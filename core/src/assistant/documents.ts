@@ -10,6 +10,7 @@ import { collection, int, likePattern, searchable } from './paths.ts';
 import { chunkDocument, documentContent, documentKind } from './document-text.ts';
 import { storeChunks } from './search.ts';
 import { checkRoomLeft, reserveStorage, storageRoutes, storedBytes } from './storage.ts';
+import { ok, created, noContent, errors } from '../http/schemas.ts';
 
 /** Largest accepted upload; beyond it the answer is 413. */
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
@@ -49,7 +50,7 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
   // Multipart parsing exists only inside this scope, for the upload route.
   await app.register(async (scope: App) => {
     await scope.register(multipart, { limits: { fileSize: MAX_DOCUMENT_BYTES, files: 1, fields: 10, parts: 12, fieldSize: 1024 } });
-    collection(scope, 'POST', '/api/v1/documents', { ...opts, schema: { tags, consumes: ['multipart/form-data'] } }, async (req, reply) => {
+    collection(scope, 'POST', '/api/v1/documents', { ...opts, schema: { tags, consumes: ['multipart/form-data'], response: { ...created('The document as stored (without its text).'), ...errors([413, 'The file is over the upload limit (`document_too_large`), or past your storage limit (`storage_quota_exceeded`).'], [415, 'Not a multipart upload, or not a text, Markdown or PDF file.'], [422, 'No `file` field, or the document has no text to read or too much (`unreadable_document`, `document_too_much_text`, `document_too_many_pages`, `document_too_costly`).']) } } }, async (req, reply) => {
       if (!req.isMultipart()) throw new HttpError(415, 'unsupported_media_type', 'Upload the document as multipart/form-data with a "file" field.');
       let part;
       try { part = await req.file(); } catch (err) { throw uploadError(err); }
@@ -84,7 +85,7 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
 
   await storageRoutes(app, core);
 
-  collection(app, 'GET', '/api/v1/documents', { ...opts, schema: { tags, querystring: ListQuery } }, async (req) => {
+  collection(app, 'GET', '/api/v1/documents', { ...opts, schema: { tags, querystring: ListQuery, response: { ...ok('Your documents (`documents`), newest first; with `q`, those that match.') } } }, async (req) => {
     const q = req.query as { q?: string; limit?: number; before?: string };
     const where = ['user_id = ?'];
     const params: (string | number)[] = [caller(req).id];
@@ -100,11 +101,11 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
     if (!row) throw notFound('Document');
     return row;
   };
-  app.get('/api/v1/documents/:id', { ...opts, schema: { tags, params: Params } }, async (req) => {
+  app.get('/api/v1/documents/:id', { ...opts, schema: { tags, params: Params, response: { ...ok('The document with its extracted text (`content`).') } } }, async (req) => {
     const row = await own(caller(req).id, (req.params as { id: string }).id);
     return { ...publicDoc(row), content: row.content };
   });
-  app.delete('/api/v1/documents/:id', { ...opts, schema: { tags, params: Params } }, async (req, reply) => {
+  app.delete('/api/v1/documents/:id', { ...opts, schema: { tags, params: Params, response: { ...noContent('Deleted.') } } }, async (req, reply) => {
     const row = await own(caller(req).id, (req.params as { id: string }).id);
     await core.db.run('DELETE FROM documents WHERE id = ?', [row.id]);
     return reply.code(204).send();

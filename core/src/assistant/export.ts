@@ -35,7 +35,9 @@ function fileBase(title: string): { ascii: string; utf8: string } {
 
 export async function exportRoutes(app: App, core: Core): Promise<void> {
   app.get('/api/v1/chats/:chat_id/export', {
-    schema: { tags: ['assistant'], summary: 'Download a chat as Markdown or JSON', params: ChatParams, querystring: ExportQuery, produces: ['text/markdown', 'application/json'] },
+    schema: { tags: ['assistant'], summary: 'Download a chat as Markdown or JSON', params: ChatParams, querystring: ExportQuery, produces: ['text/markdown', 'application/json'],
+      response: { 200: { description: 'The chat as an attachment: Markdown, or JSON with `format=json`.', content: { 'text/markdown': { schema: { type: 'string' } }, 'application/json': { schema: { type: 'object' } } } } },
+    },
     preHandler: requireUser(core),
   }, async (req, reply) => {
     const user = caller(req);

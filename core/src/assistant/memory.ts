@@ -6,6 +6,7 @@ import { notFound } from '../http/problem.ts';
 import { requireUser, caller } from '../auth/guard.ts';
 import { bool, collection, likePattern, searchable } from './paths.ts';
 import { reserveStorage, storedBytes } from './storage.ts';
+import { ok, created, noContent, errors } from '../http/schemas.ts';
 
 interface EntryRow { id: string; user_id: string; content: string; category: string | null; recorded_at: string | null; always_include: unknown; created_at: string; updated_at: string }
 
@@ -47,7 +48,7 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
     return row;
   };
 
-  collection(app, 'GET', '/api/v1/memory', { ...opts, schema: { tags, querystring: ListQuery } }, async (req) => {
+  collection(app, 'GET', '/api/v1/memory', { ...opts, schema: { tags, querystring: ListQuery, response: { ...ok('Your memory entries (`entries`), newest first; with `q` or `category`, those that match.') } } }, async (req) => {
     const q = req.query as { q?: string; category?: string; limit?: number; before?: string };
     const where = ['user_id = ?'];
     const params: (string | number)[] = [caller(req).id];
@@ -59,7 +60,7 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
     return { entries: rows.map(publicEntry) };
   });
 
-  collection(app, 'POST', '/api/v1/memory', { ...opts, schema: { tags, body: CreateBody } }, async (req, reply) => {
+  collection(app, 'POST', '/api/v1/memory', { ...opts, schema: { tags, body: CreateBody, response: { ...created('The new entry.'), ...errors([422, 'The request does not pass validation, or the entry does not fit your storage limit (`storage_quota_exceeded`).']) } } }, async (req, reply) => {
     const b = req.body as { content: string; category?: string | null; recorded_at?: string | null; always_include?: boolean };
     const id = newId();
     const now = core.clock.now().toISOString();
@@ -74,10 +75,10 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
     return publicEntry(await own(caller(req).id, id));
   });
 
-  app.get('/api/v1/memory/:id', { ...opts, schema: { tags, params: Params } }, async (req) =>
+  app.get('/api/v1/memory/:id', { ...opts, schema: { tags, params: Params, response: { ...ok('The entry.') } } }, async (req) =>
     publicEntry(await own(caller(req).id, (req.params as { id: string }).id)));
 
-  app.patch('/api/v1/memory/:id', { ...opts, schema: { tags, params: Params, body: PatchBody } }, async (req) => {
+  app.patch('/api/v1/memory/:id', { ...opts, schema: { tags, params: Params, body: PatchBody, response: { ...ok('The entry as changed.'), ...errors([422, 'The request does not pass validation, or the change does not fit your storage limit (`storage_quota_exceeded`).']) } } }, async (req) => {
     const row = await own(caller(req).id, (req.params as { id: string }).id);
     const b = req.body as { content?: string; category?: string | null; recorded_at?: string | null; always_include?: boolean };
     const content = b.content ?? row.content;
@@ -93,7 +94,7 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
     return publicEntry(await own(row.user_id, row.id));
   });
 
-  app.delete('/api/v1/memory/:id', { ...opts, schema: { tags, params: Params } }, async (req, reply) => {
+  app.delete('/api/v1/memory/:id', { ...opts, schema: { tags, params: Params, response: { ...noContent('Deleted.') } } }, async (req, reply) => {
     const row = await own(caller(req).id, (req.params as { id: string }).id);
     await core.db.run('DELETE FROM memory_entries WHERE id = ?', [row.id]);
     return reply.code(204).send();

@@ -8,6 +8,7 @@ import { requireUser, caller } from '../auth/guard.ts';
 import { ChatParams, ownChat } from './chats.ts';
 import { bool } from './paths.ts';
 import type { ToolEvent } from './exchange.ts';
+import { ok, noContent } from '../http/schemas.ts';
 
 export type MessageStatus = 'complete' | 'interrupted' | 'error';
 export interface Usage { prompt_tokens: number; completion_tokens: number; total_tokens: number }
@@ -171,7 +172,7 @@ const HistoryQuery = Type.Object({
  */
 export async function historyRoutes(app: App, core: Core): Promise<void> {
   app.get('/api/v1/chats/:chat_id/messages', {
-    schema: { tags: ['assistant'], params: ChatParams, querystring: HistoryQuery },
+    schema: { tags: ['assistant'], params: ChatParams, querystring: HistoryQuery, response: { ...ok('A page of the shown branch (`messages`, oldest first) and whether older ones exist (`has_more`).') } },
     preHandler: requireUser(core),
   }, async (req) => {
     const chat = await ownChat(core.db, caller(req).id, (req.params as { chat_id: string }).chat_id);
@@ -186,7 +187,7 @@ export async function historyRoutes(app: App, core: Core): Promise<void> {
 
   const MessageParams = Type.Object({ chat_id: Type.String({ format: 'uuid' }), message_id: Type.String({ format: 'uuid' }) });
   app.post('/api/v1/chats/:chat_id/messages/:message_id/show', {
-    schema: { tags: ['assistant'], summary: 'Show this alternative (and the conversation that follows it) instead of its siblings', params: MessageParams },
+    schema: { tags: ['assistant'], summary: 'Show this alternative (and the conversation that follows it) instead of its siblings', params: MessageParams, response: { ...noContent('This alternative is shown now.') } },
     preHandler: requireUser(core),
   }, async (req, reply) => {
     const p = req.params as { chat_id: string; message_id: string };

@@ -5,6 +5,7 @@ import { unprocessable } from '../http/problem.ts';
 import { requireAdmin, requireUser } from '../auth/guard.ts';
 import type { ModelClient } from './model.ts';
 import { DefaultModel, ModelsAllowed, defaultModelProblem, normalizeModelChoice, readModelSettings, writeModelSettings } from './model-settings.ts';
+import { ok } from '../http/schemas.ts';
 
 /** How long the endpoint's model list is reused before it is asked again. */
 const LIST_TTL_MS = 60_000;
@@ -76,7 +77,7 @@ export class Models {
   async routes(app: App): Promise<void> {
     const Schema = Type.Object({ models: Type.Array(Type.Object({ id: Type.String() })), default: Type.String() });
     app.get('/api/v1/models', {
-      schema: { tags: ['assistant'], summary: 'Models users may choose for a chat, and the default', response: { 200: Schema } },
+      schema: { tags: ['assistant'], summary: 'Models users may choose for a chat, and the default', response: { ...ok('The models you may choose (`models`) and the `default`.', Schema) } },
       preHandler: requireUser(this.core),
     }, async () => {
       const c = await this.choice();
@@ -97,14 +98,14 @@ export class Models {
       return { models_allowed: conf.allowed, default_model: conf.default, endpoint_models: endpoint ?? null, configured_model: this.client.model, effective: c.models };
     };
     const admin = { preHandler: requireAdmin(this.core) };
-    app.get('/api/v1/admin/models', { ...admin, schema: { tags: ['admin'], summary: 'The models users may choose, the default, and what the endpoint lists', response: { 200: AdminSchema } } }, read);
+    app.get('/api/v1/admin/models', { ...admin, schema: { tags: ['admin'], summary: 'The models users may choose, the default, and what the endpoint lists', response: { ...ok('The model settings and what the endpoint lists.', AdminSchema) } } }, read);
     app.put('/api/v1/admin/models', {
       ...admin,
       schema: {
         tags: ['admin'], summary: 'Set the models users may choose and the default',
         description: 'An empty `models_allowed` allows every model the endpoint lists; an empty `default_model` means AI_MODEL. The default must be one of the allowed models when a list is set (422 `default_model_not_allowed`).',
         body: Type.Object({ models_allowed: ModelsAllowed, default_model: DefaultModel }, { additionalProperties: false }),
-        response: { 200: AdminSchema },
+        response: { ...ok('The model settings as saved.', AdminSchema) },
       },
     }, async (req) => {
       const b = req.body as { models_allowed: string[]; default_model: string };

@@ -6,6 +6,7 @@ import type { PublicUser } from '../users/users.ts';
 import { HttpError, unprocessable } from '../http/problem.ts';
 import { requireAdmin, requireUser, caller } from '../auth/guard.ts';
 import { dayKey, nextDayStart } from './day.ts';
+import { ok } from '../http/schemas.ts';
 
 /** Today's usage against the effective limits, as the quota endpoint returns it. */
 export interface Quota {
@@ -130,11 +131,11 @@ const UsageSchema = Type.Object({
 
 /** `GET /api/v1/chats/quota` and `GET /api/v1/admin/usage`. */
 export async function quotaRoutes(app: App, core: Core, quotas: Quotas): Promise<void> {
-  app.get('/api/v1/chats/quota', { schema: { tags: ['assistant'], response: { 200: QuotaSchema } }, preHandler: requireUser(core) },
+  app.get('/api/v1/chats/quota', { schema: { tags: ['assistant'], response: { ...ok('Today\'s use of your AI message and token limits.', QuotaSchema) } }, preHandler: requireUser(core) },
     async (req) => quotas.quota(caller(req)));
 
   app.get('/api/v1/admin/usage', {
-    schema: { tags: ['admin'], querystring: Type.Object({ date: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' })) }), response: { 200: UsageSchema } },
+    schema: { tags: ['admin'], querystring: Type.Object({ date: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' })) }), response: { ...ok('One day\'s AI use per user and per model.', UsageSchema) } },
     preHandler: requireAdmin(core),
   }, async (req) => {
     const date = (req.query as { date?: string }).date ?? quotas.today().day;

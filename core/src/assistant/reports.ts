@@ -11,6 +11,7 @@ import { collection, int } from './paths.ts';
 import { gatherReportData } from './report-data.ts';
 import { checkRoomLeft, reserveStorage } from './storage.ts';
 import { renderReport, reportString, ReportFontMissingError, type ReportLocale } from './report-pdf.ts';
+import { ok, created, noContent, file, errors } from '../http/schemas.ts';
 
 interface ReportRow { id: string; user_id: string; title: string; locale: ReportLocale; size_bytes: number; created_at: string }
 
@@ -89,7 +90,9 @@ export class Reports {
 
     collection(app, 'POST', '/api/v1/reports', {
       ...opts,
-      schema: { tags, body: Type.Object({ title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), locale: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ru')])) }, { additionalProperties: false }), response: { 201: ReportSchema } },
+      schema: { tags, body: Type.Object({ title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), locale: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ru')])) }, { additionalProperties: false }),
+        response: { ...created('The report, generated and stored as a PDF.', ReportSchema), ...errors([422, 'The request does not pass validation, or the report does not fit your storage limit (`storage_quota_exceeded`).'], [503, 'The server lacks the font PDF reports need (`report_font_missing`).']) },
+      },
     }, async (req, reply) => {
       const b = (req.body ?? {}) as { title?: string; locale?: ReportLocale };
       const report = await this.generate(caller(req), b);
@@ -98,16 +101,16 @@ export class Reports {
     });
     collection(app, 'GET', '/api/v1/reports', {
       ...opts,
-      schema: { tags, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })), before: Type.Optional(Type.String({ format: 'uuid' })) }) },
+      schema: { tags, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })), before: Type.Optional(Type.String({ format: 'uuid' })) }), response: { ...ok('Your reports (`reports`), newest first.') } },
     }, async (req) => {
       const q = req.query as { limit?: number; before?: string };
       const rows = await core.db.all<ReportRow>(`SELECT * FROM reports WHERE user_id = ?${q.before ? ' AND id < ?' : ''} ORDER BY id DESC LIMIT ?`,
         q.before ? [caller(req).id, q.before, q.limit ?? 50] : [caller(req).id, q.limit ?? 50]);
       return { reports: rows.map(publicReport) };
     });
-    app.get('/api/v1/reports/:report_id', { ...opts, schema: { tags, params: Params, response: { 200: ReportSchema } } }, async (req) =>
+    app.get('/api/v1/reports/:report_id', { ...opts, schema: { tags, params: Params, response: { ...ok('The report.', ReportSchema) } } }, async (req) =>
       publicReport(await this.own(caller(req).id, id(req))));
-    app.get('/api/v1/reports/:report_id/download', { ...opts, schema: { tags, params: Params } }, async (req, reply) => {
+    app.get('/api/v1/reports/:report_id/download', { ...opts, schema: { tags, params: Params, response: { ...file('The report as a PDF attachment.', 'application/pdf'), ...errors([404, 'No such report of yours, or its file is gone (`report_file_missing`).']) } } }, async (req, reply) => {
       const row = await this.own(caller(req).id, id(req));
       const file = this.file(row);
       if (!fs.existsSync(file)) throw new HttpError(404, 'report_file_missing', 'The report is recorded but its file is gone; generate it again.');
@@ -117,7 +120,7 @@ export class Reports {
         .header('cache-control', 'private, no-store');
       return reply.send(fs.createReadStream(file));
     });
-    app.delete('/api/v1/reports/:report_id', { ...opts, schema: { tags, params: Params } }, async (req, reply) => {
+    app.delete('/api/v1/reports/:report_id', { ...opts, schema: { tags, params: Params, response: { ...noContent('Deleted, with its file.') } } }, async (req, reply) => {
       await this.remove(await this.own(caller(req).id, id(req)));
       return reply.code(204).send();
     });

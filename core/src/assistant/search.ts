@@ -12,6 +12,7 @@ import { requireUser, caller } from '../auth/guard.ts';
 import { chunkDocument } from './document-text.ts';
 import { excerpt, ftsQuery, ftsTerms, type Mode } from './fts.ts';
 import { bool } from './paths.ts';
+import { ok } from '../http/schemas.ts';
 
 export interface MemoryHit { id: string; content: string; category: string | null; recorded_at: string | null; always_include: boolean }
 export interface ChunkHit { document_id: string; filename: string; page: number | null; content: string }
@@ -130,7 +131,7 @@ export async function searchRoutes(app: App, core: Core): Promise<void> {
   app.get('/api/v1/search', {
     schema: {
       tags: ['assistant'], summary: "Search the caller's chats: titles first, then messages, each ranked; a message hit carries its id", querystring: SearchQuery,
-      response: { 200: Type.Object({ results: Type.Array(HitSchema) }) },
+      response: { ...ok('The matches (`results`), chat titles first, then messages.', Type.Object({ results: Type.Array(HitSchema) })) },
     },
     preHandler: requireUser(core),
   }, async (req) => {

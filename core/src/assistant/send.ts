@@ -25,6 +25,7 @@ import type { Models } from './models.ts';
 import type { Queryable } from '../db/database.ts';
 import type { PublicUser } from '../users/users.ts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { file, errors } from '../http/schemas.ts';
 
 export const MAX_CONTENT = 32_000;
 const Body = Type.Object({ content: Type.String({ minLength: 1, maxLength: MAX_CONTENT }) }, { additionalProperties: false });
@@ -79,7 +80,7 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
   const blank = (content: string) => { if (!content.trim()) throw unprocessable('The message is empty; write something to send.', [{ path: 'body/content', message: 'must not be blank' }]); };
 
   app.post('/api/v1/chats/:chat_id/messages', {
-    schema: { tags: ['assistant'], summary: 'Send a message; the reply streams back as server-sent events', params: ChatParams, body: Body, produces },
+    schema: { tags: ['assistant'], summary: 'Send a message; the reply streams back as server-sent events', params: ChatParams, body: Body, produces, response: { ...file('The reply as server-sent events: `start`, `delta`…, `tool`…, then `done` or `error`.', 'text/event-stream'), ...errors([409, 'The chat is archived (`chat_archived`).'], [429, 'Over your daily AI message or token limit.'], [502, 'The AI model endpoint failed or refused the request.'], [503, 'The assistant is not configured (no AI_API_KEY), or the model provider is rate limiting.']) } },
     preHandler: requireUser(core),
   }, async (req, reply) => {
     const { content } = req.body as { content: string };
@@ -93,7 +94,7 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
 
   /** A new reply to the same question; the reply it replaces stays as an alternative (a failed empty one is dropped). */
   app.post('/api/v1/chats/:chat_id/messages/:message_id/regenerate', {
-    schema: { tags: ['assistant'], summary: 'Write another reply to the same question (the earlier reply is kept as an alternative)', params: MessageParams, produces },
+    schema: { tags: ['assistant'], summary: 'Write another reply to the same question (the earlier reply is kept as an alternative)', params: MessageParams, produces, response: { ...file('The reply as server-sent events: `start`, `delta`…, `tool`…, then `done` or `error`.', 'text/event-stream'), ...errors([409, 'The chat is archived, or the message is not a reply to a question (`chat_archived`, `not_regenerable`).'], [429, 'Over your daily AI message or token limit.'], [502, 'The AI model endpoint failed or refused the request.'], [503, 'The assistant is not configured (no AI_API_KEY), or the model provider is rate limiting.']) } },
     preHandler: requireUser(core),
   }, async (req, reply) => {
     const { user, chat } = await begin(req);
@@ -115,7 +116,7 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
 
   /** The question asked again in other words: a new branch from the same point; the old one is kept. */
   app.post('/api/v1/chats/:chat_id/messages/:message_id/edit', {
-    schema: { tags: ['assistant'], summary: 'Edit a question and resend it (what followed it is kept as the previous branch)', params: MessageParams, body: Body, produces },
+    schema: { tags: ['assistant'], summary: 'Edit a question and resend it (what followed it is kept as the previous branch)', params: MessageParams, body: Body, produces, response: { ...file('The reply as server-sent events: `start`, `delta`…, `tool`…, then `done` or `error`.', 'text/event-stream'), ...errors([409, 'The chat is archived, or the message is not your own (`chat_archived`, `not_editable`).'], [429, 'Over your daily AI message or token limit.'], [502, 'The AI model endpoint failed or refused the request.'], [503, 'The assistant is not configured (no AI_API_KEY), or the model provider is rate limiting.']) } },
     preHandler: requireUser(core),
   }, async (req, reply) => {
     const { content } = req.body as { content: string };

@@ -6,6 +6,7 @@ import { newId } from '../http/ids.ts';
 import { forbidden, notFound } from '../http/problem.ts';
 import { requireAdmin, requireUser, caller } from '../auth/guard.ts';
 import { collection } from './paths.ts';
+import { ok, created, noContent, errors } from '../http/schemas.ts';
 
 export interface SkillRow { id: string; owner_id: string | null; scope: 'general' | 'personal'; name: string; description: string | null; prompt: string; created_at: string; updated_at: string }
 
@@ -53,11 +54,11 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
   const admin = { preHandler: requireAdmin(core) };
   const tags = ['assistant'];
 
-  collection(app, 'GET', '/api/v1/skills', { ...user, schema: { tags } }, async (req) => {
+  collection(app, 'GET', '/api/v1/skills', { ...user, schema: { tags, response: { ...ok('Your personal skills and the general ones (`skills`), each with its `scope`.') } } }, async (req) => {
     const rows = await core.db.all<SkillRow>(`SELECT * FROM skills WHERE scope = 'general' OR owner_id = ? ORDER BY scope, id`, [caller(req).id]);
     return { skills: rows.map(publicSkill) };
   });
-  collection(app, 'POST', '/api/v1/skills', { ...user, schema: { tags, body: CreateBody } }, async (req, reply) => {
+  collection(app, 'POST', '/api/v1/skills', { ...user, schema: { tags, body: CreateBody, response: { ...created('The new personal skill.') } } }, async (req, reply) => {
     reply.code(201);
     return publicSkill(await create(core, caller(req).id, req.body as Body));
   });
@@ -67,14 +68,14 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
     if (row.scope === 'general') throw forbidden('General skills are managed by administrators; you can use them but not change them.');
     return row;
   };
-  app.get('/api/v1/skills/:skill_id', { ...user, schema: { tags, params: Params } }, async (req) => {
+  app.get('/api/v1/skills/:skill_id', { ...user, schema: { tags, params: Params, response: { ...ok('The skill.') } } }, async (req) => {
     const row = await visibleSkill(core.db, caller(req).id, (req.params as { skill_id: string }).skill_id);
     if (!row) throw notFound('Skill');
     return publicSkill(row);
   });
-  app.patch('/api/v1/skills/:skill_id', { ...user, schema: { tags, params: Params, body: PatchBody } }, async (req) =>
+  app.patch('/api/v1/skills/:skill_id', { ...user, schema: { tags, params: Params, body: PatchBody, response: { ...ok('The skill as changed.'), ...errors([403, 'A general skill is managed by administrators.']) } } }, async (req) =>
     publicSkill(await update(core, await ownPersonal(caller(req).id, (req.params as { skill_id: string }).skill_id), req.body as Body)));
-  app.delete('/api/v1/skills/:skill_id', { ...user, schema: { tags, params: Params } }, async (req, reply) => {
+  app.delete('/api/v1/skills/:skill_id', { ...user, schema: { tags, params: Params, response: { ...noContent('Deleted.'), ...errors([403, 'A general skill is managed by administrators.']) } } }, async (req, reply) => {
     const row = await ownPersonal(caller(req).id, (req.params as { skill_id: string }).skill_id);
     await core.db.run('DELETE FROM skills WHERE id = ?', [row.id]);
     return reply.code(204).send();
@@ -86,17 +87,17 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
     return row;
   };
   const adminTags = ['admin'];
-  collection(app, 'GET', '/api/v1/admin/skills', { ...admin, schema: { tags: adminTags } }, async () =>
+  collection(app, 'GET', '/api/v1/admin/skills', { ...admin, schema: { tags: adminTags, response: { ...ok('The general skills (`skills`).') } } }, async () =>
     ({ skills: (await core.db.all<SkillRow>(`SELECT * FROM skills WHERE scope = 'general' ORDER BY id`)).map(publicSkill) }));
-  collection(app, 'POST', '/api/v1/admin/skills', { ...admin, schema: { tags: adminTags, body: CreateBody } }, async (req, reply) => {
+  collection(app, 'POST', '/api/v1/admin/skills', { ...admin, schema: { tags: adminTags, body: CreateBody, response: { ...created('The new general skill.') } } }, async (req, reply) => {
     reply.code(201);
     return publicSkill(await create(core, null, req.body as Body));
   });
-  app.get('/api/v1/admin/skills/:skill_id', { ...admin, schema: { tags: adminTags, params: Params } }, async (req) =>
+  app.get('/api/v1/admin/skills/:skill_id', { ...admin, schema: { tags: adminTags, params: Params, response: { ...ok('The general skill.') } } }, async (req) =>
     publicSkill(await general((req.params as { skill_id: string }).skill_id)));
-  app.patch('/api/v1/admin/skills/:skill_id', { ...admin, schema: { tags: adminTags, params: Params, body: PatchBody } }, async (req) =>
+  app.patch('/api/v1/admin/skills/:skill_id', { ...admin, schema: { tags: adminTags, params: Params, body: PatchBody, response: { ...ok('The general skill as changed.') } } }, async (req) =>
     publicSkill(await update(core, await general((req.params as { skill_id: string }).skill_id), req.body as Body)));
-  app.delete('/api/v1/admin/skills/:skill_id', { ...admin, schema: { tags: adminTags, params: Params } }, async (req, reply) => {
+  app.delete('/api/v1/admin/skills/:skill_id', { ...admin, schema: { tags: adminTags, params: Params, response: { ...noContent('Deleted; chats bound to it go on without a skill.') } } }, async (req, reply) => {
     const row = await general((req.params as { skill_id: string }).skill_id);
     // Chats bound to it fall back to no skill (skill_id ON DELETE SET NULL).
     await core.db.run('DELETE FROM skills WHERE id = ?', [row.id]);
