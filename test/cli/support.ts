@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { SERVICE_NODE_FLAGS } from '../../scripts/node-flags.ts';
-import { testDatabaseUrl, testSecretKey, TEST_PLUGINS } from '../helpers/service.ts';
+import { TEST_DB, testDatabaseUrl, testSecretKey, TEST_PLUGINS } from '../helpers/service.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CLI = path.join(ROOT, 'core/src/cli/main.ts');
@@ -67,4 +67,18 @@ export async function freePort(): Promise<number> {
     const s = net.createServer();
     s.listen(0, '127.0.0.1', () => { const { port } = s.address() as { port: number }; s.close(() => resolve(port)); });
   });
+}
+
+/** Runs one statement (`?` placeholders) on the database of `dataDir` (its SQLite file, or its PostgreSQL database); the number of rows changed. */
+export async function runOnDatabase(dataDir: string, sql: string, params: unknown[] = []): Promise<number> {
+  if (TEST_DB === 'sqlite') {
+    const { default: Sqlite } = await import('better-sqlite3');
+    const db = new Sqlite(path.join(dataDir, 'herald.db'));
+    try { return db.prepare(sql).run(...params).changes; } finally { db.close(); }
+  }
+  const pg = (await import('pg')).default;
+  const c = new pg.Client({ connectionString: await testDatabaseUrl(dataDir) });
+  await c.connect();
+  let n = 0;
+  try { return (await c.query(sql.replace(/\?/g, () => `$${++n}`), params)).rowCount ?? 0; } finally { await c.end(); }
 }

@@ -7,7 +7,7 @@
 import t from 'tap';
 import fs from 'node:fs';
 import { readStoppedDatabase, startService } from '../helpers/service.ts';
-import { emptyDataDir, herald, randomEmail, serviceEnv } from './support.ts';
+import { emptyDataDir, herald, randomEmail, runOnDatabase, serviceEnv } from './support.ts';
 
 t.test('an administrator created on an empty database, with their self-monitoring provider; the service then starts on it', async (t) => {
   const dir = await emptyDataDir();
@@ -33,6 +33,19 @@ t.test('an administrator created on an empty database, with their self-monitorin
   const again = await herald(['user', 'create', email, '--password-stdin'], env, 'another password\n');
   t.equal(again.code, 1);
   t.equal(again.stderr, `herald: a user with the email ${email} exists already; to set their password: herald user reset-password ${email}\n`);
+
+  // A database behind this version (as after an upgrade, before the service's start migrates it) is refused unless --migrate.
+  const { migrations } = await import('../../migrations/index.ts');
+  const newest = migrations.at(-1)!.id;
+  t.equal(await runOnDatabase(dir, 'DELETE FROM schema_migrations WHERE id = ?', [newest]), 1);
+  const behind = await herald(['user', 'list'], env);
+  t.equal(behind.code, 1);
+  t.match(behind.stderr, new RegExp(`^herald: the database .* is behind this version: 1 migration is not applied \\(${newest}\\)\\. Start or restart the service once .* run this command again with --migrate\\.\\n$`));
+  const migrated = await herald(['--migrate', 'user', 'list'], env);
+  t.equal(migrated.code, 0, migrated.stderr);
+  t.match(migrated.stderr, /was brought to this version's schema first \(1 migration\), as the service's start does/);
+  t.match(migrated.stdout, new RegExp(`^Email .*\\n${email.replace(/[.]/g, '\\.')} +administrator `));
+  t.ok(await readStoppedDatabase(dir, 'SELECT id FROM schema_migrations WHERE id = ?', [newest]), 'the migration is recorded again');
 
   const s = await startService({}, { dataDir: dir, setup: false });
   t.teardown(() => s.stop());

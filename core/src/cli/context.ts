@@ -3,14 +3,15 @@
  * variables), its database and, for the commands that need them, its plugins, put together as a
  * core like the service's (no server, no jobs, no plugin instance running).
  *
- * The database. Commands that read or change records bring it to this version's schema first, as
- * the service's start does (`openDatabase`: a verified pre-migration snapshot, then the migrations,
- * on PostgreSQL under the lock replicas take), but only when a migration is pending; otherwise they
- * open one plain connection (no snapshot), which is safe beside a running service: every replica
- * reads users, tokens and records from the database on each request. A SQLite file that does not
- * exist, or a PostgreSQL database without Herald's tables, is refused (a mistyped
- * SERVICE_DATA_DIR must not start a new empty database), except by `user create`, which may set up
- * a fresh database as the first start would. `doctor` never migrates: it reports what is pending.
+ * The database. Commands open one plain connection (no snapshot), which is safe beside a running
+ * service: every replica reads users, tokens and records from the database on each request. A
+ * database whose schema is behind this version is refused (a service of the older version may still
+ * be running on it; its own start migrates), unless `--migrate` is given: the command then brings it
+ * to this version's schema first as the service's start does (`openDatabase`: a verified
+ * pre-migration snapshot, then the migrations, on PostgreSQL under the lock replicas take). A SQLite
+ * file that does not exist, or a PostgreSQL database without Herald's tables, is refused too (a
+ * mistyped SERVICE_DATA_DIR must not start a new empty database), except by `user create`, which
+ * sets up a fresh database as the first start would. `doctor` never migrates: it reports what is pending.
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
@@ -31,6 +32,7 @@ import { SecretsAtRest } from '../secrets/at-rest.ts';
 import type { Core } from '../core.ts';
 import type { Metrics } from '../metrics/metrics.ts';
 import { CliError, note } from './output.ts';
+import { openSettings } from './options.ts';
 import type { Messages } from './i18n.ts';
 
 export const VERSION: string = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version;
@@ -61,10 +63,11 @@ export function databaseLabel(config: Config): string {
 export type OpenMode =
   /** As found, never migrated or created (doctor). */
   | 'inspect'
-  /** An existing database, migrated when a migration is pending. */
+  /** An existing database of this version's schema (migrated first with `--migrate`). */
   | 'existing'
   /** As `existing`, and a missing or empty one is set up (user create). */
   | 'create';
+
 
 export interface Opened {
   db: Database;
@@ -97,12 +100,15 @@ export async function openCliDatabase(config: Config, logs: LoggerFactory, mode:
   } else {
     // As open.ts's connectPostgres, without loading the SQLite driver that module carries.
     const [{ openPostgres }, { entities }, { Database: Db }] = await Promise.all([import('../db/postgres.ts'), import('../db/entities/index.ts'), import('../db/database.ts')]);
+    let opened: Database | undefined;
     try {
-      db = new Db(await openPostgres(config, log, entities), 'postgresql');
-      await db.get('SELECT 1 AS one');
+      opened = new Db(await openPostgres(config, log, entities), 'postgresql');
+      await opened.get('SELECT 1 AS one');
     } catch (err) {
+      await opened?.close().catch(() => {});
       throw new CliError('db.unreachable', { where, reason: (err as Error).message });
     }
+    db = opened;
     if (!(await hasSchema(db))) {
       if (mode === 'create') { await db.close(); return setUp(config, logs, migrations.map((m) => m.id), true); }
       if (mode === 'existing') { await db.close(); throw new CliError('db.empty_postgres', { where }); }
@@ -112,6 +118,7 @@ export async function openCliDatabase(config: Config, logs: LoggerFactory, mode:
   const pending = await pendingMigrations(db, migrations);
   if (!pending.length || mode === 'inspect') return { db, pending, applied: [], created: false };
   await db.close();
+  if (!openSettings.migrate) throw new CliError('db.behind', { where, count: pending.length, ids: pending });
   return setUp(config, logs, pending, false);
 }
 

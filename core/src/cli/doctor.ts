@@ -275,7 +275,7 @@ async function checkOutbound(r: Report, m: Messages, config: Config, instances: 
   }
   if (!groups.size) { r.add('outbound', 'outbound', 'skip', 'doctor.outbound_none'); return; }
   const client = createOutboundHttp({ allowCidrs: config.outboundAllowCidrs, defaults: { connectTimeoutMs: DNS_TIMEOUT_MS } });
-  const results: Check[] = [];
+  // Checked in parallel, reported in a stable order.
   const local = new Report(m);
   try {
     await parallel([...groups.values()], OUTBOUND_PARALLEL, async (g) => {
@@ -298,8 +298,7 @@ async function checkOutbound(r: Report, m: Messages, config: Config, instances: 
       else local.add('outbound', id, 'ok', 'doctor.outbound_ok', { ...params, address });
     });
   } finally { await client.close().catch(() => {}); }
-  results.push(...local.checks.sort((a, b) => a.id.localeCompare(b.id)));
-  r.checks.push(...results);
+  r.checks.push(...local.checks.sort((a, b) => a.id.localeCompare(b.id)));
 }
 
 /** The first line the SMTP listener sends, or why there is none. */

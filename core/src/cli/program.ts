@@ -6,6 +6,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { isLanguage, languageArgument, languageOfEnvironment, LANGUAGES, Messages } from './i18n.ts';
 import { EXIT, printError } from './output.ts';
+import { openSettings } from './options.ts';
 
 /** Commander's titles in help texts, as this language writes them. */
 const TITLES: Record<string, string> = { 'Usage:': 'help.usage', 'Options:': 'help.options', 'Commands:': 'help.commands', 'Arguments:': 'help.arguments', 'Global Options:': 'help.global_options' };
@@ -36,6 +37,7 @@ export function buildProgram(m: Messages, done: (code: number) => void): Command
   program
     .description(t('help.program'))
     .addOption(new Option('--lang <language>', t('help.lang')).choices(LANGUAGES))
+    .option('--migrate', t('help.migrate'))
     .helpOption('-h, --help', t('help.help_option'))
     .helpCommand('help [command]', t('help.help_command'))
     .configureHelp({
@@ -57,7 +59,10 @@ export function buildProgram(m: Messages, done: (code: number) => void): Command
     .addHelpText('after', `\n${t('help.after_program')}`);
 
   const act = <A extends unknown[]>(fn: (...args: A) => Promise<number | void> | number | void) =>
-    async (...args: A) => { done((await fn(...args)) ?? EXIT.ok); };
+    async (...args: A) => {
+      openSettings.migrate = Boolean(program.opts().migrate);
+      done((await fn(...args)) ?? EXIT.ok);
+    };
 
   // user
   const user = program.command('user').description(t('help.user'));
