@@ -5,9 +5,9 @@
 import { defineTarget, NOT_SUPPORTED, PLUGIN_API_VERSION } from '@herald/plugin-api';
 import type { MessageRef, OutboundMessage, OutboundResponse, SendResult, TargetContext, TargetInstance } from '@herald/plugin-api';
 import { configSchema } from './config.ts';
-import type { ChatWebhookConfig } from './config.ts';
+import type { ChatFormat, ChatWebhookConfig } from './config.ts';
 import { buildEditRequest, buildRequest, MANIFEST_MAX_LENGTH, MANIFEST_MAX_TITLE } from './payloads.ts';
-import { failureFor, transportFailure } from './responses.ts';
+import { failureFor, stoppedWaiting, transportFailure } from './responses.ts';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
 
@@ -23,11 +23,54 @@ export { buildEditRequest, buildRequest, fit, SERVICE_LIMITS, updatePrefix } fro
  */
 export const IDEMPOTENCY_HEADER = 'idempotency-key';
 
+/** Sends the core may start at once for one chat-webhook target (the manifest's `concurrency`). */
+export const MANIFEST_CONCURRENCY = 16;
+
+/**
+ * Posts one webhook has in flight at once, by service. The contract's limits are per plugin, so
+ * the manifest's `concurrency` is the most any service takes; the service's own rate narrows it
+ * here: Slack takes about one message a second per webhook (one at a time), Discord's per-webhook
+ * bucket holds 5 requests per 2 s, Mattermost sets no limit. A send beyond it waits in this
+ * instance, not yet posted, in the order the core started it, so a process killed mid-burst has
+ * posted at most these many that it may post again after the restart.
+ */
+export const IN_FLIGHT: Readonly<Record<ChatFormat, number>> = { slack: 1, discord: 5, mattermost: MANIFEST_CONCURRENCY };
+
+/** At most `limit` calls of `fn` at once, first come first served; a call whose signal aborts while it waits never runs. */
+export function gate(limit: number): <T>(signal: AbortSignal, fn: () => Promise<T>, stopped: (reason: unknown) => Error) => Promise<T> {
+  let active = 0;
+  const waiting: (() => void)[] = [];
+  const next = () => { active--; waiting.shift()?.(); };
+  return async (signal, fn, stopped) => {
+    if (active >= limit) {
+      await new Promise<void>((resolve, reject) => {
+        const go = () => { signal.removeEventListener('abort', abort); active++; resolve(); };
+        const abort = () => {
+          const i = waiting.indexOf(go);
+          if (i >= 0) waiting.splice(i, 1);
+          reject(stopped(signal.reason));
+        };
+        if (signal.aborted) { abort(); return; }
+        signal.addEventListener('abort', abort, { once: true });
+        waiting.push(go);
+      });
+    } else active++;
+    try { return await fn(); } finally { next(); }
+  };
+}
+
 /** Creates the target instance for one webhook. */
 export function createChatWebhookTarget(ctx: TargetContext<ChatWebhookConfig>): TargetInstance {
   const cfg = ctx.config;
+  const turn = gate(IN_FLIGHT[cfg.format]);
+  const stopped = (reason: unknown) => stoppedWaiting(cfg.format, reason);
 
-  async function post(req: ReturnType<typeof buildRequest>, message: OutboundMessage, signal: AbortSignal, method = 'POST'): Promise<OutboundResponse> {
+  /** One request to the webhook, when its turn comes (IN_FLIGHT). */
+  function post(req: ReturnType<typeof buildRequest>, message: OutboundMessage, signal: AbortSignal, method = 'POST'): Promise<OutboundResponse> {
+    return turn(signal, () => postNow(req, message, signal, method), stopped);
+  }
+
+  async function postNow(req: ReturnType<typeof buildRequest>, message: OutboundMessage, signal: AbortSignal, method: string): Promise<OutboundResponse> {
     let res: OutboundResponse;
     try {
       // Redirects are refused: a webhook endpoint that redirects is misconfigured, and following
@@ -98,8 +141,9 @@ export default defineTarget({
     // The plugin fits bodies to the configured service's own limits (overflow: 'plugin').
     // No declared rate: the pace differs by service (Slack about one post a second, Discord 5 per
     // 2 s, Mattermost none) and each answers 429 with Retry-After, which the core honours.
-    // Each post is independent (no threading state), so a burst may go out over a few connections at once.
-    limits: { maxMessageLength: MANIFEST_MAX_LENGTH, maxTitleLength: MANIFEST_MAX_TITLE, formats: ['markdown'], overflow: 'plugin', concurrency: 16 },
+    // Each post is independent (no threading state), so a burst may go out over a few connections
+    // at once: as many as the service takes (IN_FLIGHT), up to this concurrency for any.
+    limits: { maxMessageLength: MANIFEST_MAX_LENGTH, maxTitleLength: MANIFEST_MAX_TITLE, formats: ['markdown'], overflow: 'plugin', concurrency: MANIFEST_CONCURRENCY },
   },
   create: (ctx) => createChatWebhookTarget(ctx),
 });

@@ -80,3 +80,9 @@ export function transportFailure(format: ChatFormat, err: unknown): Error {
   if (errorCode(err) === OUTBOUND_REFUSED) return new PermanentSendError(`${SERVICE_NAMES[format]} webhook: ${message}`, 0, { cause: err });
   return new RetryableSendError(`${SERVICE_NAMES[format]} webhook unreachable: ${message}`, 0, { cause: err });
 }
+
+/** A send stopped (timed out, or the service stopping) while it waited for its turn to post: nothing was posted, so it may go again. */
+export function stoppedWaiting(format: ChatFormat, reason: unknown): Error {
+  const why = reason instanceof Error ? reason.message : String(reason ?? 'aborted');
+  return new RetryableSendError(`${SERVICE_NAMES[format]} webhook: the send was stopped (${why}) while it waited for an earlier post to this webhook to finish; nothing was posted.`, 0);
+}

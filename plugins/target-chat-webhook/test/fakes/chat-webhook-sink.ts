@@ -44,6 +44,19 @@ export class ChatWebhookSink {
   failNext: number | null = null;
   /** Mattermost channels that exist. */
   channels = new Set(['town-square', 'alerts']);
+  /** While true, each request is recorded and then kept unanswered until `release()`: a post the service is still working on. */
+  hold = false;
+  private waiting: (() => void)[] = [];
+  /** The most requests kept unanswered at once. */
+  peakHeld = 0;
+  /** Requests received and not answered yet. */
+  get held(): number { return this.waiting.length; }
+  /** Answers up to `n` held requests, oldest first (each as it would have been answered); returns how many. */
+  release(n = Number.POSITIVE_INFINITY): number {
+    const go = this.waiting.splice(0, n);
+    for (const answer of go) answer();
+    return go.length;
+  }
 
   async start(): Promise<this> {
     await new Promise<void>((r) => this.server.listen(0, '127.0.0.1', r));
@@ -79,13 +92,22 @@ export class ChatWebhookSink {
       this.received.push({ format, method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), body, idempotencyKey: req.headers['idempotency-key'] as string | undefined });
       const edit = format === 'discord' && req.method === 'PATCH' ? /^\/api\/webhooks\/[^/]+\/[^/]+\/messages\/([^/]+)$/.exec(url.pathname) : null;
       if (req.method !== 'POST' && !edit) return void res.writeHead(405).end();
-      if (this.rateLimit && this.rateLimit.count > 0) { this.rateLimit.count--; return this.tooMany(format, res); }
-      if (this.failNext) { const s = this.failNext; this.failNext = null; return this.serverError(format, s, res); }
-      if (edit) return this.discordEdit(url, edit[1]!, body, res);
-      if (format === 'discord') return this.discord(url, body, res);
-      if (format === 'slack') return this.slack(url, body, res);
-      return this.mattermost(url, body, res);
+      if (this.hold) {
+        this.waiting.push(() => this.answer(format, url, edit, body, res));
+        this.peakHeld = Math.max(this.peakHeld, this.waiting.length);
+        return;
+      }
+      this.answer(format, url, edit, body, res);
     });
+  }
+
+  private answer(format: SinkFormat, url: URL, edit: RegExpExecArray | null, body: any, res: http.ServerResponse): void {
+    if (this.rateLimit && this.rateLimit.count > 0) { this.rateLimit.count--; return this.tooMany(format, res); }
+    if (this.failNext) { const s = this.failNext; this.failNext = null; return this.serverError(format, s, res); }
+    if (edit) return this.discordEdit(url, edit[1]!, body, res);
+    if (format === 'discord') return this.discord(url, body, res);
+    if (format === 'slack') return this.slack(url, body, res);
+    return this.mattermost(url, body, res);
   }
 
   private json(res: http.ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
