@@ -19,6 +19,7 @@ import { requireUser, caller } from '../auth/guard.ts';
 import { ChatParams, ownChat } from './chats.ts';
 import { carryOut } from './lab-actions.ts';
 import { ToolInputError } from './event-search.ts';
+import { ok, errors } from '../http/schemas.ts';
 
 /** How long a proposal waits for the user. */
 export const CONFIRM_TTL_MS = 10 * 60_000;
@@ -169,6 +170,7 @@ export async function consentRoutes(app: App, core: Core, consents: Consents): P
       tags: ['assistant'], summary: 'Approve or refuse an action the assistant proposed in a reply (send a notification, schedule a message)',
       description: 'The reply that proposed it waits (its stream showed `event: tool` with `status: "needs_confirmation"` and this id) and continues with the outcome. `approve: true` carries it out at once: `status` is `done` (with `result`: what was sent or scheduled) or `failed` (`result.error` says why, for example a target that was deleted meanwhile). `approve: false` does nothing (`status: "refused"`). 409 `tool_call_expired` when nobody answered within 10 minutes or the reply was stopped, `tool_call_decided` when it was already answered; another user\'s chat or call is a 404.',
       params: CallParams, body: DecisionBody,
+      response: { ...ok('The outcome: `status` `done` (with `result`), `failed` (`result.error` says why) or `refused`.'), ...errors([409, 'The proposal expired or was answered already (`tool_call_expired`, `tool_call_decided`).']) },
     },
     preHandler: requireUser(core),
   }, async (req) => {
