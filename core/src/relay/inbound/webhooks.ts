@@ -262,13 +262,14 @@ export type InboundSteps = ReturnType<typeof inboundSteps>;
  * signature over the body is checked before it is parsed; and a JSON body is parsed only once its
  * nesting is known to be within MAX_JSON_DEPTH. A sender without the credential costs no parse.
  */
-/** What an inbound webhook is answered, beside the errors every route with a body gives (400, 404, 413, 500). */
+/** What an inbound webhook is answered, beside the errors every route with a body gives (400, 413, 500). */
 export const HOOK_ANSWERS = {
   ...ok('The request was taken but recorded no event (the plugin found nothing to record, or the events carried no change); or the plugin\'s own answer.'),
   ...accepted('Every event is durable: their ids (`event_ids`).'),
   ...errors(
     [401, 'The plugin\'s check of the request (signature, bearer or shared token) failed.'],
     [403, 'The plugin refused the sender.'],
+    [404, 'No webhook is registered at this address.'],
     [409, 'The provider is disabled (`provider_disabled`), or the delivery was received before (`replayed`).'],
     [422, 'The plugin could not read the request, or it produced an invalid event (`invalid_event`).'],
     [429, 'Over the requests a minute the plugin accepts from one address.'],
