@@ -136,7 +136,7 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
     return { next: nextRuns(q.schedule, timezone, now, PREVIEW_RUNS).map((d) => d.toISOString()) };
   });
 
-  app.post('/api/actions', { schema: { tags: ['relay'], summary: 'Create a scheduled action (digest or message)', body: CreateBody, response: { ...created('The new action, with its next run.') } }, preHandler: auth }, async (req, reply) => {
+  app.post('/api/actions', { schema: { tags: ['relay'], summary: 'Create a scheduled action (digest, message or ai_digest)', body: CreateBody, response: { ...created('The new action, with its next run.') } }, preHandler: auth }, async (req, reply) => {
     const user = caller(req);
     const b = req.body as Static<typeof CreateBody>;
     const input: ActionInput = { name: b.name, kind: b.kind, schedule: b.schedule.trim(), timezone: b.timezone ?? 'UTC', config: b.config as Record<string, unknown>, enabled: b.enabled ?? true };
