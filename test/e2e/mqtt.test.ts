@@ -45,7 +45,8 @@ t.test('mqtt: a message published to the broker comes back as a JSON notificatio
     title: 'On battery', text: '{"title":"On battery","severity":"critical"}\n\nTopic: lab/ups', severity: 'critical', event_type: 'mqtt_message',
     locale: 'en', event_id: row.id, delivery_id: String,
   });
-  t.same(Object.keys(doc).sort(), ['delivery_id', 'event_id', 'event_type', 'locale', 'sent_at', 'severity', 'text', 'title']);
+  t.same(Object.keys(doc).sort(), ['delivery_id', 'event_id', 'event_type', 'locale', 'occurred_at', 'payload', 'provider', 'sent_at', 'severity', 'text', 'title']);
+  t.match(doc, { provider: { kind: 'mqtt' }, occurred_at: /^\d{4}-\d{2}-\d{2}T/, payload: { topic: 'lab/ups', title: 'On battery', severity: 'critical' } }, 'the event behind the message');
   t.match(broker.output(), /Received PUBACK from herald-[0-9a-f]{16}/, 'the provider acknowledged the message once it was recorded');
 
   // The status events were recorded but not sent: the tracker turned them off.
