@@ -50,16 +50,9 @@ export default {
     await reports.routes(app);
     await adminRoutes(app, core, reports);
   },
-  /**
-   * Once the service is listening, a configured assistant loads its model client in the background
-   * (the SDK takes a few hundred ms to compile), so the first message does not wait for it.
-   */
-  async start(core) {
-    const model = core.services.get('assistant.model') as ModelClient | undefined;
-    if (!model?.configured) return;
-    const log = core.logs.get('assistant');
-    setImmediate(() => { model.warm().catch((err: unknown) => log.warn({ err }, 'could not load the model client; the first message will try again')); });
-  },
+  // No start(): the model client (the openai SDK and undici, ~25-35 MB resident) loads with the
+  // first message, not at boot, even when the assistant is configured (issue 27; the first reply
+  // waits the few hundred ms that takes).
   /** Runs after the server closed: replies still streaming are aborted and saved before the database closes. */
   async stop(core) {
     await (core.services.get('assistant.inflight') as InFlight | undefined)?.drain();

@@ -106,6 +106,8 @@ t.test('a success remembered in memory keeps the address known for exactly 30 da
   t.equal(l2.accountLocked('victim', T0 + 30 * DAY + 30_000), false, 'the account lock is short');
   t.equal(l2.accountLocked('victim', T0 + 30 * DAY + 29_999), true);
   t.equal(new LoginLimiter().accountLocked('nobody', T0), false);
+  t.equal(new LoginLimiter().knownMs, 30 * DAY, 'what the caller keeps in the database, as long');
+  t.equal(new LoginLimiter({ knownMs: DAY }).knownMs, DAY);
   const l3 = new LoginLimiter();
   lockAccount(l3, T0);
   t.equal(l3.begin('victim', 'cafe', T0, false).wait, 30);

@@ -3,11 +3,12 @@ import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logging/logger.ts';
 
 /**
- * The better-sqlite3 the ORM itself loaded. The worker must open the database with the very same
- * copy of SQLite: two copies in one process each believe they are the only user of the file, and
- * one truncating the shared-memory index the other has mapped kills the process with SIGBUS.
+ * The better-sqlite3 the main connection loaded (native-connect.ts, core's own). The worker must
+ * open the database with the very same copy of SQLite: two copies in one process each believe they
+ * are the only user of the file, and one truncating the shared-memory index the other has mapped
+ * kills the process with SIGBUS.
  */
-const DRIVER = createRequire(createRequire(import.meta.url).resolve('@mikro-orm/sqlite')).resolve('better-sqlite3');
+const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
 
 /** How often the worker checkpoints while it runs. */
 const INTERVAL_MS = 250;

@@ -14,9 +14,10 @@ export interface Queryable {
 }
 
 /**
- * The database: MikroORM for records (entity managers), plus raw SQL for the hot paths of the
- * pipeline. Both go through the same connection, so a transaction on SQLite is never interleaved.
- * On SQLite the raw SQL runs natively with reused prepared statements (see sqlite-native.ts).
+ * The database: raw SQL with `?` placeholders. On SQLite it runs natively through better-sqlite3
+ * with reused prepared statements (see sqlite-native.ts), without the ORM; on PostgreSQL through
+ * MikroORM's connection. Every statement takes the one connection in turn, so a transaction on
+ * SQLite is never interleaved.
  */
 export class Database implements Queryable {
   private ormRef?: MikroORM;
@@ -107,12 +108,15 @@ export class Database implements Queryable {
   /** Work started at boot that closing must wait for (the check of a pre-migration snapshot). */
   waitOnClose(p: Promise<unknown>): void { this.pending.push(p); }
 
-  /** Runs before the connection closes (stops helpers such as the checkpointer). */
+  /**
+   * Runs at close (stops helpers such as the checkpointer, closes a native handle). The last
+   * registered runs first: a helper registered after the handle it uses stops before it closes.
+   */
   onClose(fn: () => Promise<void>): void { this.closers.push(fn); }
 
   async close(): Promise<void> {
     await Promise.allSettled(this.pending);
-    for (const fn of this.closers) await fn().catch(() => {});
+    for (const fn of [...this.closers].reverse()) await fn().catch(() => {});
     this.native?.reset();
     await this.ormRef?.close(true);
   }

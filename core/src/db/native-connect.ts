@@ -1,9 +1,10 @@
 /**
- * A SQLite connection without the ORM: better-sqlite3 under NativeSqlite, for a thread that runs raw
- * SQL only (the dispatch thread). MikroORM with its entity metadata, Kysely and their code cost a
- * worker thread start-up time and ~30 MB of heap until its first full collection (a few MB after it),
- * for code it would never run. Same file, same connection settings as the
- * service's own connection (open.ts), which has run the snapshot and migrations before this opens.
+ * SQLite connections without the ORM: better-sqlite3 under NativeSqlite. Every statement on SQLite is
+ * raw SQL, so neither the service's own connection (open.ts) nor a second one (the dispatch thread's,
+ * the command line's) loads MikroORM: with its entity metadata, Kysely and their code it cost ~16 MB
+ * of idle resident memory and a thread's start-up time, for code that never ran (issue 27,
+ * scripts/bench/RESULTS.md). Every connection uses the same settings; a second one opens the file
+ * the service's own has already snapshotted and migrated.
  */
 import BetterSqlite from 'better-sqlite3';
 import { Database } from './database.ts';
@@ -35,15 +36,23 @@ function mutex(): ConnectionLock {
 }
 
 /**
- * Opens the existing SQLite file for raw SQL; closing the Database closes the handle. `echo`
- * (SERVICE_DEBUG) is handed every statement it runs, its connection settings included.
+ * Opens the SQLite file for raw SQL and tunes the connection; closing the Database closes the
+ * handle. `create`: the file is created when missing (the service's own connection, which migrates
+ * it next); otherwise it must exist. `echo` (SERVICE_DEBUG) is handed every statement it runs, its
+ * connection settings included.
  */
-export function connectNativeSqlite(file: string, echo?: (sql: string) => void): Database {
-  const handle = new BetterSqlite(file, { fileMustExist: true });
+export function openNativeSqlite(file: string, opts: { create?: boolean; echo?: (sql: string) => void } = {}): { db: Database; native: NativeSqlite } {
+  const { echo } = opts;
+  const handle = new BetterSqlite(file, { fileMustExist: !opts.create });
   for (const p of SQLITE_PRAGMAS) { echo?.(`PRAGMA ${p}`); handle.pragma(p); }
   const native = new NativeSqlite(handle, mutex());
   if (echo) native.echo(echo);
   const db = new Database(undefined, 'sqlite', native);
   db.onClose(async () => { handle.close(); });
-  return db;
+  return { db, native };
+}
+
+/** Opens the existing SQLite file for raw SQL (a second connection: the dispatch thread's, the command line's). */
+export function connectNativeSqlite(file: string, echo?: (sql: string) => void): Database {
+  return openNativeSqlite(file, { echo }).db;
 }

@@ -1,18 +1,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { MikroORM as SqliteORM, SqliteDriver } from '@mikro-orm/sqlite';
-import type { MikroORM } from '@mikro-orm/core';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../logging/logger.ts';
 import { Database } from './database.ts';
-import { NativeSqlite } from './sqlite-native.ts';
-import { entities } from './entities/index.ts';
 import { migrate } from './migrate.ts';
 import { migrations } from '../../../migrations/index.ts';
 import { copySqliteSnapshot } from './snapshot.ts';
 import { Checkpointer } from './checkpointer.ts';
-import { SQLITE_PRAGMAS } from './native-connect.ts';
-import { echoTo, ormLoggerFactory } from './sql-echo.ts';
+import { openNativeSqlite } from './native-connect.ts';
+import { echoTo } from './sql-echo.ts';
 import BetterSqlite from 'better-sqlite3';
 
 export interface OpenOptions {
@@ -27,7 +23,7 @@ export interface OpenOptions {
 /** Snapshot, connect, tune, migrate (on PostgreSQL the snapshot and migrations run under a cross-replica lock). */
 export async function openDatabase({ config, log, changesData }: OpenOptions): Promise<Database> {
   fs.mkdirSync(config.dataDir, { recursive: true });
-  let orm: MikroORM;
+  let db: Database;
   if (config.dialect === 'sqlite') {
     const file = config.sqlitePath!;
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -41,19 +37,9 @@ export async function openDatabase({ config, log, changesData }: OpenOptions): P
         log.info({ file: path.basename(snap.file), pruned: snap.pruned.length }, 'pre-migration snapshot taken and verified');
       }
     }
-    orm = await connectSqlite(file, config, log);
+    db = openSqlite(file, config, log);
   } else {
-    const { openPostgres } = await import('./postgres.ts');
-    orm = await openPostgres(config, log, entities);
-  }
-  const native = config.dialect === 'sqlite' ? await nativeSqlite(orm) : undefined;
-  // SERVICE_DEBUG: the statements of the native connection are echoed as the ORM's are (sql-echo.ts).
-  if (native && config.debug) native.echo(echoTo(log));
-  const db = new Database(orm, config.dialect, native);
-  if (native) {
-    const checkpointer = new Checkpointer(config.sqlitePath!, log, () => native.checkpoint());
-    native.onCommit = () => checkpointer.noteWrite();
-    db.onClose(() => checkpointer.stop());
+    db = await connectPostgres(config, log);
   }
   const applied = config.dialect === 'postgresql'
     ? await (await import('./postgres.ts')).migratePostgres(db, config, log)
@@ -62,25 +48,31 @@ export async function openDatabase({ config, log, changesData }: OpenOptions): P
   return db;
 }
 
-/** One more connection to the PostgreSQL database a booted service opened (the dispatch thread's): no snapshot, no migrations. */
+/**
+ * A connection to the PostgreSQL database: through MikroORM, which with its entities is loaded
+ * here only (SQLite needs neither). Also the dispatch thread's second connection: no snapshot, no migrations.
+ */
 export async function connectPostgres(config: Config, log: Logger): Promise<Database> {
-  const { openPostgres } = await import('./postgres.ts');
+  const [{ openPostgres }, { entities }] = await Promise.all([import('./postgres.ts'), import('./entities/index.ts')]);
   return new Database(await openPostgres(config, log, entities), 'postgresql');
 }
 
-/** Connects to the SQLite file and tunes the connection (WAL, busy timeout, cache). */
-async function connectSqlite(file: string, config: Config, log: Logger): Promise<MikroORM> {
-  const orm = await SqliteORM.init({
-    driver: SqliteDriver,
-    dbName: file,
-    entities,
-    debug: config.debug ? ['query'] : false,
-    loggerFactory: ormLoggerFactory(log),
-    allowGlobalContext: false,
-  }) as unknown as MikroORM;
-  const conn = orm.em.getConnection() as unknown as { execute(sql: string): Promise<unknown> };
-  for (const p of SQLITE_PRAGMAS) await conn.execute(`PRAGMA ${p}`);
-  return orm;
+/**
+ * The service's SQLite connection (the file is created when missing): better-sqlite3 under
+ * NativeSqlite, tuned (WAL, busy timeout, cache; native-connect.ts), with the WAL checkpointer.
+ * SERVICE_DEBUG echoes every statement, the connection settings included (sql-echo.ts).
+ */
+function openSqlite(file: string, config: Config, log: Logger): Database {
+  const { db, native } = openNativeSqlite(file, { create: true, echo: config.debug ? echoTo(log) : undefined });
+  const checkpointer = new Checkpointer(file, log, () => native.checkpoint());
+  native.onCommit = () => checkpointer.noteWrite();
+  // Closing runs the last registered first: the checkpointer stops before the handle closes.
+  db.onClose(() => checkpointer.stop());
+  if (process.env.HERALD_SQL_PROFILE === '1') {
+    native.enableProfile();
+    process.once('exit', () => process.stderr.write(`SQL profile:\n${native.profileReport()}\n`));
+  }
+  return db;
 }
 
 /** True when the SQLite file has migrations not applied yet (or cannot tell). */
@@ -97,20 +89,4 @@ function pendingSqliteMigrations(file: string, echo?: (sql: string) => void): bo
       return migrations.some((m) => !done.has(m.id));
     } finally { db.close(); }
   } catch { return true; }
-}
-
-/** The better-sqlite3 handle under the ORM, used under the ORM's own connection lock. */
-async function nativeSqlite(orm: MikroORM): Promise<NativeSqlite> {
-  const conn = orm.em.getConnection() as unknown as {
-    getNativeClient(): Promise<import('better-sqlite3').Database>;
-    getClient(): { getExecutor(): { provideConnection<T>(fn: () => Promise<T>): Promise<T> } };
-  };
-  const handle = await conn.getNativeClient();
-  const executor = conn.getClient().getExecutor();
-  const native = new NativeSqlite(handle, (fn) => executor.provideConnection(() => fn()));
-  if (process.env.HERALD_SQL_PROFILE === '1') {
-    native.enableProfile();
-    process.once('exit', () => process.stderr.write(`SQL profile:\n${native.profileReport()}\n`));
-  }
-  return native;
 }

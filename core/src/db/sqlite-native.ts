@@ -1,10 +1,9 @@
 /**
  * Raw SQL on SQLite straight through better-sqlite3, with prepared statements kept and reused.
  *
- * MikroORM runs its queries through Kysely, which serialises every use of the one SQLite
- * connection with a mutex (a transaction holds it from BEGIN to COMMIT). Every call here takes that
- * same mutex for its duration, so a native statement never lands inside an ORM transaction and an
- * ORM query never lands inside one of ours: the one connection still sees one unit of work at a time.
+ * Every call takes the connection's lock (native-connect.ts: one holder at a time, in arrival
+ * order; a transaction holds it from BEGIN to COMMIT), so the one connection sees one unit of work
+ * at a time.
  *
  * Writes outside an explicit transaction, and explicit transactions, are group-committed: what is
  * queued while the event loop is busy runs in one transaction, each unit under its own savepoint
@@ -14,7 +13,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 
 type Statement = BetterSqlite3.Statement<unknown[], unknown>;
-/** Runs `fn` while holding the ORM's connection. */
+/** Runs `fn` while holding the connection. */
 export type ConnectionLock = <T>(fn: () => Promise<T>) => Promise<T>;
 
 const MAX_STATEMENTS = 500;

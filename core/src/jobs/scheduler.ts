@@ -1,12 +1,13 @@
-import Bree from 'bree';
-import { fileURLToPath } from 'node:url';
+import type { Cron } from 'croner';
 import type { Logger } from '../logging/logger.ts';
 import type { Queryable } from '../db/database.ts';
 
-const TICK_WORKER = fileURLToPath(new URL('./tick-worker.mjs', import.meta.url));
-
 export interface JobSpec {
-  /** Milliseconds between runs, or a bree/cron expression (`'every 1 day'`, `'0 3 * * *'`). */
+  /**
+   * Milliseconds between runs (the first one interval after start), a five-field cron expression in
+   * the process's time zone (`'0 3 * * *'`), or `'every <n> minutes|hours'`, `'every day'` /
+   * `'every 1 day'` (at local midnight), as bree's text schedules read them.
+   */
   interval: number | string;
   run(signal: AbortSignal): Promise<void>;
   /** Only the elected replica runs it (default true). */
@@ -29,11 +30,32 @@ export class AlwaysLeader implements LeaderElector {
 }
 
 /**
- * bree owns the timing (a worker thread per tick that only signals), the core runs the job in-process.
- * A job never overlaps itself; a failing job is logged and retried on its next tick.
+ * The cron expression of a text schedule (what bree read with later's text parser: `every 1 day` is
+ * every day at local midnight, `every 15 minutes` each minute divisible by 15), the expression
+ * itself when it is cron already, undefined when it is neither.
+ */
+export function cronOfSchedule(text: string): string | undefined {
+  const t = text.trim();
+  if (/^[\d*]/.test(t)) return t;
+  const m = /^every\s+(?:(\d+)\s+)?(minute|hour|day)s?$/i.exec(t);
+  if (!m) return undefined;
+  const n = m[1] === undefined ? 1 : Number(m[1]);
+  const unit = m[2]!.toLowerCase();
+  if (unit === 'day') return n === 1 ? '0 0 * * *' : undefined;
+  if (n < 1 || n > (unit === 'minute' ? 59 : 23)) return undefined;
+  const step = n === 1 ? '*' : `*/${n}`;
+  return unit === 'minute' ? `${step} * * * *` : `0 ${step} * * *`;
+}
+
+/**
+ * Runs the registered jobs on their schedules, in this process (where the database connection, the
+ * plugin instances and the leader lease live): a timer for intervals, croner for the others. A job
+ * never overlaps itself; a failing job is logged and retried on its next tick. (bree did the timing
+ * until issue 27: a worker thread started on every tick only to signal, every 30 s on an idle
+ * service, and bree with its parsers cost ~3 MB resident.)
  */
 export class Scheduler {
-  private bree?: Bree;
+  private timers: { stop(): void }[] = [];
   private jobs = new Map<string, JobSpec>();
   private running = new Map<string, Promise<void>>();
   private abort = new AbortController();
@@ -58,22 +80,28 @@ export class Scheduler {
   isLeader(): boolean { return this.elector.isLeader(); }
 
   async start(): Promise<void> {
-    const jobs = [...this.jobs.entries()].map(([name, spec]) => ({
-      name,
-      path: TICK_WORKER,
-      ...(typeof spec.interval === 'number' ? { interval: spec.interval } : /^[\d*]/.test(spec.interval) ? { cron: spec.interval } : { interval: spec.interval }),
-    }));
     try {
-      this.bree = new Bree({
-        root: false,
-        jobs,
-        logger: false as never,
-        workerMessageHandler: ({ name, message }: { name: string; message: unknown }) => {
-          if (message && typeof message === 'object' && (message as { tick?: boolean }).tick) void this.runNow(name);
-        },
-        errorHandler: (err: unknown, meta: { name?: string }) => { this.log.error({ err, job: meta?.name }, 'job worker failed'); },
+      const schedules = [...this.jobs].map(([name, spec]) => {
+        if (typeof spec.interval === 'number') {
+          if (!Number.isFinite(spec.interval) || spec.interval <= 0) throw new Error(`job ${name}: the interval must be a positive number of milliseconds, got ${spec.interval}`);
+          return { name, ms: spec.interval };
+        }
+        const cron = cronOfSchedule(spec.interval);
+        if (!cron) throw new Error(`job ${name}: "${spec.interval}" is not a schedule (a cron expression, or every <n> minutes, hours or every day)`);
+        return { name, cron };
       });
-      await this.bree.start();
+      // croner only when a job has a schedule that is not a plain interval.
+      const CronClass = schedules.some((s) => s.cron) ? (await import('croner')).Cron : undefined;
+      for (const s of schedules) {
+        if (s.ms !== undefined) {
+          const t = setInterval(() => { void this.runNow(s.name); }, s.ms);
+          t.unref();
+          this.timers.push({ stop: () => clearInterval(t) });
+        } else {
+          const c: Cron = new CronClass!(s.cron!, { unref: true }, () => { void this.runNow(s.name); });
+          this.timers.push({ stop: () => c.stop() });
+        }
+      }
       await this.elector.start((leader) => {
         this.log.info({ leader }, leader ? 'this replica leads the scheduler' : 'this replica no longer leads the scheduler');
         for (const fn of this.leaderListeners) fn(leader);
@@ -81,9 +109,15 @@ export class Scheduler {
       this.started = true;
       for (const [name, spec] of this.jobs) if (spec.runOnStart) void this.runNow(name);
     } catch (err) {
+      this.stopTimers();
       this.failure = (err as Error).message;
       throw err;
     }
+  }
+
+  private stopTimers(): void {
+    for (const t of this.timers) t.stop();
+    this.timers = [];
   }
 
   /** Runs a job now (unless it is already running or leader-only on a follower). Resolves when it finishes. */
@@ -113,7 +147,7 @@ export class Scheduler {
 
   async stop(): Promise<void> {
     this.abort.abort();
-    if (this.bree) await this.bree.stop().catch(() => {});
+    this.stopTimers();
     await Promise.allSettled([...this.running.values()]);
     await this.elector.stop();
     this.started = false;

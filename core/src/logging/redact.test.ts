@@ -1,5 +1,5 @@
 import t from 'tap';
-import { redactText, redactObject, MASK, SEALED_MARK } from './redact.ts';
+import { redactText, redactObject, MASK, SEALED_MARK, SecretValues } from './redact.ts';
 
 /**
  * Time allowed for text that a linear scan handles in a few milliseconds and a backtracking one in
@@ -64,4 +64,73 @@ t.test('a value sealed at rest is masked whatever its field is called, at any de
   t.same(out, { topic: MASK, nested: { url: MASK, plain: 'enc:v2-not-ours', list: [MASK, 'x'] }, note: 'an enc:v1: inside text' });
   t.equal(redactObject('enc:v1:top'), MASK, 'a sealed value on its own');
   t.equal(redactObject('plain'), 'plain');
+});
+
+t.test('redactObject: every name spelling, nulls, objects without a prototype, errors, cycles', async (t) => {
+  t.equal(MASK, '[REDACTED]');
+  t.same(redactObject({ private_key: 'a', privateKey: 'b', 'private-key': 'c', privatekey: 'd', apiKey: 'e', 'api-key': 'f', TOKEN_TYPE: 'Bearer', Secret_Mode: 'include' }),
+    { private_key: MASK, privateKey: MASK, 'private-key': MASK, privatekey: MASK, apiKey: MASK, 'api-key': MASK, TOKEN_TYPE: 'Bearer', Secret_Mode: 'include' }, 'names in any case; descriptive suffixes in any case');
+  t.same(redactObject({ password: null, token: undefined, secret: '', a: null, b: undefined, n: 5 }), { password: null, token: undefined, secret: '', a: null, b: undefined, n: 5 }, 'nothing to mask in an empty secret');
+  t.equal(redactObject(null), null);
+  t.equal(redactObject(undefined), undefined);
+  const bare = Object.assign(Object.create(null), { password: 'p', keep: 'k' });
+  t.same({ ...(redactObject(bare) as object) }, { password: MASK, keep: 'k' }, 'an object without a prototype');
+  const err = Object.assign(new Error('boom'), { token: 't', code: 'E' });
+  t.same(redactObject(err), { token: MASK, code: 'E' }, 'an error\'s own fields');
+  const buf = Buffer.from('password=x');
+  t.equal(redactObject({ buf }).buf, buf, 'a buffer is left alone');
+  const cyclic: Record<string, unknown> = { name: 'loop', password: 'p' };
+  cyclic.self = cyclic;
+  let out: any;
+  t.doesNotThrow(() => { out = redactObject(cyclic); }, 'a cycle ends at the depth limit');
+  t.equal(out.password, MASK);
+  t.equal(out.self.self.password, MASK);
+  let deep: Record<string, unknown> = { password: 'deep' };
+  for (let i = 0; i < 12; i++) deep = { next: deep };
+  let at12: any = redactObject(deep);
+  for (let i = 0; i < 12; i++) at12 = at12.next;
+  t.equal(at12.password, MASK, 'a secret twelve levels down is masked');
+});
+
+t.test('redactText: which characters make a key, and how far it reaches', async (t) => {
+  for (const key of ['token0', 'token9', 'tokenA', 'tokenZ', 'tokena', 'tokenz', 'token_id', 'token.id', 'token-id', 'TOKEN', 'Api-Key']) {
+    t.equal(redactText(`${key}=s3cretvalue`), `${key}=${MASK}`, `${key}=… is masked`);
+  }
+  for (const key of ['token&id', 'token@id', 'token^id', 'token|id', 'token/id', 'token~id', 'token[id', 'token{id', 'token`id']) {
+    t.equal(redactText(`${key}=plain1`), `${key}=plain1`, `${key}=…: only the part after ${key[5]} is the key`);
+  }
+  t.equal(redactText(`token${'x'.repeat(59)}=v1`), `token${'x'.repeat(59)}=${MASK}`, 'a key of 64 characters is read whole');
+  t.equal(redactText(`token${'x'.repeat(60)}=v1`), `token${'x'.repeat(60)}=v1`, 'of a longer one only the last 64');
+  t.equal(redactText('"token"        : "abc"'), `"token"        : "${MASK}"`, 'up to 8 spaces before the separator');
+  t.equal(redactText('"token"         : "abc"'), '"token"         : "abc"', 'not 9');
+  t.equal(redactText('token : abc'), `token : ${MASK}`);
+  t.equal(redactText(`{'token': 'abc'}`), `{'token': '${MASK}'}`, 'single-quoted keys and values');
+  t.equal(redactText(':token: abc'), `:token: ${MASK}`, 'a separator first in the text');
+  t.equal(redactText('=token=abc'), `=token=${MASK}`);
+});
+
+t.test('redactText: values, quoted and not, and what ends them', async (t) => {
+  t.equal(redactText('token="two words" next'), `token="${MASK}" next`, 'a quoted value whole, spaces included');
+  t.equal(redactText(`token='two words' next`), `token='${MASK}' next`);
+  t.equal(redactText('token=abc" rest'), `token=${MASK} rest`, 'a quote at the end of an unquoted value is part of it');
+  t.equal(redactText(`token=abc' rest`), `token=${MASK} rest`);
+  t.equal(redactText(`token=${' '.repeat(8)}abc`), `token=${' '.repeat(8)}${MASK}`, 'up to 8 spaces before the value');
+  t.equal(redactText(`token=${' '.repeat(9)}abc`), `token=${' '.repeat(9)}abc`, 'not 9');
+  t.equal(redactText('token=a,b;password=c&x=d}'), `token=${MASK},b;password=${MASK}&x=d}`, 'a value ends at , ; & } or a space');
+  t.equal(redactText('Bearer   abcdefghij and Basic\tdXNlcjpwYXNz'), `Bearer ${MASK} and Basic ${MASK}`, 'up to 8 spaces or tabs after the scheme');
+  t.equal(redactText('Bearer abcde'), 'Bearer abcde', 'fewer than 6 characters is not a credential');
+});
+
+t.test('known secret values are masked wherever they appear', async (t) => {
+  const v = new SecretValues();
+  t.equal(v.mask('nothing known yet 123456'), 'nothing known yet 123456');
+  v.add(undefined);
+  v.add(null);
+  v.add('');
+  v.add('12345');
+  t.equal(v.mask('12345 stays: shorter than 6'), '12345 stays: shorter than 6');
+  v.add('123456');
+  v.add('s3cr3t-key');
+  t.equal(v.mask('a 123456 b 123456 c s3cr3t-key'), `a ${MASK} b ${MASK} c ${MASK}`, 'every occurrence of every value');
+  t.equal(v.mask('unrelated'), 'unrelated');
 });

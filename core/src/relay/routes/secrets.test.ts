@@ -24,3 +24,13 @@ t.test('a mask with nothing stored behind it is reported', async (t) => {
   t.same(unresolved, ['password', 'keys[]']);
   t.same(restoreMasked({ password: MASKED }, undefined, paths).unresolved, ['password'], 'on create nothing is stored');
 });
+
+t.test('paths with nested arrays, odd names, and configs whose shape does not fit the path', async (t) => {
+  t.equal(MASKED, '********');
+  t.same(maskSecrets({ m: [['a', 'b'], ['c']] }, ['m[][]']).config, { m: [[MASKED, MASKED], [MASKED]] }, 'an array of arrays');
+  t.same(maskSecrets({ 'a]b': 's', 'k[]x': 't', b: 'u' }, ['a]b', 'k[]x']), { config: { 'a]b': MASKED, 'k[]x': MASKED, b: 'u' }, secrets_set: ['a]b', 'k[]x'] }, 'a name with brackets that are not an array marker is a plain name');
+  t.same(maskSecrets({ password: null, token: undefined, key: '' }, ['password', 'token', 'key']), { config: { password: null, token: undefined, key: '' }, secrets_set: [] }, 'null, undefined and empty are not secrets set');
+  t.same(maskSecrets({ keys: 'not a list', smtp: 'not an object', list: ['x'] }, ['keys[]', 'smtp.pass', 'list.0']).config, { keys: 'not a list', smtp: 'not an object', list: ['x'] }, 'a value of another shape is left alone');
+  t.same(restoreMasked({ keys: 'not a list', smtp: 'x' }, stored, ['keys[]', 'smtp.pass']), { config: { keys: 'not a list', smtp: 'x' }, unresolved: [] });
+  t.same(restoreMasked({ headers: [{ value: MASKED }] }, { headers: 'gone' }, ['headers[].value']).unresolved, ['headers[].value'], 'nothing stored at that shape');
+});

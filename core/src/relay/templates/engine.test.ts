@@ -149,3 +149,13 @@ t.test('renderNodes, renderBounded and render agree; a parsed template is reused
   for (let i = 0; i < 5005; i++) render(`{{a}}${i}`, { a: '' }, 'text');
   t.equal(render('{{a}}', { a: 'after many' }, 'text'), 'after many', 'still right after the cache was cleared');
 });
+
+t.test('corners mutation testing found untested', async (t) => {
+  t.equal(render('a{{}}b{{ }}c', {}, 'text'), 'abc', 'an empty tag renders nothing');
+  t.throws(() => parseTemplate('{{#}}'), { message: 'unknown block {{#}}' }, 'a block without a name');
+  t.equal(render('{{user-name}}', { 'user-name': 'hyphen' }, 'markdown'), 'hyphen', 'a name with a hyphen is one path, not a Markdown tag');
+  const ctx = JSON.parse('{"constructor": "c", "prototype": "p", "a": {"constructor": "ac"}}');
+  t.equal(render('[{{constructor}}{{prototype}}{{a.constructor}}]', ctx, 'text'), '[]', 'own properties named constructor or prototype are refused too');
+  t.equal(render('[{{a.b}}{{a.b.c}}]', { a: null }, 'text'), '[]', 'a path through null renders empty');
+  t.equal(render('{{n}} {{i}} {{m}}', { n: Number.NaN, i: Number.POSITIVE_INFINITY, m: -0 }, 'text'), 'NaN Infinity 0', 'numbers as String() writes them, not as JSON');
+});
