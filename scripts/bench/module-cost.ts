@@ -43,7 +43,7 @@ const IDLE_MS = envInt('BENCH_IDLE_MS', 10_000);
 /** Packages that load on first use, never at boot: the assistant's, and the plugins' heavy dependencies. */
 export const LAZY = [
   'pdfkit', 'unpdf', 'openai', 'mqtt', 'mailparser', 'web-push', 'matrix-js-sdk', 'smtp-server', 'nodemailer',
-  'grammy', 'ws', 'undici', 'pino-pretty', '@mikro-orm/core', '@mikro-orm/sqlite', 'kysely', 'bree',
+  'grammy', 'ws', 'undici', 'pino-pretty', '@mikro-orm/core', 'kysely',
 ];
 
 /** The unit a module URL belongs to. */

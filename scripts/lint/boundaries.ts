@@ -334,9 +334,6 @@ export const USED_WITHOUT_IMPORT: Record<string, Record<string, string>> = {
   },
   core: {
     '@fastify/helmet': 'loaded through createRequire(...).resolve(...) in core/src/http/security-headers.ts',
-    // Issue 27 took both out of the boot; their entries go when package.json and the lockfile are next regenerated.
-    bree: 'no longer imported (the scheduler keeps its own timers, core/src/jobs/scheduler.ts); still declared until the lockfile drops it',
-    '@mikro-orm/sqlite': 'no longer imported (SQLite runs without the ORM, core/src/db/native-connect.ts); still declared until the lockfile drops it',
   },
 };
 

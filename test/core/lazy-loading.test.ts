@@ -24,8 +24,8 @@ const TRACKER = pathToFileURL(path.join(ROOT, 'scripts/bench/lib/load-tracker.ts
 /** The heavy dependencies of the first-party plugins: each loads when its first instance starts. */
 const PLUGIN_HEAVY = ['mqtt', 'web-push', 'matrix-js-sdk', 'mailparser', 'nodemailer', 'grammy', 'ws'];
 /** What the service itself loads on first use only: the assistant's model client, PDFs, uploads, the SMTP listener, the ORM on SQLite, pretty logs. */
-const SERVICE_LAZY = ['openai', 'pdfkit', 'unpdf', 'smtp-server', 'pino-pretty', 'undici', 'bree',
-  ...(TEST_DB === 'sqlite' ? ['@mikro-orm/core', '@mikro-orm/sqlite', '@mikro-orm/sql', 'kysely'] : [])];
+const SERVICE_LAZY = ['openai', 'pdfkit', 'unpdf', 'smtp-server', 'pino-pretty', 'undici',
+  ...(TEST_DB === 'sqlite' ? ['@mikro-orm/core', '@mikro-orm/sql', 'kysely'] : [])];
 
 /** The npm packages among module URLs (`node_modules/<name>/` or `node_modules/@scope/<name>/`). */
 function packagesOf(urls: string[]): Set<string> {

@@ -62,13 +62,15 @@ t.test('workspace packages depend on versions the workspace has', async (t) => {
   t.same(wrong, []);
 });
 
-t.test('one copy of SQLite in the process: every opener of the database resolves the ORM driver\'s better-sqlite3', async (t) => {
+t.test('one copy of SQLite in the process: the lockfile installs better-sqlite3 once', async (t) => {
   // Two copies of SQLite in one process each believe they alone use the file: one closing its
   // descriptor drops the other's POSIX locks, one truncating the shared-memory index the other has
-  // mapped kills the process with SIGBUS. The snapshot, its check, the checkpointer and the dispatch
-  // thread open the file next to the ORM's connection, so they must load the very same module.
+  // mapped kills the process with SIGBUS. The service's connection, the snapshot, its check, the
+  // checkpointer and the dispatch thread all open the file, so they must load the very same module.
+  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
+  const copies = Object.keys(lock.packages).filter((p) => p === 'node_modules/better-sqlite3' || p.endsWith('/node_modules/better-sqlite3'));
+  t.same(copies, ['node_modules/better-sqlite3'], 'one hoisted copy');
   const { createRequire } = await import('node:module');
   const fromCore = createRequire(path.join(ROOT, 'core/src/db/open.ts')).resolve('better-sqlite3');
-  const fromOrm = createRequire(createRequire(path.join(ROOT, 'core/src/db/open.ts')).resolve('@mikro-orm/sqlite')).resolve('better-sqlite3');
-  t.equal(fs.realpathSync(fromCore), fs.realpathSync(fromOrm), 'core and the ORM driver load the same better-sqlite3');
+  t.equal(fs.realpathSync(fromCore), fs.realpathSync(path.join(ROOT, 'node_modules/better-sqlite3/lib/index.js')), 'the core loads the hoisted copy');
 });
