@@ -78,3 +78,36 @@ t.test('matrix: m.notice delivered; M_LIMIT_EXCEEDED waits retry_after_ms; a los
   t.equal(await metric(s, 'service_target_send_failures_total', '{target_type="matrix",status_code="401"}'), 1, 'counted under 401');
   t.equal(await metric(s, 'service_target_send_failures_total', '{target_type="matrix",status_code="0"}'), 1, 'the lost answer under 0');
 });
+
+t.test('matrix, encrypted room: the notice goes out encrypted and the target\'s device keys are stored sealed', async (t) => {
+  // matrix-js-sdk arms a long timer for every /sync and never clears it; unref those so the file ends.
+  const arm = globalThis.setTimeout;
+  globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...args: unknown[]) => {
+    const timer = arm(fn, ms, ...args);
+    if ((ms ?? 0) >= 60_000) timer.unref();
+    return timer;
+  }) as typeof setTimeout;
+  t.teardown(() => { globalThis.setTimeout = arm; });
+  const hs = await new FakeHomeserver().start();
+  hs.addUser(USER, TOKEN, [ROOM], { deviceId: 'HERALDDEV' });
+  hs.addUser('@reader:example.org', 'syt_reader_unused', [ROOM], { deviceId: 'READER' });
+  hs.enableEncryption(ROOM, '@reader:example.org');
+  const s = await startService({ SERVICE_PLUGINS: plugins('herald-plugin-example', '@herald/target-matrix') });
+  t.teardown(async () => { await s.stop(); await hs.close(); });
+  const p = await pipeline(s, { kind: 'matrix', name: 'Vault', config: { homeserver_url: hs.url, access_token: TOKEN, room_id: ROOM } });
+
+  const id = await p.fire('the vault door');
+  for (let i = 0; i < 50 && (await p.outcome(id)).delivery.status !== 'sent'; i++) await p.tick();
+  t.equal((await p.outcome(id)).delivery.status, 'sent');
+  const ev = hs.events.at(-1)!;
+  t.equal(ev.type, 'm.room.encrypted', 'the homeserver sees only ciphertext');
+  t.notMatch(JSON.stringify(ev.content), /vault door/, 'no plain text on the wire');
+
+  const rows = await s.service.core.db.all<{ key: string; value: string }>('SELECT key, value FROM plugin_store WHERE instance_id = ?', [p.target.id]);
+  const device = rows.find((r) => r.key === 'e2ee.device');
+  t.ok(device, 'the device identity is in the instance store');
+  t.match(device!.value, /^enc:v1:/, 'sealed at rest');
+  t.notMatch(device!.value, /HERALDDEV|example\.org/, 'nothing of it in the clear');
+  t.match(JSON.parse(s.service.core.atRest.open(device!.value)), { userId: USER, deviceId: 'HERALDDEV' }, 'the service\'s key opens it');
+  t.equal(hs.deviceKeys.get(USER)?.has('HERALDDEV'), true, 'the device keys were published');
+});

@@ -33,7 +33,8 @@ export async function requireKey(q: Queryable, atRest: SecretsAtRest): Promise<v
 
 /**
  * Sealed values stored in records that no configured key opens (`providers <id>`, `bots <id>`…):
- * every string of a config that carries the sealed prefix, whatever the plugin, and bot tokens.
+ * every string of a config that carries the sealed prefix, whatever the plugin, bot tokens, and
+ * values plugins stored sealed in their instance store (`plugin_store <instance id>`).
  */
 export async function unreadableSecrets(q: Queryable, atRest: SecretsAtRest): Promise<string[]> {
   const found: string[] = [];
@@ -50,6 +51,10 @@ export async function unreadableSecrets(q: Queryable, atRest: SecretsAtRest): Pr
   }
   for (const r of await q.all<{ id: string; token: string }>(`SELECT id, token FROM bots WHERE token <> '' ORDER BY id`)) {
     if (isSealed(r.token) && atRest.state(r.token) === 'unreadable') found.push(`bots ${r.id}`);
+  }
+  for (const r of await q.all<{ instance_id: string; value: string }>(`SELECT instance_id, value FROM plugin_store WHERE value LIKE 'enc:v1:%' ORDER BY instance_id, key`)) {
+    const where = `plugin_store ${r.instance_id}`;
+    if (atRest.state(r.value) === 'unreadable' && !found.includes(where)) found.push(where);
   }
   return found;
 }

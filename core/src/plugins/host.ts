@@ -209,7 +209,7 @@ export class PluginHost {
     const cfg = plugin.validateConfig(opened, { undeclared: 'drop' });
     if (!cfg.ok) { await this.setStatus(entry, 'error', `configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`); return; }
     const http = this.instanceHttp(plugin, this.maskSecretValues(plugin, cfg.value), row.outbound_allow);
-    const store = new DbInstanceStore(this.db, row.id, () => this.clock.now());
+    const store = new DbInstanceStore(this.db, row.id, () => this.clock.now(), this.atRest);
     let created = false;
     try {
       entry.instance = await plugin.def.create({
@@ -406,7 +406,7 @@ export class PluginHost {
       const inst = await Promise.resolve().then(() => plugin.def.create({
         instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: log as unknown as PluginLogger,
         // The bot token is a credential of this instance too (Telegram puts it in every URL path).
-        http: this.instanceHttp(plugin, bot ? [...secrets, bot.token] : secrets, row.outbound_allow), store: new DbInstanceStore(this.db, row.id, () => this.clock.now()), clock: this.clock, signal: abort.signal, bot,
+        http: this.instanceHttp(plugin, bot ? [...secrets, bot.token] : secrets, row.outbound_allow), store: new DbInstanceStore(this.db, row.id, () => this.clock.now(), this.atRest), clock: this.clock, signal: abort.signal, bot,
         // The owner's subscribed browsers and the VAPID keys, read when the plugin asks (the webpush kind does).
         webPush: webPushAccess({ db: this.db, atRest: this.atRest, clock: this.clock, publicUrl: this.publicUrl, mask: (v) => this.logs.secrets.add(v) }, row.user_id),
       })).catch((err: unknown) => {

@@ -1,13 +1,33 @@
-import type { InstanceStore } from '../plugin-api/index.ts';
+import type { InstanceStore, StoreSetOptions } from '../plugin-api/index.ts';
 import type { Queryable } from '../db/database.ts';
+import { isSealed, type SecretsAtRest } from '../secrets/at-rest.ts';
 
-/** The per-instance key/value store, in the database so it survives restarts and is shared by replicas. */
+/**
+ * The per-instance key/value store, in the database so it survives restarts and is shared by replicas.
+ *
+ * `value` holds the JSON of the value, or, for one set with `sealed`, the sealed JSON (`enc:v1:…`,
+ * `SecretsAtRest`) as it is: no JSON text starts with `e`, so the two cannot be confused.
+ */
 export class DbInstanceStore implements InstanceStore {
   private db: Queryable;
   private instanceId: string;
   private now: () => Date;
-  constructor(db: Queryable, instanceId: string, now: () => Date = () => new Date()) {
-    this.db = db; this.instanceId = instanceId; this.now = now;
+  private atRest?: SecretsAtRest;
+  constructor(db: Queryable, instanceId: string, now: () => Date = () => new Date(), atRest?: SecretsAtRest) {
+    this.db = db; this.instanceId = instanceId; this.now = now; this.atRest = atRest;
+  }
+
+  private encode(value: unknown, sealed?: boolean): string {
+    const json = JSON.stringify(value ?? null);
+    if (!sealed) return json;
+    if (!this.atRest) throw new Error('this instance store cannot seal values (no secret key given)');
+    return this.atRest.seal(json);
+  }
+
+  private decode<T>(stored: string): T {
+    if (!isSealed(stored)) return JSON.parse(stored) as T;
+    if (!this.atRest) throw Object.assign(new Error('a sealed value of this plugin instance cannot be read here (no secret key given)'), { code: 'CONFIG' });
+    return JSON.parse(this.atRest.open(stored, 'a value this plugin instance stored sealed')) as T;
   }
 
   private expiry(ttl?: number): string | null { return ttl ? new Date(this.now().getTime() + ttl * 1000).toISOString() : null; }
@@ -21,20 +41,20 @@ export class DbInstanceStore implements InstanceStore {
       UNION ALL SELECT '1' AS value, replay_expires_at AS expires_at FROM event_log WHERE provider_id = ? AND replay_key = ?`, [this.instanceId, key, this.instanceId, key]);
     const now = this.now().toISOString();
     const row = rows.find((r) => !r.expires_at || r.expires_at > now);
-    return row ? JSON.parse(row.value) as T : undefined;
+    return row ? this.decode<T>(row.value) : undefined;
   }
 
-  async set(key: string, value: unknown, o?: { ttlSeconds?: number }): Promise<void> {
+  async set(key: string, value: unknown, o?: StoreSetOptions): Promise<void> {
     await this.db.run(`INSERT INTO plugin_store (instance_id, key, value, expires_at) VALUES (?, ?, ?, ?)
-      ON CONFLICT (instance_id, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`, [this.instanceId, key, JSON.stringify(value ?? null), this.expiry(o?.ttlSeconds)]);
+      ON CONFLICT (instance_id, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`, [this.instanceId, key, this.encode(value, o?.sealed), this.expiry(o?.ttlSeconds)]);
   }
 
-  async setIfAbsent(key: string, value: unknown, o?: { ttlSeconds?: number }): Promise<boolean> {
+  async setIfAbsent(key: string, value: unknown, o?: StoreSetOptions): Promise<boolean> {
     const now = this.now().toISOString();
     await this.db.run('DELETE FROM plugin_store WHERE instance_id = ? AND key = ? AND expires_at IS NOT NULL AND expires_at <= ?', [this.instanceId, key, now]);
     const n = await this.db.run(`INSERT INTO plugin_store (instance_id, key, value, expires_at) SELECT ?, ?, ?, ?
       WHERE NOT EXISTS (SELECT 1 FROM event_log WHERE provider_id = ? AND replay_key = ? AND (replay_expires_at IS NULL OR replay_expires_at > ?)) ON CONFLICT DO NOTHING`,
-    [this.instanceId, key, JSON.stringify(value ?? null), this.expiry(o?.ttlSeconds), this.instanceId, key, now]);
+    [this.instanceId, key, this.encode(value, o?.sealed), this.expiry(o?.ttlSeconds), this.instanceId, key, now]);
     return n > 0;
   }
 

@@ -7,7 +7,7 @@
  *    read none of theirs. The first boot of this version writes it.
  * 2. Every stored secret not sealed yet (written by an earlier version, or a field a plugin update
  *    made `Secret()`) is sealed; one sealed with the previous key is sealed again with the current
- *    one. A value no key opens is left alone and logged; its record fails with a readable message
+ *    one, as are the values plugins stored sealed in their instance store. A value no key opens is left alone and logged; its record fails with a readable message
  *    when it is used.
  *
  * All in one transaction, each row written compare-and-set on the value read: replicas booting
@@ -58,6 +58,11 @@ export async function sealStoredSecrets(core: Core): Promise<SealOutcome> {
     for (const r of await q.all<{ id: string; token: string }>(`SELECT id, token FROM bots WHERE token <> '' ORDER BY id`)) {
       const token = fix(r.token, `bots ${r.id}`);
       if (token !== r.token) await q.run('UPDATE bots SET token = ? WHERE id = ? AND token = ?', [token, r.id, r.token]);
+    }
+    // Values plugins stored sealed (a Matrix device's keys): only sealed again, a clear value being no secret.
+    for (const r of await q.all<{ instance_id: string; key: string; value: string }>(`SELECT instance_id, key, value FROM plugin_store WHERE value LIKE 'enc:v1:%' ORDER BY instance_id, key`)) {
+      const value = fix(r.value, `plugin_store ${r.instance_id}`);
+      if (value !== r.value) await q.run('UPDATE plugin_store SET value = ? WHERE instance_id = ? AND key = ? AND value = ?', [value, r.instance_id, r.key, r.value]);
     }
     // Last, so a rotation moves the check together with the secrets.
     const now = core.clock.now().toISOString();

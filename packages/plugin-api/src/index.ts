@@ -421,12 +421,26 @@ export interface PluginLogger {
   child(bindings: Record<string, unknown>): PluginLogger;
 }
 
+/** Options of {@link InstanceStore.set}. */
+export interface StoreSetOptions {
+  /** The key expires this many seconds from now (then reads as absent). */
+  ttlSeconds?: number;
+  /**
+   * Sealed at rest (since 1.3.0): the host encrypts the value with the service's secret key before it
+   * writes it, and re-encrypts it when the operator rotates that key. For what the plugin makes
+   * itself and must keep secret, such as a device's private keys or a token it obtained; secrets the
+   * operator types belong in `Secret()` config fields instead. `get` returns the clear value; it
+   * throws an error with code `CONFIG` when no configured key opens the stored one.
+   */
+  sealed?: boolean;
+}
+
 /** A small persistent key/value store private to one plugin instance. Values are JSON. */
 export interface InstanceStore {
   get<T = unknown>(key: string): Promise<T | undefined>;
-  set(key: string, value: unknown, options?: { ttlSeconds?: number }): Promise<void>;
+  set(key: string, value: unknown, options?: StoreSetOptions): Promise<void>;
   /** Atomically sets the key only when absent (or expired); true when this call set it. For replay protection. */
-  setIfAbsent(key: string, value: unknown, options?: { ttlSeconds?: number }): Promise<boolean>;
+  setIfAbsent(key: string, value: unknown, options?: StoreSetOptions): Promise<boolean>;
   delete(key: string): Promise<void>;
 }
 

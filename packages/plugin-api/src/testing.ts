@@ -12,7 +12,7 @@
 import crypto from 'node:crypto';
 import { Value } from 'typebox/value';
 import type {
-  Clock, EmittedEvent, InstanceStore, OutboundHttp, PluginLogger, ProviderDefinition, ProviderInstance,
+  Clock, EmittedEvent, InstanceStore, StoreSetOptions, OutboundHttp, PluginLogger, ProviderDefinition, ProviderInstance,
   TargetDefinition, TargetInstance, TrackerView, MessagingBotRef, OutboundMessage, ConfigProblem, WebPushAccess, WebPushSubscription,
   DialectAnswer, WebhookResult,
 } from './index.ts';
@@ -37,6 +37,8 @@ export class FakeClock implements Clock {
 
 export class MemoryStore implements InstanceStore {
   readonly data = new Map<string, { value: unknown; expires?: number }>();
+  /** The keys whose last `set` asked for the value to be sealed at rest (a test asserts the plugin asks). */
+  readonly sealedKeys = new Set<string>();
   private clock: Clock;
   constructor(clock: Clock = { now: () => new Date() }) { this.clock = clock; }
   private live(key: string) {
@@ -45,15 +47,16 @@ export class MemoryStore implements InstanceStore {
     return e;
   }
   async get<T>(key: string): Promise<T | undefined> { return this.live(key)?.value as T | undefined; }
-  async set(key: string, value: unknown, o?: { ttlSeconds?: number }): Promise<void> {
+  async set(key: string, value: unknown, o?: StoreSetOptions): Promise<void> {
     this.data.set(key, { value: structuredClone(value), expires: o?.ttlSeconds ? this.clock.now().getTime() + o.ttlSeconds * 1000 : undefined });
+    if (o?.sealed) this.sealedKeys.add(key); else this.sealedKeys.delete(key);
   }
   async setIfAbsent(key: string, value: unknown, o?: { ttlSeconds?: number }): Promise<boolean> {
     if (this.live(key)) return false;
     await this.set(key, value, o);
     return true;
   }
-  async delete(key: string): Promise<void> { this.data.delete(key); }
+  async delete(key: string): Promise<void> { this.data.delete(key); this.sealedKeys.delete(key); }
 }
 
 export interface CapturedLog { level: string; obj: unknown; msg?: string }

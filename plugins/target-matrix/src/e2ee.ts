@@ -16,7 +16,7 @@ import type { PluginLogger, TargetContext } from '@herald/plugin-api';
 import type { MatrixClient as SdkClient, MatrixEvent as SdkEvent, Room } from 'matrix-js-sdk';
 import { sendFailure } from './client.ts';
 import type { MatrixClient } from './client.ts';
-import { IDENTITY_KEY, libolmAccountPickle, newIdentity, publicKeys, randomPickleKey, uploadedKeyIds } from './pickle.ts';
+import { IDENTITY_KEY, SEALED, libolmAccountPickle, newIdentity, publicKeys, randomPickleKey, uploadedKeyIds } from './pickle.ts';
 import type { DeviceIdentity } from './pickle.ts';
 
 /** How long a long-polling /sync waits on the homeserver. */
@@ -97,10 +97,9 @@ async function identityFor(ctx: TargetContext<unknown>, direct: MatrixClient, us
       ? `the homeserver holds other encryption keys for device ${deviceId} than this target does (another client replaced them); give this target an access token of its own (log in once more) so it gets a device of its own`
       : `device ${deviceId} of this access token already has encryption keys that this target does not hold (another client, or another Herald target with the same token, uses the device); give this target an access token of its own (log in once more) so it gets a device of its own`);
   }
-  if (!mine) {
-    if (stored) ctx.log.info({ deviceId, previousDeviceId: stored.deviceId }, 'matrix target: the access token belongs to another device now; new device keys');
-    await ctx.store.set(IDENTITY_KEY, identity);
-  }
+  if (!mine && stored) ctx.log.info({ deviceId, previousDeviceId: stored.deviceId }, 'matrix target: the access token belongs to another device now; new device keys');
+  // Written at every start, sealed: a new identity, and one an earlier version stored in the clear.
+  await ctx.store.set(IDENTITY_KEY, identity, SEALED);
   return identity;
 }
 
@@ -143,7 +142,7 @@ export async function startEncryptedRoom(o: {
       const next = Math.max(identity.nextKeyId, ...uploadedKeyIds(upload).map((id) => id + 1));
       if (next > identity.nextKeyId) {
         identity.nextKeyId = next;
-        await ctx.store.set(IDENTITY_KEY, identity);
+        await ctx.store.set(IDENTITY_KEY, identity, SEALED);
       }
     }
     const timeoutMs = url.pathname.endsWith('/sync') ? SYNC_POLL_MS + 20_000 : 20_000;

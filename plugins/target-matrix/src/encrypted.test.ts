@@ -112,6 +112,7 @@ t.test('encrypted room: the reader decrypts the notice and the m.replace edit', 
   const identity = (await harness.store.get<DeviceIdentity>(IDENTITY_KEY))!;
   tt.equal(identity.deviceId, 'HERALDDEV', 'the device of the access token (whoami)');
   tt.equal(identity.userId, BOT);
+  tt.ok(harness.store.sealedKeys.has(IDENTITY_KEY), 'the device\'s private keys are stored sealed at rest');
   const published = hs.deviceKeys.get(BOT)!.get('HERALDDEV')!;
   const ed25519 = published.keys['ed25519:HERALDDEV'];
   tt.ok(published.algorithms.includes('m.megolm.v1.aes-sha2'), 'device keys published');
@@ -204,6 +205,7 @@ t.test('a restarted instance keeps its device and keys, and the reader still dec
   tt.same(hs.refusedUploads, [], 'the homeserver refused no key upload');
   const next = (await two.harness.store.get<DeviceIdentity>(IDENTITY_KEY))!.nextKeyId;
   tt.ok(next > stored.nextKeyId, 'and the store remembers them');
+  tt.ok(two.harness.store.sealedKeys.has(IDENTITY_KEY), 'sealed at rest after every write');
 
   // The target learnt of the new device through sync: both of the reader's devices decrypt.
   const afterRestart = await two.send({ deliveryId: 'r2', title: 'After restart', plainTitle: 'After restart' });

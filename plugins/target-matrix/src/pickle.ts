@@ -31,6 +31,8 @@ export interface DeviceIdentity {
 }
 
 export const IDENTITY_KEY = 'e2ee.device';
+/** How the identity is stored: its private keys sealed at rest with the service's secret key. */
+export const SEALED = { sealed: true } as const;
 
 const b64 = (b: Uint8Array) => Buffer.from(b).toString('base64').replace(/=+$/, '');
 const unb64 = (s: string) => Buffer.from(s, 'base64');
