@@ -3,11 +3,13 @@
 // registry this project installs from lacks most of those packages, so `npm ci` could not install
 // it (docs/decisions/dependencies.md).
 //
-// Reads biome.jsonc, lints every file its `files.includes` selects, prints one line per diagnostic
-// (file:line:column, rule, message) and exits 1 on any error or warning, as `biome lint
-// --error-on-warnings` would.
-// Usage: node scripts/lint/biome.ts [root] [file...]. With files, lints those (paths relative to
-// root) instead of the whole tree; biome.jsonc's includes still decide which of them are linted.
+// Reads biome.jsonc, checks every file its `files.includes` selects, prints one line per diagnostic
+// (file:line:column, rule, message) and exits 1 on any error or warning, as `biome check
+// --error-on-warnings` would: the lint rules, and (when the formatter is on) that the file is as
+// the formatter writes it with its imports sorted.
+// Usage: node scripts/lint/biome.ts [--write] [root] [file...]. With files, checks those (paths
+// relative to root) instead of the whole tree; biome.jsonc's includes still decide which of them
+// are checked. --write (`npm run format`) first rewrites each file as the formatter would.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -89,8 +91,25 @@ function loadConfig(root: string): Configuration {
   return config;
 }
 
-/** Lints `files` (relative to root) in this thread. */
-function lintFiles(root: string, files: string[]): Finding[] {
+/** The parts of the js-api's Biome object it does not type: the workspace, and a file opened for one call. */
+interface BiomeInternals {
+  workspace: { fixFile(p: Record<string, unknown>): { code: string } };
+  withFile<T>(projectKey: number, path: string, content: string, fn: (path: unknown) => T): T;
+}
+
+/**
+ * The text as Biome's formatter writes it, imports sorted by the organizeImports assist and nothing
+ * else changed (no lint fix is applied). The same as `biome check --write` with only those two.
+ */
+function formatted(biome: Biome, projectKey: number, file: string, text: string): string {
+  const b = biome as unknown as BiomeInternals;
+  return b.withFile(projectKey, file, text, (p) => b.workspace.fixFile({
+    projectKey, path: p, fixFileMode: 'safeFixes', shouldFormat: true, ruleCategories: ['action'], only: ['assist/source/organizeImports'],
+  }).code);
+}
+
+/** Lints `files` (relative to root) in this thread; with `write`, first rewrites each as the formatter would. */
+function lintFiles(root: string, files: string[], write = false): Finding[] {
   const biome = new Biome();
   const { projectKey } = biome.openProject('');
   try {
@@ -99,8 +118,22 @@ function lintFiles(root: string, files: string[]): Finding[] {
     throw new Error(`biome.jsonc is not a valid Biome ${BIOME_VERSION} configuration: ${JSON.stringify(err)}`);
   }
   const findings: Finding[] = [];
+  const formatting = loadConfig(root).formatter?.enabled !== false;
   for (const file of files) {
-    const text = fs.readFileSync(path.join(root, file), 'utf8');
+    let text = fs.readFileSync(path.join(root, file), 'utf8');
+    if (formatting) {
+      const want = formatted(biome, projectKey, file, text);
+      if (want !== text && write) {
+        fs.writeFileSync(path.join(root, file), want);
+        text = want;
+      } else if (want !== text) {
+        const a = text.split('\n');
+        const b = want.split('\n');
+        let line = 0;
+        while (line < a.length && a[line] === b[line]) line++;
+        findings.push({ file, line: line + 1, column: 1, rule: 'format', severity: 'error', message: 'not as the formatter writes it (line width 120, imports sorted): run `npm run format`' });
+      }
+    }
     const { diagnostics } = biome.lintContent(projectKey, text, { filePath: file });
     for (const d of diagnostics as Diagnostic[]) {
       if (d.severity !== 'warning' && d.severity !== 'error' && d.severity !== 'fatal') continue;
@@ -117,7 +150,7 @@ const BIOME_VERSION = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, 
 
 /** Lints what biome.jsonc includes under root (or those of `only`), split over worker threads:
  *  the WebAssembly build runs on one thread, about 15 ms a file. */
-export async function lint(root: string, only?: string[]): Promise<{ findings: Finding[]; files: number }> {
+export async function lint(root: string, only?: string[], write = false): Promise<{ findings: Finding[]; files: number }> {
   root = path.resolve(root);
   const includes = (loadConfig(root).files?.includes ?? ['**']) as string[];
   let files = includedFiles(root, includes);
@@ -126,11 +159,11 @@ export async function lint(root: string, only?: string[]): Promise<{ findings: F
     files = files.filter((f) => wanted.has(f));
   }
   const threads = Math.max(1, Math.min(os.availableParallelism(), 4, Math.ceil(files.length / 50)));
-  if (threads === 1) return { findings: lintFiles(root, files), files: files.length };
+  if (threads === 1) return { findings: lintFiles(root, files, write), files: files.length };
   const chunks: string[][] = Array.from({ length: threads }, () => []);
   files.forEach((f, k) => chunks[k % threads].push(f));
   const results = await Promise.all(chunks.map((chunk) => new Promise<Finding[]>((resolve, reject) => {
-    const worker = new Worker(new URL(import.meta.url), { workerData: { root, files: chunk } });
+    const worker = new Worker(new URL(import.meta.url), { workerData: { root, files: chunk, write } });
     worker.once('message', resolve);
     worker.once('error', reject);
   })));
@@ -139,12 +172,14 @@ export async function lint(root: string, only?: string[]): Promise<{ findings: F
 }
 
 if (!isMainThread && workerData?.files) {
-  parentPort!.postMessage(lintFiles(workerData.root, workerData.files));
+  parentPort!.postMessage(lintFiles(workerData.root, workerData.files, workerData.write));
 } else if (import.meta.main) {
   const started = performance.now();
-  const [rootArg, ...only] = process.argv.slice(2);
+  const args = process.argv.slice(2);
+  const write = args.includes('--write');
+  const [rootArg, ...only] = args.filter((a) => a !== '--write');
   const root = rootArg ?? path.resolve(import.meta.dirname, '../..');
-  const { findings, files } = await lint(root, only.length > 0 ? only : undefined);
+  const { findings, files } = await lint(root, only.length > 0 ? only : undefined, write);
   for (const f of findings) console.error(`${f.file}:${f.line}:${f.column}: ${f.severity} ${f.rule}: ${f.message}`);
   const took = `${((performance.now() - started) / 1000).toFixed(1)}s`;
   if (findings.length > 0) {
