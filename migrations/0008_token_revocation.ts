@@ -9,9 +9,10 @@ import type { Migration } from './types.ts';
 export default {
   id: '0008_token_revocation',
   // SQLite cannot guard ADD COLUMN: skipped when the column is already there.
-  pending: (d) => d.name === 'sqlite'
-    ? `SELECT 1 - COUNT(*) AS n FROM pragma_table_info('users') WHERE name = 'token_version'`
-    : 'SELECT 1 AS n',
+  pending: (d) =>
+    d.name === 'sqlite'
+      ? `SELECT 1 - COUNT(*) AS n FROM pragma_table_info('users') WHERE name = 'token_version'`
+      : 'SELECT 1 AS n',
   up: (d) => [
     `ALTER TABLE users ADD COLUMN ${d.name === 'postgresql' ? 'IF NOT EXISTS ' : ''}token_version INTEGER NOT NULL DEFAULT 0`,
     `CREATE TABLE IF NOT EXISTS revoked_tokens (

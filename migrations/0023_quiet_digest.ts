@@ -10,10 +10,11 @@ import type { Migration } from './types.ts';
  */
 export default {
   id: '0023_quiet_digest',
-  pending: (d) => d.name === 'sqlite'
-    ? `SELECT 2 - (SELECT COUNT(*) FROM pragma_table_info('trackers') WHERE name = 'quiet_release')
+  pending: (d) =>
+    d.name === 'sqlite'
+      ? `SELECT 2 - (SELECT COUNT(*) FROM pragma_table_info('trackers') WHERE name = 'quiet_release')
          - (SELECT COUNT(*) FROM pragma_table_info('deliveries') WHERE name = 'digest_id') AS n`
-    : `SELECT 2 - COUNT(*) AS n FROM information_schema.columns WHERE table_schema = current_schema()
+      : `SELECT 2 - COUNT(*) AS n FROM information_schema.columns WHERE table_schema = current_schema()
          AND ((table_name = 'trackers' AND column_name = 'quiet_release') OR (table_name = 'deliveries' AND column_name = 'digest_id'))`,
   up: (d) => {
     const ine = d.name === 'postgresql' ? 'IF NOT EXISTS ' : '';

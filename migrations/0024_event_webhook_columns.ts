@@ -13,9 +13,10 @@ const COLUMNS = ['replay_key', 'replay_expires_at', 'hook_ip', 'hook_excerpt', '
 
 export default {
   id: '0024_event_webhook_columns',
-  pending: (d) => d.name === 'sqlite'
-    ? `SELECT ${COLUMNS.length} - COUNT(*) AS n FROM pragma_table_info('event_log') WHERE name IN (${COLUMNS.map((c) => `'${c}'`).join(', ')})`
-    : `SELECT ${COLUMNS.length} - COUNT(*) AS n FROM information_schema.columns WHERE table_schema = current_schema()
+  pending: (d) =>
+    d.name === 'sqlite'
+      ? `SELECT ${COLUMNS.length} - COUNT(*) AS n FROM pragma_table_info('event_log') WHERE name IN (${COLUMNS.map((c) => `'${c}'`).join(', ')})`
+      : `SELECT ${COLUMNS.length} - COUNT(*) AS n FROM information_schema.columns WHERE table_schema = current_schema()
          AND table_name = 'event_log' AND column_name IN (${COLUMNS.map((c) => `'${c}'`).join(', ')})`,
   up: (d) => {
     const ine = d.name === 'postgresql' ? 'IF NOT EXISTS ' : '';

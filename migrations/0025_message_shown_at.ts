@@ -7,5 +7,7 @@ import type { Migration } from './types.ts';
  */
 export default {
   id: '0025_message_shown_at',
-  up: (d) => [`ALTER TABLE chat_messages ADD COLUMN ${d.name === 'postgresql' ? 'IF NOT EXISTS ' : ''}shown_at TEXT NULL`],
+  up: (d) => [
+    `ALTER TABLE chat_messages ADD COLUMN ${d.name === 'postgresql' ? 'IF NOT EXISTS ' : ''}shown_at TEXT NULL`,
+  ],
 } satisfies Migration;

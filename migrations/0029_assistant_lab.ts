@@ -1,7 +1,8 @@
 import type { Migration } from './types.ts';
 
 /** The columns of `actions` as 0002 created them, copied as they are when SQLite rebuilds the table. */
-const ACTION_COLUMNS = 'id, user_id, name, kind, schedule, timezone, config, enabled, last_run_at, last_status, last_error, next_run_at, created_at, updated_at';
+const ACTION_COLUMNS =
+  'id, user_id, name, kind, schedule, timezone, config, enabled, last_run_at, last_status, last_error, next_run_at, created_at, updated_at';
 
 /**
  * The assistant meets the relay.
@@ -22,9 +23,10 @@ const ACTION_COLUMNS = 'id, user_id, name, kind, schedule, timezone, config, ena
  */
 export default {
   id: '0029_assistant_lab',
-  pending: (d) => d.name === 'sqlite'
-    ? `SELECT 1 - COUNT(*) AS n FROM pragma_table_info('chats') WHERE name = 'event_id'`
-    : 'SELECT 1 AS n',
+  pending: (d) =>
+    d.name === 'sqlite'
+      ? `SELECT 1 - COUNT(*) AS n FROM pragma_table_info('chats') WHERE name = 'event_id'`
+      : 'SELECT 1 AS n',
   up: (d) => {
     const common = [
       `CREATE TABLE IF NOT EXISTS event_search (

@@ -8,9 +8,10 @@ import type { Migration } from './types.ts';
 export default {
   id: '0030_user_storage_limit',
   // SQLite cannot guard ADD COLUMN: skipped when the column is already there.
-  pending: (d) => d.name === 'sqlite'
-    ? `SELECT 1 - COUNT(*) AS n FROM pragma_table_info('users') WHERE name = 'max_storage_mb'`
-    : 'SELECT 1 AS n',
+  pending: (d) =>
+    d.name === 'sqlite'
+      ? `SELECT 1 - COUNT(*) AS n FROM pragma_table_info('users') WHERE name = 'max_storage_mb'`
+      : 'SELECT 1 AS n',
   up: (d) => [
     d.name === 'sqlite'
       ? 'ALTER TABLE users ADD COLUMN max_storage_mb INTEGER NULL'

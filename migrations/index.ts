@@ -1,4 +1,3 @@
-import type { Migration } from './types.ts';
 import core from './0001_core.ts';
 import relay from './0002_relay.ts';
 import assistant from './0003_assistant.ts';
@@ -26,8 +25,35 @@ import webpush from './0027_webpush.ts';
 import loginKnownAddresses from './0028_login_known_addresses.ts';
 import assistantLab from './0029_assistant_lab.ts';
 import userStorageLimit from './0030_user_storage_limit.ts';
+import type { Migration } from './types.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
 export const migrations: Migration[] = [
-  core, relay, assistant, botApiRoot, providerAuthInConfig, targetPacing, botWebhookSecret, tokenRevocation, botWebhookLog, secretKeyCheck, deliveryHistory, providerOutboundAllow, testEvents, memorySearch, documentChunks, chatSearch, chatControls, messageUpdates, targetOutboundAllow, quietDigest, eventWebhookColumns, messageShownAt, dropDeliveriesEventIndex, webpush, loginKnownAddresses, assistantLab, userStorageLimit,
+  core,
+  relay,
+  assistant,
+  botApiRoot,
+  providerAuthInConfig,
+  targetPacing,
+  botWebhookSecret,
+  tokenRevocation,
+  botWebhookLog,
+  secretKeyCheck,
+  deliveryHistory,
+  providerOutboundAllow,
+  testEvents,
+  memorySearch,
+  documentChunks,
+  chatSearch,
+  chatControls,
+  messageUpdates,
+  targetOutboundAllow,
+  quietDigest,
+  eventWebhookColumns,
+  messageShownAt,
+  dropDeliveriesEventIndex,
+  webpush,
+  loginKnownAddresses,
+  assistantLab,
+  userStorageLimit,
 ];

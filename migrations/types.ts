@@ -24,5 +24,13 @@ export interface Dialect {
 
 export const dialects: Record<Dialect['name'], Dialect> = {
   sqlite: { name: 'sqlite', bool: 'INTEGER', json: 'TEXT', bigint: 'INTEGER', blob: 'BLOB', t: '1', f: '0' },
-  postgresql: { name: 'postgresql', bool: 'BOOLEAN', json: 'TEXT', bigint: 'BIGINT', blob: 'BYTEA', t: 'TRUE', f: 'FALSE' },
+  postgresql: {
+    name: 'postgresql',
+    bool: 'BOOLEAN',
+    json: 'TEXT',
+    bigint: 'BIGINT',
+    blob: 'BYTEA',
+    t: 'TRUE',
+    f: 'FALSE',
+  },
 };

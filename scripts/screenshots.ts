@@ -8,11 +8,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { ensureBuilt, openBrowser, SCREENSHOTS } from '../test/web/browser.ts';
-import { concrete, login, offscreen, routeName, routePaths, startDemo, visit, type Lang } from '../test/web/pages.ts';
+import { concrete, type Lang, login, offscreen, routeName, routePaths, startDemo, visit } from '../test/web/pages.ts';
 
 ensureBuilt();
 const OUT = path.join(SCREENSHOTS, 'pages');
-const SIZES = [{ width: 1366, height: 850 }, { width: 390, height: 844 }];
+const SIZES = [
+  { width: 1366, height: 850 },
+  { width: 390, height: 844 },
+];
 const LANGS: Lang[] = ['en', 'ru'];
 
 const demo = await startDemo('en');
@@ -27,7 +30,14 @@ try {
     await demo.svc.request('PATCH', '/api/v1/users/me', { token: demo.token, body: { locale: lang } });
     await page.goto(`${demo.svc.url}/#/`);
     await page.reload();
-    await page.locator('#page-title').waitFor().catch(async (err) => { await b.shot('screenshots-failed'); console.error(b.problems.join('\n')); throw err; });
+    await page
+      .locator('#page-title')
+      .waitFor()
+      .catch(async (err) => {
+        await b.shot('screenshots-failed');
+        console.error(b.problems.join('\n'));
+        throw err;
+      });
     for (const size of SIZES) {
       await page.setViewportSize(size);
       const dir = path.join(OUT, `${lang}-${size.width}`);
@@ -35,7 +45,13 @@ try {
       for (const route of routePaths()) {
         const p = concrete(route, demo);
         if (!p) continue;
-        try { await visit(page, p); } catch (err) { offenders.push(`${lang} ${size.width} ${p}: the page did not render (${(err as Error).message.split('\n')[0]})`); }
+        try {
+          await visit(page, p);
+        } catch (err) {
+          offenders.push(
+            `${lang} ${size.width} ${p}: the page did not render (${(err as Error).message.split('\n')[0]})`,
+          );
+        }
         await page.screenshot({ path: path.join(dir, `${routeName(route)}.png`), fullPage: true });
         count++;
         if (size.width <= 400) for (const f of await offscreen(page)) offenders.push(`${lang} ${p}: ${f}`);

@@ -3,7 +3,7 @@
  * starts it again when it exits asking for a restart (exit code 75, after apply-restart) or crashes.
  * `npm run start:supervised`. SIGTERM/SIGINT are passed on and end the supervisor with the service.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { SERVICE_NODE_FLAGS } from './node-flags.ts';
 
@@ -15,7 +15,10 @@ let crashes = 0;
 
 function run(): void {
   const startedAt = Date.now();
-  child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, main], { stdio: 'inherit', env: { ...process.env, HERALD_SUPERVISOR: '1' } });
+  child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, main], {
+    stdio: 'inherit',
+    env: { ...process.env, HERALD_SUPERVISOR: '1' },
+  });
   child.on('exit', (code, signal) => {
     if (stopping) process.exit(code ?? 0);
     if (code === 0) process.exit(0);
@@ -31,6 +34,10 @@ function run(): void {
 }
 
 for (const sig of ['SIGTERM', 'SIGINT'] as const) {
-  process.on(sig, () => { stopping = true; if (child && child.exitCode === null) child.kill(sig); else process.exit(0); });
+  process.on(sig, () => {
+    stopping = true;
+    if (child && child.exitCode === null) child.kill(sig);
+    else process.exit(0);
+  });
 }
 run();

@@ -1,37 +1,39 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { LoginLimiter } from './auth/login-limiter.ts';
+import { TokenService } from './auth/tokens.ts';
+import { applyStagedRestore } from './backup/staged.ts';
 import type { Config } from './config/config.ts';
+import type { Core } from './core.ts';
+import { openDatabase } from './db/open.ts';
+import { type Feature, loadFeatures } from './features.ts';
+import { idleDelayFromEnv, MemoryReducer } from './health/memory-reducer.ts';
+import { type App, createServer } from './http/server.ts';
+import { AlwaysLeader, type LeaderElector, Scheduler } from './jobs/scheduler.ts';
+import { detectSupervised } from './lifecycle/supervised.ts';
 import { createLogger, type LoggerFactory } from './logging/logger.ts';
 import { SecretValues } from './logging/redact.ts';
-import { openDatabase } from './db/open.ts';
-import { Settings } from './settings/settings.ts';
-import { TokenService } from './auth/tokens.ts';
-import { LoginLimiter } from './auth/login-limiter.ts';
 import { Metrics } from './metrics/metrics.ts';
+import { wideAllowEntries } from './net/instance-allow.ts';
+import { createOutboundHttp } from './net/outbound.ts';
+import { dropUndeclaredConfigFields } from './plugins/config-cleanup.ts';
 import { PluginHost } from './plugins/host.ts';
 import { loadPlugins } from './plugins/loader.ts';
-import { Scheduler, AlwaysLeader, type LeaderElector } from './jobs/scheduler.ts';
-import { createOutboundHttp } from './net/outbound.ts';
-import { wideAllowEntries } from './net/instance-allow.ts';
-import { createServer, type App } from './http/server.ts';
-import { ensureSelfMonitoringForAll } from './users/users.ts';
 import { selfMonitoringOf } from './plugins/self-monitoring.ts';
-import { detectSupervised } from './lifecycle/supervised.ts';
-import { loadFeatures, type Feature } from './features.ts';
-import { applyStagedRestore } from './backup/staged.ts';
-import { dropUndeclaredConfigFields } from './plugins/config-cleanup.ts';
 import { SecretsAtRest } from './secrets/at-rest.ts';
 import { sealStoredSecrets } from './secrets/seal-stored.ts';
-import { idleDelayFromEnv, MemoryReducer } from './health/memory-reducer.ts';
-import type { Core } from './core.ts';
+import { Settings } from './settings/settings.ts';
+import { ensureSelfMonitoringForAll } from './users/users.ts';
 
 /** How long after the grace period plugin instances may still take to stop. */
 const PLUGIN_STOP_AFTER_GRACE_MS = 1500;
 /** The process exits at most this long after the grace period, finished or not (run.ts). */
 export const SHUTDOWN_MARGIN_MS = 3000;
 
-export const VERSION: string = JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version;
+export const VERSION: string = JSON.parse(
+  fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8'),
+).version;
 
 export interface AppOptions {
   /** Capture log lines (tests). */
@@ -61,10 +63,20 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
   secrets.add(config.previousSecretKey);
   secrets.add(config.messagingWebhookSecret);
   secrets.add(config.ai.apiKey);
-  const logs: LoggerFactory = createLogger({ format: config.logFormat, level: config.debug ? 'debug' : config.logLevel, levels: config.logLevels, destination: opts.logDestination, secrets });
+  const logs: LoggerFactory = createLogger({
+    format: config.logFormat,
+    level: config.debug ? 'debug' : config.logLevel,
+    levels: config.logLevels,
+    destination: opts.logDestination,
+    secrets,
+  });
   const log = logs.get('core');
   // A staged restore is applied at this boot: the pre-migration snapshot must be verified before it.
-  const db = await openDatabase({ config, log: logs.get('db'), changesData: () => fs.existsSync(path.join(config.dataDir, 'restore', 'pending.json')) });
+  const db = await openDatabase({
+    config,
+    log: logs.get('db'),
+    changesData: () => fs.existsSync(path.join(config.dataDir, 'restore', 'pending.json')),
+  });
   const clock = opts.clock ?? { now: () => new Date() };
   const shutdownHooks: (() => Promise<void> | void)[] = [];
   let elector: LeaderElector = new AlwaysLeader();
@@ -75,27 +87,69 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
   const jobs = new Scheduler(logs.get('jobs'), elector);
   const plugins = await loadPlugins(config.plugins, { log: logs.get('plugins'), pluginDir: config.pluginDir });
   const outbound = createOutboundHttp({ allowCidrs: config.outboundAllowCidrs, userAgent: `Herald/${VERSION}` });
-  for (const w of wideAllowEntries(config.outboundAllowCidrs)) log.warn({ entry: w.entry }, `SERVICE_OUTBOUND_ALLOW_CIDRS, for every plugin: ${w.message}`);
+  for (const w of wideAllowEntries(config.outboundAllowCidrs))
+    log.warn({ entry: w.entry }, `SERVICE_OUTBOUND_ALLOW_CIDRS, for every plugin: ${w.message}`);
   let baseUrl = config.publicUrl ?? `http://localhost:${config.port}`;
   const atRest = new SecretsAtRest(config.secretKey, config.previousSecretKey);
-  const host = new PluginHost({ plugins, db, logs, atRest, http: outbound, clock, isLeader: () => jobs.isLeader(), publicUrl: () => config.publicUrl ?? baseUrl });
-  const metrics = new Metrics(async () => Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM deferred_dispatch'))?.n ?? 0));
+  const host = new PluginHost({
+    plugins,
+    db,
+    logs,
+    atRest,
+    http: outbound,
+    clock,
+    isLeader: () => jobs.isLeader(),
+    publicUrl: () => config.publicUrl ?? baseUrl,
+  });
+  const metrics = new Metrics(async () =>
+    Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM deferred_dispatch'))?.n ?? 0),
+  );
   const supervised = detectSupervised(config.supervisedOverride);
   const core: Core = {
-    config, version: VERSION, logs, db, settings: new Settings(db), tokens: new TokenService(config.secretKey, () => clock.now()), atRest,
-    loginLimiter: new LoginLimiter(), metrics, plugins: host, jobs, outbound, clock, supervised: supervised.supervised,
+    config,
+    version: VERSION,
+    logs,
+    db,
+    settings: new Settings(db),
+    tokens: new TokenService(config.secretKey, () => clock.now()),
+    atRest,
+    loginLimiter: new LoginLimiter(),
+    metrics,
+    plugins: host,
+    jobs,
+    outbound,
+    clock,
+    supervised: supervised.supervised,
     replicaId: `${process.pid}-${crypto.randomBytes(4).toString('hex')}`,
-    onShutdown: (fn) => { shutdownHooks.push(fn); },
+    onShutdown: (fn) => {
+      shutdownHooks.push(fn);
+    },
     services: new Map(),
   };
-  log.info({ supervised: supervised.supervised, by: supervised.by, dialect: config.dialect, plugins: plugins.map((p) => p.id) }, 'booting');
+  log.info(
+    {
+      supervised: supervised.supervised,
+      by: supervised.by,
+      dialect: config.dialect,
+      plugins: plugins.map((p) => p.id),
+    },
+    'booting',
+  );
   if (opts.beforeStart) await opts.beforeStart(core);
   // Before anything reads a secret: refuses a wrong key, seals what earlier versions stored in
   // clear, and re-seals what SERVICE_SECRET_KEY_PREVIOUS sealed.
-  try { await sealStoredSecrets(core); } catch (err) { await db.close().catch(() => {}); throw err; }
+  try {
+    await sealStoredSecrets(core);
+  } catch (err) {
+    await db.close().catch(() => {});
+    throw err;
+  }
   // Found through the manifests; throws at boot when a selfMonitoring declaration is unusable or two plugins make one.
   const selfMonitoring = selfMonitoringOf(core);
-  if (!selfMonitoring) log.warn('no enabled plugin receives self-monitoring signals: users get no self-monitoring provider and the signals are dropped');
+  if (!selfMonitoring)
+    log.warn(
+      'no enabled plugin receives self-monitoring signals: users get no self-monitoring provider and the signals are dropped',
+    );
   // A restore staged by POST /api/backup/prepare-restore is applied here: after the pre-migration
   // snapshot and the migrations, before anything else uses the database. A failing restore is
   // rolled back and set aside (failed-<ts>.json); boot continues with the configuration untouched.
@@ -109,7 +163,10 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
   // Each feature is an encapsulated Fastify plugin: the hooks, parsers and plugins it registers stay
   // within its own routes (the server-wide ones above are inherited). fastify-plugin is not used: its
   // one job is to lift that encapsulation, and no feature shares anything through the root instance.
-  for (const f of features) await app.register(async (scope: App) => { await f.register(scope, core); });
+  for (const f of features)
+    await app.register(async (scope: App) => {
+      await f.register(scope, core);
+    });
   await app.ready();
   const idleMs = idleDelayFromEnv();
   const reducer = new MemoryReducer({ log: logs.get('memory'), idleMs, gc: idleMs === undefined ? null : undefined });
@@ -119,7 +176,8 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
 
   let stopping: Promise<void> | undefined;
   return {
-    core, app,
+    core,
+    app,
     async listen() {
       await app.listen({ host: config.host, port: config.port });
       const addr = app.server.address();
@@ -127,7 +185,9 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
       baseUrl = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
       await jobs.start();
       for (const f of features) await f.start?.(core);
-      jobs.onLeadershipChange((leader) => { void host.leadershipChanged(leader); });
+      jobs.onLeadershipChange((leader) => {
+        void host.leadershipChanged(leader);
+      });
       reducer.start();
       log.info({ url: baseUrl, version: VERSION }, 'listening');
       return baseUrl;
@@ -144,16 +204,23 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
         // flight have the grace period; then connections are closed and sends cut off (requeued).
         const grace = AbortSignal.timeout(graceMs);
         const closing = app.close();
-        const timer = setTimeout(() => { log.warn('grace period over; closing remaining connections'); app.server.closeAllConnections?.(); }, graceMs);
+        const timer = setTimeout(() => {
+          log.warn('grace period over; closing remaining connections');
+          app.server.closeAllConnections?.();
+        }, graceMs);
         timer.unref();
         void closing.finally(() => clearTimeout(timer));
         await Promise.all([
           closing,
           jobs.stop(),
-          ...features.map((f) => f.drain?.(core, grace).catch((err) => log.error({ err, feature: f.name }, 'feature drain failed'))),
+          ...features.map((f) =>
+            f.drain?.(core, grace).catch((err) => log.error({ err, feature: f.name }, 'feature drain failed')),
+          ),
         ]);
-        for (const f of [...features].reverse()) await f.stop?.(core).catch((err) => log.error({ err, feature: f.name }, 'feature stop failed'));
-        for (const fn of shutdownHooks.reverse()) await Promise.resolve(fn()).catch((err) => log.error({ err }, 'shutdown hook failed'));
+        for (const f of [...features].reverse())
+          await f.stop?.(core).catch((err) => log.error({ err, feature: f.name }, 'feature stop failed'));
+        for (const fn of shutdownHooks.reverse())
+          await Promise.resolve(fn()).catch((err) => log.error({ err }, 'shutdown hook failed'));
         await host.stopAll(pluginsBy - Date.now());
         await db.close();
         log.info('stopped');

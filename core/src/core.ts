@@ -1,14 +1,14 @@
-import type { Config } from './config/config.ts';
-import type { LoggerFactory } from './logging/logger.ts';
-import type { Database } from './db/database.ts';
-import type { Settings } from './settings/settings.ts';
-import type { TokenService } from './auth/tokens.ts';
-import type { Metrics } from './metrics/metrics.ts';
-import type { PluginHost } from './plugins/host.ts';
-import type { Scheduler } from './jobs/scheduler.ts';
-import type { OutboundHttp } from './plugin-api/index.ts';
 import type { LoginLimiter } from './auth/login-limiter.ts';
+import type { TokenService } from './auth/tokens.ts';
+import type { Config } from './config/config.ts';
+import type { Database } from './db/database.ts';
+import type { Scheduler } from './jobs/scheduler.ts';
+import type { LoggerFactory } from './logging/logger.ts';
+import type { Metrics } from './metrics/metrics.ts';
+import type { OutboundHttp } from './plugin-api/index.ts';
+import type { PluginHost } from './plugins/host.ts';
 import type { SecretsAtRest } from './secrets/at-rest.ts';
+import type { Settings } from './settings/settings.ts';
 
 /** Everything a feature module needs, handed over once at boot (no module-level singletons). */
 export interface Core {

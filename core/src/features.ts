@@ -1,5 +1,5 @@
-import type { App } from './http/server.ts';
 import type { Core } from './core.ts';
+import type { App } from './http/server.ts';
 
 /**
  * A feature: routes plus optional start/drain/stop. The core registers features in this order,

@@ -6,5 +6,9 @@
  */
 import module from 'node:module';
 
-try { module.enableCompileCache?.(); } catch { /* an unwritable cache directory only costs time */ }
+try {
+  module.enableCompileCache?.();
+} catch {
+  /* an unwritable cache directory only costs time */
+}
 await import('./run.ts');

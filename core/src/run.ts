@@ -1,5 +1,5 @@
-import { loadConfig, ConfigurationError } from './config/config.ts';
 import { createService, SHUTDOWN_MARGIN_MS } from './app.ts';
+import { ConfigurationError, loadConfig } from './config/config.ts';
 import { PluginLoadError } from './plugins/loader.ts';
 
 /** The service's process (entered through main.ts): refuse bad configuration in one line, run until a signal, exit 0. */
@@ -8,7 +8,10 @@ async function main(): Promise<void> {
   try {
     config = loadConfig();
   } catch (err) {
-    if (err instanceof ConfigurationError) { process.stderr.write(`herald: refusing to start: ${err.message}\n`); process.exit(1); }
+    if (err instanceof ConfigurationError) {
+      process.stderr.write(`herald: refusing to start: ${err.message}\n`);
+      process.exit(1);
+    }
     throw err;
   }
   let service;
@@ -16,7 +19,10 @@ async function main(): Promise<void> {
     service = await createService(config);
     await service.listen();
   } catch (err) {
-    if (err instanceof ConfigurationError || err instanceof PluginLoadError) { process.stderr.write(`herald: refusing to start: ${err.message}\n`); process.exit(1); }
+    if (err instanceof ConfigurationError || err instanceof PluginLoadError) {
+      process.stderr.write(`herald: refusing to start: ${err.message}\n`);
+      process.exit(1);
+    }
     process.stderr.write(`herald: failed to start: ${(err as Error).message}\n`);
     process.exit(1);
   }
@@ -26,16 +32,28 @@ async function main(): Promise<void> {
     signalled = true;
     // Whatever holds the stop up (a plugin that ignores its abort signal), the process is gone
     // shortly after the grace period: the supervisor, or the operator, waits no longer.
-    setTimeout(() => {
-      process.stderr.write('herald: shutdown did not finish within the grace period; exiting\n');
-      process.exit(process.exitCode ?? 1);
-    }, service.core.config.gracefulShutdownSeconds * 1000 + SHUTDOWN_MARGIN_MS).unref();
-    void service.stop().then(() => process.exit(process.exitCode ?? 0), (err) => { process.stderr.write(`herald: shutdown failed: ${(err as Error).message}\n`); process.exit(1); });
+    setTimeout(
+      () => {
+        process.stderr.write('herald: shutdown did not finish within the grace period; exiting\n');
+        process.exit(process.exitCode ?? 1);
+      },
+      service.core.config.gracefulShutdownSeconds * 1000 + SHUTDOWN_MARGIN_MS,
+    ).unref();
+    void service.stop().then(
+      () => process.exit(process.exitCode ?? 0),
+      (err) => {
+        process.stderr.write(`herald: shutdown failed: ${(err as Error).message}\n`);
+        process.exit(1);
+      },
+    );
     void sig;
   };
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
-  service.core.services.set('requestRestart', () => { process.exitCode = 75; onSignal('restart'); });
+  service.core.services.set('requestRestart', () => {
+    process.exitCode = 75;
+    onSignal('restart');
+  });
 }
 
 void main();

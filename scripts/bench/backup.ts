@@ -13,9 +13,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
-import { Api, freePort, heraldOptions, spawnHerald, tempDir, type Herald } from './lib/herald.ts';
-import { RELAY_PLUGINS } from './lib/relay-setup.ts';
 import { BENCH_SECRET } from './lib/codehost.ts';
+import { Api, freePort, type Herald, heraldOptions, spawnHerald, tempDir } from './lib/herald.ts';
+import { RELAY_PLUGINS } from './lib/relay-setup.ts';
 import { envInt, fmt, heading, line, record, wallMs } from './lib/stats.ts';
 
 const PROVIDERS = envInt('BENCH_PROVIDERS', 10_000);
@@ -25,29 +25,50 @@ const ADMIN = { email: 'bench@example.test', password: 'bench password 123' };
 const IMPORT_VALUE_LIMIT = 100_000;
 
 /** Copies the template row `n` times with fresh ids (and fresh unique columns). */
-function clone(db: Sqlite.Database, table: string, templateId: string, n: number, fresh: (i: number) => Record<string, string>): void {
+function clone(
+  db: Sqlite.Database,
+  table: string,
+  templateId: string,
+  n: number,
+  fresh: (i: number) => Record<string, string>,
+): void {
   const cols = (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
   const row = db.prepare(`SELECT * FROM ${table} WHERE id = ?`).get(templateId) as Record<string, unknown>;
   const ins = db.prepare(`INSERT INTO ${table} (${cols.join(',')}) VALUES (${cols.map(() => '?').join(',')})`);
-  db.transaction(() => { for (let i = 0; i < n; i++) { const f = fresh(i); ins.run(...cols.map((c) => (c in f ? f[c] : row[c]) as never)); } })();
+  db.transaction(() => {
+    for (let i = 0; i < n; i++) {
+      const f = fresh(i);
+      ins.run(...cols.map((c) => (c in f ? f[c] : row[c]) as never));
+    }
+  })();
 }
 
 /** Peak RSS growth while `fn` runs: VmHWM is reset by nothing, so read VmRSS every 20 ms. */
-async function measured<T>(h: Herald, fn: () => Promise<T>): Promise<{ value: T; ms: number; peakKb: number; beforeKb: number }> {
+async function measured<T>(
+  h: Herald,
+  fn: () => Promise<T>,
+): Promise<{ value: T; ms: number; peakKb: number; beforeKb: number }> {
   const beforeKb = h.rssKb();
   let peakKb = beforeKb;
-  const timer = setInterval(() => { peakKb = Math.max(peakKb, h.rssKb()); }, 20);
+  const timer = setInterval(() => {
+    peakKb = Math.max(peakKb, h.rssKb());
+  }, 20);
   const t = wallMs();
   try {
     const value = await fn();
     return { value, ms: wallMs() - t, peakKb: Math.max(peakKb, h.rssKb()), beforeKb };
-  } finally { clearInterval(timer); }
+  } finally {
+    clearInterval(timer);
+  }
 }
 
 function rawBaseline(file: string): { exportMs: number; restoreMs: number } {
   const db = new Sqlite(file, { readonly: true });
   let t = wallMs();
-  const data = { providers: db.prepare('SELECT * FROM providers').all(), targets: db.prepare('SELECT * FROM targets').all() };
+  const data = {
+    providers: db.prepare('SELECT * FROM providers').all(),
+    targets: db.prepare('SELECT * FROM targets').all(),
+  };
   const text = JSON.stringify(data);
   const exportMs = wallMs() - t;
   db.close();
@@ -58,7 +79,9 @@ function rawBaseline(file: string): { exportMs: number; restoreMs: number } {
     const cols = Object.keys(rows[0]!);
     copy.exec(`CREATE TABLE ${table} (${cols.join(',')})`);
     const ins = copy.prepare(`INSERT INTO ${table} VALUES (${cols.map(() => '?').join(',')})`);
-    copy.transaction(() => { for (const r of rows) ins.run(...cols.map((c) => r[c] as never)); })();
+    copy.transaction(() => {
+      for (const r of rows) ins.run(...cols.map((c) => r[c] as never));
+    })();
   }
   const restoreMs = wallMs() - t;
   copy.close();
@@ -87,12 +110,25 @@ async function exportOf(np: number, nt: number, report: boolean) {
   await h.ready();
   let api = new Api(h.url);
   await api.setup(ADMIN.email, ADMIN.password);
-  const p = await api.ok('POST', '/api/providers', { kind: 'codehost', name: 'p-template', config: { host: 'github', webhook_secret: BENCH_SECRET } });
-  const tg = await api.ok('POST', '/api/targets', { kind: 'chat_webhook', name: 't-template', config: { format: 'mattermost', url: 'http://127.0.0.1:9/hook' }, locale: 'en' });
+  const p = await api.ok('POST', '/api/providers', {
+    kind: 'codehost',
+    name: 'p-template',
+    config: { host: 'github', webhook_secret: BENCH_SECRET },
+  });
+  const tg = await api.ok('POST', '/api/targets', {
+    kind: 'chat_webhook',
+    name: 't-template',
+    config: { format: 'mattermost', url: 'http://127.0.0.1:9/hook' },
+    locale: 'en',
+  });
   await h.stop();
   const dbFile = path.join(src.dataDir, 'herald.db');
   const seed = new Sqlite(dbFile);
-  clone(seed, 'providers', p.id, np - 1, (i) => ({ id: crypto.randomUUID(), name: `provider ${i}`, webhook_token: crypto.randomBytes(24).toString('base64url') }));
+  clone(seed, 'providers', p.id, np - 1, (i) => ({
+    id: crypto.randomUUID(),
+    name: `provider ${i}`,
+    webhook_token: crypto.randomBytes(24).toString('base64url'),
+  }));
   clone(seed, 'targets', tg.id, nt - 1, (i) => ({ id: crypto.randomUUID(), name: `target ${i}` }));
   seed.close();
   const raw = rawBaseline(dbFile);
@@ -105,7 +141,9 @@ async function exportOf(np: number, nt: number, report: boolean) {
   api = new Api(h.url);
   api.token = (await api.ok('POST', '/api/auth/login', ADMIN)).access_token;
   const exp = await measured(h, async () => {
-    const r = await fetch(`${h.url}/api/backup/export?secrets_mode=include`, { headers: { authorization: `Bearer ${api.token}` } });
+    const r = await fetch(`${h.url}/api/backup/export?secrets_mode=include`, {
+      headers: { authorization: `Bearer ${api.token}` },
+    });
     if (r.status !== 200) throw new Error(`export: ${r.status} ${await r.text()}`);
     return Buffer.from(await r.arrayBuffer());
   });
@@ -116,7 +154,11 @@ async function exportOf(np: number, nt: number, report: boolean) {
 
 const first = await exportOf(PROVIDERS, TARGETS, true);
 const exp = first.exp;
-line('export (GET /api/backup/export)', `${fmt(exp.ms, 0)} ms, ${fmt(exp.value.length / 1048576, 1)} MB, ${first.values.toLocaleString('en-US')} JSON values`, { text: '<= 2 s', ok: exp.ms <= 2000 });
+line(
+  'export (GET /api/backup/export)',
+  `${fmt(exp.ms, 0)} ms, ${fmt(exp.value.length / 1048576, 1)} MB, ${first.values.toLocaleString('en-US')} JSON values`,
+  { text: '<= 2 s', ok: exp.ms <= 2000 },
+);
 line('export: service RSS before → peak', `${fmt(exp.beforeKb / 1024, 1)} → ${fmt(exp.peakKb / 1024, 1)} MB`);
 let restoreOf = { exp, raw: first.raw, np: PROVIDERS, nt: TARGETS };
 if (first.values > IMPORT_VALUE_LIMIT) {
@@ -124,9 +166,16 @@ if (first.values > IMPORT_VALUE_LIMIT) {
   // restored as a whole; the restore is measured on the largest configuration the cap admits.
   const perRecord = first.values / (PROVIDERS + TARGETS);
   const fit = Math.floor((IMPORT_VALUE_LIMIT * 0.97) / perRecord / 2);
-  line('restore of the full export', `refused by design: ${first.values.toLocaleString('en-US')} values > the import cap of ${IMPORT_VALUE_LIMIT.toLocaleString('en-US')}`, { text: '<= 2 s', ok: false });
+  line(
+    'restore of the full export',
+    `refused by design: ${first.values.toLocaleString('en-US')} values > the import cap of ${IMPORT_VALUE_LIMIT.toLocaleString('en-US')}`,
+    { text: '<= 2 s', ok: false },
+  );
   const smaller = await exportOf(fit, fit, false);
-  line(`restore measured on ${fit.toLocaleString('en-US')} providers + ${fit.toLocaleString('en-US')} targets`, `${smaller.values.toLocaleString('en-US')} JSON values, ${fmt(smaller.exp.value.length / 1048576, 1)} MB`);
+  line(
+    `restore measured on ${fit.toLocaleString('en-US')} providers + ${fit.toLocaleString('en-US')} targets`,
+    `${smaller.values.toLocaleString('en-US')} JSON values, ${fmt(smaller.exp.value.length / 1048576, 1)} MB`,
+  );
   restoreOf = { exp: smaller.exp, raw: smaller.raw, np: fit, nt: fit };
 }
 
@@ -139,15 +188,22 @@ await api.setup(ADMIN.email, ADMIN.password);
 const prep = await measured(h, async () => {
   const form = new FormData();
   form.append('file', new Blob([restoreOf.exp.value], { type: 'application/json' }), 'backup.json');
-  const r = await fetch(`${h.url}/api/backup/prepare-restore?conflict_mode=overwrite`, { method: 'POST', body: form, headers: { authorization: `Bearer ${api.token}` } });
-  const body = await r.json() as { summary?: { counts?: Record<string, Record<string, number>> } };
+  const r = await fetch(`${h.url}/api/backup/prepare-restore?conflict_mode=overwrite`, {
+    method: 'POST',
+    body: form,
+    headers: { authorization: `Bearer ${api.token}` },
+  });
+  const body = (await r.json()) as { summary?: { counts?: Record<string, Record<string, number>> } };
   if (r.status !== 201) throw new Error(`prepare-restore: ${r.status} ${JSON.stringify(body).slice(0, 500)}`);
   return body;
 });
 line('restore: prepare (upload, validation, plan)', `${fmt(prep.ms, 0)} ms`, { text: '<= 2 s', ok: prep.ms <= 2000 });
 line('restore: service RSS before → peak', `${fmt(prep.beforeKb / 1024, 1)} → ${fmt(prep.peakKb / 1024, 1)} MB`);
 const counts = prep.value.summary?.counts ?? {};
-line('restore: planned', `providers ${JSON.stringify(counts.providers ?? {})}, targets ${JSON.stringify(counts.targets ?? {})}`);
+line(
+  'restore: planned',
+  `providers ${JSON.stringify(counts.providers ?? {})}, targets ${JSON.stringify(counts.targets ?? {})}`,
+);
 
 // Apply happens at the next boot: time a plain restart, then the restart that applies the restore.
 const pendingFile = path.join(dst.dataDir, 'restore', 'pending.json');
@@ -162,18 +218,40 @@ const applyBoot = (await h.ready(120_000)) - h.spawnedAt;
 const applyPeakKb = h.peakRssKb();
 const applied = fs.readdirSync(path.join(dst.dataDir, 'restore')).some((f) => /^applied-/.test(f));
 const check = new Sqlite(path.join(dst.dataDir, 'herald.db'), { readonly: true });
-const n = { providers: (check.prepare("SELECT COUNT(*) AS n FROM providers WHERE kind = 'codehost'").get() as { n: number }).n, targets: (check.prepare('SELECT COUNT(*) AS n FROM targets').get() as { n: number }).n };
+const n = {
+  providers: (check.prepare("SELECT COUNT(*) AS n FROM providers WHERE kind = 'codehost'").get() as { n: number }).n,
+  targets: (check.prepare('SELECT COUNT(*) AS n FROM targets').get() as { n: number }).n,
+};
 check.close();
 await h.stop();
 const applyMs = applyBoot - plainBoot;
-line('restore: apply at boot (boot with − boot without)', `${fmt(applyMs, 0)} ms (boots ${fmt(applyBoot, 0)} / ${fmt(plainBoot, 0)} ms)`, { text: '<= 2 s', ok: applied && applyMs <= 2000 });
-line('restore: applied, rows present after', `${applied ? 'yes' : 'NO'}; providers ${n.providers}, targets ${n.targets}`);
+line(
+  'restore: apply at boot (boot with − boot without)',
+  `${fmt(applyMs, 0)} ms (boots ${fmt(applyBoot, 0)} / ${fmt(plainBoot, 0)} ms)`,
+  { text: '<= 2 s', ok: applied && applyMs <= 2000 },
+);
+line(
+  'restore: applied, rows present after',
+  `${applied ? 'yes' : 'NO'}; providers ${n.providers}, targets ${n.targets}`,
+);
 line('restore: peak RSS of the applying boot', `${fmt(applyPeakKb / 1024, 1)} MB`);
 line('ratio export / raw baseline', `${fmt(exp.ms / first.raw.exportMs, 1)}×`);
 line('ratio prepare + apply / raw baseline (same rows)', `${fmt((prep.ms + applyMs) / restoreOf.raw.restoreMs, 1)}×`);
 fs.rmSync(dst.dataDir, { recursive: true, force: true });
 record('backup', {
-  providers: PROVIDERS, targets: TARGETS, export_values: first.values, raw: first.raw, export_ms: exp.ms, export_bytes: exp.value.length, export_peak_kb: exp.peakKb,
-  restored: { providers: restoreOf.np, targets: restoreOf.nt, raw: restoreOf.raw }, prepare_ms: prep.ms, prepare_peak_kb: prep.peakKb,
-  apply_ms: applyMs, plain_boot_ms: plainBoot, apply_boot_ms: applyBoot, apply_peak_kb: applyPeakKb, applied,
+  providers: PROVIDERS,
+  targets: TARGETS,
+  export_values: first.values,
+  raw: first.raw,
+  export_ms: exp.ms,
+  export_bytes: exp.value.length,
+  export_peak_kb: exp.peakKb,
+  restored: { providers: restoreOf.np, targets: restoreOf.nt, raw: restoreOf.raw },
+  prepare_ms: prep.ms,
+  prepare_peak_kb: prep.peakKb,
+  apply_ms: applyMs,
+  plain_boot_ms: plainBoot,
+  apply_boot_ms: applyBoot,
+  apply_peak_kb: applyPeakKb,
+  applied,
 });

@@ -13,11 +13,11 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { ROOT } from './lib/herald.ts';
 import { ingestCeiling } from './lib/ceiling.ts';
+import { ROOT } from './lib/herald.ts';
 import { closedLoop } from './lib/load.ts';
-import { startSink } from './lib/sink.ts';
 import { deliveries, startChain } from './lib/relay-setup.ts';
+import { startSink } from './lib/sink.ts';
 import { envInt, fmt, heading, line, procCpuMs, record } from './lib/stats.ts';
 
 const N = envInt('BENCH_N', 5_000);
@@ -27,14 +27,22 @@ const WARM = 500;
 async function outbound(): Promise<{ cpuUs: number; failed: number }> {
   const sink = await startSink(WARM + N);
   try {
-    const child = spawn(process.execPath, ['scripts/bench/baseline/outbound-client.ts', sink.url, String(N), String(WARM), '16'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(
+      process.execPath,
+      ['scripts/bench/baseline/outbound-client.ts', sink.url, String(N), String(WARM), '16'],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     let out = '';
-    child.stdout!.on('data', (c: Buffer) => { out += c.toString(); });
+    child.stdout!.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
     const code = await new Promise<number | null>((r) => child.once('exit', r));
     if (code !== 0) throw new Error(`outbound client exited ${code}`);
     const r = JSON.parse(out.trim().split('\n').pop()!) as { cpuUsPerRequest: number; failed: number };
     return { cpuUs: r.cpuUsPerRequest, failed: r.failed };
-  } finally { await sink.close(); }
+  } finally {
+    await sink.close();
+  }
 }
 
 /** µs of statement time per event, by statement, from the service's SQL profile of a burst of N. */
@@ -48,7 +56,7 @@ async function sqlProfile(): Promise<{ perEvent: Map<string, number>; all: numbe
     const cpu0 = procCpuMs(chain.herald.pid);
     await closedLoop(chain.hookUrl, deliveries(WARM, N), C);
     await sink.waitDistinct(WARM + N, 120_000);
-    cpuUs = (procCpuMs(chain.herald.pid) - cpu0) * 1000 / N;
+    cpuUs = ((procCpuMs(chain.herald.pid) - cpu0) * 1000) / N;
   } finally {
     await chain.herald.stop();
     await sink.close();
@@ -60,7 +68,7 @@ async function sqlProfile(): Promise<{ perEvent: Map<string, number>; all: numbe
   for (const l of text.slice(text.indexOf('SQL profile')).split('\n')) {
     const m = /^\s*(\d+) ms\s+(\d+)×\s+\d+ µs max\s+[\d.]+ ms\s+(.*)$/.exec(l);
     if (!m) continue;
-    const us = Number(m[1]) * 1000 / (WARM + N);
+    const us = (Number(m[1]) * 1000) / (WARM + N);
     perEvent.set(m[3]!, us);
     all += us;
   }
@@ -69,21 +77,52 @@ async function sqlProfile(): Promise<{ perEvent: Map<string, number>; all: numbe
 
 heading(`floor: the least an event costs (N=${N})`);
 const ceiling = await ingestCeiling(N, WARM, C);
-line('ceiling: Fastify + SQLite insert', `${fmt(ceiling.cpuPerReq * 1000, 0)} µs CPU per request (${fmt(ceiling.rate, 0)}/s)`);
+line(
+  'ceiling: Fastify + SQLite insert',
+  `${fmt(ceiling.cpuPerReq * 1000, 0)} µs CPU per request (${fmt(ceiling.rate, 0)}/s)`,
+);
 const bare = await ingestCeiling(N, WARM, C, true);
-line('inbound exchange: the same route, no insert', `${fmt(bare.cpuPerReq * 1000, 0)} µs (${fmt(bare.cpuPerReq / ceiling.cpuPerReq, 2)}× the ceiling)`);
+line(
+  'inbound exchange: the same route, no insert',
+  `${fmt(bare.cpuPerReq * 1000, 0)} µs (${fmt(bare.cpuPerReq / ceiling.cpuPerReq, 2)}× the ceiling)`,
+);
 const out = await outbound();
-line('outbound exchange: the service\'s client → sink', `${fmt(out.cpuUs, 0)} µs (${fmt(out.cpuUs / 1000 / ceiling.cpuPerReq, 2)}× the ceiling)${out.failed ? `, ${out.failed} failed` : ''}`);
+line(
+  "outbound exchange: the service's client → sink",
+  `${fmt(out.cpuUs, 0)} µs (${fmt(out.cpuUs / 1000 / ceiling.cpuPerReq, 2)}× the ceiling)${out.failed ? `, ${out.failed} failed` : ''}`,
+);
 const sql = await sqlProfile();
 const pick = (prefix: string) => [...sql.perEvent].filter(([s]) => s.startsWith(prefix)).reduce((a, [, v]) => a + v, 0);
 const rows = {
-  event: pick('INSERT INTO event_log'), delivery: pick('INSERT INTO deliveries'), commit: pick('COMMIT') + pick('BEGIN'),
-  settleDelivery: pick("UPDATE deliveries SET status = 'sent'"), settleEvent: pick('UPDATE event_log SET dispatch_status'),
+  event: pick('INSERT INTO event_log'),
+  delivery: pick('INSERT INTO deliveries'),
+  commit: pick('COMMIT') + pick('BEGIN'),
+  settleDelivery: pick("UPDATE deliveries SET status = 'sent'"),
+  settleEvent: pick('UPDATE event_log SET dispatch_status'),
 };
 const durable = rows.event + rows.delivery + rows.commit + rows.settleDelivery + rows.settleEvent;
-line('durable rows (event, delivery, settles, commits)', `${fmt(durable, 0)} µs (event ${fmt(rows.event, 0)}, delivery ${fmt(rows.delivery, 0)}, settles ${fmt(rows.settleDelivery + rows.settleEvent, 0)}, commits ${fmt(rows.commit, 0)}); all statements ${fmt(sql.all, 0)} µs`);
+line(
+  'durable rows (event, delivery, settles, commits)',
+  `${fmt(durable, 0)} µs (event ${fmt(rows.event, 0)}, delivery ${fmt(rows.delivery, 0)}, settles ${fmt(rows.settleDelivery + rows.settleEvent, 0)}, commits ${fmt(rows.commit, 0)}); all statements ${fmt(sql.all, 0)} µs`,
+);
 const floor = bare.cpuPerReq * 1000 + out.cpuUs + durable;
 const goal = 2.5 * ceiling.cpuPerReq * 1000;
-line('floor: inbound + outbound + durable rows', `${fmt(floor, 0)} µs = ${fmt(floor / 1000 / ceiling.cpuPerReq, 2)}× the ceiling (goal 2.5× = ${fmt(goal, 0)} µs)`);
-line('herald: CPU per delivered event, same burst', `${fmt(sql.cpuUs, 0)} µs = ${fmt(sql.cpuUs / 1000 / ceiling.cpuPerReq, 2)}× (with the SQL profile's timers)`);
-record('floor', { n: N, ceiling_us: ceiling.cpuPerReq * 1000, inbound_us: bare.cpuPerReq * 1000, outbound_us: out.cpuUs, durable_us: durable, sql_all_us: sql.all, floor_us: floor, herald_us: sql.cpuUs, rows });
+line(
+  'floor: inbound + outbound + durable rows',
+  `${fmt(floor, 0)} µs = ${fmt(floor / 1000 / ceiling.cpuPerReq, 2)}× the ceiling (goal 2.5× = ${fmt(goal, 0)} µs)`,
+);
+line(
+  'herald: CPU per delivered event, same burst',
+  `${fmt(sql.cpuUs, 0)} µs = ${fmt(sql.cpuUs / 1000 / ceiling.cpuPerReq, 2)}× (with the SQL profile's timers)`,
+);
+record('floor', {
+  n: N,
+  ceiling_us: ceiling.cpuPerReq * 1000,
+  inbound_us: bare.cpuPerReq * 1000,
+  outbound_us: out.cpuUs,
+  durable_us: durable,
+  sql_all_us: sql.all,
+  floor_us: floor,
+  herald_us: sql.cpuUs,
+  rows,
+});

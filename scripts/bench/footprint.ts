@@ -13,9 +13,9 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
-import { Api, freePort, heraldOptions, ROOT, spawnHerald, tempDir, type HeraldOptions } from './lib/herald.ts';
-import { envInt, fmt, heading, line, procKb, record, sleep, wallMs } from './lib/stats.ts';
 import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
+import { Api, freePort, type HeraldOptions, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
+import { envInt, fmt, heading, line, procKb, record, sleep, wallMs } from './lib/stats.ts';
 
 const BOOTS = envInt('BENCH_BOOTS', 3);
 const EVENTS = envInt('BENCH_EVENTS', 100_000);
@@ -29,7 +29,11 @@ const ENV = { AI_BASE_URL: 'http://127.0.0.1:9/v1', AI_API_KEY: 'bench-never-use
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-interface Run { readyMs: number; readyKb: number; idleKb: number }
+interface Run {
+  readyMs: number;
+  readyKb: number;
+  idleKb: number;
+}
 
 /** Boots the service on `o`, returns ms to ready, the RSS in kB at ready and after IDLE_MS. */
 async function boot(o: HeraldOptions): Promise<Run> {
@@ -39,13 +43,18 @@ async function boot(o: HeraldOptions): Promise<Run> {
     const readyKb = h.rssKb();
     await sleep(IDLE_MS);
     return { readyMs: at - h.spawnedAt, readyKb, idleKb: h.rssKb() };
-  } finally { await h.stop(); }
+  } finally {
+    await h.stop();
+  }
 }
 
 async function baseline(): Promise<Run> {
   const dir = tempDir('fp-base');
   const started = wallMs();
-  const child = spawn(process.execPath, ['scripts/bench/baseline/ingest-ceiling.ts', dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['scripts/bench/baseline/ingest-ceiling.ts', dir], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   await new Promise<void>((resolve) => child.stdout!.once('data', () => resolve()));
   const readyMs = wallMs() - started;
   const readyKb = procKb(child.pid!, 'VmRSS');
@@ -58,29 +67,50 @@ async function baseline(): Promise<Run> {
 }
 
 const summary = (runs: Run[]): Run => ({
-  readyMs: median(runs.map((r) => r.readyMs)), readyKb: median(runs.map((r) => r.readyKb)), idleKb: median(runs.map((r) => r.idleKb)),
+  readyMs: median(runs.map((r) => r.readyMs)),
+  readyKb: median(runs.map((r) => r.readyKb)),
+  idleKb: median(runs.map((r) => r.idleKb)),
 });
 
 /** Writes `n` dispatched events of the admin user straight into event_log. */
 function seedEvents(file: string, userId: string, n: number): void {
   const db = new Sqlite(file);
   db.pragma('journal_mode = WAL');
-  const ins = db.prepare(`INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, dispatch_status, details, occurred_at, created_at)
+  const ins =
+    db.prepare(`INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, dispatch_status, details, occurred_at, created_at)
     VALUES (?, ?, NULL, 'codehost', 'push', 'info', ?, NULL, NULL, 'dispatched', ?, ?, ?)`);
   const now = Date.now();
   db.transaction(() => {
     for (let i = 0; i < n; i++) {
       const at = new Date(now - (n - i) * 1000).toISOString();
-      const payload = JSON.stringify({ repository: 'octo-org/herald-bench', branch: 'main', pusher: 'monalisa', commit_count: 1, commits: [{ id: crypto.randomBytes(20).toString('hex'), message: `commit ${i}` }] });
-      ins.run(crypto.randomUUID(), userId, payload, JSON.stringify({ targets: [{ target_id: 't', status: 'sent', attempts: 1 }] }), at, at);
+      const payload = JSON.stringify({
+        repository: 'octo-org/herald-bench',
+        branch: 'main',
+        pusher: 'monalisa',
+        commit_count: 1,
+        commits: [{ id: crypto.randomBytes(20).toString('hex'), message: `commit ${i}` }],
+      });
+      ins.run(
+        crypto.randomUUID(),
+        userId,
+        payload,
+        JSON.stringify({ targets: [{ target_id: 't', status: 'sent', attempts: 1 }] }),
+        at,
+        at,
+      );
     }
   })();
   db.close();
 }
 
-heading(`footprint (${BOOTS} boots each; ${EVENTS.toLocaleString('en-US')} events for the loaded case; idle ${fmt(IDLE_MS / 1000, 0)} s)`);
+heading(
+  `footprint (${BOOTS} boots each; ${EVENTS.toLocaleString('en-US')} events for the loaded case; idle ${fmt(IDLE_MS / 1000, 0)} s)`,
+);
 const base = await baseline();
-line('baseline: Fastify + SQLite process', `${fmt(base.readyMs, 0)} ms to listening, RSS ${fmt(base.readyKb / 1024, 1)} MB then, ${fmt(base.idleKb / 1024, 1)} MB idle`);
+line(
+  'baseline: Fastify + SQLite process',
+  `${fmt(base.readyMs, 0)} ms to listening, RSS ${fmt(base.readyKb / 1024, 1)} MB then, ${fmt(base.idleKb / 1024, 1)} MB idle`,
+);
 
 const emptyRuns: Run[] = [];
 for (let i = 0; i < BOOTS; i++) {
@@ -89,9 +119,19 @@ for (let i = 0; i < BOOTS; i++) {
   fs.rmSync(o.dataDir, { recursive: true, force: true });
 }
 const empty = summary(emptyRuns);
-line('herald, empty data dir: start → ready', `${fmt(empty.readyMs, 0)} ms (runs ${emptyRuns.map((r) => fmt(r.readyMs, 0)).join(', ')})`, { text: '<= 1.5 s', ok: empty.readyMs <= 1500 });
-line('herald, empty data dir: RSS at ready', `${fmt(empty.readyKb / 1024, 1)} MB (runs ${emptyRuns.map((r) => fmt(r.readyKb / 1024, 1)).join(', ')})`);
-line('herald, empty data dir: idle RSS', `${fmt(empty.idleKb / 1024, 1)} MB (runs ${emptyRuns.map((r) => fmt(r.idleKb / 1024, 1)).join(', ')})`);
+line(
+  'herald, empty data dir: start → ready',
+  `${fmt(empty.readyMs, 0)} ms (runs ${emptyRuns.map((r) => fmt(r.readyMs, 0)).join(', ')})`,
+  { text: '<= 1.5 s', ok: empty.readyMs <= 1500 },
+);
+line(
+  'herald, empty data dir: RSS at ready',
+  `${fmt(empty.readyKb / 1024, 1)} MB (runs ${emptyRuns.map((r) => fmt(r.readyKb / 1024, 1)).join(', ')})`,
+);
+line(
+  'herald, empty data dir: idle RSS',
+  `${fmt(empty.idleKb / 1024, 1)} MB (runs ${emptyRuns.map((r) => fmt(r.idleKb / 1024, 1)).join(', ')})`,
+);
 
 // The loaded case: boot once to create the schema and the admin, stop, seed, then time the boots.
 const o = heraldOptions(tempDir('fp-loaded'), await freePort(), PLUGINS, ENV);
@@ -106,11 +146,35 @@ const loadedRuns: Run[] = [];
 for (let i = 0; i < BOOTS; i++) loadedRuns.push(await boot(o));
 fs.rmSync(o.dataDir, { recursive: true, force: true });
 const loaded = summary(loadedRuns);
-line(`herald, ${EVENTS.toLocaleString('en-US')} events: start → ready`, `${fmt(loaded.readyMs, 0)} ms (runs ${loadedRuns.map((r) => fmt(r.readyMs, 0)).join(', ')})`, { text: '<= 1.5 s', ok: loaded.readyMs <= 1500 });
-line(`herald, ${EVENTS.toLocaleString('en-US')} events: RSS at ready`, `${fmt(loaded.readyKb / 1024, 1)} MB (runs ${loadedRuns.map((r) => fmt(r.readyKb / 1024, 1)).join(', ')})`);
-line(`herald, ${EVENTS.toLocaleString('en-US')} events: idle RSS`, `${fmt(loaded.idleKb / 1024, 1)} MB (runs ${loadedRuns.map((r) => fmt(r.idleKb / 1024, 1)).join(', ')})`);
+line(
+  `herald, ${EVENTS.toLocaleString('en-US')} events: start → ready`,
+  `${fmt(loaded.readyMs, 0)} ms (runs ${loadedRuns.map((r) => fmt(r.readyMs, 0)).join(', ')})`,
+  { text: '<= 1.5 s', ok: loaded.readyMs <= 1500 },
+);
+line(
+  `herald, ${EVENTS.toLocaleString('en-US')} events: RSS at ready`,
+  `${fmt(loaded.readyKb / 1024, 1)} MB (runs ${loadedRuns.map((r) => fmt(r.readyKb / 1024, 1)).join(', ')})`,
+);
+line(
+  `herald, ${EVENTS.toLocaleString('en-US')} events: idle RSS`,
+  `${fmt(loaded.idleKb / 1024, 1)} MB (runs ${loadedRuns.map((r) => fmt(r.idleKb / 1024, 1)).join(', ')})`,
+);
 line('ratio ready time empty / baseline', `${fmt(empty.readyMs / base.readyMs, 2)}×`);
 // Issue 27: idle RSS at most 1.2× the bare process's, empty and with the events, every first-party plugin loaded.
-line('ratio idle RSS empty / baseline', `${fmt(empty.idleKb / base.idleKb, 2)}×`, { text: '<= 1.2×', ok: empty.idleKb / base.idleKb <= 1.2 });
-line(`ratio idle RSS ${EVENTS.toLocaleString('en-US')} events / baseline`, `${fmt(loaded.idleKb / base.idleKb, 2)}×`, { text: '<= 1.2×', ok: loaded.idleKb / base.idleKb <= 1.2 });
-record('footprint', { baseline: base, empty, loaded, empty_runs: emptyRuns, loaded_runs: loadedRuns, events: EVENTS, idle_ms: IDLE_MS });
+line('ratio idle RSS empty / baseline', `${fmt(empty.idleKb / base.idleKb, 2)}×`, {
+  text: '<= 1.2×',
+  ok: empty.idleKb / base.idleKb <= 1.2,
+});
+line(`ratio idle RSS ${EVENTS.toLocaleString('en-US')} events / baseline`, `${fmt(loaded.idleKb / base.idleKb, 2)}×`, {
+  text: '<= 1.2×',
+  ok: loaded.idleKb / base.idleKb <= 1.2,
+});
+record('footprint', {
+  baseline: base,
+  empty,
+  loaded,
+  empty_runs: emptyRuns,
+  loaded_runs: loadedRuns,
+  events: EVENTS,
+  idle_ms: IDLE_MS,
+});

@@ -31,10 +31,10 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
+import { SERVICE_NODE_FLAGS } from '../node-flags.ts';
 import { freePort, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
 import { envInt, fmt, heading, line, record, sleep } from './lib/stats.ts';
-import { SERVICE_NODE_FLAGS } from '../node-flags.ts';
-import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
 
 const TOP = envInt('BENCH_TOP', 40);
 const ALONE = process.env.BENCH_ALONE !== '0';
@@ -42,8 +42,21 @@ const IDLE_MS = envInt('BENCH_IDLE_MS', 10_000);
 
 /** Packages that load on first use, never at boot: the assistant's, and the plugins' heavy dependencies. */
 export const LAZY = [
-  'pdfkit', 'unpdf', 'openai', 'mqtt', 'mailparser', 'web-push', 'matrix-js-sdk', 'smtp-server', 'nodemailer',
-  'grammy', 'ws', 'undici', 'pino-pretty', '@mikro-orm/core', 'kysely',
+  'pdfkit',
+  'unpdf',
+  'openai',
+  'mqtt',
+  'mailparser',
+  'web-push',
+  'matrix-js-sdk',
+  'smtp-server',
+  'nodemailer',
+  'grammy',
+  'ws',
+  'undici',
+  'pino-pretty',
+  '@mikro-orm/core',
+  'kysely',
 ];
 
 /** The unit a module URL belongs to. */
@@ -54,23 +67,40 @@ export function unitOf(url: string): string {
   let rel = url.startsWith('file:') ? path.relative(ROOT, new URL(url).pathname) : url;
   if (rel.startsWith('..')) rel = url;
   const parts = rel.split('/');
-  if (parts[0] === 'core' && parts[1] === 'src') return parts.length > 3 ? parts.slice(0, 3).join('/') : 'core/src (top)';
+  if (parts[0] === 'core' && parts[1] === 'src')
+    return parts.length > 3 ? parts.slice(0, 3).join('/') : 'core/src (top)';
   if (parts[0] === 'plugins' || parts[0] === 'packages') return parts.slice(0, 2).join('/');
   return parts[0]!;
 }
 
-interface Loaded { url: string; rssKb: number; ms: number }
-interface Edge { from: string; to: string }
+interface Loaded {
+  url: string;
+  rssKb: number;
+  ms: number;
+}
+interface Edge {
+  from: string;
+  to: string;
+}
 
 /** Step 1: the modules a booted, idle service has loaded, in order. */
-async function trackedBoot(): Promise<{ loaded: Loaded[]; edges: Edge[]; idleKb: { rss: number; anon: number; file: number } }> {
+async function trackedBoot(): Promise<{
+  loaded: Loaded[];
+  edges: Edge[];
+  idleKb: { rss: number; anon: number; file: number };
+}> {
   const track = path.join(tempDir('mc-track'), 'loaded.jsonl');
   const prev = process.env.BENCH_NODE_ARGS;
   process.env.BENCH_NODE_ARGS = `${prev ?? ''} --import=${pathToFileURL(path.join(ROOT, 'scripts/bench/lib/load-tracker.ts')).href}`;
   // As bench:footprint boots it: every first-party plugin, the assistant configured (and never called).
-  const o = heraldOptions(tempDir('mc'), await freePort(), FIRST_PARTY_PLUGINS.join(','), { HERALD_LOAD_TRACK: track, AI_BASE_URL: 'http://127.0.0.1:9/v1', AI_API_KEY: 'bench-never-used' });
+  const o = heraldOptions(tempDir('mc'), await freePort(), FIRST_PARTY_PLUGINS.join(','), {
+    HERALD_LOAD_TRACK: track,
+    AI_BASE_URL: 'http://127.0.0.1:9/v1',
+    AI_API_KEY: 'bench-never-used',
+  });
   const h = spawnHerald(o);
-  if (prev === undefined) delete process.env.BENCH_NODE_ARGS; else process.env.BENCH_NODE_ARGS = prev;
+  if (prev === undefined) delete process.env.BENCH_NODE_ARGS;
+  else process.env.BENCH_NODE_ARGS = prev;
   try {
     await h.ready(120_000);
     await sleep(IDLE_MS);
@@ -86,8 +116,16 @@ async function trackedBoot(): Promise<{ loaded: Loaded[]; edges: Edge[]; idleKb:
       if (s > 0 && s === size) break;
       size = s;
     }
-    const rows = fs.readFileSync(track, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Loaded | Edge);
-    return { loaded: rows.filter((r): r is Loaded => 'url' in r), edges: rows.filter((r): r is Edge => 'from' in r), idleKb };
+    const rows = fs
+      .readFileSync(track, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Loaded | Edge);
+    return {
+      loaded: rows.filter((r): r is Loaded => 'url' in r),
+      edges: rows.filter((r): r is Edge => 'from' in r),
+      idleKb,
+    };
   } finally {
     await h.stop();
     fs.rmSync(o.dataDir, { recursive: true, force: true });
@@ -125,7 +163,13 @@ for (const u of units) {
 process.exit(0);
 `;
 
-interface Cost { unit: string; anonKb: number; fileKb: number; heap: number; error?: string }
+interface Cost {
+  unit: string;
+  anonKb: number;
+  fileKb: number;
+  heap: number;
+  error?: string;
+}
 
 function runChild(units: { unit: string; urls: string[] }[]): Cost[] {
   const dir = tempDir('mc-child');
@@ -135,21 +179,33 @@ function runChild(units: { unit: string; urls: string[] }[]): Cost[] {
   // The warm-up: one TypeScript module (the type stripper) importing 40 small ES modules and 40
   // CommonJS ones, so that Node's own loader and compiler code is paged in before anything is
   // charged (it is the first unit's RSS otherwise, ~8 MB of the node binary).
-  const body = (i: number) => `function f${i}(a) { return { a, i: ${i}, s: 'x${i}'.repeat(2) }; }\nclass C${i} { async m() { return [${i}].map((x) => x * 2); } }\n`;
+  const body = (i: number) =>
+    `function f${i}(a) { return { a, i: ${i}, s: 'x${i}'.repeat(2) }; }\nclass C${i} { async m() { return [${i}].map((x) => x * 2); } }\n`;
   for (let i = 0; i < 40; i++) {
     fs.writeFileSync(path.join(dir, `w${i}.mjs`), `${body(i)}export { f${i}, C${i} };\n`);
     fs.writeFileSync(path.join(dir, `w${i}.cjs`), `${body(i)}module.exports = { f${i}, C${i} };\n`);
   }
-  fs.writeFileSync(warm, `${Array.from({ length: 40 }, (_, i) => `import './w${i}.mjs';\nimport './w${i}.cjs';\n`).join('')}export const warm: boolean = true;\n`);
+  fs.writeFileSync(
+    warm,
+    `${Array.from({ length: 40 }, (_, i) => `import './w${i}.mjs';\nimport './w${i}.cjs';\n`).join('')}export const warm: boolean = true;\n`,
+  );
   try {
     const r = spawnSync(process.execPath, [...SERVICE_NODE_FLAGS, '--expose-gc', file], {
-      cwd: path.join(ROOT, 'core'), input: JSON.stringify({ warm: pathToFileURL(warm).href, units }), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024,
+      cwd: path.join(ROOT, 'core'),
+      input: JSON.stringify({ warm: pathToFileURL(warm).href, units }),
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
       // Imported modules may start timers or read the environment: keep them away from real data.
       env: { PATH: process.env.PATH, SERVICE_DATA_DIR: dir, HERALD_MEMORY_REDUCER_IDLE_MS: 'off' },
     });
     if (r.status !== 0) throw new Error(`module-cost child failed: ${r.stderr}`);
-    return r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Cost);
-  } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+    return r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Cost);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 const mb = (kb: number) => fmt(kb / 1024, 1);
@@ -162,11 +218,19 @@ const units = new Map<string, { first: number; urls: string[]; bytes: number; n:
 loaded.forEach((l, i) => {
   const unit = unitOf(l.url);
   let u = units.get(unit);
-  if (!u) { u = { first: i, urls: [], bytes: 0, n: 0, deps: new Set() }; units.set(unit, u); }
+  if (!u) {
+    u = { first: i, urls: [], bytes: 0, n: 0, deps: new Set() };
+    units.set(unit, u);
+  }
   u.n++;
-  try { if (l.url.startsWith('file:')) u.bytes += fs.statSync(new URL(l.url)).size; } catch { /* gone */ }
+  try {
+    if (l.url.startsWith('file:')) u.bytes += fs.statSync(new URL(l.url)).size;
+  } catch {
+    /* gone */
+  }
 });
-const isEntry = (url: string) => !url.endsWith('.json') && !/core\/src\/(main|run)\.ts$/.test(url) && !url.includes('/scripts/bench/');
+const isEntry = (url: string) =>
+  !url.endsWith('.json') && !/core\/src\/(main|run)\.ts$/.test(url) && !url.includes('/scripts/bench/');
 for (const e of edges) {
   const from = unitOf(e.from);
   const to = unitOf(e.to);
@@ -175,7 +239,11 @@ for (const e of edges) {
   units.get(from)!.deps.add(to);
   if (isEntry(e.to) && !u.urls.includes(e.to) && (u.urls.length < 16 || to === 'node: (built-in)')) u.urls.push(e.to);
 }
-for (const [unit, u] of units) if (!u.urls.length) { const l = loaded.find((x) => unitOf(x.url) === unit && isEntry(x.url)); if (l) u.urls.push(l.url); }
+for (const [unit, u] of units)
+  if (!u.urls.length) {
+    const l = loaded.find((x) => unitOf(x.url) === unit && isEntry(x.url));
+    if (l) u.urls.push(l.url);
+  }
 // Dependencies first: depth-first, post-order, from the units in the order the boot reached them (a cycle is cut where it closes).
 const order: { unit: string; urls: string[] }[] = [];
 const visited = new Set<string>();
@@ -188,23 +256,43 @@ const visit = (unit: string) => {
 };
 for (const unit of [...units.keys()].sort((a, b) => units.get(a)!.first - units.get(b)!.first)) visit(unit);
 const bootedLazy = LAZY.filter((p) => units.has(p));
-line('modules loaded by the boot', `${loaded.length} in ${units.size} units, ${fmt([...units.values()].reduce((s, u) => s + u.bytes, 0) / 1048576, 1)} MB of source`);
-line('idle RSS of that boot (with the hook)', `${mb(idleKb.rss)} MB: ${mb(idleKb.anon)} MB private, ${mb(idleKb.file)} MB of mapped files`);
-line('lazy packages loaded at boot', bootedLazy.length ? bootedLazy.join(', ') : 'none', { text: 'none', ok: bootedLazy.length === 0 });
+line(
+  'modules loaded by the boot',
+  `${loaded.length} in ${units.size} units, ${fmt([...units.values()].reduce((s, u) => s + u.bytes, 0) / 1048576, 1)} MB of source`,
+);
+line(
+  'idle RSS of that boot (with the hook)',
+  `${mb(idleKb.rss)} MB: ${mb(idleKb.anon)} MB private, ${mb(idleKb.file)} MB of mapped files`,
+);
+line('lazy packages loaded at boot', bootedLazy.length ? bootedLazy.join(', ') : 'none', {
+  text: 'none',
+  ok: bootedLazy.length === 0,
+});
 
 // Step 2: dependencies first.
 const costs = runChild(order);
 const start = costs.shift()!;
 const sum = (f: (c: Cost) => number) => costs.reduce((s, c) => s + f(c), 0);
-line('process before any unit (Node, its type stripper)', `${mb(start.anonKb)} MB private + ${mb(start.fileKb)} MB of mapped files`);
-line('every unit imported (sum of the marginal costs)', `${mb(sum((c) => c.anonKb))} MB private, ${mb(sum((c) => c.fileKb))} MB of mapped files, ${fmt(sum((c) => c.heap) / 1048576, 1)} MB of V8 heap`);
+line(
+  'process before any unit (Node, its type stripper)',
+  `${mb(start.anonKb)} MB private + ${mb(start.fileKb)} MB of mapped files`,
+);
+line(
+  'every unit imported (sum of the marginal costs)',
+  `${mb(sum((c) => c.anonKb))} MB private, ${mb(sum((c) => c.fileKb))} MB of mapped files, ${fmt(sum((c) => c.heap) / 1048576, 1)} MB of V8 heap`,
+);
 // Private: anonymous resident memory (V8's heap and code, malloc). Files: the pages of the node
 // binary and native addons first touched, shared with every Node process and paid once per code
 // path, so they fall to whichever unit first runs that path.
-const header = (first: string) => process.stdout.write(`\n  ${first.padEnd(38)} ${'modules'.padStart(7)} ${'source KB'.padStart(9)} ${'private MB'.padStart(10)} ${'files MB'.padStart(8)} ${'heap MB'.padStart(8)}\n`);
+const header = (first: string) =>
+  process.stdout.write(
+    `\n  ${first.padEnd(38)} ${'modules'.padStart(7)} ${'source KB'.padStart(9)} ${'private MB'.padStart(10)} ${'files MB'.padStart(8)} ${'heap MB'.padStart(8)}\n`,
+  );
 const row = (c: Cost) => {
   const u = units.get(c.unit)!;
-  process.stdout.write(`  ${c.unit.padEnd(38)} ${String(u.n).padStart(7)} ${fmt(u.bytes / 1024, 0).padStart(9)} ${mb(c.anonKb).padStart(10)} ${mb(c.fileKb).padStart(8)} ${fmt(c.heap / 1048576, 2).padStart(8)}${c.error ? `  (${c.error})` : ''}\n`);
+  process.stdout.write(
+    `  ${c.unit.padEnd(38)} ${String(u.n).padStart(7)} ${fmt(u.bytes / 1024, 0).padStart(9)} ${mb(c.anonKb).padStart(10)} ${mb(c.fileKb).padStart(8)} ${fmt(c.heap / 1048576, 2).padStart(8)}${c.error ? `  (${c.error})` : ''}\n`,
+  );
 };
 header('unit (marginal, dependencies first)');
 for (const c of [...costs].sort((a, b) => b.anonKb - a.anonKb).slice(0, TOP)) row(c);
@@ -213,7 +301,15 @@ let alone: Cost[] = [];
 if (ALONE) {
   // Step 3: each npm package in a process of its own, those with at least 20 KB of source loaded
   // (the small ones cost less than the noise).
-  const packages = order.filter((o) => !o.unit.includes(' ') && !o.unit.includes('/src') && !o.unit.startsWith('plugins/') && !o.unit.startsWith('packages/') && o.unit !== 'migrations' && units.get(o.unit)!.bytes >= 20 * 1024);
+  const packages = order.filter(
+    (o) =>
+      !o.unit.includes(' ') &&
+      !o.unit.includes('/src') &&
+      !o.unit.startsWith('plugins/') &&
+      !o.unit.startsWith('packages/') &&
+      o.unit !== 'migrations' &&
+      units.get(o.unit)!.bytes >= 20 * 1024,
+  );
   alone = packages.map((p) => runChild([p])[1]!);
   header('npm package, imported alone');
   for (const a of [...alone].sort((x, y) => y.anonKb - x.anonKb).slice(0, TOP)) row(a);

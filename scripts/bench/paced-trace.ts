@@ -5,8 +5,8 @@
  */
 import fs from 'node:fs';
 import { closedLoop, pacedLoop } from './lib/load.ts';
-import { startSink } from './lib/sink.ts';
 import { deliveries, startChain } from './lib/relay-setup.ts';
+import { startSink } from './lib/sink.ts';
 import { envInt, fmt, sleep, wallMs } from './lib/stats.ts';
 
 const N = envInt('BENCH_PACED_N', 5_000);
@@ -24,7 +24,9 @@ try {
     await sleep(envInt('BENCH_GAP_MS', 0));
     process.stdout.write(`after a burst of ${BURST}: RSS ${fmt(chain.herald.rssKb() / 1024, 0)} MB\n`);
   }
-  process.stdout.write(`paced phase starts ${fmt((wallMs() - chain.herald.spawnedAt) / 1000, 2)} s after the service was spawned\n`);
+  process.stdout.write(
+    `paced phase starts ${fmt((wallMs() - chain.herald.spawnedAt) / 1000, 2)} s after the service was spawned\n`,
+  );
   const r = await pacedLoop(chain.hookUrl, deliveries(500, N), RATE);
   await sink.waitDistinct(N + 500 + BURST, 60_000);
   await sleep(200);
@@ -40,11 +42,14 @@ try {
   }
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   for (const [b, row] of [...rows].sort((x, y) => x[0] - y[0])) {
-    process.stdout.write(`${String(b * bucket).padStart(6)} ms  arrival p50 ${fmt(med(row.arr), 1).padStart(7)} max ${fmt(Math.max(...row.arr), 1).padStart(7)}   ack p50 ${fmt(med(row.ack), 1).padStart(6)} max ${fmt(Math.max(...row.ack), 1).padStart(7)}   sends ${row.arr.length} longest gap ${fmt(row.gap, 1)} ms\n`);
+    process.stdout.write(
+      `${String(b * bucket).padStart(6)} ms  arrival p50 ${fmt(med(row.arr), 1).padStart(7)} max ${fmt(Math.max(...row.arr), 1).padStart(7)}   ack p50 ${fmt(med(row.ack), 1).padStart(6)} max ${fmt(Math.max(...row.ack), 1).padStart(7)}   sends ${row.arr.length} longest gap ${fmt(row.gap, 1)} ms\n`,
+    );
   }
 } finally {
   await chain.herald.stop();
-  if (process.env.HERALD_SQL_PROFILE) process.stdout.write(chain.herald.stderr().slice(chain.herald.stderr().indexOf('SQL profile')) + '\n');
+  if (process.env.HERALD_SQL_PROFILE)
+    process.stdout.write(chain.herald.stderr().slice(chain.herald.stderr().indexOf('SQL profile')) + '\n');
   await sink.close();
   fs.rmSync(chain.opts.dataDir, { recursive: true, force: true });
 }

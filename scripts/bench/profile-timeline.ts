@@ -4,13 +4,26 @@
  */
 import fs from 'node:fs';
 
-interface Node { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
+interface Node {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
 const [file, w = '100', from = '0', to = '1e9'] = process.argv.slice(2);
-if (!file) { process.stderr.write('usage: profile-timeline.ts <file.cpuprofile> [windowMs] [fromS] [toS]\n'); process.exit(2); }
-const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as { nodes: Node[]; startTime: number; samples: number[]; timeDeltas: number[] };
+if (!file) {
+  process.stderr.write('usage: profile-timeline.ts <file.cpuprofile> [windowMs] [fromS] [toS]\n');
+  process.exit(2);
+}
+const prof = JSON.parse(fs.readFileSync(file, 'utf8')) as {
+  nodes: Node[];
+  startTime: number;
+  samples: number[];
+  timeDeltas: number[];
+};
 const byId = new Map(prof.nodes.map((n) => [n.id, n]));
 const short = (url: string) => url.replace(/^file:\/\/.*?\/(node_modules|core|plugins|scripts)\//, '$1/');
-const label = (n: Node) => `${n.callFrame.functionName || '(anonymous)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
+const label = (n: Node) =>
+  `${n.callFrame.functionName || '(anonymous)'} ${short(n.callFrame.url)}:${n.callFrame.lineNumber + 1}`;
 const win = Number(w) * 1000;
 let t = 0;
 const windows = new Map<number, Map<string, number>>();
@@ -26,6 +39,12 @@ for (let i = 0; i < prof.samples.length; i++) {
 }
 for (const [k, m] of [...windows].sort((a, b) => a[0] - b[0])) {
   const busy = [...m.values()].reduce((a, b) => a + b, 0);
-  const topFns = [...m].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([l, us]) => `${(us / 1000).toFixed(0)}ms ${l}`).join(' | ');
-  process.stdout.write(`${((k * win) / 1e6).toFixed(2).padStart(7)} s busy ${(busy / 1000).toFixed(0).padStart(4)} ms  ${topFns}\n`);
+  const topFns = [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 4)
+    .map(([l, us]) => `${(us / 1000).toFixed(0)}ms ${l}`)
+    .join(' | ');
+  process.stdout.write(
+    `${((k * win) / 1e6).toFixed(2).padStart(7)} s busy ${(busy / 1000).toFixed(0).padStart(4)} ms  ${topFns}\n`,
+  );
 }

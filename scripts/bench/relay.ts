@@ -8,11 +8,11 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { ROOT } from './lib/herald.ts';
 import { ingestCeiling } from './lib/ceiling.ts';
+import { ROOT } from './lib/herald.ts';
 import { closedLoop, pacedLoop } from './lib/load.ts';
+import { deliveries, type Outcome, outcome, startChain } from './lib/relay-setup.ts';
 import { startSink } from './lib/sink.ts';
-import { deliveries, outcome, startChain, type Outcome } from './lib/relay-setup.ts';
 import { envInt, fmt, heading, line, procCpuMs, record, sleep, wallMs } from './lib/stats.ts';
 
 const N = envInt('BENCH_N', 10_000);
@@ -31,27 +31,47 @@ async function apprise(): Promise<number> {
   const sink = await startSink(APPRISE_N);
   try {
     const port = new URL(sink.url).port;
-    const r = spawnSync('/usr/bin/python3', ['scripts/bench/baseline/apprise_loop.py', port, String(APPRISE_N)], { cwd: ROOT, encoding: 'utf8', maxBuffer: 1 << 20 });
+    const r = spawnSync('/usr/bin/python3', ['scripts/bench/baseline/apprise_loop.py', port, String(APPRISE_N)], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      maxBuffer: 1 << 20,
+    });
     if (r.status !== 0) throw new Error(`apprise loop failed: ${r.stderr}`);
-    const { start, failed } = JSON.parse(r.stdout.trim().split('\n').pop()!) as { start: number; end: number; failed: number };
+    const { start, failed } = JSON.parse(r.stdout.trim().split('\n').pop()!) as {
+      start: number;
+      end: number;
+      failed: number;
+    };
     const got = await sink.waitDistinct(APPRISE_N, 10_000);
     let last = 0;
     for (let i = 0; i < APPRISE_N; i++) last = Math.max(last, sink.at[i]!);
-    if (failed || got < APPRISE_N) process.stdout.write(`  apprise: ${failed} failed, ${got} of ${APPRISE_N} arrived\n`);
+    if (failed || got < APPRISE_N)
+      process.stdout.write(`  apprise: ${failed} failed, ${got} of ${APPRISE_N} arrived\n`);
     return got / ((last - start) / 1000);
-  } finally { await sink.close(); }
+  } finally {
+    await sink.close();
+  }
 }
 
 function report(label: string, o: Outcome): void {
   line(`${label}: sent / accepted / delivered`, `${o.sent} / ${o.accepted} / ${o.delivered}`);
-  line(`${label}: lost / duplicates / rejected`, `${o.lost} / ${o.duplicates} / ${o.rejected}`, { text: '0 lost, 0 duplicated', ok: o.lost === 0 && o.duplicates === 0 });
-  line(`${label}: latency p50 / p95 / p99 / max`, `${fmt(o.latency.p50, 2)} / ${fmt(o.latency.p95, 2)} / ${fmt(o.latency.p99, 2)} / ${fmt(o.latency.max, 1)} ms`);
+  line(`${label}: lost / duplicates / rejected`, `${o.lost} / ${o.duplicates} / ${o.rejected}`, {
+    text: '0 lost, 0 duplicated',
+    ok: o.lost === 0 && o.duplicates === 0,
+  });
+  line(
+    `${label}: latency p50 / p95 / p99 / max`,
+    `${fmt(o.latency.p50, 2)} / ${fmt(o.latency.p95, 2)} / ${fmt(o.latency.p99, 2)} / ${fmt(o.latency.max, 1)} ms`,
+  );
 }
 
 async function main(): Promise<void> {
   heading(`relay end to end (N=${N} closed loop at ${C} connections, ${PACED_N} paced at ${RATE}/s)`);
   const { rate: ceiling, cpuPerReq } = await ingestCeiling(N, WARM, C);
-  line('baseline: Fastify + SQLite insert route', `${fmt(ceiling, 0)} requests/s, ${fmt(cpuPerReq * 1000, 0)} µs CPU per request`);
+  line(
+    'baseline: Fastify + SQLite insert route',
+    `${fmt(ceiling, 0)} requests/s, ${fmt(cpuPerReq * 1000, 0)} µs CPU per request`,
+  );
 
   const total = WARM + N + 2 * PACED_N;
   const sink = await startSink(total);
@@ -71,7 +91,10 @@ async function main(): Promise<void> {
     const offered = PACED_N / ((paced.sentAt[PACED_N - 1]! - paced.started) / 1000);
     line('paced: offered rate achieved', `${fmt(offered, 0)} events/s`);
     report('paced', steady);
-    line('paced: p99 send → arrival', `${fmt(steady.latency.p99, 2)} ms`, { text: `<= 50 ms at ${RATE}/s`, ok: steady.latency.p99 <= 50 });
+    line('paced: p99 send → arrival', `${fmt(steady.latency.p99, 2)} ms`, {
+      text: `<= 50 ms at ${RATE}/s`,
+      ok: steady.latency.p99 <= 50,
+    });
 
     const from = WARM + PACED_N;
     const reqs = deliveries(from, N);
@@ -81,9 +104,16 @@ async function main(): Promise<void> {
     const cpuPerEvent = (procCpuMs(chain.herald.pid) - cpu0) / N;
     const burst = outcome(load, sink, from);
     line('herald: ingest (202) rate', `${fmt(burst.accepted / ((load.finished - load.started) / 1000), 0)} events/s`);
-    line('herald: delivered rate at the sink', `${fmt(burst.rate, 0)} events/s`, { text: '>= 3,000/s', ok: burst.rate >= 3000 });
+    line('herald: delivered rate at the sink', `${fmt(burst.rate, 0)} events/s`, {
+      text: '>= 3,000/s',
+      ok: burst.rate >= 3000,
+    });
     report('burst', burst);
-    line('herald: service CPU per delivered event', `${fmt(cpuPerEvent * 1000, 0)} µs (${fmt(cpuPerEvent / cpuPerReq, 2)}× the ceiling's per request)`, { text: '<= 2.5× the ceiling’s', ok: cpuPerEvent / cpuPerReq <= 2.5 });
+    line(
+      'herald: service CPU per delivered event',
+      `${fmt(cpuPerEvent * 1000, 0)} µs (${fmt(cpuPerEvent / cpuPerReq, 2)}× the ceiling's per request)`,
+      { text: '<= 2.5× the ceiling’s', ok: cpuPerEvent / cpuPerReq <= 2.5 },
+    );
     if (sink.unmatched()) line('sink: bodies without an id', String(sink.unmatched()));
 
     const after = await pacedLoop(chain.hookUrl, deliveries(from + N, PACED_N), RATE);
@@ -98,10 +128,24 @@ async function main(): Promise<void> {
     line(`baseline: apprise, ${APPRISE_N} notify() calls`, `${fmt(appriseRate, 0)} notifications/s`);
     const vsApprise = burst.rate / appriseRate;
     line('ratio herald / apprise', `${fmt(vsApprise, 2)}×`, { text: '>= 7×', ok: vsApprise >= 7 });
-    line('ratio herald / ingestion ceiling', `${fmt(burst.rate / ceiling, 2)}×`, { text: '>= 0.45×', ok: burst.rate / ceiling >= 0.45 });
+    line('ratio herald / ingestion ceiling', `${fmt(burst.rate / ceiling, 2)}×`, {
+      text: '>= 0.45×',
+      ok: burst.rate / ceiling >= 0.45,
+    });
     record('relay', {
-      n: N, concurrency: C, ceiling, apprise: appriseRate, delivered_rate: burst.rate, ratio_apprise: vsApprise, ratio_ceiling: burst.rate / ceiling,
-      cpu_us_per_event: cpuPerEvent * 1000, ceiling_cpu_us_per_request: cpuPerReq * 1000, burst: { ...burst }, paced: { ...steady, offered }, paced_after_burst: { ...recovery }, peak_rss_mb: peakKb / 1024,
+      n: N,
+      concurrency: C,
+      ceiling,
+      apprise: appriseRate,
+      delivered_rate: burst.rate,
+      ratio_apprise: vsApprise,
+      ratio_ceiling: burst.rate / ceiling,
+      cpu_us_per_event: cpuPerEvent * 1000,
+      ceiling_cpu_us_per_request: cpuPerReq * 1000,
+      burst: { ...burst },
+      paced: { ...steady, offered },
+      paced_after_burst: { ...recovery },
+      peak_rss_mb: peakKb / 1024,
     });
   } finally {
     await chain.herald.stop();
@@ -111,11 +155,18 @@ async function main(): Promise<void> {
 }
 
 /** Waits until every accepted id of the range arrived, or the deadline passed. */
-async function waitFor(sink: Awaited<ReturnType<typeof startSink>>, from: number, n: number, load: { status: Int32Array }, ms: number): Promise<void> {
+async function waitFor(
+  sink: Awaited<ReturnType<typeof startSink>>,
+  from: number,
+  n: number,
+  load: { status: Int32Array },
+  ms: number,
+): Promise<void> {
   const end = wallMs() + ms;
   for (;;) {
     let missing = 0;
-    for (let i = 0; i < n; i++) if (load.status[i]! >= 200 && load.status[i]! < 300 && sink.count[from + i] === 0) missing++;
+    for (let i = 0; i < n; i++)
+      if (load.status[i]! >= 200 && load.status[i]! < 300 && sink.count[from + i] === 0) missing++;
     if (!missing || wallMs() > end) return;
     await sleep(20);
   }

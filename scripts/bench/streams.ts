@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { Agent, request } from 'undici';
 import { Api, freePort, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
-import { dist, envInt, fmt, heading, line, record, sleep, wallMs, type Dist } from './lib/stats.ts';
+import { type Dist, dist, envInt, fmt, heading, line, record, sleep, wallMs } from './lib/stats.ts';
 
 const STREAMS = envInt('BENCH_STREAMS', 500);
 const CHUNKS = envInt('BENCH_CHUNKS', 50);
@@ -24,7 +24,13 @@ const USERS = Math.max(1, Math.ceil(STREAMS / 100));
 const WARMUP = envInt('BENCH_WARMUP', 4);
 const STAMP = /<t:(\d+\.\d+)>/g;
 
-interface StreamResult { latencies: number[]; emitted: number[]; chunks: number; done: boolean; error?: string }
+interface StreamResult {
+  latencies: number[];
+  emitted: number[];
+  chunks: number;
+  done: boolean;
+  error?: string;
+}
 
 /** Reads one SSE / chat-completions stream, collecting arrival − emission for every stamp. */
 async function consume(body: AsyncIterable<Buffer>, finished: (text: string) => boolean): Promise<StreamResult> {
@@ -39,18 +45,38 @@ async function consume(body: AsyncIterable<Buffer>, finished: (text: string) => 
     buf = buf.slice(cut + 2);
     for (const f of frames) {
       // The final frame repeats the whole reply (and so every stamp): it marks the end, nothing more.
-      if (finished(f)) { r.done = true; continue; }
-      for (const m of f.matchAll(STAMP)) { const at = Number(m[1]); r.latencies.push(now - at); r.emitted.push(at); r.chunks++; }
+      if (finished(f)) {
+        r.done = true;
+        continue;
+      }
+      for (const m of f.matchAll(STAMP)) {
+        const at = Number(m[1]);
+        r.latencies.push(now - at);
+        r.emitted.push(at);
+        r.chunks++;
+      }
     }
   }
   return r;
 }
 
-async function runClients(open: (i: number) => Promise<StreamResult>, sample?: () => void): Promise<{ results: StreamResult[]; ms: number }> {
+async function runClients(
+  open: (i: number) => Promise<StreamResult>,
+  sample?: () => void,
+): Promise<{ results: StreamResult[]; ms: number }> {
   const started = wallMs();
   let live = true;
-  const sampler = (async () => { while (live && sample) { sample(); await sleep(100); } })();
-  const results = await Promise.all(Array.from({ length: STREAMS }, (_, i) => open(i).catch((err: Error) => ({ latencies: [], emitted: [], chunks: 0, done: false, error: err.message }))));
+  const sampler = (async () => {
+    while (live && sample) {
+      sample();
+      await sleep(100);
+    }
+  })();
+  const results = await Promise.all(
+    Array.from({ length: STREAMS }, (_, i) =>
+      open(i).catch((err: Error) => ({ latencies: [], emitted: [], chunks: 0, done: false, error: err.message })),
+    ),
+  );
   live = false;
   await sampler;
   return { results, ms: wallMs() - started };
@@ -60,8 +86,14 @@ function summary(label: string, rs: StreamResult[]): Dist {
   const all = rs.flatMap((r) => r.latencies);
   const d = dist(all);
   const complete = rs.filter((r) => r.done && r.chunks === CHUNKS).length;
-  line(`${label}: streams complete`, `${complete} / ${rs.length}`, { text: 'every stream complete', ok: complete === rs.length });
-  line(`${label}: arrival − emission p50 / p99 / max`, `${fmt(d.p50, 2)} / ${fmt(d.p99, 2)} / ${fmt(d.max, 1)} ms over ${d.n} chunks`);
+  line(`${label}: streams complete`, `${complete} / ${rs.length}`, {
+    text: 'every stream complete',
+    ok: complete === rs.length,
+  });
+  line(
+    `${label}: arrival − emission p50 / p99 / max`,
+    `${fmt(d.p50, 2)} / ${fmt(d.p99, 2)} / ${fmt(d.max, 1)} ms over ${d.n} chunks`,
+  );
   // The tail split by phase: chunks emitted while streams were still being opened (before the last
   // stream's first chunk) and those emitted once every stream was open.
   const allOpen = Math.max(...rs.map((r) => r.emitted[0] ?? 0));
@@ -70,24 +102,48 @@ function summary(label: string, rs: StreamResult[]): Dist {
   for (const r of rs) r.latencies.forEach((l, i) => (r.emitted[i]! < allOpen ? during : after).push(l));
   const a = dist(during);
   const b = dist(after);
-  line(`${label}: p50 / p99 while opening | all open`, `${fmt(a.p50, 2)} / ${fmt(a.p99, 2)} ms (${a.n} chunks) | ${fmt(b.p50, 2)} / ${fmt(b.p99, 2)} ms (${b.n})`);
+  line(
+    `${label}: p50 / p99 while opening | all open`,
+    `${fmt(a.p50, 2)} / ${fmt(a.p99, 2)} ms (${a.n} chunks) | ${fmt(b.p50, 2)} / ${fmt(b.p99, 2)} ms (${b.n})`,
+  );
   const errors = [...new Set(rs.map((r) => r.error).filter(Boolean))];
   if (errors.length) line(`${label}: errors`, errors.slice(0, 3).join(' | '));
   return d;
 }
 
 heading(`assistant streams (${STREAMS} concurrent, ${CHUNKS} chunks ${DELAY_MS} ms apart)`);
-const fakeProc = spawn(process.execPath, ['scripts/bench/lib/fake-model-server.ts', String(CHUNKS), String(DELAY_MS)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-const baseUrl = await new Promise<string>((resolve) => fakeProc.stdout!.once('data', (c: Buffer) => resolve(c.toString().trim())));
-const agent = new Agent({ connections: STREAMS * 2, keepAliveTimeout: 30_000, bodyTimeout: 120_000, headersTimeout: 120_000 });
-const opts = heraldOptions(tempDir('streams'), await freePort(), '@herald/provider-bridge-self', { AI_BASE_URL: baseUrl, AI_API_KEY: 'sk-bench-key', AI_MODEL: 'bench-model' });
+const fakeProc = spawn(process.execPath, ['scripts/bench/lib/fake-model-server.ts', String(CHUNKS), String(DELAY_MS)], {
+  cwd: ROOT,
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
+const baseUrl = await new Promise<string>((resolve) =>
+  fakeProc.stdout!.once('data', (c: Buffer) => resolve(c.toString().trim())),
+);
+const agent = new Agent({
+  connections: STREAMS * 2,
+  keepAliveTimeout: 30_000,
+  bodyTimeout: 120_000,
+  headersTimeout: 120_000,
+});
+const opts = heraldOptions(tempDir('streams'), await freePort(), '@herald/provider-bridge-self', {
+  AI_BASE_URL: baseUrl,
+  AI_API_KEY: 'sk-bench-key',
+  AI_MODEL: 'bench-model',
+});
 const herald = spawnHerald(opts);
 try {
   // Baseline: the same clients reading the fake model directly.
   const direct = await runClients(async () => {
     const res = await request(`${baseUrl}/chat/completions`, {
-      method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-key' },
-      body: JSON.stringify({ model: 'bench-model', stream: true, stream_options: { include_usage: true }, messages: [{ role: 'user', content: 'hello' }] }),
+      method: 'POST',
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json', authorization: 'Bearer sk-bench-key' },
+      body: JSON.stringify({
+        model: 'bench-model',
+        stream: true,
+        stream_options: { include_usage: true },
+        messages: [{ role: 'user', content: 'hello' }],
+      }),
     });
     return consume(res.body, (t) => t.includes('data: [DONE]'));
   });
@@ -100,21 +156,44 @@ try {
   const warm: { token: string; id: string }[] = [];
   for (let u = 0; u < USERS; u++) {
     const email = `bench${u}@example.test`;
-    const user = await api.ok('POST', '/api/v1/admin/users', { email, password: 'bench user password', max_chats: 1000 });
+    const user = await api.ok('POST', '/api/v1/admin/users', {
+      email,
+      password: 'bench user password',
+      max_chats: 1000,
+    });
     // Raise the user's daily limits so that the run is not refused by its quota.
-    await api.ok('PATCH', `/api/v1/admin/users/${user.id ?? user.user?.id}`, { max_ai_messages_per_day: 1_000_000, max_ai_tokens_per_day: 1_000_000_000 });
+    await api.ok('PATCH', `/api/v1/admin/users/${user.id ?? user.user?.id}`, {
+      max_ai_messages_per_day: 1_000_000,
+      max_ai_tokens_per_day: 1_000_000_000,
+    });
     const login = await new Api(herald.url).ok('POST', '/api/auth/login', { email, password: 'bench user password' });
-    const ua = new Api(herald.url); ua.token = login.access_token;
-    for (let c = u * 100; c < Math.min(STREAMS, (u + 1) * 100); c++) chats.push({ token: login.access_token, id: (await ua.ok('POST', '/api/v1/chats', { title: `bench ${c}` })).id });
-    if (u === 0) for (let w = 0; w < WARMUP; w++) warm.push({ token: login.access_token, id: (await ua.ok('POST', '/api/v1/chats', { title: `warm-up ${w}` })).id });
+    const ua = new Api(herald.url);
+    ua.token = login.access_token;
+    for (let c = u * 100; c < Math.min(STREAMS, (u + 1) * 100); c++)
+      chats.push({ token: login.access_token, id: (await ua.ok('POST', '/api/v1/chats', { title: `bench ${c}` })).id });
+    if (u === 0)
+      for (let w = 0; w < WARMUP; w++)
+        warm.push({
+          token: login.access_token,
+          id: (await ua.ok('POST', '/api/v1/chats', { title: `warm-up ${w}` })).id,
+        });
   }
   // Warm-up, outside the measurement: a few messages through the service, in chats of their own.
   const message = async (chat: { token: string; id: string }): Promise<StreamResult> => {
     const res = await request(`${herald.url}/api/v1/chats/${chat.id}/messages`, {
-      method: 'POST', dispatcher: agent, headers: { 'content-type': 'application/json', authorization: `Bearer ${chat.token}` },
+      method: 'POST',
+      dispatcher: agent,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${chat.token}` },
       body: JSON.stringify({ content: 'hello' }),
     });
-    if (res.statusCode !== 200) return { latencies: [], emitted: [], chunks: 0, done: false, error: `HTTP ${res.statusCode}: ${(await res.body.text()).slice(0, 200)}` };
+    if (res.statusCode !== 200)
+      return {
+        latencies: [],
+        emitted: [],
+        chunks: 0,
+        done: false,
+        error: `HTTP ${res.statusCode}: ${(await res.body.text()).slice(0, 200)}`,
+      };
     return consume(res.body, (f) => f.startsWith('event: done'));
   };
   for (let round = 0; round < 2; round++) {
@@ -125,16 +204,38 @@ try {
   await sleep(1000);
   const idleKb = herald.rssKb();
   let peakKb = idleKb;
-  const via = await runClients((i) => message(chats[i]!), () => { peakKb = Math.max(peakKb, herald.rssKb()); });
+  const via = await runClients(
+    (i) => message(chats[i]!),
+    () => {
+      peakKb = Math.max(peakKb, herald.rssKb());
+    },
+  );
   const through = summary('through herald', via.results);
   const addedP50 = through.p50 - base.p50;
   const addedP99 = through.p99 - base.p99;
   const perStreamKb = (peakKb - idleKb) / STREAMS;
-  line('added latency per chunk p50 / p99', `${fmt(addedP50, 2)} / ${fmt(addedP99, 2)} ms`, { text: 'p99 added <= 5 ms', ok: addedP99 <= 5 });
+  line('added latency per chunk p50 / p99', `${fmt(addedP50, 2)} / ${fmt(addedP99, 2)} ms`, {
+    text: 'p99 added <= 5 ms',
+    ok: addedP99 <= 5,
+  });
   line('herald RSS idle → peak', `${fmt(idleKb / 1024, 1)} → ${fmt(peakKb / 1024, 1)} MB`);
   line('memory per open stream', `${fmt(perStreamKb, 1)} KB`, { text: '<= 100 KB', ok: perStreamKb <= 100 });
-  line('wall time direct / through herald', `${fmt(direct.ms / 1000, 2)} / ${fmt(via.ms / 1000, 2)} s (${fmt(via.ms / direct.ms, 2)}×)`);
-  record('streams', { streams: STREAMS, chunks: CHUNKS, warmup_messages: WARMUP * 2, baseline: base, herald: through, added_p50: addedP50, added_p99: addedP99, idle_kb: idleKb, peak_kb: peakKb, per_stream_kb: perStreamKb });
+  line(
+    'wall time direct / through herald',
+    `${fmt(direct.ms / 1000, 2)} / ${fmt(via.ms / 1000, 2)} s (${fmt(via.ms / direct.ms, 2)}×)`,
+  );
+  record('streams', {
+    streams: STREAMS,
+    chunks: CHUNKS,
+    warmup_messages: WARMUP * 2,
+    baseline: base,
+    herald: through,
+    added_p50: addedP50,
+    added_p99: addedP99,
+    idle_kb: idleKb,
+    peak_kb: peakKb,
+    per_stream_kb: perStreamKb,
+  });
 } finally {
   await herald.stop();
   fakeProc.kill('SIGTERM');

@@ -13,10 +13,17 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 import { Biome, type Configuration, type Diagnostic } from '@biomejs/js-api/nodejs';
 
-export interface Finding { file: string; line: number; column: number; rule: string; severity: string; message: string }
+export interface Finding {
+  file: string;
+  line: number;
+  column: number;
+  rule: string;
+  severity: string;
+  message: string;
+}
 
 /** JSON with comments and trailing commas, as Biome reads biome.jsonc. */
 export function parseJsonc(text: string): unknown {
@@ -76,7 +83,10 @@ export function includedFiles(root: string, includes: string[]): string[] {
 function lineAndColumn(text: string, offset: number): { line: number; column: number } {
   let line = 1;
   let lineStart = 0;
-  for (let k = text.indexOf('\n'); k >= 0 && k < offset; k = text.indexOf('\n', k + 1)) { line++; lineStart = k + 1; }
+  for (let k = text.indexOf('\n'); k >= 0 && k < offset; k = text.indexOf('\n', k + 1)) {
+    line++;
+    lineStart = k + 1;
+  }
   return { line, column: offset - lineStart + 1 };
 }
 
@@ -86,7 +96,9 @@ function byteToIndex(text: string, byte: number): number {
 }
 
 function loadConfig(root: string): Configuration {
-  const config = parseJsonc(fs.readFileSync(path.join(root, 'biome.jsonc'), 'utf8')) as Configuration & { $schema?: string };
+  const config = parseJsonc(fs.readFileSync(path.join(root, 'biome.jsonc'), 'utf8')) as Configuration & {
+    $schema?: string;
+  };
   delete config.$schema;
   return config;
 }
@@ -103,9 +115,20 @@ interface BiomeInternals {
  */
 function formatted(biome: Biome, projectKey: number, file: string, text: string): string {
   const b = biome as unknown as BiomeInternals;
-  return b.withFile(projectKey, file, text, (p) => b.workspace.fixFile({
-    projectKey, path: p, fixFileMode: 'safeFixes', shouldFormat: true, ruleCategories: ['action'], only: ['assist/source/organizeImports'],
-  }).code);
+  return b.withFile(
+    projectKey,
+    file,
+    text,
+    (p) =>
+      b.workspace.fixFile({
+        projectKey,
+        path: p,
+        fixFileMode: 'safeFixes',
+        shouldFormat: true,
+        ruleCategories: ['action'],
+        only: ['assist/source/organizeImports'],
+      }).code,
+  );
 }
 
 /** Lints `files` (relative to root) in this thread; with `write`, first rewrites each as the formatter would. */
@@ -131,7 +154,14 @@ function lintFiles(root: string, files: string[], write = false): Finding[] {
         const b = want.split('\n');
         let line = 0;
         while (line < a.length && a[line] === b[line]) line++;
-        findings.push({ file, line: line + 1, column: 1, rule: 'format', severity: 'error', message: 'not as the formatter writes it (line width 120, imports sorted): run `npm run format`' });
+        findings.push({
+          file,
+          line: line + 1,
+          column: 1,
+          rule: 'format',
+          severity: 'error',
+          message: 'not as the formatter writes it (line width 120, imports sorted): run `npm run format`',
+        });
       }
     }
     const { diagnostics } = biome.lintContent(projectKey, text, { filePath: file });
@@ -146,11 +176,17 @@ function lintFiles(root: string, files: string[], write = false): Finding[] {
   return findings;
 }
 
-const BIOME_VERSION = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../../node_modules/@biomejs/wasm-nodejs/package.json'), 'utf8')).version as string;
+const BIOME_VERSION = JSON.parse(
+  fs.readFileSync(path.join(import.meta.dirname, '../../node_modules/@biomejs/wasm-nodejs/package.json'), 'utf8'),
+).version as string;
 
 /** Lints what biome.jsonc includes under root (or those of `only`), split over worker threads:
  *  the WebAssembly build runs on one thread, about 15 ms a file. */
-export async function lint(root: string, only?: string[], write = false): Promise<{ findings: Finding[]; files: number }> {
+export async function lint(
+  root: string,
+  only?: string[],
+  write = false,
+): Promise<{ findings: Finding[]; files: number }> {
   root = path.resolve(root);
   const includes = (loadConfig(root).files?.includes ?? ['**']) as string[];
   let files = includedFiles(root, includes);
@@ -162,12 +198,19 @@ export async function lint(root: string, only?: string[], write = false): Promis
   if (threads === 1) return { findings: lintFiles(root, files, write), files: files.length };
   const chunks: string[][] = Array.from({ length: threads }, () => []);
   files.forEach((f, k) => chunks[k % threads].push(f));
-  const results = await Promise.all(chunks.map((chunk) => new Promise<Finding[]>((resolve, reject) => {
-    const worker = new Worker(new URL(import.meta.url), { workerData: { root, files: chunk, write } });
-    worker.once('message', resolve);
-    worker.once('error', reject);
-  })));
-  const findings = results.flat().sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column);
+  const results = await Promise.all(
+    chunks.map(
+      (chunk) =>
+        new Promise<Finding[]>((resolve, reject) => {
+          const worker = new Worker(new URL(import.meta.url), { workerData: { root, files: chunk, write } });
+          worker.once('message', resolve);
+          worker.once('error', reject);
+        }),
+    ),
+  );
+  const findings = results
+    .flat()
+    .sort((a, b) => a.file.localeCompare(b.file) || a.line - b.line || a.column - b.column);
   return { findings, files: files.length };
 }
 

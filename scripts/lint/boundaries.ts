@@ -28,19 +28,33 @@
 // Usage: node scripts/lint/boundaries.ts [--deps] [root]. Prints one line per violation, exits 1 if
 // any. `--deps` runs the dependency check only.
 import fs from 'node:fs';
-import path from 'node:path';
 import { isBuiltin } from 'node:module';
+import path from 'node:path';
 
-export interface Violation { file: string; line: number; specifier: string; reason: string }
+export interface Violation {
+  file: string;
+  line: number;
+  specifier: string;
+  reason: string;
+}
 
-export const CONTRACT = new Set(['@herald/plugin-api', '@herald/plugin-api/testing', '@herald/core/plugin-api', '@herald/core/plugin-api/testing']);
+export const CONTRACT = new Set([
+  '@herald/plugin-api',
+  '@herald/plugin-api/testing',
+  '@herald/core/plugin-api',
+  '@herald/core/plugin-api/testing',
+]);
 const CORE_PACKAGE = '@herald/core';
 const CONTRACT_PACKAGE = '@herald/plugin-api';
 const PLUGIN_FOLDERS = ['plugins', 'test/fixtures/plugins'];
 const SOURCE = /\.(ts|tsx|mts|cts|js|mjs|cjs|jsx)$/;
 const SKIP_DIRS = new Set(['node_modules', 'dist', '.git']);
 
-interface Pkg { dir: string; name: string; deps: Set<string> }
+interface Pkg {
+  dir: string;
+  name: string;
+  deps: Set<string>;
+}
 
 /** The package a bare specifier names: `@scope/name` or `name`, without any subpath. */
 export function packageOf(specifier: string): string {
@@ -91,13 +105,34 @@ function sourceFiles(dir: string, out: string[] = []): string[] {
 // string, comment or JSX text.
 
 type TokenKind = 'name' | 'string' | 'punct' | 'other';
-interface Token { kind: TokenKind; value: string; start: number }
+interface Token {
+  kind: TokenKind;
+  value: string;
+  start: number;
+}
 
 const ID_START = /[A-Za-z_$\u00a0-\uffff]/;
 const ID_PART = /[\w$\u00a0-\uffff]/;
 // After these keywords an expression starts, so `/` opens a regex and `<` may open JSX.
-const EXPRESSION_KEYWORDS = new Set(['return', 'typeof', 'instanceof', 'in', 'of', 'new', 'delete', 'void', 'throw',
-  'case', 'do', 'else', 'yield', 'await', 'extends', 'export', 'default']);
+const EXPRESSION_KEYWORDS = new Set([
+  'return',
+  'typeof',
+  'instanceof',
+  'in',
+  'of',
+  'new',
+  'delete',
+  'void',
+  'throw',
+  'case',
+  'do',
+  'else',
+  'yield',
+  'await',
+  'extends',
+  'export',
+  'default',
+]);
 
 function tokenize(code: string, jsx: boolean): Token[] {
   const tokens: Token[] = [];
@@ -115,9 +150,12 @@ function tokenize(code: string, jsx: boolean): Token[] {
   const skipTrivia = (): void => {
     while (i < n) {
       const c = code[i];
-      if (c === '/' && code[i + 1] === '/') { while (i < n && code[i] !== '\n') i++; }
-      else if (c === '/' && code[i + 1] === '*') { const end = code.indexOf('*/', i + 2); i = end < 0 ? n : end + 2; }
-      else if (/\s/.test(c)) i++;
+      if (c === '/' && code[i + 1] === '/') {
+        while (i < n && code[i] !== '\n') i++;
+      } else if (c === '/' && code[i + 1] === '*') {
+        const end = code.indexOf('*/', i + 2);
+        i = end < 0 ? n : end + 2;
+      } else if (/\s/.test(c)) i++;
       else return;
     }
   };
@@ -125,8 +163,11 @@ function tokenize(code: string, jsx: boolean): Token[] {
     let value = '';
     i++;
     while (i < n && code[i] !== quote) {
-      if (code[i] === '\\') { value += code[i + 1] ?? ''; i += 2; }
-      else if (code[i] === '\n') break; // unterminated: stop at the line's end
+      if (code[i] === '\\') {
+        value += code[i + 1] ?? '';
+        i += 2;
+      } else if (code[i] === '\n')
+        break; // unterminated: stop at the line's end
       else value += code[i++];
     }
     i++;
@@ -138,9 +179,14 @@ function tokenize(code: string, jsx: boolean): Token[] {
     let plain = true;
     i++;
     while (i < n && code[i] !== '`') {
-      if (code[i] === '\\') { value += code[i + 1] ?? ''; i += 2; }
-      else if (code[i] === '$' && code[i + 1] === '{') { plain = false; i += 2; scanCode(true); }
-      else value += code[i++];
+      if (code[i] === '\\') {
+        value += code[i + 1] ?? '';
+        i += 2;
+      } else if (code[i] === '$' && code[i + 1] === '{') {
+        plain = false;
+        i += 2;
+        scanCode(true);
+      } else value += code[i++];
     }
     i++;
     return plain ? value : null;
@@ -150,7 +196,10 @@ function tokenize(code: string, jsx: boolean): Token[] {
     i++;
     while (i < n && code[i] !== '\n') {
       const c = code[i];
-      if (c === '\\') { i += 2; continue; }
+      if (c === '\\') {
+        i += 2;
+        continue;
+      }
       if (c === '[') inClass = true;
       else if (c === ']') inClass = false;
       else if (c === '/' && !inClass) break;
@@ -164,20 +213,35 @@ function tokenize(code: string, jsx: boolean): Token[] {
     i++; // <
     while (i < n && code[i] !== '>' && !(code[i] === '/' && code[i + 1] === '>')) {
       const c = code[i];
-      if (c === '{') { i++; scanCode(true); }
-      else if (c === '"' || c === "'") { const q = c; i++; while (i < n && code[i] !== q) i++; i++; }
-      else if (c === '/' && (code[i + 1] === '/' || code[i + 1] === '*')) skipTrivia();
+      if (c === '{') {
+        i++;
+        scanCode(true);
+      } else if (c === '"' || c === "'") {
+        const q = c;
+        i++;
+        while (i < n && code[i] !== q) i++;
+        i++;
+      } else if (c === '/' && (code[i + 1] === '/' || code[i + 1] === '*')) skipTrivia();
       else i++;
     }
-    if (code[i] === '/') { i += 2; return; } // self-closing
+    if (code[i] === '/') {
+      i += 2;
+      return;
+    } // self-closing
     i++; // >
     // Children until the matching closing tag.
     while (i < n) {
       const c = code[i];
-      if (c === '<' && code[i + 1] === '/') { while (i < n && code[i] !== '>') i++; i++; return; }
+      if (c === '<' && code[i + 1] === '/') {
+        while (i < n && code[i] !== '>') i++;
+        i++;
+        return;
+      }
       if (c === '<') jsxElement();
-      else if (c === '{') { i++; scanCode(true); }
-      else i++;
+      else if (c === '{') {
+        i++;
+        scanCode(true);
+      } else i++;
     }
   };
   /** Code until the end, or (nested) until the `}` that closes the current `${`/`{`. */
@@ -211,7 +275,7 @@ function tokenize(code: string, jsx: boolean): Token[] {
           if (nested && depth === 0) return;
           depth--;
         }
-        tokens.push({ kind: 'punct', value: c === '.' && code.startsWith('..', i) ? (i += 2, '...') : c, start });
+        tokens.push({ kind: 'punct', value: c === '.' && code.startsWith('..', i) ? ((i += 2), '...') : c, start });
       }
     }
   };
@@ -238,14 +302,21 @@ export function importsOf(file: string, code: string): { specifier: string; line
     if (t.kind !== 'name' || is(k - 1, 'punct', '.')) continue;
     if (t.value === 'import') {
       if (is(k + 1, 'punct', '(')) {
-        if (is(k + 2, 'string') && (is(k + 3, 'punct', ')') || is(k + 3, 'punct', ','))) found.push({ specifier: tokens[k + 2].value, line: 0, start: t.start });
+        if (is(k + 2, 'string') && (is(k + 3, 'punct', ')') || is(k + 3, 'punct', ',')))
+          found.push({ specifier: tokens[k + 2].value, line: 0, start: t.start });
       } else if (is(k + 1, 'string')) found.push({ specifier: tokens[k + 1].value, line: 0, start: t.start });
       else if (!is(k + 1, 'punct', '.')) declaration = k;
     } else if (t.value === 'export') declaration = k;
     else if (t.value === 'from' && declaration >= 0 && is(k + 1, 'string')) {
       found.push({ specifier: tokens[k + 1].value, line: 0, start: tokens[declaration].start });
       declaration = -1;
-    } else if (t.value === 'require' && declaration >= 0 && is(k - 1, 'punct', '=') && is(k + 1, 'punct', '(') && is(k + 2, 'string')) {
+    } else if (
+      t.value === 'require' &&
+      declaration >= 0 &&
+      is(k - 1, 'punct', '=') &&
+      is(k + 1, 'punct', '(') &&
+      is(k + 2, 'string')
+    ) {
       found.push({ specifier: tokens[k + 2].value, line: 0, start: tokens[declaration].start });
       declaration = -1;
     }
@@ -277,7 +348,8 @@ export function checkBoundaries(root: string): Violation[] {
       }
     }
   };
-  const local = (specifier: string) => specifier.startsWith('.') || path.isAbsolute(specifier) || specifier.startsWith('file:');
+  const local = (specifier: string) =>
+    specifier.startsWith('.') || path.isAbsolute(specifier) || specifier.startsWith('file:');
   const target = (specifier: string, file: string) =>
     specifier.startsWith('file:') ? new URL(specifier).pathname : path.resolve(path.dirname(file), specifier);
 
@@ -286,7 +358,8 @@ export function checkBoundaries(root: string): Violation[] {
     scan(plugin.dir, (specifier, file) => {
       if (CONTRACT.has(specifier) || isBuiltin(specifier)) return null;
       if (local(specifier)) {
-        return inside(plugin.dir, target(specifier, file)) ? null
+        return inside(plugin.dir, target(specifier, file))
+          ? null
           : `a plugin imports only its own files; this path leaves ${path.relative(root, plugin.dir)}`;
       }
       const name = packageOf(specifier);
@@ -309,7 +382,8 @@ export function checkBoundaries(root: string): Violation[] {
   // 3. The contract never imports the core, a plugin, or anything outside its own folder.
   const contractDir = path.join(root, 'packages/plugin-api');
   scan(path.join(contractDir, 'src'), (specifier, file) => {
-    if (local(specifier)) return inside(contractDir, target(specifier, file)) ? null : 'the contract imports only its own files';
+    if (local(specifier))
+      return inside(contractDir, target(specifier, file)) ? null : 'the contract imports only its own files';
     const name = packageOf(specifier);
     if (name === CORE_PACKAGE) return 'the contract does not import the core';
     return isPluginName(name) ? 'the contract does not import a plugin' : null;
@@ -330,7 +404,8 @@ export const USED_WITHOUT_IMPORT: Record<string, Record<string, string>> = {
     vite: '`vite build`, run by `npm run build:web`',
     '@biomejs/wasm-nodejs': 'the WebAssembly build of Biome that @biomejs/js-api loads for scripts/lint/biome.ts',
     '@types/node': 'the Node types, listed in tsconfig.json "types"',
-    '@stryker-mutator/tap-runner': 'the test runner plugin StrykerJS loads by name (stryker.config.mjs "plugins") for `npm run mutate`',
+    '@stryker-mutator/tap-runner':
+      'the test runner plugin StrykerJS loads by name (stryker.config.mjs "plugins") for `npm run mutate`',
   },
   core: {
     '@fastify/helmet': 'loaded through createRequire(...).resolve(...) in core/src/http/security-headers.ts',
@@ -344,7 +419,8 @@ export const UNDECLARED_ALLOWED: Record<string, Record<string, string>> = {
     // declaring it would change what the benchmarks measure with, so that waits for the next
     // re-baselining of the benchmarks.
     undici: 'scripts/bench uses the copy hoisted for openai until the benchmarks are re-baselined',
-    'herald-provider-example': 'test/plugins/template.test.ts builds examples/plugin-template in a temporary project and imports it there',
+    'herald-provider-example':
+      'test/plugins/template.test.ts builds examples/plugin-template in a temporary project and imports it there',
   },
 };
 
@@ -379,10 +455,12 @@ function workspaces(root: string): Workspace[] {
   const out = [rootWs];
   for (const pattern of patterns) {
     const dirs = pattern.endsWith('/*')
-      ? (fs.existsSync(path.join(root, pattern.slice(0, -2)))
-        ? fs.readdirSync(path.join(root, pattern.slice(0, -2)), { withFileTypes: true })
-          .filter((e) => e.isDirectory()).map((e) => path.join(root, pattern.slice(0, -2), e.name))
-        : [])
+      ? fs.existsSync(path.join(root, pattern.slice(0, -2)))
+        ? fs
+            .readdirSync(path.join(root, pattern.slice(0, -2)), { withFileTypes: true })
+            .filter((e) => e.isDirectory())
+            .map((e) => path.join(root, pattern.slice(0, -2), e.name))
+        : []
       : [path.join(root, pattern)];
     for (const dir of dirs) {
       const ws = readWorkspace(root, dir);
@@ -436,19 +514,40 @@ export function checkDependencies(root: string): Violation[] {
   const violations: Violation[] = [];
 
   for (const ws of all) {
-    const sharesRoot = (file: string) => ws === rootWs || /\.test\.[cm]?[jt]sx?$/.test(file)
-      || inside(path.join(ws.dir, 'test'), file) || (ws.key === 'core' && inside(path.join(ws.dir, 'web'), file));
+    const sharesRoot = (file: string) =>
+      ws === rootWs ||
+      /\.test\.[cm]?[jt]sx?$/.test(file) ||
+      inside(path.join(ws.dir, 'test'), file) ||
+      (ws.key === 'core' && inside(path.join(ws.dir, 'web'), file));
     const isPlugin = pluginDirs.some((d) => path.dirname(ws.dir) === d);
     for (const file of workspaceFiles(ws, dirs)) {
       for (const { specifier, line } of importsOf(file, fs.readFileSync(file, 'utf8'))) {
-        if (specifier.startsWith('.') || specifier.startsWith('#') || path.isAbsolute(specifier) || /^[a-z]+:/.test(specifier) || isBuiltin(specifier)) continue;
+        if (
+          specifier.startsWith('.') ||
+          specifier.startsWith('#') ||
+          path.isAbsolute(specifier) ||
+          /^[a-z]+:/.test(specifier) ||
+          isBuiltin(specifier)
+        )
+          continue;
         const name = packageOf(specifier);
         importedAnywhere.add(name);
-        if (ws.declared.has(name)) { used.get(ws)!.add(name); continue; }
+        if (ws.declared.has(name)) {
+          used.get(ws)!.add(name);
+          continue;
+        }
         if (workspaceNames.has(name)) continue;
-        if (sharesRoot(file) && rootWs.declared.has(name)) { used.get(rootWs)!.add(name); continue; }
+        if (sharesRoot(file) && rootWs.declared.has(name)) {
+          used.get(rootWs)!.add(name);
+          continue;
+        }
         if (UNDECLARED_ALLOWED[ws.key]?.[name] || isPlugin) continue; // plugins: rule 1 reports it
-        violations.push({ file: path.relative(root, file), line, specifier, reason: `"${name}" is not declared in ${path.relative(root, path.join(ws.dir, 'package.json'))}` });
+        violations.push({
+          file: path.relative(root, file),
+          line,
+          specifier,
+          reason: `"${name}" is not declared in ${path.relative(root, path.join(ws.dir, 'package.json'))}`,
+        });
       }
     }
   }
@@ -458,7 +557,12 @@ export function checkDependencies(root: string): Violation[] {
     for (const [name, field] of ws.declared) {
       if (field === 'peerDependencies' || used.get(ws)!.has(name) || USED_WITHOUT_IMPORT[ws.key]?.[name]) continue;
       if (name.startsWith('@types/') && importedAnywhere.has(typedPackage(name))) continue;
-      violations.push({ file: manifest, line: manifestLine(ws.manifest, field, name), specifier: name, reason: `"${name}" is declared in ${field} but no file of ${ws.name} imports it` });
+      violations.push({
+        file: manifest,
+        line: manifestLine(ws.manifest, field, name),
+        specifier: name,
+        reason: `"${name}" is declared in ${field} but no file of ${ws.name} imports it`,
+      });
     }
   }
   return violations;
@@ -479,10 +583,16 @@ if (import.meta.main) {
   }
   const problems = checkDependencies(root);
   for (const v of problems) {
-    console.error(v.file.endsWith('package.json') ? `${v.file}:${v.line}: ${v.reason}` : `${v.file}:${v.line}: import '${v.specifier}': ${v.reason}`);
+    console.error(
+      v.file.endsWith('package.json')
+        ? `${v.file}:${v.line}: ${v.reason}`
+        : `${v.file}:${v.line}: import '${v.specifier}': ${v.reason}`,
+    );
   }
   if (problems.length > 0) {
-    console.error(`dependencies: ${problems.length} unused or undeclared dependenc${problems.length === 1 ? 'y' : 'ies'}`);
+    console.error(
+      `dependencies: ${problems.length} unused or undeclared dependenc${problems.length === 1 ? 'y' : 'ies'}`,
+    );
     failed = true;
   } else console.log('dependencies: every declared dependency is imported, every import is declared');
   if (failed) process.exit(1);

@@ -14,7 +14,16 @@ if (unknown.length) {
 }
 const chosen = asked.length ? modules.filter((m) => asked.includes(m.name)) : modules;
 
-interface Row { name: string; killed: number; survived: number; noCoverage: number; timeout: number; errors: number; score: number; minutes: number }
+interface Row {
+  name: string;
+  killed: number;
+  survived: number;
+  noCoverage: number;
+  timeout: number;
+  errors: number;
+  score: number;
+  minutes: number;
+}
 const rows: Row[] = [];
 for (const m of chosen) {
   const started = Date.now();
@@ -26,15 +35,31 @@ for (const m of chosen) {
     jsonReporter: { fileName: `test-output/mutation/${m.name}.json` },
   }).runMutationTest();
   const count = (...s: string[]) => results.filter((r) => s.includes(r.status)).length;
-  const killed = count('Killed'), timeout = count('Timeout'), survived = count('Survived'), noCoverage = count('NoCoverage');
+  const killed = count('Killed'),
+    timeout = count('Timeout'),
+    survived = count('Survived'),
+    noCoverage = count('NoCoverage');
   const errors = count('RuntimeError', 'CompileError');
   const valid = killed + timeout + survived + noCoverage;
-  rows.push({ name: m.name, killed, survived, noCoverage, timeout, errors, score: valid ? (100 * (killed + timeout)) / valid : 100, minutes: (Date.now() - started) / 60_000 });
+  rows.push({
+    name: m.name,
+    killed,
+    survived,
+    noCoverage,
+    timeout,
+    errors,
+    score: valid ? (100 * (killed + timeout)) / valid : 100,
+    minutes: (Date.now() - started) / 60_000,
+  });
   for (const r of results.filter((x) => x.status === 'Survived' || x.status === 'NoCoverage')) {
-    console.log(`  ${r.status} ${r.fileName}:${r.location.start.line}:${r.location.start.column + 1} ${r.mutatorName}: ${JSON.stringify(r.replacement ?? '')}`);
+    console.log(
+      `  ${r.status} ${r.fileName}:${r.location.start.line}:${r.location.start.column + 1} ${r.mutatorName}: ${JSON.stringify(r.replacement ?? '')}`,
+    );
   }
 }
 console.log('\nmodule            score   killed  timeout survived no-cov  errors  minutes');
 for (const r of rows) {
-  console.log(`${r.name.padEnd(17)} ${r.score.toFixed(1).padStart(5)} % ${String(r.killed).padStart(7)} ${String(r.timeout).padStart(8)} ${String(r.survived).padStart(8)} ${String(r.noCoverage).padStart(6)} ${String(r.errors).padStart(7)} ${r.minutes.toFixed(1).padStart(8)}`);
+  console.log(
+    `${r.name.padEnd(17)} ${r.score.toFixed(1).padStart(5)} % ${String(r.killed).padStart(7)} ${String(r.timeout).padStart(8)} ${String(r.survived).padStart(8)} ${String(r.noCoverage).padStart(6)} ${String(r.errors).padStart(7)} ${r.minutes.toFixed(1).padStart(8)}`,
+  );
 }

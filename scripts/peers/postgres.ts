@@ -43,14 +43,18 @@ const SUPERUSER = 'postgres';
 export function findPgBin(): string | undefined {
   const root = '/usr/lib/postgresql';
   if (!fs.existsSync(root)) return undefined;
-  const versions = fs.readdirSync(root).filter((v) => fs.existsSync(path.join(root, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+  const versions = fs
+    .readdirSync(root)
+    .filter((v) => fs.existsSync(path.join(root, v, 'bin', 'initdb')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions.length ? path.join(root, versions[0]!, 'bin') : undefined;
 }
 
 function ensureInstalled(): string {
   const found = findPgBin();
   if (found) return found;
-  if (process.getuid?.() !== 0) throw new Error('PostgreSQL is not installed and installing it needs root (apt-get install postgresql)');
+  if (process.getuid?.() !== 0)
+    throw new Error('PostgreSQL is not installed and installing it needs root (apt-get install postgresql)');
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore', env });
   execFileSync('apt-get', ['install', '-y', '-qq', '--no-install-recommends', 'postgresql'], { stdio: 'ignore', env });
@@ -73,9 +77,16 @@ function freePort(): Promise<number> {
 /** Runs a server tool as the `postgres` user when we are root, as ourselves otherwise. */
 function runTool(bin: string, tool: string, args: string[], cwd: string): void {
   const asRoot = process.getuid?.() === 0;
-  const [cmd, argv] = asRoot ? ['runuser', ['-u', SUPERUSER, '--', path.join(bin, tool), ...args]] : [path.join(bin, tool), args];
-  const r = spawnSync(cmd, argv, { cwd, encoding: 'utf8', env: { ...process.env, LC_ALL: 'C.UTF-8', LANG: 'C.UTF-8' } });
-  if (r.status !== 0) throw new Error(`${tool} failed (${r.status ?? r.signal}): ${(r.stderr || r.stdout || '').trim().slice(0, 2000)}`);
+  const [cmd, argv] = asRoot
+    ? ['runuser', ['-u', SUPERUSER, '--', path.join(bin, tool), ...args]]
+    : [path.join(bin, tool), args];
+  const r = spawnSync(cmd, argv, {
+    cwd,
+    encoding: 'utf8',
+    env: { ...process.env, LC_ALL: 'C.UTF-8', LANG: 'C.UTF-8' },
+  });
+  if (r.status !== 0)
+    throw new Error(`${tool} failed (${r.status ?? r.signal}): ${(r.stderr || r.stdout || '').trim().slice(0, 2000)}`);
 }
 
 /**
@@ -104,12 +115,39 @@ export async function startPostgres(): Promise<PostgresPeer> {
   const data = path.join(dir, 'data');
   const port = await freePort();
   try {
-    runTool(bin, 'initdb', ['-D', data, '-U', SUPERUSER, '--auth-local=trust', '--auth-host=trust', '-E', 'UTF8', '--no-sync', '--no-instructions'], dir);
+    runTool(
+      bin,
+      'initdb',
+      [
+        '-D',
+        data,
+        '-U',
+        SUPERUSER,
+        '--auth-local=trust',
+        '--auth-host=trust',
+        '-E',
+        'UTF8',
+        '--no-sync',
+        '--no-instructions',
+      ],
+      dir,
+    );
     const opts = [
-      `-c listen_addresses=127.0.0.1`, `-c port=${port}`, `-c unix_socket_directories=${dir}`, '-c fsync=off', '-c synchronous_commit=off',
-      '-c full_page_writes=off', '-c max_connections=400', '-c shared_buffers=64MB',
+      `-c listen_addresses=127.0.0.1`,
+      `-c port=${port}`,
+      `-c unix_socket_directories=${dir}`,
+      '-c fsync=off',
+      '-c synchronous_commit=off',
+      '-c full_page_writes=off',
+      '-c max_connections=400',
+      '-c shared_buffers=64MB',
     ].join(' ');
-    runTool(bin, 'pg_ctl', ['-D', data, '-l', path.join(dir, 'server.log'), '-o', opts, '-w', '-t', '60', 'start'], dir);
+    runTool(
+      bin,
+      'pg_ctl',
+      ['-D', data, '-l', path.join(dir, 'server.log'), '-o', opts, '-w', '-t', '60', 'start'],
+      dir,
+    );
   } catch (err) {
     fs.rmSync(dir, { recursive: true, force: true });
     throw err;
@@ -120,7 +158,11 @@ export async function startPostgres(): Promise<PostgresPeer> {
   const stopSync = () => {
     if (stopped) return;
     stopped = true;
-    try { runTool(bin, 'pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop'], dir); } finally { fs.rmSync(dir, { recursive: true, force: true }); }
+    try {
+      runTool(bin, 'pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop'], dir);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   };
   return {
     url,
@@ -129,10 +171,16 @@ export async function startPostgres(): Promise<PostgresPeer> {
       const name = `herald_test_${crypto.randomBytes(6).toString('hex')}`;
       const c = new pg.Client({ connectionString: url() });
       await c.connect();
-      try { await c.query(`CREATE DATABASE ${name}`); } finally { await c.end(); }
+      try {
+        await c.query(`CREATE DATABASE ${name}`);
+      } finally {
+        await c.end();
+      }
       return name;
     },
-    async stop() { stopSync(); },
+    async stop() {
+      stopSync();
+    },
     stopSync,
   };
 }

@@ -1,36 +1,49 @@
 import t from 'tap';
-import { harness, newUser, newChat, send, adminToken } from './support.ts';
-import type { TestService } from '../helpers/service.ts';
 import { dayKey, nextDayStart } from '../../core/src/assistant/day.ts';
+import type { TestService } from '../helpers/service.ts';
+import { adminToken, harness, newChat, newUser, send } from './support.ts';
 
-const quota = async (svc: TestService, token: string) => (await svc.request('GET', '/api/v1/chats/quota', { token })).body;
-const usage = async (svc: TestService, date: string) => (await svc.request('GET', `/api/v1/admin/usage?date=${date}`, { token: svc.admin.token })).body;
+const quota = async (svc: TestService, token: string) =>
+  (await svc.request('GET', '/api/v1/chats/quota', { token })).body;
+const usage = async (svc: TestService, date: string) =>
+  (await svc.request('GET', `/api/v1/admin/usage?date=${date}`, { token: svc.admin.token })).body;
 
-t.test('the message limit refuses the send at exactly the limit, with a 429 stating the limit and the reset time', async (t) => {
-  const { svc, ai } = await harness(t);
-  svc.clock.set('2030-06-15T10:00:00Z');
-  await adminToken(svc);
-  const u = await newUser(svc, { max_ai_messages_per_day: 2 });
-  const chat = await newChat(svc, u.token);
-  t.equal((await send(svc, u.token, chat, 'one')).status, 200);
-  let q = await quota(svc, u.token);
-  t.same(q, { messages_used: 1, tokens_used: q.tokens_used, message_limit: 2, token_limit: 500000, messages_exceeded: false, tokens_exceeded: false, resets_at: '2030-06-16T00:00:00.000Z' });
-  t.equal((await send(svc, u.token, chat, 'two')).status, 200);
-  const third = await send(svc, u.token, chat, 'three');
-  t.equal(third.status, 429);
-  t.equal(third.problem.code, 'message_quota_exceeded');
-  t.match(third.problem.detail, /\b2\b/, 'the detail states the limit');
-  t.match(third.problem.detail, /2030-06-16T00:00:00\.000Z/, 'and the reset time');
-  t.equal(third.headers.get('retry-after'), String(14 * 3600));
-  t.match(third.headers.get('content-type'), /application\/problem\+json/);
-  t.equal(ai.calls.length, 2, 'the refused send never reached the model');
-  q = await quota(svc, u.token);
-  t.equal(q.messages_used, 2);
-  t.equal(q.messages_exceeded, true);
-  t.equal(q.tokens_exceeded, false);
-  const hist = await svc.request('GET', `/api/v1/chats/${chat}/messages`, { token: u.token });
-  t.equal(hist.body.messages.length, 4, 'the refused message was not saved');
-});
+t.test(
+  'the message limit refuses the send at exactly the limit, with a 429 stating the limit and the reset time',
+  async (t) => {
+    const { svc, ai } = await harness(t);
+    svc.clock.set('2030-06-15T10:00:00Z');
+    await adminToken(svc);
+    const u = await newUser(svc, { max_ai_messages_per_day: 2 });
+    const chat = await newChat(svc, u.token);
+    t.equal((await send(svc, u.token, chat, 'one')).status, 200);
+    let q = await quota(svc, u.token);
+    t.same(q, {
+      messages_used: 1,
+      tokens_used: q.tokens_used,
+      message_limit: 2,
+      token_limit: 500000,
+      messages_exceeded: false,
+      tokens_exceeded: false,
+      resets_at: '2030-06-16T00:00:00.000Z',
+    });
+    t.equal((await send(svc, u.token, chat, 'two')).status, 200);
+    const third = await send(svc, u.token, chat, 'three');
+    t.equal(third.status, 429);
+    t.equal(third.problem.code, 'message_quota_exceeded');
+    t.match(third.problem.detail, /\b2\b/, 'the detail states the limit');
+    t.match(third.problem.detail, /2030-06-16T00:00:00\.000Z/, 'and the reset time');
+    t.equal(third.headers.get('retry-after'), String(14 * 3600));
+    t.match(third.headers.get('content-type'), /application\/problem\+json/);
+    t.equal(ai.calls.length, 2, 'the refused send never reached the model');
+    q = await quota(svc, u.token);
+    t.equal(q.messages_used, 2);
+    t.equal(q.messages_exceeded, true);
+    t.equal(q.tokens_exceeded, false);
+    const hist = await svc.request('GET', `/api/v1/chats/${chat}/messages`, { token: u.token });
+    t.equal(hist.body.messages.length, 4, 'the refused message was not saved');
+  },
+);
 
 t.test('the token limit refuses once tokens used reach it; the message limit is checked first', async (t) => {
   const { svc, ai } = await harness(t);
@@ -54,7 +67,10 @@ t.test('the token limit refuses once tokens used reach it; the message limit is 
   t.equal((await quota(svc, u.token)).messages_used, 2, 'a refused send is not counted');
 
   // Both limits reached: the message limit is reported.
-  await svc.request('PATCH', `/api/v1/admin/users/${u.id}`, { token: svc.admin.token, body: { max_ai_messages_per_day: 2 } });
+  await svc.request('PATCH', `/api/v1/admin/users/${u.id}`, {
+    token: svc.admin.token,
+    body: { max_ai_messages_per_day: 2 },
+  });
   const both = await send(svc, u.token, chat, 'four');
   t.equal(both.status, 429);
   t.equal(both.problem.code, 'message_quota_exceeded');
@@ -66,18 +82,27 @@ t.test('the effective limit is the user value when set, else the default setting
   let q = await quota(svc, u.token);
   t.equal(q.message_limit, 100, 'seeded default');
   t.equal(q.token_limit, 500000);
-  await svc.request('PATCH', '/api/v1/admin/settings', { token: svc.admin.token, body: { default_max_ai_messages_per_day: 7, default_max_ai_tokens_per_day: 7000 } });
+  await svc.request('PATCH', '/api/v1/admin/settings', {
+    token: svc.admin.token,
+    body: { default_max_ai_messages_per_day: 7, default_max_ai_tokens_per_day: 7000 },
+  });
   q = await quota(svc, u.token);
   t.equal(q.message_limit, 7);
   t.equal(q.token_limit, 7000);
-  await svc.request('PATCH', `/api/v1/admin/users/${u.id}`, { token: svc.admin.token, body: { max_ai_messages_per_day: 0, max_ai_tokens_per_day: 9 } });
+  await svc.request('PATCH', `/api/v1/admin/users/${u.id}`, {
+    token: svc.admin.token,
+    body: { max_ai_messages_per_day: 0, max_ai_tokens_per_day: 9 },
+  });
   q = await quota(svc, u.token);
   t.equal(q.message_limit, 0, 'a user value of 0 overrides the default');
   t.equal(q.token_limit, 9);
   t.equal(q.messages_exceeded, true);
   const chat = await newChat(svc, u.token);
   t.equal((await send(svc, u.token, chat, 'hi')).status, 429);
-  await svc.request('PATCH', `/api/v1/admin/users/${u.id}`, { token: svc.admin.token, body: { max_ai_messages_per_day: null, max_ai_tokens_per_day: null } });
+  await svc.request('PATCH', `/api/v1/admin/users/${u.id}`, {
+    token: svc.admin.token,
+    body: { max_ai_messages_per_day: null, max_ai_tokens_per_day: null },
+  });
   q = await quota(svc, u.token);
   t.equal(q.message_limit, 7, 'null falls back to the default');
   t.equal(q.token_limit, 7000);
@@ -115,7 +140,11 @@ t.test('SERVICE_QUOTA_TIMEZONE moves the day boundary', async (t) => {
   t.equal((await send(svc, u.token, chat, 'one')).status, 200);
   t.equal((await quota(svc, u.token)).resets_at, '2030-01-01T15:00:00.000Z');
   t.equal((await send(svc, u.token, chat, 'two')).status, 429);
-  t.equal((await usage(svc, '2030-01-01')).users.find((x: any) => x.user_id === u.id).messages, 1, 'counted on the Tokyo date');
+  t.equal(
+    (await usage(svc, '2030-01-01')).users.find((x: any) => x.user_id === u.id).messages,
+    1,
+    'counted on the Tokyo date',
+  );
   svc.clock.set('2030-01-01T15:00:01Z');
   t.equal((await send(svc, u.token, chat, 'three')).status, 200);
   t.equal((await usage(svc, '2030-01-02')).users.find((x: any) => x.user_id === u.id).messages, 1);
@@ -148,7 +177,10 @@ t.test('the admin usage view and the quota read the same records', async (t) => 
   t.equal(view.body.date, today, 'defaults to today');
   const row = view.body.users.find((x: any) => x.user_id === u.id);
   t.same(row, { user_id: u.id, email: u.email, messages: q.messages_used, tokens: q.tokens_used });
-  t.same(view.body.users.find((x: any) => x.user_id === v.id), { user_id: v.id, email: v.email, messages: 0, tokens: 0 });
+  t.same(
+    view.body.users.find((x: any) => x.user_id === v.id),
+    { user_id: v.id, email: v.email, messages: 0, tokens: 0 },
+  );
   t.same(await usage(svc, today), view.body);
   t.equal((await svc.request('GET', '/api/v1/admin/usage?date=2030-13-45', { token: svc.admin.token })).status, 422);
   t.equal((await svc.request('GET', '/api/v1/admin/usage?date=2030-02-31', { token: svc.admin.token })).status, 422);

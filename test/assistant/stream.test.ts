@@ -1,5 +1,5 @@
 import t from 'tap';
-import { harness, newUser, newChat, send, named, text } from './support.ts';
+import { harness, named, newChat, newUser, send, text } from './support.ts';
 
 t.test('a message streams start, deltas and done, with the SSE headers, and is saved with its usage', async (t) => {
   const { svc, ai } = await harness(t);
@@ -12,7 +12,10 @@ t.test('a message streams start, deltas and done, with the SSE headers, and is s
   t.equal(r.headers.get('cache-control'), 'no-cache');
   t.equal(r.headers.get('connection'), 'keep-alive');
   t.equal(r.headers.get('x-accel-buffering'), 'no');
-  t.same(r.events.map((e) => e.event), ['start', 'delta', 'delta', 'delta', 'delta', 'done']);
+  t.same(
+    r.events.map((e) => e.event),
+    ['start', 'delta', 'delta', 'delta', 'delta', 'done'],
+  );
   const start = r.events[0]!.data;
   t.equal(start.user_message.content, 'Hi!');
   t.equal(start.user_message.role, 'user');
@@ -30,7 +33,13 @@ t.test('a message streams start, deltas and done, with the SSE headers, and is s
   t.equal(call.headers.authorization, 'Bearer test-key');
 
   const hist = await svc.request('GET', `/api/v1/chats/${chat}/messages`, { token: u.token });
-  t.same(hist.body.messages.map((m: any) => [m.role, m.content, m.status]), [['user', 'Hi!', 'complete'], ['assistant', 'Hello there, friend.', 'complete']]);
+  t.same(
+    hist.body.messages.map((m: any) => [m.role, m.content, m.status]),
+    [
+      ['user', 'Hi!', 'complete'],
+      ['assistant', 'Hello there, friend.', 'complete'],
+    ],
+  );
   const quota = await svc.request('GET', '/api/v1/chats/quota', { token: u.token });
   t.equal(quota.body.messages_used, 1);
   t.equal(quota.body.tokens_used, 36);
@@ -39,7 +48,10 @@ t.test('a message streams start, deltas and done, with the SSE headers, and is s
 t.test('a slow reply gets keep-alive comments between events', async (t) => {
   const before = process.env.HERALD_SSE_KEEPALIVE_MS;
   process.env.HERALD_SSE_KEEPALIVE_MS = '40';
-  t.teardown(() => { if (before === undefined) delete process.env.HERALD_SSE_KEEPALIVE_MS; else process.env.HERALD_SSE_KEEPALIVE_MS = before; });
+  t.teardown(() => {
+    if (before === undefined) delete process.env.HERALD_SSE_KEEPALIVE_MS;
+    else process.env.HERALD_SSE_KEEPALIVE_MS = before;
+  });
   const { svc, ai } = await harness(t);
   const u = await newUser(svc);
   const chat = await newChat(svc, u.token);
@@ -63,9 +75,15 @@ t.test('bad input is refused before anything is counted or sent to the model', a
     t.equal(r.problem.status, 422);
     t.type(r.problem.detail, 'string');
   }
-  const wrongType = await svc.request('POST', `/api/v1/chats/${chat}/messages`, { token: u.token, body: { content: 5 } });
+  const wrongType = await svc.request('POST', `/api/v1/chats/${chat}/messages`, {
+    token: u.token,
+    body: { content: 5 },
+  });
   t.equal(wrongType.status, 422);
-  const extra = await svc.request('POST', `/api/v1/chats/${chat}/messages`, { token: u.token, body: { content: 'hi', role: 'system' } });
+  const extra = await svc.request('POST', `/api/v1/chats/${chat}/messages`, {
+    token: u.token,
+    body: { content: 'hi', role: 'system' },
+  });
   t.equal(extra.status, 422, 'unknown fields are refused');
   t.equal((await send(svc, u.token, 'not-a-uuid', 'hi')).status, 404);
   t.equal((await send(svc, u.token, '0190a000-0000-7000-8000-000000000000', 'hi')).status, 404);

@@ -1,9 +1,12 @@
 /** Shared set-up for the assistant tests: a service wired to the fake model, users, and an SSE client. */
 import { createParser } from 'eventsource-parser';
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai.ts';
 import { startService, type TestService } from '../helpers/service.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
 
-export interface Harness { svc: TestService; ai: FakeOpenAI }
+export interface Harness {
+  svc: TestService;
+  ai: FakeOpenAI;
+}
 
 type Tap = { teardown(fn: () => unknown): void };
 
@@ -37,28 +40,52 @@ async function freshPostgres(): Promise<{ env: Record<string, string>; drop(): P
 export async function harness(t: Tap, env: Record<string, string> = {}): Promise<Harness> {
   const ai = await startFakeOpenAI({ apiKey: 'test-key' });
   const db = await freshPostgres();
-  const svc = await startService({ SERVICE_PLUGINS: '@herald/provider-bridge-self', AI_BASE_URL: ai.baseUrl, AI_API_KEY: 'test-key', SERVICE_LOG_LEVEL: 'WARNING', ...db.env, ...env });
-  t.teardown(async () => { await svc.stop(); await ai.close(); await db.drop(); });
+  const svc = await startService({
+    SERVICE_PLUGINS: '@herald/provider-bridge-self',
+    AI_BASE_URL: ai.baseUrl,
+    AI_API_KEY: 'test-key',
+    SERVICE_LOG_LEVEL: 'WARNING',
+    ...db.env,
+    ...env,
+  });
+  t.teardown(async () => {
+    await svc.stop();
+    await ai.close();
+    await db.drop();
+  });
   return { svc, ai };
 }
 
 /** A new ordinary user created through the admin API, logged in. */
-export async function newUser(svc: TestService, extra: Record<string, unknown> = {}): Promise<{ token: string; id: string; email: string }> {
+export async function newUser(
+  svc: TestService,
+  extra: Record<string, unknown> = {},
+): Promise<{ token: string; id: string; email: string }> {
   const email = `u${Math.random().toString(36).slice(2, 10)}@example.test`;
-  const created = await svc.request('POST', '/api/v1/admin/users', { token: svc.admin.token, body: { email, password: 'user password 1', ...extra } });
+  const created = await svc.request('POST', '/api/v1/admin/users', {
+    token: svc.admin.token,
+    body: { email, password: 'user password 1', ...extra },
+  });
   if (created.status !== 201) throw new Error(`user creation failed: ${created.status} ${created.text}`);
   const login = await svc.request('POST', '/api/auth/login', { body: { email, password: 'user password 1' } });
   if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
   return { token: login.body.access_token, id: created.body.id, email };
 }
 
-export async function newChat(svc: TestService, token: string, body: Record<string, unknown> = { title: 'Chat' }): Promise<string> {
+export async function newChat(
+  svc: TestService,
+  token: string,
+  body: Record<string, unknown> = { title: 'Chat' },
+): Promise<string> {
   const r = await svc.request('POST', '/api/v1/chats/', { token, body });
   if (r.status !== 201) throw new Error(`chat creation failed: ${r.status} ${r.text}`);
   return r.body.id;
 }
 
-export interface StreamEvent { event: string; data: any }
+export interface StreamEvent {
+  event: string;
+  data: any;
+}
 export interface StreamResult {
   /** 0 when the client gave up before the response headers. */
   status: number;
@@ -75,13 +102,20 @@ export interface StreamResult {
  * Posts a message and reads the answer: an SSE stream parsed with eventsource-parser, or a
  * problem body. `abortWhen` disconnects as soon as it returns true for the events so far.
  */
-export async function send(svc: TestService, token: string, chatId: string, content: string, o: { abortWhen?: (events: StreamEvent[]) => boolean; abortAfterMs?: number } = {}): Promise<StreamResult> {
+export async function send(
+  svc: TestService,
+  token: string,
+  chatId: string,
+  content: string,
+  o: { abortWhen?: (events: StreamEvent[]) => boolean; abortAfterMs?: number } = {},
+): Promise<StreamResult> {
   const controller = new AbortController();
   const timer = o.abortAfterMs !== undefined ? setTimeout(() => controller.abort(), o.abortAfterMs) : undefined;
   let res: globalThis.Response;
   try {
     res = await fetch(`${svc.url}/api/v1/chats/${chatId}/messages`, {
-      method: 'POST', signal: controller.signal,
+      method: 'POST',
+      signal: controller.signal,
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ content }),
     });
@@ -94,18 +128,29 @@ export async function send(svc: TestService, token: string, chatId: string, cont
   const out: StreamResult = { status: res.status, headers: res.headers, events: [], comments: [] };
   if (!res.headers.get('content-type')?.startsWith('text/event-stream')) {
     const text = await res.text();
-    try { out.problem = JSON.parse(text); } catch { out.problem = text; }
+    try {
+      out.problem = JSON.parse(text);
+    } catch {
+      out.problem = text;
+    }
     return out;
   }
   const parser = createParser({
-    onEvent: (e) => { out.events.push({ event: e.event ?? 'message', data: JSON.parse(e.data) }); },
-    onComment: (c) => { out.comments.push(c.trim()); },
+    onEvent: (e) => {
+      out.events.push({ event: e.event ?? 'message', data: JSON.parse(e.data) });
+    },
+    onComment: (c) => {
+      out.comments.push(c.trim());
+    },
   });
   const decoder = new TextDecoder();
   try {
     for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
       parser.feed(decoder.decode(chunk, { stream: true }));
-      if (o.abortWhen?.(out.events)) { controller.abort(); break; }
+      if (o.abortWhen?.(out.events)) {
+        controller.abort();
+        break;
+      }
     }
   } catch (err) {
     // The server closing the connection mid-stream is an outcome some tests look for.
@@ -115,7 +160,10 @@ export async function send(svc: TestService, token: string, chatId: string, cont
 }
 
 export const named = (r: StreamResult, name: string) => r.events.filter((e) => e.event === name);
-export const text = (r: StreamResult) => named(r, 'delta').map((e) => e.data.content).join('');
+export const text = (r: StreamResult) =>
+  named(r, 'delta')
+    .map((e) => e.data.content)
+    .join('');
 
 /** Polls until `fn` returns a truthy value or the time runs out. */
 export async function eventually<T>(fn: () => Promise<T> | T, ms = 3000): Promise<T> {
@@ -129,20 +177,37 @@ export async function eventually<T>(fn: () => Promise<T> | T, ms = 3000): Promis
 
 /** Logs the administrator in again (after the test clock moved, older tokens may have expired). */
 export async function adminToken(svc: import('../helpers/service.ts').TestService): Promise<string> {
-  const r = await svc.request('POST', '/api/auth/login', { body: { email: svc.admin.email, password: 'correct horse battery' } });
+  const r = await svc.request('POST', '/api/auth/login', {
+    body: { email: svc.admin.email, password: 'correct horse battery' },
+  });
   if (r.status !== 200) throw new Error(`admin login failed: ${r.status} ${r.text}`);
   svc.admin.token = r.body.access_token;
   return svc.admin.token;
 }
 
 /** Uploads a document as multipart/form-data under the field name `file` (or `field`). */
-export async function upload(svc: import('../helpers/service.ts').TestService, token: string, filename: string, data: string | Buffer, type = 'text/plain', field = 'file') {
+export async function upload(
+  svc: import('../helpers/service.ts').TestService,
+  token: string,
+  filename: string,
+  data: string | Buffer,
+  type = 'text/plain',
+  field = 'file',
+) {
   const form = new FormData();
   form.append(field, new Blob([typeof data === 'string' ? data : new Uint8Array(data)], { type }), filename);
-  const res = await fetch(`${svc.url}/api/v1/documents`, { method: 'POST', headers: { authorization: `Bearer ${token}` }, body: form });
+  const res = await fetch(`${svc.url}/api/v1/documents`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: form,
+  });
   const text = await res.text();
   let body: any = text;
-  try { body = JSON.parse(text); } catch { /* not JSON */ }
+  try {
+    body = JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
   return { status: res.status, body };
 }
 
@@ -164,6 +229,8 @@ export async function pdfText(pdf: Buffer): Promise<string> {
 
 /** Downloads a report with the user's token. */
 export async function download(svc: import('../helpers/service.ts').TestService, token: string, id: string) {
-  const res = await fetch(`${svc.url}/api/v1/reports/${id}/download`, { headers: { authorization: `Bearer ${token}` } });
+  const res = await fetch(`${svc.url}/api/v1/reports/${id}/download`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   return { status: res.status, headers: res.headers, body: Buffer.from(await res.arrayBuffer()) };
 }

@@ -2,7 +2,7 @@
  * The test acting as a supervisor: runs `core/src/main.ts` as a child process (the Node running
  * the tests), and starts it again whenever it exits with code 75 (EX_TEMPFAIL, a restart request).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -17,18 +17,23 @@ export class SupervisedChild {
   private listening?: { resolve: (url: string) => void; reject: (err: Error) => void };
   private stopping = false;
 
-  constructor(env: Record<string, string>) { this.env = env; }
+  constructor(env: Record<string, string>) {
+    this.env = env;
+  }
 
   /** Starts a child and resolves with its base URL once it listens. */
   start(): Promise<string> {
-    const p = new Promise<string>((resolve, reject) => { this.listening = { resolve, reject }; });
+    const p = new Promise<string>((resolve, reject) => {
+      this.listening = { resolve, reject };
+    });
     this.spawn();
     return p;
   }
 
   private spawn(): void {
     const child = spawn(process.execPath, ['core/src/main.ts'], {
-      cwd: root, stdio: ['ignore', 'ignore', 'pipe'],
+      cwd: root,
+      stdio: ['ignore', 'ignore', 'pipe'],
       env: { PATH: process.env.PATH ?? '', SERVICE_SUPERVISED: 'true', ...this.env },
     });
     this.child = child;
@@ -43,14 +48,24 @@ export class SupervisedChild {
         buf = buf.slice(i + 1);
         try {
           const o = JSON.parse(line);
-          if (o.msg === 'listening' && o.url) { this.url = o.url; this.listening?.resolve(o.url); }
-        } catch { /* not a log line */ }
+          if (o.msg === 'listening' && o.url) {
+            this.url = o.url;
+            this.listening?.resolve(o.url);
+          }
+        } catch {
+          /* not a log line */
+        }
       }
     });
     child.on('exit', (code) => {
       this.exits.push(code);
-      if (code === 75 && !this.stopping) { this.spawn(); return; }
-      this.listening?.reject(new Error(`the service exited with ${code} before listening:\n${this.stderr.slice(-2000)}`));
+      if (code === 75 && !this.stopping) {
+        this.spawn();
+        return;
+      }
+      this.listening?.reject(
+        new Error(`the service exited with ${code} before listening:\n${this.stderr.slice(-2000)}`),
+      );
     });
   }
 
@@ -58,7 +73,16 @@ export class SupervisedChild {
   nextStart(ms = 20_000): Promise<string> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no restart within ${ms} ms:\n${this.stderr.slice(-2000)}`)), ms);
-      this.listening = { resolve: (u) => { clearTimeout(timer); resolve(u); }, reject: (e) => { clearTimeout(timer); reject(e); } };
+      this.listening = {
+        resolve: (u) => {
+          clearTimeout(timer);
+          resolve(u);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
     });
   }
 

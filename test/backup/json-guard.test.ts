@@ -1,8 +1,11 @@
 import t from 'tap';
-import { JsonGuard, JsonGuardError, guardJson, parseGuarded, BACKUP_LIMITS } from '../../core/src/backup/json-guard.ts';
+import { BACKUP_LIMITS, guardJson, JsonGuard, JsonGuardError, parseGuarded } from '../../core/src/backup/json-guard.ts';
 
 const reason = (text: string, limits = BACKUP_LIMITS): string | undefined => {
-  try { guardJson(text, limits); return undefined; } catch (err) {
+  try {
+    guardJson(text, limits);
+    return undefined;
+  } catch (err) {
     if (err instanceof JsonGuardError) return err.reason;
     throw err;
   }
@@ -10,7 +13,15 @@ const reason = (text: string, limits = BACKUP_LIMITS): string | undefined => {
 
 t.test('accepts valid JSON of every kind, and what it accepts JSON.parse reads the same', async (t) => {
   const docs = [
-    '{}', '[]', '0', '-1.5e+10', '"x"', 'true', 'false', 'null', ' { "a" : [1, 2.0, -0, 3e5, "s\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9"], "b": {"c": null} } ',
+    '{}',
+    '[]',
+    '0',
+    '-1.5e+10',
+    '"x"',
+    'true',
+    'false',
+    'null',
+    ' { "a" : [1, 2.0, -0, 3e5, "s\\"\\\\\\/\\b\\f\\n\\r\\t\\u00e9"], "b": {"c": null} } ',
     JSON.stringify({ deep: [[[[{ x: 1 }]]]], unicode: 'Привет 🎉', empty: '' }),
   ];
   for (const d of docs) {
@@ -20,8 +31,36 @@ t.test('accepts valid JSON of every kind, and what it accepts JSON.parse reads t
 });
 
 t.test('refuses what is not JSON, including truncated text', async (t) => {
-  for (const d of ['', '   ', '{', '{"a":', '{"a":1', '[1,]', '[1 2]', '{"a" 1}', '{a:1}', "{'a':1}", '01', '1.', '.5', '+1', 'tru', 'nul', 'truex',
-    '"unterminated', '"bad \\x escape"', '"\\u12g4"', '"raw\ncontrol"', '{"a":1}}', '[1]]', '{"a":1} x', '{"a":1,}', 'NaN', 'Infinity', '{"a":[}']) {
+  for (const d of [
+    '',
+    '   ',
+    '{',
+    '{"a":',
+    '{"a":1',
+    '[1,]',
+    '[1 2]',
+    '{"a" 1}',
+    '{a:1}',
+    "{'a':1}",
+    '01',
+    '1.',
+    '.5',
+    '+1',
+    'tru',
+    'nul',
+    'truex',
+    '"unterminated',
+    '"bad \\x escape"',
+    '"\\u12g4"',
+    '"raw\ncontrol"',
+    '{"a":1}}',
+    '[1]]',
+    '{"a":1} x',
+    '{"a":1,}',
+    'NaN',
+    'Infinity',
+    '{"a":[}',
+  ]) {
     t.equal(reason(d), 'syntax', JSON.stringify(d));
     t.throws(() => JSON.parse(d), `JSON.parse also refuses ${JSON.stringify(d)}`);
   }
@@ -36,7 +75,13 @@ t.test('depth: 10 levels pass, 11 are refused (outermost container is level 1)',
   t.equal(reason(objects(11)), 'depth');
   // A bomb far deeper than the limit is refused at level 11, long before the end.
   const bomb = '['.repeat(1_000_000);
-  try { guardJson(bomb); t.fail('should throw'); } catch (err) { t.equal((err as JsonGuardError).reason, 'depth'); t.equal((err as JsonGuardError).offset, 10); }
+  try {
+    guardJson(bomb);
+    t.fail('should throw');
+  } catch (err) {
+    t.equal((err as JsonGuardError).reason, 'depth');
+    t.equal((err as JsonGuardError).offset, 10);
+  }
 });
 
 t.test('nodes: 100,000 values pass, one more is refused; every kind of value counts', async (t) => {
@@ -74,5 +119,10 @@ t.test('streaming: chunks split anywhere give the same verdict as the whole text
   }
   const g = new JsonGuard();
   g.write('{"__pro');
-  try { g.write('to__":1}'); t.fail('should throw'); } catch (err) { t.equal((err as JsonGuardError).reason, 'forbidden_key', 'a key split across chunks is still seen'); }
+  try {
+    g.write('to__":1}');
+    t.fail('should throw');
+  } catch (err) {
+    t.equal((err as JsonGuardError).reason, 'forbidden_key', 'a key split across chunks is still seen');
+  }
 });

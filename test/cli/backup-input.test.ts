@@ -3,21 +3,25 @@
  * prepare-restore answers for the same file (and the web client's Russian text for its code), exit
  * 1, nothing staged.
  */
-import t from 'tap';
+
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startService } from '../helpers/service.ts';
+import t from 'tap';
 import { exportNow, upload } from '../backup/support.ts';
+import { startService } from '../helpers/service.ts';
 import { herald, serviceEnv } from './support.ts';
 
-t.test('a file that does not validate: the API\'s text, exit 1, nothing staged', async (t) => {
+t.test("a file that does not validate: the API's text, exit 1, nothing staged", async (t) => {
   const s = await startService();
   t.teardown(() => s.stop());
   const env = await serviceEnv(s.dataDir);
   const admin = s.admin;
   const dataDir = s.dataDir;
-  await s.request('POST', '/api/providers', { token: admin.token, body: { kind: 'example', name: 'Garden', config: { shared_token: 'shared-token-1' } } });
+  await s.request('POST', '/api/providers', {
+    token: admin.token,
+    body: { kind: 'example', name: 'Garden', config: { shared_token: 'shared-token-1' } },
+  });
   const backup = await exportNow(s, 'include');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-cli-bad-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
@@ -39,7 +43,11 @@ t.test('a file that does not validate: the API\'s text, exit 1, nothing staged',
     t.equal(r.stderr, `herald: ${viaApi.body.detail}\n`, `${name}: the API's text`);
   }
   const ru = await herald(['--lang', 'ru', 'backup', 'stage', path.join(dir, 'edited.json')], env);
-  t.equal(ru.stderr, 'herald: Контрольная сумма копии не совпадает: файл повреждён или изменён.\n', 'the web client\'s Russian text');
+  t.equal(
+    ru.stderr,
+    'herald: Контрольная сумма копии не совпадает: файл повреждён или изменён.\n',
+    "the web client's Russian text",
+  );
   const missing = await herald(['backup', 'stage', path.join(dir, 'nothing-here.json')], env);
   t.equal(missing.code, 1);
   t.equal(missing.stderr, `herald: cannot read ${path.join(dir, 'nothing-here.json')}: ENOENT\n`);

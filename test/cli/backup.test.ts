@@ -3,12 +3,13 @@
  * PostgreSQL in the second pass): a backup holds what the API's export holds (the same configuration
  * and checksum), with or without secrets (staging: backup-stage.test.ts; bad files: backup-input.test.ts).
  */
-import t from 'tap';
+
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startService } from '../helpers/service.ts';
+import t from 'tap';
 import { configure, exportNow, SECRETS } from '../backup/support.ts';
+import { startService } from '../helpers/service.ts';
 import { herald, serviceEnv } from './support.ts';
 
 t.test('backup create and list while the service runs', async (t) => {
@@ -38,10 +39,17 @@ t.test('backup create and list while the service runs', async (t) => {
   t.match(plain.stdout, /Secrets and password hashes were left out/);
   const plainFile = /^Backup written: (\S+) /.exec(plain.stdout)![1]!;
   const plainText = fs.readFileSync(plainFile, 'utf8');
-  t.notOk(plainText.includes('enc:v1:') || plainText.includes(SECRETS.api) || plainText.includes('$2'), 'no secret, sealed or not, and no password hash');
+  t.notOk(
+    plainText.includes('enc:v1:') || plainText.includes(SECRETS.api) || plainText.includes('$2'),
+    'no secret, sealed or not, and no password hash',
+  );
   t.equal(JSON.parse(plainText).checksum, (await exportNow(s, 'exclude')).checksum);
 
   const listed = await herald(['backup', 'list', '--json'], env);
   t.equal(listed.code, 0, listed.stderr);
-  t.same(JSON.parse(listed.stdout).files.map((f: { filename: string }) => path.join(backups, f.filename)), [plainFile, file], 'newest first');
+  t.same(
+    JSON.parse(listed.stdout).files.map((f: { filename: string }) => path.join(backups, f.filename)),
+    [plainFile, file],
+    'newest first',
+  );
 });

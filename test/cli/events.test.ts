@@ -14,13 +14,18 @@ t.test('events stats and prune', async (t) => {
   const s = await startService();
   t.teardown(() => s.stop());
   const env = await serviceEnv(s.dataDir);
-  const p = await s.request('POST', '/api/providers', { token: s.admin.token, body: { kind: 'example', name: 'Garden', config: { shared_token: 'shared-token-1' } } });
+  const p = await s.request('POST', '/api/providers', {
+    token: s.admin.token,
+    body: { kind: 'example', name: 'Garden', config: { shared_token: 'shared-token-1' } },
+  });
   t.equal(p.status, 201, p.text);
   const db = s.service.core.db;
   const add = async (createdAt: string, type: string, status: string, providerId: string | null = p.body.id) => {
     const id = newId();
-    await db.run(`INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, payload, dispatch_status, occurred_at, created_at) VALUES (?, ?, ?, 'example', ?, '{}', ?, ?, ?)`,
-      [id, s.admin.id, providerId, type, status, createdAt, createdAt]);
+    await db.run(
+      `INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, payload, dispatch_status, occurred_at, created_at) VALUES (?, ?, ?, 'example', ?, '{}', ?, ?, ?)`,
+      [id, s.admin.id, providerId, type, status, createdAt, createdAt],
+    );
     return id;
   };
   const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString();
@@ -39,14 +44,24 @@ t.test('events stats and prune', async (t) => {
   const j = JSON.parse(stats.stdout);
   t.equal(j.total, 8);
   t.equal(j.first_at, '2021-02-28T23:59:59.999Z');
-  t.same(j.by_status, [{ status: 'dispatched', count: 6 }, { status: 'failed', count: 1 }, { status: 'pending', count: 1 }]);
-  t.same(j.by_type, [{ kind: 'example', event_type: 'thing_happened', count: 5 }, { kind: 'example', event_type: 'alarm', count: 3 }]);
+  t.same(j.by_status, [
+    { status: 'dispatched', count: 6 },
+    { status: 'failed', count: 1 },
+    { status: 'pending', count: 1 },
+  ]);
+  t.same(j.by_type, [
+    { kind: 'example', event_type: 'thing_happened', count: 5 },
+    { kind: 'example', event_type: 'alarm', count: 3 },
+  ]);
   t.same(j.by_provider, [
     { provider_id: p.body.id, kind: 'example', name: 'Garden', owner: s.admin.email, count: 7 },
     { provider_id: null, kind: 'example', name: null, owner: null, count: 1 },
   ]);
   const text = await herald(['events', 'stats'], { ...env, LANG: 'ru_RU.UTF-8' });
-  t.match(text.stdout, /^8 событий, с .* по .*\.\nЗавершённые события хранятся 30 дней \(SERVICE_EVENT_LOG_RETENTION_DAYS\)\.\n\nСостояние +Событий\ndispatched +6\n/);
+  t.match(
+    text.stdout,
+    /^8 событий, с .* по .*\.\nЗавершённые события хранятся 30 дней \(SERVICE_EVENT_LOG_RETENTION_DAYS\)\.\n\nСостояние +Событий\ndispatched +6\n/,
+  );
   t.match(text.stdout, /\nGarden +example +admin@example\.test +7\n\(удалён\) +example +1\n/);
 
   const byDate = await herald(['events', 'prune', '--before', '2021-03-01'], env);
@@ -57,15 +72,32 @@ t.test('events stats and prune', async (t) => {
 
   const byDays = await herald(['events', 'prune', '--before', '30d'], env);
   t.equal(byDays.code, 0, byDays.stderr);
-  t.match(byDays.stdout, /^Deleted 4 finished events created before .*\.\n1 older event is still pending or deferred and was kept\.\n$/);
+  t.match(
+    byDays.stdout,
+    /^Deleted 4 finished events created before .*\.\n1 older event is still pending or deferred and was kept\.\n$/,
+  );
   t.ok(await exists(oldPending), 'a pending event is kept');
-  t.equal(Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM event_log'))?.n), 3, 'the pending one and the two recent ones are left');
+  t.equal(
+    Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM event_log'))?.n),
+    3,
+    'the pending one and the two recent ones are left',
+  );
 
-  const future = await herald(['events', 'prune', '--before', new Date(Date.now() + DAY).toISOString().slice(0, 10)], env);
+  const future = await herald(
+    ['events', 'prune', '--before', new Date(Date.now() + DAY).toISOString().slice(0, 10)],
+    env,
+  );
   t.equal(future.code, 2);
   t.match(future.stderr, /^herald: \d{4}-\d{2}-\d{2} is in the future; the cutoff must be now or earlier\.\n$/);
   const bad = await herald(['events', 'prune', '--before', 'last tuesday'], env);
   t.equal(bad.code, 2);
-  t.equal(bad.stderr, 'herald: last tuesday is not a date: write 2024-05-01, 2024-05-01T12:00:00Z, or 30d for thirty days ago.\n');
-  t.equal(Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM event_log'))?.n), 3, 'refused dates delete nothing');
+  t.equal(
+    bad.stderr,
+    'herald: last tuesday is not a date: write 2024-05-01, 2024-05-01T12:00:00Z, or 30d for thirty days ago.\n',
+  );
+  t.equal(
+    Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM event_log'))?.n),
+    3,
+    'refused dates delete nothing',
+  );
 });

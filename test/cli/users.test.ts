@@ -19,13 +19,26 @@ t.test('with the service running', async (t) => {
 
     const r = await herald(['user', 'reset-password', u.email, '--password-stdin'], env, 'a brand new password\n');
     t.equal(r.code, 0, r.stderr);
-    t.equal(r.stdout, `Password of ${u.email} set. Every session they had has ended; they log in with the new password.\n`);
+    t.equal(
+      r.stdout,
+      `Password of ${u.email} set. Every session they had has ended; they log in with the new password.\n`,
+    );
     t.equal((await s.request('GET', '/api/v1/users/me', { token: u.token })).status, 401, 'the old token is refused');
-    t.equal((await s.request('POST', '/api/auth/login', { body: { email: u.email, password: 'user password 1' } })).status, 401, 'the old password is refused');
-    const login = await s.request('POST', '/api/auth/login', { body: { email: u.email, password: 'a brand new password' } });
+    t.equal(
+      (await s.request('POST', '/api/auth/login', { body: { email: u.email, password: 'user password 1' } })).status,
+      401,
+      'the old password is refused',
+    );
+    const login = await s.request('POST', '/api/auth/login', {
+      body: { email: u.email, password: 'a brand new password' },
+    });
     t.equal(login.status, 200, 'the new password logs in');
     t.equal((await s.request('GET', '/api/v1/users/me', { token: login.body.access_token })).status, 200);
-    t.equal((await s.request('GET', '/api/v1/users/me', { token: s.admin.token })).status, 200, 'other users keep their sessions');
+    t.equal(
+      (await s.request('GET', '/api/v1/users/me', { token: s.admin.token })).status,
+      200,
+      'other users keep their sessions',
+    );
   });
 
   t.test('deactivate, activate and revoke-sessions take effect at once; the last administrator stays', async (t) => {
@@ -35,7 +48,11 @@ t.test('with the service running', async (t) => {
     t.equal(off.code, 0, off.stderr);
     t.equal(off.stdout, `${u.email} is deactivated: they cannot log in, and every session they had has ended.\n`);
     t.equal((await s.request('GET', '/api/v1/users/me', { token: u.token })).status, 401, 'their token is refused');
-    t.equal((await s.request('POST', '/api/auth/login', { body: { email: u.email, password: 'user password 1' } })).status, 401, 'they cannot log in');
+    t.equal(
+      (await s.request('POST', '/api/auth/login', { body: { email: u.email, password: 'user password 1' } })).status,
+      401,
+      'they cannot log in',
+    );
 
     const on = await herald(['user', 'activate', u.email], env);
     t.equal(on.code, 0, on.stderr);
@@ -45,21 +62,44 @@ t.test('with the service running', async (t) => {
     const revoked = await herald(['user', 'revoke-sessions', u.email], env);
     t.equal(revoked.code, 0, revoked.stderr);
     t.equal(revoked.stdout, `Every session of ${u.email} has ended; they log in again.\n`);
-    t.equal((await s.request('GET', '/api/v1/users/me', { token: login.body.access_token })).status, 401, 'the session token is refused');
+    t.equal(
+      (await s.request('GET', '/api/v1/users/me', { token: login.body.access_token })).status,
+      401,
+      'the session token is refused',
+    );
 
     const last = await herald(['user', 'deactivate', s.admin.email], env);
     t.equal(last.code, 1);
-    t.equal(last.stderr, 'herald: This would leave no active administrator; promote or activate another one first.\n', 'the API\'s text');
-    t.equal((await s.request('GET', '/api/v1/users/me', { token: s.admin.token })).status, 200, 'the administrator is untouched');
+    t.equal(
+      last.stderr,
+      'herald: This would leave no active administrator; promote or activate another one first.\n',
+      "the API's text",
+    );
+    t.equal(
+      (await s.request('GET', '/api/v1/users/me', { token: s.admin.token })).status,
+      200,
+      'the administrator is untouched',
+    );
 
     const listed = await herald(['user', 'list', '--json'], env);
     t.equal(listed.code, 0, listed.stderr);
-    const users = JSON.parse(listed.stdout) as { email: string; role: string; is_active: boolean; password_set: boolean }[];
-    const mine = (email: string) => users.filter((x) => x.email === email).map((x) => [x.role, x.is_active, x.password_set]);
+    const users = JSON.parse(listed.stdout) as {
+      email: string;
+      role: string;
+      is_active: boolean;
+      password_set: boolean;
+    }[];
+    const mine = (email: string) =>
+      users.filter((x) => x.email === email).map((x) => [x.role, x.is_active, x.password_set]);
     t.same(mine(s.admin.email), [['admin', true, true]]);
     t.same(mine(u.email), [['user', true, true]]);
     t.notOk(listed.stdout.includes('$2'), 'no password hash is printed');
     const text = await herald(['user', 'list'], env);
-    t.match(text.stdout, new RegExp(`^Email +Role +Active +Password set +Created\\n(.*\\n)*${s.admin.email.replace('.', '\\.')} +administrator +yes +yes `));
+    t.match(
+      text.stdout,
+      new RegExp(
+        `^Email +Role +Active +Password set +Created\\n(.*\\n)*${s.admin.email.replace('.', '\\.')} +administrator +yes +yes `,
+      ),
+    );
   });
 });

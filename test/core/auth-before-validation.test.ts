@@ -7,15 +7,23 @@
 import t from 'tap';
 import { startService } from '../helpers/service.ts';
 
-interface Operation { security?: unknown[]; tags?: string[] }
+interface Operation {
+  security?: unknown[];
+  tags?: string[];
+}
 
 t.test('401 and 403 come before 422 on every route', async (t) => {
   const s = await startService();
   t.teardown(() => s.stop());
   const doc = (await s.request('GET', '/api/docs/json')).body as { paths: Record<string, Record<string, Operation>> };
-  const user = await s.request('POST', '/api/v1/admin/users', { token: s.admin.token, body: { email: 'plain@example.test', password: 'a plain password', role: 'user' } });
+  const user = await s.request('POST', '/api/v1/admin/users', {
+    token: s.admin.token,
+    body: { email: 'plain@example.test', password: 'a plain password', role: 'user' },
+  });
   t.equal(user.status, 201, JSON.stringify(user.body));
-  const login = await s.request('POST', '/api/auth/login', { body: { email: 'plain@example.test', password: 'a plain password' } });
+  const login = await s.request('POST', '/api/auth/login', {
+    body: { email: 'plain@example.test', password: 'a plain password' },
+  });
   const plain = login.body.access_token as string;
 
   let walked = 0;

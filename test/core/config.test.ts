@@ -1,7 +1,7 @@
-import t from 'tap';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { loadConfig, ConfigurationError } from '../../core/src/config/config.ts';
+import t from 'tap';
+import { ConfigurationError, loadConfig } from '../../core/src/config/config.ts';
 
 const KEY = 'f3a9c1d27be84e06a5d4c3b2a1908f7e6d5c4b3a29180f7e';
 const base = { SERVICE_SECRET_KEY: KEY, SERVICE_DATA_DIR: '/tmp/herald-config-test' };
@@ -20,11 +20,15 @@ t.test('defaults of the specification', async (t) => {
   t.match(c.databaseUrl, /herald\.db$/);
   t.equal(c.port, 8080);
   t.equal(loadConfig({ SERVICE_SECRET_KEY: KEY }).dataDir, '/data');
-  t.same(loadConfig({ ...base, SERVICE_LOG_LEVELS: 'db=DEBUG,relay=WARNING' }).logLevels, { db: 'debug', relay: 'warn' });
+  t.same(loadConfig({ ...base, SERVICE_LOG_LEVELS: 'db=DEBUG,relay=WARNING' }).logLevels, {
+    db: 'debug',
+    relay: 'warn',
+  });
 });
 
 t.test('refusals', async (t) => {
-  const refuse = (env: Record<string, string | undefined>, re: RegExp) => t.throws(() => loadConfig(env as NodeJS.ProcessEnv), { constructor: ConfigurationError, message: re }, String(re));
+  const refuse = (env: Record<string, string | undefined>, re: RegExp) =>
+    t.throws(() => loadConfig(env as NodeJS.ProcessEnv), { constructor: ConfigurationError, message: re }, String(re));
   refuse({}, /SERVICE_SECRET_KEY is required/);
   refuse({ SERVICE_SECRET_KEY: 'short' }, /at least 32 bytes/);
   refuse({ SERVICE_SECRET_KEY: 'changeme-changeme-changeme-changeme' }, /placeholder|development/);
@@ -43,18 +47,38 @@ t.test('refusals', async (t) => {
 
 t.test('every secret key value shown in the README is refused', async (t) => {
   const readme = fs.readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
-  const shown = [...readme.matchAll(/SERVICE_SECRET_KEY=("?)([^\s"$`]+)\1/g)].map((m) => m[2]!).filter((v) => !v.startsWith('$('));
+  const shown = [...readme.matchAll(/SERVICE_SECRET_KEY=("?)([^\s"$`]+)\1/g)]
+    .map((m) => m[2]!)
+    .filter((v) => !v.startsWith('$('));
   t.ok(shown.length > 0, 'the README shows secret key examples');
-  for (const v of shown) t.throws(() => loadConfig({ SERVICE_SECRET_KEY: v }), { constructor: ConfigurationError, message: /./ }, `README value ${v} refused`);
+  for (const v of shown)
+    t.throws(
+      () => loadConfig({ SERVICE_SECRET_KEY: v }),
+      { constructor: ConfigurationError, message: /./ },
+      `README value ${v} refused`,
+    );
 });
 
 t.test('npm start refuses to boot with a one-line reason and a non-zero exit', async (t) => {
-  const r = spawnSync(process.execPath, ['core/src/main.ts'], { cwd: new URL('../..', import.meta.url).pathname, env: { PATH: process.env.PATH, SERVICE_SECRET_KEY: 'tooshort' }, encoding: 'utf8', timeout: 30_000 });
+  const r = spawnSync(process.execPath, ['core/src/main.ts'], {
+    cwd: new URL('../..', import.meta.url).pathname,
+    env: { PATH: process.env.PATH, SERVICE_SECRET_KEY: 'tooshort' },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   t.equal(r.status, 1);
-  const lines = r.stderr.trim().split('\n').filter((l) => !/ExperimentalWarning|--trace-warnings/.test(l));
+  const lines = r.stderr
+    .trim()
+    .split('\n')
+    .filter((l) => !/ExperimentalWarning|--trace-warnings/.test(l));
   t.equal(lines.length, 1, 'one line');
   t.match(lines[0], /refusing to start: SERVICE_SECRET_KEY must be at least 32 bytes/);
-  const cors = spawnSync(process.execPath, ['core/src/main.ts'], { cwd: new URL('../..', import.meta.url).pathname, env: { PATH: process.env.PATH, SERVICE_SECRET_KEY: KEY, SERVICE_CORS_ALLOWED_ORIGINS: '*' }, encoding: 'utf8', timeout: 30_000 });
+  const cors = spawnSync(process.execPath, ['core/src/main.ts'], {
+    cwd: new URL('../..', import.meta.url).pathname,
+    env: { PATH: process.env.PATH, SERVICE_SECRET_KEY: KEY, SERVICE_CORS_ALLOWED_ORIGINS: '*' },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
   t.equal(cors.status, 1);
   t.match(cors.stderr, /CORS/);
 });

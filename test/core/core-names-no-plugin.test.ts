@@ -10,11 +10,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { loadPlugins } from '../../core/src/plugins/loader.ts';
 import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
+import { loadPlugins } from '../../core/src/plugins/loader.ts';
 
 const root = path.resolve(import.meta.dirname, '../../core/src');
-const ALLOWED = new Set(['config/config.ts', 'relay/apprise-url.ts', 'relay/apprise-url.test.ts'].map((f) => path.join(root, f)));
+const ALLOWED = new Set(
+  ['config/config.ts', 'relay/apprise-url.ts', 'relay/apprise-url.test.ts'].map((f) => path.join(root, f)),
+);
 const ALLOWED_DIRS = [path.join(root, 'relay/push') + path.sep];
 const COMMON_WORDS = new Set(['email', 'webhook', 'http', 'signal']);
 const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -24,10 +26,14 @@ t.test('core/src names no first-party kind, event type or display name', async (
   const names = new Map<string, RegExp>();
   for (const p of plugins) {
     const m = p.def.manifest;
-    names.set(`kind ${p.id}`, COMMON_WORDS.has(p.id)
-      ? new RegExp(`kind\\s*(?:===|!==|==|!=|:|=|\\?\\?)\\s*['"\`]${p.id}['"\`]`)
-      : new RegExp(`['"\`]${escape(p.id)}['"\`]|\\b${escape(p.id)}_`));
-    for (const type of Object.keys(m.events ?? {})) names.set(`event type ${type}`, new RegExp(`['"\`]${escape(type)}['"\`]`));
+    names.set(
+      `kind ${p.id}`,
+      COMMON_WORDS.has(p.id)
+        ? new RegExp(`kind\\s*(?:===|!==|==|!=|:|=|\\?\\?)\\s*['"\`]${p.id}['"\`]`)
+        : new RegExp(`['"\`]${escape(p.id)}['"\`]|\\b${escape(p.id)}_`),
+    );
+    for (const type of Object.keys(m.events ?? {}))
+      names.set(`event type ${type}`, new RegExp(`['"\`]${escape(type)}['"\`]`));
     names.set(`display name ${m.displayName}`, new RegExp(`['"\`]${escape(m.displayName)}['"\`]`));
   }
   t.ok(names.size > 40, `checked ${names.size} names`);

@@ -1,5 +1,5 @@
-import t from 'tap';
 import { spawnSync } from 'node:child_process';
+import t from 'tap';
 import { startService } from '../helpers/service.ts';
 
 t.test('health, readiness and metrics', async (t) => {
@@ -17,7 +17,13 @@ t.test('health, readiness and metrics', async (t) => {
   const m = await s.request('GET', '/api/metrics');
   t.equal(m.status, 200);
   t.match(m.headers.get('content-type'), /text\/plain/);
-  for (const [name, type] of [['service_deferred_pending', 'gauge'], ['service_event_log_total', 'counter'], ['service_dispatch_duration_seconds', 'histogram'], ['service_provider_poll_failures_total', 'counter'], ['service_target_send_failures_total', 'counter']]) {
+  for (const [name, type] of [
+    ['service_deferred_pending', 'gauge'],
+    ['service_event_log_total', 'counter'],
+    ['service_dispatch_duration_seconds', 'histogram'],
+    ['service_provider_poll_failures_total', 'counter'],
+    ['service_target_send_failures_total', 'counter'],
+  ]) {
     t.match(m.text, new RegExp(`# TYPE ${name} ${type}`), `${name} is a ${type}`);
   }
   t.match(m.text, /process_cpu_user_seconds_total/);

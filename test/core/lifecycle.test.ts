@@ -1,9 +1,9 @@
-import t from 'tap';
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import t from 'tap';
 import { detectSupervised } from '../../core/src/lifecycle/supervised.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -11,7 +11,12 @@ const root = new URL('../..', import.meta.url).pathname;
 async function waitReady(url: string, ms = 20_000) {
   const end = Date.now() + ms;
   while (Date.now() < end) {
-    try { const r = await fetch(`${url}/api/ready`); if (r.status === 200) return; } catch { /* not yet */ }
+    try {
+      const r = await fetch(`${url}/api/ready`);
+      if (r.status === 200) return;
+    } catch {
+      /* not yet */
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error('service did not become ready');
@@ -22,15 +27,32 @@ t.test('SIGTERM lets an in-flight request finish, then exits 0', async (t) => {
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const port = 20000 + Math.floor(Math.random() * 20000);
   const child = spawn(process.execPath, ['core/src/main.ts'], {
-    cwd: root, stdio: ['ignore', 'ignore', 'pipe'],
-    env: { PATH: process.env.PATH, SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'), SERVICE_DATA_DIR: dir, SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1', SERVICE_PLUGINS: '@herald/provider-bridge-self', SERVICE_LOG_FORMAT: 'json', SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '10', HERALD_BCRYPT_COST: '12' },
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
+      SERVICE_DATA_DIR: dir,
+      SERVICE_PORT: String(port),
+      SERVICE_HOST: '127.0.0.1',
+      SERVICE_PLUGINS: '@herald/provider-bridge-self',
+      SERVICE_LOG_FORMAT: 'json',
+      SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '10',
+      HERALD_BCRYPT_COST: '12',
+    },
   });
   let stderr = '';
-  child.stderr.on('data', (c) => { stderr += c; });
+  child.stderr.on('data', (c) => {
+    stderr += c;
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitReady(url);
   // bcrypt at cost 12 keeps this request busy while the signal arrives
-  const inflight = fetch(`${url}/api/setup`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email: 'a@example.test', password: 'long enough password' }) });
+  const inflight = fetch(`${url}/api/setup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'a@example.test', password: 'long enough password' }),
+  });
   await new Promise((r) => setTimeout(r, 30));
   child.kill('SIGTERM');
   const res = await inflight;

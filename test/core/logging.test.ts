@@ -1,5 +1,5 @@
-import t from 'tap';
 import { PassThrough } from 'node:stream';
+import t from 'tap';
 import { createLogger } from '../../core/src/logging/logger.ts';
 import { SecretValues } from '../../core/src/logging/redact.ts';
 import { startService } from '../helpers/service.ts';
@@ -17,11 +17,37 @@ function capture(levels: Record<string, any> = {}, level: any = 'info') {
 t.test('secret fields and values are masked in every line', async (t) => {
   const { f, lines } = capture();
   const log = f.get('test');
-  log.info({ token: 'tok-123456', password: 'hunter2hunter2', nested: { client_secret: 'cs-value', webhook_secret: 'ws-value', csrf: 'csrf-value', oauth_code: 'oauth-val', ok: 'visible' }, headers: { authorization: 'Bearer abcdefghijkl', cookie: 'herald_session=xyz' } }, 'hello');
+  log.info(
+    {
+      token: 'tok-123456',
+      password: 'hunter2hunter2',
+      nested: {
+        client_secret: 'cs-value',
+        webhook_secret: 'ws-value',
+        csrf: 'csrf-value',
+        oauth_code: 'oauth-val',
+        ok: 'visible',
+      },
+      headers: { authorization: 'Bearer abcdefghijkl', cookie: 'herald_session=xyz' },
+    },
+    'hello',
+  );
   log.warn('the key is super-secret-key-value-123 and token=abcdef123456');
   log.error({ err: new Error('failed with password=letmein99') }, 'boom');
   const all = lines.join('\n');
-  for (const s of ['tok-123456', 'hunter2hunter2', 'cs-value', 'ws-value', 'csrf-value', 'oauth-val', 'abcdefghijkl', 'herald_session=xyz', 'super-secret-key-value-123', 'abcdef123456', 'letmein99']) {
+  for (const s of [
+    'tok-123456',
+    'hunter2hunter2',
+    'cs-value',
+    'ws-value',
+    'csrf-value',
+    'oauth-val',
+    'abcdefghijkl',
+    'herald_session=xyz',
+    'super-secret-key-value-123',
+    'abcdef123456',
+    'letmein99',
+  ]) {
     t.notOk(all.includes(s), `${s} masked`);
   }
   t.ok(all.includes('visible'), 'ordinary fields kept');
@@ -35,7 +61,10 @@ t.test('per-module levels', async (t) => {
   f.get('quiet').warn('b');
   f.get('other').debug('c');
   f.get('other').info('d');
-  t.same(lines.map((l) => JSON.parse(l).msg), ['a', 'd']);
+  t.same(
+    lines.map((l) => JSON.parse(l).msg),
+    ['a', 'd'],
+  );
 });
 
 t.test('service logs never carry the secret key, tokens or passwords', async (t) => {
@@ -51,37 +80,73 @@ t.test('service logs never carry the secret key, tokens or passwords', async (t)
   t.ok(text.length > 0);
 });
 
-t.test('SERVICE_DEBUG echoes every statement the service runs, in plain text at DEBUG; without it there is none', async (t) => {
-  const loud = await startService({ SERVICE_DEBUG: 'true', SERVICE_LOG_LEVEL: 'INFO' });
-  await loud.request('GET', '/api/setup');
-  const created = await loud.request('POST', '/api/v1/memory', { token: loud.admin.token, body: { content: 'echo-check-value 42' } });
-  t.equal(created.status, 201);
-  t.equal((await loud.request('GET', '/api/v1/memory?q=echo', { token: loud.admin.token })).body.entries.length, 1);
-  const sql = loud.logs().filter((l) => l.module === 'db' && l.sql);
-  const text = loud.logText();
-  await loud.stop();
-  t.ok(sql.length > 0, 'SQL statements are logged');
-  t.ok(sql.every((l) => l.level === 'debug' && l.msg === 'sql'), 'each as a DEBUG line');
-  t.ok(sql.some((l) => /^PRAGMA|CREATE TABLE IF NOT EXISTS schema_migrations/.test(l.sql)), 'the boot statements');
-  t.ok(sql.some((l) => /^INSERT INTO memory_entries \(/.test(l.sql)), 'the service\'s own raw SQL (a memory entry written)');
-  t.ok(sql.some((l) => /^SELECT \* FROM memory_entries WHERE user_id = \?/.test(l.sql)), 'and read');
-  t.ok(sql.some((l) => /FROM users u WHERE u\.id = \?/.test(l.sql)), 'the request\'s authentication');
-  const ESC = String.fromCharCode(27);
-  t.ok(sql.every((l) => !l.sql.includes(ESC) && !l.sql.includes('\n')), 'plain text, one line, no colour codes');
-  t.notOk(text.includes(ESC), 'no colour codes anywhere in the log');
-  t.notMatch(sql.map((l) => l.sql).join('\n'), /echo-check-value/, 'statements without their values');
-  const quiet = await startService({ SERVICE_LOG_LEVEL: 'DEBUG' });
-  await quiet.request('GET', '/api/setup');
-  const none = quiet.logs().filter((l) => l.module === 'db' && l.sql);
-  await quiet.stop();
-  t.equal(none.length, 0, 'no SQL echo without SERVICE_DEBUG');
-});
+t.test(
+  'SERVICE_DEBUG echoes every statement the service runs, in plain text at DEBUG; without it there is none',
+  async (t) => {
+    const loud = await startService({ SERVICE_DEBUG: 'true', SERVICE_LOG_LEVEL: 'INFO' });
+    await loud.request('GET', '/api/setup');
+    const created = await loud.request('POST', '/api/v1/memory', {
+      token: loud.admin.token,
+      body: { content: 'echo-check-value 42' },
+    });
+    t.equal(created.status, 201);
+    t.equal((await loud.request('GET', '/api/v1/memory?q=echo', { token: loud.admin.token })).body.entries.length, 1);
+    const sql = loud.logs().filter((l) => l.module === 'db' && l.sql);
+    const text = loud.logText();
+    await loud.stop();
+    t.ok(sql.length > 0, 'SQL statements are logged');
+    t.ok(
+      sql.every((l) => l.level === 'debug' && l.msg === 'sql'),
+      'each as a DEBUG line',
+    );
+    t.ok(
+      sql.some((l) => /^PRAGMA|CREATE TABLE IF NOT EXISTS schema_migrations/.test(l.sql)),
+      'the boot statements',
+    );
+    t.ok(
+      sql.some((l) => /^INSERT INTO memory_entries \(/.test(l.sql)),
+      "the service's own raw SQL (a memory entry written)",
+    );
+    t.ok(
+      sql.some((l) => /^SELECT \* FROM memory_entries WHERE user_id = \?/.test(l.sql)),
+      'and read',
+    );
+    t.ok(
+      sql.some((l) => /FROM users u WHERE u\.id = \?/.test(l.sql)),
+      "the request's authentication",
+    );
+    const ESC = String.fromCharCode(27);
+    t.ok(
+      sql.every((l) => !l.sql.includes(ESC) && !l.sql.includes('\n')),
+      'plain text, one line, no colour codes',
+    );
+    t.notOk(text.includes(ESC), 'no colour codes anywhere in the log');
+    t.notMatch(sql.map((l) => l.sql).join('\n'), /echo-check-value/, 'statements without their values');
+    const quiet = await startService({ SERVICE_LOG_LEVEL: 'DEBUG' });
+    await quiet.request('GET', '/api/setup');
+    const none = quiet.logs().filter((l) => l.module === 'db' && l.sql);
+    await quiet.stop();
+    t.equal(none.length, 0, 'no SQL echo without SERVICE_DEBUG');
+  },
+);
 
 t.test('errors, requests and responses keep their content after redaction', async (t) => {
   const { f, lines } = capture();
   const log = f.get('test');
   log.error({ err: new TypeError('disk full at /data') }, 'write failed');
-  log.info({ req: { id: 'r1', method: 'POST', url: '/api/hooks/x?token=abcdef123456', ip: '127.0.0.1', headers: { authorization: 'Bearer abcdefghijkl' } }, res: { statusCode: 500 } }, 'request completed');
+  log.info(
+    {
+      req: {
+        id: 'r1',
+        method: 'POST',
+        url: '/api/hooks/x?token=abcdef123456',
+        ip: '127.0.0.1',
+        headers: { authorization: 'Bearer abcdefghijkl' },
+      },
+      res: { statusCode: 500 },
+    },
+    'request completed',
+  );
   const [e, r] = lines.map((l) => JSON.parse(l));
   t.equal(e.err.message, 'disk full at /data');
   t.equal(e.err.type, 'TypeError');
@@ -98,7 +163,12 @@ t.test('a real service logs one line per request: method, URL, status, response 
   const lines = s.logs().filter((l) => l.module === 'http' && l.req?.url === '/api/setup?locale=en' && l.res);
   t.equal(lines.length, 1, 'one line for the request');
   const line = lines[0];
-  t.match(line, { level: 'info', req: { method: 'GET', url: '/api/setup?locale=en', id: String }, res: { statusCode: 200 }, responseTime: Number });
+  t.match(line, {
+    level: 'info',
+    req: { method: 'GET', url: '/api/setup?locale=en', id: String },
+    res: { statusCode: 200 },
+    responseTime: Number,
+  });
   t.equal(line.reqId, line.req.id, 'the request id binds every line of the request');
   t.match(line.msg, /^GET \/api\/setup\?locale=en 200 [\d.]+ ms$/, 'the message says it all for the text format');
 });
@@ -114,27 +184,52 @@ t.test('a 500 logs the error with type, message, code and stack, and its request
   t.notMatch(r.text, /memory_entries/, 'the client is not told the internals');
   const failed = s.logs().find((l) => l.level === 'error' && l.msg === 'request failed');
   t.ok(failed, 'the error is logged');
-  t.match(failed.err, { type: String, message: /memory_entries/, stack: /memory_entries[\s\S]*\n\s+at /, code: /\S/ }, 'type, message, code and stack');
+  t.match(
+    failed.err,
+    { type: String, message: /memory_entries/, stack: /memory_entries[\s\S]*\n\s+at /, code: /\S/ },
+    'type, message, code and stack',
+  );
   const line = s.logs().find((l) => l.reqId === failed.reqId && l.res);
-  t.match(line, { req: { method: 'GET', url: '/api/v1/memory' }, res: { statusCode: 500 } }, 'the request line of the same request');
+  t.match(
+    line,
+    { req: { method: 'GET', url: '/api/v1/memory' }, res: { statusCode: 500 } },
+    'the request line of the same request',
+  );
 });
 
 t.test('credential path segments never reach the log', async (t) => {
   const s = await startService();
   t.teardown(() => s.stop());
-  const p = await s.request('POST', '/api/providers', { token: s.admin.token, body: { kind: 'example', name: 'Ex', config: { shared_token: 'shared-token-1' } } });
+  const p = await s.request('POST', '/api/providers', {
+    token: s.admin.token,
+    body: { kind: 'example', name: 'Ex', config: { shared_token: 'shared-token-1' } },
+  });
   t.equal(p.status, 201);
   const hook = new URL(p.body.webhook_url).pathname;
   const token = hook.split('/').pop()!;
-  t.equal((await s.request('POST', hook, { body: { type: 'ping', payload: {} }, headers: { 'x-example-token': 'shared-token-1' } })).status, 200);
-  t.equal((await s.request('POST', `${hook}?note=1`, { body: {}, headers: { 'x-example-token': 'wrong-token-00' } })).status, 401);
+  t.equal(
+    (
+      await s.request('POST', hook, {
+        body: { type: 'ping', payload: {} },
+        headers: { 'x-example-token': 'shared-token-1' },
+      })
+    ).status,
+    200,
+  );
+  t.equal(
+    (await s.request('POST', `${hook}?note=1`, { body: {}, headers: { 'x-example-token': 'wrong-token-00' } })).status,
+    401,
+  );
   t.equal((await s.request('GET', hook)).status, 404, 'a method without a route');
   const pathId = 'a-bot-path-id-that-is-a-credential';
   await s.request('POST', `/api/bots/${pathId}/webhook`, { body: {} });
   const text = s.logText();
   t.notOk(text.includes(token), 'the webhook token appears in no line');
   t.notOk(text.includes(pathId), 'the bot path id appears in no line');
-  const urls = s.logs().filter((l) => l.res).map((l) => `${l.req.method} ${l.req.url} ${l.res.statusCode}`);
+  const urls = s
+    .logs()
+    .filter((l) => l.res)
+    .map((l) => `${l.req.method} ${l.req.url} ${l.res.statusCode}`);
   t.ok(urls.includes('POST /api/hooks/[REDACTED] 200'), 'accepted');
   t.ok(urls.includes('POST /api/hooks/[REDACTED]?note=1 401'), 'refused, query kept');
   t.ok(urls.includes('GET /api/hooks/[REDACTED] 404'), 'unrouted, still masked');
@@ -143,7 +238,11 @@ t.test('credential path segments never reach the log', async (t) => {
 
 t.test('stacks: always in JSON, in text only at DEBUG', async (t) => {
   const err = Object.assign(new Error('disk full'), { code: 'ENOSPC' });
-  for (const [format, level, stack] of [['json', 'info', true], ['text', 'info', false], ['text', 'debug', true]] as const) {
+  for (const [format, level, stack] of [
+    ['json', 'info', true],
+    ['text', 'info', false],
+    ['text', 'debug', true],
+  ] as const) {
     const lines: string[] = [];
     const dest = new PassThrough();
     dest.on('data', (c: Buffer) => lines.push(c.toString()));

@@ -9,9 +9,20 @@
 import t from 'tap';
 import { startService, TEST_PLUGINS } from '../helpers/service.ts';
 
-interface Answer { description?: string; content?: Record<string, { schema?: { $ref?: string } }> }
-interface Operation { security?: unknown[]; parameters?: { in: string; name: string }[]; requestBody?: unknown; responses?: Record<string, Answer> }
-interface Doc { paths: Record<string, Record<string, Operation>>; components: { schemas: Record<string, { properties?: Record<string, unknown> }> } }
+interface Answer {
+  description?: string;
+  content?: Record<string, { schema?: { $ref?: string } }>;
+}
+interface Operation {
+  security?: unknown[];
+  parameters?: { in: string; name: string }[];
+  requestBody?: unknown;
+  responses?: Record<string, Answer>;
+}
+interface Doc {
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, { properties?: Record<string, unknown> }> };
+}
 
 const PROBLEM = '#/components/schemas/Problem';
 const MADE_UP_ID = '0190f0e0-0000-7000-8000-00000000abcd';
@@ -26,7 +37,8 @@ function madeUp(name: string): string {
 const urlOf = (path: string) => path.replace(/\{([^}]+)\}/g, (_m, name: string) => madeUp(name));
 const hasBody = (method: string) => ['POST', 'PUT', 'PATCH'].includes(method);
 /** Answers in another service's own shape (dialect routes), or a body that is not an error (readiness). */
-const notProblem = (path: string, status: string, a: Answer) => /imitated service's own error shape/.test(a.description ?? '') || (path === '/api/ready' && status === '503');
+const notProblem = (path: string, status: string, a: Answer) =>
+  /imitated service's own error shape/.test(a.description ?? '') || (path === '/api/ready' && status === '503');
 
 t.test('every operation states its success and its errors, and answers only what it states', async (t) => {
   const s = await startService({ SERVICE_PLUGINS: `${TEST_PLUGINS},@herald/provider-ntfy` });
@@ -36,7 +48,11 @@ t.test('every operation states its success and its errors, and answers only what
   const doc = docAnswer.body as Doc;
 
   const problem = doc.components.schemas.Problem;
-  t.same(Object.keys(problem?.properties ?? {}).sort(), ['code', 'detail', 'errors', 'params', 'status', 'title', 'type'], 'one Problem schema: RFC 9457 members, code, params and field errors');
+  t.same(
+    Object.keys(problem?.properties ?? {}).sort(),
+    ['code', 'detail', 'errors', 'params', 'status', 'title', 'type'],
+    'one Problem schema: RFC 9457 members, code, params and field errors',
+  );
 
   const wrong: string[] = [];
   const ops: { path: string; method: string; op: Operation; statuses: string[] }[] = [];
@@ -50,7 +66,8 @@ t.test('every operation states its success and its errors, and answers only what
       if (!statuses.some((x) => /^2\d\d$/.test(x))) wrong.push(`${where}: no success status`);
       for (const [status, a] of Object.entries(responses)) {
         if (Number(status) < 400 || notProblem(path, status, a)) continue;
-        if (a.content?.['application/problem+json']?.schema?.$ref !== PROBLEM) wrong.push(`${where} ${status}: not problem details`);
+        if (a.content?.['application/problem+json']?.schema?.$ref !== PROBLEM)
+          wrong.push(`${where} ${status}: not problem details`);
         if (!a.description) wrong.push(`${where} ${status}: no description`);
       }
       const must = ['500'];
@@ -65,7 +82,10 @@ t.test('every operation states its success and its errors, and answers only what
     }
   }
   t.ok(ops.length > 130, `${ops.length} operations in the document`);
-  t.ok(ops.some((o) => o.path === '/' && o.method === 'PUT'), 'the dialect routes of a loaded plugin (ntfy) are in it');
+  t.ok(
+    ops.some((o) => o.path === '/' && o.method === 'PUT'),
+    'the dialect routes of a loaded plugin (ntfy) are in it',
+  );
   t.same(wrong, [], 'every operation lists a success status and its errors as problem details');
 
   // Called for real: what each answers is among what it lists. Signing out is left for last.
@@ -76,67 +96,137 @@ t.test('every operation states its success and its errors, and answers only what
     for (const token of [s.admin.token, null]) {
       const r = await s.request(method, urlOf(path), { token, body });
       const who = token ? 'as an administrator' : 'anonymously';
-      if (r.status >= 500 || !statuses.includes(String(r.status))) called.push(`${method} ${path} ${who}: ${r.status} (lists ${statuses.join(', ')}) ${r.text.slice(0, 200)}`);
+      if (r.status >= 500 || !statuses.includes(String(r.status)))
+        called.push(`${method} ${path} ${who}: ${r.status} (lists ${statuses.join(', ')}) ${r.text.slice(0, 200)}`);
     }
   }
-  const session = await s.request('POST', '/api/auth/login', { body: { email: s.admin.email, password: 'correct horse battery' } });
+  const session = await s.request('POST', '/api/auth/login', {
+    body: { email: s.admin.email, password: 'correct horse battery' },
+  });
   const out = await s.request('POST', '/api/auth/logout', { token: session.body.access_token });
   const logout = ops.find((o) => o.path === '/api/auth/logout')!;
   if (!logout.statuses.includes(String(out.status))) called.push(`POST /api/auth/logout: ${out.status}`);
   t.same(called, [], 'every operation answered a status its document lists, and none a 500');
 
-  const lists = (path: string, method: string, status: number) => t.ok(ops.find((o) => o.path === path && o.method === method)?.statuses.includes(String(status)), `${method} ${path} lists ${status}`);
+  const lists = (path: string, method: string, status: number) =>
+    t.ok(
+      ops.find((o) => o.path === path && o.method === method)?.statuses.includes(String(status)),
+      `${method} ${path} lists ${status}`,
+    );
   const token = s.admin.token;
-  const provider = await s.request('POST', '/api/providers', { token, body: { kind: 'example', name: 'Doc', config: { shared_token: 'sharedtoken1' } } });
+  const provider = await s.request('POST', '/api/providers', {
+    token,
+    body: { kind: 'example', name: 'Doc', config: { shared_token: 'sharedtoken1' } },
+  });
   t.equal(provider.status, 201, 'a provider is created with 201');
   lists('/api/providers', 'POST', 201);
-  const hook = await s.request('POST', `/api/hooks/${provider.body.webhook_url.split('/api/hooks/')[1]}`, { headers: { 'x-example-token': 'sharedtoken1' }, body: { type: 'thing_happened', payload: { name: 'doc' } } });
+  const hook = await s.request('POST', `/api/hooks/${provider.body.webhook_url.split('/api/hooks/')[1]}`, {
+    headers: { 'x-example-token': 'sharedtoken1' },
+    body: { type: 'thing_happened', payload: { name: 'doc' } },
+  });
   t.equal(hook.status, 202, 'a webhook with an event is accepted with 202');
   t.equal(hook.body.event_ids.length, 1);
   lists('/api/hooks/{token}', 'POST', 202);
   t.notOk(ops.find((o) => o.path === '/api/hooks/{token}')?.statuses.includes('201'));
-  const tracker = await s.request('POST', '/api/trackers', { token, body: { provider_id: provider.body.id, name: 'Doc tracker' } });
+  const tracker = await s.request('POST', '/api/trackers', {
+    token,
+    body: { provider_id: provider.body.id, name: 'Doc tracker' },
+  });
   t.equal(tracker.status, 201);
-  t.equal((await s.request('DELETE', `/api/trackers/${tracker.body.id}`, { token })).status, 204, 'a tracker is deleted with 204');
-  t.equal((await s.request('DELETE', `/api/providers/${provider.body.id}`, { token })).status, 204, 'a provider is deleted with 204');
+  t.equal(
+    (await s.request('DELETE', `/api/trackers/${tracker.body.id}`, { token })).status,
+    204,
+    'a tracker is deleted with 204',
+  );
+  t.equal(
+    (await s.request('DELETE', `/api/providers/${provider.body.id}`, { token })).status,
+    204,
+    'a provider is deleted with 204',
+  );
   lists('/api/providers/{id}', 'DELETE', 204);
-  t.notOk(ops.find((o) => o.path === '/api/providers/{id}' && o.method === 'DELETE')?.statuses.includes('200'), 'and does not claim 200');
+  t.notOk(
+    ops.find((o) => o.path === '/api/providers/{id}' && o.method === 'DELETE')?.statuses.includes('200'),
+    'and does not claim 200',
+  );
 });
 
 t.test('validation problems are told in sentences', async (t) => {
   const s = await startService();
   t.teardown(() => s.stop());
   const token = s.admin.token;
-  const schemaWords = /body\/|querystring\/|must be equal to constant|schema is false|anyOf|must NOT|additional properties/;
+  const schemaWords =
+    /body\/|querystring\/|must be equal to constant|schema is false|anyOf|must NOT|additional properties/;
 
-  const role = await s.request('POST', '/api/v1/admin/users', { token, body: { email: 'role@example.test', password: 'a long password', role: 'evil' } });
+  const role = await s.request('POST', '/api/v1/admin/users', {
+    token,
+    body: { email: 'role@example.test', password: 'a long password', role: 'evil' },
+  });
   t.equal(role.status, 422);
   t.equal(role.body.detail, 'The request body is invalid. The field role must be one of: user, admin.');
-  t.same(role.body.errors, [{ path: 'body/role', message: 'must be one of: user, admin', code: 'enum', params: { allowedValues: ['user', 'admin'] } }], 'the union is one field error, an enum a client can word itself');
+  t.same(
+    role.body.errors,
+    [
+      {
+        path: 'body/role',
+        message: 'must be one of: user, admin',
+        code: 'enum',
+        params: { allowedValues: ['user', 'admin'] },
+      },
+    ],
+    'the union is one field error, an enum a client can word itself',
+  );
 
-  const target = await s.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'R', config: { url: 'http://127.0.0.1:9/' }, locale: 'en' } });
+  const target = await s.request('POST', '/api/targets', {
+    token,
+    body: { kind: 'recorder', name: 'R', config: { url: 'http://127.0.0.1:9/' }, locale: 'en' },
+  });
   t.equal(target.status, 201);
-  const action = await s.request('POST', '/api/actions', { token, body: { name: 'A', kind: 'message', schedule: '0 9 * * *', config: { target_ids: [target.body.id], title: 'Hi', body: 'There', evil: 1 } } });
+  const action = await s.request('POST', '/api/actions', {
+    token,
+    body: {
+      name: 'A',
+      kind: 'message',
+      schedule: '0 9 * * *',
+      config: { target_ids: [target.body.id], title: 'Hi', body: 'There', evil: 1 },
+    },
+  });
   t.equal(action.status, 422);
   t.equal(action.body.detail, 'The config of a message action is invalid. The field config.evil is not allowed.');
 
-  const many = await s.request('POST', '/api/providers', { token, body: { kind: 'example', name: 'x'.repeat(201), config: {}, evil: true } });
+  const many = await s.request('POST', '/api/providers', {
+    token,
+    body: { kind: 'example', name: 'x'.repeat(201), config: {}, evil: true },
+  });
   t.equal(many.status, 422);
   t.match(many.body.detail, /^The request body is invalid\. /);
   t.match(many.body.detail, /The field evil is not allowed\./);
   t.match(many.body.detail, /The field name must be at most 200 characters long\./);
 
-  const nested = await s.request('POST', '/api/trackers', { token, body: { provider_id: MADE_UP_ID, name: 'T', quiet_hours: { start: '22:00', timezone: 'UTC' } } });
+  const nested = await s.request('POST', '/api/trackers', {
+    token,
+    body: { provider_id: MADE_UP_ID, name: 'T', quiet_hours: { start: '22:00', timezone: 'UTC' } },
+  });
   t.equal(nested.status, 422);
-  t.equal(nested.body.detail, 'The request body is invalid. The field quiet_hours.end is required.', 'a nullable object names what is missing in it, not "matches no form"');
+  t.equal(
+    nested.body.detail,
+    'The request body is invalid. The field quiet_hours.end is required.',
+    'a nullable object names what is missing in it, not "matches no form"',
+  );
 
   const query = await s.request('GET', '/api/providers?limit=500', { token });
   t.equal(query.status, 422);
   t.equal(query.body.detail, 'The query string is invalid. The query parameter limit must be at most 200.');
 
-  const config = await s.request('POST', '/api/providers', { token, body: { kind: 'example', name: 'Short', config: { shared_token: 'short' } } });
+  const config = await s.request('POST', '/api/providers', {
+    token,
+    body: { kind: 'example', name: 'Short', config: { shared_token: 'short' } },
+  });
   t.equal(config.status, 422);
-  t.match(config.body.detail, /^The configuration of a .+ provider is invalid\. The field config\.shared_token must be at least \d+ characters long\./);
+  t.match(
+    config.body.detail,
+    /^The configuration of a .+ provider is invalid\. The field config\.shared_token must be at least \d+ characters long\./,
+  );
 
-  for (const r of [role, action, many, nested, query, config]) t.notMatch(r.body.detail, schemaWords, `no schema jargon in: ${r.body.detail}`);
+  for (const r of [role, action, many, nested, query, config])
+    t.notMatch(r.body.detail, schemaWords, `no schema jargon in: ${r.body.detail}`);
 });

@@ -4,60 +4,79 @@ import { createLogger } from '../../core/src/logging/logger.ts';
 
 const log = () => createLogger({ level: 'fatal', format: 'json' }).get('jobs');
 
-t.test('text schedules read as bree read them: cron as given, every n minutes or hours, every day at midnight', async (t) => {
-  t.equal(cronOfSchedule('0 3 * * *'), '0 3 * * *');
-  t.equal(cronOfSchedule('*/5 * * * *'), '*/5 * * * *');
-  t.equal(cronOfSchedule('every 1 day'), '0 0 * * *');
-  t.equal(cronOfSchedule('every day'), '0 0 * * *');
-  t.equal(cronOfSchedule('every 15 minutes'), '*/15 * * * *');
-  t.equal(cronOfSchedule('every 1 minute'), '* * * * *');
-  t.equal(cronOfSchedule('every 6 hours'), '0 */6 * * *');
-  t.equal(cronOfSchedule('every 23 hours'), '0 */23 * * *');
-  t.equal(cronOfSchedule('every 24 hours'), undefined, 'past the hour field');
-  t.equal(cronOfSchedule('every 60 minutes'), undefined);
-  t.equal(cronOfSchedule('every 0 minutes'), undefined);
-  t.equal(cronOfSchedule('every 2 days'), undefined, 'not a cron step');
-  t.equal(cronOfSchedule('at noon'), undefined);
-});
+t.test(
+  'text schedules read as bree read them: cron as given, every n minutes or hours, every day at midnight',
+  async (t) => {
+    t.equal(cronOfSchedule('0 3 * * *'), '0 3 * * *');
+    t.equal(cronOfSchedule('*/5 * * * *'), '*/5 * * * *');
+    t.equal(cronOfSchedule('every 1 day'), '0 0 * * *');
+    t.equal(cronOfSchedule('every day'), '0 0 * * *');
+    t.equal(cronOfSchedule('every 15 minutes'), '*/15 * * * *');
+    t.equal(cronOfSchedule('every 1 minute'), '* * * * *');
+    t.equal(cronOfSchedule('every 6 hours'), '0 */6 * * *');
+    t.equal(cronOfSchedule('every 23 hours'), '0 */23 * * *');
+    t.equal(cronOfSchedule('every 24 hours'), undefined, 'past the hour field');
+    t.equal(cronOfSchedule('every 60 minutes'), undefined);
+    t.equal(cronOfSchedule('every 0 minutes'), undefined);
+    t.equal(cronOfSchedule('every 2 days'), undefined, 'not a cron step');
+    t.equal(cronOfSchedule('at noon'), undefined);
+  },
+);
 
-t.test('a job runs on its interval in this process (no thread per tick, as bree started), never overlapping itself; stop ends the ticks', async (t) => {
-  const s = new Scheduler(log());
-  let runs = 0;
-  let inFlight = 0;
-  let overlapped = false;
-  let release: () => void = () => {};
-  const twice = new Promise<void>((r) => { release = r; });
-  s.register('tick', {
-    interval: 10,
-    run: async () => {
-      if (inFlight++) overlapped = true;
-      runs++;
-      // Slower than the interval: ticks during the run must not start a second one.
-      await new Promise((r) => setTimeout(r, 35));
-      inFlight--;
-      if (runs >= 2) release();
-    },
-  });
-  s.register('daily', { interval: 'every 1 day', run: async () => {} });
-  await s.start();
-  t.same(s.status(), { state: 'ok', leader: true });
-  // Bounded: the interval is 10 ms; give up after 5 s rather than hang.
-  let giveUp: NodeJS.Timeout | undefined;
-  await Promise.race([twice, new Promise((r) => { giveUp = setTimeout(r, 5_000); })]);
-  clearTimeout(giveUp);
-  t.ok(runs >= 2, 'ran on its interval');
-  t.notOk(overlapped, 'never two runs at once');
-  await s.stop();
-  const after = runs;
-  t.same(s.status().state, 'fail', 'stopped');
-  await new Promise((r) => setTimeout(r, 60));
-  t.equal(runs, after, 'no tick after stop');
-});
+t.test(
+  'a job runs on its interval in this process (no thread per tick, as bree started), never overlapping itself; stop ends the ticks',
+  async (t) => {
+    const s = new Scheduler(log());
+    let runs = 0;
+    let inFlight = 0;
+    let overlapped = false;
+    let release: () => void = () => {};
+    const twice = new Promise<void>((r) => {
+      release = r;
+    });
+    s.register('tick', {
+      interval: 10,
+      run: async () => {
+        if (inFlight++) overlapped = true;
+        runs++;
+        // Slower than the interval: ticks during the run must not start a second one.
+        await new Promise((r) => setTimeout(r, 35));
+        inFlight--;
+        if (runs >= 2) release();
+      },
+    });
+    s.register('daily', { interval: 'every 1 day', run: async () => {} });
+    await s.start();
+    t.same(s.status(), { state: 'ok', leader: true });
+    // Bounded: the interval is 10 ms; give up after 5 s rather than hang.
+    let giveUp: NodeJS.Timeout | undefined;
+    await Promise.race([
+      twice,
+      new Promise((r) => {
+        giveUp = setTimeout(r, 5_000);
+      }),
+    ]);
+    clearTimeout(giveUp);
+    t.ok(runs >= 2, 'ran on its interval');
+    t.notOk(overlapped, 'never two runs at once');
+    await s.stop();
+    const after = runs;
+    t.same(s.status().state, 'fail', 'stopped');
+    await new Promise((r) => setTimeout(r, 60));
+    t.equal(runs, after, 'no tick after stop');
+  },
+);
 
 t.test('runOnStart runs the job at start; a leader-only job waits on a follower', async (t) => {
   let ran = 0;
   const s = new Scheduler(log());
-  s.register('boot', { interval: 60_000, runOnStart: true, run: async () => { ran++; } });
+  s.register('boot', {
+    interval: 60_000,
+    runOnStart: true,
+    run: async () => {
+      ran++;
+    },
+  });
   await s.start();
   await s.runNow('boot');
   t.ok(ran >= 1, 'ran at start');
@@ -65,8 +84,19 @@ t.test('runOnStart runs the job at start; a leader-only job waits on a follower'
 
   let followerRan = 0;
   const f = new Scheduler(log(), { isLeader: () => false, start: async (cb) => cb(false), stop: async () => {} });
-  f.register('leader-only', { interval: 60_000, run: async () => { followerRan++; } });
-  f.register('anywhere', { interval: 60_000, leaderOnly: false, run: async () => { followerRan += 10; } });
+  f.register('leader-only', {
+    interval: 60_000,
+    run: async () => {
+      followerRan++;
+    },
+  });
+  f.register('anywhere', {
+    interval: 60_000,
+    leaderOnly: false,
+    run: async () => {
+      followerRan += 10;
+    },
+  });
   await f.start();
   await f.runNow('leader-only');
   await f.runNow('anywhere');

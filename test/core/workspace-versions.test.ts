@@ -8,13 +8,21 @@ import path from 'node:path';
 import t from 'tap';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
-type Pkg = { name: string; version?: string; dependencies?: Record<string, string>; devDependencies?: Record<string, string>; peerDependencies?: Record<string, string> };
+type Pkg = {
+  name: string;
+  version?: string;
+  dependencies?: Record<string, string>;
+  devDependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
+};
 
 function workspaces(): { dir: string; pkg: Pkg }[] {
   const root = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { workspaces: string[] };
   const out: { dir: string; pkg: Pkg }[] = [];
   for (const pattern of root.workspaces) {
-    const dirs = pattern.endsWith('/*') ? fs.readdirSync(path.join(ROOT, pattern.slice(0, -2))).map((d) => path.join(pattern.slice(0, -2), d)) : [pattern];
+    const dirs = pattern.endsWith('/*')
+      ? fs.readdirSync(path.join(ROOT, pattern.slice(0, -2))).map((d) => path.join(pattern.slice(0, -2), d))
+      : [pattern];
     for (const dir of dirs) {
       const file = path.join(ROOT, dir, 'package.json');
       if (fs.existsSync(file)) out.push({ dir, pkg: JSON.parse(fs.readFileSync(file, 'utf8')) });
@@ -55,7 +63,8 @@ t.test('workspace packages depend on versions the workspace has', async (t) => {
     for (const field of ['dependencies', 'devDependencies', 'peerDependencies'] as const) {
       for (const [name, range] of Object.entries(pkg[field] ?? {})) {
         const have = versions.get(name);
-        if (have && !range.startsWith('file:') && !range.startsWith('workspace:') && !satisfies(have, range)) wrong.push(`${dir} ${field} ${name}@${range} (workspace has ${have})`);
+        if (have && !range.startsWith('file:') && !range.startsWith('workspace:') && !satisfies(have, range))
+          wrong.push(`${dir} ${field} ${name}@${range} (workspace has ${have})`);
       }
     }
   }
@@ -67,10 +76,18 @@ t.test('one copy of SQLite in the process: the lockfile installs better-sqlite3 
   // descriptor drops the other's POSIX locks, one truncating the shared-memory index the other has
   // mapped kills the process with SIGBUS. The service's connection, the snapshot, its check, the
   // checkpointer and the dispatch thread all open the file, so they must load the very same module.
-  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, unknown> };
-  const copies = Object.keys(lock.packages).filter((p) => p === 'node_modules/better-sqlite3' || p.endsWith('/node_modules/better-sqlite3'));
+  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, unknown>;
+  };
+  const copies = Object.keys(lock.packages).filter(
+    (p) => p === 'node_modules/better-sqlite3' || p.endsWith('/node_modules/better-sqlite3'),
+  );
   t.same(copies, ['node_modules/better-sqlite3'], 'one hoisted copy');
   const { createRequire } = await import('node:module');
   const fromCore = createRequire(path.join(ROOT, 'core/src/db/open.ts')).resolve('better-sqlite3');
-  t.equal(fs.realpathSync(fromCore), fs.realpathSync(path.join(ROOT, 'node_modules/better-sqlite3/lib/index.js')), 'the core loads the hoisted copy');
+  t.equal(
+    fs.realpathSync(fromCore),
+    fs.realpathSync(path.join(ROOT, 'node_modules/better-sqlite3/lib/index.js')),
+    'the core loads the hoisted copy',
+  );
 });

@@ -4,26 +4,39 @@
  * `pollOnce`; the first poll of each only records a silent baseline.
  */
 import t from 'tap';
-import { startService, startSink } from '../helpers/service.ts';
 import { FakeImmich } from '../../plugins/provider-immich/test/fakes/immich.ts';
 import { startNut } from '../../plugins/provider-nut/test/peers/nut.ts';
+import { startService, startSink } from '../helpers/service.ts';
 import { chain, eventRows, plugins, recorder, relayOf } from './support.ts';
 
 t.test('immich: assets added to a followed album after the baseline poll reach the target by file name', async (t) => {
   const immich = new FakeImmich();
   await immich.listen();
   const owner = immich.addUser({ id: 'u-anna', name: 'Anna', email: 'anna@example.net' });
-  const albumId = immich.createAlbum({ name: 'Summer 2026', ownerId: owner.id, assets: [{ id: 'a-1', fileName: 'IMG_0001.jpg', ownerId: owner.id }] });
+  const albumId = immich.createAlbum({
+    name: 'Summer 2026',
+    ownerId: owner.id,
+    assets: [{ id: 'a-1', fileName: 'IMG_0001.jpg', ownerId: owner.id }],
+  });
   const s = await startService({ SERVICE_PLUGINS: plugins('@herald/provider-immich') });
   const sink = await startSink();
-  t.teardown(async () => { await s.stop(); await sink.close(); await immich.close(); });
+  t.teardown(async () => {
+    await s.stop();
+    await sink.close();
+    await immich.close();
+  });
   const target = await recorder(s, sink.url);
   const { provider } = await chain(s, {
     provider: { kind: 'immich', name: 'Photos', config: { base_url: immich.url, api_key: immich.apiKey } },
-    tracker: { config: { album_ids: [albumId] } }, target, enableAfterLink: true,
+    tracker: { config: { album_ids: [albumId] } },
+    target,
+    enableAfterLink: true,
   });
   t.equal(provider.status, 'running', 'the instance checked the server and the key');
-  t.ok(immich.requests.every((r) => r.url === '/api/server/ping' || r.authorized), 'every API call carried the key');
+  t.ok(
+    immich.requests.every((r) => r.url === '/api/server/ping' || r.authorized),
+    'every API call carried the key',
+  );
   const host = s.service.core.plugins;
   const relay = relayOf(s);
   // The instance polls once at start; wait for it so the explicit polls below do not race it.
@@ -53,7 +66,10 @@ t.test('immich: assets added to a followed album after the baseline poll reach t
   await host.pollOnce(provider.id);
   await relay.tick();
   t.equal(sink.received.length, 1, 'an unchanged album says nothing');
-  const tracker = await s.service.core.db.get('SELECT last_poll_at, last_poll_error FROM trackers WHERE provider_id = ?', [provider.id]);
+  const tracker = await s.service.core.db.get(
+    'SELECT last_poll_at, last_poll_error FROM trackers WHERE provider_id = ?',
+    [provider.id],
+  );
   t.ok(tracker!.last_poll_at, 'poll outcome recorded on the tracker');
   t.equal(tracker!.last_poll_error, null);
 });
@@ -62,12 +78,22 @@ t.test('nut (real upsd): silent baseline, then OL→OB sends ups_on_battery at o
   const nut = await startNut({ 'ups.status': 'OL', 'battery.charge': '100', 'battery.runtime': '3600' });
   const s = await startService({ SERVICE_PLUGINS: plugins('@herald/provider-nut') });
   const sink = await startSink();
-  t.teardown(async () => { await s.stop(); await sink.close(); await nut.stop(); });
+  t.teardown(async () => {
+    await s.stop();
+    await sink.close();
+    await nut.stop();
+  });
   s.clock.set('2026-03-10T23:30:00Z');
   const target = await recorder(s, sink.url);
   const { provider } = await chain(s, {
-    provider: { kind: 'nut', name: 'Rack UPS', config: { host: '127.0.0.1', port: nut.port, ups_name: nut.ups, username: nut.username, password: nut.password } },
-    tracker: { quiet_hours: { start: '22:00', end: '07:00', timezone: 'UTC' } }, target, enableAfterLink: true,
+    provider: {
+      kind: 'nut',
+      name: 'Rack UPS',
+      config: { host: '127.0.0.1', port: nut.port, ups_name: nut.ups, username: nut.username, password: nut.password },
+    },
+    tracker: { quiet_hours: { start: '22:00', end: '07:00', timezone: 'UTC' } },
+    target,
+    enableAfterLink: true,
   });
   t.equal(provider.status, 'running', `the instance reached upsd (${provider.status_detail})`);
   const host = s.service.core.plugins;
@@ -80,7 +106,10 @@ t.test('nut (real upsd): silent baseline, then OL→OB sends ups_on_battery at o
   await host.pollOnce(provider.id);
   await relay.tick();
   const rows = await eventRows(s, provider.id);
-  t.same(rows.map((r) => r.event_type), ['ups_on_battery']);
+  t.same(
+    rows.map((r) => r.event_type),
+    ['ups_on_battery'],
+  );
   t.equal(rows[0].dispatch_status, 'dispatched', 'not deferred although the tracker is in quiet hours');
   const sev = await s.service.core.db.get('SELECT severity FROM event_log WHERE id = ?', [rows[0].id]);
   t.equal(sev!.severity, 'critical');
@@ -93,6 +122,10 @@ t.test('nut (real upsd): silent baseline, then OL→OB sends ups_on_battery at o
   await nut.setStatus({ 'ups.status': 'OL CHRG' });
   await host.pollOnce(provider.id);
   await relay.tick();
-  t.same((await eventRows(s, provider.id)).map((r) => r.event_type), ['ups_on_battery', 'ups_online'], 'power back is reported too');
+  t.same(
+    (await eventRows(s, provider.id)).map((r) => r.event_type),
+    ['ups_on_battery', 'ups_online'],
+    'power back is reported too',
+  );
   t.equal(sink.received.length, 2, 'and also sent during quiet hours');
 });

@@ -11,7 +11,9 @@ export const BASE_PLUGINS = '@herald/provider-bridge-self,herald-target-recorder
 /** The service's `SERVICE_PLUGINS` value with `extra` packages enabled. */
 export const plugins = (...extra: string[]): string => [BASE_PLUGINS, ...extra].join(',');
 
-interface RelayHandle { tick(): Promise<void> }
+interface RelayHandle {
+  tick(): Promise<void>;
+}
 
 /** The relay pipeline of a running service. */
 export function relayOf(s: TestService): RelayHandle {
@@ -40,15 +42,31 @@ export function recorder(s: TestService, url: string, name = 'Rec', locale = 'en
  * Provider → tracker → target chain. The provider is created disabled and enabled once the
  * tracker is linked, so a stream or poll instance starts with somewhere to send its events.
  */
-export async function chain(s: TestService, o: {
-  provider: Record<string, unknown>; target: { id: string }; tracker?: Record<string, unknown>; enableAfterLink?: boolean;
-}): Promise<{ provider: any; tracker: any; hook: string }> {
-  const provider = await create(s, '/api/providers', { ...o.provider, ...(o.enableAfterLink ? { enabled: false } : {}) });
-  const tracker = await create(s, '/api/trackers', { provider_id: provider.id, name: `${provider.name} tracker`, ...(o.tracker ?? {}) });
+export async function chain(
+  s: TestService,
+  o: {
+    provider: Record<string, unknown>;
+    target: { id: string };
+    tracker?: Record<string, unknown>;
+    enableAfterLink?: boolean;
+  },
+): Promise<{ provider: any; tracker: any; hook: string }> {
+  const provider = await create(s, '/api/providers', {
+    ...o.provider,
+    ...(o.enableAfterLink ? { enabled: false } : {}),
+  });
+  const tracker = await create(s, '/api/trackers', {
+    provider_id: provider.id,
+    name: `${provider.name} tracker`,
+    ...(o.tracker ?? {}),
+  });
   await link(s, tracker.id, o.target.id);
   let current = provider;
   if (o.enableAfterLink) {
-    const r = await s.request('PATCH', `/api/providers/${provider.id}`, { token: s.admin.token, body: { enabled: true } });
+    const r = await s.request('PATCH', `/api/providers/${provider.id}`, {
+      token: s.admin.token,
+      body: { enabled: true },
+    });
     if (r.status !== 200) throw new Error(`enable provider: ${r.status} ${r.text}`);
     current = r.body;
   }
@@ -68,8 +86,14 @@ export function deliveries(s: TestService, eventId: string): Promise<any[]> {
 }
 
 /** event_log rows of a provider, oldest first. */
-export async function eventRows(s: TestService, providerId: string): Promise<{ id: string; event_type: string; dispatch_status: string; payload: any }[]> {
-  const rows = await s.service.core.db.all('SELECT id, event_type, dispatch_status, payload FROM event_log WHERE provider_id = ? ORDER BY id', [providerId]);
+export async function eventRows(
+  s: TestService,
+  providerId: string,
+): Promise<{ id: string; event_type: string; dispatch_status: string; payload: any }[]> {
+  const rows = await s.service.core.db.all(
+    'SELECT id, event_type, dispatch_status, payload FROM event_log WHERE provider_id = ? ORDER BY id',
+    [providerId],
+  );
   return rows.map((r) => ({ ...r, payload: typeof r.payload === 'string' ? JSON.parse(r.payload) : r.payload })) as any;
 }
 

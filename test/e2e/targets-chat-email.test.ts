@@ -4,21 +4,36 @@
  * SMTP server from the smtp-server package, STARTTLS with a self-signed certificate).
  */
 import t from 'tap';
-import { startService } from '../helpers/service.ts';
 import { ChatWebhookSink } from '../../plugins/target-chat-webhook/test/fakes/chat-webhook-sink.ts';
 import { FakeSmtp } from '../../plugins/target-email/test/fakes/smtp.ts';
 import { leaves, parseMime } from '../../plugins/target-email/test/mime.ts';
+import { startService } from '../helpers/service.ts';
 import { metric, plugins } from './support.ts';
 import { gap, pipeline } from './targets-support.ts';
 
 t.test('chat webhook: each format posts its own shape; 429 waits and succeeds; 404 fails for good', async (t) => {
   const chat = await new ChatWebhookSink().start();
   const s = await startService({ SERVICE_PLUGINS: plugins('herald-plugin-example', '@herald/target-chat-webhook') });
-  t.teardown(async () => { await s.stop(); await chat.close(); });
+  t.teardown(async () => {
+    await s.stop();
+    await chat.close();
+  });
 
-  const discord = await pipeline(s, { kind: 'chat_webhook', name: 'Discord', config: { format: 'discord', url: chat.url('discord'), username: 'Herald' } });
-  const slack = await pipeline(s, { kind: 'chat_webhook', name: 'Slack', config: { format: 'slack', url: chat.url('slack') } });
-  const mm = await pipeline(s, { kind: 'chat_webhook', name: 'Mattermost', config: { format: 'mattermost', url: chat.url('mattermost'), channel: 'alerts' } });
+  const discord = await pipeline(s, {
+    kind: 'chat_webhook',
+    name: 'Discord',
+    config: { format: 'discord', url: chat.url('discord'), username: 'Herald' },
+  });
+  const slack = await pipeline(s, {
+    kind: 'chat_webhook',
+    name: 'Slack',
+    config: { format: 'slack', url: chat.url('slack') },
+  });
+  const mm = await pipeline(s, {
+    kind: 'chat_webhook',
+    name: 'Mattermost',
+    config: { format: 'mattermost', url: chat.url('mattermost'), channel: 'alerts' },
+  });
   t.equal(discord.target.config.url, '********', 'the webhook URL is a secret');
 
   const ids = [await discord.fire('disk <sda>'), await slack.fire('disk <sda>'), await mm.fire('disk <sda>')];
@@ -48,7 +63,11 @@ t.test('chat webhook: each format posts its own shape; 429 waits and succeeds; 4
   t.equal((await discord.outcome(limitedId)).delivery.status, 'sent', 'then delivered');
   t.equal(by('discord').at(-1)!.body.embeds[0].title, 'Thing: busy');
 
-  const gone = await pipeline(s, { kind: 'chat_webhook', name: 'Gone', config: { format: 'discord', url: chat.url('discord', 'unknown') } });
+  const gone = await pipeline(s, {
+    kind: 'chat_webhook',
+    name: 'Gone',
+    config: { format: 'discord', url: chat.url('discord', 'unknown') },
+  });
   const goneId = await gone.fire('lost');
   await gone.tick();
   const failed = await gone.outcome(goneId);
@@ -66,8 +85,20 @@ t.test('chat webhook: each format posts its own shape; 429 waits and succeeds; 4
 t.test('email: multipart text and HTML over STARTTLS; a refused login fails without retry', async (t) => {
   const smtp = await new FakeSmtp({ users: { herald: 'smtp-pass-e2e-1' } }).start();
   const s = await startService({ SERVICE_PLUGINS: plugins('herald-plugin-example', '@herald/target-email') });
-  t.teardown(async () => { await s.stop(); await smtp.close(); });
-  const base = { host: '127.0.0.1', port: smtp.port, security: 'starttls', allow_self_signed: true, username: 'herald', from: 'Herald <herald@example.org>', to: ['ops@example.org'], subject_prefix: '[Herald]' };
+  t.teardown(async () => {
+    await s.stop();
+    await smtp.close();
+  });
+  const base = {
+    host: '127.0.0.1',
+    port: smtp.port,
+    security: 'starttls',
+    allow_self_signed: true,
+    username: 'herald',
+    from: 'Herald <herald@example.org>',
+    to: ['ops@example.org'],
+    subject_prefix: '[Herald]',
+  };
 
   const mail = await pipeline(s, { kind: 'email', name: 'Mail', config: { ...base, password: 'smtp-pass-e2e-1' } });
   const id = await mail.fire('<b>door</b> open', { note: 'line two' });

@@ -19,12 +19,18 @@ export interface Pipeline {
 /** Creates the target through the API and wires an example provider to it. */
 export async function pipeline(s: TestService, target: Record<string, unknown>): Promise<Pipeline> {
   const tg = await create(s, '/api/targets', { locale: 'en', ...target });
-  const { hook } = await chain(s, { provider: { kind: 'example', name: 'Example', config: { shared_token: EXAMPLE_TOKEN } }, target: tg });
+  const { hook } = await chain(s, {
+    provider: { kind: 'example', name: 'Example', config: { shared_token: EXAMPLE_TOKEN } },
+    target: tg,
+  });
   const relay = relayOf(s);
   return {
     target: tg,
     async fire(name, o = {}) {
-      const r = await s.request('POST', hook, { headers: { 'x-example-token': EXAMPLE_TOKEN }, body: { type: o.type ?? 'thing_happened', payload: { name }, ...(o.note ? { note: o.note } : {}) } });
+      const r = await s.request('POST', hook, {
+        headers: { 'x-example-token': EXAMPLE_TOKEN },
+        body: { type: o.type ?? 'thing_happened', payload: { name }, ...(o.note ? { note: o.note } : {}) },
+      });
       if (r.status !== 202) throw new Error(`webhook: ${r.status} ${r.text}`);
       return r.body.event_ids[0];
     },

@@ -7,8 +7,9 @@
  * Each request is answered from a script (per-request overrides queued with `next()`), and every
  * request is recorded with whether the client aborted before the end.
  */
-import http from 'node:http';
+
 import type { IncomingHttpHeaders } from 'node:http';
+import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 export interface FakeReply {
@@ -74,12 +75,23 @@ export function defaultScript(body: any): FakeReply {
   if (last?.role === 'tool') {
     const result = JSON.parse(last.content);
     // The search tools: answer with what was found, so a test can see the result reached the reply.
-    if (Array.isArray(result.entries)) return { text: `From your memory: ${result.entries.map((e: any) => e.content).join(' | ') || 'nothing found'}` };
-    if (Array.isArray(result.excerpts)) return { text: `From your documents: ${result.excerpts.map((e: any) => `${e.document} p.${e.page ?? '-'}: ${e.excerpt}`).join(' | ') || 'nothing found'}` };
-    return { text: result.download_url ? `Your report is ready: [${result.title}](${result.download_url})` : `The report failed: ${result.error}` };
+    if (Array.isArray(result.entries))
+      return { text: `From your memory: ${result.entries.map((e: any) => e.content).join(' | ') || 'nothing found'}` };
+    if (Array.isArray(result.excerpts))
+      return {
+        text: `From your documents: ${result.excerpts.map((e: any) => `${e.document} p.${e.page ?? '-'}: ${e.excerpt}`).join(' | ') || 'nothing found'}`,
+      };
+    return {
+      text: result.download_url
+        ? `Your report is ready: [${result.title}](${result.download_url})`
+        : `The report failed: ${result.error}`,
+    };
   }
   const user = lastOf(messages, 'user')?.content ?? '';
-  if (/report|отч[её]т/i.test(user)) return { toolCall: { name: 'generate_health_report', arguments: JSON.stringify({ title: 'Health report' }), pieces: 3 } };
+  if (/report|отч[её]т/i.test(user))
+    return {
+      toolCall: { name: 'generate_health_report', arguments: JSON.stringify({ title: 'Health report' }), pieces: 3 },
+    };
   return { text: `Echo: ${user}` };
 }
 
@@ -103,7 +115,9 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => { void handle(req, res, Buffer.concat(chunks).toString('utf8')); });
+    req.on('end', () => {
+      void handle(req, res, Buffer.concat(chunks).toString('utf8'));
+    });
   });
 
   const error = (res: http.ServerResponse, status: number, message: string, type: string, code: string | null) => {
@@ -113,20 +127,44 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string) {
     if (req.method === 'GET' && req.url === '/v1/models') {
-      if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`) return error(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
+      if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`)
+        return error(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
       fake.modelListCalls++;
       if (!models) return error(res, 404, `Unknown path ${req.url}`, 'invalid_request_error', 'unknown_url');
       res.writeHead(200, { 'content-type': 'application/json' });
-      return res.end(JSON.stringify({ object: 'list', data: models.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake' })) }));
+      return res.end(
+        JSON.stringify({
+          object: 'list',
+          data: models.map((id) => ({ id, object: 'model', created: 1700000000, owned_by: 'fake' })),
+        }),
+      );
     }
-    if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return error(res, 404, `Unknown path ${req.url}`, 'invalid_request_error', 'unknown_url');
-    if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`) return error(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
+    if (req.method !== 'POST' || req.url !== '/v1/chat/completions')
+      return error(res, 404, `Unknown path ${req.url}`, 'invalid_request_error', 'unknown_url');
+    if (opts.apiKey && req.headers.authorization !== `Bearer ${opts.apiKey}`)
+      return error(res, 401, 'Incorrect API key provided.', 'invalid_request_error', 'invalid_api_key');
     let body: any;
-    try { body = JSON.parse(raw); } catch { return error(res, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', null); }
+    try {
+      body = JSON.parse(raw);
+    } catch {
+      return error(res, 400, 'We could not parse the JSON body of your request.', 'invalid_request_error', null);
+    }
     let resolveClosed!: () => void;
-    const call: RecordedCall = { body, headers: req.headers, aborted: false, completed: false, dropped: false, closed: new Promise((r) => { resolveClosed = r; }) };
+    const call: RecordedCall = {
+      body,
+      headers: req.headers,
+      aborted: false,
+      completed: false,
+      dropped: false,
+      closed: new Promise((r) => {
+        resolveClosed = r;
+      }),
+    };
     calls.push(call);
-    res.on('close', () => { if (!res.writableFinished) call.aborted = !call.completed && !call.dropped; resolveClosed(); });
+    res.on('close', () => {
+      if (!res.writableFinished) call.aborted = !call.completed && !call.dropped;
+      resolveClosed();
+    });
     const reply = queue.shift() ?? script(body);
     if (reply.headerDelayMs) await sleep(reply.headerDelayMs);
     if (res.destroyed) return;
@@ -134,45 +172,92 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
     if (reply.failStatus) {
       const rate = reply.failStatus === 429;
       if (rate) res.setHeader('retry-after', '7');
-      return error(res, reply.failStatus, rate ? 'Rate limit reached for requests.' : 'The server had an error while processing your request.', rate ? 'requests' : 'server_error', rate ? 'rate_limit_exceeded' : null);
+      return error(
+        res,
+        reply.failStatus,
+        rate ? 'Rate limit reached for requests.' : 'The server had an error while processing your request.',
+        rate ? 'requests' : 'server_error',
+        rate ? 'rate_limit_exceeded' : null,
+      );
     }
 
     const id = `chatcmpl-fake${++seq}`;
     const created = Math.floor(Date.now() / 1000);
     const text = reply.text ?? `Echo: ${lastOf(body.messages ?? [], 'user')?.content ?? ''}`;
     const promptTokens = reply.usage?.prompt_tokens ?? Math.ceil(JSON.stringify(body.messages ?? []).length / 4);
-    const completionTokens = reply.usage?.completion_tokens ?? Math.max(1, Math.ceil((reply.toolCall ? reply.toolCall.arguments : text).length / 4));
-    const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+    const completionTokens =
+      reply.usage?.completion_tokens ??
+      Math.max(1, Math.ceil((reply.toolCall ? reply.toolCall.arguments : text).length / 4));
+    const usage = {
+      prompt_tokens: promptTokens,
+      completion_tokens: completionTokens,
+      total_tokens: promptTokens + completionTokens,
+    };
     const withUsage = body.stream_options?.include_usage === true;
 
     if (!body.stream) {
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ id, object: 'chat.completion', created, model: body.model, choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, logprobs: null, finish_reason: 'stop' }], usage }));
+      res.end(
+        JSON.stringify({
+          id,
+          object: 'chat.completion',
+          created,
+          model: body.model,
+          choices: [
+            {
+              index: 0,
+              message: { role: 'assistant', content: text, refusal: null },
+              logprobs: null,
+              finish_reason: 'stop',
+            },
+          ],
+          usage,
+        }),
+      );
       call.completed = true;
       return;
     }
 
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', connection: 'keep-alive' });
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      connection: 'keep-alive',
+    });
     const send = (choices: any[], extra: Record<string, unknown> = {}) => {
       if (res.destroyed) return false;
-      res.write(`data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, system_fingerprint: null, choices, ...(withUsage ? { usage: null } : {}), ...extra })}\n\n`);
+      res.write(
+        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, system_fingerprint: null, choices, ...(withUsage ? { usage: null } : {}), ...extra })}\n\n`,
+      );
       return true;
     };
     // Ends the TCP stream after the pieces already written, without the final chunk: a premature close.
-    const drop = () => { call.dropped = true; res.socket?.end(); };
-    const delta = (d: Record<string, unknown>, finish: string | null = null) => send([{ index: 0, delta: d, logprobs: null, finish_reason: finish }]);
+    const drop = () => {
+      call.dropped = true;
+      res.socket?.end();
+    };
+    const delta = (d: Record<string, unknown>, finish: string | null = null) =>
+      send([{ index: 0, delta: d, logprobs: null, finish_reason: finish }]);
 
     delta({ role: 'assistant', content: reply.toolCall ? null : '', refusal: null });
     const pieces = reply.toolCall
       ? split(reply.toolCall.arguments, reply.toolCall.pieces ?? 2)
-      : reply.stamp ? Array.from({ length: reply.chunks ?? 3 }, () => '') : split(text, reply.chunks ?? 3);
+      : reply.stamp
+        ? Array.from({ length: reply.chunks ?? 3 }, () => '')
+        : split(text, reply.chunks ?? 3);
     for (let i = 0; i < pieces.length; i++) {
       if (reply.dropAfter !== undefined && i >= reply.dropAfter) return drop();
       if (reply.hangAfter !== undefined && i >= reply.hangAfter) return; // left open until the client goes
       if (reply.delayMs) await sleep(reply.delayMs);
       if (res.destroyed) return;
       if (reply.toolCall) {
-        const first = i === 0 ? { id: reply.toolCall.id ?? `call_fake${seq}`, type: 'function', function: { name: reply.toolCall.name, arguments: pieces[i] } } : { function: { arguments: pieces[i] } };
+        const first =
+          i === 0
+            ? {
+                id: reply.toolCall.id ?? `call_fake${seq}`,
+                type: 'function',
+                function: { name: reply.toolCall.name, arguments: pieces[i] },
+              }
+            : { function: { arguments: pieces[i] } };
         delta({ tool_calls: [{ index: 0, ...first }] });
       } else {
         delta({ content: reply.stamp ? `<t:${(performance.timeOrigin + performance.now()).toFixed(3)}>` : pieces[i] });
@@ -191,16 +276,26 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
   const fake: FakeOpenAI = {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     calls,
-    next: (...replies) => { queue.push(...replies); },
-    setScript: (fn) => { script = fn; },
+    next: (...replies) => {
+      queue.push(...replies);
+    },
+    setScript: (fn) => {
+      script = fn;
+    },
     async waitForCalls(n, ms = 5000) {
       const end = Date.now() + ms;
       while (calls.length < n && Date.now() < end) await sleep(10);
       return calls;
     },
-    setModels: (ids) => { models = ids; },
+    setModels: (ids) => {
+      models = ids;
+    },
     modelListCalls: 0,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
   return fake;
 }

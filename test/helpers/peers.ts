@@ -4,8 +4,9 @@
  * process on loopback, each stopped on teardown (and killed when the process exits, whatever
  * happened). A missing program is installed, never skipped.
  */
-import { execFileSync, spawn } from 'node:child_process';
+
 import type { ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -23,8 +24,12 @@ export const DEBIAN_PYTHON = '/usr/bin/python3';
  */
 export function ensurePeer(what: string, ready: () => boolean): void {
   if (ready()) return;
-  if (process.getuid?.() !== 0) throw new Error(`${what} is missing and installing it needs root: run bash scripts/peers/install.sh`);
-  execFileSync('flock', ['/tmp/herald-peers.lock', 'bash', INSTALLER], { stdio: ['ignore', 'ignore', 'inherit'], timeout: 600_000 });
+  if (process.getuid?.() !== 0)
+    throw new Error(`${what} is missing and installing it needs root: run bash scripts/peers/install.sh`);
+  execFileSync('flock', ['/tmp/herald-peers.lock', 'bash', INSTALLER], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    timeout: 600_000,
+  });
   if (!ready()) throw new Error(`${what} is still missing after scripts/peers/install.sh`);
 }
 
@@ -60,7 +65,9 @@ export function peerEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 const children = new Set<ChildProcess>();
-process.once('exit', () => { for (const c of children) c.kill('SIGKILL'); });
+process.once('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
 
 export interface Peer {
   child: ChildProcess;
@@ -81,11 +88,22 @@ export function startPeer(bin: string, args: string[], o: { env?: NodeJS.Process
   children.add(child);
   let output = '';
   let stdout = '';
-  const keep = (s: string) => { output = (output + s).slice(-MAX_OUTPUT); };
-  child.stdout!.on('data', (d: Buffer) => { const s = d.toString('utf8'); stdout += s; keep(s); });
+  const keep = (s: string) => {
+    output = (output + s).slice(-MAX_OUTPUT);
+  };
+  child.stdout!.on('data', (d: Buffer) => {
+    const s = d.toString('utf8');
+    stdout += s;
+    keep(s);
+  });
   child.stderr!.on('data', (d: Buffer) => keep(d.toString('utf8')));
   child.once('error', (err) => keep(`\n[spawn failed: ${err.message}]\n`));
-  const gone = new Promise<void>((r) => child.once('close', () => { children.delete(child); r(); }));
+  const gone = new Promise<void>((r) =>
+    child.once('close', () => {
+      children.delete(child);
+      r();
+    }),
+  );
   const exited = () => child.exitCode !== null || child.signalCode !== null;
   return {
     child,
@@ -108,14 +126,25 @@ export function startPeer(bin: string, args: string[], o: { env?: NodeJS.Process
  * Polls `probe` every 50 ms until it returns a truthy value. Throws after `ms`, or at once when
  * `peer` has exited, with the peer's output in the message.
  */
-export async function waitFor<T>(what: string, probe: () => T | Promise<T>, ms: number, peer?: Peer): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  ms: number,
+  peer?: Peer,
+): Promise<NonNullable<T>> {
   const end = Date.now() + ms;
   for (;;) {
     let v: T | undefined;
-    try { v = await probe(); } catch { v = undefined; }
+    try {
+      v = await probe();
+    } catch {
+      v = undefined;
+    }
     if (v) return v as NonNullable<T>;
-    if (peer?.exited()) throw new Error(`${what}: the peer exited (${peer.child.exitCode ?? peer.child.signalCode})\n${peer.output()}`);
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}${peer ? `\n${peer.output()}` : ''}`);
+    if (peer?.exited())
+      throw new Error(`${what}: the peer exited (${peer.child.exitCode ?? peer.child.signalCode})\n${peer.output()}`);
+    if (Date.now() > end)
+      throw new Error(`timed out after ${ms} ms waiting for ${what}${peer ? `\n${peer.output()}` : ''}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
@@ -125,5 +154,7 @@ export async function getJson(url: string): Promise<any> {
   try {
     const res = await fetch(url, { signal: AbortSignal.timeout(2000) });
     return res.ok ? await res.json() : undefined;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }

@@ -15,9 +15,19 @@ const { startPostgres } = await import('../../scripts/peers/postgres.ts');
 const { createService } = await import('../../core/src/app.ts');
 type Service = Awaited<ReturnType<typeof createService>>;
 
-export interface Response<T = any> { status: number; headers: Headers; body: T; text: string }
+export interface Response<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
 
-export interface RequestOptions { token?: string | null; body?: unknown; headers?: Record<string, string>; raw?: string | Buffer }
+export interface RequestOptions {
+  token?: string | null;
+  body?: unknown;
+  headers?: Record<string, string>;
+  raw?: string | Buffer;
+}
 
 export interface TestService {
   url: string;
@@ -37,7 +47,8 @@ export interface TestService {
 export const TEST_PLUGINS = '@herald/provider-bridge-self,herald-plugin-example,herald-target-recorder';
 
 /** The backend this test process runs against: `HERALD_TEST_DB=postgres` selects PostgreSQL, anything else SQLite. */
-export const TEST_DB: 'sqlite' | 'postgresql' = process.env.HERALD_TEST_DB === 'postgres' || process.env.HERALD_TEST_DB === 'postgresql' ? 'postgresql' : 'sqlite';
+export const TEST_DB: 'sqlite' | 'postgresql' =
+  process.env.HERALD_TEST_DB === 'postgres' || process.env.HERALD_TEST_DB === 'postgresql' ? 'postgresql' : 'sqlite';
 
 let cluster: Promise<{ url(db?: string): string; createDatabase(): Promise<string> }> | undefined;
 
@@ -50,21 +61,33 @@ export function pgCluster(): Promise<{ url(db?: string): string; createDatabase(
     const shared = process.env.HERALD_TEST_PG_URL;
     if (shared) {
       const pg = (await import('pg')).default;
-      const url = (db = 'postgres') => { const u = new URL(shared); u.pathname = `/${db}`; return u.toString(); };
+      const url = (db = 'postgres') => {
+        const u = new URL(shared);
+        u.pathname = `/${db}`;
+        return u.toString();
+      };
       return {
         url,
         async createDatabase() {
           const name = `herald_test_${crypto.randomBytes(6).toString('hex')}`;
           const c = new pg.Client({ connectionString: url() });
           await c.connect();
-          try { await c.query(`CREATE DATABASE ${name}`); } finally { await c.end(); }
+          try {
+            await c.query(`CREATE DATABASE ${name}`);
+          } finally {
+            await c.end();
+          }
           return name;
         },
       };
     }
     const peer = await startPostgres();
     process.once('exit', () => peer.stopSync());
-    for (const sig of ['SIGINT', 'SIGTERM'] as const) process.once(sig, () => { peer.stopSync(); process.exit(1); });
+    for (const sig of ['SIGINT', 'SIGTERM'] as const)
+      process.once(sig, () => {
+        peer.stopSync();
+        process.exit(1);
+      });
     return peer;
   })();
   return cluster;
@@ -81,7 +104,10 @@ export async function testDatabaseUrl(key?: string): Promise<string | undefined>
   if (TEST_DB === 'sqlite') return undefined;
   const c = await pgCluster();
   let name = key ? databases.get(key) : undefined;
-  if (!name) { name = await c.createDatabase(); if (key) databases.set(key, name); }
+  if (!name) {
+    name = await c.createDatabase();
+    if (key) databases.set(key, name);
+  }
   return c.url(name);
 }
 
@@ -95,11 +121,19 @@ export async function postgresDatabaseUrl(): Promise<string> {
  * Reads one row straight from the database of a stopped service (its SQLite file, or the
  * PostgreSQL database that data folder was given), with `?` placeholders on both backends.
  */
-export async function readStoppedDatabase<T = Record<string, any>>(dataDir: string, sql: string, params: unknown[] = []): Promise<T | undefined> {
+export async function readStoppedDatabase<T = Record<string, any>>(
+  dataDir: string,
+  sql: string,
+  params: unknown[] = [],
+): Promise<T | undefined> {
   if (TEST_DB === 'sqlite') {
     const { default: Sqlite } = await import('better-sqlite3');
     const db = new Sqlite(path.join(dataDir, 'herald.db'), { readonly: true });
-    try { return db.prepare(sql).get(...params) as T | undefined; } finally { db.close(); }
+    try {
+      return db.prepare(sql).get(...params) as T | undefined;
+    } finally {
+      db.close();
+    }
   }
   const name = databases.get(dataDir);
   if (!name) throw new Error(`no PostgreSQL database was created for ${dataDir}`);
@@ -107,7 +141,16 @@ export async function readStoppedDatabase<T = Record<string, any>>(dataDir: stri
   const c = new pg.Client({ connectionString: (await pgCluster()).url(name) });
   await c.connect();
   let n = 0;
-  try { return (await c.query(sql.replace(/\?/g, () => `$${++n}`), params)).rows[0] as T | undefined; } finally { await c.end(); }
+  try {
+    return (
+      await c.query(
+        sql.replace(/\?/g, () => `$${++n}`),
+        params,
+      )
+    ).rows[0] as T | undefined;
+  } finally {
+    await c.end();
+  }
 }
 
 const secretKeys = new Map<string, string>();
@@ -118,13 +161,19 @@ const secretKeys = new Map<string, string>();
  */
 export function testSecretKey(dataDir: string): string {
   let key = secretKeys.get(dataDir);
-  if (!key) { key = crypto.randomBytes(32).toString('hex'); secretKeys.set(dataDir, key); }
+  if (!key) {
+    key = crypto.randomBytes(32).toString('hex');
+    secretKeys.set(dataDir, key);
+  }
   return key;
 }
 
-export async function startService(env: Record<string, string> = {}, o: { dataDir?: string; setup?: boolean; beforeStart?: (core: Service['core']) => Promise<void> } = {}): Promise<TestService> {
+export async function startService(
+  env: Record<string, string> = {},
+  o: { dataDir?: string; setup?: boolean; beforeStart?: (core: Service['core']) => Promise<void> } = {},
+): Promise<TestService> {
   const dataDir = o.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-test-'));
-  const databaseUrl = env.SERVICE_DATABASE_URL ?? await testDatabaseUrl(dataDir);
+  const databaseUrl = env.SERVICE_DATABASE_URL ?? (await testDatabaseUrl(dataDir));
   const config = loadConfig({
     SERVICE_SECRET_KEY: testSecretKey(dataDir),
     SERVICE_DATA_DIR: dataDir,
@@ -143,9 +192,15 @@ export async function startService(env: Record<string, string> = {}, o: { dataDi
   let fake: number | undefined;
   const clock = {
     now: () => (fake === undefined ? new Date() : new Date(fake)),
-    set: (d: Date | string) => { fake = new Date(d).getTime(); },
-    advance: (ms: number) => { fake = (fake ?? Date.now()) + ms; },
-    real: () => { fake = undefined; },
+    set: (d: Date | string) => {
+      fake = new Date(d).getTime();
+    },
+    advance: (ms: number) => {
+      fake = (fake ?? Date.now()) + ms;
+    },
+    real: () => {
+      fake = undefined;
+    },
   };
   const lines: string[] = [];
   const sink = new PassThrough();
@@ -157,11 +212,18 @@ export async function startService(env: Record<string, string> = {}, o: { dataDi
     if (ro.token) headers.authorization = `Bearer ${ro.token}`;
     let body: string | Buffer | undefined;
     if (ro.raw !== undefined) body = ro.raw;
-    else if (ro.body !== undefined) { body = JSON.stringify(ro.body); headers['content-type'] ??= 'application/json'; }
+    else if (ro.body !== undefined) {
+      body = JSON.stringify(ro.body);
+      headers['content-type'] ??= 'application/json';
+    }
     const res = await fetch(url + p, { method, headers, body: body as BodyInit | undefined });
     const text = await res.text();
     let parsed: any = text;
-    try { parsed = text ? JSON.parse(text) : undefined; } catch { /* not JSON */ }
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON */
+    }
     return { status: res.status, headers: res.headers, body: parsed, text };
   };
   let admin = { token: '', id: '', email: 'admin@example.test' };
@@ -172,13 +234,29 @@ export async function startService(env: Record<string, string> = {}, o: { dataDi
   }
   let n = 0;
   return {
-    url, service, dataDir, admin, clock, request,
-    logs: () => lines.map((l) => { try { return JSON.parse(l); } catch { return { raw: l }; } }),
+    url,
+    service,
+    dataDir,
+    admin,
+    clock,
+    request,
+    logs: () =>
+      lines.map((l) => {
+        try {
+          return JSON.parse(l);
+        } catch {
+          return { raw: l };
+        }
+      }),
     logText: () => lines.join('\n'),
     async user(email = `user${++n}-${crypto.randomBytes(3).toString('hex')}@example.test`) {
       const { createUser } = await import('../../core/src/users/users.ts');
       const { selfMonitoringOf } = await import('../../core/src/plugins/self-monitoring.ts');
-      const row = await createUser(service.core.db, { email, password: 'user password 1', max_chats: 20 }, selfMonitoringOf(service.core));
+      const row = await createUser(
+        service.core.db,
+        { email, password: 'user password 1', max_chats: 20 },
+        selfMonitoringOf(service.core),
+      );
       const r = await request('POST', '/api/auth/login', { body: { email, password: 'user password 1' } });
       if (r.status !== 200) throw new Error(`login failed: ${r.status} ${r.text}`);
       return { token: r.body.access_token, id: row.id, email };
@@ -195,12 +273,21 @@ export async function startService(env: Record<string, string> = {}, o: { dataDi
  * (`enc:v1:`); throws when it is stored in clear.
  */
 export function unsealed(s: TestService, stored: unknown): string {
-  if (typeof stored !== 'string' || !stored.startsWith('enc:v1:')) throw new Error(`expected a sealed value in the database, found ${typeof stored === 'string' ? `"${stored.slice(0, 8)}…"` : String(stored)}`);
+  if (typeof stored !== 'string' || !stored.startsWith('enc:v1:'))
+    throw new Error(
+      `expected a sealed value in the database, found ${typeof stored === 'string' ? `"${stored.slice(0, 8)}…"` : String(stored)}`,
+    );
   return s.service.core.atRest.open(stored);
 }
 
 /** A loopback HTTP server that records what it receives and answers as told. */
-export async function startSink(): Promise<{ url: string; received: any[]; respond: (status: number, headers?: Record<string, string>) => void; close(): Promise<void>; waitFor(n: number, ms?: number): Promise<any[]> }> {
+export async function startSink(): Promise<{
+  url: string;
+  received: any[];
+  respond: (status: number, headers?: Record<string, string>) => void;
+  close(): Promise<void>;
+  waitFor(n: number, ms?: number): Promise<any[]>;
+}> {
   const http = await import('node:http');
   let status = 200;
   let headers: Record<string, string> = {};
@@ -211,7 +298,11 @@ export async function startSink(): Promise<{ url: string; received: any[]; respo
     req.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
       let body: any = text;
-      try { body = JSON.parse(text); } catch { /* keep text */ }
+      try {
+        body = JSON.parse(text);
+      } catch {
+        /* keep text */
+      }
       if (status < 300) received.push({ body, headers: req.headers, at: Date.now() });
       res.writeHead(status, { 'content-type': 'text/plain', ...headers });
       res.end(status < 300 ? `ok-${received.length}` : 'nope');
@@ -222,8 +313,15 @@ export async function startSink(): Promise<{ url: string; received: any[]; respo
   return {
     url: `http://127.0.0.1:${port}/`,
     received,
-    respond: (s, h = {}) => { status = s; headers = h; },
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    respond: (s, h = {}) => {
+      status = s;
+      headers = h;
+    },
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
     async waitFor(n, ms = 5000) {
       const end = Date.now() + ms;
       while (received.length < n && Date.now() < end) await new Promise((r) => setTimeout(r, 20));

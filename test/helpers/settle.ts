@@ -7,7 +7,13 @@ import type { TestService } from './service.ts';
 /** Delivery statuses from which a send can still happen. */
 const OPEN = ['queued', 'sending', 'in_digest'];
 
-export interface SettledDelivery { id: string; event_id: string; target_id: string; status: string; attempts: number }
+export interface SettledDelivery {
+  id: string;
+  event_id: string;
+  target_id: string;
+  status: string;
+  attempts: number;
+}
 
 /**
  * Waits until no delivery of the given events (of every event when none are named) can still be
@@ -21,9 +27,22 @@ export async function settled(s: TestService, eventIds?: string[], ms = 10_000):
   const relay = s.service.core.services.get('relay') as { tick(): Promise<void> };
   const where = eventIds ? `WHERE event_id IN (${eventIds.map(() => '?').join(',')})` : '';
   const read = async () => {
-    const deliveries = (await db.all(`SELECT id, event_id, target_id, status, attempts FROM deliveries ${where} ORDER BY id`, eventIds ?? []))
-      .map((r) => ({ id: String(r.id), event_id: String(r.event_id), target_id: String(r.target_id), status: String(r.status), attempts: Number(r.attempts) }));
-    const pending = await db.all(`SELECT id FROM event_log ${eventIds ? `WHERE id IN (${eventIds.map(() => '?').join(',')}) AND` : 'WHERE'} dispatch_status = 'pending'`, eventIds ?? []);
+    const deliveries = (
+      await db.all(
+        `SELECT id, event_id, target_id, status, attempts FROM deliveries ${where} ORDER BY id`,
+        eventIds ?? [],
+      )
+    ).map((r) => ({
+      id: String(r.id),
+      event_id: String(r.event_id),
+      target_id: String(r.target_id),
+      status: String(r.status),
+      attempts: Number(r.attempts),
+    }));
+    const pending = await db.all(
+      `SELECT id FROM event_log ${eventIds ? `WHERE id IN (${eventIds.map(() => '?').join(',')}) AND` : 'WHERE'} dispatch_status = 'pending'`,
+      eventIds ?? [],
+    );
     return { deliveries, open: deliveries.filter((d) => OPEN.includes(d.status)), pending: pending.length };
   };
   const end = Date.now() + ms;
@@ -34,7 +53,10 @@ export async function settled(s: TestService, eventIds?: string[], ms = 10_000):
       r = await read();
       if (r.open.length === 0 && r.pending === 0) return r.deliveries;
     }
-    if (Date.now() > end) throw new Error(`the pipeline did not settle in ${ms} ms: ${r.open.map((d) => `${d.id} ${d.status}`).join(', ') || `${r.pending} event(s) pending`}`);
+    if (Date.now() > end)
+      throw new Error(
+        `the pipeline did not settle in ${ms} ms: ${r.open.map((d) => `${d.id} ${d.status}`).join(', ') || `${r.pending} event(s) pending`}`,
+      );
     await new Promise((res) => setTimeout(res, 20));
   }
 }

@@ -1,8 +1,8 @@
-import t from 'tap';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { spawnSync } from 'node:child_process';
+import t from 'tap';
 import { includedFiles, parseJsonc } from '../../scripts/lint/biome.ts';
 
 const repo = path.resolve(import.meta.dirname, '../..');
@@ -20,7 +20,10 @@ function tree(files: Record<string, string>): string {
 }
 
 t.test('biome.jsonc reads as JSON with comments', async (t) => {
-  t.same(parseJsonc('{\n  // a comment\n  "a": "// not a comment", /* block */\n  "b": [1, 2,],\n}\n'), { a: '// not a comment', b: [1, 2] });
+  t.same(parseJsonc('{\n  // a comment\n  "a": "// not a comment", /* block */\n  "b": [1, 2,],\n}\n'), {
+    a: '// not a comment',
+    b: [1, 2],
+  });
 });
 
 t.test('violations are reported with file, line, rule and message, and fail the run', async (t) => {
@@ -34,13 +37,21 @@ t.test('violations are reported with file, line, rule and message, and fail the 
     'test-output/x.ts': 'const unused = 1;\n',
   });
   t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
-  t.same(includedFiles(root, (parseJsonc(fs.readFileSync(path.join(root, 'biome.jsonc'), 'utf8')) as any).files.includes),
-    ['core/src/relay/bots.ts', 'plugins/provider-a/src/index.ts', 'scripts/scratch.ts']);
+  t.same(
+    includedFiles(root, (parseJsonc(fs.readFileSync(path.join(root, 'biome.jsonc'), 'utf8')) as any).files.includes),
+    ['core/src/relay/bots.ts', 'plugins/provider-a/src/index.ts', 'scripts/scratch.ts'],
+  );
   const run = spawnSync(process.execPath, [script, root], { encoding: 'utf8' });
   t.equal(run.status, 1, 'exits 1');
   t.match(run.stderr, /scripts\/scratch\.ts:2:7: warning lint\/correctness\/noUnusedVariables: /);
-  t.match(run.stderr, /core\/src\/relay\/bots\.ts:1:\d+: error lint\/style\/noRestrictedImports: The core does not import a plugin/);
-  t.match(run.stderr, /plugins\/provider-a\/src\/index\.ts:1:\d+: error lint\/style\/noRestrictedImports: A plugin imports only the contract/);
+  t.match(
+    run.stderr,
+    /core\/src\/relay\/bots\.ts:1:\d+: error lint\/style\/noRestrictedImports: The core does not import a plugin/,
+  );
+  t.match(
+    run.stderr,
+    /plugins\/provider-a\/src\/index\.ts:1:\d+: error lint\/style\/noRestrictedImports: A plugin imports only the contract/,
+  );
   t.notMatch(run.stderr, /noNonNullAssertion/, 'a rule biome.jsonc switches off stays off');
   t.match(run.stderr, /biome [\d.]+: 3 diagnostic\(s\) in 3 files/);
 });

@@ -1,10 +1,10 @@
-import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import t from 'tap';
 
 import { testDatabaseUrl } from '../helpers/service.ts';
 
@@ -12,11 +12,18 @@ const root = new URL('../..', import.meta.url).pathname;
 
 function startProcess(dir: string, port: number, key: string, databaseUrl?: string): ChildProcess {
   return spawn(process.execPath, ['core/src/main.ts'], {
-    cwd: root, stdio: 'ignore',
+    cwd: root,
+    stdio: 'ignore',
     env: {
-      PATH: process.env.PATH, SERVICE_SECRET_KEY: key, SERVICE_DATA_DIR: dir, SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1',
-      SERVICE_PLUGINS: '@herald/provider-bridge-self,herald-plugin-example,herald-target-recorder', SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
-      HERALD_BCRYPT_COST: '4', SERVICE_LOG_FORMAT: 'json',
+      PATH: process.env.PATH,
+      SERVICE_SECRET_KEY: key,
+      SERVICE_DATA_DIR: dir,
+      SERVICE_PORT: String(port),
+      SERVICE_HOST: '127.0.0.1',
+      SERVICE_PLUGINS: '@herald/provider-bridge-self,herald-plugin-example,herald-target-recorder',
+      SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+      HERALD_BCRYPT_COST: '4',
+      SERVICE_LOG_FORMAT: 'json',
       ...(process.env.SERVICE_DISPATCH_THREAD ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD } : {}),
       // HERALD_TEST_DB=postgres: the same crash against PostgreSQL (a restarted replica takes over the dead one's leases).
       ...(databaseUrl ? { SERVICE_DATABASE_URL: databaseUrl } : {}),
@@ -27,7 +34,12 @@ function startProcess(dir: string, port: number, key: string, databaseUrl?: stri
 async function until<T>(fn: () => Promise<T | undefined> | T | undefined, ms: number, what: string): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
-    try { const v = await fn(); if (v) return v; } catch { /* not yet */ }
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch {
+      /* not yet */
+    }
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
@@ -46,11 +58,20 @@ t.test('SIGKILL mid-dispatch loses nothing; after restart every event is dispatc
   let held: http.ServerResponse | undefined;
   const sink = http.createServer((req, res) => {
     let body = '';
-    req.on('data', (c) => { body += c; });
+    req.on('data', (c) => {
+      body += c;
+    });
     req.on('end', () => {
       const m = JSON.parse(body);
-      arrivals.push({ deliveryId: m.deliveryId, eventId: m.eventId, key: req.headers['idempotency-key'] as string | undefined });
-      if (arrivals.length === HELD && !held) { held = res; return; }
+      arrivals.push({
+        deliveryId: m.deliveryId,
+        eventId: m.eventId,
+        key: req.headers['idempotency-key'] as string | undefined,
+      });
+      if (arrivals.length === HELD && !held) {
+        held = res;
+        return;
+      }
       setTimeout(() => res.end('ok'), 40);
     });
   });
@@ -58,26 +79,50 @@ t.test('SIGKILL mid-dispatch loses nothing; after restart every event is dispatc
   const sinkUrl = `http://127.0.0.1:${(sink.address() as { port: number }).port}/`;
   const databaseUrl = await testDatabaseUrl(dir);
   let child = startProcess(dir, port, key, databaseUrl);
-  t.teardown(async () => { child.kill('SIGKILL'); sink.closeAllConnections(); sink.close(); fs.rmSync(dir, { recursive: true, force: true }); });
+  t.teardown(async () => {
+    child.kill('SIGKILL');
+    sink.closeAllConnections();
+    sink.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
 
   const call = async (method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const r = await fetch(base + p, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const r = await fetch(base + p, {
+      method,
+      headers: { 'content-type': 'application/json', ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await r.text();
     return { status: r.status, body: text ? JSON.parse(text) : undefined };
   };
   await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'first boot');
   const setup = await call('POST', '/api/setup', { email: 'a@example.test', password: 'crash test password' });
   const auth = { authorization: `Bearer ${setup.body.access_token}` };
-  const prov = await call('POST', '/api/providers', { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } }, auth);
+  const prov = await call(
+    'POST',
+    '/api/providers',
+    { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
+    auth,
+  );
   const tr = await call('POST', '/api/trackers', { provider_id: prov.body.id, name: 'Tr' }, auth);
-  const tg = await call('POST', '/api/targets', { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' }, auth);
+  const tg = await call(
+    'POST',
+    '/api/targets',
+    { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' },
+    auth,
+  );
   await call('PUT', `/api/trackers/${tr.body.id}/targets/${tg.body.id}`, undefined, auth);
   const hook = new URL(prov.body.webhook_url).pathname;
 
   const N = 60;
   const accepted: string[] = [];
   for (let i = 0; i < N; i++) {
-    const r = await call('POST', hook, { type: 'alarm', payload: { name: `e${i}` } }, { 'x-example-token': 'sharedtoken1' });
+    const r = await call(
+      'POST',
+      hook,
+      { type: 'alarm', payload: { name: `e${i}` } },
+      { 'x-example-token': 'sharedtoken1' },
+    );
     t.equal(r.status, 202);
     accepted.push(r.body.event_ids[0]);
   }
@@ -93,24 +138,41 @@ t.test('SIGKILL mid-dispatch loses nothing; after restart every event is dispatc
   await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'restart');
   await until(() => new Set(arrivals.map((a) => a.eventId)).size >= N, 30_000, 'all events after restart');
   // On PostgreSQL the dead process's claim on the held send runs out within the lease (15 s).
-  await until(() => arrivals.filter((a) => a.eventId === inFlight.eventId).length >= 2, 30_000, 'the send in flight at the kill, sent again');
+  await until(
+    () => arrivals.filter((a) => a.eventId === inFlight.eventId).length >= 2,
+    30_000,
+    'the send in flight at the kill, sent again',
+  );
   const byEvent = new Set(arrivals.map((a) => a.eventId));
   for (const id of accepted) t.ok(byEvent.has(id), `event ${id} delivered`);
   const perDelivery = new Map<string, number>();
   for (const a of arrivals) perDelivery.set(a.deliveryId, (perDelivery.get(a.deliveryId) ?? 0) + 1);
   const repeated = [...perDelivery.values()].filter((n) => n > 1).length;
-  t.ok(repeated <= 1, `at most the one send in flight at the kill is repeated, with the same delivery id for the target to deduplicate (${repeated})`);
+  t.ok(
+    repeated <= 1,
+    `at most the one send in flight at the kill is repeated, with the same delivery id for the target to deduplicate (${repeated})`,
+  );
   // Every repeated send carries the delivery id of the first one, in the body and as Idempotency-Key,
   // so the target can tell a repeat from a new message.
   const idsByEvent = new Map<string, Set<string>>();
   for (const a of arrivals) idsByEvent.set(a.eventId, (idsByEvent.get(a.eventId) ?? new Set()).add(a.deliveryId));
   const arrivedTwice = [...idsByEvent.keys()].filter((id) => arrivals.filter((a) => a.eventId === id).length > 1);
   t.same(arrivedTwice, [inFlight.eventId], 'the send in flight at the kill is the one repeated');
-  for (const id of arrivedTwice) t.same([...idsByEvent.get(id)!], [inFlight.deliveryId], `event ${id} arrived twice with one delivery id`);
-  t.ok(arrivals.every((a) => a.key === a.deliveryId), 'every send, repeats included, carries its delivery id as Idempotency-Key');
-  const events = await until(async () => {
-    const r = await call('GET', `/api/events?limit=200&provider_id=${prov.body.id}`, undefined, auth);
-    return r.body.events.every((e: { dispatch_status: string }) => e.dispatch_status === 'dispatched') ? r.body.events : undefined;
-  }, 10_000, 'final statuses');
+  for (const id of arrivedTwice)
+    t.same([...idsByEvent.get(id)!], [inFlight.deliveryId], `event ${id} arrived twice with one delivery id`);
+  t.ok(
+    arrivals.every((a) => a.key === a.deliveryId),
+    'every send, repeats included, carries its delivery id as Idempotency-Key',
+  );
+  const events = await until(
+    async () => {
+      const r = await call('GET', `/api/events?limit=200&provider_id=${prov.body.id}`, undefined, auth);
+      return r.body.events.every((e: { dispatch_status: string }) => e.dispatch_status === 'dispatched')
+        ? r.body.events
+        : undefined;
+    },
+    10_000,
+    'final statuses',
+  );
   t.equal(events.length, N, 'every accepted event has a final status: dispatched');
 });

@@ -1,6 +1,6 @@
-import t, { type Test } from 'tap';
 import fs from 'node:fs';
 import http from 'node:http';
+import t, { type Test } from 'tap';
 import { readStoppedDatabase, startService, startSink, type TestService } from '../helpers/service.ts';
 
 // Dispatch in a worker thread of its own (SERVICE_DISPATCH_THREAD=true), whatever the suite's default.
@@ -9,33 +9,55 @@ const hookHeaders = { 'x-example-token': 'sharedtoken1' };
 
 async function chain(s: TestService, sinkUrl: string) {
   const token = s.admin.token;
-  const p = (await s.request('POST', '/api/providers', { token, body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } } })).body;
+  const p = (
+    await s.request('POST', '/api/providers', {
+      token,
+      body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
+    })
+  ).body;
   const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Tr' } })).body;
-  const tg = (await s.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' } })).body;
+  const tg = (
+    await s.request('POST', '/api/targets', {
+      token,
+      body: { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' },
+    })
+  ).body;
   await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
   return { provider: p, target: tg, hook: `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}` };
 }
 
-const post = (s: TestService, hook: string, name: string) => s.request('POST', hook, { headers: hookHeaders, body: { type: 'thing_happened', payload: { name } } });
+const post = (s: TestService, hook: string, name: string) =>
+  s.request('POST', hook, { headers: hookHeaders, body: { type: 'thing_happened', payload: { name } } });
 
 /** A loopback server that accepts requests and never answers them; its URL. */
 async function hangingServer(t: Test): Promise<string> {
-  const hang = http.createServer(() => { /* never answers */ });
+  const hang = http.createServer(() => {
+    /* never answers */
+  });
   await new Promise<void>((r) => hang.listen(0, '127.0.0.1', r));
-  t.teardown(() => { hang.closeAllConnections(); hang.close(); });
+  t.teardown(() => {
+    hang.closeAllConnections();
+    hang.close();
+  });
   return `http://127.0.0.1:${(hang.address() as { port: number }).port}/`;
 }
 
 async function until(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<boolean> {
   const end = Date.now() + ms;
-  while (Date.now() < end) { if (await check()) return true; await new Promise((r) => setTimeout(r, 25)); }
+  while (Date.now() < end) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
   return check();
 }
 
 t.test('the dispatch thread sends, settles, reports metrics and logs to the main thread', async (t) => {
   const s = await startService(THREAD);
   const sink = await startSink();
-  t.teardown(async () => { await s.stop(); await sink.close(); });
+  t.teardown(async () => {
+    await s.stop();
+    await sink.close();
+  });
   const relay = s.service.core.services.get('relay') as any;
   t.equal(relay.dispatcher.constructor.name, 'DispatchThread', 'dispatch runs in its own thread');
   const c = await chain(s, sink.url);
@@ -44,7 +66,10 @@ t.test('the dispatch thread sends, settles, reports metrics and logs to the main
   t.equal((await sink.waitFor(20)).length, 20, 'every event reached the sink');
   t.same(sink.received.map((r) => r.body.title).sort(), ids.map((_, i) => `Thing: n${i}`).sort(), 'each once');
   await relay.tick();
-  const rows = await s.service.core.db.all<{ status: string }>(`SELECT status FROM deliveries WHERE event_id IN (${ids.map(() => '?').join(',')})`, ids);
+  const rows = await s.service.core.db.all<{ status: string }>(
+    `SELECT status FROM deliveries WHERE event_id IN (${ids.map(() => '?').join(',')})`,
+    ids,
+  );
   t.same([...new Set(rows.map((r) => r.status))], ['sent'], 'settled by the thread in its own connection');
   const ev = (await s.request('GET', `/api/events/${ids[0]}`, { token: s.admin.token })).body;
   t.equal(ev.dispatch_status, 'dispatched', 'the event status follows');
@@ -52,17 +77,33 @@ t.test('the dispatch thread sends, settles, reports metrics and logs to the main
   // A failing target: the thread's failure counter and its log line reach the main thread.
   sink.respond(503);
   await post(s, c.hook, 'fails');
-  t.ok(await until(async () => /service_target_send_failures_total\{target_type="recorder",status_code="503"\} 1/.test((await s.request('GET', '/api/metrics')).text)),
-    'a failed send in the thread is counted in /api/metrics');
-  t.match((await s.request('GET', '/api/metrics')).text, /service_dispatch_duration_seconds_count\{channel="recorder"\} 2[1-9]/, 'send durations observed in the thread are exported');
-  t.ok(s.logs().some((l) => l.msg === 'send failed' && l.target_id === c.target.id && l.status_code === 503), 'the thread logs through the main log');
+  t.ok(
+    await until(async () =>
+      /service_target_send_failures_total\{target_type="recorder",status_code="503"\} 1/.test(
+        (await s.request('GET', '/api/metrics')).text,
+      ),
+    ),
+    'a failed send in the thread is counted in /api/metrics',
+  );
+  t.match(
+    (await s.request('GET', '/api/metrics')).text,
+    /service_dispatch_duration_seconds_count\{channel="recorder"\} 2[1-9]/,
+    'send durations observed in the thread are exported',
+  );
+  t.ok(
+    s.logs().some((l) => l.msg === 'send failed' && l.target_id === c.target.id && l.status_code === 503),
+    'the thread logs through the main log',
+  );
   t.notOk(s.logText().includes(s.service.core.config.secretKey), 'no secret in the log');
 });
 
 t.test('a dispatch thread that dies is started again and nothing is lost', async (t) => {
   const s = await startService(THREAD);
   const sink = await startSink();
-  t.teardown(async () => { await s.stop(); await sink.close(); });
+  t.teardown(async () => {
+    await s.stop();
+    await sink.close();
+  });
   const relay = s.service.core.services.get('relay') as any;
   const hang = await hangingServer(t);
   const c = await chain(s, hang);
@@ -70,9 +111,20 @@ t.test('a dispatch thread that dies is started again and nothing is lost', async
   const ids: string[] = [];
   for (let i = 0; i < 10; i++) ids.push((await post(s, c.hook, `c${i}`)).body.event_ids[0]);
   const core = s.service.core;
-  t.ok(await until(async () => Number((await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'sending'`))!.n) === 10), 'the thread holds the rows');
+  t.ok(
+    await until(
+      async () =>
+        Number(
+          (await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'sending'`))!.n,
+        ) === 10,
+    ),
+    'the thread holds the rows',
+  );
   await relay.dispatcher.crash();
-  await s.request('PATCH', `/api/targets/${c.target.id}`, { token: s.admin.token, body: { config: { url: sink.url } } });
+  await s.request('PATCH', `/api/targets/${c.target.id}`, {
+    token: s.admin.token,
+    body: { config: { url: sink.url } },
+  });
   // Written while the thread is down: handed to the next one, or queued.
   for (let i = 10; i < 15; i++) ids.push((await post(s, c.hook, `c${i}`)).body.event_ids[0]);
   t.ok(await until(() => relay.dispatcher.starts === 2 && relay.dispatcher.ready), 'started again');
@@ -80,30 +132,52 @@ t.test('a dispatch thread that dies is started again and nothing is lost', async
   s.clock.advance(20_000);
   await relay.tick();
   await relay.tick();
-  const rows = await s.service.core.db.all<{ status: string }>(`SELECT status FROM deliveries WHERE event_id IN (${ids.map(() => '?').join(',')})`, ids);
+  const rows = await s.service.core.db.all<{ status: string }>(
+    `SELECT status FROM deliveries WHERE event_id IN (${ids.map(() => '?').join(',')})`,
+    ids,
+  );
   t.equal(rows.length, 15);
   t.same([...new Set(rows.map((r) => r.status))], ['sent'], 'every delivery sent after the restart');
   const titles = new Set(sink.received.map((r) => r.body.title));
-  t.equal(titles.size, 15, 'every event reached the sink (a send cut off by the crash may arrive twice, with its delivery id)');
-  t.ok(s.logs().some((l) => l.msg === 'the dispatch thread exited; starting it again'), 'the restart is logged');
+  t.equal(
+    titles.size,
+    15,
+    'every event reached the sink (a send cut off by the crash may arrive twice, with its delivery id)',
+  );
+  t.ok(
+    s.logs().some((l) => l.msg === 'the dispatch thread exited; starting it again'),
+    'the restart is logged',
+  );
 });
 
 t.test('shutdown stops the thread: rows it claimed but did not send go back to the queue', async (t) => {
   const s = await startService({ ...THREAD, SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '1' });
-  t.teardown(async () => { fs.rmSync(s.dataDir, { recursive: true, force: true }); });
+  t.teardown(async () => {
+    fs.rmSync(s.dataDir, { recursive: true, force: true });
+  });
   // A target that never answers: the sends are cut off at the end of the grace period.
   const c = await chain(s, await hangingServer(t));
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) ids.push((await post(s, c.hook, `h${i}`)).body.event_ids[0]);
   const core = s.service.core;
-  await until(async () => Number((await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'sending'`))!.n) === 3);
+  await until(
+    async () =>
+      Number((await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'sending'`))!.n) ===
+      3,
+  );
   const started = Date.now();
   await s.service.stop();
   t.ok(Date.now() - started < 5000, 'stopped within the grace period and its margin');
-  const row = await readStoppedDatabase<{ queued: number; n: number; attempts: number }>(s.dataDir,
-    `SELECT SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END) AS queued, COUNT(*) AS n, MAX(attempts) AS attempts FROM deliveries WHERE event_id IN (?, ?, ?)`, ids);
+  const row = await readStoppedDatabase<{ queued: number; n: number; attempts: number }>(
+    s.dataDir,
+    `SELECT SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END) AS queued, COUNT(*) AS n, MAX(attempts) AS attempts FROM deliveries WHERE event_id IN (?, ?, ?)`,
+    ids,
+  );
   t.equal(Number(row?.n), 3);
   t.equal(Number(row?.queued), 3, 'the cut-off sends are queued again');
   t.equal(Number(row?.attempts), 0, 'their attempt not counted');
-  t.ok(s.logs().some((l) => l.msg === 'stopped'), 'the service stopped cleanly');
+  t.ok(
+    s.logs().some((l) => l.msg === 'stopped'),
+    'the service stopped cleanly',
+  );
 });

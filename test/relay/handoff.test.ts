@@ -1,58 +1,96 @@
 import t from 'tap';
-import { startService, startSink, type TestService } from '../helpers/service.ts';
-import { ingestEvent } from '../../core/src/relay/pipeline/ingest.ts';
 import { providerRowFrom } from '../../core/src/plugins/host.ts';
+import { ingestEvent } from '../../core/src/relay/pipeline/ingest.ts';
+import { startService, startSink, type TestService } from '../helpers/service.ts';
 
 const hookHeaders = { 'x-example-token': 'sharedtoken1' };
 
 async function chain(s: TestService, sinkUrl: string) {
   const token = s.admin.token;
-  const p = (await s.request('POST', '/api/providers', { token, body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } } })).body;
+  const p = (
+    await s.request('POST', '/api/providers', {
+      token,
+      body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
+    })
+  ).body;
   const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Tr' } })).body;
-  const tg = (await s.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' } })).body;
+  const tg = (
+    await s.request('POST', '/api/targets', {
+      token,
+      body: { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' },
+    })
+  ).body;
   await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
   return { provider: p, hook: `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}` };
 }
 
-t.test('a new event is sent at once from ingest, without a claim, and recorded with its webhook log in one go', async (t) => {
-  // Counts the in-process dispatcher's claims (the dispatch thread runs the same Dispatcher; dispatch-thread.test.ts covers it).
-  const s = await startService({ SERVICE_DISPATCH_THREAD: 'false' });
-  const sink = await startSink();
-  t.teardown(async () => { await s.stop(); await sink.close(); });
-  const c = await chain(s, sink.url);
-  const relay = s.service.core.services.get('relay') as any;
-  const dispatcher = relay.dispatcher;
-  // Count the rows that go through the queue's claim.
-  let claimedRows = 0;
-  const claim = dispatcher.claim.bind(dispatcher);
-  dispatcher.claim = async () => { const rows = await claim(); claimedRows += rows.length; return rows; };
+t.test(
+  'a new event is sent at once from ingest, without a claim, and recorded with its webhook log in one go',
+  async (t) => {
+    // Counts the in-process dispatcher's claims (the dispatch thread runs the same Dispatcher; dispatch-thread.test.ts covers it).
+    const s = await startService({ SERVICE_DISPATCH_THREAD: 'false' });
+    const sink = await startSink();
+    t.teardown(async () => {
+      await s.stop();
+      await sink.close();
+    });
+    const c = await chain(s, sink.url);
+    const relay = s.service.core.services.get('relay') as any;
+    const dispatcher = relay.dispatcher;
+    // Count the rows that go through the queue's claim.
+    let claimedRows = 0;
+    const claim = dispatcher.claim.bind(dispatcher);
+    dispatcher.claim = async () => {
+      const rows = await claim();
+      claimedRows += rows.length;
+      return rows;
+    };
 
-  const r = await s.request('POST', c.hook, { headers: hookHeaders, body: { type: 'thing_happened', payload: { name: 'front door' } } });
-  t.equal(r.status, 202);
-  const got = await sink.waitFor(1);
-  t.equal(got.length, 1, 'delivered');
-  await relay.tick();
-  t.equal(claimedRows, 0, 'the delivery never waited in the queue');
-  const eventId = r.body.event_ids[0];
-  const d = await s.service.core.db.get('SELECT status, attempts, lease_until FROM deliveries WHERE event_id = ?', [eventId]);
-  t.match(d, { status: 'sent', attempts: 1, lease_until: null }, 'sent on its first attempt, lease released');
-  const log = (await s.request('GET', `/api/providers/${c.provider.id}/webhook-log`, { token: s.admin.token })).body.entries;
-  t.equal(log.length, 1);
-  t.equal(log[0].status_code, 202);
-  t.same(log[0].event_ids, [eventId], 'the payload log names the event written with it');
-  t.equal((await s.service.core.db.get('SELECT hook_ip FROM event_log WHERE id = ?', [eventId]))?.hook_ip, log[0].source_ip, 'recorded on the event row itself');
-});
+    const r = await s.request('POST', c.hook, {
+      headers: hookHeaders,
+      body: { type: 'thing_happened', payload: { name: 'front door' } },
+    });
+    t.equal(r.status, 202);
+    const got = await sink.waitFor(1);
+    t.equal(got.length, 1, 'delivered');
+    await relay.tick();
+    t.equal(claimedRows, 0, 'the delivery never waited in the queue');
+    const eventId = r.body.event_ids[0];
+    const d = await s.service.core.db.get('SELECT status, attempts, lease_until FROM deliveries WHERE event_id = ?', [
+      eventId,
+    ]);
+    t.match(d, { status: 'sent', attempts: 1, lease_until: null }, 'sent on its first attempt, lease released');
+    const log = (await s.request('GET', `/api/providers/${c.provider.id}/webhook-log`, { token: s.admin.token })).body
+      .entries;
+    t.equal(log.length, 1);
+    t.equal(log[0].status_code, 202);
+    t.same(log[0].event_ids, [eventId], 'the payload log names the event written with it');
+    t.equal(
+      (await s.service.core.db.get('SELECT hook_ip FROM event_log WHERE id = ?', [eventId]))?.hook_ip,
+      log[0].source_ip,
+      'recorded on the event row itself',
+    );
+  },
+);
 
 t.test('deliveries handed off while the dispatcher stops go back to the queue', async (t) => {
   const s = await startService();
   const sink = await startSink();
-  t.teardown(async () => { await s.stop(); await sink.close(); });
+  t.teardown(async () => {
+    await s.stop();
+    await sink.close();
+  });
   const c = await chain(s, sink.url);
   const core = s.service.core;
   const relay = core.services.get('relay') as any;
   const provider = providerRowFrom((await core.db.get('SELECT * FROM providers WHERE id = ?', [c.provider.id]))!);
   // Leased for this worker, then the dispatcher stops before taking them.
-  const r = await ingestEvent(core as any, provider, { type: 'thing_happened', payload: { name: 'late' } }, { leaseUntil: new Date(Date.now() + 15_000) });
+  const r = await ingestEvent(
+    core as any,
+    provider,
+    { type: 'thing_happened', payload: { name: 'late' } },
+    { leaseUntil: new Date(Date.now() + 15_000) },
+  );
   t.equal(r.handed.length, 1, 'written already claimed');
   t.equal((await core.db.get('SELECT status FROM deliveries WHERE event_id = ?', [r.eventIds[0]]))?.status, 'sending');
   await relay.dispatcher.stop();

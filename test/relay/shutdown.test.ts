@@ -4,110 +4,191 @@
  * the queue (queued, the attempt not counted), and the process exits within the grace period plus
  * a small margin. After a restart, with the target answering again, every event is delivered.
  */
-import t from 'tap';
-import { spawn, type ChildProcess } from 'node:child_process';
+
+import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import t from 'tap';
 import { readStoppedDatabase, testDatabaseUrl } from '../helpers/service.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 const GRACE_S = 2;
 const MARGIN_S = 3;
 
-function startProcess(dir: string, port: number, key: string, databaseUrl?: string): { child: ChildProcess; stderr: () => string } {
+function startProcess(
+  dir: string,
+  port: number,
+  key: string,
+  databaseUrl?: string,
+): { child: ChildProcess; stderr: () => string } {
   const child = spawn(process.execPath, ['core/src/main.ts'], {
-    cwd: root, stdio: ['ignore', 'ignore', 'pipe'],
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
     env: {
-      PATH: process.env.PATH, SERVICE_SECRET_KEY: key, SERVICE_DATA_DIR: dir, SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1',
-      SERVICE_PLUGINS: '@herald/provider-bridge-self,herald-plugin-example,herald-target-recorder', SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
-      HERALD_BCRYPT_COST: '4', SERVICE_LOG_FORMAT: 'json', SERVICE_GRACEFUL_SHUTDOWN_SECONDS: String(GRACE_S),
+      PATH: process.env.PATH,
+      SERVICE_SECRET_KEY: key,
+      SERVICE_DATA_DIR: dir,
+      SERVICE_PORT: String(port),
+      SERVICE_HOST: '127.0.0.1',
+      SERVICE_PLUGINS: '@herald/provider-bridge-self,herald-plugin-example,herald-target-recorder',
+      SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+      HERALD_BCRYPT_COST: '4',
+      SERVICE_LOG_FORMAT: 'json',
+      SERVICE_GRACEFUL_SHUTDOWN_SECONDS: String(GRACE_S),
       ...(databaseUrl ? { SERVICE_DATABASE_URL: databaseUrl } : {}),
     },
   });
   let stderr = '';
-  child.stderr!.on('data', (c) => { stderr += c; });
+  child.stderr!.on('data', (c) => {
+    stderr += c;
+  });
   return { child, stderr: () => stderr };
 }
 
 async function until<T>(fn: () => Promise<T | undefined> | T | undefined, ms: number, what: string): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
-    try { const v = await fn(); if (v) return v; } catch { /* not yet */ }
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch {
+      /* not yet */
+    }
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));
   }
 }
 
-t.test('SIGTERM with a send that never ends: out within the grace period, no send after the signal, nothing lost', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-shutdown-'));
-  const key = crypto.randomBytes(32).toString('hex');
-  const port = 21000 + Math.floor(Math.random() * 20000);
-  const base = `http://127.0.0.1:${port}`;
-  // A loopback sink that counts requests as they arrive and, while `answering` is false, accepts
-  // them and never responds.
-  let answering = false;
-  const arrivals: { at: number; eventId: string }[] = [];
-  const sink = http.createServer((req, res) => {
-    let body = '';
-    req.on('data', (c) => { body += c; });
-    req.on('end', () => {
-      arrivals.push({ at: Date.now(), eventId: JSON.parse(body).eventId });
-      if (answering) res.end('ok');
+t.test(
+  'SIGTERM with a send that never ends: out within the grace period, no send after the signal, nothing lost',
+  async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-shutdown-'));
+    const key = crypto.randomBytes(32).toString('hex');
+    const port = 21000 + Math.floor(Math.random() * 20000);
+    const base = `http://127.0.0.1:${port}`;
+    // A loopback sink that counts requests as they arrive and, while `answering` is false, accepts
+    // them and never responds.
+    let answering = false;
+    const arrivals: { at: number; eventId: string }[] = [];
+    const sink = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => {
+        body += c;
+      });
+      req.on('end', () => {
+        arrivals.push({ at: Date.now(), eventId: JSON.parse(body).eventId });
+        if (answering) res.end('ok');
+      });
     });
-  });
-  await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
-  const sinkUrl = `http://127.0.0.1:${(sink.address() as { port: number }).port}/`;
-  const databaseUrl = await testDatabaseUrl(dir);
-  let svc = startProcess(dir, port, key, databaseUrl);
-  t.teardown(async () => { svc.child.kill('SIGKILL'); sink.closeAllConnections(); sink.close(); fs.rmSync(dir, { recursive: true, force: true }); });
+    await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+    const sinkUrl = `http://127.0.0.1:${(sink.address() as { port: number }).port}/`;
+    const databaseUrl = await testDatabaseUrl(dir);
+    let svc = startProcess(dir, port, key, databaseUrl);
+    t.teardown(async () => {
+      svc.child.kill('SIGKILL');
+      sink.closeAllConnections();
+      sink.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
 
-  const call = async (method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const r = await fetch(base + p, { method, headers: { 'content-type': 'application/json', ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await r.text();
-    return { status: r.status, body: text ? JSON.parse(text) : undefined };
-  };
-  await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'first boot');
-  const setup = await call('POST', '/api/setup', { email: 'a@example.test', password: 'shutdown test password' });
-  const auth = { authorization: `Bearer ${setup.body.access_token}` };
-  const prov = await call('POST', '/api/providers', { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } }, auth);
-  const tr = await call('POST', '/api/trackers', { provider_id: prov.body.id, name: 'Tr' }, auth);
-  const tg = await call('POST', '/api/targets', { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' }, auth);
-  await call('PUT', `/api/trackers/${tr.body.id}/targets/${tg.body.id}`, undefined, auth);
-  const hook = new URL(prov.body.webhook_url).pathname;
+    const call = async (method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => {
+      const r = await fetch(base + p, {
+        method,
+        headers: { 'content-type': 'application/json', ...headers },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const text = await r.text();
+      return { status: r.status, body: text ? JSON.parse(text) : undefined };
+    };
+    await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'first boot');
+    const setup = await call('POST', '/api/setup', { email: 'a@example.test', password: 'shutdown test password' });
+    const auth = { authorization: `Bearer ${setup.body.access_token}` };
+    const prov = await call(
+      'POST',
+      '/api/providers',
+      { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
+      auth,
+    );
+    const tr = await call('POST', '/api/trackers', { provider_id: prov.body.id, name: 'Tr' }, auth);
+    const tg = await call(
+      'POST',
+      '/api/targets',
+      { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' },
+      auth,
+    );
+    await call('PUT', `/api/trackers/${tr.body.id}/targets/${tg.body.id}`, undefined, auth);
+    const hook = new URL(prov.body.webhook_url).pathname;
 
-  const N = 5;
-  const accepted: string[] = [];
-  for (let i = 0; i < N; i++) {
-    const r = await call('POST', hook, { type: 'alarm', payload: { name: `e${i}` } }, { 'x-example-token': 'sharedtoken1' });
-    t.equal(r.status, 202);
-    accepted.push(r.body.event_ids[0]);
-  }
-  // The target takes one send at a time: the first hangs, the others wait behind it.
-  await until(() => arrivals.length >= 1, 10_000, 'the first send');
-  const signalled = Date.now();
-  svc.child.kill('SIGTERM');
-  const code = await new Promise<number | null>((r) => svc.child.once('exit', (c) => r(c)));
-  const took = (Date.now() - signalled) / 1000;
-  t.equal(code, 0, `exit 0 (${svc.stderr().split('\n').filter((l) => /warn|error/.test(l)).slice(-3).join(' | ')})`);
-  t.ok(took < GRACE_S + MARGIN_S, `out ${took.toFixed(1)} s after the signal, within the ${GRACE_S} s grace period and a ${MARGIN_S} s margin`);
-  t.ok(took >= GRACE_S - 0.5, 'the send in flight had the grace period');
-  t.same(arrivals.filter((a) => a.at > signalled).map((a) => a.eventId), [], 'no send started after the signal');
-  t.equal(arrivals.length, 1, 'only the send in flight at the signal was made');
-  const rows = await readStoppedDatabase<{ queued: number; attempts: number; n: number }>(dir,
-    `SELECT SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END) AS queued, MAX(attempts) AS attempts, COUNT(*) AS n FROM deliveries`);
-  t.same({ n: Number(rows?.n), queued: Number(rows?.queued), attempts: Number(rows?.attempts) }, { n: N, queued: N, attempts: 0 },
-    'every delivery is back in the queue, the cut-off send not counted as an attempt nor failed');
+    const N = 5;
+    const accepted: string[] = [];
+    for (let i = 0; i < N; i++) {
+      const r = await call(
+        'POST',
+        hook,
+        { type: 'alarm', payload: { name: `e${i}` } },
+        { 'x-example-token': 'sharedtoken1' },
+      );
+      t.equal(r.status, 202);
+      accepted.push(r.body.event_ids[0]);
+    }
+    // The target takes one send at a time: the first hangs, the others wait behind it.
+    await until(() => arrivals.length >= 1, 10_000, 'the first send');
+    const signalled = Date.now();
+    svc.child.kill('SIGTERM');
+    const code = await new Promise<number | null>((r) => svc.child.once('exit', (c) => r(c)));
+    const took = (Date.now() - signalled) / 1000;
+    t.equal(
+      code,
+      0,
+      `exit 0 (${svc
+        .stderr()
+        .split('\n')
+        .filter((l) => /warn|error/.test(l))
+        .slice(-3)
+        .join(' | ')})`,
+    );
+    t.ok(
+      took < GRACE_S + MARGIN_S,
+      `out ${took.toFixed(1)} s after the signal, within the ${GRACE_S} s grace period and a ${MARGIN_S} s margin`,
+    );
+    t.ok(took >= GRACE_S - 0.5, 'the send in flight had the grace period');
+    t.same(
+      arrivals.filter((a) => a.at > signalled).map((a) => a.eventId),
+      [],
+      'no send started after the signal',
+    );
+    t.equal(arrivals.length, 1, 'only the send in flight at the signal was made');
+    const rows = await readStoppedDatabase<{ queued: number; attempts: number; n: number }>(
+      dir,
+      `SELECT SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END) AS queued, MAX(attempts) AS attempts, COUNT(*) AS n FROM deliveries`,
+    );
+    t.same(
+      { n: Number(rows?.n), queued: Number(rows?.queued), attempts: Number(rows?.attempts) },
+      { n: N, queued: N, attempts: 0 },
+      'every delivery is back in the queue, the cut-off send not counted as an attempt nor failed',
+    );
 
-  answering = true;
-  svc = startProcess(dir, port, key, databaseUrl);
-  await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'restart');
-  await until(() => accepted.every((id) => arrivals.some((a) => a.eventId === id && a.at > signalled)), 20_000, 'every event after the restart');
-  const events = await until(async () => {
-    const r = await call('GET', `/api/events?limit=50&provider_id=${prov.body.id}`, undefined, auth);
-    return r.body.events.every((e: { dispatch_status: string }) => e.dispatch_status === 'dispatched') ? r.body.events : undefined;
-  }, 10_000, 'final statuses');
-  t.equal(events.length, N, 'every event dispatched');
-});
+    answering = true;
+    svc = startProcess(dir, port, key, databaseUrl);
+    await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'restart');
+    await until(
+      () => accepted.every((id) => arrivals.some((a) => a.eventId === id && a.at > signalled)),
+      20_000,
+      'every event after the restart',
+    );
+    const events = await until(
+      async () => {
+        const r = await call('GET', `/api/events?limit=50&provider_id=${prov.body.id}`, undefined, auth);
+        return r.body.events.every((e: { dispatch_status: string }) => e.dispatch_status === 'dispatched')
+          ? r.body.events
+          : undefined;
+      },
+      10_000,
+      'final statuses',
+    );
+    t.equal(events.length, N, 'every event dispatched');
+  },
+);

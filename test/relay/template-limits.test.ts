@@ -17,7 +17,11 @@ t.test('blocks nest up to the depth limit, one level more is refused at parse', 
   t.doesNotThrow(() => parseTemplate('{{#if a}}' + nest(max - 1) + '{{/if}}'), 'if and each count alike');
   t.throws(() => parseTemplate(nest(max + 1)), DEPTH, `${max + 1} levels do not`);
   t.throws(() => parseTemplate('{{#if a}}' + nest(max) + '{{/if}}'), DEPTH);
-  t.throws(() => parseTemplate(nest(24)), { ...DEPTH, message: `blocks nest deeper than ${max} levels at {{#each}}` }, 'the probe\'s 24 levels');
+  t.throws(
+    () => parseTemplate(nest(24)),
+    { ...DEPTH, message: `blocks nest deeper than ${max} levels at {{#each}}` },
+    "the probe's 24 levels",
+  );
   // Siblings do not add up: depth is nesting, not the number of blocks.
   t.doesNotThrow(() => parseTemplate(Array.from({ length: 50 }, () => nest(max)).join('')));
 });
@@ -46,84 +50,143 @@ t.test('four nested loops over 200 items stop at the step limit instead of 1.6 b
   t.ok(out.text.endsWith('…'));
 });
 
-t.test('one render writes at most maxOutput characters: exactly the limit renders whole, one more is cut', async (t) => {
-  const max = TEMPLATE_LIMITS.maxOutput;
-  const exact = renderChecked('{{v}}', { v: 'a'.repeat(max) }, 'text');
-  t.equal(exact.exceeded, undefined);
-  t.equal(exact.text.length, max);
-  const over = renderChecked('{{v}}!', { v: 'a'.repeat(max) }, 'text');
-  t.equal(over.exceeded, 'output');
-  t.equal(over.text, 'a'.repeat(max) + '…');
-  // Escaping counts: the escaped text is what is written.
-  const escaped = renderChecked('{{v}}', { v: '*'.repeat(max / 2 + 1) }, 'markdown');
-  t.equal(escaped.exceeded, 'output');
-  t.equal(render('{{v}}', { v: 'b'.repeat(max + 10) }, 'text').length, max + 1, 'render() cuts the same way');
-});
+t.test(
+  'one render writes at most maxOutput characters: exactly the limit renders whole, one more is cut',
+  async (t) => {
+    const max = TEMPLATE_LIMITS.maxOutput;
+    const exact = renderChecked('{{v}}', { v: 'a'.repeat(max) }, 'text');
+    t.equal(exact.exceeded, undefined);
+    t.equal(exact.text.length, max);
+    const over = renderChecked('{{v}}!', { v: 'a'.repeat(max) }, 'text');
+    t.equal(over.exceeded, 'output');
+    t.equal(over.text, 'a'.repeat(max) + '…');
+    // Escaping counts: the escaped text is what is written.
+    const escaped = renderChecked('{{v}}', { v: '*'.repeat(max / 2 + 1) }, 'markdown');
+    t.equal(escaped.exceeded, 'output');
+    t.equal(render('{{v}}', { v: 'b'.repeat(max + 10) }, 'text').length, max + 1, 'render() cuts the same way');
+  },
+);
 
 const TOKEN = 'sharedtoken1';
 
 async function withEvent(s: TestService, list: unknown[]) {
   const token = s.admin.token;
-  const p = (await s.request('POST', '/api/providers', { token, body: { kind: 'example', name: 'Ex', config: { shared_token: TOKEN } } })).body;
+  const p = (
+    await s.request('POST', '/api/providers', {
+      token,
+      body: { kind: 'example', name: 'Ex', config: { shared_token: TOKEN } },
+    })
+  ).body;
   const hook = `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}`;
-  const r = await s.request('POST', hook, { headers: { 'x-example-token': TOKEN }, body: { type: 'thing_happened', payload: { name: 'main', list } } });
+  const r = await s.request('POST', hook, {
+    headers: { 'x-example-token': TOKEN },
+    body: { type: 'thing_happened', payload: { name: 'main', list } },
+  });
   if (r.status !== 202) throw new Error(`webhook answered ${r.status} ${r.text}`);
 }
 
-t.test('the API refuses a template nesting too deep at save and in a preview, and a preview past the render budget', async (t) => {
-  const s = await startService();
-  const sink = await startSink();
-  t.teardown(async () => { await s.stop(); await sink.close(); });
-  const token = s.admin.token;
-  await withEvent(s, Array.from({ length: 200 }, (_, i) => `item${i}`));
-  const max = TEMPLATE_LIMITS.maxDepth;
+t.test(
+  'the API refuses a template nesting too deep at save and in a preview, and a preview past the render budget',
+  async (t) => {
+    const s = await startService();
+    const sink = await startSink();
+    t.teardown(async () => {
+      await s.stop();
+      await sink.close();
+    });
+    const token = s.admin.token;
+    await withEvent(
+      s,
+      Array.from({ length: 200 }, (_, i) => `item${i}`),
+    );
+    const max = TEMPLATE_LIMITS.maxDepth;
 
-  const deep = await s.request('PUT', '/api/templates/thing_happened/en', { token, body: { title: 'T', body: nest(24, '{{name}}') } });
-  t.equal(deep.status, 422, deep.text);
-  t.equal(deep.body.code, 'template_too_deep');
-  t.same(deep.body.params, { field: 'body', limit: 'max_depth', value: max });
-  t.equal(deep.body.detail, `The body template nests {{#each}} and {{#if}} blocks more than ${max} levels deep; flatten it.`);
-  t.equal((await s.service.core.db.all('SELECT id FROM templates')).length, 0, 'nothing saved');
+    const deep = await s.request('PUT', '/api/templates/thing_happened/en', {
+      token,
+      body: { title: 'T', body: nest(24, '{{name}}') },
+    });
+    t.equal(deep.status, 422, deep.text);
+    t.equal(deep.body.code, 'template_too_deep');
+    t.same(deep.body.params, { field: 'body', limit: 'max_depth', value: max });
+    t.equal(
+      deep.body.detail,
+      `The body template nests {{#each}} and {{#if}} blocks more than ${max} levels deep; flatten it.`,
+    );
+    t.equal((await s.service.core.db.all('SELECT id FROM templates')).length, 0, 'nothing saved');
 
-  const atLimit = await s.request('PUT', '/api/templates/thing_happened/en', { token, body: { title: 'T', body: nest(max) } });
-  t.equal(atLimit.status, 200, `${max} levels are saved`);
+    const atLimit = await s.request('PUT', '/api/templates/thing_happened/en', {
+      token,
+      body: { title: 'T', body: nest(max) },
+    });
+    t.equal(atLimit.status, 200, `${max} levels are saved`);
 
-  const previewDeep = await s.request('POST', '/api/templates/thing_happened/preview', { token, body: { locale: 'en', title: nest(max + 1), body: '' } });
-  t.equal(previewDeep.status, 422);
-  t.match(previewDeep.body, { code: 'template_too_deep', params: { field: 'title' } });
+    const previewDeep = await s.request('POST', '/api/templates/thing_happened/preview', {
+      token,
+      body: { locale: 'en', title: nest(max + 1), body: '' },
+    });
+    t.equal(previewDeep.status, 422);
+    t.match(previewDeep.body, { code: 'template_too_deep', params: { field: 'title' } });
 
-  const costly = await s.request('POST', '/api/templates/thing_happened/preview', { token, body: { locale: 'en', title: 'T', body: nest(3) } });
-  t.equal(costly.status, 422, costly.text);
-  t.equal(costly.body.code, 'template_too_costly');
-  t.same(costly.body.params, { limit: 'max_steps', value: TEMPLATE_LIMITS.maxSteps });
-  t.match(costly.body.detail, /more than 10000 steps/);
+    const costly = await s.request('POST', '/api/templates/thing_happened/preview', {
+      token,
+      body: { locale: 'en', title: 'T', body: nest(3) },
+    });
+    t.equal(costly.status, 422, costly.text);
+    t.equal(costly.body.code, 'template_too_costly');
+    t.same(costly.body.params, { limit: 'max_steps', value: TEMPLATE_LIMITS.maxSteps });
+    t.match(costly.body.detail, /more than 10000 steps/);
 
-  const cheap = await s.request('POST', '/api/templates/thing_happened/preview', { token, body: { locale: 'en', title: 'T', body: '{{#each list}}{{.}} {{/each}}' } });
-  t.equal(cheap.status, 200, 'one loop over 200 items is within the budget');
-  t.match(cheap.body.body, /^item0 item1 .* item199 $/);
+    const cheap = await s.request('POST', '/api/templates/thing_happened/preview', {
+      token,
+      body: { locale: 'en', title: 'T', body: '{{#each list}}{{.}} {{/each}}' },
+    });
+    t.equal(cheap.status, 200, 'one loop over 200 items is within the budget');
+    t.match(cheap.body.body, /^item0 item1 .* item199 $/);
 
-  // The saved four-level template still costs a bounded render in the event log.
-  const events = await s.request('GET', '/api/events', { token });
-  t.equal(events.status, 200);
-  const health = await s.request('GET', '/api/health');
-  t.equal(health.status, 200);
-});
+    // The saved four-level template still costs a bounded render in the event log.
+    const events = await s.request('GET', '/api/events', { token });
+    t.equal(events.status, 200);
+    const health = await s.request('GET', '/api/health');
+    t.equal(health.status, 200);
+  },
+);
 
-t.test('a stored own template deeper than the limit (saved before it) gives way to the default at delivery', async (t) => {
-  const s = await startService();
-  const sink = await startSink();
-  t.teardown(async () => { await s.stop(); await sink.close(); });
-  const token = s.admin.token;
-  const p = (await s.request('POST', '/api/providers', { token, body: { kind: 'example', name: 'Ex', config: { shared_token: TOKEN } } })).body;
-  const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'CI' } })).body;
-  const tg = (await s.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'Sink', config: { url: sink.url }, locale: 'en' } })).body;
-  await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
-  const now = new Date().toISOString();
-  await s.service.core.db.run('INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    ['tpl-old-deep', s.admin.id, 'thing_happened', 'en', 'Deep {{name}}', nest(24), now, now]);
-  const hook = `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}`;
-  const r = await s.request('POST', hook, { headers: { 'x-example-token': TOKEN }, body: { type: 'thing_happened', payload: { name: 'main', list: [1, 2, 3] } } });
-  t.equal(r.status, 202);
-  await sink.waitFor(1);
-  t.equal(sink.received[0].body.title, 'Thing: main', 'the default title, not the stored deep one');
-});
+t.test(
+  'a stored own template deeper than the limit (saved before it) gives way to the default at delivery',
+  async (t) => {
+    const s = await startService();
+    const sink = await startSink();
+    t.teardown(async () => {
+      await s.stop();
+      await sink.close();
+    });
+    const token = s.admin.token;
+    const p = (
+      await s.request('POST', '/api/providers', {
+        token,
+        body: { kind: 'example', name: 'Ex', config: { shared_token: TOKEN } },
+      })
+    ).body;
+    const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'CI' } })).body;
+    const tg = (
+      await s.request('POST', '/api/targets', {
+        token,
+        body: { kind: 'recorder', name: 'Sink', config: { url: sink.url }, locale: 'en' },
+      })
+    ).body;
+    await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
+    const now = new Date().toISOString();
+    await s.service.core.db.run(
+      'INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      ['tpl-old-deep', s.admin.id, 'thing_happened', 'en', 'Deep {{name}}', nest(24), now, now],
+    );
+    const hook = `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}`;
+    const r = await s.request('POST', hook, {
+      headers: { 'x-example-token': TOKEN },
+      body: { type: 'thing_happened', payload: { name: 'main', list: [1, 2, 3] } },
+    });
+    t.equal(r.status, 202);
+    await sink.waitFor(1);
+    t.equal(sink.received[0].body.title, 'Thing: main', 'the default title, not the stored deep one');
+  },
+);

@@ -1,9 +1,9 @@
 import t from 'tap';
-import { loadPlugins } from '../../core/src/plugins/loader.ts';
 import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
-import { TemplateCatalog } from '../../core/src/relay/templates/catalog.ts';
-import { render, parseTemplate, TemplateError } from '../../core/src/relay/templates/engine.ts';
+import { loadPlugins } from '../../core/src/plugins/loader.ts';
 import { renderMessage } from '../../core/src/relay/pipeline/render.ts';
+import { TemplateCatalog } from '../../core/src/relay/templates/catalog.ts';
+import { parseTemplate, render, TemplateError } from '../../core/src/relay/templates/engine.ts';
 
 t.test('every event type of every first-party plugin has English and Russian templates that parse', async (t) => {
   const plugins = await loadPlugins([...FIRST_PARTY_PLUGINS]);
@@ -14,7 +14,10 @@ t.test('every event type of every first-party plugin has English and Russian tem
       for (const locale of ['en', 'ru'] as const) {
         t.ok(catalog.has(type, locale), `${p.id}/${type} has a ${locale} template`);
         const tpl = catalog.get(type, locale);
-        t.doesNotThrow(() => { parseTemplate(tpl.title); parseTemplate(tpl.body); }, `${p.id}/${type}/${locale} parses`);
+        t.doesNotThrow(() => {
+          parseTemplate(tpl.title);
+          parseTemplate(tpl.body);
+        }, `${p.id}/${type}/${locale} parses`);
         n++;
       }
     }
@@ -44,8 +47,17 @@ t.test('a locale without a template falls back to English; sensitive extras are 
   (plugins[0]!.def.manifest.templates as any).ru = {};
   const c2 = new TemplateCatalog(plugins, '/nonexistent');
   const m = renderMessage(c2, {
-    deliveryId: 'd', eventId: 'e', eventType: 'thing_happened', severity: 'info', locale: 'ru', payload: { name: 'door' },
-    extras: { note: 'password=hunter22 and more', oauth_token: 'abc' }, providerKind: 'example', targetName: 'T', occurredAt: '2026-01-01T00:00:00Z', formats: ['html'],
+    deliveryId: 'd',
+    eventId: 'e',
+    eventType: 'thing_happened',
+    severity: 'info',
+    locale: 'ru',
+    payload: { name: 'door' },
+    extras: { note: 'password=hunter22 and more', oauth_token: 'abc' },
+    providerKind: 'example',
+    targetName: 'T',
+    occurredAt: '2026-01-01T00:00:00Z',
+    formats: ['html'],
   });
   t.equal(m.title, 'Thing: door', 'English fallback');
   t.notMatch(m.body, /hunter22/);

@@ -3,7 +3,7 @@
  * data folder, as the README's "Running several replicas" describes, plus a recording sink that
  * notices sends whose sender vanished before it answered.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
@@ -21,23 +21,38 @@ export interface Replica {
   kill(): Promise<void>;
 }
 
-export interface ReadyBody { ready: boolean; replica: { id: string; scheduler_leader: boolean } }
+export interface ReadyBody {
+  ready: boolean;
+  replica: { id: string; scheduler_leader: boolean };
+}
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => { const { port } = srv.address() as net.AddressInfo; srv.close(() => resolve(port)); });
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
   });
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Polls `fn` every 50 ms until it returns something truthy; throws after `ms`. */
-export async function until<T>(fn: () => Promise<T | undefined | false> | T | undefined | false, ms: number, what: string): Promise<T> {
+export async function until<T>(
+  fn: () => Promise<T | undefined | false> | T | undefined | false,
+  ms: number,
+  what: string,
+): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
-    try { const v = await fn(); if (v) return v; } catch { /* not yet */ }
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch {
+      /* not yet */
+    }
     if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await sleep(50);
   }
@@ -50,15 +65,29 @@ export async function startReplicas(n: number, env: Record<string, string>): Pro
   for (let i = 0; i < n; i++) {
     const port = await freePort();
     const child = spawn(process.execPath, ['core/src/main.ts'], {
-      cwd: root, stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: root,
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: {
-        PATH: process.env.PATH, SERVICE_SECRET_KEY: key, SERVICE_PORT: String(port), SERVICE_HOST: '127.0.0.1',
-        SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', HERALD_BCRYPT_COST: '4', SERVICE_LOG_FORMAT: 'json', SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '2',
-        ...(process.env.SERVICE_DISPATCH_THREAD ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD } : {}), ...env,
+        PATH: process.env.PATH,
+        SERVICE_SECRET_KEY: key,
+        SERVICE_PORT: String(port),
+        SERVICE_HOST: '127.0.0.1',
+        SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+        HERALD_BCRYPT_COST: '4',
+        SERVICE_LOG_FORMAT: 'json',
+        SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '2',
+        ...(process.env.SERVICE_DISPATCH_THREAD
+          ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD }
+          : {}),
+        ...env,
       },
     });
     const r: Replica = {
-      index: i, url: `http://127.0.0.1:${port}`, child, logs: [], alive: true,
+      index: i,
+      url: `http://127.0.0.1:${port}`,
+      child,
+      logs: [],
+      alive: true,
       async kill() {
         if (!r.alive) return;
         const gone = new Promise((res) => child.once('exit', res));
@@ -66,28 +95,50 @@ export async function startReplicas(n: number, env: Record<string, string>): Pro
         await gone;
       },
     };
-    child.once('exit', () => { r.alive = false; });
-    for (const s of [child.stdout!, child.stderr!]) s.on('data', (c: Buffer) => { r.logs.push(...c.toString('utf8').split('\n').filter(Boolean)); if (r.logs.length > 4000) r.logs.splice(0, 1000); });
+    child.once('exit', () => {
+      r.alive = false;
+    });
+    for (const s of [child.stdout!, child.stderr!])
+      s.on('data', (c: Buffer) => {
+        r.logs.push(...c.toString('utf8').split('\n').filter(Boolean));
+        if (r.logs.length > 4000) r.logs.splice(0, 1000);
+      });
     replicas.push(r);
   }
-  await Promise.all(replicas.map((r) => until(async () => r.alive && (await fetch(`${r.url}/api/ready`)).status === 200, 60_000, `replica ${r.index} ready`)));
+  await Promise.all(
+    replicas.map((r) =>
+      until(
+        async () => r.alive && (await fetch(`${r.url}/api/ready`)).status === 200,
+        60_000,
+        `replica ${r.index} ready`,
+      ),
+    ),
+  );
   return replicas;
 }
 
 /** Stops the live replicas gracefully (SIGKILL after 10 s). */
 export async function stopReplicas(replicas: Replica[]): Promise<void> {
-  await Promise.all(replicas.filter((r) => r.alive).map(async (r) => {
-    const gone = new Promise((res) => r.child.once('exit', res));
-    r.child.kill('SIGTERM');
-    const t = setTimeout(() => r.child.kill('SIGKILL'), 10_000);
-    await gone;
-    clearTimeout(t);
-  }));
+  await Promise.all(
+    replicas
+      .filter((r) => r.alive)
+      .map(async (r) => {
+        const gone = new Promise((res) => r.child.once('exit', res));
+        r.child.kill('SIGTERM');
+        const t = setTimeout(() => r.child.kill('SIGKILL'), 10_000);
+        await gone;
+        clearTimeout(t);
+      }),
+  );
 }
 
 export async function ready(r: Replica): Promise<ReadyBody | undefined> {
   if (!r.alive) return undefined;
-  try { return (await (await fetch(`${r.url}/api/ready`, { signal: AbortSignal.timeout(2000) })).json()) as ReadyBody; } catch { return undefined; }
+  try {
+    return (await (await fetch(`${r.url}/api/ready`, { signal: AbortSignal.timeout(2000) })).json()) as ReadyBody;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The replicas that say they lead the scheduler right now. */
@@ -97,19 +148,36 @@ export async function leaders(replicas: Replica[]): Promise<Replica[]> {
 }
 
 /** JSON over HTTP against one replica. */
-export async function call(r: Replica, method: string, p: string, o: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<{ status: number; body: any }> {
+export async function call(
+  r: Replica,
+  method: string,
+  p: string,
+  o: { token?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<{ status: number; body: any }> {
   const headers: Record<string, string> = { ...(o.headers ?? {}) };
   if (o.token) headers.authorization = `Bearer ${o.token}`;
   if (o.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(r.url + p, { method, headers, body: o.body === undefined ? undefined : JSON.stringify(o.body) });
+  const res = await fetch(r.url + p, {
+    method,
+    headers,
+    body: o.body === undefined ? undefined : JSON.stringify(o.body),
+  });
   const text = await res.text();
   let body: any = text;
-  try { body = text ? JSON.parse(text) : undefined; } catch { /* not JSON */ }
+  try {
+    body = text ? JSON.parse(text) : undefined;
+  } catch {
+    /* not JSON */
+  }
   return { status: res.status, body };
 }
 
 export interface Arrival {
-  deliveryId: string; eventId: string; eventType: string; body: string; at: number;
+  deliveryId: string;
+  eventId: string;
+  eventType: string;
+  body: string;
+  at: number;
   /** The sender's connection closed before the sink answered: the sender never learnt the outcome. */
   unanswered: boolean;
   /** When the sender's connection closed (ms since epoch), if it did while the test ran. */
@@ -117,7 +185,9 @@ export interface Arrival {
 }
 
 /** A loopback sink for the recorder target: records every message, answers after `delayMs`. */
-export async function startRecordingSink(delayMs: number): Promise<{ url: string; arrivals: Arrival[]; close(): Promise<void> }> {
+export async function startRecordingSink(
+  delayMs: number,
+): Promise<{ url: string; arrivals: Arrival[]; close(): Promise<void> }> {
   const arrivals: Arrival[] = [];
   const bySocket = new Map<net.Socket, Arrival[]>();
   const server = http.createServer((req, res) => {
@@ -125,19 +195,40 @@ export async function startRecordingSink(delayMs: number): Promise<{ url: string
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const m = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      const a: Arrival = { deliveryId: m.deliveryId, eventId: m.eventId, eventType: m.eventType, body: m.plainBody, at: Date.now(), unanswered: true };
+      const a: Arrival = {
+        deliveryId: m.deliveryId,
+        eventId: m.eventId,
+        eventType: m.eventType,
+        body: m.plainBody,
+        at: Date.now(),
+        unanswered: true,
+      };
       arrivals.push(a);
       const list = bySocket.get(req.socket) ?? [];
       list.push(a);
       bySocket.set(req.socket, list);
-      setTimeout(() => { if (!req.socket.destroyed) res.end('ok', () => { a.unanswered = false; }); }, delayMs);
+      setTimeout(() => {
+        if (!req.socket.destroyed)
+          res.end('ok', () => {
+            a.unanswered = false;
+          });
+      }, delayMs);
     });
   });
-  server.on('connection', (sock) => sock.on('close', () => { for (const a of bySocket.get(sock) ?? []) a.connectionClosedAt = Date.now(); bySocket.delete(sock); }));
+  server.on('connection', (sock) =>
+    sock.on('close', () => {
+      for (const a of bySocket.get(sock) ?? []) a.connectionClosedAt = Date.now();
+      bySocket.delete(sock);
+    }),
+  );
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/`,
     arrivals,
-    close: () => new Promise((r) => { server.closeAllConnections(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }

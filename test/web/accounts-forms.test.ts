@@ -6,8 +6,8 @@
  * each leave the old token refused by the API.
  */
 import t from 'tap';
-import { startService } from '../helpers/service.ts';
 import { plugins } from '../e2e/support.ts';
+import { startService } from '../helpers/service.ts';
 import { ensureBuilt, openBrowser } from './browser.ts';
 
 ensureBuilt();
@@ -15,19 +15,37 @@ ensureBuilt();
 const ADMIN = { email: 'admin@example.test', password: 'correct horse battery' };
 const SECRET = 'a-webhook-secret-of-24ch';
 
-const svc = await startService({ SERVICE_PLUGINS: plugins('@herald/provider-webhook', '@herald/provider-immich'), SERVICE_LOG_LEVEL: 'WARNING', SERVICE_SUPERVISED: 'false' });
+const svc = await startService({
+  SERVICE_PLUGINS: plugins('@herald/provider-webhook', '@herald/provider-immich'),
+  SERVICE_LOG_LEVEL: 'WARNING',
+  SERVICE_SUPERVISED: 'false',
+});
 const b = await openBrowser(undefined, { shots: 'accounts-forms-failed' });
 const { page, step } = b;
 page.setDefaultTimeout(8000);
-t.teardown(async () => { await b.close(); await svc.stop(); });
-
+t.teardown(async () => {
+  await b.close();
+  await svc.stop();
+});
 
 const me = (token: string) => svc.request('GET', '/api/v1/users/me', { token }).then((r) => r.status);
-const apiLogin = (email: string, password: string) => svc.request('POST', '/api/auth/login', { body: { email, password } });
+const apiLogin = (email: string, password: string) =>
+  svc.request('POST', '/api/auth/login', { body: { email, password } });
 const cfg = (path: string) => page.getByTestId(`cfg-${path}`);
 /** The error shown under the control with this test id (its field's `field-error`). */
-const errorOf = (testId: string) => page.locator('.field, .subform').filter({ has: page.getByTestId(testId) }).last().getByTestId('field-error');
-const providers = async () => (await svc.request('GET', '/api/providers', { token: svc.admin.token })).body.providers as { id: string; kind: string; name: string; config: any }[];
+const errorOf = (testId: string) =>
+  page
+    .locator('.field, .subform')
+    .filter({ has: page.getByTestId(testId) })
+    .last()
+    .getByTestId('field-error');
+const providers = async () =>
+  (await svc.request('GET', '/api/providers', { token: svc.admin.token })).body.providers as {
+    id: string;
+    kind: string;
+    name: string;
+    config: any;
+  }[];
 const formText = () => page.locator('dialog.modal').first().innerText();
 /** What must never reach the user: JSON Schema wording, patterns and request paths. */
 const SCHEMA_WORDS = /must match|pattern|\^https|body\/config|fewer than/;
@@ -50,7 +68,11 @@ t.test('forms and accounts', async (t) => {
     await page.getByTestId('provider-name').fill('Photos');
     await cfg('base_url').fill('photos.example.net');
     await cfg('base_url').blur();
-    t.equal(await errorOf('cfg-base_url').innerText(), 'Must be an http or https address', 'a bad URL is named as the user would');
+    t.equal(
+      await errorOf('cfg-base_url').innerText(),
+      'Must be an http or https address',
+      'a bad URL is named as the user would',
+    );
     t.equal(await cfg('base_url').getAttribute('aria-invalid'), 'true');
     await page.getByRole('button', { name: 'Save' }).click();
     t.equal(await errorOf('cfg-api_key').innerText(), 'Required', 'an empty required field is shown on submit');
@@ -70,11 +92,19 @@ t.test('forms and accounts', async (t) => {
     await page.getByTestId('provider-kind').selectOption('immich');
     await cfg('base_url').fill('ftp://photos.example.net');
     await cfg('base_url').blur();
-    t.equal(await errorOf('cfg-base_url').innerText(), 'Нужен адрес, начинающийся с http:// или https://', 'the same check in Russian');
+    t.equal(
+      await errorOf('cfg-base_url').innerText(),
+      'Нужен адрес, начинающийся с http:// или https://',
+      'the same check in Russian',
+    );
     await page.getByTestId('provider-kind').selectOption('webhook');
     await cfg('secret').fill('short');
     await cfg('secret').blur();
-    t.equal(await errorOf('cfg-secret').innerText(), 'Не менее 16 символов', 'a short secret, in Russian with the right plural');
+    t.equal(
+      await errorOf('cfg-secret').innerText(),
+      'Не менее 16 символов',
+      'a short secret, in Russian with the right plural',
+    );
 
     // Bearer without a secret passes the schema; the plugin's own check on the service refuses it (422).
     await page.getByTestId('provider-name').fill('Alerts');
@@ -83,7 +113,11 @@ t.test('forms and accounts', async (t) => {
     await cfg('mapping.title').fill('alert.title');
     await page.getByRole('button', { name: 'Сохранить' }).click();
     await page.getByTestId('fix-below').waitFor();
-    t.equal(await errorOf('cfg-secret').innerText(), 'Обязательное поле', 'the service\'s 422 lands under the secret field, in Russian');
+    t.equal(
+      await errorOf('cfg-secret').innerText(),
+      'Обязательное поле',
+      "the service's 422 lands under the secret field, in Russian",
+    );
     t.notMatch(await formText(), SCHEMA_WORDS, 'no JSON Schema wording or paths on the form');
     t.equal((await providers()).filter((p) => p.kind === 'webhook').length, 0, 'the service saved nothing');
   });
@@ -111,7 +145,11 @@ t.test('forms and accounts', async (t) => {
       }
       throw new Error('the provider was not saved');
     })();
-    t.same(saved.config.mapping.severity_map, { P1: 'critical', P3: 'info' }, 'the API returns the map the editor built');
+    t.same(
+      saved.config.mapping.severity_map,
+      { P1: 'critical', P3: 'info' },
+      'the API returns the map the editor built',
+    );
     t.equal(saved.config.secret, '********', 'the secret is stored (and masked)');
   });
 
@@ -128,7 +166,7 @@ t.test('forms and accounts', async (t) => {
     await page.getByTestId('admin-repeat-password').fill('chosen by the admin');
     await page.getByTestId('save-password').click();
     await page.getByText(`Для ${u.email} задан новый пароль.`).waitFor();
-    t.equal(await me(u.token), 401, 'the user\'s old token is refused');
+    t.equal(await me(u.token), 401, "the user's old token is refused");
     t.equal((await apiLogin(u.email, 'user password 1')).status, 401, 'the old password is refused');
     t.equal((await apiLogin(u.email, 'chosen by the admin')).status, 200, 'the user logs in with the new password');
   });
@@ -147,7 +185,11 @@ t.test('forms and accounts', async (t) => {
     t.equal(await errorOf('repeat-password').innerText(), 'Пароли не совпадают', 'the repetition is checked');
     await page.getByTestId('repeat-password').fill(newPassword);
     await page.getByTestId('change-password').click();
-    t.equal(await errorOf('current-password').innerText(), 'Это не ваш текущий пароль', 'a wrong current password is shown on its field');
+    t.equal(
+      await errorOf('current-password').innerText(),
+      'Это не ваш текущий пароль',
+      'a wrong current password is shown on its field',
+    );
     t.equal(await me(other), 200, 'nothing changed yet');
     await page.getByTestId('current-password').fill(ADMIN.password);
     await page.getByTestId('change-password').click();

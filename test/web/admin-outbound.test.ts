@@ -14,12 +14,25 @@ const svc = await startService({ SERVICE_LOG_LEVEL: 'WARNING', SERVICE_OUTBOUND_
 const b = await openBrowser(undefined, { shots: 'admin-outbound-failed' });
 const { page, step } = b;
 page.setDefaultTimeout(8000);
-t.teardown(async () => { await b.close(); await svc.stop(); await sink.close(); });
+t.teardown(async () => {
+  await b.close();
+  await svc.stop();
+  await sink.close();
+});
 
-
-t.test('an administrator allows a host for another user\'s target', async (t) => {
+t.test("an administrator allows a host for another user's target", async (t) => {
   const carol = await svc.user('carol@example.com');
-  const target = (await svc.request('POST', '/api/targets', { token: carol.token, body: { kind: 'recorder', name: 'Carol NAS', config: { url: `${sink.url}hook`, api_token: 'carol-secret-token-5e1' }, locale: 'en' } })).body;
+  const target = (
+    await svc.request('POST', '/api/targets', {
+      token: carol.token,
+      body: {
+        kind: 'recorder',
+        name: 'Carol NAS',
+        config: { url: `${sink.url}hook`, api_token: 'carol-secret-token-5e1' },
+        locale: 'en',
+      },
+    })
+  ).body;
   t.ok(target.id, 'carol has a target');
 
   await step('open the page', async () => {
@@ -29,10 +42,14 @@ t.test('an administrator allows a host for another user\'s target', async (t) =>
   });
 
   const card = page.locator(`[data-testid="outbound-row"][data-id="${target.id}"]`);
-  await step('find carol\'s target', async () => {
+  await step("find carol's target", async () => {
     await card.waitFor();
     t.match(await card.textContent(), /Carol NAS[\s\S]*carol@example\.com/, 'the card names the target and its owner');
-    t.match(await card.locator('code').first().textContent(), /^http:\/\/127\.0\.0\.1:\d+$/, 'and the server, without the path');
+    t.match(
+      await card.locator('code').first().textContent(),
+      /^http:\/\/127\.0\.0\.1:\d+$/,
+      'and the server, without the path',
+    );
     t.notOk((await page.content()).includes('carol-secret-token-5e1'), 'no secret on the page');
   });
 
@@ -46,7 +63,7 @@ t.test('an administrator allows a host for another user\'s target', async (t) =>
   await page.setViewportSize({ width: 390, height: 844 });
   await b.shot('admin-outbound-phone');
   const saved = await svc.request('GET', `/api/targets/${target.id}`, { token: carol.token });
-  t.same(saved.body.outbound_allow, ['127.0.0.1'], 'the service has the list on carol\'s target');
+  t.same(saved.body.outbound_allow, ['127.0.0.1'], "the service has the list on carol's target");
   const sent = await svc.request('POST', `/api/targets/${target.id}/test`, { token: carol.token, body: {} });
   t.equal(sent.body.ok, true, `and carol's target now reaches the loopback sink (${sent.body.detail})`);
   t.same(b.problems, [], 'no console errors');

@@ -6,19 +6,27 @@
  */
 import fs from 'node:fs';
 import t from 'tap';
-import { startService } from '../helpers/service.ts';
 import { startFakeOpenAI } from '../fakes/openai.ts';
+import { startService } from '../helpers/service.ts';
 import { ensureBuilt, openBrowser } from './browser.ts';
 
 ensureBuilt();
 
 const ai = await startFakeOpenAI({ apiKey: 'test-key' });
-const svc = await startService({ AI_BASE_URL: ai.baseUrl, AI_API_KEY: 'test-key', SERVICE_LOG_LEVEL: 'WARNING', SERVICE_SUPERVISED: 'false' });
+const svc = await startService({
+  AI_BASE_URL: ai.baseUrl,
+  AI_API_KEY: 'test-key',
+  SERVICE_LOG_LEVEL: 'WARNING',
+  SERVICE_SUPERVISED: 'false',
+});
 const b = await openBrowser(undefined, { shots: 'assistant-memory-failed' });
 const { page, step } = b;
 page.setDefaultTimeout(8000);
-t.teardown(async () => { await b.close(); await svc.stop(); await ai.close(); });
-
+t.teardown(async () => {
+  await b.close();
+  await svc.stop();
+  await ai.close();
+});
 
 t.test('memory, tool lines, generated titles, search and export in the browser', async (t) => {
   await step('login', async () => {
@@ -45,14 +53,33 @@ t.test('memory, tool lines, generated titles, search and export in the browser',
     await page.goto(`${svc.url}/#/chats`);
     await page.getByRole('button', { name: 'New', exact: true }).click();
     await page.locator('#page-title').filter({ hasText: 'New chat' }).waitFor();
-    ai.next({ toolCall: { name: 'search_memory', arguments: JSON.stringify({ query: 'allergy' }) } }, { text: 'You are allergic to penicillin.' }, { text: 'Penicillin allergy' });
+    ai.next(
+      { toolCall: { name: 'search_memory', arguments: JSON.stringify({ query: 'allergy' }) } },
+      { text: 'You are allergic to penicillin.' },
+      { text: 'Penicillin allergy' },
+    );
     await page.locator('#composer').fill('What am I allergic to?');
     await page.getByRole('button', { name: 'Send', exact: true }).click();
     const reply = page.getByTestId('msg-assistant').last();
-    await reply.and(page.locator('[data-status="complete"]')).filter({ hasText: 'You are allergic to penicillin.' }).waitFor();
-    t.equal(await reply.getByTestId('tool-line').textContent(), 'Searched memory for “allergy”: 1 entry', 'the compact tool line');
-    t.match(JSON.stringify(ai.calls[0]!.body.messages), 'Allergic to penicillin', 'the always-included fact is in the first request');
-    t.match(ai.calls[1]!.body.messages.at(-1), { role: 'tool', content: /Allergic to penicillin/ }, 'the tool result reached the model');
+    await reply
+      .and(page.locator('[data-status="complete"]'))
+      .filter({ hasText: 'You are allergic to penicillin.' })
+      .waitFor();
+    t.equal(
+      await reply.getByTestId('tool-line').textContent(),
+      'Searched memory for “allergy”: 1 entry',
+      'the compact tool line',
+    );
+    t.match(
+      JSON.stringify(ai.calls[0]!.body.messages),
+      'Allergic to penicillin',
+      'the always-included fact is in the first request',
+    );
+    t.match(
+      ai.calls[1]!.body.messages.at(-1),
+      { role: 'tool', content: /Allergic to penicillin/ },
+      'the tool result reached the model',
+    );
     await page.locator('#page-title').filter({ hasText: 'Penicillin allergy' }).waitFor();
     await page.locator('.chat-items a').filter({ hasText: 'Penicillin allergy' }).waitFor();
     t.pass('the chat got its generated title, in the header and the list');
@@ -63,7 +90,8 @@ t.test('memory, tool lines, generated titles, search and export in the browser',
 
   await step('search', async () => {
     // Another chat, so the search has something to tell apart.
-    const other = (await svc.request('POST', '/api/v1/chats', { token: svc.admin.token, body: { title: 'Holiday' } })).body.id;
+    const other = (await svc.request('POST', '/api/v1/chats', { token: svc.admin.token, body: { title: 'Holiday' } }))
+      .body.id;
     await page.goto(`${svc.url}/#/chats/${other}`);
     await page.locator('#page-title').filter({ hasText: 'Holiday' }).waitFor();
     await page.getByTestId('chat-search').fill('allergic');

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { chromium, type BrowserContext, type ConsoleMessage, type Page } from 'playwright-core';
+import { type BrowserContext, type ConsoleMessage, chromium, type Page } from 'playwright-core';
 import { ROOT } from './sources.ts';
 
 export const DIST = path.join(ROOT, 'core/web/dist');
@@ -17,7 +17,18 @@ export const CHROMIUM = '/usr/bin/chromium';
 /** Builds the web client when core/web/dist is missing (npm test builds it before tap). */
 export function ensureBuilt(): void {
   if (fs.existsSync(path.join(DIST, 'index.html'))) return;
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/vite/bin/vite.js'), 'build', '--config', 'core/web/vite.config.ts', '--logLevel', 'warn'], { cwd: ROOT, stdio: 'inherit' });
+  execFileSync(
+    process.execPath,
+    [
+      path.join(ROOT, 'node_modules/vite/bin/vite.js'),
+      'build',
+      '--config',
+      'core/web/vite.config.ts',
+      '--logLevel',
+      'warn',
+    ],
+    { cwd: ROOT, stdio: 'inherit' },
+  );
 }
 
 export interface Browser {
@@ -61,38 +72,62 @@ function expected(m: ConsoleMessage): boolean {
 }
 
 /** `shots`: the prefix of the screenshots a failed step saves (one per test file, so parallel files do not collide). */
-export async function openBrowser(viewport = { width: 1280, height: 860 }, { shots = 'failed' }: { shots?: string } = {}): Promise<Browser> {
-  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (scripts/peers/install.sh does).`);
+export async function openBrowser(
+  viewport = { width: 1280, height: 860 },
+  { shots = 'failed' }: { shots?: string } = {},
+): Promise<Browser> {
+  if (!fs.existsSync(CHROMIUM))
+    throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (scripts/peers/install.sh does).`);
   const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-chromium-'));
   const context = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
     viewport,
     locale: 'en-US',
     timezoneId: 'UTC',
     acceptDownloads: true,
   });
-  const page = context.pages()[0] ?? await context.newPage();
+  const page = context.pages()[0] ?? (await context.newPage());
   const problems: string[] = [];
   const allowed: RegExp[] = [];
   const watch = (p: Page) => {
     p.on('console', (m) => {
       if (expected(m) || allowed.some((re) => re.test(`${m.text()} ${m.location().url}`))) return;
-      if (m.type() === 'error' || (m.type() === 'warning' && m.text().includes('missing string'))) problems.push(`${m.type()}: ${m.text()} (${m.location().url})`);
+      if (m.type() === 'error' || (m.type() === 'warning' && m.text().includes('missing string')))
+        problems.push(`${m.type()}: ${m.text()} (${m.location().url})`);
     });
     p.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
   };
   watch(page);
   context.on('page', watch);
   fs.mkdirSync(SCREENSHOTS, { recursive: true });
-  const shot = async (name: string) => { await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true }).catch(() => {}); };
+  const shot = async (name: string) => {
+    await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true }).catch(() => {});
+  };
   return {
-    context, page, problems,
-    allow: (re) => { allowed.push(re); },
+    context,
+    page,
+    problems,
+    allow: (re) => {
+      allowed.push(re);
+    },
     shot,
     async step(name, fn) {
-      try { await fn(); } catch (err) { await shot(`${shots}-${name}`); throw err; }
+      try {
+        await fn();
+      } catch (err) {
+        await shot(`${shots}-${name}`);
+        throw err;
+      }
     },
     async nav(name) {
       const link = page.getByRole('navigation').getByRole('link', { name, exact: true });

@@ -46,13 +46,25 @@ t.test('the first visit is small', async (t) => {
   const highlighter = js.find((f) => /\/highlight-[\w-]+\.js$/.test(f));
   const all = js.filter((f) => f !== highlighter).reduce((n, f) => n + gz(f), 0);
   const css = assets.filter((f) => f.endsWith('.css')).reduce((n, f) => n + gz(f), 0);
-  t.comment(`first visit ${first.toFixed(1)} KB, all JavaScript ${all.toFixed(1)} KB, CSS ${css.toFixed(1)} KB (gzipped)`);
+  t.comment(
+    `first visit ${first.toFixed(1)} KB, all JavaScript ${all.toFixed(1)} KB, CSS ${css.toFixed(1)} KB (gzipped)`,
+  );
   t.ok(first <= FIRST_LOAD_KB, `first visit ${first.toFixed(1)} KB ≤ ${FIRST_LOAD_KB} KB`);
   t.ok(all <= ALL_JS_KB, `all JavaScript ${all.toFixed(1)} KB ≤ ${ALL_JS_KB} KB`);
   t.ok(css <= CSS_KB, `CSS ${css.toFixed(1)} KB ≤ ${CSS_KB} KB`);
   const chats = js.find((f) => /\/chats-[\w-]+\.js$/.test(f));
-  t.ok(chats && ![entry, ...preloads].includes(chats), 'the chat code (markdown, sanitizer) is not in the first download');
-  t.ok(highlighter && ![entry, ...preloads].includes(highlighter), 'the highlighter is a chunk of its own, not in the first download');
+  t.ok(
+    chats && ![entry, ...preloads].includes(chats),
+    'the chat code (markdown, sanitizer) is not in the first download',
+  );
+  t.ok(
+    highlighter && ![entry, ...preloads].includes(highlighter),
+    'the highlighter is a chunk of its own, not in the first download',
+  );
   t.ok(gz(highlighter!) <= HIGHLIGHT_KB, `highlighter ${gz(highlighter!).toFixed(1)} KB ≤ ${HIGHLIGHT_KB} KB`);
-  t.notMatch(fs.readFileSync(path.join(DIST, chats!), 'utf8'), /registerLanguage/, 'the chat chunk imports the highlighter dynamically, not its code');
+  t.notMatch(
+    fs.readFileSync(path.join(DIST, chats!), 'utf8'),
+    /registerLanguage/,
+    'the chat chunk imports the highlighter dynamically, not its code',
+  );
 });

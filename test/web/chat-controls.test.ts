@@ -6,25 +6,34 @@
  * (gone once the report is deleted), and an archived chat that is read-only until unarchived.
  */
 import t from 'tap';
-import { startService } from '../helpers/service.ts';
 import { startFakeOpenAI } from '../fakes/openai.ts';
+import { startService } from '../helpers/service.ts';
 import { ensureBuilt, openBrowser } from './browser.ts';
 
 ensureBuilt();
 
 const ai = await startFakeOpenAI({ apiKey: 'test-key' });
-const svc = await startService({ AI_BASE_URL: ai.baseUrl, AI_API_KEY: 'test-key', AI_MODEL: 'fake-small', SERVICE_LOG_LEVEL: 'WARNING', SERVICE_SUPERVISED: 'false' });
+const svc = await startService({
+  AI_BASE_URL: ai.baseUrl,
+  AI_API_KEY: 'test-key',
+  AI_MODEL: 'fake-small',
+  SERVICE_LOG_LEVEL: 'WARNING',
+  SERVICE_SUPERVISED: 'false',
+});
 const b = await openBrowser(undefined, { shots: 'failed-controls' });
 const { page, step } = b;
 page.setDefaultTimeout(8000);
-t.teardown(async () => { await b.close(); await svc.stop(); await ai.close(); });
+t.teardown(async () => {
+  await b.close();
+  await svc.stop();
+  await ai.close();
+});
 
 const email = 'controls@example.test';
 const password = 'user password 1';
 const created = await svc.request('POST', '/api/v1/admin/users', { token: svc.admin.token, body: { email, password } });
 if (created.status !== 201) throw new Error(`user creation failed: ${created.text}`);
 const token = (await svc.request('POST', '/api/auth/login', { body: { email, password } })).body.access_token as string;
-
 
 const assistant = () => page.getByTestId('msg-assistant');
 const lastReply = () => assistant().last();
@@ -71,7 +80,11 @@ t.test('chat controls in the browser', async (t) => {
     await replyShows('Echo: hello, edited');
     const question = page.getByTestId('msg-user').last();
     t.match(await question.textContent(), /hello, edited/);
-    t.equal(await question.getByTestId('alt-position').textContent(), '2 / 2', 'the original question is kept as an alternative');
+    t.equal(
+      await question.getByTestId('alt-position').textContent(),
+      '2 / 2',
+      'the original question is kept as an alternative',
+    );
     t.equal(ai.calls.at(-1)!.body.messages.at(-1).content, 'hello, edited', 'the model answered the edited question');
   });
 
@@ -81,12 +94,20 @@ t.test('chat controls in the browser', async (t) => {
     await sendText('please fail');
     const failed = page.getByTestId('reply-failed');
     await failed.waitFor();
-    t.match(await failed.textContent(), /The AI model failed to answer/, 'the failure is said in the user\'s language, from its code');
+    t.match(
+      await failed.textContent(),
+      /The AI model failed to answer/,
+      "the failure is said in the user's language, from its code",
+    );
     t.equal(await lastReply().locator('.msg-body').count(), 0, 'no empty bubble');
     await failed.getByTestId('retry').click();
     await replyShows('Echo: please fail');
     t.equal(await page.getByTestId('reply-failed').count(), 0, 'the failure is replaced');
-    t.equal(await page.getByTestId('msg-user').filter({ hasText: 'please fail' }).count(), 1, 'the question is not duplicated');
+    t.equal(
+      await page.getByTestId('msg-user').filter({ hasText: 'please fail' }).count(),
+      1,
+      'the question is not duplicated',
+    );
   });
 
   await step('copy-and-highlight', async () => {
@@ -97,8 +118,16 @@ t.test('chat controls in the browser', async (t) => {
     await replyShows('Here it is');
     const block = lastReply().locator('pre code');
     await lastReply().locator('pre code.hljs .hljs-keyword').first().waitFor();
-    t.equal(await block.getAttribute('class').then((c) => /language-javascript/.test(c ?? '')), true, 'the language is kept for the highlighter');
-    t.equal(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss), undefined, 'nothing in the code block ran');
+    t.equal(
+      await block.getAttribute('class').then((c) => /language-javascript/.test(c ?? '')),
+      true,
+      'the language is kept for the highlighter',
+    );
+    t.equal(
+      await page.evaluate(() => (window as unknown as { __xss?: number }).__xss),
+      undefined,
+      'nothing in the code block ran',
+    );
     t.equal(await lastReply().locator('.md script, .md img').count(), 0, 'no markup from the reply');
     await lastReply().getByTestId('copy-code').click();
     await page.getByText('Copied').first().waitFor();
@@ -110,8 +139,14 @@ t.test('chat controls in the browser', async (t) => {
   await step('model', async () => {
     const picker = page.getByTestId('model-picker');
     await picker.waitFor();
-    t.same(await picker.locator('option').allTextContents(), ['fake-small (default)', 'fake-large'], 'the models the endpoint lists');
-    const saved = page.waitForResponse((r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/v1/chats/${chat}`));
+    t.same(
+      await picker.locator('option').allTextContents(),
+      ['fake-small (default)', 'fake-large'],
+      'the models the endpoint lists',
+    );
+    const saved = page.waitForResponse(
+      (r) => r.request().method() === 'PATCH' && r.url().endsWith(`/api/v1/chats/${chat}`),
+    );
     await picker.selectOption('fake-large');
     t.equal((await saved).status(), 200);
     await sendText('which model');
@@ -127,15 +162,26 @@ t.test('chat controls in the browser', async (t) => {
     const card = page.getByTestId('report-card');
     await card.waitFor();
     t.match(await card.textContent(), /Health report/);
-    t.equal(await lastReply().locator('.md a[href*="/api/v1/reports/"]').count(), 1, 'the link the model wrote works while the report exists');
-    const [download] = await Promise.all([page.waitForEvent('download'), card.getByTestId('report-card-download').click()]);
+    t.equal(
+      await lastReply().locator('.md a[href*="/api/v1/reports/"]').count(),
+      1,
+      'the link the model wrote works while the report exists',
+    );
+    const [download] = await Promise.all([
+      page.waitForEvent('download'),
+      card.getByTestId('report-card-download').click(),
+    ]);
     t.equal(download.suggestedFilename(), 'Health report.pdf', 'the card downloads the report after a reload');
     const reportId = (await svc.request('GET', '/api/v1/reports', { token })).body.reports[0].id;
     t.equal((await svc.request('DELETE', `/api/v1/reports/${reportId}`, { token })).status, 204);
     await page.reload();
     await replyShows('Your report is ready');
     t.equal(await page.getByTestId('report-card').count(), 0, 'a deleted report leaves no card');
-    t.equal(await lastReply().locator('.md a[href*="/api/v1/reports/"]').count(), 0, 'and the link in the text becomes plain text');
+    t.equal(
+      await lastReply().locator('.md a[href*="/api/v1/reports/"]').count(),
+      0,
+      'and the link in the text becomes plain text',
+    );
     t.match(await lastReply().textContent(), /Health report/, 'its words stay');
   });
 
@@ -161,12 +207,23 @@ t.test('chat controls in the browser', async (t) => {
     await page.goto(`${svc.url}/#/admin/settings`);
     const form = page.getByTestId('models-settings');
     await form.getByTestId('models-effective').waitFor();
-    t.match(await form.getByTestId('models-effective').textContent(), /fake-small, fake-large/, 'the models users can choose now');
+    t.match(
+      await form.getByTestId('models-effective').textContent(),
+      /fake-small, fake-large/,
+      'the models users can choose now',
+    );
     await form.getByTestId('models-allowed').fill('fake-large\nnot-served');
     await form.getByTestId('models-default').fill('fake-large');
     await form.getByRole('button', { name: 'Save' }).click();
-    await form.getByTestId('models-effective').filter({ hasText: /: fake-large$/ }).waitFor();
-    t.same((await svc.request('GET', '/api/v1/models', { token })).body, { models: [{ id: 'fake-large' }], default: 'fake-large' }, 'saved: the list and the default users get');
+    await form
+      .getByTestId('models-effective')
+      .filter({ hasText: /: fake-large$/ })
+      .waitFor();
+    t.same(
+      (await svc.request('GET', '/api/v1/models', { token })).body,
+      { models: [{ id: 'fake-large' }], default: 'fake-large' },
+      'saved: the list and the default users get',
+    );
     await page.goto(`${svc.url}/#/admin/usage`);
     const models = page.getByTestId('usage-models');
     await models.waitFor();

@@ -10,9 +10,9 @@
  */
 import { execFile } from 'node:child_process';
 import t from 'tap';
-import { startService } from '../helpers/service.ts';
-import { peerEnv } from '../helpers/peers.ts';
 import { eventRows, plugins } from '../e2e/support.ts';
+import { peerEnv } from '../helpers/peers.ts';
+import { startService } from '../helpers/service.ts';
 import { ensureBuilt, openBrowser, until } from './browser.ts';
 
 ensureBuilt();
@@ -20,23 +20,34 @@ ensureBuilt();
 const MASK = '••••••••';
 const SECRET = 'a-webhook-secret-of-24ch';
 const svc = await startService({
-  SERVICE_PLUGINS: plugins('@herald/provider-ntfy', '@herald/provider-webhook', '@herald/provider-email-in', '@herald/target-ntfy', '@herald/provider-gotify'),
-  SERVICE_LOG_LEVEL: 'WARNING', SERVICE_SUPERVISED: 'false',
+  SERVICE_PLUGINS: plugins(
+    '@herald/provider-ntfy',
+    '@herald/provider-webhook',
+    '@herald/provider-email-in',
+    '@herald/target-ntfy',
+    '@herald/provider-gotify',
+  ),
+  SERVICE_LOG_LEVEL: 'WARNING',
+  SERVICE_SUPERVISED: 'false',
 });
 const b = await openBrowser(undefined, { shots: 'connection-failed' });
 const { page, step } = b;
 page.setDefaultTimeout(8000);
-t.teardown(async () => { await b.close(); await svc.stop(); });
+t.teardown(async () => {
+  await b.close();
+  await svc.stop();
+});
 
 const token = svc.admin.token;
 const providers = async () => (await svc.request('GET', '/api/providers', { token })).body.providers as any[];
 const clipboard = () => page.evaluate(() => navigator.clipboard.readText());
 /** Runs a command line as the page shows it, in bash, with SECRET set. */
-const shell = (line: string) => new Promise<{ code: number; out: string }>((resolve) => {
-  execFile('/bin/bash', ['-c', line], { env: peerEnv({ SECRET }), timeout: 20_000 }, (err, stdout, stderr) => {
-    resolve({ code: err ? Number((err as { code?: unknown }).code ?? -1) : 0, out: `${stdout}${stderr}` });
+const shell = (line: string) =>
+  new Promise<{ code: number; out: string }>((resolve) => {
+    execFile('/bin/bash', ['-c', line], { env: peerEnv({ SECRET }), timeout: 20_000 }, (err, stdout, stderr) => {
+      resolve({ code: err ? Number((err as { code?: unknown }).code ?? -1) : 0, out: `${stdout}${stderr}` });
+    });
   });
-});
 
 t.test('what to paste, and the Apprise URL field', async (t) => {
   await b.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.url });
@@ -57,10 +68,18 @@ t.test('what to paste, and the Apprise URL field', async (t) => {
     const topic = ntfy.webhook_connection[1].value as string;
     await card('Phone alerts').getByText('Paste these into the app or device that sends the notifications.').waitFor();
     t.equal(await row('Phone alerts', 'server_url').locator('.field-label').textContent(), 'ntfy server URL');
-    t.equal(await row('Phone alerts', 'server_url').getByTestId('copy-value').inputValue(), svc.url, 'the server, in full');
+    t.equal(
+      await row('Phone alerts', 'server_url').getByTestId('copy-value').inputValue(),
+      svc.url,
+      'the server, in full',
+    );
     t.equal(await row('Phone alerts', 'topic').locator('.field-label').textContent(), 'Topic');
     t.equal(await row('Phone alerts', 'topic').getByTestId('copy-value').inputValue(), MASK, 'the topic hidden');
-    t.equal(await row('Phone alerts', 'webhook_url').getByTestId('copy-value').inputValue(), `${svc.url}/${MASK}`, 'and hidden in the topic URL');
+    t.equal(
+      await row('Phone alerts', 'webhook_url').getByTestId('copy-value').inputValue(),
+      `${svc.url}/${MASK}`,
+      'and hidden in the topic URL',
+    );
     const example = card('Phone alerts').getByTestId('connection-example');
     t.ok(await example.getByText('Send a test with curl').isVisible(), 'the example, unfolded on the new card');
     t.equal(await example.getByTestId('copy-code').textContent(), `curl -d 'Backup done' ${svc.url}/${MASK}`);
@@ -74,14 +93,21 @@ t.test('what to paste, and the Apprise URL field', async (t) => {
     await card('Phone alerts').getByRole('button', { name: 'Show secrets' }).click();
     t.equal(await row('Phone alerts', 'topic').getByTestId('copy-value').inputValue(), topic, 'shown when asked');
     t.equal(await example.getByTestId('copy-code').textContent(), ntfy.webhook_example);
-    t.equal(await card('Phone alerts').getByRole('button', { name: 'Hide secrets' }).getAttribute('aria-pressed'), 'true');
+    t.equal(
+      await card('Phone alerts').getByRole('button', { name: 'Hide secrets' }).getAttribute('aria-pressed'),
+      'true',
+    );
     await b.shot('connection-ntfy');
   });
 
   await step('ntfy-in-russian', async () => {
     await page.getByTestId('language').selectOption('ru');
     // The service labels the values in the account's language: the list follows it.
-    await until(async () => (await row('Phone alerts', 'server_url').locator('.field-label').textContent()) === 'Адрес сервера ntfy', 'the labels in Russian');
+    await until(
+      async () =>
+        (await row('Phone alerts', 'server_url').locator('.field-label').textContent()) === 'Адрес сервера ntfy',
+      'the labels in Russian',
+    );
     t.equal(await row('Phone alerts', 'topic').locator('.field-label').textContent(), 'Тема');
     t.equal(await row('Phone alerts', 'webhook_url').locator('.field-label').textContent(), 'Адрес вебхука');
     await card('Phone alerts').getByRole('button', { name: 'Скрыть секреты' }).click();
@@ -99,28 +125,54 @@ t.test('what to paste, and the Apprise URL field', async (t) => {
   await step('generic-webhook-example-runs', async () => {
     for (const auth of ['bearer', 'hmac_sha256'] as const) {
       const name = `Backups ${auth}`;
-      const r = await svc.request('POST', '/api/providers', { token, body: { kind: 'webhook', name, auth_mode: auth, config: { secret: SECRET, mapping: { title: 'job.title || name', body: '{{job.text}}' } } } });
+      const r = await svc.request('POST', '/api/providers', {
+        token,
+        body: {
+          kind: 'webhook',
+          name,
+          auth_mode: auth,
+          config: { secret: SECRET, mapping: { title: 'job.title || name', body: '{{job.text}}' } },
+        },
+      });
       t.equal(r.status, 201, r.text);
       await page.reload();
       const example = card(name).getByTestId('connection-example');
       await example.locator('summary').click();
       const line = (await example.getByTestId('copy-code').textContent())!;
-      t.match(line, '{"job":{"title":"Резервная копия готова","text":"Все файлы скопированы."}}', `${auth}: the mapping's paths, sample text in the interface language`);
+      t.match(
+        line,
+        '{"job":{"title":"Резервная копия готова","text":"Все файлы скопированы."}}',
+        `${auth}: the mapping's paths, sample text in the interface language`,
+      );
       t.ok(await example.getByText('Сначала задайте SECRET').isVisible(), 'says to set SECRET');
       const run = await shell(line);
       t.equal(run.code, 0, `${auth}: ${run.out}`);
-      const events = await until(async () => { const e = await eventRows(svc, r.body.id); return e.length ? e : null; }, `${auth}: the event`);
-      t.match(events![0]!.payload, { title: 'Резервная копия готова', body: 'Все файлы скопированы.' }, `${auth}: the mapping reads title and body`);
+      const events = await until(async () => {
+        const e = await eventRows(svc, r.body.id);
+        return e.length ? e : null;
+      }, `${auth}: the event`);
+      t.match(
+        events![0]!.payload,
+        { title: 'Резервная копия готова', body: 'Все файлы скопированы.' },
+        `${auth}: the mapping reads title and body`,
+      );
     }
   });
 
   await step('email-listener-off', async () => {
-    const r = await svc.request('POST', '/api/providers', { token, body: { kind: 'email_in', name: 'NAS mail', config: {} } });
+    const r = await svc.request('POST', '/api/providers', {
+      token,
+      body: { kind: 'email_in', name: 'NAS mail', config: {} },
+    });
     t.equal(r.status, 201, r.text);
     await page.reload();
     await card('NAS mail').getByText('SMTP-приёмник сервиса выключен', { exact: false }).waitFor();
     t.match(await card('NAS mail').textContent(), /SERVICE_SMTP_PORT/, 'names the setting');
-    t.equal(await card('NAS mail').getByRole('button', { name: 'Показать секреты' }).count(), 0, 'nothing secret listed');
+    t.equal(
+      await card('NAS mail').getByRole('button', { name: 'Показать секреты' }).count(),
+      0,
+      'nothing secret listed',
+    );
   });
 
   await step('template-syntax', async () => {
@@ -148,7 +200,11 @@ t.test('what to paste, and the Apprise URL field', async (t) => {
     await dialog.getByRole('button', { name: 'Save' }).click();
     await dialog.waitFor({ state: 'detached' });
     const targets = (await svc.request('GET', '/api/targets', { token })).body.targets as any[];
-    t.match(targets, [{ kind: 'ntfy', name: 'ntfy backups', config: { server_url: 'https://ntfy.example.org' } }], 'the target exists');
+    t.match(
+      targets,
+      [{ kind: 'ntfy', name: 'ntfy backups', config: { server_url: 'https://ntfy.example.org' } }],
+      'the target exists',
+    );
     t.same(targets[0].secrets_set, ['topic'], 'with its topic');
   });
 
@@ -158,13 +214,16 @@ t.test('what to paste, and the Apprise URL field', async (t) => {
     const dialog = page.getByRole('dialog');
     await dialog.getByTestId('apprise-url').fill('pushbullet://o.abcdef');
     await dialog.getByTestId('apprise-fill').click();
-    await dialog.getByRole('alert').getByText('Herald has no target for Apprise\'s pushbullet:// URLs.').waitFor();
+    await dialog.getByRole('alert').getByText("Herald has no target for Apprise's pushbullet:// URLs.").waitFor();
     await dialog.getByRole('button', { name: 'Cancel' }).click();
     await page.getByTestId('language').selectOption('ru');
     await page.getByRole('button', { name: 'Добавить получателя' }).click();
     await dialog.getByTestId('apprise-url').fill('pushbullet://o.abcdef');
     await dialog.getByTestId('apprise-fill').click();
-    await dialog.getByRole('alert').getByText('В Herald нет получателя для адресов Apprise вида pushbullet://.').waitFor();
+    await dialog
+      .getByRole('alert')
+      .getByText('В Herald нет получателя для адресов Apprise вида pushbullet://.')
+      .waitFor();
     t.equal((await svc.request('GET', '/api/targets', { token })).body.targets.length, 1, 'nothing more was created');
     await b.shot('apprise-unsupported-ru');
   });

@@ -15,13 +15,31 @@ const svc = await startService({ SERVICE_LOG_LEVEL: 'WARNING' });
 const b = await openBrowser(undefined, { shots: 'digest-failed' });
 const { page, step } = b;
 page.setDefaultTimeout(8000);
-t.teardown(async () => { await b.close(); await svc.stop(); await sink.close(); });
+t.teardown(async () => {
+  await b.close();
+  await svc.stop();
+  await sink.close();
+});
 const token = svc.admin.token;
 
-
-const target = (await svc.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'Night sink', config: { url: sink.url }, locale: 'en' } })).body;
-const p = (await svc.request('POST', '/api/providers', { token, body: { kind: 'example', name: 'Source', config: { shared_token: TOKEN } } })).body;
-const tr = (await svc.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Night tracker', quiet_hours: { start: '22:00', end: '07:00', timezone: 'UTC' } } })).body;
+const target = (
+  await svc.request('POST', '/api/targets', {
+    token,
+    body: { kind: 'recorder', name: 'Night sink', config: { url: sink.url }, locale: 'en' },
+  })
+).body;
+const p = (
+  await svc.request('POST', '/api/providers', {
+    token,
+    body: { kind: 'example', name: 'Source', config: { shared_token: TOKEN } },
+  })
+).body;
+const tr = (
+  await svc.request('POST', '/api/trackers', {
+    token,
+    body: { provider_id: p.id, name: 'Night tracker', quiet_hours: { start: '22:00', end: '07:00', timezone: 'UTC' } },
+  })
+).body;
 await svc.request('PUT', `/api/trackers/${tr.id}/targets/${target.id}`, { token });
 
 t.test('the tracker form saves "Send a digest"; the event log shows deliveries sent in it', async (t) => {
@@ -31,7 +49,10 @@ t.test('the tracker form saves "Send a digest"; the event log shows deliveries s
 
   await step('tracker form', async () => {
     await page.goto(`${svc.url}/#/trackers`);
-    await page.getByRole('row', { name: /Night tracker/ }).getByRole('button', { name: 'Edit' }).click();
+    await page
+      .getByRole('row', { name: /Night tracker/ })
+      .getByRole('button', { name: 'Edit' })
+      .click();
     const dialog = page.getByRole('dialog');
     const group = dialog.getByRole('radiogroup', { name: 'When the quiet hours end' });
     t.ok(await group.getByRole('radio', { name: /Release one by one/ }).isChecked(), 'one by one is the default');
@@ -43,8 +64,17 @@ t.test('the tracker form saves "Send a digest"; the event log shows deliveries s
     t.equal(saved.quiet_release, 'digest', 'saved');
     t.same(saved.quiet_hours, { start: '22:00', end: '07:00', timezone: 'UTC' }, 'the window unchanged');
     // Without quiet hours there is nothing to release: the choice is not offered.
-    await page.getByRole('row', { name: /Night tracker/ }).getByRole('button', { name: 'Edit' }).click();
-    t.ok(await page.getByRole('dialog').getByRole('radio', { name: /Send a digest/ }).isChecked(), 'shown as saved');
+    await page
+      .getByRole('row', { name: /Night tracker/ })
+      .getByRole('button', { name: 'Edit' })
+      .click();
+    t.ok(
+      await page
+        .getByRole('dialog')
+        .getByRole('radio', { name: /Send a digest/ })
+        .isChecked(),
+      'shown as saved',
+    );
     await page.getByRole('dialog').getByTestId('quiet-toggle').uncheck();
     t.equal(await page.getByRole('dialog').getByTestId('quiet-release').count(), 0);
     await page.getByRole('dialog').getByRole('button', { name: 'Cancel' }).click();
@@ -54,7 +84,11 @@ t.test('the tracker form saves "Send a digest"; the event log shows deliveries s
     // A night: two events held, then released as one digest.
     svc.clock.set('2026-03-10T23:00:00Z');
     for (const name of ['one', 'two']) {
-      const res = await fetch(p.webhook_url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-example-token': TOKEN }, body: JSON.stringify({ type: 'thing_happened', payload: { name } }) });
+      const res = await fetch(p.webhook_url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-example-token': TOKEN },
+        body: JSON.stringify({ type: 'thing_happened', payload: { name } }),
+      });
       t.equal(res.status, 202);
     }
     svc.clock.set('2026-03-11T07:00:01Z');

@@ -6,8 +6,8 @@
  */
 import fs from 'node:fs';
 import t from 'tap';
-import { startService, startSink } from '../helpers/service.ts';
 import { startFakeOpenAI } from '../fakes/openai.ts';
+import { startService, startSink } from '../helpers/service.ts';
 import { ensureBuilt, openBrowser, until } from './browser.ts';
 
 ensureBuilt();
@@ -17,11 +17,19 @@ const TOKEN = 'example-token-123';
 
 const ai = await startFakeOpenAI({ apiKey: 'test-key' });
 const sink = await startSink();
-const svc = await startService({ AI_BASE_URL: ai.baseUrl, AI_API_KEY: 'test-key', SERVICE_LOG_LEVEL: 'WARNING', SERVICE_SUPERVISED: 'false' }, { setup: false });
+const svc = await startService(
+  { AI_BASE_URL: ai.baseUrl, AI_API_KEY: 'test-key', SERVICE_LOG_LEVEL: 'WARNING', SERVICE_SUPERVISED: 'false' },
+  { setup: false },
+);
 const b = await openBrowser();
 const { page } = b;
 page.setDefaultTimeout(8000);
-t.teardown(async () => { await b.close(); await svc.stop(); await sink.close(); await ai.close(); });
+t.teardown(async () => {
+  await b.close();
+  await svc.stop();
+  await sink.close();
+  await ai.close();
+});
 
 // Not the browser's nav(): the phone part of this file opens the drawer itself.
 const nav = async (name: string) => {
@@ -37,7 +45,12 @@ async function login(): Promise<void> {
 
 /** Runs one step; on failure saves a screenshot named after it, then rethrows. */
 async function step(name: string, fn: () => Promise<void>): Promise<void> {
-  try { await fn(); } catch (err) { await b.shot(`failed-${name}`); throw err; }
+  try {
+    await fn();
+  } catch (err) {
+    await b.shot(`failed-${name}`);
+    throw err;
+  }
 }
 
 t.test('the web client end to end', async (t) => {
@@ -84,7 +97,11 @@ t.test('the web client end to end', async (t) => {
     webhookUrl = await card.getByTestId('copy-value').inputValue();
     t.match(webhookUrl, /\/api\/hooks\/[\w-]+$/, 'the card shows the webhook URL to copy');
     await card.getByRole('button', { name: 'Edit' }).click();
-    t.equal(await page.getByRole('dialog').getByTestId('cfg-shared_token').getAttribute('placeholder'), '********', 'a stored secret shows as masked');
+    t.equal(
+      await page.getByRole('dialog').getByTestId('cfg-shared_token').getAttribute('placeholder'),
+      '********',
+      'a stored secret shows as masked',
+    );
     await page.getByRole('dialog').getByRole('button', { name: 'Save' }).click();
     await page.getByRole('dialog').waitFor({ state: 'detached' });
     await b.shot('providers');
@@ -109,7 +126,11 @@ t.test('the web client end to end', async (t) => {
     await nav('Trackers');
     await page.getByRole('button', { name: 'Add tracker' }).click();
     const dialog = page.getByRole('dialog');
-    t.equal(await dialog.getByTestId('tracker-provider').locator('option:checked').textContent(), 'Example source', 'the new provider is preselected');
+    t.equal(
+      await dialog.getByTestId('tracker-provider').locator('option:checked').textContent(),
+      'Example source',
+      'the new provider is preselected',
+    );
     await dialog.getByTestId('tracker-name').fill('Example tracker');
     await dialog.getByTestId('event-stale_thing').uncheck();
     // Quiet hours that are not now, in UTC, so the webhook below is delivered at once.
@@ -126,22 +147,32 @@ t.test('the web client end to end', async (t) => {
     const row = page.getByRole('row', { name: /Example tracker/ });
     t.match(await row.textContent(), /Recorder/, 'the tracker is linked to the target');
     t.match(await row.textContent(), /UTC/, 'the quiet hours show with their time zone');
-    const tracker = (await svc.request('GET', '/api/trackers', { token: await adminToken() })).body.trackers.find((x: { name: string }) => x.name === 'Example tracker');
-    t.same(tracker.event_types, { thing_happened: true, alarm: true, stale_thing: false }, 'event types saved as chosen');
+    const tracker = (await svc.request('GET', '/api/trackers', { token: await adminToken() })).body.trackers.find(
+      (x: { name: string }) => x.name === 'Example tracker',
+    );
+    t.same(
+      tracker.event_types,
+      { thing_happened: true, alarm: true, stale_thing: false },
+      'event types saved as chosen',
+    );
     t.same(tracker.quiet_policies, { alarm: 'send' }, 'the per-type quiet policy is saved');
     t.equal(tracker.target_ids.length, 1, 'one link saved');
     await b.shot('trackers');
   });
 
   await step('webhook-event', async () => {
-    const res = await fetch(webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json', 'x-example-token': TOKEN }, body: JSON.stringify({ type: 'thing_happened', payload: { name: 'Front door' }, note: 'opened' }) });
+    const res = await fetch(webhookUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-example-token': TOKEN },
+      body: JSON.stringify({ type: 'thing_happened', payload: { name: 'Front door' }, note: 'opened' }),
+    });
     t.equal(res.status, 202, 'the webhook is accepted');
     await sink.waitFor(2);
     t.equal(sink.received.length, 2, 'the event reached the target');
     await nav('Event log');
     const row = page.getByTestId('event-row').filter({ hasText: 'thing_happened' });
     await until(async () => {
-      if (await row.count() && /Dispatched/.test(await row.first().textContent() ?? '')) return true;
+      if ((await row.count()) && /Dispatched/.test((await row.first().textContent()) ?? '')) return true;
       await page.getByRole('button', { name: 'Refresh' }).click();
       await page.waitForTimeout(250);
       return false;
@@ -163,7 +194,9 @@ t.test('the web client end to end', async (t) => {
     await page.reload();
     await page.getByRole('heading', { name: 'Event log' }).waitFor();
     await b.context.clearCookies();
-    await page.evaluate(() => { location.hash = '#/targets'; });
+    await page.evaluate(() => {
+      location.hash = '#/targets';
+    });
     await page.getByRole('heading', { name: 'Log in' }).waitFor();
     t.match(page.url(), /#\/login\?next=%2Ftargets/, 'the login remembers the page');
     await login();
@@ -196,30 +229,60 @@ t.test('the web client end to end', async (t) => {
     await page.getByRole('link', { name: /First chat/ }).waitFor();
     await page.getByTestId('skill-picker').selectOption({ label: 'Brief answers' });
     const chatPath = page.url().split('#')[1];
-    await until(async () => (await svc.request('GET', `/api/v1${chatPath}`, { token: await adminToken() })).body.skill_id, 'the skill bound to the chat');
+    await until(
+      async () => (await svc.request('GET', `/api/v1${chatPath}`, { token: await adminToken() })).body.skill_id,
+      'the skill bound to the chat',
+    );
     ai.next({ text: 'Hello **friend**, this reply arrives in pieces as it is written.', chunks: 8, delayMs: 120 });
     await page.getByLabel('Message', { exact: true }).fill('Hello there');
     await page.keyboard.press('Enter');
     const reply = page.getByTestId('msg-assistant').last();
     // Part of the text is on screen while the rest is still coming.
-    await until(async () => (await reply.getAttribute('data-status')) === 'streaming' && ((await reply.textContent()) ?? '').includes('Hello'), 'a partial reply');
+    await until(
+      async () =>
+        (await reply.getAttribute('data-status')) === 'streaming' &&
+        ((await reply.textContent()) ?? '').includes('Hello'),
+      'a partial reply',
+    );
     t.ok(await page.getByRole('button', { name: 'Stop' }).isVisible(), 'Stop is offered while streaming');
     t.notOk(((await reply.textContent()) ?? '').includes('as it is written'), 'the reply is not complete yet');
     await until(async () => (await reply.getAttribute('data-status')) === 'complete', 'the finished reply');
     t.equal(await reply.locator('.md strong').textContent(), 'friend', 'markdown is rendered');
-    await until(async () => /1 \/ 100/.test(await page.getByTestId('quota-messages').textContent() ?? ''), 'the quota refreshed after the reply');
+    await until(
+      async () => /1 \/ 100/.test((await page.getByTestId('quota-messages').textContent()) ?? ''),
+      'the quota refreshed after the reply',
+    );
     await b.shot('chat');
 
     // Model output is untrusted: HTML in it is sanitized.
-    await page.getByLabel('Message', { exact: true }).fill('<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>');
+    await page
+      .getByLabel('Message', { exact: true })
+      .fill('<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>');
     await page.keyboard.press('Enter');
-    await until(async () => (await page.getByTestId('msg-assistant').count()) === 2 && (await page.getByTestId('msg-assistant').last().getAttribute('data-status')) === 'complete', 'the echoed reply');
+    await until(
+      async () =>
+        (await page.getByTestId('msg-assistant').count()) === 2 &&
+        (await page.getByTestId('msg-assistant').last().getAttribute('data-status')) === 'complete',
+      'the echoed reply',
+    );
     t.equal(await page.locator('.md img, .md script, .md [onerror]').count(), 0, 'no injected elements');
-    t.match(await page.getByTestId('msg-assistant').last().locator('.md').textContent(), /<img src=x onerror=/, 'raw HTML from the model is shown as text');
-    t.equal(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned), undefined, 'nothing injected ran');
+    t.match(
+      await page.getByTestId('msg-assistant').last().locator('.md').textContent(),
+      /<img src=x onerror=/,
+      'raw HTML from the model is shown as text',
+    );
+    t.equal(
+      await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned),
+      undefined,
+      'nothing injected ran',
+    );
 
     // Stop aborts the stream; the reply is kept and marked interrupted.
-    ai.next({ text: 'A very long answer that will not be finished because the user stops it early on.', chunks: 30, delayMs: 150 });
+    ai.next({
+      text: 'A very long answer that will not be finished because the user stops it early on.',
+      chunks: 30,
+      delayMs: 150,
+    });
     await page.getByLabel('Message', { exact: true }).fill('Tell me everything');
     await page.keyboard.press('Enter');
     const long = page.getByTestId('msg-assistant').last();
@@ -247,7 +310,11 @@ t.test('the web client end to end', async (t) => {
     await until(async () => (await meter.getAttribute('data-reached')) === 'true', 'the message limit highlighted');
     t.match(await meter.getAttribute('class'), /reached/, 'the reached limit is highlighted');
     t.match(await meter.textContent(), /3 \/ 3.*Limit reached/s, 'usage against the limit');
-    t.match(await page.getByTestId('send-blocked').textContent(), /message limit \(3\) is reached/, 'the reason is shown');
+    t.match(
+      await page.getByTestId('send-blocked').textContent(),
+      /message limit \(3\) is reached/,
+      'the reason is shown',
+    );
     t.ok(await page.getByRole('button', { name: 'Send' }).isDisabled(), 'sending is disabled');
     t.ok(await page.getByLabel('Message', { exact: true }).isDisabled(), 'the composer is disabled');
     await b.shot('chat-quota');
@@ -262,15 +329,32 @@ t.test('the web client end to end', async (t) => {
 
   await step('admin-pages', async () => {
     await nav('Usage');
-    t.match(await page.getByRole('row', { name: new RegExp(ADMIN.email) }).textContent(), /3/, 'usage shows the messages sent today');
+    t.match(
+      await page.getByRole('row', { name: new RegExp(ADMIN.email) }).textContent(),
+      /3/,
+      'usage shows the messages sent today',
+    );
     await nav('Self-monitoring');
     await page.getByLabel('Threshold').first().fill('7');
     await page.getByRole('button', { name: 'Save' }).click();
-    await until(async () => (await svc.request('GET', '/api/self-monitoring', { token: await adminToken() })).body.poll_failure_threshold === 7, 'the threshold saved');
+    await until(
+      async () =>
+        (await svc.request('GET', '/api/self-monitoring', { token: await adminToken() })).body
+          .poll_failure_threshold === 7,
+      'the threshold saved',
+    );
     await nav('Settings');
     await page.getByLabel('AI messages per day').fill('50');
-    await page.locator('form', { has: page.getByLabel('AI messages per day') }).getByRole('button', { name: 'Save' }).click();
-    await until(async () => (await svc.request('GET', '/api/v1/admin/settings', { token: await adminToken() })).body.default_max_ai_messages_per_day === 50, 'the setting saved');
+    await page
+      .locator('form', { has: page.getByLabel('AI messages per day') })
+      .getByRole('button', { name: 'Save' })
+      .click();
+    await until(
+      async () =>
+        (await svc.request('GET', '/api/v1/admin/settings', { token: await adminToken() })).body
+          .default_max_ai_messages_per_day === 50,
+      'the setting saved',
+    );
   });
 
   await step('documents-memory', async () => {
@@ -280,7 +364,11 @@ t.test('the web client end to end', async (t) => {
     await page.getByRole('button', { name: 'Add entry' }).click();
     await page.locator('.entry', { hasText: '120/80' }).waitFor();
     await nav('Documents');
-    await page.getByLabel('File', { exact: true }).setInputFiles({ name: 'notes.md', mimeType: 'text/markdown', buffer: Buffer.from('# Notes\n\nSlept well all week.\n') });
+    await page.getByLabel('File', { exact: true }).setInputFiles({
+      name: 'notes.md',
+      mimeType: 'text/markdown',
+      buffer: Buffer.from('# Notes\n\nSlept well all week.\n'),
+    });
     await page.getByRole('button', { name: 'Upload', exact: true }).click();
     await page.getByRole('row', { name: /notes\.md/ }).waitFor();
     await page.getByRole('searchbox').fill('slept');
@@ -302,7 +390,12 @@ t.test('the web client end to end', async (t) => {
     await page.getByLabel('Create backups on a schedule').check();
     await page.getByLabel('Every (hours)').fill('12');
     await page.locator('form', { hasText: 'Every (hours)' }).getByRole('button', { name: 'Save' }).click();
-    await until(async () => (await svc.request('GET', '/api/backup/scheduled', { token: await adminToken() })).body.backup_scheduled_interval_hours === '12', 'the schedule saved');
+    await until(
+      async () =>
+        (await svc.request('GET', '/api/backup/scheduled', { token: await adminToken() })).body
+          .backup_scheduled_interval_hours === '12',
+      'the schedule saved',
+    );
     await page.getByTestId('restore-file').setInputFiles(file);
     await page.getByLabel('When a record already exists').selectOption('skip');
     await page.getByRole('button', { name: 'Check and stage' }).click();
@@ -312,12 +405,22 @@ t.test('the web client end to end', async (t) => {
     b.allow(/status of 409.*\/api\/backup\/apply-restart$/);
     await page.getByRole('button', { name: 'Apply and restart' }).click();
     // The page asks first; confirming sends the request.
-    await page.getByRole('dialog', { name: 'Restart and restore?' }).getByRole('button', { name: 'Restart and restore' }).click();
-    await page.getByRole('alert').filter({ hasText: /supervisor/ }).waitFor();
+    await page
+      .getByRole('dialog', { name: 'Restart and restore?' })
+      .getByRole('button', { name: 'Restart and restore' })
+      .click();
+    await page
+      .getByRole('alert')
+      .filter({ hasText: /supervisor/ })
+      .waitFor();
     t.pass('apply-restart passed the same-origin check and said why it cannot restart here');
     await page.getByRole('button', { name: 'Cancel restore' }).click();
     await page.getByRole('button', { name: 'Check and stage' }).waitFor();
-    t.equal((await svc.request('GET', '/api/backup/pending-restore', { token: await adminToken() })).status, 204, 'the staged restore is gone');
+    t.equal(
+      (await svc.request('GET', '/api/backup/pending-restore', { token: await adminToken() })).status,
+      204,
+      'the staged restore is gone',
+    );
     await b.shot('backups');
   });
 
@@ -338,7 +441,10 @@ t.test('the web client end to end', async (t) => {
     await page.getByTestId('language').selectOption('ru');
     await page.getByRole('heading', { name: 'Отчёты' }).waitFor();
     t.equal(await page.locator('html').getAttribute('lang'), 'ru', 'the document language follows');
-    t.ok(await page.getByRole('navigation').getByRole('link', { name: 'Журнал событий' }).isVisible(), 'the navigation is in Russian');
+    t.ok(
+      await page.getByRole('navigation').getByRole('link', { name: 'Журнал событий' }).isVisible(),
+      'the navigation is in Russian',
+    );
     t.ok(await page.getByRole('button', { name: 'Создать PDF' }).isVisible(), 'the page is in Russian');
     await page.reload();
     await page.getByRole('heading', { name: 'Отчёты' }).waitFor();
@@ -352,12 +458,22 @@ t.test('the web client end to end', async (t) => {
     await page.setViewportSize({ width: 390, height: 844 });
     const menu = page.getByRole('button', { name: 'Меню' });
     t.ok(await menu.isVisible(), 'a menu button on a small screen');
-    t.notOk(await page.getByRole('navigation').getByRole('link', { name: 'Получатели' }).isVisible(), 'the navigation is folded away');
+    t.notOk(
+      await page.getByRole('navigation').getByRole('link', { name: 'Получатели' }).isVisible(),
+      'the navigation is folded away',
+    );
     await menu.click();
     await page.getByRole('navigation').getByRole('link', { name: 'Получатели' }).click();
     await page.getByRole('heading', { name: 'Получатели' }).waitFor();
     // The drawer slides away with a transition: wait for it to be hidden rather than sampling once.
-    const closed = await page.getByRole('navigation').getByRole('link', { name: 'Получатели' }).waitFor({ state: 'hidden', timeout: 3000 }).then(() => true, () => false);
+    const closed = await page
+      .getByRole('navigation')
+      .getByRole('link', { name: 'Получатели' })
+      .waitFor({ state: 'hidden', timeout: 3000 })
+      .then(
+        () => true,
+        () => false,
+      );
     t.ok(closed, 'the navigation closes after choosing a page');
     await b.shot('phone-targets');
     await page.emulateMedia({ colorScheme: 'dark' });

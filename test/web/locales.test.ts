@@ -12,7 +12,8 @@ type Tree = { [k: string]: string | Tree };
 const flatten = (tree: Tree, prefix = '', out: Record<string, string> = {}): Record<string, string> => {
   for (const [k, v] of Object.entries(tree)) {
     const key = prefix ? `${prefix}.${k}` : k;
-    if (typeof v === 'string') out[key] = v; else flatten(v, key, out);
+    if (typeof v === 'string') out[key] = v;
+    else flatten(v, key, out);
   }
   return out;
 };
@@ -20,7 +21,16 @@ const flatten = (tree: Tree, prefix = '', out: Record<string, string> = {}): Rec
 const duplicates: string[] = [];
 const load = (lang: string) => {
   const dir = path.join(ROOT, 'locales', lang);
-  const files = [path.join(dir, 'web.json'), ...(fs.existsSync(path.join(dir, 'web')) ? fs.readdirSync(path.join(dir, 'web')).filter((f) => f.endsWith('.json')).sort().map((f) => path.join(dir, 'web', f)) : [])];
+  const files = [
+    path.join(dir, 'web.json'),
+    ...(fs.existsSync(path.join(dir, 'web'))
+      ? fs
+          .readdirSync(path.join(dir, 'web'))
+          .filter((f) => f.endsWith('.json'))
+          .sort()
+          .map((f) => path.join(dir, 'web', f))
+      : []),
+  ];
   const out: Record<string, string> = {};
   for (const file of files) {
     for (const [k, v] of Object.entries(flatten(JSON.parse(fs.readFileSync(file, 'utf8'))))) {
@@ -57,14 +67,22 @@ t.test('both languages have the same keys', async (t) => {
 
 t.test('the comparison notices a missing key', async (t) => {
   t.same(missingKeys({ 'a.b': 'x', 'a.c': 'y' }, { 'a.b': 'x' }), ['a.c']);
-  t.same(missingKeys({ 'n_one': 'x', 'n_other': 'y' }, { 'n_one': 'x', 'n_few': 'x', 'n_many': 'x', 'n_other': 'y' }), [], 'plural forms differ by language');
+  t.same(
+    missingKeys({ n_one: 'x', n_other: 'y' }, { n_one: 'x', n_few: 'x', n_many: 'x', n_other: 'y' }),
+    [],
+    'plural forms differ by language',
+  );
 });
 
 t.test('plural keys carry every form the language needs', async (t) => {
   for (const lang of LANGS) {
     const d = dicts[lang];
     const need = new Intl.PluralRules(lang).resolvedOptions().pluralCategories;
-    for (const b of new Set(Object.keys(d).filter((k) => PLURAL.test(k)).map(base))) {
+    for (const b of new Set(
+      Object.keys(d)
+        .filter((k) => PLURAL.test(k))
+        .map(base),
+    )) {
       const missing = need.filter((c) => !(`${b}_${c}` in d));
       t.same(missing, [], `${lang} ${b} has ${need.join('/')}`);
     }
@@ -73,12 +91,23 @@ t.test('plural keys carry every form the language needs', async (t) => {
 
 t.test('values are filled and placeholders match', async (t) => {
   for (const lang of LANGS) {
-    const empty = Object.entries(dicts[lang]).filter(([, v]) => !v.trim()).map(([k]) => k);
+    const empty = Object.entries(dicts[lang])
+      .filter(([, v]) => !v.trim())
+      .map(([k]) => k);
     t.same(empty, [], `${lang}: no empty strings`);
   }
   const mismatched: string[] = [];
   for (const b of bases(dicts.en)) {
-    const of = (d: Record<string, string>) => [...new Set(Object.entries(d).filter(([k]) => base(k) === b).flatMap(([, v]) => placeholders(v)))].sort().join(',');
+    const of = (d: Record<string, string>) =>
+      [
+        ...new Set(
+          Object.entries(d)
+            .filter(([k]) => base(k) === b)
+            .flatMap(([, v]) => placeholders(v)),
+        ),
+      ]
+        .sort()
+        .join(',');
     if (of(dicts.en) !== of(dicts.ru)) mismatched.push(`${b}: en {${of(dicts.en)}} ru {${of(dicts.ru)}}`);
   }
   t.same(mismatched, [], 'the same placeholders in both languages');
@@ -92,7 +121,10 @@ t.test('the code and the files agree on the keys', async (t) => {
     for (const m of text.matchAll(/\b(?:t|tOr)\(\s*'([\w.]+)'|\blabel:\s*'([\w.]+)'/g)) literal.add(m[1] ?? m[2]);
     // t(`status.${s}`): any key of that shape
     for (const m of text.matchAll(/\b(?:t|tOr)\(\s*`([^`]+)`/g)) {
-      const re = m[1].split(/\$\{[^}]+\}/).map((s) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&')).join('[\\w]+');
+      const re = m[1]
+        .split(/\$\{[^}]+\}/)
+        .map((s) => s.replace(/[.*+?^$()|[\]\\]/g, '\\$&'))
+        .join('[\\w]+');
       patterns.push(new RegExp(`^${re}$`));
     }
     // keys built from a prefix: t(`nav.${s.key}`) is covered above; `status.` etc. through tOr

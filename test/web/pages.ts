@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
-import { startFakeOpenAI, type FakeOpenAI } from '../fakes/openai.ts';
+import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai.ts';
 import { startService, startSink, type TestService } from '../helpers/service.ts';
 import { ROOT } from './sources.ts';
 
@@ -35,10 +35,17 @@ export interface Demo {
 export async function startDemo(lang: Lang, env: Record<string, string> = {}): Promise<Demo> {
   const ai = await startFakeOpenAI({ apiKey: 'test-key' });
   const sink = await startSink();
-  const svc = await startService({
-    AI_BASE_URL: ai.baseUrl, AI_API_KEY: 'test-key', SERVICE_LOG_LEVEL: 'WARNING', SERVICE_SUPERVISED: 'false',
-    SERVICE_PLUGINS: FIRST_PARTY_PLUGINS.join(','), ...env,
-  }, { setup: false });
+  const svc = await startService(
+    {
+      AI_BASE_URL: ai.baseUrl,
+      AI_API_KEY: 'test-key',
+      SERVICE_LOG_LEVEL: 'WARNING',
+      SERVICE_SUPERVISED: 'false',
+      SERVICE_PLUGINS: FIRST_PARTY_PLUGINS.join(','),
+      ...env,
+    },
+    { setup: false },
+  );
   const call = async (method: string, p: string, body?: unknown, expect = [200, 201, 202, 204]) => {
     const r = await svc.request(method, p, { token, body });
     if (!expect.includes(r.status)) throw new Error(`${method} ${p}: ${r.status} ${r.text}`);
@@ -49,26 +56,64 @@ export async function startDemo(lang: Lang, env: Record<string, string> = {}): P
   if (setup.status !== 201) throw new Error(`setup: ${setup.status} ${setup.text}`);
   token = setup.body.access_token;
 
-  const data = [ADMIN.email, ADMIN.email[0].toUpperCase(), 'Hello', 'Build server', 'Deploy finished', 'Team chat', 'Nightly builds', 'Release notes', 'Prefers short answers', 'Echo: Hello'];
-  const provider = await call('POST', '/api/providers', { kind: 'webhook', name: 'Build server', config: { mapping: { title: 'title', body: 'body' }, secret: '0123456789abcdef' }, auth_mode: 'bearer' });
-  const target = await call('POST', '/api/targets', { kind: 'chat_webhook', name: 'Team chat', locale: lang, config: { format: 'slack', url: `${sink.url}/slack` } });
-  await call('POST', '/api/trackers', { provider_id: provider.id, name: 'Nightly builds', target_ids: [target.id] }).catch(() => call('POST', '/api/trackers', { provider_id: provider.id, name: 'Nightly builds' }));
+  const data = [
+    ADMIN.email,
+    ADMIN.email[0].toUpperCase(),
+    'Hello',
+    'Build server',
+    'Deploy finished',
+    'Team chat',
+    'Nightly builds',
+    'Release notes',
+    'Prefers short answers',
+    'Echo: Hello',
+  ];
+  const provider = await call('POST', '/api/providers', {
+    kind: 'webhook',
+    name: 'Build server',
+    config: { mapping: { title: 'title', body: 'body' }, secret: '0123456789abcdef' },
+    auth_mode: 'bearer',
+  });
+  const target = await call('POST', '/api/targets', {
+    kind: 'chat_webhook',
+    name: 'Team chat',
+    locale: lang,
+    config: { format: 'slack', url: `${sink.url}/slack` },
+  });
+  await call('POST', '/api/trackers', {
+    provider_id: provider.id,
+    name: 'Nightly builds',
+    target_ids: [target.id],
+  }).catch(() => call('POST', '/api/trackers', { provider_id: provider.id, name: 'Nightly builds' }));
   if (provider.webhook_url) {
     const url = new URL(provider.webhook_url);
-    const r = await svc.request('POST', url.pathname, { headers: { authorization: 'Bearer 0123456789abcdef' }, body: { title: 'Deploy finished', body: 'Release notes' } });
+    const r = await svc.request('POST', url.pathname, {
+      headers: { authorization: 'Bearer 0123456789abcdef' },
+      body: { title: 'Deploy finished', body: 'Release notes' },
+    });
     if (r.status !== 202) throw new Error(`webhook: ${r.status} ${r.text}`);
   }
   const chat = await call('POST', '/api/v1/chats', { title: 'Release notes' });
   const sent = await svc.request('POST', `/api/v1/chats/${chat.id}/messages`, { token, body: { content: 'Hello' } });
-  if (sent.status !== 200 || !sent.text.includes('event: done')) throw new Error(`chat: ${sent.status} ${sent.text.slice(0, 300)}`);
+  if (sent.status !== 200 || !sent.text.includes('event: done'))
+    throw new Error(`chat: ${sent.status} ${sent.text.slice(0, 300)}`);
   await call('POST', '/api/v1/memory', { content: 'Prefers short answers' });
   await call('POST', '/api/backup/files');
 
   const plugins = (await call('GET', '/api/plugins')).plugins as { id: string; events: Record<string, unknown> }[];
   const codes = plugins.flatMap((p) => [p.id, ...Object.keys(p.events ?? {})]);
   return {
-    svc, ai, token, chatId: chat.id, data, codes,
-    async close() { await svc.stop(); await sink.close(); await ai.close(); },
+    svc,
+    ai,
+    token,
+    chatId: chat.id,
+    data,
+    codes,
+    async close() {
+      await svc.stop();
+      await sink.close();
+      await ai.close();
+    },
   };
 }
 
@@ -86,7 +131,8 @@ export function concrete(route: string, demo: Demo): string | null {
 }
 
 /** A file name for a route: `/` → `overview`, `/admin/users` → `admin-users`, `/chats/<id>` → `chats-id`. */
-export const routeName = (route: string): string => (route === '/' ? 'overview' : route.slice(1).replace(/:/g, '').replace(/\//g, '-'));
+export const routeName = (route: string): string =>
+  route === '/' ? 'overview' : route.slice(1).replace(/:/g, '').replace(/\//g, '-');
 
 type Tree = { [k: string]: unknown };
 function leaves(v: unknown, out: string[] = []): string[] {
@@ -116,7 +162,9 @@ export function localeKeys(lang: Lang): Record<string, string> {
   };
   flat(JSON.parse(fs.readFileSync(path.join(ROOT, 'locales', lang, 'web.json'), 'utf8')), '');
   const dir = path.join(ROOT, 'locales', lang, 'web');
-  if (fs.existsSync(dir)) for (const f of fs.readdirSync(dir)) if (f.endsWith('.json')) flat(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')), '');
+  if (fs.existsSync(dir))
+    for (const f of fs.readdirSync(dir))
+      if (f.endsWith('.json')) flat(JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')), '');
   return out;
 }
 
@@ -130,16 +178,29 @@ function intlShapes(lang: Lang): Set<string> {
   const tag = lang === 'ru' ? 'ru-RU' : 'en-GB';
   const out = new Set<string>();
   const fmts = [
-    new Intl.DateTimeFormat(tag, { dateStyle: 'medium', timeStyle: 'short' }), new Intl.DateTimeFormat(tag, { dateStyle: 'medium' }),
-    new Intl.DateTimeFormat(tag, { timeStyle: 'short' }), new Intl.DateTimeFormat(tag, { dateStyle: 'long' }),
-    new Intl.DateTimeFormat(tag, { dateStyle: 'full' }), new Intl.DateTimeFormat(tag, { weekday: 'short' }), new Intl.DateTimeFormat(tag, { weekday: 'long' }),
-    new Intl.DateTimeFormat(tag, { month: 'short', day: 'numeric' }), new Intl.DateTimeFormat(tag, { dateStyle: 'short', timeStyle: 'short' }),
+    new Intl.DateTimeFormat(tag, { dateStyle: 'medium', timeStyle: 'short' }),
+    new Intl.DateTimeFormat(tag, { dateStyle: 'medium' }),
+    new Intl.DateTimeFormat(tag, { timeStyle: 'short' }),
+    new Intl.DateTimeFormat(tag, { dateStyle: 'long' }),
+    new Intl.DateTimeFormat(tag, { dateStyle: 'full' }),
+    new Intl.DateTimeFormat(tag, { weekday: 'short' }),
+    new Intl.DateTimeFormat(tag, { weekday: 'long' }),
+    new Intl.DateTimeFormat(tag, { month: 'short', day: 'numeric' }),
+    new Intl.DateTimeFormat(tag, { dateStyle: 'short', timeStyle: 'short' }),
   ];
-  for (let m = 0; m < 12; m++) for (const d of [1, 15]) for (const f of fmts) out.add(shape(f.format(new Date(Date.UTC(2026, m, d + m % 7, 14, 5)))));
+  for (let m = 0; m < 12; m++)
+    for (const d of [1, 15])
+      for (const f of fmts) out.add(shape(f.format(new Date(Date.UTC(2026, m, d + (m % 7), 14, 5)))));
   const rtf = new Intl.RelativeTimeFormat(tag, { numeric: 'auto' });
-  for (const u of ['second', 'minute', 'hour', 'day'] as const) for (let n = -40; n <= 40; n++) out.add(shape(rtf.format(n, u)));
-  for (const unit of ['byte', 'kilobyte', 'megabyte', 'gigabyte']) for (const v of [1, 2, 5, 21, 1.5]) out.add(shape(new Intl.NumberFormat(tag, { style: 'unit', unit, unitDisplay: 'short' }).format(v)));
-  for (const unit of ['second', 'minute', 'hour', 'day']) for (const v of [1, 2, 5, 21]) for (const d of ['short', 'long'] as const) out.add(shape(new Intl.NumberFormat(tag, { style: 'unit', unit, unitDisplay: d }).format(v)));
+  for (const u of ['second', 'minute', 'hour', 'day'] as const)
+    for (let n = -40; n <= 40; n++) out.add(shape(rtf.format(n, u)));
+  for (const unit of ['byte', 'kilobyte', 'megabyte', 'gigabyte'])
+    for (const v of [1, 2, 5, 21, 1.5])
+      out.add(shape(new Intl.NumberFormat(tag, { style: 'unit', unit, unitDisplay: 'short' }).format(v)));
+  for (const unit of ['second', 'minute', 'hour', 'day'])
+    for (const v of [1, 2, 5, 21])
+      for (const d of ['short', 'long'] as const)
+        out.add(shape(new Intl.NumberFormat(tag, { style: 'unit', unit, unitDisplay: d }).format(v)));
   return out;
 }
 
@@ -152,22 +213,34 @@ export function localeChecker(lang: Lang, data: string[], codes: string[]): (tex
   // A placeholder becomes a control character first, so that stripping the ends keeps it.
   // The language switch names each language in itself ("English" in the Russian file too); elsewhere
   // a language is named in the interface language, so the other language's own name is foreign.
-  const other = JSON.parse(fs.readFileSync(path.join(ROOT, 'locales', lang, 'web.json'), 'utf8')).languages?.[lang === 'ru' ? 'en' : 'ru'];
-  const strings = localeStrings(lang).filter((s) => s !== other).map((s) => strip(s.replace(/\{\{\s*\w+\s*\}\}/g, '\u0000'))).filter(Boolean);
+  const other = JSON.parse(fs.readFileSync(path.join(ROOT, 'locales', lang, 'web.json'), 'utf8')).languages?.[
+    lang === 'ru' ? 'en' : 'ru'
+  ];
+  const strings = localeStrings(lang)
+    .filter((s) => s !== other)
+    .map((s) => strip(s.replace(/\{\{\s*\w+\s*\}\}/g, '\u0000')))
+    .filter(Boolean);
   const exact = new Set(strings.filter((s) => !s.includes('\u0000')));
   // A template that is mostly placeholders ("{{name}}", "{{a}} · {{b}}") would match anything: only its letters count.
-  const templates = strings.filter((s) => s.includes('\u0000') && /\p{L}{2}/u.test(s)).map((s) => s.split('\u0000').map(escape).join('[\\s\\S]*?'));
+  const templates = strings
+    .filter((s) => s.includes('\u0000') && /\p{L}{2}/u.test(s))
+    .map((s) => s.split('\u0000').map(escape).join('[\\s\\S]*?'));
   // Template text may end a node early (the rest is a link or a bold value): a template's parts count alone too.
-  const parts = strings.filter((s) => s.includes('\u0000')).flatMap((s) => s.split('\u0000').map(strip)).filter((s) => /\p{L}{2}/u.test(s));
+  const parts = strings
+    .filter((s) => s.includes('\u0000'))
+    .flatMap((s) => s.split('\u0000').map(strip))
+    .filter((s) => /\p{L}{2}/u.test(s));
   for (const p of parts) exact.add(p);
   const combined = templates.length ? new RegExp(`^(?:${templates.join('|')})$`, 'u') : /^$/;
   const shapes = intlShapes(lang);
   const mine = data.map(strip).filter((d) => d.length > 3);
   const known = new Set([...data.map(strip), ...codes]);
   // URLs, addresses, paths, lower-case identifiers with separators (kind.id, snake_case), tokens with digits.
-  const CODE = /^(?:https?:\/\/\S+|[\w.+-]+@[\w.-]+|\/\S*|[a-z0-9-]+(?:[._:/-][a-z0-9-]+)+|[a-z]*\d[\w]*|[a-z0-9-]*_[a-z0-9_-]*|#[\w-]+)$/u;
+  const CODE =
+    /^(?:https?:\/\/\S+|[\w.+-]+@[\w.-]+|\/\S*|[a-z0-9-]+(?:[._:/-][a-z0-9-]+)+|[a-z]*\d[\w]*|[a-z0-9-]*_[a-z0-9_-]*|#[\w-]+)$/u;
   // IANA time zone ids, as pickers list them ("America/Argentina/Buenos Aires").
-  const TIME_ZONE = /^(?:Africa|America|Antarctica|Arctic|Asia|Atlantic|Australia|Europe|Indian|Pacific|Etc)\/[\w +/-]+$|^UTC$/;
+  const TIME_ZONE =
+    /^(?:Africa|America|Antarctica|Arctic|Asia|Atlantic|Australia|Europe|Indian|Pacific|Etc)\/[\w +/-]+$|^UTC$/;
   return (raw: string) => {
     const s = strip(raw);
     if (!/\p{L}/u.test(s)) return true;
@@ -194,7 +267,10 @@ export async function visibleTexts(page: Page, scope = 'body'): Promise<string[]
     }
     for (const el of root.querySelectorAll('[placeholder], [title], [aria-label], img[alt]')) {
       if ((scope === 'body' && el.closest('dialog[open]')) || !shown(el) || skip(el)) continue;
-      for (const a of ['placeholder', 'title', 'aria-label', 'alt']) { const v = el.getAttribute(a); if (v?.trim()) out.push(v.trim()); }
+      for (const a of ['placeholder', 'title', 'aria-label', 'alt']) {
+        const v = el.getAttribute(a);
+        if (v?.trim()) out.push(v.trim());
+      }
     }
     for (const sel of root.querySelectorAll('select')) {
       if (sel.matches('[data-testid="language"]')) continue;
@@ -211,7 +287,8 @@ export async function offscreen(page: Page): Promise<string[]> {
     const width = document.documentElement.clientWidth;
     const found: string[] = [];
     const scroller = document.scrollingElement;
-    if (scroller && scroller.scrollWidth > window.innerWidth) found.push(`the page scrolls sideways: ${scroller.scrollWidth} > ${window.innerWidth}`);
+    if (scroller && scroller.scrollWidth > window.innerWidth)
+      found.push(`the page scrolls sideways: ${scroller.scrollWidth} > ${window.innerWidth}`);
     for (const el of document.querySelectorAll('button, a[href], input, select, textarea, .badge, [role="status"]')) {
       if (!(el as HTMLElement).checkVisibility?.({ checkVisibilityCSS: true })) continue;
       if (el.closest('.sidebar:not(.nav-open .sidebar), .sr-only, .skip, .toasts')) continue;
@@ -222,11 +299,22 @@ export async function offscreen(page: Page): Promise<string[]> {
       for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
         const o = getComputedStyle(p).overflowX;
         // (A box that hides its overflow does not count: what it cuts off cannot be reached at all.)
-        if ((o === 'auto' || o === 'scroll') && p.getBoundingClientRect().right <= width + 1 && p.scrollWidth > p.clientWidth) { clipped = true; break; }
+        if (
+          (o === 'auto' || o === 'scroll') &&
+          p.getBoundingClientRect().right <= width + 1 &&
+          p.scrollWidth > p.clientWidth
+        ) {
+          clipped = true;
+          break;
+        }
       }
       if (r.right > width + 1 && !clipped) {
-        const label = (el.getAttribute('aria-label') || el.textContent || el.getAttribute('placeholder') || el.tagName).trim().slice(0, 40);
-        found.push(`${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? `.${el.className.trim().split(/\s+/).join('.')}` : ''} "${label}" ends at ${Math.round(r.right)} px`);
+        const label = (el.getAttribute('aria-label') || el.textContent || el.getAttribute('placeholder') || el.tagName)
+          .trim()
+          .slice(0, 40);
+        found.push(
+          `${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? `.${el.className.trim().split(/\s+/).join('.')}` : ''} "${label}" ends at ${Math.round(r.right)} px`,
+        );
       }
     }
     return found;
@@ -235,10 +323,13 @@ export async function offscreen(page: Page): Promise<string[]> {
 
 /** Opens a client route and waits until the page has rendered its data (no spinner left). */
 export async function visit(page: Page, route: string): Promise<void> {
-  await page.evaluate((r) => { location.hash = r; }, route);
+  await page.evaluate((r) => {
+    location.hash = r;
+  }, route);
   await page.locator('#page-title').first().waitFor({ state: 'attached' });
   const end = Date.now() + 6000;
-  while (Date.now() < end && await page.locator('main .loading, main .spinner').count()) await page.waitForTimeout(50);
+  while (Date.now() < end && (await page.locator('main .loading, main .spinner').count()))
+    await page.waitForTimeout(50);
   await page.waitForTimeout(120);
 }
 
@@ -258,18 +349,26 @@ export async function login(page: Page, baseUrl: string): Promise<void> {
 export async function eachDialog(page: Page, inspect: (label: string) => Promise<void>): Promise<number> {
   const opener = page.locator('.page-actions .btn-primary');
   let n = 0;
-  for (let i = 0; i < await opener.count(); i++) {
+  for (let i = 0; i < (await opener.count()); i++) {
     // Enabled once the page's data (the plugin list) is in; some stay disabled for a reason.
     const end = Date.now() + 2000;
-    while (await opener.nth(i).isDisabled() && Date.now() < end) await page.waitForTimeout(50);
+    while ((await opener.nth(i).isDisabled()) && Date.now() < end) await page.waitForTimeout(50);
     if (await opener.nth(i).isDisabled()) continue;
     await opener.nth(i).click();
     const dialog = page.locator('dialog[open]');
-    if (!(await dialog.waitFor({ timeout: 1500 }).then(() => true, () => false))) continue;
+    if (
+      !(await dialog.waitFor({ timeout: 1500 }).then(
+        () => true,
+        () => false,
+      ))
+    )
+      continue;
     await page.waitForTimeout(100);
     const picker = dialog.locator('select[data-testid$="-kind"]');
     if (await picker.count()) {
-      const kinds = await picker.locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value).filter(Boolean));
+      const kinds = await picker
+        .locator('option')
+        .evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value).filter(Boolean));
       for (const k of kinds) {
         await picker.selectOption(k);
         await page.waitForTimeout(60);

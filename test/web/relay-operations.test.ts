@@ -6,10 +6,11 @@
  * values, an own template edited in its dialog (live preview, a syntax error in Russian, saved, reset),
  * the pages at phone size without horizontal scrolling, and the event log in Russian.
  */
+
+import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { startService, startSink, type TestService } from '../helpers/service.ts';
 import { ensureBuilt, openBrowser, until } from './browser.ts';
-import type { Page } from 'playwright-core';
 
 ensureBuilt();
 
@@ -21,10 +22,13 @@ const svc = await startService({ SERVICE_LOG_LEVEL: 'WARNING' });
 const b = await openBrowser(undefined, { shots: 'ops-failed' });
 const { page, step, nav } = b;
 page.setDefaultTimeout(8000);
-t.teardown(async () => { await b.close(); await svc.stop(); await good.close(); await bad.close(); });
+t.teardown(async () => {
+  await b.close();
+  await svc.stop();
+  await good.close();
+  await bad.close();
+});
 const token = svc.admin.token;
-
-
 
 function windowAroundNow(): { start: string; end: string; timezone: string } {
   const hhmm = (ms: number) => new Date(ms).toISOString().slice(11, 16);
@@ -32,22 +36,38 @@ function windowAroundNow(): { start: string; end: string; timezone: string } {
 }
 
 async function source(s: TestService, name: string, quiet: boolean, targetIds: string[]) {
-  const p = (await s.request('POST', '/api/providers', { token, body: { kind: 'example', name, config: { shared_token: TOKEN } } })).body;
-  const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: `${name} tracker`, ...(quiet ? { quiet_hours: windowAroundNow() } : {}) } })).body;
+  const p = (
+    await s.request('POST', '/api/providers', {
+      token,
+      body: { kind: 'example', name, config: { shared_token: TOKEN } },
+    })
+  ).body;
+  const tr = (
+    await s.request('POST', '/api/trackers', {
+      token,
+      body: { provider_id: p.id, name: `${name} tracker`, ...(quiet ? { quiet_hours: windowAroundNow() } : {}) },
+    })
+  ).body;
   for (const id of targetIds) await s.request('PUT', `/api/trackers/${tr.id}/targets/${id}`, { token });
   return {
     id: p.id as string,
     async send(type: string, payload: Record<string, unknown>) {
-      const res = await fetch(p.webhook_url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-example-token': TOKEN }, body: JSON.stringify({ type, payload }) });
+      const res = await fetch(p.webhook_url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-example-token': TOKEN },
+        body: JSON.stringify({ type, payload }),
+      });
       if (res.status !== 202) throw new Error(`webhook answered ${res.status}`);
     },
   };
 }
 
-
 /** Nothing on the page is wider than the viewport, and the element is fully inside it horizontally. */
 async function fits(t: Test, p: Page, what: string, selector?: ReturnType<Page['locator']>) {
-  const { scroll, width } = await p.evaluate(() => ({ scroll: document.documentElement.scrollWidth, width: window.innerWidth }));
+  const { scroll, width } = await p.evaluate(() => ({
+    scroll: document.documentElement.scrollWidth,
+    width: window.innerWidth,
+  }));
   t.ok(scroll <= width, `${what}: no horizontal scroll (${scroll} <= ${width})`);
   if (selector) {
     const box = await selector.boundingBox();
@@ -55,8 +75,18 @@ async function fits(t: Test, p: Page, what: string, selector?: ReturnType<Page['
   }
 }
 
-const tGood = (await svc.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'Good sink', config: { url: good.url }, locale: 'en' } })).body;
-const tBad = (await svc.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'Bad sink', config: { url: bad.url }, locale: 'en' } })).body;
+const tGood = (
+  await svc.request('POST', '/api/targets', {
+    token,
+    body: { kind: 'recorder', name: 'Good sink', config: { url: good.url }, locale: 'en' },
+  })
+).body;
+const tBad = (
+  await svc.request('POST', '/api/targets', {
+    token,
+    body: { kind: 'recorder', name: 'Bad sink', config: { url: bad.url }, locale: 'en' },
+  })
+).body;
 const loud = await source(svc, 'Loud', false, [tGood.id, tBad.id]);
 const quiet = await source(svc, 'Quiet', true, [tGood.id]);
 
@@ -83,7 +113,11 @@ t.test('relay operations in the browser', async (t) => {
     await page.getByTestId('status-filter').selectOption('partial');
     t.match(page.url(), new RegExp(`provider_id=${loud.id}.*event_type=alarm.*dispatch_status=partial`));
     await until(async () => (await page.getByTestId('event-row').count()) === 1, 'still the alarm');
-    t.equal((await page.getByTestId('event-message').first().textContent())?.trim(), 'ALARM smoke', 'the readable message');
+    t.equal(
+      (await page.getByTestId('event-message').first().textContent())?.trim(),
+      'ALARM smoke',
+      'the readable message',
+    );
     // A time range that ends before the events leaves none; the URL carries it as ISO.
     await page.getByTestId('until-filter').fill('2020-01-01T00:00');
     await page.getByText('No events yet.').waitFor();
@@ -113,10 +147,19 @@ t.test('relay operations in the browser', async (t) => {
     t.equal(bad.received[0].body.title, 'ALARM smoke');
     const ev = (await svc.request('GET', '/api/events?event_type=alarm', { token })).body.events[0];
     t.equal(ev.dispatch_status, 'dispatched', 'recorded as dispatched');
-    t.match(ev.history, [{ action: 'resend', actor_email: svc.admin.email, target_name: 'Bad sink', previous: { status: 'failed' } }]);
+    t.match(ev.history, [
+      { action: 'resend', actor_email: svc.admin.email, target_name: 'Bad sink', previous: { status: 'failed' } },
+    ]);
     await page.getByRole('button', { name: 'Refresh' }).click();
-    await details.getByTestId('event-history').getByText(/resent the delivery to Bad sink/).waitFor();
-    await until(async () => /Sent/.test(await details.getByTestId('delivery').filter({ hasText: 'Bad sink' }).textContent() ?? ''), 'the resent delivery shown as sent');
+    await details
+      .getByTestId('event-history')
+      .getByText(/resent the delivery to Bad sink/)
+      .waitFor();
+    await until(
+      async () =>
+        /Sent/.test((await details.getByTestId('delivery').filter({ hasText: 'Bad sink' }).textContent()) ?? ''),
+      'the resent delivery shown as sent',
+    );
     await b.shot('ops-events');
   });
 
@@ -128,7 +171,11 @@ t.test('relay operations in the browser', async (t) => {
     await rows.filter({ hasText: 'Thing: door' }).getByRole('button', { name: 'Send now' }).click();
     await until(async () => (await rows.count()) === 1, 'the door left the list');
     const list = (await svc.request('GET', '/api/deferred', { token })).body.deferred;
-    t.same(list.map((d: any) => d.message), ['Thing: window'], 'it left the deferred queue on the server');
+    t.same(
+      list.map((d: any) => d.message),
+      ['Thing: window'],
+      'it left the deferred queue on the server',
+    );
     await good.waitFor(sentBefore + 1);
     t.equal(good.received.length, sentBefore + 1, 'and reached the sink');
     t.equal(good.received.at(-1).body.title, 'Thing: door');
@@ -146,10 +193,18 @@ t.test('relay operations in the browser', async (t) => {
     await page.getByTestId('template-kind').selectOption({ label: 'Example (third party)' });
     await page.getByTestId('template-type').selectOption('thing_happened');
     await page.getByTestId('template-lang').selectOption('en');
-    t.match(await page.getByTestId('default-template').textContent(), /Thing: \{\{name\}\}/, 'the default template text');
+    t.match(
+      await page.getByTestId('default-template').textContent(),
+      /Thing: \{\{name\}\}/,
+      'the default template text',
+    );
     const preview = page.getByTestId('preview-text');
     await preview.getByText('Thing: window').waitFor();
-    t.match(await page.getByTestId('template-preview').textContent(), /Quiet/, 'from the last event, with its provider');
+    t.match(
+      await page.getByTestId('template-preview').textContent(),
+      /Quiet/,
+      'from the last event, with its provider',
+    );
     await page.getByTestId('template-lang').selectOption('ru');
     await preview.getByText('Событие: window').waitFor();
     t.pass('the preview follows the template language');
@@ -166,9 +221,13 @@ t.test('relay operations in the browser', async (t) => {
     await row.getByRole('button', { name: 'Edit the template of thing_happened in English' }).click();
     const dialog = page.locator('dialog[open]');
     await dialog.getByRole('heading', { name: 'Template of thing_happened in English' }).waitFor();
-    t.equal(await dialog.getByTestId('edit-title').inputValue(), 'Thing: {{name}}', 'the editor starts from the default');
+    t.equal(
+      await dialog.getByTestId('edit-title').inputValue(),
+      'Thing: {{name}}',
+      'the editor starts from the default',
+    );
     t.match(await dialog.getByTestId('edit-default').textContent(), /\{\{name\}\} happened/, 'the default beside it');
-    t.match(await dialog.getByTestId('template-help').textContent(), /name/, 'the event\'s fields listed');
+    t.match(await dialog.getByTestId('template-help').textContent(), /name/, "the event's fields listed");
     const draft = dialog.getByTestId('draft-preview-text');
     await draft.getByText('Thing: window').waitFor();
     await dialog.getByTestId('edit-title').fill('Door report: {{name}}!');
@@ -176,16 +235,28 @@ t.test('relay operations in the browser', async (t) => {
     t.pass('the preview follows the draft');
     b.allow(/status of 422.*\/api\/templates\/thing_happened\/preview/); // the drafts with a syntax error, on purpose
     await dialog.getByTestId('edit-body').fill('{{#each x}} open');
-    await dialog.getByTestId('draft-error').getByText('The text does not parse: {{#each}} is opened but never closed.').waitFor();
+    await dialog
+      .getByTestId('draft-error')
+      .getByText('The text does not parse: {{#each}} is opened but never closed.')
+      .waitFor();
     await dialog.getByTestId('edit-body').fill('{{name}} at {{occurred_at}}');
     await draft.getByText('Door report: window!').waitFor();
     await dialog.getByRole('button', { name: 'Save' }).click();
     await dialog.waitFor({ state: 'detached' });
     await page.getByText('Your template is saved.').waitFor();
-    const saved = (await svc.request('GET', '/api/templates', { token })).body.templates.find((x: any) => x.event_type === 'thing_happened');
-    t.same(saved.locales.en.override, { title: 'Door report: {{name}}!', body: '{{name}} at {{occurred_at}}' }, 'saved on the server');
+    const saved = (await svc.request('GET', '/api/templates', { token })).body.templates.find(
+      (x: any) => x.event_type === 'thing_happened',
+    );
+    t.same(
+      saved.locales.en.override,
+      { title: 'Door report: {{name}}!', body: '{{name}} at {{occurred_at}}' },
+      'saved on the server',
+    );
     t.equal(saved.locales.ru.override, null, 'the Russian one untouched');
-    await until(async () => await row.getByTestId('template-state-en').getAttribute('data-own') === 'true', 'the list shows the own template');
+    await until(
+      async () => (await row.getByTestId('template-state-en').getAttribute('data-own')) === 'true',
+      'the list shows the own template',
+    );
     await page.getByTestId('preview-text').getByText('Door report: window!').waitFor();
     t.pass('the page preview uses it');
 
@@ -194,18 +265,30 @@ t.test('relay operations in the browser', async (t) => {
     await page.getByRole('heading', { name: 'Шаблоны' }).waitFor();
     await page.getByRole('button', { name: 'Изменить шаблон', exact: true }).click();
     await dialog.getByRole('heading', { name: 'Шаблон thing_happened на английском' }).waitFor();
-    t.equal(await dialog.getByTestId('edit-title').inputValue(), 'Door report: {{name}}!', 'the editor starts from the own template');
+    t.equal(
+      await dialog.getByTestId('edit-title').inputValue(),
+      'Door report: {{name}}!',
+      'the editor starts from the own template',
+    );
     await dialog.getByTestId('edit-body').fill('{{name}}{{/if}}');
-    await dialog.getByTestId('draft-error').getByText('Ошибка в тексте: {{/if}} закрывает блок, который здесь не открыт.').waitFor();
+    await dialog
+      .getByTestId('draft-error')
+      .getByText('Ошибка в тексте: {{/if}} закрывает блок, который здесь не открыт.')
+      .waitFor();
     t.pass('the syntax error in Russian');
     await b.shot('ops-template-editor-ru');
     await dialog.getByRole('button', { name: 'Вернуть по умолчанию' }).click();
     await dialog.getByRole('button', { name: 'Точно вернуть шаблон по умолчанию?' }).click();
     await dialog.waitFor({ state: 'detached' });
     await page.getByText('Снова действует шаблон по умолчанию.').waitFor();
-    const reset = (await svc.request('GET', '/api/templates', { token })).body.templates.find((x: any) => x.event_type === 'thing_happened');
+    const reset = (await svc.request('GET', '/api/templates', { token })).body.templates.find(
+      (x: any) => x.event_type === 'thing_happened',
+    );
     t.equal(reset.locales.en.override, null, 'reset on the server');
-    await until(async () => await row.getByTestId('template-state-en').getAttribute('data-own') === 'false', 'the list shows the default again');
+    await until(
+      async () => (await row.getByTestId('template-state-en').getAttribute('data-own')) === 'false',
+      'the list shows the default again',
+    );
     await page.getByTestId('language').selectOption('en');
     await page.getByRole('heading', { name: 'Templates' }).waitFor();
   });
@@ -216,9 +299,19 @@ t.test('relay operations in the browser', async (t) => {
     await nav('Журнал событий');
     await page.getByRole('columnheader', { name: 'Сообщение' }).waitFor();
     await page.getByTestId('type-filter').selectOption('alarm');
-    await until(async () => (await page.getByTestId('event-message').first().textContent())?.trim() === 'ТРЕВОГА smoke', 'the message in Russian');
-    await page.getByTestId('event-row').first().getByRole('button', { name: 'Показать или скрыть подробности' }).click();
-    await page.getByTestId('event-history').getByText(/повторно отправил\(а\) доставку получателю Bad sink/).waitFor();
+    await until(
+      async () => (await page.getByTestId('event-message').first().textContent())?.trim() === 'ТРЕВОГА smoke',
+      'the message in Russian',
+    );
+    await page
+      .getByTestId('event-row')
+      .first()
+      .getByRole('button', { name: 'Показать или скрыть подробности' })
+      .click();
+    await page
+      .getByTestId('event-history')
+      .getByText(/повторно отправил\(а\) доставку получателю Bad sink/)
+      .waitFor();
     await b.shot('ops-events-ru');
     await page.getByTestId('language').selectOption('en');
     await page.getByRole('columnheader', { name: 'Message' }).waitFor();
@@ -240,8 +333,11 @@ t.test('relay operations in the browser', async (t) => {
     await fits(t, page, 'event log', row.locator('.badge').last());
     t.ok(await row.locator('.badge').last().isVisible(), 'the status is visible');
     const expander = row.getByRole('button', { name: 'Show or hide details' });
-    if (await expander.getAttribute('aria-expanded') !== 'true') await expander.click();
-    const resend = page.locator('.details-row').getByRole('button', { name: /^Resend to/ }).first();
+    if ((await expander.getAttribute('aria-expanded')) !== 'true') await expander.click();
+    const resend = page
+      .locator('.details-row')
+      .getByRole('button', { name: /^Resend to/ })
+      .first();
     await fits(t, page, 'event details', resend);
     await b.shot('ops-phone-events');
     await nav('Templates');

@@ -7,9 +7,9 @@
  * and the list saved.
  */
 import t from 'tap';
+import { newId } from '../../core/src/http/ids.ts';
 import { startService, startSink } from '../helpers/service.ts';
 import { settled } from '../helpers/settle.ts';
-import { newId } from '../../core/src/http/ids.ts';
 import { ensureBuilt, openBrowser, until } from './browser.ts';
 
 ensureBuilt();
@@ -21,18 +21,41 @@ const svc = await startService({ SERVICE_LOG_LEVEL: 'WARNING' });
 const b = await openBrowser(undefined, { shots: 'replay-failed' });
 const { page, step } = b;
 page.setDefaultTimeout(8000);
-t.teardown(async () => { await b.close(); await svc.stop(); await old.close(); await fresh.close(); });
+t.teardown(async () => {
+  await b.close();
+  await svc.stop();
+  await old.close();
+  await fresh.close();
+});
 const token = svc.admin.token;
 
-
-
-const tOld = (await svc.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'Old sink', config: { url: old.url }, locale: 'en' } })).body;
-const tNew = (await svc.request('POST', '/api/targets', { token, body: { kind: 'recorder', name: 'New sink', config: { url: fresh.url }, locale: 'ru' } })).body;
-const p = (await svc.request('POST', '/api/providers', { token, body: { kind: 'example', name: 'Source', config: { shared_token: TOKEN } } })).body;
-const tr = (await svc.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Source tracker' } })).body;
+const tOld = (
+  await svc.request('POST', '/api/targets', {
+    token,
+    body: { kind: 'recorder', name: 'Old sink', config: { url: old.url }, locale: 'en' },
+  })
+).body;
+const tNew = (
+  await svc.request('POST', '/api/targets', {
+    token,
+    body: { kind: 'recorder', name: 'New sink', config: { url: fresh.url }, locale: 'ru' },
+  })
+).body;
+const p = (
+  await svc.request('POST', '/api/providers', {
+    token,
+    body: { kind: 'example', name: 'Source', config: { shared_token: TOKEN } },
+  })
+).body;
+const tr = (await svc.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Source tracker' } }))
+  .body;
 await svc.request('PUT', `/api/trackers/${tr.id}/targets/${tOld.id}`, { token });
 const send = async (type: string, payload: Record<string, unknown>) => {
-  const res = await fetch(p.webhook_url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-example-token': TOKEN }, body: JSON.stringify({ type, payload }) });
+  const res = await fetch(p.webhook_url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-example-token': TOKEN },
+    body: JSON.stringify({ type, payload }),
+  });
   if (res.status !== 202) throw new Error(`webhook answered ${res.status}`);
 };
 
@@ -43,8 +66,10 @@ t.test('replay and allow lists in the browser', async (t) => {
   await old.waitFor(3);
   // Today's Russian template for thing_happened, saved after the events.
   const now = new Date().toISOString();
-  await svc.service.core.db.run('INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-    [newId(), svc.admin.id, 'thing_happened', 'ru', 'Сегодня: {{name}}', 'по новому шаблону', now, now]);
+  await svc.service.core.db.run(
+    'INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    [newId(), svc.admin.id, 'thing_happened', 'ru', 'Сегодня: {{name}}', 'по новому шаблону', now, now],
+  );
 
   await step('login', async () => {
     await b.logIn(svc.url, svc.admin.email, 'correct horse battery');
@@ -68,10 +93,13 @@ t.test('replay and allow lists in the browser', async (t) => {
     await dialog.getByText('As New sink gets them (Russian)').waitFor();
     const messages = dialog.getByTestId('replay-message');
     t.equal(await messages.count(), 2);
-    t.match(await messages.nth(0).textContent(), /ТРЕВОГА one.*тревога/s, 'the oldest first, in the target\'s language');
-    t.match(await messages.nth(1).textContent(), /Сегодня: two.*по новому шаблону/s, 'with today\'s template');
+    t.match(await messages.nth(0).textContent(), /ТРЕВОГА one.*тревога/s, "the oldest first, in the target's language");
+    t.match(await messages.nth(1).textContent(), /Сегодня: two.*по новому шаблону/s, "with today's template");
     // The preview answered without writing a delivery to the chosen target, so nothing can reach it.
-    const written = await svc.service.core.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM deliveries WHERE target_id = ?', [tNew.id]);
+    const written = await svc.service.core.db.get<{ n: number }>(
+      'SELECT COUNT(*) AS n FROM deliveries WHERE target_id = ?',
+      [tNew.id],
+    );
     t.equal(Number(written!.n), 0, 'a preview writes no delivery');
     t.equal(fresh.received.length, 0, 'a preview sends nothing');
   });
@@ -83,14 +111,23 @@ t.test('replay and allow lists in the browser', async (t) => {
     await page.getByText('2 deliveries are queued.').waitFor();
     await fresh.waitFor(2);
     // Settled: every delivery recorded as sent (after its sink answered), so a duplicate would be here by now.
-    t.ok((await settled(svc)).every((d) => d.status === 'sent'), 'every delivery sent');
+    t.ok(
+      (await settled(svc)).every((d) => d.status === 'sent'),
+      'every delivery sent',
+    );
     t.equal(fresh.received.length, 2, 'the sink got each replayed event once');
     t.same(fresh.received.map((x) => x.body.title).sort(), ['Сегодня: two', 'ТРЕВОГА one']);
     t.equal(old.received.length, 3, 'the old target got nothing more');
     const row = page.getByTestId('event-row').filter({ hasText: 'Thing: two' });
     await row.getByRole('button', { name: 'Show or hide details' }).click();
-    await page.getByTestId('event-history').getByText(/replayed the event to New sink/).waitFor();
-    t.match(await page.getByTestId('event-history').textContent(), new RegExp(`${svc.admin.email} replayed the event to New sink.*before: no delivery`, 's'));
+    await page
+      .getByTestId('event-history')
+      .getByText(/replayed the event to New sink/)
+      .waitFor();
+    t.match(
+      await page.getByTestId('event-history').textContent(),
+      new RegExp(`${svc.admin.email} replayed the event to New sink.*before: no delivery`, 's'),
+    );
   });
 
   await step('allow list in the target form', async () => {
@@ -104,7 +141,11 @@ t.test('replay and allow lists in the browser', async (t) => {
     await allow.getByText('Enter an IP address, a range such as 192.168.1.0/24, or a host name.').waitFor();
     await page.getByRole('button', { name: 'Save' }).click();
     await new Promise((r) => setTimeout(r, 300));
-    t.same((await svc.request('GET', `/api/targets/${tNew.id}`, { token })).body.outbound_allow, [], 'a wrong entry is not sent');
+    t.same(
+      (await svc.request('GET', `/api/targets/${tNew.id}`, { token })).body.outbound_allow,
+      [],
+      'a wrong entry is not sent',
+    );
     await allow.getByLabel('Allowed address 1').fill('192.168.1.10');
     await allow.getByRole('button', { name: 'Add an address or host' }).click();
     await allow.getByLabel('Allowed address 2').fill('NAS.lan');
@@ -113,7 +154,11 @@ t.test('replay and allow lists in the browser', async (t) => {
     const saved = (await svc.request('GET', `/api/targets/${tNew.id}`, { token })).body.outbound_allow;
     t.same(saved, ['192.168.1.10', 'nas.lan'], 'the list is saved');
     await card.getByRole('button', { name: 'Edit' }).click();
-    t.equal(await page.getByTestId('outbound-allow').getByLabel('Allowed address 2').inputValue(), 'nas.lan', 'and shown again in the form');
+    t.equal(
+      await page.getByTestId('outbound-allow').getByLabel('Allowed address 2').inputValue(),
+      'nas.lan',
+      'and shown again in the form',
+    );
     await page.getByRole('button', { name: 'Cancel' }).click();
   });
 

@@ -1,6 +1,6 @@
 /** The client's server-sent events parser (core/web/src/lib/sse.ts), fed the way a network delivers. */
 import t from 'tap';
-import { SseParser, type SseEvent } from '../../core/web/src/lib/sse.ts';
+import { type SseEvent, SseParser } from '../../core/web/src/lib/sse.ts';
 
 const parse = (chunks: string[]) => {
   const out: SseEvent[] = [];
@@ -10,10 +10,20 @@ const parse = (chunks: string[]) => {
 };
 
 t.test('the service stream: events, data, keep-alive comments', async (t) => {
-  const stream = 'event: start\ndata: {"a":1}\n\n: keep-alive\n\nevent: delta\ndata: {"content":"Hel"}\n\nevent: delta\ndata: {"content":"lo"}\n\nevent: done\ndata: {}\n\n';
+  const stream =
+    'event: start\ndata: {"a":1}\n\n: keep-alive\n\nevent: delta\ndata: {"content":"Hel"}\n\nevent: delta\ndata: {"content":"lo"}\n\nevent: done\ndata: {}\n\n';
   const events = parse([stream]);
-  t.same(events.map((e) => e.event), ['start', 'delta', 'delta', 'done']);
-  t.same(events.map((e) => JSON.parse(e.data).content).filter(Boolean).join(''), 'Hello');
+  t.same(
+    events.map((e) => e.event),
+    ['start', 'delta', 'delta', 'done'],
+  );
+  t.same(
+    events
+      .map((e) => JSON.parse(e.data).content)
+      .filter(Boolean)
+      .join(''),
+    'Hello',
+  );
 });
 
 t.test('frames split anywhere, across chunks, give the same events', async (t) => {
@@ -25,9 +35,24 @@ t.test('frames split anywhere, across chunks, give the same events', async (t) =
 });
 
 t.test('field rules', async (t) => {
-  t.same(parse(['data: a\ndata: b\n\n']), [{ event: 'message', data: 'a\nb' }], 'data lines join; no event name means "message"');
-  t.same(parse(['data:no-space\n\n']), [{ event: 'message', data: 'no-space' }], 'the space after the colon is optional');
+  t.same(
+    parse(['data: a\ndata: b\n\n']),
+    [{ event: 'message', data: 'a\nb' }],
+    'data lines join; no event name means "message"',
+  );
+  t.same(
+    parse(['data:no-space\n\n']),
+    [{ event: 'message', data: 'no-space' }],
+    'the space after the colon is optional',
+  );
   t.same(parse(['event: x\n\n']), [], 'an event without data is not dispatched');
-  t.same(parse(['event: x\ndata: 1\r\rdata: 2\r\r']), [{ event: 'x', data: '1' }, { event: 'message', data: '2' }], 'bare CR line ends');
+  t.same(
+    parse(['event: x\ndata: 1\r\rdata: 2\r\r']),
+    [
+      { event: 'x', data: '1' },
+      { event: 'message', data: '2' },
+    ],
+    'bare CR line ends',
+  );
   t.same(parse(['event: x\ndata: partial']), [], 'an unfinished event at the end is not dispatched');
 });

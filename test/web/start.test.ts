@@ -10,21 +10,28 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { ROOT } from './sources.ts';
 import { ensureBuilt, openBrowser } from './browser.ts';
+import { ROOT } from './sources.ts';
 
 ensureBuilt();
 
-const freePort = () => new Promise<number>((resolve, reject) => {
-  const srv = net.createServer();
-  srv.once('error', reject);
-  srv.listen(0, '127.0.0.1', () => { const { port } = srv.address() as net.AddressInfo; srv.close(() => resolve(port)); });
-});
+const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
 
 t.test('the root package builds the web client at install', async (t) => {
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));
   t.match(pkg.scripts.prepare, /build:web/, 'npm ci runs prepare, which builds the client');
-  t.ok(fs.existsSync(path.join(ROOT, 'core/web/dist/index.html')), 'the built client is where the service serves it from');
+  t.ok(
+    fs.existsSync(path.join(ROOT, 'core/web/dist/index.html')),
+    'the built client is where the service serves it from',
+  );
 });
 
 t.test('npm start serves the setup form at /', async (t) => {
@@ -33,23 +40,43 @@ t.test('npm start serves the setup form at /', async (t) => {
   const npm = path.join(path.dirname(process.execPath), 'npm');
   const child = spawn(fs.existsSync(npm) ? npm : 'npm', ['start', '--silent'], {
     cwd: ROOT,
-    env: { PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`, HOME: process.env.HOME ?? dataDir, SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'), SERVICE_DATA_DIR: dataDir, SERVICE_HOST: '127.0.0.1', SERVICE_PORT: String(port), SERVICE_LOG_LEVEL: 'WARNING' },
+    env: {
+      PATH: `${path.dirname(process.execPath)}:${process.env.PATH}`,
+      HOME: process.env.HOME ?? dataDir,
+      SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
+      SERVICE_DATA_DIR: dataDir,
+      SERVICE_HOST: '127.0.0.1',
+      SERVICE_PORT: String(port),
+      SERVICE_LOG_LEVEL: 'WARNING',
+    },
     stdio: ['ignore', 'ignore', 'pipe'],
     detached: true,
   });
   let stderr = '';
-  child.stderr.on('data', (d) => { stderr += d; });
+  child.stderr.on('data', (d) => {
+    stderr += d;
+  });
   const b = await openBrowser();
   t.teardown(async () => {
     await b.close();
-    try { process.kill(-child.pid!, 'SIGTERM'); } catch { /* already gone */ }
-    await new Promise((r) => { if (child.exitCode !== null) r(null); else child.once('exit', r); });
+    try {
+      process.kill(-child.pid!, 'SIGTERM');
+    } catch {
+      /* already gone */
+    }
+    await new Promise((r) => {
+      if (child.exitCode !== null) r(null);
+      else child.once('exit', r);
+    });
     fs.rmSync(dataDir, { recursive: true, force: true });
   });
   const base = `http://127.0.0.1:${port}`;
   const end = Date.now() + 60_000;
   for (;;) {
-    const ok = await fetch(`${base}/api/ready`).then((r) => r.ok, () => false);
+    const ok = await fetch(`${base}/api/ready`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ok) break;
     if (child.exitCode !== null || Date.now() > end) throw new Error(`npm start did not become ready: ${stderr}`);
     await new Promise((r) => setTimeout(r, 200));

@@ -9,23 +9,37 @@ import { ensureBuilt, openBrowser } from './browser.ts';
 
 ensureBuilt();
 
-const svc = await startService({ SERVICE_USER_STORAGE_MB: '1', SERVICE_LOG_LEVEL: 'WARNING', SERVICE_SUPERVISED: 'false' });
+const svc = await startService({
+  SERVICE_USER_STORAGE_MB: '1',
+  SERVICE_LOG_LEVEL: 'WARNING',
+  SERVICE_SUPERVISED: 'false',
+});
 const b = await openBrowser(undefined, { shots: 'storage-failed' });
 const { page, step } = b;
 page.setDefaultTimeout(8000);
-t.teardown(async () => { await b.close(); await svc.stop(); });
+t.teardown(async () => {
+  await b.close();
+  await svc.stop();
+});
 
-const remember = (content: string) => svc.request('POST', '/api/v1/memory', { token: svc.admin.token, body: { content } });
+const remember = (content: string) =>
+  svc.request('POST', '/api/v1/memory', { token: svc.admin.token, body: { content } });
 
 t.test('storage on the documents page and the users page, in both languages', async (t) => {
-  await step('login', async () => { await b.logIn(svc.url, svc.admin.email, 'correct horse battery'); });
+  await step('login', async () => {
+    await b.logIn(svc.url, svc.admin.email, 'correct horse battery');
+  });
 
   await step('used-of-limit-en', async () => {
     for (let i = 0; i < 8; i++) t.equal((await remember('m'.repeat(32_000))).status, 201);
     await page.goto(`${svc.url}/#/documents`);
     const meter = page.getByTestId('storage');
     await meter.getByText('256 kB of 1 MB').waitFor();
-    t.match((await meter.innerText()).replace(/\s+/g, ' '), /Storage 256 kB of 1 MB Documents 0 byte · memory 256 kB · reports 0 byte/, 'used, limit and what takes it');
+    t.match(
+      (await meter.innerText()).replace(/\s+/g, ' '),
+      /Storage 256 kB of 1 MB Documents 0 byte · memory 256 kB · reports 0 byte/,
+      'used, limit and what takes it',
+    );
     t.equal(await meter.getAttribute('data-exceeded'), 'false');
   });
 
@@ -39,14 +53,28 @@ t.test('storage on the documents page and the users page, in both languages', as
     await meter.and(page.locator('[data-exceeded="true"]')).waitFor();
     t.match((await meter.innerText()).replace(/\s+/g, ' '), /Хранилище 1 МБ из 1 МБ/, 'used and limit in Russian');
     t.equal(await meter.getAttribute('data-exceeded'), 'true', 'a full storage is flagged');
-    t.match(await meter.innerText(), /Документы 0 Б · память 1 МБ · отчёты 0 Б[\s\S]*Заполнено: удалите что-нибудь/, 'what takes it, in Russian');
+    t.match(
+      await meter.innerText(),
+      /Документы 0 Б · память 1 МБ · отчёты 0 Б[\s\S]*Заполнено: удалите что-нибудь/,
+      'what takes it, in Russian',
+    );
     b.allow(/status of 413/); // the refusal provoked on purpose
-    await page.locator('input[type="file"]').setInputFiles({ name: 'note.txt', mimeType: 'text/plain', buffer: Buffer.from('One more note.') });
+    await page
+      .locator('input[type="file"]')
+      .setInputFiles({ name: 'note.txt', mimeType: 'text/plain', buffer: Buffer.from('One more note.') });
     await page.getByRole('button', { name: 'Загрузить' }).click();
     const note = page.getByRole('alert').filter({ hasText: 'Хранилище заполнено' });
     await note.waitFor();
-    t.match((await note.innerText()).replace(/\s+/g, ' '), 'из ваших 1 МБ для документов, записей памяти и отчётов занято 1 МБ', 'the refusal names the limit and the usage in Russian');
-    t.same((await svc.request('GET', '/api/v1/documents', { token: svc.admin.token })).body.documents, [], 'nothing was stored');
+    t.match(
+      (await note.innerText()).replace(/\s+/g, ' '),
+      'из ваших 1 МБ для документов, записей памяти и отчётов занято 1 МБ',
+      'the refusal names the limit and the usage in Russian',
+    );
+    t.same(
+      (await svc.request('GET', '/api/v1/documents', { token: svc.admin.token })).body.documents,
+      [],
+      'nothing was stored',
+    );
   });
 
   await step('admin-sets-a-limit', async () => {
@@ -58,10 +86,18 @@ t.test('storage on the documents page and the users page, in both languages', as
     await page.getByTestId('user-storage-mb').fill('3');
     await page.getByRole('button', { name: 'Save' }).click();
     await row.getByTestId('user-storage').getByText('3 MB').waitFor();
-    t.equal((await svc.request('GET', `/api/v1/admin/users/${svc.admin.id}`, { token: svc.admin.token })).body.max_storage_mb, 3, 'stored');
+    t.equal(
+      (await svc.request('GET', `/api/v1/admin/users/${svc.admin.id}`, { token: svc.admin.token })).body.max_storage_mb,
+      3,
+      'stored',
+    );
     await page.goto(`${svc.url}/#/documents`);
     await page.getByTestId('storage').getByText('1 MB of 3 MB').waitFor();
-    t.equal(await page.getByTestId('storage').getAttribute('data-exceeded'), 'false', 'room again under the raised limit');
+    t.equal(
+      await page.getByTestId('storage').getAttribute('data-exceeded'),
+      'false',
+      'room again under the raised limit',
+    );
   });
 
   t.same(b.problems, [], 'no console errors');

@@ -9,7 +9,19 @@
  */
 import t, { type Test } from 'tap';
 import { ensureBuilt, openBrowser } from './browser.ts';
-import { concrete, eachDialog, localeChecker, localeKeys, login, offscreen, routePaths, startDemo, visibleTexts, visit, type Lang } from './pages.ts';
+import {
+  concrete,
+  eachDialog,
+  type Lang,
+  localeChecker,
+  localeKeys,
+  login,
+  offscreen,
+  routePaths,
+  startDemo,
+  visibleTexts,
+  visit,
+} from './pages.ts';
 
 ensureBuilt();
 
@@ -17,7 +29,10 @@ const demo = await startDemo('ru');
 const b = await openBrowser({ width: 1366, height: 850 });
 const { page } = b;
 page.setDefaultTimeout(8000);
-t.teardown(async () => { await b.close(); await demo.close(); });
+t.teardown(async () => {
+  await b.close();
+  await demo.close();
+});
 
 const routes = routePaths();
 
@@ -31,21 +46,36 @@ async function walk(t: Test, lang: Lang): Promise<void> {
   const dialogs: string[] = [];
   for (const route of routes) {
     const path = concrete(route, demo);
-    if (!path) { t.comment(`${route}: no demo value for its parameters`); continue; }
+    if (!path) {
+      t.comment(`${route}: no demo value for its parameters`);
+      continue;
+    }
     await visit(page, path);
     await check(path);
-    await eachDialog(page, async (name) => { dialogs.push(`${path} ${name}`); await check(`${path} ${name}`, 'dialog[open]'); });
+    await eachDialog(page, async (name) => {
+      dialogs.push(`${path} ${name}`);
+      await check(`${path} ${name}`, 'dialog[open]');
+    });
     pages++;
   }
   t.ok(pages >= routes.length - 1 && pages > 15, `${pages} pages walked in ${lang}`);
-  t.ok(['/providers dialog-webhook', '/targets dialog-chat_webhook', '/trackers dialog', '/admin/users dialog'].every((d) => dialogs.includes(d)), `dialogs opened in ${lang}: ${dialogs.join(', ')}`);
+  t.ok(
+    ['/providers dialog-webhook', '/targets dialog-chat_webhook', '/trackers dialog', '/admin/users dialog'].every(
+      (d) => dialogs.includes(d),
+    ),
+    `dialogs opened in ${lang}: ${dialogs.join(', ')}`,
+  );
   t.same(foreign, [], `every visible string is ${lang}`);
   t.same(b.problems, [], 'no console errors or missing strings');
 }
 
 t.test('Russian: the saved language applies at login, every page speaks Russian', async (t) => {
   await login(page, demo.svc.url);
-  t.equal(await page.evaluate(() => document.documentElement.lang), 'ru', 'the account\'s language, not the browser\'s (en-US)');
+  t.equal(
+    await page.evaluate(() => document.documentElement.lang),
+    'ru',
+    "the account's language, not the browser's (en-US)",
+  );
   await walk(t, 'ru');
 });
 
@@ -53,8 +83,16 @@ t.test('English: the switch saves the language to the account, every page speaks
   await page.locator('[data-testid="language"]').first().selectOption('en');
   await page.getByRole('link', { name: localeKeys('en')['nav.overview'], exact: true }).waitFor();
   const end = Date.now() + 5000;
-  while ((await demo.svc.request('GET', '/api/v1/users/me', { token: demo.token })).body.locale !== 'en' && Date.now() < end) await page.waitForTimeout(50);
-  t.equal((await demo.svc.request('GET', '/api/v1/users/me', { token: demo.token })).body.locale, 'en', 'saved to the account');
+  while (
+    (await demo.svc.request('GET', '/api/v1/users/me', { token: demo.token })).body.locale !== 'en' &&
+    Date.now() < end
+  )
+    await page.waitForTimeout(50);
+  t.equal(
+    (await demo.svc.request('GET', '/api/v1/users/me', { token: demo.token })).body.locale,
+    'en',
+    'saved to the account',
+  );
   await walk(t, 'en');
 });
 

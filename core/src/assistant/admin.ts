@@ -1,13 +1,13 @@
 import Type from 'typebox';
-import type { App } from '../http/server.ts';
-import type { Core } from '../core.ts';
-import { createUser, publicUser, setUserPassword, type UserRow } from '../users/users.ts';
-import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
-import { conflict, forbidden, notFound } from '../http/problem.ts';
-import { requireAdmin, caller } from '../auth/guard.ts';
-import { Locale, ok, created, noContent, errors } from '../http/schemas.ts';
+import { caller, requireAdmin } from '../auth/guard.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { revokeAllTokens } from '../auth/revocation.ts';
+import type { Core } from '../core.ts';
+import { conflict, forbidden, notFound } from '../http/problem.ts';
+import { created, errors, Locale, noContent, ok } from '../http/schemas.ts';
+import type { App } from '../http/server.ts';
+import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
+import { createUser, publicUser, setUserPassword, type UserRow } from '../users/users.ts';
 import { bool, collection, int } from './paths.ts';
 import type { Reports } from './reports.ts';
 
@@ -15,31 +15,64 @@ const Role = Type.Union([Type.Literal('user'), Type.Literal('admin')]);
 const MaxChats = Type.Integer({ minimum: 0, maximum: 100_000 });
 const Limit = Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()]);
 /** The user's own storage limit for documents, memory and reports, in MB of 1,000,000 bytes; null follows SERVICE_USER_STORAGE_MB. */
-const StorageLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000 }), Type.Null()], { description: 'The user\'s own storage limit for documents, memory entries and reports, in MB (1,000,000 bytes); null follows SERVICE_USER_STORAGE_MB' });
-const CreateBody = Type.Object({
-  email: Type.String({ format: 'email', maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 1024 }),
-  role: Type.Optional(Role), locale: Type.Optional(Locale), max_chats: Type.Optional(MaxChats), is_active: Type.Optional(Type.Boolean()),
-  max_ai_messages_per_day: Type.Optional(Limit), max_ai_tokens_per_day: Type.Optional(Limit), max_storage_mb: Type.Optional(StorageLimit),
-}, { additionalProperties: false });
-const PatchBody = Type.Object({
-  /** Sets a new password (e.g. for a user restored from a backup without secrets). */
-  password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-  role: Type.Optional(Role), max_chats: Type.Optional(MaxChats), is_active: Type.Optional(Type.Boolean()),
-  max_ai_messages_per_day: Type.Optional(Limit), max_ai_tokens_per_day: Type.Optional(Limit), max_storage_mb: Type.Optional(StorageLimit),
-}, { additionalProperties: false });
+const StorageLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000 }), Type.Null()], {
+  description:
+    "The user's own storage limit for documents, memory entries and reports, in MB (1,000,000 bytes); null follows SERVICE_USER_STORAGE_MB",
+});
+const CreateBody = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+    role: Type.Optional(Role),
+    locale: Type.Optional(Locale),
+    max_chats: Type.Optional(MaxChats),
+    is_active: Type.Optional(Type.Boolean()),
+    max_ai_messages_per_day: Type.Optional(Limit),
+    max_ai_tokens_per_day: Type.Optional(Limit),
+    max_storage_mb: Type.Optional(StorageLimit),
+  },
+  { additionalProperties: false },
+);
+const PatchBody = Type.Object(
+  {
+    /** Sets a new password (e.g. for a user restored from a backup without secrets). */
+    password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+    role: Type.Optional(Role),
+    max_chats: Type.Optional(MaxChats),
+    is_active: Type.Optional(Type.Boolean()),
+    max_ai_messages_per_day: Type.Optional(Limit),
+    max_ai_tokens_per_day: Type.Optional(Limit),
+    max_storage_mb: Type.Optional(StorageLimit),
+  },
+  { additionalProperties: false },
+);
 const Params = Type.Object({ user_id: Type.String({ format: 'uuid' }) });
 
 const SettingsSchema = Type.Object({
-  self_registration_enabled: Type.Boolean(), default_max_chats: Type.Integer(),
-  default_max_ai_messages_per_day: Type.Integer(), default_max_ai_tokens_per_day: Type.Integer(),
+  self_registration_enabled: Type.Boolean(),
+  default_max_chats: Type.Integer(),
+  default_max_ai_messages_per_day: Type.Integer(),
+  default_max_ai_tokens_per_day: Type.Integer(),
 });
-const SettingsPatch = Type.Object({
-  self_registration_enabled: Type.Optional(Type.Boolean()), default_max_chats: Type.Optional(MaxChats),
-  default_max_ai_messages_per_day: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
-  default_max_ai_tokens_per_day: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
-}, { additionalProperties: false });
+const SettingsPatch = Type.Object(
+  {
+    self_registration_enabled: Type.Optional(Type.Boolean()),
+    default_max_chats: Type.Optional(MaxChats),
+    default_max_ai_messages_per_day: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
+    default_max_ai_tokens_per_day: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
+  },
+  { additionalProperties: false },
+);
 
-type Patch = { password?: string; role?: 'user' | 'admin'; max_chats?: number; is_active?: boolean; max_ai_messages_per_day?: number | null; max_ai_tokens_per_day?: number | null; max_storage_mb?: number | null };
+type Patch = {
+  password?: string;
+  role?: 'user' | 'admin';
+  max_chats?: number;
+  is_active?: boolean;
+  max_ai_messages_per_day?: number | null;
+  max_ai_tokens_per_day?: number | null;
+  max_storage_mb?: number | null;
+};
 
 /**
  * User administration and the assistant's settings. Deleting a user removes everything they own
@@ -57,87 +90,212 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
     return row;
   };
 
-  collection(app, 'GET', '/api/v1/admin/users', {
-    ...opts, schema: { tags, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })), before: Type.Optional(Type.String({ format: 'uuid' })) }), response: { ...ok('The users (`users`), newest first.') } },
-  }, async (req) => {
-    const q = req.query as { limit?: number; before?: string };
-    const rows = await core.db.all<UserRow>(`SELECT * FROM users${q.before ? ' WHERE id < ?' : ''} ORDER BY id DESC LIMIT ?`, q.before ? [q.before, q.limit ?? 50] : [q.limit ?? 50]);
-    return { users: rows.map(publicUser) };
-  });
-
-  collection(app, 'POST', '/api/v1/admin/users', { ...opts, schema: { tags, body: CreateBody, response: { ...created('The new user.'), ...errors([409, 'A user with this email exists (`email_taken`).']) } } }, async (req, reply) => {
-    const b = req.body as Patch & { email: string; password: string; locale?: string };
-    const row = await createUser(core.db, {
-      email: b.email, password: b.password, role: b.role ?? 'user', locale: b.locale,
-      max_chats: b.max_chats ?? await core.settings.getInt('default_max_chats'),
-      max_ai_messages_per_day: b.max_ai_messages_per_day ?? null, max_ai_tokens_per_day: b.max_ai_tokens_per_day ?? null,
-    }, selfMonitoringOf(core));
-    if (b.is_active === false) await core.db.run('UPDATE users SET is_active = ? WHERE id = ?', [false, row.id]);
-    if (b.max_storage_mb != null) await core.db.run('UPDATE users SET max_storage_mb = ? WHERE id = ?', [b.max_storage_mb, row.id]);
-    reply.code(201);
-    return publicUser(await get(row.id));
-  });
-
-  app.get('/api/v1/admin/users/:user_id', { ...opts, schema: { tags, params: Params, response: { ...ok('The user.') } } }, async (req) =>
-    publicUser(await get((req.params as { user_id: string }).user_id)));
-
-  app.patch('/api/v1/admin/users/:user_id', { ...opts, schema: { tags, params: Params, body: PatchBody, response: { ...ok('The user as changed.'), ...errors([409, 'This would leave no active administrator (`last_admin`).']) } } }, async (req) => {
-    const row = await get((req.params as { user_id: string }).user_id);
-    const b = req.body as Patch;
-    const next = {
-      role: b.role ?? row.role, max_chats: b.max_chats ?? row.max_chats, is_active: b.is_active ?? bool(row.is_active),
-      max_ai_messages_per_day: b.max_ai_messages_per_day === undefined ? row.max_ai_messages_per_day : b.max_ai_messages_per_day,
-      max_ai_tokens_per_day: b.max_ai_tokens_per_day === undefined ? row.max_ai_tokens_per_day : b.max_ai_tokens_per_day,
-      max_storage_mb: b.max_storage_mb === undefined ? (row.max_storage_mb ?? null) : b.max_storage_mb,
-    };
-    const hash = b.password === undefined ? undefined : await hashPassword(b.password);
-    // A new password, role or activation state retires every token the user holds, on every replica.
-    const revoke = hash !== undefined || next.role !== row.role || next.is_active !== bool(row.is_active);
-    await core.db.tx(async (q) => {
-      if (hash) await q.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, row.id]);
-      if (revoke) await revokeAllTokens(q, row.id);
-      await q.run('UPDATE users SET role = ?, max_chats = ?, is_active = ?, max_ai_messages_per_day = ?, max_ai_tokens_per_day = ?, max_storage_mb = ?, updated_at = ? WHERE id = ?',
-        [next.role, next.max_chats, next.is_active, next.max_ai_messages_per_day, next.max_ai_tokens_per_day, next.max_storage_mb, core.clock.now().toISOString(), row.id]);
-      const admins = int((await q.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND is_active = ?`, [true]))?.n);
-      if (admins === 0) throw conflict('This would leave no active administrator; promote or activate another one first.', 'last_admin');
-    });
-    return publicUser(await get(row.id));
-  });
-
-  app.put('/api/v1/admin/users/:user_id/password', {
-    ...opts,
-    schema: {
-      tags, params: Params, summary: 'Set a user\'s password',
-      description: 'Sets the user\'s password (8 characters or more, at most 72 bytes). Every token the user holds stops working. A user restored from a backup without a password (password_set false, kept inactive for that reason) is activated and can log in with it. 404 for an unknown user.',
-      body: Type.Object({ password: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false }),
-      response: { ...ok('The user, with the new password set.') },
+  collection(
+    app,
+    'GET',
+    '/api/v1/admin/users',
+    {
+      ...opts,
+      schema: {
+        tags,
+        querystring: Type.Object({
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+          before: Type.Optional(Type.String({ format: 'uuid' })),
+        }),
+        response: { ...ok('The users (`users`), newest first.') },
+      },
     },
-  }, async (req) => {
-    const { user_id } = await get((req.params as { user_id: string }).user_id).then((r) => ({ user_id: r.id }));
-    return publicUser(await setUserPassword(core.db, user_id, (req.body as { password: string }).password, core.clock.now()));
-  });
+    async (req) => {
+      const q = req.query as { limit?: number; before?: string };
+      const rows = await core.db.all<UserRow>(
+        `SELECT * FROM users${q.before ? ' WHERE id < ?' : ''} ORDER BY id DESC LIMIT ?`,
+        q.before ? [q.before, q.limit ?? 50] : [q.limit ?? 50],
+      );
+      return { users: rows.map(publicUser) };
+    },
+  );
 
-  app.delete('/api/v1/admin/users/:user_id', { ...opts, schema: { tags, params: Params, response: { ...noContent('Deleted, with everything the user owned.'), ...errors([403, 'Not an administrator, or the administrator\'s own account.']) } } }, async (req, reply) => {
-    const row = await get((req.params as { user_id: string }).user_id);
-    if (row.id === caller(req).id) throw forbidden('You cannot delete your own account; another administrator can.');
-    await core.db.run('DELETE FROM users WHERE id = ?', [row.id]);
-    await reports.removeUserFiles(row.id);
-    return reply.code(204).send();
-  });
+  collection(
+    app,
+    'POST',
+    '/api/v1/admin/users',
+    {
+      ...opts,
+      schema: {
+        tags,
+        body: CreateBody,
+        response: { ...created('The new user.'), ...errors([409, 'A user with this email exists (`email_taken`).']) },
+      },
+    },
+    async (req, reply) => {
+      const b = req.body as Patch & { email: string; password: string; locale?: string };
+      const row = await createUser(
+        core.db,
+        {
+          email: b.email,
+          password: b.password,
+          role: b.role ?? 'user',
+          locale: b.locale,
+          max_chats: b.max_chats ?? (await core.settings.getInt('default_max_chats')),
+          max_ai_messages_per_day: b.max_ai_messages_per_day ?? null,
+          max_ai_tokens_per_day: b.max_ai_tokens_per_day ?? null,
+        },
+        selfMonitoringOf(core),
+      );
+      if (b.is_active === false) await core.db.run('UPDATE users SET is_active = ? WHERE id = ?', [false, row.id]);
+      if (b.max_storage_mb != null)
+        await core.db.run('UPDATE users SET max_storage_mb = ? WHERE id = ?', [b.max_storage_mb, row.id]);
+      reply.code(201);
+      return publicUser(await get(row.id));
+    },
+  );
+
+  app.get(
+    '/api/v1/admin/users/:user_id',
+    { ...opts, schema: { tags, params: Params, response: { ...ok('The user.') } } },
+    async (req) => publicUser(await get((req.params as { user_id: string }).user_id)),
+  );
+
+  app.patch(
+    '/api/v1/admin/users/:user_id',
+    {
+      ...opts,
+      schema: {
+        tags,
+        params: Params,
+        body: PatchBody,
+        response: {
+          ...ok('The user as changed.'),
+          ...errors([409, 'This would leave no active administrator (`last_admin`).']),
+        },
+      },
+    },
+    async (req) => {
+      const row = await get((req.params as { user_id: string }).user_id);
+      const b = req.body as Patch;
+      const next = {
+        role: b.role ?? row.role,
+        max_chats: b.max_chats ?? row.max_chats,
+        is_active: b.is_active ?? bool(row.is_active),
+        max_ai_messages_per_day:
+          b.max_ai_messages_per_day === undefined ? row.max_ai_messages_per_day : b.max_ai_messages_per_day,
+        max_ai_tokens_per_day:
+          b.max_ai_tokens_per_day === undefined ? row.max_ai_tokens_per_day : b.max_ai_tokens_per_day,
+        max_storage_mb: b.max_storage_mb === undefined ? (row.max_storage_mb ?? null) : b.max_storage_mb,
+      };
+      const hash = b.password === undefined ? undefined : await hashPassword(b.password);
+      // A new password, role or activation state retires every token the user holds, on every replica.
+      const revoke = hash !== undefined || next.role !== row.role || next.is_active !== bool(row.is_active);
+      await core.db.tx(async (q) => {
+        if (hash) await q.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, row.id]);
+        if (revoke) await revokeAllTokens(q, row.id);
+        await q.run(
+          'UPDATE users SET role = ?, max_chats = ?, is_active = ?, max_ai_messages_per_day = ?, max_ai_tokens_per_day = ?, max_storage_mb = ?, updated_at = ? WHERE id = ?',
+          [
+            next.role,
+            next.max_chats,
+            next.is_active,
+            next.max_ai_messages_per_day,
+            next.max_ai_tokens_per_day,
+            next.max_storage_mb,
+            core.clock.now().toISOString(),
+            row.id,
+          ],
+        );
+        const admins = int(
+          (
+            await q.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND is_active = ?`, [
+              true,
+            ])
+          )?.n,
+        );
+        if (admins === 0)
+          throw conflict(
+            'This would leave no active administrator; promote or activate another one first.',
+            'last_admin',
+          );
+      });
+      return publicUser(await get(row.id));
+    },
+  );
+
+  app.put(
+    '/api/v1/admin/users/:user_id/password',
+    {
+      ...opts,
+      schema: {
+        tags,
+        params: Params,
+        summary: "Set a user's password",
+        description:
+          "Sets the user's password (8 characters or more, at most 72 bytes). Every token the user holds stops working. A user restored from a backup without a password (password_set false, kept inactive for that reason) is activated and can log in with it. 404 for an unknown user.",
+        body: Type.Object(
+          { password: Type.String({ minLength: 1, maxLength: 1024 }) },
+          { additionalProperties: false },
+        ),
+        response: { ...ok('The user, with the new password set.') },
+      },
+    },
+    async (req) => {
+      const { user_id } = await get((req.params as { user_id: string }).user_id).then((r) => ({ user_id: r.id }));
+      return publicUser(
+        await setUserPassword(core.db, user_id, (req.body as { password: string }).password, core.clock.now()),
+      );
+    },
+  );
+
+  app.delete(
+    '/api/v1/admin/users/:user_id',
+    {
+      ...opts,
+      schema: {
+        tags,
+        params: Params,
+        response: {
+          ...noContent('Deleted, with everything the user owned.'),
+          ...errors([403, "Not an administrator, or the administrator's own account."]),
+        },
+      },
+    },
+    async (req, reply) => {
+      const row = await get((req.params as { user_id: string }).user_id);
+      if (row.id === caller(req).id) throw forbidden('You cannot delete your own account; another administrator can.');
+      await core.db.run('DELETE FROM users WHERE id = ?', [row.id]);
+      await reports.removeUserFiles(row.id);
+      return reply.code(204).send();
+    },
+  );
 
   const readSettings = async () => {
     const s = await core.settings.all();
     return {
-      self_registration_enabled: s.self_registration_enabled === 'true', default_max_chats: Number.parseInt(s.default_max_chats, 10),
-      default_max_ai_messages_per_day: Number.parseInt(s.default_max_ai_messages_per_day, 10), default_max_ai_tokens_per_day: Number.parseInt(s.default_max_ai_tokens_per_day, 10),
+      self_registration_enabled: s.self_registration_enabled === 'true',
+      default_max_chats: Number.parseInt(s.default_max_chats, 10),
+      default_max_ai_messages_per_day: Number.parseInt(s.default_max_ai_messages_per_day, 10),
+      default_max_ai_tokens_per_day: Number.parseInt(s.default_max_ai_tokens_per_day, 10),
     };
   };
-  app.get('/api/v1/admin/settings', { ...opts, schema: { tags, response: { ...ok('The assistant\'s settings.', SettingsSchema) } } }, readSettings);
-  app.patch('/api/v1/admin/settings', { ...opts, schema: { tags, body: SettingsPatch, response: { ...ok('The assistant\'s settings as changed.', SettingsSchema) } } }, async (req) => {
-    const b = req.body as Partial<Record<keyof typeof SettingsSchema.properties, boolean | number>>;
-    const values: Record<string, string> = {};
-    for (const [k, v] of Object.entries(b)) if (v !== undefined) values[k] = String(v);
-    await core.settings.set(values);
-    return readSettings();
-  });
+  app.get(
+    '/api/v1/admin/settings',
+    { ...opts, schema: { tags, response: { ...ok("The assistant's settings.", SettingsSchema) } } },
+    readSettings,
+  );
+  app.patch(
+    '/api/v1/admin/settings',
+    {
+      ...opts,
+      schema: {
+        tags,
+        body: SettingsPatch,
+        response: { ...ok("The assistant's settings as changed.", SettingsSchema) },
+      },
+    },
+    async (req) => {
+      const b = req.body as Partial<Record<keyof typeof SettingsSchema.properties, boolean | number>>;
+      const values: Record<string, string> = {};
+      for (const [k, v] of Object.entries(b)) if (v !== undefined) values[k] = String(v);
+      await core.settings.set(values);
+      return readSettings();
+    },
+  );
 }

@@ -1,11 +1,11 @@
 import type { ChatCompletionMessageParam } from 'openai/resources/chat/completions';
 import type { Core } from '../core.ts';
 import type { ChatRow } from './chats.ts';
-import type { MessageRow } from './messages.ts';
 import { personalContext, primaryContext } from './context.ts';
-import { visibleSkill } from './skills.ts';
-import { estimateTokens } from './paths.ts';
 import { eventContext } from './event-context.ts';
+import type { MessageRow } from './messages.ts';
+import { estimateTokens } from './paths.ts';
+import { visibleSkill } from './skills.ts';
 
 export interface Assembled {
   messages: ChatCompletionMessageParam[];
@@ -15,7 +15,12 @@ export interface Assembled {
 
 const PER_MESSAGE_OVERHEAD = 4;
 export const messageTokens = (m: ChatCompletionMessageParam): number =>
-  PER_MESSAGE_OVERHEAD + estimateTokens(typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '') + JSON.stringify((m as { tool_calls?: unknown }).tool_calls ?? ''));
+  PER_MESSAGE_OVERHEAD +
+  estimateTokens(
+    typeof m.content === 'string'
+      ? m.content
+      : JSON.stringify(m.content ?? '') + JSON.stringify((m as { tool_calls?: unknown }).tool_calls ?? ''),
+  );
 
 /** Bounds of the memory entries marked "always include" in the personal layer: entries, characters in all. */
 export const ALWAYS_INCLUDE = { entries: 30, chars: 4000 };
@@ -26,7 +31,9 @@ export const ALWAYS_INCLUDE = { entries: 30, chars: 4000 };
  */
 async function alwaysIncluded(core: Core, userId: string): Promise<string> {
   const rows = await core.db.all<{ content: string; category: string | null; recorded_at: string | null }>(
-    'SELECT content, category, recorded_at FROM memory_entries WHERE user_id = ? AND always_include = ? ORDER BY id DESC LIMIT ?', [userId, true, ALWAYS_INCLUDE.entries]);
+    'SELECT content, category, recorded_at FROM memory_entries WHERE user_id = ? AND always_include = ? ORDER BY id DESC LIMIT ?',
+    [userId, true, ALWAYS_INCLUDE.entries],
+  );
   const lines: string[] = [];
   let used = 0;
   for (const r of rows) {
@@ -35,7 +42,9 @@ async function alwaysIncluded(core: Core, userId: string): Promise<string> {
     used += line.length;
     lines.push(line);
   }
-  return lines.length ? `Facts the user saved in their memory and asked you to always keep in mind:\n${lines.join('\n')}` : '';
+  return lines.length
+    ? `Facts the user saved in their memory and asked you to always keep in mind:\n${lines.join('\n')}`
+    : '';
 }
 
 /**
@@ -46,7 +55,13 @@ async function alwaysIncluded(core: Core, userId: string): Promise<string> {
  * ending with the new user message. Only the shown branch counts (alternatives left aside are not
  * sent), and failed replies with no text are left out of the history.
  */
-export async function assembleContext(core: Core, userId: string, chat: ChatRow, latest: MessageRow, locale = 'en'): Promise<Assembled> {
+export async function assembleContext(
+  core: Core,
+  userId: string,
+  chat: ChatRow,
+  latest: MessageRow,
+  locale = 'en',
+): Promise<Assembled> {
   const [primary, personal, skill, always, event] = await Promise.all([
     primaryContext(core.db),
     personalContext(core.db, userId),
@@ -56,18 +71,23 @@ export async function assembleContext(core: Core, userId: string, chat: ChatRow,
   ]);
   const system: ChatCompletionMessageParam[] = [];
   const personalLayer = [personal.content.trim(), always].filter(Boolean).join('\n\n');
-  for (const text of [primary.content, personalLayer, skill?.prompt, event]) if (text?.trim()) system.push({ role: 'system', content: text });
+  for (const text of [primary.content, personalLayer, skill?.prompt, event])
+    if (text?.trim()) system.push({ role: 'system', content: text });
 
   const current: ChatCompletionMessageParam = { role: 'user', content: latest.content };
   let budget = core.config.ai.contextTokens - system.reduce((n, m) => n + messageTokens(m), 0) - messageTokens(current);
   const history: ChatCompletionMessageParam[] = [];
   let cursor = latest.id;
   outer: while (budget > 0) {
-    const page = await core.db.all<MessageRow>('SELECT * FROM chat_messages WHERE chat_id = ? AND active = ? AND id < ? ORDER BY id DESC LIMIT 100', [chat.id, true, cursor]);
+    const page = await core.db.all<MessageRow>(
+      'SELECT * FROM chat_messages WHERE chat_id = ? AND active = ? AND id < ? ORDER BY id DESC LIMIT 100',
+      [chat.id, true, cursor],
+    );
     for (const row of page) {
       cursor = row.id;
       if (!row.content) continue;
-      const m: ChatCompletionMessageParam = row.role === 'user' ? { role: 'user', content: row.content } : { role: 'assistant', content: row.content };
+      const m: ChatCompletionMessageParam =
+        row.role === 'user' ? { role: 'user', content: row.content } : { role: 'assistant', content: row.content };
       const cost = messageTokens(m);
       if (cost > budget) break outer;
       budget -= cost;

@@ -10,16 +10,16 @@
  * CONFIRM_TTL_MS expires; one whose reply was stopped is cancelled; neither does anything.
  */
 import Type from 'typebox';
-import type { App } from '../http/server.ts';
+import { caller, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
 import { Database as Db } from '../db/database.ts';
 import { newId } from '../http/ids.ts';
 import { conflict, notFound } from '../http/problem.ts';
-import { requireUser, caller } from '../auth/guard.ts';
+import { errors, ok } from '../http/schemas.ts';
+import type { App } from '../http/server.ts';
 import { ChatParams, ownChat } from './chats.ts';
-import { carryOut } from './lab-actions.ts';
 import { ToolInputError } from './event-search.ts';
-import { ok, errors } from '../http/schemas.ts';
+import { carryOut } from './lab-actions.ts';
 
 /** How long a proposal waits for the user. */
 export const CONFIRM_TTL_MS = 10 * 60_000;
@@ -31,9 +31,22 @@ const CARRY_GRACE_MS = 60_000;
 export type Confirmation = 'approved' | 'refused' | 'expired';
 
 /** How a proposal ended, as the model reads it back and the client shows it. */
-export interface Decided { ok: boolean; confirmation: Confirmation; result: Record<string, unknown> }
+export interface Decided {
+  ok: boolean;
+  confirmation: Confirmation;
+  result: Record<string, unknown>;
+}
 
-interface CallRow { id: string; user_id: string; chat_id: string; name: string; arguments: unknown; status: string; result: unknown; expires_at: string }
+interface CallRow {
+  id: string;
+  user_id: string;
+  chat_id: string;
+  name: string;
+  arguments: unknown;
+  status: string;
+  result: unknown;
+  expires_at: string;
+}
 
 const NOTES = {
   refused: 'The user declined this proposal: nothing was sent or scheduled.',
@@ -46,17 +59,30 @@ export class Consents {
   private core: Core;
   private waiters = new Map<string, Set<() => void>>();
 
-  constructor(core: Core) { this.core = core; }
+  constructor(core: Core) {
+    this.core = core;
+  }
 
-  private now(): Date { return this.core.clock.now(); }
+  private now(): Date {
+    return this.core.clock.now();
+  }
 
   /** Stores a proposal of the model as pending; returns its id and when it expires. */
-  async propose(p: { userId: string; chatId: string; messageId: string; name: string; proposal: Record<string, unknown> }): Promise<{ id: string; expires_at: string }> {
+  async propose(p: {
+    userId: string;
+    chatId: string;
+    messageId: string;
+    name: string;
+    proposal: Record<string, unknown>;
+  }): Promise<{ id: string; expires_at: string }> {
     const id = newId();
     const now = this.now();
     const expires = new Date(now.getTime() + CONFIRM_TTL_MS).toISOString();
-    await this.core.db.run(`INSERT INTO assistant_tool_calls (id, user_id, chat_id, message_id, name, arguments, status, expires_at, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`, [id, p.userId, p.chatId, p.messageId, p.name, p.proposal, expires, now.toISOString()]);
+    await this.core.db.run(
+      `INSERT INTO assistant_tool_calls (id, user_id, chat_id, message_id, name, arguments, status, expires_at, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
+      [id, p.userId, p.chatId, p.messageId, p.name, p.proposal, expires, now.toISOString()],
+    );
     return { id, expires_at: expires };
   }
 
@@ -94,17 +120,26 @@ export class Consents {
       const result = Db.json<Record<string, unknown>>(row.result, {});
       if (row.status === 'done') return { ok: true, confirmation: 'approved', result };
       if (row.status === 'failed') return { ok: false, confirmation: 'approved', result };
-      if (row.status === 'refused') return { ok: false, confirmation: 'refused', result: { status: 'refused', note: NOTES.refused } };
-      if (row.status === 'expired') return { ok: false, confirmation: 'expired', result: { status: 'expired', note: NOTES.expired } };
-      if (row.status === 'cancelled') return { ok: false, confirmation: 'expired', result: { status: 'cancelled', note: NOTES.cancelled } };
+      if (row.status === 'refused')
+        return { ok: false, confirmation: 'refused', result: { status: 'refused', note: NOTES.refused } };
+      if (row.status === 'expired')
+        return { ok: false, confirmation: 'expired', result: { status: 'expired', note: NOTES.expired } };
+      if (row.status === 'cancelled')
+        return { ok: false, confirmation: 'expired', result: { status: 'cancelled', note: NOTES.cancelled } };
       const now = this.now();
       if (row.status === 'pending') {
         if (now.getTime() >= Date.parse(row.expires_at)) {
-          await db.run(`UPDATE assistant_tool_calls SET status = 'expired', decided_at = ? WHERE id = ? AND status = 'pending'`, [now.toISOString(), id]);
+          await db.run(
+            `UPDATE assistant_tool_calls SET status = 'expired', decided_at = ? WHERE id = ? AND status = 'pending'`,
+            [now.toISOString(), id],
+          );
           continue;
         }
         if (signal.aborted) {
-          await db.run(`UPDATE assistant_tool_calls SET status = 'cancelled', decided_at = ? WHERE id = ? AND status = 'pending'`, [now.toISOString(), id]);
+          await db.run(
+            `UPDATE assistant_tool_calls SET status = 'cancelled', decided_at = ? WHERE id = ? AND status = 'pending'`,
+            [now.toISOString(), id],
+          );
           continue;
         }
       } else if (row.status === 'approved' && now.getTime() > Date.parse(row.expires_at) + CARRY_GRACE_MS) {
@@ -119,31 +154,52 @@ export class Consents {
    * out. 404 for another user's chat or call; 409 `tool_call_expired` once it expired or its reply
    * stopped, `tool_call_decided` once it was answered.
    */
-  async decide(userId: string, chatId: string, id: string, approve: boolean): Promise<{ id: string; name: string; status: string; result: Record<string, unknown> | null }> {
+  async decide(
+    userId: string,
+    chatId: string,
+    id: string,
+    approve: boolean,
+  ): Promise<{ id: string; name: string; status: string; result: Record<string, unknown> | null }> {
     const db = this.core.db;
     await ownChat(db, userId, chatId);
-    const row = await db.get<CallRow>('SELECT * FROM assistant_tool_calls WHERE id = ? AND chat_id = ? AND user_id = ?', [id, chatId, userId]);
+    const row = await db.get<CallRow>(
+      'SELECT * FROM assistant_tool_calls WHERE id = ? AND chat_id = ? AND user_id = ?',
+      [id, chatId, userId],
+    );
     if (!row) throw notFound('Tool call');
     const now = this.now().toISOString();
     if (row.status === 'pending' && row.expires_at <= now) {
-      await db.run(`UPDATE assistant_tool_calls SET status = 'expired', decided_at = ? WHERE id = ? AND status = 'pending'`, [now, id]);
+      await db.run(
+        `UPDATE assistant_tool_calls SET status = 'expired', decided_at = ? WHERE id = ? AND status = 'pending'`,
+        [now, id],
+      );
       this.notify(id);
     }
     const closed = async () => {
       const r = await db.get<CallRow>('SELECT status FROM assistant_tool_calls WHERE id = ?', [id]);
       const status = r?.status ?? 'cancelled';
       if (status === 'expired' || status === 'cancelled') {
-        return conflict('This proposal is no longer waiting for an answer (it expired after 10 minutes or its reply was stopped); nothing was done. Ask again.', 'tool_call_expired', { status });
+        return conflict(
+          'This proposal is no longer waiting for an answer (it expired after 10 minutes or its reply was stopped); nothing was done. Ask again.',
+          'tool_call_expired',
+          { status },
+        );
       }
       return conflict(`This proposal was already answered (${status}).`, 'tool_call_decided', { status });
     };
     if (!approve) {
-      const changed = await db.run(`UPDATE assistant_tool_calls SET status = 'refused', decided_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?`, [now, id, now]);
+      const changed = await db.run(
+        `UPDATE assistant_tool_calls SET status = 'refused', decided_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?`,
+        [now, id, now],
+      );
       if (changed !== 1) throw await closed();
       this.notify(id);
       return { id, name: row.name, status: 'refused', result: null };
     }
-    const taken = await db.run(`UPDATE assistant_tool_calls SET status = 'approved', decided_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?`, [now, id, now]);
+    const taken = await db.run(
+      `UPDATE assistant_tool_calls SET status = 'approved', decided_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?`,
+      [now, id, now],
+    );
     if (taken !== 1) throw await closed();
     let status = 'done';
     let result: Record<string, unknown>;
@@ -151,8 +207,12 @@ export class Consents {
       result = await carryOut(this.core, userId, row.name, Db.json<Record<string, unknown>>(row.arguments, {}));
     } catch (err) {
       status = 'failed';
-      if (!(err instanceof ToolInputError)) this.core.logs.get('assistant').error({ err, tool: row.name }, 'carrying out an approved proposal failed');
-      result = { status: 'failed', error: err instanceof ToolInputError ? err.message : 'It could not be carried out; the error was logged.' };
+      if (!(err instanceof ToolInputError))
+        this.core.logs.get('assistant').error({ err, tool: row.name }, 'carrying out an approved proposal failed');
+      result = {
+        status: 'failed',
+        error: err instanceof ToolInputError ? err.message : 'It could not be carried out; the error was logged.',
+      };
     }
     await db.run('UPDATE assistant_tool_calls SET status = ?, result = ? WHERE id = ?', [status, result, id]);
     this.notify(id);
@@ -165,16 +225,27 @@ const DecisionBody = Type.Object({ approve: Type.Boolean() }, { additionalProper
 
 /** `POST /api/v1/chats/{chat_id}/tool-calls/{id}`: the user's answer to a proposal of the assistant. */
 export async function consentRoutes(app: App, core: Core, consents: Consents): Promise<void> {
-  app.post('/api/v1/chats/:chat_id/tool-calls/:id', {
-    schema: {
-      tags: ['assistant'], summary: 'Approve or refuse an action the assistant proposed in a reply (send a notification, schedule a message)',
-      description: 'The reply that proposed it waits (its stream showed `event: tool` with `status: "needs_confirmation"` and this id) and continues with the outcome. `approve: true` carries it out at once: `status` is `done` (with `result`: what was sent or scheduled) or `failed` (`result.error` says why, for example a target that was deleted meanwhile). `approve: false` does nothing (`status: "refused"`). 409 `tool_call_expired` when nobody answered within 10 minutes or the reply was stopped, `tool_call_decided` when it was already answered; another user\'s chat or call is a 404.',
-      params: CallParams, body: DecisionBody,
-      response: { ...ok('The outcome: `status` `done` (with `result`), `failed` (`result.error` says why) or `refused`.'), ...errors([409, 'The proposal expired or was answered already (`tool_call_expired`, `tool_call_decided`).']) },
+  app.post(
+    '/api/v1/chats/:chat_id/tool-calls/:id',
+    {
+      schema: {
+        tags: ['assistant'],
+        summary:
+          'Approve or refuse an action the assistant proposed in a reply (send a notification, schedule a message)',
+        description:
+          'The reply that proposed it waits (its stream showed `event: tool` with `status: "needs_confirmation"` and this id) and continues with the outcome. `approve: true` carries it out at once: `status` is `done` (with `result`: what was sent or scheduled) or `failed` (`result.error` says why, for example a target that was deleted meanwhile). `approve: false` does nothing (`status: "refused"`). 409 `tool_call_expired` when nobody answered within 10 minutes or the reply was stopped, `tool_call_decided` when it was already answered; another user\'s chat or call is a 404.',
+        params: CallParams,
+        body: DecisionBody,
+        response: {
+          ...ok('The outcome: `status` `done` (with `result`), `failed` (`result.error` says why) or `refused`.'),
+          ...errors([409, 'The proposal expired or was answered already (`tool_call_expired`, `tool_call_decided`).']),
+        },
+      },
+      preHandler: requireUser(core),
     },
-    preHandler: requireUser(core),
-  }, async (req) => {
-    const p = req.params as { chat_id: string; id: string };
-    return consents.decide(caller(req).id, p.chat_id, p.id, (req.body as { approve: boolean }).approve);
-  });
+    async (req) => {
+      const p = req.params as { chat_id: string; id: string };
+      return consents.decide(caller(req).id, p.chat_id, p.id, (req.body as { approve: boolean }).approve);
+    },
+  );
 }

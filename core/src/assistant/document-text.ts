@@ -10,7 +10,8 @@ export function documentKind(filename: string, mimetype: string): DocumentKind |
   const ext = path.extname(filename).toLowerCase();
   const mime = mimetype.split(';')[0]!.trim().toLowerCase();
   if (mime === 'application/pdf' || ext === '.pdf') return 'application/pdf';
-  if (mime === 'text/markdown' || mime === 'text/x-markdown' || ext === '.md' || ext === '.markdown') return 'text/markdown';
+  if (mime === 'text/markdown' || mime === 'text/x-markdown' || ext === '.md' || ext === '.markdown')
+    return 'text/markdown';
   if (mime === 'text/plain' || ext === '.txt' || ext === '.text') return 'text/plain';
   return undefined;
 }
@@ -23,10 +24,21 @@ const unreadable = (detail: string) => new HttpError(422, 'unreadable_document',
  * that expands to tens of megabytes of text is refused at the character limit instead of being read.
  * Text and Markdown uploads are bounded by their size (MAX_DOCUMENT_BYTES) alone: they cost no extraction.
  */
-export const DOCUMENT_LIMITS = { maxPdfPages: 1000, maxChars: 1_000_000, pdfSeconds: 20, pdfHeapMb: 256, pdfWorkers: 2 } as const;
+export const DOCUMENT_LIMITS = {
+  maxPdfPages: 1000,
+  maxChars: 1_000_000,
+  pdfSeconds: 20,
+  pdfHeapMb: 256,
+  pdfWorkers: 2,
+} as const;
 
-const tooMuchText = () => new HttpError(422, 'document_too_much_text',
-  `The PDF has more than ${DOCUMENT_LIMITS.maxChars} characters of text; split it into smaller documents.`, { params: { limit: DOCUMENT_LIMITS.maxChars } });
+const tooMuchText = () =>
+  new HttpError(
+    422,
+    'document_too_much_text',
+    `The PDF has more than ${DOCUMENT_LIMITS.maxChars} characters of text; split it into smaller documents.`,
+    { params: { limit: DOCUMENT_LIMITS.maxChars } },
+  );
 
 /** PDFs being read now, and those waiting for a turn. */
 let reading = 0;
@@ -45,37 +57,62 @@ async function turn<T>(work: () => Promise<T>): Promise<T> {
 
 /** The pages of a PDF's text layer, read in a worker thread within DOCUMENT_LIMITS; throws the 422 to answer otherwise. */
 function readPdf(data: Buffer): Promise<string[]> {
-  return turn(() => new Promise<string[]>((resolve, reject) => {
-    const worker = new Worker(new URL('./pdf-worker.ts', import.meta.url), {
-      workerData: { data: new Uint8Array(data), maxPages: DOCUMENT_LIMITS.maxPdfPages, maxChars: DOCUMENT_LIMITS.maxChars },
-      resourceLimits: { maxOldGenerationSizeMb: DOCUMENT_LIMITS.pdfHeapMb, maxYoungGenerationSizeMb: 16 },
-      stdout: true, stderr: true,
-    });
-    let settled = false;
-    const finish = (err: HttpError | undefined, pages?: string[]) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      void worker.terminate();
-      if (err) reject(err); else resolve(pages!);
-    };
-    const costly = () => new HttpError(422, 'document_too_costly',
-      `Reading the PDF took more than ${DOCUMENT_LIMITS.pdfSeconds} seconds or ${DOCUMENT_LIMITS.pdfHeapMb} MB of memory; it may be damaged or built to be expensive to read.`,
-      { params: { seconds: DOCUMENT_LIMITS.pdfSeconds, memory_mb: DOCUMENT_LIMITS.pdfHeapMb } });
-    const timer = setTimeout(() => finish(costly()), DOCUMENT_LIMITS.pdfSeconds * 1000);
-    worker.once('message', (r: PdfWorkerResult) => {
-      if (r.ok) return finish(undefined, r.pages);
-      if (r.reason === 'too_much_text') return finish(tooMuchText());
-      if (r.reason === 'too_many_pages') {
-        return finish(new HttpError(422, 'document_too_many_pages', `The PDF has ${r.pages} pages; at most ${DOCUMENT_LIMITS.maxPdfPages} are read.`,
-          { params: { pages: r.pages, limit: DOCUMENT_LIMITS.maxPdfPages } }));
-      }
-      finish(unreadable('The PDF could not be read; it may be damaged or encrypted.'));
-    });
-    // An out-of-memory end of the thread (ERR_WORKER_OUT_OF_MEMORY) or any other crash of it.
-    worker.once('error', (err: Error & { code?: string }) => finish(err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? costly() : unreadable('The PDF could not be read; it may be damaged or encrypted.')));
-    worker.once('exit', () => finish(unreadable('The PDF could not be read; it may be damaged or encrypted.')));
-  }));
+  return turn(
+    () =>
+      new Promise<string[]>((resolve, reject) => {
+        const worker = new Worker(new URL('./pdf-worker.ts', import.meta.url), {
+          workerData: {
+            data: new Uint8Array(data),
+            maxPages: DOCUMENT_LIMITS.maxPdfPages,
+            maxChars: DOCUMENT_LIMITS.maxChars,
+          },
+          resourceLimits: { maxOldGenerationSizeMb: DOCUMENT_LIMITS.pdfHeapMb, maxYoungGenerationSizeMb: 16 },
+          stdout: true,
+          stderr: true,
+        });
+        let settled = false;
+        const finish = (err: HttpError | undefined, pages?: string[]) => {
+          if (settled) return;
+          settled = true;
+          clearTimeout(timer);
+          void worker.terminate();
+          if (err) reject(err);
+          else resolve(pages!);
+        };
+        const costly = () =>
+          new HttpError(
+            422,
+            'document_too_costly',
+            `Reading the PDF took more than ${DOCUMENT_LIMITS.pdfSeconds} seconds or ${DOCUMENT_LIMITS.pdfHeapMb} MB of memory; it may be damaged or built to be expensive to read.`,
+            { params: { seconds: DOCUMENT_LIMITS.pdfSeconds, memory_mb: DOCUMENT_LIMITS.pdfHeapMb } },
+          );
+        const timer = setTimeout(() => finish(costly()), DOCUMENT_LIMITS.pdfSeconds * 1000);
+        worker.once('message', (r: PdfWorkerResult) => {
+          if (r.ok) return finish(undefined, r.pages);
+          if (r.reason === 'too_much_text') return finish(tooMuchText());
+          if (r.reason === 'too_many_pages') {
+            return finish(
+              new HttpError(
+                422,
+                'document_too_many_pages',
+                `The PDF has ${r.pages} pages; at most ${DOCUMENT_LIMITS.maxPdfPages} are read.`,
+                { params: { pages: r.pages, limit: DOCUMENT_LIMITS.maxPdfPages } },
+              ),
+            );
+          }
+          finish(unreadable('The PDF could not be read; it may be damaged or encrypted.'));
+        });
+        // An out-of-memory end of the thread (ERR_WORKER_OUT_OF_MEMORY) or any other crash of it.
+        worker.once('error', (err: Error & { code?: string }) =>
+          finish(
+            err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+              ? costly()
+              : unreadable('The PDF could not be read; it may be damaged or encrypted.'),
+          ),
+        );
+        worker.once('exit', () => finish(unreadable('The PDF could not be read; it may be damaged or encrypted.')));
+      }),
+  );
 }
 
 /** The searchable text of an upload: UTF-8 for text and Markdown, the text layer of a PDF (via unpdf, in a worker thread). */
@@ -84,17 +121,28 @@ export async function documentText(kind: DocumentKind, data: Buffer): Promise<st
 }
 
 /** The text of an upload and, for a PDF, the text of each page (page 1 first). */
-export async function documentContent(kind: DocumentKind, data: Buffer): Promise<{ text: string; pages: string[] | null }> {
+export async function documentContent(
+  kind: DocumentKind,
+  data: Buffer,
+): Promise<{ text: string; pages: string[] | null }> {
   if (kind === 'application/pdf') {
-    if (data.subarray(0, 5).toString('latin1') !== '%PDF-') throw unreadable('The file is named or typed as a PDF but is not one.');
+    if (data.subarray(0, 5).toString('latin1') !== '%PDF-')
+      throw unreadable('The file is named or typed as a PDF but is not one.');
     const pages = await readPdf(data);
     return { text: pages.filter(Boolean).join('\n\n').trim(), pages };
   }
   let text: string;
-  try { text = new TextDecoder('utf-8', { fatal: true }).decode(data); } catch {
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(data);
+  } catch {
     throw new HttpError(415, 'unsupported_media_type', 'Text and Markdown documents must be UTF-8 text.');
   }
-  if (text.includes('\u0000')) throw new HttpError(415, 'unsupported_media_type', 'The file looks binary, not text; upload text, Markdown or PDF.');
+  if (text.includes('\u0000'))
+    throw new HttpError(
+      415,
+      'unsupported_media_type',
+      'The file looks binary, not text; upload text, Markdown or PDF.',
+    );
   return { text: text.replace(/^\uFEFF/, '').trim(), pages: null };
 }
 
@@ -112,12 +160,18 @@ export function chunkDocument(text: string, pages: string[] | null): { page: num
   for (const run of runs) {
     let rest = run.text.trim();
     while (rest) {
-      if (rest.length <= CHUNK_CHARS) { out.push({ page: run.page, content: rest }); break; }
+      if (rest.length <= CHUNK_CHARS) {
+        out.push({ page: run.page, content: rest });
+        break;
+      }
       const window = rest.slice(0, CHUNK_CHARS);
       let cut = -1;
       for (const sep of ['\n\n', '\n', '. ', ' ']) {
         const at = window.lastIndexOf(sep);
-        if (at > CHUNK_CHARS / 2) { cut = at + sep.length; break; }
+        if (at > CHUNK_CHARS / 2) {
+          cut = at + sep.length;
+          break;
+        }
       }
       if (cut < 0) cut = CHUNK_CHARS;
       out.push({ page: run.page, content: rest.slice(0, cut).trim() });

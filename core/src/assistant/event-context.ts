@@ -16,11 +16,19 @@ const BODY_CHARS = 1500;
 
 /** The caller's event `eventId` (or undefined when it is not theirs), rendered in `locale`. */
 export async function ownEvent(core: Core, userId: string, eventId: string): Promise<Record<string, any> | undefined> {
-  return core.db.get('SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id = ? AND e.user_id = ?', [eventId, userId]);
+  return core.db.get(
+    'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id = ? AND e.user_id = ?',
+    [eventId, userId],
+  );
 }
 
 /** The one-line message of an event in `locale`, as the event log shows it. */
-export async function eventMessage(core: Core, userId: string, e: Record<string, any>, locale: string): Promise<string> {
+export async function eventMessage(
+  core: Core,
+  userId: string,
+  e: Record<string, any>,
+  locale: string,
+): Promise<string> {
   const l = langOf(locale);
   const override = (await overridesFor(core.db, userId, [e.event_type], l)).get(e.event_type);
   return oneLine(renderEvent(catalogOf(core), e, l, override));
@@ -36,8 +44,15 @@ export async function eventContext(core: Core, userId: string, eventId: string, 
   const rendered = renderEvent(catalog, e, l, overrides.get(e.event_type));
   const body = rendered.body.trim();
   const lines: string[] = [lab(l, 'event_context'), '', `## ${lab(l, 'event_context.event')}`];
-  lines.push(`id: ${e.id}`, `occurred_at: ${e.occurred_at}`, `provider: ${e.provider_name ?? e.provider_kind} (${e.provider_kind})`,
-    `event_type: ${e.event_type}`, `severity: ${e.severity}`, `dispatch_status: ${e.dispatch_status}`, `message: ${oneLine(rendered)}`);
+  lines.push(
+    `id: ${e.id}`,
+    `occurred_at: ${e.occurred_at}`,
+    `provider: ${e.provider_name ?? e.provider_kind} (${e.provider_kind})`,
+    `event_type: ${e.event_type}`,
+    `severity: ${e.severity}`,
+    `dispatch_status: ${e.dispatch_status}`,
+    `message: ${oneLine(rendered)}`,
+  );
   if (body) lines.push(`text: ${body.length > BODY_CHARS ? `${body.slice(0, BODY_CHARS - 1)}…` : body}`);
   lines.push(`payload: ${shownPayload(e.payload)}`);
 
@@ -46,18 +61,31 @@ export async function eventContext(core: Core, userId: string, eventId: string, 
   if (!deliveries.length) lines.push(lab(l, 'event_context.no_deliveries'));
   for (const d of deliveries) {
     const { target, target_kind, ...rest } = d;
-    lines.push(`- ${target}${target_kind ? ` (${target_kind})` : ''}: ${Object.entries(rest).map(([k, v]) => `${k} ${v}`).join(', ')}`);
+    lines.push(
+      `- ${target}${target_kind ? ` (${target_kind})` : ''}: ${Object.entries(rest)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
+    );
   }
 
   const recent = e.provider_id
-    ? await core.db.all('SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.user_id = ? AND e.provider_id = ? AND e.id <> ? ORDER BY e.id DESC LIMIT ?',
-      [userId, e.provider_id, e.id, HISTORY])
+    ? await core.db.all(
+        'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.user_id = ? AND e.provider_id = ? AND e.id <> ? ORDER BY e.id DESC LIMIT ?',
+        [userId, e.provider_id, e.id, HISTORY],
+      )
     : [];
   lines.push('', `## ${lab(l, 'event_context.history')}`);
   if (!recent.length) lines.push(lab(l, 'event_context.no_history'));
-  const more = await overridesFor(core.db, userId, recent.map((r) => r.event_type as string), l);
+  const more = await overridesFor(
+    core.db,
+    userId,
+    recent.map((r) => r.event_type as string),
+    l,
+  );
   for (const r of recent) {
-    lines.push(`- ${r.occurred_at} · ${r.event_type} · ${r.severity} · ${r.dispatch_status} · id ${r.id} — ${oneLine(renderEvent(catalog, r, l, more.get(r.event_type)))}`);
+    lines.push(
+      `- ${r.occurred_at} · ${r.event_type} · ${r.severity} · ${r.dispatch_status} · id ${r.id} — ${oneLine(renderEvent(catalog, r, l, more.get(r.event_type)))}`,
+    );
   }
   return lines.join('\n');
 }

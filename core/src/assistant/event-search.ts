@@ -16,8 +16,8 @@ import { Database as Db } from '../db/database.ts';
 import { redactObject } from '../logging/redact.ts';
 import { catalogOf, oneLine, overridesFor, renderEvent } from '../relay/routes/templates.ts';
 import { excerpt, ftsQuery, ftsTerms } from './fts.ts';
-import { int } from './paths.ts';
 import { langOf } from './lab-strings.ts';
+import { int } from './paths.ts';
 
 type Row = Record<string, any>;
 
@@ -37,11 +37,17 @@ export async function indexEvents(core: Core, userId: string): Promise<number> {
   const catalog = catalogOf(core);
   let done = 0;
   while (done < INDEX_PER_SEARCH) {
-    const rows = await db.all(`SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
-      WHERE e.user_id = ? AND NOT EXISTS (SELECT 1 FROM event_search s WHERE s.event_id = e.id) ORDER BY e.id DESC LIMIT ?`, [userId, INDEX_BATCH]);
+    const rows = await db.all(
+      `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
+      WHERE e.user_id = ? AND NOT EXISTS (SELECT 1 FROM event_search s WHERE s.event_id = e.id) ORDER BY e.id DESC LIMIT ?`,
+      [userId, INDEX_BATCH],
+    );
     if (!rows.length) break;
     const types = rows.map((r) => r.event_type as string);
-    const overrides = { en: await overridesFor(db, userId, types, 'en'), ru: await overridesFor(db, userId, types, 'ru') };
+    const overrides = {
+      en: await overridesFor(db, userId, types, 'en'),
+      ru: await overridesFor(db, userId, types, 'ru'),
+    };
     const values = rows.map((r) => {
       const parts = new Set<string>();
       for (const l of ['en', 'ru'] as const) {
@@ -54,7 +60,10 @@ export async function indexEvents(core: Core, userId: string): Promise<number> {
     });
     await db.tx(async (q) => {
       for (const [id, content] of values) {
-        await q.run('INSERT INTO event_search (event_id, user_id, content) VALUES (?, ?, ?) ON CONFLICT (event_id) DO NOTHING', [id, userId, content]);
+        await q.run(
+          'INSERT INTO event_search (event_id, user_id, content) VALUES (?, ?, ?) ON CONFLICT (event_id) DO NOTHING',
+          [id, userId, content],
+        );
       }
     });
     done += rows.length;
@@ -64,23 +73,35 @@ export async function indexEvents(core: Core, userId: string): Promise<number> {
 }
 
 export interface EventFilter {
-  query?: string; provider?: string; event_type?: string; severity?: string; dispatch_status?: string;
-  since?: string; until?: string; last_hours?: number;
+  query?: string;
+  provider?: string;
+  event_type?: string;
+  severity?: string;
+  dispatch_status?: string;
+  since?: string;
+  until?: string;
+  last_hours?: number;
 }
 
 /** A period from since/until or the last N hours; null bounds are open. Throws a sentence for the model on a bad time. */
-export function period(f: Pick<EventFilter, 'since' | 'until' | 'last_hours'>, now: Date, defaultHours?: number): { since: string | null; until: string | null } {
+export function period(
+  f: Pick<EventFilter, 'since' | 'until' | 'last_hours'>,
+  now: Date,
+  defaultHours?: number,
+): { since: string | null; until: string | null } {
   const at = (v: string | undefined, name: string): string | null => {
     if (v === undefined || v === null || v === '') return null;
     const d = new Date(String(v));
-    if (Number.isNaN(d.getTime())) throw new ToolInputError(`${name} "${String(v).slice(0, 40)}" is not an ISO 8601 time.`);
+    if (Number.isNaN(d.getTime()))
+      throw new ToolInputError(`${name} "${String(v).slice(0, 40)}" is not an ISO 8601 time.`);
     return d.toISOString();
   };
   const until = at(f.until, 'until');
   let since = at(f.since, 'since');
   const hours = f.last_hours !== undefined && f.last_hours !== null ? Number(f.last_hours) : defaultHours;
   if (!since && hours !== undefined) {
-    if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 366) throw new ToolInputError('last_hours must be a number of hours between 1 and 8784.');
+    if (!Number.isFinite(hours) || hours <= 0 || hours > 24 * 366)
+      throw new ToolInputError('last_hours must be a number of hours between 1 and 8784.');
     since = new Date((until ? Date.parse(until) : now.getTime()) - hours * 3_600_000).toISOString();
   }
   return { since, until };
@@ -90,7 +111,11 @@ export function period(f: Pick<EventFilter, 'since' | 'until' | 'last_hours'>, n
 export class ToolInputError extends Error {}
 
 /** The WHERE clause of the filters (without words), on `event_log e` joined to `providers p`. */
-function filterSql(userId: string, f: EventFilter, range: { since: string | null; until: string | null }): { where: string; params: unknown[] } {
+function filterSql(
+  userId: string,
+  f: EventFilter,
+  range: { since: string | null; until: string | null },
+): { where: string; params: unknown[] } {
   let where = 'e.user_id = ?';
   const params: unknown[] = [userId];
   if (f.provider) {
@@ -98,30 +123,57 @@ function filterSql(userId: string, f: EventFilter, range: { since: string | null
     where += ' AND (e.provider_id = ? OR LOWER(p.name) = LOWER(?) OR e.provider_kind = ?)';
     params.push(p, p, p);
   }
-  if (f.event_type) { where += ' AND e.event_type = ?'; params.push(String(f.event_type).slice(0, 100)); }
+  if (f.event_type) {
+    where += ' AND e.event_type = ?';
+    params.push(String(f.event_type).slice(0, 100));
+  }
   if (f.severity) {
-    if (!(SEVERITIES as readonly string[]).includes(f.severity)) throw new ToolInputError(`severity must be one of ${SEVERITIES.join(', ')}.`);
-    where += ' AND e.severity = ?'; params.push(f.severity);
+    if (!(SEVERITIES as readonly string[]).includes(f.severity))
+      throw new ToolInputError(`severity must be one of ${SEVERITIES.join(', ')}.`);
+    where += ' AND e.severity = ?';
+    params.push(f.severity);
   }
   if (f.dispatch_status) {
-    if (!(DISPATCH_STATUSES as readonly string[]).includes(f.dispatch_status)) throw new ToolInputError(`dispatch_status must be one of ${DISPATCH_STATUSES.join(', ')}.`);
-    where += ' AND e.dispatch_status = ?'; params.push(f.dispatch_status);
+    if (!(DISPATCH_STATUSES as readonly string[]).includes(f.dispatch_status))
+      throw new ToolInputError(`dispatch_status must be one of ${DISPATCH_STATUSES.join(', ')}.`);
+    where += ' AND e.dispatch_status = ?';
+    params.push(f.dispatch_status);
   }
-  if (range.since) { where += ' AND e.occurred_at >= ?'; params.push(range.since); }
-  if (range.until) { where += ' AND e.occurred_at < ?'; params.push(range.until); }
+  if (range.since) {
+    where += ' AND e.occurred_at >= ?';
+    params.push(range.since);
+  }
+  if (range.until) {
+    where += ' AND e.occurred_at < ?';
+    params.push(range.until);
+  }
   return { where, params };
 }
 
 export interface EventHit {
-  id: string; occurred_at: string; provider: string; provider_kind: string; event_type: string; severity: string;
-  dispatch_status: string; message: string; detail?: string; test?: boolean;
+  id: string;
+  occurred_at: string;
+  provider: string;
+  provider_kind: string;
+  event_type: string;
+  severity: string;
+  dispatch_status: string;
+  message: string;
+  detail?: string;
+  test?: boolean;
 }
 
 /**
  * The caller's events matching the filter, newest first (at most `limit`), each with its message
  * in `locale`. With words, events holding all of them come first; when none does, those holding any.
  */
-export async function searchEvents(core: Core, userId: string, f: EventFilter, locale: string, limit: number): Promise<{ events: EventHit[]; since: string | null; until: string | null; more: boolean }> {
+export async function searchEvents(
+  core: Core,
+  userId: string,
+  f: EventFilter,
+  locale: string,
+  limit: number,
+): Promise<{ events: EventHit[]; since: string | null; until: string | null; more: boolean }> {
   const db = core.db;
   const range = period(f, core.clock.now());
   const { where, params } = filterSql(userId, f, range);
@@ -136,11 +188,17 @@ export async function searchEvents(core: Core, userId: string, f: EventFilter, l
     const run = (mode: 'all' | 'any') => {
       const match = ftsQuery(db.dialect, terms, mode);
       return db.dialect === 'sqlite'
-        ? db.all(`SELECT e.*, p.name AS provider_name FROM event_search_fts f JOIN event_search s ON s.rowid = f.rowid
+        ? db.all(
+            `SELECT e.*, p.name AS provider_name FROM event_search_fts f JOIN event_search s ON s.rowid = f.rowid
             JOIN event_log e ON e.id = s.event_id LEFT JOIN providers p ON p.id = e.provider_id
-            WHERE event_search_fts MATCH ? AND s.user_id = ? AND ${where} ${order}`, [match, userId, ...params, limit + 1] as never[])
-        : db.all(`SELECT e.*, p.name AS provider_name FROM event_search s JOIN event_log e ON e.id = s.event_id LEFT JOIN providers p ON p.id = e.provider_id
-            WHERE s.user_id = ? AND to_tsvector('simple', s.content) @@ to_tsquery('simple', ?) AND ${where} ${order}`, [userId, match, ...params, limit + 1] as never[]);
+            WHERE event_search_fts MATCH ? AND s.user_id = ? AND ${where} ${order}`,
+            [match, userId, ...params, limit + 1] as never[],
+          )
+        : db.all(
+            `SELECT e.*, p.name AS provider_name FROM event_search s JOIN event_log e ON e.id = s.event_id LEFT JOIN providers p ON p.id = e.provider_id
+            WHERE s.user_id = ? AND to_tsvector('simple', s.content) @@ to_tsquery('simple', ?) AND ${where} ${order}`,
+            [userId, match, ...params, limit + 1] as never[],
+          );
     };
     rows = await run('all');
     if (!rows.length && terms.length > 1) rows = await run('any');
@@ -148,15 +206,26 @@ export async function searchEvents(core: Core, userId: string, f: EventFilter, l
   const more = rows.length > limit;
   rows = rows.slice(0, limit);
   const lang = langOf(locale);
-  const overrides = await overridesFor(db, userId, rows.map((r) => r.event_type as string), lang);
+  const overrides = await overridesFor(
+    db,
+    userId,
+    rows.map((r) => r.event_type as string),
+    lang,
+  );
   const catalog = catalogOf(core);
   const events = rows.map((r) => {
     const m = renderEvent(catalog, r, lang, overrides.get(r.event_type));
     const message = oneLine(m).slice(0, EVENT_LIMITS.messageChars);
     const body = m.body.trim();
     const hit: EventHit = {
-      id: r.id, occurred_at: r.occurred_at, provider: r.provider_name ?? r.provider_kind, provider_kind: r.provider_kind, event_type: r.event_type,
-      severity: r.severity, dispatch_status: r.dispatch_status, message,
+      id: r.id,
+      occurred_at: r.occurred_at,
+      provider: r.provider_name ?? r.provider_kind,
+      provider_kind: r.provider_kind,
+      event_type: r.event_type,
+      severity: r.severity,
+      dispatch_status: r.dispatch_status,
+      message,
     };
     if (body && body !== message) hit.detail = excerpt(body, terms, EVENT_LIMITS.detailChars);
     if (Db.bool(r.test)) hit.test = true;
@@ -172,18 +241,37 @@ export async function eventStats(core: Core, userId: string, f: EventFilter): Pr
   const { where, params } = filterSql(userId, { ...f, query: undefined }, range);
   const from = 'FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id';
   const top = 15;
-  const count = async (col: string, name: string) => (await db.all(`SELECT ${col} AS k, COUNT(*) AS n ${from} WHERE ${where} GROUP BY ${col} ORDER BY n DESC, k LIMIT ?`, [...params, top] as never[]))
-    .map((r) => ({ [name]: r.k as string, count: int(r.n) }));
+  const count = async (col: string, name: string) =>
+    (
+      await db.all(
+        `SELECT ${col} AS k, COUNT(*) AS n ${from} WHERE ${where} GROUP BY ${col} ORDER BY n DESC, k LIMIT ?`,
+        [...params, top] as never[],
+      )
+    ).map((r) => ({ [name]: r.k as string, count: int(r.n) }));
   const total = int((await db.get(`SELECT COUNT(*) AS n ${from} WHERE ${where}`, params as never[]))?.n);
-  const byProvider = (await db.all(`SELECT e.provider_id, p.name, e.provider_kind, COUNT(*) AS n ${from} WHERE ${where}
-      GROUP BY e.provider_id, p.name, e.provider_kind ORDER BY n DESC, e.provider_kind LIMIT ?`, [...params, top] as never[]))
-    .map((r) => ({ provider: (r.name ?? r.provider_kind) as string, provider_kind: r.provider_kind as string, count: int(r.n) }));
-  const failing = (await db.all(`SELECT t.name, t.kind, COUNT(*) AS n FROM deliveries d JOIN event_log e ON e.id = d.event_id
+  const byProvider = (
+    await db.all(
+      `SELECT e.provider_id, p.name, e.provider_kind, COUNT(*) AS n ${from} WHERE ${where}
+      GROUP BY e.provider_id, p.name, e.provider_kind ORDER BY n DESC, e.provider_kind LIMIT ?`,
+      [...params, top] as never[],
+    )
+  ).map((r) => ({
+    provider: (r.name ?? r.provider_kind) as string,
+    provider_kind: r.provider_kind as string,
+    count: int(r.n),
+  }));
+  const failing = (
+    await db.all(
+      `SELECT t.name, t.kind, COUNT(*) AS n FROM deliveries d JOIN event_log e ON e.id = d.event_id
       LEFT JOIN providers p ON p.id = e.provider_id JOIN targets t ON t.id = d.target_id
-      WHERE d.user_id = ? AND d.status = 'failed' AND ${where} GROUP BY t.id, t.name, t.kind ORDER BY n DESC, t.name LIMIT 5`, [userId, ...params] as never[]))
-    .map((r) => ({ target: r.name as string, kind: r.kind as string, failed_deliveries: int(r.n) }));
+      WHERE d.user_id = ? AND d.status = 'failed' AND ${where} GROUP BY t.id, t.name, t.kind ORDER BY n DESC, t.name LIMIT 5`,
+      [userId, ...params] as never[],
+    )
+  ).map((r) => ({ target: r.name as string, kind: r.kind as string, failed_deliveries: int(r.n) }));
   return {
-    since: range.since, until: range.until ?? core.clock.now().toISOString(), total,
+    since: range.since,
+    until: range.until ?? core.clock.now().toISOString(),
+    total,
     by_provider: byProvider,
     by_event_type: await count('e.event_type', 'event_type'),
     by_severity: await count('e.severity', 'severity'),
@@ -193,25 +281,50 @@ export async function eventStats(core: Core, userId: string, f: EventFilter): Pr
 }
 
 /** Where one of the caller's events went; undefined when it is not theirs (or does not exist). */
-export async function deliveryStatus(core: Core, userId: string, eventId: string, locale: string): Promise<Record<string, unknown> | undefined> {
+export async function deliveryStatus(
+  core: Core,
+  userId: string,
+  eventId: string,
+  locale: string,
+): Promise<Record<string, unknown> | undefined> {
   const db = core.db;
   if (!/^[0-9a-f-]{36}$/i.test(eventId)) return undefined;
-  const e = await db.get('SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id = ? AND e.user_id = ?', [eventId, userId]);
+  const e = await db.get(
+    'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id = ? AND e.user_id = ?',
+    [eventId, userId],
+  );
   if (!e) return undefined;
   const lang = langOf(locale);
   const override = (await overridesFor(db, userId, [e.event_type], lang)).get(e.event_type);
   const deliveries = await deliveriesOf(db, userId, eventId);
-  const history = await db.all(`SELECT h.action, h.created_at, h.target_id, t.name AS target_name, u.email AS actor_email, h.previous_status
+  const history = await db.all(
+    `SELECT h.action, h.created_at, h.target_id, t.name AS target_name, u.email AS actor_email, h.previous_status
       FROM delivery_history h LEFT JOIN targets t ON t.id = h.target_id LEFT JOIN users u ON u.id = h.actor_id
-      WHERE h.event_id = ? AND h.user_id = ? ORDER BY h.created_at, h.id LIMIT 50`, [eventId, userId]);
+      WHERE h.event_id = ? AND h.user_id = ? ORDER BY h.created_at, h.id LIMIT 50`,
+    [eventId, userId],
+  );
   return {
     event: {
-      id: e.id, occurred_at: e.occurred_at, provider: e.provider_name ?? e.provider_kind, provider_kind: e.provider_kind, event_type: e.event_type,
-      severity: e.severity, dispatch_status: e.dispatch_status, message: oneLine(renderEvent(catalogOf(core), e, lang, override)),
-      ...(Db.json<{ reason?: string } | null>(e.details, null)?.reason ? { reason: Db.json<{ reason: string }>(e.details, { reason: '' }).reason } : {}),
+      id: e.id,
+      occurred_at: e.occurred_at,
+      provider: e.provider_name ?? e.provider_kind,
+      provider_kind: e.provider_kind,
+      event_type: e.event_type,
+      severity: e.severity,
+      dispatch_status: e.dispatch_status,
+      message: oneLine(renderEvent(catalogOf(core), e, lang, override)),
+      ...(Db.json<{ reason?: string } | null>(e.details, null)?.reason
+        ? { reason: Db.json<{ reason: string }>(e.details, { reason: '' }).reason }
+        : {}),
     },
     deliveries,
-    history: history.map((h) => ({ action: h.action, at: h.created_at, target: h.target_name ?? h.target_id, by: h.actor_email ?? null, previous_status: h.previous_status })),
+    history: history.map((h) => ({
+      action: h.action,
+      at: h.created_at,
+      target: h.target_name ?? h.target_id,
+      by: h.actor_email ?? null,
+      previous_status: h.previous_status,
+    })),
     summary: {
       deferred: deliveries.some((d) => d.deferred_until !== undefined),
       digested: deliveries.some((d) => d.in_digest !== undefined),
@@ -224,11 +337,17 @@ export async function deliveryStatus(core: Core, userId: string, eventId: string
 
 /** One event's deliveries, as the tools and the event context show them. */
 export async function deliveriesOf(db: Queryable, userId: string, eventId: string): Promise<Record<string, any>[]> {
-  const rows = await db.all(`SELECT d.*, t.name AS target_name, t.kind AS target_kind FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id
-      WHERE d.event_id = ? AND d.user_id = ? ORDER BY d.created_at, d.id LIMIT 50`, [eventId, userId]);
+  const rows = await db.all(
+    `SELECT d.*, t.name AS target_name, t.kind AS target_kind FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id
+      WHERE d.event_id = ? AND d.user_id = ? ORDER BY d.created_at, d.id LIMIT 50`,
+    [eventId, userId],
+  );
   return rows.map((d) => {
     const out: Record<string, any> = {
-      target: d.target_name ?? d.target_id, target_kind: d.target_kind ?? null, status: d.status, attempts: int(d.attempts),
+      target: d.target_name ?? d.target_id,
+      target_kind: d.target_kind ?? null,
+      status: d.status,
+      attempts: int(d.attempts),
     };
     if (d.reason) out.reason = d.reason;
     if (d.last_error) out.last_error = String(d.last_error).slice(0, 300);

@@ -1,11 +1,11 @@
 import type { ChatCompletionMessageParam, ChatCompletionMessageToolCall } from 'openai/resources/chat/completions';
 import type { HttpError } from '../http/problem.ts';
+import { messageTokens } from './assemble.ts';
+import type { MessageStatus, Usage } from './messages.ts';
 import { ModelClient } from './model.ts';
 import type { ModelStream } from './model-stream.ts';
-import type { MessageStatus, Usage } from './messages.ts';
-import type { Tools } from './tools.ts';
-import { messageTokens } from './assemble.ts';
 import { estimateTokens } from './paths.ts';
+import type { Tools } from './tools.ts';
 
 /** Where the reply goes while it is produced (the SSE stream). */
 export interface ExchangeSink {
@@ -19,14 +19,21 @@ export interface ExchangeSink {
  * the query and the number of results.
  */
 export interface ToolEvent {
-  name: string; status: 'started' | 'needs_confirmation' | 'done' | 'failed'; report_id?: string;
-  arguments?: Record<string, unknown>; query?: string; count?: number;
+  name: string;
+  status: 'started' | 'needs_confirmation' | 'done' | 'failed';
+  report_id?: string;
+  arguments?: Record<string, unknown>;
+  query?: string;
+  count?: number;
   /**
    * A call that needed the user's consent: its id (for `POST …/tool-calls/{id}`); while it waits,
    * the proposal as it would be carried out (targets resolved) and when it expires; once decided,
    * `confirmation` says how (`approved`, `refused`, `expired`).
    */
-  id?: string; proposal?: Record<string, unknown>; expires_at?: string; confirmation?: 'approved' | 'refused' | 'expired';
+  id?: string;
+  proposal?: Record<string, unknown>;
+  expires_at?: string;
+  confirmation?: 'approved' | 'refused' | 'expired';
   /** What the model read back (stored with the reply, not sent to the client). */
   result?: unknown;
 }
@@ -50,7 +57,9 @@ function parsedArgs(raw: string): Record<string, unknown> {
   try {
     const v = JSON.parse(raw);
     if (v && typeof v === 'object' && !Array.isArray(v) && raw.length <= 2000) return v as Record<string, unknown>;
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   return {};
 }
 
@@ -78,10 +87,18 @@ class Round {
 /** Reads one round's stream into `round`, passing text to the sink as it arrives (a callback per chunk, no async iteration). */
 function consume(stream: ModelStream, round: Round, sink: ExchangeSink): Promise<void> {
   return stream.each((chunk) => {
-    if (chunk.usage) round.usage = { prompt_tokens: chunk.usage.prompt_tokens ?? 0, completion_tokens: chunk.usage.completion_tokens ?? 0, total_tokens: chunk.usage.total_tokens ?? 0 };
+    if (chunk.usage)
+      round.usage = {
+        prompt_tokens: chunk.usage.prompt_tokens ?? 0,
+        completion_tokens: chunk.usage.completion_tokens ?? 0,
+        total_tokens: chunk.usage.total_tokens ?? 0,
+      };
     const delta = chunk.choices?.[0]?.delta;
     if (!delta) return;
-    if (delta.content) { round.add(delta.content); sink.delta(delta.content); }
+    if (delta.content) {
+      round.add(delta.content);
+      sink.delta(delta.content);
+    }
     if (!delta.tool_calls) return;
     // Tool calls arrive in pieces keyed by index: the id and name first, the arguments in fragments.
     for (const tc of delta.tool_calls) {
@@ -101,8 +118,12 @@ function consume(stream: ModelStream, round: Round, sink: ExchangeSink): Promise
  * the tokens spent so far (reported usage where the model sent it, an estimate otherwise).
  */
 export async function runExchange(opts: {
-  model: ModelClient; first: ModelStream; messages: ChatCompletionMessageParam[];
-  tools: Tools; signal: AbortSignal; sink: ExchangeSink;
+  model: ModelClient;
+  first: ModelStream;
+  messages: ChatCompletionMessageParam[];
+  tools: Tools;
+  signal: AbortSignal;
+  sink: ExchangeSink;
   /** Tool rounds allowed in this reply (DEFAULT_TOOL_ROUNDS when absent). */
   maxToolRounds?: number;
   /** The model the chat uses (the configured default when absent). */
@@ -125,7 +146,9 @@ export async function runExchange(opts: {
       const completion = estimateTokens(round.content + [...round.calls.values()].map((c) => c.name + c.args).join(''));
       u = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion };
     }
-    total.prompt_tokens += u.prompt_tokens; total.completion_tokens += u.completion_tokens; total.total_tokens += u.total_tokens;
+    total.prompt_tokens += u.prompt_tokens;
+    total.completion_tokens += u.completion_tokens;
+    total.total_tokens += u.total_tokens;
   };
 
   for (let rounds = 0; ; rounds++) {
@@ -139,7 +162,8 @@ export async function runExchange(opts: {
     } catch (err) {
       content += round.content;
       account(round, sent);
-      if (ModelClient.isAbort(err, signal)) return { content, status: 'interrupted', usage: total, estimated, reports: links };
+      if (ModelClient.isAbort(err, signal))
+        return { content, status: 'interrupted', usage: total, estimated, reports: links };
       return { content, status: 'error', usage: total, estimated, error: model.failure(err), reports: links };
     }
     stream = undefined;
@@ -147,7 +171,8 @@ export async function runExchange(opts: {
     account(round, sent);
     if (round.calls.size === 0 || rounds >= maxRounds) break;
 
-    const calls: ChatCompletionMessageToolCall[] = [...round.calls.entries()].sort((a, b) => a[0] - b[0])
+    const calls: ChatCompletionMessageToolCall[] = [...round.calls.entries()]
+      .sort((a, b) => a[0] - b[0])
       .map(([i, c]) => ({ id: c.id || `call_${i}`, type: 'function', function: { name: c.name, arguments: c.args } }));
     messages.push({ role: 'assistant', content: round.content || null, tool_calls: calls });
     for (const call of calls) {
@@ -159,7 +184,14 @@ export async function runExchange(opts: {
       if (outcome.confirm) {
         // Nothing is done until the user answers: the client shows the proposal, the reply waits.
         const c = outcome.confirm;
-        sink.tool({ name: call.function.name, status: 'needs_confirmation', arguments: args, id: c.id, proposal: c.proposal, expires_at: c.expires_at });
+        sink.tool({
+          name: call.function.name,
+          status: 'needs_confirmation',
+          arguments: args,
+          id: c.id,
+          proposal: c.proposal,
+          expires_at: c.expires_at,
+        });
         const decided = await c.decision(signal);
         outcome = { ok: decided.ok, result: decided.result };
         // The proposal stays with the decided call, so the reply shows what was sent (or not) after a reload.
@@ -167,9 +199,24 @@ export async function runExchange(opts: {
       }
       if (outcome.ok) {
         if (outcome.report) links.push(outcome.report);
-        sink.tool({ name: call.function.name, status: 'done', arguments: args, ...outcome.summary, ...consent, result: outcome.result, ...(outcome.report ? { report_id: outcome.report.id } : {}) });
+        sink.tool({
+          name: call.function.name,
+          status: 'done',
+          arguments: args,
+          ...outcome.summary,
+          ...consent,
+          result: outcome.result,
+          ...(outcome.report ? { report_id: outcome.report.id } : {}),
+        });
       } else {
-        sink.tool({ name: call.function.name, status: 'failed', arguments: args, ...outcome.summary, ...consent, result: outcome.result });
+        sink.tool({
+          name: call.function.name,
+          status: 'failed',
+          arguments: args,
+          ...outcome.summary,
+          ...consent,
+          result: outcome.result,
+        });
       }
       messages.push({ role: 'tool', tool_call_id: call.id, content: JSON.stringify(outcome.result) });
     }

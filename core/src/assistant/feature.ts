@@ -1,19 +1,19 @@
 import type { Feature } from '../features.ts';
-import { Quotas, quotaRoutes } from './quotas.ts';
-import { ModelClient } from './model.ts';
-import { Reports } from './reports.ts';
-import { chatRoutes } from './chats.ts';
-import { historyRoutes } from './messages.ts';
-import { InFlight, sendRoutes } from './send.ts';
-import { contextRoutes } from './context.ts';
-import { skillRoutes } from './skills.ts';
-import { memoryRoutes } from './memory.ts';
-import { documentRoutes } from './documents.ts';
 import { adminRoutes } from './admin.ts';
-import { searchRoutes } from './search.ts';
-import { exportRoutes } from './export.ts';
-import { Models } from './models.ts';
+import { chatRoutes } from './chats.ts';
 import { Consents, consentRoutes } from './consent.ts';
+import { contextRoutes } from './context.ts';
+import { documentRoutes } from './documents.ts';
+import { exportRoutes } from './export.ts';
+import { memoryRoutes } from './memory.ts';
+import { historyRoutes } from './messages.ts';
+import { ModelClient } from './model.ts';
+import { Models } from './models.ts';
+import { Quotas, quotaRoutes } from './quotas.ts';
+import { Reports } from './reports.ts';
+import { searchRoutes } from './search.ts';
+import { InFlight, sendRoutes } from './send.ts';
+import { skillRoutes } from './skills.ts';
 
 /**
  * The AI chat assistant: chats and streamed replies, contexts and skills, daily quotas, memory,
@@ -34,7 +34,8 @@ export default {
     core.services.set('assistant.model', model);
     core.services.set('assistant.quotas', quotas);
     core.services.set('assistant.reports', reports);
-    if (!model.configured) core.logs.get('assistant').warn('AI_API_KEY is not set; the assistant answers 503 until it is');
+    if (!model.configured)
+      core.logs.get('assistant').warn('AI_API_KEY is not set; the assistant answers 503 until it is');
     await quotaRoutes(app, core, quotas);
     await chatRoutes(app, core, models);
     await historyRoutes(app, core);

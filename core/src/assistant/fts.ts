@@ -13,7 +13,11 @@ const MAX_TERMS = 8;
 
 /** The search words of a query, lower-cased and stemmed; empty when it has no letters or digits. */
 export function ftsTerms(query: string): string[] {
-  const words = query.normalize('NFC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  const words =
+    query
+      .normalize('NFC')
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? [];
   const out: string[] = [];
   for (const w of words) {
     const chars = [...w];

@@ -13,7 +13,9 @@ const cache = new Map<Lang, Record<string, string>>();
 function strings(lang: Lang): Record<string, string> {
   let s = cache.get(lang);
   if (!s) {
-    s = JSON.parse(fs.readFileSync(new URL(`../../../locales/${lang}/assistant-lab.json`, import.meta.url), 'utf8')) as Record<string, string>;
+    s = JSON.parse(
+      fs.readFileSync(new URL(`../../../locales/${lang}/assistant-lab.json`, import.meta.url), 'utf8'),
+    ) as Record<string, string>;
     cache.set(lang, s);
   }
   return s;
@@ -24,7 +26,11 @@ function strings(lang: Lang): Record<string, string> {
  * placeholders without a value stay as they are (the schedule tool's description names the
  * message placeholders `{{date}}` and `{{action_name}}` literally).
  */
-export function lab(locale: string | null | undefined, key: string, params: Record<string, string | number> = {}): string {
+export function lab(
+  locale: string | null | undefined,
+  key: string,
+  params: Record<string, string | number> = {},
+): string {
   const text = strings(langOf(locale))[key] ?? strings('en')[key] ?? key;
   return text.replace(/\{\{(\w+)\}\}/g, (m, k: string) => (k in params ? String(params[k]) : m));
 }

@@ -7,12 +7,29 @@
  */
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Core } from '../core.ts';
-import type { PublicUser } from '../users/users.ts';
 import { relayIfRunning } from '../relay/routes/common.ts';
-import { DISPATCH_STATUSES, EVENT_LIMITS, SEVERITIES, ToolInputError, deliveryStatus, eventStats, hasEvents, searchEvents } from './event-search.ts';
-import { CONSENT_TOOLS, SCHEDULE_MESSAGE, SEND_NOTIFICATION, ownTargets, proposeNotification, proposeSchedule, type TargetRef } from './lab-actions.ts';
-import { lab } from './lab-strings.ts';
+import type { PublicUser } from '../users/users.ts';
 import type { Consents } from './consent.ts';
+import {
+  DISPATCH_STATUSES,
+  deliveryStatus,
+  EVENT_LIMITS,
+  eventStats,
+  hasEvents,
+  SEVERITIES,
+  searchEvents,
+  ToolInputError,
+} from './event-search.ts';
+import {
+  CONSENT_TOOLS,
+  ownTargets,
+  proposeNotification,
+  proposeSchedule,
+  SCHEDULE_MESSAGE,
+  SEND_NOTIFICATION,
+  type TargetRef,
+} from './lab-actions.ts';
+import { lab } from './lab-strings.ts';
 import type { ToolOutcome } from './tools.ts';
 
 export const SEARCH_EVENTS = 'search_events';
@@ -26,8 +43,20 @@ export interface LabTools {
   run(name: string, args: Record<string, unknown>): Promise<ToolOutcome | undefined>;
 }
 
-function fn(name: string, description: string, properties: Record<string, unknown>, required: string[] = []): ChatCompletionTool {
-  return { type: 'function', function: { name, description, parameters: { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false } } };
+function fn(
+  name: string,
+  description: string,
+  properties: Record<string, unknown>,
+  required: string[] = [],
+): ChatCompletionTool {
+  return {
+    type: 'function',
+    function: {
+      name,
+      description,
+      parameters: { type: 'object', properties, ...(required.length ? { required } : {}), additionalProperties: false },
+    },
+  };
 }
 
 const str = (description: string, extra: Record<string, unknown> = {}) => ({ type: 'string', description, ...extra });
@@ -42,45 +71,86 @@ function periodParams(l: string) {
 }
 
 function targetList(l: string, targets: TargetRef[]): string {
-  return targets.length ? targets.map((t) => lab(l, 'target.line', { name: t.name, id: t.id, kind: t.kind, locale: t.locale })).join('; ') : lab(l, 'targets.none');
+  return targets.length
+    ? targets.map((t) => lab(l, 'target.line', { name: t.name, id: t.id, kind: t.kind, locale: t.locale })).join('; ')
+    : lab(l, 'targets.none');
 }
 
 /** The lab tool definitions in the user's language, for the data they have. */
-export function labDefinitions(l: string, now: Date, has: { events: boolean; targets: TargetRef[] }): ChatCompletionTool[] {
+export function labDefinitions(
+  l: string,
+  now: Date,
+  has: { events: boolean; targets: TargetRef[] },
+): ChatCompletionTool[] {
   const out: ChatCompletionTool[] = [];
   const at = now.toISOString();
   if (has.events) {
-    out.push(fn(SEARCH_EVENTS, lab(l, 'tool.search_events', { now: at }), {
-      query: str(lab(l, 'param.events_query')),
-      provider: str(lab(l, 'param.provider')),
-      event_type: str(lab(l, 'param.event_type')),
-      severity: str(lab(l, 'param.severity'), { enum: [...SEVERITIES] }),
-      dispatch_status: str(lab(l, 'param.dispatch_status'), { enum: [...DISPATCH_STATUSES] }),
-      ...periodParams(l),
-    }));
-    out.push(fn(EVENT_STATS, lab(l, 'tool.event_stats', { now: at }), { provider: str(lab(l, 'param.provider')), ...periodParams(l) }));
-    out.push(fn(DELIVERY_STATUS, lab(l, 'tool.delivery_status'), { event_id: str(lab(l, 'param.event_id')) }, ['event_id']));
+    out.push(
+      fn(SEARCH_EVENTS, lab(l, 'tool.search_events', { now: at }), {
+        query: str(lab(l, 'param.events_query')),
+        provider: str(lab(l, 'param.provider')),
+        event_type: str(lab(l, 'param.event_type')),
+        severity: str(lab(l, 'param.severity'), { enum: [...SEVERITIES] }),
+        dispatch_status: str(lab(l, 'param.dispatch_status'), { enum: [...DISPATCH_STATUSES] }),
+        ...periodParams(l),
+      }),
+    );
+    out.push(
+      fn(EVENT_STATS, lab(l, 'tool.event_stats', { now: at }), {
+        provider: str(lab(l, 'param.provider')),
+        ...periodParams(l),
+      }),
+    );
+    out.push(
+      fn(DELIVERY_STATUS, lab(l, 'tool.delivery_status'), { event_id: str(lab(l, 'param.event_id')) }, ['event_id']),
+    );
   }
   if (has.targets.length) {
     const targets = targetList(l, has.targets);
-    const refs = { type: 'array', items: { type: 'string' }, minItems: 1, maxItems: 20, description: lab(l, 'param.targets') };
-    out.push(fn(SEND_NOTIFICATION, lab(l, 'tool.send_notification', { targets }), {
-      targets: refs,
-      title: str(lab(l, 'param.title')),
-      text: str(lab(l, 'param.text')),
-      translations: {
-        type: 'object', description: lab(l, 'param.translations'),
-        properties: Object.fromEntries(['en', 'ru'].map((x) => [x, { type: 'object', properties: { title: { type: 'string' }, text: { type: 'string' } } }])),
-      },
-    }, ['targets', 'title', 'text']));
-    out.push(fn(SCHEDULE_MESSAGE, lab(l, 'tool.schedule_message', { targets }), {
-      name: str(lab(l, 'param.action_name')),
-      schedule: str(lab(l, 'param.schedule')),
-      timezone: str(lab(l, 'param.timezone')),
-      targets: refs,
-      title: str(lab(l, 'param.message_title')),
-      body: str(lab(l, 'param.message_body')),
-    }, ['schedule', 'targets', 'title', 'body']));
+    const refs = {
+      type: 'array',
+      items: { type: 'string' },
+      minItems: 1,
+      maxItems: 20,
+      description: lab(l, 'param.targets'),
+    };
+    out.push(
+      fn(
+        SEND_NOTIFICATION,
+        lab(l, 'tool.send_notification', { targets }),
+        {
+          targets: refs,
+          title: str(lab(l, 'param.title')),
+          text: str(lab(l, 'param.text')),
+          translations: {
+            type: 'object',
+            description: lab(l, 'param.translations'),
+            properties: Object.fromEntries(
+              ['en', 'ru'].map((x) => [
+                x,
+                { type: 'object', properties: { title: { type: 'string' }, text: { type: 'string' } } },
+              ]),
+            ),
+          },
+        },
+        ['targets', 'title', 'text'],
+      ),
+    );
+    out.push(
+      fn(
+        SCHEDULE_MESSAGE,
+        lab(l, 'tool.schedule_message', { targets }),
+        {
+          name: str(lab(l, 'param.action_name')),
+          schedule: str(lab(l, 'param.schedule')),
+          timezone: str(lab(l, 'param.timezone')),
+          targets: refs,
+          title: str(lab(l, 'param.message_title')),
+          body: str(lab(l, 'param.message_body')),
+        },
+        ['schedule', 'targets', 'title', 'body'],
+      ),
+    );
   }
   return out;
 }
@@ -102,7 +172,11 @@ function bounded<T>(items: T[]): T[] {
  * The lab tools for `user` in one reply of `chatId` (whose assistant message will be `messageId`).
  * A failing tool is reported to the model, never thrown.
  */
-export async function labTools(core: Core, user: PublicUser, reply: { chatId: string; messageId: string; consents?: Consents }): Promise<LabTools> {
+export async function labTools(
+  core: Core,
+  user: PublicUser,
+  reply: { chatId: string; messageId: string; consents?: Consents },
+): Promise<LabTools> {
   const [events, targets] = await Promise.all([hasEvents(core.db, user.id), ownTargets(core.db, user.id)]);
   // Acting needs the relay to deliver, and somewhere to record the user's answer.
   const canAct = Boolean(reply.consents && relayIfRunning(core));
@@ -113,7 +187,8 @@ export async function labTools(core: Core, user: PublicUser, reply: { chatId: st
     definitions,
     async run(name, args) {
       if (!READ_TOOLS.has(name) && !CONSENT_TOOLS.has(name)) return undefined;
-      if (!offered.has(name)) return { ok: false, result: { error: `The tool "${name}" is not available in this reply.` } };
+      if (!offered.has(name))
+        return { ok: false, result: { error: `The tool "${name}" is not available in this reply.` } };
       try {
         if (name === SEARCH_EVENTS) {
           const r = await searchEvents(core, user.id, args, user.locale, EVENT_LIMITS.results);
@@ -121,7 +196,14 @@ export async function labTools(core: Core, user: PublicUser, reply: { chatId: st
           const query = typeof args.query === 'string' ? args.query.slice(0, 200) : '';
           return {
             ok: true,
-            result: { now: core.clock.now().toISOString(), since: r.since, until: r.until, count: shown.length, more: r.more || shown.length < r.events.length, events: shown },
+            result: {
+              now: core.clock.now().toISOString(),
+              since: r.since,
+              until: r.until,
+              count: shown.length,
+              more: r.more || shown.length < r.events.length,
+              events: shown,
+            },
             summary: { query, count: shown.length },
           };
         }
@@ -132,19 +214,35 @@ export async function labTools(core: Core, user: PublicUser, reply: { chatId: st
         if (name === DELIVERY_STATUS) {
           const id = typeof args.event_id === 'string' ? args.event_id.trim() : '';
           const r = await deliveryStatus(core, user.id, id, user.locale);
-          if (!r) return { ok: false, result: { error: 'No event with this id among the user\'s events. Use an id from search_events.' } };
+          if (!r)
+            return {
+              ok: false,
+              result: { error: "No event with this id among the user's events. Use an id from search_events." },
+            };
           return { ok: true, result: r };
         }
         // The acting tools: checked now, carried out only once the user approves.
-        const proposal = name === SEND_NOTIFICATION
-          ? await proposeNotification(core.db, user.id, user.locale, args)
-          : await proposeSchedule(core.db, user.id, core.clock.now(), args);
+        const proposal =
+          name === SEND_NOTIFICATION
+            ? await proposeNotification(core.db, user.id, user.locale, args)
+            : await proposeSchedule(core.db, user.id, core.clock.now(), args);
         const consents = reply.consents!;
-        const call = await consents.propose({ userId: user.id, chatId: reply.chatId, messageId: reply.messageId, name, proposal: proposal as unknown as Record<string, unknown> });
+        const call = await consents.propose({
+          userId: user.id,
+          chatId: reply.chatId,
+          messageId: reply.messageId,
+          name,
+          proposal: proposal as unknown as Record<string, unknown>,
+        });
         return {
           ok: true,
           result: { status: 'needs_confirmation' },
-          confirm: { id: call.id, expires_at: call.expires_at, proposal: proposal as unknown as Record<string, unknown>, decision: (signal) => consents.outcome(call.id, signal) },
+          confirm: {
+            id: call.id,
+            expires_at: call.expires_at,
+            proposal: proposal as unknown as Record<string, unknown>,
+            decision: (signal) => consents.outcome(call.id, signal),
+          },
         };
       } catch (err) {
         if (err instanceof ToolInputError) return { ok: false, result: { error: err.message } };

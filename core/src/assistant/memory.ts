@@ -1,26 +1,59 @@
 import Type from 'typebox';
-import type { App } from '../http/server.ts';
+import { caller, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
 import { newId } from '../http/ids.ts';
 import { notFound } from '../http/problem.ts';
-import { requireUser, caller } from '../auth/guard.ts';
+import { created, errors, noContent, ok } from '../http/schemas.ts';
+import type { App } from '../http/server.ts';
 import { bool, collection, likePattern, searchable } from './paths.ts';
 import { reserveStorage, storedBytes } from './storage.ts';
-import { ok, created, noContent, errors } from '../http/schemas.ts';
 
-interface EntryRow { id: string; user_id: string; content: string; category: string | null; recorded_at: string | null; always_include: unknown; created_at: string; updated_at: string }
+interface EntryRow {
+  id: string;
+  user_id: string;
+  content: string;
+  category: string | null;
+  recorded_at: string | null;
+  always_include: unknown;
+  created_at: string;
+  updated_at: string;
+}
 
 const publicEntry = (r: EntryRow) => ({
-  id: r.id, content: r.content, category: r.category, recorded_at: r.recorded_at, always_include: bool(r.always_include), created_at: r.created_at, updated_at: r.updated_at,
+  id: r.id,
+  content: r.content,
+  category: r.category,
+  recorded_at: r.recorded_at,
+  always_include: bool(r.always_include),
+  created_at: r.created_at,
+  updated_at: r.updated_at,
 });
 /** Entries marked `always_include` go into the personal layer of every reply (see assemble.ts). */
-const AlwaysInclude = Type.Boolean({ description: 'Send this entry to the assistant with every message, not only when a search finds it.' });
+const AlwaysInclude = Type.Boolean({
+  description: 'Send this entry to the assistant with every message, not only when a search finds it.',
+});
 const Content = Type.String({ minLength: 1, maxLength: 32_000 });
 const Category = Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()]);
 /** A calendar date (`2025-03-01`) or an instant (`2025-03-01T08:30:00Z`). */
 const RecordedAt = Type.Union([Type.String({ format: 'date' }), Type.String({ format: 'date-time' }), Type.Null()]);
-const CreateBody = Type.Object({ content: Content, category: Type.Optional(Category), recorded_at: Type.Optional(RecordedAt), always_include: Type.Optional(AlwaysInclude) }, { additionalProperties: false });
-const PatchBody = Type.Object({ content: Type.Optional(Content), category: Type.Optional(Category), recorded_at: Type.Optional(RecordedAt), always_include: Type.Optional(AlwaysInclude) }, { additionalProperties: false });
+const CreateBody = Type.Object(
+  {
+    content: Content,
+    category: Type.Optional(Category),
+    recorded_at: Type.Optional(RecordedAt),
+    always_include: Type.Optional(AlwaysInclude),
+  },
+  { additionalProperties: false },
+);
+const PatchBody = Type.Object(
+  {
+    content: Type.Optional(Content),
+    category: Type.Optional(Category),
+    recorded_at: Type.Optional(RecordedAt),
+    always_include: Type.Optional(AlwaysInclude),
+  },
+  { additionalProperties: false },
+);
 const Params = Type.Object({ id: Type.String({ format: 'uuid' }) });
 const ListQuery = Type.Object({
   q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
@@ -30,7 +63,7 @@ const ListQuery = Type.Object({
 });
 
 /** Instants are stored in UTC ISO form; bare dates stay dates. */
-const normalizeWhen = (v: string | null | undefined) => (v && v.length > 10 ? new Date(v).toISOString() : v ?? null);
+const normalizeWhen = (v: string | null | undefined) => (v && v.length > 10 ? new Date(v).toISOString() : (v ?? null));
 const clean = (v: string | null | undefined) => (v?.trim() ? v.trim() : null);
 
 /**
@@ -48,55 +81,154 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
     return row;
   };
 
-  collection(app, 'GET', '/api/v1/memory', { ...opts, schema: { tags, querystring: ListQuery, response: { ...ok('Your memory entries (`entries`), newest first; with `q` or `category`, those that match.') } } }, async (req) => {
-    const q = req.query as { q?: string; category?: string; limit?: number; before?: string };
-    const where = ['user_id = ?'];
-    const params: (string | number)[] = [caller(req).id];
-    if (q.q) { where.push(`search_text LIKE ? ESCAPE '\\'`); params.push(likePattern(q.q)); }
-    if (q.category) { where.push('category = ?'); params.push(q.category); }
-    if (q.before) { where.push('id < ?'); params.push(q.before); }
-    params.push(q.limit ?? 50);
-    const rows = await core.db.all<EntryRow>(`SELECT * FROM memory_entries WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`, params);
-    return { entries: rows.map(publicEntry) };
-  });
+  collection(
+    app,
+    'GET',
+    '/api/v1/memory',
+    {
+      ...opts,
+      schema: {
+        tags,
+        querystring: ListQuery,
+        response: { ...ok('Your memory entries (`entries`), newest first; with `q` or `category`, those that match.') },
+      },
+    },
+    async (req) => {
+      const q = req.query as { q?: string; category?: string; limit?: number; before?: string };
+      const where = ['user_id = ?'];
+      const params: (string | number)[] = [caller(req).id];
+      if (q.q) {
+        where.push(`search_text LIKE ? ESCAPE '\\'`);
+        params.push(likePattern(q.q));
+      }
+      if (q.category) {
+        where.push('category = ?');
+        params.push(q.category);
+      }
+      if (q.before) {
+        where.push('id < ?');
+        params.push(q.before);
+      }
+      params.push(q.limit ?? 50);
+      const rows = await core.db.all<EntryRow>(
+        `SELECT * FROM memory_entries WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`,
+        params,
+      );
+      return { entries: rows.map(publicEntry) };
+    },
+  );
 
-  collection(app, 'POST', '/api/v1/memory', { ...opts, schema: { tags, body: CreateBody, response: { ...created('The new entry.'), ...errors([422, 'The request does not pass validation, or the entry does not fit your storage limit (`storage_quota_exceeded`).']) } } }, async (req, reply) => {
-    const b = req.body as { content: string; category?: string | null; recorded_at?: string | null; always_include?: boolean };
-    const id = newId();
-    const now = core.clock.now().toISOString();
-    const category = clean(b.category);
-    // The entry counts against the user's storage (storage.ts): 422 when it does not fit.
-    await core.db.tx(async (q) => {
-      await reserveStorage(core, q, caller(req), storedBytes(q.dialect, b.content, category), 'memory entry');
-      await q.run('INSERT INTO memory_entries (id, user_id, content, category, recorded_at, always_include, search_text, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [id, caller(req).id, b.content, category, normalizeWhen(b.recorded_at), b.always_include ?? false, searchable(b.content, category), now, now]);
-    });
-    reply.code(201);
-    return publicEntry(await own(caller(req).id, id));
-  });
+  collection(
+    app,
+    'POST',
+    '/api/v1/memory',
+    {
+      ...opts,
+      schema: {
+        tags,
+        body: CreateBody,
+        response: {
+          ...created('The new entry.'),
+          ...errors([
+            422,
+            'The request does not pass validation, or the entry does not fit your storage limit (`storage_quota_exceeded`).',
+          ]),
+        },
+      },
+    },
+    async (req, reply) => {
+      const b = req.body as {
+        content: string;
+        category?: string | null;
+        recorded_at?: string | null;
+        always_include?: boolean;
+      };
+      const id = newId();
+      const now = core.clock.now().toISOString();
+      const category = clean(b.category);
+      // The entry counts against the user's storage (storage.ts): 422 when it does not fit.
+      await core.db.tx(async (q) => {
+        await reserveStorage(core, q, caller(req), storedBytes(q.dialect, b.content, category), 'memory entry');
+        await q.run(
+          'INSERT INTO memory_entries (id, user_id, content, category, recorded_at, always_include, search_text, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          [
+            id,
+            caller(req).id,
+            b.content,
+            category,
+            normalizeWhen(b.recorded_at),
+            b.always_include ?? false,
+            searchable(b.content, category),
+            now,
+            now,
+          ],
+        );
+      });
+      reply.code(201);
+      return publicEntry(await own(caller(req).id, id));
+    },
+  );
 
-  app.get('/api/v1/memory/:id', { ...opts, schema: { tags, params: Params, response: { ...ok('The entry.') } } }, async (req) =>
-    publicEntry(await own(caller(req).id, (req.params as { id: string }).id)));
+  app.get(
+    '/api/v1/memory/:id',
+    { ...opts, schema: { tags, params: Params, response: { ...ok('The entry.') } } },
+    async (req) => publicEntry(await own(caller(req).id, (req.params as { id: string }).id)),
+  );
 
-  app.patch('/api/v1/memory/:id', { ...opts, schema: { tags, params: Params, body: PatchBody, response: { ...ok('The entry as changed.'), ...errors([422, 'The request does not pass validation, or the change does not fit your storage limit (`storage_quota_exceeded`).']) } } }, async (req) => {
-    const row = await own(caller(req).id, (req.params as { id: string }).id);
-    const b = req.body as { content?: string; category?: string | null; recorded_at?: string | null; always_include?: boolean };
-    const content = b.content ?? row.content;
-    const category = b.category === undefined ? row.category : clean(b.category);
-    const recorded = b.recorded_at === undefined ? row.recorded_at : normalizeWhen(b.recorded_at);
-    const always = b.always_include ?? bool(row.always_include);
-    // Only what the change adds counts: an entry that shrinks or stays the size is always saved.
-    await core.db.tx(async (q) => {
-      await reserveStorage(core, q, caller(req), storedBytes(q.dialect, content, category) - storedBytes(q.dialect, row.content, row.category), 'memory entry');
-      await q.run('UPDATE memory_entries SET content = ?, category = ?, recorded_at = ?, always_include = ?, search_text = ?, updated_at = ? WHERE id = ?',
-        [content, category, recorded, always, searchable(content, category), core.clock.now().toISOString(), row.id]);
-    });
-    return publicEntry(await own(row.user_id, row.id));
-  });
+  app.patch(
+    '/api/v1/memory/:id',
+    {
+      ...opts,
+      schema: {
+        tags,
+        params: Params,
+        body: PatchBody,
+        response: {
+          ...ok('The entry as changed.'),
+          ...errors([
+            422,
+            'The request does not pass validation, or the change does not fit your storage limit (`storage_quota_exceeded`).',
+          ]),
+        },
+      },
+    },
+    async (req) => {
+      const row = await own(caller(req).id, (req.params as { id: string }).id);
+      const b = req.body as {
+        content?: string;
+        category?: string | null;
+        recorded_at?: string | null;
+        always_include?: boolean;
+      };
+      const content = b.content ?? row.content;
+      const category = b.category === undefined ? row.category : clean(b.category);
+      const recorded = b.recorded_at === undefined ? row.recorded_at : normalizeWhen(b.recorded_at);
+      const always = b.always_include ?? bool(row.always_include);
+      // Only what the change adds counts: an entry that shrinks or stays the size is always saved.
+      await core.db.tx(async (q) => {
+        await reserveStorage(
+          core,
+          q,
+          caller(req),
+          storedBytes(q.dialect, content, category) - storedBytes(q.dialect, row.content, row.category),
+          'memory entry',
+        );
+        await q.run(
+          'UPDATE memory_entries SET content = ?, category = ?, recorded_at = ?, always_include = ?, search_text = ?, updated_at = ? WHERE id = ?',
+          [content, category, recorded, always, searchable(content, category), core.clock.now().toISOString(), row.id],
+        );
+      });
+      return publicEntry(await own(row.user_id, row.id));
+    },
+  );
 
-  app.delete('/api/v1/memory/:id', { ...opts, schema: { tags, params: Params, response: { ...noContent('Deleted.') } } }, async (req, reply) => {
-    const row = await own(caller(req).id, (req.params as { id: string }).id);
-    await core.db.run('DELETE FROM memory_entries WHERE id = ?', [row.id]);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/api/v1/memory/:id',
+    { ...opts, schema: { tags, params: Params, response: { ...noContent('Deleted.') } } },
+    async (req, reply) => {
+      const row = await own(caller(req).id, (req.params as { id: string }).id);
+      await core.db.run('DELETE FROM memory_entries WHERE id = ?', [row.id]);
+      return reply.code(204).send();
+    },
+  );
 }

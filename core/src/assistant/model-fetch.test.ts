@@ -1,6 +1,6 @@
-import t from 'tap';
-import type { Test } from 'tap';
 import http from 'node:http';
+import type { Test } from 'tap';
+import t from 'tap';
 import { createModelTransport } from './model-fetch.ts';
 import type { ChunkSource } from './model-stream.ts';
 
@@ -9,17 +9,26 @@ async function server(tt: Test, handler: (req: http.IncomingMessage, res: http.S
   const stats = { connections: 0, closedEarly: 0, bodies: [] as string[], auth: [] as (string | undefined)[] };
   const srv = http.createServer((req, res) => {
     let body = '';
-    req.on('data', (c) => { body += c; });
+    req.on('data', (c) => {
+      body += c;
+    });
     req.on('end', () => {
       stats.bodies.push(body);
       stats.auth.push(req.headers.authorization);
-      res.on('close', () => { if (!res.writableFinished) stats.closedEarly++; });
+      res.on('close', () => {
+        if (!res.writableFinished) stats.closedEarly++;
+      });
       handler(req, res, body);
     });
   });
-  srv.on('connection', () => { stats.connections++; });
+  srv.on('connection', () => {
+    stats.connections++;
+  });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  tt.teardown(() => { srv.closeAllConnections(); srv.close(); });
+  tt.teardown(() => {
+    srv.closeAllConnections();
+    srv.close();
+  });
   return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/v1/chat/completions`, stats };
 }
 
@@ -30,12 +39,23 @@ async function transport(tt: Test) {
 }
 
 /** Reads a ChunkSource to its end. */
-const readAll = (src: ChunkSource) => new Promise<string>((resolve, reject) => {
-  let s = '';
-  src.start({ data: (c) => { s += c.toString('utf8'); }, end: () => resolve(s), error: reject });
-});
+const readAll = (src: ChunkSource) =>
+  new Promise<string>((resolve, reject) => {
+    let s = '';
+    src.start({
+      data: (c) => {
+        s += c.toString('utf8');
+      },
+      end: () => resolve(s),
+      error: reject,
+    });
+  });
 
-const post = { method: 'POST', headers: { authorization: 'Bearer k', 'content-type': 'application/json' }, body: '{"stream":true}' };
+const post = {
+  method: 'POST',
+  headers: { authorization: 'Bearer k', 'content-type': 'application/json' },
+  body: '{"stream":true}',
+};
 
 t.test('a 2xx answer resolves at its headers; its body comes as chunks, queued until read', async (t) => {
   const { url, stats } = await server(t, (_req, res) => {
@@ -70,7 +90,9 @@ t.test('an error status resolves with the whole error body, as the SDK expects',
 });
 
 t.test('an abort before the headers rejects and closes the request', async (t) => {
-  const { url, stats } = await server(t, () => { /* never answers */ });
+  const { url, stats } = await server(t, () => {
+    /* never answers */
+  });
   const tr = await transport(t);
   const ctl = new AbortController();
   const pending = tr.fetch(url, { ...post, signal: ctl.signal });

@@ -32,11 +32,16 @@ class UpstreamBody implements ChunkSource {
   private closed = false;
   private discarding = false;
 
-  constructor(controller: Dispatcher.DispatchController) { this.controller = controller; }
+  constructor(controller: Dispatcher.DispatchController) {
+    this.controller = controller;
+  }
 
   data(chunk: Buffer): void {
     if (this.closed || this.discarding) return;
-    if (this.sink) { this.sink.data(chunk); return; }
+    if (this.sink) {
+      this.sink.data(chunk);
+      return;
+    }
     this.queue.push(chunk);
     this.queued += chunk.length;
     if (this.queued > QUEUE_BYTES) this.controller.pause();
@@ -44,14 +49,20 @@ class UpstreamBody implements ChunkSource {
 
   end(): void {
     if (this.closed) return;
-    if (!this.sink) { this.outcome = true; return; }
+    if (!this.sink) {
+      this.outcome = true;
+      return;
+    }
     this.closed = true;
     this.sink.end();
   }
 
   fail(err: Error): void {
     if (this.closed) return;
-    if (!this.sink) { this.outcome = err; return; }
+    if (!this.sink) {
+      this.outcome = err;
+      return;
+    }
     this.closed = true;
     this.sink.error(err);
   }
@@ -66,8 +77,14 @@ class UpstreamBody implements ChunkSource {
       sink.data(chunk);
     }
     if (this.closed) return;
-    if (this.outcome === true) { this.end(); return; }
-    if (this.outcome) { this.fail(this.outcome); return; }
+    if (this.outcome === true) {
+      this.end();
+      return;
+    }
+    if (this.outcome) {
+      this.fail(this.outcome);
+      return;
+    }
     if (this.queued > QUEUE_BYTES) this.controller.resume();
     this.queued = 0;
   }
@@ -76,7 +93,8 @@ class UpstreamBody implements ChunkSource {
     if (this.closed) return;
     this.closed = true;
     this.queue = [];
-    if (this.outcome === undefined) this.controller.abort(new DOMException('The model stream was stopped.', 'AbortError'));
+    if (this.outcome === undefined)
+      this.controller.abort(new DOMException('The model stream was stopped.', 'AbortError'));
   }
 
   discard(): void {
@@ -90,7 +108,9 @@ class UpstreamBody implements ChunkSource {
 function plainHeaders(h: HeadersInit | undefined): Record<string, string> {
   const out: Record<string, string> = {};
   if (!h) return out;
-  (h instanceof Headers ? h : new Headers(h)).forEach((value, name) => { out[name] = value; });
+  (h instanceof Headers ? h : new Headers(h)).forEach((value, name) => {
+    out[name] = value;
+  });
   return out;
 }
 
@@ -105,7 +125,8 @@ function webHeaders(h: Record<string, string | string[] | undefined>): Headers {
   return out;
 }
 
-const aborted = (signal: AbortSignal | undefined): unknown => signal?.reason ?? new DOMException('This operation was aborted', 'AbortError');
+const aborted = (signal: AbortSignal | undefined): unknown =>
+  signal?.reason ?? new DOMException('This operation was aborted', 'AbortError');
 
 /**
  * One request's dispatch handler. It settles the fetch promise at the response headers (or, for
@@ -123,7 +144,12 @@ class FetchHandler implements Dispatcher.DispatchHandler {
   private errorBody?: Buffer[];
   private errorHead?: ResponseInit;
 
-  constructor(bodies: WeakMap<Response, ChunkSource>, signal: AbortSignal | undefined, resolve: (res: Response) => void, reject: (err: unknown) => void) {
+  constructor(
+    bodies: WeakMap<Response, ChunkSource>,
+    signal: AbortSignal | undefined,
+    resolve: (res: Response) => void,
+    reject: (err: unknown) => void,
+  ) {
     this.bodies = bodies;
     this.resolve = resolve;
     this.reject = reject;
@@ -152,10 +178,18 @@ class FetchHandler implements Dispatcher.DispatchHandler {
     if (this.signal?.aborted) c.abort(aborted(this.signal) as Error);
   }
 
-  onResponseStart(c: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
+  onResponseStart(
+    c: Dispatcher.DispatchController,
+    status: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
     if (status < 200) return;
     const head = { status, headers: webHeaders(headers) };
-    if (status >= 300) { this.errorBody = []; this.errorHead = head; return; }
+    if (status >= 300) {
+      this.errorBody = [];
+      this.errorHead = head;
+      return;
+    }
     this.body = new UpstreamBody(c);
     const res = new Response(null, head);
     this.bodies.set(res, this.body);
@@ -168,7 +202,10 @@ class FetchHandler implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    if (this.body) { this.body.end(); return; }
+    if (this.body) {
+      this.body.end();
+      return;
+    }
     // Error bodies are small; the SDK reads them whole to build its error.
     const status = this.errorHead?.status ?? 0;
     const text = Buffer.concat(this.errorBody ?? []).toString('utf8');
@@ -185,23 +222,40 @@ class FetchHandler implements Dispatcher.DispatchHandler {
  * Creates the transport. undici is imported here (with the SDK, when the assistant is warmed or
  * first used), not at boot. `headersTimeoutMs` should be at least the SDK's own timeout.
  */
-export async function createModelTransport(opts: { headersTimeoutMs: number; bodyTimeoutMs: number }): Promise<ModelTransport> {
+export async function createModelTransport(opts: {
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+}): Promise<ModelTransport> {
   const undici = await import('undici');
-  const agent: Agent = new undici.Agent({ headersTimeout: opts.headersTimeoutMs, bodyTimeout: opts.bodyTimeoutMs, keepAliveTimeout: 10_000 });
+  const agent: Agent = new undici.Agent({
+    headersTimeout: opts.headersTimeoutMs,
+    bodyTimeout: opts.bodyTimeoutMs,
+    keepAliveTimeout: 10_000,
+  });
   const bodies = new WeakMap<Response, ChunkSource>();
 
   const fetch = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const payload = init.body;
     // The SDK sends chat completions as a JSON string; anything else (the model list's GET among them) goes the standard way.
-    if (input instanceof Request || payload == null || (typeof payload !== 'string' && !(payload instanceof Uint8Array))) return globalThis.fetch(input, init);
+    if (
+      input instanceof Request ||
+      payload == null ||
+      (typeof payload !== 'string' && !(payload instanceof Uint8Array))
+    )
+      return globalThis.fetch(input, init);
     const signal = init.signal ?? undefined;
     if (signal?.aborted) return Promise.reject(aborted(signal));
     const url = new URL(input);
     const options: Dispatcher.DispatchOptions = {
-      origin: url.origin, path: url.pathname + url.search, method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
-      headers: plainHeaders(init.headers), body: payload ?? null,
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
+      headers: plainHeaders(init.headers),
+      body: payload ?? null,
     };
-    return new Promise<Response>((resolve, reject) => { agent.dispatch(options, new FetchHandler(bodies, signal, resolve, reject)); });
+    return new Promise<Response>((resolve, reject) => {
+      agent.dispatch(options, new FetchHandler(bodies, signal, resolve, reject));
+    });
   };
 
   return {

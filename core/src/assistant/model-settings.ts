@@ -27,18 +27,35 @@ export function defaultModelProblem(allowed: string[], def: string): string | un
 }
 
 /** The stored choice: `default` is undefined when no row holds one. A damaged list counts as none. */
-export async function readModelSettings(q: Queryable): Promise<{ allowed: string[]; default: string | undefined; stored: boolean }> {
-  const rows = await q.all<{ key: string; value: string }>('SELECT key, value FROM settings WHERE key IN (?, ?)', [MODEL_SETTING_KEYS.allowed, MODEL_SETTING_KEYS.default]);
+export async function readModelSettings(
+  q: Queryable,
+): Promise<{ allowed: string[]; default: string | undefined; stored: boolean }> {
+  const rows = await q.all<{ key: string; value: string }>('SELECT key, value FROM settings WHERE key IN (?, ?)', [
+    MODEL_SETTING_KEYS.allowed,
+    MODEL_SETTING_KEYS.default,
+  ]);
   const value = (key: string) => rows.find((r) => r.key === key)?.value;
   let allowed: string[] = [];
-  try { const v = JSON.parse(value(MODEL_SETTING_KEYS.allowed) ?? '[]'); if (Array.isArray(v)) allowed = v.filter((x): x is string => typeof x === 'string'); } catch { /* a damaged value counts as none */ }
+  try {
+    const v = JSON.parse(value(MODEL_SETTING_KEYS.allowed) ?? '[]');
+    if (Array.isArray(v)) allowed = v.filter((x): x is string => typeof x === 'string');
+  } catch {
+    /* a damaged value counts as none */
+  }
   return { allowed, default: value(MODEL_SETTING_KEYS.default), stored: rows.length > 0 };
 }
 
 /** Writes what is given (the list as a JSON array, each id once). */
-export async function writeModelSettings(q: Queryable, values: { allowed?: string[]; default?: string }, now: string): Promise<void> {
-  const write = async (key: string, value: string) => q.run(
-    'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at', [key, value, now]);
+export async function writeModelSettings(
+  q: Queryable,
+  values: { allowed?: string[]; default?: string },
+  now: string,
+): Promise<void> {
+  const write = async (key: string, value: string) =>
+    q.run(
+      'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+      [key, value, now],
+    );
   if (values.allowed) await write(MODEL_SETTING_KEYS.allowed, JSON.stringify([...new Set(values.allowed)]));
   if (values.default !== undefined) await write(MODEL_SETTING_KEYS.default, values.default);
 }

@@ -1,15 +1,18 @@
-import t from 'tap';
 import { PassThrough } from 'node:stream';
+import t from 'tap';
 import { ModelStream, ModelStreamError, readableSource } from './model-stream.ts';
 
-const chunk = (content: string) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+const chunk = (content: string) =>
+  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
 
 /** A stream over a PassThrough body, the chunks' contents collected as they come. */
 function setup(signal = new AbortController().signal) {
   const body = new PassThrough();
   const stream = new ModelStream(readableSource(body), signal);
   const seen: string[] = [];
-  const done = stream.each((c) => { seen.push(c.choices[0]?.delta?.content ?? ''); });
+  const done = stream.each((c) => {
+    seen.push(c.choices[0]?.delta?.content ?? '');
+  });
   return { body, stream, seen, done };
 }
 
@@ -46,8 +49,13 @@ t.test('malformed JSON is an error and stops the body', async (t) => {
 t.test('an error payload becomes a ModelStreamError with the message the SDK would give', async (t) => {
   const a = setup();
   a.body.write(chunk('partial'));
-  a.body.write('data: {"error":{"message":"The server had an error while processing your request.","type":"server_error"}}\n\n');
-  await t.rejects(a.done, { name: 'ModelStreamError', message: 'The server had an error while processing your request.' });
+  a.body.write(
+    'data: {"error":{"message":"The server had an error while processing your request.","type":"server_error"}}\n\n',
+  );
+  await t.rejects(a.done, {
+    name: 'ModelStreamError',
+    message: 'The server had an error while processing your request.',
+  });
   t.same(a.seen, ['partial']);
   t.ok(a.body.destroyed);
 
@@ -96,9 +104,14 @@ t.test('a transport failure rejects with its error; a closed body without an end
 t.test('a throwing callback fails the stream; a stream is read once', async (t) => {
   const body = new PassThrough();
   const stream = new ModelStream(readableSource(body), new AbortController().signal);
-  const done = stream.each(() => { throw new Error('sink failed'); });
+  const done = stream.each(() => {
+    throw new Error('sink failed');
+  });
   body.write(chunk('x'));
   await t.rejects(done, { message: 'sink failed' });
   t.ok(body.destroyed);
-  await t.rejects(stream.each(() => {}), { message: /read once/ });
+  await t.rejects(
+    stream.each(() => {}),
+    { message: /read once/ },
+  );
 });

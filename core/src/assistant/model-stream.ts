@@ -28,10 +28,20 @@ export function readableSource(body: Readable): ChunkSource {
       body.on('data', (c: Buffer) => sink.data(c));
       body.once('end', () => sink.end());
       body.once('error', (err) => sink.error(err));
-      body.once('close', () => { if (!body.readableEnded) sink.error(new Error('The response body closed before it ended.')); });
+      body.once('close', () => {
+        if (!body.readableEnded) sink.error(new Error('The response body closed before it ended.'));
+      });
     },
-    destroy() { body.removeAllListeners('data'); body.on('error', noop); body.destroy(); },
-    discard() { body.removeAllListeners('data'); body.on('error', noop); body.resume(); },
+    destroy() {
+      body.removeAllListeners('data');
+      body.on('error', noop);
+      body.destroy();
+    },
+    discard() {
+      body.removeAllListeners('data');
+      body.on('error', noop);
+      body.resume();
+    },
   };
 }
 
@@ -44,7 +54,9 @@ export class ModelStreamError extends Error {
   readonly error: unknown;
   constructor(error: unknown) {
     const m = (error as { message?: unknown } | null | undefined)?.message;
-    super(m ? (typeof m === 'string' ? m : JSON.stringify(m)) : error ? JSON.stringify(error) : '(no status code or body)');
+    super(
+      m ? (typeof m === 'string' ? m : JSON.stringify(m)) : error ? JSON.stringify(error) : '(no status code or body)',
+    );
     this.name = 'ModelStreamError';
     this.error = error;
   }
@@ -83,34 +95,59 @@ export class ModelStream {
         if (settled) return;
         settled = true;
         signal.removeEventListener('abort', onAbort);
-        if (err !== undefined) { body.destroy(); reject(err); return; }
+        if (err !== undefined) {
+          body.destroy();
+          reject(err);
+          return;
+        }
         // After [DONE] the end of the response is still let in, so the connection can be reused.
         if (!ended) body.discard();
         resolve();
       };
       const decoder = new SseDecoder((data, event) => {
         if (settled) return;
-        if (data === '[DONE]') { finish(); return; }
+        if (data === '[DONE]') {
+          finish();
+          return;
+        }
         let chunk: any;
-        try { chunk = JSON.parse(data); } catch { throw new SyntaxError('Error reading response: malformed server-sent event JSON.'); }
+        try {
+          chunk = JSON.parse(data);
+        } catch {
+          throw new SyntaxError('Error reading response: malformed server-sent event JSON.');
+        }
         if (event === 'error') throw new ModelStreamError(chunk?.error ?? chunk);
         if (chunk && chunk.error) throw new ModelStreamError(chunk.error);
         onChunk(chunk as ChatCompletionChunk);
       });
       const onAbort = (): void => finish(aborted());
-      if (signal.aborted) { finish(aborted()); return; }
+      if (signal.aborted) {
+        finish(aborted());
+        return;
+      }
       signal.addEventListener('abort', onAbort, { once: true });
       body.start({
         data(chunk) {
           if (settled) return;
-          try { decoder.push(chunk); } catch (err) { finish(err); }
+          try {
+            decoder.push(chunk);
+          } catch (err) {
+            finish(err);
+          }
         },
         end() {
           if (settled) return;
-          try { decoder.end(); } catch (err) { finish(err); return; }
+          try {
+            decoder.end();
+          } catch (err) {
+            finish(err);
+            return;
+          }
           finish(undefined, true);
         },
-        error(err) { finish(signal.aborted ? aborted() : err); },
+        error(err) {
+          finish(signal.aborted ? aborted() : err);
+        },
       });
     });
   }

@@ -25,11 +25,17 @@ export class ModelClient {
   private ai: Config['ai'];
   private ready?: Promise<{ client: OpenAI; transport: ModelTransport }>;
 
-  constructor(ai: Config['ai']) { this.ai = ai; }
+  constructor(ai: Config['ai']) {
+    this.ai = ai;
+  }
 
   /** False without `AI_API_KEY`; the message route then answers 503. */
-  get configured(): boolean { return Boolean(this.ai.apiKey); }
-  get model(): string { return this.ai.model; }
+  get configured(): boolean {
+    return Boolean(this.ai.apiKey);
+  }
+  get model(): string {
+    return this.ai.model;
+  }
 
   /**
    * Imports the SDK and undici and builds the client; called in the background once the service
@@ -37,22 +43,46 @@ export class ModelClient {
    */
   warm(): Promise<{ client: OpenAI; transport: ModelTransport }> {
     this.ready ??= (async () => {
-      const [mod, transport] = await Promise.all([import('openai'), createModelTransport({ headersTimeoutMs: TIMEOUT_MS, bodyTimeoutMs: BODY_TIMEOUT_MS })]);
+      const [mod, transport] = await Promise.all([
+        import('openai'),
+        createModelTransport({ headersTimeoutMs: TIMEOUT_MS, bodyTimeoutMs: BODY_TIMEOUT_MS }),
+      ]);
       sdk = mod;
-      const client = new mod.OpenAI({ apiKey: this.ai.apiKey, baseURL: this.ai.baseUrl, maxRetries: 0, timeout: TIMEOUT_MS, fetch: transport.fetch });
+      const client = new mod.OpenAI({
+        apiKey: this.ai.apiKey,
+        baseURL: this.ai.baseUrl,
+        maxRetries: 0,
+        timeout: TIMEOUT_MS,
+        fetch: transport.fetch,
+      });
       return { client, transport };
     })();
-    this.ready.catch(() => { this.ready = undefined; });
+    this.ready.catch(() => {
+      this.ready = undefined;
+    });
     return this.ready;
   }
 
   /** Starts a streamed completion; resolves once the endpoint accepted the request (status 2xx), before any chunk. */
-  async open(messages: ChatCompletionMessageParam[], tools: ChatCompletionTool[], signal: AbortSignal, model?: string): Promise<ModelStream> {
+  async open(
+    messages: ChatCompletionMessageParam[],
+    tools: ChatCompletionTool[],
+    signal: AbortSignal,
+    model?: string,
+  ): Promise<ModelStream> {
     const { client, transport } = await this.warm();
-    const res = await client.chat.completions.create({
-      model: model ?? this.ai.model, messages, stream: true, stream_options: { include_usage: true },
-      ...(tools.length ? { tools } : {}),
-    }, { signal }).asResponse();
+    const res = await client.chat.completions
+      .create(
+        {
+          model: model ?? this.ai.model,
+          messages,
+          stream: true,
+          stream_options: { include_usage: true },
+          ...(tools.length ? { tools } : {}),
+        },
+        { signal },
+      )
+      .asResponse();
     const body = transport.bodyOf(res);
     if (!body) throw new Error('The model endpoint answered without a response body.');
     return new ModelStream(body, signal);
@@ -82,11 +112,27 @@ export class ModelClient {
    * tokens it cost (as reported, else estimated at ~4 characters per token). It is streamed like
    * a reply, since the transport serves streamed calls only.
    */
-  async complete(messages: ChatCompletionMessageParam[], o: { maxTokens: number; signal: AbortSignal; model?: string }): Promise<{ text: string; tokens: number; usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; estimated: boolean } }> {
+  async complete(
+    messages: ChatCompletionMessageParam[],
+    o: { maxTokens: number; signal: AbortSignal; model?: string },
+  ): Promise<{
+    text: string;
+    tokens: number;
+    usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number; estimated: boolean };
+  }> {
     const { client, transport } = await this.warm();
-    const res = await client.chat.completions.create({
-      model: o.model ?? this.ai.model, messages, max_tokens: o.maxTokens, stream: true, stream_options: { include_usage: true },
-    }, { signal: o.signal }).asResponse();
+    const res = await client.chat.completions
+      .create(
+        {
+          model: o.model ?? this.ai.model,
+          messages,
+          max_tokens: o.maxTokens,
+          stream: true,
+          stream_options: { include_usage: true },
+        },
+        { signal: o.signal },
+      )
+      .asResponse();
     const body = transport.bodyOf(res);
     if (!body) throw new Error('The model endpoint answered without a response body.');
     let text = '';
@@ -98,9 +144,15 @@ export class ModelClient {
     });
     const prompt = Math.ceil(JSON.stringify(messages).length / 4);
     const completion = Math.ceil(text.length / 4);
-    const usage = reported?.total_tokens !== undefined
-      ? { prompt_tokens: reported.prompt_tokens ?? 0, completion_tokens: reported.completion_tokens ?? 0, total_tokens: reported.total_tokens, estimated: false }
-      : { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, estimated: true };
+    const usage =
+      reported?.total_tokens !== undefined
+        ? {
+            prompt_tokens: reported.prompt_tokens ?? 0,
+            completion_tokens: reported.completion_tokens ?? 0,
+            total_tokens: reported.total_tokens,
+            estimated: false,
+          }
+        : { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion, estimated: true };
     return { text, tokens: usage.total_tokens, usage };
   }
 
@@ -118,22 +170,50 @@ export class ModelClient {
 
   /** True when `err` is our own abort (the client went away), not a model failure. */
   static isAbort(err: unknown, signal: AbortSignal): boolean {
-    return signal.aborted || (sdk !== undefined && err instanceof sdk.APIUserAbortError) || (err instanceof Error && err.name === 'AbortError');
+    return (
+      signal.aborted ||
+      (sdk !== undefined && err instanceof sdk.APIUserAbortError) ||
+      (err instanceof Error && err.name === 'AbortError')
+    );
   }
 
   /** A model failure as problem details: 503 when the provider throttles us, 502 otherwise. */
   failure(err: unknown): HttpError {
-    if (sdk && err instanceof sdk.APIConnectionError) return new HttpError(502, 'model_unreachable', 'The AI model endpoint could not be reached; try again later.');
+    if (sdk && err instanceof sdk.APIConnectionError)
+      return new HttpError(502, 'model_unreachable', 'The AI model endpoint could not be reached; try again later.');
     if (sdk && err instanceof sdk.APIError && err.status !== undefined) {
       if (err.status === 429) {
         const after = err.headers?.get?.('retry-after');
-        return new HttpError(503, 'model_rate_limited', 'The AI model provider is rate limiting requests; try again shortly.', after && /^\d+$/.test(after) ? { headers: { 'retry-after': after } } : {});
+        return new HttpError(
+          503,
+          'model_rate_limited',
+          'The AI model provider is rate limiting requests; try again shortly.',
+          after && /^\d+$/.test(after) ? { headers: { 'retry-after': after } } : {},
+        );
       }
-      if (err.status === 401 || err.status === 403) return new HttpError(502, 'model_auth_failed', 'The AI model provider refused the configured credentials (check AI_API_KEY).');
-      if (err.status >= 500) return new HttpError(502, 'model_unavailable', `The AI model endpoint failed (HTTP ${err.status}); try again later.`);
-      return new HttpError(502, 'model_rejected', `The AI model endpoint rejected the request (HTTP ${err.status}): ${this.mask(String(err.message)).slice(0, 300)}`);
+      if (err.status === 401 || err.status === 403)
+        return new HttpError(
+          502,
+          'model_auth_failed',
+          'The AI model provider refused the configured credentials (check AI_API_KEY).',
+        );
+      if (err.status >= 500)
+        return new HttpError(
+          502,
+          'model_unavailable',
+          `The AI model endpoint failed (HTTP ${err.status}); try again later.`,
+        );
+      return new HttpError(
+        502,
+        'model_rejected',
+        `The AI model endpoint rejected the request (HTTP ${err.status}): ${this.mask(String(err.message)).slice(0, 300)}`,
+      );
     }
     // Errors inside the stream (an error the model sent, a malformed payload, a dropped connection) land here.
-    return new HttpError(502, 'model_failed', `The AI model stream failed: ${this.mask(err instanceof Error ? err.message : String(err)).slice(0, 300)}`);
+    return new HttpError(
+      502,
+      'model_failed',
+      `The AI model stream failed: ${this.mask(err instanceof Error ? err.message : String(err)).slice(0, 300)}`,
+    );
   }
 }

@@ -1,11 +1,18 @@
 import Type from 'typebox';
-import type { App } from '../http/server.ts';
+import { requireAdmin, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
 import { unprocessable } from '../http/problem.ts';
-import { requireAdmin, requireUser } from '../auth/guard.ts';
-import type { ModelClient } from './model.ts';
-import { DefaultModel, ModelsAllowed, defaultModelProblem, normalizeModelChoice, readModelSettings, writeModelSettings } from './model-settings.ts';
 import { ok } from '../http/schemas.ts';
+import type { App } from '../http/server.ts';
+import type { ModelClient } from './model.ts';
+import {
+  DefaultModel,
+  defaultModelProblem,
+  ModelsAllowed,
+  normalizeModelChoice,
+  readModelSettings,
+  writeModelSettings,
+} from './model-settings.ts';
 
 /** How long the endpoint's model list is reused before it is asked again. */
 const LIST_TTL_MS = 60_000;
@@ -31,7 +38,10 @@ export class Models {
   private core: Core;
   private client: ModelClient;
   private listed?: { at: number; ids: Promise<string[] | undefined> };
-  constructor(core: Core, client: ModelClient) { this.core = core; this.client = client; }
+  constructor(core: Core, client: ModelClient) {
+    this.core = core;
+    this.client = client;
+  }
 
   async configured(): Promise<{ allowed: string[]; default: string }> {
     const s = await readModelSettings(this.core.db);
@@ -51,8 +61,17 @@ export class Models {
   async choice(): Promise<ModelChoice> {
     const [conf, endpoint] = await Promise.all([this.configured(), this.endpointModels()]);
     const def = conf.default || this.client.model;
-    const base = conf.allowed.length ? (endpoint ? conf.allowed.filter((m) => endpoint.includes(m)) : conf.allowed) : (endpoint ?? []);
-    return { models: [def, ...base.filter((m) => m !== def)], default: def, configured: conf.allowed, listed: endpoint !== undefined };
+    const base = conf.allowed.length
+      ? endpoint
+        ? conf.allowed.filter((m) => endpoint.includes(m))
+        : conf.allowed
+      : (endpoint ?? []);
+    return {
+      models: [def, ...base.filter((m) => m !== def)],
+      default: def,
+      configured: conf.allowed,
+      listed: endpoint !== undefined,
+    };
   }
 
   /** The model a chat's reply uses: its own choice while still allowed, else the default. */
@@ -70,22 +89,36 @@ export class Models {
     if (!model) return;
     const c = await this.choice();
     if (!c.models.includes(model)) {
-      throw unprocessable(`The model "${model}" is not one of the models you may choose.`, [{ path: 'body/model', message: 'is not an allowed model', code: 'model_not_allowed', params: { model } }], 'model_not_allowed', { model });
+      throw unprocessable(
+        `The model "${model}" is not one of the models you may choose.`,
+        [{ path: 'body/model', message: 'is not an allowed model', code: 'model_not_allowed', params: { model } }],
+        'model_not_allowed',
+        { model },
+      );
     }
   }
 
   async routes(app: App): Promise<void> {
     const Schema = Type.Object({ models: Type.Array(Type.Object({ id: Type.String() })), default: Type.String() });
-    app.get('/api/v1/models', {
-      schema: { tags: ['assistant'], summary: 'Models users may choose for a chat, and the default', response: { ...ok('The models you may choose (`models`) and the `default`.', Schema) } },
-      preHandler: requireUser(this.core),
-    }, async () => {
-      const c = await this.choice();
-      return { models: c.models.map((id) => ({ id })), default: c.default };
-    });
+    app.get(
+      '/api/v1/models',
+      {
+        schema: {
+          tags: ['assistant'],
+          summary: 'Models users may choose for a chat, and the default',
+          response: { ...ok('The models you may choose (`models`) and the `default`.', Schema) },
+        },
+        preHandler: requireUser(this.core),
+      },
+      async () => {
+        const c = await this.choice();
+        return { models: c.models.map((id) => ({ id })), default: c.default };
+      },
+    );
 
     const AdminSchema = Type.Object({
-      models_allowed: Type.Array(Type.String()), default_model: Type.String(),
+      models_allowed: Type.Array(Type.String()),
+      default_model: Type.String(),
       /** What the endpoint lists (null when it does not answer `GET /models`). */
       endpoint_models: Type.Union([Type.Array(Type.String()), Type.Null()]),
       /** AI_MODEL, used when `default_model` is empty. */
@@ -95,26 +128,64 @@ export class Models {
     });
     const read = async () => {
       const [conf, endpoint, c] = await Promise.all([this.configured(), this.endpointModels(), this.choice()]);
-      return { models_allowed: conf.allowed, default_model: conf.default, endpoint_models: endpoint ?? null, configured_model: this.client.model, effective: c.models };
+      return {
+        models_allowed: conf.allowed,
+        default_model: conf.default,
+        endpoint_models: endpoint ?? null,
+        configured_model: this.client.model,
+        effective: c.models,
+      };
     };
     const admin = { preHandler: requireAdmin(this.core) };
-    app.get('/api/v1/admin/models', { ...admin, schema: { tags: ['admin'], summary: 'The models users may choose, the default, and what the endpoint lists', response: { ...ok('The model settings and what the endpoint lists.', AdminSchema) } } }, read);
-    app.put('/api/v1/admin/models', {
-      ...admin,
-      schema: {
-        tags: ['admin'], summary: 'Set the models users may choose and the default',
-        description: 'An empty `models_allowed` allows every model the endpoint lists; an empty `default_model` means AI_MODEL. The default must be one of the allowed models when a list is set (422 `default_model_not_allowed`).',
-        body: Type.Object({ models_allowed: ModelsAllowed, default_model: DefaultModel }, { additionalProperties: false }),
-        response: { ...ok('The model settings as saved.', AdminSchema) },
+    app.get(
+      '/api/v1/admin/models',
+      {
+        ...admin,
+        schema: {
+          tags: ['admin'],
+          summary: 'The models users may choose, the default, and what the endpoint lists',
+          response: { ...ok('The model settings and what the endpoint lists.', AdminSchema) },
+        },
       },
-    }, async (req) => {
-      const b = req.body as { models_allowed: string[]; default_model: string };
-      const { allowed, default: def } = normalizeModelChoice(b.models_allowed, b.default_model);
-      if (defaultModelProblem(allowed, def)) {
-        throw unprocessable(`The default model "${def}" is not in the allowed list.`, [{ path: 'body/default_model', message: 'must be one of models_allowed', code: 'default_model_not_allowed', params: { model: def } }], 'default_model_not_allowed', { model: def });
-      }
-      await this.save({ allowed, default: def });
-      return read();
-    });
+      read,
+    );
+    app.put(
+      '/api/v1/admin/models',
+      {
+        ...admin,
+        schema: {
+          tags: ['admin'],
+          summary: 'Set the models users may choose and the default',
+          description:
+            'An empty `models_allowed` allows every model the endpoint lists; an empty `default_model` means AI_MODEL. The default must be one of the allowed models when a list is set (422 `default_model_not_allowed`).',
+          body: Type.Object(
+            { models_allowed: ModelsAllowed, default_model: DefaultModel },
+            { additionalProperties: false },
+          ),
+          response: { ...ok('The model settings as saved.', AdminSchema) },
+        },
+      },
+      async (req) => {
+        const b = req.body as { models_allowed: string[]; default_model: string };
+        const { allowed, default: def } = normalizeModelChoice(b.models_allowed, b.default_model);
+        if (defaultModelProblem(allowed, def)) {
+          throw unprocessable(
+            `The default model "${def}" is not in the allowed list.`,
+            [
+              {
+                path: 'body/default_model',
+                message: 'must be one of models_allowed',
+                code: 'default_model_not_allowed',
+                params: { model: def },
+              },
+            ],
+            'default_model_not_allowed',
+            { model: def },
+          );
+        }
+        await this.save({ allowed, default: def });
+        return read();
+      },
+    );
   }
 }

@@ -1,5 +1,5 @@
-import type { App } from '../http/server.ts';
 import { Database } from '../db/database.ts';
+import type { App } from '../http/server.ts';
 
 type RouteOptions = Parameters<App['route']>[0];
 type Handler = RouteOptions['handler'];
@@ -12,11 +12,18 @@ type Opts = Omit<RouteOptions, 'method' | 'url' | 'handler'>;
  */
 export function collection(app: App, method: 'GET' | 'POST', path: string, opts: Opts, handler: Handler): void {
   app.route({ method, url: path, ...opts, handler } as RouteOptions);
-  app.route({ method, url: `${path}/`, ...opts, schema: { ...(opts.schema ?? {}), hide: true }, handler } as RouteOptions);
+  app.route({
+    method,
+    url: `${path}/`,
+    ...opts,
+    schema: { ...(opts.schema ?? {}), hide: true },
+    handler,
+  } as RouteOptions);
 }
 
 /** Lower-cased search text and a LIKE pattern for it; `\` escapes the wildcards on both backends. */
-export const searchable = (...parts: (string | null | undefined)[]): string => parts.filter(Boolean).join('\n').toLowerCase();
+export const searchable = (...parts: (string | null | undefined)[]): string =>
+  parts.filter(Boolean).join('\n').toLowerCase();
 export const likePattern = (q: string): string => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export const bool = Database.bool;

@@ -14,7 +14,10 @@ export type PdfWorkerResult =
   | { ok: false; reason: 'too_much_text' }
   | { ok: false; reason: 'unreadable' };
 
-interface TextItem { str?: string; hasEOL?: boolean }
+interface TextItem {
+  str?: string;
+  hasEOL?: boolean;
+}
 
 async function extract(data: Uint8Array, maxPages: number, maxChars: number): Promise<PdfWorkerResult> {
   let pdf;
@@ -42,7 +45,12 @@ async function extract(data: Uint8Array, maxPages: number, maxChars: number): Pr
         // Checked per streamed chunk: the text of one page never has to be whole in memory to be refused.
         if (total > maxChars) return { ok: false, reason: 'too_much_text' };
       }
-      pages.push(parts.join('').replace(/[ \t]+\n/g, '\n').trim());
+      pages.push(
+        parts
+          .join('')
+          .replace(/[ \t]+\n/g, '\n')
+          .trim(),
+      );
       page.cleanup();
     }
   } catch {

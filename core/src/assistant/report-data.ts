@@ -1,18 +1,32 @@
 import type { Queryable } from '../db/database.ts';
 
-export interface ReportEntry { content: string; category: string | null; recorded_at: string | null }
-export interface ReportExcerpt { text: string; source: string }
-export interface ReportData { entries: ReportEntry[]; excerpts: ReportExcerpt[]; documentCount: number }
+export interface ReportEntry {
+  content: string;
+  category: string | null;
+  recorded_at: string | null;
+}
+export interface ReportExcerpt {
+  text: string;
+  source: string;
+}
+export interface ReportData {
+  entries: ReportEntry[];
+  excerpts: ReportExcerpt[];
+  documentCount: number;
+}
 
 const MAX_ENTRIES = 2000;
 const MAX_EXCERPTS = 8;
 const EXCERPT_CHARS = 700;
 
 /** Words worth matching on: letters or digits in any script, four or more characters. */
-const terms = (text: string): Set<string> => new Set((text.toLowerCase().match(/[\p{L}\p{N}]{4,}/gu) ?? []));
+const terms = (text: string): Set<string> => new Set(text.toLowerCase().match(/[\p{L}\p{N}]{4,}/gu) ?? []);
 
 function paragraphs(text: string): string[] {
-  return text.split(/\n\s*\n/).map((p) => p.replace(/\s+/g, ' ').trim()).filter((p) => p.length >= 20);
+  return text
+    .split(/\n\s*\n/)
+    .map((p) => p.replace(/\s+/g, ' ').trim())
+    .filter((p) => p.length >= 20);
 }
 
 const clip = (s: string) => (s.length > EXCERPT_CHARS ? `${s.slice(0, EXCERPT_CHARS - 1).trimEnd()}…` : s);
@@ -23,8 +37,14 @@ const clip = (s: string) => (s.length > EXCERPT_CHARS ? `${s.slice(0, EXCERPT_CH
  * paragraph stands in. Each excerpt keeps its document's name for the citation.
  */
 export async function gatherReportData(db: Queryable, userId: string, title: string): Promise<ReportData> {
-  const entries = await db.all<ReportEntry>('SELECT content, category, recorded_at FROM memory_entries WHERE user_id = ? ORDER BY id LIMIT ?', [userId, MAX_ENTRIES]);
-  const docs = await db.all<{ filename: string; content: string }>('SELECT filename, content FROM documents WHERE user_id = ? ORDER BY id', [userId]);
+  const entries = await db.all<ReportEntry>(
+    'SELECT content, category, recorded_at FROM memory_entries WHERE user_id = ? ORDER BY id LIMIT ?',
+    [userId, MAX_ENTRIES],
+  );
+  const docs = await db.all<{ filename: string; content: string }>(
+    'SELECT filename, content FROM documents WHERE user_id = ? ORDER BY id',
+    [userId],
+  );
   const wanted = terms([title, ...entries.map((e) => `${e.category ?? ''} ${e.content}`)].join(' '));
   const scored: { text: string; source: string; score: number; order: number }[] = [];
   let order = 0;
@@ -35,7 +55,10 @@ export async function gatherReportData(db: Queryable, userId: string, title: str
       scored.push({ text: clip(p), source: d.filename, score, order: order++ });
     }
   }
-  let picked = scored.filter((s) => s.score > 0).sort((a, b) => b.score - a.score || a.order - b.order).slice(0, MAX_EXCERPTS);
+  let picked = scored
+    .filter((s) => s.score > 0)
+    .sort((a, b) => b.score - a.score || a.order - b.order)
+    .slice(0, MAX_EXCERPTS);
   if (picked.length === 0) {
     const seen = new Set<string>();
     picked = scored.filter((s) => !seen.has(s.source) && seen.add(s.source)).slice(0, MAX_EXCERPTS);

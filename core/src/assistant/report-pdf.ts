@@ -9,7 +9,8 @@ type Strings = Record<string, string>;
  * Debian's fonts-dejavu-core: a TrueType font with Cyrillic, so Russian text renders and extracts.
  * HERALD_REPORT_FONT points elsewhere (read at each render, so tests can change it).
  */
-export const reportFont = (): string => process.env.HERALD_REPORT_FONT ?? '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
+export const reportFont = (): string =>
+  process.env.HERALD_REPORT_FONT ?? '/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf';
 
 /** Raised when the font is missing; the routes turn it into a clear 503. */
 export class ReportFontMissingError extends Error {}
@@ -18,7 +19,9 @@ const stringsCache = new Map<ReportLocale, Strings>();
 function strings(locale: ReportLocale): Strings {
   let s = stringsCache.get(locale);
   if (!s) {
-    s = JSON.parse(fs.readFileSync(new URL(`../../../locales/${locale}/report.json`, import.meta.url), 'utf8')) as Strings;
+    s = JSON.parse(
+      fs.readFileSync(new URL(`../../../locales/${locale}/report.json`, import.meta.url), 'utf8'),
+    ) as Strings;
     stringsCache.set(locale, s);
   }
   return s;
@@ -30,9 +33,16 @@ export function reportString(locale: ReportLocale, key: string, vars: Record<str
   return text.replace(/\{\{(\w+)\}\}/g, (_, k: string) => String(vars[k] ?? ''));
 }
 
-const when = (e: ReportEntry) => (e.recorded_at ? e.recorded_at.replace('T', ' ').slice(0, e.recorded_at.includes('T') ? 16 : 10) : '');
+const when = (e: ReportEntry) =>
+  e.recorded_at ? e.recorded_at.replace('T', ' ').slice(0, e.recorded_at.includes('T') ? 16 : 10) : '';
 
-export interface RenderInput { title: string; locale: ReportLocale; email: string; generatedAt: Date; data: ReportData }
+export interface RenderInput {
+  title: string;
+  locale: ReportLocale;
+  email: string;
+  generatedAt: Date;
+  data: ReportData;
+}
 
 /**
  * Renders the health compilation: a title page, notes grouped by category, a dated timeline,
@@ -41,7 +51,10 @@ export interface RenderInput { title: string; locale: ReportLocale; email: strin
  */
 export async function renderReport(input: RenderInput): Promise<Buffer> {
   const font = reportFont();
-  if (!fs.existsSync(font)) throw new ReportFontMissingError(`The PDF report font is missing (expected DejaVu Sans at ${font}); install the fonts-dejavu-core package.`);
+  if (!fs.existsSync(font))
+    throw new ReportFontMissingError(
+      `The PDF report font is missing (expected DejaVu Sans at ${font}); install the fonts-dejavu-core package.`,
+    );
   const bold = path.join(path.dirname(font), 'DejaVuSans-Bold.ttf');
   const { title, locale, data } = input;
   const t = (key: string, vars?: Record<string, string | number>) => reportString(locale, key, vars);
@@ -51,18 +64,26 @@ export async function renderReport(input: RenderInput): Promise<Buffer> {
   const doc = new PDFDocument({ size: 'A4', margin: 56, bufferPages: true, info: { Title: title, Creator: 'Herald' } });
   const chunks: Buffer[] = [];
   doc.on('data', (c: Buffer) => chunks.push(c));
-  const finished = new Promise<void>((resolve, reject) => { doc.on('end', () => resolve()); doc.on('error', reject); });
+  const finished = new Promise<void>((resolve, reject) => {
+    doc.on('end', () => resolve());
+    doc.on('error', reject);
+  });
   doc.registerFont('body', font);
   doc.registerFont('bold', fs.existsSync(bold) ? bold : font);
 
-  const heading = (text: string, size = 16) => { doc.moveDown(0.8).font('bold').fontSize(size).text(text).moveDown(0.3).font('body').fontSize(11); };
+  const heading = (text: string, size = 16) => {
+    doc.moveDown(0.8).font('bold').fontSize(size).text(text).moveDown(0.3).font('body').fontSize(11);
+  };
   const para = (text: string, opts: PDFKit.Mixins.TextOptions = {}) => doc.font('body').fontSize(11).text(text, opts);
 
   // Title page.
   doc.font('bold').fontSize(26).text(title, { align: 'center' }).moveDown(0.5);
   doc.font('body').fontSize(13).text(t('subtitle'), { align: 'center' }).moveDown(2);
   para(`${t('prepared_for')}: ${input.email}`, { align: 'center' });
-  para(`${t('generated_on')}: ${new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(input.generatedAt)}`, { align: 'center' });
+  para(
+    `${t('generated_on')}: ${new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(input.generatedAt)}`,
+    { align: 'center' },
+  );
   para(t('counts', { entries: data.entries.length, documents: data.documentCount }), { align: 'center' });
   doc.moveDown(2).fontSize(9).fillColor('#555555').text(t('disclaimer'), { align: 'center' }).fillColor('black');
 
@@ -92,7 +113,12 @@ export async function renderReport(input: RenderInput): Promise<Buffer> {
   if (data.excerpts.length === 0) para(t('no_excerpts'));
   for (const x of data.excerpts) {
     para(locale === 'ru' ? `«${x.text}»` : `“${x.text}”`, { indent: 12 });
-    doc.fontSize(9).fillColor('#444444').text(`— ${t('source')}: ${x.source}`, { indent: 12 }).fillColor('black').moveDown(0.5);
+    doc
+      .fontSize(9)
+      .fillColor('#444444')
+      .text(`— ${t('source')}: ${x.source}`, { indent: 12 })
+      .fillColor('black')
+      .moveDown(0.5);
   }
   const sources = [...new Set(data.excerpts.map((x) => x.source))];
   if (sources.length) {
@@ -106,8 +132,15 @@ export async function renderReport(input: RenderInput): Promise<Buffer> {
     // The footer sits inside the bottom margin; lift the margin so pdfkit does not break to a new page.
     const bottom = doc.page.margins.bottom;
     doc.page.margins.bottom = 0;
-    doc.font('body').fontSize(8).fillColor('#777777')
-      .text(t('page', { n: i + 1, total: range.count }), 56, doc.page.height - 40, { width: doc.page.width - 112, align: 'center', lineBreak: false });
+    doc
+      .font('body')
+      .fontSize(8)
+      .fillColor('#777777')
+      .text(t('page', { n: i + 1, total: range.count }), 56, doc.page.height - 40, {
+        width: doc.page.width - 112,
+        align: 'center',
+        lineBreak: false,
+      });
     doc.page.margins.bottom = bottom;
   }
   doc.end();

@@ -1,34 +1,62 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Type from 'typebox';
-import type { App } from '../http/server.ts';
+import { caller, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
-import type { PublicUser } from '../users/users.ts';
 import { newId } from '../http/ids.ts';
 import { HttpError, notFound } from '../http/problem.ts';
-import { requireUser, caller } from '../auth/guard.ts';
+import { created, errors, file, noContent, ok } from '../http/schemas.ts';
+import type { App } from '../http/server.ts';
+import type { PublicUser } from '../users/users.ts';
 import { collection, int } from './paths.ts';
 import { gatherReportData } from './report-data.ts';
+import { ReportFontMissingError, type ReportLocale, renderReport, reportString } from './report-pdf.ts';
 import { checkRoomLeft, reserveStorage } from './storage.ts';
-import { renderReport, reportString, ReportFontMissingError, type ReportLocale } from './report-pdf.ts';
-import { ok, created, noContent, file, errors } from '../http/schemas.ts';
 
-interface ReportRow { id: string; user_id: string; title: string; locale: ReportLocale; size_bytes: number; created_at: string }
+interface ReportRow {
+  id: string;
+  user_id: string;
+  title: string;
+  locale: ReportLocale;
+  size_bytes: number;
+  created_at: string;
+}
 
 /** The API shape; the storage path is never part of it. */
-export const publicReport = (r: ReportRow) => ({ id: r.id, title: r.title, locale: r.locale, created_at: r.created_at, size_bytes: int(r.size_bytes) });
-const ReportSchema = Type.Object({ id: Type.String(), title: Type.String(), locale: Type.String(), created_at: Type.String(), size_bytes: Type.Integer() });
+export const publicReport = (r: ReportRow) => ({
+  id: r.id,
+  title: r.title,
+  locale: r.locale,
+  created_at: r.created_at,
+  size_bytes: int(r.size_bytes),
+});
+const ReportSchema = Type.Object({
+  id: Type.String(),
+  title: Type.String(),
+  locale: Type.String(),
+  created_at: Type.String(),
+  size_bytes: Type.Integer(),
+});
 
 /** Health-compilation PDFs, stored as `<dataDir>/reports/<user_id>/<id>.pdf`. */
 export class Reports {
   private core: Core;
-  constructor(core: Core) { this.core = core; }
+  constructor(core: Core) {
+    this.core = core;
+  }
 
-  private dir(userId: string): string { return path.join(this.core.config.dataDir, 'reports', userId); }
-  private file(r: Pick<ReportRow, 'id' | 'user_id'>): string { return path.join(this.dir(r.user_id), `${r.id}.pdf`); }
+  private dir(userId: string): string {
+    return path.join(this.core.config.dataDir, 'reports', userId);
+  }
+  private file(r: Pick<ReportRow, 'id' | 'user_id'>): string {
+    return path.join(this.dir(r.user_id), `${r.id}.pdf`);
+  }
 
   /** Builds, stores and records one report. A missing font becomes a 503 that names the package to install. */
-  async generate(user: PublicUser, opts: { title?: string; locale?: ReportLocale }): Promise<ReturnType<typeof publicReport>> {
+  async generate(
+    user: PublicUser,
+    opts: { title?: string; locale?: ReportLocale },
+  ): Promise<ReturnType<typeof publicReport>> {
     const locale: ReportLocale = opts.locale ?? (user.locale === 'ru' ? 'ru' : 'en');
     const title = opts.title?.trim() || reportString(locale, 'default_title');
     const now = this.core.clock.now();
@@ -41,11 +69,22 @@ export class Reports {
     } catch (err) {
       if (err instanceof ReportFontMissingError) {
         this.core.logs.get('assistant').error({ err: err.message }, 'report font missing');
-        throw new HttpError(503, 'report_font_missing', 'PDF reports are unavailable: the server lacks the DejaVu Sans font (install the fonts-dejavu-core package).');
+        throw new HttpError(
+          503,
+          'report_font_missing',
+          'PDF reports are unavailable: the server lacks the DejaVu Sans font (install the fonts-dejavu-core package).',
+        );
       }
       throw err;
     }
-    const row: ReportRow = { id: newId(), user_id: user.id, title, locale, size_bytes: pdf.length, created_at: now.toISOString() };
+    const row: ReportRow = {
+      id: newId(),
+      user_id: user.id,
+      title,
+      locale,
+      size_bytes: pdf.length,
+      created_at: now.toISOString(),
+    };
     fs.mkdirSync(this.dir(user.id), { recursive: true });
     // Written under a temporary name and renamed, so a listed report always has a whole file.
     const tmp = `${this.file(row)}.tmp`;
@@ -55,8 +94,10 @@ export class Reports {
     try {
       await this.core.db.tx(async (q) => {
         await reserveStorage(this.core, q, user, row.size_bytes, 'report');
-        await q.run('INSERT INTO reports (id, user_id, title, locale, size_bytes, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-          [row.id, row.user_id, row.title, row.locale, row.size_bytes, row.created_at]);
+        await q.run(
+          'INSERT INTO reports (id, user_id, title, locale, size_bytes, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+          [row.id, row.user_id, row.title, row.locale, row.size_bytes, row.created_at],
+        );
       });
     } catch (err) {
       await fs.promises.rm(this.file(row), { force: true });
@@ -88,41 +129,109 @@ export class Reports {
     const Params = Type.Object({ report_id: Type.String({ format: 'uuid' }) });
     const id = (req: { params: unknown }) => (req.params as { report_id: string }).report_id;
 
-    collection(app, 'POST', '/api/v1/reports', {
-      ...opts,
-      schema: { tags, body: Type.Object({ title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })), locale: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ru')])) }, { additionalProperties: false }),
-        response: { ...created('The report, generated and stored as a PDF.', ReportSchema), ...errors([422, 'The request does not pass validation, or the report does not fit your storage limit (`storage_quota_exceeded`).'], [503, 'The server lacks the font PDF reports need (`report_font_missing`).']) },
+    collection(
+      app,
+      'POST',
+      '/api/v1/reports',
+      {
+        ...opts,
+        schema: {
+          tags,
+          body: Type.Object(
+            {
+              title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+              locale: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ru')])),
+            },
+            { additionalProperties: false },
+          ),
+          response: {
+            ...created('The report, generated and stored as a PDF.', ReportSchema),
+            ...errors(
+              [
+                422,
+                'The request does not pass validation, or the report does not fit your storage limit (`storage_quota_exceeded`).',
+              ],
+              [503, 'The server lacks the font PDF reports need (`report_font_missing`).'],
+            ),
+          },
+        },
       },
-    }, async (req, reply) => {
-      const b = (req.body ?? {}) as { title?: string; locale?: ReportLocale };
-      const report = await this.generate(caller(req), b);
-      reply.code(201);
-      return report;
-    });
-    collection(app, 'GET', '/api/v1/reports', {
-      ...opts,
-      schema: { tags, querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })), before: Type.Optional(Type.String({ format: 'uuid' })) }), response: { ...ok('Your reports (`reports`), newest first.') } },
-    }, async (req) => {
-      const q = req.query as { limit?: number; before?: string };
-      const rows = await core.db.all<ReportRow>(`SELECT * FROM reports WHERE user_id = ?${q.before ? ' AND id < ?' : ''} ORDER BY id DESC LIMIT ?`,
-        q.before ? [caller(req).id, q.before, q.limit ?? 50] : [caller(req).id, q.limit ?? 50]);
-      return { reports: rows.map(publicReport) };
-    });
-    app.get('/api/v1/reports/:report_id', { ...opts, schema: { tags, params: Params, response: { ...ok('The report.', ReportSchema) } } }, async (req) =>
-      publicReport(await this.own(caller(req).id, id(req))));
-    app.get('/api/v1/reports/:report_id/download', { ...opts, schema: { tags, params: Params, response: { ...file('The report as a PDF attachment.', 'application/pdf'), ...errors([404, 'No such report of yours, or its file is gone (`report_file_missing`).']) } } }, async (req, reply) => {
-      const row = await this.own(caller(req).id, id(req));
-      const file = this.file(row);
-      if (!fs.existsSync(file)) throw new HttpError(404, 'report_file_missing', 'The report is recorded but its file is gone; generate it again.');
-      const ascii = row.title.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_') || 'report';
-      reply.type('application/pdf')
-        .header('content-disposition', `attachment; filename="${ascii}.pdf"; filename*=UTF-8''${encodeURIComponent(row.title)}.pdf`)
-        .header('cache-control', 'private, no-store');
-      return reply.send(fs.createReadStream(file));
-    });
-    app.delete('/api/v1/reports/:report_id', { ...opts, schema: { tags, params: Params, response: { ...noContent('Deleted, with its file.') } } }, async (req, reply) => {
-      await this.remove(await this.own(caller(req).id, id(req)));
-      return reply.code(204).send();
-    });
+      async (req, reply) => {
+        const b = (req.body ?? {}) as { title?: string; locale?: ReportLocale };
+        const report = await this.generate(caller(req), b);
+        reply.code(201);
+        return report;
+      },
+    );
+    collection(
+      app,
+      'GET',
+      '/api/v1/reports',
+      {
+        ...opts,
+        schema: {
+          tags,
+          querystring: Type.Object({
+            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
+            before: Type.Optional(Type.String({ format: 'uuid' })),
+          }),
+          response: { ...ok('Your reports (`reports`), newest first.') },
+        },
+      },
+      async (req) => {
+        const q = req.query as { limit?: number; before?: string };
+        const rows = await core.db.all<ReportRow>(
+          `SELECT * FROM reports WHERE user_id = ?${q.before ? ' AND id < ?' : ''} ORDER BY id DESC LIMIT ?`,
+          q.before ? [caller(req).id, q.before, q.limit ?? 50] : [caller(req).id, q.limit ?? 50],
+        );
+        return { reports: rows.map(publicReport) };
+      },
+    );
+    app.get(
+      '/api/v1/reports/:report_id',
+      { ...opts, schema: { tags, params: Params, response: { ...ok('The report.', ReportSchema) } } },
+      async (req) => publicReport(await this.own(caller(req).id, id(req))),
+    );
+    app.get(
+      '/api/v1/reports/:report_id/download',
+      {
+        ...opts,
+        schema: {
+          tags,
+          params: Params,
+          response: {
+            ...file('The report as a PDF attachment.', 'application/pdf'),
+            ...errors([404, 'No such report of yours, or its file is gone (`report_file_missing`).']),
+          },
+        },
+      },
+      async (req, reply) => {
+        const row = await this.own(caller(req).id, id(req));
+        const file = this.file(row);
+        if (!fs.existsSync(file))
+          throw new HttpError(
+            404,
+            'report_file_missing',
+            'The report is recorded but its file is gone; generate it again.',
+          );
+        const ascii = row.title.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_') || 'report';
+        reply
+          .type('application/pdf')
+          .header(
+            'content-disposition',
+            `attachment; filename="${ascii}.pdf"; filename*=UTF-8''${encodeURIComponent(row.title)}.pdf`,
+          )
+          .header('cache-control', 'private, no-store');
+        return reply.send(fs.createReadStream(file));
+      },
+    );
+    app.delete(
+      '/api/v1/reports/:report_id',
+      { ...opts, schema: { tags, params: Params, response: { ...noContent('Deleted, with its file.') } } },
+      async (req, reply) => {
+        await this.remove(await this.own(caller(req).id, id(req)));
+        return reply.code(204).send();
+      },
+    );
   }
 }

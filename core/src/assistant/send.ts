@@ -1,35 +1,49 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import type { App } from '../http/server.ts';
+import { caller, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
+import type { Queryable } from '../db/database.ts';
 import { newId } from '../http/ids.ts';
-import { HttpError, conflict, unavailable, unprocessable } from '../http/problem.ts';
-import { requireUser, caller } from '../auth/guard.ts';
-import { ChatParams, ownChat, type ChatRow } from './chats.ts';
-import { branchTail, chatMessage, hideAfter, insertMessage, publicMessage, type MessageRow, type NewMessage } from './messages.ts';
+import { conflict, HttpError, unavailable, unprocessable } from '../http/problem.ts';
+import { errors, file } from '../http/schemas.ts';
+import type { App } from '../http/server.ts';
+import type { PublicUser } from '../users/users.ts';
 import { assembleContext, messageTokens } from './assemble.ts';
-import { ModelClient } from './model.ts';
-import { runExchange } from './exchange.ts';
-import type { ModelStream } from './model-stream.ts';
-import { SseStream } from './sse.ts';
-import { turn } from './turns.ts';
-import { bool } from './paths.ts';
-import { assistantTools } from './tools.ts';
-import { generateTitle } from './titles.ts';
-import { searchableBy } from './search.ts';
-import { labTools } from './lab-tools.ts';
+import { ChatParams, type ChatRow, ownChat } from './chats.ts';
 import type { Consents } from './consent.ts';
 import type { ToolEvent } from './exchange.ts';
+import { runExchange } from './exchange.ts';
+import { labTools } from './lab-tools.ts';
+import {
+  branchTail,
+  chatMessage,
+  hideAfter,
+  insertMessage,
+  type MessageRow,
+  type NewMessage,
+  publicMessage,
+} from './messages.ts';
+import { ModelClient } from './model.ts';
+import type { ModelStream } from './model-stream.ts';
+import type { Models } from './models.ts';
+import { bool } from './paths.ts';
 import type { Quotas } from './quotas.ts';
 import type { Reports } from './reports.ts';
-import type { Models } from './models.ts';
-import type { Queryable } from '../db/database.ts';
-import type { PublicUser } from '../users/users.ts';
-import type { FastifyReply, FastifyRequest } from 'fastify';
-import { file, errors } from '../http/schemas.ts';
+import { searchableBy } from './search.ts';
+import { SseStream } from './sse.ts';
+import { generateTitle } from './titles.ts';
+import { assistantTools } from './tools.ts';
+import { turn } from './turns.ts';
 
 export const MAX_CONTENT = 32_000;
-const Body = Type.Object({ content: Type.String({ minLength: 1, maxLength: MAX_CONTENT }) }, { additionalProperties: false });
-const MessageParams = Type.Object({ chat_id: Type.String({ format: 'uuid' }), message_id: Type.String({ format: 'uuid' }) });
+const Body = Type.Object(
+  { content: Type.String({ minLength: 1, maxLength: MAX_CONTENT }) },
+  { additionalProperties: false },
+);
+const MessageParams = Type.Object({
+  chat_id: Type.String({ format: 'uuid' }),
+  message_id: Type.String({ format: 'uuid' }),
+});
 
 /**
  * `POST /api/v1/chats/{chat_id}/messages`. Before streaming: 404 for a chat that is not the
@@ -54,12 +68,28 @@ export class InFlight {
   async drain(ms = 5000): Promise<void> {
     for (const c of this.running.keys()) c.abort();
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.allSettled([...this.running.values()]), new Promise((r) => { timer = setTimeout(r, ms); })]);
+    await Promise.race([
+      Promise.allSettled([...this.running.values()]),
+      new Promise((r) => {
+        timer = setTimeout(r, ms);
+      }),
+    ]);
     clearTimeout(timer);
   }
 }
 
-export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; model: ModelClient; reports: Reports; inflight: InFlight; models: Models; consents?: Consents }): Promise<void> {
+export async function sendRoutes(
+  app: App,
+  core: Core,
+  deps: {
+    quotas: Quotas;
+    model: ModelClient;
+    reports: Reports;
+    inflight: InFlight;
+    models: Models;
+    consents?: Consents;
+  },
+): Promise<void> {
   const { quotas, model, reports, inflight, models, consents } = deps;
   const log = core.logs.get('assistant');
   const produces = ['text/event-stream', 'application/problem+json'];
@@ -73,68 +103,175 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
     await turn();
     const user = caller(req);
     const chat = await ownChat(core.db, user.id, (req.params as { chat_id: string }).chat_id);
-    if (bool(chat.is_archived)) throw conflict('This chat is archived and read-only; unarchive it to continue.', 'chat_archived');
-    if (!model.configured) throw unavailable('The assistant is not configured: the server has no AI_API_KEY. Ask the administrator to set it.', 'assistant_not_configured');
+    if (bool(chat.is_archived))
+      throw conflict('This chat is archived and read-only; unarchive it to continue.', 'chat_archived');
+    if (!model.configured)
+      throw unavailable(
+        'The assistant is not configured: the server has no AI_API_KEY. Ask the administrator to set it.',
+        'assistant_not_configured',
+      );
     return { user, chat };
   };
-  const blank = (content: string) => { if (!content.trim()) throw unprocessable('The message is empty; write something to send.', [{ path: 'body/content', message: 'must not be blank' }]); };
+  const blank = (content: string) => {
+    if (!content.trim())
+      throw unprocessable('The message is empty; write something to send.', [
+        { path: 'body/content', message: 'must not be blank' },
+      ]);
+  };
 
-  app.post('/api/v1/chats/:chat_id/messages', {
-    schema: { tags: ['assistant'], summary: 'Send a message; the reply streams back as server-sent events', params: ChatParams, body: Body, produces, response: { ...file('The reply as server-sent events: `start`, `delta`…, `tool`…, then `done` or `error`.', 'text/event-stream'), ...errors([409, 'The chat is archived (`chat_archived`).'], [429, 'Over your daily AI message or token limit.'], [502, 'The AI model endpoint failed or refused the request.'], [503, 'The assistant is not configured (no AI_API_KEY), or the model provider is rate limiting.']) } },
-    preHandler: requireUser(core),
-  }, async (req, reply) => {
-    const { content } = req.body as { content: string };
-    const { user, chat } = await begin(req);
-    blank(content);
-    return respond(reply, user, chat, async (q, now) => {
-      const parent = await branchTail(q, chat.id);
-      return insertMessage(q, { chat_id: chat.id, user_id: user.id, role: 'user', content, created_at: now, parent_id: parent ?? null });
-    });
-  });
+  app.post(
+    '/api/v1/chats/:chat_id/messages',
+    {
+      schema: {
+        tags: ['assistant'],
+        summary: 'Send a message; the reply streams back as server-sent events',
+        params: ChatParams,
+        body: Body,
+        produces,
+        response: {
+          ...file(
+            'The reply as server-sent events: `start`, `delta`…, `tool`…, then `done` or `error`.',
+            'text/event-stream',
+          ),
+          ...errors(
+            [409, 'The chat is archived (`chat_archived`).'],
+            [429, 'Over your daily AI message or token limit.'],
+            [502, 'The AI model endpoint failed or refused the request.'],
+            [503, 'The assistant is not configured (no AI_API_KEY), or the model provider is rate limiting.'],
+          ),
+        },
+      },
+      preHandler: requireUser(core),
+    },
+    async (req, reply) => {
+      const { content } = req.body as { content: string };
+      const { user, chat } = await begin(req);
+      blank(content);
+      return respond(reply, user, chat, async (q, now) => {
+        const parent = await branchTail(q, chat.id);
+        return insertMessage(q, {
+          chat_id: chat.id,
+          user_id: user.id,
+          role: 'user',
+          content,
+          created_at: now,
+          parent_id: parent ?? null,
+        });
+      });
+    },
+  );
 
   /** A new reply to the same question; the reply it replaces stays as an alternative (a failed empty one is dropped). */
-  app.post('/api/v1/chats/:chat_id/messages/:message_id/regenerate', {
-    schema: { tags: ['assistant'], summary: 'Write another reply to the same question (the earlier reply is kept as an alternative)', params: MessageParams, produces, response: { ...file('The reply as server-sent events: `start`, `delta`…, `tool`…, then `done` or `error`.', 'text/event-stream'), ...errors([409, 'The chat is archived, or the message is not a reply to a question (`chat_archived`, `not_regenerable`).'], [429, 'Over your daily AI message or token limit.'], [502, 'The AI model endpoint failed or refused the request.'], [503, 'The assistant is not configured (no AI_API_KEY), or the model provider is rate limiting.']) } },
-    preHandler: requireUser(core),
-  }, async (req, reply) => {
-    const { user, chat } = await begin(req);
-    const target = await chatMessage(core.db, chat.id, (req.params as { message_id: string }).message_id);
-    if (target.role !== 'assistant' || !target.parent_id) throw new HttpError(409, 'not_regenerable', 'Only a reply to a question can be regenerated; pick an assistant message.');
-    const question = await chatMessage(core.db, chat.id, target.parent_id);
-    if (question.role !== 'user') throw new HttpError(409, 'not_regenerable', 'Only a reply to a question can be regenerated; pick an assistant message.');
-    return respond(reply, user, chat, async (q) => {
-      await hideAfter(q, chat.id, question.id);
-      // A failed reply with no text is not worth keeping as an alternative: the retry replaces it.
-      if (target.status === 'error' && !target.content) {
-        const child = await q.get('SELECT id FROM chat_messages WHERE parent_id = ? LIMIT 1', [target.id]);
-        if (!child) await q.run('DELETE FROM chat_messages WHERE id = ?', [target.id]);
-      }
-      await q.run('UPDATE chat_messages SET active = ? WHERE id = ?', [true, question.id]);
-      return question;
-    });
-  });
+  app.post(
+    '/api/v1/chats/:chat_id/messages/:message_id/regenerate',
+    {
+      schema: {
+        tags: ['assistant'],
+        summary: 'Write another reply to the same question (the earlier reply is kept as an alternative)',
+        params: MessageParams,
+        produces,
+        response: {
+          ...file(
+            'The reply as server-sent events: `start`, `delta`…, `tool`…, then `done` or `error`.',
+            'text/event-stream',
+          ),
+          ...errors(
+            [
+              409,
+              'The chat is archived, or the message is not a reply to a question (`chat_archived`, `not_regenerable`).',
+            ],
+            [429, 'Over your daily AI message or token limit.'],
+            [502, 'The AI model endpoint failed or refused the request.'],
+            [503, 'The assistant is not configured (no AI_API_KEY), or the model provider is rate limiting.'],
+          ),
+        },
+      },
+      preHandler: requireUser(core),
+    },
+    async (req, reply) => {
+      const { user, chat } = await begin(req);
+      const target = await chatMessage(core.db, chat.id, (req.params as { message_id: string }).message_id);
+      if (target.role !== 'assistant' || !target.parent_id)
+        throw new HttpError(
+          409,
+          'not_regenerable',
+          'Only a reply to a question can be regenerated; pick an assistant message.',
+        );
+      const question = await chatMessage(core.db, chat.id, target.parent_id);
+      if (question.role !== 'user')
+        throw new HttpError(
+          409,
+          'not_regenerable',
+          'Only a reply to a question can be regenerated; pick an assistant message.',
+        );
+      return respond(reply, user, chat, async (q) => {
+        await hideAfter(q, chat.id, question.id);
+        // A failed reply with no text is not worth keeping as an alternative: the retry replaces it.
+        if (target.status === 'error' && !target.content) {
+          const child = await q.get('SELECT id FROM chat_messages WHERE parent_id = ? LIMIT 1', [target.id]);
+          if (!child) await q.run('DELETE FROM chat_messages WHERE id = ?', [target.id]);
+        }
+        await q.run('UPDATE chat_messages SET active = ? WHERE id = ?', [true, question.id]);
+        return question;
+      });
+    },
+  );
 
   /** The question asked again in other words: a new branch from the same point; the old one is kept. */
-  app.post('/api/v1/chats/:chat_id/messages/:message_id/edit', {
-    schema: { tags: ['assistant'], summary: 'Edit a question and resend it (what followed it is kept as the previous branch)', params: MessageParams, body: Body, produces, response: { ...file('The reply as server-sent events: `start`, `delta`…, `tool`…, then `done` or `error`.', 'text/event-stream'), ...errors([409, 'The chat is archived, or the message is not your own (`chat_archived`, `not_editable`).'], [429, 'Over your daily AI message or token limit.'], [502, 'The AI model endpoint failed or refused the request.'], [503, 'The assistant is not configured (no AI_API_KEY), or the model provider is rate limiting.']) } },
-    preHandler: requireUser(core),
-  }, async (req, reply) => {
-    const { content } = req.body as { content: string };
-    const { user, chat } = await begin(req);
-    blank(content);
-    const target = await chatMessage(core.db, chat.id, (req.params as { message_id: string }).message_id);
-    if (target.role !== 'user') throw new HttpError(409, 'not_editable', 'Only your own messages can be edited.');
-    return respond(reply, user, chat, async (q, now) => {
-      await hideAfter(q, chat.id, target.parent_id);
-      return insertMessage(q, { chat_id: chat.id, user_id: user.id, role: 'user', content, created_at: now, parent_id: target.parent_id });
-    });
-  });
+  app.post(
+    '/api/v1/chats/:chat_id/messages/:message_id/edit',
+    {
+      schema: {
+        tags: ['assistant'],
+        summary: 'Edit a question and resend it (what followed it is kept as the previous branch)',
+        params: MessageParams,
+        body: Body,
+        produces,
+        response: {
+          ...file(
+            'The reply as server-sent events: `start`, `delta`…, `tool`…, then `done` or `error`.',
+            'text/event-stream',
+          ),
+          ...errors(
+            [409, 'The chat is archived, or the message is not your own (`chat_archived`, `not_editable`).'],
+            [429, 'Over your daily AI message or token limit.'],
+            [502, 'The AI model endpoint failed or refused the request.'],
+            [503, 'The assistant is not configured (no AI_API_KEY), or the model provider is rate limiting.'],
+          ),
+        },
+      },
+      preHandler: requireUser(core),
+    },
+    async (req, reply) => {
+      const { content } = req.body as { content: string };
+      const { user, chat } = await begin(req);
+      blank(content);
+      const target = await chatMessage(core.db, chat.id, (req.params as { message_id: string }).message_id);
+      if (target.role !== 'user') throw new HttpError(409, 'not_editable', 'Only your own messages can be edited.');
+      return respond(reply, user, chat, async (q, now) => {
+        await hideAfter(q, chat.id, target.parent_id);
+        return insertMessage(q, {
+          chat_id: chat.id,
+          user_id: user.id,
+          role: 'user',
+          content,
+          created_at: now,
+          parent_id: target.parent_id,
+        });
+      });
+    },
+  );
 
   /**
    * Counts the message against the quota, sets the question up with `question` (in a transaction),
    * and streams the reply to it. See the route comment above for the outcomes.
    */
-  async function respond(reply: FastifyReply, user: PublicUser, chat: ChatRow, question: (q: Queryable, now: string) => Promise<MessageRow>) {
+  async function respond(
+    reply: FastifyReply,
+    user: PublicUser,
+    chat: ChatRow,
+    question: (q: Queryable, now: string) => Promise<MessageRow>,
+  ) {
     const day = await quotas.reserve(user);
     const now = () => core.clock.now().toISOString();
     let userMessage: MessageRow;
@@ -147,14 +284,26 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
     await core.db.run('UPDATE chats SET updated_at = ? WHERE id = ?', [now(), chat.id]);
     const assistantId = newId();
     const [context, modelName, searchable, relayTools] = await Promise.all([
-      assembleContext(core, user.id, chat, userMessage, user.locale), models.forChat(chat.model ?? null), searchableBy(core.db, user.id),
+      assembleContext(core, user.id, chat, userMessage, user.locale),
+      models.forChat(chat.model ?? null),
+      searchableBy(core.db, user.id),
       labTools(core, user, { chatId: chat.id, messageId: assistantId, consents }),
     ]);
-    const base = { id: assistantId, chat_id: chat.id, user_id: user.id, role: 'assistant', context_version: context.contextVersion, parent_id: userMessage.id, model: modelName } satisfies Partial<NewMessage>;
+    const base = {
+      id: assistantId,
+      chat_id: chat.id,
+      user_id: user.id,
+      role: 'assistant',
+      context_version: context.contextVersion,
+      parent_id: userMessage.id,
+      model: modelName,
+    } satisfies Partial<NewMessage>;
 
     const controller = new AbortController();
     let finished = false;
-    const onClose = () => { if (!finished) controller.abort(); };
+    const onClose = () => {
+      if (!finished) controller.abort();
+    };
     reply.raw.on('close', onClose);
     const tools = assistantTools(reports, user, log, core.db, searchable, relayTools);
     const maxToolRounds = core.config.ai.maxToolRounds;
@@ -163,7 +312,12 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
 
     let first: ModelStream;
     try {
-      first = await model.open(context.messages, maxToolRounds > 0 ? tools.definitions : [], controller.signal, modelName);
+      first = await model.open(
+        context.messages,
+        maxToolRounds > 0 ? tools.definitions : [],
+        controller.signal,
+        modelName,
+      );
     } catch (err) {
       finished = true;
       reply.raw.off('close', onClose);
@@ -172,7 +326,14 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
         const prompt = context.messages.reduce((n, m) => n + messageTokens(m), 0);
         // The reply and the tokens it cost are recorded together, so usage and history always agree.
         await core.db.tx(async (q) => {
-          await insertMessage(q, { ...base, content: '', status: 'interrupted', usage: { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt }, usage_estimated: true, created_at: now() });
+          await insertMessage(q, {
+            ...base,
+            content: '',
+            status: 'interrupted',
+            usage: { prompt_tokens: prompt, completion_tokens: 0, total_tokens: prompt },
+            usage_estimated: true,
+            created_at: now(),
+          });
           await quotas.addTokens(user.id, day.day, prompt, q);
           await quotas.addModelUsage(user.id, day.day, modelName, prompt, q);
         });
@@ -182,7 +343,13 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
       }
       const failure = model.failure(err);
       log.warn({ code: failure.code, status: failure.status }, 'model call failed before streaming');
-      await insertMessage(core.db, { ...base, content: '', status: 'error', error: failure.message, created_at: now() });
+      await insertMessage(core.db, {
+        ...base,
+        content: '',
+        status: 'error',
+        error: failure.message,
+        created_at: now(),
+      });
       // Nothing was produced, so the message does not count against the day.
       await quotas.release(user.id, day.day);
       throw failure;
@@ -190,12 +357,27 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
 
     const sse = new SseStream(reply);
     let settle!: () => void;
-    inflight.track(controller, new Promise<void>((r) => { settle = r; }));
+    inflight.track(
+      controller,
+      new Promise<void>((r) => {
+        settle = r;
+      }),
+    );
     try {
       sse.open();
-      sse.send('start', { user_message: publicMessage(userMessage), assistant_message_id: assistantId, model: modelName });
+      sse.send('start', {
+        user_message: publicMessage(userMessage),
+        assistant_message_id: assistantId,
+        model: modelName,
+      });
       const result = await runExchange({
-        model, first, messages: context.messages, tools, signal: controller.signal, modelName, maxToolRounds,
+        model,
+        first,
+        messages: context.messages,
+        tools,
+        signal: controller.signal,
+        modelName,
+        maxToolRounds,
         sink: {
           delta: (text) => sse.delta(text),
           tool: ({ result, ...event }) => {
@@ -206,27 +388,45 @@ export async function sendRoutes(app: App, core: Core, deps: { quotas: Quotas; m
         },
       });
       await turn();
-      const saved = publicMessage(await core.db.tx(async (q) => {
-        const row = await insertMessage(q, {
-          ...base, content: result.content, status: result.status, usage: result.usage, usage_estimated: result.estimated,
-          error: result.error?.message ?? null, created_at: now(),
-          attachments: result.reports.map((r) => ({ type: 'report' as const, report_id: r.id, title: r.title })),
-        });
-        if (calls.length) {
-          row.tools = JSON.stringify(calls);
-          await q.run('UPDATE chat_messages SET tools = ? WHERE id = ?', [row.tools, row.id]);
-        }
-        await quotas.addTokens(user.id, day.day, result.usage.total_tokens, q);
-        await quotas.addModelUsage(user.id, day.day, modelName, result.usage.total_tokens, q);
-        return row;
-      }));
+      const saved = publicMessage(
+        await core.db.tx(async (q) => {
+          const row = await insertMessage(q, {
+            ...base,
+            content: result.content,
+            status: result.status,
+            usage: result.usage,
+            usage_estimated: result.estimated,
+            error: result.error?.message ?? null,
+            created_at: now(),
+            attachments: result.reports.map((r) => ({ type: 'report' as const, report_id: r.id, title: r.title })),
+          });
+          if (calls.length) {
+            row.tools = JSON.stringify(calls);
+            await q.run('UPDATE chat_messages SET tools = ? WHERE id = ?', [row.tools, row.id]);
+          }
+          await quotas.addTokens(user.id, day.day, result.usage.total_tokens, q);
+          await quotas.addModelUsage(user.id, day.day, modelName, result.usage.total_tokens, q);
+          return row;
+        }),
+      );
       if (result.status === 'complete' && bool((chat as ChatRow & { title_auto?: unknown }).title_auto)) {
         // The reply is complete for the client; the stream stays open for the generated title.
         sse.send('done', { message: saved });
-        const titled = await generateTitle({ core, model, quotas, user, chat, day: day.day, question: userMessage.content, answer: result.content, modelName });
+        const titled = await generateTitle({
+          core,
+          model,
+          quotas,
+          user,
+          chat,
+          day: day.day,
+          question: userMessage.content,
+          answer: result.content,
+          modelName,
+        });
         if (titled) sse.send('title', { chat: titled });
       } else if (result.status === 'complete') sse.finish('done', { message: saved });
-      else if (result.status === 'error') sse.finish('error', { detail: result.error!.message, code: result.error!.code, message: saved });
+      else if (result.status === 'error')
+        sse.finish('error', { detail: result.error!.message, code: result.error!.code, message: saved });
       else log.info({ chat_id: chat.id, message_id: assistantId }, 'client left; partial reply saved as interrupted');
     } catch (err) {
       log.error({ err }, 'message stream failed');

@@ -27,7 +27,9 @@ export class SseDecoder {
   /** The first line may start with a byte order mark, which is dropped. */
   private first = true;
 
-  constructor(onEvent: SseEventHandler) { this.onEvent = onEvent; }
+  constructor(onEvent: SseEventHandler) {
+    this.onEvent = onEvent;
+  }
 
   /** Feeds the next bytes of the stream; events completed by them are delivered before it returns. */
   push(chunk: Buffer): void {
@@ -52,7 +54,10 @@ export class SseDecoder {
       if (cr !== -1 && (lf === -1 || cr < lf)) {
         end = cr;
         if (cr + 1 < len) next = buf[cr + 1] === LF ? cr + 2 : cr + 1;
-        else { next = len; this.skipLf = true; }
+        else {
+          next = len;
+          this.skipLf = true;
+        }
       } else if (lf !== -1) {
         end = lf;
         next = lf + 1;
@@ -82,17 +87,29 @@ export class SseDecoder {
       this.first = false;
       if (end - s >= 3 && buf[s] === 0xef && buf[s + 1] === 0xbb && buf[s + 2] === 0xbf) s += 3;
     }
-    if (s === end) { this.dispatch(); return; }
+    if (s === end) {
+      this.dispatch();
+      return;
+    }
     if (buf[s] === COLON) return; // a comment
     let colon = buf.indexOf(COLON, s);
     if (colon === -1 || colon > end) colon = end;
     const nameLen = colon - s;
     let v = colon + 1;
     if (v < end && buf[v] === SPACE) v++;
-    if (nameLen === 4 && buf[s] === 100 && buf[s + 1] === 97 && buf[s + 2] === 116 && buf[s + 3] === 97) { // data
+    if (nameLen === 4 && buf[s] === 100 && buf[s + 1] === 97 && buf[s + 2] === 116 && buf[s + 3] === 97) {
+      // data
       const value = v < end ? buf.toString('utf8', v, end) : '';
       this.data = this.data === undefined ? value : `${this.data}\n${value}`;
-    } else if (nameLen === 5 && buf[s] === 101 && buf[s + 1] === 118 && buf[s + 2] === 101 && buf[s + 3] === 110 && buf[s + 4] === 116) { // event
+    } else if (
+      nameLen === 5 &&
+      buf[s] === 101 &&
+      buf[s + 1] === 118 &&
+      buf[s + 2] === 101 &&
+      buf[s + 3] === 110 &&
+      buf[s + 4] === 116
+    ) {
+      // event
       this.event = v < end ? buf.toString('utf8', v, end) : '';
     }
   }

@@ -19,7 +19,10 @@ function tick(): void {
 }
 function track(s: SseStream): void {
   open.add(s);
-  if (!ticker) { ticker = setInterval(tick, keepAliveMs()); ticker.unref(); }
+  if (!ticker) {
+    ticker = setInterval(tick, keepAliveMs());
+    ticker.unref();
+  }
 }
 function untrack(s: SseStream): void {
   if (!open.delete(s) || open.size > 0 || !ticker) return;
@@ -52,7 +55,9 @@ export class SseStream {
   }
 
   /** True once the client disconnected or the stream was ended. */
-  get closed(): boolean { return this.ended || this.raw.destroyed || this.raw.writableEnded; }
+  get closed(): boolean {
+    return this.ended || this.raw.destroyed || this.raw.writableEnded;
+  }
 
   open(): void {
     this.reply.hijack();
@@ -102,8 +107,15 @@ export class SseStream {
   private write(frame: string): void {
     if (this.closed) return;
     const socket = this.socket;
-    if (!socket || this.first) { this.first = false; this.raw.write(frame); return; }
-    if (!this.chunked) { socket.write(frame); return; }
+    if (!socket || this.first) {
+      this.first = false;
+      this.raw.write(frame);
+      return;
+    }
+    if (!this.chunked) {
+      socket.write(frame);
+      return;
+    }
     socket.write(`${Buffer.byteLength(frame).toString(16)}\r\n${frame}\r\n`);
   }
 

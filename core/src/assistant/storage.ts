@@ -18,27 +18,35 @@
  * row on PostgreSQL, so concurrent writes of one user cannot pass the limit together.
  */
 import Type from 'typebox';
-import type { App } from '../http/server.ts';
+import { caller, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
-import type { PublicUser } from '../users/users.ts';
 import { HttpError } from '../http/problem.ts';
-import { requireUser, caller } from '../auth/guard.ts';
+import type { App } from '../http/server.ts';
+import type { PublicUser } from '../users/users.ts';
 
 /** One MB as the limit counts it (and as the web client shows sizes). */
 export const MB = 1_000_000;
 
-export interface StorageUsage { documents: number; memory: number; reports: number; total: number }
+export interface StorageUsage {
+  documents: number;
+  memory: number;
+  reports: number;
+  total: number;
+}
 
 /** The bytes a user's documents (name, text, search chunks), memory entries (content, category) and reports (PDF size) take. */
 export async function storageUsage(q: Queryable, userId: string): Promise<StorageUsage> {
   // octet_length reads the stored length (SQLite from the record header, PostgreSQL from the
   // TOAST header), so a large document costs no more to count than a small one.
-  const row = await q.get<{ d: unknown; c: unknown; m: unknown; r: unknown }>(`SELECT
+  const row = await q.get<{ d: unknown; c: unknown; m: unknown; r: unknown }>(
+    `SELECT
       (SELECT COALESCE(SUM(octet_length(filename) + octet_length(content)), 0) FROM documents WHERE user_id = ?) AS d,
       (SELECT COALESCE(SUM(octet_length(content)), 0) FROM document_chunks WHERE user_id = ?) AS c,
       (SELECT COALESCE(SUM(octet_length(content) + COALESCE(octet_length(category), 0)), 0) FROM memory_entries WHERE user_id = ?) AS m,
-      (SELECT COALESCE(SUM(size_bytes), 0) FROM reports WHERE user_id = ?) AS r`, [userId, userId, userId, userId]);
+      (SELECT COALESCE(SUM(size_bytes), 0) FROM reports WHERE user_id = ?) AS r`,
+    [userId, userId, userId, userId],
+  );
   const documents = Number(row?.d ?? 0) + Number(row?.c ?? 0);
   const memory = Number(row?.m ?? 0);
   const reports = Number(row?.r ?? 0);
@@ -46,7 +54,8 @@ export async function storageUsage(q: Queryable, userId: string): Promise<Storag
 }
 
 /** The user's limit in MB: their own when set, else SERVICE_USER_STORAGE_MB. */
-export const storageLimitMb = (core: Core, user: Pick<PublicUser, 'max_storage_mb'>): number => user.max_storage_mb ?? core.config.userStorageMb;
+export const storageLimitMb = (core: Core, user: Pick<PublicUser, 'max_storage_mb'>): number =>
+  user.max_storage_mb ?? core.config.userStorageMb;
 
 /** Bytes as the sentences show them: MB with up to two decimals. */
 const mb = (bytes: number): string => `${Number((bytes / MB).toFixed(2))} MB`;
@@ -71,7 +80,13 @@ export function storedBytes(dialect: Queryable['dialect'], ...texts: (string | n
  * Inside the write's transaction `q`, before the write: refuses (throws, so nothing is written)
  * when `added` more bytes would take the user past the limit. Exactly at the limit is allowed.
  */
-export async function reserveStorage(core: Core, q: Queryable, user: Pick<PublicUser, 'id' | 'max_storage_mb'>, added: number, what: StoredThing): Promise<void> {
+export async function reserveStorage(
+  core: Core,
+  q: Queryable,
+  user: Pick<PublicUser, 'id' | 'max_storage_mb'>,
+  added: number,
+  what: StoredThing,
+): Promise<void> {
   if (added <= 0) return;
   await lockUserStorage(q, user.id);
   const used = (await storageUsage(q, user.id)).total;
@@ -80,7 +95,11 @@ export async function reserveStorage(core: Core, q: Queryable, user: Pick<Public
 }
 
 /** Before the work of a write (a PDF's extraction, a report's rendering): refuses when nothing more fits. */
-export async function checkRoomLeft(core: Core, user: Pick<PublicUser, 'id' | 'max_storage_mb'>, what: StoredThing): Promise<void> {
+export async function checkRoomLeft(
+  core: Core,
+  user: Pick<PublicUser, 'id' | 'max_storage_mb'>,
+  what: StoredThing,
+): Promise<void> {
   const used = (await storageUsage(core.db, user.id)).total;
   const limitMb = storageLimitMb(core, user);
   if (used >= limitMb * MB) throw storageExceeded(what, limitMb, used, null);
@@ -95,41 +114,67 @@ export async function lockUserStorage(q: Queryable, userId: string): Promise<voi
 export function storageExceeded(what: StoredThing, limitMb: number, used: number, needed: number | null): HttpError {
   const limit = limitMb * MB;
   const status = what === 'document' ? 413 : 422;
-  const need = needed === null ? `You have used ${mb(used)} (${used} bytes)` : `This ${what} needs ${mb(needed)} (${needed} bytes), but you have used ${mb(used)} (${used} bytes)`;
+  const need =
+    needed === null
+      ? `You have used ${mb(used)} (${used} bytes)`
+      : `This ${what} needs ${mb(needed)} (${needed} bytes), but you have used ${mb(used)} (${used} bytes)`;
   const detail = `${need} of your storage limit of ${limitMb} MB (${limit} bytes) for documents, memory entries and reports${needed === null ? ', so nothing more can be stored' : ''}. Delete documents, memory entries or reports you no longer need, or ask an administrator to raise your limit.`;
   return new HttpError(status, 'storage_quota_exceeded', detail, {
     params: {
-      what, limit_mb: limitMb, limit_bytes: limit, used_bytes: used, used_mb: Number((used / MB).toFixed(2)),
+      what,
+      limit_mb: limitMb,
+      limit_bytes: limit,
+      used_bytes: used,
+      used_mb: Number((used / MB).toFixed(2)),
       ...(needed === null ? {} : { needed_bytes: needed, needed_mb: Number((needed / MB).toFixed(2)) }),
     },
   });
 }
 
 const StorageSchema = Type.Object({
-  used_bytes: Type.Integer({ description: 'Bytes counted against the limit: documents (name, text and its search chunks), memory entries (content and category), report PDFs' }),
+  used_bytes: Type.Integer({
+    description:
+      'Bytes counted against the limit: documents (name, text and its search chunks), memory entries (content and category), report PDFs',
+  }),
   limit_bytes: Type.Integer(),
   limit_mb: Type.Integer({ description: 'The limit in MB of 1,000,000 bytes' }),
-  custom_limit: Type.Boolean({ description: 'True when an administrator set this user\'s own limit, false when it is SERVICE_USER_STORAGE_MB' }),
+  custom_limit: Type.Boolean({
+    description: "True when an administrator set this user's own limit, false when it is SERVICE_USER_STORAGE_MB",
+  }),
   exceeded: Type.Boolean({ description: 'True when nothing more can be stored' }),
-  documents_bytes: Type.Integer(), memory_bytes: Type.Integer(), reports_bytes: Type.Integer(),
+  documents_bytes: Type.Integer(),
+  memory_bytes: Type.Integer(),
+  reports_bytes: Type.Integer(),
 });
 
 /** `GET /api/v1/storage`: the caller's usage against their limit. */
 export async function storageRoutes(app: App, core: Core): Promise<void> {
-  app.get('/api/v1/storage', {
-    schema: {
-      tags: ['assistant'], summary: 'Your storage: used and limit',
-      description: 'What your documents, memory entries and reports take against your storage limit (SERVICE_USER_STORAGE_MB, or the limit an administrator set for you). A document counts its name, its text and the text again as search chunks; a memory entry its content and category; a report its PDF. An upload past the limit is refused with 413, a memory entry or report with 422 (`storage_quota_exceeded`).',
-      response: { 200: StorageSchema },
+  app.get(
+    '/api/v1/storage',
+    {
+      schema: {
+        tags: ['assistant'],
+        summary: 'Your storage: used and limit',
+        description:
+          'What your documents, memory entries and reports take against your storage limit (SERVICE_USER_STORAGE_MB, or the limit an administrator set for you). A document counts its name, its text and the text again as search chunks; a memory entry its content and category; a report its PDF. An upload past the limit is refused with 413, a memory entry or report with 422 (`storage_quota_exceeded`).',
+        response: { 200: StorageSchema },
+      },
+      preHandler: requireUser(core),
     },
-    preHandler: requireUser(core),
-  }, async (req) => {
-    const user = caller(req);
-    const used = await storageUsage(core.db, user.id);
-    const limitMb = storageLimitMb(core, user);
-    return {
-      used_bytes: used.total, limit_bytes: limitMb * MB, limit_mb: limitMb, custom_limit: user.max_storage_mb !== null,
-      exceeded: used.total >= limitMb * MB, documents_bytes: used.documents, memory_bytes: used.memory, reports_bytes: used.reports,
-    };
-  });
+    async (req) => {
+      const user = caller(req);
+      const used = await storageUsage(core.db, user.id);
+      const limitMb = storageLimitMb(core, user);
+      return {
+        used_bytes: used.total,
+        limit_bytes: limitMb * MB,
+        limit_mb: limitMb,
+        custom_limit: user.max_storage_mb !== null,
+        exceeded: used.total >= limitMb * MB,
+        documents_bytes: used.documents,
+        memory_bytes: used.memory,
+        reports_bytes: used.reports,
+      };
+    },
+  );
 }

@@ -1,13 +1,13 @@
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
-import type { PublicUser } from '../users/users.ts';
-import type { Logger } from '../logging/logger.ts';
 import type { Database } from '../db/database.ts';
-import type { Reports } from './reports.ts';
+import type { Logger } from '../logging/logger.ts';
+import type { PublicUser } from '../users/users.ts';
+import type { Decided } from './consent.ts';
 import { excerpt, ftsTerms } from './fts.ts';
-import { searchChunks, searchMemory } from './search.ts';
 import { lab } from './lab-strings.ts';
 import type { LabTools } from './lab-tools.ts';
-import type { Decided } from './consent.ts';
+import type { Reports } from './reports.ts';
+import { searchChunks, searchMemory } from './search.ts';
 
 export interface ToolOutcome {
   ok: boolean;
@@ -20,7 +20,12 @@ export interface ToolOutcome {
    * Set when the call only proposed an action (send_notification, schedule_message): nothing is
    * done until the user decides. `decision` waits for that and gives the outcome the model reads.
    */
-  confirm?: { id: string; expires_at: string; proposal: Record<string, unknown>; decision(signal: AbortSignal): Promise<Decided> };
+  confirm?: {
+    id: string;
+    expires_at: string;
+    proposal: Record<string, unknown>;
+    decision(signal: AbortSignal): Promise<Decided>;
+  };
 }
 
 /** The tools offered to the model for one reply, bound to the user it answers. */
@@ -38,28 +43,37 @@ export const SEARCH_LIMITS = { results: 6, excerptChars: 600, totalChars: 3000 }
 
 /** The memory, document and report tools, described in the user's language. */
 function baseDefinitions(l: string): ChatCompletionTool[] {
-  const query = { type: 'object', properties: { query: { type: 'string', description: lab(l, 'param.query') } }, required: ['query'], additionalProperties: false };
-  return [{
-    type: 'function',
-    function: { name: SEARCH_MEMORY, description: lab(l, 'tool.search_memory'), parameters: query },
-  }, {
-    type: 'function',
-    function: { name: SEARCH_DOCUMENTS, description: lab(l, 'tool.search_documents'), parameters: query },
-  }, {
-    type: 'function',
-    function: {
-      name: GENERATE_HEALTH_REPORT,
-      description: lab(l, 'tool.generate_health_report'),
-      parameters: {
-        type: 'object',
-        properties: {
-          title: { type: 'string', description: lab(l, 'param.report_title') },
-          locale: { type: 'string', enum: ['en', 'ru'], description: lab(l, 'param.report_locale') },
+  const query = {
+    type: 'object',
+    properties: { query: { type: 'string', description: lab(l, 'param.query') } },
+    required: ['query'],
+    additionalProperties: false,
+  };
+  return [
+    {
+      type: 'function',
+      function: { name: SEARCH_MEMORY, description: lab(l, 'tool.search_memory'), parameters: query },
+    },
+    {
+      type: 'function',
+      function: { name: SEARCH_DOCUMENTS, description: lab(l, 'tool.search_documents'), parameters: query },
+    },
+    {
+      type: 'function',
+      function: {
+        name: GENERATE_HEALTH_REPORT,
+        description: lab(l, 'tool.generate_health_report'),
+        parameters: {
+          type: 'object',
+          properties: {
+            title: { type: 'string', description: lab(l, 'param.report_title') },
+            locale: { type: 'string', enum: ['en', 'ru'], description: lab(l, 'param.report_locale') },
+          },
+          additionalProperties: false,
         },
-        additionalProperties: false,
       },
     },
-  }];
+  ];
 }
 
 /** Takes results in order while the characters they add stay within the total bound. */
@@ -78,18 +92,30 @@ function bounded<T>(items: T[], size: (item: T) => number): T[] {
 /** Runs one of the search tools for `userId`: only that user's rows are ever read. */
 async function search(db: Database, userId: string, name: string, args: { query?: unknown }): Promise<ToolOutcome> {
   const q = typeof args.query === 'string' ? args.query.trim().slice(0, 200) : '';
-  if (!ftsTerms(q).length) return { ok: false, result: { error: 'Give a query with at least one word.' }, summary: { query: q, count: 0 } };
+  if (!ftsTerms(q).length)
+    return { ok: false, result: { error: 'Give a query with at least one word.' }, summary: { query: q, count: 0 } };
   const terms = ftsTerms(q);
   if (name === SEARCH_MEMORY) {
     const hits = await searchMemory(db, userId, q, SEARCH_LIMITS.results);
-    const entries = bounded(hits.map((h) => ({
-      content: excerpt(h.content, terms, SEARCH_LIMITS.excerptChars), category: h.category, recorded_at: h.recorded_at,
-    })), (e) => e.content.length + (e.category?.length ?? 0));
+    const entries = bounded(
+      hits.map((h) => ({
+        content: excerpt(h.content, terms, SEARCH_LIMITS.excerptChars),
+        category: h.category,
+        recorded_at: h.recorded_at,
+      })),
+      (e) => e.content.length + (e.category?.length ?? 0),
+    );
     return { ok: true, result: { query: q, entries }, summary: { query: q, count: entries.length } };
   }
   const hits = await searchChunks(db, userId, q, SEARCH_LIMITS.results);
-  const excerpts = bounded(hits.map((h) => ({ document: h.filename, page: h.page, excerpt: excerpt(h.content, terms, SEARCH_LIMITS.excerptChars) })),
-    (e) => e.excerpt.length + e.document.length);
+  const excerpts = bounded(
+    hits.map((h) => ({
+      document: h.filename,
+      page: h.page,
+      excerpt: excerpt(h.content, terms, SEARCH_LIMITS.excerptChars),
+    })),
+    (e) => e.excerpt.length + e.document.length,
+  );
   return { ok: true, result: { query: q, excerpts }, summary: { query: q, count: excerpts.length } };
 }
 
@@ -99,13 +125,29 @@ async function search(db: Database, userId: string, name: string, args: { query?
  * something it could find (`has`): a search of nothing would cost a round and its tokens for no
  * answer. `relayTools` adds the tools over the relay (lab-tools.ts), offered after these.
  */
-export function assistantTools(reports: Reports, user: PublicUser, log: Logger, db?: Database, has: { memory: boolean; documents: boolean } = { memory: true, documents: true }, relayTools?: LabTools): Tools {
-  const offered = (name: string) => name === GENERATE_HEALTH_REPORT || (db !== undefined && (name === SEARCH_MEMORY ? has.memory : name === SEARCH_DOCUMENTS ? has.documents : false));
+export function assistantTools(
+  reports: Reports,
+  user: PublicUser,
+  log: Logger,
+  db?: Database,
+  has: { memory: boolean; documents: boolean } = { memory: true, documents: true },
+  relayTools?: LabTools,
+): Tools {
+  const offered = (name: string) =>
+    name === GENERATE_HEALTH_REPORT ||
+    (db !== undefined && (name === SEARCH_MEMORY ? has.memory : name === SEARCH_DOCUMENTS ? has.documents : false));
   return {
-    definitions: [...baseDefinitions(user.locale).filter((d) => d.type === 'function' && offered(d.function.name)), ...(relayTools?.definitions ?? [])],
+    definitions: [
+      ...baseDefinitions(user.locale).filter((d) => d.type === 'function' && offered(d.function.name)),
+      ...(relayTools?.definitions ?? []),
+    ],
     async run(name, rawArgs) {
       let args: { title?: unknown; locale?: unknown; query?: unknown } = {};
-      try { args = rawArgs.trim() ? JSON.parse(rawArgs) : {}; } catch { /* Malformed arguments: fall back to the defaults. */ }
+      try {
+        args = rawArgs.trim() ? JSON.parse(rawArgs) : {};
+      } catch {
+        /* Malformed arguments: fall back to the defaults. */
+      }
       if (!args || typeof args !== 'object' || Array.isArray(args)) args = {};
       const fromLab = relayTools ? await relayTools.run(name, args as Record<string, unknown>) : undefined;
       if (fromLab) return fromLab;
@@ -123,10 +165,17 @@ export function assistantTools(reports: Reports, user: PublicUser, log: Logger, 
       try {
         const report = await reports.generate(user, { title, locale });
         const download_url = `/api/v1/reports/${report.id}/download`;
-        return { ok: true, result: { report_id: report.id, title: report.title, download_url }, report: { id: report.id, title: report.title } };
+        return {
+          ok: true,
+          result: { report_id: report.id, title: report.title, download_url },
+          report: { id: report.id, title: report.title },
+        };
       } catch (err) {
         log.error({ err }, 'report tool failed');
-        return { ok: false, result: { error: err instanceof Error ? err.message : 'The report could not be generated.' } };
+        return {
+          ok: false,
+          result: { error: err instanceof Error ? err.message : 'The report could not be generated.' },
+        };
       }
     },
   };

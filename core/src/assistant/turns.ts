@@ -24,7 +24,10 @@ function newTurn(): void {
     admit();
     go();
   }
-  if (head === waiting.length) { waiting.length = 0; head = 0; }
+  if (head === waiting.length) {
+    waiting.length = 0;
+    head = 0;
+  }
 }
 
 function admit(): void {
@@ -48,7 +51,9 @@ export function turn(): Promise<void> | undefined {
     admit();
     return undefined;
   }
-  const p = new Promise<void>((resolve) => { waiting.push(resolve); });
+  const p = new Promise<void>((resolve) => {
+    waiting.push(resolve);
+  });
   queueReset();
   return p;
 }

@@ -1,6 +1,6 @@
 import type { Feature } from '../features.ts';
-import authRoutes from './routes.ts';
 import healthRoutes from '../health/routes.ts';
+import authRoutes from './routes.ts';
 
 export default {
   name: 'auth',

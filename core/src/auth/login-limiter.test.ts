@@ -15,7 +15,11 @@ t.test('an attacker on one address locks only that address out of the account, w
   const l = new LoginLimiter();
   let now = 1_000_000;
   for (let i = 0; i < 5; i++) t.equal(login(l, 'victim', 'A', false, now), 0, `failure ${i + 1} is checked`);
-  t.equal(login(l, 'victim', 'A', true, now), 30, 'A is locked for 30 s after 5 failures, even with the right password');
+  t.equal(
+    login(l, 'victim', 'A', true, now),
+    30,
+    'A is locked for 30 s after 5 failures, even with the right password',
+  );
   t.equal(login(l, 'victim', 'B', true, now), 0, 'the real user from B gets in');
   t.equal(login(l, 'someone-else', 'A', false, now), 0, 'A may still try other accounts');
   now += 30 * S;
@@ -31,7 +35,8 @@ t.test('an attacker on one address locks only that address out of the account, w
   t.equal(login(l, 'victim', 'B', true, now), 0, 'hours of guessing from A never lock the account');
   t.equal(login(l, 'victim', 'C', true, now), 0, 'not even for an address the user never used');
   now += 61 * MIN + 15 * MIN;
-  for (let i = 0; i < 5; i++) t.equal(login(l, 'victim', 'A', false, now), 0, 'an hour after the last failure A is forgotten');
+  for (let i = 0; i < 5; i++)
+    t.equal(login(l, 'victim', 'A', false, now), 0, 'an hour after the last failure A is forgotten');
 });
 
 t.test('a success clears its own account-and-address count, not the address count', async (t) => {
@@ -41,11 +46,16 @@ t.test('a success clears its own account-and-address count, not the address coun
   t.equal(login(l, 'me', 'A', true, now), 0, 'logged in after 4 failures');
   for (let i = 0; i < 2; i++) t.equal(login(l, 'me', 'A', false, now), 0);
   // 6 failures from A in all (the pair counts only the last 2): the address allowance is used up.
-  t.equal(login(l, 'another', 'A', true, now), 30, 'the address is locked: logging in to an account of your own did not reset it');
+  t.equal(
+    login(l, 'another', 'A', true, now),
+    30,
+    'the address is locked: logging in to an account of your own did not reset it',
+  );
   const fresh = new LoginLimiter();
   for (let i = 0; i < 4; i++) login(fresh, 'me', 'A', false, now);
   login(fresh, 'me', 'A', true, now);
-  for (let i = 0; i < 5; i++) t.equal(login(fresh, 'me', 'A', false, now), 0, 'after a success the pair has its 5 failures again');
+  for (let i = 0; i < 5; i++)
+    t.equal(login(fresh, 'me', 'A', false, now), 0, 'after a success the pair has its 5 failures again');
   t.equal(login(fresh, 'me', 'A', false, now), 30);
 });
 
@@ -78,14 +88,23 @@ t.test('parallel attempts are counted before their passwords are checked', async
   const l = new LoginLimiter();
   const now = 30_000_000;
   const started = Array.from({ length: 8 }, () => l.begin('victim', 'A', now));
-  t.same(started.map((s) => s.wait), [0, 0, 0, 0, 0, 30, 30, 30], 'only 5 reach the password check');
+  t.same(
+    started.map((s) => s.wait),
+    [0, 0, 0, 0, 0, 30, 30, 30],
+    'only 5 reach the password check',
+  );
 });
 
 t.test('memory stays bounded', async (t) => {
   const l = new LoginLimiter({ maxEntries: 100 });
   for (let i = 0; i < 1000; i++) login(l, `u${i}`, `addr${i}`, false, 40_000_000);
-  const sizes = Object.values(l as unknown as Record<string, unknown>).filter((v) => v instanceof Map).map((m) => (m as Map<string, unknown>).size);
-  t.ok(sizes.every((n) => n <= 100), `maps hold at most 100 entries (${sizes.join(', ')})`);
+  const sizes = Object.values(l as unknown as Record<string, unknown>)
+    .filter((v) => v instanceof Map)
+    .map((m) => (m as Map<string, unknown>).size);
+  t.ok(
+    sizes.every((n) => n <= 100),
+    `maps hold at most 100 entries (${sizes.join(', ')})`,
+  );
 });
 
 /** Real wall-clock instants, so that arithmetic on them behaves as in production. */
@@ -93,7 +112,9 @@ const T0 = Date.UTC(2026, 4, 1, 12, 0, 0);
 const DAY = 86_400_000;
 
 t.test('a success remembered in memory keeps the address known for exactly 30 days', async (t) => {
-  const lockAccount = (l: LoginLimiter, at: number) => { for (let i = 0; i < 10; i++) login(l, 'victim', `bot${i}`, false, at); };
+  const lockAccount = (l: LoginLimiter, at: number) => {
+    for (let i = 0; i < 10; i++) login(l, 'victim', `bot${i}`, false, at);
+  };
   const l = new LoginLimiter();
   t.equal(login(l, 'victim', 'home', true, T0), 0);
   lockAccount(l, T0 + 30 * DAY - 1);
@@ -119,7 +140,11 @@ t.test('a counter is forgotten exactly an hour after its last failure', async (t
   t.equal(login(l, 'a', 'A', false, T0), 0);
   t.equal(login(l, 'a', 'A', false, T0 + 1000), 0, 'after the first 1 s lock');
   t.equal(login(l, 'a', 'A', false, T0 + 1000), 2, 'locked again, for twice as long');
-  t.equal(login(l, 'a', 'A', false, T0 + 1000 + 3_600_000 - 1), 0, 'still remembered one millisecond before the hour: the lock has doubled');
+  t.equal(
+    login(l, 'a', 'A', false, T0 + 1000 + 3_600_000 - 1),
+    0,
+    'still remembered one millisecond before the hour: the lock has doubled',
+  );
   t.equal(login(l, 'a', 'A', false, T0 + 1000 + 3_600_000 - 1), 4);
   const l2 = new LoginLimiter({ pair: { free: 1, baseMs: 1000 } });
   login(l2, 'a', 'A', false, T0);
@@ -128,7 +153,7 @@ t.test('a counter is forgotten exactly an hour after its last failure', async (t
   t.equal(login(l2, 'a', 'A', false, T0 + 1000 + 3_600_000), 1, 'counting from one again: the first 1 s lock');
 });
 
-t.test('a success from an address that failed before keeps its place in the account\'s count', async (t) => {
+t.test("a success from an address that failed before keeps its place in the account's count", async (t) => {
   const l = new LoginLimiter();
   t.equal(login(l, 'victim', 'A', false, T0), 0, 'A fails once: one failing address');
   t.equal(login(l, 'victim', 'A', true, T0), 0, 'then logs in (its first failure still counts toward the account)');
@@ -184,11 +209,26 @@ t.test('the known addresses in the database: remembered, found within the window
   await KnownAddresses.remember(q, 'me', 'cafe', at(10 * DAY), 30 * DAY);
   await KnownAddresses.remember(q, 'me', 'home', at(20 * DAY), 30 * DAY);
   t.equal(await KnownAddresses.has(q, 'me', 'home', at(20 * DAY)), true, 'a new success moves the time forward');
-  t.same(sqlite.prepare('SELECT address FROM login_known_addresses ORDER BY address').all(), [{ address: 'cafe' }, { address: 'home' }], 'one row per address');
+  t.same(
+    sqlite.prepare('SELECT address FROM login_known_addresses ORDER BY address').all(),
+    [{ address: 'cafe' }, { address: 'home' }],
+    'one row per address',
+  );
   await KnownAddresses.remember(q, 'you', 'old', at(0), 30 * DAY);
   await KnownAddresses.remember(q, 'me', 'home', at(40 * DAY), 30 * DAY);
-  t.same(sqlite.prepare('SELECT account, address FROM login_known_addresses ORDER BY account, address').all(), [{ account: 'me', address: 'cafe' }, { account: 'me', address: 'home' }, { account: 'you', address: 'old' }],
-    'an address exactly 30 days old is kept; other accounts are not pruned');
+  t.same(
+    sqlite.prepare('SELECT account, address FROM login_known_addresses ORDER BY account, address').all(),
+    [
+      { account: 'me', address: 'cafe' },
+      { account: 'me', address: 'home' },
+      { account: 'you', address: 'old' },
+    ],
+    'an address exactly 30 days old is kept; other accounts are not pruned',
+  );
   await KnownAddresses.remember(q, 'me', 'home', at(40 * DAY + 1), 30 * DAY);
-  t.same(sqlite.prepare(`SELECT address FROM login_known_addresses WHERE account = 'me' ORDER BY address`).all(), [{ address: 'home' }], 'older than 30 days: pruned');
+  t.same(
+    sqlite.prepare(`SELECT address FROM login_known_addresses WHERE account = 'me' ORDER BY address`).all(),
+    [{ address: 'home' }],
+    'older than 30 days: pruned',
+  );
 });

@@ -52,10 +52,17 @@ export interface LoginLimiterOptions {
   maxEntries?: number;
 }
 
-interface Counter { n: number; last: number }
+interface Counter {
+  n: number;
+  last: number;
+}
 
 /** One attempt in progress: counted as a failure until `succeeded` takes it back. */
-export interface LoginAttempt { account: string; address: string; newAddress: boolean }
+export interface LoginAttempt {
+  account: string;
+  address: string;
+  newAddress: boolean;
+}
 
 export class LoginLimiter {
   private pairs = new Map<string, Counter>();
@@ -67,8 +74,14 @@ export class LoginLimiter {
 
   constructor(o: LoginLimiterOptions = {}) {
     this.o = {
-      pair: { free: 5, baseMs: 30_000 }, address: { free: 20, baseMs: 30_000 }, account: { free: 10, baseMs: 30_000 },
-      capMs: 15 * 60_000, forgetMs: 60 * 60_000, knownMs: 30 * 86_400_000, maxEntries: 100_000, ...o,
+      pair: { free: 5, baseMs: 30_000 },
+      address: { free: 20, baseMs: 30_000 },
+      account: { free: 10, baseMs: 30_000 },
+      capMs: 15 * 60_000,
+      forgetMs: 60 * 60_000,
+      knownMs: 30 * 86_400_000,
+      maxEntries: 100_000,
+      ...o,
     };
   }
 
@@ -78,7 +91,9 @@ export class LoginLimiter {
   }
 
   /** How long a successful login keeps an address known to the account. */
-  get knownMs(): number { return this.o.knownMs; }
+  get knownMs(): number {
+    return this.o.knownMs;
+  }
 
   /**
    * Starts an attempt: `{ wait }` in seconds when the account, the address or the pair is locked
@@ -93,7 +108,11 @@ export class LoginLimiter {
     const acct = this.current(this.accounts, account, now);
     const knownAt = this.known.get(pairKey);
     const isKnown = known || (knownAt !== undefined && now - knownAt < this.o.knownMs);
-    const until = Math.max(this.lockedUntil(pair, this.o.pair), this.lockedUntil(addr, this.o.address), isKnown ? 0 : this.lockedUntil(acct, this.o.account));
+    const until = Math.max(
+      this.lockedUntil(pair, this.o.pair),
+      this.lockedUntil(addr, this.o.address),
+      isKnown ? 0 : this.lockedUntil(acct, this.o.account),
+    );
     if (until > now) return { wait: Math.ceil((until - now) / 1000) };
     const newAddress = !pair;
     this.count(this.pairs, pairKey, now);
@@ -114,7 +133,10 @@ export class LoginLimiter {
   /** The counter under `key`, or undefined once it has been forgotten. */
   private current(map: Map<string, Counter>, key: string, now: number): Counter | undefined {
     const c = map.get(key);
-    if (c && now - c.last >= this.o.forgetMs) { map.delete(key); return undefined; }
+    if (c && now - c.last >= this.o.forgetMs) {
+      map.delete(key);
+      return undefined;
+    }
     return c;
   }
 
@@ -130,26 +152,42 @@ export class LoginLimiter {
   private uncount(map: Map<string, Counter>, key: string): void {
     const c = map.get(key);
     if (!c) return;
-    if (c.n <= 1) map.delete(key); else c.n--;
+    if (c.n <= 1) map.delete(key);
+    else c.n--;
   }
 
   /** Sets `key` as the most recently touched entry, dropping the least recently touched beyond the limit. */
   private touch<V>(map: Map<string, V>, key: string, value: V): void {
     map.delete(key);
     map.set(key, value);
-    if (map.size > this.o.maxEntries) for (const k of map.keys()) { map.delete(k); if (map.size <= this.o.maxEntries) break; }
+    if (map.size > this.o.maxEntries)
+      for (const k of map.keys()) {
+        map.delete(k);
+        if (map.size <= this.o.maxEntries) break;
+      }
   }
 }
 
 /** The durable list of addresses each account logged in from (`login_known_addresses`). */
 export const KnownAddresses = {
   async has(q: Queryable, account: string, address: string, since: Date): Promise<boolean> {
-    return Boolean(await q.get('SELECT 1 AS ok FROM login_known_addresses WHERE account = ? AND address = ? AND last_success_at >= ?', [account, address, since.toISOString()]));
+    return Boolean(
+      await q.get(
+        'SELECT 1 AS ok FROM login_known_addresses WHERE account = ? AND address = ? AND last_success_at >= ?',
+        [account, address, since.toISOString()],
+      ),
+    );
   },
   /** Records a successful login from `address`, and forgets the account's addresses unused for longer than `keepMs`. */
   async remember(q: Queryable, account: string, address: string, at: Date, keepMs: number): Promise<void> {
-    await q.run(`INSERT INTO login_known_addresses (account, address, last_success_at) VALUES (?, ?, ?)
-      ON CONFLICT (account, address) DO UPDATE SET last_success_at = excluded.last_success_at`, [account, address, at.toISOString()]);
-    await q.run('DELETE FROM login_known_addresses WHERE account = ? AND last_success_at < ?', [account, new Date(at.getTime() - keepMs).toISOString()]);
+    await q.run(
+      `INSERT INTO login_known_addresses (account, address, last_success_at) VALUES (?, ?, ?)
+      ON CONFLICT (account, address) DO UPDATE SET last_success_at = excluded.last_success_at`,
+      [account, address, at.toISOString()],
+    );
+    await q.run('DELETE FROM login_known_addresses WHERE account = ? AND last_success_at < ?', [
+      account,
+      new Date(at.getTime() - keepMs).toISOString(),
+    ]);
   },
 };

@@ -1,26 +1,32 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
-import type { App } from '../http/server.ts';
 import type { Core } from '../core.ts';
-import { createUser, normalizeEmail, publicUser, userCount, type UserRow } from '../users/users.ts';
-import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
-import { SESSION_COOKIE, TOKEN_TTL_SECONDS } from './tokens.ts';
-import { revokeAllTokens, revokeToken } from './revocation.ts';
+import { Database } from '../db/database.ts';
 import { conflict, forbidden, HttpError, tooMany, unprocessable } from '../http/problem.ts';
 import { WindowLimiter } from '../http/rate-limit.ts';
-import { Database } from '../db/database.ts';
-import { requireUser, caller, bearerToken } from './guard.ts';
-import { KnownAddresses } from './login-limiter.ts';
+import { created, errors, Locale, noContent, ok } from '../http/schemas.ts';
+import type { App } from '../http/server.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
-import { Locale, ok, created, noContent, errors } from '../http/schemas.ts';
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import { createUser, normalizeEmail, publicUser, type UserRow, userCount } from '../users/users.ts';
+import { bearerToken, caller, requireUser } from './guard.ts';
+import { KnownAddresses } from './login-limiter.ts';
+import { checkPassword, hashPassword, verifyPassword } from './passwords.ts';
+import { revokeAllTokens, revokeToken } from './revocation.ts';
+import { SESSION_COOKIE, TOKEN_TTL_SECONDS } from './tokens.ts';
 
-const Credentials = Type.Object({
-  email: Type.String({ format: 'email', maxLength: 254 }),
-  password: Type.String({ minLength: 1, maxLength: 1024 }),
-  locale: Type.Optional(Locale),
-}, { additionalProperties: false });
+const Credentials = Type.Object(
+  {
+    email: Type.String({ format: 'email', maxLength: 254 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+    locale: Type.Optional(Locale),
+  },
+  { additionalProperties: false },
+);
 
-const LoginBody = Type.Object({ email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 1024 }) }, { additionalProperties: false });
+const LoginBody = Type.Object(
+  { email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
+  { additionalProperties: false },
+);
 const Password = Type.String({ minLength: 1, maxLength: 1024 });
 
 /** Self-registrations accepted from one address per hour (each replica counts on its own). */
@@ -32,16 +38,27 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
   const now = () => core.clock.now().getTime();
   const issue = async (req: FastifyRequest, reply: FastifyReply, row: UserRow) => {
     const token = await core.tokens.issue(row.id, row.role, Number(row.token_version));
-    reply.setCookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'strict', secure: secureCookie(req), path: '/', maxAge: TOKEN_TTL_SECONDS });
+    reply.setCookie(SESSION_COOKIE, token, {
+      httpOnly: true,
+      sameSite: 'strict',
+      secure: secureCookie(req),
+      path: '/',
+      maxAge: TOKEN_TTL_SECONDS,
+    });
     return { access_token: token, token_type: 'bearer' as const, expires_in: TOKEN_TTL_SECONDS, user: publicUser(row) };
   };
   /** Counts a password check against the login throttle (auth/login-limiter.ts); 429 while locked. */
   const beginAttempt = async (email: string, req: FastifyRequest) => {
     const at = now();
     // Asked of the database only while the account is locked, the one case where it decides.
-    const known = core.loginLimiter.accountLocked(email, at) && await KnownAddresses.has(core.db, email, req.ip, new Date(at - core.loginLimiter.knownMs));
+    const known =
+      core.loginLimiter.accountLocked(email, at) &&
+      (await KnownAddresses.has(core.db, email, req.ip, new Date(at - core.loginLimiter.knownMs)));
     const { wait, attempt } = core.loginLimiter.begin(email, req.ip, at, known);
-    if (!attempt) throw tooMany(`Too many failed attempts; try again in ${wait} seconds.`, wait, 'login_throttled', { seconds: wait });
+    if (!attempt)
+      throw tooMany(`Too many failed attempts; try again in ${wait} seconds.`, wait, 'login_throttled', {
+        seconds: wait,
+      });
     return attempt;
   };
 
@@ -49,117 +66,248 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
    * The caller changes their own password, proving the current one (throttled like a login). Every
    * token of theirs stops working, the one that made this call included; the caller gets a new one.
    */
-  const changeOwnPassword = async (req: FastifyRequest, reply: FastifyReply, current: string | undefined, next: string) => {
+  const changeOwnPassword = async (
+    req: FastifyRequest,
+    reply: FastifyReply,
+    current: string | undefined,
+    next: string,
+  ) => {
     const row = (await core.db.get<UserRow>('SELECT * FROM users WHERE id = ?', [caller(req).id]))!;
     checkPassword(next);
     const attempt = await beginAttempt(row.email, req);
     if (!current || !(await verifyPassword(current, row.password_hash))) {
-      throw unprocessable('The current password is wrong; send it as current_password to set a new one.', [{ path: 'body/current_password', message: 'is wrong or missing' }], 'current_password_wrong');
+      throw unprocessable(
+        'The current password is wrong; send it as current_password to set a new one.',
+        [{ path: 'body/current_password', message: 'is wrong or missing' }],
+        'current_password_wrong',
+      );
     }
     core.loginLimiter.succeeded(attempt, now());
     const hash = await hashPassword(next);
     await core.db.tx(async (q) => {
-      await q.run('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?', [hash, core.clock.now().toISOString(), row.id]);
+      await q.run('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?', [
+        hash,
+        core.clock.now().toISOString(),
+        row.id,
+      ]);
       await revokeAllTokens(q, row.id);
     });
     return issue(req, reply, (await core.db.get<UserRow>('SELECT * FROM users WHERE id = ?', [row.id]))!);
   };
 
-  app.get('/api/setup', { schema: { tags: ['auth'], security: [], response: { ...ok('Whether the service still needs its first administrator (`needs_setup`).') } } }, async () => ({ needs_setup: (await userCount(core.db)) === 0 }));
-
-  app.post('/api/setup', { schema: { tags: ['auth'], security: [], body: Credentials, response: { ...created('The first administrator, logged in: `access_token`, `user` (and the session cookie).'), ...errors([409, 'Setup is already done (`setup_done`).']) } } }, async (req, reply) => {
-    if ((await userCount(core.db)) > 0) throw conflict('Setup is already done; log in instead.', 'setup_done');
-    const b = req.body as { email: string; password: string; locale?: string };
-    const user = await createUser(core.db, { email: b.email, password: b.password, role: 'admin', locale: b.locale, max_chats: await core.settings.getInt('default_max_chats'), onlyIfFirst: true }, selfMonitoringOf(core));
-    reply.code(201);
-    return issue(req, reply, user);
-  });
-
-  app.post('/api/auth/login', {
-    schema: {
-      tags: ['auth'], security: [],
-      description: 'Logs in. 401 with the same body whether or not the email exists. Failures lock the account for the address they come from (after 5), the address (after 20, any account) and, when 10 addresses fail on one account, the account for addresses that never logged in to it; each lock doubles with every further failure, up to 15 minutes: 429 with Retry-After.',
-      body: LoginBody,
-      response: { ...ok('Logged in: `access_token`, `expires_in`, `user` (and the session cookie).'), ...errors([401, 'The email or password is wrong, or the account is deactivated (`invalid_credentials`).'], [429, 'Too many failed attempts (`login_throttled`); Retry-After says when to try again.']) },
+  app.get(
+    '/api/setup',
+    {
+      schema: {
+        tags: ['auth'],
+        security: [],
+        response: { ...ok('Whether the service still needs its first administrator (`needs_setup`).') },
+      },
     },
-  }, async (req, reply) => {
-    const b = req.body as { email: string; password: string };
-    const email = normalizeEmail(b.email);
-    const attempt = await beginAttempt(email, req);
-    const row = await core.db.get<UserRow>('SELECT * FROM users WHERE email = ?', [email]);
-    const ok = await verifyPassword(b.password, row?.password_hash);
-    if (!ok || !row || !Database.bool(row.is_active)) throw new HttpError(401, 'invalid_credentials', 'The email or password is wrong, or the account is deactivated.');
-    core.loginLimiter.succeeded(attempt, now());
-    await KnownAddresses.remember(core.db, email, req.ip, core.clock.now(), core.loginLimiter.knownMs);
-    return issue(req, reply, row);
-  });
+    async () => ({ needs_setup: (await userCount(core.db)) === 0 }),
+  );
 
-  app.post('/api/auth/logout', {
-    schema: { tags: ['auth'], security: [], description: 'Signs out: the token sent (bearer header, session cookie, or both) stops working on every replica, and the session cookie is cleared. 204 also without a valid token.', response: { ...noContent('Signed out.') } },
-  }, async (req, reply) => {
-    for (const token of new Set([bearerToken(req), req.cookies?.[SESSION_COOKIE]])) {
-      const claims = token ? await core.tokens.verify(token) : undefined;
-      if (claims) await revokeToken(core.db, claims);
-    }
-    reply.clearCookie(SESSION_COOKIE, { path: '/' });
-    return reply.code(204).send();
-  });
-
-  app.post('/api/auth/password', {
-    schema: {
-      tags: ['auth'],
-      description: 'Changes the caller\'s password, given the current one. Every token of the caller stops working, this one included; the answer carries a new token (and session cookie), as a login does. A wrong current password is 422 and counts as a failed login.',
-      body: Type.Object({ current_password: Password, password: Password }, { additionalProperties: false }),
-      response: { ...ok('The password is changed: a new `access_token` (and session cookie), as a login answers.'), ...errors([429, 'Too many failed attempts (`login_throttled`).']) },
+  app.post(
+    '/api/setup',
+    {
+      schema: {
+        tags: ['auth'],
+        security: [],
+        body: Credentials,
+        response: {
+          ...created('The first administrator, logged in: `access_token`, `user` (and the session cookie).'),
+          ...errors([409, 'Setup is already done (`setup_done`).']),
+        },
+      },
     },
-    preHandler: requireUser(core),
-  }, async (req, reply) => {
-    const b = req.body as { current_password: string; password: string };
-    return changeOwnPassword(req, reply, b.current_password, b.password);
-  });
-
-  app.get('/api/v1/users/me', { schema: { tags: ['auth'], response: { ...ok('The caller\'s account.') } }, preHandler: requireUser(core) }, async (req) => caller(req));
-
-  app.patch('/api/v1/users/me', {
-    schema: {
-      tags: ['auth'],
-      description: 'Updates the caller\'s language and, with current_password, password. A password change revokes every token of the caller and replaces the session cookie; bearer clients use POST /api/auth/password, which answers with the new token.',
-      body: Type.Object({
-        locale: Type.Optional(Locale),
-        password: Type.Optional(Password),
-        current_password: Type.Optional(Password),
-      }, { additionalProperties: false }),
-      response: { ...ok('The caller\'s account as changed.'), ...errors([429, 'Too many failed attempts at the current password (`login_throttled`).']) },
+    async (req, reply) => {
+      if ((await userCount(core.db)) > 0) throw conflict('Setup is already done; log in instead.', 'setup_done');
+      const b = req.body as { email: string; password: string; locale?: string };
+      const user = await createUser(
+        core.db,
+        {
+          email: b.email,
+          password: b.password,
+          role: 'admin',
+          locale: b.locale,
+          max_chats: await core.settings.getInt('default_max_chats'),
+          onlyIfFirst: true,
+        },
+        selfMonitoringOf(core),
+      );
+      reply.code(201);
+      return issue(req, reply, user);
     },
-    preHandler: requireUser(core),
-  }, async (req, reply) => {
-    const u = caller(req);
-    const b = req.body as { locale?: string; password?: string; current_password?: string };
-    if (b.password !== undefined) await changeOwnPassword(req, reply, b.current_password, b.password);
-    if (b.locale) await core.db.run('UPDATE users SET locale = ?, updated_at = ? WHERE id = ?', [b.locale, new Date().toISOString(), u.id]);
-    return publicUser((await core.db.get<UserRow>('SELECT * FROM users WHERE id = ?', [u.id]))!);
-  });
+  );
+
+  app.post(
+    '/api/auth/login',
+    {
+      schema: {
+        tags: ['auth'],
+        security: [],
+        description:
+          'Logs in. 401 with the same body whether or not the email exists. Failures lock the account for the address they come from (after 5), the address (after 20, any account) and, when 10 addresses fail on one account, the account for addresses that never logged in to it; each lock doubles with every further failure, up to 15 minutes: 429 with Retry-After.',
+        body: LoginBody,
+        response: {
+          ...ok('Logged in: `access_token`, `expires_in`, `user` (and the session cookie).'),
+          ...errors(
+            [401, 'The email or password is wrong, or the account is deactivated (`invalid_credentials`).'],
+            [429, 'Too many failed attempts (`login_throttled`); Retry-After says when to try again.'],
+          ),
+        },
+      },
+    },
+    async (req, reply) => {
+      const b = req.body as { email: string; password: string };
+      const email = normalizeEmail(b.email);
+      const attempt = await beginAttempt(email, req);
+      const row = await core.db.get<UserRow>('SELECT * FROM users WHERE email = ?', [email]);
+      const ok = await verifyPassword(b.password, row?.password_hash);
+      if (!ok || !row || !Database.bool(row.is_active))
+        throw new HttpError(
+          401,
+          'invalid_credentials',
+          'The email or password is wrong, or the account is deactivated.',
+        );
+      core.loginLimiter.succeeded(attempt, now());
+      await KnownAddresses.remember(core.db, email, req.ip, core.clock.now(), core.loginLimiter.knownMs);
+      return issue(req, reply, row);
+    },
+  );
+
+  app.post(
+    '/api/auth/logout',
+    {
+      schema: {
+        tags: ['auth'],
+        security: [],
+        description:
+          'Signs out: the token sent (bearer header, session cookie, or both) stops working on every replica, and the session cookie is cleared. 204 also without a valid token.',
+        response: { ...noContent('Signed out.') },
+      },
+    },
+    async (req, reply) => {
+      for (const token of new Set([bearerToken(req), req.cookies?.[SESSION_COOKIE]])) {
+        const claims = token ? await core.tokens.verify(token) : undefined;
+        if (claims) await revokeToken(core.db, claims);
+      }
+      reply.clearCookie(SESSION_COOKIE, { path: '/' });
+      return reply.code(204).send();
+    },
+  );
+
+  app.post(
+    '/api/auth/password',
+    {
+      schema: {
+        tags: ['auth'],
+        description:
+          "Changes the caller's password, given the current one. Every token of the caller stops working, this one included; the answer carries a new token (and session cookie), as a login does. A wrong current password is 422 and counts as a failed login.",
+        body: Type.Object({ current_password: Password, password: Password }, { additionalProperties: false }),
+        response: {
+          ...ok('The password is changed: a new `access_token` (and session cookie), as a login answers.'),
+          ...errors([429, 'Too many failed attempts (`login_throttled`).']),
+        },
+      },
+      preHandler: requireUser(core),
+    },
+    async (req, reply) => {
+      const b = req.body as { current_password: string; password: string };
+      return changeOwnPassword(req, reply, b.current_password, b.password);
+    },
+  );
+
+  app.get(
+    '/api/v1/users/me',
+    { schema: { tags: ['auth'], response: { ...ok("The caller's account.") } }, preHandler: requireUser(core) },
+    async (req) => caller(req),
+  );
+
+  app.patch(
+    '/api/v1/users/me',
+    {
+      schema: {
+        tags: ['auth'],
+        description:
+          "Updates the caller's language and, with current_password, password. A password change revokes every token of the caller and replaces the session cookie; bearer clients use POST /api/auth/password, which answers with the new token.",
+        body: Type.Object(
+          {
+            locale: Type.Optional(Locale),
+            password: Type.Optional(Password),
+            current_password: Type.Optional(Password),
+          },
+          { additionalProperties: false },
+        ),
+        response: {
+          ...ok("The caller's account as changed."),
+          ...errors([429, 'Too many failed attempts at the current password (`login_throttled`).']),
+        },
+      },
+      preHandler: requireUser(core),
+    },
+    async (req, reply) => {
+      const u = caller(req);
+      const b = req.body as { locale?: string; password?: string; current_password?: string };
+      if (b.password !== undefined) await changeOwnPassword(req, reply, b.current_password, b.password);
+      if (b.locale)
+        await core.db.run('UPDATE users SET locale = ?, updated_at = ? WHERE id = ?', [
+          b.locale,
+          new Date().toISOString(),
+          u.id,
+        ]);
+      return publicUser((await core.db.get<UserRow>('SELECT * FROM users WHERE id = ?', [u.id]))!);
+    },
+  );
 
   const registrations = new WindowLimiter(REGISTRATIONS_PER_HOUR, 3_600_000);
-  app.post('/api/v1/auth/register', {
-    schema: {
-      tags: ['auth'], security: [],
-      description: `Creates an account while self-registration is enabled (403 otherwise). The answer is the same 201 whether or not the email was already taken (an existing account is left untouched), so it never tells which addresses have accounts: log in afterwards. At most ${REGISTRATIONS_PER_HOUR} attempts an hour from one address (429 with Retry-After).`,
-      body: Credentials,
-      response: { ...created('Registered, or the email had an account already: the same answer either way.'), ...errors([403, 'Self-registration is disabled.'], [429, 'Too many registrations from this address (`registration_throttled`).']) },
+  app.post(
+    '/api/v1/auth/register',
+    {
+      schema: {
+        tags: ['auth'],
+        security: [],
+        description: `Creates an account while self-registration is enabled (403 otherwise). The answer is the same 201 whether or not the email was already taken (an existing account is left untouched), so it never tells which addresses have accounts: log in afterwards. At most ${REGISTRATIONS_PER_HOUR} attempts an hour from one address (429 with Retry-After).`,
+        body: Credentials,
+        response: {
+          ...created('Registered, or the email had an account already: the same answer either way.'),
+          ...errors(
+            [403, 'Self-registration is disabled.'],
+            [429, 'Too many registrations from this address (`registration_throttled`).'],
+          ),
+        },
+      },
     },
-  }, async (req, reply) => {
-    if (!(await core.settings.getBool('self_registration_enabled'))) throw forbidden('Self-registration is disabled; ask an administrator for an account.');
-    const wait = registrations.take(req.ip, now());
-    if (wait) throw tooMany(`Too many registrations from this address; try again in ${wait} seconds.`, wait, 'registration_throttled', { seconds: wait });
-    const b = req.body as { email: string; password: string; locale?: string };
-    try {
-      await createUser(core.db, { email: b.email, password: b.password, role: 'user', locale: b.locale, max_chats: await core.settings.getInt('default_max_chats') }, selfMonitoringOf(core));
-    } catch (err) {
-      // Taken: answered like a success (createUser hashed the password before it found out, so the time matches too).
-      if (!(err instanceof HttpError && err.code === 'email_taken')) throw err;
-    }
-    reply.code(201);
-    return { email: normalizeEmail(b.email), detail: REGISTERED };
-  });
+    async (req, reply) => {
+      if (!(await core.settings.getBool('self_registration_enabled')))
+        throw forbidden('Self-registration is disabled; ask an administrator for an account.');
+      const wait = registrations.take(req.ip, now());
+      if (wait)
+        throw tooMany(
+          `Too many registrations from this address; try again in ${wait} seconds.`,
+          wait,
+          'registration_throttled',
+          { seconds: wait },
+        );
+      const b = req.body as { email: string; password: string; locale?: string };
+      try {
+        await createUser(
+          core.db,
+          {
+            email: b.email,
+            password: b.password,
+            role: 'user',
+            locale: b.locale,
+            max_chats: await core.settings.getInt('default_max_chats'),
+          },
+          selfMonitoringOf(core),
+        );
+      } catch (err) {
+        // Taken: answered like a success (createUser hashed the password before it found out, so the time matches too).
+        if (!(err instanceof HttpError && err.code === 'email_taken')) throw err;
+      }
+      reply.code(201);
+      return { email: normalizeEmail(b.email), detail: REGISTERED };
+    },
+  );
 }

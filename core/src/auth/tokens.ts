@@ -21,8 +21,10 @@ function json(part: string): Record<string, unknown> | undefined {
   if (!B64URL.test(part)) return undefined;
   try {
     const v: unknown = JSON.parse(Buffer.from(part, 'base64url').toString('utf8'));
-    return v !== null && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : undefined;
-  } catch { return undefined; }
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -50,7 +52,16 @@ export class TokenService {
 
   async issue(userId: string, role: string, version: number, ttlSeconds = TOKEN_TTL_SECONDS): Promise<string> {
     const now = Math.floor(this.clock().getTime() / 1000);
-    const claims = { role, ver: version, sub: userId, iat: now, exp: now + ttlSeconds, iss: ISSUER, aud: ISSUER, jti: crypto.randomUUID() };
+    const claims = {
+      role,
+      ver: version,
+      sub: userId,
+      iat: now,
+      exp: now + ttlSeconds,
+      iss: ISSUER,
+      aud: ISSUER,
+      jti: crypto.randomUUID(),
+    };
     const input = `${HEADER}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
     return `${input}.${this.mac(input).toString('base64url')}`;
   }
@@ -62,7 +73,8 @@ export class TokenService {
     if (parts.length !== 3) return undefined;
     const [h, p, s] = parts as [string, string, string];
     const header = json(h);
-    if (!header || header.alg !== 'HS256' || 'crit' in header || (header.typ !== undefined && header.typ !== 'JWT')) return undefined;
+    if (!header || header.alg !== 'HS256' || 'crit' in header || (header.typ !== undefined && header.typ !== 'JWT'))
+      return undefined;
     if (!B64URL.test(s)) return undefined;
     const given = Buffer.from(s, 'base64url');
     const expected = this.mac(`${h}.${p}`);
@@ -76,7 +88,8 @@ export class TokenService {
     if (typeof exp !== 'number' || !Number.isFinite(exp) || exp <= now) return undefined;
     if (nbf !== undefined && (typeof nbf !== 'number' || nbf > now)) return undefined;
     if (iat !== undefined && typeof iat !== 'number') return undefined;
-    if (typeof sub !== 'string' || !sub || typeof jti !== 'string' || !jti || !Number.isSafeInteger(ver)) return undefined;
+    if (typeof sub !== 'string' || !sub || typeof jti !== 'string' || !jti || !Number.isSafeInteger(ver))
+      return undefined;
     return { sub, jti, exp, ver: ver as number };
   }
 }

@@ -10,15 +10,16 @@
  * and webhook paths, and password hashes. With `include`, plugin secrets and bot tokens travel
  * sealed, as stored (see `sealed.ts`).
  */
+
+import { readModelSettings } from '../assistant/model-settings.ts';
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
-import { SETTING_DEFAULTS } from '../settings/settings.ts';
-import { readModelSettings } from '../assistant/model-settings.ts';
 import { outboundAllowOf } from '../plugins/host.ts';
-import { deleteAt, setSecretPointers } from './secret-paths.ts';
+import { SETTING_DEFAULTS } from '../settings/settings.ts';
+import type { BotRec, ConfigurationT, ProviderRec, SecretsModeT, TargetRec, TrackerRec, UserRec } from './schema.ts';
 import { configSecrets, sealForBackup } from './sealed.ts';
-import type { ConfigurationT, SecretsModeT, UserRec, ProviderRec, TrackerRec, TargetRec, BotRec } from './schema.ts';
+import { deleteAt, setSecretPointers } from './secret-paths.ts';
 
 type Row = Record<string, any>;
 const b = (v: unknown) => Db.bool(v);
@@ -28,7 +29,8 @@ const nul = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
 /** Whether a table exists (the assistant's tables come with its migration). */
 export async function tableExists(q: Queryable, name: string): Promise<boolean> {
-  if (q.dialect === 'sqlite') return Boolean(await q.get(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?`, [name]));
+  if (q.dialect === 'sqlite')
+    return Boolean(await q.get(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?`, [name]));
   return Boolean((await q.get<{ t: string | null }>('SELECT to_regclass(?) AS t', [name]))?.t);
 }
 
@@ -36,35 +38,57 @@ export async function tableExists(q: Queryable, name: string): Promise<boolean> 
  * Leaves out the secrets at `patterns` inside `record.config` (or the whole config when the kind is
  * unknown here, since nothing says which of its fields are secret).
  */
-function stripConfig(record: { config: Record<string, unknown>; secrets_omitted?: string[] }, patterns: string[] | undefined): void {
+function stripConfig(
+  record: { config: Record<string, unknown>; secrets_omitted?: string[] },
+  patterns: string[] | undefined,
+): void {
   const omitted = record.secrets_omitted ?? [];
   if (!patterns) {
-    if (Object.keys(record.config).length) { record.config = {}; omitted.push('/config'); }
+    if (Object.keys(record.config).length) {
+      record.config = {};
+      omitted.push('/config');
+    }
   } else {
-    for (const p of setSecretPointers(record.config, patterns, '/config')) { deleteAt(record, p); omitted.push(p); }
+    for (const p of setSecretPointers(record.config, patterns, '/config')) {
+      deleteAt(record, p);
+      omitted.push(p);
+    }
   }
   if (omitted.length) record.secrets_omitted = omitted;
 }
 
 /** Collects the whole configuration, ordered by id so two exports of the same data are identical. */
-export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Queryable = core.db): Promise<ConfigurationT> {
+export async function collectConfiguration(
+  core: Core,
+  mode: SecretsModeT,
+  q: Queryable = core.db,
+): Promise<ConfigurationT> {
   const exclude = mode === 'exclude';
   const all = (sql: string) => q.all<Row>(sql);
   /** Leaves a record's plugin secrets out (exclude), or makes sure they travel sealed with the current key (include). */
-  const secrets = (record: { config: Record<string, unknown>; secrets_omitted?: string[] }, patterns: string[] | undefined) => {
+  const secrets = (
+    record: { config: Record<string, unknown>; secrets_omitted?: string[] },
+    patterns: string[] | undefined,
+  ) => {
     if (exclude) stripConfig(record, patterns);
     else sealForBackup(core.atRest, record, configSecrets(record, patterns));
   };
 
   const users: UserRec[] = (await all('SELECT * FROM users ORDER BY id')).map((r) => {
     const u: UserRec = {
-      id: r.id, email: r.email, role: r.role, is_active: b(r.is_active), locale: r.locale, max_chats: n(r.max_chats),
+      id: r.id,
+      email: r.email,
+      role: r.role,
+      is_active: b(r.is_active),
+      locale: r.locale,
+      max_chats: n(r.max_chats),
       max_ai_messages_per_day: r.max_ai_messages_per_day == null ? null : n(r.max_ai_messages_per_day),
       max_ai_tokens_per_day: r.max_ai_tokens_per_day == null ? null : n(r.max_ai_tokens_per_day),
-      created_at: r.created_at, updated_at: r.updated_at,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
     };
     // Only real bcrypt hashes travel; a placeholder (a user restored without one) is no secret to carry.
-    const hash = /^\$2[aby]\$/.test(r.password_hash ?? '') ? r.password_hash as string : undefined;
+    const hash = /^\$2[aby]\$/.test(r.password_hash ?? '') ? (r.password_hash as string) : undefined;
     if (hash && !exclude) u.password_hash = hash;
     else if (hash) u.secrets_omitted = ['/password_hash'];
     return u;
@@ -74,11 +98,20 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
   const providers: ProviderRec[] = (await all('SELECT * FROM providers ORDER BY id')).map((r) => {
     kindOfProvider.set(r.id, r.kind);
     const p: ProviderRec = {
-      id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: json(r.config), enabled: b(r.enabled),
-      poll_failure_threshold: n(r.poll_failure_threshold), deferred_backlog_threshold: n(r.deferred_backlog_threshold),
-      target_failure_threshold: n(r.target_failure_threshold), track_poll_failures: b(r.track_poll_failures),
-      track_deferred_backlog: b(r.track_deferred_backlog), track_target_failures: b(r.track_target_failures),
-      created_at: r.created_at, updated_at: r.updated_at,
+      id: r.id,
+      user_id: r.user_id,
+      kind: r.kind,
+      name: r.name,
+      config: json(r.config),
+      enabled: b(r.enabled),
+      poll_failure_threshold: n(r.poll_failure_threshold),
+      deferred_backlog_threshold: n(r.deferred_backlog_threshold),
+      target_failure_threshold: n(r.target_failure_threshold),
+      track_poll_failures: b(r.track_poll_failures),
+      track_deferred_backlog: b(r.track_deferred_backlog),
+      track_target_failures: b(r.track_target_failures),
+      created_at: r.created_at,
+      updated_at: r.updated_at,
     };
     const allow = outboundAllowOf(r.outbound_allow);
     if (allow.length) p.outbound_allow = allow;
@@ -92,31 +125,60 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
 
   const trackers: TrackerRec[] = (await all('SELECT * FROM trackers ORDER BY id')).map((r) => {
     const t: TrackerRec = {
-      id: r.id, user_id: r.user_id, provider_id: r.provider_id, name: r.name, enabled: b(r.enabled),
-      event_types: json(r.event_types) as Record<string, boolean>, quiet_hours: Db.json(r.quiet_hours, null),
-      quiet_policies: json(r.quiet_policies) as TrackerRec['quiet_policies'], quiet_release: r.quiet_release === 'digest' ? 'digest' : 'each',
-      config: json(r.config), created_at: r.created_at, updated_at: r.updated_at,
+      id: r.id,
+      user_id: r.user_id,
+      provider_id: r.provider_id,
+      name: r.name,
+      enabled: b(r.enabled),
+      event_types: json(r.event_types) as Record<string, boolean>,
+      quiet_hours: Db.json(r.quiet_hours, null),
+      quiet_policies: json(r.quiet_policies) as TrackerRec['quiet_policies'],
+      quiet_release: r.quiet_release === 'digest' ? 'digest' : 'each',
+      config: json(r.config),
+      created_at: r.created_at,
+      updated_at: r.updated_at,
     };
     secrets(t, core.plugins.provider(kindOfProvider.get(r.provider_id) ?? '')?.trackerSecretPaths);
     return t;
   });
 
   const targets: TargetRec[] = (await all('SELECT * FROM targets ORDER BY id')).map((r) => {
-    const t: TargetRec = { id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: json(r.config), locale: r.locale, enabled: b(r.enabled), created_at: r.created_at, updated_at: r.updated_at };
+    const t: TargetRec = {
+      id: r.id,
+      user_id: r.user_id,
+      kind: r.kind,
+      name: r.name,
+      config: json(r.config),
+      locale: r.locale,
+      enabled: b(r.enabled),
+      created_at: r.created_at,
+      updated_at: r.updated_at,
+    };
     const allow = outboundAllowOf(r.outbound_allow);
     if (allow.length) t.outbound_allow = allow;
-    if (r.update_messages !== undefined && r.update_messages !== null && !b(r.update_messages)) t.update_messages = false;
+    if (r.update_messages !== undefined && r.update_messages !== null && !b(r.update_messages))
+      t.update_messages = false;
     secrets(t, core.plugins.target(r.kind)?.secretPaths);
     return t;
   });
 
   const bots: BotRec[] = (await all('SELECT * FROM bots ORDER BY id')).map((r) => {
     const bot: BotRec = {
-      id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, bot_id: nul(r.bot_id ?? undefined), username: nul(r.username ?? undefined),
-      mode: r.mode, created_at: r.created_at, updated_at: r.updated_at,
+      id: r.id,
+      user_id: r.user_id,
+      kind: r.kind,
+      name: r.name,
+      bot_id: nul(r.bot_id ?? undefined),
+      username: nul(r.username ?? undefined),
+      mode: r.mode,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
     };
     if (!exclude) {
-      if (r.token) { bot.token = r.token; sealForBackup(core.atRest, bot, ['/token']); }
+      if (r.token) {
+        bot.token = r.token;
+        sealForBackup(core.atRest, bot, ['/token']);
+      }
       bot.webhook_path_id = r.webhook_path_id;
       return bot;
     }
@@ -135,25 +197,79 @@ export async function collectConfiguration(core: Core, mode: SecretsModeT, q: Qu
   const models = await readModelSettings(q);
 
   return {
-    users, providers, trackers, targets,
-    tracker_targets: (await all('SELECT * FROM tracker_targets ORDER BY tracker_id, target_id')).map((r) => ({ tracker_id: r.tracker_id, target_id: r.target_id, user_id: r.user_id, created_at: r.created_at })),
+    users,
+    providers,
+    trackers,
+    targets,
+    tracker_targets: (await all('SELECT * FROM tracker_targets ORDER BY tracker_id, target_id')).map((r) => ({
+      tracker_id: r.tracker_id,
+      target_id: r.target_id,
+      user_id: r.user_id,
+      created_at: r.created_at,
+    })),
     bots,
     bot_chats: (await all('SELECT * FROM bot_chats ORDER BY id')).map((r) => ({
-      id: r.id, bot_id: r.bot_id, user_id: r.user_id, chat_id: String(r.chat_id), type: r.type, title: r.title ?? null, username: r.username ?? null,
-      is_forum: b(r.is_forum), registered: b(r.registered), last_seen_at: r.last_seen_at, created_at: r.created_at,
+      id: r.id,
+      bot_id: r.bot_id,
+      user_id: r.user_id,
+      chat_id: String(r.chat_id),
+      type: r.type,
+      title: r.title ?? null,
+      username: r.username ?? null,
+      is_forum: b(r.is_forum),
+      registered: b(r.registered),
+      last_seen_at: r.last_seen_at,
+      created_at: r.created_at,
     })),
     actions: (await all('SELECT * FROM actions ORDER BY id')).map((r) => ({
-      id: r.id, user_id: r.user_id, name: r.name, kind: r.kind, schedule: r.schedule, timezone: r.timezone, config: json(r.config), enabled: b(r.enabled),
-      created_at: r.created_at, updated_at: r.updated_at,
+      id: r.id,
+      user_id: r.user_id,
+      name: r.name,
+      kind: r.kind,
+      schedule: r.schedule,
+      timezone: r.timezone,
+      config: json(r.config),
+      enabled: b(r.enabled),
+      created_at: r.created_at,
+      updated_at: r.updated_at,
     })),
     templates: (await all('SELECT * FROM templates ORDER BY id')).map((r) => ({
-      id: r.id, user_id: r.user_id, event_type: r.event_type, locale: r.locale, title: r.title, body: r.body, created_at: r.created_at, updated_at: r.updated_at,
+      id: r.id,
+      user_id: r.user_id,
+      event_type: r.event_type,
+      locale: r.locale,
+      title: r.title,
+      body: r.body,
+      created_at: r.created_at,
+      updated_at: r.updated_at,
     })),
-    skills: hasAssistant ? (await all('SELECT * FROM skills ORDER BY id')).map((r) => ({
-      id: r.id, owner_id: r.owner_id ?? null, scope: r.scope, name: r.name, description: r.description ?? null, prompt: r.prompt, created_at: r.created_at, updated_at: r.updated_at,
-    })) : [],
-    primary_context: primary ? { content: primary.content, version: n(primary.version), updated_by: primary.updated_by ?? null, updated_at: primary.updated_at } : null,
-    personal_contexts: hasAssistant ? (await all('SELECT * FROM personal_contexts ORDER BY user_id')).map((r) => ({ user_id: r.user_id, content: r.content, updated_at: r.updated_at })) : [],
+    skills: hasAssistant
+      ? (await all('SELECT * FROM skills ORDER BY id')).map((r) => ({
+          id: r.id,
+          owner_id: r.owner_id ?? null,
+          scope: r.scope,
+          name: r.name,
+          description: r.description ?? null,
+          prompt: r.prompt,
+          created_at: r.created_at,
+          updated_at: r.updated_at,
+        }))
+      : [],
+    primary_context: primary
+      ? {
+          content: primary.content,
+          version: n(primary.version),
+          updated_by: primary.updated_by ?? null,
+          updated_at: primary.updated_at,
+        }
+      : null,
+    personal_contexts: hasAssistant
+      ? (await all('SELECT * FROM personal_contexts ORDER BY user_id')).map((r) => ({
+          user_id: r.user_id,
+          content: r.content,
+          updated_at: r.updated_at,
+        }))
+      : [],
     settings,
     // No rows: no list (every model the endpoint lists) and no default (AI_MODEL); an empty default is the same.
     assistant_models: { models_allowed: models.allowed, default_model: models.default || null },

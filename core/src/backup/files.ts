@@ -6,17 +6,24 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Core } from '../core.ts';
-import { collectConfiguration } from './export.ts';
 import { buildEnvelope } from './envelope.ts';
+import { collectConfiguration } from './export.ts';
 import type { ConfigurationT, EnvelopeT, SecretsModeT } from './schema.ts';
 
 export const BACKUP_NAME = /^backup-\d{8}T\d{6}\d{3}Z\.json$/;
 
-export interface BackupFile { filename: string; size_bytes: number; created_at: string }
+export interface BackupFile {
+  filename: string;
+  size_bytes: number;
+  created_at: string;
+}
 
 /** `20240131T235959123Z`: a sortable UTC stamp with milliseconds, safe in file names. */
 export function stamp(at: Date): string {
-  return at.toISOString().replace(/[-:]/g, '').replace(/\.(\d{3})Z$/, '$1Z');
+  return at
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.(\d{3})Z$/, '$1Z');
 }
 
 /** The time a stamp stands for. */
@@ -41,7 +48,11 @@ function dropOrphans(c: ConfigurationT): void {
   const targets = new Set(c.targets.map((t) => t.id));
   c.tracker_targets = own(c.tracker_targets).filter((l) => trackers.has(l.tracker_id) && targets.has(l.target_id));
   c.bot_chats = own(c.bot_chats).filter((ch) => bots.has(ch.bot_id));
-  c.actions = own(c.actions).filter((a) => (a.kind === 'digest' ? trackers.has(a.config.tracker_id as string) : (a.config.target_ids as string[] ?? []).every((id) => targets.has(id))));
+  c.actions = own(c.actions).filter((a) =>
+    a.kind === 'digest'
+      ? trackers.has(a.config.tracker_id as string)
+      : ((a.config.target_ids as string[]) ?? []).every((id) => targets.has(id)),
+  );
   c.templates = own(c.templates);
   c.personal_contexts = own(c.personal_contexts);
   c.skills = c.skills.filter((s) => s.owner_id === null || users.has(s.owner_id));
@@ -49,14 +60,23 @@ function dropOrphans(c: ConfigurationT): void {
 }
 
 /** A fresh envelope of the current configuration. */
-export async function exportEnvelope(core: Core, mode: SecretsModeT, trigger: 'manual' | 'scheduled', at = core.clock.now()): Promise<EnvelopeT> {
+export async function exportEnvelope(
+  core: Core,
+  mode: SecretsModeT,
+  trigger: 'manual' | 'scheduled',
+  at = core.clock.now(),
+): Promise<EnvelopeT> {
   const configuration = await collectConfiguration(core, mode);
   dropOrphans(configuration);
   return buildEnvelope(configuration, { serviceVersion: core.version, createdAt: at, secretsMode: mode, trigger });
 }
 
 /** Writes a backup file (never overwriting one) and describes it. */
-export async function writeBackup(core: Core, mode: SecretsModeT, trigger: 'manual' | 'scheduled'): Promise<BackupFile & { secrets_mode: SecretsModeT }> {
+export async function writeBackup(
+  core: Core,
+  mode: SecretsModeT,
+  trigger: 'manual' | 'scheduled',
+): Promise<BackupFile & { secrets_mode: SecretsModeT }> {
   const dir = backupsDir(core);
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   let at = core.clock.now();
@@ -77,13 +97,23 @@ export async function writeBackup(core: Core, mode: SecretsModeT, trigger: 'manu
 /** Stored backups, newest first. */
 export function listBackups(core: Core): BackupFile[] {
   let names: string[];
-  try { names = fs.readdirSync(backupsDir(core)); } catch { return []; }
-  return names.filter((n) => BACKUP_NAME.test(n)).sort().reverse().flatMap((filename) => {
-    try {
-      const st = fs.statSync(path.join(backupsDir(core), filename));
-      return st.isFile() ? [{ filename, size_bytes: st.size, created_at: fromStamp(filename.slice(7, -5)) }] : [];
-    } catch { return []; }
-  });
+  try {
+    names = fs.readdirSync(backupsDir(core));
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => BACKUP_NAME.test(n))
+    .sort()
+    .reverse()
+    .flatMap((filename) => {
+      try {
+        const st = fs.statSync(path.join(backupsDir(core), filename));
+        return st.isFile() ? [{ filename, size_bytes: st.size, created_at: fromStamp(filename.slice(7, -5)) }] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 /** The path of a stored backup, or undefined when `name` is not one (wrong shape or not in the listing). */
@@ -100,7 +130,9 @@ export function isScheduled(core: Core, filename: string): boolean {
     const buf = Buffer.alloc(512);
     const n = fs.readSync(fd, buf, 0, buf.length, 0);
     return /"trigger":\s*"scheduled"/.test(buf.subarray(0, n).toString('utf8'));
-  } finally { fs.closeSync(fd); }
+  } finally {
+    fs.closeSync(fd);
+  }
 }
 
 /** Deletes the oldest scheduled backups beyond `keep`; manual backups are never pruned. Returns the deleted names. */

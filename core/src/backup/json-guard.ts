@@ -57,17 +57,22 @@ export class JsonGuard {
   private unicodeLeft = 0;
   private token = '';
 
-  constructor(limits: JsonLimits = BACKUP_LIMITS) { this.limits = limits; }
+  constructor(limits: JsonLimits = BACKUP_LIMITS) {
+    this.limits = limits;
+  }
 
   /** Node count so far (for reports and tests). */
-  get nodeCount(): number { return this.nodes; }
+  get nodeCount(): number {
+    return this.nodes;
+  }
 
   private fail(reason: JsonGuardReason, message: string): never {
     throw new JsonGuardError(reason, `${message} (at character ${this.offset})`, this.offset);
   }
 
   private countNode(): void {
-    if (++this.nodes > this.limits.maxNodes) this.fail('nodes', `The JSON holds more than ${this.limits.maxNodes} values`);
+    if (++this.nodes > this.limits.maxNodes)
+      this.fail('nodes', `The JSON holds more than ${this.limits.maxNodes} values`);
   }
 
   /** A value finished: decide what may follow it. */
@@ -82,22 +87,30 @@ export class JsonGuard {
   end(): void {
     if (this.mode === 'number' || this.mode === 'literal') this.finishToken();
     if (this.mode !== 'none') this.fail('syntax', 'The JSON ends early, inside a string (truncated?)');
-    if (this.expect !== 'done') this.fail('syntax', this.nodes === 0 ? 'The file is empty' : 'The JSON ends early (truncated?)');
+    if (this.expect !== 'done')
+      this.fail('syntax', this.nodes === 0 ? 'The file is empty' : 'The JSON ends early (truncated?)');
   }
 
   private finishToken(): void {
     const t = this.token;
     this.mode = 'none';
     this.token = '';
-    if (LITERALS.includes(t) || NUMBER.test(t)) { this.afterValue(); return; }
+    if (LITERALS.includes(t) || NUMBER.test(t)) {
+      this.afterValue();
+      return;
+    }
     this.fail('syntax', `"${t.slice(0, 20)}" is not a JSON value`);
   }
 
   private char(c: string): void {
     switch (this.mode) {
-      case 'string': return this.stringChar(c);
+      case 'string':
+        return this.stringChar(c);
       case 'escape':
-        if (c === 'u') { this.mode = 'unicode'; this.unicodeLeft = 4; } else if ('"\\/bfnrt'.includes(c)) this.mode = 'string';
+        if (c === 'u') {
+          this.mode = 'unicode';
+          this.unicodeLeft = 4;
+        } else if ('"\\/bfnrt'.includes(c)) this.mode = 'string';
         else this.fail('syntax', `"\\${c}" is not a JSON escape`);
         return this.keep(c);
       case 'unicode':
@@ -113,12 +126,14 @@ export class JsonGuard {
         }
         this.finishToken();
         return this.char(c);
-      default: return this.structural(c);
+      default:
+        return this.structural(c);
     }
   }
 
   private keep(c: string): void {
-    if (++this.strLen > this.limits.maxStringLength) this.fail('string_length', `A string is longer than ${this.limits.maxStringLength} characters`);
+    if (++this.strLen > this.limits.maxStringLength)
+      this.fail('string_length', `A string is longer than ${this.limits.maxStringLength} characters`);
     if (this.isKey) this.keyRaw += c;
   }
 
@@ -127,13 +142,20 @@ export class JsonGuard {
       this.mode = 'none';
       if (this.isKey) {
         let key: string;
-        try { key = JSON.parse(`"${this.keyRaw}"`) as string; } catch { this.fail('syntax', 'A key is not a valid JSON string'); }
+        try {
+          key = JSON.parse(`"${this.keyRaw}"`) as string;
+        } catch {
+          this.fail('syntax', 'A key is not a valid JSON string');
+        }
         if (FORBIDDEN_KEYS.has(key)) this.fail('forbidden_key', `The key "${key}" is not allowed`);
         this.expect = 'colon';
       } else this.afterValue();
       return;
     }
-    if (c === '\\') { this.mode = 'escape'; return this.keep(c); }
+    if (c === '\\') {
+      this.mode = 'escape';
+      return this.keep(c);
+    }
     if (c < ' ') this.fail('syntax', 'A string holds an unescaped control character');
     this.keep(c);
   }
@@ -141,7 +163,8 @@ export class JsonGuard {
   private open(c: '{' | '['): void {
     this.countNode();
     this.stack.push(c);
-    if (this.stack.length > this.limits.maxDepth) this.fail('depth', `The JSON is nested deeper than ${this.limits.maxDepth} levels`);
+    if (this.stack.length > this.limits.maxDepth)
+      this.fail('depth', `The JSON is nested deeper than ${this.limits.maxDepth} levels`);
     this.expect = c === '{' ? 'key_or_close' : 'value_or_close';
   }
 
@@ -155,25 +178,48 @@ export class JsonGuard {
     if (WS.has(c)) return;
     const e = this.expect;
     if (e === 'done') this.fail('syntax', 'Unexpected text after the JSON value');
-    if (e === 'colon') { if (c !== ':') this.fail('syntax', 'Expected ":" after a key'); this.expect = 'value'; return; }
+    if (e === 'colon') {
+      if (c !== ':') this.fail('syntax', 'Expected ":" after a key');
+      this.expect = 'value';
+      return;
+    }
     if (e === 'comma_or_close') {
-      if (c === ',') { this.expect = this.stack.at(-1) === '{' ? 'key' : 'value'; return; }
+      if (c === ',') {
+        this.expect = this.stack.at(-1) === '{' ? 'key' : 'value';
+        return;
+      }
       if (c === '}' || c === ']') return this.close(c);
       this.fail('syntax', `Expected "," or a closing bracket, found "${c}"`);
     }
     if (e === 'key_or_close' || e === 'key') {
       if (c === '}' && e === 'key_or_close') return this.close(c);
       if (c !== '"') this.fail('syntax', 'Expected a quoted key');
-      this.mode = 'string'; this.isKey = true; this.keyRaw = ''; this.strLen = 0;
+      this.mode = 'string';
+      this.isKey = true;
+      this.keyRaw = '';
+      this.strLen = 0;
       return;
     }
     // A value is expected.
     if (c === ']' && e === 'value_or_close') return this.close(c);
     if (c === '{' || c === '[') return this.open(c);
     this.countNode();
-    if (c === '"') { this.mode = 'string'; this.isKey = false; this.strLen = 0; return; }
-    if (c === '-' || (c >= '0' && c <= '9')) { this.mode = 'number'; this.token = c; return; }
-    if (c === 't' || c === 'f' || c === 'n') { this.mode = 'literal'; this.token = c; return; }
+    if (c === '"') {
+      this.mode = 'string';
+      this.isKey = false;
+      this.strLen = 0;
+      return;
+    }
+    if (c === '-' || (c >= '0' && c <= '9')) {
+      this.mode = 'number';
+      this.token = c;
+      return;
+    }
+    if (c === 't' || c === 'f' || c === 'n') {
+      this.mode = 'literal';
+      this.token = c;
+      return;
+    }
     this.fail('syntax', `Unexpected "${c}"`);
   }
 }

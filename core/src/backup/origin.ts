@@ -14,7 +14,9 @@ const originOf = (value: string): string | undefined => {
   try {
     const u = new URL(value);
     return u.protocol === 'http:' || u.protocol === 'https:' ? u.origin : undefined;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 };
 
 /** What the check needs from the configuration and the listening server. */
@@ -34,7 +36,8 @@ function listenHosts(host: string): string[] {
   if (!UNSPECIFIED.has(host)) return [host.includes(':') && !host.startsWith('[') ? `[${host}]` : host];
   const out = new Set(['localhost', '127.0.0.1', '[::1]', os.hostname()]);
   for (const list of Object.values(os.networkInterfaces())) {
-    for (const a of list ?? []) if (!a.address.startsWith('fe80:')) out.add(a.family === 'IPv6' ? `[${a.address}]` : a.address);
+    for (const a of list ?? [])
+      if (!a.address.startsWith('fe80:')) out.add(a.family === 'IPv6' ? `[${a.address}]` : a.address);
   }
   return [...out];
 }
@@ -44,9 +47,16 @@ export function ownOrigins(o: OwnOrigins, scheme: string): Set<string> {
   const out = new Set<string>();
   const pub = o.publicUrl ? originOf(o.publicUrl) : undefined;
   if (pub) out.add(pub);
-  for (const c of o.corsOrigins) { const x = originOf(c); if (x) out.add(x); }
+  for (const c of o.corsOrigins) {
+    const x = originOf(c);
+    if (x) out.add(x);
+  }
   const port = o.port();
-  if (port) for (const h of listenHosts(o.host)) { const x = originOf(`${scheme}://${h}:${port}`); if (x) out.add(x); }
+  if (port)
+    for (const h of listenHosts(o.host)) {
+      const x = originOf(`${scheme}://${h}:${port}`);
+      if (x) out.add(x);
+    }
   return out;
 }
 
@@ -55,8 +65,10 @@ export function sameOriginProblem(req: FastifyRequest, own: OwnOrigins): string 
   const allowed = ownOrigins(own, req.protocol);
   const named = own.publicUrl ? ` (${originOf(own.publicUrl)})` : '';
   const origin = req.headers.origin;
-  if (typeof origin !== 'string' || !origin || origin === 'null') return 'This request must carry an Origin header of this site.';
-  if (!allowed.has(originOf(origin) ?? '')) return `The Origin ${JSON.stringify(origin.slice(0, 200))} is not this site${named}.`;
+  if (typeof origin !== 'string' || !origin || origin === 'null')
+    return 'This request must carry an Origin header of this site.';
+  if (!allowed.has(originOf(origin) ?? ''))
+    return `The Origin ${JSON.stringify(origin.slice(0, 200))} is not this site${named}.`;
   const referer = req.headers.referer;
   if (typeof referer !== 'string' || !referer) return 'This request must carry a Referer header of this site.';
   if (!allowed.has(originOf(referer) ?? '')) return `The Referer is not a page of this site${named}.`;

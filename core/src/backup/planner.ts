@@ -9,14 +9,24 @@ import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import { HttpError } from '../http/problem.ts';
 import { canonicalJson } from './envelope.ts';
-import { getAt, hasAt, setAt } from './secret-paths.ts';
 import type { Skip } from './sanitize.ts';
+import { getAt, hasAt, setAt } from './secret-paths.ts';
 
 export const CONFLICT_MODES = ['overwrite', 'skip', 'fail'] as const;
-export type ConflictMode = typeof CONFLICT_MODES[number];
+export type ConflictMode = (typeof CONFLICT_MODES)[number];
 
-export interface Conflict { table: string; id: string; reason: string; ambiguous?: boolean }
-export interface Counts { created: number; replaced: number; kept: number; unchanged: number }
+export interface Conflict {
+  table: string;
+  id: string;
+  reason: string;
+  ambiguous?: boolean;
+}
+export interface Counts {
+  created: number;
+  replaced: number;
+  kept: number;
+  unchanged: number;
+}
 export interface Summary {
   counts: Record<string, Counts>;
   conflicts: Conflict[];
@@ -41,19 +51,31 @@ export class Planner {
   readonly steps: Step[] = [];
   readonly summary: Summary = { counts: {}, conflicts: [], skipped: [], disabled: [], warnings: [] };
   /** Backup id → id in this service, for records matched by a unique key (or given a fresh id). */
-  readonly maps = { users: new Map<string, string>(), providers: new Map<string, string>(), trackers: new Map<string, string>(), bots: new Map<string, string>() };
+  readonly maps = {
+    users: new Map<string, string>(),
+    providers: new Map<string, string>(),
+    trackers: new Map<string, string>(),
+    bots: new Map<string, string>(),
+  };
   /** Owner (in this service) of each tracker and target after the restore, to keep links within one user. */
   readonly owners = { trackers: new Map<string, string>(), targets: new Map<string, string>() };
   /** Ids (in this service) of records that stay out (kept under skip with nothing stored): what needs them is skipped too. */
   readonly absent = new Set<string>();
 
   constructor(core: Core, q: Queryable, mode: ConflictMode, now: Date) {
-    this.core = core; this.q = q; this.mode = mode; this.now = now.toISOString();
+    this.core = core;
+    this.q = q;
+    this.mode = mode;
+    this.now = now.toISOString();
   }
 
-  map(kind: keyof Planner['maps'], id: string): string { return this.maps[kind].get(id) ?? id; }
+  map(kind: keyof Planner['maps'], id: string): string {
+    return this.maps[kind].get(id) ?? id;
+  }
 
-  step(fn: Step): void { this.steps.push(fn); }
+  step(fn: Step): void {
+    this.steps.push(fn);
+  }
 
   private count(table: string, what: keyof Counts): void {
     (this.summary.counts[table] ??= { created: 0, replaced: 0, kept: 0, unchanged: 0 })[what]++;
@@ -63,33 +85,58 @@ export class Planner {
    * What happens to one record: `insert` (no match), `same` (match, nothing would change),
    * `update` (overwrite), `keep` (skip, fail, or ambiguous). Conflicts are recorded.
    */
-  decide(table: string, id: string, existing: Row | undefined, desired: Record<string, unknown>, ambiguous?: string): Decision {
+  decide(
+    table: string,
+    id: string,
+    existing: Row | undefined,
+    desired: Record<string, unknown>,
+    ambiguous?: string,
+  ): Decision {
     if (ambiguous) {
       this.summary.conflicts.push({ table, id, reason: ambiguous, ambiguous: true });
       this.count(table, 'kept');
       return 'keep';
     }
-    if (!existing) { this.count(table, 'created'); return 'insert'; }
+    if (!existing) {
+      this.count(table, 'created');
+      return 'insert';
+    }
     const changed = Object.keys(desired).filter((k) => !sameValue(existing[k], desired[k]));
-    if (!changed.length) { this.count(table, 'unchanged'); return 'same'; }
+    if (!changed.length) {
+      this.count(table, 'unchanged');
+      return 'same';
+    }
     this.summary.conflicts.push({ table, id, reason: `an existing record differs in ${changed.join(', ')}` });
-    if (this.mode === 'overwrite') { this.count(table, 'replaced'); return 'update'; }
+    if (this.mode === 'overwrite') {
+      this.count(table, 'replaced');
+      return 'update';
+    }
     this.count(table, 'kept');
     return 'keep';
   }
 
   /** Notes that a record kept out of the restore does not exist here, so its dependents cannot be restored. */
-  keptOut(d: Decision, existing: Row | undefined, id: string): void { if (d === 'keep' && !existing) this.absent.add(id); }
+  keptOut(d: Decision, existing: Row | undefined, id: string): void {
+    if (d === 'keep' && !existing) this.absent.add(id);
+  }
 
-  disabled(table: string, id: string): void { this.summary.disabled.push({ table, id, reason: SECRET_MISSING }); }
+  disabled(table: string, id: string): void {
+    this.summary.disabled.push({ table, id, reason: SECRET_MISSING });
+  }
 
-  skip(table: string, id: string, reason: string): void { this.summary.skipped.push({ table, id, reason }); }
+  skip(table: string, id: string, reason: string): void {
+    this.summary.skipped.push({ table, id, reason });
+  }
 
   /**
    * Fills the secrets a backup left out (`omitted`, pointers into `record`) from the stored
    * record. Returns the pointers that nothing stored could fill.
    */
-  fillSecrets(record: Record<string, unknown>, omitted: string[] | undefined, stored: Record<string, unknown> | undefined): string[] {
+  fillSecrets(
+    record: Record<string, unknown>,
+    omitted: string[] | undefined,
+    stored: Record<string, unknown> | undefined,
+  ): string[] {
     const missing: string[] = [];
     for (const p of omitted ?? []) {
       if (stored && hasAt(stored, p)) setAt(record, p, structuredClone(getAt(stored, p)));
@@ -98,7 +145,9 @@ export class Planner {
     return missing;
   }
 
-  async get(sql: string, params: unknown[]): Promise<Row | undefined> { return this.q.get<Row>(sql, params as never[]); }
+  async get(sql: string, params: unknown[]): Promise<Row | undefined> {
+    return this.q.get<Row>(sql, params as never[]);
+  }
 }
 
 /** Compares a stored column value with a backup value of the type the backup uses. */
@@ -113,15 +162,25 @@ export function sameValue(stored: unknown, wanted: unknown): boolean {
 /** `INSERT INTO table (...) VALUES (...)` of one row. Table and column names are the planner's own constants. */
 export async function insertRow(q: Queryable, table: string, row: Record<string, unknown>): Promise<void> {
   const cols = Object.keys(row);
-  await q.run(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`, cols.map((c) => row[c]) as never[]);
+  await q.run(
+    `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
+    cols.map((c) => row[c]) as never[],
+  );
 }
 
 /** `UPDATE table SET ... WHERE key = ?` of one row. */
-export async function updateRow(q: Queryable, table: string, set: Record<string, unknown>, where: Record<string, unknown>): Promise<void> {
+export async function updateRow(
+  q: Queryable,
+  table: string,
+  set: Record<string, unknown>,
+  where: Record<string, unknown>,
+): Promise<void> {
   const cols = Object.keys(set);
   const keys = Object.keys(where);
-  await q.run(`UPDATE ${table} SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE ${keys.map((k) => `${k} = ?`).join(' AND ')}`,
-    [...cols.map((c) => set[c]), ...keys.map((k) => where[k])] as never[]);
+  await q.run(
+    `UPDATE ${table} SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE ${keys.map((k) => `${k} = ?`).join(' AND ')}`,
+    [...cols.map((c) => set[c]), ...keys.map((k) => where[k])] as never[],
+  );
 }
 
 /**
@@ -129,12 +188,21 @@ export async function updateRow(q: Queryable, table: string, set: Record<string,
  * `skip` with an ambiguous record. 409, listing the conflicts.
  */
 export function assertApplicable(summary: Summary, mode: ConflictMode): void {
-  const blocking = mode === 'fail' ? summary.conflicts : mode === 'overwrite' ? summary.conflicts.filter((c) => c.ambiguous) : [];
+  const blocking =
+    mode === 'fail' ? summary.conflicts : mode === 'overwrite' ? summary.conflicts.filter((c) => c.ambiguous) : [];
   if (!blocking.length) return;
-  const list = blocking.slice(0, 5).map((c) => `${c.table} ${c.id}: ${c.reason}`).join('; ');
-  const why = mode === 'fail'
-    ? `conflict_mode is "fail" and ${blocking.length} existing record(s) would change`
-    : `${blocking.length} record(s) match two different existing records, which "overwrite" cannot resolve (use "skip")`;
-  throw new HttpError(409, 'restore_conflict', `The restore was refused: ${why}: ${list}${blocking.length > 5 ? ' …' : ''}.`,
-    { errors: blocking.slice(0, 50).map((c) => ({ path: `/configuration/${c.table}/${c.id}`, message: c.reason })) });
+  const list = blocking
+    .slice(0, 5)
+    .map((c) => `${c.table} ${c.id}: ${c.reason}`)
+    .join('; ');
+  const why =
+    mode === 'fail'
+      ? `conflict_mode is "fail" and ${blocking.length} existing record(s) would change`
+      : `${blocking.length} record(s) match two different existing records, which "overwrite" cannot resolve (use "skip")`;
+  throw new HttpError(
+    409,
+    'restore_conflict',
+    `The restore was refused: ${why}: ${list}${blocking.length > 5 ? ' …' : ''}.`,
+    { errors: blocking.slice(0, 50).map((c) => ({ path: `/configuration/${c.table}/${c.id}`, message: c.reason })) },
+  );
 }

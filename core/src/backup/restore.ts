@@ -5,18 +5,23 @@
  */
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
-import { sanitizeConfiguration } from './sanitize.ts';
-import { openBackupSecrets } from './sealed.ts';
-import { Planner, assertApplicable, type ConflictMode, type Summary } from './planner.ts';
 import { planAssistant, planAssistantModels, planSettings, planUsers } from './plan-core.ts';
 import { planActionsAndTemplates, planBots, planProviders, planTargets, planTrackers } from './plan-relay.ts';
+import { assertApplicable, type ConflictMode, Planner, type Summary } from './planner.ts';
+import { sanitizeConfiguration } from './sanitize.ts';
 import type { EnvelopeT } from './schema.ts';
+import { openBackupSecrets } from './sealed.ts';
 
 /**
  * Plans a restore against `q` (reads only). Throws 422 for a backup this service cannot take, 409
  * when the conflict mode refuses (or no administrator would be left).
  */
-export async function planRestore(core: Core, envelope: EnvelopeT, mode: ConflictMode, q: Queryable = core.db): Promise<Planner> {
+export async function planRestore(
+  core: Core,
+  envelope: EnvelopeT,
+  mode: ConflictMode,
+  q: Queryable = core.db,
+): Promise<Planner> {
   // Validation and matching work on clear values; the planner seals them again as it writes.
   const sanitized = sanitizeConfiguration(core, openBackupSecrets(core, envelope.configuration));
   const c = sanitized.config;
@@ -47,8 +52,20 @@ export async function applyRestore(core: Core, envelope: EnvelopeT, mode: Confli
 }
 
 /** Totals over all tables, for logs and short answers. */
-export function totals(s: Summary): { created: number; replaced: number; kept: number; unchanged: number; skipped: number; disabled: number } {
+export function totals(s: Summary): {
+  created: number;
+  replaced: number;
+  kept: number;
+  unchanged: number;
+  skipped: number;
+  disabled: number;
+} {
   const t = { created: 0, replaced: 0, kept: 0, unchanged: 0, skipped: s.skipped.length, disabled: s.disabled.length };
-  for (const c of Object.values(s.counts)) { t.created += c.created; t.replaced += c.replaced; t.kept += c.kept; t.unchanged += c.unchanged; }
+  for (const c of Object.values(s.counts)) {
+    t.created += c.created;
+    t.replaced += c.replaced;
+    t.kept += c.kept;
+    t.unchanged += c.unchanged;
+  }
   return t;
 }

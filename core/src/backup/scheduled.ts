@@ -6,9 +6,9 @@
  */
 import type { Core } from '../core.ts';
 import { claimSlot } from '../jobs/scheduler.ts';
-import { listBackups, isScheduled, pruneScheduled, writeBackup } from './files.ts';
-import { BACKUP_SETTING_KEYS, type BackupSettingKey } from './settings-rules.ts';
+import { isScheduled, listBackups, pruneScheduled, writeBackup } from './files.ts';
 import type { SecretsModeT } from './schema.ts';
+import { BACKUP_SETTING_KEYS, type BackupSettingKey } from './settings-rules.ts';
 
 export const JOB = 'backup-scheduled';
 export const CHECK_EVERY_MS = 10 * 60_000;
@@ -42,15 +42,35 @@ export async function runScheduledBackup(core: Core): Promise<string | undefined
     const file = await writeBackup(core, s.backup_secrets_mode as SecretsModeT, 'scheduled');
     const keep = Number(s.backup_retention_count);
     const pruned = pruneScheduled(core, Number.isInteger(keep) && keep > 0 ? keep : 7);
-    await core.db.run('UPDATE job_runs SET finished_at = ?, outcome = ? WHERE job = ? AND slot = ?', [new Date().toISOString(), 'ok', JOB, slot]);
-    log.info({ file: file.filename, size_bytes: file.size_bytes, secrets_mode: file.secrets_mode, pruned }, 'scheduled backup written');
+    await core.db.run('UPDATE job_runs SET finished_at = ?, outcome = ? WHERE job = ? AND slot = ?', [
+      new Date().toISOString(),
+      'ok',
+      JOB,
+      slot,
+    ]);
+    log.info(
+      { file: file.filename, size_bytes: file.size_bytes, secrets_mode: file.secrets_mode, pruned },
+      'scheduled backup written',
+    );
     return file.filename;
   } catch (err) {
-    await core.db.run('UPDATE job_runs SET finished_at = ?, outcome = ? WHERE job = ? AND slot = ?', [new Date().toISOString(), 'failed', JOB, slot]).catch(() => {});
+    await core.db
+      .run('UPDATE job_runs SET finished_at = ?, outcome = ? WHERE job = ? AND slot = ?', [
+        new Date().toISOString(),
+        'failed',
+        JOB,
+        slot,
+      ])
+      .catch(() => {});
     throw err;
   }
 }
 
 export function registerScheduledBackups(core: Core): void {
-  core.jobs.register(JOB, { interval: CHECK_EVERY_MS, run: async () => { await runScheduledBackup(core); } });
+  core.jobs.register(JOB, {
+    interval: CHECK_EVERY_MS,
+    run: async () => {
+      await runScheduledBackup(core);
+    },
+  });
 }

@@ -3,8 +3,9 @@
  * bounded, unknown fields are refused, and JSON-typed columns (`config`, `event_types`,
  * `quiet_hours`, ...) are further checked against the plugin schemas by `sanitize.ts`.
  */
-import Type from 'typebox';
+
 import type { Static } from 'typebox';
+import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { DefaultModel, ModelsAllowed } from '../assistant/model-settings.ts';
 
@@ -26,13 +27,23 @@ const UrlToken = Type.String({ minLength: 16, maxLength: 256, pattern: '^[A-Za-z
 const Omitted = Type.Optional(Type.Array(Type.String({ pattern: '^/', maxLength: 300 }), { maxItems: 200 }));
 const NullableText = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
 
-export const UserRecord = Type.Object({
-  id: Id, email: Type.String({ format: 'email', maxLength: 254 }),
-  password_hash: Type.Optional(Type.String({ pattern: '^\\$2[aby]\\$\\d{2}\\$[./A-Za-z0-9]{53}$' })),
-  role: Type.Union([Type.Literal('user'), Type.Literal('admin')]), is_active: Bool, locale: Locale,
-  max_chats: Type.Integer({ minimum: 0, maximum: 100_000 }), max_ai_messages_per_day: Limit, max_ai_tokens_per_day: Limit,
-  secrets_omitted: Omitted, created_at: Time, updated_at: Time,
-}, { additionalProperties: false });
+export const UserRecord = Type.Object(
+  {
+    id: Id,
+    email: Type.String({ format: 'email', maxLength: 254 }),
+    password_hash: Type.Optional(Type.String({ pattern: '^\\$2[aby]\\$\\d{2}\\$[./A-Za-z0-9]{53}$' })),
+    role: Type.Union([Type.Literal('user'), Type.Literal('admin')]),
+    is_active: Bool,
+    locale: Locale,
+    max_chats: Type.Integer({ minimum: 0, maximum: 100_000 }),
+    max_ai_messages_per_day: Limit,
+    max_ai_tokens_per_day: Limit,
+    secrets_omitted: Omitted,
+    created_at: Time,
+    updated_at: Time,
+  },
+  { additionalProperties: false },
+);
 
 /**
  * A scalar at the top level of a provider record beside the known fields: a config alias its
@@ -45,88 +56,210 @@ export const LegacyTopLevel = Type.Union([Type.String({ maxLength: 200 }), Type.
 /** A provider's or target's own outbound allow list (CIDRs or host names); absent when it has none. Not a secret. */
 const OutboundAllow = Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 32 }));
 
-export const ProviderRecord = Type.Object({
-  id: Id, user_id: Id, kind: Kind, name: Name, config: Json, enabled: Bool,
-  webhook_token: Type.Optional(UrlToken),
-  poll_failure_threshold: Threshold, deferred_backlog_threshold: Threshold, target_failure_threshold: Threshold,
-  track_poll_failures: Bool, track_deferred_backlog: Bool, track_target_failures: Bool,
-  outbound_allow: OutboundAllow,
-  secrets_omitted: Omitted, created_at: Time, updated_at: Time,
-}, { additionalProperties: LegacyTopLevel });
+export const ProviderRecord = Type.Object(
+  {
+    id: Id,
+    user_id: Id,
+    kind: Kind,
+    name: Name,
+    config: Json,
+    enabled: Bool,
+    webhook_token: Type.Optional(UrlToken),
+    poll_failure_threshold: Threshold,
+    deferred_backlog_threshold: Threshold,
+    target_failure_threshold: Threshold,
+    track_poll_failures: Bool,
+    track_deferred_backlog: Bool,
+    track_target_failures: Bool,
+    outbound_allow: OutboundAllow,
+    secrets_omitted: Omitted,
+    created_at: Time,
+    updated_at: Time,
+  },
+  { additionalProperties: LegacyTopLevel },
+);
 
 export const QuietHours = Type.Union([
-  Type.Object({ start: Type.String({ maxLength: 16 }), end: Type.String({ maxLength: 16 }), timezone: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false }),
+  Type.Object(
+    {
+      start: Type.String({ maxLength: 16 }),
+      end: Type.String({ maxLength: 16 }),
+      timezone: Type.String({ minLength: 1, maxLength: 64 }),
+    },
+    { additionalProperties: false },
+  ),
   Type.Null(),
 ]);
 
-export const TrackerRecord = Type.Object({
-  id: Id, user_id: Id, provider_id: Id, name: Name, enabled: Bool,
-  event_types: Type.Record(Type.String({ maxLength: 100 }), Bool),
-  quiet_hours: QuietHours,
-  quiet_policies: Type.Record(Type.String({ maxLength: 100 }), Type.Union([Type.Literal('defer'), Type.Literal('send'), Type.Literal('drop')])),
-  // Absent in backups from before the quiet-hours digest: `each`.
-  quiet_release: Type.Optional(Type.Union([Type.Literal('each'), Type.Literal('digest')])),
-  config: Json, secrets_omitted: Omitted, created_at: Time, updated_at: Time,
-}, { additionalProperties: false });
+export const TrackerRecord = Type.Object(
+  {
+    id: Id,
+    user_id: Id,
+    provider_id: Id,
+    name: Name,
+    enabled: Bool,
+    event_types: Type.Record(Type.String({ maxLength: 100 }), Bool),
+    quiet_hours: QuietHours,
+    quiet_policies: Type.Record(
+      Type.String({ maxLength: 100 }),
+      Type.Union([Type.Literal('defer'), Type.Literal('send'), Type.Literal('drop')]),
+    ),
+    // Absent in backups from before the quiet-hours digest: `each`.
+    quiet_release: Type.Optional(Type.Union([Type.Literal('each'), Type.Literal('digest')])),
+    config: Json,
+    secrets_omitted: Omitted,
+    created_at: Time,
+    updated_at: Time,
+  },
+  { additionalProperties: false },
+);
 
-export const TargetRecord = Type.Object({
-  id: Id, user_id: Id, kind: Kind, name: Name, config: Json, locale: Locale, enabled: Bool,
-  outbound_allow: OutboundAllow,
-  // Written only when off; absent (backups from before messages followed the state too): on.
-  update_messages: Type.Optional(Bool),
-  secrets_omitted: Omitted, created_at: Time, updated_at: Time,
-}, { additionalProperties: false });
+export const TargetRecord = Type.Object(
+  {
+    id: Id,
+    user_id: Id,
+    kind: Kind,
+    name: Name,
+    config: Json,
+    locale: Locale,
+    enabled: Bool,
+    outbound_allow: OutboundAllow,
+    // Written only when off; absent (backups from before messages followed the state too): on.
+    update_messages: Type.Optional(Bool),
+    secrets_omitted: Omitted,
+    created_at: Time,
+    updated_at: Time,
+  },
+  { additionalProperties: false },
+);
 
-export const LinkRecord = Type.Object({ tracker_id: Id, target_id: Id, user_id: Id, created_at: Time }, { additionalProperties: false });
+export const LinkRecord = Type.Object(
+  { tracker_id: Id, target_id: Id, user_id: Id, created_at: Time },
+  { additionalProperties: false },
+);
 
-export const BotRecord = Type.Object({
-  // Up to 256 characters in clear; sealed (`enc:v1:`, as include backups carry it) it grows by about a third.
-  id: Id, user_id: Id, kind: Kind, name: Name, token: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-  bot_id: NullableText(64), username: NullableText(64), mode: Type.Union([Type.Literal('polling'), Type.Literal('webhook')]),
-  /** Left out of `exclude` backups: a routing secret (a restore without it generates a new one). */
-  webhook_path_id: Type.Optional(UrlToken), secrets_omitted: Omitted, created_at: Time, updated_at: Time,
-}, { additionalProperties: false });
+export const BotRecord = Type.Object(
+  {
+    // Up to 256 characters in clear; sealed (`enc:v1:`, as include backups carry it) it grows by about a third.
+    id: Id,
+    user_id: Id,
+    kind: Kind,
+    name: Name,
+    token: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+    bot_id: NullableText(64),
+    username: NullableText(64),
+    mode: Type.Union([Type.Literal('polling'), Type.Literal('webhook')]),
+    /** Left out of `exclude` backups: a routing secret (a restore without it generates a new one). */
+    webhook_path_id: Type.Optional(UrlToken),
+    secrets_omitted: Omitted,
+    created_at: Time,
+    updated_at: Time,
+  },
+  { additionalProperties: false },
+);
 
-export const ChatRecord = Type.Object({
-  id: Id, bot_id: Id, user_id: Id, chat_id: Type.String({ minLength: 1, maxLength: 64 }), type: Type.String({ minLength: 1, maxLength: 32 }),
-  title: NullableText(256), username: NullableText(64), is_forum: Bool, registered: Bool, last_seen_at: Time, created_at: Time,
-}, { additionalProperties: false });
+export const ChatRecord = Type.Object(
+  {
+    id: Id,
+    bot_id: Id,
+    user_id: Id,
+    chat_id: Type.String({ minLength: 1, maxLength: 64 }),
+    type: Type.String({ minLength: 1, maxLength: 32 }),
+    title: NullableText(256),
+    username: NullableText(64),
+    is_forum: Bool,
+    registered: Bool,
+    last_seen_at: Time,
+    created_at: Time,
+  },
+  { additionalProperties: false },
+);
 
-export const ActionRecord = Type.Object({
-  id: Id, user_id: Id, name: Name, kind: Type.Union([Type.Literal('digest'), Type.Literal('message'), Type.Literal('ai_digest')]),
-  schedule: Type.String({ minLength: 1, maxLength: 120 }), timezone: Type.String({ minLength: 1, maxLength: 64 }),
-  config: Json, enabled: Bool, created_at: Time, updated_at: Time,
-}, { additionalProperties: false });
+export const ActionRecord = Type.Object(
+  {
+    id: Id,
+    user_id: Id,
+    name: Name,
+    kind: Type.Union([Type.Literal('digest'), Type.Literal('message'), Type.Literal('ai_digest')]),
+    schedule: Type.String({ minLength: 1, maxLength: 120 }),
+    timezone: Type.String({ minLength: 1, maxLength: 64 }),
+    config: Json,
+    enabled: Bool,
+    created_at: Time,
+    updated_at: Time,
+  },
+  { additionalProperties: false },
+);
 
 /** The per-kind action configs, as the action routes accept them. */
 export const actionConfig = {
   digest: Compile(Type.Object({ tracker_id: Id }, { additionalProperties: false })),
-  message: Compile(Type.Object({
-    target_ids: Type.Array(Id, { minItems: 1, maxItems: 20, uniqueItems: true }),
-    title: Type.String({ minLength: 1, maxLength: 200 }), body: Type.String({ minLength: 1, maxLength: 4000 }),
-  }, { additionalProperties: false })),
-  ai_digest: Compile(Type.Object({
-    target_ids: Type.Array(Id, { minItems: 1, maxItems: 20, uniqueItems: true }),
-    provider_ids: Type.Optional(Type.Array(Id, { minItems: 1, maxItems: 20, uniqueItems: true })),
-  }, { additionalProperties: false })),
+  message: Compile(
+    Type.Object(
+      {
+        target_ids: Type.Array(Id, { minItems: 1, maxItems: 20, uniqueItems: true }),
+        title: Type.String({ minLength: 1, maxLength: 200 }),
+        body: Type.String({ minLength: 1, maxLength: 4000 }),
+      },
+      { additionalProperties: false },
+    ),
+  ),
+  ai_digest: Compile(
+    Type.Object(
+      {
+        target_ids: Type.Array(Id, { minItems: 1, maxItems: 20, uniqueItems: true }),
+        provider_ids: Type.Optional(Type.Array(Id, { minItems: 1, maxItems: 20, uniqueItems: true })),
+      },
+      { additionalProperties: false },
+    ),
+  ),
 };
 
-export const TemplateRecord = Type.Object({
-  id: Id, user_id: Id, event_type: Type.String({ minLength: 1, maxLength: 100 }), locale: Locale,
-  title: Type.String({ maxLength: 1000 }), body: Type.String({ maxLength: 20_000 }), created_at: Time, updated_at: Time,
-}, { additionalProperties: false });
+export const TemplateRecord = Type.Object(
+  {
+    id: Id,
+    user_id: Id,
+    event_type: Type.String({ minLength: 1, maxLength: 100 }),
+    locale: Locale,
+    title: Type.String({ maxLength: 1000 }),
+    body: Type.String({ maxLength: 20_000 }),
+    created_at: Time,
+    updated_at: Time,
+  },
+  { additionalProperties: false },
+);
 
-export const SkillRecord = Type.Object({
-  id: Id, owner_id: Type.Union([Id, Type.Null()]), scope: Type.Union([Type.Literal('general'), Type.Literal('personal')]),
-  name: Name, description: NullableText(2000), prompt: Type.String({ minLength: 1, maxLength: 32_000 }), created_at: Time, updated_at: Time,
-}, { additionalProperties: false });
+export const SkillRecord = Type.Object(
+  {
+    id: Id,
+    owner_id: Type.Union([Id, Type.Null()]),
+    scope: Type.Union([Type.Literal('general'), Type.Literal('personal')]),
+    name: Name,
+    description: NullableText(2000),
+    prompt: Type.String({ minLength: 1, maxLength: 32_000 }),
+    created_at: Time,
+    updated_at: Time,
+  },
+  { additionalProperties: false },
+);
 
 export const PrimaryContextRecord = Type.Union([
-  Type.Object({ content: Type.String({ maxLength: 200_000 }), version: Type.Integer({ minimum: 0 }), updated_by: Type.Union([Id, Type.Null()]), updated_at: Time }, { additionalProperties: false }),
+  Type.Object(
+    {
+      content: Type.String({ maxLength: 200_000 }),
+      version: Type.Integer({ minimum: 0 }),
+      updated_by: Type.Union([Id, Type.Null()]),
+      updated_at: Time,
+    },
+    { additionalProperties: false },
+  ),
   Type.Null(),
 ]);
 
-export const PersonalContextRecord = Type.Object({ user_id: Id, content: Type.String({ maxLength: 32_000 }), updated_at: Time }, { additionalProperties: false });
+export const PersonalContextRecord = Type.Object(
+  { user_id: Id, content: Type.String({ maxLength: 32_000 }), updated_at: Time },
+  { additionalProperties: false },
+);
 
 /** Operator settings, as strings; each value is checked by `settings-rules.ts` (the same rules as the API). */
 export const SettingsRecord = Type.Record(Type.String({ maxLength: 64 }), Type.String({ maxLength: 20 }));
@@ -136,39 +269,49 @@ export const SettingsRecord = Type.Record(Type.String({ maxLength: 64 }), Type.S
  * `default_model` null when none is set (AI_MODEL). Absent in backups from before it travelled:
  * a restore then leaves the models as they are.
  */
-export const AssistantModelsRecord = Type.Object({
-  models_allowed: ModelsAllowed, default_model: Type.Union([DefaultModel, Type.Null()]),
-}, { additionalProperties: false });
+export const AssistantModelsRecord = Type.Object(
+  {
+    models_allowed: ModelsAllowed,
+    default_model: Type.Union([DefaultModel, Type.Null()]),
+  },
+  { additionalProperties: false },
+);
 
-export const Configuration = Type.Object({
-  users: Type.Array(UserRecord),
-  providers: Type.Array(ProviderRecord),
-  trackers: Type.Array(TrackerRecord),
-  targets: Type.Array(TargetRecord),
-  tracker_targets: Type.Array(LinkRecord),
-  bots: Type.Array(BotRecord),
-  bot_chats: Type.Array(ChatRecord),
-  actions: Type.Array(ActionRecord),
-  templates: Type.Array(TemplateRecord),
-  skills: Type.Array(SkillRecord),
-  primary_context: PrimaryContextRecord,
-  personal_contexts: Type.Array(PersonalContextRecord),
-  settings: SettingsRecord,
-  assistant_models: Type.Optional(AssistantModelsRecord),
-}, { additionalProperties: false });
+export const Configuration = Type.Object(
+  {
+    users: Type.Array(UserRecord),
+    providers: Type.Array(ProviderRecord),
+    trackers: Type.Array(TrackerRecord),
+    targets: Type.Array(TargetRecord),
+    tracker_targets: Type.Array(LinkRecord),
+    bots: Type.Array(BotRecord),
+    bot_chats: Type.Array(ChatRecord),
+    actions: Type.Array(ActionRecord),
+    templates: Type.Array(TemplateRecord),
+    skills: Type.Array(SkillRecord),
+    primary_context: PrimaryContextRecord,
+    personal_contexts: Type.Array(PersonalContextRecord),
+    settings: SettingsRecord,
+    assistant_models: Type.Optional(AssistantModelsRecord),
+  },
+  { additionalProperties: false },
+);
 
 export const SecretsMode = Type.Union([Type.Literal('exclude'), Type.Literal('include')]);
 
-export const Envelope = Type.Object({
-  format: Type.Literal(FORMAT),
-  format_version: Type.Integer({ minimum: 1 }),
-  service_version: Type.String({ minLength: 1, maxLength: 64 }),
-  created_at: Time,
-  trigger: Type.Optional(Type.Union([Type.Literal('manual'), Type.Literal('scheduled')])),
-  secrets_mode: SecretsMode,
-  checksum: Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }),
-  configuration: Configuration,
-}, { additionalProperties: false });
+export const Envelope = Type.Object(
+  {
+    format: Type.Literal(FORMAT),
+    format_version: Type.Integer({ minimum: 1 }),
+    service_version: Type.String({ minLength: 1, maxLength: 64 }),
+    created_at: Time,
+    trigger: Type.Optional(Type.Union([Type.Literal('manual'), Type.Literal('scheduled')])),
+    secrets_mode: SecretsMode,
+    checksum: Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }),
+    configuration: Configuration,
+  },
+  { additionalProperties: false },
+);
 
 export type UserRec = Static<typeof UserRecord>;
 export type ProviderRec = Static<typeof ProviderRecord>;

@@ -9,8 +9,8 @@ import type { Core } from '../core.ts';
 import { HttpError } from '../http/problem.ts';
 import type { SecretsAtRest } from '../secrets/at-rest.ts';
 import { isSealed } from '../secrets/at-rest.ts';
-import { deleteAt, getAt, setAt, setSecretPointers } from './secret-paths.ts';
 import type { ConfigurationT } from './schema.ts';
+import { deleteAt, getAt, setAt, setSecretPointers } from './secret-paths.ts';
 
 /**
  * For an `include` backup: each secret of `record` (JSON pointers `pointers`) sealed with the
@@ -23,7 +23,10 @@ export function sealForBackup(atRest: SecretsAtRest, record: { secrets_omitted?:
     const v = getAt(record, p);
     if (typeof v !== 'string') continue;
     const state = atRest.state(v);
-    if (state === 'unreadable') { deleteAt(record, p); omitted.push(p); } else if (state !== 'current') setAt(record, p, atRest.reseal(v));
+    if (state === 'unreadable') {
+      deleteAt(record, p);
+      omitted.push(p);
+    } else if (state !== 'current') setAt(record, p, atRest.reseal(v));
   }
   if (omitted.length) record.secrets_omitted = omitted;
 }
@@ -45,17 +48,28 @@ export function openBackupSecrets(core: Core, input: ConfigurationT): Configurat
     for (const p of pointers) {
       const v = getAt(record, p);
       if (!isSealed(v)) continue;
-      if (atRest.state(v) === 'unreadable') unreadable.push(`${at}${p}`); else setAt(record, p, atRest.open(v));
+      if (atRest.state(v) === 'unreadable') unreadable.push(`${at}${p}`);
+      else setAt(record, p, atRest.open(v));
     }
   };
   const kindOf = new Map(c.providers.map((p) => [p.id, p.kind]));
   c.providers.forEach((p, i) => open(p, configSecrets(p, plugins.provider(p.kind)?.secretPaths), `/providers/${i}`));
-  c.trackers.forEach((t, i) => open(t, configSecrets(t, plugins.provider(kindOf.get(t.provider_id) ?? '')?.trackerSecretPaths), `/trackers/${i}`));
+  c.trackers.forEach((t, i) =>
+    open(t, configSecrets(t, plugins.provider(kindOf.get(t.provider_id) ?? '')?.trackerSecretPaths), `/trackers/${i}`),
+  );
   c.targets.forEach((t, i) => open(t, configSecrets(t, plugins.target(t.kind)?.secretPaths), `/targets/${i}`));
   c.bots.forEach((b, i) => open(b, b.token ? ['/token'] : [], `/bots/${i}`));
   if (unreadable.length) {
-    throw new HttpError(422, 'backup_secrets_unreadable', `The backup's secrets were sealed with another SERVICE_SECRET_KEY (${unreadable.length} value(s), e.g. /configuration${unreadable[0]}); restore it on a service with that key, or start this one with that key as SERVICE_SECRET_KEY_PREVIOUS, or restore an exclude backup and enter the secrets again.`,
-      { errors: unreadable.slice(0, 50).map((p) => ({ path: `/configuration${p}`, message: 'is sealed with another key' })) });
+    throw new HttpError(
+      422,
+      'backup_secrets_unreadable',
+      `The backup's secrets were sealed with another SERVICE_SECRET_KEY (${unreadable.length} value(s), e.g. /configuration${unreadable[0]}); restore it on a service with that key, or start this one with that key as SERVICE_SECRET_KEY_PREVIOUS, or restore an exclude backup and enter the secrets again.`,
+      {
+        errors: unreadable
+          .slice(0, 50)
+          .map((p) => ({ path: `/configuration${p}`, message: 'is sealed with another key' })),
+      },
+    );
   }
   return c;
 }

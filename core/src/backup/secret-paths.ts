@@ -16,7 +16,10 @@ function segments(pattern: string): string[] {
   const out: string[] = [];
   for (const part of pattern.split('.')) {
     const m = /^([^[\]]*)((?:\[\])*)$/.exec(part);
-    if (!m) { out.push(part); continue; }
+    if (!m) {
+      out.push(part);
+      continue;
+    }
     if (m[1]) out.push(m[1]);
     for (let i = 0; i < m[2]!.length / 2; i++) out.push('[]');
   }
@@ -27,9 +30,15 @@ function segments(pattern: string): string[] {
 export function setSecretPointers(value: Json, patterns: string[], prefix = ''): string[] {
   const out = new Set<string>();
   const walk = (v: Json, segs: string[], at: string): void => {
-    if (segs.length === 0) { if (isSet(v)) out.add(at); return; }
+    if (segs.length === 0) {
+      if (isSet(v)) out.add(at);
+      return;
+    }
     const [head, ...rest] = segs;
-    if (head === '[]') { if (Array.isArray(v)) v.forEach((item, i) => walk(item, rest, `${at}/${i}`)); return; }
+    if (head === '[]') {
+      if (Array.isArray(v)) v.forEach((item, i) => walk(item, rest, `${at}/${i}`));
+      return;
+    }
     if (isObj(v) && Object.hasOwn(v, head!)) walk(v[head!], rest, `${at}/${escape(head!)}`);
   };
   for (const p of patterns) walk(value, segments(p), prefix);
@@ -57,14 +66,22 @@ export function setAt(value: Json, pointer: string, v: unknown): boolean {
   let cur: unknown = value;
   for (let i = 0; i < ps.length - 1; i++) {
     const p = ps[i]!;
-    if (Array.isArray(cur)) { if (!/^\d+$/.test(p) || Number(p) >= cur.length) return false; cur = cur[Number(p)]; continue; }
+    if (Array.isArray(cur)) {
+      if (!/^\d+$/.test(p) || Number(p) >= cur.length) return false;
+      cur = cur[Number(p)];
+      continue;
+    }
     if (!isObj(cur)) return false;
     if (!isObj(cur[p]) && !Array.isArray(cur[p])) cur[p] = {};
     cur = cur[p];
   }
   const last = ps.at(-1);
   if (last === undefined) return false;
-  if (Array.isArray(cur)) { if (!/^\d+$/.test(last) || Number(last) >= cur.length) return false; cur[Number(last)] = v; return true; }
+  if (Array.isArray(cur)) {
+    if (!/^\d+$/.test(last) || Number(last) >= cur.length) return false;
+    cur[Number(last)] = v;
+    return true;
+  }
   if (!isObj(cur)) return false;
   cur[last] = v;
   return true;

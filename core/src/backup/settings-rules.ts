@@ -5,13 +5,24 @@
 import type { SettingKey } from '../settings/settings.ts';
 
 /** The four backup settings, in the order the API shows them. */
-export const BACKUP_SETTING_KEYS = ['backup_scheduled_enabled', 'backup_scheduled_interval_hours', 'backup_secrets_mode', 'backup_retention_count'] as const;
-export type BackupSettingKey = typeof BACKUP_SETTING_KEYS[number];
+export const BACKUP_SETTING_KEYS = [
+  'backup_scheduled_enabled',
+  'backup_scheduled_interval_hours',
+  'backup_secrets_mode',
+  'backup_retention_count',
+] as const;
+export type BackupSettingKey = (typeof BACKUP_SETTING_KEYS)[number];
 
-const intIn = (min: number, max: number) => (v: string): string | undefined =>
-  /^(0|[1-9][0-9]{0,9})$/.test(v) && Number(v) >= min && Number(v) <= max ? undefined : `must be a whole number from ${min} to ${max}, written as a string`;
-const oneOf = (...allowed: string[]) => (v: string): string | undefined =>
-  allowed.includes(v) ? undefined : `must be ${allowed.map((a) => `"${a}"`).join(' or ')}`;
+const intIn =
+  (min: number, max: number) =>
+  (v: string): string | undefined =>
+    /^(0|[1-9][0-9]{0,9})$/.test(v) && Number(v) >= min && Number(v) <= max
+      ? undefined
+      : `must be a whole number from ${min} to ${max}, written as a string`;
+const oneOf =
+  (...allowed: string[]) =>
+  (v: string): string | undefined =>
+    allowed.includes(v) ? undefined : `must be ${allowed.map((a) => `"${a}"`).join(' or ')}`;
 
 const RULES: Record<SettingKey, (v: string) => string | undefined> = {
   self_registration_enabled: oneOf('true', 'false'),

@@ -12,13 +12,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Core } from '../core.ts';
-import { HttpError, conflict } from '../http/problem.ts';
+import { conflict, HttpError } from '../http/problem.ts';
 import { redactText } from '../logging/redact.ts';
-import { parseGuarded, BACKUP_LIMITS } from './json-guard.ts';
 import { checkParsed } from './envelope.ts';
-import { applyRestore, totals } from './restore.ts';
-import { CONFLICT_MODES, type ConflictMode, type Summary } from './planner.ts';
 import { stamp } from './files.ts';
+import { BACKUP_LIMITS, parseGuarded } from './json-guard.ts';
+import { CONFLICT_MODES, type ConflictMode, type Summary } from './planner.ts';
+import { applyRestore, totals } from './restore.ts';
 import type { EnvelopeT } from './schema.ts';
 
 export interface PendingRestore {
@@ -27,7 +27,13 @@ export interface PendingRestore {
   staged_by: string;
   conflict_mode: ConflictMode;
   source: { filename: string; size_bytes: number; sha256: string };
-  backup: { format_version: number; service_version: string; created_at: string; secrets_mode: string; migrated_from?: { service_version: string; format_version: number } };
+  backup: {
+    format_version: number;
+    service_version: string;
+    created_at: string;
+    secrets_mode: string;
+    migrated_from?: { service_version: string; format_version: number };
+  };
   summary: Summary;
   envelope: EnvelopeT;
 }
@@ -36,17 +42,24 @@ export const restoreDir = (core: Core): string => path.join(core.config.dataDir,
 export const pendingPath = (core: Core): string => path.join(restoreDir(core), 'pending.json');
 
 /** The pending file wraps the envelope one level deeper and adds a little metadata. */
-const PENDING_LIMITS = { ...BACKUP_LIMITS, maxDepth: BACKUP_LIMITS.maxDepth + 1, maxNodes: BACKUP_LIMITS.maxNodes + 10_000 };
+const PENDING_LIMITS = {
+  ...BACKUP_LIMITS,
+  maxDepth: BACKUP_LIMITS.maxDepth + 1,
+  maxNodes: BACKUP_LIMITS.maxNodes + 10_000,
+};
 
 /** Reads a pending restore file (undefined when it does not exist). Throws when the file is damaged. */
 export function readPending(core: Core, file = pendingPath(core)): PendingRestore | undefined {
   let text: string;
-  try { text = fs.readFileSync(file, 'utf8'); } catch (err) {
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
   const p = parseGuarded(text, PENDING_LIMITS) as PendingRestore;
-  if (!p || typeof p !== 'object' || p.state !== 'staged' || !CONFLICT_MODES.includes(p.conflict_mode)) throw new Error('the pending restore file is damaged');
+  if (!p || typeof p !== 'object' || p.state !== 'staged' || !CONFLICT_MODES.includes(p.conflict_mode))
+    throw new Error('the pending restore file is damaged');
   return p;
 }
 
@@ -66,14 +79,23 @@ export function writePending(core: Core, p: PendingRestore): void {
     // link() fails when pending.json exists, so two concurrent stagings cannot both win.
     fs.linkSync(tmp, pendingPath(core));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw conflict('A restore is already staged; cancel it (DELETE /api/backup/pending-restore) before staging another.', 'restore_already_staged');
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+      throw conflict(
+        'A restore is already staged; cancel it (DELETE /api/backup/pending-restore) before staging another.',
+        'restore_already_staged',
+      );
     throw err;
-  } finally { fs.rmSync(tmp, { force: true }); }
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
 }
 
 /** Cancels the staged restore (staged → none). False when nothing was staged. */
 export function cancelPending(core: Core): boolean {
-  try { fs.rmSync(pendingPath(core)); return true; } catch (err) {
+  try {
+    fs.rmSync(pendingPath(core));
+    return true;
+  } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
     throw err;
   }
@@ -86,7 +108,12 @@ function archive(core: Core, from: string, kind: 'applied' | 'failed'): string |
     const name = `${kind}-${stamp(at)}.json`;
     const target = path.join(restoreDir(core), name);
     if (fs.existsSync(target)) continue;
-    try { fs.renameSync(from, target); return name; } catch { return undefined; }
+    try {
+      fs.renameSync(from, target);
+      return name;
+    } catch {
+      return undefined;
+    }
   }
   return undefined;
 }
@@ -101,11 +128,21 @@ export async function applyStagedRestore(core: Core): Promise<'none' | 'applied'
   const log = core.logs.get('backup');
   const dir = restoreDir(core);
   let leftovers: string[] = [];
-  try { leftovers = fs.readdirSync(dir).filter((f) => /^applying-.*\.json$/.test(f)); } catch { return 'none'; }
+  try {
+    leftovers = fs.readdirSync(dir).filter((f) => /^applying-.*\.json$/.test(f));
+  } catch {
+    return 'none';
+  }
   // A process that stopped in the middle of an earlier application left its claim behind.
-  if (leftovers.length) log.warn({ files: leftovers }, 'an earlier restore was interrupted while it was applied (its transaction either committed or rolled back as a whole); the file is left for inspection');
+  if (leftovers.length)
+    log.warn(
+      { files: leftovers },
+      'an earlier restore was interrupted while it was applied (its transaction either committed or rolled back as a whole); the file is left for inspection',
+    );
   const claimed = path.join(dir, `applying-${stamp(core.clock.now())}-${core.replicaId}.json`);
-  try { fs.renameSync(pendingPath(core), claimed); } catch (err) {
+  try {
+    fs.renameSync(pendingPath(core), claimed);
+  } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 'none';
     throw err;
   }
@@ -116,12 +153,26 @@ export async function applyStagedRestore(core: Core): Promise<'none' | 'applied'
     const { envelope } = checkParsed(pending.envelope, core.version);
     const summary = await applyRestore(core, envelope, pending.conflict_mode);
     const archived = archive(core, claimed, 'applied');
-    log.info({ archived, conflict_mode: pending.conflict_mode, totals: totals(summary), counts: summary.counts, skipped: summary.skipped, disabled: summary.disabled, backup_created_at: envelope.created_at }, 'staged restore applied');
+    log.info(
+      {
+        archived,
+        conflict_mode: pending.conflict_mode,
+        totals: totals(summary),
+        counts: summary.counts,
+        skipped: summary.skipped,
+        disabled: summary.disabled,
+        backup_created_at: envelope.created_at,
+      },
+      'staged restore applied',
+    );
     return 'applied';
   } catch (err) {
     const archived = archive(core, claimed, 'failed');
     const reason = redactText(err instanceof HttpError || err instanceof Error ? err.message : String(err));
-    log.error({ archived, reason, code: (err as { code?: string }).code }, 'staged restore failed and was rolled back; the configuration is unchanged');
+    log.error(
+      { archived, reason, code: (err as { code?: string }).code },
+      'staged restore failed and was rolled back; the configuration is unchanged',
+    );
     return 'failed';
   }
 }

@@ -15,30 +15,34 @@
  */
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import { loadConfig, ALWAYS_LOADED_PLUGINS, type Config } from '../config/config.ts';
-import { createLogger, type LoggerFactory } from '../logging/logger.ts';
-import { SecretValues } from '../logging/redact.ts';
+import { migrations } from '../../../migrations/index.ts';
+import { LoginLimiter } from '../auth/login-limiter.ts';
+import { TokenService } from '../auth/tokens.ts';
+import { ALWAYS_LOADED_PLUGINS, type Config, loadConfig } from '../config/config.ts';
+import type { Core } from '../core.ts';
 import type { Database } from '../db/database.ts';
 import { pendingMigrations } from '../db/migrate.ts';
-import { migrations } from '../../../migrations/index.ts';
-import { Settings } from '../settings/settings.ts';
-import { TokenService } from '../auth/tokens.ts';
-import { LoginLimiter } from '../auth/login-limiter.ts';
-import { PluginHost } from '../plugins/host.ts';
-import { loadPlugins, type LoadedPlugin } from '../plugins/loader.ts';
 import type { Scheduler } from '../jobs/scheduler.ts';
-import { createOutboundHttp, type OutboundClient } from '../net/outbound.ts';
-import { SecretsAtRest } from '../secrets/at-rest.ts';
-import type { Core } from '../core.ts';
+import { createLogger, type LoggerFactory } from '../logging/logger.ts';
+import { SecretValues } from '../logging/redact.ts';
 import type { Metrics } from '../metrics/metrics.ts';
-import { CliError, note } from './output.ts';
-import { openSettings } from './options.ts';
+import { createOutboundHttp, type OutboundClient } from '../net/outbound.ts';
+import { PluginHost } from '../plugins/host.ts';
+import { type LoadedPlugin, loadPlugins } from '../plugins/loader.ts';
+import { SecretsAtRest } from '../secrets/at-rest.ts';
+import { Settings } from '../settings/settings.ts';
 import type { Messages } from './i18n.ts';
+import { openSettings } from './options.ts';
+import { CliError, note } from './output.ts';
 
-export const VERSION: string = JSON.parse(fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')).version;
+export const VERSION: string = JSON.parse(
+  fs.readFileSync(new URL('../../../package.json', import.meta.url), 'utf8'),
+).version;
 
 /** The service's configuration from the environment; a ConfigurationError says what is wrong. */
-export function cliConfig(env: NodeJS.ProcessEnv = process.env): Config { return loadConfig(env); }
+export function cliConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return loadConfig(env);
+}
 
 /** Log lines of the code the commands reuse: warnings and errors only (SERVICE_DEBUG shows everything), on standard error. */
 export function cliLogs(config: Config): LoggerFactory {
@@ -47,7 +51,12 @@ export function cliLogs(config: Config): LoggerFactory {
   secrets.add(config.previousSecretKey);
   secrets.add(config.messagingWebhookSecret);
   secrets.add(config.ai.apiKey);
-  return createLogger({ format: config.logFormat, level: config.debug ? 'debug' : 'warn', levels: config.debug ? config.logLevels : {}, secrets });
+  return createLogger({
+    format: config.logFormat,
+    level: config.debug ? 'debug' : 'warn',
+    levels: config.debug ? config.logLevels : {},
+    secrets,
+  });
 }
 
 /** Where the database is, for messages: the SQLite file, or the PostgreSQL URL without its password. */
@@ -57,7 +66,9 @@ export function databaseLabel(config: Config): string {
     const u = new URL(config.databaseUrl);
     u.password = '';
     return u.toString().replace(/:@/, '@');
-  } catch { return 'PostgreSQL'; }
+  } catch {
+    return 'PostgreSQL';
+  }
 }
 
 export type OpenMode =
@@ -67,7 +78,6 @@ export type OpenMode =
   | 'existing'
   /** As `existing`, and a missing or empty one is set up (user create). */
   | 'create';
-
 
 export interface Opened {
   db: Database;
@@ -93,13 +103,22 @@ export async function openCliDatabase(config: Config, logs: LoggerFactory, mode:
   if (config.dialect === 'sqlite') {
     if (!fs.existsSync(config.sqlitePath!)) {
       if (mode !== 'create') throw new CliError('db.missing_sqlite', { path: where });
-      return setUp(config, logs, migrations.map((m) => m.id), true);
+      return setUp(
+        config,
+        logs,
+        migrations.map((m) => m.id),
+        true,
+      );
     }
     const { connectNativeSqlite } = await import('../db/native-connect.ts');
     db = connectNativeSqlite(config.sqlitePath!);
   } else {
     // As open.ts's connectPostgres, without loading the SQLite driver that module carries.
-    const [{ openPostgres }, { entities }, { Database: Db }] = await Promise.all([import('../db/postgres.ts'), import('../db/entities/index.ts'), import('../db/database.ts')]);
+    const [{ openPostgres }, { entities }, { Database: Db }] = await Promise.all([
+      import('../db/postgres.ts'),
+      import('../db/entities/index.ts'),
+      import('../db/database.ts'),
+    ]);
     let opened: Database | undefined;
     try {
       opened = new Db(await openPostgres(config, log, entities), 'postgresql');
@@ -110,8 +129,19 @@ export async function openCliDatabase(config: Config, logs: LoggerFactory, mode:
     }
     db = opened;
     if (!(await hasSchema(db))) {
-      if (mode === 'create') { await db.close(); return setUp(config, logs, migrations.map((m) => m.id), true); }
-      if (mode === 'existing') { await db.close(); throw new CliError('db.empty_postgres', { where }); }
+      if (mode === 'create') {
+        await db.close();
+        return setUp(
+          config,
+          logs,
+          migrations.map((m) => m.id),
+          true,
+        );
+      }
+      if (mode === 'existing') {
+        await db.close();
+        throw new CliError('db.empty_postgres', { where });
+      }
       return { db, pending: migrations.map((m) => m.id), applied: [], created: false };
     }
   }
@@ -131,7 +161,11 @@ async function setUp(config: Config, logs: LoggerFactory, pending: string[], cre
 
 /** What the command line does not run (jobs, metrics): any use of it fails with a message saying so. */
 function absent<T extends object>(what: string): T {
-  return new Proxy({} as T, { get: (_t, prop) => { throw new Error(`the command line runs no ${what} (asked for ${String(prop)})`); } });
+  return new Proxy({} as T, {
+    get: (_t, prop) => {
+      throw new Error(`the command line runs no ${what} (asked for ${String(prop)})`);
+    },
+  });
 }
 
 export interface CliCore extends Core {
@@ -149,15 +183,35 @@ export function cliCore(config: Config, logs: LoggerFactory, db: Database, plugi
   const atRest = new SecretsAtRest(config.secretKey, config.previousSecretKey);
   const outbound = createOutboundHttp({ allowCidrs: config.outboundAllowCidrs, userAgent: `Herald/${VERSION}` });
   const host = new PluginHost({
-    plugins, db, logs, atRest, http: outbound, clock, isLeader: () => false,
+    plugins,
+    db,
+    logs,
+    atRest,
+    http: outbound,
+    clock,
+    isLeader: () => false,
     publicUrl: () => config.publicUrl ?? `http://localhost:${config.port}`,
   });
   const shutdown: (() => Promise<void> | void)[] = [];
   return {
-    config, version: VERSION, logs, db, settings: new Settings(db), tokens: new TokenService(config.secretKey, clock.now), atRest,
-    loginLimiter: new LoginLimiter(), plugins: host, jobs: absent<Scheduler>('jobs'), metrics: absent<Metrics>('metrics'), outbound, clock,
-    supervised: false, replicaId: `cli-${process.pid}-${crypto.randomBytes(4).toString('hex')}`,
-    onShutdown: (fn) => { shutdown.push(fn); },
+    config,
+    version: VERSION,
+    logs,
+    db,
+    settings: new Settings(db),
+    tokens: new TokenService(config.secretKey, clock.now),
+    atRest,
+    loginLimiter: new LoginLimiter(),
+    plugins: host,
+    jobs: absent<Scheduler>('jobs'),
+    metrics: absent<Metrics>('metrics'),
+    outbound,
+    clock,
+    supervised: false,
+    replicaId: `cli-${process.pid}-${crypto.randomBytes(4).toString('hex')}`,
+    onShutdown: (fn) => {
+      shutdown.push(fn);
+    },
     services: new Map(),
     async close() {
       for (const fn of shutdown.reverse()) await fn();
@@ -178,7 +232,11 @@ export async function cliPlugins(config: Config, which: 'all' | 'always'): Promi
 }
 
 /** Configuration, database and plugins together; the caller closes the core. */
-export async function openCore(mode: Exclude<OpenMode, 'inspect'>, plugins: 'all' | 'always', m: Messages): Promise<CliCore> {
+export async function openCore(
+  mode: Exclude<OpenMode, 'inspect'>,
+  plugins: 'all' | 'always',
+  m: Messages,
+): Promise<CliCore> {
   const config = cliConfig();
   const logs = cliLogs(config);
   const loaded = await cliPlugins(config, plugins);
@@ -190,7 +248,16 @@ export async function openCore(mode: Exclude<OpenMode, 'inspect'>, plugins: 'all
 }
 
 /** Runs `fn` on a core opened by {@link openCore}, closing it after. */
-export async function withCore<T>(m: Messages, mode: Exclude<OpenMode, 'inspect'>, plugins: 'all' | 'always', fn: (core: CliCore) => Promise<T>): Promise<T> {
+export async function withCore<T>(
+  m: Messages,
+  mode: Exclude<OpenMode, 'inspect'>,
+  plugins: 'all' | 'always',
+  fn: (core: CliCore) => Promise<T>,
+): Promise<T> {
   const core = await openCore(mode, plugins, m);
-  try { return await fn(core); } finally { await core.close(); }
+  try {
+    return await fn(core);
+  } finally {
+    await core.close();
+  }
 }

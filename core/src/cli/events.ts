@@ -38,31 +38,54 @@ export async function pruneEvents(m: Messages, o: { before: string }): Promise<v
     const { applyRetention } = await import('../relay/feature.ts');
     const deleted = cutoff.getTime() === now.getTime() ? 0 : await applyRetention(view);
     out(m.t('events.pruned', { count: deleted, before: m.date(cutoff.toISOString()) }));
-    const left = await core.db.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM event_log WHERE created_at < ?`, [cutoff.toISOString()]);
+    const left = await core.db.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM event_log WHERE created_at < ?`, [
+      cutoff.toISOString(),
+    ]);
     const kept = Number(left?.n ?? 0);
     if (kept) out(m.t('events.kept_unfinished', { count: kept }));
   });
 }
 
-interface Count { n: unknown }
+interface Count {
+  n: unknown;
+}
 
 export async function eventStats(m: Messages, o: { json?: boolean }): Promise<void> {
   await withCore(m, 'existing', 'always', async (core) => {
     const db = core.db;
     const total = Number((await db.get<Count>('SELECT COUNT(*) AS n FROM event_log'))?.n ?? 0);
-    const range = await db.get<{ first: string | null; last: string | null }>('SELECT MIN(created_at) AS first, MAX(created_at) AS last FROM event_log');
-    const byStatus = (await db.all<Count & { status: string }>('SELECT dispatch_status AS status, COUNT(*) AS n FROM event_log GROUP BY dispatch_status ORDER BY n DESC, status'))
-      .map((r) => ({ status: r.status, count: Number(r.n) }));
-    const byProvider = (await db.all<Count & { kind: string; id: string | null; name: string | null; email: string | null }>(
-      `SELECT e.provider_kind AS kind, e.provider_id AS id, p.name AS name, u.email AS email, COUNT(*) AS n
+    const range = await db.get<{ first: string | null; last: string | null }>(
+      'SELECT MIN(created_at) AS first, MAX(created_at) AS last FROM event_log',
+    );
+    const byStatus = (
+      await db.all<Count & { status: string }>(
+        'SELECT dispatch_status AS status, COUNT(*) AS n FROM event_log GROUP BY dispatch_status ORDER BY n DESC, status',
+      )
+    ).map((r) => ({ status: r.status, count: Number(r.n) }));
+    const byProvider = (
+      await db.all<Count & { kind: string; id: string | null; name: string | null; email: string | null }>(
+        `SELECT e.provider_kind AS kind, e.provider_id AS id, p.name AS name, u.email AS email, COUNT(*) AS n
          FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id LEFT JOIN users u ON u.id = p.user_id
-        GROUP BY e.provider_kind, e.provider_id, p.name, u.email ORDER BY n DESC, kind, name`))
-      .map((r) => ({ provider_id: r.id, kind: r.kind, name: r.name, owner: r.email, count: Number(r.n) }));
-    const byType = (await db.all<Count & { type: string; kind: string }>('SELECT provider_kind AS kind, event_type AS type, COUNT(*) AS n FROM event_log GROUP BY provider_kind, event_type ORDER BY n DESC, kind, type'))
-      .map((r) => ({ kind: r.kind, event_type: r.type, count: Number(r.n) }));
+        GROUP BY e.provider_kind, e.provider_id, p.name, u.email ORDER BY n DESC, kind, name`,
+      )
+    ).map((r) => ({ provider_id: r.id, kind: r.kind, name: r.name, owner: r.email, count: Number(r.n) }));
+    const byType = (
+      await db.all<Count & { type: string; kind: string }>(
+        'SELECT provider_kind AS kind, event_type AS type, COUNT(*) AS n FROM event_log GROUP BY provider_kind, event_type ORDER BY n DESC, kind, type',
+      )
+    ).map((r) => ({ kind: r.kind, event_type: r.type, count: Number(r.n) }));
     const deferred = Number((await db.get<Count>('SELECT COUNT(*) AS n FROM deferred_dispatch'))?.n ?? 0);
     if (o.json) {
-      printJson({ total, first_at: range?.first ?? null, last_at: range?.last ?? null, deferred, by_status: byStatus, by_provider: byProvider, by_type: byType, retention_days: core.config.eventLogRetentionDays });
+      printJson({
+        total,
+        first_at: range?.first ?? null,
+        last_at: range?.last ?? null,
+        deferred,
+        by_status: byStatus,
+        by_provider: byProvider,
+        by_type: byType,
+        retention_days: core.config.eventLogRetentionDays,
+      });
       return;
     }
     if (!total) out(m.t('events.empty'));
@@ -72,11 +95,22 @@ export async function eventStats(m: Messages, o: { json?: boolean }): Promise<vo
     if (deferred) out(m.t('events.deferred', { count: deferred }));
     if (!total) return;
     out();
-    for (const line of table([m.t('events.col_status'), m.t('events.col_count')], byStatus.map((r) => [r.status, String(r.count)]))) out(line);
+    for (const line of table(
+      [m.t('events.col_status'), m.t('events.col_count')],
+      byStatus.map((r) => [r.status, String(r.count)]),
+    ))
+      out(line);
     out();
-    for (const line of table([m.t('events.col_provider'), m.t('events.col_kind'), m.t('events.col_owner'), m.t('events.col_count')],
-      byProvider.map((r) => [r.name ?? m.t('events.deleted_provider'), r.kind, r.owner ?? '', String(r.count)]))) out(line);
+    for (const line of table(
+      [m.t('events.col_provider'), m.t('events.col_kind'), m.t('events.col_owner'), m.t('events.col_count')],
+      byProvider.map((r) => [r.name ?? m.t('events.deleted_provider'), r.kind, r.owner ?? '', String(r.count)]),
+    ))
+      out(line);
     out();
-    for (const line of table([m.t('events.col_type'), m.t('events.col_kind'), m.t('events.col_count')], byType.map((r) => [r.event_type, r.kind, String(r.count)]))) out(line);
+    for (const line of table(
+      [m.t('events.col_type'), m.t('events.col_kind'), m.t('events.col_count')],
+      byType.map((r) => [r.event_type, r.kind, String(r.count)]),
+    ))
+      out(line);
   });
 }

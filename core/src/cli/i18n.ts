@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 
 export const LANGUAGES = ['en', 'ru'] as const;
-export type Lang = typeof LANGUAGES[number];
+export type Lang = (typeof LANGUAGES)[number];
 
 const LOCALES = new URL('../../../locales/', import.meta.url);
 
@@ -29,13 +29,17 @@ export function languageArgument(argv: readonly string[]): string | undefined {
 export function languageOfEnvironment(env: NodeJS.ProcessEnv): Lang {
   const value = [env.LC_ALL, env.LC_MESSAGES, env.LANG].find((v) => v !== undefined && v !== '') ?? '';
   const code = value.slice(0, 2).toLowerCase();
-  return (LANGUAGES as readonly string[]).includes(code) ? code as Lang : 'en';
+  return (LANGUAGES as readonly string[]).includes(code) ? (code as Lang) : 'en';
 }
 
 export const isLanguage = (v: string | undefined): v is Lang => (LANGUAGES as readonly string[]).includes(v ?? '');
 
 function readTree(file: URL): Tree {
-  try { return JSON.parse(fs.readFileSync(file, 'utf8')) as Tree; } catch { return {}; }
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as Tree;
+  } catch {
+    return {};
+  }
 }
 
 function lookup(tree: Tree, key: string): string | undefined {
@@ -97,7 +101,13 @@ export class Messages {
   date(iso: string): string {
     const d = new Date(iso);
     if (Number.isNaN(d.getTime())) return iso;
-    return d.toLocaleString(this.lang === 'ru' ? 'ru-RU' : 'en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'UTC' }) + ' UTC';
+    return (
+      d.toLocaleString(this.lang === 'ru' ? 'ru-RU' : 'en-GB', {
+        dateStyle: 'medium',
+        timeStyle: 'medium',
+        timeZone: 'UTC',
+      }) + ' UTC'
+    );
   }
 
   /** A size in bytes, KiB or MiB. */

@@ -5,6 +5,10 @@
  */
 import module from 'node:module';
 
-try { module.enableCompileCache?.(); } catch { /* an unwritable cache directory only costs time */ }
+try {
+  module.enableCompileCache?.();
+} catch {
+  /* an unwritable cache directory only costs time */
+}
 const { run } = await import('./program.ts');
 process.exit(await run(process.argv.slice(2)));

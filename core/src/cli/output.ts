@@ -24,7 +24,18 @@ export class CliError extends Error {
 }
 
 /** Problem codes whose text in the web client's locales leaves out what the API's detail names. */
-const SPECIFIC_DETAIL = new Set(['invalid_backup', 'invalid_json', 'json_limits_exceeded', 'forbidden_key', 'restore_conflict', 'validation_failed', 'unknown_format_version', 'newer_service_version', 'no_admin_left', 'backup_secrets_unreadable']);
+const SPECIFIC_DETAIL = new Set([
+  'invalid_backup',
+  'invalid_json',
+  'json_limits_exceeded',
+  'forbidden_key',
+  'restore_conflict',
+  'validation_failed',
+  'unknown_format_version',
+  'newer_service_version',
+  'no_admin_left',
+  'backup_secrets_unreadable',
+]);
 
 /** The lines a refusal by the service's rules prints: the API's detail, or the web client's text for its code in this language. */
 export function problemLines(err: HttpError, m: Messages): string[] {
@@ -39,9 +50,15 @@ export async function describeError(err: unknown, m: Messages): Promise<{ lines:
   if (err instanceof CliError) return { lines: [m.t(err.key, err.params)], exitCode: err.exitCode };
   if (err instanceof HttpError) return { lines: problemLines(err, m), exitCode: EXIT.failed };
   // Loaded only now: a command that fails in no such way (or --help) never loads them.
-  const [{ ConfigurationError }, { PluginLoadError }, { PluginDirError }] = await Promise.all([import('../config/config.ts'), import('../plugins/resolve.ts'), import('../plugins/plugin-dir.ts')]);
-  if (err instanceof ConfigurationError) return { lines: [m.t('errors.configuration', { reason: err.message })], exitCode: EXIT.failed };
-  if (err instanceof PluginLoadError || err instanceof PluginDirError) return { lines: [m.t('errors.plugin_load', { reason: err.message })], exitCode: EXIT.failed };
+  const [{ ConfigurationError }, { PluginLoadError }, { PluginDirError }] = await Promise.all([
+    import('../config/config.ts'),
+    import('../plugins/resolve.ts'),
+    import('../plugins/plugin-dir.ts'),
+  ]);
+  if (err instanceof ConfigurationError)
+    return { lines: [m.t('errors.configuration', { reason: err.message })], exitCode: EXIT.failed };
+  if (err instanceof PluginLoadError || err instanceof PluginDirError)
+    return { lines: [m.t('errors.plugin_load', { reason: err.message })], exitCode: EXIT.failed };
   const e = err as NodeJS.ErrnoException;
   return { lines: [m.t('errors.unexpected', { reason: e?.message ?? String(err) })], exitCode: EXIT.failed };
 }
@@ -52,14 +69,24 @@ export async function printError(err: unknown, m: Messages): Promise<number> {
   return exitCode;
 }
 
-export const out = (line = ''): void => { process.stdout.write(`${line}\n`); };
-export const note = (line: string): void => { process.stderr.write(`${line}\n`); };
+export const out = (line = ''): void => {
+  process.stdout.write(`${line}\n`);
+};
+export const note = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
 
 /** Columns padded to their widest cell (by characters, which is what a terminal shows for these texts). */
 export function table(head: string[], rows: string[][]): string[] {
   const widths = head.map((h, i) => Math.max([...h].length, ...rows.map((r) => [...(r[i] ?? '')].length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat(widths[i]! - [...c].length))).join('  ').trimEnd();
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i === cells.length - 1 ? c : c + ' '.repeat(widths[i]! - [...c].length)))
+      .join('  ')
+      .trimEnd();
   return [line(head), ...rows.map(line)];
 }
 
-export function printJson(value: unknown): void { out(JSON.stringify(value, null, 2)); }
+export function printJson(value: unknown): void {
+  out(JSON.stringify(value, null, 2));
+}

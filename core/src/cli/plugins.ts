@@ -9,19 +9,43 @@ import type { Messages } from './i18n.ts';
 import { out, printJson, table } from './output.ts';
 
 /** The packages SERVICE_PLUGINS names (the default list names only Herald's own). */
-const enabled = (): string[] => (process.env.SERVICE_PLUGINS ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const enabled = (): string[] =>
+  (process.env.SERVICE_PLUGINS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
-const npmOutput = { onOutput: (s: string) => { process.stderr.write(s); } };
+const npmOutput = {
+  onOutput: (s: string) => {
+    process.stderr.write(s);
+  },
+};
 
 export function listPluginDir(m: Messages, o: { json?: boolean }): void {
   const dir = pluginDirFromEnv();
   const list = listPlugins(dir);
   const on = enabled();
-  if (o.json) { printJson({ directory: dir, plugins: list.map((p) => ({ ...p, enabled: on.includes(p.name) })) }); return; }
-  if (!list.length) { out(m.t('plugin.none', { dir })); return; }
+  if (o.json) {
+    printJson({ directory: dir, plugins: list.map((p) => ({ ...p, enabled: on.includes(p.name) })) });
+    return;
+  }
+  if (!list.length) {
+    out(m.t('plugin.none', { dir }));
+    return;
+  }
   out(m.t('plugin.in_dir', { dir }));
-  for (const line of table([m.t('plugin.col_name'), m.t('plugin.col_version'), m.t('plugin.col_kind'), m.t('plugin.col_state')],
-    list.map((p) => [p.name, p.version ?? '', p.kind ?? '?', m.t(!p.installed ? 'plugin.state_missing' : on.includes(p.name) ? 'plugin.state_enabled' : 'plugin.state_disabled')]))) out(line);
+  for (const line of table(
+    [m.t('plugin.col_name'), m.t('plugin.col_version'), m.t('plugin.col_kind'), m.t('plugin.col_state')],
+    list.map((p) => [
+      p.name,
+      p.version ?? '',
+      p.kind ?? '?',
+      m.t(
+        !p.installed ? 'plugin.state_missing' : on.includes(p.name) ? 'plugin.state_enabled' : 'plugin.state_disabled',
+      ),
+    ]),
+  ))
+    out(line);
 }
 
 export async function installPluginCommand(m: Messages, spec: string): Promise<void> {

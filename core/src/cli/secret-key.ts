@@ -3,9 +3,9 @@
  * same key check the service's start makes (secrets/seal-stored.ts), which refuses a wrong key.
  */
 import type { Queryable } from '../db/database.ts';
+import { Database as Db } from '../db/database.ts';
 import type { SecretsAtRest } from '../secrets/at-rest.ts';
 import { isSealed } from '../secrets/at-rest.ts';
-import { Database as Db } from '../db/database.ts';
 import { CliError } from './output.ts';
 
 /** The clear value the service seals into `secret_key_check` (seal-stored.ts, `CHECK`). */
@@ -19,7 +19,11 @@ export type KeyState = 'current' | 'previous' | 'wrong' | 'missing';
 
 export async function keyState(q: Queryable, atRest: SecretsAtRest): Promise<KeyState> {
   let row: { sealed: string } | undefined;
-  try { row = await q.get<{ sealed: string }>('SELECT sealed FROM secret_key_check WHERE id = 1'); } catch { return 'missing'; }
+  try {
+    row = await q.get<{ sealed: string }>('SELECT sealed FROM secret_key_check WHERE id = 1');
+  } catch {
+    return 'missing';
+  }
   if (!row) return 'missing';
   const state = atRest.state(row.sealed);
   if ((state === 'current' || state === 'previous') && atRest.open(row.sealed) === KEY_CHECK) return state;
@@ -49,10 +53,14 @@ export async function unreadableSecrets(q: Queryable, atRest: SecretsAtRest): Pr
       if (walk(Db.json(r.config, null))) found.push(`${table} ${r.id}`);
     }
   }
-  for (const r of await q.all<{ id: string; token: string }>(`SELECT id, token FROM bots WHERE token <> '' ORDER BY id`)) {
+  for (const r of await q.all<{ id: string; token: string }>(
+    `SELECT id, token FROM bots WHERE token <> '' ORDER BY id`,
+  )) {
     if (isSealed(r.token) && atRest.state(r.token) === 'unreadable') found.push(`bots ${r.id}`);
   }
-  for (const r of await q.all<{ instance_id: string; value: string }>(`SELECT instance_id, value FROM plugin_store WHERE value LIKE 'enc:v1:%' ORDER BY instance_id, key`)) {
+  for (const r of await q.all<{ instance_id: string; value: string }>(
+    `SELECT instance_id, value FROM plugin_store WHERE value LIKE 'enc:v1:%' ORDER BY instance_id, key`,
+  )) {
     const where = `plugin_store ${r.instance_id}`;
     if (atRest.state(r.value) === 'unreadable' && !found.includes(where)) found.push(where);
   }

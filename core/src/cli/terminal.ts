@@ -3,7 +3,7 @@
  * mask character per key and never the text), the password read from standard input for scripts
  * (`--password-stdin`), and a progress bar shown only when the output is a terminal.
  */
-import { isCancel, password as askPassword, progress } from '@clack/prompts';
+import { password as askPassword, isCancel, progress } from '@clack/prompts';
 import { checkPassword } from '../auth/passwords.ts';
 import { HttpError } from '../http/problem.ts';
 import type { Messages } from './i18n.ts';
@@ -21,12 +21,17 @@ export async function passwordFromStdin(): Promise<string> {
     size += chunk.length;
     if (size > STDIN_LIMIT) break;
   }
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 /** The password rules' verdict as the text to show, or undefined when the password passes. */
 function passwordProblem(value: string, m: Messages): string | undefined {
-  try { checkPassword(value); return undefined; } catch (err) {
+  try {
+    checkPassword(value);
+    return undefined;
+  } catch (err) {
     if (err instanceof HttpError) return problemLines(err, m)[0];
     throw err;
   }
@@ -45,9 +50,19 @@ export async function newPassword(m: Messages, o: { stdin: boolean; email: strin
   }
   if (!process.stdin.isTTY) throw new CliError('password.no_terminal', undefined, EXIT.usage);
   const output = process.stdout.isTTY ? process.stdout : process.stderr;
-  const first = await askPassword({ message: m.t('password.prompt', { email: o.email }), output, clearOnError: true, validate: (v) => passwordProblem(v ?? '', m) });
+  const first = await askPassword({
+    message: m.t('password.prompt', { email: o.email }),
+    output,
+    clearOnError: true,
+    validate: (v) => passwordProblem(v ?? '', m),
+  });
   if (isCancel(first)) throw new CliError('password.cancelled', undefined, EXIT.cancelled);
-  const again = await askPassword({ message: m.t('password.repeat'), output, clearOnError: true, validate: (v) => (v === first ? undefined : m.t('password.mismatch')) });
+  const again = await askPassword({
+    message: m.t('password.repeat'),
+    output,
+    clearOnError: true,
+    validate: (v) => (v === first ? undefined : m.t('password.mismatch')),
+  });
   if (isCancel(again)) throw new CliError('password.cancelled', undefined, EXIT.cancelled);
   return first;
 }
@@ -76,10 +91,16 @@ export function progressBar(max: number, message: string): Progress {
   // Standard output as clack sees it: each write after the start is a frame of the bar (nothing else writes there meanwhile).
   let starting = true;
   let drawn!: () => void;
-  const firstFrame = new Promise<void>((resolve) => { drawn = resolve; });
+  const firstFrame = new Promise<void>((resolve) => {
+    drawn = resolve;
+  });
   const output = new Proxy(stdout, {
     get(target, prop) {
-      if (prop === 'write') return (...args: Parameters<typeof stdout.write>) => { if (!starting) drawn(); return target.write(...args); };
+      if (prop === 'write')
+        return (...args: Parameters<typeof stdout.write>) => {
+          if (!starting) drawn();
+          return target.write(...args);
+        };
       const v = Reflect.get(target, prop, target);
       return typeof v === 'function' ? v.bind(target) : v;
     },
@@ -89,15 +110,27 @@ export function progressBar(max: number, message: string): Progress {
   starting = false;
   let ended = false;
   return {
-    advance(step, text) { if (!ended && step > 0) bar.advance(step, text); },
+    advance(step, text) {
+      if (!ended && step > 0) bar.advance(step, text);
+    },
     async done(text) {
       if (ended) return;
       ended = true;
       let timer: NodeJS.Timeout | undefined;
-      await Promise.race([firstFrame, new Promise((resolve) => { timer = setTimeout(resolve, FIRST_FRAME_WAIT_MS); })]);
+      await Promise.race([
+        firstFrame,
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, FIRST_FRAME_WAIT_MS);
+        }),
+      ]);
       clearTimeout(timer);
       bar.stop(text);
     },
-    failed() { if (!ended) { ended = true; bar.error(); } },
+    failed() {
+      if (!ended) {
+        ended = true;
+        bar.error();
+      }
+    },
   };
 }

@@ -5,11 +5,12 @@
  * the last active administrator kept. Written through the database, so a running service (every
  * replica) sees each change at the user's next request.
  */
-import { createUser, normalizeEmail, publicUser, setUserPassword, type UserRow } from '../users/users.ts';
+
 import { revokeAllTokens } from '../auth/revocation.ts';
-import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
+import { type Database, Database as Db } from '../db/database.ts';
 import { conflict } from '../http/problem.ts';
-import { Database as Db, type Database } from '../db/database.ts';
+import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
+import { createUser, normalizeEmail, publicUser, setUserPassword, type UserRow } from '../users/users.ts';
 import { withCore } from './context.ts';
 import type { Messages } from './i18n.ts';
 import { CliError, EXIT, out, printJson, table } from './output.ts';
@@ -33,27 +34,58 @@ async function findUser(db: Database, email: string): Promise<UserRow> {
 export async function listUsers(m: Messages, o: { json?: boolean }): Promise<void> {
   await withCore(m, 'existing', 'always', async (core) => {
     const rows = (await core.db.all<UserRow>('SELECT * FROM users ORDER BY email')).map(publicUser);
-    if (o.json) { printJson(rows); return; }
-    if (!rows.length) { out(m.t('user.none')); return; }
+    if (o.json) {
+      printJson(rows);
+      return;
+    }
+    if (!rows.length) {
+      out(m.t('user.none'));
+      return;
+    }
     const yes = m.t('common.yes');
     const no = m.t('common.no');
     for (const line of table(
-      [m.t('user.col_email'), m.t('user.col_role'), m.t('user.col_active'), m.t('user.col_password'), m.t('user.col_created')],
-      rows.map((u) => [u.email, m.t(`user.role_${u.role}`), u.is_active ? yes : no, u.password_set ? yes : no, m.date(u.created_at)]),
-    )) out(line);
+      [
+        m.t('user.col_email'),
+        m.t('user.col_role'),
+        m.t('user.col_active'),
+        m.t('user.col_password'),
+        m.t('user.col_created'),
+      ],
+      rows.map((u) => [
+        u.email,
+        m.t(`user.role_${u.role}`),
+        u.is_active ? yes : no,
+        u.password_set ? yes : no,
+        m.date(u.created_at),
+      ]),
+    ))
+      out(line);
   });
 }
 
-export async function createUserCommand(m: Messages, email: string, o: { admin?: boolean; passwordStdin?: boolean; locale?: string }): Promise<void> {
+export async function createUserCommand(
+  m: Messages,
+  email: string,
+  o: { admin?: boolean; passwordStdin?: boolean; locale?: string },
+): Promise<void> {
   const address = checkEmail(email);
   await withCore(m, 'create', 'always', async (core) => {
     // Asked only once it is known the user can be made: nobody types a password for nothing.
-    if (await core.db.get('SELECT 1 AS one FROM users WHERE email = ?', [address])) throw new CliError('user.taken', { email: address });
+    if (await core.db.get('SELECT 1 AS one FROM users WHERE email = ?', [address]))
+      throw new CliError('user.taken', { email: address });
     const password = await newPassword(m, { stdin: Boolean(o.passwordStdin), email: address });
-    const row = await createUser(core.db, {
-      email: address, password, role: o.admin ? 'admin' : 'user', locale: o.locale ?? m.lang,
-      max_chats: await core.settings.getInt('default_max_chats'),
-    }, selfMonitoringOf(core));
+    const row = await createUser(
+      core.db,
+      {
+        email: address,
+        password,
+        role: o.admin ? 'admin' : 'user',
+        locale: o.locale ?? m.lang,
+        max_chats: await core.settings.getInt('default_max_chats'),
+      },
+      selfMonitoringOf(core),
+    );
     out(m.t(o.admin ? 'user.created_admin' : 'user.created', { email: row.email }));
   });
 }
@@ -76,12 +108,26 @@ export async function resetPassword(m: Messages, email: string, o: { passwordStd
 export async function setActive(m: Messages, email: string, active: boolean): Promise<void> {
   await withCore(m, 'existing', 'always', async (core) => {
     const row = await findUser(core.db, email);
-    if (Db.bool(row.is_active) === active) { out(m.t(active ? 'user.already_active' : 'user.already_inactive', { email: row.email })); return; }
+    if (Db.bool(row.is_active) === active) {
+      out(m.t(active ? 'user.already_active' : 'user.already_inactive', { email: row.email }));
+      return;
+    }
     await core.db.tx(async (q) => {
-      await q.run('UPDATE users SET is_active = ?, updated_at = ? WHERE id = ?', [active, core.clock.now().toISOString(), row.id]);
+      await q.run('UPDATE users SET is_active = ?, updated_at = ? WHERE id = ?', [
+        active,
+        core.clock.now().toISOString(),
+        row.id,
+      ]);
       await revokeAllTokens(q, row.id);
-      const admins = Number((await q.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND is_active = ?`, [true]))?.n ?? 0);
-      if (admins === 0) throw conflict('This would leave no active administrator; promote or activate another one first.', 'last_admin');
+      const admins = Number(
+        (await q.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND is_active = ?`, [true]))
+          ?.n ?? 0,
+      );
+      if (admins === 0)
+        throw conflict(
+          'This would leave no active administrator; promote or activate another one first.',
+          'last_admin',
+        );
     });
     out(m.t(active ? 'user.activated' : 'user.deactivated', { email: row.email }));
   });

@@ -1,10 +1,9 @@
-import Type from 'typebox';
-import type { Static } from 'typebox';
-import { Value } from 'typebox/value';
 import path from 'node:path';
-import { weakSecretKeyReason } from './known-dev-keys.ts';
+import type { Static } from 'typebox';
+import Type from 'typebox';
+import { Value } from 'typebox/value';
 import { parseCidrList } from '../net/cidr.ts';
-
+import { weakSecretKeyReason } from './known-dev-keys.ts';
 
 /** The environment, as strings, validated before anything is parsed out of it. */
 export const EnvSchema = Type.Object({
@@ -52,13 +51,34 @@ export const EnvSchema = Type.Object({
 export const ALWAYS_LOADED_PLUGINS = ['@herald/provider-bridge-self'] as const;
 
 export const FIRST_PARTY_PLUGINS = [
-  ...ALWAYS_LOADED_PLUGINS, '@herald/provider-immich', '@herald/provider-codehost', '@herald/provider-planka',
-  '@herald/provider-homeassistant', '@herald/provider-nut', '@herald/provider-webhook',
-  '@herald/provider-alertmanager', '@herald/provider-grafana', '@herald/provider-uptime-kuma', '@herald/provider-email-in', '@herald/provider-mqtt',
-  '@herald/provider-gotify', '@herald/provider-ntfy', '@herald/provider-apprise-api',
-  '@herald/target-telegram', '@herald/target-chat-webhook', '@herald/target-email', '@herald/target-matrix',
-  '@herald/target-ntfy', '@herald/target-gotify', '@herald/target-pushover', '@herald/target-http',
-  '@herald/target-teams', '@herald/target-google-chat', '@herald/target-signal', '@herald/target-apprise-api', '@herald/target-mqtt',
+  ...ALWAYS_LOADED_PLUGINS,
+  '@herald/provider-immich',
+  '@herald/provider-codehost',
+  '@herald/provider-planka',
+  '@herald/provider-homeassistant',
+  '@herald/provider-nut',
+  '@herald/provider-webhook',
+  '@herald/provider-alertmanager',
+  '@herald/provider-grafana',
+  '@herald/provider-uptime-kuma',
+  '@herald/provider-email-in',
+  '@herald/provider-mqtt',
+  '@herald/provider-gotify',
+  '@herald/provider-ntfy',
+  '@herald/provider-apprise-api',
+  '@herald/target-telegram',
+  '@herald/target-chat-webhook',
+  '@herald/target-email',
+  '@herald/target-matrix',
+  '@herald/target-ntfy',
+  '@herald/target-gotify',
+  '@herald/target-pushover',
+  '@herald/target-http',
+  '@herald/target-teams',
+  '@herald/target-google-chat',
+  '@herald/target-signal',
+  '@herald/target-apprise-api',
+  '@herald/target-mqtt',
   '@herald/target-webpush',
 ] as const;
 
@@ -127,34 +147,66 @@ function bool(name: string, v: string): boolean {
 
 function level(name: string, v: string): LevelName {
   const s = v.trim().toUpperCase();
-  const map: Record<string, LevelName> = { TRACE: 'trace', DEBUG: 'debug', INFO: 'info', WARNING: 'warn', WARN: 'warn', ERROR: 'error', CRITICAL: 'fatal', FATAL: 'fatal' };
+  const map: Record<string, LevelName> = {
+    TRACE: 'trace',
+    DEBUG: 'debug',
+    INFO: 'info',
+    WARNING: 'warn',
+    WARN: 'warn',
+    ERROR: 'error',
+    CRITICAL: 'fatal',
+    FATAL: 'fatal',
+  };
   const l = map[s];
-  if (!l) throw new ConfigurationError(`${name} must be one of TRACE, DEBUG, INFO, WARNING, ERROR, CRITICAL, got "${v}"`);
+  if (!l)
+    throw new ConfigurationError(`${name} must be one of TRACE, DEBUG, INFO, WARNING, ERROR, CRITICAL, got "${v}"`);
   return l;
 }
 
 function validZone(zone: string): boolean {
-  try { new Intl.DateTimeFormat('en-US', { timeZone: zone }); return true; } catch { return false; }
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** The SMTP listener's settings: undefined when SERVICE_SMTP_PORT is not set, a one-line refusal when they cannot work. */
 function smtpConfig(e: Static<typeof EnvSchema>, httpPort: number): SmtpConfig | undefined {
   const maxBytes = Number(e.SERVICE_SMTP_MAX_BYTES);
   if (maxBytes < SMTP_MAX_BYTES_RANGE.min || maxBytes > SMTP_MAX_BYTES_RANGE.max) {
-    throw new ConfigurationError(`SERVICE_SMTP_MAX_BYTES must be ${SMTP_MAX_BYTES_RANGE.min}-${SMTP_MAX_BYTES_RANGE.max} bytes, got ${e.SERVICE_SMTP_MAX_BYTES}`);
+    throw new ConfigurationError(
+      `SERVICE_SMTP_MAX_BYTES must be ${SMTP_MAX_BYTES_RANGE.min}-${SMTP_MAX_BYTES_RANGE.max} bytes, got ${e.SERVICE_SMTP_MAX_BYTES}`,
+    );
   }
   if ((e.SERVICE_SMTP_TLS_CERT === undefined) !== (e.SERVICE_SMTP_TLS_KEY === undefined)) {
-    throw new ConfigurationError('SERVICE_SMTP_TLS_CERT and SERVICE_SMTP_TLS_KEY go together: set both (PEM files for STARTTLS) or neither');
+    throw new ConfigurationError(
+      'SERVICE_SMTP_TLS_CERT and SERVICE_SMTP_TLS_KEY go together: set both (PEM files for STARTTLS) or neither',
+    );
   }
   if (e.SERVICE_SMTP_PORT === undefined) {
-    const stray = (['SERVICE_SMTP_HOST', 'SERVICE_SMTP_TLS_CERT', 'SERVICE_SMTP_TLS_KEY'] as const).find((k) => e[k] !== undefined);
-    if (stray) throw new ConfigurationError(`${stray} is set but SERVICE_SMTP_PORT is not: set SERVICE_SMTP_PORT to turn the SMTP listener on, or remove ${stray}`);
+    const stray = (['SERVICE_SMTP_HOST', 'SERVICE_SMTP_TLS_CERT', 'SERVICE_SMTP_TLS_KEY'] as const).find(
+      (k) => e[k] !== undefined,
+    );
+    if (stray)
+      throw new ConfigurationError(
+        `${stray} is set but SERVICE_SMTP_PORT is not: set SERVICE_SMTP_PORT to turn the SMTP listener on, or remove ${stray}`,
+      );
     return undefined;
   }
   const port = /^[0-9]{1,5}$/.test(e.SERVICE_SMTP_PORT) ? Number(e.SERVICE_SMTP_PORT) : Number.NaN;
-  if (!(port >= 1 && port <= 65535)) throw new ConfigurationError(`SERVICE_SMTP_PORT must be a port number 1-65535, got "${e.SERVICE_SMTP_PORT}"`);
-  if (port === httpPort) throw new ConfigurationError(`SERVICE_SMTP_PORT must differ from SERVICE_PORT (both are ${port})`);
-  return { port, host: e.SERVICE_SMTP_HOST ?? e.SERVICE_HOST, tlsCert: e.SERVICE_SMTP_TLS_CERT, tlsKey: e.SERVICE_SMTP_TLS_KEY, maxBytes };
+  if (!(port >= 1 && port <= 65535))
+    throw new ConfigurationError(`SERVICE_SMTP_PORT must be a port number 1-65535, got "${e.SERVICE_SMTP_PORT}"`);
+  if (port === httpPort)
+    throw new ConfigurationError(`SERVICE_SMTP_PORT must differ from SERVICE_PORT (both are ${port})`);
+  return {
+    port,
+    host: e.SERVICE_SMTP_HOST ?? e.SERVICE_HOST,
+    tlsCert: e.SERVICE_SMTP_TLS_CERT,
+    tlsKey: e.SERVICE_SMTP_TLS_KEY,
+    maxBytes,
+  };
 }
 
 /** Parses and validates the environment. Throws ConfigurationError with a one-line reason. */
@@ -162,9 +214,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const raw: Record<string, string> = {};
   for (const key of Object.keys(EnvSchema.properties)) {
     const v = env[key];
-    if (v !== undefined && !(v === '' && key !== 'SERVICE_LOG_LEVELS' && key !== 'SERVICE_OUTBOUND_ALLOW_CIDRS')) raw[key] = v;
+    if (v !== undefined && !(v === '' && key !== 'SERVICE_LOG_LEVELS' && key !== 'SERVICE_OUTBOUND_ALLOW_CIDRS'))
+      raw[key] = v;
   }
-  if (raw.SERVICE_SECRET_KEY === undefined) throw new ConfigurationError('SERVICE_SECRET_KEY is required (32+ random bytes; generate one with: openssl rand -hex 32)');
+  if (raw.SERVICE_SECRET_KEY === undefined)
+    throw new ConfigurationError(
+      'SERVICE_SECRET_KEY is required (32+ random bytes; generate one with: openssl rand -hex 32)',
+    );
   const withDefaults = Value.Default(EnvSchema, raw) as Static<typeof EnvSchema>;
   const errors = [...Value.Errors(EnvSchema, withDefaults)];
   if (errors.length) {
@@ -176,20 +232,46 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const weak = weakSecretKeyReason(e.SERVICE_SECRET_KEY);
   if (weak) throw new ConfigurationError(weak);
 
-  const corsOrigins = e.SERVICE_CORS_ALLOWED_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean);
-  if (corsOrigins.some((o) => o.includes('*'))) throw new ConfigurationError('SERVICE_CORS_ALLOWED_ORIGINS must not contain "*" because credentials are enabled; list the origins explicitly');
+  const corsOrigins = e.SERVICE_CORS_ALLOWED_ORIGINS.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (corsOrigins.some((o) => o.includes('*')))
+    throw new ConfigurationError(
+      'SERVICE_CORS_ALLOWED_ORIGINS must not contain "*" because credentials are enabled; list the origins explicitly',
+    );
   for (const o of corsOrigins) {
     let u: URL;
-    try { u = new URL(o); } catch { throw new ConfigurationError(`SERVICE_CORS_ALLOWED_ORIGINS has an invalid origin "${o}"`); }
-    if (u.origin !== o.replace(/\/$/, '')) throw new ConfigurationError(`SERVICE_CORS_ALLOWED_ORIGINS entry "${o}" must be an origin (scheme://host[:port]) without a path`);
+    try {
+      u = new URL(o);
+    } catch {
+      throw new ConfigurationError(`SERVICE_CORS_ALLOWED_ORIGINS has an invalid origin "${o}"`);
+    }
+    if (u.origin !== o.replace(/\/$/, ''))
+      throw new ConfigurationError(
+        `SERVICE_CORS_ALLOWED_ORIGINS entry "${o}" must be an origin (scheme://host[:port]) without a path`,
+      );
   }
-  const forwardedAllowIps = e.SERVICE_FORWARDED_ALLOW_IPS.split(',').map((s) => s.trim()).filter(Boolean);
-  try { parseCidrList(forwardedAllowIps.filter((x) => x !== '*')); } catch (err) { throw new ConfigurationError(`SERVICE_FORWARDED_ALLOW_IPS: ${(err as Error).message}`); }
-  const outboundAllowCidrs = e.SERVICE_OUTBOUND_ALLOW_CIDRS.split(',').map((s) => s.trim()).filter(Boolean);
-  try { parseCidrList(outboundAllowCidrs); } catch (err) { throw new ConfigurationError(`SERVICE_OUTBOUND_ALLOW_CIDRS: ${(err as Error).message}`); }
+  const forwardedAllowIps = e.SERVICE_FORWARDED_ALLOW_IPS.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  try {
+    parseCidrList(forwardedAllowIps.filter((x) => x !== '*'));
+  } catch (err) {
+    throw new ConfigurationError(`SERVICE_FORWARDED_ALLOW_IPS: ${(err as Error).message}`);
+  }
+  const outboundAllowCidrs = e.SERVICE_OUTBOUND_ALLOW_CIDRS.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  try {
+    parseCidrList(outboundAllowCidrs);
+  } catch (err) {
+    throw new ConfigurationError(`SERVICE_OUTBOUND_ALLOW_CIDRS: ${(err as Error).message}`);
+  }
 
   const logLevels: Record<string, LevelName> = {};
-  for (const pair of e.SERVICE_LOG_LEVELS.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const pair of e.SERVICE_LOG_LEVELS.split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^([A-Za-z0-9_.:-]+)=([A-Za-z]+)$/.exec(pair);
     if (!m) throw new ConfigurationError(`SERVICE_LOG_LEVELS entry "${pair}" must look like name=LEVEL`);
     logLevels[m[1]!] = level('SERVICE_LOG_LEVELS', m[2]!);
@@ -205,17 +287,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     sqlitePath = path.resolve(dataDir, sqlitePath);
     databaseUrl = `sqlite:${sqlitePath}`;
   }
-  if (e.SERVICE_MESSAGING_WEBHOOK_SECRET !== undefined && !/^[A-Za-z0-9_-]{16,256}$/.test(e.SERVICE_MESSAGING_WEBHOOK_SECRET)) {
-    throw new ConfigurationError('SERVICE_MESSAGING_WEBHOOK_SECRET must be 16-256 characters of A-Z, a-z, 0-9, _ and - (characters bot services accept in a webhook secret)');
+  if (
+    e.SERVICE_MESSAGING_WEBHOOK_SECRET !== undefined &&
+    !/^[A-Za-z0-9_-]{16,256}$/.test(e.SERVICE_MESSAGING_WEBHOOK_SECRET)
+  ) {
+    throw new ConfigurationError(
+      'SERVICE_MESSAGING_WEBHOOK_SECRET must be 16-256 characters of A-Z, a-z, 0-9, _ and - (characters bot services accept in a webhook secret)',
+    );
   }
   const port = Number(e.SERVICE_PORT);
   if (port > 65535) throw new ConfigurationError(`SERVICE_PORT must be 0-65535, got ${port}`);
-  if (!validZone(e.SERVICE_QUOTA_TIMEZONE)) throw new ConfigurationError(`SERVICE_QUOTA_TIMEZONE "${e.SERVICE_QUOTA_TIMEZONE}" is not an IANA time zone`);
+  if (!validZone(e.SERVICE_QUOTA_TIMEZONE))
+    throw new ConfigurationError(`SERVICE_QUOTA_TIMEZONE "${e.SERVICE_QUOTA_TIMEZONE}" is not an IANA time zone`);
   const smtp = smtpConfig(e, port);
 
-  const plugins = e.SERVICE_PLUGINS !== undefined
-    ? e.SERVICE_PLUGINS.split(',').map((s) => s.trim()).filter(Boolean)
-    : [...FIRST_PARTY_PLUGINS];
+  const plugins =
+    e.SERVICE_PLUGINS !== undefined
+      ? e.SERVICE_PLUGINS.split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [...FIRST_PARTY_PLUGINS];
   for (const name of [...ALWAYS_LOADED_PLUGINS].reverse()) if (!plugins.includes(name)) plugins.unshift(name);
 
   return {
@@ -236,7 +327,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsEnabled: bool('SERVICE_METRICS_ENABLED', e.SERVICE_METRICS_ENABLED),
     dispatchThread: bool('SERVICE_DISPATCH_THREAD', e.SERVICE_DISPATCH_THREAD),
     gracefulShutdownSeconds: Number(e.SERVICE_GRACEFUL_SHUTDOWN_SECONDS),
-    supervisedOverride: e.SERVICE_SUPERVISED === undefined || e.SERVICE_SUPERVISED.trim().toLowerCase() === 'auto' ? undefined : bool('SERVICE_SUPERVISED', e.SERVICE_SUPERVISED),
+    supervisedOverride:
+      e.SERVICE_SUPERVISED === undefined || e.SERVICE_SUPERVISED.trim().toLowerCase() === 'auto'
+        ? undefined
+        : bool('SERVICE_SUPERVISED', e.SERVICE_SUPERVISED),
     messagingWebhookSecret: e.SERVICE_MESSAGING_WEBHOOK_SECRET,
     host: e.SERVICE_HOST,
     port,
@@ -246,7 +340,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     outboundAllowCidrs,
     quotaTimezone: e.SERVICE_QUOTA_TIMEZONE,
     userStorageMb: Number(e.SERVICE_USER_STORAGE_MB),
-    ai: { baseUrl: e.AI_BASE_URL, apiKey: e.AI_API_KEY || undefined, model: e.AI_MODEL, contextTokens: Number(e.AI_CONTEXT_TOKENS), maxToolRounds: Math.min(20, Number(e.AI_MAX_TOOL_ROUNDS)) },
+    ai: {
+      baseUrl: e.AI_BASE_URL,
+      apiKey: e.AI_API_KEY || undefined,
+      model: e.AI_MODEL,
+      contextTokens: Number(e.AI_CONTEXT_TOKENS),
+      maxToolRounds: Math.min(20, Number(e.AI_MAX_TOOL_ROUNDS)),
+    },
     ...(smtp ? { smtp } : {}),
   };
 }

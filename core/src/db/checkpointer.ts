@@ -34,13 +34,17 @@ export class Checkpointer {
   private stopped = false;
 
   constructor(file: string, log: Logger, inline: () => Promise<void>) {
-    this.file = file; this.log = log; this.inline = inline;
+    this.file = file;
+    this.log = log;
+    this.inline = inline;
     this.timer = setInterval(() => this.check(), 1000);
     this.timer.unref();
   }
 
   /** Called after each commit of the main connection. */
-  noteWrite(): void { this.commits++; }
+  noteWrite(): void {
+    this.commits++;
+  }
 
   private check(): void {
     const n = this.commits;
@@ -52,14 +56,24 @@ export class Checkpointer {
       return;
     }
     if (n >= BUSY_COMMITS) this.start();
-    else if (n > 0) void this.inline().catch((err: Error) => this.log.debug({ err: err.message }, 'WAL checkpoint skipped'));
+    else if (n > 0)
+      void this.inline().catch((err: Error) => this.log.debug({ err: err.message }, 'WAL checkpoint skipped'));
   }
 
   private start(): void {
-    const w = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), { workerData: { file: this.file, intervalMs: INTERVAL_MS, driver: DRIVER } });
+    const w = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), {
+      workerData: { file: this.file, intervalMs: INTERVAL_MS, driver: DRIVER },
+    });
     w.unref();
-    w.on('error', (err) => this.log.warn({ err: err.message }, 'the WAL checkpointer thread failed; checkpoints run inline until it restarts'));
-    w.once('exit', () => { if (this.worker === w) this.worker = undefined; });
+    w.on('error', (err) =>
+      this.log.warn(
+        { err: err.message },
+        'the WAL checkpointer thread failed; checkpoints run inline until it restarts',
+      ),
+    );
+    w.once('exit', () => {
+      if (this.worker === w) this.worker = undefined;
+    });
     this.worker = w;
   }
 
@@ -72,7 +86,12 @@ export class Checkpointer {
     const exited = new Promise<void>((r) => w.once('exit', () => r()));
     w.postMessage('stop');
     let t: NodeJS.Timeout | undefined;
-    await Promise.race([exited, new Promise<void>((r) => { t = setTimeout(r, 2000); })]);
+    await Promise.race([
+      exited,
+      new Promise<void>((r) => {
+        t = setTimeout(r, 2000);
+      }),
+    ]);
     clearTimeout(t);
     await w.terminate();
   }

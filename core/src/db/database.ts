@@ -43,9 +43,13 @@ export class Database implements Queryable {
   }
 
   /** A fresh entity manager for one unit of work (one request, one job run). */
-  em(): EntityManager { return this.orm.em.fork() as unknown as EntityManager; }
+  em(): EntityManager {
+    return this.orm.em.fork() as unknown as EntityManager;
+  }
 
-  private get conn() { return (this.orm.em as unknown as EntityManager).getConnection(); }
+  private get conn() {
+    return (this.orm.em as unknown as EntityManager).getConnection();
+  }
 
   private params(params: Param[]): unknown[] {
     return params.map((p) => {
@@ -71,23 +75,45 @@ export class Database implements Queryable {
       const held = trx === true;
       return {
         dialect: this.dialect,
-        async all(sql, params = []) { const p = self.params(params); return held ? native.allNow(sql, p) : native.all(sql, p); },
-        async get(sql, params = []) { const p = self.params(params); return (held ? native.allNow(sql, p) : await native.all(sql, p))[0]; },
-        async run(sql, params = []) { const p = self.params(params); return held ? native.runNow(sql, p) : native.run(sql, p); },
+        async all(sql, params = []) {
+          const p = self.params(params);
+          return held ? native.allNow(sql, p) : native.all(sql, p);
+        },
+        async get(sql, params = []) {
+          const p = self.params(params);
+          return (held ? native.allNow(sql, p) : await native.all(sql, p))[0];
+        },
+        async run(sql, params = []) {
+          const p = self.params(params);
+          return held ? native.runNow(sql, p) : native.run(sql, p);
+        },
       };
     }
     return {
       dialect: this.dialect,
-      async all(sql, params = []) { return (await self.conn.execute(sql, self.params(params), 'all', trx as never)) as any[]; },
-      async get(sql, params = []) { return ((await self.conn.execute(sql, self.params(params), 'all', trx as never)) as any[])[0]; },
-      async run(sql, params = []) { const r = (await self.conn.execute(sql, self.params(params), 'run', trx as never)) as { affectedRows?: number }; return r.affectedRows ?? 0; },
+      async all(sql, params = []) {
+        return (await self.conn.execute(sql, self.params(params), 'all', trx as never)) as any[];
+      },
+      async get(sql, params = []) {
+        return ((await self.conn.execute(sql, self.params(params), 'all', trx as never)) as any[])[0];
+      },
+      async run(sql, params = []) {
+        const r = (await self.conn.execute(sql, self.params(params), 'run', trx as never)) as { affectedRows?: number };
+        return r.affectedRows ?? 0;
+      },
     };
   }
 
   private plain?: Queryable;
-  all<T = Record<string, any>>(sql: string, params: Param[] = []): Promise<T[]> { return (this.plain ??= this.bound()).all<T>(sql, params); }
-  get<T = Record<string, any>>(sql: string, params: Param[] = []): Promise<T | undefined> { return (this.plain ??= this.bound()).get<T>(sql, params); }
-  run(sql: string, params: Param[] = []): Promise<number> { return (this.plain ??= this.bound()).run(sql, params); }
+  all<T = Record<string, any>>(sql: string, params: Param[] = []): Promise<T[]> {
+    return (this.plain ??= this.bound()).all<T>(sql, params);
+  }
+  get<T = Record<string, any>>(sql: string, params: Param[] = []): Promise<T | undefined> {
+    return (this.plain ??= this.bound()).get<T>(sql, params);
+  }
+  run(sql: string, params: Param[] = []): Promise<number> {
+    return (this.plain ??= this.bound()).run(sql, params);
+  }
 
   /** Runs `fn` in one transaction; rolls back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
@@ -96,23 +122,33 @@ export class Database implements Queryable {
   }
 
   /** Boolean column value as JS boolean (SQLite stores 0/1). */
-  static bool(v: unknown): boolean { return v === true || v === 1 || v === '1' || v === 't'; }
+  static bool(v: unknown): boolean {
+    return v === true || v === 1 || v === '1' || v === 't';
+  }
 
   /** JSON text column as a value. */
   static json<T>(v: unknown, fallback: T): T {
     if (v === null || v === undefined) return fallback;
     if (typeof v !== 'string') return v as T;
-    try { return JSON.parse(v) as T; } catch { return fallback; }
+    try {
+      return JSON.parse(v) as T;
+    } catch {
+      return fallback;
+    }
   }
 
   /** Work started at boot that closing must wait for (the check of a pre-migration snapshot). */
-  waitOnClose(p: Promise<unknown>): void { this.pending.push(p); }
+  waitOnClose(p: Promise<unknown>): void {
+    this.pending.push(p);
+  }
 
   /**
    * Runs at close (stops helpers such as the checkpointer, closes a native handle). The last
    * registered runs first: a helper registered after the handle it uses stops before it closes.
    */
-  onClose(fn: () => Promise<void>): void { this.closers.push(fn); }
+  onClose(fn: () => Promise<void>): void {
+    this.closers.push(fn);
+  }
 
   async close(): Promise<void> {
     await Promise.allSettled(this.pending);

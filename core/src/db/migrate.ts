@@ -1,9 +1,12 @@
-import type { Queryable } from './database.ts';
-import { dialects } from '../../../migrations/types.ts';
 import type { Migration } from '../../../migrations/types.ts';
+import { dialects } from '../../../migrations/types.ts';
+import type { Queryable } from './database.ts';
 
 /** Applies every migration not yet recorded, each in its own transaction. Safe to run at every boot. */
-export async function migrate(db: Queryable & { tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> }, list: Migration[]): Promise<string[]> {
+export async function migrate(
+  db: Queryable & { tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> },
+  list: Migration[],
+): Promise<string[]> {
   const d = dialects[db.dialect];
   await db.run(`CREATE TABLE IF NOT EXISTS schema_migrations (id TEXT PRIMARY KEY, applied_at TEXT NOT NULL)`);
   const done = new Set((await db.all<{ id: string }>('SELECT id FROM schema_migrations')).map((r) => r.id));
@@ -24,5 +27,7 @@ export async function pendingMigrations(db: Queryable, list: Migration[]): Promi
   try {
     const done = new Set((await db.all<{ id: string }>('SELECT id FROM schema_migrations')).map((r) => r.id));
     return list.filter((m) => !done.has(m.id)).map((m) => m.id);
-  } catch { return list.map((m) => m.id); }
+  } catch {
+    return list.map((m) => m.id);
+  }
 }

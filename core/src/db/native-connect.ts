@@ -8,7 +8,7 @@
  */
 import BetterSqlite from 'better-sqlite3';
 import { Database } from './database.ts';
-import { NativeSqlite, type ConnectionLock } from './sqlite-native.ts';
+import { type ConnectionLock, NativeSqlite } from './sqlite-native.ts';
 
 /** The settings of every connection to the SQLite file, in order (see open.ts for the service's own). */
 export const SQLITE_PRAGMAS = [
@@ -41,14 +41,22 @@ function mutex(): ConnectionLock {
  * it next); otherwise it must exist. `echo` (SERVICE_DEBUG) is handed every statement it runs, its
  * connection settings included.
  */
-export function openNativeSqlite(file: string, opts: { create?: boolean; echo?: (sql: string) => void } = {}): { db: Database; native: NativeSqlite } {
+export function openNativeSqlite(
+  file: string,
+  opts: { create?: boolean; echo?: (sql: string) => void } = {},
+): { db: Database; native: NativeSqlite } {
   const { echo } = opts;
   const handle = new BetterSqlite(file, { fileMustExist: !opts.create });
-  for (const p of SQLITE_PRAGMAS) { echo?.(`PRAGMA ${p}`); handle.pragma(p); }
+  for (const p of SQLITE_PRAGMAS) {
+    echo?.(`PRAGMA ${p}`);
+    handle.pragma(p);
+  }
   const native = new NativeSqlite(handle, mutex());
   if (echo) native.echo(echo);
   const db = new Database(undefined, 'sqlite', native);
-  db.onClose(async () => { handle.close(); });
+  db.onClose(async () => {
+    handle.close();
+  });
   return { db, native };
 }
 

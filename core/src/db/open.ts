@@ -1,15 +1,15 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import BetterSqlite from 'better-sqlite3';
+import { migrations } from '../../../migrations/index.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../logging/logger.ts';
+import { Checkpointer } from './checkpointer.ts';
 import { Database } from './database.ts';
 import { migrate } from './migrate.ts';
-import { migrations } from '../../../migrations/index.ts';
-import { copySqliteSnapshot } from './snapshot.ts';
-import { Checkpointer } from './checkpointer.ts';
 import { openNativeSqlite } from './native-connect.ts';
+import { copySqliteSnapshot } from './snapshot.ts';
 import { echoTo } from './sql-echo.ts';
-import BetterSqlite from 'better-sqlite3';
 
 export interface OpenOptions {
   config: Config;
@@ -31,19 +31,27 @@ export async function openDatabase({ config, log, changesData }: OpenOptions): P
     // staged. Both depend on the copy, so it is taken and verified before either runs, and a copy
     // that fails its check refuses the boot. A boot with nothing to change takes none.
     if (pendingSqliteMigrations(file, config.debug ? echoTo(log) : undefined) || changesData?.()) {
-      const copy = await copySqliteSnapshot(file, path.join(config.dataDir, 'snapshots'), config.preMigrateSnapshotKeep);
+      const copy = await copySqliteSnapshot(
+        file,
+        path.join(config.dataDir, 'snapshots'),
+        config.preMigrateSnapshotKeep,
+      );
       if (copy) {
         const snap = await copy.verify();
-        log.info({ file: path.basename(snap.file), pruned: snap.pruned.length }, 'pre-migration snapshot taken and verified');
+        log.info(
+          { file: path.basename(snap.file), pruned: snap.pruned.length },
+          'pre-migration snapshot taken and verified',
+        );
       }
     }
     db = openSqlite(file, config, log);
   } else {
     db = await connectPostgres(config, log);
   }
-  const applied = config.dialect === 'postgresql'
-    ? await (await import('./postgres.ts')).migratePostgres(db, config, log)
-    : await migrate(db, migrations);
+  const applied =
+    config.dialect === 'postgresql'
+      ? await (await import('./postgres.ts')).migratePostgres(db, config, log)
+      : await migrate(db, migrations);
   if (applied.length) log.info({ applied }, 'migrations applied');
   return db;
 }
@@ -82,11 +90,18 @@ function openSqlite(file: string, config: Config, log: Logger): Database {
  */
 function pendingSqliteMigrations(file: string, echo?: (sql: string) => void): boolean {
   try {
-    const db = new BetterSqlite(file, { fileMustExist: true, ...(echo ? { verbose: (sql: unknown) => echo(String(sql)) } : {}) });
+    const db = new BetterSqlite(file, {
+      fileMustExist: true,
+      ...(echo ? { verbose: (sql: unknown) => echo(String(sql)) } : {}),
+    });
     try {
       db.pragma('busy_timeout = 10000');
       const done = new Set((db.prepare('SELECT id FROM schema_migrations').all() as { id: string }[]).map((r) => r.id));
       return migrations.some((m) => !done.has(m.id));
-    } finally { db.close(); }
-  } catch { return true; }
+    } finally {
+      db.close();
+    }
+  } catch {
+    return true;
+  }
 }

@@ -1,12 +1,12 @@
-import { MikroORM, PostgreSqlDriver } from '@mikro-orm/postgresql';
-import type { MikroORM as BaseORM } from '@mikro-orm/core';
-import pg from 'pg';
 import path from 'node:path';
+import type { MikroORM as BaseORM } from '@mikro-orm/core';
+import { MikroORM, PostgreSqlDriver } from '@mikro-orm/postgresql';
+import pg from 'pg';
+import { migrations } from '../../../migrations/index.ts';
 import type { Config } from '../config/config.ts';
 import type { Logger } from '../logging/logger.ts';
 import type { Database } from './database.ts';
 import { migrate } from './migrate.ts';
-import { migrations } from '../../../migrations/index.ts';
 import { onPath, takePgSnapshot } from './pg-snapshot.ts';
 import { ormLoggerFactory } from './sql-echo.ts';
 
@@ -41,17 +41,32 @@ export async function migratePostgres(db: Database, config: Config, log: Logger)
   await lock.connect();
   try {
     await lock.query('SELECT pg_advisory_lock($1)', [MIGRATE_LOCK_KEY]);
-    const existing = (await lock.query<{ ok: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS ok`)).rows[0]?.ok === true;
-    const done = existing ? new Set((await lock.query<{ id: string }>('SELECT id FROM schema_migrations')).rows.map((r) => r.id)) : new Set<string>();
+    const existing =
+      (await lock.query<{ ok: boolean }>(`SELECT to_regclass('schema_migrations') IS NOT NULL AS ok`)).rows[0]?.ok ===
+      true;
+    const done = existing
+      ? new Set((await lock.query<{ id: string }>('SELECT id FROM schema_migrations')).rows.map((r) => r.id))
+      : new Set<string>();
     if (existing && config.preMigrateSnapshotKeep > 0 && migrations.some((m) => !done.has(m.id))) {
       const pgDump = onPath('pg_dump');
       const pgRestore = onPath('pg_restore');
       if (!pgDump || !pgRestore) {
-        log.warn({ missing: [!pgDump && 'pg_dump', !pgRestore && 'pg_restore'].filter(Boolean) },
-          'no pre-migration snapshot: pg_dump and pg_restore are not both on PATH, so backing up PostgreSQL before an upgrade is the operator\'s job (install the PostgreSQL client tools, or set SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP=0 to silence this)');
+        log.warn(
+          { missing: [!pgDump && 'pg_dump', !pgRestore && 'pg_restore'].filter(Boolean) },
+          "no pre-migration snapshot: pg_dump and pg_restore are not both on PATH, so backing up PostgreSQL before an upgrade is the operator's job (install the PostgreSQL client tools, or set SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP=0 to silence this)",
+        );
       } else {
-        const snap = await takePgSnapshot({ databaseUrl: config.databaseUrl, dir: path.join(config.dataDir, 'snapshots'), keep: config.preMigrateSnapshotKeep, pgDump, pgRestore });
-        log.info({ file: path.basename(snap.file), entries: snap.entries, pruned: snap.pruned.length }, 'pre-migration pg_dump snapshot taken and verified');
+        const snap = await takePgSnapshot({
+          databaseUrl: config.databaseUrl,
+          dir: path.join(config.dataDir, 'snapshots'),
+          keep: config.preMigrateSnapshotKeep,
+          pgDump,
+          pgRestore,
+        });
+        log.info(
+          { file: path.basename(snap.file), entries: snap.entries, pruned: snap.pruned.length },
+          'pre-migration pg_dump snapshot taken and verified',
+        );
       }
     }
     return await migrate(db, migrations);

@@ -3,7 +3,10 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import BetterSqlite from 'better-sqlite3';
 
-export interface SnapshotResult { file: string; pruned: string[] }
+export interface SnapshotResult {
+  file: string;
+  pruned: string[];
+}
 
 /** Runs `PRAGMA integrity_check` on `file` in a worker thread; resolves with its verdict. */
 function checkInWorker(file: string): Promise<string> {
@@ -19,14 +22,22 @@ const SNAPSHOT = /^pre-migrate-\d{8}T\d{6}(\d{3})?Z\.db$/;
 const SIDE_FILE = /^(pre-migrate-\d{8}T\d{6}(\d{3})?Z\.db)-(wal|shm|journal)$/;
 
 export function snapshotName(at: Date): string {
-  return `pre-migrate-${at.toISOString().replace(/[-:]/g, '').replace(/\.(\d{3})Z$/, '$1Z')}.db`;
+  return `pre-migrate-${at
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.(\d{3})Z$/, '$1Z')}.db`;
 }
 
 /**
  * Copies a live SQLite database with the online backup API, verifies the copy with
  * `PRAGMA integrity_check`, and keeps only the newest `keep` snapshots. Throws when the copy is not sound.
  */
-export async function takeSqliteSnapshot(dbFile: string, dir: string, keep: number, at = new Date()): Promise<SnapshotResult | undefined> {
+export async function takeSqliteSnapshot(
+  dbFile: string,
+  dir: string,
+  keep: number,
+  at = new Date(),
+): Promise<SnapshotResult | undefined> {
   const copied = await copySqliteSnapshot(dbFile, dir, keep, at);
   if (!copied) return undefined;
   return copied.verify(checkNow);
@@ -34,10 +45,16 @@ export async function takeSqliteSnapshot(dbFile: string, dir: string, keep: numb
 
 function checkNow(file: string): Promise<string> {
   const copy = new BetterSqlite(file, { readonly: true });
-  try { return Promise.resolve(String(copy.pragma('integrity_check', { simple: true }))); } finally { copy.close(); }
+  try {
+    return Promise.resolve(String(copy.pragma('integrity_check', { simple: true })));
+  } finally {
+    copy.close();
+  }
 }
 
-const removeCopy = (file: string) => { for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) fs.rmSync(f, { force: true }); };
+const removeCopy = (file: string) => {
+  for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) fs.rmSync(f, { force: true });
+};
 
 /**
  * A copy that failed its check is deleted; otherwise the oldest snapshots beyond `keep` are pruned,
@@ -66,7 +83,12 @@ function verified(file: string, dir: string, keep: number, verdict: string): Sna
  * `-wal` or `-shm` beside it. `verify` then checks it (in this thread, or in a worker thread by
  * default), deletes it and throws when it is not sound, and prunes the oldest beyond `keep`.
  */
-export async function copySqliteSnapshot(dbFile: string, dir: string, keep: number, at = new Date()): Promise<{ file: string; verify(check?: (file: string) => Promise<string>): Promise<SnapshotResult> } | undefined> {
+export async function copySqliteSnapshot(
+  dbFile: string,
+  dir: string,
+  keep: number,
+  at = new Date(),
+): Promise<{ file: string; verify(check?: (file: string) => Promise<string>): Promise<SnapshotResult> } | undefined> {
   if (keep <= 0 || !fs.existsSync(dbFile) || fs.statSync(dbFile).size === 0) return undefined;
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, snapshotName(at));
@@ -75,10 +97,16 @@ export async function copySqliteSnapshot(dbFile: string, dir: string, keep: numb
     src.pragma('busy_timeout = 10000');
     // Copy in large steps: the default 100 pages per step made a copy of 50 MB take twice as long.
     await src.backup(file, { progress: () => 100_000 });
-  } finally { src.close(); }
+  } finally {
+    src.close();
+  }
   try {
     const copy = new BetterSqlite(file, { fileMustExist: true });
-    try { copy.pragma('journal_mode = DELETE'); } finally { copy.close(); }
+    try {
+      copy.pragma('journal_mode = DELETE');
+    } finally {
+      copy.close();
+    }
   } catch (err) {
     removeCopy(file);
     throw new Error(`pre-migration snapshot failed its integrity check: ${(err as Error).message}`);

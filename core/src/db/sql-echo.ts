@@ -6,14 +6,18 @@
  * raw statement on PostgreSQL) through {@link ormLoggerFactory}, and the native SQLite connection's
  * (sqlite-native.ts) through {@link NativeSqlite.echo}.
  */
-import type { Logger as OrmLogger, LoggerNamespace, LoggerOptions, LogContext } from '@mikro-orm/core';
+import type { LogContext, LoggerNamespace, LoggerOptions, Logger as OrmLogger } from '@mikro-orm/core';
 import type { Logger } from '../logging/logger.ts';
 
 /** One line, without the indentation of a statement written over several. */
 export const oneLine = (sql: string): string => sql.replace(/\s+/g, ' ').trim();
 
 /** Where an echoed statement goes. */
-export const echoTo = (log: Logger) => (sql: string, extra?: Record<string, unknown>): void => { log.debug({ sql: oneLine(sql), ...extra }, 'sql'); };
+export const echoTo =
+  (log: Logger) =>
+  (sql: string, extra?: Record<string, unknown>): void => {
+    log.debug({ sql: oneLine(sql), ...extra }, 'sql');
+  };
 
 /**
  * MikroORM's logger replaced by one writing to `log`: queries (when `debug` names `query`) as
@@ -37,11 +41,16 @@ export function ormLoggerFactory(log: Logger): (options: LoggerOptions) => OrmLo
       error: write,
       warn: write,
       isEnabled,
-      setDebugMode(mode) { debugMode = mode; },
+      setDebugMode(mode) {
+        debugMode = mode;
+      },
       logQuery(context) {
         const namespace = context.namespace ?? 'query';
         if (!context.query || !isEnabled(namespace, context)) return;
-        echo(context.query, { ...(context.took != null ? { took_ms: context.took } : {}), ...(context.level === 'error' ? { failed: true } : {}) });
+        echo(context.query, {
+          ...(context.took != null ? { took_ms: context.took } : {}),
+          ...(context.level === 'error' ? { failed: true } : {}),
+        });
       },
     };
   };

@@ -24,7 +24,12 @@ const COMMIT_DELAY_WINDOW_MS = 5;
 const COMMIT_DELAY_MS = 2;
 
 /** `single`: one statement, atomic by itself (SQLite undoes a failed statement alone), so no savepoint. */
-interface Unit { work: () => unknown; single: boolean; resolve: (v: any) => void; reject: (e: unknown) => void }
+interface Unit {
+  work: () => unknown;
+  single: boolean;
+  resolve: (v: any) => void;
+  reject: (e: unknown) => void;
+}
 
 /** A value better-sqlite3 binds as the ORM would have written it (integers as INTEGER, not REAL). */
 function bindable(p: unknown): unknown {
@@ -43,7 +48,10 @@ export class NativeSqlite {
   /** Called after every group commit (the WAL checkpointer watches for writes). */
   onCommit?: () => void;
 
-  constructor(db: BetterSqlite3.Database, lock: ConnectionLock) { this.db = db; this.lock = lock; }
+  constructor(db: BetterSqlite3.Database, lock: ConnectionLock) {
+    this.db = db;
+    this.lock = lock;
+  }
 
   private prepare(sql: string): Statement {
     let s = this.statements.get(sql);
@@ -76,15 +84,21 @@ export class NativeSqlite {
   private profile?: Map<string, { n: number; ms: number; max: number }>;
   enableProfile(): void {
     if (this.profile) return;
-    const prof = this.profile = new Map();
+    const prof = (this.profile = new Map());
     // The three methods every statement goes through are wrapped, so the hot path pays nothing when profiling is off.
     for (const name of ['allNow', 'runNow', 'stmt'] as const) {
       const orig = (this[name] as (sql: string, ...rest: unknown[]) => unknown).bind(this);
       (this as any)[name] = (sql: string, ...rest: unknown[]) => {
         const t = performance.now();
-        try { return orig(sql, ...rest); } finally {
+        try {
+          return orig(sql, ...rest);
+        } finally {
           const d = performance.now() - t;
-          const e = prof.get(sql) ?? { n: 0, ms: 0, max: 0 }; e.n++; e.ms += d; e.max = Math.max(e.max, d); prof.set(sql, e);
+          const e = prof.get(sql) ?? { n: 0, ms: 0, max: 0 };
+          e.n++;
+          e.ms += d;
+          e.max = Math.max(e.max, d);
+          prof.set(sql, e);
         }
       };
     }
@@ -97,15 +111,27 @@ export class NativeSqlite {
   echo(fn: (sql: string) => void): void {
     for (const name of ['allNow', 'runNow', 'stmt'] as const) {
       const orig = (this[name] as (sql: string, ...rest: unknown[]) => unknown).bind(this);
-      (this as any)[name] = (sql: string, ...rest: unknown[]) => { fn(sql); return orig(sql, ...rest); };
+      (this as any)[name] = (sql: string, ...rest: unknown[]) => {
+        fn(sql);
+        return orig(sql, ...rest);
+      };
     }
     const checkpoint = this.checkpoint.bind(this);
-    this.checkpoint = () => { fn('PRAGMA wal_checkpoint(PASSIVE)'); return checkpoint(); };
+    this.checkpoint = () => {
+      fn('PRAGMA wal_checkpoint(PASSIVE)');
+      return checkpoint();
+    };
   }
   profileReport(): string {
     if (!this.profile) return '';
-    return [...this.profile].sort((a, b) => b[1].ms - a[1].ms).slice(0, 25)
-      .map(([sql, e]) => `${e.ms.toFixed(0).padStart(7)} ms ${String(e.n).padStart(7)}× ${(1000 * e.ms / e.n).toFixed(0).padStart(6)} µs max ${e.max.toFixed(1).padStart(6)} ms  ${sql.replace(/\s+/g, ' ').slice(0, 140)}`).join('\n');
+    return [...this.profile]
+      .sort((a, b) => b[1].ms - a[1].ms)
+      .slice(0, 25)
+      .map(
+        ([sql, e]) =>
+          `${e.ms.toFixed(0).padStart(7)} ms ${String(e.n).padStart(7)}× ${((1000 * e.ms) / e.n).toFixed(0).padStart(6)} µs max ${e.max.toFixed(1).padStart(6)} ms  ${sql.replace(/\s+/g, ' ').slice(0, 140)}`,
+      )
+      .join('\n');
   }
 
   /** A read runs as soon as the connection is free; a write joins the next group commit. */
@@ -123,7 +149,9 @@ export class NativeSqlite {
    * Runs `fn` as one atomic unit of the next group commit. `fn` must use only the queryable it is
    * handed: any other database call would wait for the connection the group holds.
    */
-  tx<T>(fn: () => Promise<T>): Promise<T> { return this.write(fn, false); }
+  tx<T>(fn: () => Promise<T>): Promise<T> {
+    return this.write(fn, false);
+  }
 
   private write<T>(work: () => T | Promise<T>, single: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -134,13 +162,21 @@ export class NativeSqlite {
         // more units into this commit: each commit writes every page it touched to the WAL, and
         // consecutive small writes touch the same pages, so a commit of several units costs little
         // more than one. An isolated write commits at once.
-        if (performance.now() - this.lastCommitAt < COMMIT_DELAY_WINDOW_MS) setTimeout(() => { void this.flush(); }, COMMIT_DELAY_MS);
-        else setImmediate(() => { void this.flush(); });
+        if (performance.now() - this.lastCommitAt < COMMIT_DELAY_WINDOW_MS)
+          setTimeout(() => {
+            void this.flush();
+          }, COMMIT_DELAY_MS);
+        else
+          setImmediate(() => {
+            void this.flush();
+          });
       }
     });
   }
 
-  private stmt(sql: string): void { this.prepare(sql).run(); }
+  private stmt(sql: string): void {
+    this.prepare(sql).run();
+  }
 
   private async flush(): Promise<void> {
     try {
@@ -156,12 +192,18 @@ export class NativeSqlite {
     await this.lock(async () => {
       const units = this.queue.splice(0, MAX_GROUP);
       this.scheduled = this.queue.length > 0;
-      if (this.scheduled) setImmediate(() => { void this.flush(); });
+      if (this.scheduled)
+        setImmediate(() => {
+          void this.flush();
+        });
       if (!units.length) return;
       const done: { u: Unit; v: unknown }[] = [];
       try {
         this.stmt('BEGIN IMMEDIATE');
-      } catch (err) { for (const u of units) u.reject(err); return; }
+      } catch (err) {
+        for (const u of units) u.reject(err);
+        return;
+      }
       for (let i = 0; i < units.length; i++) {
         const u = units[i]!;
         if (!u.single) this.stmt('SAVEPOINT unit');
@@ -176,10 +218,18 @@ export class NativeSqlite {
             for (const d of done) d.u.reject(err);
             u.reject(err);
             this.queue.unshift(...units.slice(i + 1));
-            if (this.queue.length && !this.scheduled) { this.scheduled = true; setImmediate(() => { void this.flush(); }); }
+            if (this.queue.length && !this.scheduled) {
+              this.scheduled = true;
+              setImmediate(() => {
+                void this.flush();
+              });
+            }
             return;
           }
-          if (!u.single) { this.stmt('ROLLBACK TO unit'); this.stmt('RELEASE unit'); }
+          if (!u.single) {
+            this.stmt('ROLLBACK TO unit');
+            this.stmt('RELEASE unit');
+          }
           u.reject(err);
         }
       }
@@ -197,8 +247,14 @@ export class NativeSqlite {
   }
 
   /** A PASSIVE WAL checkpoint on this connection (copies what no reader still needs; never waits for writers). */
-  checkpoint(): Promise<void> { return this.lock(async () => { this.db.pragma('wal_checkpoint(PASSIVE)'); }); }
+  checkpoint(): Promise<void> {
+    return this.lock(async () => {
+      this.db.pragma('wal_checkpoint(PASSIVE)');
+    });
+  }
 
   /** Forgets prepared statements (before the database closes). */
-  reset(): void { this.statements.clear(); }
+  reset(): void {
+    this.statements.clear();
+  }
 }

@@ -1,18 +1,29 @@
-import t from 'tap';
 import { PassThrough } from 'node:stream';
+import t from 'tap';
 import { createLogger } from '../logging/logger.ts';
-import { idleDelayFromEnv, MemoryReducer, obtainGc, type GcFunction } from './memory-reducer.ts';
+import { type GcFunction, idleDelayFromEnv, MemoryReducer, obtainGc } from './memory-reducer.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function harness(o: { idleMs: number; minIntervalMs?: number; minSlackBytes?: number }) {
   const lines: any[] = [];
   const sink = new PassThrough();
-  sink.on('data', (c: Buffer) => { for (const l of c.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(l)); });
+  sink.on('data', (c: Buffer) => {
+    for (const l of c.toString('utf8').split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+  });
   const log = createLogger({ format: 'json', level: 'debug', destination: sink }).get('memory');
   const calls: Parameters<GcFunction>[0][] = [];
-  const gc: GcFunction = (opts) => { calls.push(opts); };
-  const reducer = new MemoryReducer({ log, gc, idleMs: o.idleMs, minIntervalMs: o.minIntervalMs ?? 0, minSlackBytes: o.minSlackBytes ?? -1, maxUtilization: 0.5 });
+  const gc: GcFunction = (opts) => {
+    calls.push(opts);
+  };
+  const reducer = new MemoryReducer({
+    log,
+    gc,
+    idleMs: o.idleMs,
+    minIntervalMs: o.minIntervalMs ?? 0,
+    minSlackBytes: o.minSlackBytes ?? -1,
+    maxUtilization: 0.5,
+  });
   return { reducer, calls, lines };
 }
 
@@ -26,7 +37,8 @@ t.test('collects once per idle period, with the memory-reducing flavour, and log
   const line = lines.find((l) => l.msg === 'reduced memory after idling');
   t.ok(line, 'the run is logged');
   t.equal(line.level, 'debug');
-  for (const k of ['rss_before_mb', 'rss_after_mb', 'heap_total_before_mb', 'heap_total_after_mb']) t.type(line[k], 'number', k);
+  for (const k of ['rss_before_mb', 'rss_after_mb', 'heap_total_before_mb', 'heap_total_after_mb'])
+    t.type(line[k], 'number', k);
 
   reducer.noteActivity();
   await sleep(80);
@@ -39,7 +51,10 @@ t.test('requests keep the reducer waiting; the minimum interval and the slack th
   const busy = harness({ idleMs: 200 });
   busy.reducer.start();
   t.teardown(() => busy.reducer.stop());
-  for (let i = 0; i < 12; i++) { busy.reducer.noteActivity(); await sleep(50); }
+  for (let i = 0; i < 12; i++) {
+    busy.reducer.noteActivity();
+    await sleep(50);
+  }
   t.equal(busy.calls.length, 0, 'no collection while requests keep arriving');
   await sleep(500);
   t.equal(busy.calls.length, 1, 'collected once the requests stopped');
@@ -67,7 +82,9 @@ t.test('a busy event loop is not idle even without requests', async (t) => {
   const until = Date.now() + 700;
   while (Date.now() < until) {
     const spin = Date.now() + 40;
-    while (Date.now() < spin) { /* busy */ }
+    while (Date.now() < spin) {
+      /* busy */
+    }
     await sleep(10);
   }
   t.equal(calls.length, 0, 'no collection while the loop is busy');
@@ -84,9 +101,25 @@ t.test('stop() ends the checks; a refused gc disables the reducer without throwi
 
   const lines: any[] = [];
   const sink = new PassThrough();
-  sink.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l))));
+  sink.on('data', (c: Buffer) =>
+    lines.push(
+      ...c
+        .toString('utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+    ),
+  );
   const log = createLogger({ format: 'json', level: 'debug', destination: sink }).get('memory');
-  const failing = new MemoryReducer({ log, idleMs: 100, minSlackBytes: -1, maxUtilization: 0.5, gc: () => { throw new Error('no'); } });
+  const failing = new MemoryReducer({
+    log,
+    idleMs: 100,
+    minSlackBytes: -1,
+    maxUtilization: 0.5,
+    gc: () => {
+      throw new Error('no');
+    },
+  });
   failing.start();
   t.teardown(() => failing.stop());
   await sleep(400);

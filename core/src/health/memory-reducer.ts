@@ -5,13 +5,18 @@
  * the service has been idle for a while and the heap has clearly more committed than used, one
  * memory-reducing full collection returns the slack to the OS (~100 ms of pause, nobody waiting).
  */
+
+import { type EventLoopUtilization, performance } from 'node:perf_hooks';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import type { Logger } from '../logging/logger.ts';
 
 /** V8's `gc` function as exposed by `--expose-gc`; the options object selects a memory-reducing collection. */
-export type GcFunction = (options?: { type?: 'major' | 'minor'; execution?: 'sync' | 'async'; flavor?: 'regular' | 'last-resort' }) => unknown;
+export type GcFunction = (options?: {
+  type?: 'major' | 'minor';
+  execution?: 'sync' | 'async';
+  flavor?: 'regular' | 'last-resort';
+}) => unknown;
 
 export interface MemoryReducerOptions {
   log: Logger;
@@ -44,7 +49,11 @@ export function obtainGc(): GcFunction | undefined {
   } catch {
     return undefined;
   } finally {
-    try { v8.setFlagsFromString('--no-expose-gc'); } catch { /* the flag stays; harmless */ }
+    try {
+      v8.setFlagsFromString('--no-expose-gc');
+    } catch {
+      /* the flag stays; harmless */
+    }
   }
 }
 
@@ -86,7 +95,9 @@ export class MemoryReducer {
   }
 
   /** Something happened (an HTTP request): the idle period starts over. Cheap enough for every request. */
-  noteActivity(): void { this.activity++; }
+  noteActivity(): void {
+    this.activity++;
+  }
 
   start(): void {
     if (this.timer || this.gc === null) return;
@@ -142,11 +153,17 @@ export class MemoryReducer {
     // The collection's own pause must not count as activity at the next check.
     this.elu = performance.eventLoopUtilization();
     const heapAfter = v8.getHeapStatistics();
-    this.log.debug({
-      runs: this.runs, ms: Math.round(ms),
-      rss_before_mb: mb(rssBefore), rss_after_mb: mb(process.memoryUsage.rss()),
-      heap_total_before_mb: mb(heapTotalBefore), heap_total_after_mb: mb(heapAfter.total_heap_size),
-      heap_used_after_mb: mb(heapAfter.used_heap_size),
-    }, 'reduced memory after idling');
+    this.log.debug(
+      {
+        runs: this.runs,
+        ms: Math.round(ms),
+        rss_before_mb: mb(rssBefore),
+        rss_after_mb: mb(process.memoryUsage.rss()),
+        heap_total_before_mb: mb(heapTotalBefore),
+        heap_total_after_mb: mb(heapAfter.total_heap_size),
+        heap_used_after_mb: mb(heapAfter.used_heap_size),
+      },
+      'reduced memory after idling',
+    );
   }
 }

@@ -1,38 +1,92 @@
-import type { App } from '../http/server.ts';
 import type { Core } from '../core.ts';
-import { ok, file } from '../http/schemas.ts';
+import { file, ok } from '../http/schemas.ts';
+import type { App } from '../http/server.ts';
 
 const DB_CHECK_TIMEOUT_MS = 2000;
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-    p.then((v) => { clearTimeout(t); resolve(v); }, (e) => { clearTimeout(t); reject(e); });
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
   });
 }
 
 /** Liveness, readiness and metrics. None needs authentication; none reveals secrets. */
 export default async function healthRoutes(app: App, core: Core): Promise<void> {
-  app.get('/api/health', { schema: { tags: ['health'], security: [], response: { ...ok('The service is up: `status` and `version`.') } } }, async () => ({ status: 'ok', version: core.version }));
+  app.get(
+    '/api/health',
+    { schema: { tags: ['health'], security: [], response: { ...ok('The service is up: `status` and `version`.') } } },
+    async () => ({ status: 'ok', version: core.version }),
+  );
 
-  app.get('/api/ready', { schema: { tags: ['health'], security: [], response: { ...ok('Ready: `checks` (db, scheduler, plugins) all pass.'), 503: { description: 'Not ready: the same body, with `ready: false` and the failed checks in `errors` (not problem details).' } } } }, async (_req, reply) => {
-    const errors: string[] = [];
-    let db = 'ok';
-    try { await withTimeout(core.db.get('SELECT 1 AS ok'), DB_CHECK_TIMEOUT_MS); } catch (err) { db = 'fail'; errors.push(`db: ${(err as Error).message}`); }
-    const sched = core.jobs.status();
-    if (sched.state !== 'ok') errors.push(`scheduler: ${sched.detail ?? 'not running'}`);
-    const checks: Record<string, string> = { db, scheduler: sched.state === 'ok' ? 'ok' : 'fail', ...(await core.plugins.readinessChecks()) };
-    if (!('ha' in checks)) checks.ha = 'na';
-    const ready = db === 'ok' && checks.scheduler === 'ok';
-    reply.code(ready ? 200 : 503);
-    return { ready, checks, errors, version: core.version, replica: { id: core.replicaId, scheduler_leader: sched.leader } };
-  });
+  app.get(
+    '/api/ready',
+    {
+      schema: {
+        tags: ['health'],
+        security: [],
+        response: {
+          ...ok('Ready: `checks` (db, scheduler, plugins) all pass.'),
+          503: {
+            description:
+              'Not ready: the same body, with `ready: false` and the failed checks in `errors` (not problem details).',
+          },
+        },
+      },
+    },
+    async (_req, reply) => {
+      const errors: string[] = [];
+      let db = 'ok';
+      try {
+        await withTimeout(core.db.get('SELECT 1 AS ok'), DB_CHECK_TIMEOUT_MS);
+      } catch (err) {
+        db = 'fail';
+        errors.push(`db: ${(err as Error).message}`);
+      }
+      const sched = core.jobs.status();
+      if (sched.state !== 'ok') errors.push(`scheduler: ${sched.detail ?? 'not running'}`);
+      const checks: Record<string, string> = {
+        db,
+        scheduler: sched.state === 'ok' ? 'ok' : 'fail',
+        ...(await core.plugins.readinessChecks()),
+      };
+      if (!('ha' in checks)) checks.ha = 'na';
+      const ready = db === 'ok' && checks.scheduler === 'ok';
+      reply.code(ready ? 200 : 503);
+      return {
+        ready,
+        checks,
+        errors,
+        version: core.version,
+        replica: { id: core.replicaId, scheduler_leader: sched.leader },
+      };
+    },
+  );
 
   if (core.config.metricsEnabled) {
-    app.get('/api/metrics', { schema: { tags: ['health'], security: [], response: { ...file('Prometheus metrics in the text exposition format.', 'text/plain') } } }, async (_req, reply) => {
-      const body = await core.metrics.registry.metrics();
-      reply.type(core.metrics.registry.contentType);
-      return body;
-    });
+    app.get(
+      '/api/metrics',
+      {
+        schema: {
+          tags: ['health'],
+          security: [],
+          response: { ...file('Prometheus metrics in the text exposition format.', 'text/plain') },
+        },
+      },
+      async (_req, reply) => {
+        const body = await core.metrics.registry.metrics();
+        reply.type(core.metrics.registry.contentType);
+        return body;
+      },
+    );
   }
 }

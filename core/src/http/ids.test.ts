@@ -25,6 +25,7 @@ t.test('ids made one after another are unique and strictly increasing, within a 
 });
 
 t.test('the random part differs between ids of one millisecond', async (t) => {
-  const a = newId(); const b = newId();
+  const a = newId();
+  const b = newId();
   t.not(a.slice(-10), b.slice(-10));
 });

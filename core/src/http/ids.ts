@@ -5,7 +5,10 @@ const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'
 const POOL = Buffer.alloc(4096);
 let poolAt = POOL.length;
 function random(n: number): number {
-  if (poolAt + n > POOL.length) { crypto.randomFillSync(POOL); poolAt = 0; }
+  if (poolAt + n > POOL.length) {
+    crypto.randomFillSync(POOL);
+    poolAt = 0;
+  }
   const at = poolAt;
   poolAt += n;
   return at;
@@ -35,11 +38,28 @@ export function newId(): string {
   const r = random(6);
   const hi = Math.floor(ms / 0x1000000);
   const lo = ms % 0x1000000;
-  return HEX[(hi >>> 16) & 0xff]! + HEX[(hi >>> 8) & 0xff]! + HEX[hi & 0xff]! + HEX[(lo >>> 16) & 0xff]! + '-'
-    + HEX[(lo >>> 8) & 0xff]! + HEX[lo & 0xff]! + '-'
-    + HEX[0x70 | ((seq >>> 28) & 0x0f)]! + HEX[(seq >>> 20) & 0xff]! + '-'
-    + HEX[0x80 | ((seq >>> 14) & 0x3f)]! + HEX[(seq >>> 6) & 0xff]! + '-'
-    + HEX[((seq & 0x3f) << 2) | (POOL[r]! & 0x03)]! + HEX[POOL[r + 1]!]! + HEX[POOL[r + 2]!]! + HEX[POOL[r + 3]!]! + HEX[POOL[r + 4]!]! + HEX[POOL[r + 5]!]!;
+  return (
+    HEX[(hi >>> 16) & 0xff]! +
+    HEX[(hi >>> 8) & 0xff]! +
+    HEX[hi & 0xff]! +
+    HEX[(lo >>> 16) & 0xff]! +
+    '-' +
+    HEX[(lo >>> 8) & 0xff]! +
+    HEX[lo & 0xff]! +
+    '-' +
+    HEX[0x70 | ((seq >>> 28) & 0x0f)]! +
+    HEX[(seq >>> 20) & 0xff]! +
+    '-' +
+    HEX[0x80 | ((seq >>> 14) & 0x3f)]! +
+    HEX[(seq >>> 6) & 0xff]! +
+    '-' +
+    HEX[((seq & 0x3f) << 2) | (POOL[r]! & 0x03)]! +
+    HEX[POOL[r + 1]!]! +
+    HEX[POOL[r + 2]!]! +
+    HEX[POOL[r + 3]!]! +
+    HEX[POOL[r + 4]!]! +
+    HEX[POOL[r + 5]!]!
+  );
 }
 
 /** 32 bytes of randomness, URL-safe: for webhook tokens and path ids. */

@@ -11,11 +11,11 @@ const COMMON: Record<number, string> = {
   400: 'The body is not valid JSON, is empty where JSON was announced, or is nested too deeply.',
   401: 'Not signed in: the bearer token or session cookie is missing, invalid, expired, or was revoked.',
   403: 'The caller is not an administrator.',
-  404: 'Nothing with this id is yours (another user\'s is not found either), or a path value is malformed.',
+  404: "Nothing with this id is yours (another user's is not found either), or a path value is malformed.",
   413: 'The request body is larger than this endpoint accepts.',
   415: 'The content type of the body is not accepted here.',
   422: 'The request does not pass validation; `errors` names each field with its problem.',
-  500: 'Something went wrong on the service\'s side; the error was logged.',
+  500: "Something went wrong on the service's side; the error was logged.",
 };
 
 interface RouteLike {
@@ -55,12 +55,32 @@ export function documentErrors(route: RouteLike): void {
 }
 
 type Serialize = (data: unknown) => string;
-type SerializerCompiler = (route: { schema?: unknown; method: string; url: string; httpStatus: string; contentType?: string }) => Serialize;
+type SerializerCompiler = (route: {
+  schema?: unknown;
+  method: string;
+  url: string;
+  httpStatus: string;
+  contentType?: string;
+}) => Serialize;
 
 // The serializer compiler Fastify itself uses, loaded from Fastify's own dependencies.
-const defaultSerializers = createRequire(import.meta.resolve('fastify'))('@fastify/fast-json-stringify-compiler') as () => (externalSchemas: unknown, options: unknown) => SerializerCompiler;
+const defaultSerializers = createRequire(import.meta.resolve('fastify'))(
+  '@fastify/fast-json-stringify-compiler',
+) as () => (externalSchemas: unknown, options: unknown) => SerializerCompiler;
 
-const SHAPING = ['type', 'properties', 'items', 'additionalProperties', 'patternProperties', 'anyOf', 'oneOf', 'allOf', 'const', 'enum', 'required'];
+const SHAPING = [
+  'type',
+  'properties',
+  'items',
+  'additionalProperties',
+  'patternProperties',
+  'anyOf',
+  'oneOf',
+  'allOf',
+  'const',
+  'enum',
+  'required',
+];
 
 /** A schema that passes any JSON through unchanged: problem details (our own bodies) and success answers without a body schema. */
 function passesThrough(schema: unknown): boolean {

@@ -12,7 +12,7 @@ t.test('60 a minute: the 60th is allowed, the 61st refused, a minute later allow
   t.equal(l.take('a', start + 6_000), 54, 'the 61st waits until the window that began with the first ends (54 s)');
   t.equal(l.take('a', start + 6_200), 54, 'a refusal is not counted as a request, nor does it move the window');
   t.equal(l.take('b', start + 6_200), 0, 'another key has its own window');
-  t.equal(l.take('a', start + 60_000 - 1), 1, 'the window\'s last millisecond: still refused, at least 1 s to wait');
+  t.equal(l.take('a', start + 60_000 - 1), 1, "the window's last millisecond: still refused, at least 1 s to wait");
   t.equal(l.take('a', start + 60_000), 0, 'a minute after the window began: allowed');
   for (let i = 2; i <= 60; i++) t.equal(l.take('a', start + 60_000), 0, `request ${i} of the new window`);
   t.equal(l.take('a', start + 60_000), 60, 'and the 61st of it refused for the whole minute');
@@ -44,7 +44,11 @@ t.test('past 100 000 keys, windows that ended are forgotten; live ones are kept'
   t.equal(l.take('open', 1_500), 0, 'the 100 000th key, when most others have ended');
   t.equal(windows.size, 100_000, 'at 100 000 keys nothing is swept yet');
   t.equal(l.take('late', 2_000), 0, 'the 100 001st, exactly when the edge window ends');
-  t.same([...windows.keys()], ['open', 'late'], 'past 100 000 the ended windows (the one ending this millisecond too) are forgotten, the open ones kept');
+  t.same(
+    [...windows.keys()],
+    ['open', 'late'],
+    'past 100 000 the ended windows (the one ending this millisecond too) are forgotten, the open ones kept',
+  );
   t.equal(l.take('open', 2_000), 1, 'a kept window still counts');
   t.equal(l.take('old0', 2_000), 0, 'a forgotten key starts afresh');
 });

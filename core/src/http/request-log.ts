@@ -1,4 +1,4 @@
-import { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
+import { type FastifyInstance, type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 import type { CredentialPaths } from '../logging/credential-paths.ts';
 
 declare module 'fastify' {
@@ -19,7 +19,10 @@ declare module 'fastify' {
  */
 class RequestLog extends LogController {
   private paths: CredentialPaths;
-  constructor(paths: CredentialPaths) { super(); this.paths = paths; }
+  constructor(paths: CredentialPaths) {
+    super();
+    this.paths = paths;
+  }
 
   override incomingRequest(request: FastifyRequest): void {
     request.log.debug({ req: request }, 'incoming request');

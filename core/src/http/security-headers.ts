@@ -1,10 +1,14 @@
-import { createRequire } from 'node:module';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { App } from './server.ts';
 
 /** helmet, as @fastify/helmet itself resolves it. */
-type Helmet = (opts: Record<string, unknown>) => (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
-const helmetModule = createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'))('helmet') as Helmet & { default?: Helmet };
+type Helmet = (
+  opts: Record<string, unknown>,
+) => (req: IncomingMessage, res: ServerResponse, next: (err?: unknown) => void) => void;
+const helmetModule = createRequire(createRequire(import.meta.url).resolve('@fastify/helmet'))('helmet') as Helmet & {
+  default?: Helmet;
+};
 const helmet: Helmet = helmetModule.default ?? helmetModule;
 
 /**
@@ -16,12 +20,21 @@ export function securityHeaders(options: Record<string, unknown>): { set: [strin
   const set = new Map<string, string>();
   const remove: string[] = [];
   const res = {
-    setHeader(name: string, value: string | number | string[]) { set.set(name.toLowerCase(), Array.isArray(value) ? value.join(', ') : String(value)); },
-    removeHeader(name: string) { set.delete(name.toLowerCase()); remove.push(name.toLowerCase()); },
-    getHeader(name: string) { return set.get(name.toLowerCase()); },
+    setHeader(name: string, value: string | number | string[]) {
+      set.set(name.toLowerCase(), Array.isArray(value) ? value.join(', ') : String(value));
+    },
+    removeHeader(name: string) {
+      set.delete(name.toLowerCase());
+      remove.push(name.toLowerCase());
+    },
+    getHeader(name: string) {
+      return set.get(name.toLowerCase());
+    },
   } as unknown as ServerResponse;
   let failed: unknown;
-  helmet(options)({ headers: {} } as IncomingMessage, res, (err) => { failed = err; });
+  helmet(options)({ headers: {} } as IncomingMessage, res, (err) => {
+    failed = err;
+  });
   if (failed) throw failed;
   return { set: [...set], remove };
 }

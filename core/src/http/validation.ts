@@ -1,14 +1,20 @@
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifySchemaCompiler } from 'fastify';
-import { keywordPhrase, plainParams, type FieldError } from './problem.ts';
+import { type FieldError, keywordPhrase, plainParams } from './problem.ts';
 
 /**
  * Bodies are validated strictly (no type coercion, unknown fields refused by the schemas);
  * query strings and params are coerced from their string form.
  */
 function makeAjv(coerce: boolean) {
-  const ajv = new Ajv({ allErrors: true, coerceTypes: coerce ? 'array' : false, useDefaults: true, removeAdditional: false, strict: false });
+  const ajv = new Ajv({
+    allErrors: true,
+    coerceTypes: coerce ? 'array' : false,
+    useDefaults: true,
+    removeAdditional: false,
+    strict: false,
+  });
   (addFormats as unknown as (a: Ajv) => void)(ajv);
   return ajv;
 }
@@ -22,7 +28,7 @@ const coercing = makeAjv(true);
  * given deployment rarely calls.
  */
 export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart }) => {
-  let fn: ((data: unknown) => boolean) & { errors?: unknown } | undefined;
+  let fn: (((data: unknown) => boolean) & { errors?: unknown }) | undefined;
   const validate = (data: unknown) => {
     fn ??= (httpPart === 'body' ? strict : coercing).compile(schema as object);
     const ok = fn(data);
@@ -34,7 +40,13 @@ export const validatorCompiler: FastifySchemaCompiler<any> = ({ schema, httpPart
 };
 
 /** An Ajv error as Fastify hands it to the error handler. */
-export interface AjvError { keyword: string; instancePath: string; schemaPath: string; params: Record<string, unknown>; message?: string }
+export interface AjvError {
+  keyword: string;
+  instancePath: string;
+  schemaPath: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
 
 const isUnion = (e: AjvError) => e.keyword === 'anyOf' || e.keyword === 'oneOf';
 const inside = (e: AjvError, u: AjvError) => e.schemaPath.startsWith(`${u.schemaPath}/`);
@@ -51,14 +63,25 @@ function unionErrors(u: AjvError, all: AjvError[]): AjvError[] {
     const branch = e.schemaPath.slice(u.schemaPath.length + 1).split('/')[0]!;
     branches.set(branch, [...(branches.get(branch) ?? []), e]);
   }
-  const shallow = (list: AjvError[]) => list.every((e) => e.instancePath === u.instancePath && (e.keyword === 'type' || e.keyword === 'const' || e.keyword === 'enum'));
+  const shallow = (list: AjvError[]) =>
+    list.every(
+      (e) =>
+        e.instancePath === u.instancePath && (e.keyword === 'type' || e.keyword === 'const' || e.keyword === 'enum'),
+    );
   const deep = [...branches.values()].filter((list) => !shallow(list));
   if (deep.length === 1) return collapse(deep[0]!);
   if (deep.length === 0) {
     const failed = [...branches.values()].flat();
-    const consts = failed.flatMap((e) => (e.keyword === 'const' ? [e.params.allowedValue] : e.keyword === 'enum' ? (e.params.allowedValues as unknown[]) : []));
+    const consts = failed.flatMap((e) =>
+      e.keyword === 'const'
+        ? [e.params.allowedValue]
+        : e.keyword === 'enum'
+          ? (e.params.allowedValues as unknown[])
+          : [],
+    );
     const types = failed.filter((e) => e.keyword === 'type').map((e) => String(e.params.type));
-    if (!types.length && consts.every((v) => typeof v === 'string')) return [{ ...u, keyword: 'enum', params: { allowedValues: consts } }];
+    if (!types.length && consts.every((v) => typeof v === 'string'))
+      return [{ ...u, keyword: 'enum', params: { allowedValues: consts } }];
     if (!consts.length) return [{ ...u, keyword: 'type', params: { type: types.join(',') } }];
   }
   return [u];

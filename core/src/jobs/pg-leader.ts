@@ -21,9 +21,14 @@ export class PgAdvisoryLeader implements LeaderElector {
   private log: Logger;
   private onChange: (leader: boolean) => void = () => {};
 
-  constructor(config: Config, log: Logger) { this.config = config; this.log = log; }
+  constructor(config: Config, log: Logger) {
+    this.config = config;
+    this.log = log;
+  }
 
-  isLeader(): boolean { return this.leader; }
+  isLeader(): boolean {
+    return this.leader;
+  }
 
   private set(leader: boolean): void {
     if (leader === this.leader) return;
@@ -35,7 +40,11 @@ export class PgAdvisoryLeader implements LeaderElector {
     try {
       if (!this.client) {
         const c = new pg.Client({ connectionString: this.config.databaseUrl, application_name: 'herald-leader' });
-        c.on('error', (err) => { this.log.warn({ err }, 'leader connection lost'); this.client = undefined; this.set(false); });
+        c.on('error', (err) => {
+          this.log.warn({ err }, 'leader connection lost');
+          this.client = undefined;
+          this.set(false);
+        });
         await c.connect();
         this.client = c;
       }

@@ -1,6 +1,6 @@
 import type { Cron } from 'croner';
-import type { Logger } from '../logging/logger.ts';
 import type { Queryable } from '../db/database.ts';
+import type { Logger } from '../logging/logger.ts';
 
 export interface JobSpec {
   /**
@@ -24,8 +24,12 @@ export interface LeaderElector {
 }
 
 export class AlwaysLeader implements LeaderElector {
-  isLeader() { return true; }
-  async start(onChange: (leader: boolean) => void) { onChange(true); }
+  isLeader() {
+    return true;
+  }
+  async start(onChange: (leader: boolean) => void) {
+    onChange(true);
+  }
   async stop() {}
 }
 
@@ -76,34 +80,51 @@ export class Scheduler {
     this.jobs.set(name, spec);
   }
 
-  onLeadershipChange(fn: (leader: boolean) => void): void { this.leaderListeners.push(fn); }
-  isLeader(): boolean { return this.elector.isLeader(); }
+  onLeadershipChange(fn: (leader: boolean) => void): void {
+    this.leaderListeners.push(fn);
+  }
+  isLeader(): boolean {
+    return this.elector.isLeader();
+  }
 
   async start(): Promise<void> {
     try {
       const schedules = [...this.jobs].map(([name, spec]) => {
         if (typeof spec.interval === 'number') {
-          if (!Number.isFinite(spec.interval) || spec.interval <= 0) throw new Error(`job ${name}: the interval must be a positive number of milliseconds, got ${spec.interval}`);
+          if (!Number.isFinite(spec.interval) || spec.interval <= 0)
+            throw new Error(
+              `job ${name}: the interval must be a positive number of milliseconds, got ${spec.interval}`,
+            );
           return { name, ms: spec.interval };
         }
         const cron = cronOfSchedule(spec.interval);
-        if (!cron) throw new Error(`job ${name}: "${spec.interval}" is not a schedule (a cron expression, or every <n> minutes, hours or every day)`);
+        if (!cron)
+          throw new Error(
+            `job ${name}: "${spec.interval}" is not a schedule (a cron expression, or every <n> minutes, hours or every day)`,
+          );
         return { name, cron };
       });
       // croner only when a job has a schedule that is not a plain interval.
       const CronClass = schedules.some((s) => s.cron) ? (await import('croner')).Cron : undefined;
       for (const s of schedules) {
         if (s.ms !== undefined) {
-          const t = setInterval(() => { void this.runNow(s.name); }, s.ms);
+          const t = setInterval(() => {
+            void this.runNow(s.name);
+          }, s.ms);
           t.unref();
           this.timers.push({ stop: () => clearInterval(t) });
         } else {
-          const c: Cron = new CronClass!(s.cron!, { unref: true }, () => { void this.runNow(s.name); });
+          const c: Cron = new CronClass!(s.cron!, { unref: true }, () => {
+            void this.runNow(s.name);
+          });
           this.timers.push({ stop: () => c.stop() });
         }
       }
       await this.elector.start((leader) => {
-        this.log.info({ leader }, leader ? 'this replica leads the scheduler' : 'this replica no longer leads the scheduler');
+        this.log.info(
+          { leader },
+          leader ? 'this replica leads the scheduler' : 'this replica no longer leads the scheduler',
+        );
         for (const fn of this.leaderListeners) fn(leader);
       });
       this.started = true;
@@ -134,14 +155,17 @@ export class Scheduler {
       } catch (err) {
         this.lastRuns.set(name, { at: new Date(), ok: false, error: (err as Error).message });
         this.log.error({ err, job: name }, 'job failed');
-      } finally { this.running.delete(name); }
+      } finally {
+        this.running.delete(name);
+      }
     })();
     this.running.set(name, p);
     return p;
   }
 
   status(): { state: 'ok' | 'fail'; leader: boolean; detail?: string } {
-    if (!this.started || this.failure) return { state: 'fail', leader: false, detail: this.failure ?? 'scheduler not started' };
+    if (!this.started || this.failure)
+      return { state: 'fail', leader: false, detail: this.failure ?? 'scheduler not started' };
     return { state: 'ok', leader: this.elector.isLeader() };
   }
 
@@ -159,6 +183,9 @@ export class Scheduler {
  * Scheduled work that must run once per slot (backups, actions, retention) claims its slot first.
  */
 export async function claimSlot(db: Queryable, job: string, slot: string, replica: string): Promise<boolean> {
-  const n = await db.run('INSERT INTO job_runs (job, slot, replica, started_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING', [job, slot, replica, new Date().toISOString()]);
+  const n = await db.run(
+    'INSERT INTO job_runs (job, slot, replica, started_at) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING',
+    [job, slot, replica, new Date().toISOString()],
+  );
   return n > 0;
 }

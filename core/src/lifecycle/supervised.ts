@@ -3,7 +3,10 @@
  * SERVICE_SUPERVISED wins; otherwise systemd (INVOCATION_ID / NOTIFY_SOCKET), Herald's own
  * supervisor (`npm run start:supervised`), pm2, or s6 are recognised.
  */
-export function detectSupervised(override: boolean | undefined, env: NodeJS.ProcessEnv = process.env): { supervised: boolean; by: string } {
+export function detectSupervised(
+  override: boolean | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): { supervised: boolean; by: string } {
   if (override !== undefined) return { supervised: override, by: 'SERVICE_SUPERVISED' };
   if (env.HERALD_SUPERVISOR === '1') return { supervised: true, by: 'herald-supervisor' };
   if (env.INVOCATION_ID || env.NOTIFY_SOCKET) return { supervised: true, by: 'systemd' };

@@ -26,7 +26,8 @@ export class CredentialPaths {
       if (!params.includes(open < 0 ? s.slice(1) : s.slice(1, open))) return s;
       return open < 0 ? null : new RegExp(s.slice(open + 1, s.lastIndexOf(')')));
     });
-    if (!this.patterns.some((p) => p.length === pattern.length && p.every((s, i) => same(s, pattern[i]!)))) this.patterns.push(pattern);
+    if (!this.patterns.some((p) => p.length === pattern.length && p.every((s, i) => same(s, pattern[i]!))))
+      this.patterns.push(pattern);
   }
 
   /** The URL with every credential segment replaced by the mask; the query string is left to the text redaction. */
@@ -35,8 +36,15 @@ export class CredentialPaths {
     const q = url.indexOf('?');
     const segments = (q < 0 ? url : url.slice(0, q)).split('/');
     for (const p of this.patterns) {
-      if (p.length !== segments.length || !p.every((s, i) => s === null || (s instanceof RegExp ? s.test(segments[i]!) : s === segments[i]))) continue;
-      return segments.map((s, i) => (p[i] === null || p[i] instanceof RegExp ? MASK : s)).join('/') + (q < 0 ? '' : url.slice(q));
+      if (
+        p.length !== segments.length ||
+        !p.every((s, i) => s === null || (s instanceof RegExp ? s.test(segments[i]!) : s === segments[i]))
+      )
+        continue;
+      return (
+        segments.map((s, i) => (p[i] === null || p[i] instanceof RegExp ? MASK : s)).join('/') +
+        (q < 0 ? '' : url.slice(q))
+      );
     }
     return url;
   }

@@ -1,10 +1,10 @@
 import { createRequire } from 'node:module';
-import pino from 'pino';
 import type { DestinationStream, Logger } from 'pino';
+import pino from 'pino';
 import type Pretty from 'pino-pretty';
 import type { LevelName } from '../config/config.ts';
-import { redactObject, redactText, SecretValues } from './redact.ts';
 import { CredentialPaths } from './credential-paths.ts';
+import { redactObject, redactText, SecretValues } from './redact.ts';
 
 export type { Logger };
 
@@ -36,9 +36,17 @@ export function createLogger(opts: LoggerOptions): LoggerFactory {
   const scrub = (s: string) => secrets.mask(redactText(s));
   // In text the request line's message says it all (method, URL, status, time): its req, res and
   // responseTime fields, there for JSON consumers, would only repeat it over nine more lines.
-  const dest = opts.destination ?? (opts.format === 'text'
-    ? loadPretty()({ destination: 2, sync: true, colorize: false, translateTime: 'SYS:standard', ignore: 'pid,hostname,req,res,responseTime' })
-    : pino.destination({ fd: 2, sync: true }));
+  const dest =
+    opts.destination ??
+    (opts.format === 'text'
+      ? loadPretty()({
+          destination: 2,
+          sync: true,
+          colorize: false,
+          translateTime: 'SYS:standard',
+          ignore: 'pid,hostname,req,res,responseTime',
+        })
+      : pino.destination({ fd: 2, sync: true }));
   // Stacks go into JSON lines and into text at DEBUG; a text log at INFO keeps errors to one line
   // each (type, message, code), readable by a person, and DEBUG brings the stacks back.
   const keepStack = opts.format === 'json' || ORDER.indexOf(lowest(opts.level, opts.levels)) <= ORDER.indexOf('debug');
@@ -48,9 +56,19 @@ export function createLogger(opts: LoggerOptions): LoggerFactory {
       const s = pino.stdSerializers.err(e);
       // `code` is often a getter or non-enumerable (Node system errors, database drivers): take it by name.
       const code = (e as { code?: unknown }).code;
-      return { ...s, message: scrub(s.message ?? ''), ...(code !== undefined ? { code } : {}), stack: keepStack && s.stack ? scrub(s.stack) : undefined };
+      return {
+        ...s,
+        message: scrub(s.message ?? ''),
+        ...(code !== undefined ? { code } : {}),
+        stack: keepStack && s.stack ? scrub(s.stack) : undefined,
+      };
     },
-    req: (req: { method?: string; url?: string; ip?: string; id?: string }) => ({ id: req.id, method: req.method, url: req.url ? scrub(credentialPaths.mask(req.url)) : req.url, ip: req.ip }),
+    req: (req: { method?: string; url?: string; ip?: string; id?: string }) => ({
+      id: req.id,
+      method: req.method,
+      url: req.url ? scrub(credentialPaths.mask(req.url)) : req.url,
+      ip: req.ip,
+    }),
     res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
   };
   // pino runs `formatters.log` before its serializers, and redaction copies only plain data: an
@@ -59,27 +77,33 @@ export function createLogger(opts: LoggerOptions): LoggerFactory {
     let out = obj;
     for (const key of ['err', 'req', 'res'] as const) {
       const v = obj[key];
-      if (v && typeof v === 'object') { if (out === obj) out = { ...obj }; out[key] = serializers[key](v as never); }
+      if (v && typeof v === 'object') {
+        if (out === obj) out = { ...obj };
+        out[key] = serializers[key](v as never);
+      }
     }
     return out;
   };
-  const root = pino({
-    level: lowest(opts.level, opts.levels),
-    base: undefined,
-    timestamp: pino.stdTimeFunctions.isoTime,
-    formatters: {
-      level: (label) => ({ level: label }),
-      log: (obj) => scrubStrings(JSON.parse(safeStringify(redactObject(serialize(obj)))), scrub),
-      bindings: (b) => redactObject(b),
-    },
-    hooks: {
-      logMethod(args, method) {
-        const scrubbed = args.map((a) => (typeof a === 'string' ? scrub(a) : a));
-        return method.apply(this, scrubbed as Parameters<typeof method>);
+  const root = pino(
+    {
+      level: lowest(opts.level, opts.levels),
+      base: undefined,
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: {
+        level: (label) => ({ level: label }),
+        log: (obj) => scrubStrings(JSON.parse(safeStringify(redactObject(serialize(obj)))), scrub),
+        bindings: (b) => redactObject(b),
       },
+      hooks: {
+        logMethod(args, method) {
+          const scrubbed = args.map((a) => (typeof a === 'string' ? scrub(a) : a));
+          return method.apply(this, scrubbed as Parameters<typeof method>);
+        },
+      },
+      serializers,
     },
-    serializers,
-  }, dest as DestinationStream);
+    dest as DestinationStream,
+  );
   root.level = opts.level;
   const levels = opts.levels ?? {};
   return {
@@ -126,14 +150,23 @@ function scrubStrings<T>(value: T, scrub: (s: string) => string): T {
 
 function safeStringify(obj: unknown): string {
   const seen = new WeakSet<object>();
-  return JSON.stringify(obj, (_k, v) => {
-    if (typeof v === 'bigint') return v.toString();
-    if (v && typeof v === 'object') {
-      if (seen.has(v)) return '[Circular]';
-      seen.add(v);
-      const proto = Object.getPrototypeOf(v);
-      if (proto !== Object.prototype && proto !== Array.prototype && proto !== null && !(v instanceof Error) && typeof (v as { toJSON?: unknown }).toJSON !== 'function') return `[${proto?.constructor?.name ?? 'Object'}]`;
-    }
-    return v;
-  }) ?? '{}';
+  return (
+    JSON.stringify(obj, (_k, v) => {
+      if (typeof v === 'bigint') return v.toString();
+      if (v && typeof v === 'object') {
+        if (seen.has(v)) return '[Circular]';
+        seen.add(v);
+        const proto = Object.getPrototypeOf(v);
+        if (
+          proto !== Object.prototype &&
+          proto !== Array.prototype &&
+          proto !== null &&
+          !(v instanceof Error) &&
+          typeof (v as { toJSON?: unknown }).toJSON !== 'function'
+        )
+          return `[${proto?.constructor?.name ?? 'Object'}]`;
+      }
+      return v;
+    }) ?? '{}'
+  );
 }

@@ -1,5 +1,6 @@
 /** Field names whose values are secrets wherever they appear. */
-export const SENSITIVE_KEY = /oauth|client_secret|webhook_secret|csrf|token|password|passwd|secret|api[-_]?key|apikey|authorization|cookie|credential|private[-_]?key/i;
+export const SENSITIVE_KEY =
+  /oauth|client_secret|webhook_secret|csrf|token|password|passwd|secret|api[-_]?key|apikey|authorization|cookie|credential|private[-_]?key/i;
 /** Substrings redacted inside free text (template extras, payload excerpts, header logs). */
 export const SENSITIVE_WORDS = ['oauth', 'client_secret', 'webhook_secret', 'csrf', 'token', 'password', 'secret'];
 export const MASK = '[REDACTED]';
@@ -9,9 +10,14 @@ export const MASK = '[REDACTED]';
  * count, a flag (`password_set`), a version, a type, a time. The secret word is followed by one
  * of these as the name's last part (`_mode`, `-count`, `.version`, or `Mode` in camelCase).
  */
-const ABOUT = 'mode|count|set|version|type|kind|at|expires|length|present|included|paths|fields|status|enabled|required';
+const ABOUT =
+  'mode|count|set|version|type|kind|at|expires|length|present|included|paths|fields|status|enabled|required';
 const ABOUT_SNAKE = new RegExp(`[_.-](?:${ABOUT})$`, 'i');
-const ABOUT_CAMEL = new RegExp(`[a-z0-9](?:${ABOUT.split('|').map((w) => w[0]!.toUpperCase() + w.slice(1)).join('|')})$`);
+const ABOUT_CAMEL = new RegExp(
+  `[a-z0-9](?:${ABOUT.split('|')
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('|')})$`,
+);
 const isAboutSecret = (key: string): boolean => ABOUT_SNAKE.test(key) || ABOUT_CAMEL.test(key);
 
 /** True when the values of a field named `key` are secrets (its name holds a secret word and does not merely describe one). */
@@ -44,7 +50,12 @@ export function redactObject<T>(value: T, depth = 0): T {
 
 const SENSITIVE_IN_KEY = new RegExp(`(?:${SENSITIVE_WORDS.join('|')}|api[-_]?key|authorization)`, 'i');
 const isKeyChar = (c: number): boolean =>
-  (c >= 48 && c <= 57) || (c >= 65 && c <= 90) || (c >= 97 && c <= 122) || c === 95 /* _ */ || c === 46 /* . */ || c === 45 /* - */;
+  (c >= 48 && c <= 57) ||
+  (c >= 65 && c <= 90) ||
+  (c >= 97 && c <= 122) ||
+  c === 95 /* _ */ ||
+  c === 46 /* . */ ||
+  c === 45 /* - */;
 const isQuote = (c: number): boolean => c === 34 || c === 39;
 
 /**
@@ -103,7 +114,9 @@ export function redactText(text: string): string {
 /** Secret values known at run time (the secret key, plugin secrets); masked wherever they appear in text. */
 export class SecretValues {
   private values = new Set<string>();
-  add(value: string | undefined | null): void { if (value && value.length >= 6) this.values.add(value); }
+  add(value: string | undefined | null): void {
+    if (value && value.length >= 6) this.values.add(value);
+  }
   mask(text: string): string {
     if (this.values.size === 0) return text;
     let out = text;

@@ -52,14 +52,17 @@ function embeddedIpv4(groups: number[]): { v4: string; kind: 'mapped' | 'embedde
   const zero = (from: number, to: number) => groups.slice(from, to).every((g) => g === 0);
   if (zero(0, 5) && groups[5] === 0xffff) return { v4: v4(groups[6]!, groups[7]!), kind: 'mapped' };
   // IPv4-translated (::ffff:0:a.b.c.d, RFC 2765's stateless translation).
-  if (zero(0, 4) && groups[4] === 0xffff && groups[5] === 0) return { v4: v4(groups[6]!, groups[7]!), kind: 'embedded' };
+  if (zero(0, 4) && groups[4] === 0xffff && groups[5] === 0)
+    return { v4: v4(groups[6]!, groups[7]!), kind: 'embedded' };
   // IPv4-compatible (::a.b.c.d, deprecated) but not :: or ::1 themselves (::2 is 0.0.0.2, in 0.0.0.0/8).
   if (zero(0, 6) && (groups[6] !== 0 || groups[7]! > 1)) return { v4: v4(groups[6]!, groups[7]!), kind: 'embedded' };
   // The well-known NAT64 prefix (RFC 6052): 64:ff9b::/96.
-  if (groups[0] === 0x64 && groups[1] === 0xff9b && zero(2, 6)) return { v4: v4(groups[6]!, groups[7]!), kind: 'embedded' };
+  if (groups[0] === 0x64 && groups[1] === 0xff9b && zero(2, 6))
+    return { v4: v4(groups[6]!, groups[7]!), kind: 'embedded' };
   if (groups[0] === 0x2002) return { v4: v4(groups[1]!, groups[2]!), kind: 'embedded' };
   // Teredo (2001:0::/32): the client's IPv4 address, every bit inverted, in the last 32 bits.
-  if (groups[0] === 0x2001 && groups[1] === 0) return { v4: v4(groups[6]! ^ 0xffff, groups[7]! ^ 0xffff), kind: 'embedded' };
+  if (groups[0] === 0x2001 && groups[1] === 0)
+    return { v4: v4(groups[6]! ^ 0xffff, groups[7]! ^ 0xffff), kind: 'embedded' };
   return null;
 }
 
@@ -67,7 +70,8 @@ function embeddedIpv4(groups: number[]): { v4: string; kind: 'mapped' | 'embedde
 export function createAddressPolicy(allowCidrs: string[]): AddressPolicy {
   const allow = parseCidrList(allowCidrs);
   const denied = DENIED.map(([label, cidrs]) => ({ label, list: parseCidrList(cidrs) }));
-  const check = (list: net.BlockList, address: string, family: number) => list.check(address, family === 6 ? 'ipv6' : 'ipv4');
+  const check = (list: net.BlockList, address: string, family: number) =>
+    list.check(address, family === 6 ? 'ipv6' : 'ipv4');
 
   const normalize = (address: string): { address: string; family: 4 | 6 } => {
     const family = net.isIP(address);

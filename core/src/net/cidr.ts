@@ -13,7 +13,8 @@ export function parseCidrList(entries: string[]): net.BlockList {
     else {
       // Digits only: Number('') is 0, so `10.0.0.0/` would otherwise open every address.
       const n = /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
-      if (!Number.isInteger(n) || n > (family === 6 ? 128 : 32)) throw new Error(`"${entry}" has an invalid prefix length`);
+      if (!Number.isInteger(n) || n > (family === 6 ? 128 : 32))
+        throw new Error(`"${entry}" has an invalid prefix length`);
       list.addSubnet(addr!, n, type);
     }
   }

@@ -16,14 +16,20 @@ const HOST = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z
 /** A host name as compared: lower case, without a trailing dot. */
 export const hostKey = (host: string): string => host.trim().toLowerCase().replace(/\.$/, '');
 
-export interface SplitAllow { cidrs: string[]; hosts: string[] }
+export interface SplitAllow {
+  cidrs: string[];
+  hosts: string[];
+}
 
 /**
  * Checks each entry: a CIDR range or an IP address (parsed), else a DNS host name. Returns the
  * entries normalised (trimmed, host names in lower case, duplicates removed) and the problems by
  * index (`invalid` entries, with the entry).
  */
-export function checkOutboundAllow(entries: string[]): { value: string[]; problems: { index: number; entry: string }[] } {
+export function checkOutboundAllow(entries: string[]): {
+  value: string[];
+  problems: { index: number; entry: string }[];
+} {
   const value: string[] = [];
   const problems: { index: number; entry: string }[] = [];
   entries.forEach((raw, index) => {
@@ -32,7 +38,12 @@ export function checkOutboundAllow(entries: string[]): { value: string[]; proble
     let ok = false;
     let norm = entry;
     if (net.isIP(addr)) {
-      try { parseCidrList([entry]); ok = true; } catch { ok = false; }
+      try {
+        parseCidrList([entry]);
+        ok = true;
+      } catch {
+        ok = false;
+      }
     } else if (!entry.includes('/')) {
       norm = hostKey(entry);
       // A name that is all digits and dots is a mistyped address, not a host.
@@ -51,7 +62,8 @@ export function splitOutboundAllow(entries: readonly string[] | null | undefined
   for (const raw of entries ?? []) {
     if (typeof raw !== 'string' || !raw.trim()) continue;
     const e = raw.trim();
-    if (net.isIP(e.split('/')[0] ?? '')) cidrs.push(e); else hosts.push(hostKey(e));
+    if (net.isIP(e.split('/')[0] ?? '')) cidrs.push(e);
+    else hosts.push(hostKey(e));
   }
   return { cidrs, hosts };
 }
@@ -60,7 +72,11 @@ export function splitOutboundAllow(entries: readonly string[] | null | undefined
 const NARROWEST_WIDE = { 4: 8, 6: 7 } as const;
 
 /** An allow-list entry wider than any private network, and why that matters. */
-export interface WideAllowEntry { entry: string; code: 'outbound_allow_too_wide'; message: string }
+export interface WideAllowEntry {
+  entry: string;
+  code: 'outbound_allow_too_wide';
+  message: string;
+}
 
 /**
  * The CIDR entries of an allow list wider than any private network (`0.0.0.0/0`, `::/0`,
@@ -79,11 +95,18 @@ export function wideAllowEntries(entries: readonly string[] | null | undefined):
     let prefix = Number(bits);
     let fam: 4 | 6 = family === 6 ? 6 : 4;
     // A range of IPv4-mapped addresses (::ffff:0:0/96 and inside it) is an IPv4 range in disguise.
-    if (fam === 6 && prefix >= 96 && /^::ffff:/i.test(addr)) { prefix -= 96; fam = 4; }
+    if (fam === 6 && prefix >= 96 && /^::ffff:/i.test(addr)) {
+      prefix -= 96;
+      fam = 4;
+    }
     if (prefix >= NARROWEST_WIDE[fam]) continue;
-    const what = prefix === 0 ? `every IPv${fam} address` : `a /${prefix} range of IPv${fam} addresses, wider than any private network`;
+    const what =
+      prefix === 0
+        ? `every IPv${fam} address`
+        : `a /${prefix} range of IPv${fam} addresses, wider than any private network`;
     out.push({
-      entry, code: 'outbound_allow_too_wide',
+      entry,
+      code: 'outbound_allow_too_wide',
       message: `"${entry}" opens ${what}: every internal address in it (loopback, the cloud metadata address, private networks) becomes reachable, which turns the protection against server-side request forgery off for them. List only the networks or hosts that are needed.`,
     });
   }

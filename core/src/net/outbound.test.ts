@@ -1,27 +1,38 @@
-import t from 'tap';
-import type { Test } from 'tap';
-import http from 'node:http';
 import { getEventListeners } from 'node:events';
+import http from 'node:http';
 import tls from 'node:tls';
 import zlib from 'node:zlib';
-import { createOutboundHttp, type OutboundError } from './outbound.ts';
+import type { Test } from 'tap';
+import t from 'tap';
 import type { Resolver } from './outbound.ts';
+import { createOutboundHttp, type OutboundError } from './outbound.ts';
 
-interface Seen { method: string; url: string; host?: string; body: string; auth?: string }
+interface Seen {
+  method: string;
+  url: string;
+  host?: string;
+  body: string;
+  auth?: string;
+}
 
 /** A loopback server; `handler` answers, every request is recorded. */
 async function server(tt: Test, handler: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void) {
   const seen: Seen[] = [];
   const srv = http.createServer((req, res) => {
     let body = '';
-    req.on('data', (c) => { body += c; });
+    req.on('data', (c) => {
+      body += c;
+    });
     req.on('end', () => {
       seen.push({ method: req.method!, url: req.url!, host: req.headers.host, body, auth: req.headers.authorization });
       handler(req, res, body);
     });
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
-  tt.teardown(() => { srv.closeAllConnections(); srv.close(); });
+  tt.teardown(() => {
+    srv.closeAllConnections();
+    srv.close();
+  });
   return { port: (srv.address() as { port: number }).port, seen };
 }
 
@@ -31,7 +42,7 @@ function scripted(answers: string[]): Resolver & { calls: string[] } {
   const fn = async (host: string) => {
     calls.push(host);
     const a = answers[Math.min(calls.length - 1, answers.length - 1)]!;
-    return [{ address: a, family: a.includes(':') ? 6 as const : 4 as const }];
+    return [{ address: a, family: a.includes(':') ? (6 as const) : (4 as const) }];
   };
   return Object.assign(fn, { calls });
 }
@@ -45,7 +56,10 @@ function client(tt: Test, opts: Parameters<typeof createOutboundHttp>[0]) {
 const codeOf = (err: unknown) => (err as OutboundError).code;
 
 t.test('the connection goes to the first answer; a later loopback answer is refused', async (tt) => {
-  const { port, seen } = await server(tt, (_q, res) => { res.setHeader('connection', 'close'); res.end('ok'); });
+  const { port, seen } = await server(tt, (_q, res) => {
+    res.setHeader('connection', 'close');
+    res.end('ok');
+  });
   const resolver = scripted(['127.0.0.1', '127.0.0.2']);
   const h = client(tt, { allowCidrs: ['127.0.0.1/32'], resolver });
   // `pin.test` has no real DNS record: a success proves undici connected to the resolved address.
@@ -73,7 +87,12 @@ t.test('an open connection stays on its pinned address when DNS changes', async 
 t.test('TLS to the pinned address still presents the host name (SNI)', async (tt) => {
   let sni: string | undefined;
   // No certificate: the handshake fails after the ClientHello, which is all this needs to see.
-  const srv = tls.createServer({ SNICallback: (name, cb) => { sni = name; cb(new Error('no certificate'), null as never); } });
+  const srv = tls.createServer({
+    SNICallback: (name, cb) => {
+      sni = name;
+      cb(new Error('no certificate'), null as never);
+    },
+  });
   srv.on('tlsClientError', () => {});
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   tt.teardown(() => srv.close());
@@ -87,35 +106,87 @@ t.test('TLS to the pinned address still presents the host name (SNI)', async (tt
 
 t.test('every internal range is refused, in every spelling', async (tt) => {
   const refused = [
-    '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '127.0.0.1', '127.255.0.9', '::1', '169.254.169.254', 'fe80::1',
-    '100.64.0.1', '100.127.255.254', 'fd00::1', 'fc00::5', '0.0.0.0', '::', '224.0.0.1', 'ff02::1', '255.255.255.255',
-    '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a9fe:a9fe', '2002:c0a8:0101::1',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '127.0.0.1',
+    '127.255.0.9',
+    '::1',
+    '169.254.169.254',
+    'fe80::1',
+    '100.64.0.1',
+    '100.127.255.254',
+    'fd00::1',
+    'fc00::5',
+    '0.0.0.0',
+    '::',
+    '224.0.0.1',
+    'ff02::1',
+    '255.255.255.255',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '::ffff:169.254.169.254',
+    '64:ff9b::a9fe:a9fe',
+    '2002:c0a8:0101::1',
     // IPv4-translated (::ffff:0:0/96), local-use NAT64 and Teredo (client 127.0.0.1 and 10.0.0.1, bits inverted).
-    '::ffff:0:127.0.0.1', '::ffff:0:7f00:1', '::ffff:0:10.0.0.1', '::ffff:0:a9fe:a9fe', '64:ff9b:1::a00:1', '64:ff9b:1:ffff::1',
-    '2001:0:4136:e378:8000:63bf:80ff:fffe', '2001::f5ff:fffe',
+    '::ffff:0:127.0.0.1',
+    '::ffff:0:7f00:1',
+    '::ffff:0:10.0.0.1',
+    '::ffff:0:a9fe:a9fe',
+    '64:ff9b:1::a00:1',
+    '64:ff9b:1:ffff::1',
+    '2001:0:4136:e378:8000:63bf:80ff:fffe',
+    '2001::f5ff:fffe',
   ];
   for (const address of refused) {
     const h = createOutboundHttp({ allowCidrs: [], resolver: scripted([address]) });
     const err = await h.resolveAllowed('victim.test').catch((e) => e);
     tt.equal(codeOf(err), 'OUTBOUND_REFUSED', `${address} refused`);
   }
-  for (const address of ['93.184.216.34', '1.1.1.1', '100.128.0.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:0:5db8:d822', '2001:0:4136:e378:8000:63bf:a247:27dd']) {
+  for (const address of [
+    '93.184.216.34',
+    '1.1.1.1',
+    '100.128.0.1',
+    '172.32.0.1',
+    '2606:4700:4700::1111',
+    '::ffff:0:5db8:d822',
+    '2001:0:4136:e378:8000:63bf:a247:27dd',
+  ]) {
     const h = createOutboundHttp({ allowCidrs: [], resolver: scripted([address]) });
-    tt.same(await h.resolveAllowed('public.test'), { address, family: address.includes(':') ? 6 : 4 }, `${address} allowed`);
+    tt.same(
+      await h.resolveAllowed('public.test'),
+      { address, family: address.includes(':') ? 6 : 4 },
+      `${address} allowed`,
+    );
   }
 });
 
 t.test('IP literals are checked without a resolver', async (tt) => {
   const resolver = scripted(['8.8.8.8']);
   const h = client(tt, { allowCidrs: [], resolver });
-  for (const url of ['http://127.0.0.1/', 'http://[::1]/', 'http://[::ffff:127.0.0.1]:8080/', 'http://[::ffff:0:127.0.0.1]/', 'http://169.254.169.254/latest/meta-data/', 'http://0.0.0.0/']) {
+  for (const url of [
+    'http://127.0.0.1/',
+    'http://[::1]/',
+    'http://[::ffff:127.0.0.1]:8080/',
+    'http://[::ffff:0:127.0.0.1]/',
+    'http://169.254.169.254/latest/meta-data/',
+    'http://0.0.0.0/',
+  ]) {
     tt.equal(codeOf(await h.request(url).catch((e) => e)), 'OUTBOUND_REFUSED', url);
   }
   tt.same(resolver.calls, []);
 });
 
 t.test('an answer set with one internal address is refused', async (tt) => {
-  const h = createOutboundHttp({ allowCidrs: [], resolver: async () => [{ address: '93.184.216.34', family: 4 }, { address: '10.0.0.1', family: 4 }] });
+  const h = createOutboundHttp({
+    allowCidrs: [],
+    resolver: async () => [
+      { address: '93.184.216.34', family: 4 },
+      { address: '10.0.0.1', family: 4 },
+    ],
+  });
   tt.equal(codeOf(await h.resolveAllowed('mixed.test').catch((e) => e)), 'OUTBOUND_REFUSED');
 });
 
@@ -136,15 +207,21 @@ t.test('a redirect chain ending on an internal address is refused', async (tt) =
   const h = client(tt, { allowCidrs: ['127.0.0.1/32'], resolver: scripted(['127.0.0.1']) });
   const err = await h.request(`http://hop.test:${port}/a`).catch((e) => e);
   tt.equal(codeOf(err), 'OUTBOUND_REFUSED');
-  tt.same(seen.map((s) => s.url), ['/a', '/b']);
+  tt.same(
+    seen.map((s) => s.url),
+    ['/a', '/b'],
+  );
 });
 
 t.test('redirects are re-resolved and re-checked per new host', async (tt) => {
   const { port } = await server(tt, (req, res) => {
-    if (req.headers.host?.startsWith('start.test')) res.writeHead(301, { location: `http://internal.test:${port}/x` }).end();
+    if (req.headers.host?.startsWith('start.test'))
+      res.writeHead(301, { location: `http://internal.test:${port}/x` }).end();
     else res.end('reached');
   });
-  const resolver: Resolver = async (host) => [{ address: host === 'start.test' ? '127.0.0.1' : '192.168.0.10', family: 4 }];
+  const resolver: Resolver = async (host) => [
+    { address: host === 'start.test' ? '127.0.0.1' : '192.168.0.10', family: 4 },
+  ];
   const h = client(tt, { allowCidrs: ['127.0.0.1/32'], resolver });
   const err = await h.request(`http://start.test:${port}/`).catch((e) => e);
   tt.equal(codeOf(err), 'OUTBOUND_REFUSED');
@@ -171,15 +248,31 @@ t.test('redirect limit, 303 switch to GET, 307 keeps the body, credentials stay 
   const r = await h.request(`${base}/see-other`, { method: 'POST', json: { a: 1 } });
   tt.equal(r.text(), 'landed');
   tt.equal(r.url, `${base}/landing`);
-  tt.same(seen.map((s) => [s.method, s.url, s.body]), [['POST', '/see-other', '{"a":1}'], ['GET', '/landing', '']]);
+  tt.same(
+    seen.map((s) => [s.method, s.url, s.body]),
+    [
+      ['POST', '/see-other', '{"a":1}'],
+      ['GET', '/landing', ''],
+    ],
+  );
 
   seen.length = 0;
   await h.request(`${base}/temp`, { method: 'POST', body: 'keep me' });
-  tt.same(seen.map((s) => [s.method, s.body]), [['POST', 'keep me'], ['POST', 'keep me']]);
+  tt.same(
+    seen.map((s) => [s.method, s.body]),
+    [
+      ['POST', 'keep me'],
+      ['POST', 'keep me'],
+    ],
+  );
 
   seen.length = 0;
   await h.request(`${base}/elsewhere`, { headers: { Authorization: 'Bearer secret' } });
-  tt.same(seen.map((s) => s.auth), ['Bearer secret', undefined], 'Authorization dropped on the cross-origin hop');
+  tt.same(
+    seen.map((s) => s.auth),
+    ['Bearer secret', undefined],
+    'Authorization dropped on the cross-origin hop',
+  );
 });
 
 t.test('only http and https', async (tt) => {
@@ -191,7 +284,10 @@ t.test('only http and https', async (tt) => {
 
 t.test('timeouts always fire', async (tt) => {
   const { port } = await server(tt, (req, res) => {
-    if (req.url === '/stall-body') { res.writeHead(200); res.write('partial'); }
+    if (req.url === '/stall-body') {
+      res.writeHead(200);
+      res.write('partial');
+    }
     if (req.url === '/ok') res.end('ok');
     // '/silent' never answers at all.
   });
@@ -216,33 +312,49 @@ t.test('timeouts always fire', async (tt) => {
   const outer = new AbortController();
   const pending = h.request(`http://127.0.0.1:${port}/silent`, { signal: outer.signal });
   outer.abort();
-  tt.equal((await pending.catch((e) => e)).name, 'AbortError', 'the caller\'s abort stays an abort');
+  tt.equal((await pending.catch((e) => e)).name, 'AbortError', "the caller's abort stays an abort");
 
   const before = new AbortController();
   before.abort();
-  tt.equal((await h.request(`http://127.0.0.1:${port}/silent`, { signal: before.signal }).catch((e) => e)).name, 'AbortError', 'a signal aborted beforehand fails the request at once');
+  tt.equal(
+    (await h.request(`http://127.0.0.1:${port}/silent`, { signal: before.signal }).catch((e) => e)).name,
+    'AbortError',
+    'a signal aborted beforehand fails the request at once',
+  );
 
   // A caller that keeps one signal for many requests (a plugin's own stop signal) is left with no
   // listener once each request is done, answered, failed or timed out.
   const kept = new AbortController();
-  for (let i = 0; i < 5; i++) tt.equal((await h.request(`http://127.0.0.1:${port}/ok`, { signal: kept.signal })).status, 200);
+  for (let i = 0; i < 5; i++)
+    tt.equal((await h.request(`http://127.0.0.1:${port}/ok`, { signal: kept.signal })).status, 200);
   await h.request(`http://127.0.0.1:${port}/silent`, { signal: kept.signal, timeoutMs: 100 }).catch(() => {});
-  tt.equal(getEventListeners(kept.signal, 'abort').length, 0, 'no listener left on the caller\'s signal');
+  tt.equal(getEventListeners(kept.signal, 'abort').length, 0, "no listener left on the caller's signal");
 });
 
 t.test('the response body cap', async (tt) => {
   const big = 'x'.repeat(5000);
   const { port } = await server(tt, (req, res) => {
-    if (req.url === '/chunked') { res.write(big.slice(0, 2500)); setTimeout(() => res.end(big.slice(2500)), 10); } else if (req.url === '/gzip') {
+    if (req.url === '/chunked') {
+      res.write(big.slice(0, 2500));
+      setTimeout(() => res.end(big.slice(2500)), 10);
+    } else if (req.url === '/gzip') {
       res.writeHead(200, { 'content-encoding': 'gzip' }).end(zlib.gzipSync(big));
     } else res.end(big);
   });
   const h = client(tt, { allowCidrs: ['127.0.0.1/32'] });
   for (const path of ['/sized', '/chunked', '/gzip']) {
-    tt.equal(codeOf(await h.request(`http://127.0.0.1:${port}${path}`, { maxResponseBytes: 1000 }).catch((e) => e)), 'OUTBOUND_TOO_LARGE', path);
+    tt.equal(
+      codeOf(await h.request(`http://127.0.0.1:${port}${path}`, { maxResponseBytes: 1000 }).catch((e) => e)),
+      'OUTBOUND_TOO_LARGE',
+      path,
+    );
   }
   tt.equal((await h.request(`http://127.0.0.1:${port}/gzip`)).text(), big, 'compressed bodies are decoded');
-  tt.equal((await h.request(`http://127.0.0.1:${port}/sized`, { maxResponseBytes: 5000 })).body.length, 5000, 'exactly the cap is fine');
+  tt.equal(
+    (await h.request(`http://127.0.0.1:${port}/sized`, { maxResponseBytes: 5000 })).body.length,
+    5000,
+    'exactly the cap is fine',
+  );
   const res = await h.fetch(`http://127.0.0.1:${port}/chunked`, { maxResponseBytes: 1000 } as RequestInit);
   tt.equal(codeOf(await res.text().catch((e) => e)), 'OUTBOUND_TOO_LARGE', 'fetch enforces the cap while streaming');
 });
@@ -254,14 +366,23 @@ t.test('fetch is a real fetch with the same protections', async (tt) => {
     res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ got: body }));
   });
   const h = client(tt, { allowCidrs: ['127.0.0.1/32'], resolver: scripted(['127.0.0.1']) });
-  const res = await h.fetch(new Request(`http://f.test:${port}/go`, { method: 'POST', body: JSON.stringify({ q: 1 }), headers: { 'content-type': 'application/json' } }));
+  const res = await h.fetch(
+    new Request(`http://f.test:${port}/go`, {
+      method: 'POST',
+      body: JSON.stringify({ q: 1 }),
+      headers: { 'content-type': 'application/json' },
+    }),
+  );
   tt.ok(res instanceof Response);
   tt.equal(res.status, 201);
   tt.equal(res.url, `http://f.test:${port}/json`);
   tt.equal(res.redirected, true);
   tt.same(res.headers.getSetCookie(), ['a=1', 'b=2']);
   tt.same(await res.json(), { got: '{"q":1}' });
-  tt.same(seen.map((s) => s.method), ['POST', 'POST']);
+  tt.same(
+    seen.map((s) => s.method),
+    ['POST', 'POST'],
+  );
   const manual = await h.fetch(`http://f.test:${port}/go`, { redirect: 'manual' });
   tt.equal(manual.status, 308);
   const blocked = createOutboundHttp({ allowCidrs: [] });
@@ -277,14 +398,19 @@ t.test('errors do not echo the path or query, where secrets live', async (tt) =>
   const err = await h.request(`http://127.0.0.1:${port}/bot123:SECRET/send?token=SECRET`).catch((e) => e);
   tt.equal(codeOf(err), 'OUTBOUND_NETWORK');
   tt.notMatch(err.message, /SECRET/);
-  const refused = await createOutboundHttp({ allowCidrs: [] }).request('http://10.0.0.1/hook/SECRET').catch((e) => e);
+  const refused = await createOutboundHttp({ allowCidrs: [] })
+    .request('http://10.0.0.1/hook/SECRET')
+    .catch((e) => e);
   tt.notMatch(refused.message, /SECRET/);
 });
 
 /** Two loopback origins: `first` answers every request with a redirect built by `to`, `second` records what reached it. */
 async function twoOrigins(tt: Test, to: (secondBase: string, req: http.IncomingMessage) => string, status = 302) {
   const reached: { url: string; headers: http.IncomingHttpHeaders }[] = [];
-  const second = await server(tt, (req, res) => { reached.push({ url: req.url!, headers: req.headers }); res.end('second'); });
+  const second = await server(tt, (req, res) => {
+    reached.push({ url: req.url!, headers: req.headers });
+    res.end('second');
+  });
   const secondBase = `http://127.0.0.1:${second.port}`;
   const first = await server(tt, (req, res) => {
     if (req.url!.startsWith('/same/')) return res.end('first');
@@ -299,8 +425,13 @@ t.test('a bound client keeps declared credential headers and secret-carrying hea
   const SECRET = 'immich-api-key-0123456789';
   const h = root.bind({ headers: ['X-Api-Key'], secrets: [SECRET, 'pin1'] });
   const headers = {
-    'x-api-key': SECRET, 'X-Custom-Auth': `Token ${SECRET}`, 'x-pin': 'pin1', 'x-short': 'pin12', authorization: 'Bearer abc',
-    'x-request-id': 'r-1', accept: 'application/json',
+    'x-api-key': SECRET,
+    'X-Custom-Auth': `Token ${SECRET}`,
+    'x-pin': 'pin1',
+    'x-short': 'pin12',
+    authorization: 'Bearer abc',
+    'x-request-id': 'r-1',
+    accept: 'application/json',
   };
   const res = await h.request(`${o.firstBase}/go`, { headers });
   tt.equal(res.text(), 'second');
@@ -315,13 +446,19 @@ t.test('a bound client keeps declared credential headers and secret-carrying hea
   tt.equal(o.firstSeen[0]!.auth, 'Bearer abc', 'the first origin got everything');
 
   o.reached.length = 0;
-  await h.request(`${o.firstBase}/go`, { headers: { 'x-session': 'only-this-request' }, credentialHeaders: ['X-Session'] });
+  await h.request(`${o.firstBase}/go`, {
+    headers: { 'x-session': 'only-this-request' },
+    credentialHeaders: ['X-Session'],
+  });
   tt.equal(o.reached[0]!.headers['x-session'], undefined, 'a request can declare its own credential headers');
 
   // A same-origin redirect keeps every header.
   const seenBefore = o.firstSeen.length;
   tt.equal((await h.request(`${o.firstBase}/to-same`, { headers })).text(), 'first');
-  tt.same(o.firstSeen.slice(seenBefore).map((s) => s.auth), ['Bearer abc', 'Bearer abc']);
+  tt.same(
+    o.firstSeen.slice(seenBefore).map((s) => s.auth),
+    ['Bearer abc', 'Bearer abc'],
+  );
 
   // fetch applies the same rules.
   o.reached.length = 0;
@@ -338,9 +475,20 @@ t.test('a bound client keeps declared credential headers and secret-carrying hea
 
 t.test('a redirect to another origin whose URL carries a secret is refused', async (tt) => {
   const TOKEN = '123456:AAE-secret_bot_token_0123456789';
-  const o = await twoOrigins(tt, (b, req) => (req.url!.startsWith('/hop/') ? `/same${req.url}` : req.url!.includes('/plain') ? `${b}/elsewhere` : `${b}${req.url}`), 307);
+  const o = await twoOrigins(
+    tt,
+    (b, req) =>
+      req.url!.startsWith('/hop/')
+        ? `/same${req.url}`
+        : req.url!.includes('/plain')
+          ? `${b}/elsewhere`
+          : `${b}${req.url}`,
+    307,
+  );
   const h = client(tt, { allowCidrs: ['127.0.0.1/32'] }).bind({ secrets: [TOKEN] });
-  const err = await h.request(`${o.firstBase}/bot${TOKEN}/sendMessage`, { method: 'POST', json: { text: 'hi' } }).catch((e) => e);
+  const err = await h
+    .request(`${o.firstBase}/bot${TOKEN}/sendMessage`, { method: 'POST', json: { text: 'hi' } })
+    .catch((e) => e);
   tt.equal(codeOf(err), 'OUTBOUND_REDIRECTS');
   tt.match(err.message, /credential in the URL/);
   tt.notMatch(err.message, /AAE-secret/, 'the refusal does not name the secret');
@@ -350,7 +498,10 @@ t.test('a redirect to another origin whose URL carries a secret is refused', asy
 
   // A cross-origin redirect that leaves the secret behind is followed; a same-origin one always is.
   tt.equal((await h.request(`${o.firstBase}/bot${TOKEN}/plain`)).text(), 'second');
-  tt.same(o.reached.map((r) => r.url), ['/elsewhere']);
+  tt.same(
+    o.reached.map((r) => r.url),
+    ['/elsewhere'],
+  );
   const same = await h.request(`${o.firstBase}/hop/bot${TOKEN}`);
   tt.equal(same.text(), 'first');
   tt.equal(same.url, `${o.firstBase}/same/hop/bot${TOKEN}`, 'a same-origin redirect may carry the token');

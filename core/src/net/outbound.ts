@@ -11,18 +11,27 @@
  * manifest declares in `credentialHeaders` and any header carrying one of its secret values; such
  * a redirect is refused outright when its URL carries a secret value.
  */
-import net from 'node:net';
+
 import dns from 'node:dns';
 import { STATUS_CODES } from 'node:http';
+import net from 'node:net';
 import { pipeline } from 'node:stream';
 import zlib from 'node:zlib';
+import {
+  type CredentialBinding,
+  Credentials,
+  OUTBOUND_DNS,
+  OUTBOUND_NETWORK,
+  OUTBOUND_REDIRECTS,
+  OUTBOUND_REFUSED,
+  OUTBOUND_TIMEOUT,
+  OUTBOUND_TOO_LARGE,
+  OutboundError,
+  UNBOUND,
+} from '@herald/plugin-api';
 import type { Agent, Dispatcher } from 'undici';
 import type { OutboundHttp, OutboundRequestInit, OutboundResponse } from '../plugin-api/index.ts';
-import {
-  Credentials, OutboundError, OUTBOUND_DNS, OUTBOUND_NETWORK, OUTBOUND_REDIRECTS, OUTBOUND_REFUSED, OUTBOUND_TIMEOUT, OUTBOUND_TOO_LARGE, UNBOUND,
-  type CredentialBinding,
-} from '@herald/plugin-api';
-import { createAddressPolicy, type AddressPolicy } from './address-policy.ts';
+import { type AddressPolicy, createAddressPolicy } from './address-policy.ts';
 import { hostKey, splitOutboundAllow } from './instance-allow.ts';
 
 export type Resolver = (host: string) => Promise<{ address: string; family: 4 | 6 }[]>;
@@ -56,7 +65,11 @@ export interface OutboundClient extends OutboundHttp {
 export type { CredentialBinding };
 
 /** `http` bound to `binding` when it can be (the service's client); any other OutboundHttp (a test double) as it is. */
-export function bindCredentials(http: OutboundHttp, binding: CredentialBinding, allow?: readonly string[] | null): OutboundHttp {
+export function bindCredentials(
+  http: OutboundHttp,
+  binding: CredentialBinding,
+  allow?: readonly string[] | null,
+): OutboundHttp {
   const bind = (http as Partial<OutboundClient>).bind;
   return typeof bind === 'function' ? bind.call(http, binding, allow) : http;
 }
@@ -66,7 +79,11 @@ export function bindCredentials(http: OutboundHttp, binding: CredentialBinding, 
  * (non-standard fields, ignored by other fetches), for callers such as streaming LLM clients that
  * need a longer total timeout.
  */
-export type OutboundFetchInit = RequestInit & Pick<OutboundRequestInit, 'timeoutMs' | 'connectTimeoutMs' | 'maxResponseBytes' | 'maxRedirects' | 'credentialHeaders'>;
+export type OutboundFetchInit = RequestInit &
+  Pick<
+    OutboundRequestInit,
+    'timeoutMs' | 'connectTimeoutMs' | 'maxResponseBytes' | 'maxRedirects' | 'credentialHeaders'
+  >;
 
 const REDIRECT_STATUSES = new Set([301, 302, 303, 307, 308]);
 const NULL_BODY_STATUSES = new Set([101, 103, 204, 205, 304]);
@@ -81,12 +98,20 @@ const systemResolver: Resolver = async (host) => {
   return answers.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
-interface Limits { timeoutMs: number; connectTimeoutMs: number; maxResponseBytes: number; maxRedirects: number }
+interface Limits {
+  timeoutMs: number;
+  connectTimeoutMs: number;
+  maxResponseBytes: number;
+  maxRedirects: number;
+}
 
 interface Hop {
-  method: string; headers: Record<string, string>; body?: string | Uint8Array;
+  method: string;
+  headers: Record<string, string>;
+  body?: string | Uint8Array;
   /** What counts as a credential of this request: the instance's binding and the request's own names. */
-  creds: Credentials; extra?: readonly string[];
+  creds: Credentials;
+  extra?: readonly string[];
   /** Which internal addresses this request may reach: the service's allowance, plus an instance's own. */
   allow: Allowance;
 }
@@ -113,7 +138,11 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
     let a = allowances.get(key);
     if (!a) {
       let merged: AddressPolicy;
-      try { merged = createAddressPolicy([...opts.allowCidrs, ...cidrs]); } catch { merged = policy; }
+      try {
+        merged = createAddressPolicy([...opts.allowCidrs, ...cidrs]);
+      } catch {
+        merged = policy;
+      }
       a = { key, policy: merged, hosts: new Set(hosts) };
       allowances.set(key, a);
     }
@@ -135,28 +164,45 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
   });
 
   /** Resolves once and checks every answer; the first answer is the one connected to. */
-  async function resolveAllowed(host: string, timeoutMs = base.connectTimeoutMs, allow: Allowance = serviceWide): Promise<{ address: string; family: 4 | 6 }> {
+  async function resolveAllowed(
+    host: string,
+    timeoutMs = base.connectTimeoutMs,
+    allow: Allowance = serviceWide,
+  ): Promise<{ address: string; family: 4 | 6 }> {
     const bare = host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host;
     let answers: { address: string; family: 4 | 6 }[];
     if (net.isIP(bare)) answers = [{ address: bare, family: net.isIP(bare) === 6 ? 6 : 4 }];
     else {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new OutboundError(OUTBOUND_TIMEOUT, `resolving ${bare} timed out after ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(
+          () => reject(new OutboundError(OUTBOUND_TIMEOUT, `resolving ${bare} timed out after ${timeoutMs} ms`)),
+          timeoutMs,
+        );
       });
       try {
         answers = await Promise.race([resolver(bare), timeout]);
       } catch (err) {
         if (err instanceof OutboundError) throw err;
-        throw new OutboundError(OUTBOUND_DNS, `cannot resolve ${bare}: ${(err as { code?: string }).code ?? (err as Error).message}`, { cause: err });
-      } finally { clearTimeout(timer); }
+        throw new OutboundError(
+          OUTBOUND_DNS,
+          `cannot resolve ${bare}: ${(err as { code?: string }).code ?? (err as Error).message}`,
+          { cause: err },
+        );
+      } finally {
+        clearTimeout(timer);
+      }
     }
     if (!answers.length) throw new OutboundError(OUTBOUND_DNS, `${bare} has no address`);
     // A host name on the instance's own list may resolve to anything (a NAS's name on the LAN).
     const named = !net.isIP(bare) && allow.hosts.has(hostKey(bare));
     for (const a of answers) {
       const reason = named ? (net.isIP(a.address) ? null : 'not an IP address') : allow.policy.refusal(a.address);
-      if (reason) throw new OutboundError(OUTBOUND_REFUSED, `refused to connect to ${bare}: ${a.address} is ${reason} (allow it with an outbound CIDR allow-list entry, or an administrator's outbound allow list on this provider or target)`);
+      if (reason)
+        throw new OutboundError(
+          OUTBOUND_REFUSED,
+          `refused to connect to ${bare}: ${a.address} is ${reason} (allow it with an outbound CIDR allow-list entry, or an administrator's outbound allow list on this provider or target)`,
+        );
     }
     return allow.policy.normalize(answers[0]!.address);
   }
@@ -173,11 +219,15 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
         allowH2: false,
         connect(options, callback) {
           const name = options.hostname.replace(/^\[(.*)\]$/, '$1');
-          resolveAllowed(name, connectTimeoutMs, allow).then(({ address }) => {
-            // Connect to the checked address; TLS still verifies the certificate against the name.
-            const servername = options.protocol === 'https:' && !net.isIP(name) ? (options.servername || name) : undefined;
-            connector({ ...options, hostname: address, servername }, callback);
-          }, (err: Error) => callback(err, null));
+          resolveAllowed(name, connectTimeoutMs, allow).then(
+            ({ address }) => {
+              // Connect to the checked address; TLS still verifies the certificate against the name.
+              const servername =
+                options.protocol === 'https:' && !net.isIP(name) ? options.servername || name : undefined;
+              connector({ ...options, hostname: address, servername }, callback);
+            },
+            (err: Error) => callback(err, null),
+          );
         },
       });
       agents.set(agentKey, agent);
@@ -186,7 +236,8 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
   }
 
   function checkScheme(url: URL): void {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError(OUTBOUND_REFUSED, `refused ${url.protocol} URL: only http and https are allowed`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new OutboundError(OUTBOUND_REFUSED, `refused ${url.protocol} URL: only http and https are allowed`);
   }
 
   /** Sends `hop` to `start`, following redirects by hand; returns the final response (body unread). */
@@ -197,18 +248,35 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
     const u = await loadUndici();
     for (let n = 0; ; n++) {
       checkScheme(url);
-      const res = await u.request(url, { method: method as Dispatcher.HttpMethod, headers, body, signal, dispatcher: dispatcherFor(u, limits.connectTimeoutMs, hop.allow) });
+      const res = await u.request(url, {
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        signal,
+        dispatcher: dispatcherFor(u, limits.connectTimeoutMs, hop.allow),
+      });
       const location = res.headers.location;
-      if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string' || redirect === 'manual') return { res, url, redirected: n > 0 };
+      if (!REDIRECT_STATUSES.has(res.statusCode) || typeof location !== 'string' || redirect === 'manual')
+        return { res, url, redirected: n > 0 };
       await res.body.dump();
-      if (redirect === 'error') throw new OutboundError(OUTBOUND_REDIRECTS, `${url.host} answered a redirect and redirects are refused`);
-      if (n >= limits.maxRedirects) throw new OutboundError(OUTBOUND_REDIRECTS, `too many redirects (limit ${limits.maxRedirects}) starting at ${start.host}`);
+      if (redirect === 'error')
+        throw new OutboundError(OUTBOUND_REDIRECTS, `${url.host} answered a redirect and redirects are refused`);
+      if (n >= limits.maxRedirects)
+        throw new OutboundError(
+          OUTBOUND_REDIRECTS,
+          `too many redirects (limit ${limits.maxRedirects}) starting at ${start.host}`,
+        );
       const next = new URL(location, url);
       checkScheme(next);
-      if ((res.statusCode === 303 && method !== 'HEAD') || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+      if (
+        (res.statusCode === 303 && method !== 'HEAD') ||
+        ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')
+      ) {
         method = 'GET';
         body = undefined;
-        headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^content-(type|length|encoding)$/i.test(k)));
+        headers = Object.fromEntries(
+          Object.entries(headers).filter(([k]) => !/^content-(type|length|encoding)$/i.test(k)),
+        );
       }
       const refusal = creds.redirectRefusal(url, next);
       if (refusal) throw new OutboundError(OUTBOUND_REDIRECTS, refusal);
@@ -218,13 +286,22 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
   }
 
   /** Runs `work` under the total timeout, translating low-level failures into OutboundErrors. */
-  async function guarded<T>(url: URL, limits: Limits, outer: AbortSignal | undefined | null, work: (signal: AbortSignal, done: () => void) => Promise<T>): Promise<T> {
+  async function guarded<T>(
+    url: URL,
+    limits: Limits,
+    outer: AbortSignal | undefined | null,
+    work: (signal: AbortSignal, done: () => void) => Promise<T>,
+  ): Promise<T> {
     // One controller aborts the work, on the timeout or when the caller's signal aborts. The
     // caller's signal is followed by a listener removed when the work is done, not through
     // AbortSignal.any, whose composite signal costs a send about as much as the rest of this
     // function (it is tracked with weak references until collected).
     const ac = new AbortController();
-    const handle = setTimeout(() => ac.abort(new OutboundError(OUTBOUND_TIMEOUT, `request to ${url.host} timed out after ${limits.timeoutMs} ms`)), limits.timeoutMs);
+    const handle = setTimeout(
+      () =>
+        ac.abort(new OutboundError(OUTBOUND_TIMEOUT, `request to ${url.host} timed out after ${limits.timeoutMs} ms`)),
+      limits.timeoutMs,
+    );
     // A fetch body nobody reads keeps this timer until it fires; it must not keep the process alive.
     handle.unref();
     const onOuter = () => ac.abort(outer!.reason);
@@ -244,7 +321,12 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
     }
   }
 
-  async function request(input: string | URL, init: OutboundRequestInit = {}, creds: Credentials = UNBOUND, allow: Allowance = serviceWide): Promise<OutboundResponse> {
+  async function request(
+    input: string | URL,
+    init: OutboundRequestInit = {},
+    creds: Credentials = UNBOUND,
+    allow: Allowance = serviceWide,
+  ): Promise<OutboundResponse> {
     const url = new URL(input);
     const limits = limitsOf(init);
     const headers = withDefaults(init.headers ?? {}, userAgent);
@@ -253,38 +335,73 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
       body = JSON.stringify(init.json);
       if (!hasHeader(headers, 'content-type')) headers['content-type'] = 'application/json';
     }
-    const hop: Hop = { method: (init.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(), headers, body, creds, extra: init.credentialHeaders, allow };
+    const hop: Hop = {
+      method: (init.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase(),
+      headers,
+      body,
+      creds,
+      extra: init.credentialHeaders,
+      allow,
+    };
     return guarded(url, limits, init.signal, async (signal, done) => {
       const { res, url: finalUrl } = await exchange(url, hop, limits, signal, 'follow');
       const bytes = await readCapped(decoded(res), limits.maxResponseBytes, finalUrl);
       done();
       const flat: Record<string, string> = {};
-      for (const [k, v] of Object.entries(res.headers)) if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
+      for (const [k, v] of Object.entries(res.headers))
+        if (v !== undefined) flat[k] = Array.isArray(v) ? v.join(', ') : v;
       return {
-        status: res.statusCode, headers: flat, url: finalUrl.href, body: bytes,
+        status: res.statusCode,
+        headers: flat,
+        url: finalUrl.href,
+        body: bytes,
         text: () => new TextDecoder().decode(bytes),
         json: <J>() => JSON.parse(new TextDecoder().decode(bytes)) as J,
       };
     });
   }
 
-  const safeFetch = async (input: string | URL | Request, init?: RequestInit, creds: Credentials = UNBOUND, allow: Allowance = serviceWide): Promise<Response> => {
+  const safeFetch = async (
+    input: string | URL | Request,
+    init?: RequestInit,
+    creds: Credentials = UNBOUND,
+    allow: Allowance = serviceWide,
+  ): Promise<Response> => {
     const req = new Request(input, init);
     const url = new URL(req.url);
     const limits = limitsOf((init ?? {}) as OutboundFetchInit);
     const headers = withDefaults(Object.fromEntries(req.headers), userAgent);
     const body = req.body ? new Uint8Array(await req.arrayBuffer()) : undefined;
-    const hop: Hop = { method: req.method, headers, body, creds, extra: (init as OutboundFetchInit | undefined)?.credentialHeaders, allow };
+    const hop: Hop = {
+      method: req.method,
+      headers,
+      body,
+      creds,
+      extra: (init as OutboundFetchInit | undefined)?.credentialHeaders,
+      allow,
+    };
     const outer = init?.signal ?? (input instanceof Request ? input.signal : undefined);
     return guarded(url, limits, outer, async (signal, done) => {
       const { res, url: finalUrl, redirected } = await exchange(url, hop, limits, signal, req.redirect);
       const responseHeaders = new Headers();
-      for (const [k, v] of Object.entries(res.headers)) for (const item of Array.isArray(v) ? v : v === undefined ? [] : [v]) responseHeaders.append(k, item);
+      for (const [k, v] of Object.entries(res.headers))
+        for (const item of Array.isArray(v) ? v : v === undefined ? [] : [v]) responseHeaders.append(k, item);
       let stream: ReadableStream<Uint8Array> | null = null;
-      if (NULL_BODY_STATUSES.has(res.statusCode) || req.method === 'HEAD') { await res.body.dump(); done(); } else {
-        stream = toWebStream(cappedChunks(decoded(res), limits.maxResponseBytes, finalUrl, done, (err) => translate(err, finalUrl, signal, outer)));
+      if (NULL_BODY_STATUSES.has(res.statusCode) || req.method === 'HEAD') {
+        await res.body.dump();
+        done();
+      } else {
+        stream = toWebStream(
+          cappedChunks(decoded(res), limits.maxResponseBytes, finalUrl, done, (err) =>
+            translate(err, finalUrl, signal, outer),
+          ),
+        );
       }
-      const response = new Response(stream, { status: res.statusCode, statusText: res.statusText || STATUS_CODES[res.statusCode] || '', headers: responseHeaders });
+      const response = new Response(stream, {
+        status: res.statusCode,
+        statusText: res.statusText || STATUS_CODES[res.statusCode] || '',
+        headers: responseHeaders,
+      });
       Object.defineProperty(response, 'url', { value: finalUrl.href });
       Object.defineProperty(response, 'redirected', { value: redirected });
       return response;
@@ -293,7 +410,8 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
 
   const view = (creds: Credentials, allow: Allowance = serviceWide): OutboundHttp => ({
     request: (input, init) => request(input, init, creds, allow),
-    fetch: ((input: string | URL | Request, init?: RequestInit) => safeFetch(input, init, creds, allow)) as typeof fetch,
+    fetch: ((input: string | URL | Request, init?: RequestInit) =>
+      safeFetch(input, init, creds, allow)) as typeof fetch,
     resolveAllowed: (host: string) => resolveAllowed(host, undefined, allow),
   });
   const root = Object.assign(view(UNBOUND), {
@@ -305,7 +423,9 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
   });
   // Not enumerable: a copy made by spreading (a test overriding one method) is an unbound plain client.
   return Object.defineProperty(root, 'bind', {
-    value: (binding: CredentialBinding, allow?: readonly string[] | null) => view(new Credentials(binding), allowanceFor(allow)), enumerable: false,
+    value: (binding: CredentialBinding, allow?: readonly string[] | null) =>
+      view(new Credentials(binding), allowanceFor(allow)),
+    enumerable: false,
   }) as OutboundClient;
 }
 
@@ -325,12 +445,21 @@ type Body = NodeJS.ReadableStream & { destroy(err?: Error): void; destroyed: boo
 
 /** The response body with gzip / deflate / br content-encoding removed (the size cap then applies to the decoded bytes). */
 function decoded(res: Dispatcher.ResponseData): Body {
-  const encoding = String(res.headers['content-encoding'] ?? '').trim().toLowerCase();
-  const decoder = encoding === 'gzip' || encoding === 'x-gzip' ? zlib.createGunzip()
-    : encoding === 'deflate' ? zlib.createInflate()
-      : encoding === 'br' ? zlib.createBrotliDecompress() : null;
+  const encoding = String(res.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  const decoder =
+    encoding === 'gzip' || encoding === 'x-gzip'
+      ? zlib.createGunzip()
+      : encoding === 'deflate'
+        ? zlib.createInflate()
+        : encoding === 'br'
+          ? zlib.createBrotliDecompress()
+          : null;
   if (!decoder) return res.body;
-  return pipeline(res.body, decoder, () => { /* errors surface on the decoder stream */ });
+  return pipeline(res.body, decoder, () => {
+    /* errors surface on the decoder stream */
+  });
 }
 
 /** Maps an error to what callers see: the caller's own abort stays an abort, the rest become OutboundErrors. */
@@ -339,10 +468,16 @@ function translate(err: unknown, url: URL, timer: AbortSignal, outer: AbortSigna
   if (outer?.aborted) return outer.reason ?? err;
   if (timer.aborted && timer.reason instanceof OutboundError) return timer.reason;
   const code = (err as { code?: string }).code;
-  if (code === 'UND_ERR_CONNECT_TIMEOUT') return new OutboundError(OUTBOUND_TIMEOUT, `connecting to ${url.host} timed out`, { cause: err });
-  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE') return new OutboundError(OUTBOUND_TOO_LARGE, `response from ${url.host} is too large`, { cause: err });
+  if (code === 'UND_ERR_CONNECT_TIMEOUT')
+    return new OutboundError(OUTBOUND_TIMEOUT, `connecting to ${url.host} timed out`, { cause: err });
+  if (code === 'UND_ERR_RES_EXCEEDED_MAX_SIZE')
+    return new OutboundError(OUTBOUND_TOO_LARGE, `response from ${url.host} is too large`, { cause: err });
   // Undici and socket messages name addresses, never the URL path or query (where secrets live).
-  return new OutboundError(OUTBOUND_NETWORK, `request to ${url.host} failed: ${(err as Error)?.message ?? String(err)}`, { cause: err });
+  return new OutboundError(
+    OUTBOUND_NETWORK,
+    `request to ${url.host} failed: ${(err as Error)?.message ?? String(err)}`,
+    { cause: err },
+  );
 }
 
 function tooLarge(url: URL, max: number): OutboundError {
@@ -369,11 +504,25 @@ function readCapped(body: Body, max: number, url: URL): Promise<Uint8Array> {
       }
       chunks.push(chunk);
     };
-    const onEnd = () => { cleanup(); resolve(new Uint8Array(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size))); };
-    const onError = (err: Error) => { cleanup(); reject(err); };
+    const onEnd = () => {
+      cleanup();
+      resolve(new Uint8Array(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size)));
+    };
+    const onError = (err: Error) => {
+      cleanup();
+      reject(err);
+    };
     // A stream destroyed without an error (the request aborted) closes without 'end'.
-    const onClose = () => { cleanup(); reject(Object.assign(new Error('the response body was closed before its end'), { code: 'UND_ERR_ABORTED' })); };
-    const cleanup = () => { body.off('data', onData); body.off('end', onEnd); body.off('error', onError); body.off('close', onClose); };
+    const onClose = () => {
+      cleanup();
+      reject(Object.assign(new Error('the response body was closed before its end'), { code: 'UND_ERR_ABORTED' }));
+    };
+    const cleanup = () => {
+      body.off('data', onData);
+      body.off('end', onEnd);
+      body.off('error', onError);
+      body.off('close', onClose);
+    };
     body.on('data', onData);
     body.on('end', onEnd);
     body.on('error', onError);
@@ -382,12 +531,21 @@ function readCapped(body: Body, max: number, url: URL): Promise<Uint8Array> {
 }
 
 /** Streams a body for `fetch`, enforcing the cap and releasing the timeout when it ends. */
-async function* cappedChunks(body: Body, max: number, url: URL, done: () => void, translateErr: (err: unknown) => unknown): AsyncGenerator<Uint8Array> {
+async function* cappedChunks(
+  body: Body,
+  max: number,
+  url: URL,
+  done: () => void,
+  translateErr: (err: unknown) => unknown,
+): AsyncGenerator<Uint8Array> {
   let size = 0;
   try {
     for await (const chunk of body as AsyncIterable<Buffer>) {
       size += chunk.length;
-      if (size > max) { body.destroy(); throw tooLarge(url, max); }
+      if (size > max) {
+        body.destroy();
+        throw tooLarge(url, max);
+      }
       yield new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     }
   } catch (err) {
@@ -404,9 +562,14 @@ function toWebStream(chunks: AsyncGenerator<Uint8Array>): ReadableStream<Uint8Ar
     async pull(controller) {
       try {
         const next = await chunks.next();
-        if (next.done) controller.close(); else controller.enqueue(next.value);
-      } catch (err) { controller.error(err); }
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      } catch (err) {
+        controller.error(err);
+      }
     },
-    async cancel() { await chunks.return(undefined); },
+    async cancel() {
+      await chunks.return(undefined);
+    },
   });
 }

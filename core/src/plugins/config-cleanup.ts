@@ -18,7 +18,11 @@ type Named = { id: string; kind: string; config: unknown };
 export async function dropUndeclaredConfigFields(db: Queryable, plugins: PluginHost, log: Logger): Promise<number> {
   const tables: [string, string, (kind: string) => unknown][] = [
     ['providers', 'SELECT id, kind, config FROM providers', (k) => plugins.provider(k)?.def.manifest.configSchema],
-    ['trackers', 'SELECT t.id, p.kind, t.config FROM trackers t JOIN providers p ON p.id = t.provider_id', (k) => plugins.provider(k)?.trackerSchema],
+    [
+      'trackers',
+      'SELECT t.id, p.kind, t.config FROM trackers t JOIN providers p ON p.id = t.provider_id',
+      (k) => plugins.provider(k)?.trackerSchema,
+    ],
     ['targets', 'SELECT id, kind, config FROM targets', (k) => plugins.target(k)?.def.manifest.configSchema],
   ];
   let changed = 0;
@@ -30,8 +34,14 @@ export async function dropUndeclaredConfigFields(db: Queryable, plugins: PluginH
       const fields = undeclaredFields(schema, config);
       if (!fields.length) continue;
       // updated_at stays: nothing the plugin reads changed, so running instances need no restart.
-      await db.run(`UPDATE ${table} SET config = ? WHERE id = ?`, [withoutFields(config as Record<string, unknown>, fields), row.id]);
-      log.warn({ table, id: row.id, kind: row.kind, fields }, 'dropped configuration fields its plugin does not declare');
+      await db.run(`UPDATE ${table} SET config = ? WHERE id = ?`, [
+        withoutFields(config as Record<string, unknown>, fields),
+        row.id,
+      ]);
+      log.warn(
+        { table, id: row.id, kind: row.kind, fields },
+        'dropped configuration fields its plugin does not declare',
+      );
       changed++;
     }
   }

@@ -1,26 +1,47 @@
 import { Compile } from 'typebox/compile';
-import type {
-  EmittedEvent, OutboundHttp, ProviderInstance, TargetInstance, TrackerView, ProviderDefinition, TargetDefinition, PluginLogger, MessagingBotRef,
-} from '../plugin-api/index.ts';
-import { errorCode } from '../plugin-api/index.ts';
+import { getAt, setSecretPointers } from '../backup/secret-paths.ts';
 import type { Database } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import type { Logger, LoggerFactory } from '../logging/logger.ts';
-import { DbInstanceStore } from './store.ts';
-import { getAt, setSecretPointers } from '../backup/secret-paths.ts';
-import { isProvider, isTarget, type LoadedPlugin } from './loader.ts';
 import { bindCredentials } from '../net/outbound.ts';
-import type { SecretsAtRest } from '../secrets/at-rest.ts';
+import type {
+  EmittedEvent,
+  MessagingBotRef,
+  OutboundHttp,
+  PluginLogger,
+  ProviderDefinition,
+  ProviderInstance,
+  TargetDefinition,
+  TargetInstance,
+  TrackerView,
+} from '../plugin-api/index.ts';
+import { errorCode } from '../plugin-api/index.ts';
 import { webPushAccess } from '../relay/push/store.ts';
+import type { SecretsAtRest } from '../secrets/at-rest.ts';
+import { isProvider, isTarget, type LoadedPlugin } from './loader.ts';
+import { DbInstanceStore } from './store.ts';
 
 export interface ProviderRow {
-  id: string; user_id: string; kind: string; name: string; config: Record<string, unknown>; enabled: boolean;
-  webhook_token: string; updated_at: string;
+  id: string;
+  user_id: string;
+  kind: string;
+  name: string;
+  config: Record<string, unknown>;
+  enabled: boolean;
+  webhook_token: string;
+  updated_at: string;
   /** What an administrator lets this instance reach besides the service-wide allowance (CIDRs or host names). */
   outbound_allow?: string[];
 }
 export interface TargetRow {
-  id: string; user_id: string; kind: string; name: string; config: Record<string, unknown>; locale: string; enabled: boolean; updated_at: string;
+  id: string;
+  user_id: string;
+  kind: string;
+  name: string;
+  config: Record<string, unknown>;
+  locale: string;
+  enabled: boolean;
+  updated_at: string;
   /** As ProviderRow.outbound_allow. */
   outbound_allow?: string[];
 }
@@ -55,14 +76,28 @@ interface ProviderEntry {
 
 export function providerRowFrom(r: Record<string, any>): ProviderRow {
   return {
-    id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: Db.json(r.config, {}), enabled: Db.bool(r.enabled),
-    webhook_token: r.webhook_token, updated_at: r.updated_at, outbound_allow: outboundAllowOf(r.outbound_allow),
+    id: r.id,
+    user_id: r.user_id,
+    kind: r.kind,
+    name: r.name,
+    config: Db.json(r.config, {}),
+    enabled: Db.bool(r.enabled),
+    webhook_token: r.webhook_token,
+    updated_at: r.updated_at,
+    outbound_allow: outboundAllowOf(r.outbound_allow),
   };
 }
 
 export function targetRowFrom(r: Record<string, any>): TargetRow {
   return {
-    id: r.id, user_id: r.user_id, kind: r.kind, name: r.name, config: Db.json(r.config, {}), locale: r.locale, enabled: Db.bool(r.enabled), updated_at: r.updated_at,
+    id: r.id,
+    user_id: r.user_id,
+    kind: r.kind,
+    name: r.name,
+    config: Db.json(r.config, {}),
+    locale: r.locale,
+    enabled: Db.bool(r.enabled),
+    updated_at: r.updated_at,
     outbound_allow: outboundAllowOf(r.outbound_allow),
   };
 }
@@ -75,7 +110,10 @@ const MAX_BACKOFF_MS = 15 * 60_000;
  * `create()`: `start()` may meet a TypeError from a network library, such as fetch's "fetch failed".)
  */
 export function isProgrammingError(err: unknown): boolean {
-  return (err instanceof TypeError || err instanceof ReferenceError || err instanceof SyntaxError) && errorCode(err) === undefined;
+  return (
+    (err instanceof TypeError || err instanceof ReferenceError || err instanceof SyntaxError) &&
+    errorCode(err) === undefined
+  );
 }
 
 /** How an exception from a plugin is logged: the plugin's id, the error, and its stack (kept at every log level). */
@@ -90,7 +128,9 @@ export const loggedFaults = new WeakSet<object>();
 /** "TypeError: message" (or the message alone for a plain Error). */
 export function errorText(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
-  return err.name && err.name !== 'Error' && !err.message.startsWith(err.name) ? `${err.name}: ${err.message}` : err.message;
+  return err.name && err.name !== 'Error' && !err.message.startsWith(err.name)
+    ? `${err.name}: ${err.message}`
+    : err.message;
 }
 
 /**
@@ -116,15 +156,34 @@ export class PluginHost {
   private watchTimer?: NodeJS.Timeout;
   private closed = false;
 
-  constructor(o: { plugins: LoadedPlugin[]; db: Database; logs: LoggerFactory; atRest: SecretsAtRest; http: OutboundHttp; clock: { now(): Date }; isLeader: () => boolean; publicUrl: () => string }) {
+  constructor(o: {
+    plugins: LoadedPlugin[];
+    db: Database;
+    logs: LoggerFactory;
+    atRest: SecretsAtRest;
+    http: OutboundHttp;
+    clock: { now(): Date };
+    isLeader: () => boolean;
+    publicUrl: () => string;
+  }) {
     for (const p of o.plugins) this.plugins.set(`${p.kind}:${p.id}`, p);
-    this.db = o.db; this.logs = o.logs; this.atRest = o.atRest; this.http = o.http; this.clock = o.clock; this.isLeader = o.isLeader; this.publicUrl = o.publicUrl;
+    this.db = o.db;
+    this.logs = o.logs;
+    this.atRest = o.atRest;
+    this.http = o.http;
+    this.clock = o.clock;
+    this.isLeader = o.isLeader;
+    this.publicUrl = o.publicUrl;
   }
 
-  setHooks(h: ProviderHooks): void { this.hooks = h; }
+  setHooks(h: ProviderHooks): void {
+    this.hooks = h;
+  }
 
   /** Adds (or replaces) a loaded plugin under its kind and id; tests use it to load one at run time. */
-  add(p: LoadedPlugin): void { this.plugins.set(`${p.kind}:${p.id}`, p); }
+  add(p: LoadedPlugin): void {
+    this.plugins.set(`${p.kind}:${p.id}`, p);
+  }
 
   provider(kind: string): (LoadedPlugin & { def: ProviderDefinition }) | undefined {
     const p = this.plugins.get(`provider:${kind}`);
@@ -144,7 +203,10 @@ export class PluginHost {
     const values: string[] = [];
     for (const pointer of setSecretPointers(config, plugin.secretPaths)) {
       const v = getAt(config, pointer);
-      if (typeof v === 'string') { this.logs.secrets.add(v); values.push(v); }
+      if (typeof v === 'string') {
+        this.logs.secrets.add(v);
+        values.push(v);
+      }
     }
     return values;
   }
@@ -165,12 +227,21 @@ export class PluginHost {
     if (!spec) return `event type "${event.type}" is not declared by plugin "${kind}"`;
     const key = `${kind}:${event.type}`;
     let v = this.eventValidators.get(key);
-    if (!v) { v = Compile(spec.payload as never); this.eventValidators.set(key, v); }
-    if (!v.Check(event.payload)) return `payload of "${event.type}" is invalid: ${[...v.Errors(event.payload)].slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}`;
+    if (!v) {
+      v = Compile(spec.payload as never);
+      this.eventValidators.set(key, v);
+    }
+    if (!v.Check(event.payload))
+      return `payload of "${event.type}" is invalid: ${[...v.Errors(event.payload)]
+        .slice(0, 5)
+        .map((e) => `${e.instancePath || '/'} ${e.message}`)
+        .join('; ')}`;
     return undefined;
   }
 
-  webhookUrl(row: { webhook_token: string }): string { return `${this.publicUrl()}/api/hooks/${row.webhook_token}`; }
+  webhookUrl(row: { webhook_token: string }): string {
+    return `${this.publicUrl()}/api/hooks/${row.webhook_token}`;
+  }
 
   private leaderOnly(p: LoadedPlugin & { def: ProviderDefinition }): boolean {
     const ingest = p.def.manifest.ingest;
@@ -188,33 +259,57 @@ export class PluginHost {
     const plugin = this.provider(row.kind);
     if (!plugin || !row.enabled || this.closed) return;
     if (this.leaderOnly(plugin) && !this.isLeader()) return;
-    const entry: ProviderEntry = { row, plugin, abort: new AbortController(), failures: 0, state: 'starting', log: this.logs.get(`plugin.${row.kind}`, { provider_id: row.id }) };
+    const entry: ProviderEntry = {
+      row,
+      plugin,
+      abort: new AbortController(),
+      failures: 0,
+      state: 'starting',
+      log: this.logs.get(`plugin.${row.kind}`, { provider_id: row.id }),
+    };
     this.providers.set(row.id, entry);
     await this.boot(entry);
   }
 
   /** Records the state in the database first, so that whoever sees the new state in memory also reads it there. */
   private async setStatus(entry: ProviderEntry, state: ProviderEntry['state'], detail?: string): Promise<void> {
-    await this.db.run('UPDATE providers SET status = ?, status_detail = ? WHERE id = ?', [state, detail ?? null, entry.row.id]).catch(() => {});
+    await this.db
+      .run('UPDATE providers SET status = ?, status_detail = ? WHERE id = ?', [state, detail ?? null, entry.row.id])
+      .catch(() => {});
     if (!entry.abort.signal.aborted) entry.state = state;
   }
 
   private async boot(entry: ProviderEntry): Promise<void> {
     const { row, plugin } = entry;
     let opened: Record<string, unknown>;
-    try { opened = this.atRest.openConfig(row.config, plugin.secretPaths, 'a secret of this provider'); } catch (err) {
+    try {
+      opened = this.atRest.openConfig(row.config, plugin.secretPaths, 'a secret of this provider');
+    } catch (err) {
       await this.setStatus(entry, 'error', (err as Error).message);
       return;
     }
     const cfg = plugin.validateConfig(opened, { undeclared: 'drop' });
-    if (!cfg.ok) { await this.setStatus(entry, 'error', `configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`); return; }
+    if (!cfg.ok) {
+      await this.setStatus(
+        entry,
+        'error',
+        `configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`,
+      );
+      return;
+    }
     const http = this.instanceHttp(plugin, this.maskSecretValues(plugin, cfg.value), row.outbound_allow);
     const store = new DbInstanceStore(this.db, row.id, () => this.clock.now(), this.atRest);
     let created = false;
     try {
       entry.instance = await plugin.def.create({
-        instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: entry.log as unknown as PluginLogger, http, store,
-        clock: this.clock, signal: entry.abort.signal,
+        instanceId: row.id,
+        ownerId: row.user_id,
+        config: cfg.value,
+        log: entry.log as unknown as PluginLogger,
+        http,
+        store,
+        clock: this.clock,
+        signal: entry.abort.signal,
         webhookUrl: plugin.def.manifest.ingest === 'webhook' ? this.webhookUrl(row) : undefined,
         emit: (event) => {
           if (!this.hooks) throw new Error('relay is not running');
@@ -233,19 +328,33 @@ export class PluginHost {
     }
   }
 
-  private async startFailed(entry: ProviderEntry, err: unknown, stage: 'create' | 'start' | 'poll' = 'start'): Promise<void> {
+  private async startFailed(
+    entry: ProviderEntry,
+    err: unknown,
+    stage: 'create' | 'start' | 'poll' = 'start',
+  ): Promise<void> {
     if (entry.abort.signal.aborted) return;
     const code = errorCode(err);
     const msg = (err as Error)?.message ?? String(err);
     if (stage === 'create' && isProgrammingError(err)) {
       // A bug in the plugin: no retry would go better. The record shows it until its config changes or the service restarts.
-      await this.setStatus(entry, 'error', `the plugin failed to start: ${errorText(err)} (a programming error in the plugin; not retried until the provider is changed or the service restarts)`);
-      entry.log.warn(pluginFault(entry.row.kind, err), `create() of plugin "${entry.row.kind}" threw ${errorText(err)}; the provider is marked error and not retried`);
+      await this.setStatus(
+        entry,
+        'error',
+        `the plugin failed to start: ${errorText(err)} (a programming error in the plugin; not retried until the provider is changed or the service restarts)`,
+      );
+      entry.log.warn(
+        pluginFault(entry.row.kind, err),
+        `create() of plugin "${entry.row.kind}" threw ${errorText(err)}; the provider is marked error and not retried`,
+      );
       return;
     }
     // Anything that is not one of the contract's errors is unexpected: the author needs the stack.
     if (code === undefined && stage !== 'poll' && entry.failures === 0) {
-      entry.log.warn(pluginFault(entry.row.kind, err), `${stage}() of plugin "${entry.row.kind}" threw ${errorText(err)}; retrying in the background`);
+      entry.log.warn(
+        pluginFault(entry.row.kind, err),
+        `${stage}() of plugin "${entry.row.kind}" threw ${errorText(err)}; retrying in the background`,
+      );
     }
     if (code === 'AUTH_FAILED') {
       await this.setStatus(entry, 'auth_failed', msg);
@@ -253,13 +362,20 @@ export class PluginHost {
       await this.hooks?.authFailed(entry.row, err as Error);
       return;
     }
-    if (code === 'CONFIG') { await this.setStatus(entry, 'error', msg); entry.log.error({ err }, 'configuration error'); return; }
+    if (code === 'CONFIG') {
+      await this.setStatus(entry, 'error', msg);
+      entry.log.error({ err }, 'configuration error');
+      return;
+    }
     // NotReadyError and anything unexpected: retry in the background with backoff.
     entry.failures++;
     const delay = Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.min(entry.failures, 10)) * (0.8 + Math.random() * 0.4);
     await this.setStatus(entry, 'retrying', msg);
-    if (entry.failures === 1 && code !== undefined) entry.log.warn({ err }, 'instance not ready; retrying in the background');
-    entry.timer = setTimeout(() => { if (!entry.abort.signal.aborted) void this.boot(entry); }, delay);
+    if (entry.failures === 1 && code !== undefined)
+      entry.log.warn({ err }, 'instance not ready; retrying in the background');
+    entry.timer = setTimeout(() => {
+      if (!entry.abort.signal.aborted) void this.boot(entry);
+    }, delay);
     entry.timer.unref();
   }
 
@@ -270,7 +386,10 @@ export class PluginHost {
 
   private intervalMs(entry: ProviderEntry): number {
     const fromConfig = Number((entry.row.config as { poll_interval_seconds?: unknown }).poll_interval_seconds);
-    const s = Number.isFinite(fromConfig) && fromConfig > 0 ? fromConfig : entry.plugin.def.manifest.pollIntervalSeconds ?? 60;
+    const s =
+      Number.isFinite(fromConfig) && fromConfig > 0
+        ? fromConfig
+        : (entry.plugin.def.manifest.pollIntervalSeconds ?? 60);
     return s * 1000;
   }
 
@@ -283,9 +402,16 @@ export class PluginHost {
   async pollOnce(entry: ProviderEntry | string): Promise<void> {
     const e = typeof entry === 'string' ? this.providers.get(entry) : entry;
     if (!e?.instance?.poll || e.abort.signal.aborted) return;
-    const run = (e.polling ?? Promise.resolve()).then(() => this.pollNow(e), () => this.pollNow(e));
+    const run = (e.polling ?? Promise.resolve()).then(
+      () => this.pollNow(e),
+      () => this.pollNow(e),
+    );
     e.polling = run;
-    try { await run; } finally { if (e.polling === run) e.polling = undefined; }
+    try {
+      await run;
+    } finally {
+      if (e.polling === run) e.polling = undefined;
+    }
   }
 
   private async pollNow(e: ProviderEntry): Promise<void> {
@@ -296,10 +422,17 @@ export class PluginHost {
     try {
       trackers = (await this.trackerViews(e.row.id, e.row.kind)).filter((t) => t.enabled);
       if (trackers.length) await e.instance.poll({ trackers, signal: e.abort.signal });
-    } catch (err) { error = err; }
+    } catch (err) {
+      error = err;
+    }
     if (e.abort.signal.aborted) return;
-    await this.hooks?.pollResult(e.row, trackers, error).catch((err) => e.log.error({ err }, 'recording poll result failed'));
-    if (error && errorCode(error) === 'AUTH_FAILED') { await this.startFailed(e, error, 'poll'); return; }
+    await this.hooks
+      ?.pollResult(e.row, trackers, error)
+      .catch((err) => e.log.error({ err }, 'recording poll result failed'));
+    if (error && errorCode(error) === 'AUTH_FAILED') {
+      await this.startFailed(e, error, 'poll');
+      return;
+    }
     e.failures = error ? e.failures + 1 : 0;
     const base = this.intervalMs(e);
     const next = error ? Math.min(MAX_BACKOFF_MS, base * 2 ** Math.min(e.failures - 1, 6)) : base;
@@ -308,12 +441,26 @@ export class PluginHost {
 
   /** The trackers of a provider as its plugin sees them (secrets opened). Throws SecretUnreadableError. */
   async trackerViews(providerId: string, kind: string): Promise<TrackerView[]> {
-    const rows = await this.db.all('SELECT id, name, enabled, config FROM trackers WHERE provider_id = ? ORDER BY id', [providerId]);
+    const rows = await this.db.all('SELECT id, name, enabled, config FROM trackers WHERE provider_id = ? ORDER BY id', [
+      providerId,
+    ]);
     const paths = this.provider(kind)?.trackerSecretPaths ?? [];
-    return rows.map((r) => ({ id: r.id, name: r.name, enabled: Db.bool(r.enabled), config: this.atRest.openConfig(Db.json(r.config, {}), paths, `a secret of tracker "${r.name}"`) }));
+    return rows.map((r) => ({
+      id: r.id,
+      name: r.name,
+      enabled: Db.bool(r.enabled),
+      config: this.atRest.openConfig(Db.json(r.config, {}), paths, `a secret of tracker "${r.name}"`),
+    }));
   }
 
-  runningProvider(id: string): { row: ProviderRow; instance?: ProviderInstance; state: string; plugin: LoadedPlugin & { def: ProviderDefinition } } | undefined {
+  runningProvider(id: string):
+    | {
+        row: ProviderRow;
+        instance?: ProviderInstance;
+        state: string;
+        plugin: LoadedPlugin & { def: ProviderDefinition };
+      }
+    | undefined {
     return this.providers.get(id);
   }
 
@@ -323,7 +470,9 @@ export class PluginHost {
     this.providers.delete(id);
     entry.abort.abort();
     if (entry.timer) clearTimeout(entry.timer);
-    await withTimeout(Promise.resolve(entry.instance?.stop?.()), timeoutMs).catch((err) => entry.log.warn({ err }, 'stop failed or timed out'));
+    await withTimeout(Promise.resolve(entry.instance?.stop?.()), timeoutMs).catch((err) =>
+      entry.log.warn({ err }, 'stop failed or timed out'),
+    );
     entry.state = 'stopped';
   }
 
@@ -350,7 +499,10 @@ export class PluginHost {
    * only. With several replicas this is how a change made through one replica reaches the others.
    */
   async reconcile(): Promise<void> {
-    const rows = await this.db.all<{ id: string; kind: string; updated_at: string }>('SELECT id, kind, updated_at FROM providers WHERE enabled = ?', [true]);
+    const rows = await this.db.all<{ id: string; kind: string; updated_at: string }>(
+      'SELECT id, kind, updated_at FROM providers WHERE enabled = ?',
+      [true],
+    );
     const wanted = new Set<string>();
     for (const r of rows) {
       const plugin = this.provider(r.kind);
@@ -361,7 +513,8 @@ export class PluginHost {
       const full = await this.db.get('SELECT * FROM providers WHERE id = ?', [r.id]);
       if (full) await this.ensureProvider(providerRowFrom(full));
     }
-    for (const id of [...this.providers.keys()]) if (!wanted.has(id) && !this.ensuring.has(id)) await this.stopProvider(id);
+    for (const id of [...this.providers.keys()])
+      if (!wanted.has(id) && !this.ensuring.has(id)) await this.stopProvider(id);
   }
 
   /** Reconciles every `intervalMs` until stopAll (multi-replica deployments). */
@@ -371,14 +524,21 @@ export class PluginHost {
     this.watchTimer = setInterval(() => {
       if (busy) return;
       busy = true;
-      void this.reconcile().catch((err) => this.logs.get('plugins').warn({ err }, 'reconciling provider instances failed')).finally(() => { busy = false; });
+      void this.reconcile()
+        .catch((err) => this.logs.get('plugins').warn({ err }, 'reconciling provider instances failed'))
+        .finally(() => {
+          busy = false;
+        });
     }, intervalMs);
     this.watchTimer.unref();
   }
 
   /** Leadership moved: start or stop the poll and stream instances. */
   async leadershipChanged(leader: boolean): Promise<void> {
-    if (leader) { await this.reconcile(); return; }
+    if (leader) {
+      await this.reconcile();
+      return;
+    }
     for (const [id, e] of [...this.providers]) if (this.leaderOnly(e.plugin)) await this.stopProvider(id);
   }
 
@@ -387,40 +547,81 @@ export class PluginHost {
     const key = `${row.id}@${row.updated_at}`;
     const cached = this.targets.get(row.id);
     if (cached && cached.key === key) return cached.instance;
-    if (cached) { cached.abort.abort(); void cached.instance.then((i) => i.stop?.()).catch(() => {}); }
+    if (cached) {
+      cached.abort.abort();
+      void cached.instance.then((i) => i.stop?.()).catch(() => {});
+    }
     const plugin = this.target(row.kind);
     if (!plugin) throw Object.assign(new Error(`target kind "${row.kind}" is not enabled`), { code: 'CONFIG' });
     const abort = new AbortController();
     const instance = (async () => {
-      const cfg = plugin.validateConfig(this.atRest.openConfig(row.config, plugin.secretPaths, 'a secret of this target'), { undeclared: 'drop' });
+      const cfg = plugin.validateConfig(
+        this.atRest.openConfig(row.config, plugin.secretPaths, 'a secret of this target'),
+        { undeclared: 'drop' },
+      );
       const secrets = cfg.ok ? this.maskSecretValues(plugin, cfg.value) : [];
-      if (!cfg.ok) throw Object.assign(new Error(`target configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`), { code: 'CONFIG' });
+      if (!cfg.ok)
+        throw Object.assign(
+          new Error(`target configuration invalid: ${cfg.errors.map((e) => `${e.path} ${e.message}`).join('; ')}`),
+          { code: 'CONFIG' },
+        );
       let bot: MessagingBotRef | undefined;
       const botId = (cfg.value as { bot_id?: string }).bot_id;
       if (botId) {
-        const b = await this.db.get('SELECT id, token, bot_id, username, api_root FROM bots WHERE id = ? AND user_id = ?', [botId, row.user_id]);
+        const b = await this.db.get(
+          'SELECT id, token, bot_id, username, api_root FROM bots WHERE id = ? AND user_id = ?',
+          [botId, row.user_id],
+        );
         if (!b) throw Object.assign(new Error('the messaging bot of this target no longer exists'), { code: 'CONFIG' });
-        bot = { id: b.id as string, token: this.atRest.open(b.token as string, 'the token of this target\'s messaging bot'), botId: b.bot_id ?? undefined, username: b.username ?? undefined, apiRoot: b.api_root ?? undefined };
+        bot = {
+          id: b.id as string,
+          token: this.atRest.open(b.token as string, "the token of this target's messaging bot"),
+          botId: b.bot_id ?? undefined,
+          username: b.username ?? undefined,
+          apiRoot: b.api_root ?? undefined,
+        };
       }
       const log = this.logs.get(`plugin.${row.kind}`, { target_id: row.id });
-      const inst = await Promise.resolve().then(() => plugin.def.create({
-        instanceId: row.id, ownerId: row.user_id, config: cfg.value, log: log as unknown as PluginLogger,
-        // The bot token is a credential of this instance too (Telegram puts it in every URL path).
-        http: this.instanceHttp(plugin, bot ? [...secrets, bot.token] : secrets, row.outbound_allow), store: new DbInstanceStore(this.db, row.id, () => this.clock.now(), this.atRest), clock: this.clock, signal: abort.signal, bot,
-        // The owner's subscribed browsers and the VAPID keys, read when the plugin asks (the webpush kind does).
-        webPush: webPushAccess({ db: this.db, atRest: this.atRest, clock: this.clock, publicUrl: this.publicUrl, mask: (v) => this.logs.secrets.add(v) }, row.user_id),
-      })).catch((err: unknown) => {
-        if (errorCode(err) === undefined) {
-          log.warn(pluginFault(row.kind, err), `create() of plugin "${row.kind}" threw ${errorText(err)}`);
-          if (err && typeof err === 'object') loggedFaults.add(err);
-        }
-        throw err;
-      });
+      const inst = await Promise.resolve()
+        .then(() =>
+          plugin.def.create({
+            instanceId: row.id,
+            ownerId: row.user_id,
+            config: cfg.value,
+            log: log as unknown as PluginLogger,
+            // The bot token is a credential of this instance too (Telegram puts it in every URL path).
+            http: this.instanceHttp(plugin, bot ? [...secrets, bot.token] : secrets, row.outbound_allow),
+            store: new DbInstanceStore(this.db, row.id, () => this.clock.now(), this.atRest),
+            clock: this.clock,
+            signal: abort.signal,
+            bot,
+            // The owner's subscribed browsers and the VAPID keys, read when the plugin asks (the webpush kind does).
+            webPush: webPushAccess(
+              {
+                db: this.db,
+                atRest: this.atRest,
+                clock: this.clock,
+                publicUrl: this.publicUrl,
+                mask: (v) => this.logs.secrets.add(v),
+              },
+              row.user_id,
+            ),
+          }),
+        )
+        .catch((err: unknown) => {
+          if (errorCode(err) === undefined) {
+            log.warn(pluginFault(row.kind, err), `create() of plugin "${row.kind}" threw ${errorText(err)}`);
+            if (err && typeof err === 'object') loggedFaults.add(err);
+          }
+          throw err;
+        });
       await inst.start?.();
       return inst;
     })();
     this.targets.set(row.id, { key, instance, abort });
-    instance.catch(() => { if (this.targets.get(row.id)?.key === key) this.targets.delete(row.id); });
+    instance.catch(() => {
+      if (this.targets.get(row.id)?.key === key) this.targets.delete(row.id);
+    });
     return instance;
   }
 
@@ -429,7 +630,10 @@ export class PluginHost {
     if (!t) return;
     this.targets.delete(id);
     t.abort.abort();
-    await withTimeout(t.instance.then((i) => i.stop?.()), timeoutMs).catch(() => {});
+    await withTimeout(
+      t.instance.then((i) => i.stop?.()),
+      timeoutMs,
+    ).catch(() => {});
   }
 
   /** Aggregated plugin readiness checks (e.g. `ha`): `ok` when one instance is healthy, `degraded` otherwise. */
@@ -441,7 +645,14 @@ export class PluginHost {
       const check = e.plugin.def.manifest.readinessCheck;
       if (!check) continue;
       let ok = false;
-      try { ok = e.state === 'running' && (await withTimeout(Promise.resolve(e.instance?.health?.() ?? { status: 'ok' as const }), 1000)).status === 'ok'; } catch { ok = false; }
+      try {
+        ok =
+          e.state === 'running' &&
+          (await withTimeout(Promise.resolve(e.instance?.health?.() ?? { status: 'ok' as const }), 1000)).status ===
+            'ok';
+      } catch {
+        ok = false;
+      }
       byCheck.set(check, [...(byCheck.get(check) ?? []), ok]);
     }
     for (const [check, oks] of byCheck) out[check] = oks.some(Boolean) ? 'ok' : 'degraded';
@@ -468,6 +679,15 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
     t.unref();
-    p.then((v) => { clearTimeout(t); resolve(v); }, (e) => { clearTimeout(t); reject(e); });
+    p.then(
+      (v) => {
+        clearTimeout(t);
+        resolve(v);
+      },
+      (e) => {
+        clearTimeout(t);
+        reject(e);
+      },
+    );
   });
 }

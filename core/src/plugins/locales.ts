@@ -3,18 +3,30 @@
  * name, description, schema titles and hints, option labels and event descriptions resolved from
  * the plugin's locale files, English string by string where a translation is missing.
  */
-import { LOCALES, localeFields, type Locale, type PluginFieldText, type PluginLocaleStrings, type PluginManifest } from '@herald/plugin-api';
+import {
+  LOCALES,
+  type Locale,
+  localeFields,
+  type PluginFieldText,
+  type PluginLocaleStrings,
+  type PluginManifest,
+} from '@herald/plugin-api';
 
 const isLocale = (v: unknown): v is Locale => typeof v === 'string' && (LOCALES as readonly string[]).includes(v);
 
 /** Language tags of an `Accept-Language` header, most wanted first (`q=0` left out). */
 export function acceptedLanguages(header: string | undefined): string[] {
   if (!header) return [];
-  return header.split(',').map((part, i) => {
-    const [tag, ...params] = part.trim().split(';');
-    const q = params.map((p) => /^\s*q\s*=\s*([\d.]+)\s*$/i.exec(p)).find(Boolean);
-    return { tag: tag.trim().toLowerCase(), q: q ? Number(q[1]) : 1, i };
-  }).filter((x) => x.tag && x.q > 0).sort((a, b) => b.q - a.q || a.i - b.i).map((x) => x.tag);
+  return header
+    .split(',')
+    .map((part, i) => {
+      const [tag, ...params] = part.trim().split(';');
+      const q = params.map((p) => /^\s*q\s*=\s*([\d.]+)\s*$/i.exec(p)).find(Boolean);
+      return { tag: tag.trim().toLowerCase(), q: q ? Number(q[1]) : 1, i };
+    })
+    .filter((x) => x.tag && x.q > 0)
+    .sort((a, b) => b.q - a.q || a.i - b.i)
+    .map((x) => x.tag);
 }
 
 /**
@@ -42,13 +54,19 @@ export interface LocalizedPlugin {
   events: Record<string, string | null>;
 }
 
-const nonEmpty = (...vs: unknown[]): string | undefined => vs.find((v): v is string => typeof v === 'string' && v.trim() !== '');
+const nonEmpty = (...vs: unknown[]): string | undefined =>
+  vs.find((v): v is string => typeof v === 'string' && v.trim() !== '');
 
 /**
  * A copy of `schema` with each form field's `title` and `description` set to its label and hint in
  * the language (then English, then what the schema says), and `x-option-labels` on enum fields.
  */
-export function localizeSchema(schema: unknown, section: 'config' | 'tracker', l: PluginLocaleStrings, en: PluginLocaleStrings): unknown {
+export function localizeSchema(
+  schema: unknown,
+  section: 'config' | 'tracker',
+  l: PluginLocaleStrings,
+  en: PluginLocaleStrings,
+): unknown {
   if (!schema || typeof schema !== 'object') return schema ?? null;
   const copy = JSON.parse(JSON.stringify(schema)) as Record<string, any>;
   for (const f of localeFields(copy)) {
@@ -76,7 +94,7 @@ const cache = new WeakMap<object, Map<Locale, LocalizedPlugin>>();
 /** The manifest's strings in `locale`, computed once per manifest and language. */
 export function localizeManifest(m: PluginManifest, locale: Locale): LocalizedPlugin {
   let byLocale = cache.get(m);
-  if (!byLocale) cache.set(m, byLocale = new Map());
+  if (!byLocale) cache.set(m, (byLocale = new Map()));
   const hit = byLocale.get(locale);
   if (hit) return hit;
   const en = m.locales?.en ?? {};

@@ -57,7 +57,8 @@ export interface InstallResult extends InstalledPlugin {
 const PACKAGE_JSON = {
   name: 'herald-plugins',
   private: true,
-  description: 'Plugins of this Herald service, installed with `npm run plugin:install` (or `herald plugin install`) and enabled by name in SERVICE_PLUGINS. Managed by Herald: edit with those commands.',
+  description:
+    'Plugins of this Herald service, installed with `npm run plugin:install` (or `herald plugin install`) and enabled by name in SERVICE_PLUGINS. Managed by Herald: edit with those commands.',
   dependencies: {},
 };
 /** npm settings for the directory: the contract is the service's (never fetched as a peer), no audit or funding noise. */
@@ -71,7 +72,11 @@ export function serviceContractDir(): string {
 }
 
 const readJson = (file: string): Record<string, any> | undefined => {
-  try { return JSON.parse(fs.readFileSync(file, 'utf8')); } catch { return undefined; }
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch {
+    return undefined;
+  }
 };
 
 /** Creates the directory with its package.json and .npmrc, when missing. */
@@ -112,17 +117,37 @@ export function linkContract(dir: string): boolean {
 /** Runs npm in the plugin directory, without what an outer `npm run` put in the environment about Herald's own project. */
 function npm(dir: string, args: string[], o: PluginDirOptions): Promise<string> {
   const base = o.env ?? process.env;
-  const env = Object.fromEntries(Object.entries(base).filter(([k]) =>
-    !/^npm_(package_|lifecycle_|command$|config_local_prefix$|config_prefix$|config_loglevel$|config_workspaces?$|config_include_workspace_root$)/i.test(k) && k !== 'INIT_CWD'));
+  const env = Object.fromEntries(
+    Object.entries(base).filter(
+      ([k]) =>
+        !/^npm_(package_|lifecycle_|command$|config_local_prefix$|config_prefix$|config_loglevel$|config_workspaces?$|config_include_workspace_root$)/i.test(
+          k,
+        ) && k !== 'INIT_CWD',
+    ),
+  );
   return new Promise((resolve, reject) => {
-    const child = execFile(o.npm ?? 'npm', [...args, '--prefix', dir], { cwd: dir, env, maxBuffer: 16 * 1024 * 1024, timeout: 10 * 60_000 }, (err, stdout, stderr) => {
-      if (err) {
-        const tail = `${stderr}`.trim().split('\n').filter((l) => l.trim()).slice(-12).join('\n');
-        reject(new PluginDirError(`npm ${args[0]} failed${(err as { code?: unknown }).code === 'ENOENT' ? ': npm is not installed (it comes with Node.js)' : ''}${tail ? `:\n${tail}` : '.'}`));
-        return;
-      }
-      resolve(stdout);
-    });
+    const child = execFile(
+      o.npm ?? 'npm',
+      [...args, '--prefix', dir],
+      { cwd: dir, env, maxBuffer: 16 * 1024 * 1024, timeout: 10 * 60_000 },
+      (err, stdout, stderr) => {
+        if (err) {
+          const tail = `${stderr}`
+            .trim()
+            .split('\n')
+            .filter((l) => l.trim())
+            .slice(-12)
+            .join('\n');
+          reject(
+            new PluginDirError(
+              `npm ${args[0]} failed${(err as { code?: unknown }).code === 'ENOENT' ? ': npm is not installed (it comes with Node.js)' : ''}${tail ? `:\n${tail}` : '.'}`,
+            ),
+          );
+          return;
+        }
+        resolve(stdout);
+      },
+    );
     if (o.onOutput) {
       child.stdout?.on('data', (c: Buffer) => o.onOutput!(c.toString()));
       child.stderr?.on('data', (c: Buffer) => o.onOutput!(c.toString()));
@@ -130,13 +155,17 @@ function npm(dir: string, args: string[], o: PluginDirOptions): Promise<string> 
   });
 }
 
-const dependencies = (dir: string): Record<string, string> => ({ ...(readJson(path.join(dir, 'package.json'))?.dependencies ?? {}) });
+const dependencies = (dir: string): Record<string, string> => ({
+  ...(readJson(path.join(dir, 'package.json'))?.dependencies ?? {}),
+});
 
 function describe(dir: string, name: string, spec: string): InstalledPlugin {
   const pkg = readJson(path.join(dir, 'node_modules', name, 'package.json'));
   const herald = pkg?.herald;
   return {
-    name, spec, installed: Boolean(pkg),
+    name,
+    spec,
+    installed: Boolean(pkg),
     ...(typeof pkg?.version === 'string' ? { version: pkg.version } : {}),
     ...(herald && (herald.kind === 'provider' || herald.kind === 'target') ? { kind: herald.kind } : {}),
     ...(herald && typeof herald.apiVersion === 'number' ? { apiVersion: herald.apiVersion } : {}),
@@ -146,22 +175,36 @@ function describe(dir: string, name: string, spec: string): InstalledPlugin {
 
 /** The plugins in the directory, by name; an empty list when there is no directory yet. */
 export function listPlugins(dir: string): InstalledPlugin[] {
-  return Object.entries(dependencies(dir)).sort(([a], [b]) => a.localeCompare(b)).map(([name, spec]) => describe(dir, name, spec));
+  return Object.entries(dependencies(dir))
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, spec]) => describe(dir, name, spec));
 }
 
 /** The package.json inside a tarball made by `npm pack` (gzipped tar, `package/package.json`); undefined when it has none. */
 export function readPackedManifest(tgz: string): Record<string, any> | undefined {
   let tar: Buffer;
-  try { tar = zlib.gunzipSync(fs.readFileSync(tgz), { maxOutputLength: 256 * 1024 * 1024 }); } catch { return undefined; }
-  for (let at = 0; at + 512 <= tar.length;) {
+  try {
+    tar = zlib.gunzipSync(fs.readFileSync(tgz), { maxOutputLength: 256 * 1024 * 1024 });
+  } catch {
+    return undefined;
+  }
+  for (let at = 0; at + 512 <= tar.length; ) {
     const header = tar.subarray(at, at + 512);
     if (header.every((b) => b === 0)) break;
-    const field = (from: number, len: number) => header.subarray(from, from + len).toString('utf8').replace(/\0.*$/s, '');
+    const field = (from: number, len: number) =>
+      header
+        .subarray(from, from + len)
+        .toString('utf8')
+        .replace(/\0.*$/s, '');
     const name = `${field(345, 155) ? `${field(345, 155)}/` : ''}${field(0, 100)}`;
     const size = parseInt(field(124, 12).trim() || '0', 8);
     if (!Number.isFinite(size) || size < 0) return undefined;
     if (/^[^/]+\/package\.json$/.test(name) && name.split('/').length === 2) {
-      try { return JSON.parse(tar.subarray(at + 512, at + 512 + size).toString('utf8')); } catch { return undefined; }
+      try {
+        return JSON.parse(tar.subarray(at + 512, at + 512 + size).toString('utf8'));
+      } catch {
+        return undefined;
+      }
     }
     at += 512 + Math.ceil(size / 512) * 512;
   }
@@ -172,11 +215,18 @@ export function readPackedManifest(tgz: string): Record<string, any> | undefined
 function checkHerald(pkg: Record<string, any> | undefined, what: string): void {
   if (!pkg) throw new PluginDirError(`${what} holds no package.json; it is not an npm package. It was not installed.`);
   const name = typeof pkg.name === 'string' ? pkg.name : what;
-  if (!pkg.herald || typeof pkg.herald !== 'object') throw new PluginDirError(`"${name}" is not a Herald plugin: its package.json has no "herald" block. It was not installed.`);
-  if (pkg.herald.apiVersion !== PLUGIN_API_VERSION) throw new PluginDirError(`"${name}" speaks plugin API version ${String(pkg.herald.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}. It was not installed.`);
+  if (!pkg.herald || typeof pkg.herald !== 'object')
+    throw new PluginDirError(
+      `"${name}" is not a Herald plugin: its package.json has no "herald" block. It was not installed.`,
+    );
+  if (pkg.herald.apiVersion !== PLUGIN_API_VERSION)
+    throw new PluginDirError(
+      `"${name}" speaks plugin API version ${String(pkg.herald.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}. It was not installed.`,
+    );
 }
 
-const looksLikePath = (spec: string) => /^(\.{1,2}[\\/]|[\\/]|~[\\/]|[A-Za-z]:[\\/])/.test(spec) || /\.(tgz|tar\.gz)$/i.test(spec);
+const looksLikePath = (spec: string) =>
+  /^(\.{1,2}[\\/]|[\\/]|~[\\/]|[A-Za-z]:[\\/])/.test(spec) || /\.(tgz|tar\.gz)$/i.test(spec);
 
 /**
  * Installs a plugin into the directory from a tarball (`npm pack` output), a directory holding a
@@ -187,7 +237,10 @@ const looksLikePath = (spec: string) => /^(\.{1,2}[\\/]|[\\/]|~[\\/]|[A-Za-z]:[\
  */
 export async function installPlugin(dir: string, spec: string, o: PluginDirOptions = {}): Promise<InstallResult> {
   const given = spec.trim();
-  if (!given) throw new PluginDirError('Name a plugin to install: a tarball (npm pack output), a directory holding its package.json, or a package name.');
+  if (!given)
+    throw new PluginDirError(
+      'Name a plugin to install: a tarball (npm pack output), a directory holding its package.json, or a package name.',
+    );
   const abs = path.resolve(given.replace(/^~(?=[\\/])/, process.env.HOME ?? '~'));
   ensurePluginDir(dir);
   const store = path.join(dir, 'packages');
@@ -197,12 +250,17 @@ export async function installPlugin(dir: string, spec: string, o: PluginDirOptio
     const st = fs.statSync(abs, { throwIfNoEntry: false });
     if (!st) throw new PluginDirError(`There is no file or directory "${abs}" to install.`);
     if (st.isDirectory()) {
-      if (!fs.existsSync(path.join(abs, 'package.json'))) throw new PluginDirError(`The directory "${abs}" has no package.json: name the plugin's own directory, a tarball made with npm pack, or a package name.`);
+      if (!fs.existsSync(path.join(abs, 'package.json')))
+        throw new PluginDirError(
+          `The directory "${abs}" has no package.json: name the plugin's own directory, a tarball made with npm pack, or a package name.`,
+        );
       checkHerald(readJson(path.join(abs, 'package.json')), `The directory "${abs}"`);
       // Packed like a publish (its prepack builds it), so the plugin directory keeps a copy of its own.
-      const out = await npm(abs, ['pack', '--json', '--pack-destination', store], { ...o, onOutput: undefined }).catch((err: Error) => {
-        throw new PluginDirError(`Packing "${abs}" failed (does it build? try npm run build there): ${err.message}`);
-      });
+      const out = await npm(abs, ['pack', '--json', '--pack-destination', store], { ...o, onOutput: undefined }).catch(
+        (err: Error) => {
+          throw new PluginDirError(`Packing "${abs}" failed (does it build? try npm run build there): ${err.message}`);
+        },
+      );
       const packed = JSON.parse(out.slice(out.indexOf('['))) as { filename: string }[];
       copied = path.join(store, path.basename(packed[0]!.filename));
     } else {
@@ -220,24 +278,41 @@ export async function installPlugin(dir: string, spec: string, o: PluginDirOptio
   const before = dependencies(dir);
   await npm(dir, ['install', '--save', '--no-audit', '--no-fund', '--legacy-peer-deps', npmSpec], o);
   const after = dependencies(dir);
-  const name = Object.keys(after).find((k) => after[k] === npmSpec && before[k] !== npmSpec)
-    ?? Object.keys(after).find((k) => after[k] !== before[k])
-    ?? Object.keys(after).find((k) => after[k] === npmSpec)
-    ?? (copied ? undefined : given.replace(/(?<=.)@[^@/]*$/, ''));
-  if (!name || !after[name]) throw new PluginDirError(`npm installed "${given}" but the plugin directory's package.json does not list it; run npm run plugin:list.`);
+  const name =
+    Object.keys(after).find((k) => after[k] === npmSpec && before[k] !== npmSpec) ??
+    Object.keys(after).find((k) => after[k] !== before[k]) ??
+    Object.keys(after).find((k) => after[k] === npmSpec) ??
+    (copied ? undefined : given.replace(/(?<=.)@[^@/]*$/, ''));
+  if (!name || !after[name])
+    throw new PluginDirError(
+      `npm installed "${given}" but the plugin directory's package.json does not list it; run npm run plugin:list.`,
+    );
   linkContract(dir);
 
   const undo = async (why: string): Promise<never> => {
-    if (before[name] === undefined) await npm(dir, ['uninstall', '--save', '--no-audit', '--no-fund', '--legacy-peer-deps', name], o).catch(() => {});
-    else await npm(dir, ['install', '--save', '--no-audit', '--no-fund', '--legacy-peer-deps', `${name}@${before[name]}`], o).catch(() => {});
-    if (copied && !Object.values(dependencies(dir)).includes(`file:packages/${path.basename(copied)}`)) fs.rmSync(copied, { force: true });
+    if (before[name] === undefined)
+      await npm(dir, ['uninstall', '--save', '--no-audit', '--no-fund', '--legacy-peer-deps', name], o).catch(() => {});
+    else
+      await npm(
+        dir,
+        ['install', '--save', '--no-audit', '--no-fund', '--legacy-peer-deps', `${name}@${before[name]}`],
+        o,
+      ).catch(() => {});
+    if (copied && !Object.values(dependencies(dir)).includes(`file:packages/${path.basename(copied)}`))
+      fs.rmSync(copied, { force: true });
     linkContract(dir);
-    throw new PluginDirError(`${why} It was not installed${before[name] !== undefined ? '; the version installed before is back' : ''}.`);
+    throw new PluginDirError(
+      `${why} It was not installed${before[name] !== undefined ? '; the version installed before is back' : ''}.`,
+    );
   };
   const info = describe(dir, name, after[name]!);
   const herald = readJson(path.join(dir, 'node_modules', name, 'package.json'))?.herald;
-  if (!herald || typeof herald !== 'object') return undo(`"${name}" is not a Herald plugin: its package.json has no "herald" block.`);
-  if (herald.apiVersion !== PLUGIN_API_VERSION) return undo(`"${name}" speaks plugin API version ${String(herald.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}.`);
+  if (!herald || typeof herald !== 'object')
+    return undo(`"${name}" is not a Herald plugin: its package.json has no "herald" block.`);
+  if (herald.apiVersion !== PLUGIN_API_VERSION)
+    return undo(
+      `"${name}" speaks plugin API version ${String(herald.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}.`,
+    );
   // What the service will do at boot: import it from here and run the plugin validator.
   const { loadPlugins } = await import('./loader.ts');
   let warnings: InstallResult['warnings'] = [];
@@ -260,12 +335,15 @@ export async function removePlugin(dir: string, name: string, o: PluginDirOption
   const spec = deps[name];
   if (spec === undefined) {
     const names = Object.keys(deps);
-    throw new PluginDirError(`"${name}" is not installed in the plugin directory ${dir}${names.length ? `; installed there: ${names.join(', ')}` : ' (it holds no plugin)'}.`);
+    throw new PluginDirError(
+      `"${name}" is not installed in the plugin directory ${dir}${names.length ? `; installed there: ${names.join(', ')}` : ' (it holds no plugin)'}.`,
+    );
   }
   const info = describe(dir, name, spec);
   await npm(dir, ['uninstall', '--save', '--no-audit', '--no-fund', '--legacy-peer-deps', name], o);
   const m = /^file:packages\/([^/\\]+)$/.exec(spec);
-  if (m && !Object.values(dependencies(dir)).includes(spec)) fs.rmSync(path.join(dir, 'packages', m[1]!), { force: true });
+  if (m && !Object.values(dependencies(dir)).includes(spec))
+    fs.rmSync(path.join(dir, 'packages', m[1]!), { force: true });
   linkContract(dir);
   return info;
 }

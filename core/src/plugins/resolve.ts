@@ -18,7 +18,10 @@ import { PLUGIN_API_VERSION } from '../plugin-api/index.ts';
 export class PluginLoadError extends Error {}
 
 /** The `herald` block of a plugin's package.json. */
-export interface HeraldBlock { apiVersion: number; kind: 'provider' | 'target' }
+export interface HeraldBlock {
+  apiVersion: number;
+  kind: 'provider' | 'target';
+}
 
 export interface ImportedPlugin {
   /** The package's name (from its package.json), or the spec when it has none. */
@@ -35,7 +38,8 @@ const NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
 const CONDITIONS = new Set(['node', 'import', 'module-sync', 'default']);
 
 /** True when SERVICE_PLUGINS names a directory rather than a package. */
-export const isPathSpec = (spec: string): boolean => path.isAbsolute(spec) || spec.startsWith('./') || spec.startsWith('../');
+export const isPathSpec = (spec: string): boolean =>
+  path.isAbsolute(spec) || spec.startsWith('./') || spec.startsWith('../');
 
 /** The directory of an installed package, looked up in node_modules from the service upwards as Node does. */
 function findInstalled(name: string, from: string): string | undefined {
@@ -50,16 +54,27 @@ function findInstalled(name: string, from: string): string | undefined {
 function entryOf(dir: string, pkg: Record<string, unknown>): string {
   const pick = (target: unknown): string | undefined => {
     if (typeof target === 'string') return target;
-    if (Array.isArray(target)) { for (const t of target) { const r = pick(t); if (r) return r; } return undefined; }
+    if (Array.isArray(target)) {
+      for (const t of target) {
+        const r = pick(t);
+        if (r) return r;
+      }
+      return undefined;
+    }
     if (target && typeof target === 'object') {
-      for (const [cond, sub] of Object.entries(target)) if (CONDITIONS.has(cond)) { const r = pick(sub); if (r) return r; }
+      for (const [cond, sub] of Object.entries(target))
+        if (CONDITIONS.has(cond)) {
+          const r = pick(sub);
+          if (r) return r;
+        }
     }
     return undefined;
   };
   const exp = pkg.exports;
   let rel: string | undefined;
   if (exp !== undefined && exp !== null) {
-    const isSubpathMap = typeof exp === 'object' && !Array.isArray(exp) && Object.keys(exp).some((k) => k.startsWith('.'));
+    const isSubpathMap =
+      typeof exp === 'object' && !Array.isArray(exp) && Object.keys(exp).some((k) => k.startsWith('.'));
     rel = pick(isSubpathMap ? (exp as Record<string, unknown>)['.'] : exp);
     if (!rel) throw new Error('its package.json "exports" has no "." entry for import');
   } else {
@@ -74,11 +89,17 @@ function entryOf(dir: string, pkg: Record<string, unknown>): string {
 
 function describe(err: unknown): string {
   const e = err as NodeJS.ErrnoException;
-  const text = e instanceof Error ? (e.name && e.name !== 'Error' && !e.message.startsWith(e.name) ? `${e.name}: ${e.message}` : e.message) : String(err);
+  const text =
+    e instanceof Error
+      ? e.name && e.name !== 'Error' && !e.message.startsWith(e.name)
+        ? `${e.name}: ${e.message}`
+        : e.message
+      : String(err);
   // A syntax error's message has no location; the first stack line (file:line) has it.
   const where = e instanceof SyntaxError ? e.stack?.split('\n')[0]?.match(/^(file:\/\/|\/)\S+:\d+/)?.[0] : undefined;
   let hint = '';
-  if (e?.code === 'ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING') hint = ' (an installed plugin must be built to JavaScript)';
+  if (e?.code === 'ERR_UNSUPPORTED_NODE_MODULES_TYPE_STRIPPING')
+    hint = ' (an installed plugin must be built to JavaScript)';
   return `${text}${where ? ` (at ${where})` : ''}${hint}`;
 }
 
@@ -100,35 +121,56 @@ export async function importPlugin(spec: string, opts: ImportOptions = {}): Prom
     if (fs.existsSync(path.join(abs, 'package.json'))) dir = abs;
     else {
       const what = fs.existsSync(abs) ? 'that directory has no package.json' : 'that directory does not exist';
-      throw new PluginLoadError(`Plugin package at "${abs}" is not installed: ${what}. Fix the path in SERVICE_PLUGINS (a directory holding the plugin's package.json) or remove it.`);
+      throw new PluginLoadError(
+        `Plugin package at "${abs}" is not installed: ${what}. Fix the path in SERVICE_PLUGINS (a directory holding the plugin's package.json) or remove it.`,
+      );
     }
   } else {
-    if (!NAME.test(spec)) throw new PluginLoadError(`Plugin package "${spec}" is not installed: that is neither a package name nor an absolute directory path. Fix SERVICE_PLUGINS.`);
+    if (!NAME.test(spec))
+      throw new PluginLoadError(
+        `Plugin package "${spec}" is not installed: that is neither a package name nor an absolute directory path. Fix SERVICE_PLUGINS.`,
+      );
     const inPluginDir = opts.pluginDir ? path.join(opts.pluginDir, 'node_modules', spec) : undefined;
-    if (inPluginDir && fs.existsSync(path.join(inPluginDir, 'package.json'))) { dir = inPluginDir; fromPluginDir = true; }
-    else dir = findInstalled(spec, here);
-    if (!dir && opts.pluginDir) throw new PluginLoadError(`Plugin package "${spec}" is not installed: it is neither in the plugin directory (${opts.pluginDir}) nor in the service's node_modules. Install it (npm run plugin:install -- ${spec}, or npm run plugin:install -- ./${spec.replace(/^@/, '').replace('/', '-')}-<version>.tgz) or remove it from SERVICE_PLUGINS.`);
-    if (!dir) throw new PluginLoadError(`Plugin package "${spec}" is not installed: it is not in the service's node_modules. Install it (npm install ${spec}, or npm install ./${spec.replace(/^@/, '').replace('/', '-')}-<version>.tgz) or remove it from SERVICE_PLUGINS.`);
+    if (inPluginDir && fs.existsSync(path.join(inPluginDir, 'package.json'))) {
+      dir = inPluginDir;
+      fromPluginDir = true;
+    } else dir = findInstalled(spec, here);
+    if (!dir && opts.pluginDir)
+      throw new PluginLoadError(
+        `Plugin package "${spec}" is not installed: it is neither in the plugin directory (${opts.pluginDir}) nor in the service's node_modules. Install it (npm run plugin:install -- ${spec}, or npm run plugin:install -- ./${spec.replace(/^@/, '').replace('/', '-')}-<version>.tgz) or remove it from SERVICE_PLUGINS.`,
+      );
+    if (!dir)
+      throw new PluginLoadError(
+        `Plugin package "${spec}" is not installed: it is not in the service's node_modules. Install it (npm install ${spec}, or npm install ./${spec.replace(/^@/, '').replace('/', '-')}-<version>.tgz) or remove it from SERVICE_PLUGINS.`,
+      );
   }
 
   let pkg: Record<string, unknown>;
   try {
     pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
   } catch (err) {
-    throw new PluginLoadError(`Plugin package "${spec}" is installed but failed to import: its package.json cannot be read: ${describe(err)}. Reinstall it or remove it from SERVICE_PLUGINS.`);
+    throw new PluginLoadError(
+      `Plugin package "${spec}" is installed but failed to import: its package.json cannot be read: ${describe(err)}. Reinstall it or remove it from SERVICE_PLUGINS.`,
+    );
   }
   const packageName = typeof pkg.name === 'string' && pkg.name ? pkg.name : spec;
   const label = byPath ? `"${packageName}" (${dir})` : `"${packageName}"`;
 
   const herald = pkg.herald as Partial<HeraldBlock> | undefined;
   if (!herald || typeof herald !== 'object') {
-    throw new PluginLoadError(`Plugin package ${label} is not a Herald plugin: its package.json has no "herald" block ({"apiVersion": ${PLUGIN_API_VERSION}, "kind": "provider" or "target"}). Check the name in SERVICE_PLUGINS.`);
+    throw new PluginLoadError(
+      `Plugin package ${label} is not a Herald plugin: its package.json has no "herald" block ({"apiVersion": ${PLUGIN_API_VERSION}, "kind": "provider" or "target"}). Check the name in SERVICE_PLUGINS.`,
+    );
   }
   if (herald.apiVersion !== PLUGIN_API_VERSION) {
-    throw new PluginLoadError(`Plugin package ${label} is not a Herald plugin for this version: it speaks plugin API version ${String(herald.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}. Install a version of the plugin made for plugin API ${PLUGIN_API_VERSION}, or remove it from SERVICE_PLUGINS.`);
+    throw new PluginLoadError(
+      `Plugin package ${label} is not a Herald plugin for this version: it speaks plugin API version ${String(herald.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}. Install a version of the plugin made for plugin API ${PLUGIN_API_VERSION}, or remove it from SERVICE_PLUGINS.`,
+    );
   }
   if (herald.kind !== 'provider' && herald.kind !== 'target') {
-    throw new PluginLoadError(`Plugin package ${label} is not a Herald plugin: its "herald" block declares kind "${String(herald.kind)}"; expected "provider" or "target".`);
+    throw new PluginLoadError(
+      `Plugin package ${label} is not a Herald plugin: its "herald" block declares kind "${String(herald.kind)}"; expected "provider" or "target".`,
+    );
   }
 
   let mod: Record<string, unknown>;
@@ -138,7 +180,9 @@ export async function importPlugin(spec: string, opts: ImportOptions = {}): Prom
     // A package of the plugin directory by its entry file too: the service's own resolution does not look there.
     mod = byPath || fromPluginDir ? await import(pathToFileURL(entryOf(dir, pkg)).href) : await import(spec);
   } catch (err) {
-    throw new PluginLoadError(`Plugin package ${label} is installed${fromPluginDir ? ' in the plugin directory' : ''} but failed to import: ${describe(err)}. Fix or reinstall the package (a missing dependency needs npm install where the plugin lives), or remove it from SERVICE_PLUGINS.`);
+    throw new PluginLoadError(
+      `Plugin package ${label} is installed${fromPluginDir ? ' in the plugin directory' : ''} but failed to import: ${describe(err)}. Fix or reinstall the package (a missing dependency needs npm install where the plugin lives), or remove it from SERVICE_PLUGINS.`,
+    );
   }
   return { packageName, label, herald: herald as HeraldBlock, module: mod };
 }

@@ -1,12 +1,12 @@
-import type { Feature } from '../features.ts';
-import type { Core } from '../core.ts';
-import { Relay } from './pipeline/relay.ts';
-import { webhookRoutes } from './inbound/webhooks.ts';
-import { createSmtpListener, type SmtpListener } from './inbound/smtp.ts';
-import { runDueActions } from './actions/runner.ts';
-import { registerRelayRoutes } from './routes/index.ts';
-import { botRuntime, startBots } from './bots/index.ts';
 import { purgeRevokedTokens } from '../auth/revocation.ts';
+import type { Core } from '../core.ts';
+import type { Feature } from '../features.ts';
+import { runDueActions } from './actions/runner.ts';
+import { botRuntime, startBots } from './bots/index.ts';
+import { createSmtpListener, type SmtpListener } from './inbound/smtp.ts';
+import { webhookRoutes } from './inbound/webhooks.ts';
+import { Relay } from './pipeline/relay.ts';
+import { registerRelayRoutes } from './routes/index.ts';
 
 /** How often a replica aligns its provider instances with the database (PostgreSQL only). */
 const RECONCILE_MS = 3000;
@@ -26,12 +26,17 @@ export async function applyRetention(core: Core): Promise<number> {
   const cutoff = new Date(core.clock.now().getTime() - days * 86_400_000).toISOString();
   const done = `created_at < ? AND dispatch_status IN ('dispatched', 'dropped', 'failed', 'partial')`;
   // A replay key outlives its event when the period is shorter than the key's lifetime: it moves to plugin_store, where the plugin's check still finds it.
-  await core.db.run(`INSERT INTO plugin_store (instance_id, key, value, expires_at)
+  await core.db.run(
+    `INSERT INTO plugin_store (instance_id, key, value, expires_at)
     SELECT provider_id, replay_key, '1', replay_expires_at FROM event_log WHERE ${done} AND replay_key IS NOT NULL AND provider_id IS NOT NULL AND replay_expires_at > ?
-    ON CONFLICT DO NOTHING`, [cutoff, core.clock.now().toISOString()]);
+    ON CONFLICT DO NOTHING`,
+    [cutoff, core.clock.now().toISOString()],
+  );
   const n = await core.db.run(`DELETE FROM event_log WHERE ${done}`, [cutoff]);
   await core.db.run('DELETE FROM webhook_payload_log WHERE received_at < ?', [cutoff]);
-  await core.db.run('DELETE FROM plugin_store WHERE expires_at IS NOT NULL AND expires_at < ?', [core.clock.now().toISOString()]);
+  await core.db.run('DELETE FROM plugin_store WHERE expires_at IS NOT NULL AND expires_at < ?', [
+    core.clock.now().toISOString(),
+  ]);
   await core.db.run('DELETE FROM job_runs WHERE started_at < ?', [cutoff]);
   // Messages not followed up within the period are not edited any more (a later event posts anew).
   await core.db.run('DELETE FROM message_threads WHERE updated_at < ?', [cutoff]);
@@ -50,9 +55,21 @@ export default {
     if (smtp) core.services.set('smtp', smtp);
     await webhookRoutes(app, core, relay);
     await registerRelayRoutes(app, core);
-    core.jobs.register('event-log-retention', { interval: 'every 1 day', runOnStart: true, run: async () => { await applyRetention(core); } });
+    core.jobs.register('event-log-retention', {
+      interval: 'every 1 day',
+      runOnStart: true,
+      run: async () => {
+        await applyRetention(core);
+      },
+    });
     core.jobs.register('actions', { interval: 30_000, run: () => runDueActions(core, relay) });
-    core.jobs.register('deferred-release', { interval: 60_000, leaderOnly: false, run: async () => { await relay.dispatcher.releaseDue(); } });
+    core.jobs.register('deferred-release', {
+      interval: 60_000,
+      leaderOnly: false,
+      run: async () => {
+        await relay.dispatcher.releaseDue();
+      },
+    });
     // Webhook bots whose service was unreachable when their webhook was due are registered later.
     core.jobs.register('bot-webhooks', { interval: BOT_WEBHOOKS_MS, run: () => botRuntime(core).refreshWebhooks() });
   },

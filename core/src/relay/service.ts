@@ -1,6 +1,6 @@
+import type { Core } from '../core.ts';
 import type { EmittedEvent, Locale } from '../plugin-api/index.ts';
 import type { ProviderRow, TargetRow } from '../plugins/host.ts';
-import type { Core } from '../core.ts';
 import type { SelfMonitoringSignal, SelfMonitoringSignals } from '../plugins/self-monitoring.ts';
 
 /** What the relay pipeline offers the rest of the core (routes, jobs, backup). */
@@ -19,7 +19,11 @@ export interface RelayService {
    * Raises a self-monitoring signal for a user as the receiving plugin's event type, from the user's
    * self-monitoring provider. Resolves with no ids when no plugin receives signals or the user has no such provider.
    */
-  emitSelf<S extends SelfMonitoringSignal>(userId: string, signal: S, payload: SelfMonitoringSignals[S]): Promise<string[]>;
+  emitSelf<S extends SelfMonitoringSignal>(
+    userId: string,
+    signal: S,
+    payload: SelfMonitoringSignals[S],
+  ): Promise<string[]>;
   /** Runs one scheduled action now and records its outcome. */
   runAction(actionId: string): Promise<void>;
 }

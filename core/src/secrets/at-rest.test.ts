@@ -1,6 +1,6 @@
-import t from 'tap';
 import crypto from 'node:crypto';
-import { SecretsAtRest, isSealed } from './at-rest.ts';
+import t from 'tap';
+import { isSealed, SecretsAtRest } from './at-rest.ts';
 
 const KEY = crypto.randomBytes(32).toString('hex');
 const OTHER = crypto.randomBytes(32).toString('hex');
@@ -28,7 +28,10 @@ t.test('open: a clear value passes through; a wrong key, a damaged value or a sh
   t.equal(box.open('stored before sealing began'), 'stored before sealing began');
   const foreign = new SecretsAtRest(OTHER).seal('x');
   t.throws(() => box.open(foreign, 'the token of bot "Main"'), UNREADABLE);
-  t.throws(() => box.open(foreign, 'the token of bot "Main"'), { code: 'CONFIG', message: /^the token of bot "Main" cannot be decrypted with SERVICE_SECRET_KEY/ });
+  t.throws(() => box.open(foreign, 'the token of bot "Main"'), {
+    code: 'CONFIG',
+    message: /^the token of bot "Main" cannot be decrypted with SERVICE_SECRET_KEY/,
+  });
   const sealed = Buffer.from(box.seal('abcdef').slice(7), 'base64url');
   sealed[14] = (sealed[14] ?? 0) ^ 1;
   t.throws(() => box.open(`enc:v1:${sealed.toString('base64url')}`), UNREADABLE, 'a flipped bit fails the tag');
@@ -54,7 +57,13 @@ t.test('rotation: the previous key still opens, reseal moves a value to the curr
 
 t.test('configs: only the values at the secret paths are sealed and opened, the shape stays', async (t) => {
   const box = new SecretsAtRest(KEY);
-  const config = { url: 'http://x', token: 't0ken', nested: { password: 'pw' }, items: [{ key: 'k1' }, { key: '' }, { other: 1 }], empty: '' };
+  const config = {
+    url: 'http://x',
+    token: 't0ken',
+    nested: { password: 'pw' },
+    items: [{ key: 'k1' }, { key: '' }, { other: 1 }],
+    empty: '',
+  };
   const paths = ['token', 'nested.password', 'items[].key', 'empty', 'absent'];
   const sealed = box.sealConfig(config, paths);
   t.equal(sealed.url, 'http://x');
@@ -67,7 +76,10 @@ t.test('configs: only the values at the secret paths are sealed and opened, the 
   t.equal(config.token, 't0ken', 'the input is not changed');
   t.same(box.openConfig(sealed, paths), config, 'opened back');
   t.equal(box.sealConfig(config, ['url.none']), config, 'no secret: the same object');
-  t.ok(isSealed(box.sealConfig({ token: box.seal('x') }, ['token']).token), 'a value that looks sealed is sealed again, never trusted');
+  t.ok(
+    isSealed(box.sealConfig({ token: box.seal('x') }, ['token']).token),
+    'a value that looks sealed is sealed again, never trusted',
+  );
 
   const foreign = { ...sealed, token: new SecretsAtRest(OTHER).seal('t0ken') };
   t.throws(() => box.openConfig(foreign, paths), UNREADABLE);

@@ -32,7 +32,9 @@ export class SecretUnreadableError extends Error {
   readonly code = 'CONFIG';
   override readonly name = 'SecretUnreadableError';
   constructor(what = 'a stored secret') {
-    super(`${what} cannot be decrypted with SERVICE_SECRET_KEY: it was sealed with another key or is damaged. Start with the key it was sealed with (during a rotation, as SERVICE_SECRET_KEY_PREVIOUS), or enter the secret again`);
+    super(
+      `${what} cannot be decrypted with SERVICE_SECRET_KEY: it was sealed with another key or is damaged. Start with the key it was sealed with (during a rotation, as SERVICE_SECRET_KEY_PREVIOUS), or enter the secret again`,
+    );
   }
 }
 
@@ -105,14 +107,15 @@ export class SecretsAtRest {
       const v = getAt(copy, p);
       if (!isSealed(v)) continue;
       const opened = this.tryOpen(v);
-      if (opened) setAt(copy, p, opened.plain); else deleteAt(copy, p);
+      if (opened) setAt(copy, p, opened.plain);
+      else deleteAt(copy, p);
     }
     return copy;
   }
 
   /** The clear value, or '' when no key opens it (as if none were stored). */
   openLenient(stored: string): string {
-    return isSealed(stored) ? this.tryOpen(stored)?.plain ?? '' : stored;
+    return isSealed(stored) ? (this.tryOpen(stored)?.plain ?? '') : stored;
   }
 
   private tryOpen(sealed: string): { plain: string; key: 'current' | 'previous' } | undefined {
@@ -121,20 +124,29 @@ export class SecretsAtRest {
     const iv = body.subarray(0, IV_BYTES);
     const data = body.subarray(IV_BYTES, body.length - TAG_BYTES);
     const tag = body.subarray(body.length - TAG_BYTES);
-    for (const [key, which] of [[this.current, 'current'], [this.previous, 'previous']] as const) {
+    for (const [key, which] of [
+      [this.current, 'current'],
+      [this.previous, 'previous'],
+    ] as const) {
       if (!key) continue;
       try {
         const decipher = crypto.createDecipheriv('aes-256-gcm', key, iv);
         decipher.setAuthTag(tag);
         return { plain: Buffer.concat([decipher.update(data), decipher.final()]).toString('utf8'), key: which };
-      } catch { /* not this key (the tag does not verify) */ }
+      } catch {
+        /* not this key (the tag does not verify) */
+      }
     }
     return undefined;
   }
 }
 
 /** `config` with `fn` applied to each string at the secret paths: a copy, or `config` itself when none is set. */
-export function mapSecrets(config: Record<string, unknown>, paths: string[], fn: (v: string) => string): Record<string, unknown> {
+export function mapSecrets(
+  config: Record<string, unknown>,
+  paths: string[],
+  fn: (v: string) => string,
+): Record<string, unknown> {
   const pointers = setSecretPointers(config, paths);
   if (!pointers.length) return config;
   const copy = structuredClone(config);

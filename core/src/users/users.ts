@@ -1,15 +1,24 @@
+import { hashPassword } from '../auth/passwords.ts';
+import { revokeAllTokens } from '../auth/revocation.ts';
 import type { Database, Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import { newId, randomToken } from '../http/ids.ts';
-import { hashPassword } from '../auth/passwords.ts';
-import { revokeAllTokens } from '../auth/revocation.ts';
 import { conflict, notFound } from '../http/problem.ts';
 import type { SelfMonitoringReceiver } from '../plugins/self-monitoring.ts';
 
 export type Role = 'user' | 'admin';
 export interface UserRow {
-  id: string; email: string; password_hash: string; role: Role; is_active: unknown; locale: string; max_chats: number;
-  max_ai_messages_per_day: number | null; max_ai_tokens_per_day: number | null; created_at: string; updated_at: string;
+  id: string;
+  email: string;
+  password_hash: string;
+  role: Role;
+  is_active: unknown;
+  locale: string;
+  max_chats: number;
+  max_ai_messages_per_day: number | null;
+  max_ai_tokens_per_day: number | null;
+  created_at: string;
+  updated_at: string;
   /** The user's own storage limit in MB (assistant/storage.ts); null follows SERVICE_USER_STORAGE_MB. */
   max_storage_mb?: number | string | null;
   /** Written into each token issued; raised to revoke them all (auth/revocation.ts). */
@@ -17,8 +26,16 @@ export interface UserRow {
 }
 
 export interface PublicUser {
-  id: string; email: string; role: Role; is_active: boolean; locale: string; max_chats: number;
-  max_ai_messages_per_day: number | null; max_ai_tokens_per_day: number | null; created_at: string; updated_at: string;
+  id: string;
+  email: string;
+  role: Role;
+  is_active: boolean;
+  locale: string;
+  max_chats: number;
+  max_ai_messages_per_day: number | null;
+  max_ai_tokens_per_day: number | null;
+  created_at: string;
+  updated_at: string;
   /** The user's own storage limit for documents, memory and reports, in MB; null follows SERVICE_USER_STORAGE_MB. */
   max_storage_mb: number | null;
   /** False for a user restored from a backup without their password: nobody can log in as them until an administrator sets one. */
@@ -30,33 +47,73 @@ export const hasPassword = (hash: string | null | undefined): boolean => /^\$2[a
 
 export function publicUser(u: UserRow): PublicUser {
   return {
-    id: u.id, email: u.email, role: u.role, is_active: Db.bool(u.is_active), password_set: hasPassword(u.password_hash), locale: u.locale, max_chats: u.max_chats,
-    max_ai_messages_per_day: u.max_ai_messages_per_day, max_ai_tokens_per_day: u.max_ai_tokens_per_day,
+    id: u.id,
+    email: u.email,
+    role: u.role,
+    is_active: Db.bool(u.is_active),
+    password_set: hasPassword(u.password_hash),
+    locale: u.locale,
+    max_chats: u.max_chats,
+    max_ai_messages_per_day: u.max_ai_messages_per_day,
+    max_ai_tokens_per_day: u.max_ai_tokens_per_day,
     max_storage_mb: u.max_storage_mb == null ? null : Number(u.max_storage_mb),
-    created_at: u.created_at, updated_at: u.updated_at,
+    created_at: u.created_at,
+    updated_at: u.updated_at,
   };
 }
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
-export interface NewUser { email: string; password: string; role?: Role; locale?: string; max_chats: number; max_ai_messages_per_day?: number | null; max_ai_tokens_per_day?: number | null; /** First-run setup: refuse (409) when any user exists, checked inside the transaction. */ onlyIfFirst?: boolean }
+export interface NewUser {
+  email: string;
+  password: string;
+  role?: Role;
+  locale?: string;
+  max_chats: number;
+  max_ai_messages_per_day?: number | null;
+  max_ai_tokens_per_day?:
+    | number
+    | null /** First-run setup: refuse (409) when any user exists, checked inside the transaction. */;
+  onlyIfFirst?: boolean;
+}
 
 /**
  * Creates a user and, when a plugin receives self-monitoring signals (`selfMonitoringOf(core)`),
  * their self-monitoring provider, in one transaction. 409 when the email is taken.
  */
-export async function createUser(db: Database, u: NewUser, selfMonitoring: SelfMonitoringReceiver | undefined): Promise<UserRow> {
+export async function createUser(
+  db: Database,
+  u: NewUser,
+  selfMonitoring: SelfMonitoringReceiver | undefined,
+): Promise<UserRow> {
   const hash = await hashPassword(u.password);
   const email = normalizeEmail(u.email);
   return db.tx(async (q) => {
     // Several replicas: concurrent first-run setups queue on one lock, so only the first creates an admin.
     if (u.onlyIfFirst && q.dialect === 'postgresql') await q.get('SELECT pg_advisory_xact_lock(7226371902) AS locked');
-    if (u.onlyIfFirst && await q.get('SELECT 1 FROM users LIMIT 1')) throw conflict('Setup is already done; log in instead.', 'setup_done');
-    if (await q.get('SELECT 1 FROM users WHERE email = ?', [email])) throw conflict('A user with this email already exists.', 'email_taken');
+    if (u.onlyIfFirst && (await q.get('SELECT 1 FROM users LIMIT 1')))
+      throw conflict('Setup is already done; log in instead.', 'setup_done');
+    if (await q.get('SELECT 1 FROM users WHERE email = ?', [email]))
+      throw conflict('A user with this email already exists.', 'email_taken');
     const now = new Date().toISOString();
     const id = newId();
-    await q.run(`INSERT INTO users (id, email, password_hash, role, is_active, locale, max_chats, max_ai_messages_per_day, max_ai_tokens_per_day, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, email, hash, u.role ?? 'user', true, u.locale ?? 'en', u.max_chats, u.max_ai_messages_per_day ?? null, u.max_ai_tokens_per_day ?? null, now, now]);
+    await q.run(
+      `INSERT INTO users (id, email, password_hash, role, is_active, locale, max_chats, max_ai_messages_per_day, max_ai_tokens_per_day, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        id,
+        email,
+        hash,
+        u.role ?? 'user',
+        true,
+        u.locale ?? 'en',
+        u.max_chats,
+        u.max_ai_messages_per_day ?? null,
+        u.max_ai_tokens_per_day ?? null,
+        now,
+        now,
+      ],
+    );
     if (selfMonitoring) await ensureSelfMonitoring(q, id, selfMonitoring);
     return (await q.get<UserRow>('SELECT * FROM users WHERE id = ?', [id]))!;
   });
@@ -67,26 +124,40 @@ export async function createUser(db: Database, u: NewUser, selfMonitoring: SelfM
  * the plugin, with one tracker of the same name); returns its id. A partial unique index forbids a second.
  */
 export async function ensureSelfMonitoring(q: Queryable, userId: string, r: SelfMonitoringReceiver): Promise<string> {
-  const existing = await q.get<{ id: string }>('SELECT id FROM providers WHERE user_id = ? AND kind = ?', [userId, r.kind]);
+  const existing = await q.get<{ id: string }>('SELECT id FROM providers WHERE user_id = ? AND kind = ?', [
+    userId,
+    r.kind,
+  ]);
   if (existing) return existing.id;
   const now = new Date().toISOString();
   const id = newId();
-  await q.run(`INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, created_at, updated_at)
-    VALUES (?, ?, ?, ?, '{}', ?, ?, 'ok', ?, ?)`, [id, userId, r.kind, r.name, true, randomToken(), now, now]);
+  await q.run(
+    `INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, created_at, updated_at)
+    VALUES (?, ?, ?, ?, '{}', ?, ?, 'ok', ?, ?)`,
+    [id, userId, r.kind, r.name, true, randomToken(), now, now],
+  );
   const trackerId = newId();
-  await q.run(`INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies, config, created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, '{}', NULL, '{}', '{}', ?, ?)`, [trackerId, userId, id, r.name, true, now, now]);
+  await q.run(
+    `INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies, config, created_at, updated_at)
+    VALUES (?, ?, ?, ?, ?, '{}', NULL, '{}', '{}', ?, ?)`,
+    [trackerId, userId, id, r.name, true, now, now],
+  );
   return id;
 }
 
 /** At boot: every existing user gets their self-monitoring provider. Returns how many were created. */
 export async function ensureSelfMonitoringForAll(db: Database, r: SelfMonitoringReceiver): Promise<number> {
-  const missing = await db.all<{ id: string }>('SELECT u.id FROM users u WHERE NOT EXISTS (SELECT 1 FROM providers p WHERE p.user_id = u.id AND p.kind = ?)', [r.kind]);
+  const missing = await db.all<{ id: string }>(
+    'SELECT u.id FROM users u WHERE NOT EXISTS (SELECT 1 FROM providers p WHERE p.user_id = u.id AND p.kind = ?)',
+    [r.kind],
+  );
   for (const u of missing) {
-    await db.tx((q) => ensureSelfMonitoring(q, u.id, r)).catch(async (err) => {
-      // Replicas booting together race for the same user; the unique index lets one win, which is all we need.
-      if (!(await db.get('SELECT id FROM providers WHERE user_id = ? AND kind = ?', [u.id, r.kind]))) throw err;
-    });
+    await db
+      .tx((q) => ensureSelfMonitoring(q, u.id, r))
+      .catch(async (err) => {
+        // Replicas booting together race for the same user; the unique index lets one win, which is all we need.
+        if (!(await db.get('SELECT id FROM providers WHERE user_id = ? AND kind = ?', [u.id, r.kind]))) throw err;
+      });
   }
   return missing.length;
 }
@@ -107,8 +178,10 @@ export async function setUserPassword(db: Database, userId: string, password: st
     const row = await q.get<UserRow>('SELECT * FROM users WHERE id = ?', [userId]);
     if (!row) throw notFound('User');
     const activate = !hasPassword(row.password_hash);
-    await q.run(`UPDATE users SET password_hash = ?, updated_at = ?${activate ? ', is_active = ?' : ''} WHERE id = ?`,
-      activate ? [hash, now.toISOString(), true, userId] : [hash, now.toISOString(), userId]);
+    await q.run(
+      `UPDATE users SET password_hash = ?, updated_at = ?${activate ? ', is_active = ?' : ''} WHERE id = ?`,
+      activate ? [hash, now.toISOString(), true, userId] : [hash, now.toISOString(), userId],
+    );
     await revokeAllTokens(q, userId);
     return (await q.get<UserRow>('SELECT * FROM users WHERE id = ?', [userId]))!;
   });

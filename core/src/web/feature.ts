@@ -12,10 +12,19 @@ export default {
   async register(app) {
     if (!fs.existsSync(path.join(DIST, 'index.html'))) {
       // A page for people, not an API operation: left out of the OpenAPI document.
-      app.get('/', { schema: { hide: true } }, async (_req, reply) => reply.type('text/plain').send('Herald is running. The web client is not built: run `npm run build:web`.'));
+      app.get('/', { schema: { hide: true } }, async (_req, reply) =>
+        reply.type('text/plain').send('Herald is running. The web client is not built: run `npm run build:web`.'),
+      );
       return;
     }
-    await app.register(fastifyStatic, { root: DIST, prefix: '/', wildcard: false, index: ['index.html'], maxAge: '1h', immutable: false });
+    await app.register(fastifyStatic, {
+      root: DIST,
+      prefix: '/',
+      wildcard: false,
+      index: ['index.html'],
+      maxAge: '1h',
+      immutable: false,
+    });
     // The web client's pages, not an API operation: left out of the OpenAPI document.
     app.get('/*', { schema: { hide: true } }, async (req, reply) => {
       if (req.url.startsWith('/api/')) return reply.callNotFound();

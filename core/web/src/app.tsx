@@ -14,7 +14,9 @@ import { Toasts } from './ui/toast.tsx';
 export function App() {
   const [, rerender] = useState(0);
   useEffect(() => onLocale(() => rerender((n) => n + 1)), []);
-  useEffect(() => { void boot(); }, []);
+  useEffect(() => {
+    void boot();
+  }, []);
   const session = useSession();
   const loc = useLocation();
   useEffect(() => {
@@ -28,12 +30,30 @@ export function App() {
   }, [session.state, loc.path]);
 
   let body;
-  if (session.state === 'loading') body = <main class="auth"><Loading /></main>;
-  else if (session.state === 'offline') body = <main class="auth"><div class="card auth-card"><p>{t('errors.offline')}</p><Button onClick={() => location.reload()}>{t('common.retry')}</Button></div></main>;
+  if (session.state === 'loading')
+    body = (
+      <main class="auth">
+        <Loading />
+      </main>
+    );
+  else if (session.state === 'offline')
+    body = (
+      <main class="auth">
+        <div class="card auth-card">
+          <p>{t('errors.offline')}</p>
+          <Button onClick={() => location.reload()}>{t('common.retry')}</Button>
+        </div>
+      </main>
+    );
   else if (session.state === 'setup') body = <SetupPage />;
   else if (!session.user) body = <LoginPage />;
   else body = <Shell user={session.user} path={loc.path === '/login' ? '/' : loc.path} />;
-  return <>{body}<Toasts /></>;
+  return (
+    <>
+      {body}
+      <Toasts />
+    </>
+  );
 }
 
 function resolve(path: string, user: User): { route: Route; params: Record<string, string> } | null {
@@ -61,13 +81,37 @@ function Shell({ user, path }: { user: User; path: string }) {
   const active = (r: Route) => (r.path === '/' ? path === '/' : path === r.path || path.startsWith(`${r.path}/`));
   return (
     <div class={`layout${open ? ' nav-open' : ''}`}>
-      <a class="skip" href="#main" onClick={(e) => { e.preventDefault(); main.current?.focus(); }}>{t('nav.skip')}</a>
+      <a
+        class="skip"
+        href="#main"
+        onClick={(e) => {
+          e.preventDefault();
+          main.current?.focus();
+        }}
+      >
+        {t('nav.skip')}
+      </a>
       <header class="topbar">
-        <button type="button" class="icon-btn" aria-controls="sidebar" aria-expanded={open} aria-label={t('nav.menu')} onClick={() => setOpen(!open)}><Icon name={open ? 'close' : 'menu'} /></button>
-        <span class="brand"><Icon name="logo" />{t('app.name')}</span>
+        <button
+          type="button"
+          class="icon-btn"
+          aria-controls="sidebar"
+          aria-expanded={open}
+          aria-label={t('nav.menu')}
+          onClick={() => setOpen(!open)}
+        >
+          <Icon name={open ? 'close' : 'menu'} />
+        </button>
+        <span class="brand">
+          <Icon name="logo" />
+          {t('app.name')}
+        </span>
       </header>
       <nav id="sidebar" class="sidebar" aria-label={t('nav.main')}>
-        <div class="brand"><Icon name="logo" size={22} /><span>{t('app.name')}</span></div>
+        <div class="brand">
+          <Icon name="logo" size={22} />
+          <span>{t('app.name')}</span>
+        </div>
         <div class="nav-groups">
           {GROUPS.map((g) => {
             const items = ROUTES.filter((r) => r.group === g && r.nav !== false && (!r.admin || user.role === 'admin'));
@@ -75,16 +119,32 @@ function Shell({ user, path }: { user: User; path: string }) {
             return (
               <div class="nav-group" key={g}>
                 {g !== 'main' && <div class="nav-title">{t(`nav.group_${g}`)}</div>}
-                {items.map((r) => <a key={r.path} href={`#${r.path}`} class={active(r) ? 'active' : ''} aria-current={active(r) ? 'page' : undefined}>{t(r.label)}</a>)}
+                {items.map((r) => (
+                  <a
+                    key={r.path}
+                    href={`#${r.path}`}
+                    class={active(r) ? 'active' : ''}
+                    aria-current={active(r) ? 'page' : undefined}
+                  >
+                    {t(r.label)}
+                  </a>
+                ))}
               </div>
             );
           })}
         </div>
         <div class="sidebar-foot">
-          <a class="who" href="#/account" title={t('nav.account')} data-testid="account-link"><span class="avatar" aria-hidden="true">{user.email.slice(0, 1).toUpperCase()}</span><span class="who-mail">{user.email}</span></a>
+          <a class="who" href="#/account" title={t('nav.account')} data-testid="account-link">
+            <span class="avatar" aria-hidden="true">
+              {user.email.slice(0, 1).toUpperCase()}
+            </span>
+            <span class="who-mail">{user.email}</span>
+          </a>
           <div class="row">
             <LanguageSwitch />
-            <Button small variant="ghost" onClick={() => void logout()}>{t('auth.logout')}</Button>
+            <Button small variant="ghost" onClick={() => void logout()}>
+              {t('auth.logout')}
+            </Button>
           </div>
         </div>
       </nav>

@@ -3,7 +3,14 @@ import type { FunctionComponent } from 'preact';
 import { OverviewPage } from './pages/overview.tsx';
 import { lazyPage } from './ui/lazy.tsx';
 
-export interface Route { path: string; label: string; group: 'main' | 'relay' | 'assistant' | 'admin'; admin?: boolean; nav?: boolean; page: FunctionComponent<{ params: Record<string, string> }> }
+export interface Route {
+  path: string;
+  label: string;
+  group: 'main' | 'relay' | 'assistant' | 'admin';
+  admin?: boolean;
+  nav?: boolean;
+  page: FunctionComponent<{ params: Record<string, string> }>;
+}
 
 /** The chat pages carry the markdown renderer and sanitizer, the heaviest code: loaded on first visit. */
 const ChatsPage = lazyPage(() => import('./pages/assistant/chats.tsx').then((m) => m.ChatsPage));
@@ -30,7 +37,9 @@ const DocumentsPage = lazyPage(() => import('./pages/assistant/documents.tsx').t
 const ReportsPage = lazyPage(() => import('./pages/assistant/reports.tsx').then((m) => m.ReportsPage));
 const UsersPage = lazyPage(() => import('./pages/admin/users.tsx').then((m) => m.UsersPage));
 const GeneralSkillsPage = lazyPage(() => import('./pages/admin/general-skills.tsx').then((m) => m.GeneralSkillsPage));
-const PrimaryContextPage = lazyPage(() => import('./pages/admin/primary-context.tsx').then((m) => m.PrimaryContextPage));
+const PrimaryContextPage = lazyPage(() =>
+  import('./pages/admin/primary-context.tsx').then((m) => m.PrimaryContextPage),
+);
 const SettingsPage = lazyPage(() => import('./pages/admin/settings.tsx').then((m) => m.SettingsPage));
 const UsagePage = lazyPage(() => import('./pages/admin/usage.tsx').then((m) => m.UsagePage));
 const OutboundPage = lazyPage(() => import('./pages/admin/outbound.tsx').then((m) => m.OutboundPage));

@@ -35,7 +35,11 @@ function walk(schema: unknown, value: unknown, at: string, top: boolean, out: st
   if (!isObj(schema)) return;
   const branches = (schema.anyOf ?? schema.oneOf) as unknown;
   if (Array.isArray(branches)) {
-    const fits = branches.filter(isObj).filter((b) => (Array.isArray(value) ? arrayLike(b) : isObj(value) ? objectLike(b) || Array.isArray(b.anyOf ?? b.oneOf) : false));
+    const fits = branches
+      .filter(isObj)
+      .filter((b) =>
+        Array.isArray(value) ? arrayLike(b) : isObj(value) ? objectLike(b) || Array.isArray(b.anyOf ?? b.oneOf) : false,
+      );
     let best: string[] | undefined;
     for (const b of fits) {
       const found: string[] = [];
@@ -60,7 +64,9 @@ function walk(schema: unknown, value: unknown, at: string, top: boolean, out: st
   const closed = declaresFields || (top && objectLike(s) && !patterns.length && !extra);
   for (const [key, v] of Object.entries(value)) {
     const path = `${at}/${escape(key)}`;
-    const sub = Object.hasOwn(props, key) ? props[key] : patterns.find(([p]) => new RegExp(p, 'u').test(key))?.[1] ?? (closed ? undefined : extra);
+    const sub = Object.hasOwn(props, key)
+      ? props[key]
+      : (patterns.find(([p]) => new RegExp(p, 'u').test(key))?.[1] ?? (closed ? undefined : extra));
     if (sub === undefined && closed) out.push(path);
     else walk(sub, v, path, false, out);
   }
@@ -81,10 +87,14 @@ export function undeclaredFields(schema: unknown, config: unknown): string[] {
 export function withoutFields<T>(config: T, pointers: string[]): T {
   const copy = structuredClone(config);
   for (const p of pointers) {
-    const parts = p.slice(1).split('/').map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
+    const parts = p
+      .slice(1)
+      .split('/')
+      .map((s) => s.replaceAll('~1', '/').replaceAll('~0', '~'));
     const last = parts.pop()!;
     let holder: unknown = copy;
-    for (const part of parts) holder = Array.isArray(holder) ? holder[Number(part)] : isObj(holder) ? holder[part] : undefined;
+    for (const part of parts)
+      holder = Array.isArray(holder) ? holder[Number(part)] : isObj(holder) ? holder[part] : undefined;
     if (isObj(holder)) delete holder[last];
   }
   return copy;

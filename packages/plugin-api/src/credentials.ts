@@ -44,7 +44,9 @@ export class Credentials {
     const names = new Set(ORIGIN_BOUND_HEADERS);
     for (const h of binding.headers ?? []) if (typeof h === 'string' && h) names.add(h.toLowerCase());
     this.names = names;
-    const secrets = [...new Set((binding.secrets ?? []).filter((s): s is string => typeof s === 'string' && s.trim() !== ''))];
+    const secrets = [
+      ...new Set((binding.secrets ?? []).filter((s): s is string => typeof s === 'string' && s.trim() !== '')),
+    ];
     this.exact = new Set(secrets);
     this.embedded = secrets.filter((s) => s.length >= MIN_EMBEDDED_SECRET_LENGTH);
   }
@@ -71,7 +73,11 @@ export class Credentials {
     if (!this.embedded.length) return false;
     const href = url.href;
     let decoded = href;
-    try { decoded = decodeURIComponent(href); } catch { /* a malformed escape: the raw form is checked */ }
+    try {
+      decoded = decodeURIComponent(href);
+    } catch {
+      /* a malformed escape: the raw form is checked */
+    }
     return this.embedded.some((s) => href.includes(s) || decoded.includes(s));
   }
 
@@ -102,10 +108,15 @@ export function secretValues(schema: unknown, config: unknown): string[] {
   const out = new Set<string>();
   const walk = (s: any, v: unknown): void => {
     if (!s || typeof s !== 'object' || v === undefined || v === null) return;
-    if (s[SECRET_KEY] === true) { if (typeof v === 'string' && v) out.add(v); return; }
-    if (s.properties && typeof v === 'object') for (const [k, sub] of Object.entries(s.properties)) walk(sub, (v as Record<string, unknown>)[k]);
+    if (s[SECRET_KEY] === true) {
+      if (typeof v === 'string' && v) out.add(v);
+      return;
+    }
+    if (s.properties && typeof v === 'object')
+      for (const [k, sub] of Object.entries(s.properties)) walk(sub, (v as Record<string, unknown>)[k]);
     if (s.items && Array.isArray(v)) for (const item of v) walk(s.items, item);
-    for (const key of ['anyOf', 'oneOf', 'allOf'] as const) if (Array.isArray(s[key])) for (const sub of s[key]) walk(sub, v);
+    for (const key of ['anyOf', 'oneOf', 'allOf'] as const)
+      if (Array.isArray(s[key])) for (const sub of s[key]) walk(sub, v);
   };
   walk(schema, config);
   return [...out];

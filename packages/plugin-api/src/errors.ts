@@ -14,7 +14,9 @@ export class PluginError extends Error {
 
 /** The remote service is not reachable yet; the core retries in the background with backoff. */
 export class NotReadyError extends PluginError {
-  constructor(message: string, options?: ErrorOptions) { super('NOT_READY', message, options); }
+  constructor(message: string, options?: ErrorOptions) {
+    super('NOT_READY', message, options);
+  }
 }
 
 /**
@@ -31,7 +33,9 @@ export class AuthFailedError extends PluginError {
 
 /** The configuration can never work; permanent, no retry. */
 export class ConfigError extends PluginError {
-  constructor(message: string, options?: ErrorOptions) { super('CONFIG', message, options); }
+  constructor(message: string, options?: ErrorOptions) {
+    super('CONFIG', message, options);
+  }
 }
 
 /** The remote asked us to slow down; retry after `retryAfterMs`. */
@@ -77,7 +81,8 @@ export class WebhookRejectedError extends PluginError {
 
 export function errorCode(err: unknown): string | undefined {
   return typeof err === 'object' && err !== null && typeof (err as { code?: unknown }).code === 'string'
-    ? (err as { code: string }).code : undefined;
+    ? (err as { code: string }).code
+    : undefined;
 }
 
 /**
@@ -98,11 +103,17 @@ export const OUTBOUND_DNS = 'OUTBOUND_DNS';
 export const OUTBOUND_NETWORK = 'OUTBOUND_NETWORK';
 
 export type OutboundErrorCode =
-  | typeof OUTBOUND_REFUSED | typeof OUTBOUND_TIMEOUT | typeof OUTBOUND_TOO_LARGE
-  | typeof OUTBOUND_REDIRECTS | typeof OUTBOUND_DNS | typeof OUTBOUND_NETWORK;
+  | typeof OUTBOUND_REFUSED
+  | typeof OUTBOUND_TIMEOUT
+  | typeof OUTBOUND_TOO_LARGE
+  | typeof OUTBOUND_REDIRECTS
+  | typeof OUTBOUND_DNS
+  | typeof OUTBOUND_NETWORK;
 
 /** A failure of the outbound client; `code` is one of the `OUTBOUND_*` constants. */
 export class OutboundError extends PluginError {
   declare readonly code: OutboundErrorCode;
-  constructor(code: OutboundErrorCode, message: string, options?: ErrorOptions) { super(code, message, options); }
+  constructor(code: OutboundErrorCode, message: string, options?: ErrorOptions) {
+    super(code, message, options);
+  }
 }

@@ -39,7 +39,11 @@ function chars(s: string, from: number, out: Tok[]): number {
 }
 
 const text: Markup = {
-  tokenize(s) { const out: Tok[] = []; for (let i = 0; i < s.length;) i += chars(s, i, out); return out; },
+  tokenize(s) {
+    const out: Tok[] = [];
+    for (let i = 0; i < s.length; ) i += chars(s, i, out);
+    return out;
+  },
   closer: () => '',
   opener: () => '',
 };
@@ -68,7 +72,7 @@ const markdown: Markup = {
   tokenize(s) {
     const out: Tok[] = [];
     let open = false;
-    for (let i = 0; i < s.length;) {
+    for (let i = 0; i < s.length; ) {
       if (s[i] === '\\' && i + 1 < s.length && ASCII_PUNCTUATION.test(s[i + 1]!)) {
         out.push({ kind: 'text', raw: s.slice(i, i + 2), space: false });
         i += 2;
@@ -92,14 +96,31 @@ const markdown: Markup = {
 };
 
 const ENTITY = /^&(#[0-9]{1,7}|#x[0-9a-f]{1,6}|[a-z][a-z0-9]{1,31});/i;
-const VOID = new Set(['br', 'hr', 'img', 'wbr', 'input', 'meta', 'link', 'area', 'base', 'col', 'embed', 'source', 'track']);
+const VOID = new Set([
+  'br',
+  'hr',
+  'img',
+  'wbr',
+  'input',
+  'meta',
+  'link',
+  'area',
+  'base',
+  'col',
+  'embed',
+  'source',
+  'track',
+]);
 
 /** Index of the `>` that ends the tag starting at `start`, honouring quoted attribute values; -1 if none. */
 function tagEnd(html: string, start: number): number {
   let quote = '';
   for (let i = start + 1; i < html.length; i++) {
     const c = html[i];
-    if (quote) { if (c === quote) quote = ''; continue; }
+    if (quote) {
+      if (c === quote) quote = '';
+      continue;
+    }
     if (c === '"' || c === "'") quote = c;
     else if (c === '>') return i;
     else if (c === '<') return -1;
@@ -110,7 +131,7 @@ function tagEnd(html: string, start: number): number {
 const html: Markup = {
   tokenize(s) {
     const out: Tok[] = [];
-    for (let i = 0; i < s.length;) {
+    for (let i = 0; i < s.length; ) {
       const c = s[i];
       if (c === '<') {
         const end = tagEnd(s, i);
@@ -127,13 +148,21 @@ const html: Markup = {
         }
       } else if (c === '&') {
         const m = ENTITY.exec(s.slice(i, i + 40));
-        if (m) { out.push({ kind: 'text', raw: m[0], space: false }); i += m[0].length; continue; }
+        if (m) {
+          out.push({ kind: 'text', raw: m[0], space: false });
+          i += m[0].length;
+          continue;
+        }
       }
       i += chars(s, i, out);
     }
     return out;
   },
-  closer: (stack) => stack.map((t) => `</${(t as { name: string }).name}>`).reverse().join(''),
+  closer: (stack) =>
+    stack
+      .map((t) => `</${(t as { name: string }).name}>`)
+      .reverse()
+      .join(''),
   opener: (stack) => stack.map((t) => t.raw).join(''),
 };
 
@@ -149,7 +178,8 @@ function applyTok(stack: Tok[], t: Tok): Tok[] {
 }
 
 /** A close tag matching no open element: left out, so every part stays balanced. */
-const stray = (stack: Tok[], t: Tok): boolean => t.kind === 'close' && !stack.some((s) => (s as { name: string }).name === t.name);
+const stray = (stack: Tok[], t: Tok): boolean =>
+  t.kind === 'close' && !stack.some((s) => (s as { name: string }).name === t.name);
 
 /** Cuts a string to at most `limit` code units without splitting a surrogate pair. */
 function hardCut(s: string, limit: number): string {
@@ -186,26 +216,47 @@ export function splitFormatted(s: string, limit: number, format: MessageFormat, 
       cur = next;
       if (t.kind === 'text' && t.space) {
         const point = { at: j + 1, stack: cur, len };
-        if (t.raw === '\n' || t.raw.startsWith('<')) lineBreak = point; else spaceBreak = point;
+        if (t.raw === '\n' || t.raw.startsWith('<')) lineBreak = point;
+        else spaceBreak = point;
       }
     }
     let end = j;
     if (j < tokens.length) {
       const point = [lineBreak, spaceBreak].find((p) => p && p.len * 2 >= limit);
-      if (point) { end = point.at; cur = point.stack; }
+      if (point) {
+        end = point.at;
+        cur = point.stack;
+      }
       // Elements opened right before the cut belong to the next part, or this one ends in `<b></b>`.
-      while (end > i && tokens[end - 1]!.kind === 'open') { end--; cur = cur.slice(0, -1); }
+      while (end > i && tokens[end - 1]!.kind === 'open') {
+        end--;
+        cur = cur.slice(0, -1);
+      }
       // A close right after the cut ends this part (its closer is already counted): no empty element next.
-      while (end < tokens.length && tokens[end]!.kind === 'close' && cur.length
-        && (cur[cur.length - 1] as { name: string }).name === (tokens[end] as { name: string }).name) { cur = cur.slice(0, -1); end++; }
+      while (
+        end < tokens.length &&
+        tokens[end]!.kind === 'close' &&
+        cur.length &&
+        (cur[cur.length - 1] as { name: string }).name === (tokens[end] as { name: string }).name
+      ) {
+        cur = cur.slice(0, -1);
+        end++;
+      }
     }
     if (end <= i) {
       // Not even one piece fits with the markup around it (a limit smaller than a tag): give up the
       // markup that does not fit (its close tags are dropped as strays), then, for a single piece
       // longer than the limit, cut it hard.
       const t = tokens[i]!;
-      if (t.kind !== 'text') { stack = t.kind === 'close' ? applyTok(stack, t) : stack; i++; continue; }
-      if (stack.length) { stack = []; continue; }
+      if (t.kind !== 'text') {
+        stack = t.kind === 'close' ? applyTok(stack, t) : stack;
+        i++;
+        continue;
+      }
+      if (stack.length) {
+        stack = [];
+        continue;
+      }
       // (Only a limit of 1 cannot hold a surrogate pair: it becomes U+FFFD.)
       parts.push(hardCut(t.raw, limit) || '\ufffd');
       i++;
@@ -250,13 +301,16 @@ const NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', a
 
 /** Plain text of an HTML part (for the plain-text alternative of a split message). */
 export function htmlToPlain(s: string): string {
-  return s.replace(/<br\s*\/?>/gi, '\n').replace(/<[^>]*>/g, '').replace(/&(#[0-9]+|#x[0-9a-f]+|[a-z]+);/gi, (all, e: string) => {
-    if (e[0] === '#') {
-      const cp = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
-      return cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : all;
-    }
-    return NAMED[e.toLowerCase()] ?? all;
-  });
+  return s
+    .replace(/<br\s*\/?>/gi, '\n')
+    .replace(/<[^>]*>/g, '')
+    .replace(/&(#[0-9]+|#x[0-9a-f]+|[a-z]+);/gi, (all, e: string) => {
+      if (e[0] === '#') {
+        const cp = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
+        return cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : all;
+      }
+      return NAMED[e.toLowerCase()] ?? all;
+    });
 }
 
 /** The plain-text copy of a part rendered in `format`: HTML tags and entities or Markdown escapes taken out. */
@@ -289,21 +343,35 @@ export function fitMessage(msg: OutboundMessage, limits: TargetLimits | undefine
   const maxTitle = limits.maxTitleLength;
   let out = msg;
   if (maxTitle !== undefined && maxTitle > 0 && (msg.title.length > maxTitle || msg.plainTitle.length > maxTitle)) {
-    out = { ...out, title: truncateFormatted(msg.title, maxTitle, msg.format), plainTitle: truncateFormatted(msg.plainTitle, maxTitle, 'text') };
+    out = {
+      ...out,
+      title: truncateFormatted(msg.title, maxTitle, msg.format),
+      plainTitle: truncateFormatted(msg.plainTitle, maxTitle, 'text'),
+    };
   }
   const overflow = limits.overflow ?? 'truncate';
-  if (overflow === 'plugin' || !(maxBody > 0) || (msg.body.length <= maxBody && msg.plainBody.length <= maxBody)) return [out];
+  if (overflow === 'plugin' || !(maxBody > 0) || (msg.body.length <= maxBody && msg.plainBody.length <= maxBody))
+    return [out];
   if (overflow === 'split' && msg.body.length > maxBody) {
     const parts = splitWithMarkers(msg.body, maxBody, msg.format, msg.locale);
     if (parts.length > 1) {
       return parts.map((body, k) => {
         const plain = plainOf(msg.format, body);
         return {
-          ...out, body, plainBody: hardCut(plain, maxBody),
-          deliveryId: k === 0 ? msg.deliveryId : `${msg.deliveryId}-${k + 1}`, part: { index: k + 1, count: parts.length },
+          ...out,
+          body,
+          plainBody: hardCut(plain, maxBody),
+          deliveryId: k === 0 ? msg.deliveryId : `${msg.deliveryId}-${k + 1}`,
+          part: { index: k + 1, count: parts.length },
         };
       });
     }
   }
-  return [{ ...out, body: truncateFormatted(msg.body, maxBody, msg.format), plainBody: truncateFormatted(msg.plainBody, maxBody, 'text') }];
+  return [
+    {
+      ...out,
+      body: truncateFormatted(msg.body, maxBody, msg.format),
+      plainBody: truncateFormatted(msg.plainBody, maxBody, 'text'),
+    },
+  ];
 }

@@ -15,26 +15,51 @@
  * });
  * ```
  */
-import Type from 'typebox';
-import type { Static, TSchema } from 'typebox';
 
-export { Type };
-export type { Static, TSchema };
-export * from './errors.ts';
+import type { Static, TSchema } from 'typebox';
+import Type from 'typebox';
+
 export { undeclaredFields, withoutFields } from './config-fields.ts';
-export { safeEqual, hmacSha256Hex, jsonBody, jsonTooDeep, parseJsonBounded, MAX_JSON_DEPTH } from './webhook-helpers.ts';
-export * from './locales.ts';
-/** The checks the core runs when it loads a plugin; run them in your tests. */
-export { validatePlugin, formFieldKind, RESERVED_FIELDS } from './validate.ts';
-export type { PluginIssue, PluginValidation, ValidatePluginOptions, FormFieldKind } from './validate.ts';
+export type { CredentialBinding } from './credentials.ts';
+export {
+  Credentials,
+  HEADER_NAME,
+  MIN_EMBEDDED_SECRET_LENGTH,
+  ORIGIN_BOUND_HEADERS,
+  secretValues,
+  UNBOUND,
+} from './credentials.ts';
+export * from './errors.ts';
 /**
  * How the core fits a message to a target's `limits` (also what the test host's `message()` does),
  * and the Markdown dialect it escapes values for. A target with `overflow: 'plugin'` may reuse
  * `splitFormatted` for its own parts.
  */
-export { fitMessage, splitFormatted, truncateFormatted, partMarker, plainOf, markdownToPlain, htmlToPlain, MARKDOWN_ESCAPED } from './fit.ts';
-export { ORIGIN_BOUND_HEADERS, Credentials, UNBOUND, secretValues, HEADER_NAME, MIN_EMBEDDED_SECRET_LENGTH } from './credentials.ts';
-export type { CredentialBinding } from './credentials.ts';
+export {
+  fitMessage,
+  htmlToPlain,
+  MARKDOWN_ESCAPED,
+  markdownToPlain,
+  partMarker,
+  plainOf,
+  splitFormatted,
+  truncateFormatted,
+} from './fit.ts';
+export * from './locales.ts';
+export type { FormFieldKind, PluginIssue, PluginValidation, ValidatePluginOptions } from './validate.ts';
+/** The checks the core runs when it loads a plugin; run them in your tests. */
+export { formFieldKind, RESERVED_FIELDS, validatePlugin } from './validate.ts';
+export {
+  hmacSha256Hex,
+  jsonBody,
+  jsonTooDeep,
+  MAX_JSON_DEPTH,
+  parseJsonBounded,
+  safeEqual,
+} from './webhook-helpers.ts';
+export type { Static, TSchema };
+export { Type };
+
 import type { PluginLocales } from './locales.ts';
 
 /** The contract version this core speaks. A plugin whose manifest says otherwise is refused at load. */
@@ -106,7 +131,10 @@ export interface CorrelationSpec {
 }
 
 /** A notification template: `{{path}}` substitutions, `{{#each list}}…{{/each}}`, `{{#if x}}…{{else}}…{{/if}}`. */
-export interface TemplateText { title: string; body: string }
+export interface TemplateText {
+  title: string;
+  body: string;
+}
 /** Default templates per locale and event type. English is the fallback for every locale. */
 export type TemplateSet = Partial<Record<Locale, Record<string, TemplateText>>>;
 
@@ -271,7 +299,10 @@ export interface DialectRoute {
    * own `WebhookRejectedError`s), where its clients read it. `code` is Herald's problem code,
    * `detail` its English sentence. Without it, refusals are Herald's problem details.
    */
-  errorBody?(refusal: { status: number; code: string; detail: string }, req: { headers: Record<string, string | undefined> }): DialectAnswer;
+  errorBody?(
+    refusal: { status: number; code: string; detail: string },
+    req: { headers: Record<string, string | undefined> },
+  ): DialectAnswer;
 }
 
 /** What the user pastes into the sending app; see {@link WebhookSpec.connection}. */
@@ -307,15 +338,26 @@ export interface SelfMonitoringSignals {
    * Also raised at once, with `failures` and `threshold` 1, when a provider's credential is rejected.
    */
   pollFailures: {
-    tracker_id?: string; tracker_name?: string; provider_id?: string; provider_name?: string; provider_kind?: string;
-    failures: number; threshold: number; last_error?: string;
+    tracker_id?: string;
+    tracker_name?: string;
+    provider_id?: string;
+    provider_name?: string;
+    provider_kind?: string;
+    failures: number;
+    threshold: number;
+    last_error?: string;
   };
   /** The user's pending deferred notifications reached the threshold; raised once until the count falls below it again. */
   deferredBacklog: { pending: number; threshold: number };
   /** Consecutive 5xx or network failures to one target reached the threshold; the counter resets after. */
   targetFailures: {
-    target_id: string; target_name: string; target_kind: string; failures: number; threshold: number;
-    last_error?: string; status_code?: number;
+    target_id: string;
+    target_name: string;
+    target_kind: string;
+    failures: number;
+    threshold: number;
+    last_error?: string;
+    status_code?: number;
   };
 }
 
@@ -444,7 +486,9 @@ export interface InstanceStore {
   delete(key: string): Promise<void>;
 }
 
-export interface Clock { now(): Date }
+export interface Clock {
+  now(): Date;
+}
 
 export interface OutboundRequestInit {
   method?: string;
@@ -771,7 +815,10 @@ export interface OutboundMessage {
   part?: { index: number; count: number };
 }
 
-export interface SendOptions { signal: AbortSignal; attempt: number }
+export interface SendOptions {
+  signal: AbortSignal;
+  attempt: number;
+}
 /**
  * Where a sent message lives on the channel, in the target's own terms (e.g. Telegram
  * `{ chat_id, message_id }`, Matrix `{ room_id, event_id }`, email `{ message_id }`). Opaque to the
@@ -879,7 +926,13 @@ export interface WebPushAccess {
 }
 
 /** A messaging bot record as a target plugin sees it. */
-export interface MessagingBotRef { id: string; token: string; botId?: string; username?: string; /** A self-hosted bot API server, when the bot record names one. */ apiRoot?: string }
+export interface MessagingBotRef {
+  id: string;
+  token: string;
+  botId?: string;
+  username?: string /** A self-hosted bot API server, when the bot record names one. */;
+  apiRoot?: string;
+}
 
 /**
  * A chat seen on an inbound bot update, in the service's own terms. The core stores it (one row per
@@ -922,7 +975,11 @@ export interface ParsedUpdate {
 }
 
 /** What a bot driver runs with: the core's outbound HTTP client (SSRF policy applied), a logger and the bot's own API server. */
-export interface BotDriverContext { http: OutboundHttp; log: PluginLogger; /** The bot record's own API server (`api_root`, e.g. a self-hosted one), overriding the driver's default. */ apiRoot?: string }
+export interface BotDriverContext {
+  http: OutboundHttp;
+  log: PluginLogger /** The bot record's own API server (`api_root`, e.g. a self-hosted one), overriding the driver's default. */;
+  apiRoot?: string;
+}
 
 /**
  * A request that arrived on a bot's inbound route, `POST /api/bots/{webhook_path_id}/webhook`, as
@@ -1014,7 +1071,13 @@ export interface MessagingBotDriver {
    * it on the bot record, so polling resumes there after a restart). Resolve with the raw updates
    * in order; each goes through {@link parseUpdate}.
    */
-  getUpdates(ctx: BotDriverContext, token: string, offset: number, timeoutSeconds: number, signal: AbortSignal): Promise<unknown[]>;
+  getUpdates(
+    ctx: BotDriverContext,
+    token: string,
+    offset: number,
+    timeoutSeconds: number,
+    signal: AbortSignal,
+  ): Promise<unknown[]>;
   /**
    * The polling position once the raw `update` has been processed (`offset` is the current one):
    * the value the next {@link getUpdates} call receives. The core stores it only after the update
@@ -1089,7 +1152,9 @@ export interface TargetDefinition<C extends TSchema = TSchema> {
 export type PluginDefinition = ProviderDefinition<any, any> | TargetDefinition<any>;
 
 /** Declares a provider plugin; the identity function that gives the definition its types. */
-export const defineProvider = <C extends TSchema, T extends TSchema = TSchema>(p: ProviderDefinition<C, T>): ProviderDefinition<C, T> => p;
+export const defineProvider = <C extends TSchema, T extends TSchema = TSchema>(
+  p: ProviderDefinition<C, T>,
+): ProviderDefinition<C, T> => p;
 
 /** Declares a target plugin. */
 export const defineTarget = <C extends TSchema>(p: TargetDefinition<C>): TargetDefinition<C> => p;
@@ -1102,10 +1167,14 @@ export function secretPaths(schema: unknown, prefix = ''): string[] {
   const out: string[] = [];
   const walk = (s: any, path: string): void => {
     if (!s || typeof s !== 'object') return;
-    if (s[SECRET_KEY] === true) { out.push(path); return; }
+    if (s[SECRET_KEY] === true) {
+      out.push(path);
+      return;
+    }
     if (s.properties) for (const [k, v] of Object.entries(s.properties)) walk(v, path ? `${path}.${k}` : k);
     if (s.items) walk(s.items, `${path}[]`);
-    for (const key of ['anyOf', 'oneOf', 'allOf'] as const) if (Array.isArray(s[key])) for (const sub of s[key]) walk(sub, path);
+    for (const key of ['anyOf', 'oneOf', 'allOf'] as const)
+      if (Array.isArray(s[key])) for (const sub of s[key]) walk(sub, path);
   };
   walk(schema, prefix);
   return [...new Set(out)];

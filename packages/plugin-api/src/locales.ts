@@ -87,16 +87,22 @@ export interface PluginLocaleStrings {
 export type PluginLocales = { en: PluginLocaleStrings } & Partial<Record<Locale | (string & {}), PluginLocaleStrings>>;
 
 /** A form field found in a schema: its dotted path, and the allowed values when it is an enum. */
-export interface LocaleField { path: string; options: string[] | null; schema: Record<string, unknown> }
+export interface LocaleField {
+  path: string;
+  options: string[] | null;
+  schema: Record<string, unknown>;
+}
 
 type Json = Record<string, any>;
-const typeOf = (s: Json): string | undefined => (Array.isArray(s.type) ? s.type.find((x: string) => x !== 'null') : s.type);
+const typeOf = (s: Json): string | undefined =>
+  Array.isArray(s.type) ? s.type.find((x: string) => x !== 'null') : s.type;
 
 /** The allowed values of an enum field (`enum`, or `anyOf`/`oneOf` of `const`s) as strings, or null. */
 export function enumOptions(s: Json): string[] | null {
   if (Array.isArray(s.enum)) return s.enum.map(String);
   const alts = s.anyOf ?? s.oneOf;
-  if (Array.isArray(alts) && alts.length && alts.every((a: Json) => a && a.const !== undefined)) return alts.map((a: Json) => String(a.const));
+  if (Array.isArray(alts) && alts.length && alts.every((a: Json) => a && a.const !== undefined))
+    return alts.map((a: Json) => String(a.const));
   return null;
 }
 
@@ -125,7 +131,13 @@ export interface LocalizableManifest {
   configSchema: unknown;
   trackerSchema?: unknown;
   events?: Record<string, { description?: string }>;
-  webhook?: { connection?(publicUrl: string, token: string, env?: { webhookUrl: string; smtp?: { host: string; port: number } }): { fields?: { key: string }[] } };
+  webhook?: {
+    connection?(
+      publicUrl: string,
+      token: string,
+      env?: { webhookUrl: string; smtp?: { host: string; port: number } },
+    ): { fields?: { key: string }[] };
+  };
   locales?: PluginLocales;
 }
 
@@ -156,7 +168,8 @@ export function missingLocaleStrings(m: LocalizableManifest, locale: string): st
       if (!has(text.label)) missing.push(`${section}.${f.path}.label`);
       if ((has(f.schema.description) || has(enText.hint)) && !has(text.hint)) missing.push(`${section}.${f.path}.hint`);
       for (const o of f.options ?? []) if (!has(text.options?.[o])) missing.push(`${section}.${f.path}.options.${o}`);
-      for (const o of Object.keys(text.options ?? {})) if (!f.options?.includes(o)) missing.push(`unknown: ${section}.${f.path}.options.${o}`);
+      for (const o of Object.keys(text.options ?? {}))
+        if (!f.options?.includes(o)) missing.push(`unknown: ${section}.${f.path}.options.${o}`);
     }
     for (const p of Object.keys(l[section] ?? {})) if (!known.has(p)) missing.push(`unknown: ${section}.${p}`);
   }
@@ -165,9 +178,12 @@ export function missingLocaleStrings(m: LocalizableManifest, locale: string): st
   for (const type of Object.keys(l.events ?? {})) if (!events.includes(type)) missing.push(`unknown: events.${type}`);
   // The values listed with the SMTP listener on and off, both labelled.
   const env = { webhookUrl: 'https://herald.example/api/hooks/token' };
-  const listed = [env, { ...env, smtp: { host: 'herald.example', port: 2525 } }].flatMap((e) => m.webhook?.connection?.('https://herald.example', 'token', e).fields ?? []);
+  const listed = [env, { ...env, smtp: { host: 'herald.example', port: 2525 } }].flatMap(
+    (e) => m.webhook?.connection?.('https://herald.example', 'token', e).fields ?? [],
+  );
   const connection = [...new Set(listed.map((f) => f.key))];
   for (const key of connection) if (!has(l.connection?.[key]?.label)) missing.push(`connection.${key}.label`);
-  for (const key of Object.keys(l.connection ?? {})) if (!connection.includes(key)) missing.push(`unknown: connection.${key}`);
+  for (const key of Object.keys(l.connection ?? {}))
+    if (!connection.includes(key)) missing.push(`unknown: connection.${key}`);
   return missing;
 }

@@ -8,11 +8,17 @@
  */
 import dns from 'node:dns';
 import net from 'node:net';
+import { type CredentialBinding, Credentials, UNBOUND } from './credentials.ts';
 import {
-  OutboundError, OUTBOUND_DNS, OUTBOUND_NETWORK, OUTBOUND_REDIRECTS, OUTBOUND_REFUSED, OUTBOUND_TIMEOUT, OUTBOUND_TOO_LARGE,
+  OUTBOUND_DNS,
+  OUTBOUND_NETWORK,
+  OUTBOUND_REDIRECTS,
+  OUTBOUND_REFUSED,
+  OUTBOUND_TIMEOUT,
+  OUTBOUND_TOO_LARGE,
+  OutboundError,
 } from './errors.ts';
 import type { OutboundHttp, OutboundRequestInit, OutboundResponse } from './index.ts';
-import { Credentials, UNBOUND, type CredentialBinding } from './credentials.ts';
 
 export interface TestHttpOptions {
   /**
@@ -43,7 +49,10 @@ export function createTestHttp(opts: TestHttpOptions = {}): TestHttp {
   const base = client(opts, opts.credentials ? new Credentials(opts.credentials) : UNBOUND);
   // Not enumerable: a test that spreads this client to override a method (`{ ...http, resolveAllowed }`)
   // gets a plain client that is used as it is, rather than one whose bind() would drop the override.
-  return Object.defineProperty(base, 'bind', { value: (binding: CredentialBinding) => client(opts, new Credentials(binding)), enumerable: false }) as TestHttp;
+  return Object.defineProperty(base, 'bind', {
+    value: (binding: CredentialBinding) => client(opts, new Credentials(binding)),
+    enumerable: false,
+  }) as TestHttp;
 }
 
 function client(opts: TestHttpOptions, creds: Credentials): OutboundHttp {
@@ -54,8 +63,13 @@ function client(opts: TestHttpOptions, creds: Credentials): OutboundHttp {
 
   const bare = (host: string) => host.replace(/^\[(.*)\]$/, '$1');
   function check(url: URL): void {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new OutboundError(OUTBOUND_REFUSED, `refused ${url.protocol} URL: only http and https are allowed`);
-    if (refuse(bare(url.hostname))) throw new OutboundError(OUTBOUND_REFUSED, `refused to connect to ${bare(url.hostname)} (refused by the test host)`);
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new OutboundError(OUTBOUND_REFUSED, `refused ${url.protocol} URL: only http and https are allowed`);
+    if (refuse(bare(url.hostname)))
+      throw new OutboundError(
+        OUTBOUND_REFUSED,
+        `refused to connect to ${bare(url.hostname)} (refused by the test host)`,
+      );
   }
 
   function translate(err: unknown, url: URL, timer: AbortSignal, outer?: AbortSignal | null): unknown {
@@ -63,7 +77,8 @@ function client(opts: TestHttpOptions, creds: Credentials): OutboundHttp {
     if (outer?.aborted) return outer.reason ?? err;
     if (timer.aborted) return new OutboundError(OUTBOUND_TIMEOUT, `request to ${url.host} timed out`, { cause: err });
     const code = (err as { cause?: { code?: string } })?.cause?.code;
-    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return new OutboundError(OUTBOUND_DNS, `cannot resolve ${url.hostname}: ${code}`, { cause: err });
+    if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+      return new OutboundError(OUTBOUND_DNS, `cannot resolve ${url.hostname}: ${code}`, { cause: err });
     const detail = (err as { cause?: Error })?.cause?.message ?? (err as Error)?.message ?? String(err);
     return new OutboundError(OUTBOUND_NETWORK, `request to ${url.host} failed: ${detail}`, { cause: err });
   }
@@ -77,13 +92,19 @@ function client(opts: TestHttpOptions, creds: Credentials): OutboundHttp {
         const { done, value } = await reader.read();
         if (done) break;
         size += value.byteLength;
-        if (size > max) { await reader.cancel(); throw new OutboundError(OUTBOUND_TOO_LARGE, `response from ${url.host} exceeds ${max} bytes`); }
+        if (size > max) {
+          await reader.cancel();
+          throw new OutboundError(OUTBOUND_TOO_LARGE, `response from ${url.host} exceeds ${max} bytes`);
+        }
         chunks.push(value);
       }
     }
     const out = new Uint8Array(size);
     let at = 0;
-    for (const c of chunks) { out.set(c, at); at += c.byteLength; }
+    for (const c of chunks) {
+      out.set(c, at);
+      at += c.byteLength;
+    }
     return out;
   }
 
@@ -95,7 +116,8 @@ function client(opts: TestHttpOptions, creds: Credentials): OutboundHttp {
     let body: string | Uint8Array | undefined = init.body;
     if (init.json !== undefined) {
       body = JSON.stringify(init.json);
-      if (!Object.keys(headers).some((k) => k.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
+      if (!Object.keys(headers).some((k) => k.toLowerCase() === 'content-type'))
+        headers['content-type'] = 'application/json';
     }
     let method = (init.method ?? (body !== undefined ? 'POST' : 'GET')).toUpperCase();
     const timer = AbortSignal.timeout(init.timeoutMs ?? timeoutDefault);
@@ -104,25 +126,47 @@ function client(opts: TestHttpOptions, creds: Credentials): OutboundHttp {
     try {
       for (let n = 0; ; n++) {
         check(url);
-        const res = await fetch(url, { method, headers, body: body as RequestInit['body'], redirect: 'manual', signal });
+        const res = await fetch(url, {
+          method,
+          headers,
+          body: body as RequestInit['body'],
+          redirect: 'manual',
+          signal,
+        });
         const location = res.headers.get('location');
         if (!REDIRECTS.has(res.status) || location === null) {
           const bytes = await readCapped(res, maxBytes, url);
           const flat: Record<string, string> = {};
-          res.headers.forEach((v, k) => { flat[k] = v; });
+          res.headers.forEach((v, k) => {
+            flat[k] = v;
+          });
           return {
-            status: res.status, headers: flat, url: url.href, body: bytes,
+            status: res.status,
+            headers: flat,
+            url: url.href,
+            body: bytes,
             text: () => new TextDecoder().decode(bytes),
             json: <J>() => JSON.parse(new TextDecoder().decode(bytes)) as J,
           };
         }
         await res.body?.cancel();
         if (n >= maxRedirects) {
-          throw new OutboundError(OUTBOUND_REDIRECTS, maxRedirects === 0
-            ? `${url.host} answered a redirect and redirects are refused`
-            : `too many redirects (limit ${maxRedirects}) starting at ${start.host}`);
+          throw new OutboundError(
+            OUTBOUND_REDIRECTS,
+            maxRedirects === 0
+              ? `${url.host} answered a redirect and redirects are refused`
+              : `too many redirects (limit ${maxRedirects}) starting at ${start.host}`,
+          );
         }
-        ({ url, method, body, headers } = nextHop(url, location, res.status, method, body, headers, init.credentialHeaders));
+        ({ url, method, body, headers } = nextHop(
+          url,
+          location,
+          res.status,
+          method,
+          body,
+          headers,
+          init.credentialHeaders,
+        ));
       }
     } catch (err) {
       throw translate(err, url, timer, init.signal);
@@ -130,13 +174,23 @@ function client(opts: TestHttpOptions, creds: Credentials): OutboundHttp {
   }
 
   /** The next request after a redirect answer, as the service's client makes it; throws when it must not be followed. */
-  function nextHop<B>(url: URL, location: string, status: number, method: string, body: B | undefined, headers: Record<string, string>, extra?: readonly string[]) {
+  function nextHop<B>(
+    url: URL,
+    location: string,
+    status: number,
+    method: string,
+    body: B | undefined,
+    headers: Record<string, string>,
+    extra?: readonly string[],
+  ) {
     const next = new URL(location, url);
     check(next);
     if ((status === 303 && method !== 'HEAD') || ((status === 301 || status === 302) && method === 'POST')) {
       method = 'GET';
       body = undefined;
-      headers = Object.fromEntries(Object.entries(headers).filter(([k]) => !/^content-(type|length|encoding)$/i.test(k)));
+      headers = Object.fromEntries(
+        Object.entries(headers).filter(([k]) => !/^content-(type|length|encoding)$/i.test(k)),
+      );
     }
     const refusal = creds.redirectRefusal(url, next);
     if (refusal) throw new OutboundError(OUTBOUND_REDIRECTS, refusal);
@@ -159,7 +213,13 @@ function client(opts: TestHttpOptions, creds: Credentials): OutboundHttp {
       // Redirects by hand, like the service's client: Node's own fetch would carry declared credential headers along.
       for (let n = 0; ; n++) {
         check(url);
-        const res = await fetch(url, { method, headers, body: body as RequestInit['body'], redirect: 'manual', signal });
+        const res = await fetch(url, {
+          method,
+          headers,
+          body: body as RequestInit['body'],
+          redirect: 'manual',
+          signal,
+        });
         const location = res.headers.get('location');
         if (!REDIRECTS.has(res.status) || location === null || req.redirect === 'manual') {
           Object.defineProperty(res, 'url', { value: url.href });
@@ -167,8 +227,13 @@ function client(opts: TestHttpOptions, creds: Credentials): OutboundHttp {
           return res;
         }
         await res.body?.cancel();
-        if (req.redirect === 'error') throw new OutboundError(OUTBOUND_REDIRECTS, `${url.host} answered a redirect and redirects are refused`);
-        if (n >= maxRedirects) throw new OutboundError(OUTBOUND_REDIRECTS, `too many redirects (limit ${maxRedirects}) starting at ${start.host}`);
+        if (req.redirect === 'error')
+          throw new OutboundError(OUTBOUND_REDIRECTS, `${url.host} answered a redirect and redirects are refused`);
+        if (n >= maxRedirects)
+          throw new OutboundError(
+            OUTBOUND_REDIRECTS,
+            `too many redirects (limit ${maxRedirects}) starting at ${start.host}`,
+          );
         ({ url, method, body, headers } = nextHop(url, location, res.status, method, body, headers, extra));
       }
     } catch (err) {
@@ -185,10 +250,18 @@ function client(opts: TestHttpOptions, creds: Credentials): OutboundHttp {
         const a = await dns.promises.lookup(name);
         found = { address: a.address, family: a.family as 4 | 6 };
       } catch (err) {
-        throw new OutboundError(OUTBOUND_DNS, `cannot resolve ${name}: ${(err as { code?: string }).code ?? (err as Error).message}`, { cause: err });
+        throw new OutboundError(
+          OUTBOUND_DNS,
+          `cannot resolve ${name}: ${(err as { code?: string }).code ?? (err as Error).message}`,
+          { cause: err },
+        );
       }
     }
-    if (refuse(name) || refuse(found.address)) throw new OutboundError(OUTBOUND_REFUSED, `refused to connect to ${name}: ${found.address} (refused by the test host)`);
+    if (refuse(name) || refuse(found.address))
+      throw new OutboundError(
+        OUTBOUND_REFUSED,
+        `refused to connect to ${name}: ${found.address} (refused by the test host)`,
+      );
     return found;
   }
 

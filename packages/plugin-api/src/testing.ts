@@ -11,28 +11,51 @@
  */
 import crypto from 'node:crypto';
 import { Value } from 'typebox/value';
+import { undeclaredFields } from './config-fields.ts';
+import { type CredentialBinding, secretValues } from './credentials.ts';
+import { WebhookRejectedError } from './errors.ts';
+import { fitMessage, plainOf } from './fit.ts';
 import type {
-  Clock, EmittedEvent, InstanceStore, StoreSetOptions, OutboundHttp, PluginLogger, ProviderDefinition, ProviderInstance,
-  TargetDefinition, TargetInstance, TrackerView, MessagingBotRef, OutboundMessage, ConfigProblem, WebPushAccess, WebPushSubscription,
-  DialectAnswer, WebhookResult,
+  Clock,
+  ConfigProblem,
+  DialectAnswer,
+  EmittedEvent,
+  InstanceStore,
+  MessagingBotRef,
+  OutboundHttp,
+  OutboundMessage,
+  PluginLogger,
+  ProviderDefinition,
+  ProviderInstance,
+  StoreSetOptions,
+  TargetDefinition,
+  TargetInstance,
+  TrackerView,
+  WebhookResult,
+  WebPushAccess,
+  WebPushSubscription,
 } from './index.ts';
 import { createTestHttp } from './testing-http.ts';
-import { undeclaredFields } from './config-fields.ts';
-import { secretValues, type CredentialBinding } from './credentials.ts';
-import { WebhookRejectedError } from './errors.ts';
 import { jsonTooDeep, MAX_JSON_DEPTH } from './webhook-helpers.ts';
-import { fitMessage, plainOf } from './fit.ts';
 
-export { createTestHttp } from './testing-http.ts';
-export type { TestHttpOptions, TestHttp } from './testing-http.ts';
 export type { CredentialBinding } from './credentials.ts';
+export type { TestHttp, TestHttpOptions } from './testing-http.ts';
+export { createTestHttp } from './testing-http.ts';
 
 export class FakeClock implements Clock {
   private t: number;
-  constructor(start: Date | string = '2026-01-01T00:00:00Z') { this.t = new Date(start).getTime(); }
-  now(): Date { return new Date(this.t); }
-  set(at: Date | string): void { this.t = new Date(at).getTime(); }
-  advance(ms: number): void { this.t += ms; }
+  constructor(start: Date | string = '2026-01-01T00:00:00Z') {
+    this.t = new Date(start).getTime();
+  }
+  now(): Date {
+    return new Date(this.t);
+  }
+  set(at: Date | string): void {
+    this.t = new Date(at).getTime();
+  }
+  advance(ms: number): void {
+    this.t += ms;
+  }
 }
 
 export class MemoryStore implements InstanceStore {
@@ -40,29 +63,49 @@ export class MemoryStore implements InstanceStore {
   /** The keys whose last `set` asked for the value to be sealed at rest (a test asserts the plugin asks). */
   readonly sealedKeys = new Set<string>();
   private clock: Clock;
-  constructor(clock: Clock = { now: () => new Date() }) { this.clock = clock; }
+  constructor(clock: Clock = { now: () => new Date() }) {
+    this.clock = clock;
+  }
   private live(key: string) {
     const e = this.data.get(key);
-    if (e && e.expires !== undefined && e.expires <= this.clock.now().getTime()) { this.data.delete(key); return undefined; }
+    if (e && e.expires !== undefined && e.expires <= this.clock.now().getTime()) {
+      this.data.delete(key);
+      return undefined;
+    }
     return e;
   }
-  async get<T>(key: string): Promise<T | undefined> { return this.live(key)?.value as T | undefined; }
+  async get<T>(key: string): Promise<T | undefined> {
+    return this.live(key)?.value as T | undefined;
+  }
   async set(key: string, value: unknown, o?: StoreSetOptions): Promise<void> {
-    this.data.set(key, { value: structuredClone(value), expires: o?.ttlSeconds ? this.clock.now().getTime() + o.ttlSeconds * 1000 : undefined });
-    if (o?.sealed) this.sealedKeys.add(key); else this.sealedKeys.delete(key);
+    this.data.set(key, {
+      value: structuredClone(value),
+      expires: o?.ttlSeconds ? this.clock.now().getTime() + o.ttlSeconds * 1000 : undefined,
+    });
+    if (o?.sealed) this.sealedKeys.add(key);
+    else this.sealedKeys.delete(key);
   }
   async setIfAbsent(key: string, value: unknown, o?: { ttlSeconds?: number }): Promise<boolean> {
     if (this.live(key)) return false;
     await this.set(key, value, o);
     return true;
   }
-  async delete(key: string): Promise<void> { this.data.delete(key); this.sealedKeys.delete(key); }
+  async delete(key: string): Promise<void> {
+    this.data.delete(key);
+    this.sealedKeys.delete(key);
+  }
 }
 
-export interface CapturedLog { level: string; obj: unknown; msg?: string }
+export interface CapturedLog {
+  level: string;
+  obj: unknown;
+  msg?: string;
+}
 
 export function captureLogger(lines: CapturedLog[] = []): PluginLogger & { lines: CapturedLog[] } {
-  const mk = (level: string) => (obj: unknown, msg?: string) => { lines.push({ level, obj, msg }); };
+  const mk = (level: string) => (obj: unknown, msg?: string) => {
+    lines.push({ level, obj, msg });
+  };
   const l = { lines, debug: mk('debug'), info: mk('info'), warn: mk('warn'), error: mk('error'), child: () => l };
   return l;
 }
@@ -125,10 +168,12 @@ export interface MessageOptions {
  */
 export function validateConfig<T>(schema: unknown, config: unknown): T {
   const undeclared = undeclaredFields(schema, config ?? {});
-  if (undeclared.length) throw new Error(`invalid config: ${undeclared.map((p) => `${p} is not a field of this configuration`).join('; ')}`);
+  if (undeclared.length)
+    throw new Error(`invalid config: ${undeclared.map((p) => `${p} is not a field of this configuration`).join('; ')}`);
   const withDefaults = Value.Default(schema as never, structuredClone(config ?? {}));
   const errors = [...Value.Errors(schema as never, withDefaults)];
-  if (errors.length) throw new Error(`invalid config: ${errors.map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}`);
+  if (errors.length)
+    throw new Error(`invalid config: ${errors.map((e) => `${e.instancePath || '/'} ${e.message}`).join('; ')}`);
   return withDefaults as T;
 }
 
@@ -137,7 +182,10 @@ export function validateConfig<T>(schema: unknown, config: unknown): T {
  * backup: the schema with defaults (throws when it fails), then the plugin's `validateConfig`
  * hook, whose problems are returned (empty when the config is accepted).
  */
-export function checkConfig(def: ProviderDefinition<any, any> | TargetDefinition<any>, config: unknown): ConfigProblem[] {
+export function checkConfig(
+  def: ProviderDefinition<any, any> | TargetDefinition<any>,
+  config: unknown,
+): ConfigProblem[] {
   const cfg = validateConfig<Record<string, unknown>>(def.manifest.configSchema, config);
   return def.validateConfig ? def.validateConfig(cfg) : [];
 }
@@ -150,7 +198,8 @@ export function checkEvent(def: ProviderDefinition<any, any>, e: EmittedEvent): 
   const spec = def.manifest.events?.[e.type];
   if (!spec) throw new Error(`event type ${e.type} is not declared by ${def.manifest.id}`);
   const errs = [...Value.Errors(spec.payload as never, e.payload)];
-  if (errs.length) throw new Error(`payload of ${e.type} is invalid: ${errs.map((x) => `${x.instancePath} ${x.message}`).join('; ')}`);
+  if (errs.length)
+    throw new Error(`payload of ${e.type} is invalid: ${errs.map((x) => `${x.instancePath} ${x.message}`).join('; ')}`);
 }
 
 export function createTestHost(opts: TestHostOptions = {}) {
@@ -160,23 +209,39 @@ export function createTestHost(opts: TestHostOptions = {}) {
   return {
     clock,
     http,
-    async provider(def: ProviderDefinition<any, any>, config: unknown, o: { trackers?: TrackerView[]; instanceId?: string; ownerId?: string; webhookUrl?: string } = {}): Promise<ProviderHarness> {
+    async provider(
+      def: ProviderDefinition<any, any>,
+      config: unknown,
+      o: { trackers?: TrackerView[]; instanceId?: string; ownerId?: string; webhookUrl?: string } = {},
+    ): Promise<ProviderHarness> {
       const emitted: EmittedEvent[] = [];
       const trackers = o.trackers ?? [];
       const store = new MemoryStore(clock);
       const log = captureLogger();
       const abort = new AbortController();
       const cfg = validateConfig(def.manifest.configSchema, config);
-      const instanceHttp = bound(http, { headers: def.manifest.credentialHeaders, secrets: secretValues(def.manifest.configSchema, cfg) });
+      const instanceHttp = bound(http, {
+        headers: def.manifest.credentialHeaders,
+        secrets: secretValues(def.manifest.configSchema, cfg),
+      });
       const instance = await def.create({
-        instanceId: o.instanceId ?? `test-${++n}`, ownerId: o.ownerId ?? 'owner', config: cfg, log, http: instanceHttp, store, clock,
-        signal: abort.signal, webhookUrl: o.webhookUrl,
+        instanceId: o.instanceId ?? `test-${++n}`,
+        ownerId: o.ownerId ?? 'owner',
+        config: cfg,
+        log,
+        http: instanceHttp,
+        store,
+        clock,
+        signal: abort.signal,
+        webhookUrl: o.webhookUrl,
         async emit(e) {
           checkEvent(def, e);
           emitted.push(e);
           return [`evt-${emitted.length}`];
         },
-        async trackers() { return trackers; },
+        async trackers() {
+          return trackers;
+        },
       });
       if (instance.handleWebhook) {
         // Mirror the core: verifyWebhook first (headers only, then with the body when it asks for
@@ -189,9 +254,11 @@ export function createTestHost(opts: TestHostOptions = {}) {
             const { rawBody, body: _body, ...headersOnly } = req;
             let verdict = await verify(headersOnly);
             if (verdict === 'needs_body') verdict = await verify({ ...headersOnly, rawBody });
-            if (verdict !== 'ok') throw new WebhookRejectedError(401, `verifyWebhook answered ${String(verdict)} where the core needs ok`);
+            if (verdict !== 'ok')
+              throw new WebhookRejectedError(401, `verifyWebhook answered ${String(verdict)} where the core needs ok`);
           }
-          if (req.body !== undefined && jsonTooDeep(req.rawBody)) throw new WebhookRejectedError(400, `the request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
+          if (req.body !== undefined && jsonTooDeep(req.rawBody))
+            throw new WebhookRejectedError(400, `the request body is nested deeper than ${MAX_JSON_DEPTH} levels`);
           const r = await handle(req);
           // Like the core: every returned event must be a declared type with a valid payload.
           for (const e of r.events ?? []) checkEvent(def, e);
@@ -201,22 +268,46 @@ export function createTestHost(opts: TestHostOptions = {}) {
       }
       return { instance, emitted, trackers, store, log, abort };
     },
-    async target(def: TargetDefinition<any>, config: unknown, o: { bot?: MessagingBotRef; instanceId?: string; webPush?: WebPushAccess } = {}): Promise<TargetHarness> {
+    async target(
+      def: TargetDefinition<any>,
+      config: unknown,
+      o: { bot?: MessagingBotRef; instanceId?: string; webPush?: WebPushAccess } = {},
+    ): Promise<TargetHarness> {
       const store = new MemoryStore(clock);
       const log = captureLogger();
       const abort = new AbortController();
       const cfg = validateConfig(def.manifest.configSchema, config);
       const secrets = [...secretValues(def.manifest.configSchema, cfg), ...(o.bot?.token ? [o.bot.token] : [])];
       const instanceHttp = bound(http, { headers: def.manifest.credentialHeaders, secrets });
-      const instance = await def.create({ instanceId: o.instanceId ?? `test-${++n}`, ownerId: 'owner', config: cfg, log, http: instanceHttp, store, clock, signal: abort.signal, bot: o.bot, webPush: o.webPush });
+      const instance = await def.create({
+        instanceId: o.instanceId ?? `test-${++n}`,
+        ownerId: 'owner',
+        config: cfg,
+        log,
+        http: instanceHttp,
+        store,
+        clock,
+        signal: abort.signal,
+        bot: o.bot,
+        webPush: o.webPush,
+      });
       const format = def.manifest.limits?.formats[0] ?? 'text';
       const parts = (m: Partial<OutboundMessage> = {}, opts: MessageOptions = {}): OutboundMessage[] => {
         const f = m.format ?? format;
         const title = m.title ?? 'Title';
         const body = m.body ?? 'Body';
         const whole: OutboundMessage = {
-          deliveryId: `del-${++n}`, eventId: 'evt-1', eventType: 'test', severity: 'info', locale: 'en', format: f,
-          title, body, plainTitle: plainOf(f, title), plainBody: plainOf(f, body), ...m,
+          deliveryId: `del-${++n}`,
+          eventId: 'evt-1',
+          eventType: 'test',
+          severity: 'info',
+          locale: 'en',
+          format: f,
+          title,
+          body,
+          plainTitle: plainOf(f, title),
+          plainBody: plainOf(f, body),
+          ...m,
         };
         return opts.fit === false ? [whole] : fitMessage(whole, def.manifest.limits);
       };
@@ -253,9 +344,19 @@ export interface DialectOutcome {
  * // out.token === 'tok', out.status === 200, out.answer.body.id is a number
  * ```
  */
-export async function dialectRequest(def: ProviderDefinition<any, any>, instance: ProviderInstance, o: {
-  path: string; method?: 'POST' | 'PUT'; params?: Record<string, string>; headers?: Record<string, string>; query?: Record<string, string>; body?: string | Buffer; ip?: string;
-}): Promise<DialectOutcome> {
+export async function dialectRequest(
+  def: ProviderDefinition<any, any>,
+  instance: ProviderInstance,
+  o: {
+    path: string;
+    method?: 'POST' | 'PUT';
+    params?: Record<string, string>;
+    headers?: Record<string, string>;
+    query?: Record<string, string>;
+    body?: string | Buffer;
+    ip?: string;
+  },
+): Promise<DialectOutcome> {
   const method = o.method ?? 'POST';
   const route = def.manifest.webhook?.routes?.find((r) => r.path === o.path && r.method === method);
   if (!route) throw new Error(`${def.manifest.id} declares no dialect route ${method} ${o.path}`);
@@ -275,22 +376,42 @@ export async function dialectRequest(def: ProviderDefinition<any, any>, instance
     if (!found || found === 'needs_body') return refuse(401, 'unauthorized', 'The request carries no token.');
     token = found;
     const maxBody = def.manifest.webhook?.maxBodyBytes ?? 1024 * 1024;
-    if (rawBody.length > maxBody) return { ...refuse(413, 'body_too_large', `The body is larger than ${maxBody} bytes.`), token };
+    if (rawBody.length > maxBody)
+      return { ...refuse(413, 'body_too_large', `The body is larger than ${maxBody} bytes.`), token };
     const ctype = headers['content-type'] ?? '';
     let body: unknown;
     if (rawBody.length && (ctype.includes('json') || ctype === '')) {
-      if (jsonTooDeep(rawBody)) return { ...refuse(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`), token };
-      try { body = JSON.parse(rawBody.toString('utf8')); } catch { body = undefined; }
+      if (jsonTooDeep(rawBody))
+        return {
+          ...refuse(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`),
+          token,
+        };
+      try {
+        body = JSON.parse(rawBody.toString('utf8'));
+      } catch {
+        body = undefined;
+      }
     }
     if (!instance.handleWebhook) throw new Error(`${def.manifest.id} has no handleWebhook`);
-    const result = await instance.handleWebhook({ method, headers, rawBody, body, query, ip: o.ip ?? '192.0.2.1', route: { path: route.path, params } });
+    const result = await instance.handleWebhook({
+      method,
+      headers,
+      rawBody,
+      body,
+      query,
+      ip: o.ip ?? '192.0.2.1',
+      route: { path: route.path, params },
+    });
     const eventIds = result.events.map((_, i) => `0190a5d1-7c00-7000-8000-${String(i + 1).padStart(12, '0')}`);
     const answer = result.respond?.({ eventIds });
-    return { token, status: answer?.status ?? (result.events.length ? 200 : result.status ?? 200), answer, result };
+    return { token, status: answer?.status ?? (result.events.length ? 200 : (result.status ?? 200)), answer, result };
   } catch (err) {
     if (!(err instanceof Error) || (err as { code?: unknown }).code !== 'WEBHOOK_REJECTED') throw err;
     const status = (err as unknown as { status: number }).status;
-    return { ...refuse(status, status === 401 ? 'unauthorized' : status === 409 ? 'replayed' : 'bad_request', err.message), token };
+    return {
+      ...refuse(status, status === 401 ? 'unauthorized' : status === 409 ? 'replayed' : 'bad_request', err.message),
+      token,
+    };
   }
 }
 
@@ -316,32 +437,50 @@ export interface TestWebPush extends WebPushAccess {
  * const { instance, message } = await host.target(plugin, {}, { webPush });
  * ```
  */
-export function createTestWebPush(o: {
-  subscriptions?: WebPushSubscription[];
-  vapid?: { publicKey: string; privateKey: string; subject?: string };
-  eventUrl?: (eventId: string) => string;
-} = {}): TestWebPush {
+export function createTestWebPush(
+  o: {
+    subscriptions?: WebPushSubscription[];
+    vapid?: { publicKey: string; privateKey: string; subject?: string };
+    eventUrl?: (eventId: string) => string;
+  } = {},
+): TestWebPush {
   let keys = o.vapid;
   if (!keys) {
     const ecdh = crypto.createECDH('prime256v1');
     ecdh.generateKeys();
     const priv = ecdh.getPrivateKey();
-    keys = { publicKey: ecdh.getPublicKey().toString('base64url'), privateKey: Buffer.concat([Buffer.alloc(32 - priv.length), priv]).toString('base64url') };
+    keys = {
+      publicKey: ecdh.getPublicKey().toString('base64url'),
+      privateKey: Buffer.concat([Buffer.alloc(32 - priv.length), priv]).toString('base64url'),
+    };
   }
-  const full = { publicKey: keys.publicKey, privateKey: keys.privateKey, subject: keys.subject ?? 'mailto:push@example.test' };
+  const full = {
+    publicKey: keys.publicKey,
+    privateKey: keys.privateKey,
+    subject: keys.subject ?? 'mailto:push@example.test',
+  };
   const subscribed = [...(o.subscriptions ?? [])];
   const removed: string[] = [];
   const succeeded: string[] = [];
   return {
-    subscribed, removed, succeeded, keys: full,
-    async vapid() { return { ...full }; },
-    async subscriptions() { return subscribed.map((s) => ({ ...s, keys: { ...s.keys } })); },
+    subscribed,
+    removed,
+    succeeded,
+    keys: full,
+    async vapid() {
+      return { ...full };
+    },
+    async subscriptions() {
+      return subscribed.map((s) => ({ ...s, keys: { ...s.keys } }));
+    },
     async remove(id) {
       removed.push(id);
       const at = subscribed.findIndex((s) => s.id === id);
       if (at >= 0) subscribed.splice(at, 1);
     },
-    async markSuccess(id) { succeeded.push(id); },
+    async markSuccess(id) {
+      succeeded.push(id);
+    },
     eventUrl: o.eventUrl ?? ((eventId) => `https://herald.example.test/#/events?event=${encodeURIComponent(eventId)}`),
   };
 }

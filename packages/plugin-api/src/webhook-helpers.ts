@@ -40,8 +40,9 @@ export function jsonTooDeep(text: Uint8Array | string, maxDepth: number = MAX_JS
       if (c === 0x5c /* \ */) i++;
       else if (c === 0x22 /* " */) inString = false;
     } else if (c === 0x22) inString = true;
-    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) { if (++depth > maxDepth) return true; }
-    else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
+    else if (c === 0x7b /* { */ || c === 0x5b /* [ */) {
+      if (++depth > maxDepth) return true;
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) depth--;
   }
   return false;
 }
@@ -59,7 +60,9 @@ export function jsonTooDeep(text: Uint8Array | string, maxDepth: number = MAX_JS
 export function parseJsonBounded(text: Uint8Array | string, what = 'the request body'): unknown {
   if (jsonTooDeep(text)) throw new WebhookRejectedError(400, `${what} is nested deeper than ${MAX_JSON_DEPTH} levels`);
   try {
-    return JSON.parse(typeof text === 'string' ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('utf8'));
+    return JSON.parse(
+      typeof text === 'string' ? text : Buffer.from(text.buffer, text.byteOffset, text.byteLength).toString('utf8'),
+    );
   } catch {
     throw new WebhookRejectedError(400, `${what} must be JSON`);
   }

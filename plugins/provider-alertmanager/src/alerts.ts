@@ -4,8 +4,8 @@
  * resolution edits the message of the firing alert.
  */
 import { createHash } from 'node:crypto';
-import { WebhookRejectedError } from '@herald/plugin-api';
 import type { EmittedEvent, Severity } from '@herald/plugin-api';
+import { WebhookRejectedError } from '@herald/plugin-api';
 
 /** Most alerts reported from one notification; the rest are counted in `omitted_alerts`. */
 export const MAX_ALERTS = 100;
@@ -61,7 +61,8 @@ export function parseNotification(body: unknown): Notification {
   const alerts = body.alerts.map((a: unknown, i: number): Alert => {
     const path = `alerts[${i}]`;
     if (!isObject(a)) return reject(`${path} must be an object`);
-    if (a.status !== 'firing' && a.status !== 'resolved') return reject(`${path}.status must be "firing" or "resolved"`);
+    if (a.status !== 'firing' && a.status !== 'resolved')
+      return reject(`${path}.status must be "firing" or "resolved"`);
     if (!isObject(a.labels)) return reject(`${path}.labels must be an object`);
     return {
       status: a.status,
@@ -74,7 +75,8 @@ export function parseNotification(body: unknown): Notification {
     };
   });
   const truncated = body.truncatedAlerts ?? 0;
-  if (typeof truncated !== 'number' || !Number.isInteger(truncated) || truncated < 0) return reject('truncatedAlerts must be a whole number');
+  if (typeof truncated !== 'number' || !Number.isInteger(truncated) || truncated < 0)
+    return reject('truncatedAlerts must be a whole number');
   return {
     receiver: optString(body.receiver, 'receiver'),
     status: optString(body.status, 'status'),
@@ -88,15 +90,25 @@ export function parseNotification(body: unknown): Notification {
 /** The event severity of a `severity` label: critical/error/page, warning/warn, anything else info. */
 export function severityOf(label: string | undefined): Severity {
   switch ((label ?? '').trim().toLowerCase()) {
-    case 'critical': case 'error': case 'page': return 'critical';
-    case 'warning': case 'warn': return 'warning';
-    default: return 'info';
+    case 'critical':
+    case 'error':
+    case 'page':
+      return 'critical';
+    case 'warning':
+    case 'warn':
+      return 'warning';
+    default:
+      return 'info';
   }
 }
 
 /** `name=value, …` of the labels, sorted by name, without those in `skip`. */
 export function labelsText(labels: Record<string, string>, skip: string[] = []): string {
-  return Object.keys(labels).filter((k) => !skip.includes(k)).sort().map((k) => `${k}=${labels[k]}`).join(', ');
+  return Object.keys(labels)
+    .filter((k) => !skip.includes(k))
+    .sort()
+    .map((k) => `${k}=${labels[k]}`)
+    .join(', ');
 }
 
 /**
@@ -105,7 +117,9 @@ export function labelsText(labels: Record<string, string>, skip: string[] = []):
  */
 export function correlationKey(alert: Pick<Alert, 'fingerprint' | 'labels'>): string {
   if (alert.fingerprint.trim()) return alert.fingerprint.trim();
-  const sorted = Object.keys(alert.labels).sort().map((k) => [k, alert.labels[k]]);
+  const sorted = Object.keys(alert.labels)
+    .sort()
+    .map((k) => [k, alert.labels[k]]);
   return `labels:${createHash('sha256').update(JSON.stringify(sorted)).digest('hex').slice(0, 32)}`;
 }
 

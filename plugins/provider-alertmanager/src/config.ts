@@ -1,6 +1,7 @@
 /** Configuration of the Alertmanager provider: how Alertmanager proves its requests. */
-import { Secret, Type } from '@herald/plugin-api';
+
 import type { ConfigProblem, Static } from '@herald/plugin-api';
+import { Secret, Type } from '@herald/plugin-api';
 
 /** Shortest secret accepted for `bearer` and `basic`. */
 export const MIN_SECRET_LENGTH = 16;
@@ -24,12 +25,19 @@ export function configProblems(cfg: AlertmanagerConfig): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (cfg.auth !== 'none' && !cfg.secret) {
     problems.push({
-      path: '/secret', message: `is required when auth is ${cfg.auth}`, code: 'required',
+      path: '/secret',
+      message: `is required when auth is ${cfg.auth}`,
+      code: 'required',
       detail: `auth "${cfg.auth}" needs a secret of at least ${MIN_SECRET_LENGTH} characters, the same one Alertmanager sends.`,
     });
   }
   if (cfg.auth === 'basic' && !cfg.username) {
-    problems.push({ path: '/username', message: 'is required when auth is basic', code: 'required', detail: 'auth "basic" needs the user name Alertmanager sends in basic_auth.' });
+    problems.push({
+      path: '/username',
+      message: 'is required when auth is basic',
+      code: 'required',
+      detail: 'auth "basic" needs the user name Alertmanager sends in basic_auth.',
+    });
   }
   return problems;
 }

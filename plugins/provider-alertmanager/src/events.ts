@@ -1,6 +1,7 @@
 /** Event types of the Alertmanager provider: payload schemas, severities, quiet hours, correlation. */
-import { Type } from '@herald/plugin-api';
+
 import type { EventSpec } from '@herald/plugin-api';
+import { Type } from '@herald/plugin-api';
 
 const Opt = Type.Optional;
 const Text = Type.String();
@@ -56,7 +57,11 @@ const SAMPLE = {
   severity_label: 'critical',
   labels: { alertname: 'DiskFull', instance: 'nas:9100', job: 'node', mountpoint: '/data', severity: 'critical' },
   labels_text: 'instance=nas:9100, job=node, mountpoint=/data, severity=critical',
-  annotations: { summary: 'Disk /data almost full on nas', description: 'Filesystem /data on nas:9100 has 3% space left.', runbook_url: 'https://runbooks.example.net/disk-full' },
+  annotations: {
+    summary: 'Disk /data almost full on nas',
+    description: 'Filesystem /data on nas:9100 has 3% space left.',
+    runbook_url: 'https://runbooks.example.net/disk-full',
+  },
   starts_at: '2026-01-02T03:04:05.678Z',
   started: '2026-01-02 03:04 UTC',
   url: 'http://prometheus.example.net:9090/graph?g0.expr=node_filesystem_avail_bytes+%2F+node_filesystem_size_bytes+%3C+0.05',
@@ -75,13 +80,25 @@ const SAMPLE = {
  */
 export const EVENTS: Record<string, EventSpec> = {
   alert_firing: {
-    payload: AlertPayload, quietHours: 'defer', severity: 'warning', correlation: ALERT,
+    payload: AlertPayload,
+    quietHours: 'defer',
+    severity: 'warning',
+    correlation: ALERT,
     description: 'An alert started firing (severity from its severity label).',
     example: { ...SAMPLE, status: 'firing', ends_at: '', ended: '' },
   },
   alert_resolved: {
-    payload: AlertPayload, quietHours: 'defer', severity: 'info', correlation: ALERT,
+    payload: AlertPayload,
+    quietHours: 'defer',
+    severity: 'info',
+    correlation: ALERT,
     description: 'A firing alert was resolved; its message is updated where the target can edit.',
-    example: { ...SAMPLE, status: 'resolved', ends_at: '2026-01-02T03:46:05.678Z', ended: '2026-01-02 03:46 UTC', duration_minutes: 42 },
+    example: {
+      ...SAMPLE,
+      status: 'resolved',
+      ends_at: '2026-01-02T03:46:05.678Z',
+      ended: '2026-01-02 03:46 UTC',
+      duration_minutes: 42,
+    },
   },
 };

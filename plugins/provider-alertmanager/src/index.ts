@@ -5,15 +5,16 @@
  * the firing alert. Authenticated from the headers (bearer or basic, as `http_config` sends them)
  * before the body is read.
  */
-import { ConfigError, defineProvider, jsonBody } from '@herald/plugin-api';
+
 import type { InboundWebhook, WebhookResult } from '@herald/plugin-api';
-import { ConfigSchema, configProblems } from './config.ts';
-import { verifyAuth } from './auth.ts';
-import { parseNotification, toEvents } from './alerts.ts';
-import { EVENTS } from './events.ts';
-import { TEMPLATES } from './templates.ts';
+import { ConfigError, defineProvider, jsonBody } from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import { parseNotification, toEvents } from './alerts.ts';
+import { verifyAuth } from './auth.ts';
+import { ConfigSchema, configProblems } from './config.ts';
+import { EVENTS } from './events.ts';
+import { TEMPLATES } from './templates.ts';
 
 export default defineProvider({
   manifest: {
@@ -21,7 +22,8 @@ export default defineProvider({
     kind: 'provider',
     apiVersion: 1,
     displayName: 'Prometheus Alertmanager',
-    description: 'Receives Alertmanager webhook notifications: one message per alert, updated when the alert is resolved.',
+    description:
+      'Receives Alertmanager webhook notifications: one message per alert, updated when the alert is resolved.',
     locales: { en: enLocale, ru: ruLocale },
     configSchema: ConfigSchema,
     ingest: 'webhook',

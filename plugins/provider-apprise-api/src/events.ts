@@ -1,6 +1,7 @@
 /** The event type an Apprise-API-compatible provider emits: one per notification posted to its key. */
-import { Type } from '@herald/plugin-api';
+
 import type { EventSpec } from '@herald/plugin-api';
+import { Type } from '@herald/plugin-api';
 
 export const AppriseNotificationPayload = Type.Object({
   /** As sent; empty when the sender gave none (templates then show the provider's name). */
@@ -25,6 +26,14 @@ export const events: Record<string, EventSpec> = {
     // The declared default; each event carries the severity of its type (info/success info, warning, failure critical).
     severity: 'info',
     description: 'A notification was posted to the Apprise-API-compatible key',
-    example: { title: 'Backup failed', body: 'nas: /srv is full (100%).', type: 'failure', format: 'text', markdown: false, tags: ['backup'], source_ip: '192.0.2.10' },
+    example: {
+      title: 'Backup failed',
+      body: 'nas: /srv is full (100%).',
+      type: 'failure',
+      format: 'text',
+      markdown: false,
+      tags: ['backup'],
+      source_ip: '192.0.2.10',
+    },
   },
 };

@@ -43,7 +43,8 @@ export function multipartFields(raw: Buffer, contentType: string | undefined): M
       const head = part.subarray(0, headEnd).toString('utf8');
       const disposition = /^content-disposition:([^\r\n]*)/im.exec(head)?.[1] ?? '';
       const name = /\bname="([^"]*)"/i.exec(disposition)?.[1];
-      if (name !== undefined && !/\bfilename\*?=/i.test(disposition) && !fields.has(name)) fields.set(name, part.subarray(headEnd + 4).toString('utf8'));
+      if (name !== undefined && !/\bfilename\*?=/i.test(disposition) && !fields.has(name))
+        fields.set(name, part.subarray(headEnd + 4).toString('utf8'));
     }
     at = next;
   }

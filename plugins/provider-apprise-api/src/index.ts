@@ -5,19 +5,26 @@
  * webhook token (32 characters: Apprise accepts keys of at most 32). Rate limit, body limit,
  * payload log and durability are the core's.
  */
-import { defineProvider, Type } from '@herald/plugin-api';
+
 import type { DialectAnswer, InboundWebhook, WebhookResult } from '@herald/plugin-api';
-import { events } from './events.ts';
-import { templates } from './templates.ts';
-import { readNotification, severityOf, wantsJson } from './notify.ts';
+import { defineProvider, Type } from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import { events } from './events.ts';
+import { readNotification, severityOf, wantsJson } from './notify.ts';
+import { templates } from './templates.ts';
 
 export const BASE_PATH = '/api/compat/apprise';
 
 /** An answer as the Apprise API words it: JSON `{ error, details }` for a client that reads JSON, text otherwise. */
-export function appriseAnswer(headers: Record<string, string | undefined>, error: string | null, text: string): DialectAnswer {
-  return wantsJson(headers) ? { body: error === null ? { error: null, details: text } : { error } } : { body: error ?? text };
+export function appriseAnswer(
+  headers: Record<string, string | undefined>,
+  error: string | null,
+  text: string,
+): DialectAnswer {
+  return wantsJson(headers)
+    ? { body: error === null ? { error: null, details: text } : { error } }
+    : { body: error ?? text };
 }
 
 /** The `apprise://` (or `apprises://` over HTTPS) URL of a key on a public URL. */
@@ -42,15 +49,18 @@ export default defineProvider({
       maxBodyBytes: 256 * 1024,
       // Apprise checks an Apprise API key against [A-Za-z0-9_-]{1,32}: 24 random bytes are 32 characters.
       tokenBytes: 24,
-      routes: [{
-        method: 'POST',
-        path: `${BASE_PATH}/notify/:token`,
-        credentialParams: ['token'],
-        summary: 'Apprise API: send a notification to a key',
-        description: 'The Apprise API\'s POST /notify/{KEY}: JSON when the Content-Type says so, else a urlencoded or multipart form, { body, title, type (info, success, warning, failure), format (text, markdown, html), tag }. The key is the provider\'s token. 200 once stored; refusals as the Apprise API words them (JSON { error } for a JSON client, text otherwise), 404 for an unknown key.',
-        token: (req) => req.params.token,
-        errorBody: ({ detail }, req) => appriseAnswer(req.headers, detail, ''),
-      }],
+      routes: [
+        {
+          method: 'POST',
+          path: `${BASE_PATH}/notify/:token`,
+          credentialParams: ['token'],
+          summary: 'Apprise API: send a notification to a key',
+          description:
+            "The Apprise API's POST /notify/{KEY}: JSON when the Content-Type says so, else a urlencoded or multipart form, { body, title, type (info, success, warning, failure), format (text, markdown, html), tag }. The key is the provider's token. 200 once stored; refusals as the Apprise API words them (JSON { error } for a JSON client, text otherwise), 404 for an unknown key.",
+          token: (req) => req.params.token,
+          errorBody: ({ detail }, req) => appriseAnswer(req.headers, detail, ''),
+        },
+      ],
       connection: (publicUrl, token) => ({
         url: appriseUrl(publicUrl, token),
         fields: [
@@ -67,7 +77,15 @@ export default defineProvider({
     return {
       async handleWebhook(req: InboundWebhook): Promise<WebhookResult> {
         const n = readNotification(req);
-        const payload = { title: n.title, body: n.body, type: n.type, format: n.format, markdown: n.format === 'markdown', tags: n.tags, source_ip: req.ip };
+        const payload = {
+          title: n.title,
+          body: n.body,
+          type: n.type,
+          format: n.format,
+          markdown: n.format === 'markdown',
+          tags: n.tags,
+          source_ip: req.ip,
+        };
         return {
           events: [{ type: 'apprise_notification', payload, severity: severityOf(n.type) }],
           respond: () => appriseAnswer(req.headers, null, 'Notification(s) sent.'),

@@ -4,8 +4,9 @@
  * `{ body, title, type, format, tag }`, with `title`, `type`, `format` and `tag` also taken from
  * the query string when the body leaves them out.
  */
-import { parseJsonBounded, WebhookRejectedError } from '@herald/plugin-api';
+
 import type { InboundWebhook, Severity } from '@herald/plugin-api';
+import { parseJsonBounded, WebhookRejectedError } from '@herald/plugin-api';
 import { mediaType, multipartFields, urlencodedFields } from './form.ts';
 
 export const TYPES = ['info', 'success', 'warning', 'failure'] as const;
@@ -69,7 +70,8 @@ function tagsOf(v: unknown): string[] {
     if (!/^[\w\s,&+.:@-]*$/u.test(v)) throw new WebhookRejectedError(400, ERRORS.tag);
     return v.split(/[\s,]+/).filter(Boolean);
   }
-  if (Array.isArray(v) && v.every((x) => typeof x === 'string')) return (v as string[]).map((s) => s.trim()).filter(Boolean);
+  if (Array.isArray(v) && v.every((x) => typeof x === 'string'))
+    return (v as string[]).map((s) => s.trim()).filter(Boolean);
   throw new WebhookRejectedError(400, ERRORS.tag);
 }
 
@@ -80,12 +82,17 @@ export function readNotification(req: InboundWebhook): AppriseNotification {
   let content: Record<string, unknown>;
   if (/^(text|application)\/(x-)?json/i.test(contentType ?? '')) {
     let body: unknown;
-    try { body = req.body !== undefined ? req.body : parseJsonBounded(req.rawBody); } catch { throw new WebhookRejectedError(400, ERRORS.json); }
+    try {
+      body = req.body !== undefined ? req.body : parseJsonBounded(req.rawBody);
+    } catch {
+      throw new WebhookRejectedError(400, ERRORS.json);
+    }
     if (!isObject(body)) throw new WebhookRejectedError(400, ERRORS.json);
     content = body;
   } else {
     const type = mediaType(contentType);
-    const form = type === 'multipart/form-data' ? multipartFields(req.rawBody, contentType) : urlencodedFields(req.rawBody);
+    const form =
+      type === 'multipart/form-data' ? multipartFields(req.rawBody, contentType) : urlencodedFields(req.rawBody);
     if (!form) throw new WebhookRejectedError(400, ERRORS.form);
     content = Object.fromEntries(form);
   }

@@ -2,13 +2,21 @@
  * Where each code host puts the event name, delivery id and body signature.
  * Gitea also sends GitHub- and Gogs-style copies; Forgejo also sends Gitea-style ones.
  */
-import { WebhookRejectedError } from '@herald/plugin-api';
+
 import type { InboundWebhook, WebhookAuthRequest, WebhookVerdict } from '@herald/plugin-api';
-import { hmacSha256Hex, safeEqual } from '@herald/plugin-api';
+import { hmacSha256Hex, safeEqual, WebhookRejectedError } from '@herald/plugin-api';
 import type { Host } from './config.ts';
 
-interface SignatureHeader { name: string; prefix: string }
-interface HostHeaders { event: string[]; eventType: string[]; delivery: string[]; signature: SignatureHeader[] }
+interface SignatureHeader {
+  name: string;
+  prefix: string;
+}
+interface HostHeaders {
+  event: string[];
+  eventType: string[];
+  delivery: string[];
+  signature: SignatureHeader[];
+}
 
 const HUB_256: SignatureHeader = { name: 'x-hub-signature-256', prefix: 'sha256=' };
 
@@ -54,10 +62,14 @@ export function verifySignature(host: Host, secret: string, req: WebhookAuthRequ
     const hex = value.toLowerCase().startsWith(h.prefix) ? value.slice(h.prefix.length) : '';
     if (!HEX64.test(hex)) throw new WebhookRejectedError(401, `malformed ${h.name} header`);
     if (!req.rawBody) return 'needs_body';
-    if (!safeEqual(hex.toLowerCase(), hmacSha256Hex(secret, req.rawBody))) throw new WebhookRejectedError(401, 'signature does not match the body');
+    if (!safeEqual(hex.toLowerCase(), hmacSha256Hex(secret, req.rawBody)))
+      throw new WebhookRejectedError(401, 'signature does not match the body');
     return 'ok';
   }
-  throw new WebhookRejectedError(401, `missing signature header (${headers.map((h) => h.name).join(' or ')}); is the webhook secret set?`);
+  throw new WebhookRejectedError(
+    401,
+    `missing signature header (${headers.map((h) => h.name).join(' or ')}); is the webhook secret set?`,
+  );
 }
 
 export interface DeliveryInfo {
@@ -75,6 +87,11 @@ export function deliveryInfo(host: Host, req: InboundWebhook): DeliveryInfo {
   if (!event) throw new WebhookRejectedError(400, `missing ${h.event[0]} header`);
   const delivery = first(req, h.delivery);
   if (!delivery) throw new WebhookRejectedError(400, `missing ${h.delivery[0]} header`);
-  if (delivery.value.length > MAX_DELIVERY_ID) throw new WebhookRejectedError(400, `${delivery.name} header is too long`);
-  return { event: event.value.toLowerCase(), eventType: first(req, h.eventType)?.value.toLowerCase(), deliveryId: delivery.value };
+  if (delivery.value.length > MAX_DELIVERY_ID)
+    throw new WebhookRejectedError(400, `${delivery.name} header is too long`);
+  return {
+    event: event.value.toLowerCase(),
+    eventType: first(req, h.eventType)?.value.toLowerCase(),
+    deliveryId: delivery.value,
+  };
 }

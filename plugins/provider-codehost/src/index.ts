@@ -4,13 +4,13 @@
  * body with the shared secret) and accepted once (delivery ids are remembered for seven days).
  */
 import { defineProvider } from '@herald/plugin-api';
-import { ConfigSchema } from './config.ts';
-import { events } from './events.ts';
-import { templates } from './templates.ts';
-import { handleDelivery } from './handler.ts';
-import { verifySignature } from './headers.ts';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import { ConfigSchema } from './config.ts';
+import { events } from './events.ts';
+import { handleDelivery } from './handler.ts';
+import { verifySignature } from './headers.ts';
+import { templates } from './templates.ts';
 
 export default defineProvider({
   manifest: {

@@ -1,10 +1,14 @@
-import t from 'tap';
 import { createTestHost } from '@herald/plugin-api/testing';
+import t from 'tap';
+import type { Host } from './config.ts';
 import plugin from './index.ts';
 import { delivery, fixture, SECRET } from './test-support.ts';
-import type { Host } from './config.ts';
 
-const rej = (status: number, message?: RegExp) => ({ code: 'WEBHOOK_REJECTED', status, ...(message ? { message } : {}) });
+const rej = (status: number, message?: RegExp) => ({
+  code: 'WEBHOOK_REJECTED',
+  status,
+  ...(message ? { message } : {}),
+});
 
 async function setup(host: Host) {
   const th = createTestHost();
@@ -19,7 +23,17 @@ t.test('manifest: id, ingest, body limit, templates in both locales for every ev
   t.equal(m.ingest, 'webhook');
   t.equal(m.webhook!.maxBodyBytes, 5 * 1024 * 1024);
   const types = Object.keys(m.events!);
-  t.same(types.sort(), ['issue_closed', 'issue_comment', 'issue_opened', 'pull_request_closed', 'pull_request_merged', 'pull_request_opened', 'push', 'release_published', 'workflow_run_failed']);
+  t.same(types.sort(), [
+    'issue_closed',
+    'issue_comment',
+    'issue_opened',
+    'pull_request_closed',
+    'pull_request_merged',
+    'pull_request_opened',
+    'push',
+    'release_published',
+    'workflow_run_failed',
+  ]);
   for (const type of types) {
     t.ok(m.templates!.en![type]?.title && m.templates!.en![type]?.body, `en ${type}`);
     t.ok(m.templates!.ru![type]?.title && m.templates!.ru![type]?.body, `ru ${type}`);
@@ -36,9 +50,21 @@ for (const host of ['github', 'gitea', 'forgejo'] as const) {
     const { send } = await setup(host);
     const raw = fixture(`${host}/push`);
     t.equal((await send(delivery(host, 'push', raw))).events.length, 1, 'good signature');
-    await t.rejects(send(delivery(host, 'push', raw, { signature: 'tamper' })), rej(401, /does not match/), 'signature of another body');
-    await t.rejects(send(delivery(host, 'push', raw, { secret: 'another-secret-entirely' })), rej(401, /does not match/), 'wrong secret');
-    await t.rejects(send(delivery(host, 'push', raw, { signature: 'omit' })), rej(401, /missing signature header/), 'no signature');
+    await t.rejects(
+      send(delivery(host, 'push', raw, { signature: 'tamper' })),
+      rej(401, /does not match/),
+      'signature of another body',
+    );
+    await t.rejects(
+      send(delivery(host, 'push', raw, { secret: 'another-secret-entirely' })),
+      rej(401, /does not match/),
+      'wrong secret',
+    );
+    await t.rejects(
+      send(delivery(host, 'push', raw, { signature: 'omit' })),
+      rej(401, /missing signature header/),
+      'no signature',
+    );
   });
 }
 
@@ -48,17 +74,27 @@ t.test('gitea accepts X-Hub-Signature-256 alone, forgejo accepts X-Gitea-Signatu
   const viaHub = delivery('gitea', 'push', raw, { headers: { 'x-gitea-signature': undefined } });
   t.equal((await gitea.send(viaHub)).events.length, 1);
   const forgejo = await setup('forgejo');
-  const viaGitea = delivery('forgejo', 'push', fixture('forgejo/push'), { headers: { 'x-forgejo-signature': undefined, 'x-hub-signature-256': undefined } });
+  const viaGitea = delivery('forgejo', 'push', fixture('forgejo/push'), {
+    headers: { 'x-forgejo-signature': undefined, 'x-hub-signature-256': undefined },
+  });
   t.equal((await forgejo.send(viaGitea)).events.length, 1);
 });
 
 t.test('github ignores Gitea-style signatures, malformed headers are refused', async (t) => {
   const { send } = await setup('github');
   const raw = fixture('github/push');
-  const giteaStyle = delivery('github', 'push', raw, { headers: { 'x-hub-signature-256': undefined, 'x-gitea-signature': 'a'.repeat(64) } });
+  const giteaStyle = delivery('github', 'push', raw, {
+    headers: { 'x-hub-signature-256': undefined, 'x-gitea-signature': 'a'.repeat(64) },
+  });
   await t.rejects(send(giteaStyle), rej(401, /missing signature/));
-  await t.rejects(send(delivery('github', 'push', raw, { headers: { 'x-hub-signature-256': 'sha1=abc' } })), rej(401, /malformed/));
-  await t.rejects(send(delivery('github', 'push', raw, { headers: { 'x-hub-signature-256': 'sha256=xyz' } })), rej(401, /malformed/));
+  await t.rejects(
+    send(delivery('github', 'push', raw, { headers: { 'x-hub-signature-256': 'sha1=abc' } })),
+    rej(401, /malformed/),
+  );
+  await t.rejects(
+    send(delivery('github', 'push', raw, { headers: { 'x-hub-signature-256': 'sha256=xyz' } })),
+    rej(401, /malformed/),
+  );
 });
 
 t.test('a delivery id is accepted once for seven days', async (t) => {
@@ -84,8 +120,14 @@ t.test('a bad signature does not burn the delivery id', async (t) => {
 t.test('missing event or delivery headers are refused', async (t) => {
   const { send } = await setup('github');
   const raw = fixture('github/push');
-  await t.rejects(send(delivery('github', 'push', raw, { headers: { 'x-github-event': undefined } })), rej(400, /x-github-event/));
-  await t.rejects(send(delivery('github', 'push', raw, { headers: { 'x-github-delivery': undefined } })), rej(400, /x-github-delivery/));
+  await t.rejects(
+    send(delivery('github', 'push', raw, { headers: { 'x-github-event': undefined } })),
+    rej(400, /x-github-event/),
+  );
+  await t.rejects(
+    send(delivery('github', 'push', raw, { headers: { 'x-github-delivery': undefined } })),
+    rej(400, /x-github-delivery/),
+  );
 });
 
 t.test('unexpected payload shapes answer 422 with the field named', async (t) => {
@@ -98,7 +140,10 @@ t.test('unexpected payload shapes answer 422 with the field named', async (t) =>
   await t.rejects(send(delivery('github', 'pull_request', JSON.stringify(pr))), rej(422, /pull_request is missing/));
   const issue = JSON.parse(fixture('github/issues-opened'));
   issue.issue.number = '7';
-  await t.rejects(send(delivery('github', 'issues', JSON.stringify(issue))), rej(422, /issue\.number is not an integer/));
+  await t.rejects(
+    send(delivery('github', 'issues', JSON.stringify(issue))),
+    rej(422, /issue\.number is not an integer/),
+  );
   const commits = JSON.parse(fixture('github/push'));
   commits.commits = [{ message: 'no id' }];
   await t.rejects(send(delivery('github', 'push', JSON.stringify(commits))), rej(422, /commits\[0\]\.id/));

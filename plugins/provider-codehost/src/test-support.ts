@@ -2,13 +2,14 @@
  * Test support (not used at runtime): builds signed deliveries the way each host sends them,
  * from the JSON fixtures in `test-fixtures/`.
  */
+
+import { strict as assert } from 'node:assert';
 import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { strict as assert } from 'node:assert';
 import type { InboundWebhook, WebhookResult } from '@herald/plugin-api';
 import { validateConfig } from '@herald/plugin-api/testing';
-import plugin from './index.ts';
 import type { Host } from './config.ts';
+import plugin from './index.ts';
 
 export const SECRET = 'codehost-webhook-secret-0123';
 
@@ -31,26 +32,57 @@ export interface DeliveryOptions {
 export function delivery(host: Host, event: string, raw: string, o: DeliveryOptions = {}): InboundWebhook {
   const id = o.id ?? randomUUID();
   const signed = o.signature === 'tamper' ? `${raw} ` : raw;
-  const hex = createHmac('sha256', o.secret ?? SECRET).update(signed).digest('hex');
-  const sha1 = createHmac('sha1', o.secret ?? SECRET).update(signed).digest('hex');
+  const hex = createHmac('sha256', o.secret ?? SECRET)
+    .update(signed)
+    .digest('hex');
+  const sha1 = createHmac('sha1', o.secret ?? SECRET)
+    .update(signed)
+    .digest('hex');
   const eventType = o.eventType ?? event;
   let headers: Record<string, string | undefined>;
   if (host === 'github') {
-    headers = { 'x-github-event': event, 'x-github-delivery': id, 'x-github-hook-id': '498112233', 'x-hub-signature-256': `sha256=${hex}`, 'x-hub-signature': `sha1=${sha1}`, 'user-agent': 'GitHub-Hookshot/4b6c2f1' };
+    headers = {
+      'x-github-event': event,
+      'x-github-delivery': id,
+      'x-github-hook-id': '498112233',
+      'x-hub-signature-256': `sha256=${hex}`,
+      'x-hub-signature': `sha1=${sha1}`,
+      'user-agent': 'GitHub-Hookshot/4b6c2f1',
+    };
   } else {
     headers = {
-      'x-gitea-event': event, 'x-gitea-event-type': eventType, 'x-gitea-delivery': id, 'x-gitea-signature': hex,
-      'x-gogs-event': event, 'x-gogs-event-type': eventType, 'x-gogs-delivery': id, 'x-gogs-signature': hex,
-      'x-github-event': event, 'x-github-event-type': eventType, 'x-github-delivery': id,
-      'x-hub-signature': `sha1=${sha1}`, 'x-hub-signature-256': `sha256=${hex}`, 'user-agent': 'Go-http-client/1.1',
+      'x-gitea-event': event,
+      'x-gitea-event-type': eventType,
+      'x-gitea-delivery': id,
+      'x-gitea-signature': hex,
+      'x-gogs-event': event,
+      'x-gogs-event-type': eventType,
+      'x-gogs-delivery': id,
+      'x-gogs-signature': hex,
+      'x-github-event': event,
+      'x-github-event-type': eventType,
+      'x-github-delivery': id,
+      'x-hub-signature': `sha1=${sha1}`,
+      'x-hub-signature-256': `sha256=${hex}`,
+      'user-agent': 'Go-http-client/1.1',
     };
-    if (host === 'forgejo') Object.assign(headers, { 'x-forgejo-event': event, 'x-forgejo-event-type': eventType, 'x-forgejo-delivery': id, 'x-forgejo-signature': hex });
+    if (host === 'forgejo')
+      Object.assign(headers, {
+        'x-forgejo-event': event,
+        'x-forgejo-event-type': eventType,
+        'x-forgejo-delivery': id,
+        'x-forgejo-signature': hex,
+      });
   }
   headers['content-type'] = o.contentType ?? 'application/json';
   if (o.signature === 'omit') for (const k of Object.keys(headers)) if (/signature/.test(k)) delete headers[k];
   Object.assign(headers, o.headers ?? {});
   let body: unknown;
-  try { body = JSON.parse(raw); } catch { body = undefined; }
+  try {
+    body = JSON.parse(raw);
+  } catch {
+    body = undefined;
+  }
   if (headers['content-type'] !== 'application/json') body = undefined;
   const clean: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) if (v !== undefined) clean[k] = v;

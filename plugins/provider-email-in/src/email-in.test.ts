@@ -1,12 +1,12 @@
-import t from 'tap';
-import { checkConfig, checkEvent, createTestHost, validateConfig } from '@herald/plugin-api/testing';
-import { missingLocaleStrings } from '@herald/plugin-api';
 import type { InboundMail, MailEnvelope, ProviderInstance } from '@herald/plugin-api';
+import { missingLocaleStrings } from '@herald/plugin-api';
+import { checkConfig, checkEvent, createTestHost, validateConfig } from '@herald/plugin-api/testing';
+import t from 'tap';
+import { DEFAULT_CRITICAL_KEYWORDS, DEFAULT_WARNING_KEYWORDS } from './config.ts';
 import plugin, { REPLAY_TTL_SECONDS } from './index.ts';
-import { MAX_BODY, MAX_TITLE, bounded, cleanBody } from './parse.ts';
+import { bounded, cleanBody, MAX_BODY, MAX_TITLE } from './parse.ts';
 import { senderAllowed } from './senders.ts';
 import { severityRule } from './severity.ts';
-import { DEFAULT_CRITICAL_KEYWORDS, DEFAULT_WARNING_KEYWORDS } from './config.ts';
 
 const TOKEN = 'Abc123_-xyzTOKENvalue0000000000000000000000';
 const WEBHOOK_URL = `https://herald.example.org/api/hooks/${TOKEN}`;
@@ -66,7 +66,7 @@ const MULTIPART = eml(
   Buffer.from('%PDF-1.4 not really').toString('base64'),
   '--b1',
   'Content-Type: text/plain; name="=?UTF-8?B?0L7RgtGH0ZHRgi50eHQ=?="',
-  'Content-Disposition: attachment; filename*=UTF-8\'\'%D0%BE%D1%82%D1%87%D1%91%D1%82.txt',
+  "Content-Disposition: attachment; filename*=UTF-8''%D0%BE%D1%82%D1%87%D1%91%D1%82.txt",
   '',
   'log line',
   '--b1',
@@ -88,9 +88,21 @@ const CYRILLIC = eml(
   'Content-Transfer-Encoding: 8bit',
   '',
 ).subarray(0, -2);
-const CYRILLIC_BODY = Buffer.concat([CYRILLIC, Buffer.from('\r\n'), Buffer.from([247, 206, 201, 205, 193, 206, 201, 197, 58, 32, 211, 197, 212, 216]), Buffer.from('\r\n')]);
+const CYRILLIC_BODY = Buffer.concat([
+  CYRILLIC,
+  Buffer.from('\r\n'),
+  Buffer.from([247, 206, 201, 205, 193, 206, 201, 197, 58, 32, 211, 197, 212, 216]),
+  Buffer.from('\r\n'),
+]);
 
-const env = (o: Partial<MailEnvelope> = {}): MailEnvelope => ({ from: 'nas@example.org', recipient: `${TOKEN}@herald.local`, ip: '192.0.2.10', authenticated: false, secure: false, ...o });
+const env = (o: Partial<MailEnvelope> = {}): MailEnvelope => ({
+  from: 'nas@example.org',
+  recipient: `${TOKEN}@herald.local`,
+  ip: '192.0.2.10',
+  authenticated: false,
+  secure: false,
+  ...o,
+});
 const mail = (raw: Buffer, o: Partial<MailEnvelope> = {}): InboundMail => ({ ...env(o), raw });
 
 async function instance(config: Record<string, unknown> = {}) {
@@ -100,7 +112,11 @@ async function instance(config: Record<string, unknown> = {}) {
 }
 
 /** The shape of a WebhookRejectedError with this status (and message). */
-const rej = (status: number, message?: RegExp) => ({ code: 'WEBHOOK_REJECTED', status, ...(message ? { message } : {}) });
+const rej = (status: number, message?: RegExp) => ({
+  code: 'WEBHOOK_REJECTED',
+  status,
+  ...(message ? { message } : {}),
+});
 
 t.test('manifest: a webhook-ingest provider that takes mail, complete in both languages', async (t) => {
   const m = plugin.manifest;
@@ -114,32 +130,61 @@ t.test('manifest: a webhook-ingest provider that takes mail, complete in both la
   t.ok(m.templates?.en?.email_received && m.templates?.ru?.email_received);
   checkEvent(plugin, { type: 'email_received', payload: m.events!.email_received!.example! });
   const cfg = validateConfig<Record<string, unknown>>(m.configSchema, {});
-  t.same(cfg, { require_auth: false, allowed_senders: [], critical_keywords: DEFAULT_CRITICAL_KEYWORDS, warning_keywords: DEFAULT_WARNING_KEYWORDS });
+  t.same(cfg, {
+    require_auth: false,
+    allowed_senders: [],
+    critical_keywords: DEFAULT_CRITICAL_KEYWORDS,
+    warning_keywords: DEFAULT_WARNING_KEYWORDS,
+  });
 });
 
-t.test('connection: SMTP host, port, address and password with the listener on; a POST of the message with it off', async (t) => {
-  const connect = plugin.manifest.webhook!.connection!;
-  const on = connect('https://herald.example.org', TOKEN, { webhookUrl: WEBHOOK_URL, smtp: { host: 'mail.example.org', port: 2525 } });
-  t.same(on.fields, [
-    { key: 'smtp_host', value: 'mail.example.org' },
-    { key: 'smtp_port', value: '2525' },
-    { key: 'recipient', value: `${TOKEN}@herald.example.org`, secret: true },
-    { key: 'smtp_password', value: TOKEN, secret: true },
-  ]);
-  t.equal(on.url, undefined, 'the webhook URL stays the address to paste');
-  t.equal(on.example, `printf 'Subject: Backup done\\r\\n\\r\\nAll files copied.\\r\\n' | curl -sS smtp://mail.example.org:2525 --mail-from nas@example.org --mail-rcpt '${TOKEN}@herald.example.org' -T -`);
-  // The domain: the public host name, else the SMTP host's name, else herald.local (IP addresses are no domain).
-  t.equal(connect('http://10.0.0.5:8080', TOKEN, { webhookUrl: WEBHOOK_URL, smtp: { host: 'nas.lan.example', port: 25 } }).fields![2]!.value, `${TOKEN}@nas.lan.example`);
-  const bare = connect('http://127.0.0.1:8080', TOKEN, { webhookUrl: WEBHOOK_URL, smtp: { host: '::1', port: 25 } });
-  t.equal(bare.fields![2]!.value, `${TOKEN}@herald.local`);
-  t.match(bare.example, /smtp:\/\/\[::1\]:25 /, 'an IPv6 host in brackets');
-  t.equal(connect('http://localhost:8080', TOKEN, { webhookUrl: WEBHOOK_URL, smtp: { host: 'localhost', port: 25 } }).fields![2]!.value, `${TOKEN}@herald.local`);
+t.test(
+  'connection: SMTP host, port, address and password with the listener on; a POST of the message with it off',
+  async (t) => {
+    const connect = plugin.manifest.webhook!.connection!;
+    const on = connect('https://herald.example.org', TOKEN, {
+      webhookUrl: WEBHOOK_URL,
+      smtp: { host: 'mail.example.org', port: 2525 },
+    });
+    t.same(on.fields, [
+      { key: 'smtp_host', value: 'mail.example.org' },
+      { key: 'smtp_port', value: '2525' },
+      { key: 'recipient', value: `${TOKEN}@herald.example.org`, secret: true },
+      { key: 'smtp_password', value: TOKEN, secret: true },
+    ]);
+    t.equal(on.url, undefined, 'the webhook URL stays the address to paste');
+    t.equal(
+      on.example,
+      `printf 'Subject: Backup done\\r\\n\\r\\nAll files copied.\\r\\n' | curl -sS smtp://mail.example.org:2525 --mail-from nas@example.org --mail-rcpt '${TOKEN}@herald.example.org' -T -`,
+    );
+    // The domain: the public host name, else the SMTP host's name, else herald.local (IP addresses are no domain).
+    t.equal(
+      connect('http://10.0.0.5:8080', TOKEN, { webhookUrl: WEBHOOK_URL, smtp: { host: 'nas.lan.example', port: 25 } })
+        .fields![2]!.value,
+      `${TOKEN}@nas.lan.example`,
+    );
+    const bare = connect('http://127.0.0.1:8080', TOKEN, { webhookUrl: WEBHOOK_URL, smtp: { host: '::1', port: 25 } });
+    t.equal(bare.fields![2]!.value, `${TOKEN}@herald.local`);
+    t.match(bare.example, /smtp:\/\/\[::1\]:25 /, 'an IPv6 host in brackets');
+    t.equal(
+      connect('http://localhost:8080', TOKEN, { webhookUrl: WEBHOOK_URL, smtp: { host: 'localhost', port: 25 } })
+        .fields![2]!.value,
+      `${TOKEN}@herald.local`,
+    );
 
-  const off = connect('https://herald.example.org', TOKEN, { webhookUrl: WEBHOOK_URL });
-  t.same(off.fields, [], 'nothing but the webhook URL to paste');
-  t.equal(off.example, `printf 'From: nas@example.org\\r\\nSubject: Backup done\\r\\n\\r\\nAll files copied.\\r\\n' | curl -sS -H 'Content-Type: message/rfc822' --data-binary @- '${WEBHOOK_URL}'`);
-  t.match(connect('https://herald.example.org', TOKEN).example, `'${WEBHOOK_URL}'`, 'a hook called with two arguments builds the webhook URL itself');
-});
+    const off = connect('https://herald.example.org', TOKEN, { webhookUrl: WEBHOOK_URL });
+    t.same(off.fields, [], 'nothing but the webhook URL to paste');
+    t.equal(
+      off.example,
+      `printf 'From: nas@example.org\\r\\nSubject: Backup done\\r\\n\\r\\nAll files copied.\\r\\n' | curl -sS -H 'Content-Type: message/rfc822' --data-binary @- '${WEBHOOK_URL}'`,
+    );
+    t.match(
+      connect('https://herald.example.org', TOKEN).example,
+      `'${WEBHOOK_URL}'`,
+      'a hook called with two arguments builds the webhook URL itself',
+    );
+  },
+);
 
 t.test('a plain message: subject, text, sender, recipients, message id; the token masked', async (t) => {
   const { i } = await instance();
@@ -211,7 +256,11 @@ t.test('severity: subject keywords, whole words, any case and script; configurab
   t.equal(severityRule([], [])('failed error'), 'info', 'empty lists turn the rule off');
   const { i } = await instance({ critical_keywords: ['[crit]'], warning_keywords: [] });
   t.equal((await i.handleMail(mail(eml('Subject: [CRIT] fan stopped', '', 'x')))).events[0]!.severity, 'critical');
-  t.equal((await i.handleMail(mail(eml('Subject: Backup failed', '', 'x')))).events[0]!.severity, 'info', 'the defaults replaced');
+  t.equal(
+    (await i.handleMail(mail(eml('Subject: Backup failed', '', 'x')))).events[0]!.severity,
+    'info',
+    'the defaults replaced',
+  );
 });
 
 t.test('titles and bodies are bounded', async (t) => {
@@ -225,7 +274,11 @@ t.test('titles and bodies are bounded', async (t) => {
   t.equal(bounded('😀😀😀', 4), '😀…', 'never cuts a surrogate pair');
   t.equal(cleanBody(' a \r\nb\r\n\r\n\r\n\r\nc \n'), 'a\nb\n\nc');
   const empty = (await i.handleMail(mail(eml('From: a@b.c', '', '')))).events[0]!;
-  t.same([empty.payload.title, empty.payload.body], ['', ''], 'no subject and no text: empty strings, the template says who sent it');
+  t.same(
+    [empty.payload.title, empty.payload.body],
+    ['', ''],
+    'no subject and no text: empty strings, the template says who sent it',
+  );
 });
 
 t.test('the sender filter: addresses exactly, domains with subdomains, at RCPT (verifyMail)', async (t) => {
@@ -240,7 +293,10 @@ t.test('the sender filter: addresses exactly, domains with subdomains, at RCPT (
   t.ok(senderAllowed(list, 'a@corp.example'));
   t.notOk(senderAllowed(list, ''), 'the null sender is refused once there is a list');
 
-  t.same(checkConfig(plugin, { allowed_senders: ['nas@example.org', 'example.net', '@corp.example', 'root@synology'] }), []);
+  t.same(
+    checkConfig(plugin, { allowed_senders: ['nas@example.org', 'example.net', '@corp.example', 'root@synology'] }),
+    [],
+  );
   t.throws(() => checkConfig(plugin, { allowed_senders: ['not an address'] }), /allowed_senders\/0/);
   t.throws(() => checkConfig(plugin, { allowed_senders: ['a@b@'] }), /allowed_senders\/0/);
 
@@ -251,16 +307,23 @@ t.test('the sender filter: addresses exactly, domains with subdomains, at RCPT (
   t.throws(() => i.verifyMail(env({ from: '' })), rej(403));
 });
 
-t.test('require_auth: an unauthenticated envelope is refused with 401 (530 at RCPT), an authenticated one passes', async (t) => {
-  const open = await instance();
-  await t.resolves(Promise.resolve(open.i.verifyMail(env())), 'off by default');
-  const { i } = await instance({ require_auth: true });
-  t.throws(() => i.verifyMail(env()), rej(401, /Authentication required/));
-  await t.resolves(Promise.resolve(i.verifyMail(env({ authenticated: true, authUser: 'nas' }))));
-  let message = '';
-  try { i.verifyMail(env()); } catch (err) { message = (err as Error).message; }
-  t.notOk(message.includes(TOKEN), 'the refusal does not echo the token');
-});
+t.test(
+  'require_auth: an unauthenticated envelope is refused with 401 (530 at RCPT), an authenticated one passes',
+  async (t) => {
+    const open = await instance();
+    await t.resolves(Promise.resolve(open.i.verifyMail(env())), 'off by default');
+    const { i } = await instance({ require_auth: true });
+    t.throws(() => i.verifyMail(env()), rej(401, /Authentication required/));
+    await t.resolves(Promise.resolve(i.verifyMail(env({ authenticated: true, authUser: 'nas' }))));
+    let message = '';
+    try {
+      i.verifyMail(env());
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    t.notOk(message.includes(TOKEN), 'the refusal does not echo the token');
+  },
+);
 
 t.test('a message seen before (a retry) raises no event once its replay key is stored', async (t) => {
   const { i, store } = await instance();
@@ -274,9 +337,41 @@ t.test('a message seen before (a retry) raises no event once its replay key is s
 
 t.test('the raw message POSTed to the webhook URL', async (t) => {
   const { i } = await instance({ allowed_senders: ['example.org'] });
-  const r = await i.handleWebhook!({ method: 'POST', headers: { 'content-type': 'message/rfc822' }, rawBody: PLAIN, body: undefined, query: {}, ip: '203.0.113.5' });
+  const r = await i.handleWebhook!({
+    method: 'POST',
+    headers: { 'content-type': 'message/rfc822' },
+    rawBody: PLAIN,
+    body: undefined,
+    query: {},
+    ip: '203.0.113.5',
+  });
   t.equal(r.events.length, 1);
-  t.match(r.events[0]!.payload, { title: 'Backup task finished', from: 'nas@example.org', source_ip: '203.0.113.5', to: ['********@herald.local', 'ops@example.org'] });
-  await t.rejects(i.handleWebhook!({ method: 'POST', headers: {}, rawBody: eml('From: x@example.com', 'Subject: s', '', 'b'), body: undefined, query: {}, ip: '203.0.113.5' }), rej(403));
-  await t.rejects(i.handleWebhook!({ method: 'POST', headers: {}, rawBody: Buffer.alloc(0), body: undefined, query: {}, ip: '203.0.113.5' }), rej(400));
+  t.match(r.events[0]!.payload, {
+    title: 'Backup task finished',
+    from: 'nas@example.org',
+    source_ip: '203.0.113.5',
+    to: ['********@herald.local', 'ops@example.org'],
+  });
+  await t.rejects(
+    i.handleWebhook!({
+      method: 'POST',
+      headers: {},
+      rawBody: eml('From: x@example.com', 'Subject: s', '', 'b'),
+      body: undefined,
+      query: {},
+      ip: '203.0.113.5',
+    }),
+    rej(403),
+  );
+  await t.rejects(
+    i.handleWebhook!({
+      method: 'POST',
+      headers: {},
+      rawBody: Buffer.alloc(0),
+      body: undefined,
+      query: {},
+      ip: '203.0.113.5',
+    }),
+    rej(400),
+  );
 });

@@ -1,6 +1,7 @@
 /** The event type the email provider emits. */
-import { Type } from '@herald/plugin-api';
+
 import type { EventSpec } from '@herald/plugin-api';
+import { Type } from '@herald/plugin-api';
 
 export const EmailReceivedPayload = Type.Object({
   /** The subject, decoded (RFC 2047), on one line. */
@@ -24,7 +25,7 @@ export const events: Record<string, EventSpec> = {
     quietHours: 'defer',
     // The declared default; the subject keywords may raise it for one message (EmittedEvent.severity).
     severity: 'info',
-    description: 'An email arrived at the provider\'s address',
+    description: "An email arrived at the provider's address",
     example: {
       title: 'Backup task "Photos" failed',
       body: 'The backup task "Photos" on nas.local failed at 03:12.\nDestination: usb1 (not mounted).',

@@ -10,17 +10,26 @@
  * message. Attachments are listed by name and never kept.
  */
 import crypto from 'node:crypto';
-import { WebhookRejectedError, defineProvider } from '@herald/plugin-api';
-import type { ConnectionEnv, EmittedEvent, InboundMail, InboundWebhook, MailEnvelope, ProviderContext, WebhookConnection, WebhookResult } from '@herald/plugin-api';
-import { ConfigSchema } from './config.ts';
+import type {
+  ConnectionEnv,
+  EmittedEvent,
+  InboundMail,
+  InboundWebhook,
+  MailEnvelope,
+  ProviderContext,
+  WebhookConnection,
+  WebhookResult,
+} from '@herald/plugin-api';
+import { defineProvider, WebhookRejectedError } from '@herald/plugin-api';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 import type { EmailInConfig } from './config.ts';
+import { ConfigSchema } from './config.ts';
 import { events } from './events.ts';
-import { templates } from './templates.ts';
 import { parseEmail } from './parse.ts';
 import { senderAllowed } from './senders.ts';
 import { severityRule } from './severity.ts';
-import enLocale from '../locales/en.json' with { type: 'json' };
-import ruLocale from '../locales/ru.json' with { type: 'json' };
+import { templates } from './templates.ts';
 
 /** How long a message is remembered, so that one the sender retries (after a 451, a lost reply) is recorded once. */
 export const REPLAY_TTL_SECONDS = 5 * 86_400;
@@ -46,7 +55,10 @@ const SAMPLE = 'Subject: Backup done\\r\\n\\r\\nAll files copied.\\r\\n';
 export function connection(publicUrl: string, token: string, env?: ConnectionEnv): WebhookConnection {
   const hook = env?.webhookUrl ?? `${publicUrl}/api/hooks/${token}`;
   if (!env?.smtp) {
-    return { fields: [], example: `printf 'From: nas@example.org\\r\\n${SAMPLE}' | curl -sS -H 'Content-Type: message/rfc822' --data-binary @- '${hook}'` };
+    return {
+      fields: [],
+      example: `printf 'From: nas@example.org\\r\\n${SAMPLE}' | curl -sS -H 'Content-Type: message/rfc822' --data-binary @- '${hook}'`,
+    };
   }
   const { host, port } = env.smtp;
   const domain = [new URL(publicUrl).hostname, host].find((h) => DOMAIN.test(h)) ?? 'herald.local';
@@ -72,10 +84,17 @@ export function createEmailIn(ctx: ProviderContext<EmailInConfig, unknown>) {
   const token = tokenOf(ctx.webhookUrl);
 
   /** The event for one message, and the replay key that makes a retried copy count once. */
-  async function receive(raw: Buffer, o: { ip: string; envelopeFrom: string; secret?: string }): Promise<WebhookResult> {
-    const replayKey = { key: `mail:${crypto.createHash('sha256').update(raw).digest('hex')}`, ttlSeconds: REPLAY_TTL_SECONDS };
+  async function receive(
+    raw: Buffer,
+    o: { ip: string; envelopeFrom: string; secret?: string },
+  ): Promise<WebhookResult> {
+    const replayKey = {
+      key: `mail:${crypto.createHash('sha256').update(raw).digest('hex')}`,
+      ttlSeconds: REPLAY_TTL_SECONDS,
+    };
     // Already recorded: the core answers 250 (or 200) without recording it again.
-    if (await ctx.store.get(replayKey.key)) return { events: [], status: 200, body: { detail: 'This message was received before.' } };
+    if (await ctx.store.get(replayKey.key))
+      return { events: [], status: 200, body: { detail: 'This message was received before.' } };
     const mail = await parseEmail(raw, o.secret);
     const payload: Record<string, unknown> = {
       title: mail.title,
@@ -94,7 +113,10 @@ export function createEmailIn(ctx: ProviderContext<EmailInConfig, unknown>) {
   return {
     verifyMail(env: MailEnvelope): void {
       if (cfg.require_auth && !env.authenticated) {
-        throw new WebhookRejectedError(401, 'Authentication required: log in (AUTH PLAIN or LOGIN) with this mailbox\'s token as the password');
+        throw new WebhookRejectedError(
+          401,
+          "Authentication required: log in (AUTH PLAIN or LOGIN) with this mailbox's token as the password",
+        );
       }
       if (!senderAllowed(cfg.allowed_senders, env.from)) {
         throw new WebhookRejectedError(403, `Sender <${env.from}> is not allowed to send to this mailbox`);
@@ -105,10 +127,15 @@ export function createEmailIn(ctx: ProviderContext<EmailInConfig, unknown>) {
     },
     /** The raw message POSTed to the webhook URL: the token in the URL stands for AUTH; the From header is the sender checked. */
     async handleWebhook(req: InboundWebhook): Promise<WebhookResult> {
-      if (!req.rawBody.length) throw new WebhookRejectedError(400, 'the body must be an email message (RFC 5322, Content-Type: message/rfc822)');
+      if (!req.rawBody.length)
+        throw new WebhookRejectedError(
+          400,
+          'the body must be an email message (RFC 5322, Content-Type: message/rfc822)',
+        );
       if (cfg.allowed_senders.length) {
         const { from } = await parseEmail(req.rawBody, token);
-        if (!senderAllowed(cfg.allowed_senders, from)) throw new WebhookRejectedError(403, `sender <${from}> is not allowed for this provider`);
+        if (!senderAllowed(cfg.allowed_senders, from))
+          throw new WebhookRejectedError(403, `sender <${from}> is not allowed for this provider`);
       }
       return receive(req.rawBody, { ip: req.ip, envelopeFrom: '', secret: token });
     },
@@ -122,7 +149,8 @@ export default defineProvider({
     apiVersion: 1,
     displayName: 'Email (SMTP)',
     locales: { en: enLocale, ru: ruLocale },
-    description: 'Receives email from devices that can only send mail (a NAS, a router, a printer) and turns each message into a notification.',
+    description:
+      'Receives email from devices that can only send mail (a NAS, a router, a printer) and turns each message into a notification.',
     configSchema: ConfigSchema,
     // `webhook`: the provider gets a token, shown as its webhook URL, and the address <token>@<any domain>.
     ingest: 'webhook',

@@ -44,7 +44,11 @@ export function bounded(s: string, max: number): string {
 
 /** The body as shown: line breaks unified, trailing spaces and runs of blank lines gone, trimmed. */
 export function cleanBody(text: string): string {
-  return text.replace(/\r\n?/g, '\n').replace(/[ \t]+\n/g, '\n').replace(/\n{3,}/g, '\n\n').trim();
+  return text
+    .replace(/\r\n?/g, '\n')
+    .replace(/[ \t]+\n/g, '\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trim();
 }
 
 /** Every occurrence of `secret` (any case) replaced by the mask. */
@@ -54,17 +58,31 @@ export function maskSecret(text: string, secret: string | undefined): string {
   const s = secret.toLowerCase();
   let out = '';
   let from = 0;
-  for (let i = lower.indexOf(s); i >= 0; i = lower.indexOf(s, from)) { out += text.slice(from, i) + MASK; from = i + s.length; }
+  for (let i = lower.indexOf(s); i >= 0; i = lower.indexOf(s, from)) {
+    out += text.slice(from, i) + MASK;
+    from = i + s.length;
+  }
   return out + text.slice(from);
 }
 
-interface AddressLike { address?: string; name?: string; group?: AddressLike[] }
-interface AddressObjectLike { value: AddressLike[] }
+interface AddressLike {
+  address?: string;
+  name?: string;
+  group?: AddressLike[];
+}
+interface AddressObjectLike {
+  value: AddressLike[];
+}
 
 /** The addresses of one or more address headers, groups flattened. */
 function addresses(h: AddressObjectLike | AddressObjectLike[] | undefined): AddressLike[] {
   const out: AddressLike[] = [];
-  const walk = (list: AddressLike[]) => { for (const a of list) { if (a.group) walk(a.group); else if (a.address) out.push(a); } };
+  const walk = (list: AddressLike[]) => {
+    for (const a of list) {
+      if (a.group) walk(a.group);
+      else if (a.address) out.push(a);
+    }
+  };
   for (const o of Array.isArray(h) ? h : h ? [h] : []) walk(o.value);
   return out;
 }
@@ -77,7 +95,12 @@ export async function parseEmail(raw: Buffer, secret?: string): Promise<ParsedEm
   const simpleParser = await parser();
   let mail: Awaited<ReturnType<SimpleParser>>;
   try {
-    mail = await simpleParser(raw, { skipTextToHtml: true, skipImageLinks: true, keepCidLinks: true, maxHtmlLengthToParse: MAX_HTML });
+    mail = await simpleParser(raw, {
+      skipTextToHtml: true,
+      skipImageLinks: true,
+      keepCidLinks: true,
+      maxHtmlLengthToParse: MAX_HTML,
+    });
   } catch (err) {
     throw new WebhookRejectedError(422, `the message could not be read as an email: ${(err as Error).message}`);
   }
@@ -86,7 +109,9 @@ export async function parseEmail(raw: Buffer, secret?: string): Promise<ParsedEm
   // mailparser fills `text` from the HTML part when the message has no text part.
   const text = mail.text ?? (typeof mail.html === 'string' ? mail.html.replace(/<[^>]*>/g, ' ') : '');
   const sender = addresses(mail.from)[0];
-  const to = [...addresses(mail.to), ...addresses(mail.cc)].slice(0, MAX_ADDRESSES).map((a) => hide(a.address!.toLowerCase()));
+  const to = [...addresses(mail.to), ...addresses(mail.cc)]
+    .slice(0, MAX_ADDRESSES)
+    .map((a) => hide(a.address!.toLowerCase()));
   const attachments = mail.attachments
     // Images shown inside an HTML body (multipart/related) are part of the text, not attachments.
     .filter((a) => !a.related)

@@ -1,6 +1,7 @@
 /** The event type a Gotify-compatible provider emits: one per message an application posts. */
-import { Type } from '@herald/plugin-api';
+
 import type { EventSpec } from '@herald/plugin-api';
+import { Type } from '@herald/plugin-api';
 
 export const GotifyMessagePayload = Type.Object({
   /** As sent; empty when the sender gave none (templates then show the provider's name, as Gotify shows the application's). */
@@ -22,6 +23,12 @@ export const events: Record<string, EventSpec> = {
     // The declared default; each event carries the severity of its priority (0–3 info, 4–7 warning, 8+ critical).
     severity: 'info',
     description: 'An application posted a message to the Gotify-compatible endpoint',
-    example: { title: 'Backup', message: '**nas**: backup finished in 4 min (3.1 GB).', priority: 5, markdown: true, source_ip: '192.0.2.10' },
+    example: {
+      title: 'Backup',
+      message: '**nas**: backup finished in 4 min (3.1 GB).',
+      priority: 5,
+      markdown: true,
+      source_ip: '192.0.2.10',
+    },
   },
 };

@@ -6,20 +6,28 @@
  * `Authorization: Bearer`). Rate limit, body limit, payload log and durability are the core's.
  */
 import { createHash } from 'node:crypto';
-import { defineProvider, Type } from '@herald/plugin-api';
 import type { DialectAnswer, DialectRequest, InboundWebhook, WebhookResult } from '@herald/plugin-api';
-import { events } from './events.ts';
-import { templates } from './templates.ts';
-import { readMessage, severityOf } from './message.ts';
+import { defineProvider, Type } from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import { events } from './events.ts';
+import { readMessage, severityOf } from './message.ts';
+import { templates } from './templates.ts';
 
 /** Where the route lives; the app is told `<public URL>/api/compat/gotify`. */
 export const BASE_PATH = '/api/compat/gotify';
 
 const STATUS_TEXT: Record<number, string> = {
-  400: 'Bad Request', 401: 'Unauthorized', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 413: 'Request Entity Too Large',
-  422: 'Unprocessable Entity', 429: 'Too Many Requests', 500: 'Internal Server Error', 503: 'Service Unavailable',
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  413: 'Request Entity Too Large',
+  422: 'Unprocessable Entity',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  503: 'Service Unavailable',
 };
 
 /** The token as Gotify looks for it: `?token=`, then `X-Gotify-Key`, then `Authorization: Bearer`. */
@@ -30,7 +38,8 @@ export function gotifyToken(req: Pick<DialectRequest, 'headers' | 'query'>): str
 
 /** Gotify's error object: `{ error, errorCode, errorDescription }`, with its own sentence for a missing or wrong token. */
 export function gotifyError(status: number, detail: string): DialectAnswer {
-  const description = status === 401 ? 'you need to provide a valid access token or user credentials to access this api' : detail;
+  const description =
+    status === 401 ? 'you need to provide a valid access token or user credentials to access this api' : detail;
   return { body: { error: STATUS_TEXT[status] ?? 'Error', errorCode: status, errorDescription: description } };
 }
 
@@ -47,22 +56,33 @@ export default defineProvider({
     displayName: 'Gotify (compatible server)',
     description: 'Receives messages from apps and scripts made for a Gotify server.',
     locales: { en: enLocale, ru: ruLocale },
-    configSchema: Type.Object({
-      default_priority: Type.Integer({ minimum: 0, maximum: 10, default: 0, description: 'Priority of a message sent without one, as a Gotify application\'s default priority.' }),
-    }, { additionalProperties: false }),
+    configSchema: Type.Object(
+      {
+        default_priority: Type.Integer({
+          minimum: 0,
+          maximum: 10,
+          default: 0,
+          description: "Priority of a message sent without one, as a Gotify application's default priority.",
+        }),
+      },
+      { additionalProperties: false },
+    ),
     ingest: 'webhook',
     webhook: {
       rateLimitPerMinute: 120,
       maxBodyBytes: 256 * 1024,
-      routes: [{
-        method: 'POST',
-        path: `${BASE_PATH}/message`,
-        summary: 'Gotify: create a message',
-        description: 'Gotify\'s POST /message: JSON, a urlencoded or multipart form, or the query string; the application token in X-Gotify-Key, ?token= or Authorization: Bearer. 200 with the message object; refusals in Gotify\'s error shape (401 for a missing or unknown token, 400 without a message).',
-        token: gotifyToken,
-        unknownToken: 401,
-        errorBody: ({ status, detail }) => gotifyError(status, detail),
-      }],
+      routes: [
+        {
+          method: 'POST',
+          path: `${BASE_PATH}/message`,
+          summary: 'Gotify: create a message',
+          description:
+            "Gotify's POST /message: JSON, a urlencoded or multipart form, or the query string; the application token in X-Gotify-Key, ?token= or Authorization: Bearer. 200 with the message object; refusals in Gotify's error shape (401 for a missing or unknown token, 400 without a message).",
+          token: gotifyToken,
+          unknownToken: 401,
+          errorBody: ({ status, detail }) => gotifyError(status, detail),
+        },
+      ],
       connection: (publicUrl, token) => ({
         url: `${publicUrl}${BASE_PATH}/message?token=${token}`,
         fields: [
@@ -80,7 +100,13 @@ export default defineProvider({
     return {
       async handleWebhook(req: InboundWebhook): Promise<WebhookResult> {
         const m = readMessage(req, ctx.config.default_priority);
-        const payload: Record<string, unknown> = { title: m.title, message: m.message, priority: m.priority, markdown: m.markdown, source_ip: req.ip };
+        const payload: Record<string, unknown> = {
+          title: m.title,
+          message: m.message,
+          priority: m.priority,
+          markdown: m.markdown,
+          source_ip: req.ip,
+        };
         if (m.url) payload.url = m.url;
         const date = ctx.clock.now().toISOString();
         return {
@@ -88,8 +114,13 @@ export default defineProvider({
           // Gotify's answer: the stored message, its id a number.
           respond: ({ eventIds }) => ({
             body: {
-              id: numericId(eventIds[0] ?? `${ctx.instanceId}:${date}`), appid: appId, message: m.message, title: m.title,
-              priority: m.priority, date, ...(m.extras ? { extras: m.extras } : {}),
+              id: numericId(eventIds[0] ?? `${ctx.instanceId}:${date}`),
+              appid: appId,
+              message: m.message,
+              title: m.title,
+              priority: m.priority,
+              date,
+              ...(m.extras ? { extras: m.extras } : {}),
             },
           }),
         };

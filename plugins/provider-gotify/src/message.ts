@@ -3,8 +3,9 @@
  * multipart form, or the query string alone, `message` required, `priority` the application's
  * default when absent; and the priority's severity in Herald.
  */
-import { parseJsonBounded, WebhookRejectedError } from '@herald/plugin-api';
+
 import type { InboundWebhook, Severity } from '@herald/plugin-api';
+import { parseJsonBounded, WebhookRejectedError } from '@herald/plugin-api';
 import { mediaType, multipartFields, urlencodedFields } from './form.ts';
 
 /** A message as Gotify accepted it. */
@@ -38,7 +39,10 @@ function formInt(v: string): number {
 
 function fromExtras(extras: Record<string, unknown>): Pick<GotifyMessage, 'markdown' | 'url'> {
   const display = extras['client::display'];
-  const markdown = isObject(display) && typeof display.contentType === 'string' && display.contentType.trim().toLowerCase() === 'text/markdown';
+  const markdown =
+    isObject(display) &&
+    typeof display.contentType === 'string' &&
+    display.contentType.trim().toLowerCase() === 'text/markdown';
   const notification = extras['client::notification'];
   const click = isObject(notification) && isObject(notification.click) ? notification.click.url : undefined;
   const url = typeof click === 'string' && /^https?:\/\/\S+$/i.test(click) ? click : undefined;
@@ -62,19 +66,27 @@ export function readMessage(req: InboundWebhook, defaultPriority: number): Gotif
     if (extras !== undefined && extras !== null && !isObject(extras)) throw badField('extras');
     if (!message) throw new WebhookRejectedError(400, "Field 'message' is required");
     return {
-      title: (title ?? '').trim() === '' ? '' : title as string,
+      title: (title ?? '').trim() === '' ? '' : (title as string),
       message,
       priority: typeof priority === 'number' ? priority : defaultPriority,
       ...(extras ? { ...fromExtras(extras), extras } : { markdown: false }),
     };
   }
-  const form = type === 'application/x-www-form-urlencoded' ? urlencodedFields(req.rawBody)
-    : type === 'multipart/form-data' ? multipartFields(req.rawBody, req.headers['content-type']) ?? new Map<string, string>()
-    : new Map<string, string>();
+  const form =
+    type === 'application/x-www-form-urlencoded'
+      ? urlencodedFields(req.rawBody)
+      : type === 'multipart/form-data'
+        ? (multipartFields(req.rawBody, req.headers['content-type']) ?? new Map<string, string>())
+        : new Map<string, string>();
   const field = (name: string): string | undefined => form.get(name) ?? req.query[name];
   const message = field('message');
   if (!message) throw new WebhookRejectedError(400, "Field 'message' is required");
   const title = field('title') ?? '';
   const priority = field('priority');
-  return { title: title.trim() === '' ? '' : title, message, priority: priority === undefined || priority === '' ? defaultPriority : formInt(priority), markdown: false };
+  return {
+    title: title.trim() === '' ? '' : title,
+    message,
+    priority: priority === undefined || priority === '' ? defaultPriority : formInt(priority),
+    markdown: false,
+  };
 }

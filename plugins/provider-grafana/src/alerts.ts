@@ -4,8 +4,8 @@
  * by the alert's fingerprint so that the resolution edits the message of the firing alert.
  */
 import { createHash } from 'node:crypto';
-import { WebhookRejectedError } from '@herald/plugin-api';
 import type { EmittedEvent, Severity } from '@herald/plugin-api';
+import { WebhookRejectedError } from '@herald/plugin-api';
 
 /** Most alerts reported from one notification; the rest are counted in `omitted_alerts`. */
 export const MAX_ALERTS = 100;
@@ -77,7 +77,8 @@ export function parseNotification(body: unknown): Notification {
   const alerts = body.alerts.map((a: unknown, i: number): Alert => {
     const path = `alerts[${i}]`;
     if (!isObject(a)) return reject(`${path} must be an object`);
-    if (a.status !== 'firing' && a.status !== 'resolved') return reject(`${path}.status must be "firing" or "resolved"`);
+    if (a.status !== 'firing' && a.status !== 'resolved')
+      return reject(`${path}.status must be "firing" or "resolved"`);
     if (!isObject(a.labels)) return reject(`${path}.labels must be an object`);
     return {
       status: a.status,
@@ -96,7 +97,8 @@ export function parseNotification(body: unknown): Notification {
     };
   });
   const truncated = body.truncatedAlerts ?? 0;
-  if (typeof truncated !== 'number' || !Number.isInteger(truncated) || truncated < 0) return reject('truncatedAlerts must be a whole number');
+  if (typeof truncated !== 'number' || !Number.isInteger(truncated) || truncated < 0)
+    return reject('truncatedAlerts must be a whole number');
   const orgId = body.orgId;
   if (orgId !== undefined && orgId !== null && typeof orgId !== 'number') return reject('orgId must be a number');
   return {
@@ -112,9 +114,15 @@ export function parseNotification(body: unknown): Notification {
 /** The event severity of a `severity` label: critical/error/page, warning/warn, anything else info. */
 export function severityOf(label: string | undefined): Severity {
   switch ((label ?? '').trim().toLowerCase()) {
-    case 'critical': case 'error': case 'page': return 'critical';
-    case 'warning': case 'warn': return 'warning';
-    default: return 'info';
+    case 'critical':
+    case 'error':
+    case 'page':
+      return 'critical';
+    case 'warning':
+    case 'warn':
+      return 'warning';
+    default:
+      return 'info';
   }
 }
 
@@ -123,21 +131,30 @@ const HIDDEN = (k: string) => k === 'alertname' || k === 'grafana_folder' || k.s
 
 /** `name=value, …` of the alert's own labels, sorted by name. */
 export function labelsText(labels: Record<string, string>): string {
-  return Object.keys(labels).filter((k) => !HIDDEN(k)).sort().map((k) => `${k}=${labels[k]}`).join(', ');
+  return Object.keys(labels)
+    .filter((k) => !HIDDEN(k))
+    .sort()
+    .map((k) => `${k}=${labels[k]}`)
+    .join(', ');
 }
 
 /** `B=44.2394, C=1`: the query and expression results that made the alert fire, sorted by ref id. */
 export function valuesText(values: Record<string, number>): string {
-  return Object.keys(values).sort().map((k) => {
-    const v = values[k]!;
-    return `${k}=${Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(6)))}`;
-  }).join(', ');
+  return Object.keys(values)
+    .sort()
+    .map((k) => {
+      const v = values[k]!;
+      return `${k}=${Number.isInteger(v) ? String(v) : String(Number(v.toPrecision(6)))}`;
+    })
+    .join(', ');
 }
 
 /** Grafana's fingerprint of the alert instance, or a hash of the sorted labels when there is none. */
 export function correlationKey(alert: Pick<Alert, 'fingerprint' | 'labels'>): string {
   if (alert.fingerprint.trim()) return alert.fingerprint.trim();
-  const sorted = Object.keys(alert.labels).sort().map((k) => [k, alert.labels[k]]);
+  const sorted = Object.keys(alert.labels)
+    .sort()
+    .map((k) => [k, alert.labels[k]]);
   return `labels:${createHash('sha256').update(JSON.stringify(sorted)).digest('hex').slice(0, 32)}`;
 }
 
@@ -167,7 +184,8 @@ export function toEvents(n: Notification): EmittedEvent[] {
     const alertname = a.labels.alertname ?? '';
     const others = labelsText(a.labels);
     const summary = a.annotations.summary?.trim();
-    const title = summary || (alertname && others ? `${alertname} (${others})` : alertname || others || 'Grafana alert');
+    const title =
+      summary || (alertname && others ? `${alertname} (${others})` : alertname || others || 'Grafana alert');
     const resolved = a.status === 'resolved';
     const payload: Record<string, unknown> = {
       status: a.status,
@@ -194,7 +212,13 @@ export function toEvents(n: Notification): EmittedEvent[] {
     const duration = resolved ? minutesBetween(a.startsAt, a.endsAt) : undefined;
     if (duration !== undefined) payload.duration_minutes = duration;
     if (n.orgId !== undefined) payload.org_id = n.orgId;
-    for (const [field, value] of [['url', a.generatorURL], ['silence_url', a.silenceURL], ['dashboard_url', a.dashboardURL], ['panel_url', a.panelURL], ['image_url', a.imageURL]] as const) {
+    for (const [field, value] of [
+      ['url', a.generatorURL],
+      ['silence_url', a.silenceURL],
+      ['dashboard_url', a.dashboardURL],
+      ['panel_url', a.panelURL],
+      ['image_url', a.imageURL],
+    ] as const) {
       if (value) payload[field] = value;
     }
     const runbook = a.annotations.runbook_url?.trim();

@@ -1,6 +1,7 @@
 /** Configuration of the Grafana provider: how Grafana's webhook contact point proves its requests. */
-import { Secret, Type } from '@herald/plugin-api';
+
 import type { ConfigProblem, Static } from '@herald/plugin-api';
+import { Secret, Type } from '@herald/plugin-api';
 
 /** Shortest secret accepted. */
 export const MIN_SECRET_LENGTH = 16;
@@ -14,7 +15,9 @@ const HEADER_NAME = { minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9-]+$' }
  * generic webhook's own form.
  */
 export const ConfigSchema = Type.Object({
-  auth: Type.Union([Type.Literal('bearer'), Type.Literal('hmac'), Type.Literal('basic'), Type.Literal('none')], { default: 'bearer' }),
+  auth: Type.Union([Type.Literal('bearer'), Type.Literal('hmac'), Type.Literal('basic'), Type.Literal('none')], {
+    default: 'bearer',
+  }),
   username: Type.Optional(Type.String({ minLength: 1, maxLength: 256, pattern: '^[^:]*$' })),
   secret: Type.Optional(Secret({ minLength: MIN_SECRET_LENGTH, maxLength: 1024 })),
   signature_header: Type.Optional(Type.String(HEADER_NAME)),
@@ -28,12 +31,19 @@ export function configProblems(cfg: GrafanaConfig): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   if (cfg.auth !== 'none' && !cfg.secret) {
     problems.push({
-      path: '/secret', message: `is required when auth is ${cfg.auth}`, code: 'required',
+      path: '/secret',
+      message: `is required when auth is ${cfg.auth}`,
+      code: 'required',
       detail: `auth "${cfg.auth}" needs a secret of at least ${MIN_SECRET_LENGTH} characters, the same one the Grafana contact point uses.`,
     });
   }
   if (cfg.auth === 'basic' && !cfg.username) {
-    problems.push({ path: '/username', message: 'is required when auth is basic', code: 'required', detail: 'auth "basic" needs the user name of the contact point\'s HTTP Basic Authentication.' });
+    problems.push({
+      path: '/username',
+      message: 'is required when auth is basic',
+      code: 'required',
+      detail: 'auth "basic" needs the user name of the contact point\'s HTTP Basic Authentication.',
+    });
   }
   return problems;
 }

@@ -4,15 +4,16 @@
  * event, correlated by fingerprint so that the resolution edits the message of the firing alert.
  * Authenticated by bearer or basic (from the headers) or by Grafana's HMAC signature of the body.
  */
-import { ConfigError, defineProvider, jsonBody, WebhookRejectedError } from '@herald/plugin-api';
+
 import type { InboundWebhook, WebhookResult } from '@herald/plugin-api';
-import { ConfigSchema, configProblems } from './config.ts';
-import { MAX_SKEW_SECONDS, signatureOf, verifyAuth } from './auth.ts';
-import { parseNotification, toEvents } from './alerts.ts';
-import { EVENTS } from './events.ts';
-import { TEMPLATES } from './templates.ts';
+import { ConfigError, defineProvider, jsonBody, WebhookRejectedError } from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import { parseNotification, toEvents } from './alerts.ts';
+import { MAX_SKEW_SECONDS, signatureOf, verifyAuth } from './auth.ts';
+import { ConfigSchema, configProblems } from './config.ts';
+import { EVENTS } from './events.ts';
+import { TEMPLATES } from './templates.ts';
 
 export default defineProvider({
   manifest: {
@@ -20,7 +21,8 @@ export default defineProvider({
     kind: 'provider',
     apiVersion: 1,
     displayName: 'Grafana alerting',
-    description: 'Receives notifications of a Grafana webhook contact point: one message per alert, updated when the alert is resolved.',
+    description:
+      'Receives notifications of a Grafana webhook contact point: one message per alert, updated when the alert is resolved.',
     locales: { en: enLocale, ru: ruLocale },
     configSchema: ConfigSchema,
     ingest: 'webhook',

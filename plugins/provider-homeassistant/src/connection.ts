@@ -5,9 +5,10 @@
  * The `ws` client is loaded with the first connection, so a service without a Home Assistant
  * provider configured never carries it in memory.
  */
-import type WebSocket from 'ws';
+
 import type { LookupFunction } from 'node:net';
 import type { PluginLogger } from '@herald/plugin-api';
+import type WebSocket from 'ws';
 import type { Timings } from './config.ts';
 import type { HaEvent } from './mapping.ts';
 
@@ -75,11 +76,18 @@ export async function openSession(o: SessionOptions): Promise<HaSession> {
     let pongTimer: NodeJS.Timeout | undefined;
     const subscriptions = new Map<number, string>();
     let resolveClosed!: (reason: string) => void;
-    const closed = new Promise<string>((r) => { resolveClosed = r; });
+    const closed = new Promise<string>((r) => {
+      resolveClosed = r;
+    });
 
-    const authTimer = setTimeout(() => fail(`no auth_ok within ${o.timings.handshakeTimeoutMs} ms`), o.timings.handshakeTimeoutMs);
+    const authTimer = setTimeout(
+      () => fail(`no auth_ok within ${o.timings.handshakeTimeoutMs} ms`),
+      o.timings.handshakeTimeoutMs,
+    );
     // After auth_ok the owner closes the session cleanly with close(); the abort covers the handshake.
-    const onAbort = () => { if (!authed) fail('stopped'); };
+    const onAbort = () => {
+      if (!authed) fail('stopped');
+    };
     o.signal.addEventListener('abort', onAbort, { once: true });
     if (o.signal.aborted) onAbort();
 
@@ -132,7 +140,11 @@ export async function openSession(o: SessionOptions): Promise<HaSession> {
         case 'auth_invalid':
           clearTimeout(authTimer);
           failure = 'access token rejected';
-          reject(new AuthRejectedError(typeof msg.message === 'string' ? `access token rejected: ${msg.message}` : 'access token rejected'));
+          reject(
+            new AuthRejectedError(
+              typeof msg.message === 'string' ? `access token rejected: ${msg.message}` : 'access token rejected',
+            ),
+          );
           ws.terminate();
           return;
         case 'pong':
@@ -145,7 +157,10 @@ export async function openSession(o: SessionOptions): Promise<HaSession> {
           subscriptions.delete(Number(msg.id));
           if (msg.success !== true) {
             const err = (msg.error ?? {}) as { code?: unknown; message?: unknown };
-            o.log.warn({ eventType, code: err.code, error: err.message }, 'Home Assistant refused an event subscription');
+            o.log.warn(
+              { eventType, code: err.code, error: err.message },
+              'Home Assistant refused an event subscription',
+            );
           }
           return;
         }
@@ -179,14 +194,17 @@ export async function openSession(o: SessionOptions): Promise<HaSession> {
       }
     });
 
-    ws.on('error', (err: Error) => { failure ??= err.message; });
+    ws.on('error', (err: Error) => {
+      failure ??= err.message;
+    });
 
     ws.on('close', (code: number, reason: Buffer) => {
       o.signal.removeEventListener('abort', onAbort);
       clearTimeout(authTimer);
       clearInterval(pingTimer);
       clearTimeout(pongTimer);
-      const why = failure ?? `connection closed (code ${code}${reason.length ? `, ${reason.toString().slice(0, 200)}` : ''})`;
+      const why =
+        failure ?? `connection closed (code ${code}${reason.length ? `, ${reason.toString().slice(0, 200)}` : ''})`;
       if (!authed) reject(new Error(why));
       resolveClosed(why);
     });

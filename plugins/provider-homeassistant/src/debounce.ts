@@ -38,7 +38,10 @@ export class EntityDebouncer {
   }
 
   offer(change: StateChange): void {
-    if (this.intervalMs <= 0) { this.send(change); return; }
+    if (this.intervalMs <= 0) {
+      this.send(change);
+      return;
+    }
     const now = this.now();
     const slot = this.slots.get(change.entityId);
     if (!slot || (!slot.timer && now - slot.lastSentAt >= this.intervalMs)) {
@@ -65,7 +68,8 @@ export class EntityDebouncer {
   }
 
   private prune(now: number): void {
-    for (const [id, slot] of this.slots) if (!slot.timer && now - slot.lastSentAt >= this.intervalMs) this.slots.delete(id);
+    for (const [id, slot] of this.slots)
+      if (!slot.timer && now - slot.lastSentAt >= this.intervalMs) this.slots.delete(id);
   }
 
   /** Drops held changes and timers (on stop). */

@@ -1,6 +1,7 @@
 /** Event types the Home Assistant provider emits, with their payload schemas and quiet-hours policy. */
-import { Type } from '@herald/plugin-api';
+
 import type { EventSpec } from '@herald/plugin-api';
+import { Type } from '@herald/plugin-api';
 
 const Opt = Type.Optional;
 
@@ -57,30 +58,55 @@ export const StatusDisconnectedPayload = Type.Object({
  */
 export const EVENTS: Record<string, EventSpec> = {
   ha_state_changed: {
-    payload: StateChangedPayload, quietHours: 'defer', severity: 'info', description: 'An entity changed state (filtered and debounced per entity).',
+    payload: StateChangedPayload,
+    quietHours: 'defer',
+    severity: 'info',
+    description: 'An entity changed state (filtered and debounced per entity).',
     // One message per entity, edited to its latest state.
     correlation: { key: ['entity_id'] },
-    example: { entity_id: 'sensor.living_room_temperature', friendly_name: 'Living room temperature', domain: 'sensor', old_state: '21.5', new_state: '22.0', unit: '°C' },
+    example: {
+      entity_id: 'sensor.living_room_temperature',
+      friendly_name: 'Living room temperature',
+      domain: 'sensor',
+      old_state: '21.5',
+      new_state: '22.0',
+      unit: '°C',
+    },
   },
   automation_triggered: {
-    payload: AutomationTriggeredPayload, quietHours: 'defer', severity: 'info', description: 'An automation ran.',
+    payload: AutomationTriggeredPayload,
+    quietHours: 'defer',
+    severity: 'info',
+    description: 'An automation ran.',
     example: { name: 'Porch light at sunset', entity_id: 'automation.porch_light_at_sunset', source: 'sun' },
   },
   service_called: {
-    payload: ServiceCalledPayload, quietHours: 'defer', severity: 'info', description: 'A service was called (field names only).',
+    payload: ServiceCalledPayload,
+    quietHours: 'defer',
+    severity: 'info',
+    description: 'A service was called (field names only).',
     example: { domain: 'light', service: 'turn_on', service_data_keys: ['entity_id', 'brightness'] },
   },
   event_fired: {
-    payload: EventFiredPayload, quietHours: 'defer', severity: 'info', description: 'One of the configured extra event types fired.',
+    payload: EventFiredPayload,
+    quietHours: 'defer',
+    severity: 'info',
+    description: 'One of the configured extra event types fired.',
     example: { event_type: 'doorbell_pressed', data_excerpt: '{"button":"front"}' },
   },
   ha_status_connected: {
-    payload: StatusConnectedPayload, quietHours: 'defer', severity: 'info', description: 'The connection to Home Assistant is up (after start or an outage).',
+    payload: StatusConnectedPayload,
+    quietHours: 'defer',
+    severity: 'info',
+    description: 'The connection to Home Assistant is up (after start or an outage).',
     correlation: { key: ['host'], thread: 'connection' },
     example: { host: 'homeassistant.local:8123', ha_version: '2024.6.1', first_connect: false, downtime_seconds: 95 },
   },
   ha_status_disconnected: {
-    payload: StatusDisconnectedPayload, quietHours: 'defer', severity: 'warning', description: 'An established connection to Home Assistant was lost.',
+    payload: StatusDisconnectedPayload,
+    quietHours: 'defer',
+    severity: 'warning',
+    description: 'An established connection to Home Assistant was lost.',
     correlation: { key: ['host'], thread: 'connection' },
     example: { host: 'homeassistant.local:8123', reason: 'the connection closed', connected_seconds: 86400 },
   },

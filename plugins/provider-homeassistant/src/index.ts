@@ -2,15 +2,16 @@
  * Home Assistant provider: keeps a WebSocket to Home Assistant's `/api/websocket` and relays state
  * changes, automation runs, service calls and chosen events, plus its own connection status.
  */
-import { defineProvider } from '@herald/plugin-api';
+
 import type { ProviderDefinition } from '@herald/plugin-api';
-import { ConfigSchema, DEFAULT_TIMINGS } from './config.ts';
-import type { Timings } from './config.ts';
-import { EVENTS } from './events.ts';
-import { TEMPLATES } from './templates.ts';
-import { Supervisor } from './supervisor.ts';
+import { defineProvider } from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import type { Timings } from './config.ts';
+import { ConfigSchema, DEFAULT_TIMINGS } from './config.ts';
+import { EVENTS } from './events.ts';
+import { Supervisor } from './supervisor.ts';
+import { TEMPLATES } from './templates.ts';
 
 /**
  * Builds the provider definition. The default export uses the production timings; tests pass
@@ -39,11 +40,16 @@ export function createHomeAssistantProvider(timings: Partial<Timings> = {}): Pro
     },
     create(ctx) {
       const supervisor = new Supervisor({
-        config: ctx.config, timings: t, http: ctx.http, clock: ctx.clock,
+        config: ctx.config,
+        timings: t,
+        http: ctx.http,
+        clock: ctx.clock,
         log: ctx.log.child({ plugin: 'homeassistant' }),
         emit: (event) => ctx.emit(event),
       });
-      const onAbort = () => { void supervisor.stop(); };
+      const onAbort = () => {
+        void supervisor.stop();
+      };
       return {
         start() {
           if (ctx.signal.aborted) return;

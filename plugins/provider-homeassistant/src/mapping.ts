@@ -1,8 +1,13 @@
 /** Turns Home Assistant event messages into Herald event payloads. */
 import type { Static } from '@herald/plugin-api';
 import type { StateChange } from './debounce.ts';
-import type { AutomationTriggeredPayload, EventFiredPayload, ServiceCalledPayload, StateChangedPayload } from './events.ts';
 import { domainOf } from './entity-filter.ts';
+import type {
+  AutomationTriggeredPayload,
+  EventFiredPayload,
+  ServiceCalledPayload,
+  StateChangedPayload,
+} from './events.ts';
 
 /** The `event` object of a Home Assistant `{type: 'event'}` message. */
 export interface HaEvent {
@@ -13,10 +18,15 @@ export interface HaEvent {
   context?: unknown;
 }
 
-interface HaState { state?: unknown; attributes?: Record<string, unknown> }
+interface HaState {
+  state?: unknown;
+  attributes?: Record<string, unknown>;
+}
 
-const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined);
-const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? v as Record<string, unknown> : undefined);
+const str = (v: unknown): string | undefined =>
+  typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined;
+const obj = (v: unknown): Record<string, unknown> | undefined =>
+  v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 
 /** `time_fired` as a Date, when it parses. */
 export function firedAt(event: HaEvent): Date | undefined {
@@ -51,7 +61,11 @@ export function toStateChange(event: HaEvent): StateChange | null {
 
 export function stateChangedPayload(c: StateChange): Static<typeof StateChangedPayload> {
   const p: Static<typeof StateChangedPayload> = {
-    entity_id: c.entityId, friendly_name: c.friendlyName, domain: domainOf(c.entityId), old_state: c.oldState, new_state: c.newState,
+    entity_id: c.entityId,
+    friendly_name: c.friendlyName,
+    domain: domainOf(c.entityId),
+    old_state: c.oldState,
+    new_state: c.newState,
   };
   if (c.unit) p.unit = c.unit;
   return p;

@@ -3,8 +3,15 @@ import type { EmittedEvent } from '@herald/plugin-api';
 import type { HaConfig } from './config.ts';
 import { EntityDebouncer } from './debounce.ts';
 import { compileEntityFilter } from './entity-filter.ts';
-import { automationPayload, eventFiredPayload, firedAt, servicePayload, stateChangedPayload, toStateChange } from './mapping.ts';
 import type { HaEvent } from './mapping.ts';
+import {
+  automationPayload,
+  eventFiredPayload,
+  firedAt,
+  servicePayload,
+  stateChangedPayload,
+  toStateChange,
+} from './mapping.ts';
 
 /** Event types every connection subscribes to. */
 export const BUILTIN_EVENT_TYPES = ['state_changed', 'automation_triggered', 'call_service'] as const;
@@ -22,7 +29,9 @@ export interface EventRouter {
 
 export function createEventRouter(config: HaConfig, emit: (event: EmittedEvent) => void): EventRouter {
   const accepts = compileEntityFilter(config.entity_filters);
-  const extra = new Set((config.event_types ?? []).filter((t) => !(BUILTIN_EVENT_TYPES as readonly string[]).includes(t)));
+  const extra = new Set(
+    (config.event_types ?? []).filter((t) => !(BUILTIN_EVENT_TYPES as readonly string[]).includes(t)),
+  );
   const debouncer = new EntityDebouncer((config.entity_filters?.min_interval_seconds ?? 30) * 1000, (change) => {
     emit({ type: 'ha_state_changed', payload: stateChangedPayload(change), occurredAt: change.occurredAt });
   });
@@ -41,7 +50,8 @@ export function createEventRouter(config: HaConfig, emit: (event: EmittedEvent) 
           emit({ type: 'service_called', payload: servicePayload(event), occurredAt: firedAt(event) });
           return;
         default:
-          if (extra.has(event.event_type)) emit({ type: 'event_fired', payload: eventFiredPayload(event), occurredAt: firedAt(event) });
+          if (extra.has(event.event_type))
+            emit({ type: 'event_fired', payload: eventFiredPayload(event), occurredAt: firedAt(event) });
       }
     },
     clear: () => debouncer.clear(),

@@ -6,10 +6,10 @@
 import type { Clock, EmittedEvent, HealthReport, OutboundHttp, PluginLogger } from '@herald/plugin-api';
 import type { HaConfig, Timings } from './config.ts';
 import { websocketUrl } from './config.ts';
-import { AuthRejectedError, openSession } from './connection.ts';
 import type { HaSession } from './connection.ts';
-import { createEventRouter, subscribedEventTypes } from './router.ts';
+import { AuthRejectedError, openSession } from './connection.ts';
 import type { EventRouter } from './router.ts';
+import { createEventRouter, subscribedEventTypes } from './router.ts';
 
 export type SupervisorState = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'auth_failed' | 'stopped';
 
@@ -23,7 +23,12 @@ export interface SupervisorDeps {
 }
 
 /** Delay before reconnect attempt `attempt` (0-based): doubling from min, capped, "equal jitter". */
-export function backoffDelay(attempt: number, minMs: number, maxMs: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  minMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(maxMs, minMs * 2 ** Math.min(attempt, 30));
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
@@ -31,8 +36,15 @@ export function backoffDelay(attempt: number, minMs: number, maxMs: number, rand
 /** Resolves after `ms`, or at once when `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    if (signal.aborted) { resolve(); return; }
-    const done = () => { clearTimeout(timer); signal.removeEventListener('abort', done); resolve(); };
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });
@@ -58,7 +70,9 @@ export class Supervisor {
   }
 
   /** The `host:port` shown in status events and logs (never the token). */
-  get host(): string { return this.url.host; }
+  get host(): string {
+    return this.url.host;
+  }
 
   /** Starts the connection loop in the background; never waits for Home Assistant. */
   start(): void {
@@ -87,11 +101,16 @@ export class Supervisor {
 
   health(): HealthReport {
     switch (this.state) {
-      case 'connected': return { status: 'ok', detail: `connected to ${this.host}` };
-      case 'auth_failed': return { status: 'error', detail: 'access token rejected' };
-      case 'stopped': return { status: 'degraded', detail: 'stopped' };
-      case 'idle': return { status: 'degraded', detail: 'not started' };
-      default: return { status: 'degraded', detail: this.lastError ? `reconnecting: ${this.lastError}` : 'connecting' };
+      case 'connected':
+        return { status: 'ok', detail: `connected to ${this.host}` };
+      case 'auth_failed':
+        return { status: 'error', detail: 'access token rejected' };
+      case 'stopped':
+        return { status: 'degraded', detail: 'stopped' };
+      case 'idle':
+        return { status: 'degraded', detail: 'not started' };
+      default:
+        return { status: 'degraded', detail: this.lastError ? `reconnecting: ${this.lastError}` : 'connecting' };
     }
   }
 
@@ -99,11 +118,18 @@ export class Supervisor {
   private enqueue(event: EmittedEvent): void {
     this.emitChain = this.emitChain
       .then(() => this.deps.emit(event))
-      .then(() => undefined, (err) => { this.deps.log.error({ err, eventType: event.type }, 'could not emit a Home Assistant event'); });
+      .then(
+        () => undefined,
+        (err) => {
+          this.deps.log.error({ err, eventType: event.type }, 'could not emit a Home Assistant event');
+        },
+      );
   }
 
   private stopping = false;
-  private get stopped(): boolean { return this.stopping; }
+  private get stopped(): boolean {
+    return this.stopping;
+  }
 
   private async run(): Promise<void> {
     const { log, clock, timings, config } = this.deps;
@@ -116,11 +142,21 @@ export class Supervisor {
         const target = await this.deps.http.resolveAllowed(this.url.hostname);
         if (this.stopped) break;
         const session = await openSession({
-          url: this.url, token: config.access_token, address: target.address, family: target.family,
-          eventTypes: subscribedEventTypes(config), timings, log, signal: this.halt.signal, onEvent: (e) => this.router.handle(e),
+          url: this.url,
+          token: config.access_token,
+          address: target.address,
+          family: target.family,
+          eventTypes: subscribedEventTypes(config),
+          timings,
+          log,
+          signal: this.halt.signal,
+          onEvent: (e) => this.router.handle(e),
         });
         this.session = session;
-        if (this.stopped) { await session.close(); break; }
+        if (this.stopped) {
+          await session.close();
+          break;
+        }
         const connectedAt = clock.now().getTime();
         this.state = 'connected';
         this.lastError = undefined;
@@ -129,9 +165,12 @@ export class Supervisor {
         this.enqueue({
           type: 'ha_status_connected',
           payload: {
-            host: this.host, first_connect: !everConnected,
+            host: this.host,
+            first_connect: !everConnected,
             ...(session.haVersion ? { ha_version: session.haVersion } : {}),
-            ...(lostAt !== undefined ? { downtime_seconds: Math.max(0, Math.round((connectedAt - lostAt) / 1000)) } : {}),
+            ...(lostAt !== undefined
+              ? { downtime_seconds: Math.max(0, Math.round((connectedAt - lostAt) / 1000)) }
+              : {}),
           },
         });
         everConnected = true;
@@ -144,7 +183,11 @@ export class Supervisor {
         log.warn({ host: this.host, reason }, 'lost the connection to Home Assistant; reconnecting');
         this.enqueue({
           type: 'ha_status_disconnected',
-          payload: { host: this.host, reason, connected_seconds: Math.max(0, Math.round((lostAt - connectedAt) / 1000)) },
+          payload: {
+            host: this.host,
+            reason,
+            connected_seconds: Math.max(0, Math.round((lostAt - connectedAt) / 1000)),
+          },
         });
       } catch (err) {
         this.session = undefined;
@@ -152,13 +195,17 @@ export class Supervisor {
         if (err instanceof AuthRejectedError) {
           this.state = 'auth_failed';
           this.lastError = 'access token rejected';
-          log.error({ host: this.host }, 'Home Assistant rejected the access token; not reconnecting until the provider is reconfigured');
+          log.error(
+            { host: this.host },
+            'Home Assistant rejected the access token; not reconnecting until the provider is reconfigured',
+          );
           return;
         }
         this.state = everConnected || attempt > 0 ? 'reconnecting' : 'connecting';
         this.lastError = errorText(err);
         // Log once per outage; the retries stay at debug level.
-        if (attempt === 0) log.warn({ host: this.host, error: this.lastError }, 'cannot connect to Home Assistant; retrying');
+        if (attempt === 0)
+          log.warn({ host: this.host, error: this.lastError }, 'cannot connect to Home Assistant; retrying');
         else log.debug({ host: this.host, error: this.lastError, attempt }, 'reconnect attempt failed');
       }
       if (this.stopped) break;

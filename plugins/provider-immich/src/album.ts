@@ -7,7 +7,12 @@ import { NotReadyError } from '@herald/plugin-api';
 import type { ImmichClient } from './client.ts';
 
 /** One asset as the provider needs it. */
-export interface AlbumAsset { id: string; fileName: string; ownerId?: string; ownerName?: string }
+export interface AlbumAsset {
+  id: string;
+  fileName: string;
+  ownerId?: string;
+  ownerName?: string;
+}
 
 export interface AlbumSnapshot {
   id: string;
@@ -32,25 +37,39 @@ function userName(u: unknown): [string, string] | undefined {
 
 /** Maps an AssetResponseDto; unexpected entries make the whole snapshot unreliable. */
 function asset(a: unknown): AlbumAsset {
-  if (!isObj(a) || !str(a.id)) throw new NotReadyError('Immich listed an asset without an id; not comparing this album');
+  if (!isObj(a) || !str(a.id))
+    throw new NotReadyError('Immich listed an asset without an id; not comparing this album');
   const owner = userName(a.owner);
-  return { id: a.id as string, fileName: str(a.originalFileName) ?? '', ownerId: str(a.ownerId), ownerName: owner?.[1] };
+  return {
+    id: a.id as string,
+    fileName: str(a.originalFileName) ?? '',
+    ownerId: str(a.ownerId),
+    ownerName: owner?.[1],
+  };
 }
 
-async function searchAssets(client: ImmichClient, albumId: string, visibility: string | undefined, signal: AbortSignal): Promise<unknown[]> {
+async function searchAssets(
+  client: ImmichClient,
+  albumId: string,
+  visibility: string | undefined,
+  signal: AbortSignal,
+): Promise<unknown[]> {
   const items: unknown[] = [];
   let page: number | null = 1;
   for (let n = 0; page !== null; n++) {
-    if (n >= MAX_PAGES) throw new NotReadyError(`album ${albumId} has more than ${MAX_PAGES * PAGE_SIZE} assets; not comparing it`);
+    if (n >= MAX_PAGES)
+      throw new NotReadyError(`album ${albumId} has more than ${MAX_PAGES * PAGE_SIZE} assets; not comparing it`);
     const body: Json = { albumIds: [albumId], page, size: PAGE_SIZE };
     if (visibility) body.visibility = visibility;
     const res = await client.post<Json>('/search/metadata', body, signal);
     const assets = isObj(res) && isObj(res.assets) ? res.assets : undefined;
-    if (!assets || !Array.isArray(assets.items)) throw new NotReadyError('unexpected answer from Immich search: no assets.items');
+    if (!assets || !Array.isArray(assets.items))
+      throw new NotReadyError('unexpected answer from Immich search: no assets.items');
     items.push(...assets.items);
     const next = assets.nextPage;
     page = next === null || next === undefined || next === '' ? null : Number(next);
-    if (page !== null && !Number.isInteger(page)) throw new NotReadyError('unexpected answer from Immich search: bad nextPage');
+    if (page !== null && !Number.isInteger(page))
+      throw new NotReadyError('unexpected answer from Immich search: bad nextPage');
   }
   return items;
 }
@@ -63,7 +82,10 @@ export async function fetchAlbum(client: ImmichClient, albumId: string, signal: 
   const album = await client.get<Json>(`/albums/${encodeURIComponent(albumId)}?withoutAssets=false`, signal);
   if (!isObj(album) || !str(album.id)) throw new NotReadyError(`unexpected answer from Immich for album ${albumId}`);
   const users = new Map<string, string>();
-  for (const u of [album.owner, ...(Array.isArray(album.albumUsers) ? album.albumUsers.map((m) => (isObj(m) ? m.user : undefined)) : [])]) {
+  for (const u of [
+    album.owner,
+    ...(Array.isArray(album.albumUsers) ? album.albumUsers.map((m) => (isObj(m) ? m.user : undefined)) : []),
+  ]) {
     const entry = userName(u);
     if (entry) users.set(...entry);
   }

@@ -2,8 +2,9 @@
  * A small Immich REST client over the core's outbound HTTP. The API key travels in the
  * `x-api-key` header, never in a URL, so it cannot end up in a logged address.
  */
-import { OUTBOUND_REFUSED, AuthFailedError, ConfigError, errorCode, NotReadyError } from '@herald/plugin-api';
+
 import type { OutboundHttp, OutboundResponse } from '@herald/plugin-api';
+import { AuthFailedError, ConfigError, errorCode, NotReadyError, OUTBOUND_REFUSED } from '@herald/plugin-api';
 
 /** 400 or 404 from Immich: the album (or other object) does not exist or is not shared with the key's user. */
 export class ImmichNotFoundError extends Error {
@@ -31,9 +32,11 @@ const MAX_RESPONSE_BYTES = 64 * 1024 * 1024;
 function errorMessage(res: OutboundResponse): string {
   try {
     const body = res.json<{ message?: unknown; error?: unknown }>();
-    const m = Array.isArray(body.message) ? body.message.join('; ') : body.message ?? body.error;
+    const m = Array.isArray(body.message) ? body.message.join('; ') : (body.message ?? body.error);
     if (typeof m === 'string' && m) return m.slice(0, 200);
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   return `HTTP ${res.status}`;
 }
 
@@ -68,7 +71,11 @@ export class ImmichClient {
     let res: OutboundResponse;
     try {
       res = await this.http.request(`${this.root}/api${path}`, {
-        method, json, signal, timeoutMs: this.timeoutMs, maxResponseBytes: MAX_RESPONSE_BYTES,
+        method,
+        json,
+        signal,
+        timeoutMs: this.timeoutMs,
+        maxResponseBytes: MAX_RESPONSE_BYTES,
         headers: { 'x-api-key': this.apiKey, accept: 'application/json' },
       });
     } catch (err) {
@@ -76,14 +83,19 @@ export class ImmichClient {
       if (errorCode(err) === OUTBOUND_REFUSED) throw new ConfigError((err as Error).message, { cause: err });
       throw new NotReadyError(`cannot reach Immich: ${(err as Error).message}`, { cause: err });
     }
-    if (res.status === 401 || res.status === 403) throw new ImmichAuthError(res.status, `Immich refused the API key (${res.status}: ${errorMessage(res)})`);
+    if (res.status === 401 || res.status === 403)
+      throw new ImmichAuthError(res.status, `Immich refused the API key (${res.status}: ${errorMessage(res)})`);
     if (res.status === 400 || res.status === 404) throw new ImmichNotFoundError(res.status, errorMessage(res));
-    if (res.status === 429 || res.status >= 500) throw new NotReadyError(`Immich answered ${res.status}: ${errorMessage(res)}`);
-    if (res.status < 200 || res.status >= 300) throw new NotReadyError(`unexpected answer from Immich: ${res.status} ${errorMessage(res)}`);
+    if (res.status === 429 || res.status >= 500)
+      throw new NotReadyError(`Immich answered ${res.status}: ${errorMessage(res)}`);
+    if (res.status < 200 || res.status >= 300)
+      throw new NotReadyError(`unexpected answer from Immich: ${res.status} ${errorMessage(res)}`);
     try {
       return res.json<T>();
     } catch (err) {
-      throw new NotReadyError('Immich answered with something that is not JSON (is base_url the Immich server?)', { cause: err });
+      throw new NotReadyError('Immich answered with something that is not JSON (is base_url the Immich server?)', {
+        cause: err,
+      });
     }
   }
 }

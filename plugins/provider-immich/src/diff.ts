@@ -5,13 +5,22 @@
  */
 import type { AlbumSnapshot } from './album.ts';
 
-export interface Baseline { assets: Record<string, string> }
+export interface Baseline {
+  assets: Record<string, string>;
+}
 
 /** Assets listed in one event; the counts carry the totals. */
 export const MAX_LISTED = 50;
 
-export interface AddedAsset { id: string; file_name: string; added_by?: string }
-export interface RemovedAsset { id: string; file_name?: string }
+export interface AddedAsset {
+  id: string;
+  file_name: string;
+  added_by?: string;
+}
+export interface RemovedAsset {
+  id: string;
+  file_name?: string;
+}
 
 export interface AlbumChange {
   album_id: string;

@@ -1,18 +1,33 @@
-import t from 'tap';
 import http from 'node:http';
-import { createTestHost, validateConfig } from '@herald/plugin-api/testing';
 import type { TrackerView } from '@herald/plugin-api';
-import { FakeImmich } from '../test/fakes/immich.ts';
+import { createTestHost, validateConfig } from '@herald/plugin-api/testing';
+import t from 'tap';
 import type { FakeAsset } from '../test/fakes/immich.ts';
-import plugin from './index.ts';
+import { FakeImmich } from '../test/fakes/immich.ts';
 import { diffAlbum } from './diff.ts';
+import plugin from './index.ts';
 
 const ANNA = { id: '5f0c1a2b-0000-4000-8000-000000000001', name: 'Anna Petrova', email: 'anna@example.net' };
 const IVAN = { id: '5f0c1a2b-0000-4000-8000-000000000002', name: 'Ivan Sidorov', email: 'ivan@example.net' };
-const asset = (n: number, owner = ANNA.id, extra: Partial<FakeAsset> = {}): FakeAsset => ({ id: `a0000000-0000-4000-8000-${String(n).padStart(12, '0')}`, fileName: `IMG_${1000 + n}.jpg`, ownerId: owner, ...extra });
-const tracker = (id: string, albumIds: string[], enabled = true): TrackerView => ({ id, name: id, enabled, config: { album_ids: albumIds } });
+const asset = (n: number, owner = ANNA.id, extra: Partial<FakeAsset> = {}): FakeAsset => ({
+  id: `a0000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+  fileName: `IMG_${1000 + n}.jpg`,
+  ownerId: owner,
+  ...extra,
+});
+const tracker = (id: string, albumIds: string[], enabled = true): TrackerView => ({
+  id,
+  name: id,
+  enabled,
+  config: { album_ids: albumIds },
+});
 
-interface Setup { version?: 2 | 3; trackers?: TrackerView[]; apiKey?: string; timeout?: number }
+interface Setup {
+  version?: 2 | 3;
+  trackers?: TrackerView[];
+  apiKey?: string;
+  timeout?: number;
+}
 
 /** A fake Immich with one shared album (Anna owns, Ivan is a member) and a provider pointed at it. */
 async function setup(t: { teardown: (fn: () => Promise<void>) => void }, o: Setup = {}) {
@@ -21,15 +36,25 @@ async function setup(t: { teardown: (fn: () => Promise<void>) => void }, o: Setu
   t.teardown(() => fake.close());
   fake.addUser(ANNA);
   fake.addUser(IVAN);
-  const trip = fake.createAlbum({ name: 'Trip to Karelia', ownerId: ANNA.id, memberIds: [IVAN.id], assets: [asset(1), asset(2)] });
+  const trip = fake.createAlbum({
+    name: 'Trip to Karelia',
+    ownerId: ANNA.id,
+    memberIds: [IVAN.id],
+    assets: [asset(1), asset(2)],
+  });
   const trackers = o.trackers ?? [tracker('t-trip', [trip])];
   const host = createTestHost();
-  const h = await host.provider(plugin, { base_url: `${url}/`, api_key: o.apiKey ?? fake.apiKey, timeout_seconds: o.timeout ?? 15 }, { trackers });
+  const h = await host.provider(
+    plugin,
+    { base_url: `${url}/`, api_key: o.apiKey ?? fake.apiKey, timeout_seconds: o.timeout ?? 15 },
+    { trackers },
+  );
   const poll = () => h.instance.poll!({ trackers: h.trackers, signal: h.abort.signal });
   return { fake, url, trip, h, poll };
 }
 
-const payloadOk = (p: Record<string, unknown>) => validateConfig(plugin.manifest.events!.album_assets_changed!.payload, p);
+const payloadOk = (p: Record<string, unknown>) =>
+  validateConfig(plugin.manifest.events!.album_assets_changed!.payload, p);
 
 t.test('manifest', async (t) => {
   const m = plugin.manifest;
@@ -47,7 +72,10 @@ t.test('the first poll records the baseline silently', async (t) => {
   const { fake, h, poll } = await setup(t);
   await poll();
   t.same(h.emitted, []);
-  t.ok(fake.requests.every((r) => r.authorized), 'every request carried the x-api-key header');
+  t.ok(
+    fake.requests.every((r) => r.authorized),
+    'every request carried the x-api-key header',
+  );
   t.match(fake.requests.find((r) => r.url.startsWith('/api/albums/'))!.url, /withoutAssets=false$/);
   await poll();
   t.same(h.emitted, [], 'nothing changed, nothing emitted');
@@ -64,12 +92,16 @@ t.test('added assets are reported with file names and who added them', async (t)
   t.same(e.trackerIds, ['t-trip']);
   payloadOk(e.payload);
   t.same(e.payload, {
-    album_id: trip, album_name: 'Trip to Karelia',
+    album_id: trip,
+    album_name: 'Trip to Karelia',
     assets_added: [
       { id: asset(3).id, file_name: 'IMG_1003.jpg', added_by: 'Ivan Sidorov' },
       { id: asset(4).id, file_name: 'VID_0004.mp4', added_by: 'Anna Petrova' },
     ],
-    assets_removed: [], added_count: 2, removed_count: 0, album_url: `${url}/albums/${trip}`,
+    assets_removed: [],
+    added_count: 2,
+    removed_count: 0,
+    album_url: `${url}/albums/${trip}`,
   });
   await poll();
   t.equal(h.emitted.length, 1, 'the new baseline holds');
@@ -85,7 +117,8 @@ t.test('removed assets are reported with the file names from the baseline', asyn
   t.match(h.emitted[0]!.payload, {
     assets_added: [{ id: asset(5).id, file_name: 'IMG_1005.jpg', added_by: 'Anna Petrova' }],
     assets_removed: [{ id: asset(1).id, file_name: 'IMG_1001.jpg' }],
-    added_count: 1, removed_count: 1,
+    added_count: 1,
+    removed_count: 1,
   });
 });
 
@@ -96,11 +129,20 @@ t.test('two trackers on different albums only get their own album events', async
   fake.addUser(ANNA);
   const a = fake.createAlbum({ name: 'Garden', ownerId: ANNA.id, assets: [asset(1)] });
   const b = fake.createAlbum({ name: 'Kids', ownerId: ANNA.id, assets: [asset(2)] });
-  const trackers = [tracker('t-a', [a]), tracker('t-b', [b]), tracker('t-both', [a, b, a]), tracker('t-off', [a, b], false)];
+  const trackers = [
+    tracker('t-a', [a]),
+    tracker('t-b', [b]),
+    tracker('t-both', [a, b, a]),
+    tracker('t-off', [a, b], false),
+  ];
   const h = await createTestHost().provider(plugin, { base_url: url, api_key: fake.apiKey }, { trackers });
   const poll = () => h.instance.poll!({ trackers, signal: h.abort.signal });
   await poll();
-  t.equal(fake.requests.filter((r) => r.url.startsWith(`/api/albums/${a}`)).length, 1, 'an album followed by several trackers is read once');
+  t.equal(
+    fake.requests.filter((r) => r.url.startsWith(`/api/albums/${a}`)).length,
+    1,
+    'an album followed by several trackers is read once',
+  );
   fake.addAssets(a, [asset(3)]);
   await poll();
   t.equal(h.emitted.length, 1);
@@ -131,7 +173,10 @@ t.test('an album no longer followed is forgotten and seeded again silently', asy
 
 t.test('a rejected API key fails with AuthFailedError', async (t) => {
   const { h, poll } = await setup(t, { apiKey: 'wrong-key-7f3a9c' });
-  const err = await poll().then(() => undefined, (e: Error) => e);
+  const err = await poll().then(
+    () => undefined,
+    (e: Error) => e,
+  );
   t.match(err, { code: 'AUTH_FAILED', message: /401: Invalid API key/ });
   t.notMatch(err!.message, /wrong-key-7f3a9c/, 'the key is not in the error');
   await t.rejects(async () => h.instance.start!(), { code: 'AUTH_FAILED' }, 'start() checks the key');
@@ -142,7 +187,10 @@ t.test('a rejected API key fails with AuthFailedError', async (t) => {
 t.test('start() succeeds with a good key', async (t) => {
   const { fake, h } = await setup(t);
   await h.instance.start!();
-  t.same(fake.requests.map((r) => r.url), ['/api/server/ping', '/api/users/me']);
+  t.same(
+    fake.requests.map((r) => r.url),
+    ['/api/server/ping', '/api/users/me'],
+  );
 });
 
 t.test('5xx, hangs and unreachable servers fail the poll with NotReadyError', async (t) => {
@@ -180,7 +228,10 @@ t.test('a missing album is skipped, the others still notify, then the poll fails
   await t.rejects(poll(), new RegExp(`not found or not accessible: ${gone}`));
   t.equal(h.emitted.length, 1, 'the good album still notified');
   t.equal(h.emitted[0]!.payload.album_name, 'Good');
-  t.ok(h.log.lines.some((l) => l.level === 'warn' && (l.obj as { album_id?: string }).album_id === gone), 'the missing album is logged');
+  t.ok(
+    h.log.lines.some((l) => l.level === 'warn' && (l.obj as { album_id?: string }).album_id === gone),
+    'the missing album is logged',
+  );
   t.match(await h.instance.health!(), { status: 'degraded', detail: new RegExp(gone) });
 });
 
@@ -199,15 +250,22 @@ t.test('Immich 3: assets come from paged metadata search, archived ones included
   t.equal(h.emitted.length, 1);
   t.match(h.emitted[0]!.payload, {
     assets_added: [{ id: asset(9001).id, file_name: 'IMG_10001.jpg', added_by: 'Ivan Sidorov' }],
-    added_count: 1, removed_count: 2,
+    added_count: 1,
+    removed_count: 2,
   });
-  t.same((h.emitted[0]!.payload.assets_removed as { id: string }[]).map((r) => r.id).sort(), [asset(100).id, asset(9000).id].sort());
+  t.same(
+    (h.emitted[0]!.payload.assets_removed as { id: string }[]).map((r) => r.id).sort(),
+    [asset(100).id, asset(9000).id].sort(),
+  );
 });
 
 t.test('long change lists are capped at 50 with full counts', async (t) => {
   const { fake, trip, h, poll } = await setup(t);
   await poll();
-  fake.addAssets(trip, Array.from({ length: 120 }, (_, i) => asset(200 + i)));
+  fake.addAssets(
+    trip,
+    Array.from({ length: 120 }, (_, i) => asset(200 + i)),
+  );
   await poll();
   const p = h.emitted[0]!.payload;
   payloadOk(p);
@@ -227,7 +285,9 @@ t.test('a failed emit keeps the old baseline so the change is reported again', a
   await poll();
   fake.addAssets(album, [asset(2)]);
   const push = h.emitted.push.bind(h.emitted);
-  h.emitted.push = () => { throw new Error('database is locked'); };
+  h.emitted.push = () => {
+    throw new Error('database is locked');
+  };
   await t.rejects(poll(), /database is locked/);
   h.emitted.push = push;
   await poll();
@@ -235,17 +295,33 @@ t.test('a failed emit keeps the old baseline so the change is reported again', a
   t.equal(h.emitted[0]!.payload.added_count, 1);
 });
 
-t.test('an album whose asset set is unchanged yields no change, whatever else changed: the plugin never emits empty lists', (t) => {
-  const baseline = { assets: { a1: 'IMG_1.jpg', a2: 'IMG_2.jpg' } };
-  const album = {
-    id: 'x', name: 'Renamed album', users: new Map<string, string>(),
-    assets: new Map([['a2', { id: 'a2', fileName: 'IMG_2_renamed.jpg' }], ['a1', { id: 'a1', fileName: 'IMG_1.jpg' }]]),
-  };
-  t.equal(diffAlbum(album, baseline, 'https://immich.example/albums/x'), undefined, 'same ids in another order, new name: nothing to report');
-  const change = diffAlbum({ ...album, assets: new Map([['a1', { id: 'a1', fileName: 'IMG_1.jpg' }]]) }, baseline, 'https://immich.example/albums/x');
-  t.ok(change && change.assets_added.length + change.assets_removed.length > 0, 'a change always lists an asset');
-  t.end();
-});
+t.test(
+  'an album whose asset set is unchanged yields no change, whatever else changed: the plugin never emits empty lists',
+  (t) => {
+    const baseline = { assets: { a1: 'IMG_1.jpg', a2: 'IMG_2.jpg' } };
+    const album = {
+      id: 'x',
+      name: 'Renamed album',
+      users: new Map<string, string>(),
+      assets: new Map([
+        ['a2', { id: 'a2', fileName: 'IMG_2_renamed.jpg' }],
+        ['a1', { id: 'a1', fileName: 'IMG_1.jpg' }],
+      ]),
+    };
+    t.equal(
+      diffAlbum(album, baseline, 'https://immich.example/albums/x'),
+      undefined,
+      'same ids in another order, new name: nothing to report',
+    );
+    const change = diffAlbum(
+      { ...album, assets: new Map([['a1', { id: 'a1', fileName: 'IMG_1.jpg' }]]) },
+      baseline,
+      'https://immich.example/albums/x',
+    );
+    t.ok(change && change.assets_added.length + change.assets_removed.length > 0, 'a change always lists an asset');
+    t.end();
+  },
+);
 
 t.test('the API key stays on its origin when base_url redirects to another one', async (t) => {
   // The real Immich (recording every request) is the second origin; base_url is a server that
@@ -255,14 +331,33 @@ t.test('the API key stays on its origin when base_url redirects to another one',
   t.teardown(() => fake.close());
   const moved = http.createServer((req, res) => res.writeHead(302, { location: `${target}${req.url}` }).end());
   await new Promise<void>((r) => moved.listen(0, '127.0.0.1', r));
-  t.teardown(() => { moved.closeAllConnections(); moved.close(); });
+  t.teardown(() => {
+    moved.closeAllConnections();
+    moved.close();
+  });
   const seenByFirst: (string | undefined)[] = [];
-  moved.prependListener('request', (req: http.IncomingMessage) => { seenByFirst.push(req.headers['x-api-key'] as string | undefined); });
+  moved.prependListener('request', (req: http.IncomingMessage) => {
+    seenByFirst.push(req.headers['x-api-key'] as string | undefined);
+  });
 
   t.same(plugin.manifest.credentialHeaders, ['x-api-key'], 'the plugin declares its credential header');
-  const h = await createTestHost().provider(plugin, { base_url: `http://127.0.0.1:${(moved.address() as { port: number }).port}`, api_key: fake.apiKey });
-  await t.rejects(async () => h.instance.start!(), { code: 'AUTH_FAILED', message: /Authentication required/ }, 'the redirected request arrives without a key and is refused');
-  t.same(fake.requests.map((r) => r.url), ['/api/server/ping', '/api/users/me'], 'the requests did reach the second origin');
-  t.ok(fake.requests.every((r) => !r.authorized), 'none of them carried the key');
+  const h = await createTestHost().provider(plugin, {
+    base_url: `http://127.0.0.1:${(moved.address() as { port: number }).port}`,
+    api_key: fake.apiKey,
+  });
+  await t.rejects(
+    async () => h.instance.start!(),
+    { code: 'AUTH_FAILED', message: /Authentication required/ },
+    'the redirected request arrives without a key and is refused',
+  );
+  t.same(
+    fake.requests.map((r) => r.url),
+    ['/api/server/ping', '/api/users/me'],
+    'the requests did reach the second origin',
+  );
+  t.ok(
+    fake.requests.every((r) => !r.authorized),
+    'none of them carried the key',
+  );
   t.same(seenByFirst, [fake.apiKey, fake.apiKey], 'base_url itself received it');
 });

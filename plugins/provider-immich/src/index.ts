@@ -2,15 +2,16 @@
  * Immich provider: follows albums and notifies when photos or videos are added or removed.
  * Polls the Immich REST API (default every 60 s) with an API key.
  */
-import { defineProvider } from '@herald/plugin-api';
+
 import type { HealthReport, PollContext } from '@herald/plugin-api';
-import { ConfigSchema, TrackerSchema } from './config.ts';
-import { events } from './events.ts';
-import { templates } from './templates.ts';
-import { ImmichAuthError, ImmichClient } from './client.ts';
-import { pollAlbums } from './poll.ts';
+import { defineProvider } from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import { ImmichAuthError, ImmichClient } from './client.ts';
+import { ConfigSchema, TrackerSchema } from './config.ts';
+import { events } from './events.ts';
+import { pollAlbums } from './poll.ts';
+import { templates } from './templates.ts';
 
 export default defineProvider({
   manifest: {
@@ -30,7 +31,12 @@ export default defineProvider({
     templates,
   },
   create(ctx) {
-    const client = new ImmichClient(ctx.http, ctx.config.base_url, ctx.config.api_key, ctx.config.timeout_seconds * 1000);
+    const client = new ImmichClient(
+      ctx.http,
+      ctx.config.base_url,
+      ctx.config.api_key,
+      ctx.config.timeout_seconds * 1000,
+    );
     let lastError: string | undefined;
     let polled = false;
     return {
@@ -41,7 +47,8 @@ export default defineProvider({
           await client.get('/users/me', ctx.signal);
         } catch (err) {
           // 403 means the key works but lacks user.read, which this provider does not need.
-          if (err instanceof ImmichAuthError && err.status === 403) ctx.log.debug({}, 'API key has no user.read permission');
+          if (err instanceof ImmichAuthError && err.status === 403)
+            ctx.log.debug({}, 'API key has no user.read permission');
           else throw err;
         }
       },

@@ -3,12 +3,12 @@
  * baseline. The first sight of an album only records the baseline. A missing album is logged and
  * skipped so the others still notify, then the poll reports failure naming it.
  */
-import type { PluginLogger, InstanceStore, PollContext, EmittedEvent } from '@herald/plugin-api';
+import type { EmittedEvent, InstanceStore, PluginLogger, PollContext } from '@herald/plugin-api';
+import { fetchAlbum } from './album.ts';
 import type { ImmichClient } from './client.ts';
 import { ImmichNotFoundError } from './client.ts';
-import { fetchAlbum } from './album.ts';
-import { baselineOf, diffAlbum } from './diff.ts';
 import type { Baseline } from './diff.ts';
+import { baselineOf, diffAlbum } from './diff.ts';
 
 export interface PollDeps {
   client: ImmichClient;
@@ -56,7 +56,10 @@ export async function pollAlbums(deps: PollDeps, ctx: PollContext): Promise<void
       album = await fetchAlbum(client, albumId, ctx.signal);
     } catch (err) {
       if (!(err instanceof ImmichNotFoundError)) throw err;
-      log.warn({ album_id: albumId, status: err.status, reason: err.message }, 'Immich album not found or not shared with the API key owner');
+      log.warn(
+        { album_id: albumId, status: err.status, reason: err.message },
+        'Immich album not found or not shared with the API key owner',
+      );
       missing.push(albumId);
       continue;
     }
@@ -72,5 +75,6 @@ export async function pollAlbums(deps: PollDeps, ctx: PollContext): Promise<void
     await deps.emit({ type: 'album_assets_changed', payload: { ...change }, trackerIds });
     await store.set(baselineKey(albumId), baselineOf(album));
   }
-  if (missing.length) throw new Error(`Immich album${missing.length > 1 ? 's' : ''} not found or not accessible: ${missing.join(', ')}`);
+  if (missing.length)
+    throw new Error(`Immich album${missing.length > 1 ? 's' : ''} not found or not accessible: ${missing.join(', ')}`);
 }

@@ -9,15 +9,27 @@
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import type { IClientOptions, IPublishPacket, MqttClient } from 'mqtt';
 import type { PluginLogger } from '@herald/plugin-api';
+import type { IClientOptions, IPublishPacket, MqttClient } from 'mqtt';
 
-export interface InboundMessage { topic: string; payload: Buffer; qos: number; retain: boolean; dup: boolean }
+export interface InboundMessage {
+  topic: string;
+  payload: Buffer;
+  qos: number;
+  retain: boolean;
+  dup: boolean;
+}
 
-export interface Subscription { topic: string; qos: 0 | 1 }
+export interface Subscription {
+  topic: string;
+  qos: 0 | 1;
+}
 
 /** What to change at the broker once CONNACK said whether it kept the session. */
-export interface SubscriptionPlan { subscribe: Subscription[]; unsubscribe: string[] }
+export interface SubscriptionPlan {
+  subscribe: Subscription[];
+  unsubscribe: string[];
+}
 
 export interface SessionOptions {
   tls: boolean;
@@ -75,9 +87,17 @@ export async function openSession(o: SessionOptions): Promise<Session> {
   const { MqttClient: Client } = await import('mqtt');
   if (o.signal.aborted) throw new Error('stopped');
   const options: IClientOptions = {
-    clientId: o.clientId, clean: o.clean, keepalive: o.keepaliveSeconds, protocolVersion: 4,
-    username: o.username, password: o.password,
-    reconnectPeriod: 0, connectTimeout: o.connectTimeoutMs, resubscribe: false, manualConnect: true, queueQoSZero: false,
+    clientId: o.clientId,
+    clean: o.clean,
+    keepalive: o.keepaliveSeconds,
+    protocolVersion: 4,
+    username: o.username,
+    password: o.password,
+    reconnectPeriod: 0,
+    connectTimeout: o.connectTimeoutMs,
+    resubscribe: false,
+    manualConnect: true,
+    queueQoSZero: false,
   };
   const client: MqttClient = new Client(() => stream(o), options);
   return new Promise<Session>((resolve, reject) => {
@@ -86,10 +106,14 @@ export async function openSession(o: SessionOptions): Promise<Session> {
     let failure: Error | undefined;
     let inflight: Promise<void> | undefined;
     let resolveClosed!: (reason: string) => void;
-    const closed = new Promise<string>((r) => { resolveClosed = r; });
+    const closed = new Promise<string>((r) => {
+      resolveClosed = r;
+    });
     const timer = setTimeout(() => fail(new ConnectTimeoutError(o.connectTimeoutMs)), o.connectTimeoutMs);
     // Once the session is up, the owner ends it with close(); the abort covers the handshake.
-    const onAbort = () => { if (!settled) fail(new Error('stopped')); };
+    const onAbort = () => {
+      if (!settled) fail(new Error('stopped'));
+    };
     o.signal.addEventListener('abort', onAbort, { once: true });
 
     /** Ends the connection for a reason of ours; the close event settles the rest. */
@@ -104,12 +128,23 @@ export async function openSession(o: SessionOptions): Promise<Session> {
     client.handleMessage = (packet: IPublishPacket, callback: () => void) => {
       if (ended) return;
       const message: InboundMessage = {
-        topic: packet.topic, payload: Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload),
-        qos: packet.qos, retain: packet.retain, dup: packet.dup,
+        topic: packet.topic,
+        payload: Buffer.isBuffer(packet.payload) ? packet.payload : Buffer.from(packet.payload),
+        qos: packet.qos,
+        retain: packet.retain,
+        dup: packet.dup,
       };
       inflight = o.onMessage(message).then(
-        () => { if (!ended) callback(); },
-        (err: unknown) => { fail(new Error(`could not record a message of ${message.topic}: ${err instanceof Error ? err.message : String(err)}`)); },
+        () => {
+          if (!ended) callback();
+        },
+        (err: unknown) => {
+          fail(
+            new Error(
+              `could not record a message of ${message.topic}: ${err instanceof Error ? err.message : String(err)}`,
+            ),
+          );
+        },
       );
     };
 
@@ -118,8 +153,12 @@ export async function openSession(o: SessionOptions): Promise<Session> {
       refused: [],
       closed,
       async close(timeoutMs) {
-        if (ended) { await closed; return; }
-        const bound = (p: Promise<unknown> | undefined) => Promise.race([p, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
+        if (ended) {
+          await closed;
+          return;
+        }
+        const bound = (p: Promise<unknown> | undefined) =>
+          Promise.race([p, new Promise((r) => setTimeout(r, timeoutMs).unref())]);
         await bound(inflight);
         if (!ended) {
           failure ??= new Error('closed by Herald');
@@ -134,14 +173,19 @@ export async function openSession(o: SessionOptions): Promise<Session> {
       },
     };
 
-    client.on('error', (err: Error) => { failure ??= err; });
+    client.on('error', (err: Error) => {
+      failure ??= err;
+    });
 
     client.on('close', () => {
       clearTimeout(timer);
       o.signal.removeEventListener('abort', onAbort);
       ended = true;
       const reason = failure?.message ?? 'connection closed by the broker';
-      if (!settled) { settled = true; reject(failure ?? new Error('the connection closed before the broker answered')); }
+      if (!settled) {
+        settled = true;
+        reject(failure ?? new Error('the connection closed before the broker answered'));
+      }
       resolveClosed(reason);
     });
 
@@ -152,7 +196,9 @@ export async function openSession(o: SessionOptions): Promise<Session> {
         try {
           if (plan.unsubscribe.length) await client.unsubscribeAsync(plan.unsubscribe);
           if (plan.subscribe.length) {
-            const granted = await client.subscribeAsync(Object.fromEntries(plan.subscribe.map((s) => [s.topic, { qos: s.qos }])));
+            const granted = await client.subscribeAsync(
+              Object.fromEntries(plan.subscribe.map((s) => [s.topic, { qos: s.qos }])),
+            );
             session.refused = granted.filter((g) => g.qos === 128).map((g) => g.topic);
           }
         } catch (err) {

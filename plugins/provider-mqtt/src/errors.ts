@@ -28,7 +28,11 @@ export const bilingual = (t: Texts): string => `${t.en} / ${t.ru}`;
 /** What to do about a failed connection: stop until the config changes, or try again. */
 export type FailureKind = 'auth' | 'config' | 'retry';
 
-export interface ConnectFailure { kind: FailureKind; reason: Reason; texts: Texts }
+export interface ConnectFailure {
+  kind: FailureKind;
+  reason: Reason;
+  texts: Texts;
+}
 
 /** CONNACK codes (3.1.1 and 5) that mean the credential was refused. */
 const CREDENTIALS = new Set([4, 134, 140]);
@@ -43,19 +47,40 @@ function connackWords(err: Error): string {
 }
 
 /** Classifies an error from opening a session. `err.timedOut` marks our own connect timeout. */
-export function classifyConnectError(err: unknown, o: { broker: string; clientId: string; timeoutMs: number }): ConnectFailure {
+export function classifyConnectError(
+  err: unknown,
+  o: { broker: string; clientId: string; timeoutMs: number },
+): ConnectFailure {
   const e = err instanceof Error ? err : new Error(String(err));
   const code = (e as { code?: unknown }).code;
   const base = { broker: o.broker };
   if (typeof code === 'number') {
     const params = { ...base, code, reason: connackWords(e), client_id: o.clientId };
-    if (CREDENTIALS.has(code)) return { kind: 'auth', reason: 'credentials_refused', texts: explain('credentials_refused', params) };
-    if (NOT_AUTHORIZED.has(code)) return { kind: 'auth', reason: 'not_authorized', texts: explain('not_authorized', params) };
-    if (CLIENT_ID.has(code)) return { kind: 'config', reason: 'client_id_rejected', texts: explain('client_id_rejected', params) };
-    if (PROTOCOL.has(code)) return { kind: 'config', reason: 'protocol_refused', texts: explain('protocol_refused', params) };
+    if (CREDENTIALS.has(code))
+      return { kind: 'auth', reason: 'credentials_refused', texts: explain('credentials_refused', params) };
+    if (NOT_AUTHORIZED.has(code))
+      return { kind: 'auth', reason: 'not_authorized', texts: explain('not_authorized', params) };
+    if (CLIENT_ID.has(code))
+      return { kind: 'config', reason: 'client_id_rejected', texts: explain('client_id_rejected', params) };
+    if (PROTOCOL.has(code))
+      return { kind: 'config', reason: 'protocol_refused', texts: explain('protocol_refused', params) };
     return { kind: 'retry', reason: 'broker_unavailable', texts: explain('broker_unavailable', params) };
   }
-  if (errorCode(e) === OUTBOUND_REFUSED) return { kind: 'config', reason: 'address_refused', texts: explain('address_refused', { ...base, error: e.message }) };
-  if ((e as { timedOut?: boolean }).timedOut) return { kind: 'retry', reason: 'timeout', texts: explain('timeout', { ...base, seconds: Math.round(o.timeoutMs / 1000) }) };
-  return { kind: 'retry', reason: 'unreachable', texts: explain('unreachable', { ...base, error: e.message.replace(/\.$/, '') }) };
+  if (errorCode(e) === OUTBOUND_REFUSED)
+    return {
+      kind: 'config',
+      reason: 'address_refused',
+      texts: explain('address_refused', { ...base, error: e.message }),
+    };
+  if ((e as { timedOut?: boolean }).timedOut)
+    return {
+      kind: 'retry',
+      reason: 'timeout',
+      texts: explain('timeout', { ...base, seconds: Math.round(o.timeoutMs / 1000) }),
+    };
+  return {
+    kind: 'retry',
+    reason: 'unreachable',
+    texts: explain('unreachable', { ...base, error: e.message.replace(/\.$/, '') }),
+  };
 }

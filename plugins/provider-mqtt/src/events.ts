@@ -1,6 +1,7 @@
 /** Event types of the MQTT provider. */
-import { Type } from '@herald/plugin-api';
+
 import type { EventSpec } from '@herald/plugin-api';
+import { Type } from '@herald/plugin-api';
 import { SeveritySchema } from './config.ts';
 
 export const MqttMessagePayload = Type.Object({
@@ -40,8 +41,12 @@ export const EVENTS: Record<string, EventSpec> = {
     // With `mapping.event_key` (a device id, `$topic`…): messages with the same key follow one notification.
     correlation: { key: ['event_key'] },
     example: {
-      topic: 'lab/ups', title: 'On battery', body: 'The UPS in the lab runs on battery (charge 97 %).', severity: 'critical',
-      event_key: 'lab/ups', fields: { title: 'On battery', body: null, severity: 'critical', event_key: 'lab/ups' },
+      topic: 'lab/ups',
+      title: 'On battery',
+      body: 'The UPS in the lab runs on battery (charge 97 %).',
+      severity: 'critical',
+      event_key: 'lab/ups',
+      fields: { title: 'On battery', body: null, severity: 'critical', event_key: 'lab/ups' },
     },
   },
   mqtt_status_connected: {

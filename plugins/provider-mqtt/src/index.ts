@@ -4,23 +4,24 @@
  * acknowledged to the broker only once recorded, on a persistent session, so nothing the broker
  * accepted is lost while Herald restarts or the connection drops.
  */
-import { ConfigError, defineProvider } from '@herald/plugin-api';
+
 import type { ConfigProblem, ProviderDefinition } from '@herald/plugin-api';
-import { ConfigSchema, configProblems, DEFAULT_TIMINGS, defaultClientId } from './config.ts';
-import type { MqttConfig, Timings } from './config.ts';
-import { EVENTS } from './events.ts';
-import { TEMPLATES } from './templates.ts';
-import { compileMapping } from './mapping.ts';
-import type { CompiledMapping } from './mapping.ts';
-import { PathExpressionError } from './path-expr.ts';
-import { Supervisor } from './supervisor.ts';
+import { ConfigError, defineProvider } from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import type { MqttConfig, Timings } from './config.ts';
+import { ConfigSchema, configProblems, DEFAULT_TIMINGS, defaultClientId } from './config.ts';
+import { EVENTS } from './events.ts';
+import type { CompiledMapping } from './mapping.ts';
+import { compileMapping } from './mapping.ts';
+import { PathExpressionError } from './path-expr.ts';
+import { Supervisor } from './supervisor.ts';
+import { TEMPLATES } from './templates.ts';
 
-export { topicFilterProblem } from './topics.ts';
-export { mapMessage, compileMapping } from './mapping.ts';
-export { defaultClientId } from './config.ts';
 export type { MqttConfig, Timings } from './config.ts';
+export { defaultClientId } from './config.ts';
+export { compileMapping, mapMessage } from './mapping.ts';
+export { topicFilterProblem } from './topics.ts';
 
 /** The mapping's problems as the API answers them (a 422 naming the mapping field). */
 function mappingProblems(cfg: MqttConfig): ConfigProblem[] {
@@ -70,11 +71,19 @@ export function createMqttProvider(timings: Partial<Timings> = {}): ProviderDefi
       if (problems.length) throw new ConfigError(problems.map((p) => `${p.path} ${p.message}`).join('; '));
       const mapping: CompiledMapping = compileMapping(ctx.config.mapping);
       const supervisor = new Supervisor({
-        config: ctx.config, clientId: ctx.config.client_id ?? defaultClientId(ctx.instanceId), mapping, timings: t,
-        http: ctx.http, store: ctx.store, clock: ctx.clock, log: ctx.log.child({ plugin: 'mqtt' }),
+        config: ctx.config,
+        clientId: ctx.config.client_id ?? defaultClientId(ctx.instanceId),
+        mapping,
+        timings: t,
+        http: ctx.http,
+        store: ctx.store,
+        clock: ctx.clock,
+        log: ctx.log.child({ plugin: 'mqtt' }),
         emit: (event) => ctx.emit(event),
       });
-      const onAbort = () => { void supervisor.stop(); };
+      const onAbort = () => {
+        void supervisor.stop();
+      };
       return {
         async start() {
           if (ctx.signal.aborted) return;

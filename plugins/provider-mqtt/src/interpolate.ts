@@ -3,8 +3,9 @@
  * (copied from the generic webhook's, with the message variables passed through).
  * Each `{{…}}` holds one path expression (fallbacks included); everything else is kept as written.
  */
-import { evaluate, parsePathExpression, PathExpressionError, stringify } from './path-expr.ts';
+
 import type { PathExpression, PathVars } from './path-expr.ts';
+import { evaluate, PathExpressionError, parsePathExpression, stringify } from './path-expr.ts';
 
 export type TemplatePart = { kind: 'text'; text: string } | { kind: 'expr'; expr: PathExpression };
 
@@ -21,7 +22,10 @@ export function parseTemplate(source: string): TemplatePart[] {
   let pos = 0;
   while (pos < source.length) {
     const open = source.indexOf('{{', pos);
-    if (open < 0) { parts.push({ kind: 'text', text: source.slice(pos) }); break; }
+    if (open < 0) {
+      parts.push({ kind: 'text', text: source.slice(pos) });
+      break;
+    }
     if (open > pos) parts.push({ kind: 'text', text: source.slice(pos, open) });
     const close = source.indexOf('}}', open + 2);
     if (close < 0) throw new PathExpressionError(`unclosed "{{" at position ${open + 1} of "${source}"`);

@@ -6,12 +6,12 @@
  * compiled once, at create().
  */
 import { jsonTooDeep } from '@herald/plugin-api';
-import { evaluate, isEmpty, parsePathExpression, PathExpressionError, stringify } from './path-expr.ts';
-import type { PathExpression, PathVars } from './path-expr.ts';
-import { isTemplate, parseTemplate, renderTemplate } from './interpolate.ts';
-import type { TemplatePart } from './interpolate.ts';
-import { SEVERITIES } from './config.ts';
 import type { MappingConfig, Severity } from './config.ts';
+import { SEVERITIES } from './config.ts';
+import type { TemplatePart } from './interpolate.ts';
+import { isTemplate, parseTemplate, renderTemplate } from './interpolate.ts';
+import type { PathExpression, PathVars } from './path-expr.ts';
+import { evaluate, isEmpty, PathExpressionError, parsePathExpression, stringify } from './path-expr.ts';
 
 type TextField = { kind: 'expr'; expr: PathExpression } | { kind: 'template'; parts: TemplatePart[] };
 
@@ -45,7 +45,9 @@ const MAX_TOPIC = 1024;
 export const MAX_JSON_BYTES = 256 * 1024;
 
 function compileText(source: string): TextField {
-  return isTemplate(source) ? { kind: 'template', parts: parseTemplate(source) } : { kind: 'expr', expr: parsePathExpression(source) };
+  return isTemplate(source)
+    ? { kind: 'template', parts: parseTemplate(source) }
+    : { kind: 'expr', expr: parsePathExpression(source) };
 }
 
 /** Runs one field's compiler, prefixing its error with the mapping field name. */
@@ -82,7 +84,8 @@ export function decodePayload(payload: Uint8Array): { text: string | null; json:
     return { text: null, json: undefined };
   }
   const start = text.trimStart()[0];
-  if ((start !== '{' && start !== '[') || payload.byteLength > MAX_JSON_BYTES || jsonTooDeep(payload)) return { text, json: undefined };
+  if ((start !== '{' && start !== '[') || payload.byteLength > MAX_JSON_BYTES || jsonTooDeep(payload))
+    return { text, json: undefined };
   try {
     return { text, json: JSON.parse(text) as unknown };
   } catch {
@@ -110,7 +113,10 @@ export function mapSeverity(raw: string | null, map: Map<string, Severity>): Sev
 }
 
 /** The `mqtt_message` payload of one message. */
-export function mapMessage(c: CompiledMapping, msg: { topic: string; payload: Uint8Array; retained?: boolean }): MqttMessagePayload {
+export function mapMessage(
+  c: CompiledMapping,
+  msg: { topic: string; payload: Uint8Array; retained?: boolean },
+): MqttMessagePayload {
   const { text, json } = decodePayload(msg.payload);
   const vars: PathVars = { $topic: msg.topic, $levels: msg.topic.split('/'), $text: text ?? '' };
   const title = textOf(c.title, json, vars);

@@ -20,7 +20,10 @@
 
 export type Step = { kind: 'key'; key: string } | { kind: 'index'; index: number };
 export type Alternative = { kind: 'path'; steps: Step[] } | { kind: 'literal'; value: string };
-export interface PathExpression { source: string; alternatives: Alternative[] }
+export interface PathExpression {
+  source: string;
+  alternatives: Alternative[];
+}
 
 /** A malformed or refused expression; the message names the problem and the position. */
 export class PathExpressionError extends Error {
@@ -43,10 +46,11 @@ export function parsePathExpression(source: string): PathExpression {
   if (source.length > MAX_SOURCE) throw new PathExpressionError(`expression is longer than ${MAX_SOURCE} characters`);
   const p = new Parser(source);
   const alternatives: Alternative[] = [p.alternative()];
-  while (p.skipSpace(), p.peek(2) === '||') {
+  while ((p.skipSpace(), p.peek(2) === '||')) {
     p.pos += 2;
     alternatives.push(p.alternative());
-    if (alternatives.length > MAX_ALTERNATIVES) throw new PathExpressionError(`more than ${MAX_ALTERNATIVES} alternatives in "${source}"`);
+    if (alternatives.length > MAX_ALTERNATIVES)
+      throw new PathExpressionError(`more than ${MAX_ALTERNATIVES} alternatives in "${source}"`);
   }
   p.skipSpace();
   if (!p.done()) throw p.fail('unexpected character');
@@ -56,11 +60,19 @@ export function parsePathExpression(source: string): PathExpression {
 class Parser {
   pos = 0;
   readonly src: string;
-  constructor(src: string) { this.src = src; }
+  constructor(src: string) {
+    this.src = src;
+  }
 
-  done(): boolean { return this.pos >= this.src.length; }
-  peek(n = 1): string { return this.src.slice(this.pos, this.pos + n); }
-  skipSpace(): void { while (!this.done() && /\s/.test(this.src[this.pos]!)) this.pos++; }
+  done(): boolean {
+    return this.pos >= this.src.length;
+  }
+  peek(n = 1): string {
+    return this.src.slice(this.pos, this.pos + n);
+  }
+  skipSpace(): void {
+    while (!this.done() && /\s/.test(this.src[this.pos]!)) this.pos++;
+  }
   fail(what: string): PathExpressionError {
     return new PathExpressionError(`${what} at position ${this.pos + 1} of "${this.src}"`);
   }
@@ -78,7 +90,10 @@ class Parser {
     else steps.push(key(this.name(), this));
     for (;;) {
       const c = this.peek();
-      if (c === '.') { this.pos++; steps.push(key(this.name(), this)); } else if (c === '[') steps.push(this.bracket());
+      if (c === '.') {
+        this.pos++;
+        steps.push(key(this.name(), this));
+      } else if (c === '[') steps.push(this.bracket());
       else break;
       if (steps.length > MAX_STEPS) throw this.fail(`path deeper than ${MAX_STEPS} steps`);
     }
@@ -114,8 +129,15 @@ class Parser {
     let out = '';
     while (!this.done()) {
       const c = this.src[this.pos]!;
-      if (c === '\\' && this.pos + 1 < this.src.length) { out += this.src[this.pos + 1]; this.pos += 2; continue; }
-      if (c === quote) { this.pos++; return out; }
+      if (c === '\\' && this.pos + 1 < this.src.length) {
+        out += this.src[this.pos + 1];
+        this.pos += 2;
+        continue;
+      }
+      if (c === quote) {
+        this.pos++;
+        return out;
+      }
       out += c;
       this.pos++;
     }

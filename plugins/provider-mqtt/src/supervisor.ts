@@ -5,16 +5,17 @@
  * established connection is reported as an `mqtt_status_*` event, and every message goes through
  * the mapping into `emit()` before the broker gets its PUBACK.
  */
-import { AuthFailedError, ConfigError, NotReadyError } from '@herald/plugin-api';
+
 import type { Clock, EmittedEvent, HealthReport, InstanceStore, OutboundHttp, PluginLogger } from '@herald/plugin-api';
-import { brokerAddress } from './config.ts';
+import { AuthFailedError, ConfigError, NotReadyError } from '@herald/plugin-api';
 import type { MqttConfig, Timings } from './config.ts';
-import { bilingual, classifyConnectError, explain } from './errors.ts';
-import type { ConnectFailure } from './errors.ts';
-import { openSession } from './connection.ts';
+import { brokerAddress } from './config.ts';
 import type { InboundMessage, Session, Subscription, SubscriptionPlan } from './connection.ts';
-import { mapMessage } from './mapping.ts';
+import { openSession } from './connection.ts';
+import type { ConnectFailure } from './errors.ts';
+import { bilingual, classifyConnectError, explain } from './errors.ts';
 import type { CompiledMapping } from './mapping.ts';
+import { mapMessage } from './mapping.ts';
 import { topicMatches } from './topics.ts';
 
 export type SupervisorState = 'idle' | 'connecting' | 'connected' | 'reconnecting' | 'auth_failed' | 'stopped';
@@ -32,7 +33,12 @@ export interface SupervisorDeps {
 }
 
 /** Delay before reconnect attempt `attempt` (0-based): doubling from min, capped, "equal jitter". */
-export function backoffDelay(attempt: number, minMs: number, maxMs: number, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  minMs: number,
+  maxMs: number,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(maxMs, minMs * 2 ** Math.min(attempt, 30));
   return Math.round(ceiling / 2 + random() * (ceiling / 2));
 }
@@ -40,8 +46,15 @@ export function backoffDelay(attempt: number, minMs: number, maxMs: number, rand
 /** Resolves after `ms`, or at once when `signal` aborts. */
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    if (signal.aborted) { resolve(); return; }
-    const done = () => { clearTimeout(timer); signal.removeEventListener('abort', done); resolve(); };
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
     const timer = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });
@@ -49,7 +62,10 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
 
 /** Store key of the subscriptions the broker holds for this client id (a persistent session outlives the config). */
 const SUBSCRIPTIONS_KEY = 'subscriptions';
-interface StoredSubscriptions { client_id: string; topics: Record<string, number> }
+interface StoredSubscriptions {
+  client_id: string;
+  topics: Record<string, number>;
+}
 
 /** `$share/<group>/<filter>` is matched by its filter. */
 const filterOf = (topic: string): string => topic.replace(/^\$share\/[^/]+\//, '');
@@ -74,9 +90,13 @@ export class Supervisor {
   }
 
   /** `host:port` as shown in status events, health and logs. */
-  get brokerName(): string { return this.broker.display; }
+  get brokerName(): string {
+    return this.broker.display;
+  }
 
-  private get stopped(): boolean { return this.halt.signal.aborted; }
+  private get stopped(): boolean {
+    return this.halt.signal.aborted;
+  }
 
   /**
    * Makes the first connection. Throws AuthFailedError when the broker refuses the login,
@@ -95,13 +115,19 @@ export class Supervisor {
       this.lastError = failure.texts.en;
       if (this.stopped) return;
       this.state = failure.kind === 'auth' ? 'auth_failed' : 'idle';
-      this.deps.log.warn({ broker: this.brokerName, reason: failure.reason, error: failure.texts.en }, 'cannot connect to the MQTT broker');
+      this.deps.log.warn(
+        { broker: this.brokerName, reason: failure.reason, error: failure.texts.en },
+        'cannot connect to the MQTT broker',
+      );
       const text = bilingual(failure.texts);
       if (failure.kind === 'auth') throw new AuthFailedError(text, { cause: err });
       if (failure.kind === 'config') throw new ConfigError(text, { cause: err });
       throw new NotReadyError(text, { cause: err });
     }
-    if (this.stopped) { await session.close(this.deps.timings.closeTimeoutMs); return; }
+    if (this.stopped) {
+      await session.close(this.deps.timings.closeTimeoutMs);
+      return;
+    }
     this.loop = this.run(session).catch((err) => {
       this.deps.log.error({ err }, 'MQTT supervisor crashed');
       this.state = 'stopped';
@@ -124,24 +150,42 @@ export class Supervisor {
     switch (this.state) {
       case 'connected':
         return this.refused.length
-          ? { status: 'degraded', detail: bilingual(explain('subscription_refused', { broker: this.brokerName, topics: this.refused.join(', ') })) }
+          ? {
+              status: 'degraded',
+              detail: bilingual(
+                explain('subscription_refused', { broker: this.brokerName, topics: this.refused.join(', ') }),
+              ),
+            }
           : { status: 'ok', detail: `connected to ${this.brokerName}` };
-      case 'auth_failed': return { status: 'error', detail: this.lastError ?? 'login refused' };
-      case 'stopped': return { status: 'degraded', detail: 'stopped' };
-      case 'idle': return { status: 'degraded', detail: this.lastError ?? 'not started' };
-      default: return { status: 'degraded', detail: this.lastError ? `reconnecting: ${this.lastError}` : 'connecting' };
+      case 'auth_failed':
+        return { status: 'error', detail: this.lastError ?? 'login refused' };
+      case 'stopped':
+        return { status: 'degraded', detail: 'stopped' };
+      case 'idle':
+        return { status: 'degraded', detail: this.lastError ?? 'not started' };
+      default:
+        return { status: 'degraded', detail: this.lastError ? `reconnecting: ${this.lastError}` : 'connecting' };
     }
   }
 
   private failure(err: unknown): ConnectFailure {
-    return classifyConnectError(err, { broker: this.brokerName, clientId: this.deps.clientId, timeoutMs: this.deps.timings.connectTimeoutMs });
+    return classifyConnectError(err, {
+      broker: this.brokerName,
+      clientId: this.deps.clientId,
+      timeoutMs: this.deps.timings.connectTimeoutMs,
+    });
   }
 
   /** Status events go out in order, off the message path: a failure is logged, never blocks messages. */
   private status(event: EmittedEvent): void {
     this.statusChain = this.statusChain
       .then(() => this.deps.emit(event))
-      .then(() => undefined, (err) => { this.deps.log.error({ err, eventType: event.type }, 'could not record an MQTT status event'); });
+      .then(
+        () => undefined,
+        (err) => {
+          this.deps.log.error({ err, eventType: event.type }, 'could not record an MQTT status event');
+        },
+      );
   }
 
   /** Resolves the broker through the address policy, then opens a session. */
@@ -152,20 +196,33 @@ export class Supervisor {
     if (this.stopped) throw new Error('stopped');
     let planned: SubscriptionPlan = { subscribe: [], unsubscribe: [] };
     const session = await openSession({
-      tls: this.broker.tls, host: this.broker.host, port: this.broker.port, address: target.address,
-      clientId: this.deps.clientId, username: config.username, password: config.password,
-      clean: config.clean_session, keepaliveSeconds: timings.keepaliveSeconds, connectTimeoutMs: timings.connectTimeoutMs,
+      tls: this.broker.tls,
+      host: this.broker.host,
+      port: this.broker.port,
+      address: target.address,
+      clientId: this.deps.clientId,
+      username: config.username,
+      password: config.password,
+      clean: config.clean_session,
+      keepaliveSeconds: timings.keepaliveSeconds,
+      connectTimeoutMs: timings.connectTimeoutMs,
       plan: (present) => (planned = this.plan(present)),
       onMessage: (m) => this.handle(m),
-      log, signal: this.halt.signal,
+      log,
+      signal: this.halt.signal,
     });
     this.session = session;
     this.refused = session.refused;
-    if (session.refused.length) log.warn({ broker: this.brokerName, topics: session.refused }, 'the broker refused some subscriptions');
+    if (session.refused.length)
+      log.warn({ broker: this.brokerName, topics: session.refused }, 'the broker refused some subscriptions');
     if (planned.subscribe.length || planned.unsubscribe.length) {
-      const topics = Object.fromEntries(this.wanted.filter((s) => !session.refused.includes(s.topic)).map((s) => [s.topic, s.qos]));
+      const topics = Object.fromEntries(
+        this.wanted.filter((s) => !session.refused.includes(s.topic)).map((s) => [s.topic, s.qos]),
+      );
       this.stored = { client_id: this.deps.clientId, topics };
-      await this.deps.store.set(SUBSCRIPTIONS_KEY, this.stored).catch((err) => log.warn({ err }, 'could not remember the subscriptions'));
+      await this.deps.store
+        .set(SUBSCRIPTIONS_KEY, this.stored)
+        .catch((err) => log.warn({ err }, 'could not remember the subscriptions'));
     }
     return session;
   }
@@ -189,8 +246,14 @@ export class Supervisor {
   private async handle(m: InboundMessage): Promise<void> {
     const { config, log } = this.deps;
     // A resumed session may still carry a subscription the config no longer has: acknowledged, not relayed.
-    if (!this.wanted.some((s) => topicMatches(filterOf(s.topic), m.topic))) { log.debug({ topic: m.topic }, 'ignored a message of a topic no longer subscribed'); return; }
-    if (m.retain && !config.include_retained) { log.debug({ topic: m.topic }, 'ignored a retained message'); return; }
+    if (!this.wanted.some((s) => topicMatches(filterOf(s.topic), m.topic))) {
+      log.debug({ topic: m.topic }, 'ignored a message of a topic no longer subscribed');
+      return;
+    }
+    if (m.retain && !config.include_retained) {
+      log.debug({ topic: m.topic }, 'ignored a retained message');
+      return;
+    }
     const payload = mapMessage(this.deps.mapping, { topic: m.topic, payload: m.payload, retained: m.retain });
     try {
       await this.deps.emit({ type: 'mqtt_message', payload, severity: payload.severity });
@@ -200,7 +263,10 @@ export class Supervisor {
         log.error({ err, topic: m.topic }, 'could not record a QoS 0 MQTT message; it is lost');
         return;
       }
-      log.error({ err, topic: m.topic }, 'could not record an MQTT message; disconnecting without acknowledging it so the broker sends it again');
+      log.error(
+        { err, topic: m.topic },
+        'could not record an MQTT message; disconnecting without acknowledging it so the broker sends it again',
+      );
       throw err;
     }
   }
@@ -209,11 +275,16 @@ export class Supervisor {
     const connectedAt = this.deps.clock.now().getTime();
     this.state = 'connected';
     this.lastError = undefined;
-    this.deps.log.info({ broker: this.brokerName, sessionPresent: session.sessionPresent, clientId: this.deps.clientId }, first ? 'connected to the MQTT broker' : 'reconnected to the MQTT broker');
+    this.deps.log.info(
+      { broker: this.brokerName, sessionPresent: session.sessionPresent, clientId: this.deps.clientId },
+      first ? 'connected to the MQTT broker' : 'reconnected to the MQTT broker',
+    );
     this.status({
       type: 'mqtt_status_connected',
       payload: {
-        broker: this.brokerName, first_connect: first, session_present: session.sessionPresent,
+        broker: this.brokerName,
+        first_connect: first,
+        session_present: session.sessionPresent,
         ...(lostAt !== undefined ? { downtime_seconds: Math.max(0, Math.round((connectedAt - lostAt) / 1000)) } : {}),
       },
     });
@@ -240,7 +311,11 @@ export class Supervisor {
         log.warn({ broker: this.brokerName, reason }, 'lost the connection to the MQTT broker; reconnecting');
         this.status({
           type: 'mqtt_status_disconnected',
-          payload: { broker: this.brokerName, reason: reason.slice(0, 500), connected_seconds: Math.max(0, Math.round((lostAt - connectedAt) / 1000)) },
+          payload: {
+            broker: this.brokerName,
+            reason: reason.slice(0, 500),
+            connected_seconds: Math.max(0, Math.round((lostAt - connectedAt) / 1000)),
+          },
         });
         // A connection that held for a while starts the backoff afresh; one the broker keeps
         // closing soon after it opened (another client taking over the same client id, a broker
@@ -266,11 +341,18 @@ export class Supervisor {
         this.state = 'reconnecting';
         this.lastError = failure.texts.en;
         // Logged once per outage; the retries stay at debug level.
-        if (failures === 1) log.warn({ broker: this.brokerName, error: failure.texts.en }, 'cannot reconnect to the MQTT broker; retrying');
+        if (failures === 1)
+          log.warn(
+            { broker: this.brokerName, error: failure.texts.en },
+            'cannot reconnect to the MQTT broker; retrying',
+          );
         else log.debug({ broker: this.brokerName, error: failure.texts.en, attempt }, 'reconnect attempt failed');
         continue;
       }
-      if (this.stopped) { await session.close(timings.closeTimeoutMs); break; }
+      if (this.stopped) {
+        await session.close(timings.closeTimeoutMs);
+        break;
+      }
       connectedAt = this.connected(session, false, lostAt);
     }
   }

@@ -15,7 +15,8 @@ export function topicFilterProblem(filter: string): string | null {
   const levels = filter.split('/');
   for (let i = 0; i < levels.length; i++) {
     const level = levels[i]!;
-    if (level.includes('#') && (level !== '#' || i !== levels.length - 1)) return '"#" must be a whole level and the last one (e.g. "home/#")';
+    if (level.includes('#') && (level !== '#' || i !== levels.length - 1))
+      return '"#" must be a whole level and the last one (e.g. "home/#")';
     if (level.includes('+') && level !== '+') return '"+" must be a whole level (e.g. "home/+/temperature")';
   }
   return null;

@@ -1,6 +1,7 @@
 /** The event type an ntfy-compatible provider emits: one per message published to its topic. */
-import { Type } from '@herald/plugin-api';
+
 import type { EventSpec } from '@herald/plugin-api';
+import { Type } from '@herald/plugin-api';
 
 export const NtfyMessagePayload = Type.Object({
   /** As sent; empty when the publisher gave none (templates then show the provider's name). */
@@ -27,6 +28,14 @@ export const events: Record<string, EventSpec> = {
     // The declared default; each event carries the severity of its priority (1–3 info, 4 warning, 5 critical).
     severity: 'info',
     description: 'A message was published to the ntfy-compatible topic',
-    example: { title: 'Backup failed', message: 'nas: /srv is full (100%).', priority: 5, tags: ['backup'], emojis: '⚠️ 💀', markdown: false, source_ip: '192.0.2.10' },
+    example: {
+      title: 'Backup failed',
+      message: 'nas: /srv is full (100%).',
+      priority: 5,
+      tags: ['backup'],
+      emojis: '⚠️ 💀',
+      markdown: false,
+      source_ip: '192.0.2.10',
+    },
   },
 };

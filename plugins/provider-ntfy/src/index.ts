@@ -6,14 +6,14 @@
  * body limit, payload log and durability are the core's.
  */
 import { createHash } from 'node:crypto';
-import { defineProvider, Type } from '@herald/plugin-api';
 import type { DialectAnswer, DialectRoute, InboundWebhook, WebhookResult } from '@herald/plugin-api';
-import { events } from './events.ts';
-import { templates } from './templates.ts';
-import { splitTags } from './emoji.ts';
-import { ERRORS, jsonTopic, readPublish, severityOf } from './publish.ts';
+import { defineProvider, Type } from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import { splitTags } from './emoji.ts';
+import { events } from './events.ts';
+import { ERRORS, jsonTopic, readPublish, severityOf } from './publish.ts';
+import { templates } from './templates.ts';
 
 /**
  * The topic segment: only Herald-sized topics (its tokens are 43 characters), so the route never
@@ -39,7 +39,9 @@ const BY_STATUS: Record<number, [number, string]> = {
 
 /** ntfy's error object: `{ code, http, error }`. */
 export function ntfyError(status: number, code: string, detail: string): DialectAnswer {
-  const [n, error] = NTFY_ERRORS[detail] ?? (code === 'json_too_deep' ? NTFY_ERRORS[ERRORS.json]! : BY_STATUS[status] ?? [status * 100 + 1, detail]);
+  const [n, error] =
+    NTFY_ERRORS[detail] ??
+    (code === 'json_too_deep' ? NTFY_ERRORS[ERRORS.json]! : (BY_STATUS[status] ?? [status * 100 + 1, detail]));
   return { body: { code: n, http: status, error } };
 }
 
@@ -55,17 +57,22 @@ export function messageId(eventId: string): string {
 const errorBody: DialectRoute['errorBody'] = ({ status, code, detail }) => ntfyError(status, code, detail);
 
 const topicRoute = (method: 'PUT' | 'POST'): DialectRoute => ({
-  method, path: TOPIC_PATH, credentialParams: ['topic'],
+  method,
+  path: TOPIC_PATH,
+  credentialParams: ['topic'],
   summary: `ntfy: publish a message to a topic (${method} /{topic})`,
-  description: 'ntfy\'s publish: the body is the message; Title/X-Title/t, Priority/X-Priority/p, Tags/X-Tags/ta, Click/X-Click, Markdown/X-Markdown/md headers or the same names as query parameters (and message=). The topic is the provider\'s token. 200 with ntfy\'s message object; refusals in ntfy\'s error shape, 404 for an unknown topic.',
+  description:
+    "ntfy's publish: the body is the message; Title/X-Title/t, Priority/X-Priority/p, Tags/X-Tags/ta, Click/X-Click, Markdown/X-Markdown/md headers or the same names as query parameters (and message=). The topic is the provider's token. 200 with ntfy's message object; refusals in ntfy's error shape, 404 for an unknown topic.",
   token: (req) => req.params.topic,
   errorBody,
 });
 
 const jsonRoute = (method: 'PUT' | 'POST'): DialectRoute => ({
-  method, path: '/',
+  method,
+  path: '/',
   summary: `ntfy: publish a message as JSON (${method} /)`,
-  description: 'ntfy\'s JSON publish: { topic, message, title, priority, tags, click, markdown } at the server root, its fields winning over the same headers. 200 with ntfy\'s message object; 400 for a body that is not message JSON, 404 for an unknown topic.',
+  description:
+    "ntfy's JSON publish: { topic, message, title, priority, tags, click, markdown } at the server root, its fields winning over the same headers. 200 with ntfy's message object; 400 for a body that is not message JSON, 404 for an unknown topic.",
   token: (req) => (req.rawBody ? jsonTopic(req.rawBody) : 'needs_body'),
   errorBody,
 });
@@ -76,7 +83,7 @@ export default defineProvider({
     kind: 'provider',
     apiVersion: 1,
     displayName: 'ntfy (compatible server)',
-    description: 'Receives messages published with ntfy\'s API: curl, scripts and apps made for an ntfy server.',
+    description: "Receives messages published with ntfy's API: curl, scripts and apps made for an ntfy server.",
     locales: { en: enLocale, ru: ruLocale },
     configSchema: Type.Object({}, { additionalProperties: false }),
     ingest: 'webhook',
@@ -105,16 +112,32 @@ export default defineProvider({
         const url = /^https?:\/\/\S+$/i.test(m.click) ? m.click : undefined;
         const priority = m.priority || 3;
         // The topic is the provider's token: it is answered back to the publisher, never stored.
-        const payload: Record<string, unknown> = { title: m.title, message: m.message, priority, tags, emojis: emojis.join(' '), markdown: m.markdown, source_ip: req.ip };
+        const payload: Record<string, unknown> = {
+          title: m.title,
+          message: m.message,
+          priority,
+          tags,
+          emojis: emojis.join(' '),
+          markdown: m.markdown,
+          source_ip: req.ip,
+        };
         if (url) payload.url = url;
         const time = Math.floor(ctx.clock.now().getTime() / 1000);
         return {
           events: [{ type: 'ntfy_message', payload, severity: severityOf(priority) }],
           respond: ({ eventIds }) => ({
             body: {
-              id: messageId(eventIds[0] ?? `${ctx.instanceId}:${time}`), time, expires: time + CACHE_SECONDS, event: 'message', topic: m.topic,
-              ...(m.title ? { title: m.title } : {}), message: m.message, ...(m.priority ? { priority: m.priority } : {}),
-              ...(m.tags.length ? { tags: m.tags } : {}), ...(m.click ? { click: m.click } : {}), ...(m.markdown ? { content_type: 'text/markdown' } : {}),
+              id: messageId(eventIds[0] ?? `${ctx.instanceId}:${time}`),
+              time,
+              expires: time + CACHE_SECONDS,
+              event: 'message',
+              topic: m.topic,
+              ...(m.title ? { title: m.title } : {}),
+              message: m.message,
+              ...(m.priority ? { priority: m.priority } : {}),
+              ...(m.tags.length ? { tags: m.tags } : {}),
+              ...(m.click ? { click: m.click } : {}),
+              ...(m.markdown ? { content_type: 'text/markdown' } : {}),
             },
           }),
         };

@@ -4,8 +4,9 @@
  * or a JSON object posted to the server root (`{ topic, message, title, priority, tags, click,
  * markdown }`), whose fields win over the headers.
  */
-import { parseJsonBounded, WebhookRejectedError } from '@herald/plugin-api';
+
 import type { InboundWebhook, Severity } from '@herald/plugin-api';
+import { parseJsonBounded, WebhookRejectedError } from '@herald/plugin-api';
 
 /** ntfy's topic names; Herald's topics are its webhook tokens (43 characters), always of this shape. */
 export const TOPIC = /^[-_A-Za-z0-9]{1,64}$/;
@@ -48,9 +49,15 @@ export function headerText(value: string): string {
   return v.replace(/=\?([-\w]+)\?([BbQq])\?([^?\s]*)\?=/g, (word, charset: string, enc: string, text: string) => {
     const cs = charset.toLowerCase();
     if (cs !== 'utf-8' && cs !== 'utf8' && cs !== 'us-ascii' && cs !== 'iso-8859-1') return word;
-    const bytes = enc.toUpperCase() === 'B'
-      ? Buffer.from(text, 'base64')
-      : Buffer.from(text.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16))), 'latin1');
+    const bytes =
+      enc.toUpperCase() === 'B'
+        ? Buffer.from(text, 'base64')
+        : Buffer.from(
+            text
+              .replace(/_/g, ' ')
+              .replace(/=([0-9A-Fa-f]{2})/g, (_m, h: string) => String.fromCharCode(Number.parseInt(h, 16))),
+            'latin1',
+          );
     return bytes.toString(cs === 'iso-8859-1' ? 'latin1' : 'utf8');
   });
 }
@@ -74,13 +81,26 @@ const truthy = (v: string) => ['1', 'yes', 'true'].includes(v.toLowerCase());
 /** ntfy's priorities: 1/min, 2/low, 3/default, 4/high, 5/max or urgent; empty is 0 (not given). */
 export function parsePriority(v: string): number {
   switch (v.trim().toLowerCase()) {
-    case '': return 0;
-    case '1': case 'min': return 1;
-    case '2': case 'low': return 2;
-    case '3': case 'default': return 3;
-    case '4': case 'high': return 4;
-    case '5': case 'max': case 'urgent': return 5;
-    default: throw new WebhookRejectedError(400, ERRORS.priority);
+    case '':
+      return 0;
+    case '1':
+    case 'min':
+      return 1;
+    case '2':
+    case 'low':
+      return 2;
+    case '3':
+    case 'default':
+      return 3;
+    case '4':
+    case 'high':
+      return 4;
+    case '5':
+    case 'max':
+    case 'urgent':
+      return 5;
+    default:
+      throw new WebhookRejectedError(400, ERRORS.priority);
   }
 }
 
@@ -100,7 +120,11 @@ export function jsonTopic(raw: Buffer): string {
 
 function jsonBody(raw: Buffer): Record<string, unknown> {
   let body: unknown;
-  try { body = parseJsonBounded(raw); } catch { throw new WebhookRejectedError(400, ERRORS.json); }
+  try {
+    body = parseJsonBounded(raw);
+  } catch {
+    throw new WebhookRejectedError(400, ERRORS.json);
+  }
   if (!isObject(body)) throw new WebhookRejectedError(400, ERRORS.json);
   return body;
 }
@@ -113,7 +137,10 @@ export function readPublish(req: InboundWebhook, topicParam: string | undefined,
     title: param(req, 'x-title', 'title', 'ti', 't'),
     message: param(req, 'x-message', 'message', 'm').replaceAll('\\n', '\n'),
     priority: parsePriority(param(req, 'x-priority', 'priority', 'prio', 'p')),
-    tags: param(req, 'x-tags', 'tags', 'tag', 'ta').split(',').map((s) => s.trim()).filter(Boolean),
+    tags: param(req, 'x-tags', 'tags', 'tag', 'ta')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     click: param(req, 'x-click', 'click'),
     markdown: truthy(param(req, 'x-markdown', 'markdown', 'md')) || contentType === 'text/markdown',
   };
@@ -139,7 +166,8 @@ export function readPublish(req: InboundWebhook, topicParam: string | undefined,
       else throw new WebhookRejectedError(400, ERRORS.json);
     }
     if (j.tags !== undefined && j.tags !== null) {
-      if (!Array.isArray(j.tags) || !j.tags.every((x) => typeof x === 'string')) throw new WebhookRejectedError(400, ERRORS.json);
+      if (!Array.isArray(j.tags) || !j.tags.every((x) => typeof x === 'string'))
+        throw new WebhookRejectedError(400, ERRORS.json);
       if (j.tags.length) m.tags = (j.tags as string[]).map((s) => s.trim()).filter(Boolean);
     }
     if (j.markdown !== undefined && j.markdown !== null) {
@@ -149,7 +177,8 @@ export function readPublish(req: InboundWebhook, topicParam: string | undefined,
     return m;
   }
   const text = req.rawBody.toString('utf8');
-  if (req.rawBody.length && !Buffer.from(text, 'utf8').equals(req.rawBody)) throw new WebhookRejectedError(400, ERRORS.utf8);
+  if (req.rawBody.length && !Buffer.from(text, 'utf8').equals(req.rawBody))
+    throw new WebhookRejectedError(400, ERRORS.utf8);
   // The body wins over a Message parameter; an empty body leaves it (publishing by parameters).
   if (text.trim()) m.message = text.trim();
   if (!m.message) m.message = EMPTY_MESSAGE;

@@ -1,30 +1,57 @@
-import t from 'tap';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createTestHost } from '@herald/plugin-api/testing';
+import t from 'tap';
 import { startFakeNut } from '../test/fakes/nut.ts';
-import { NutClient } from './client.ts';
 import type { NutConnectOptions } from './client.ts';
-import { NutConnectionError, NutServerError, NutTlsError } from './protocol.ts';
+import { NutClient } from './client.ts';
 import { createNutProvider } from './index.ts';
+import { NutConnectionError, NutServerError, NutTlsError } from './protocol.ts';
 
 const opts = (port: number, o: Partial<NutConnectOptions> = {}): NutConnectOptions => ({
-  host: '127.0.0.1', address: '127.0.0.1', port, connectTimeoutMs: 500, replyTimeoutMs: 300, starttls: 'off', ...o,
+  host: '127.0.0.1',
+  address: '127.0.0.1',
+  port,
+  connectTimeoutMs: 500,
+  replyTimeoutMs: 300,
+  starttls: 'off',
+  ...o,
 });
 
 /** A self-signed certificate for 127.0.0.1 and localhost, made with the openssl CLI. */
 function testCertificate(): { key: string; cert: string } {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'herald-nut-tls-'));
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
-      '-keyout', path.join(dir, 'key.pem'), '-out', path.join(dir, 'cert.pem'),
-      '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1',
-    ], { stdio: 'ignore' });
-    return { key: readFileSync(path.join(dir, 'key.pem'), 'utf8'), cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8') };
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-keyout',
+        path.join(dir, 'key.pem'),
+        '-out',
+        path.join(dir, 'cert.pem'),
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
+    return {
+      key: readFileSync(path.join(dir, 'key.pem'), 'utf8'),
+      cert: readFileSync(path.join(dir, 'cert.pem'), 'utf8'),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -87,15 +114,25 @@ t.test('STARTTLS: upgrade with a trusted certificate, refusal modes', async (t) 
   const cert = testCertificate();
   const tlsFake = await startFakeNut({ tls: cert });
   const plainFake = await startFakeNut();
-  t.teardown(async () => { await tlsFake.close(); await plainFake.close(); });
+  t.teardown(async () => {
+    await tlsFake.close();
+    await plainFake.close();
+  });
 
   const c = await NutClient.connect(opts(tlsFake.port, { starttls: 'require', tlsCa: cert.cert }));
   t.equal(c.secure, true);
   t.equal((await c.listVars('test')).get('ups.status'), 'OL', 'the conversation continues over TLS');
   await c.logout();
 
-  await t.rejects(NutClient.connect(opts(tlsFake.port, { starttls: 'require' })), NutTlsError, 'an untrusted certificate is refused');
-  await t.rejects(NutClient.connect(opts(plainFake.port, { starttls: 'require' })), { name: 'NutTlsError', message: /FEATURE-NOT-CONFIGURED/ });
+  await t.rejects(
+    NutClient.connect(opts(tlsFake.port, { starttls: 'require' })),
+    NutTlsError,
+    'an untrusted certificate is refused',
+  );
+  await t.rejects(NutClient.connect(opts(plainFake.port, { starttls: 'require' })), {
+    name: 'NutTlsError',
+    message: /FEATURE-NOT-CONFIGURED/,
+  });
   const fallback = await NutClient.connect(opts(plainFake.port, { starttls: 'try' }));
   t.equal(fallback.secure, false, '`try` continues in clear text when TLS is not offered');
   t.equal((await fallback.listVars('test')).size, 3);
@@ -113,28 +150,63 @@ t.test('the provider maps a hanging peer to comm loss once, and login errors to 
   fake.behaviour = 'hang-mid-list';
   await t.rejects(h.instance.poll!({ trackers: [], signal: h.abort.signal }), { code: 'NOT_READY' });
   await t.rejects(h.instance.poll!({ trackers: [], signal: h.abort.signal }), { code: 'NOT_READY' });
-  t.same(h.emitted.map((e) => e.type), ['ups_comm_lost'], 'emitted once for the outage');
+  t.same(
+    h.emitted.map((e) => e.type),
+    ['ups_comm_lost'],
+    'emitted once for the outage',
+  );
   t.match(await h.instance.health!(), { status: 'degraded' });
   fake.behaviour = 'normal';
   await h.instance.poll!({ trackers: [], signal: h.abort.signal });
-  t.same(h.emitted.map((e) => e.type), ['ups_comm_lost', 'ups_comm_restored']);
+  t.same(
+    h.emitted.map((e) => e.type),
+    ['ups_comm_lost', 'ups_comm_restored'],
+  );
   t.match(await h.instance.health!(), { status: 'ok' });
 
-  const bad = await host.provider(plugin, { host: '127.0.0.1', port: fake.port, ups_name: 'test', username: 'mon', password: 'wrong' });
-  await t.rejects(async () => { await bad.instance.start!(); }, { code: 'AUTH_FAILED' });
-  t.notOk(bad.log.lines.some((l) => JSON.stringify(l).includes('wrong')), 'the password is not logged');
+  const bad = await host.provider(plugin, {
+    host: '127.0.0.1',
+    port: fake.port,
+    ups_name: 'test',
+    username: 'mon',
+    password: 'wrong',
+  });
+  await t.rejects(
+    async () => {
+      await bad.instance.start!();
+    },
+    { code: 'AUTH_FAILED' },
+  );
+  t.notOk(
+    bad.log.lines.some((l) => JSON.stringify(l).includes('wrong')),
+    'the password is not logged',
+  );
   const half = await host.provider(plugin, { host: '127.0.0.1', port: fake.port, ups_name: 'test', username: 'mon' });
   await t.rejects(half.instance.poll!({ trackers: [], signal: half.abort.signal }), { code: 'CONFIG' });
-  const good = await host.provider(plugin, { host: '127.0.0.1', port: fake.port, ups_name: 'test', username: 'mon', password: 'right' });
+  const good = await host.provider(plugin, {
+    host: '127.0.0.1',
+    port: fake.port,
+    ups_name: 'test',
+    username: 'mon',
+    password: 'right',
+  });
   await good.instance.start!();
   await good.instance.poll!({ trackers: [], signal: good.abort.signal });
-  t.equal(fake.commands.filter((c) => c === 'LOGIN test').length, 2, 'the credentials are checked once per instance (bad + good)');
+  t.equal(
+    fake.commands.filter((c) => c === 'LOGIN test').length,
+    2,
+    'the credentials are checked once per instance (bad + good)',
+  );
 });
 
 t.test('stale data counts as comm loss; a WAIT status is skipped without a baseline', async (t) => {
   const fake = await startFakeNut({ vars: { 'ups.status': 'WAIT' } });
   t.teardown(() => fake.close());
-  const h = await createTestHost().provider(createNutProvider({ replyTimeoutMs: 300 }), { host: '127.0.0.1', port: fake.port, ups_name: 'test' });
+  const h = await createTestHost().provider(createNutProvider({ replyTimeoutMs: 300 }), {
+    host: '127.0.0.1',
+    port: fake.port,
+    ups_name: 'test',
+  });
   const poll = () => h.instance.poll!({ trackers: [], signal: h.abort.signal });
   await poll();
   t.equal(h.store.data.size, 0, 'no baseline from a WAIT reading');
@@ -148,7 +220,10 @@ t.test('stale data counts as comm loss; a WAIT status is skipped without a basel
   fake.behaviour = 'normal';
   fake.vars['ups.status'] = 'OL';
   await poll();
-  t.same(h.emitted.map((e) => e.type), ['ups_comm_lost', 'ups_comm_restored', 'ups_online']);
+  t.same(
+    h.emitted.map((e) => e.type),
+    ['ups_comm_lost', 'ups_comm_restored', 'ups_online'],
+  );
 });
 
 t.test('the provider dials the address the outbound policy checked', async (t) => {
@@ -156,13 +231,33 @@ t.test('the provider dials the address the outbound policy checked', async (t) =
   t.teardown(() => fake.close());
   const real = createTestHost().http;
   const asked: string[] = [];
-  const http = { ...real, resolveAllowed: async (name: string) => { asked.push(name); return { address: '127.0.0.1', family: 4 as const }; } };
-  const h = await createTestHost({ http }).provider(createNutProvider(), { host: 'ups.herald-test.invalid', port: fake.port, ups_name: 'test' });
+  const http = {
+    ...real,
+    resolveAllowed: async (name: string) => {
+      asked.push(name);
+      return { address: '127.0.0.1', family: 4 as const };
+    },
+  };
+  const h = await createTestHost({ http }).provider(createNutProvider(), {
+    host: 'ups.herald-test.invalid',
+    port: fake.port,
+    ups_name: 'test',
+  });
   await h.instance.poll!({ trackers: [], signal: h.abort.signal });
   t.same(asked, ['ups.herald-test.invalid']);
   t.equal(h.store.data.size, 1, 'baseline recorded through the pinned address');
 
-  const refusing = { ...real, resolveAllowed: async () => { throw Object.assign(new Error('refused to connect to ups.lan: 10.0.0.3 is private'), { code: 'OUTBOUND_REFUSED' }); } };
-  const r = await createTestHost({ http: refusing }).provider(createNutProvider(), { host: 'ups.lan', ups_name: 'test' });
+  const refusing = {
+    ...real,
+    resolveAllowed: async () => {
+      throw Object.assign(new Error('refused to connect to ups.lan: 10.0.0.3 is private'), {
+        code: 'OUTBOUND_REFUSED',
+      });
+    },
+  };
+  const r = await createTestHost({ http: refusing }).provider(createNutProvider(), {
+    host: 'ups.lan',
+    ups_name: 'test',
+  });
   await t.rejects(r.instance.poll!({ trackers: [], signal: r.abort.signal }), { code: 'CONFIG', message: /private/ });
 });

@@ -5,7 +5,7 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { LineReader } from './line-reader.ts';
-import { NutConnectionError, NutServerError, NutTlsError, errCode, parseVarLine, quoteArg } from './protocol.ts';
+import { errCode, NutConnectionError, NutServerError, NutTlsError, parseVarLine, quoteArg } from './protocol.ts';
 
 export type StartTlsMode = 'off' | 'try' | 'require';
 
@@ -63,7 +63,8 @@ export class NutClient {
     const reply = await this.reader.next(this.replyTimeoutMs);
     const code = errCode(reply);
     if (code) throw new NutServerError(code, line.split(' ', 1)[0]!);
-    if (!reply.startsWith('OK')) throw new NutConnectionError(`unexpected reply from upsd to ${line.split(' ', 1)[0]}: ${reply.slice(0, 80)}`);
+    if (!reply.startsWith('OK'))
+      throw new NutConnectionError(`unexpected reply from upsd to ${line.split(' ', 1)[0]}: ${reply.slice(0, 80)}`);
     return reply;
   }
 
@@ -80,7 +81,8 @@ export class NutClient {
     const first = await this.reader.next(this.replyTimeoutMs);
     const code = errCode(first);
     if (code) throw new NutServerError(code, 'LIST VAR');
-    if (!first.startsWith('BEGIN LIST VAR')) throw new NutConnectionError(`unexpected reply from upsd to LIST VAR: ${first.slice(0, 80)}`);
+    if (!first.startsWith('BEGIN LIST VAR'))
+      throw new NutConnectionError(`unexpected reply from upsd to LIST VAR: ${first.slice(0, 80)}`);
     const vars = new Map<string, string>();
     for (let n = 0; n < MAX_LIST_LINES; n++) {
       const line = await this.reader.next(this.replyTimeoutMs);
@@ -98,7 +100,9 @@ export class NutClient {
       try {
         this.write('LOGOUT');
         await Promise.race([this.reader.next(this.replyTimeoutMs), new Promise((r) => setTimeout(r, 1000).unref())]);
-      } catch { /* the server may close first; either way we are done */ }
+      } catch {
+        /* the server may close first; either way we are done */
+      }
     }
     this.destroy();
   }
@@ -108,7 +112,8 @@ export class NutClient {
   }
 
   private write(line: string): void {
-    if (this.socket.destroyed || !this.socket.writable) throw new NutConnectionError('the connection to upsd is closed');
+    if (this.socket.destroyed || !this.socket.writable)
+      throw new NutConnectionError('the connection to upsd is closed');
     this.socket.write(`${line}\n`);
   }
 
@@ -120,7 +125,8 @@ export class NutClient {
       if (o.starttls === 'try' && NO_TLS.has(code)) return;
       throw new NutTlsError(`upsd does not offer STARTTLS (ERR ${code})`);
     }
-    if (!reply.startsWith('OK STARTTLS')) throw new NutConnectionError(`unexpected reply from upsd to STARTTLS: ${reply.slice(0, 80)}`);
+    if (!reply.startsWith('OK STARTTLS'))
+      throw new NutConnectionError(`unexpected reply from upsd to STARTTLS: ${reply.slice(0, 80)}`);
     this.reader.detach();
     const plain = this.socket as net.Socket;
     // Errors of the raw socket surface on the TLS socket; this keeps them from going unhandled.
@@ -133,14 +139,22 @@ export class NutClient {
       rejectUnauthorized: true,
     });
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => { secure.destroy(); reject(new NutConnectionError(`TLS handshake with upsd timed out after ${o.connectTimeoutMs} ms`)); }, o.connectTimeoutMs);
-      secure.once('secureConnect', () => { clearTimeout(timer); resolve(); });
+      const timer = setTimeout(() => {
+        secure.destroy();
+        reject(new NutConnectionError(`TLS handshake with upsd timed out after ${o.connectTimeoutMs} ms`));
+      }, o.connectTimeoutMs);
+      secure.once('secureConnect', () => {
+        clearTimeout(timer);
+        resolve();
+      });
       secure.once('error', (err: NodeJS.ErrnoException) => {
         clearTimeout(timer);
         secure.destroy();
-        reject(err.code && /CERT|SELF_SIGNED|UNABLE_TO|ERR_TLS_CERT/.test(err.code)
-          ? new NutTlsError(`the upsd certificate is not trusted: ${err.message}`, { cause: err })
-          : new NutConnectionError(`TLS handshake with upsd failed: ${err.message}`, { cause: err }));
+        reject(
+          err.code && /CERT|SELF_SIGNED|UNABLE_TO|ERR_TLS_CERT/.test(err.code)
+            ? new NutTlsError(`the upsd certificate is not trusted: ${err.message}`, { cause: err })
+            : new NutConnectionError(`TLS handshake with upsd failed: ${err.message}`, { cause: err }),
+        );
       });
     });
     this.socket = secure;
@@ -153,13 +167,29 @@ export class NutClient {
 function dial(o: NutConnectOptions): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: o.address, port: o.port });
-    const fail = (err: Error) => { cleanup(); socket.destroy(); reject(err); };
-    const timer = setTimeout(() => fail(new NutConnectionError(`connecting to ${o.host}:${o.port} timed out after ${o.connectTimeoutMs} ms`)), o.connectTimeoutMs);
-    const onError = (err: NodeJS.ErrnoException) => fail(new NutConnectionError(`cannot connect to ${o.host}:${o.port}: ${err.code ?? err.message}`, { cause: err }));
+    const fail = (err: Error) => {
+      cleanup();
+      socket.destroy();
+      reject(err);
+    };
+    const timer = setTimeout(
+      () => fail(new NutConnectionError(`connecting to ${o.host}:${o.port} timed out after ${o.connectTimeoutMs} ms`)),
+      o.connectTimeoutMs,
+    );
+    const onError = (err: NodeJS.ErrnoException) =>
+      fail(new NutConnectionError(`cannot connect to ${o.host}:${o.port}: ${err.code ?? err.message}`, { cause: err }));
     const onAbort = () => fail(new NutConnectionError('aborted'));
-    const cleanup = () => { clearTimeout(timer); socket.off('error', onError); o.signal?.removeEventListener('abort', onAbort); };
+    const cleanup = () => {
+      clearTimeout(timer);
+      socket.off('error', onError);
+      o.signal?.removeEventListener('abort', onAbort);
+    };
     socket.once('error', onError);
     o.signal?.addEventListener('abort', onAbort, { once: true });
-    socket.once('connect', () => { cleanup(); socket.setNoDelay(true); resolve(socket); });
+    socket.once('connect', () => {
+      cleanup();
+      socket.setNoDelay(true);
+      resolve(socket);
+    });
   });
 }

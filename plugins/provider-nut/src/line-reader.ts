@@ -13,7 +13,8 @@ export class LineReader {
   private readonly stream: Duplex;
   private readonly onData = (chunk: Buffer) => this.push(chunk.toString('utf8'));
   private readonly onEnd = () => this.fail(new NutConnectionError('upsd closed the connection'));
-  private readonly onError = (err: Error) => this.fail(new NutConnectionError(`connection error: ${err.message}`, { cause: err }));
+  private readonly onError = (err: Error) =>
+    this.fail(new NutConnectionError(`connection error: ${err.message}`, { cause: err }));
 
   constructor(stream: Duplex) {
     this.stream = stream;
@@ -43,8 +44,14 @@ export class LineReader {
         reject(new NutConnectionError(`no reply from upsd within ${timeoutMs} ms`));
       }, timeoutMs);
       this.waiter = {
-        resolve: (line) => { clearTimeout(timer); resolve(line); },
-        reject: (err) => { clearTimeout(timer); reject(err); },
+        resolve: (line) => {
+          clearTimeout(timer);
+          resolve(line);
+        },
+        reject: (err) => {
+          clearTimeout(timer);
+          reject(err);
+        },
       };
     });
   }
@@ -65,12 +72,18 @@ export class LineReader {
 
   private deliver(line: string): void {
     const w = this.waiter;
-    if (w) { this.waiter = undefined; w.resolve(line); } else this.lines.push(line);
+    if (w) {
+      this.waiter = undefined;
+      w.resolve(line);
+    } else this.lines.push(line);
   }
 
   private fail(err: Error): void {
     this.failure ??= err;
     const w = this.waiter;
-    if (w) { this.waiter = undefined; w.reject(this.failure); }
+    if (w) {
+      this.waiter = undefined;
+      w.reject(this.failure);
+    }
   }
 }

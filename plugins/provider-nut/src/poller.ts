@@ -2,13 +2,14 @@
  * One UPS watched through upsd: each poll reads its variables in a short conversation, compares
  * them with the baseline in the instance store and emits the power events that follow.
  */
-import { OUTBOUND_REFUSED, AuthFailedError, ConfigError, NotReadyError, errorCode } from '@herald/plugin-api';
+
 import type { Clock, EmittedEvent, HealthReport, InstanceStore, OutboundHttp, PluginLogger } from '@herald/plugin-api';
+import { AuthFailedError, ConfigError, errorCode, NotReadyError, OUTBOUND_REFUSED } from '@herald/plugin-api';
 import { NutClient } from './client.ts';
 import type { NutConfig, NutTimings } from './config.ts';
 import { NutServerError, NutTlsError, quoteArg } from './protocol.ts';
-import { readingFrom, seedBaseline, transitions } from './status.ts';
 import type { UpsBaseline, UpsReading } from './status.ts';
+import { readingFrom, seedBaseline, transitions } from './status.ts';
 
 export interface PollerDeps {
   config: NutConfig;
@@ -27,7 +28,13 @@ interface StoredState {
   commLostAt?: string;
 }
 
-const AUTH_CODES = new Set(['ACCESS-DENIED', 'INVALID-USERNAME', 'INVALID-PASSWORD', 'USERNAME-REQUIRED', 'PASSWORD-REQUIRED']);
+const AUTH_CODES = new Set([
+  'ACCESS-DENIED',
+  'INVALID-USERNAME',
+  'INVALID-PASSWORD',
+  'USERNAME-REQUIRED',
+  'PASSWORD-REQUIRED',
+]);
 const COMM_REASONS: Record<string, string> = {
   'DATA-STALE': 'the UPS data is stale (the driver lost contact with the UPS)',
   'DRIVER-NOT-CONNECTED': 'the UPS driver is not connected to upsd',
@@ -40,10 +47,14 @@ export class UpsPoller {
   private credentialsChecked = false;
   private lastHealth: HealthReport = { status: 'ok', detail: 'waiting for the first poll' };
 
-  constructor(deps: PollerDeps) { this.d = deps; }
+  constructor(deps: PollerDeps) {
+    this.d = deps;
+  }
 
   /** The outcome of the last conversation with upsd. */
-  health(): HealthReport { return this.lastHealth; }
+  health(): HealthReport {
+    return this.lastHealth;
+  }
 
   /** `host:port` of upsd. */
   get server(): string {
@@ -51,23 +62,48 @@ export class UpsPoller {
     return `${h.includes(':') && !h.startsWith('[') ? `[${h}]` : h}:${this.d.config.port}`;
   }
 
-  private get ups(): string { return this.d.config.ups_name; }
-  private get key(): string { return `ups-state:${this.ups}@${this.server}`; }
+  private get ups(): string {
+    return this.d.config.ups_name;
+  }
+  private get key(): string {
+    return `ups-state:${this.ups}@${this.server}`;
+  }
 
   /** Turns any failure into what the core should do with it, plus a reason for comm events. */
   classify(err: unknown): Failure {
     const where = `UPS ${this.ups}@${this.server}`;
     if (err instanceof NutServerError) {
       if (AUTH_CODES.has(err.nutCode)) {
-        return { kind: 'auth', reason: err.message, error: new AuthFailedError(`upsd denied access to ${where} (ERR ${err.nutCode}); check the username, the password and that the user has upsmon rights`) };
+        return {
+          kind: 'auth',
+          reason: err.message,
+          error: new AuthFailedError(
+            `upsd denied access to ${where} (ERR ${err.nutCode}); check the username, the password and that the user has upsmon rights`,
+          ),
+        };
       }
-      if (err.nutCode === 'UNKNOWN-UPS') return { kind: 'config', reason: err.message, error: new ConfigError(`upsd at ${this.server} has no UPS named "${this.ups}" (ERR UNKNOWN-UPS)`) };
+      if (err.nutCode === 'UNKNOWN-UPS')
+        return {
+          kind: 'config',
+          reason: err.message,
+          error: new ConfigError(`upsd at ${this.server} has no UPS named "${this.ups}" (ERR UNKNOWN-UPS)`),
+        };
       const reason = COMM_REASONS[err.nutCode] ?? `upsd answered ERR ${err.nutCode}`;
       return { kind: 'comm', reason, error: new NotReadyError(`${where}: ${reason}`, { cause: err }) };
     }
-    if (err instanceof NutTlsError) return { kind: 'config', reason: err.message, error: new ConfigError(`${where}: ${err.message}`, { cause: err }) };
+    if (err instanceof NutTlsError)
+      return {
+        kind: 'config',
+        reason: err.message,
+        error: new ConfigError(`${where}: ${err.message}`, { cause: err }),
+      };
     const code = errorCode(err);
-    if (code === OUTBOUND_REFUSED || code === 'CONFIG') return { kind: 'config', reason: String((err as Error).message), error: new ConfigError((err as Error).message, { cause: err }) };
+    if (code === OUTBOUND_REFUSED || code === 'CONFIG')
+      return {
+        kind: 'config',
+        reason: String((err as Error).message),
+        error: new ConfigError((err as Error).message, { cause: err }),
+      };
     const reason = err instanceof Error ? err.message : String(err);
     return { kind: 'comm', reason, error: new NotReadyError(`${where} unreachable: ${reason}`, { cause: err }) };
   }
@@ -75,14 +111,22 @@ export class UpsPoller {
   /** One conversation with upsd: connect, credentials (LOGIN checks them once), LIST VAR, LOGOUT. */
   async read(signal?: AbortSignal): Promise<Map<string, string>> {
     const { config: c, timings: t } = this.d;
-    if (Boolean(c.username) !== Boolean(c.password)) throw new ConfigError('set both username and password, or neither');
+    if (Boolean(c.username) !== Boolean(c.password))
+      throw new ConfigError('set both username and password, or neither');
     const { address } = await this.d.http.resolveAllowed(c.host);
     const client = await NutClient.connect({
-      host: c.host, port: c.port, address, starttls: c.starttls, tlsCa: c.tls_ca,
-      connectTimeoutMs: t.connectTimeoutMs, replyTimeoutMs: t.replyTimeoutMs, signal,
+      host: c.host,
+      port: c.port,
+      address,
+      starttls: c.starttls,
+      tlsCa: c.tls_ca,
+      connectTimeoutMs: t.connectTimeoutMs,
+      replyTimeoutMs: t.replyTimeoutMs,
+      signal,
     });
     try {
-      if (c.starttls === 'try' && !client.secure) this.d.log.debug({ server: this.server }, 'upsd does not offer STARTTLS; continuing in clear text');
+      if (c.starttls === 'try' && !client.secure)
+        this.d.log.debug({ server: this.server }, 'upsd does not offer STARTTLS; continuing in clear text');
       if (c.username && c.password) {
         await client.authenticate(c.username, c.password);
         // upsd checks a password only on a privileged command; LOGIN is the one a monitor may use.
@@ -117,7 +161,10 @@ export class UpsPoller {
       reading = readingFrom(await this.read(signal));
       if (!reading) throw new NotReadyError(`UPS ${this.ups}@${this.server}: upsd returned no ups.status`);
     } catch (err) {
-      const f = err instanceof NotReadyError ? { kind: 'comm' as const, error: err, reason: 'upsd returned no ups.status' } : this.classify(err);
+      const f =
+        err instanceof NotReadyError
+          ? { kind: 'comm' as const, error: err, reason: 'upsd returned no ups.status' }
+          : this.classify(err);
       this.lastHealth = { status: f.kind === 'comm' ? 'degraded' : 'error', detail: f.error.message };
       if (f.kind === 'comm') await this.commLost(state, f.reason);
       throw f.error;
@@ -132,13 +179,20 @@ export class UpsPoller {
     const now = clock.now();
     if (!state.baseline) {
       // The first reading is the baseline: nothing "changed", even if the UPS is on battery now.
-      await store.set(this.key, { baseline: seedBaseline(reading, config.low_battery_percent, now), commLost: false } satisfies StoredState);
+      await store.set(this.key, {
+        baseline: seedBaseline(reading, config.low_battery_percent, now),
+        commLost: false,
+      } satisfies StoredState);
       log.info({ ups: this.ups, server: this.server, status: reading.status }, 'UPS baseline recorded');
       return;
     }
     if (state.commLost) {
       const lostAt = state.commLostAt ? Date.parse(state.commLostAt) : NaN;
-      await this.emit('ups_comm_restored', reading, Number.isFinite(lostAt) ? { downtime_seconds: Math.max(0, Math.round((now.getTime() - lostAt) / 1000)) } : {});
+      await this.emit(
+        'ups_comm_restored',
+        reading,
+        Number.isFinite(lostAt) ? { downtime_seconds: Math.max(0, Math.round((now.getTime() - lostAt) / 1000)) } : {},
+      );
       log.info({ ups: this.ups, server: this.server }, 'UPS answers again');
       state.commLost = false;
       delete state.commLostAt;
@@ -158,11 +212,21 @@ export class UpsPoller {
     if (state.commLost) return;
     await this.d.emit({ type: 'ups_comm_lost', payload: { ups: this.ups, server: this.server, reason } });
     this.d.log.warn({ server: this.server, reason }, 'lost contact with the UPS');
-    await this.d.store.set(this.key, { ...state, commLost: true, commLostAt: this.d.clock.now().toISOString() } satisfies StoredState);
+    await this.d.store.set(this.key, {
+      ...state,
+      commLost: true,
+      commLostAt: this.d.clock.now().toISOString(),
+    } satisfies StoredState);
   }
 
   private async emit(type: string, r: UpsReading, extra: Record<string, unknown>): Promise<void> {
-    const payload: Record<string, unknown> = { ups: this.ups, server: this.server, status: r.status, status_flags: r.flags, ...extra };
+    const payload: Record<string, unknown> = {
+      ups: this.ups,
+      server: this.server,
+      status: r.status,
+      status_flags: r.flags,
+      ...extra,
+    };
     if (r.charge !== undefined) payload.battery_charge = r.charge;
     if (r.runtimeSeconds !== undefined) {
       payload.battery_runtime_seconds = r.runtimeSeconds;

@@ -44,10 +44,22 @@ export function tokenize(line: string): string[] {
   let quoted = false;
   for (let i = 0; i < line.length; i++) {
     const ch = line[i]!;
-    if (ch === '\\' && i + 1 < line.length) { cur += line[++i]; inWord = true; continue; }
-    if (ch === '"') { quoted = !quoted; inWord = true; continue; }
+    if (ch === '\\' && i + 1 < line.length) {
+      cur += line[++i];
+      inWord = true;
+      continue;
+    }
+    if (ch === '"') {
+      quoted = !quoted;
+      inWord = true;
+      continue;
+    }
     if (!quoted && (ch === ' ' || ch === '\t')) {
-      if (inWord) { out.push(cur); cur = ''; inWord = false; }
+      if (inWord) {
+        out.push(cur);
+        cur = '';
+        inWord = false;
+      }
       continue;
     }
     cur += ch;
@@ -61,7 +73,7 @@ export function tokenize(line: string): string[] {
 /** The ERR code of a reply line, or undefined for any other line. */
 export function errCode(line: string): string | undefined {
   const words = line.split(' ');
-  return words[0] === 'ERR' ? (words[1] || 'UNKNOWN') : undefined;
+  return words[0] === 'ERR' ? words[1] || 'UNKNOWN' : undefined;
 }
 
 /** Parses `VAR <ups> <name> "<value>"`; returns undefined for any other line. */

@@ -37,7 +37,11 @@ export function readingFrom(vars: Map<string, string>): UpsReading | undefined {
   if (status === undefined) return undefined;
   return {
     status: status.trim(),
-    flags: status.trim().split(/\s+/).filter(Boolean).map((f) => f.toUpperCase()),
+    flags: status
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map((f) => f.toUpperCase()),
     charge: num(vars.get('battery.charge')),
     runtimeSeconds: num(vars.get('battery.runtime')),
   };
@@ -54,8 +58,11 @@ export function isLow(r: UpsReading, thresholdPercent: number, wasLow: boolean):
 export function seedBaseline(r: UpsReading, thresholdPercent: number, now: Date): UpsBaseline {
   const onBattery = r.flags.includes('OB');
   return {
-    onBattery, ...(onBattery ? { onBatterySince: now.toISOString() } : {}),
-    low: isLow(r, thresholdPercent, false), replace: r.flags.includes('RB'), status: r.status,
+    onBattery,
+    ...(onBattery ? { onBatterySince: now.toISOString() } : {}),
+    low: isLow(r, thresholdPercent, false),
+    replace: r.flags.includes('RB'),
+    status: r.status,
   };
 }
 
@@ -68,7 +75,12 @@ export interface Transition {
 }
 
 /** Compares a reading with the baseline: the events to emit (in order) and the next baseline. */
-export function transitions(prev: UpsBaseline, r: UpsReading, thresholdPercent: number, now: Date): { events: Transition[]; next: UpsBaseline } {
+export function transitions(
+  prev: UpsBaseline,
+  r: UpsReading,
+  thresholdPercent: number,
+  now: Date,
+): { events: Transition[]; next: UpsBaseline } {
   const events: Transition[] = [];
   const ob = r.flags.includes('OB');
   const ol = r.flags.includes('OL') && !ob;
@@ -79,16 +91,33 @@ export function transitions(prev: UpsBaseline, r: UpsReading, thresholdPercent: 
     events.push({ type: 'ups_on_battery', extra: {} });
   } else if (onBattery && ol) {
     const since = onBatterySince ? Date.parse(onBatterySince) : NaN;
-    events.push({ type: 'ups_online', extra: Number.isFinite(since) ? { on_battery_seconds: Math.max(0, Math.round((now.getTime() - since) / 1000)) } : {} });
+    events.push({
+      type: 'ups_online',
+      extra: Number.isFinite(since)
+        ? { on_battery_seconds: Math.max(0, Math.round((now.getTime() - since) / 1000)) }
+        : {},
+    });
     onBattery = false;
     onBatterySince = undefined;
   }
   const low = isLow(r, thresholdPercent, prev.low);
   if (low && !prev.low) {
-    events.push({ type: 'ups_low_battery', extra: { threshold_percent: thresholdPercent, reason: r.flags.includes('LB') ? 'ups_flag' : 'charge_below_threshold' } });
+    events.push({
+      type: 'ups_low_battery',
+      extra: {
+        threshold_percent: thresholdPercent,
+        reason: r.flags.includes('LB') ? 'ups_flag' : 'charge_below_threshold',
+      },
+    });
   }
   const replace = r.flags.includes('RB');
   if (replace && !prev.replace) events.push({ type: 'ups_battery_replace', extra: {} });
-  const next: UpsBaseline = { onBattery, ...(onBatterySince ? { onBatterySince } : {}), low, replace, status: r.status };
+  const next: UpsBaseline = {
+    onBattery,
+    ...(onBatterySince ? { onBatterySince } : {}),
+    low,
+    replace,
+    status: r.status,
+  };
   return { events, next };
 }

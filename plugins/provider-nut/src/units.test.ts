@@ -1,10 +1,15 @@
 import t from 'tap';
-import { NutConnectionError, errCode, parseVarLine, quoteArg, tokenize } from './protocol.ts';
-import { isLow, readingFrom, seedBaseline, transitions } from './status.ts';
+import { errCode, NutConnectionError, parseVarLine, quoteArg, tokenize } from './protocol.ts';
 import type { UpsBaseline } from './status.ts';
+import { isLow, readingFrom, seedBaseline, transitions } from './status.ts';
 
 t.test('tokenizer honours quotes and backslash escapes', async (t) => {
-  t.same(tokenize('VAR su700 ups.mfr "American Power Conversion"'), ['VAR', 'su700', 'ups.mfr', 'American Power Conversion']);
+  t.same(tokenize('VAR su700 ups.mfr "American Power Conversion"'), [
+    'VAR',
+    'su700',
+    'ups.mfr',
+    'American Power Conversion',
+  ]);
   t.same(tokenize('VAR u x "say \\"hi\\" \\\\ ok"'), ['VAR', 'u', 'x', 'say "hi" \\ ok']);
   t.same(tokenize('VAR u x ""'), ['VAR', 'u', 'x', '']);
   t.throws(() => tokenize('VAR u x "open'), NutConnectionError);
@@ -22,13 +27,23 @@ t.test('arguments are quoted when needed and line breaks are refused', async (t)
   t.throws(() => quoteArg('x\nLOGOUT'), NutConnectionError);
 });
 
-const reading = (status: string, charge?: number) => readingFrom(new Map([
-  ['ups.status', status], ...(charge !== undefined ? [['battery.charge', String(charge)] as [string, string]] : []), ['battery.runtime', '600'],
-]))!;
+const reading = (status: string, charge?: number) =>
+  readingFrom(
+    new Map([
+      ['ups.status', status],
+      ...(charge !== undefined ? [['battery.charge', String(charge)] as [string, string]] : []),
+      ['battery.runtime', '600'],
+    ]),
+  )!;
 const at = (s: number) => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
 
 t.test('readings parse flags and numbers', async (t) => {
-  t.match(reading('OB DISCHRG', 80), { status: 'OB DISCHRG', flags: ['OB', 'DISCHRG'], charge: 80, runtimeSeconds: 600 });
+  t.match(reading('OB DISCHRG', 80), {
+    status: 'OB DISCHRG',
+    flags: ['OB', 'DISCHRG'],
+    charge: 80,
+    runtimeSeconds: 600,
+  });
   t.equal(readingFrom(new Map([['battery.charge', '5']])), undefined, 'no ups.status, no reading');
 });
 
@@ -41,9 +56,14 @@ t.test('transitions: power loss, return, low battery with hysteresis, replacemen
   step = transitions(base, reading('OL', 95), 20, at(40));
   t.same(step.events, [], 'nothing changes, nothing is sent');
   step = transitions(step.next, reading('OB DISCHRG', 50), 20, at(50));
-  t.same(step.events.map((e) => e.type), ['ups_on_battery']);
+  t.same(
+    step.events.map((e) => e.type),
+    ['ups_on_battery'],
+  );
   step = transitions(step.next, reading('OB DISCHRG', 19), 20, at(60));
-  t.same(step.events, [{ type: 'ups_low_battery', extra: { threshold_percent: 20, reason: 'charge_below_threshold' } }]);
+  t.same(step.events, [
+    { type: 'ups_low_battery', extra: { threshold_percent: 20, reason: 'charge_below_threshold' } },
+  ]);
   step = transitions(step.next, reading('OB DISCHRG', 21), 20, at(70));
   t.same(step.events, [], 'still low inside the hysteresis band');
   step = transitions(step.next, reading('OB DISCHRG LB', 18), 20, at(80));
@@ -51,7 +71,10 @@ t.test('transitions: power loss, return, low battery with hysteresis, replacemen
   step = transitions(step.next, reading('OFF', 0), 20, at(90));
   t.same(step.events, [], 'the UPS switched off: still counted as on battery');
   step = transitions(step.next, reading('OL CHRG RB', 30), 20, at(120));
-  t.same(step.events.map((e) => e.type), ['ups_online', 'ups_battery_replace']);
+  t.same(
+    step.events.map((e) => e.type),
+    ['ups_online', 'ups_battery_replace'],
+  );
   t.same(step.events[0]!.extra, { on_battery_seconds: 70 });
   step = transitions(step.next, reading('OL RB', 40), 20, at(130));
   t.same(step.events, [], 'RB is reported once');

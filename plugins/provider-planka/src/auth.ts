@@ -1,7 +1,7 @@
 /** Planka authenticates webhooks with the configured access token as a bearer token. */
-import { WebhookRejectedError } from '@herald/plugin-api';
+
 import type { WebhookAuthRequest, WebhookVerdict } from '@herald/plugin-api';
-import { safeEqual } from '@herald/plugin-api';
+import { safeEqual, WebhookRejectedError } from '@herald/plugin-api';
 
 const BEARER = /^Bearer[ \t]+(.+)$/i;
 

@@ -1,6 +1,7 @@
 /** Event types of the Planka provider and their payload schemas. */
-import { Type } from '@herald/plugin-api';
+
 import type { EventSpec } from '@herald/plugin-api';
+import { Type } from '@herald/plugin-api';
 
 /** Where a card lives and who acted; names are empty when Planka did not include them. */
 const CardBase = {
@@ -35,21 +36,55 @@ export const CardDueDateSetPayload = Type.Object({
 
 /** A sample card for "send a test event". */
 const CARD = {
-  card_id: '1043', card_name: 'Order new shelves', card_url: 'https://planka.example.net/cards/1043', list_name: 'To do',
-  board_name: 'Home', project_name: 'Household', user: 'Alice',
+  card_id: '1043',
+  card_name: 'Order new shelves',
+  card_url: 'https://planka.example.net/cards/1043',
+  list_name: 'To do',
+  board_name: 'Home',
+  project_name: 'Household',
+  user: 'Alice',
 };
 
 export const events: Record<string, EventSpec> = {
-  card_created: { payload: CardCreatedPayload, quietHours: 'defer', severity: 'info', description: 'A card was created', example: { ...CARD, description_excerpt: 'Two shelves for the study, 80 cm wide.' } },
-  card_moved: { payload: CardMovedPayload, quietHours: 'defer', severity: 'info', description: 'A card moved to another list', example: { ...CARD, list_name: 'Doing', from_list: 'To do', to_list: 'Doing' } },
+  card_created: {
+    payload: CardCreatedPayload,
+    quietHours: 'defer',
+    severity: 'info',
+    description: 'A card was created',
+    example: { ...CARD, description_excerpt: 'Two shelves for the study, 80 cm wide.' },
+  },
+  card_moved: {
+    payload: CardMovedPayload,
+    quietHours: 'defer',
+    severity: 'info',
+    description: 'A card moved to another list',
+    example: { ...CARD, list_name: 'Doing', from_list: 'To do', to_list: 'Doing' },
+  },
   // Edits are worth little once the night is over: the card itself shows the current text.
   card_updated: {
-    payload: CardUpdatedPayload, quietHours: 'drop', severity: 'info', description: 'A card was renamed or its description changed',
-    example: { ...CARD, changed_fields: ['name'], previous_name: 'Order shelves', description_excerpt: 'Two shelves for the study, 80 cm wide.' },
+    payload: CardUpdatedPayload,
+    quietHours: 'drop',
+    severity: 'info',
+    description: 'A card was renamed or its description changed',
+    example: {
+      ...CARD,
+      changed_fields: ['name'],
+      previous_name: 'Order shelves',
+      description_excerpt: 'Two shelves for the study, 80 cm wide.',
+    },
   },
-  card_commented: { payload: CardCommentedPayload, quietHours: 'defer', severity: 'info', description: 'Someone commented on a card', example: { ...CARD, comment_excerpt: 'The shop has them in stock.' } },
+  card_commented: {
+    payload: CardCommentedPayload,
+    quietHours: 'defer',
+    severity: 'info',
+    description: 'Someone commented on a card',
+    example: { ...CARD, comment_excerpt: 'The shop has them in stock.' },
+  },
   card_due_date_set: {
-    payload: CardDueDateSetPayload, quietHours: 'defer', severity: 'info', description: 'A due date was set or changed on a card',
+    payload: CardDueDateSetPayload,
+    quietHours: 'defer',
+    severity: 'info',
+    description: 'A due date was set or changed on a card',
     example: { ...CARD, due_date: '2024-07-01T12:00:00.000Z', previous_due_date: '' },
   },
 };

@@ -2,15 +2,16 @@
  * Planka provider: Planka 2's built-in webhooks become card events (created, moved, edited,
  * commented, due date set). Planka sends the webhook's access token as a bearer token.
  */
-import { defineProvider, jsonBody } from '@herald/plugin-api';
+
 import type { InboundWebhook, WebhookResult } from '@herald/plugin-api';
-import { ConfigSchema } from './config.ts';
-import { events } from './events.ts';
-import { templates } from './templates.ts';
-import { verifyBearer } from './auth.ts';
-import { normalize } from './normalize.ts';
+import { defineProvider, jsonBody } from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import { verifyBearer } from './auth.ts';
+import { ConfigSchema } from './config.ts';
+import { events } from './events.ts';
+import { normalize } from './normalize.ts';
+import { templates } from './templates.ts';
 
 export default defineProvider({
   manifest: {

@@ -1,9 +1,11 @@
 /** Maps Planka webhook events to Herald events; one delivery may yield several (moved and due date). */
 import type { EmittedEvent } from '@herald/plugin-api';
-import { excerpt, firstIncluded, id, included, isObj, listName, obj, optStr, unexpected, userName } from './payload.ts';
 import type { Obj } from './payload.ts';
+import { excerpt, firstIncluded, id, included, isObj, listName, obj, optStr, unexpected, userName } from './payload.ts';
 
-export interface CardContext { baseUrl?: string }
+export interface CardContext {
+  baseUrl?: string;
+}
 
 /** Fields every card event carries, read from the card and the records Planka included with it. */
 function cardBase(card: Obj, data: Obj, body: Obj, ctx: CardContext, path: string) {
@@ -22,7 +24,15 @@ function cardBase(card: Obj, data: Obj, body: Obj, ctx: CardContext, path: strin
 function cardCreate(body: Obj, ctx: CardContext): EmittedEvent[] {
   const data = obj(body, 'data');
   const card = obj(data, 'item', 'data.item');
-  return [{ type: 'card_created', payload: { ...cardBase(card, data, body, ctx, 'data.item'), description_excerpt: excerpt(optStr(card, 'description')) } }];
+  return [
+    {
+      type: 'card_created',
+      payload: {
+        ...cardBase(card, data, body, ctx, 'data.item'),
+        description_excerpt: excerpt(optStr(card, 'description')),
+      },
+    },
+  ];
 }
 
 function cardUpdate(body: Obj, ctx: CardContext): EmittedEvent[] {
@@ -33,7 +43,10 @@ function cardUpdate(body: Obj, ctx: CardContext): EmittedEvent[] {
   const base = cardBase(card, data, body, ctx, 'data.item');
   const out: EmittedEvent[] = [];
   if (card.listId !== undefined && String(card.listId) !== String(prev.listId)) {
-    out.push({ type: 'card_moved', payload: { ...base, from_list: listName(included(prevData, 'lists', prev.listId)), to_list: base.list_name } });
+    out.push({
+      type: 'card_moved',
+      payload: { ...base, from_list: listName(included(prevData, 'lists', prev.listId)), to_list: base.list_name },
+    });
   }
   const changed = (['name', 'description'] as const).filter((k) => k in card && (card[k] ?? '') !== (prev[k] ?? ''));
   if (changed.length) {
@@ -50,7 +63,10 @@ function cardUpdate(body: Obj, ctx: CardContext): EmittedEvent[] {
   const due = card.dueDate;
   if (due !== undefined && due !== null && due !== prev.dueDate) {
     if (typeof due !== 'string') unexpected('data.item.dueDate', 'is not a string');
-    out.push({ type: 'card_due_date_set', payload: { ...base, due_date: due, previous_due_date: optStr(prev, 'dueDate') ?? '' } });
+    out.push({
+      type: 'card_due_date_set',
+      payload: { ...base, due_date: due, previous_due_date: optStr(prev, 'dueDate') ?? '' },
+    });
   }
   return out;
 }

@@ -37,7 +37,9 @@ export function optStr(parent: Obj | undefined, key: string): string | undefined
 export function included(data: Obj, kind: string, wanted: unknown): Obj | undefined {
   const inc = data.included;
   if (!isObj(inc) || !Array.isArray(inc[kind])) return undefined;
-  return (inc[kind] as unknown[]).find((r): r is Obj => isObj(r) && wanted !== undefined && String(r.id) === String(wanted));
+  return (inc[kind] as unknown[]).find(
+    (r): r is Obj => isObj(r) && wanted !== undefined && String(r.id) === String(wanted),
+  );
 }
 
 /** The first record of `included[kind]` (boards and projects come one at a time). */

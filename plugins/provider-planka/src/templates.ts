@@ -7,7 +7,9 @@ export const templates: TemplateSet = {
   en: {
     card_created: {
       title: 'New card: {{card_name}}',
-      body: '{{user}} added it to {{list_name}} on {{board_name}}.{{#if description_excerpt}}\n\n{{description_excerpt}}{{/if}}' + link,
+      body:
+        '{{user}} added it to {{list_name}} on {{board_name}}.{{#if description_excerpt}}\n\n{{description_excerpt}}{{/if}}' +
+        link,
     },
     card_moved: {
       title: 'Card moved: {{card_name}}',
@@ -15,7 +17,8 @@ export const templates: TemplateSet = {
     },
     card_updated: {
       title: 'Card edited: {{card_name}}',
-      body: '{{user}} edited the card on {{board_name}}.{{#if previous_name}}\nPreviously: {{previous_name}}{{/if}}' + link,
+      body:
+        '{{user}} edited the card on {{board_name}}.{{#if previous_name}}\nPreviously: {{previous_name}}{{/if}}' + link,
     },
     card_commented: {
       title: 'Comment on {{card_name}}',
@@ -29,7 +32,9 @@ export const templates: TemplateSet = {
   ru: {
     card_created: {
       title: 'Новая карточка: {{card_name}}',
-      body: 'Список «{{list_name}}», доска «{{board_name}}». Автор: {{user}}.{{#if description_excerpt}}\n\n{{description_excerpt}}{{/if}}' + link,
+      body:
+        'Список «{{list_name}}», доска «{{board_name}}». Автор: {{user}}.{{#if description_excerpt}}\n\n{{description_excerpt}}{{/if}}' +
+        link,
     },
     card_moved: {
       title: 'Карточка перемещена: {{card_name}}',
@@ -37,7 +42,9 @@ export const templates: TemplateSet = {
     },
     card_updated: {
       title: 'Карточка изменена: {{card_name}}',
-      body: 'Изменены название или описание (доска «{{board_name}}»). Пользователь: {{user}}.{{#if previous_name}}\nПрежнее название: {{previous_name}}{{/if}}' + link,
+      body:
+        'Изменены название или описание (доска «{{board_name}}»). Пользователь: {{user}}.{{#if previous_name}}\nПрежнее название: {{previous_name}}{{/if}}' +
+        link,
     },
     card_commented: {
       title: 'Комментарий к карточке {{card_name}}',

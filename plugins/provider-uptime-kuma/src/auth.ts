@@ -1,6 +1,7 @@
 /** The optional bearer check, decided from the headers before the body is read. */
-import { safeEqual, WebhookRejectedError } from '@herald/plugin-api';
+
 import type { WebhookAuthRequest, WebhookVerdict } from '@herald/plugin-api';
+import { safeEqual, WebhookRejectedError } from '@herald/plugin-api';
 import type { UptimeKumaConfig } from './config.ts';
 
 const BEARER = /^Bearer[ \t]+(\S.*)$/i;
@@ -9,7 +10,11 @@ const BEARER = /^Bearer[ \t]+(\S.*)$/i;
 export function verifyAuth(cfg: UptimeKumaConfig, req: WebhookAuthRequest): WebhookVerdict {
   if (cfg.auth === 'none') return 'ok';
   const m = BEARER.exec(req.headers.authorization?.trim() ?? '');
-  if (!m) throw new WebhookRejectedError(401, 'missing bearer token: add {"Authorization": "Bearer <secret>"} to the notification\'s Additional Headers in Uptime Kuma');
+  if (!m)
+    throw new WebhookRejectedError(
+      401,
+      'missing bearer token: add {"Authorization": "Bearer <secret>"} to the notification\'s Additional Headers in Uptime Kuma',
+    );
   if (!safeEqual(m[1]!.trim(), cfg.secret ?? '')) throw new WebhookRejectedError(401, 'bearer token does not match');
   return 'ok';
 }

@@ -2,8 +2,9 @@
  * The notification as Uptime Kuma posts it, by its "Request Body" setting: `application/json`
  * (the JSON object itself) or `multipart/form-data` (the same JSON as the text of a `data` field).
  */
-import { jsonBody, parseJsonBounded, WebhookRejectedError } from '@herald/plugin-api';
+
 import type { InboundWebhook } from '@herald/plugin-api';
+import { jsonBody, parseJsonBounded, WebhookRejectedError } from '@herald/plugin-api';
 
 const MULTIPART = /^multipart\/form-data\s*(?:;(.*))?$/i;
 const BOUNDARY = /(?:^|;)\s*boundary=(?:"([^"]{1,70})"|([^\s;"]{1,70}))/i;
@@ -37,6 +38,10 @@ export function readNotification(req: InboundWebhook): unknown {
   const b = BOUNDARY.exec(form[1] ?? '');
   if (!b) throw new WebhookRejectedError(400, 'multipart/form-data without a boundary');
   const data = multipartField(req.rawBody, (b[1] ?? b[2])!);
-  if (data === undefined) throw new WebhookRejectedError(422, 'the multipart/form-data body has no "data" field (Uptime Kuma\'s form-data body sends the notification there)');
+  if (data === undefined)
+    throw new WebhookRejectedError(
+      422,
+      'the multipart/form-data body has no "data" field (Uptime Kuma\'s form-data body sends the notification there)',
+    );
   return parseJsonBounded(data, 'the data field');
 }

@@ -1,6 +1,7 @@
 /** Configuration of the Uptime Kuma provider: an optional bearer secret sent as an additional header. */
-import { Secret, Type } from '@herald/plugin-api';
+
 import type { ConfigProblem, Static } from '@herald/plugin-api';
+import { Secret, Type } from '@herald/plugin-api';
 
 /** Shortest secret accepted. */
 export const MIN_SECRET_LENGTH = 16;
@@ -21,6 +22,13 @@ export type UptimeKumaConfig = Static<typeof ConfigSchema>;
 /** `bearer` needs the secret. */
 export function configProblems(cfg: UptimeKumaConfig): ConfigProblem[] {
   return cfg.auth === 'bearer' && !cfg.secret
-    ? [{ path: '/secret', message: 'is required when auth is bearer', code: 'required', detail: `auth "bearer" needs a secret of at least ${MIN_SECRET_LENGTH} characters, the one Uptime Kuma sends in its Authorization header.` }]
+    ? [
+        {
+          path: '/secret',
+          message: 'is required when auth is bearer',
+          code: 'required',
+          detail: `auth "bearer" needs a secret of at least ${MIN_SECRET_LENGTH} characters, the one Uptime Kuma sends in its Authorization header.`,
+        },
+      ]
     : [];
 }

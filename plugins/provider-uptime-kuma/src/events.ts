@@ -1,6 +1,7 @@
 /** Event types of the Uptime Kuma provider: payload schemas, severities, quiet hours, correlation. */
-import { Type } from '@herald/plugin-api';
+
 import type { EventSpec } from '@herald/plugin-api';
+import { Type } from '@herald/plugin-api';
 
 const Opt = Type.Optional;
 const Text = Type.String();
@@ -57,32 +58,82 @@ const SAMPLE = {
 
 export const EVENTS: Record<string, EventSpec> = {
   monitor_down: {
-    payload: MonitorPayload, quietHours: 'send', severity: 'critical', correlation: MONITOR,
+    payload: MonitorPayload,
+    quietHours: 'send',
+    severity: 'critical',
+    correlation: MONITOR,
     description: 'A monitor went down.',
-    example: { ...SAMPLE, status: 'down', message: 'timeout of 48000ms exceeded', text: '[Website] [🔴 Down] timeout of 48000ms exceeded', time: '2026-01-02 09:04:05.678', local_time: '2026-01-02 10:04:05', retries: 0 },
+    example: {
+      ...SAMPLE,
+      status: 'down',
+      message: 'timeout of 48000ms exceeded',
+      text: '[Website] [🔴 Down] timeout of 48000ms exceeded',
+      time: '2026-01-02 09:04:05.678',
+      local_time: '2026-01-02 10:04:05',
+      retries: 0,
+    },
   },
   monitor_up: {
-    payload: MonitorPayload, quietHours: 'send', severity: 'info', correlation: MONITOR,
+    payload: MonitorPayload,
+    quietHours: 'send',
+    severity: 'info',
+    correlation: MONITOR,
     description: 'A monitor is up again (or up at its first check).',
-    example: { ...SAMPLE, status: 'up', message: '200 - OK', text: '[Website] [✅ Up] 200 - OK', time: '2026-01-02 09:16:05.678', local_time: '2026-01-02 10:16:05', ping_ms: 182, retries: 0, downtime_seconds: 720, downtime_minutes: 12 },
+    example: {
+      ...SAMPLE,
+      status: 'up',
+      message: '200 - OK',
+      text: '[Website] [✅ Up] 200 - OK',
+      time: '2026-01-02 09:16:05.678',
+      local_time: '2026-01-02 10:16:05',
+      ping_ms: 182,
+      retries: 0,
+      downtime_seconds: 720,
+      downtime_minutes: 12,
+    },
   },
   monitor_pending: {
-    payload: MonitorPayload, quietHours: 'defer', severity: 'warning', correlation: MONITOR,
+    payload: MonitorPayload,
+    quietHours: 'defer',
+    severity: 'warning',
+    correlation: MONITOR,
     description: 'A monitor failed a check and Uptime Kuma is retrying before calling it down (first check only).',
-    example: { ...SAMPLE, status: 'pending', message: 'Request failed with status code 502', text: '[Website] [🔴 Down] Request failed with status code 502', time: '2026-01-02 09:03:05.678', local_time: '2026-01-02 10:03:05', retries: 1 },
+    example: {
+      ...SAMPLE,
+      status: 'pending',
+      message: 'Request failed with status code 502',
+      text: '[Website] [🔴 Down] Request failed with status code 502',
+      time: '2026-01-02 09:03:05.678',
+      local_time: '2026-01-02 10:03:05',
+      retries: 1,
+    },
   },
   monitor_maintenance: {
-    payload: MonitorPayload, quietHours: 'defer', severity: 'info', correlation: MONITOR,
+    payload: MonitorPayload,
+    quietHours: 'defer',
+    severity: 'info',
+    correlation: MONITOR,
     description: 'A monitor is under maintenance (first check only).',
-    example: { ...SAMPLE, status: 'maintenance', message: 'Monitor under maintenance', text: '[Website] [🔴 Down] Monitor under maintenance', time: '2026-01-02 09:00:00.000', local_time: '2026-01-02 10:00:00' },
+    example: {
+      ...SAMPLE,
+      status: 'maintenance',
+      message: 'Monitor under maintenance',
+      text: '[Website] [🔴 Down] Monitor under maintenance',
+      time: '2026-01-02 09:00:00.000',
+      local_time: '2026-01-02 10:00:00',
+    },
   },
   monitor_test: {
-    payload: TextPayload, quietHours: 'send', severity: 'info',
-    description: 'The test sent from the notification\'s settings in Uptime Kuma.',
+    payload: TextPayload,
+    quietHours: 'send',
+    severity: 'info',
+    description: "The test sent from the notification's settings in Uptime Kuma.",
     example: { text: 'Herald Testing' },
   },
   monitor_notice: {
-    payload: TextPayload, quietHours: 'defer', severity: 'warning',
+    payload: TextPayload,
+    quietHours: 'defer',
+    severity: 'warning',
     description: 'A notification about no monitor state, such as a certificate or domain about to expire.',
     example: { text: '[Website][https://www.example.net/] Server certificate www.example.net will expire in 14 days' },
   },

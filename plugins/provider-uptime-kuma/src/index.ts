@@ -5,16 +5,17 @@
  * after "down". The notification's test and monitor-less messages (certificate or domain expiry)
  * arrive as events of their own.
  */
-import { ConfigError, defineProvider } from '@herald/plugin-api';
+
 import type { InboundWebhook, WebhookResult } from '@herald/plugin-api';
-import { ConfigSchema, configProblems } from './config.ts';
-import { verifyAuth } from './auth.ts';
-import { readNotification } from './body.ts';
-import { toEvent } from './notification.ts';
-import { EVENTS } from './events.ts';
-import { TEMPLATES } from './templates.ts';
+import { ConfigError, defineProvider } from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import { verifyAuth } from './auth.ts';
+import { readNotification } from './body.ts';
+import { ConfigSchema, configProblems } from './config.ts';
+import { EVENTS } from './events.ts';
+import { toEvent } from './notification.ts';
+import { TEMPLATES } from './templates.ts';
 
 export default defineProvider({
   manifest: {
@@ -22,7 +23,8 @@ export default defineProvider({
     kind: 'provider',
     apiVersion: 1,
     displayName: 'Uptime Kuma',
-    description: 'Receives Uptime Kuma webhook notifications: one message per monitor, updated when it goes down and comes back up.',
+    description:
+      'Receives Uptime Kuma webhook notifications: one message per monitor, updated when it goes down and comes back up.',
     locales: { en: enLocale, ru: ruLocale },
     configSchema: ConfigSchema,
     ingest: 'webhook',

@@ -5,8 +5,9 @@
  * (`monitor_test`), or a message about no heartbeat such as a certificate or domain expiry
  * (`monitor_notice`).
  */
-import { WebhookRejectedError } from '@herald/plugin-api';
+
 import type { EmittedEvent } from '@herald/plugin-api';
+import { WebhookRejectedError } from '@herald/plugin-api';
 
 /** Heartbeat `status` values, as Uptime Kuma numbers them. */
 export const STATUS = { 0: 'down', 1: 'up', 2: 'pending', 3: 'maintenance' } as const;
@@ -33,7 +34,9 @@ export function publicUrl(v: unknown): string | undefined {
     u.username = '';
     u.password = '';
     return u.toString();
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 /** Uptime Kuma's heartbeat time (`2026-01-02 03:04:05.678`, UTC) as a Date. */
@@ -53,12 +56,15 @@ export function toEvent(body: unknown): EmittedEvent {
   if ((heartbeat === null || heartbeat === undefined) && (monitor === null || monitor === undefined)) {
     if (!text.trim()) return reject('msg must be a text when heartbeat and monitor are null');
     // The "Test" button sends `<notification name> Testing`; certificate and domain expiry send their own text.
-    return /\sTesting$/.test(text.trim()) ? { type: 'monitor_test', payload: { text } } : { type: 'monitor_notice', payload: { text } };
+    return /\sTesting$/.test(text.trim())
+      ? { type: 'monitor_test', payload: { text } }
+      : { type: 'monitor_notice', payload: { text } };
   }
   if (!isObject(heartbeat)) return reject('heartbeat must be an object');
   if (!isObject(monitor)) return reject('monitor must be an object');
   const code = heartbeat.status;
-  if (typeof code !== 'number' || !(code in STATUS)) return reject('heartbeat.status must be 0 (down), 1 (up), 2 (pending) or 3 (maintenance)');
+  if (typeof code !== 'number' || !(code in STATUS))
+    return reject('heartbeat.status must be 0 (down), 1 (up), 2 (pending) or 3 (maintenance)');
   const status = STATUS[code as keyof typeof STATUS];
   const id = num(monitor.id);
   const name = str(monitor.name);

@@ -1,8 +1,14 @@
 /** Default notification templates, English and Russian. */
 import type { TemplateSet } from '@herald/plugin-api';
 
-const at = { en: '{{local_time}}{{#if timezone}} ({{timezone}}){{/if}}', ru: '{{local_time}}{{#if timezone}} ({{timezone}}){{/if}}' };
-const checked = { en: '{{#if target}}\nChecked: {{target}}{{/if}}', ru: '{{#if target}}\nПроверяется: {{target}}{{/if}}' };
+const at = {
+  en: '{{local_time}}{{#if timezone}} ({{timezone}}){{/if}}',
+  ru: '{{local_time}}{{#if timezone}} ({{timezone}}){{/if}}',
+};
+const checked = {
+  en: '{{#if target}}\nChecked: {{target}}{{/if}}',
+  ru: '{{#if target}}\nПроверяется: {{target}}{{/if}}',
+};
 
 export const TEMPLATES: TemplateSet = {
   en: {
@@ -15,12 +21,21 @@ export const TEMPLATES: TemplateSet = {
       title: '🟡 Pending: {{monitor_name}}',
       body: `{{message}}${checked.en}\nFailing since ${at.en}; Uptime Kuma is retrying before calling it down{{#if retries}} (retry {{retries}}){{/if}}.`,
     },
-    monitor_maintenance: { title: '🔧 Maintenance: {{monitor_name}}', body: `{{monitor_name}} is under maintenance since ${at.en}.${checked.en}` },
-    monitor_test: { title: '🧪 Uptime Kuma: test notification', body: 'Uptime Kuma\'s notification reaches Herald: {{text}}' },
+    monitor_maintenance: {
+      title: '🔧 Maintenance: {{monitor_name}}',
+      body: `{{monitor_name}} is under maintenance since ${at.en}.${checked.en}`,
+    },
+    monitor_test: {
+      title: '🧪 Uptime Kuma: test notification',
+      body: "Uptime Kuma's notification reaches Herald: {{text}}",
+    },
     monitor_notice: { title: '⚠️ Uptime Kuma: notice', body: '{{text}}' },
   },
   ru: {
-    monitor_down: { title: '🔴 Недоступен: {{monitor_name}}', body: `{{message}}${checked.ru}\nНедоступен с ${at.ru}.` },
+    monitor_down: {
+      title: '🔴 Недоступен: {{monitor_name}}',
+      body: `{{message}}${checked.ru}\nНедоступен с ${at.ru}.`,
+    },
     monitor_up: {
       title: '✅ Снова доступен: {{monitor_name}}',
       body: `{{message}}${checked.ru}\nДоступен с ${at.ru}{{#if downtime_minutes}}, простой {{downtime_minutes}} мин{{/if}}.{{#if ping_ms}}\nВремя ответа: {{ping_ms}} мс{{/if}}`,
@@ -29,8 +44,14 @@ export const TEMPLATES: TemplateSet = {
       title: '🟡 Проверка не прошла: {{monitor_name}}',
       body: `{{message}}${checked.ru}\nСбой с ${at.ru}; Uptime Kuma проверяет повторно, прежде чем счесть монитор недоступным{{#if retries}} (попытка {{retries}}){{/if}}.`,
     },
-    monitor_maintenance: { title: '🔧 Обслуживание: {{monitor_name}}', body: `{{monitor_name}} на обслуживании с ${at.ru}.${checked.ru}` },
-    monitor_test: { title: '🧪 Uptime Kuma: тестовое уведомление', body: 'Уведомление Uptime Kuma доходит до Herald: {{text}}' },
+    monitor_maintenance: {
+      title: '🔧 Обслуживание: {{monitor_name}}',
+      body: `{{monitor_name}} на обслуживании с ${at.ru}.${checked.ru}`,
+    },
+    monitor_test: {
+      title: '🧪 Uptime Kuma: тестовое уведомление',
+      body: 'Уведомление Uptime Kuma доходит до Herald: {{text}}',
+    },
     monitor_notice: { title: '⚠️ Uptime Kuma: предупреждение', body: '{{text}}' },
   },
 };

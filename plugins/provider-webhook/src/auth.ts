@@ -1,7 +1,7 @@
 /** Authentication of inbound generic webhooks: none (explicit opt-in), bearer token or HMAC-SHA256. */
-import { WebhookRejectedError } from '@herald/plugin-api';
+
 import type { WebhookAuthRequest, WebhookVerdict } from '@herald/plugin-api';
-import { hmacSha256Hex, safeEqual } from '@herald/plugin-api';
+import { hmacSha256Hex, safeEqual, WebhookRejectedError } from '@herald/plugin-api';
 import type { WebhookConfig } from './config.ts';
 
 /** Header carrying `sha256=<hex of HMAC-SHA256(raw body)>` in `hmac_sha256` mode. */
@@ -26,15 +26,18 @@ export function verifyAuth(cfg: WebhookConfig, req: WebhookAuthRequest): Webhook
     case 'bearer': {
       const m = BEARER.exec(req.headers.authorization?.trim() ?? '');
       if (!m) throw new WebhookRejectedError(401, 'missing bearer token (Authorization: Bearer <secret>)');
-      if (!safeEqual(m[1]!.trim(), cfg.secret ?? '')) throw new WebhookRejectedError(401, 'bearer token does not match');
+      if (!safeEqual(m[1]!.trim(), cfg.secret ?? ''))
+        throw new WebhookRejectedError(401, 'bearer token does not match');
       return 'ok';
     }
     case 'hmac_sha256': {
       const m = SIGNATURE.exec(req.headers[SIGNATURE_HEADER]?.trim() ?? '');
-      if (!m) throw new WebhookRejectedError(401, 'missing or malformed X-Signature-256 header (expected sha256=<hex>)');
+      if (!m)
+        throw new WebhookRejectedError(401, 'missing or malformed X-Signature-256 header (expected sha256=<hex>)');
       if (!req.rawBody) return 'needs_body';
       const expected = hmacSha256Hex(cfg.secret ?? '', req.rawBody);
-      if (!safeEqual(m[1]!.toLowerCase(), expected)) throw new WebhookRejectedError(401, 'signature does not match the body');
+      if (!safeEqual(m[1]!.toLowerCase(), expected))
+        throw new WebhookRejectedError(401, 'signature does not match the body');
       return 'ok';
     }
     default:

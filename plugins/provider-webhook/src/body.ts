@@ -3,8 +3,9 @@
  * (`application/x-www-form-urlencoded`, as Apprise's `form://` and many simple senders post) read
  * as a flat object of text fields.
  */
-import { jsonBody } from '@herald/plugin-api';
+
 import type { InboundWebhook } from '@herald/plugin-api';
+import { jsonBody } from '@herald/plugin-api';
 
 const FORM = /^application\/x-www-form-urlencoded\s*(;|$)/i;
 
@@ -20,7 +21,8 @@ export function isForm(contentType: string | undefined): boolean {
  */
 export function formFields(raw: Buffer): Record<string, string> {
   const fields: Record<string, string> = Object.create(null);
-  for (const [name, value] of new URLSearchParams(raw.toString('utf8'))) if (!Object.hasOwn(fields, name)) fields[name] = value;
+  for (const [name, value] of new URLSearchParams(raw.toString('utf8')))
+    if (!Object.hasOwn(fields, name)) fields[name] = value;
   return fields;
 }
 

@@ -1,6 +1,7 @@
 /** The event type the generic webhook emits. */
-import { Type } from '@herald/plugin-api';
+
 import type { EventSpec } from '@herald/plugin-api';
+import { Type } from '@herald/plugin-api';
 import { SeveritySchema } from './config.ts';
 
 export const WebhookReceivedPayload = Type.Object({
@@ -24,6 +25,13 @@ export const events: Record<string, EventSpec> = {
     // With `mapping.event_key` (an alert fingerprint, Alertmanager's groupKey…): requests with the
     // same key follow one message, so "resolved" edits the "firing" one. Without it, none is correlated.
     correlation: { key: ['event_key'] },
-    example: { title: 'Disk almost full', body: '/srv is 93% full on nas.local.', severity: 'warning', source_ip: '192.0.2.10', event_key: 'disk-srv', fields: { host: 'nas.local', usage: '93%' } },
+    example: {
+      title: 'Disk almost full',
+      body: '/srv is 93% full on nas.local.',
+      severity: 'warning',
+      source_ip: '192.0.2.10',
+      event_key: 'disk-srv',
+      fields: { host: 'nas.local', usage: '93%' },
+    },
   },
 };

@@ -5,25 +5,27 @@
  * expressions picks the title, body, severity and event key out of the body.
  * Rate limiting and payload logging are done by the core.
  */
-import { ConfigError, defineProvider } from '@herald/plugin-api';
+
 import type { InboundWebhook, WebhookResult } from '@herald/plugin-api';
-import { CONFIG_ALIASES, ConfigSchema, MIN_SECRET_LENGTH, checkConfig } from './config.ts';
-import type { WebhookConfig } from './config.ts';
-import { events } from './events.ts';
-import { templates } from './templates.ts';
-import { verifyAuth } from './auth.ts';
-import { readBody } from './body.ts';
-import { applyMapping, compileMapping } from './mapping.ts';
-import type { CompiledMapping } from './mapping.ts';
-import { PathExpressionError } from './path-expr.ts';
+import { ConfigError, defineProvider } from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import { verifyAuth } from './auth.ts';
+import { readBody } from './body.ts';
+import type { WebhookConfig } from './config.ts';
+import { CONFIG_ALIASES, ConfigSchema, checkConfig, MIN_SECRET_LENGTH } from './config.ts';
+import { events } from './events.ts';
+import type { CompiledMapping } from './mapping.ts';
+import { applyMapping, compileMapping } from './mapping.ts';
+import { PathExpressionError } from './path-expr.ts';
+import { templates } from './templates.ts';
 
 /** Checks the parts of the config a schema cannot express and compiles the mapping. */
 function prepare(cfg: WebhookConfig): CompiledMapping {
   if (cfg.auth_mode !== 'none') {
     if (!cfg.secret) throw new ConfigError(`auth_mode ${cfg.auth_mode} needs a secret`);
-    if (cfg.secret.length < MIN_SECRET_LENGTH) throw new ConfigError(`the secret must be at least ${MIN_SECRET_LENGTH} characters long`);
+    if (cfg.secret.length < MIN_SECRET_LENGTH)
+      throw new ConfigError(`the secret must be at least ${MIN_SECRET_LENGTH} characters long`);
   }
   try {
     return compileMapping(cfg.mapping);
@@ -52,10 +54,14 @@ export default defineProvider({
     const problems = checkConfig(cfg);
     if (problems.length) return problems;
     // A mapping that does not compile would stop the instance at start: refused when saved instead.
-    try { compileMapping(cfg.mapping); } catch (err) {
+    try {
+      compileMapping(cfg.mapping);
+    } catch (err) {
       if (!(err instanceof PathExpressionError)) throw err;
       const field = /mapping\.(\w+)/.exec(err.message)?.[1];
-      return [{ path: field ? `/mapping/${field}` : '/mapping', message: err.message, code: 'invalid_path_expression' }];
+      return [
+        { path: field ? `/mapping/${field}` : '/mapping', message: err.message, code: 'invalid_path_expression' },
+      ];
     }
     return [];
   },

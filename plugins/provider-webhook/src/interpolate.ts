@@ -2,8 +2,9 @@
  * `{{expression}} text` interpolation for mapped titles and bodies, built on the path evaluator.
  * Each `{{…}}` holds one path expression (fallbacks included); everything else is kept as written.
  */
-import { evaluate, parsePathExpression, PathExpressionError, stringify } from './path-expr.ts';
+
 import type { PathExpression } from './path-expr.ts';
+import { evaluate, PathExpressionError, parsePathExpression, stringify } from './path-expr.ts';
 
 export type TemplatePart = { kind: 'text'; text: string } | { kind: 'expr'; expr: PathExpression };
 
@@ -20,7 +21,10 @@ export function parseTemplate(source: string): TemplatePart[] {
   let pos = 0;
   while (pos < source.length) {
     const open = source.indexOf('{{', pos);
-    if (open < 0) { parts.push({ kind: 'text', text: source.slice(pos) }); break; }
+    if (open < 0) {
+      parts.push({ kind: 'text', text: source.slice(pos) });
+      break;
+    }
     if (open > pos) parts.push({ kind: 'text', text: source.slice(pos, open) });
     const close = source.indexOf('}}', open + 2);
     if (close < 0) throw new PathExpressionError(`unclosed "{{" at position ${open + 1} of "${source}"`);

@@ -2,12 +2,13 @@
  * Turns an inbound JSON body into the `webhook_received` payload using the operator's mapping.
  * Expressions are compiled once at create() so a bad mapping fails there, not per request.
  */
-import { evaluate, isEmpty, parsePathExpression, PathExpressionError, stringify } from './path-expr.ts';
-import type { PathExpression } from './path-expr.ts';
-import { isTemplate, parseTemplate, renderTemplate } from './interpolate.ts';
-import type { TemplatePart } from './interpolate.ts';
-import { SEVERITIES } from './config.ts';
+
 import type { MappingConfig, Severity } from './config.ts';
+import { SEVERITIES } from './config.ts';
+import type { TemplatePart } from './interpolate.ts';
+import { isTemplate, parseTemplate, renderTemplate } from './interpolate.ts';
+import type { PathExpression } from './path-expr.ts';
+import { evaluate, isEmpty, PathExpressionError, parsePathExpression, stringify } from './path-expr.ts';
 
 type TextField = { kind: 'expr'; expr: PathExpression } | { kind: 'template'; parts: TemplatePart[] };
 
@@ -33,7 +34,9 @@ const MAX_BODY = 8000;
 const MAX_FIELD = 1000;
 
 function compileText(source: string): TextField {
-  return isTemplate(source) ? { kind: 'template', parts: parseTemplate(source) } : { kind: 'expr', expr: parsePathExpression(source) };
+  return isTemplate(source)
+    ? { kind: 'template', parts: parseTemplate(source) }
+    : { kind: 'expr', expr: parsePathExpression(source) };
 }
 
 /** Runs one field's compiler, prefixing its error with the mapping field name. */

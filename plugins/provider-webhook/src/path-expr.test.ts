@@ -1,6 +1,6 @@
 import t from 'tap';
-import { evaluate, parsePathExpression, PathExpressionError } from './path-expr.ts';
 import { parseTemplate, renderTemplate } from './interpolate.ts';
+import { evaluate, PathExpressionError, parsePathExpression } from './path-expr.ts';
 
 const data = {
   alert: { labels: { severity: 'critical', 'alert-name': 'DiskFull' }, value: 97.5, firing: true },
@@ -39,7 +39,15 @@ t.test('fallbacks skip missing, null and empty values', async (t) => {
 });
 
 t.test('prototype keys are refused at parse time', async (t) => {
-  for (const src of ['__proto__', 'a.__proto__.b', 'constructor', 'a.constructor.prototype', 'a["__proto__"]', "x || a['constructor']", 'prototype']) {
+  for (const src of [
+    '__proto__',
+    'a.__proto__.b',
+    'constructor',
+    'a.constructor.prototype',
+    'a["__proto__"]',
+    "x || a['constructor']",
+    'prototype',
+  ]) {
     t.throws(() => parsePathExpression(src), PathExpressionError, src);
   }
 });

@@ -1,9 +1,9 @@
-import t from 'tap';
 import http from 'node:http';
-import { createTestHost, checkConfig } from '@herald/plugin-api/testing';
 import { errorCode, missingLocaleStrings, secretPaths } from '@herald/plugin-api';
-import plugin, { IDEMPOTENCY_HEADER, NOTIFY_TYPE } from './index.ts';
+import { checkConfig, createTestHost } from '@herald/plugin-api/testing';
+import t from 'tap';
 import { AppriseApiFake } from '../test/fakes/apprise-api.ts';
+import plugin, { IDEMPOTENCY_HEADER, NOTIFY_TYPE } from './index.ts';
 
 async function setup(tt: any, extra: Record<string, unknown> = { key: 'homelab' }) {
   const fake = await new AppriseApiFake().start();
@@ -14,7 +14,13 @@ async function setup(tt: any, extra: Record<string, unknown> = { key: 'homelab' 
   return { fake, harness, send, o };
 }
 
-const caught = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a failure'); }, (e: unknown) => e as any);
+const caught = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (e: unknown) => e as any,
+  );
 
 t.test('manifest: id, limits, formats, secret fields, locales complete', async (tt) => {
   const m = plugin.manifest;
@@ -27,7 +33,15 @@ t.test('manifest: id, limits, formats, secret fields, locales complete', async (
 
 t.test('stateful: POST /notify/<key> with title, plain body, type, format and tag', async (tt) => {
   const { fake, send } = await setup(tt, { key: 'homelab', tag: 'alerts' });
-  const result = await send({ deliveryId: 'del-1', title: 'Disk **full**', plainTitle: 'Disk full', body: 'Volume /data is at 97\\%', plainBody: 'Volume /data is at 97%', url: 'https://nas.example/disks', severity: 'critical' });
+  const result = await send({
+    deliveryId: 'del-1',
+    title: 'Disk **full**',
+    plainTitle: 'Disk full',
+    body: 'Volume /data is at 97\\%',
+    plainBody: 'Volume /data is at 97%',
+    url: 'https://nas.example/disks',
+    severity: 'critical',
+  });
   tt.equal(fake.received.length, 1);
   const got = fake.received[0]!;
   tt.equal(got.method, 'POST');
@@ -37,8 +51,18 @@ t.test('stateful: POST /notify/<key> with title, plain body, type, format and ta
   tt.equal(got.headers['x-apprise-log-level'], 'INFO');
   tt.equal(got.headers[IDEMPOTENCY_HEADER], 'del-1');
   tt.equal(got.headers.authorization, undefined, 'no credentials unless configured');
-  tt.same(got.body, { title: 'Disk full', body: 'Volume /data is at 97%\n\nhttps://nas.example/disks', type: 'failure', format: 'text', tag: 'alerts' });
-  tt.same(fake.notified.map((n) => n.service), ['json://phone', 'json://mail'], 'the services tagged "alerts"');
+  tt.same(got.body, {
+    title: 'Disk full',
+    body: 'Volume /data is at 97%\n\nhttps://nas.example/disks',
+    type: 'failure',
+    format: 'text',
+    tag: 'alerts',
+  });
+  tt.same(
+    fake.notified.map((n) => n.service),
+    ['json://phone', 'json://mail'],
+    'the services tagged "alerts"',
+  );
   tt.same(result, { detail: 'Apprise notified 2 services', messageRef: { title: 'Disk full' } });
 });
 
@@ -46,24 +70,44 @@ t.test('severity maps to Apprise types; success is never used', async (tt) => {
   tt.same(NOTIFY_TYPE, { info: 'info', warning: 'warning', critical: 'failure' });
   const { fake, send } = await setup(tt);
   for (const severity of ['info', 'warning', 'critical'] as const) await send({ severity });
-  tt.same(fake.received.map((r) => r.body.type), ['info', 'warning', 'failure']);
+  tt.same(
+    fake.received.map((r) => r.body.type),
+    ['info', 'warning', 'failure'],
+  );
 });
 
 t.test('body_format markdown: the Markdown rendering, format markdown, the link as an autolink', async (tt) => {
   const { fake, send } = await setup(tt, { key: 'homelab', body_format: 'markdown' });
-  await send({ title: 'Backup', body: 'Copied **42** files to nas\\-1', plainBody: 'Copied 42 files to nas-1', url: 'https://nas.example/1' });
-  tt.same(fake.received[0]!.body, { title: 'Backup', body: 'Copied **42** files to nas\\-1\n\n<https://nas.example/1>', type: 'info', format: 'markdown' });
+  await send({
+    title: 'Backup',
+    body: 'Copied **42** files to nas\\-1',
+    plainBody: 'Copied 42 files to nas-1',
+    url: 'https://nas.example/1',
+  });
+  tt.same(fake.received[0]!.body, {
+    title: 'Backup',
+    body: 'Copied **42** files to nas\\-1\n\n<https://nas.example/1>',
+    type: 'info',
+    format: 'markdown',
+  });
 });
 
 t.test('stateless: POST /notify with the Apprise URLs; basic authentication when configured', async (tt) => {
-  const { fake, send } = await setup(tt, { urls: 'json://phone, json://tv', username: 'herald', password: 's3cret-pass' });
+  const { fake, send } = await setup(tt, {
+    urls: 'json://phone, json://tv',
+    username: 'herald',
+    password: 's3cret-pass',
+  });
   fake.basicAuth = { user: 'herald', pass: 's3cret-pass' };
   await send({ title: 'Hi', body: 'there' });
   const got = fake.received[0]!;
   tt.equal(got.path, '/notify');
   tt.equal(got.headers.authorization, `Basic ${Buffer.from('herald:s3cret-pass').toString('base64')}`);
   tt.same(got.body, { title: 'Hi', body: 'there', type: 'info', format: 'text', urls: 'json://phone, json://tv' });
-  tt.same(fake.notified.map((n) => n.service), ['json://phone', 'json://tv']);
+  tt.same(
+    fake.notified.map((n) => n.service),
+    ['json://phone', 'json://tv'],
+  );
 });
 
 t.test('an empty body carries the title (Apprise requires a body)', async (tt) => {
@@ -123,13 +167,20 @@ t.test('answers: 204, 400, 401, 404, 424 (none or some sent), 429, 431, 500, map
   err = await caught(s.send());
   tt.equal(errorCode(err), 'RETRYABLE_SEND', '424 and no service took it: retried');
   tt.equal(err.statusCode, 424);
-  tt.match(err.message, /^Apprise API answered 424: One or more notifications could not be sent: Failed to send JSON notification to \[REDACTED\]: Service Unavailable error=503\.; no service got it/, 'Apprise\'s first failure, the secret URL\'s host redacted');
+  tt.match(
+    err.message,
+    /^Apprise API answered 424: One or more notifications could not be sent: Failed to send JSON notification to \[REDACTED\]: Service Unavailable error=503\.; no service got it/,
+    "Apprise's first failure, the secret URL's host redacted",
+  );
 
   s = await setup(tt, { urls: 'json://phone json://downstairs' });
   err = await caught(s.send());
   tt.equal(errorCode(err), 'PERMANENT_SEND', '424 after some services took it: not retried');
   tt.match(err.message, /some services got it and some did not/);
-  tt.same(s.fake.notified.map((n) => n.service), ['json://phone']);
+  tt.same(
+    s.fake.notified.map((n) => n.service),
+    ['json://phone'],
+  );
 
   s = await setup(tt, { key: 'homelab', tag: 'nosuchtag' });
   err = await caught(s.send());
@@ -168,8 +219,16 @@ t.test('secrets are kept out of error messages and off other origins', async (tt
   tt.teardown(() => other.close());
   const moved = http.createServer((req, res) => res.writeHead(307, { location: `${other.url}${req.url}` }).end());
   await new Promise<void>((r) => moved.listen(0, '127.0.0.1', r));
-  tt.teardown(() => { moved.closeAllConnections(); moved.close(); });
-  const harness = await createTestHost().target(plugin, { url: `http://127.0.0.1:${(moved.address() as { port: number }).port}`, urls: 'json://phone', username: 'u', password: 'pass-word-1' });
+  tt.teardown(() => {
+    moved.closeAllConnections();
+    moved.close();
+  });
+  const harness = await createTestHost().target(plugin, {
+    url: `http://127.0.0.1:${(moved.address() as { port: number }).port}`,
+    urls: 'json://phone',
+    username: 'u',
+    password: 'pass-word-1',
+  });
   const e2 = await caught(harness.instance.send(harness.message(), { signal: harness.abort.signal, attempt: 1 }));
   tt.match(e2.message, /redirect/);
   tt.same(other.received, [], 'neither the URLs nor the password reached the other origin');
@@ -180,26 +239,67 @@ t.test('following the state: no edit; a reply opens with the update line, in Eng
   const first = await send({ title: 'UPS on battery', body: 'Charge 80%' });
   const previous = { messageRef: first!.messageRef!, deliveryId: 'd1', eventType: 'ups_on_battery' };
   tt.equal(await harness.instance.update!({ previous, message: harness.message() }, o), false);
-  await harness.instance.reply!({ previous, message: harness.message({ title: 'UPS on mains', body: 'Charge 81%' }) }, o);
-  tt.same(fake.received.at(-1)!.body, { title: 'UPS on mains', body: 'Update to “UPS on battery”:\n\nCharge 81%', type: 'info', format: 'text' });
-  await harness.instance.reply!({ previous, message: harness.message({ locale: 'ru', title: 'ИБП от сети', body: 'Заряд 81%' }) }, o);
+  await harness.instance.reply!(
+    { previous, message: harness.message({ title: 'UPS on mains', body: 'Charge 81%' }) },
+    o,
+  );
+  tt.same(fake.received.at(-1)!.body, {
+    title: 'UPS on mains',
+    body: 'Update to “UPS on battery”:\n\nCharge 81%',
+    type: 'info',
+    format: 'text',
+  });
+  await harness.instance.reply!(
+    { previous, message: harness.message({ locale: 'ru', title: 'ИБП от сети', body: 'Заряд 81%' }) },
+    o,
+  );
   tt.equal(fake.received.at(-1)!.body.body, 'Обновление к «UPS on battery»:\n\nЗаряд 81%');
-  tt.equal(await harness.instance.reply!({ previous: { ...previous, messageRef: {} }, message: harness.message() }, o), false);
+  tt.equal(
+    await harness.instance.reply!({ previous: { ...previous, messageRef: {} }, message: harness.message() }, o),
+    false,
+  );
 
   const md = await setup(tt, { key: 'homelab', body_format: 'markdown' });
-  await md.harness.instance.reply!({ previous: { ...previous, messageRef: { title: 'Job *1*' } }, message: md.harness.message({ body: 'done' }) }, md.o);
-  tt.equal(md.fake.received.at(-1)!.body.body, '_Update to “Job \\*1\\*”:_\n\ndone', 'Markdown: italic, the earlier title escaped');
+  await md.harness.instance.reply!(
+    { previous: { ...previous, messageRef: { title: 'Job *1*' } }, message: md.harness.message({ body: 'done' }) },
+    md.o,
+  );
+  tt.equal(
+    md.fake.received.at(-1)!.body.body,
+    '_Update to “Job \\*1\\*”:_\n\ndone',
+    'Markdown: italic, the earlier title escaped',
+  );
 });
 
 t.test('validateConfig: exactly one of key and urls, basic auth in pairs, the base address', async (tt) => {
   tt.same(checkConfig(plugin, { url: 'http://apprise.lan:8000', key: 'homelab' }), []);
-  tt.same(checkConfig(plugin, { url: 'http://apprise.lan:8000/apprise', urls: 'tgram://bot/chat', tag: 'a, b c', username: 'u', password: 'p' }), []);
+  tt.same(
+    checkConfig(plugin, {
+      url: 'http://apprise.lan:8000/apprise',
+      urls: 'tgram://bot/chat',
+      tag: 'a, b c',
+      username: 'u',
+      password: 'p',
+    }),
+    [],
+  );
   tt.match(checkConfig(plugin, { url: 'http://apprise.lan:8000' }), [{ path: '/key', code: 'required' }]);
-  tt.match(checkConfig(plugin, { url: 'http://apprise.lan:8000', key: 'k', urls: 'json://x' }), [{ path: '/urls', code: 'key_or_urls' }]);
-  tt.match(checkConfig(plugin, { url: 'http://apprise.lan:8000', key: 'k', password: 'p' }), [{ path: '/username', code: 'required' }]);
-  tt.match(checkConfig(plugin, { url: 'http://apprise.lan:8000', key: 'k', username: 'u' }), [{ path: '/password', code: 'required' }]);
-  tt.match(checkConfig(plugin, { url: 'http://apprise.lan:8000/notify/homelab', key: 'homelab' }), [{ path: '/url', code: 'base_address' }]);
+  tt.match(checkConfig(plugin, { url: 'http://apprise.lan:8000', key: 'k', urls: 'json://x' }), [
+    { path: '/urls', code: 'key_or_urls' },
+  ]);
+  tt.match(checkConfig(plugin, { url: 'http://apprise.lan:8000', key: 'k', password: 'p' }), [
+    { path: '/username', code: 'required' },
+  ]);
+  tt.match(checkConfig(plugin, { url: 'http://apprise.lan:8000', key: 'k', username: 'u' }), [
+    { path: '/password', code: 'required' },
+  ]);
+  tt.match(checkConfig(plugin, { url: 'http://apprise.lan:8000/notify/homelab', key: 'homelab' }), [
+    { path: '/url', code: 'base_address' },
+  ]);
   tt.throws(() => checkConfig(plugin, { url: 'http://apprise.lan:8000', key: 'has space' }), /invalid config: \/key/);
   tt.throws(() => checkConfig(plugin, { url: 'apprise.lan', key: 'k' }), /invalid config: \/url/);
-  tt.throws(() => checkConfig(plugin, { url: 'http://a.lan', key: 'k', body_format: 'html' }), /invalid config: \/body_format/);
+  tt.throws(
+    () => checkConfig(plugin, { url: 'http://a.lan', key: 'k', body_format: 'html' }),
+    /invalid config: \/body_format/,
+  );
 });

@@ -7,7 +7,11 @@ export const MAX_BODY = 32_768;
 export const MAX_TITLE = 250;
 
 /** Apprise's notification types; `success` is not used (Herald has no such severity). */
-export const NOTIFY_TYPE: Record<Severity, 'info' | 'warning' | 'failure'> = { info: 'info', warning: 'warning', critical: 'failure' };
+export const NOTIFY_TYPE: Record<Severity, 'info' | 'warning' | 'failure'> = {
+  info: 'info',
+  warning: 'warning',
+  critical: 'failure',
+};
 
 /** Cuts `text` to at most `max` code units, ending with an ellipsis and never splitting a surrogate pair. */
 export function fit(text: string, max: number): { text: string; cut: number } {
@@ -26,7 +30,11 @@ const isHttpUrl = (u: string | undefined): u is string => !!u && /^https?:\/\/\S
  * `markdown` the Markdown one; the event link follows when the body does not show it, and an
  * update opens with "Update to “<earlier title>”:".
  */
-export function buildPayload(cfg: AppriseApiConfig, m: OutboundMessage, previousTitle?: string): { json: Record<string, unknown>; cut: number } {
+export function buildPayload(
+  cfg: AppriseApiConfig,
+  m: OutboundMessage,
+  previousTitle?: string,
+): { json: Record<string, unknown>; cut: number } {
   const markdown = cfg.body_format === 'markdown';
   const title = fit(m.plainTitle.replace(/\s+/g, ' ').trim(), MAX_TITLE).text;
   const prefix = previousTitle !== undefined ? updatePrefix(m.locale, previousTitle) : '';
@@ -38,8 +46,16 @@ export function buildPayload(cfg: AppriseApiConfig, m: OutboundMessage, previous
   let text = `${head}${body.text}${tail}`;
   let shownTitle = title;
   // Apprise refuses an empty body: a notification with a title only carries it as the body.
-  if (!text.trim()) { text = title || '…'; shownTitle = ''; }
-  const json: Record<string, unknown> = { title: shownTitle, body: text, type: NOTIFY_TYPE[m.severity], format: markdown ? 'markdown' : 'text' };
+  if (!text.trim()) {
+    text = title || '…';
+    shownTitle = '';
+  }
+  const json: Record<string, unknown> = {
+    title: shownTitle,
+    body: text,
+    type: NOTIFY_TYPE[m.severity],
+    format: markdown ? 'markdown' : 'text',
+  };
   if (cfg.tag) json.tag = cfg.tag;
   if (!cfg.key && cfg.urls) json.urls = cfg.urls;
   return { json, cut: body.cut };

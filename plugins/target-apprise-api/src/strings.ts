@@ -39,7 +39,8 @@ const RU: Words = {
   answered: (status, text) => `Apprise API ответил ${status}: ${text}`,
   noConfig: (key) => `под ключом «${key}» нет сохранённой конфигурации (или она пуста)`,
   noValidUrls: 'ни один из адресов Apprise не подходит для уведомления',
-  partial: 'часть сервисов получила уведомление, часть — нет; повтора не будет, чтобы получившие не получили его дважды',
+  partial:
+    'часть сервисов получила уведомление, часть — нет; повтора не будет, чтобы получившие не получили его дважды',
   noneSent: 'ни один сервис не получил уведомление; будет повтор',
   authRejected: 'сервер (или прокси перед ним) отклонил учётные данные; проверьте имя пользователя и пароль',
   noApi: 'по этому адресу нет Apprise API с /notify',
@@ -53,4 +54,5 @@ const RU: Words = {
 export const words = (locale: Locale | string): Words => (locale === 'ru' ? RU : EN);
 
 /** The line that opens a message updating an earlier one, in the target's language. */
-export const updatePrefix = (locale: Locale | string, previousTitle: string): string => words(locale).update(previousTitle);
+export const updatePrefix = (locale: Locale | string, previousTitle: string): string =>
+  words(locale).update(previousTitle);

@@ -110,13 +110,21 @@ function mattermost(cfg: ChatWebhookConfig, m: OutboundMessage, replyTo?: string
       ...(cfg.icon_url ? { icon_url: cfg.icon_url } : {}),
       ...(cfg.channel ? { channel: cfg.channel } : {}),
       // Lets anyone reading posts through the API trace a post back to its delivery.
-      props: { herald_delivery_id: m.deliveryId, herald_event_type: m.eventType, ...(replyTo !== undefined ? { herald_update: true } : {}) },
+      props: {
+        herald_delivery_id: m.deliveryId,
+        herald_event_type: m.eventType,
+        ...(replyTo !== undefined ? { herald_update: true } : {}),
+      },
     },
     truncated: body.cut + text.cut,
   };
 }
 
-const BUILDERS: Record<ChatFormat, (cfg: ChatWebhookConfig, m: OutboundMessage, replyTo?: string) => WebhookRequest> = { discord, slack, mattermost };
+const BUILDERS: Record<ChatFormat, (cfg: ChatWebhookConfig, m: OutboundMessage, replyTo?: string) => WebhookRequest> = {
+  discord,
+  slack,
+  mattermost,
+};
 
 /** Builds the request for the configured service; `replyTo` (Slack, Mattermost) opens it with the earlier post's title. */
 export function buildRequest(cfg: ChatWebhookConfig, message: OutboundMessage, replyTo?: string): WebhookRequest {

@@ -2,10 +2,16 @@
  * What a webhook answer means for the delivery: done, retry later, retry after a delay,
  * give up, or the webhook itself is gone (the owner must replace the URL).
  */
-import {
-  OUTBOUND_REFUSED, AuthFailedError, PermanentSendError, RateLimitedError, RetryableSendError, errorCode,
-} from '@herald/plugin-api';
+
 import type { OutboundResponse } from '@herald/plugin-api';
+import {
+  AuthFailedError,
+  errorCode,
+  OUTBOUND_REFUSED,
+  PermanentSendError,
+  RateLimitedError,
+  RetryableSendError,
+} from '@herald/plugin-api';
 import type { ChatFormat } from './config.ts';
 
 /** Delay used when a 429 names none. */
@@ -16,8 +22,10 @@ const SERVICE_NAMES: Record<ChatFormat, string> = { discord: 'Discord', slack: '
 function safeJson(res: OutboundResponse): Record<string, unknown> | undefined {
   try {
     const v = res.json();
-    return v && typeof v === 'object' ? v as Record<string, unknown> : undefined;
-  } catch { return undefined; }
+    return v && typeof v === 'object' ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -65,10 +73,12 @@ export function failureFor(format: ChatFormat, res: OutboundResponse, now: Date)
   if (status >= 500 || status === 408) return new RetryableSendError(said, status);
   // The webhook URL no longer authenticates: the owner has to create a new one.
   // AuthFailedError has no status field; it is attached so the failure metric records the HTTP answer, not 0.
-  const rejected = (why: string) => new AuthFailedError(`${said}; ${why}, replace the webhook URL`, { statusCode: status });
+  const rejected = (why: string) =>
+    new AuthFailedError(`${said}; ${why}, replace the webhook URL`, { statusCode: status });
   if (status === 401) return rejected('the webhook token was rejected');
   if (format === 'slack' && code === 'invalid_token') return rejected('the webhook was revoked');
-  if (format === 'mattermost' && code === 'web.incoming_webhook.invalid.app_error') return rejected('the webhook no longer exists');
+  if (format === 'mattermost' && code === 'web.incoming_webhook.invalid.app_error')
+    return rejected('the webhook no longer exists');
   if (status === 404) return new PermanentSendError(`${said}; the webhook or its channel does not exist`, status);
   return new PermanentSendError(said, status);
 }
@@ -77,12 +87,16 @@ export function failureFor(format: ChatFormat, res: OutboundResponse, now: Date)
 export function transportFailure(format: ChatFormat, err: unknown): Error {
   const message = err instanceof Error ? err.message : String(err);
   // A refused destination (private address not allowed by the operator) will not change by retrying.
-  if (errorCode(err) === OUTBOUND_REFUSED) return new PermanentSendError(`${SERVICE_NAMES[format]} webhook: ${message}`, 0, { cause: err });
+  if (errorCode(err) === OUTBOUND_REFUSED)
+    return new PermanentSendError(`${SERVICE_NAMES[format]} webhook: ${message}`, 0, { cause: err });
   return new RetryableSendError(`${SERVICE_NAMES[format]} webhook unreachable: ${message}`, 0, { cause: err });
 }
 
 /** A send stopped (timed out, or the service stopping) while it waited for its turn to post: nothing was posted, so it may go again. */
 export function stoppedWaiting(format: ChatFormat, reason: unknown): Error {
   const why = reason instanceof Error ? reason.message : String(reason ?? 'aborted');
-  return new RetryableSendError(`${SERVICE_NAMES[format]} webhook: the send was stopped (${why}) while it waited for an earlier post to this webhook to finish; nothing was posted.`, 0);
+  return new RetryableSendError(
+    `${SERVICE_NAMES[format]} webhook: the send was stopped (${why}) while it waited for an earlier post to this webhook to finish; nothing was posted.`,
+    0,
+  );
 }

@@ -30,16 +30,28 @@ export function messageIdOf(v: unknown): string | undefined {
  * The mail for a later event about the same thing: in reply to the first notification, so mail
  * clients file it in the same conversation. `threadRoot` is that mail's Message-ID.
  */
-export function composeReply(cfg: Pick<EmailTargetConfig, 'from' | 'to' | 'subject_prefix'>, message: OutboundMessage, threadRoot: string): ComposedMail {
+export function composeReply(
+  cfg: Pick<EmailTargetConfig, 'from' | 'to' | 'subject_prefix'>,
+  message: OutboundMessage,
+  threadRoot: string,
+): ComposedMail {
   return { ...composeMail(cfg, message), inReplyTo: threadRoot, references: [threadRoot] };
 }
 
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 /** Header values are single lines: a line break in a title must not start a new header. */
-const oneLine = (s: string) => s.replace(/[\r\n\t]+/g, ' ').replace(/ {2,}/g, ' ').trim();
+const oneLine = (s: string) =>
+  s
+    .replace(/[\r\n\t]+/g, ' ')
+    .replace(/ {2,}/g, ' ')
+    .trim();
 const MAX_SUBJECT = 200;
 
-export function subjectOf(cfg: Pick<EmailTargetConfig, 'subject_prefix'>, message: Pick<OutboundMessage, 'plainTitle' | 'plainBody'>): string {
+export function subjectOf(
+  cfg: Pick<EmailTargetConfig, 'subject_prefix'>,
+  message: Pick<OutboundMessage, 'plainTitle' | 'plainBody'>,
+): string {
   // Without a title, the first line of the body says what the mail is about.
   const title = oneLine(message.plainTitle) || oneLine(message.plainBody.split('\n').find((l) => l.trim()) ?? '');
   const subject = [oneLine(cfg.subject_prefix ?? ''), title].filter(Boolean).join(' ');
@@ -52,7 +64,10 @@ function senderDomain(from: string): string {
   return m ? m[1] : 'herald.invalid';
 }
 
-export function composeMail(cfg: Pick<EmailTargetConfig, 'from' | 'to' | 'subject_prefix'>, message: OutboundMessage): ComposedMail {
+export function composeMail(
+  cfg: Pick<EmailTargetConfig, 'from' | 'to' | 'subject_prefix'>,
+  message: OutboundMessage,
+): ComposedMail {
   const asHtml = (s: string) => (message.format === 'html' ? s : escapeHtml(s));
   const url = message.url && !message.plainBody.includes(message.url) ? message.url : undefined;
 
@@ -67,7 +82,9 @@ export function composeMail(cfg: Pick<EmailTargetConfig, 'from' | 'to' | 'subjec
     `<div style="white-space: pre-wrap;">${asHtml(message.body.trim())}</div>`,
     url ? `<p><a href="${escapeHtml(url)}">${escapeHtml(url)}</a></p>` : '',
     '</body></html>',
-  ].filter(Boolean).join('\n');
+  ]
+    .filter(Boolean)
+    .join('\n');
 
   const id = message.deliveryId.replace(/[^A-Za-z0-9.-]/g, '') || 'delivery';
   return {

@@ -1,11 +1,11 @@
-import t from 'tap';
-import { createTestHost } from '@herald/plugin-api/testing';
-import { errorCode } from '@herald/plugin-api';
 import type { OutboundHttp, TargetInstance } from '@herald/plugin-api';
-import plugin from './index.ts';
-import { FakeSmtp, selfSignedCert } from '../test/fakes/smtp.ts';
+import { errorCode } from '@herald/plugin-api';
+import { createTestHost } from '@herald/plugin-api/testing';
+import t from 'tap';
 import type { FakeSmtpOptions } from '../test/fakes/smtp.ts';
+import { FakeSmtp, selfSignedCert } from '../test/fakes/smtp.ts';
 import { leaves, parseMime } from '../test/mime.ts';
+import plugin from './index.ts';
 
 const PEM = selfSignedCert('mail.test');
 const USERS = { herald: 'p4ss-w0rd!' };
@@ -19,39 +19,69 @@ function fakeResolver(resolved: string[]): OutboundHttp {
     async resolveAllowed(host) {
       resolved.push(host);
       if (host === 'mail.test') return { address: '127.0.0.1', family: 4 };
-      if (host === 'intranet.test') throw fail('OUTBOUND_REFUSED', 'refused to connect to intranet.test: 10.1.2.3 is private');
+      if (host === 'intranet.test')
+        throw fail('OUTBOUND_REFUSED', 'refused to connect to intranet.test: 10.1.2.3 is private');
       throw fail('OUTBOUND_DNS', `cannot resolve ${host}: ENOTFOUND`);
     },
   };
 }
 
-async function setup(t: { teardown(fn: () => unknown): void }, server: FakeSmtpOptions, config: Record<string, unknown> = {}) {
+async function setup(
+  t: { teardown(fn: () => unknown): void },
+  server: FakeSmtpOptions,
+  config: Record<string, unknown> = {},
+) {
   const smtp = await new FakeSmtp({ users: USERS, ...server }, PEM).start();
   const resolved: string[] = [];
   const host = createTestHost({ http: fakeResolver(resolved) });
   const harness = await host.target(plugin, {
-    host: 'mail.test', port: smtp.port, username: 'herald', password: USERS.herald, allow_self_signed: true,
-    from: 'Herald <herald@example.org>', to: ['ops@example.org'], ...config,
+    host: 'mail.test',
+    port: smtp.port,
+    username: 'herald',
+    password: USERS.herald,
+    allow_self_signed: true,
+    from: 'Herald <herald@example.org>',
+    to: ['ops@example.org'],
+    ...config,
   });
   const instances: TargetInstance[] = [harness.instance];
-  t.teardown(async () => { for (const i of instances) await i.stop?.(); await smtp.close(); });
+  t.teardown(async () => {
+    for (const i of instances) await i.stop?.();
+    await smtp.close();
+  });
   return { smtp, resolved, host, ...harness };
 }
 
 const opts = () => ({ signal: AbortSignal.timeout(10_000), attempt: 1 });
 
 async function thrown(fn: () => Promise<unknown>): Promise<any> {
-  try { await fn(); } catch (err) { return err; }
+  try {
+    await fn();
+  } catch (err) {
+    return err;
+  }
   throw new Error('expected a failure');
 }
 
 t.test('sends multipart/alternative over STARTTLS with AUTH, Cyrillic intact', async (t) => {
-  const { smtp, resolved, instance, message } = await setup(t, {}, { to: ['ops@example.org', 'boss@example.org'], subject_prefix: '[Herald]' });
-  const res = await instance.send(message({
-    deliveryId: 'del-42', locale: 'ru', severity: 'critical', eventType: 'disk_low',
-    title: 'Диск &lt;sda&gt; почти заполнен', body: 'Свободно <b>5%</b> &amp; падает\nВторая строка',
-    plainTitle: 'Диск <sda> почти заполнен', plainBody: 'Свободно 5% & падает\nВторая строка',
-  }), opts());
+  const { smtp, resolved, instance, message } = await setup(
+    t,
+    {},
+    { to: ['ops@example.org', 'boss@example.org'], subject_prefix: '[Herald]' },
+  );
+  const res = await instance.send(
+    message({
+      deliveryId: 'del-42',
+      locale: 'ru',
+      severity: 'critical',
+      eventType: 'disk_low',
+      title: 'Диск &lt;sda&gt; почти заполнен',
+      body: 'Свободно <b>5%</b> &amp; падает\nВторая строка',
+      plainTitle: 'Диск <sda> почти заполнен',
+      plainBody: 'Свободно 5% & падает\nВторая строка',
+    }),
+    opts(),
+  );
   t.same(resolved, ['mail.test'], 'the host is resolved through the outbound policy');
   t.equal(smtp.received.length, 1);
   const got = smtp.received[0];
@@ -122,7 +152,11 @@ t.test('a 550 for the only recipient is PermanentSendError(550)', async (t) => {
 });
 
 t.test('a partly refused recipient list still delivers and reports the refusal', async (t) => {
-  const { smtp, instance, message } = await setup(t, { rejectRecipients: ['gone@example.org'] }, { to: ['ops@example.org', 'gone@example.org'] });
+  const { smtp, instance, message } = await setup(
+    t,
+    { rejectRecipients: ['gone@example.org'] },
+    { to: ['ops@example.org', 'gone@example.org'] },
+  );
   const res = await instance.send(message(), opts());
   t.same(smtp.received[0].to, ['ops@example.org']);
   t.equal(res?.detail, 'refused recipients: gone@example.org');
@@ -164,7 +198,11 @@ t.test('starttls refuses to go on when the server offers no STARTTLS', async (t)
 });
 
 t.test('security none sends in plain text without STARTTLS', async (t) => {
-  const { smtp, instance, message } = await setup(t, { noStartTls: true, users: {} }, { security: 'none', username: undefined, password: undefined });
+  const { smtp, instance, message } = await setup(
+    t,
+    { noStartTls: true, users: {} },
+    { security: 'none', username: undefined, password: undefined },
+  );
   await instance.send(message(), opts());
   t.equal(smtp.received[0].secure, false);
 });
@@ -181,9 +219,18 @@ t.test('the default test host client reaches a loopback server by address', asyn
   const smtp = await new FakeSmtp({}, PEM).start();
   const host = createTestHost();
   const { instance, message } = await host.target(plugin, {
-    host: '127.0.0.1', port: smtp.port, security: 'starttls', allow_self_signed: true, from: 'h@example.org', to: ['a@example.org'],
+    host: '127.0.0.1',
+    port: smtp.port,
+    security: 'starttls',
+    allow_self_signed: true,
+    from: 'h@example.org',
+    to: ['a@example.org'],
   });
-  t.teardown(async () => { await instance.stop?.(); await smtp.close(); await (host.http as { close?: () => Promise<void> }).close?.(); });
+  t.teardown(async () => {
+    await instance.stop?.();
+    await smtp.close();
+    await (host.http as { close?: () => Promise<void> }).close?.();
+  });
   await instance.send(message(), opts());
   t.equal(smtp.received[0].secure, true);
   t.same(smtp.servernames, [], 'no SNI for an address');
@@ -194,22 +241,40 @@ t.test('configuration rules', async (t) => {
   const base = { host: 'mail.test', from: 'h@example.org', to: ['a@example.org'] };
   await t.rejects(host.target(plugin, { ...base, password: 'x' }), { code: 'CONFIG' });
   await t.rejects(host.target(plugin, { ...base, to: [] }), /to/);
-  await t.rejects(host.target(plugin, { ...base, to: Array.from({ length: 51 }, (_, i) => `u${i}@example.org`) }), /to/);
+  await t.rejects(
+    host.target(plugin, { ...base, to: Array.from({ length: 51 }, (_, i) => `u${i}@example.org`) }),
+    /to/,
+  );
   await t.rejects(host.target(plugin, { ...base, to: ['Name <a@example.org>'] }), /to/);
   await t.rejects(host.target(plugin, { ...base, security: 'ssl' }), /security/);
 });
 
-t.test('reply: a later event is a mail in reply to the first (In-Reply-To, References); email cannot edit', async (t) => {
-  const { smtp, instance, message } = await setup(t, {});
-  t.equal(instance.update, undefined, 'no update: a sent mail cannot change');
-  const first = await instance.send(message({ deliveryId: 'd1', title: 'UPS on battery' }), opts());
-  const root = String(first!.messageRef!.message_id);
-  t.match(root, /^<d1\.herald@example\.org>$/);
-  const r = await instance.reply!({ previous: { messageRef: first!.messageRef!, deliveryId: 'd1', eventType: 'ups_on_battery' }, message: message({ deliveryId: 'd2', title: 'UPS back on line' }) }, opts());
-  const mail = parseMime(smtp.received[1]!.raw);
-  t.equal(mail.headers.get('in-reply-to'), root);
-  t.equal(mail.headers.get('references'), root);
-  t.equal(mail.headers.get('message-id'), '<d2.herald@example.org>');
-  t.equal((r as { messageRef?: { message_id?: unknown } }).messageRef?.message_id, '<d2.herald@example.org>');
-  t.equal(await instance.reply!({ previous: { messageRef: { message_id: 'not an id' }, deliveryId: 'd1', eventType: 'x' }, message: message() }, opts()), false);
-});
+t.test(
+  'reply: a later event is a mail in reply to the first (In-Reply-To, References); email cannot edit',
+  async (t) => {
+    const { smtp, instance, message } = await setup(t, {});
+    t.equal(instance.update, undefined, 'no update: a sent mail cannot change');
+    const first = await instance.send(message({ deliveryId: 'd1', title: 'UPS on battery' }), opts());
+    const root = String(first!.messageRef!.message_id);
+    t.match(root, /^<d1\.herald@example\.org>$/);
+    const r = await instance.reply!(
+      {
+        previous: { messageRef: first!.messageRef!, deliveryId: 'd1', eventType: 'ups_on_battery' },
+        message: message({ deliveryId: 'd2', title: 'UPS back on line' }),
+      },
+      opts(),
+    );
+    const mail = parseMime(smtp.received[1]!.raw);
+    t.equal(mail.headers.get('in-reply-to'), root);
+    t.equal(mail.headers.get('references'), root);
+    t.equal(mail.headers.get('message-id'), '<d2.herald@example.org>');
+    t.equal((r as { messageRef?: { message_id?: unknown } }).messageRef?.message_id, '<d2.herald@example.org>');
+    t.equal(
+      await instance.reply!(
+        { previous: { messageRef: { message_id: 'not an id' }, deliveryId: 'd1', eventType: 'x' }, message: message() },
+        opts(),
+      ),
+      false,
+    );
+  },
+);

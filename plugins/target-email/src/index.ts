@@ -2,18 +2,19 @@
  * @herald/target-email: delivers notifications as multipart (plain text + HTML) email through
  * an SMTP submission server, over STARTTLS, implicit TLS or, if asked, plain SMTP.
  */
-import { ConfigError, defineTarget, NOT_SUPPORTED, PLUGIN_API_VERSION } from '@herald/plugin-api';
+
 import type { SendResult } from '@herald/plugin-api';
-import { configSchema } from './config.ts';
-import { composeMail, composeReply, messageIdOf } from './compose.ts';
-import { SmtpSender } from './smtp-sender.ts';
-import { toSendError, toStartError } from './smtp-errors.ts';
+import { ConfigError, defineTarget, NOT_SUPPORTED, PLUGIN_API_VERSION } from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import { composeMail, composeReply, messageIdOf } from './compose.ts';
+import { configSchema } from './config.ts';
+import { toSendError, toStartError } from './smtp-errors.ts';
+import { SmtpSender } from './smtp-sender.ts';
 
-export { configSchema } from './config.ts';
-export type { EmailTargetConfig } from './config.ts';
 export { composeMail, composeReply, subjectOf } from './compose.ts';
+export type { EmailTargetConfig } from './config.ts';
+export { configSchema } from './config.ts';
 
 export default defineTarget({
   manifest: {
@@ -27,17 +28,30 @@ export default defineTarget({
     limits: { maxMessageLength: 100_000, formats: ['html'], overflow: 'truncate' },
   },
   // The check create() makes at start, made when the config is saved too.
-  validateConfig: (cfg) => (cfg.password && !cfg.username
-    ? [{ path: '/username', message: 'is required when a password is set', code: 'required', detail: 'A password is set without a username; set the SMTP username too, or remove the password.' }]
-    : []),
+  validateConfig: (cfg) =>
+    cfg.password && !cfg.username
+      ? [
+          {
+            path: '/username',
+            message: 'is required when a password is set',
+            code: 'required',
+            detail: 'A password is set without a username; set the SMTP username too, or remove the password.',
+          },
+        ]
+      : [],
   create(ctx) {
     const cfg = ctx.config;
     if (cfg.password && !cfg.username) throw new ConfigError('a password is set without a username');
     const sender = new SmtpSender(cfg, ctx.http, ctx.log);
     return {
       async start() {
-        if (cfg.username && cfg.security === 'none') ctx.log.warn({ host: cfg.host }, 'smtp login over an unencrypted connection');
-        try { await sender.verify(); } catch (err) { throw toStartError(err, cfg.password); }
+        if (cfg.username && cfg.security === 'none')
+          ctx.log.warn({ host: cfg.host }, 'smtp login over an unencrypted connection');
+        try {
+          await sender.verify();
+        } catch (err) {
+          throw toStartError(err, cfg.password);
+        }
       },
       async send(message, { signal }): Promise<SendResult> {
         const mail = composeMail(cfg, message);
@@ -70,7 +84,9 @@ export default defineTarget({
           throw toSendError(err, cfg.password);
         }
       },
-      stop() { sender.close(); },
+      stop() {
+        sender.close();
+      },
     };
   },
 });

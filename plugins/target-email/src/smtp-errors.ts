@@ -3,10 +3,23 @@
  * SMTP says it all in the reply class: 5yz is a permanent refusal, 4yz a transient one (RFC 5321).
  */
 import {
-  OUTBOUND_REFUSED, AuthFailedError, ConfigError, NotReadyError, PermanentSendError, PluginError, RetryableSendError,
+  AuthFailedError,
+  ConfigError,
+  NotReadyError,
+  OUTBOUND_REFUSED,
+  PermanentSendError,
+  PluginError,
+  RetryableSendError,
 } from '@herald/plugin-api';
 
-interface SmtpFailure { code?: string; responseCode?: number; response?: string; command?: string; permanent?: boolean; message?: string }
+interface SmtpFailure {
+  code?: string;
+  responseCode?: number;
+  response?: string;
+  command?: string;
+  permanent?: boolean;
+  message?: string;
+}
 
 /** Reply codes that mean the login was refused or is required (RFC 4954). */
 const AUTH_CODES = new Set([530, 534, 535, 538]);
@@ -25,7 +38,8 @@ export function toSendError(raw: unknown, password?: string): Error {
   const err = (raw ?? {}) as SmtpFailure;
   const what = `smtp: ${describe(err, password)}`;
   const code = err.responseCode;
-  if (err.code === 'EAUTH' || err.code === 'ENOAUTH' || (code !== undefined && AUTH_CODES.has(code))) return new AuthFailedError(what);
+  if (err.code === 'EAUTH' || err.code === 'ENOAUTH' || (code !== undefined && AUTH_CODES.has(code)))
+    return new AuthFailedError(what);
   if (err.code === OUTBOUND_REFUSED) return new PermanentSendError(what, 0);
   // nodemailer marks 503 (bad sequence) as not permanent: a new connection can fix it.
   if (code !== undefined && code >= 500 && err.permanent !== false) return new PermanentSendError(what, code);

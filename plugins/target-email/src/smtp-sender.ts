@@ -5,15 +5,20 @@
  * refused address nor leave the target stuck on an old one.
  */
 import net from 'node:net';
-import type nodemailer from 'nodemailer';
 import type { OutboundHttp, PluginLogger } from '@herald/plugin-api';
-import { effectivePort } from './config.ts';
-import type { EmailTargetConfig } from './config.ts';
+import type nodemailer from 'nodemailer';
 import type { ComposedMail } from './compose.ts';
+import type { EmailTargetConfig } from './config.ts';
+import { effectivePort } from './config.ts';
 
 type Transport = ReturnType<typeof nodemailer.createTransport>;
 
-export interface SentInfo { messageId?: string; accepted: string[]; rejected: string[]; response?: string }
+export interface SentInfo {
+  messageId?: string;
+  accepted: string[];
+  rejected: string[];
+  response?: string;
+}
 
 /** Limits so a silent server cannot hold a delivery for nodemailer's default of minutes. */
 const TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000, dnsTimeout: 5_000 };
@@ -72,13 +77,25 @@ export class SmtpSender {
     signal.throwIfAborted();
     // nodemailer cannot cancel a transaction; on abort the caller stops waiting and the outcome is unknown.
     let onAbort = () => {};
-    const aborted = new Promise<never>((_, reject) => { onAbort = () => reject(signal.reason); });
+    const aborted = new Promise<never>((_, reject) => {
+      onAbort = () => reject(signal.reason);
+    });
     signal.addEventListener('abort', onAbort, { once: true });
     const sending = transport.sendMail(mail);
     let info: Awaited<typeof sending>;
-    try { info = await Promise.race([sending, aborted]); } finally { signal.removeEventListener('abort', onAbort); }
-    const list = (v: unknown) => (Array.isArray(v) ? v.map((a) => (typeof a === 'string' ? a : (a as { address: string }).address)) : []);
-    return { messageId: info.messageId, accepted: list(info.accepted), rejected: list(info.rejected), response: info.response };
+    try {
+      info = await Promise.race([sending, aborted]);
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+    }
+    const list = (v: unknown) =>
+      Array.isArray(v) ? v.map((a) => (typeof a === 'string' ? a : (a as { address: string }).address)) : [];
+    return {
+      messageId: info.messageId,
+      accepted: list(info.accepted),
+      rejected: list(info.rejected),
+      response: info.response,
+    };
   }
 
   close(): void {

@@ -19,9 +19,15 @@ export function decodeWords(value: string): string {
   return value
     .replace(/(=\?[^?]+\?[BQ]\?[^?]*\?=)\s+(?==\?)/gi, '$1')
     .replace(/=\?([^?]+)\?([BQ])\?([^?]*)\?=/gi, (_, charset: string, enc: string, text: string) => {
-      const bytes = enc.toUpperCase() === 'B'
-        ? Buffer.from(text, 'base64')
-        : Buffer.from(text.replace(/_/g, ' ').replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1');
+      const bytes =
+        enc.toUpperCase() === 'B'
+          ? Buffer.from(text, 'base64')
+          : Buffer.from(
+              text
+                .replace(/_/g, ' ')
+                .replace(/=([0-9A-F]{2})/gi, (_m, h: string) => String.fromCharCode(parseInt(h, 16))),
+              'latin1',
+            );
       return new TextDecoder(charset).decode(bytes);
     });
 }
@@ -30,7 +36,10 @@ function decodeQuotedPrintable(s: string): Buffer {
   const soft = s.replace(/=\r?\n/g, '');
   const out: number[] = [];
   for (let i = 0; i < soft.length; i++) {
-    if (soft[i] === '=' && /^[0-9A-F]{2}$/i.test(soft.slice(i + 1, i + 3))) { out.push(parseInt(soft.slice(i + 1, i + 3), 16)); i += 2; } else out.push(soft.charCodeAt(i));
+    if (soft[i] === '=' && /^[0-9A-F]{2}$/i.test(soft.slice(i + 1, i + 3))) {
+      out.push(parseInt(soft.slice(i + 1, i + 3), 16));
+      i += 2;
+    } else out.push(soft.charCodeAt(i));
   }
   return Buffer.from(out);
 }
@@ -65,8 +74,12 @@ export function parseMime(raw: string): MimePart {
     return part;
   }
   const cte = (headers.get('content-transfer-encoding') ?? '7bit').toLowerCase();
-  const bytes = cte === 'base64' ? Buffer.from(rest.replace(/\s+/g, ''), 'base64')
-    : cte === 'quoted-printable' ? decodeQuotedPrintable(rest) : Buffer.from(rest, 'utf8');
+  const bytes =
+    cte === 'base64'
+      ? Buffer.from(rest.replace(/\s+/g, ''), 'base64')
+      : cte === 'quoted-printable'
+        ? decodeQuotedPrintable(rest)
+        : Buffer.from(rest, 'utf8');
   // SMTP carries text with CRLF line ends; compare against the LF the sender started from.
   part.body = new TextDecoder(params.charset ?? 'utf-8').decode(bytes).replace(/\r\n/g, '\n');
   return part;

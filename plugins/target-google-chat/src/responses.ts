@@ -2,22 +2,34 @@
  * What a Google Chat answer means for the delivery. Success is `200` with the created Message;
  * errors are Google's JSON `{"error": {"code", "message", "status", "details"}}`.
  */
-import {
-  AuthFailedError, OUTBOUND_REFUSED, PermanentSendError, RateLimitedError, RetryableSendError, errorCode,
-} from '@herald/plugin-api';
+
 import type { Locale, OutboundResponse } from '@herald/plugin-api';
+import {
+  AuthFailedError,
+  errorCode,
+  OUTBOUND_REFUSED,
+  PermanentSendError,
+  RateLimitedError,
+  RetryableSendError,
+} from '@herald/plugin-api';
 import { words } from './strings.ts';
 
 /** Delay used when a 429 names none (Google Chat allows about one webhook message a second per space). */
 export const DEFAULT_RETRY_AFTER_MS = 5_000;
 
-interface GoogleError { message?: unknown; status?: unknown; details?: Array<{ reason?: unknown }> }
+interface GoogleError {
+  message?: unknown;
+  status?: unknown;
+  details?: Array<{ reason?: unknown }>;
+}
 
 function googleError(res: OutboundResponse): GoogleError | undefined {
   try {
     const e = res.json<{ error?: GoogleError }>()?.error;
     return e && typeof e === 'object' ? e : undefined;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 /** Google's own words: `message (STATUS)`, else the body's first 200 characters. */
@@ -51,7 +63,8 @@ export function failureFor(locale: Locale, res: OutboundResponse, now: Date): Er
   if (status >= 500 || status === 408) return new RetryableSendError(said, status);
   const apiKeyInvalid = googleError(res)?.details?.some((d) => d?.reason === 'API_KEY_INVALID') ?? false;
   // The webhook's token (or the key beside it) no longer authenticates: the owner must replace the URL.
-  if (status === 401 || status === 403 || apiKeyInvalid) return new AuthFailedError(`${said}; ${w.credentialRejected}`, { statusCode: status });
+  if (status === 401 || status === 403 || apiKeyInvalid)
+    return new AuthFailedError(`${said}; ${w.credentialRejected}`, { statusCode: status });
   if (status === 404) return new PermanentSendError(`${said}; ${w.spaceGone}`, status);
   return new PermanentSendError(said, status);
 }

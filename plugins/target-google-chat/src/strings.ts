@@ -18,7 +18,8 @@ interface Words {
 const EN: Words = {
   open: 'Open',
   answered: (status, text) => `Google Chat answered ${status}: ${text}`,
-  credentialRejected: 'the webhook\'s key or token was rejected (the webhook was deleted?); create a new webhook and replace the URL',
+  credentialRejected:
+    "the webhook's key or token was rejected (the webhook was deleted?); create a new webhook and replace the URL",
   spaceGone: 'the space does not exist or the webhook cannot post to it',
   unreachable: (why) => `Google Chat webhook unreachable: ${why}`,
   refused: (why) => `Google Chat webhook refused: ${why}`,

@@ -25,8 +25,14 @@ function neutralize(s: string): string {
   let out = '';
   for (let i = 0; i < s.length; i++) {
     const c = s[i]!;
-    if (c === '<') { out += `<${ZWSP}`; continue; }
-    if (!MARK.test(c)) { out += c; continue; }
+    if (c === '<') {
+      out += `<${ZWSP}`;
+      continue;
+    }
+    if (!MARK.test(c)) {
+      out += c;
+      continue;
+    }
     const prev = i > 0 ? s[i - 1]! : '';
     const next = i + 1 < s.length ? s[i + 1]! : '';
     const opens = (prev === '' || EDGE.test(prev)) && next !== '' && !/\s/.test(next);
@@ -67,7 +73,8 @@ const linkTarget = (u: string) => u.replace(/\|/g, '%7C').replace(/>/g, '%3E');
 export function buildText(m: OutboundMessage): { text: string; cut: number } {
   const title = fit(m.plainTitle.replace(/\s+/g, ' ').trim(), MAX_TITLE).text;
   const head = title ? `*${escapeChat(title)}*\n` : '';
-  const tail = isHttpUrl(m.url) && !m.plainBody.includes(m.url) ? `\n<${linkTarget(m.url)}|${words(m.locale).open}>` : '';
+  const tail =
+    isHttpUrl(m.url) && !m.plainBody.includes(m.url) ? `\n<${linkTarget(m.url)}|${words(m.locale).open}>` : '';
   const body = fit(escapeChat(m.plainBody.trim()), Math.max(0, MAX_TEXT - head.length - tail.length));
   const whole = fit(`${head}${body.text}${tail}`, MAX_TEXT);
   return { text: whole.text.trim() ? whole.text : '…', cut: body.cut + whole.cut };

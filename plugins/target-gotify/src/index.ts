@@ -2,18 +2,19 @@
  * @herald/target-gotify: sends notifications to a self-hosted Gotify server as messages of one
  * Gotify application (`POST /message` with the application token in `X-Gotify-Key`).
  */
-import { ConfigError, defineTarget, NOT_SUPPORTED, PLUGIN_API_VERSION } from '@herald/plugin-api';
+
 import type { OutboundMessage, OutboundResponse, SendResult, TargetContext, TargetInstance } from '@herald/plugin-api';
-import { configSchema, serverBase, validateGotifyConfig } from './config.ts';
+import { ConfigError, defineTarget, NOT_SUPPORTED, PLUGIN_API_VERSION } from '@herald/plugin-api';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 import type { GotifyConfig } from './config.ts';
+import { configSchema, serverBase, validateGotifyConfig } from './config.ts';
 import { buildMessage, MAX_MESSAGE_LENGTH, refTitle } from './message.ts';
 import { failureFor, transportFailure } from './responses.ts';
 import { text } from './text.ts';
-import enLocale from '../locales/en.json' with { type: 'json' };
-import ruLocale from '../locales/ru.json' with { type: 'json' };
 
-export { configSchema, serverBase, validateGotifyConfig } from './config.ts';
 export type { GotifyConfig } from './config.ts';
+export { configSchema, serverBase, validateGotifyConfig } from './config.ts';
 export { buildMessage, MAX_MESSAGE_LENGTH, PRIORITY } from './message.ts';
 export { DEFAULT_RETRY_AFTER_MS, failureFor } from './responses.ts';
 
@@ -33,7 +34,11 @@ export function createGotifyTarget(ctx: TargetContext<GotifyConfig>): TargetInst
     try {
       // Redirects are refused: following one would send the message (and, to the same origin, the token) elsewhere.
       res = await ctx.http.request(`${base}/message`, {
-        method: 'POST', json: buildMessage(message, replyTo), signal, maxRedirects: 0, maxResponseBytes: 256 * 1024,
+        method: 'POST',
+        json: buildMessage(message, replyTo),
+        signal,
+        maxRedirects: 0,
+        maxResponseBytes: 256 * 1024,
         headers: { [TOKEN_HEADER]: cfg.app_token },
       });
     } catch (err) {
@@ -44,7 +49,9 @@ export function createGotifyTarget(ctx: TargetContext<GotifyConfig>): TargetInst
     try {
       const v = res.json<{ id?: unknown }>().id;
       if (typeof v === 'number' || (typeof v === 'string' && v)) id = String(v);
-    } catch { /* delivered all the same */ }
+    } catch {
+      /* delivered all the same */
+    }
     return { remoteId: id, messageRef: { server: base!, ...(id ? { id } : {}), title: refTitle(message) } };
   }
 
@@ -52,7 +59,9 @@ export function createGotifyTarget(ctx: TargetContext<GotifyConfig>): TargetInst
     send: (message, { signal }) => send(message, signal),
 
     /** Gotify's API cannot edit a message (it can only delete one, with a client token). */
-    async update() { return NOT_SUPPORTED; },
+    async update() {
+      return NOT_SUPPORTED;
+    },
 
     /** A new message opening with "Update to “<earlier title>”:" in the target's language. Not for a message on another server. */
     async reply({ previous, message }, { signal }) {
@@ -76,7 +85,12 @@ export default defineTarget({
     // Gotify has no length limit of its own; 20,000 characters keep a message within a MySQL TEXT
     // column and far beyond what a notification shows. Longer bodies are cut (a push notification
     // rarely needs more); a title is cut at 250.
-    limits: { maxMessageLength: MAX_MESSAGE_LENGTH, maxTitleLength: 250, overflow: 'truncate', formats: ['markdown', 'text'] },
+    limits: {
+      maxMessageLength: MAX_MESSAGE_LENGTH,
+      maxTitleLength: 250,
+      overflow: 'truncate',
+      formats: ['markdown', 'text'],
+    },
   },
   validateConfig: validateGotifyConfig,
   create: (ctx) => createGotifyTarget(ctx),

@@ -49,11 +49,16 @@ export function buildMessage(m: OutboundMessage, replyTo?: string): GotifyMessag
   let body = m.body;
   let title = m.plainTitle;
   if (replyTo !== undefined) {
-    body = markdown ? `_${text.updatePrefix(m.locale, markdownEscape(replyTo))}_\n\n${body}` : `${text.updatePrefix(m.locale, replyTo)}\n${body}`;
+    body = markdown
+      ? `_${text.updatePrefix(m.locale, markdownEscape(replyTo))}_\n\n${body}`
+      : `${text.updatePrefix(m.locale, replyTo)}\n${body}`;
   }
   // Gotify requires a message (400 "Field 'message' is required"): a title-only notification
   // sends its title as the message, and Gotify shows the application's name as the title.
-  if (!body.trim()) { body = markdown ? markdownEscape(title) : title; title = ''; }
+  if (!body.trim()) {
+    body = markdown ? markdownEscape(title) : title;
+    title = '';
+  }
   if (!body.trim()) body = '…';
   const extras: Record<string, unknown> = {};
   if (markdown) extras['client::display'] = { contentType: 'text/markdown' };

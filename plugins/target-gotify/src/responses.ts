@@ -2,10 +2,17 @@
  * What a Gotify answer means for the delivery. Gotify answers errors as JSON
  * `{"error": "Unauthorized", "errorCode": 401, "errorDescription": "you need to provide a valid access token or user credentials to access this api"}`.
  */
-import {
-  AuthFailedError, errorCode, OUTBOUND_REDIRECTS, OUTBOUND_REFUSED, PermanentSendError, RateLimitedError, RetryableSendError,
-} from '@herald/plugin-api';
+
 import type { Locale, OutboundResponse } from '@herald/plugin-api';
+import {
+  AuthFailedError,
+  errorCode,
+  OUTBOUND_REDIRECTS,
+  OUTBOUND_REFUSED,
+  PermanentSendError,
+  RateLimitedError,
+  RetryableSendError,
+} from '@herald/plugin-api';
 import { text } from './text.ts';
 
 /** Delay used for a 429 that names none (Gotify itself has no rate limit; a proxy in front may). */
@@ -19,7 +26,9 @@ export function remoteDetail(res: OutboundResponse): string {
       if (typeof body.errorDescription === 'string' && body.errorDescription) return body.errorDescription;
       if (typeof body.error === 'string' && body.error) return body.error;
     }
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   const raw = res.text().replace(/\s+/g, ' ').trim().slice(0, 200);
   return raw || `HTTP ${res.status}`;
 }
@@ -42,7 +51,8 @@ export function failureFor(res: OutboundResponse, locale: Locale, now: Date): Er
   if (status === 429) return new RateLimitedError(`${head}; ${text.slowDown(locale)}`, retryAfterMs(res, now), 429);
   if (status >= 500 || status === 408) return new RetryableSendError(head, status);
   // A rejected token does not heal by retrying: the owner must paste a valid application token.
-  if (status === 401 || status === 403) return new AuthFailedError(`${head}; ${text.tokenRejected(locale)}`, { statusCode: status });
+  if (status === 401 || status === 403)
+    return new AuthFailedError(`${head}; ${text.tokenRejected(locale)}`, { statusCode: status });
   if (status === 404 || status === 405) return new PermanentSendError(`${head}; ${text.notFound(locale)}`, status);
   return new PermanentSendError(head, status);
 }

@@ -1,9 +1,9 @@
-import t from 'tap';
 import http from 'node:http';
-import { checkConfig, createTestHost } from '@herald/plugin-api/testing';
 import { errorCode, missingLocaleStrings, secretPaths } from '@herald/plugin-api';
-import plugin, { DEFAULT_RETRY_AFTER_MS, MAX_MESSAGE_LENGTH, TOKEN_HEADER } from './index.ts';
+import { checkConfig, createTestHost } from '@herald/plugin-api/testing';
+import t from 'tap';
 import { APP_TOKEN, CLIENT_TOKEN, GotifyServer } from '../test/fakes/gotify-server.ts';
+import plugin, { DEFAULT_RETRY_AFTER_MS, MAX_MESSAGE_LENGTH, TOKEN_HEADER } from './index.ts';
 
 async function setup(tt: any, extra: Record<string, unknown> = {}, prefix = '') {
   const gotify = await new GotifyServer(prefix).start();
@@ -14,13 +14,24 @@ async function setup(tt: any, extra: Record<string, unknown> = {}, prefix = '') 
   return { gotify, harness, send, o };
 }
 
-const caught = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a failure'); }, (e: unknown) => e as any);
+const caught = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (e: unknown) => e as any,
+  );
 
 t.test('manifest: id, limits, the secret token and its header, complete locales', async (tt) => {
   const m = plugin.manifest;
   tt.equal(m.id, 'gotify');
   tt.equal(m.kind, 'target');
-  tt.same(m.limits, { maxMessageLength: 20_000, maxTitleLength: 250, overflow: 'truncate', formats: ['markdown', 'text'] });
+  tt.same(m.limits, {
+    maxMessageLength: 20_000,
+    maxTitleLength: 250,
+    overflow: 'truncate',
+    formats: ['markdown', 'text'],
+  });
   tt.same(secretPaths(m.configSchema), ['app_token']);
   tt.same(m.credentialHeaders, ['x-gotify-key']);
   tt.same(missingLocaleStrings(m, 'en'), []);
@@ -29,7 +40,15 @@ t.test('manifest: id, limits, the secret token and its header, complete locales'
 
 t.test('POST /message with X-Gotify-Key: title, Markdown message, priority, display and click extras', async (tt) => {
   const { gotify, send } = await setup(tt);
-  const result = await send({ format: 'markdown', severity: 'warning', title: 'Disk **low**', plainTitle: 'Disk low', body: 'Only *9%* left', plainBody: 'Only 9% left', url: 'https://nas.example/disks' });
+  const result = await send({
+    format: 'markdown',
+    severity: 'warning',
+    title: 'Disk **low**',
+    plainTitle: 'Disk low',
+    body: 'Only *9%* left',
+    plainBody: 'Only 9% left',
+    url: 'https://nas.example/disks',
+  });
   const got = gotify.received[0]!;
   tt.equal(got.method, 'POST');
   tt.equal(got.path, '/message');
@@ -37,10 +56,15 @@ t.test('POST /message with X-Gotify-Key: title, Markdown message, priority, disp
   tt.equal(got.headers[TOKEN_HEADER], APP_TOKEN);
   tt.match(got.headers['content-type'], /^application\/json/, 'extras are only accepted with a JSON body');
   tt.same(got.body, {
-    title: 'Disk low', message: 'Only *9%* left', priority: 7,
-    extras: { 'client::display': { contentType: 'text/markdown' }, 'client::notification': { click: { url: 'https://nas.example/disks' } } },
+    title: 'Disk low',
+    message: 'Only *9%* left',
+    priority: 7,
+    extras: {
+      'client::display': { contentType: 'text/markdown' },
+      'client::notification': { click: { url: 'https://nas.example/disks' } },
+    },
   });
-  tt.equal(result!.remoteId, String(gotify.messages[0]!.id), 'Gotify\'s message id is the remote id');
+  tt.equal(result!.remoteId, String(gotify.messages[0]!.id), "Gotify's message id is the remote id");
   tt.same(result!.messageRef, { server: gotify.url, id: String(gotify.messages[0]!.id), title: 'Disk low' });
 });
 
@@ -49,10 +73,17 @@ t.test('plain text has no display extra; no URL, no click extra; priority 4, 7, 
   await send({ format: 'text', severity: 'info', body: 'Backup done' });
   tt.same(gotify.received[0]!.body, { title: 'Title', message: 'Backup done', priority: 4 }, 'no extras at all');
   await send({ format: 'markdown', severity: 'critical', url: 'https://x.example/1' });
-  tt.same(gotify.received[1]!.body.extras, { 'client::display': { contentType: 'text/markdown' }, 'client::notification': { click: { url: 'https://x.example/1' } } });
+  tt.same(gotify.received[1]!.body.extras, {
+    'client::display': { contentType: 'text/markdown' },
+    'client::notification': { click: { url: 'https://x.example/1' } },
+  });
   tt.equal(gotify.received[1]!.body.priority, 10);
   await send({ format: 'markdown', url: 'ftp://x.example/1' });
-  tt.same(gotify.received[2]!.body.extras, { 'client::display': { contentType: 'text/markdown' } }, 'only http(s) links are clickable');
+  tt.same(
+    gotify.received[2]!.body.extras,
+    { 'client::display': { contentType: 'text/markdown' } },
+    'only http(s) links are clickable',
+  );
 });
 
 t.test('a title-only message sends its title as the message (Gotify requires one)', async (tt) => {
@@ -84,14 +115,17 @@ t.test('401: the token was rejected — an auth failure, not retried, without th
   let err = await caught(send());
   tt.equal(errorCode(err), 'AUTH_FAILED');
   tt.equal(err.statusCode, 401);
-  tt.equal(err.message, 'Gotify answered 401: you need to provide a valid access token or user credentials to access this api; the application token was rejected; create an application in Gotify (Apps) and paste its token');
+  tt.equal(
+    err.message,
+    'Gotify answered 401: you need to provide a valid access token or user credentials to access this api; the application token was rejected; create an application in Gotify (Apps) and paste its token',
+  );
   tt.notMatch(err.message, /AwrongToken/);
   err = await caught(send({ locale: 'ru' }));
   tt.match(err.message, /^Gotify ответил 401: .*; токен приложения не принят/);
   tt.equal(gotify.messages.length, 0);
 });
 
-t.test('400: Gotify\'s errorDescription is surfaced, permanent', async (tt) => {
+t.test("400: Gotify's errorDescription is surfaced, permanent", async (tt) => {
   const { gotify, send } = await setup(tt, { app_token: CLIENT_TOKEN });
   const err = await caught(send());
   tt.equal(errorCode(err), 'PERMANENT_SEND');
@@ -104,7 +138,10 @@ t.test('400: Gotify\'s errorDescription is surfaced, permanent', async (tt) => {
 t.test('a wrong address (404) is permanent and says to check it', async (tt) => {
   const gotify = await new GotifyServer('/gotify').start();
   tt.teardown(() => gotify.close());
-  const harness = await createTestHost().target(plugin, { server_url: gotify.url.replace('/gotify', ''), app_token: APP_TOKEN });
+  const harness = await createTestHost().target(plugin, {
+    server_url: gotify.url.replace('/gotify', ''),
+    app_token: APP_TOKEN,
+  });
   const err = await caught(harness.instance.send(harness.message(), { signal: harness.abort.signal, attempt: 1 }));
   tt.equal(errorCode(err), 'PERMANENT_SEND');
   tt.equal(err.statusCode, 404);
@@ -141,36 +178,56 @@ t.test('a redirect is refused: the token header never reaches another server', a
   tt.teardown(() => gotify.close());
   const moved = http.createServer((req, res) => res.writeHead(308, { location: `${gotify.url}${req.url}` }).end());
   await new Promise<void>((r) => moved.listen(0, '127.0.0.1', r));
-  tt.teardown(() => { moved.closeAllConnections(); moved.close(); });
-  const harness = await createTestHost().target(plugin, { server_url: `http://127.0.0.1:${(moved.address() as { port: number }).port}`, app_token: APP_TOKEN });
-  const err = await caught(harness.instance.send(harness.message({ locale: 'ru' }), { signal: harness.abort.signal, attempt: 1 }));
+  tt.teardown(() => {
+    moved.closeAllConnections();
+    moved.close();
+  });
+  const harness = await createTestHost().target(plugin, {
+    server_url: `http://127.0.0.1:${(moved.address() as { port: number }).port}`,
+    app_token: APP_TOKEN,
+  });
+  const err = await caught(
+    harness.instance.send(harness.message({ locale: 'ru' }), { signal: harness.abort.signal, attempt: 1 }),
+  );
   tt.equal(errorCode(err), 'PERMANENT_SEND');
   tt.match(err.message, /перенаправлением/);
   tt.same(gotify.received, []);
 });
 
-t.test('Gotify cannot edit: update is not supported, reply sends a new message naming the earlier one (en, ru)', async (tt) => {
-  const { gotify, send, harness, o } = await setup(tt);
-  const first = await send({ plainTitle: 'UPS on battery' });
-  const previous = { messageRef: first!.messageRef!, deliveryId: 'd1', eventType: 'ups_on_battery' };
-  tt.equal(await harness.instance.update!({ previous, message: harness.message() }, o), false);
+t.test(
+  'Gotify cannot edit: update is not supported, reply sends a new message naming the earlier one (en, ru)',
+  async (tt) => {
+    const { gotify, send, harness, o } = await setup(tt);
+    const first = await send({ plainTitle: 'UPS on battery' });
+    const previous = { messageRef: first!.messageRef!, deliveryId: 'd1', eventType: 'ups_on_battery' };
+    tt.equal(await harness.instance.update!({ previous, message: harness.message() }, o), false);
 
-  await harness.instance.reply!({ previous, message: harness.message({ format: 'markdown', plainTitle: 'UPS on line', body: 'Charge **90%**' }) }, o);
-  tt.same(gotify.received.at(-1)!.body.message, '_Update to “UPS on battery”:_\n\nCharge **90%**');
-  tt.equal(gotify.received.at(-1)!.body.title, 'UPS on line');
+    await harness.instance.reply!(
+      { previous, message: harness.message({ format: 'markdown', plainTitle: 'UPS on line', body: 'Charge **90%**' }) },
+      o,
+    );
+    tt.same(gotify.received.at(-1)!.body.message, '_Update to “UPS on battery”:_\n\nCharge **90%**');
+    tt.equal(gotify.received.at(-1)!.body.title, 'UPS on line');
 
-  await harness.instance.reply!({ previous, message: harness.message({ format: 'text', locale: 'ru', body: 'Заряд 90%' }) }, o);
-  tt.equal(gotify.received.at(-1)!.body.message, 'Обновление к «UPS on battery»:\nЗаряд 90%');
+    await harness.instance.reply!(
+      { previous, message: harness.message({ format: 'text', locale: 'ru', body: 'Заряд 90%' }) },
+      o,
+    );
+    tt.equal(gotify.received.at(-1)!.body.message, 'Обновление к «UPS on battery»:\nЗаряд 90%');
 
-  const elsewhere = { ...previous, messageRef: { ...previous.messageRef, server: 'https://other.example' } };
-  tt.equal(await harness.instance.reply!({ previous: elsewhere, message: harness.message() }, o), false);
-});
+    const elsewhere = { ...previous, messageRef: { ...previous.messageRef, server: 'https://other.example' } };
+    tt.equal(await harness.instance.reply!({ previous: elsewhere, message: harness.message() }, o), false);
+  },
+);
 
 t.test('validateConfig: http(s) server address without token or endpoint in it', async (tt) => {
   tt.same(checkConfig(plugin, { server_url: 'https://gotify.example.net', app_token: APP_TOKEN }), []);
   tt.same(checkConfig(plugin, { server_url: 'http://192.168.1.5:8080/gotify/', app_token: APP_TOKEN }), []);
   tt.throws(() => checkConfig(plugin, { server_url: 'ftp://gotify.example.net', app_token: APP_TOKEN }), /server_url/);
-  const codes = (c: Record<string, unknown>) => plugin.validateConfig!({ server_url: 'https://g.example', app_token: APP_TOKEN, ...c } as any).map((p) => `${p.path} ${p.code}`);
+  const codes = (c: Record<string, unknown>) =>
+    plugin.validateConfig!({ server_url: 'https://g.example', app_token: APP_TOKEN, ...c } as any).map(
+      (p) => `${p.path} ${p.code}`,
+    );
   tt.same(codes({ server_url: 'ftp://gotify.example.net' }), ['/server_url pattern']);
   tt.same(codes({ server_url: 'https://gotify.example.net/message?token=abc' }), ['/server_url url_query']);
   tt.same(codes({ server_url: 'https://gotify.example.net/message' }), ['/server_url url_endpoint']);

@@ -1,8 +1,8 @@
 /** The request body for one message: the configured template filled in, or Herald's default body for the content type. */
 import type { OutboundMessage } from '@herald/plugin-api';
 import type { HttpConfig } from './config.ts';
-import { render } from './template.ts';
 import type { ContentType, Template, Values } from './template.ts';
+import { render } from './template.ts';
 import { text } from './text.ts';
 
 export const CONTENT_TYPES: Record<ContentType, string> = {
@@ -12,13 +12,24 @@ export const CONTENT_TYPES: Record<ContentType, string> = {
 };
 
 /** The earlier message a reply updates. */
-export interface Previous { deliveryId: string; title: string }
+export interface Previous {
+  deliveryId: string;
+  title: string;
+}
 
 export function valuesOf(m: OutboundMessage, previous?: Previous): Values {
   return {
-    title: m.plainTitle, text: m.plainBody, severity: m.severity, event_type: m.eventType, url: m.url ?? '', locale: m.locale,
-    delivery_id: m.deliveryId, event_id: m.eventId, test: m.test === true,
-    in_reply_to: previous?.deliveryId ?? '', previous_title: previous?.title ?? '',
+    title: m.plainTitle,
+    text: m.plainBody,
+    severity: m.severity,
+    event_type: m.eventType,
+    url: m.url ?? '',
+    locale: m.locale,
+    delivery_id: m.deliveryId,
+    event_id: m.eventId,
+    test: m.test === true,
+    in_reply_to: previous?.deliveryId ?? '',
+    previous_title: previous?.title ?? '',
   };
 }
 
@@ -42,7 +53,12 @@ export function defaultBody(type: ContentType, v: Values): string {
 }
 
 /** The body to send, or undefined when the template's output passes the bound. */
-export function buildBody(cfg: HttpConfig, template: Template | undefined, m: OutboundMessage, previous?: Previous): string | undefined {
+export function buildBody(
+  cfg: HttpConfig,
+  template: Template | undefined,
+  m: OutboundMessage,
+  previous?: Previous,
+): string | undefined {
   const type = cfg.content_type ?? 'json';
   const values = valuesOf(m, previous);
   return template ? render(template, values, type) : defaultBody(type, values);

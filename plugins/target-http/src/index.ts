@@ -2,23 +2,39 @@
  * @herald/target-http: sends each notification as one HTTP request (POST, PUT or PATCH) to an
  * address of the user's choosing, with their headers and, optionally, their body template.
  */
-import {
-  ConfigError, defineTarget, errorCode, NOT_SUPPORTED, OUTBOUND_REDIRECTS, OUTBOUND_REFUSED, PermanentSendError, PLUGIN_API_VERSION,
-  RateLimitedError, RetryableSendError,
+
+import type {
+  Locale,
+  OutboundMessage,
+  OutboundResponse,
+  SendResult,
+  TargetContext,
+  TargetInstance,
 } from '@herald/plugin-api';
-import type { Locale, OutboundMessage, OutboundResponse, SendResult, TargetContext, TargetInstance } from '@herald/plugin-api';
-import { buildBody, CONTENT_TYPES } from './body.ts';
-import type { Previous } from './body.ts';
-import { configSchema, RESERVED_HEADERS, validateHttpConfig } from './config.ts';
-import type { HttpConfig } from './config.ts';
-import { compile, MAX_OUTPUT } from './template.ts';
-import { text } from './text.ts';
+import {
+  ConfigError,
+  defineTarget,
+  errorCode,
+  NOT_SUPPORTED,
+  OUTBOUND_REDIRECTS,
+  OUTBOUND_REFUSED,
+  PermanentSendError,
+  PLUGIN_API_VERSION,
+  RateLimitedError,
+  RetryableSendError,
+} from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import type { Previous } from './body.ts';
+import { buildBody, CONTENT_TYPES } from './body.ts';
+import type { HttpConfig } from './config.ts';
+import { configSchema, RESERVED_HEADERS, validateHttpConfig } from './config.ts';
+import { compile, MAX_OUTPUT } from './template.ts';
+import { text } from './text.ts';
 
-export { configSchema, HEADER_NAME_PATTERN, RESERVED_HEADERS, validateHttpConfig } from './config.ts';
-export type { HttpConfig } from './config.ts';
 export { buildBody, CONTENT_TYPES, defaultBody, valuesOf } from './body.ts';
+export type { HttpConfig } from './config.ts';
+export { configSchema, HEADER_NAME_PATTERN, RESERVED_HEADERS, validateHttpConfig } from './config.ts';
 export { compile, FIELDS, jsonTemplateProblem, MAX_OUTPUT, MAX_PLACEHOLDERS, render } from './template.ts';
 
 /** The header every request carries with the delivery id, the same on every retry of one delivery. */
@@ -69,7 +85,9 @@ export function createHttpTarget(ctx: TargetContext<HttpConfig>): TargetInstance
   // create() guards itself (validateConfig runs on save only): a config that would fail it fails each send.
   const fatal = [...new Set(validateHttpConfig(cfg).map((p) => p.path.split('/')[1]!))];
   const template = cfg.body_template?.trim() ? compile(cfg.body_template).template : undefined;
-  const plainHeaders = Object.entries(cfg.headers ?? {}).filter(([name]) => !RESERVED_HEADERS.has(name.toLowerCase())).map(([name, value]) => [name.toLowerCase(), value]);
+  const plainHeaders = Object.entries(cfg.headers ?? {})
+    .filter(([name]) => !RESERVED_HEADERS.has(name.toLowerCase()))
+    .map(([name, value]) => [name.toLowerCase(), value]);
   const authName = (cfg.auth_header || 'Authorization').toLowerCase();
   const credential = cfg.auth_value && !RESERVED_HEADERS.has(authName) ? { [authName]: cfg.auth_value } : {};
   const userHeaders: Record<string, string> = { ...Object.fromEntries(plainHeaders), ...credential };
@@ -82,7 +100,11 @@ export function createHttpTarget(ctx: TargetContext<HttpConfig>): TargetInstance
     try {
       // Redirects are refused: following one would re-send the body and the headers somewhere else.
       res = await ctx.http.request(cfg.url, {
-        method: cfg.method ?? 'POST', body, signal, maxRedirects: 0, maxResponseBytes: 64 * 1024,
+        method: cfg.method ?? 'POST',
+        body,
+        signal,
+        maxRedirects: 0,
+        maxResponseBytes: 64 * 1024,
         headers: { ...userHeaders, 'content-type': CONTENT_TYPES[type], [IDEMPOTENCY_HEADER]: message.deliveryId },
         // The credential header, whatever its name, never goes to another origin.
         credentialHeaders: Object.keys(credential),
@@ -101,7 +123,9 @@ export function createHttpTarget(ctx: TargetContext<HttpConfig>): TargetInstance
     send: (message, { signal }) => send(message, signal),
 
     /** An HTTP endpoint cannot be asked to edit what it received. */
-    async update() { return NOT_SUPPORTED; },
+    async update() {
+      return NOT_SUPPORTED;
+    },
 
     /**
      * A new request for the later event, carrying the earlier delivery's id and title
@@ -121,11 +145,17 @@ export default defineTarget({
     kind: 'target',
     apiVersion: PLUGIN_API_VERSION,
     displayName: 'HTTP request',
-    description: 'Sends each notification as an HTTP request (POST, PUT or PATCH) to an address of your choice, with your headers and body template.',
+    description:
+      'Sends each notification as an HTTP request (POST, PUT or PATCH) to an address of your choice, with your headers and body template.',
     locales: { en: enLocale, ru: ruLocale },
     configSchema,
     // A generic endpoint has no limit of its own; these keep one request reasonable.
-    limits: { maxMessageLength: MAX_MESSAGE_LENGTH, maxTitleLength: MAX_TITLE_LENGTH, overflow: 'truncate', formats: ['text'] },
+    limits: {
+      maxMessageLength: MAX_MESSAGE_LENGTH,
+      maxTitleLength: MAX_TITLE_LENGTH,
+      overflow: 'truncate',
+      formats: ['text'],
+    },
   },
   validateConfig: validateHttpConfig,
   create: (ctx) => createHttpTarget(ctx),

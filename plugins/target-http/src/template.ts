@@ -22,7 +22,7 @@ export const FIELDS = [
   'previous_title', // for such a message: the earlier message's title; else empty
 ] as const;
 
-export type Field = typeof FIELDS[number];
+export type Field = (typeof FIELDS)[number];
 export type Values = { [F in Field]: F extends 'test' ? boolean : string };
 export type ContentType = 'json' | 'form' | 'text';
 
@@ -30,7 +30,9 @@ export const MAX_PLACEHOLDERS = 200;
 export const MAX_OUTPUT = 1_000_000;
 
 type Piece = { literal: string } | { field: Field };
-export interface Template { pieces: Piece[] }
+export interface Template {
+  pieces: Piece[];
+}
 
 const PLACEHOLDER = /\{\{([^{}]*)\}\}/g;
 const KNOWN = new Set<string>(FIELDS);
@@ -51,8 +53,12 @@ export function compile(src: string): { template: Template; problems: string[] }
     else unknown.add(name);
   }
   if (last < src.length) pieces.push({ literal: src.slice(last) });
-  if (unknown.size) problems.push(`uses unknown placeholders ${[...unknown].map((n) => `{{${n}}}`).join(', ')}; known: ${FIELDS.map((f) => `{{${f}}}`).join(', ')}`);
-  if (pieces.some((p) => 'literal' in p && p.literal.includes('{{'))) problems.push('has a {{ that does not open a placeholder such as {{title}}');
+  if (unknown.size)
+    problems.push(
+      `uses unknown placeholders ${[...unknown].map((n) => `{{${n}}}`).join(', ')}; known: ${FIELDS.map((f) => `{{${f}}}`).join(', ')}`,
+    );
+  if (pieces.some((p) => 'literal' in p && p.literal.includes('{{')))
+    problems.push('has a {{ that does not open a placeholder such as {{title}}');
   if (count > MAX_PLACEHOLDERS) problems.push(`has ${count} placeholders; at most ${MAX_PLACEHOLDERS} are allowed`);
   return { template: { pieces }, problems };
 }
@@ -82,8 +88,17 @@ export function render(t: Template, values: Values, type: ContentType): string |
 export function sampleValues(test: boolean): Values {
   const s = (name: string) => `Sample ${name}: "quoted" \\ back\\slash\nline «ёлка» </script>`;
   return {
-    title: s('title'), text: s('text'), severity: 'warning', event_type: 'sample_event', url: 'https://example.net/a?b="c"',
-    locale: 'ru', delivery_id: 'del-1', event_id: 'evt-1', test, in_reply_to: s('id'), previous_title: s('previous'),
+    title: s('title'),
+    text: s('text'),
+    severity: 'warning',
+    event_type: 'sample_event',
+    url: 'https://example.net/a?b="c"',
+    locale: 'ru',
+    delivery_id: 'del-1',
+    event_id: 'evt-1',
+    test,
+    in_reply_to: s('id'),
+    previous_title: s('previous'),
   };
 }
 
@@ -96,7 +111,9 @@ export function jsonTemplateProblem(t: Template): string | undefined {
   for (const test of [true, false]) {
     const out = render(t, sampleValues(test), 'json');
     if (out === undefined) return 'produces too large a body';
-    try { JSON.parse(out); } catch (err) {
+    try {
+      JSON.parse(out);
+    } catch (err) {
       return `does not produce valid JSON after substitution (${(err as Error).message}); put string placeholders inside quotes, e.g. {"title": "{{title}}"}`;
     }
   }

@@ -3,21 +3,41 @@
  * send, its device's published keys), and what their errors mean.
  * Matrix errors are JSON `{errcode, error}`; rate limits add `retry_after_ms`.
  */
-import {
-  OUTBOUND_REFUSED, AuthFailedError, ConfigError, NotReadyError, PermanentSendError, RateLimitedError, RetryableSendError, errorCode,
-} from '@herald/plugin-api';
+
 import type { OutboundHttp, OutboundResponse } from '@herald/plugin-api';
+import {
+  AuthFailedError,
+  ConfigError,
+  errorCode,
+  NotReadyError,
+  OUTBOUND_REFUSED,
+  PermanentSendError,
+  RateLimitedError,
+  RetryableSendError,
+} from '@herald/plugin-api';
 
 /** Delay used when a 429 names none. */
 export const DEFAULT_RETRY_AFTER_MS = 5_000;
 
-export interface MatrixError { status: number; errcode?: string; error: string; retryAfterMs?: number }
+export interface MatrixError {
+  status: number;
+  errcode?: string;
+  error: string;
+  retryAfterMs?: number;
+}
 
 export function parseError(res: OutboundResponse): MatrixError {
   let body: { errcode?: unknown; error?: unknown; retry_after_ms?: unknown } | undefined;
-  try { body = res.json(); } catch { body = undefined; }
+  try {
+    body = res.json();
+  } catch {
+    body = undefined;
+  }
   const errcode = typeof body?.errcode === 'string' ? body.errcode : undefined;
-  const error = typeof body?.error === 'string' ? body.error : res.text().replace(/\s+/g, ' ').trim().slice(0, 200) || `HTTP ${res.status}`;
+  const error =
+    typeof body?.error === 'string'
+      ? body.error
+      : res.text().replace(/\s+/g, ' ').trim().slice(0, 200) || `HTTP ${res.status}`;
   let retryAfterMs = typeof body?.retry_after_ms === 'number' ? body.retry_after_ms : undefined;
   // Newer homeservers also send Retry-After (seconds); the body field wins when both are there.
   const header = Number(res.headers['retry-after']);
@@ -26,10 +46,13 @@ export function parseError(res: OutboundResponse): MatrixError {
 }
 
 const describe = (e: MatrixError) => `homeserver answered ${e.status}${e.errcode ? ` ${e.errcode}` : ''}: ${e.error}`;
-const isAuthError = (e: MatrixError) => e.status === 401 || e.errcode === 'M_UNKNOWN_TOKEN' || e.errcode === 'M_MISSING_TOKEN';
+const isAuthError = (e: MatrixError) =>
+  e.status === 401 || e.errcode === 'M_UNKNOWN_TOKEN' || e.errcode === 'M_MISSING_TOKEN';
 /** The token was refused; the HTTP status goes along so the failure metric records it. */
 const tokenRejected = (e: MatrixError) =>
-  new AuthFailedError(`${describe(e)}; the access token was rejected (logged out or revoked)`, { statusCode: e.status });
+  new AuthFailedError(`${describe(e)}; the access token was rejected (logged out or revoked)`, {
+    statusCode: e.status,
+  });
 
 /** The error to throw for a failed send. */
 export function sendFailure(e: MatrixError): Error {
@@ -38,18 +61,23 @@ export function sendFailure(e: MatrixError): Error {
   }
   if (isAuthError(e)) return tokenRejected(e);
   if (e.status >= 500 || e.status === 408) return new RetryableSendError(describe(e), e.status);
-  if (e.errcode === 'M_FORBIDDEN') return new PermanentSendError(`${describe(e)}; invite the account to the room and join it`, e.status);
+  if (e.errcode === 'M_FORBIDDEN')
+    return new PermanentSendError(`${describe(e)}; invite the account to the room and join it`, e.status);
   return new PermanentSendError(describe(e), e.status);
 }
 
 /** The error to throw when the homeserver gave no HTTP answer. */
 export function transportFailure(err: unknown): Error {
   const message = err instanceof Error ? err.message : String(err);
-  if (errorCode(err) === OUTBOUND_REFUSED) return new PermanentSendError(`Matrix homeserver: ${message}`, 0, { cause: err });
+  if (errorCode(err) === OUTBOUND_REFUSED)
+    return new PermanentSendError(`Matrix homeserver: ${message}`, 0, { cause: err });
   return new RetryableSendError(`Matrix homeserver unreachable: ${message}`, 0, { cause: err });
 }
 
-export interface Whoami { userId: string; deviceId?: string }
+export interface Whoami {
+  userId: string;
+  deviceId?: string;
+}
 
 export interface MatrixClient {
   /** `GET /account/whoami`: the user (and device) the token belongs to. Throws lifecycle errors (start semantics). */
@@ -75,23 +103,41 @@ export function createMatrixClient(http: OutboundHttp, homeserverUrl: string, ac
       try {
         res = await http.request(`${base}/account/whoami`, { headers, signal, maxResponseBytes: 64 * 1024 });
       } catch (err) {
-        if (errorCode(err) === OUTBOUND_REFUSED) throw new ConfigError(`homeserver_url: ${(err as Error).message}`, { cause: err });
+        if (errorCode(err) === OUTBOUND_REFUSED)
+          throw new ConfigError(`homeserver_url: ${(err as Error).message}`, { cause: err });
         throw new NotReadyError(`Matrix homeserver unreachable: ${(err as Error).message}`, { cause: err });
       }
       if (res.status === 200) {
-        const body = (() => { try { return res.json<{ user_id?: unknown; device_id?: unknown }>(); } catch { return undefined; } })();
-        if (typeof body?.user_id === 'string') return { userId: body.user_id, deviceId: typeof body.device_id === 'string' && body.device_id ? body.device_id : undefined };
+        const body = (() => {
+          try {
+            return res.json<{ user_id?: unknown; device_id?: unknown }>();
+          } catch {
+            return undefined;
+          }
+        })();
+        if (typeof body?.user_id === 'string')
+          return {
+            userId: body.user_id,
+            deviceId: typeof body.device_id === 'string' && body.device_id ? body.device_id : undefined,
+          };
         throw new ConfigError('homeserver_url answered whoami without a user_id; is it a Matrix homeserver?');
       }
       const e = parseError(res);
       if (isAuthError(e)) throw tokenRejected(e);
       if (e.status >= 500 || e.status === 429 || e.status === 408) throw new NotReadyError(describe(e));
-      throw new ConfigError(`${describe(e)}; check homeserver_url (the client-server API base, e.g. https://matrix.example.org)`);
+      throw new ConfigError(
+        `${describe(e)}; check homeserver_url (the client-server API base, e.g. https://matrix.example.org)`,
+      );
     },
     async roomEncryption(roomId, signal) {
       let res: OutboundResponse;
       try {
-        res = await http.request(`${base}/rooms/${encodeURIComponent(roomId)}/state/m.room.encryption`, { headers, signal, maxRedirects: 0, maxResponseBytes: 64 * 1024 });
+        res = await http.request(`${base}/rooms/${encodeURIComponent(roomId)}/state/m.room.encryption`, {
+          headers,
+          signal,
+          maxRedirects: 0,
+          maxResponseBytes: 64 * 1024,
+        });
       } catch (err) {
         throw transportFailure(err);
       }
@@ -102,7 +148,13 @@ export function createMatrixClient(http: OutboundHttp, homeserverUrl: string, ac
         throw sendFailure(e);
       }
       if (res.status !== 200) throw sendFailure(parseError(res));
-      const algorithm = (() => { try { return res.json<{ algorithm?: unknown }>().algorithm; } catch { return undefined; } })();
+      const algorithm = (() => {
+        try {
+          return res.json<{ algorithm?: unknown }>().algorithm;
+        } catch {
+          return undefined;
+        }
+      })();
       // A state event without an algorithm (redacted) still marks the room encrypted for clients.
       return typeof algorithm === 'string' ? algorithm : '';
     },
@@ -110,19 +162,39 @@ export function createMatrixClient(http: OutboundHttp, homeserverUrl: string, ac
       const url = `${base}/rooms/${encodeURIComponent(roomId)}/send/${encodeURIComponent(type)}/${encodeURIComponent(txnId)}`;
       let res: OutboundResponse;
       try {
-        res = await http.request(url, { method: 'PUT', headers, json: content, signal, maxRedirects: 0, maxResponseBytes: 64 * 1024 });
+        res = await http.request(url, {
+          method: 'PUT',
+          headers,
+          json: content,
+          signal,
+          maxRedirects: 0,
+          maxResponseBytes: 64 * 1024,
+        });
       } catch (err) {
         throw transportFailure(err);
       }
       if (res.status !== 200) throw sendFailure(parseError(res));
-      const eventId = (() => { try { return res.json<{ event_id?: unknown }>().event_id; } catch { return undefined; } })();
+      const eventId = (() => {
+        try {
+          return res.json<{ event_id?: unknown }>().event_id;
+        } catch {
+          return undefined;
+        }
+      })();
       // A 200 means the event exists even if a proxy mangled the body; report it delivered without an id.
       return typeof eventId === 'string' ? eventId : '';
     },
     async deviceKeys(userId, deviceId, signal) {
       let res: OutboundResponse;
       try {
-        res = await http.request(`${base}/keys/query`, { method: 'POST', headers, json: { device_keys: { [userId]: [deviceId] } }, signal, maxRedirects: 0, maxResponseBytes: 1024 * 1024 });
+        res = await http.request(`${base}/keys/query`, {
+          method: 'POST',
+          headers,
+          json: { device_keys: { [userId]: [deviceId] } },
+          signal,
+          maxRedirects: 0,
+          maxResponseBytes: 1024 * 1024,
+        });
       } catch (err) {
         throw new NotReadyError(`Matrix homeserver unreachable: ${(err as Error).message}`, { cause: err });
       }
@@ -131,8 +203,16 @@ export function createMatrixClient(http: OutboundHttp, homeserverUrl: string, ac
         if (isAuthError(e)) throw tokenRejected(e);
         throw new NotReadyError(`${describe(e)} (asking for the device's keys)`);
       }
-      const keys = (() => { try { return res.json<{ device_keys?: Record<string, Record<string, { keys?: unknown }>> }>().device_keys?.[userId]?.[deviceId]?.keys; } catch { return undefined; } })();
-      return keys && typeof keys === 'object' ? keys as Record<string, string> : undefined;
+      const keys = (() => {
+        try {
+          return res.json<{ device_keys?: Record<string, Record<string, { keys?: unknown }>> }>().device_keys?.[
+            userId
+          ]?.[deviceId]?.keys;
+        } catch {
+          return undefined;
+        }
+      })();
+      return keys && typeof keys === 'object' ? (keys as Record<string, string>) : undefined;
     },
   };
 }

@@ -48,7 +48,12 @@ export function buildEdit(m: OutboundMessage, eventId: string, budget = MAX_CONT
   };
   if (byteSize(edit) <= budget) return edit;
   // Carried twice (fallback and new content): drop the HTML copies before giving up.
-  const plain: NoticeContent = { msgtype: 'm.notice', body: `* ${content.body}`, 'm.new_content': { msgtype: 'm.notice', body: content.body }, 'm.relates_to': { rel_type: 'm.replace', event_id: eventId } };
+  const plain: NoticeContent = {
+    msgtype: 'm.notice',
+    body: `* ${content.body}`,
+    'm.new_content': { msgtype: 'm.notice', body: content.body },
+    'm.relates_to': { rel_type: 'm.replace', event_id: eventId },
+  };
   return byteSize(plain) <= budget ? plain : undefined;
 }
 
@@ -60,7 +65,8 @@ export function transactionId(deliveryId: string): string {
   return `herald-${createHash('sha256').update(deliveryId).digest('hex').slice(0, 32)}`;
 }
 
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 const BLOCK_TAGS = /<(p|div|ul|ol|li|h[1-6]|table|blockquote|pre|br)\b/i;
 
@@ -74,14 +80,24 @@ export function newlinesToBreaks(html: string): string {
 }
 
 /** Builds the notice: plain text in `body`, the HTML rendering in `formatted_body`, within `budget` bytes of JSON. */
-export function buildContent(m: OutboundMessage, budget = MAX_CONTENT_BYTES): { content: NoticeContent; plainOnly: boolean; cut: boolean } {
+export function buildContent(
+  m: OutboundMessage,
+  budget = MAX_CONTENT_BYTES,
+): { content: NoticeContent; plainOnly: boolean; cut: boolean } {
   const link = m.url && /^https?:\/\//.test(m.url) ? m.url : undefined;
-  const plain = [m.plainTitle, m.plainBody, link && !m.plainBody.includes(link) ? link : ''].filter(Boolean).join('\n\n');
+  const plain = [m.plainTitle, m.plainBody, link && !m.plainBody.includes(link) ? link : '']
+    .filter(Boolean)
+    .join('\n\n');
   const htmlParts: string[] = [];
   if (m.title) htmlParts.push(`<strong>${m.title}</strong>`);
   if (m.body) htmlParts.push(newlinesToBreaks(m.body));
   if (link && !m.body.includes(link)) htmlParts.push(`<a href="${escapeHtml(link)}">${escapeHtml(link)}</a>`);
-  const full: NoticeContent = { msgtype: 'm.notice', body: plain, format: 'org.matrix.custom.html', formatted_body: htmlParts.join('<br><br>') };
+  const full: NoticeContent = {
+    msgtype: 'm.notice',
+    body: plain,
+    format: 'org.matrix.custom.html',
+    formatted_body: htmlParts.join('<br><br>'),
+  };
   if (byteSize(full) <= budget) return { content: full, plainOnly: false, cut: false };
   // Too big for one event with both copies: HTML cannot be cut safely, so send the plain text alone, cut to fit.
   const body = cutToBytes(plain, budget - 100);
@@ -97,7 +113,8 @@ export function cutToBytes(text: string, budget: number): string {
   let hi = text.length;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (byteSize(`${text.slice(0, mid)}…`) <= budget) lo = mid; else hi = mid - 1;
+    if (byteSize(`${text.slice(0, mid)}…`) <= budget) lo = mid;
+    else hi = mid - 1;
   }
   let end = lo;
   const code = text.charCodeAt(end - 1);

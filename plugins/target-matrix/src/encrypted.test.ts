@@ -4,16 +4,17 @@
  * with Rust crypto of its own, joined to the room) syncs from the same loopback fake homeserver and
  * decrypts what it reads.
  */
-import t from 'tap';
-import { createTestHost, createTestHttp } from '@herald/plugin-api/testing';
-import { errorCode } from '@herald/plugin-api';
+
 import type { OutboundHttp } from '@herald/plugin-api';
+import { errorCode } from '@herald/plugin-api';
+import { createTestHost, createTestHttp } from '@herald/plugin-api/testing';
 import type { MatrixClient, MatrixEvent } from 'matrix-js-sdk';
-import plugin, { ENCRYPTION_RECHECK_MS, transactionId } from './index.ts';
-import { loadSdk } from './e2ee.ts';
-import { IDENTITY_KEY } from './pickle.ts';
-import type { DeviceIdentity } from './pickle.ts';
+import t from 'tap';
 import { FakeHomeserver } from '../test/fakes/matrix.ts';
+import { loadSdk } from './e2ee.ts';
+import plugin, { ENCRYPTION_RECHECK_MS, transactionId } from './index.ts';
+import type { DeviceIdentity } from './pickle.ts';
+import { IDENTITY_KEY } from './pickle.ts';
 
 // matrix-js-sdk arms a timer for every /sync it makes (its poll timeout plus 80 s) and never clears
 // it; the timers do nothing once the clients stop, but would hold this test process open for minutes.
@@ -31,7 +32,11 @@ const READER = '@reader:example.org';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Waits for `check` to return something, polling every 20 ms for at most `ms`. */
-async function until<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, ms = 10_000): Promise<T> {
+async function until<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  ms = 10_000,
+): Promise<T> {
   const deadline = Date.now() + ms;
   for (;;) {
     const v = await check();
@@ -40,16 +45,35 @@ async function until<T>(what: string, check: () => T | undefined | false | Promi
     await sleep(20);
   }
 }
-const caught = (p: unknown) => Promise.resolve(p).then(() => { throw new Error('expected a failure'); }, (e: unknown) => e as any);
+const caught = (p: unknown) =>
+  Promise.resolve(p).then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (e: unknown) => e as any,
+  );
 
 const quiet = { trace() {}, debug() {}, info() {}, warn() {}, error() {}, getChild: () => quiet };
 
 /** A reading client: logs in with its password, runs Rust crypto and syncs until stopped. */
 async function startReader(tt: any, hs: FakeHomeserver) {
   const sdk = await loadSdk();
-  const res = await fetch(`${hs.url}/_matrix/client/v3/login`, { method: 'POST', body: JSON.stringify({ type: 'm.login.password', identifier: { type: 'm.id.user', user: 'reader' }, password: 'reader-pw' }) });
-  const login = await res.json() as { user_id: string; access_token: string; device_id: string };
-  const client: MatrixClient = sdk.createClient({ baseUrl: hs.url, accessToken: login.access_token, userId: login.user_id, deviceId: login.device_id, logger: quiet as never });
+  const res = await fetch(`${hs.url}/_matrix/client/v3/login`, {
+    method: 'POST',
+    body: JSON.stringify({
+      type: 'm.login.password',
+      identifier: { type: 'm.id.user', user: 'reader' },
+      password: 'reader-pw',
+    }),
+  });
+  const login = (await res.json()) as { user_id: string; access_token: string; device_id: string };
+  const client: MatrixClient = sdk.createClient({
+    baseUrl: hs.url,
+    accessToken: login.access_token,
+    userId: login.user_id,
+    deviceId: login.device_id,
+    logger: quiet as never,
+  });
   await client.initRustCrypto({ useIndexedDB: false });
   await client.startClient({ initialSyncLimit: 20 });
   tt.teardown(() => client.stopClient());
@@ -58,12 +82,13 @@ async function startReader(tt: any, hs: FakeHomeserver) {
     client,
     deviceId: login.device_id,
     /** The event `eventId` once the reader has it and could decrypt it. */
-    decrypted: (eventId: string) => until(`the reader to decrypt ${eventId}`, async () => {
-      const ev = client.getRoom(ROOM)?.findEventById(eventId);
-      if (!ev) return undefined;
-      await client.decryptEventIfNeeded(ev);
-      return ev.getType() === 'm.room.message' && !ev.isDecryptionFailure() ? ev : undefined;
-    }),
+    decrypted: (eventId: string) =>
+      until(`the reader to decrypt ${eventId}`, async () => {
+        const ev = client.getRoom(ROOM)?.findEventById(eventId);
+        if (!ev) return undefined;
+        await client.decryptEventIfNeeded(ev);
+        return ev.getType() === 'm.room.message' && !ev.isDecryptionFailure() ? ev : undefined;
+      }),
   };
 }
 
@@ -72,9 +97,20 @@ function recordingHttp() {
   const base = createTestHttp();
   const calls: { via: 'request' | 'fetch'; method: string; path: string }[] = [];
   const http: OutboundHttp = {
-    request: (url, init) => { calls.push({ via: 'request', method: init?.method ?? (init?.json !== undefined || init?.body !== undefined ? 'POST' : 'GET'), path: new URL(url).pathname }); return base.request(url, init); },
+    request: (url, init) => {
+      calls.push({
+        via: 'request',
+        method: init?.method ?? (init?.json !== undefined || init?.body !== undefined ? 'POST' : 'GET'),
+        path: new URL(url).pathname,
+      });
+      return base.request(url, init);
+    },
     fetch: ((input: string | URL | Request, init?: RequestInit) => {
-      calls.push({ via: 'fetch', method: init?.method ?? 'GET', path: new URL(input instanceof Request ? input.url : String(input)).pathname });
+      calls.push({
+        via: 'fetch',
+        method: init?.method ?? 'GET',
+        path: new URL(input instanceof Request ? input.url : String(input)).pathname,
+      });
       return base.fetch(input, init);
     }) as typeof fetch,
     resolveAllowed: (h) => base.resolveAllowed(h),
@@ -93,12 +129,23 @@ async function setup(tt: any, o: { encrypted?: boolean } = {}) {
   const host = createTestHost({ http });
   const target = async () => {
     const harness = await host.target(plugin, { homeserver_url: hs.url, access_token: TOKEN, room_id: ROOM });
-    tt.teardown(async () => { harness.abort.abort(); await harness.instance.stop?.(); });
+    tt.teardown(async () => {
+      harness.abort.abort();
+      await harness.instance.stop?.();
+    });
     const opts = { signal: harness.abort.signal, attempt: 1 };
     return {
       harness,
-      send: (m = {}) => harness.instance.send(harness.message(m), opts) as Promise<{ remoteId?: string; messageRef?: Record<string, string> }>,
-      update: (previous: any, m = {}) => harness.instance.update!({ previous, message: harness.message(m) }, opts) as Promise<{ remoteId?: string; messageRef?: Record<string, string> }>,
+      send: (m = {}) =>
+        harness.instance.send(harness.message(m), opts) as Promise<{
+          remoteId?: string;
+          messageRef?: Record<string, string>;
+        }>,
+      update: (previous: any, m = {}) =>
+        harness.instance.update!({ previous, message: harness.message(m) }, opts) as Promise<{
+          remoteId?: string;
+          messageRef?: Record<string, string>;
+        }>,
     };
   };
   return { hs, reader, host, calls, target };
@@ -112,24 +159,47 @@ t.test('encrypted room: the reader decrypts the notice and the m.replace edit', 
   const identity = (await harness.store.get<DeviceIdentity>(IDENTITY_KEY))!;
   tt.equal(identity.deviceId, 'HERALDDEV', 'the device of the access token (whoami)');
   tt.equal(identity.userId, BOT);
-  tt.ok(harness.store.sealedKeys.has(IDENTITY_KEY), 'the device\'s private keys are stored sealed at rest');
+  tt.ok(harness.store.sealedKeys.has(IDENTITY_KEY), "the device's private keys are stored sealed at rest");
   const published = hs.deviceKeys.get(BOT)!.get('HERALDDEV')!;
   const ed25519 = published.keys['ed25519:HERALDDEV'];
   tt.ok(published.algorithms.includes('m.megolm.v1.aes-sha2'), 'device keys published');
-  tt.same(await harness.instance.health!(), { status: 'ok', detail: `posting as ${BOT} into an encrypted room (device HERALDDEV, Ed25519 key ${ed25519})` });
+  tt.same(await harness.instance.health!(), {
+    status: 'ok',
+    detail: `posting as ${BOT} into an encrypted room (device HERALDDEV, Ed25519 key ${ed25519})`,
+  });
 
-  const first = await send({ deliveryId: 'd1', title: 'UPS on <b>battery</b>', plainTitle: 'UPS on battery', body: 'Charge 80%', plainBody: 'Charge 80%' });
+  const first = await send({
+    deliveryId: 'd1',
+    title: 'UPS on <b>battery</b>',
+    plainTitle: 'UPS on battery',
+    body: 'Charge 80%',
+    plainBody: 'Charge 80%',
+  });
   const ev = hs.events.at(-1)!;
   tt.equal(ev.type, 'm.room.encrypted', 'the homeserver sees only ciphertext');
-  tt.equal(ev.txnId, transactionId('d1'), 'with the delivery\'s own transaction id');
-  tt.match(ev.content, { algorithm: 'm.megolm.v1.aes-sha2', device_id: 'HERALDDEV', ciphertext: String, session_id: String });
+  tt.equal(ev.txnId, transactionId('d1'), "with the delivery's own transaction id");
+  tt.match(ev.content, {
+    algorithm: 'm.megolm.v1.aes-sha2',
+    device_id: 'HERALDDEV',
+    ciphertext: String,
+    session_id: String,
+  });
   tt.notMatch(JSON.stringify(ev.content), /UPS|Charge/, 'no plain text on the wire');
   tt.same(first.messageRef, { room_id: ROOM, event_id: ev.event_id });
 
   const seen = await reader.decrypted(ev.event_id);
   tt.equal(seen.getSender(), BOT);
-  tt.same(seen.getContent(), { msgtype: 'm.notice', body: 'UPS on battery\n\nCharge 80%', format: 'org.matrix.custom.html', formatted_body: '<strong>UPS on <b>battery</b></strong><br><br>Charge 80%' }, 'decrypted: an m.notice');
-  tt.equal(seen.getSenderKey(), published.keys['curve25519:HERALDDEV'], 'sent from the target\'s device');
+  tt.same(
+    seen.getContent(),
+    {
+      msgtype: 'm.notice',
+      body: 'UPS on battery\n\nCharge 80%',
+      format: 'org.matrix.custom.html',
+      formatted_body: '<strong>UPS on <b>battery</b></strong><br><br>Charge 80%',
+    },
+    'decrypted: an m.notice',
+  );
+  tt.equal(seen.getSenderKey(), published.keys['curve25519:HERALDDEV'], "sent from the target's device");
 
   // A retried delivery (the answer was lost) reuses its transaction: the homeserver posts nothing new.
   hs.loseNextResponse = true;
@@ -143,16 +213,35 @@ t.test('encrypted room: the reader decrypts the notice and the m.replace edit', 
 
   // The edit: m.relates_to in the clear (the spec's rule for encrypted edits), the new content inside.
   const previous = { messageRef: first.messageRef!, deliveryId: 'd1', eventType: 'ups' };
-  const edited = await update(previous, { deliveryId: 'd2', title: 'UPS back on line', plainTitle: 'UPS back on line', body: 'Charge 81%', plainBody: 'Charge 81%' });
+  const edited = await update(previous, {
+    deliveryId: 'd2',
+    title: 'UPS back on line',
+    plainTitle: 'UPS back on line',
+    body: 'Charge 81%',
+    plainBody: 'Charge 81%',
+  });
   const edit = hs.events.at(-1)!;
   tt.equal(edit.type, 'm.room.encrypted');
-  tt.same(edit.content['m.relates_to'], { rel_type: 'm.replace', event_id: ev.event_id }, 'the relation stays in the clear');
+  tt.same(
+    edit.content['m.relates_to'],
+    { rel_type: 'm.replace', event_id: ev.event_id },
+    'the relation stays in the clear',
+  );
   tt.equal(edit.content['m.new_content'], undefined, 'the new content does not');
   tt.same(edited.messageRef, first.messageRef, 'later edits relate to the original event too');
   const seenEdit = await reader.decrypted(edit.event_id);
-  tt.same(seenEdit.getContent()['m.new_content'], { msgtype: 'm.notice', body: 'UPS back on line\n\nCharge 81%', format: 'org.matrix.custom.html', formatted_body: '<strong>UPS back on line</strong><br><br>Charge 81%' });
+  tt.same(seenEdit.getContent()['m.new_content'], {
+    msgtype: 'm.notice',
+    body: 'UPS back on line\n\nCharge 81%',
+    format: 'org.matrix.custom.html',
+    formatted_body: '<strong>UPS back on line</strong><br><br>Charge 81%',
+  });
   tt.equal(seenEdit.getContent().body, '* UPS back on line\n\nCharge 81%');
-  tt.equal(seenEdit.replacingEventId?.() ?? seenEdit.getRelation()?.event_id, ev.event_id, 'an edit of the first notice');
+  tt.equal(
+    seenEdit.replacingEventId?.() ?? seenEdit.getRelation()?.event_id,
+    ev.event_id,
+    'an edit of the first notice',
+  );
   const original: MatrixEvent = await until('the reader to apply the edit', () => {
     const o = reader.client.getRoom(ROOM)?.findEventById(ev.event_id);
     return o?.replacingEventId() === edit.event_id ? o : undefined;
@@ -162,10 +251,21 @@ t.test('encrypted room: the reader decrypts the notice and the m.replace edit', 
   // Every request of the target went through its outbound client; the sdk's through fetch.
   const bot = hs.requests.filter((r) => r.authorization === `Bearer ${TOKEN}`);
   tt.equal(calls.length >= bot.length, true, 'nothing reached the homeserver around ctx.http');
-  for (const path of ['/_matrix/client/v3/sync', '/_matrix/client/v3/keys/upload', '/_matrix/client/v3/keys/claim', `/_matrix/client/v3/sendToDevice/m.room.encrypted/`]) {
-    tt.ok(calls.some((c) => c.via === 'fetch' && c.path.startsWith(path)), `the sdk called ${path} through ctx.http.fetch`);
+  for (const path of [
+    '/_matrix/client/v3/sync',
+    '/_matrix/client/v3/keys/upload',
+    '/_matrix/client/v3/keys/claim',
+    `/_matrix/client/v3/sendToDevice/m.room.encrypted/`,
+  ]) {
+    tt.ok(
+      calls.some((c) => c.via === 'fetch' && c.path.startsWith(path)),
+      `the sdk called ${path} through ctx.http.fetch`,
+    );
   }
-  tt.ok(calls.filter((c) => c.path.includes('/send/')).every((c) => c.via === 'request' && c.method === 'PUT'), 'messages are PUT by the target itself');
+  tt.ok(
+    calls.filter((c) => c.path.includes('/send/')).every((c) => c.via === 'request' && c.method === 'PUT'),
+    'messages are PUT by the target itself',
+  );
   tt.same(hs.refusedUploads, []);
   tt.notMatch(JSON.stringify(harness.log.lines), new RegExp(TOKEN), 'the token never reaches the log');
 });
@@ -187,7 +287,11 @@ t.test('a restarted instance keeps its device and keys, and the reader still dec
   for (const [k, v] of one.harness.store.data) two.harness.store.data.set(k, structuredClone(v));
   const uploadsBefore = hs.uploads.length;
   await two.harness.instance.start!();
-  tt.match((await two.harness.instance.health!()).detail, `device HERALDDEV, Ed25519 key ${keysBefore.keys['ed25519:HERALDDEV']}`, 'same device, same identity key');
+  tt.match(
+    (await two.harness.instance.health!()).detail,
+    `device HERALDDEV, Ed25519 key ${keysBefore.keys['ed25519:HERALDDEV']}`,
+    'same device, same identity key',
+  );
   tt.same(hs.deviceKeys.get(BOT)!.get('HERALDDEV'), keysBefore, 'the published device keys did not change');
 
   // A second device of the reader logs in after the restart and writes into the room first: its
@@ -201,7 +305,10 @@ t.test('a restarted instance keeps its device and keys, and the reader still dec
     return hs.uploads.slice(uploadsBefore).find((u) => u.userId === BOT && u.oneTimeKeyIds.length > 0);
   });
   const ids = fresh.oneTimeKeyIds.map((id) => Buffer.from(id.split(':')[1]!, 'base64').readBigUInt64BE());
-  tt.ok(ids.every((id) => id >= BigInt(stored.nextKeyId)), 'new one-time key ids continue after the ones published before the restart');
+  tt.ok(
+    ids.every((id) => id >= BigInt(stored.nextKeyId)),
+    'new one-time key ids continue after the ones published before the restart',
+  );
   tt.same(hs.refusedUploads, [], 'the homeserver refused no key upload');
   const next = (await two.harness.store.get<DeviceIdentity>(IDENTITY_KEY))!.nextKeyId;
   tt.ok(next > stored.nextKeyId, 'and the store remembers them');
@@ -211,7 +318,11 @@ t.test('a restarted instance keeps its device and keys, and the reader still dec
   const afterRestart = await two.send({ deliveryId: 'r2', title: 'After restart', plainTitle: 'After restart' });
   for (const r of [reader, laptop]) {
     const seen = await r.decrypted(afterRestart.remoteId!);
-    tt.equal(seen.getContent().body, 'After restart\n\nBody', `device ${r.deviceId} decrypts what the restarted target sends`);
+    tt.equal(
+      seen.getContent().body,
+      'After restart\n\nBody',
+      `device ${r.deviceId} decrypts what the restarted target sends`,
+    );
     tt.equal(seen.getSenderKey(), keysBefore.keys['curve25519:HERALDDEV']);
   }
 });
@@ -243,7 +354,7 @@ t.test('a plain room that turns encrypted is encrypted from the next check on', 
   tt.notMatch(JSON.stringify(harness.log.lines), new RegExp(TOKEN));
 });
 
-t.test('another target on the same device is refused: its keys would replace the first one\'s', async (tt) => {
+t.test("another target on the same device is refused: its keys would replace the first one's", async (tt) => {
   const { hs, target } = await setup(tt);
   const one = await target();
   await one.harness.instance.start!();
@@ -253,7 +364,7 @@ t.test('another target on the same device is refused: its keys would replace the
   tt.equal(errorCode(err), 'CONFIG');
   tt.match(err.message, /device HERALDDEV of this access token already has encryption keys/);
   tt.equal((await two.harness.instance.health!()).status, 'error');
-  tt.same(hs.deviceKeys.get(BOT)!.get('HERALDDEV'), keys, 'the first target\'s keys stay');
+  tt.same(hs.deviceKeys.get(BOT)!.get('HERALDDEV'), keys, "the first target's keys stay");
   const sendErr = await caught(two.send());
   tt.equal(errorCode(sendErr), 'PERMANENT_SEND', 'its sends fail for good, naming why');
   tt.match(sendErr.message, /access token of its own/);

@@ -4,21 +4,37 @@
  * the notice is encrypted first by matrix-js-sdk's Rust crypto with a device of the target's own
  * (see e2ee.ts, loaded only then).
  */
-import { ConfigError, defineTarget, errorCode, NOT_SUPPORTED, PermanentSendError, PLUGIN_API_VERSION, RetryableSendError } from '@herald/plugin-api';
+
 import type { HealthReport, TargetContext, TargetInstance } from '@herald/plugin-api';
-import { configSchema } from './config.ts';
-import type { MatrixTargetConfig } from './config.ts';
-import { buildContent, buildEdit, MAX_CONTENT_BYTES, MAX_ENCRYPTED_CONTENT_BYTES, MAX_MESSAGE_LENGTH, transactionId } from './content.ts';
-import type { NoticeContent } from './content.ts';
-import { createMatrixClient } from './client.ts';
-import type { Whoami } from './client.ts';
-import type { EncryptedRoom } from './e2ee.ts';
+import {
+  ConfigError,
+  defineTarget,
+  errorCode,
+  NOT_SUPPORTED,
+  PermanentSendError,
+  PLUGIN_API_VERSION,
+  RetryableSendError,
+} from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import type { Whoami } from './client.ts';
+import { createMatrixClient } from './client.ts';
+import type { MatrixTargetConfig } from './config.ts';
+import { configSchema } from './config.ts';
+import type { NoticeContent } from './content.ts';
+import {
+  buildContent,
+  buildEdit,
+  MAX_CONTENT_BYTES,
+  MAX_ENCRYPTED_CONTENT_BYTES,
+  MAX_MESSAGE_LENGTH,
+  transactionId,
+} from './content.ts';
+import type { EncryptedRoom } from './e2ee.ts';
 
-export { configSchema } from './config.ts';
 export type { MatrixTargetConfig } from './config.ts';
-export { buildContent, buildEdit, transactionId, newlinesToBreaks, cutToBytes } from './content.ts';
+export { configSchema } from './config.ts';
+export { buildContent, buildEdit, cutToBytes, newlinesToBreaks, transactionId } from './content.ts';
 
 /**
  * How long a plain room's answer to "is it encrypted?" is trusted before a send asks again. A room's
@@ -45,22 +61,39 @@ export function createMatrixTarget(ctx: TargetContext<MatrixTargetConfig>): Targ
   let encryption: Promise<EncryptedRoom> | undefined;
   let encrypted: EncryptedRoom | undefined;
 
-  const describe = (userId: string) => (encrypted
-    ? `posting as ${userId} into an encrypted room (device ${encrypted.deviceId}, Ed25519 key ${encrypted.ed25519})`
-    : `posting as ${userId}`);
+  const describe = (userId: string) =>
+    encrypted
+      ? `posting as ${userId} into an encrypted room (device ${encrypted.deviceId}, Ed25519 key ${encrypted.ed25519})`
+      : `posting as ${userId}`;
 
   /** Starts the encrypted side once (matrix-js-sdk is imported here); a failed start is tried again on the next call. Throws lifecycle errors. */
   function encryptedRoom(): Promise<EncryptedRoom> {
     encryption ??= (async () => {
       who ??= await client.whoami(ctx.signal);
-      if (!who.deviceId) throw new ConfigError('the homeserver did not name the device of this access token, and an encrypted room needs one');
+      if (!who.deviceId)
+        throw new ConfigError(
+          'the homeserver did not name the device of this access token, and an encrypted room needs one',
+        );
       const { startEncryptedRoom } = await import('./e2ee.ts');
-      const room = await startEncryptedRoom({ ctx, direct: client, homeserverUrl: homeserver_url, accessToken: access_token, userId: who.userId, deviceId: who.deviceId, roomId: room_id });
+      const room = await startEncryptedRoom({
+        ctx,
+        direct: client,
+        homeserverUrl: homeserver_url,
+        accessToken: access_token,
+        userId: who.userId,
+        deviceId: who.deviceId,
+        roomId: room_id,
+      });
       encrypted = room;
-      ctx.log.info({ userId: who.userId, roomId: room_id, deviceId: room.deviceId, ed25519: room.ed25519 }, 'matrix target: the room is encrypted; posting with the target\'s own device');
+      ctx.log.info(
+        { userId: who.userId, roomId: room_id, deviceId: room.deviceId, ed25519: room.ed25519 },
+        "matrix target: the room is encrypted; posting with the target's own device",
+      );
       return room;
     })();
-    encryption.catch(() => { encryption = undefined; });
+    encryption.catch(() => {
+      encryption = undefined;
+    });
     return encryption;
   }
 
@@ -73,11 +106,20 @@ export function createMatrixTarget(ctx: TargetContext<MatrixTargetConfig>): Targ
       checked = { at: now, encrypted: (await client.roomEncryption(room_id, signal)) !== undefined };
     }
     if (!checked.encrypted) return undefined;
-    try { return await encryptedRoom(); } catch (err) { throw asSendError(err); }
+    try {
+      return await encryptedRoom();
+    } catch (err) {
+      throw asSendError(err);
+    }
   }
 
   /** Sends `content` (or its encryption) with the transaction id `txnId`: the event id. */
-  async function post(room: EncryptedRoom | undefined, txnId: string, content: NoticeContent, signal: AbortSignal): Promise<string> {
+  async function post(
+    room: EncryptedRoom | undefined,
+    txnId: string,
+    content: NoticeContent,
+    signal: AbortSignal,
+  ): Promise<string> {
     if (!room) return client.sendMessage(room_id, txnId, content, signal);
     const sealed = await room.encrypt(room_id, txnId, content, signal);
     return client.sendMessage(room_id, txnId, sealed.content, signal, sealed.type);
@@ -93,10 +135,16 @@ export function createMatrixTarget(ctx: TargetContext<MatrixTargetConfig>): Targ
       try {
         who = await client.whoami(ctx.signal);
         try {
-          checked = { at: ctx.clock.now().getTime(), encrypted: (await client.roomEncryption(room_id, ctx.signal)) !== undefined };
+          checked = {
+            at: ctx.clock.now().getTime(),
+            encrypted: (await client.roomEncryption(room_id, ctx.signal)) !== undefined,
+          };
         } catch (err) {
           // Not in the room yet, or the homeserver hiccuped: the first send asks again and says why.
-          ctx.log.warn({ roomId: room_id, err: (err as Error).message }, 'matrix target: could not read the room\'s encryption state');
+          ctx.log.warn(
+            { roomId: room_id, err: (err as Error).message },
+            "matrix target: could not read the room's encryption state",
+          );
         }
         if (checked?.encrypted) await encryptedRoom();
         health = { status: 'ok', detail: describe(who.userId) };
@@ -108,18 +156,30 @@ export function createMatrixTarget(ctx: TargetContext<MatrixTargetConfig>): Targ
     },
     stop() {
       encrypted?.stop();
-      void encryption?.then((r) => r.stop(), () => {});
+      void encryption?.then(
+        (r) => r.stop(),
+        () => {},
+      );
     },
     health: () => health,
     async send(message, { signal }) {
       try {
         const room = await route(signal);
-        const { content, plainOnly, cut } = buildContent(message, room ? MAX_ENCRYPTED_CONTENT_BYTES : MAX_CONTENT_BYTES);
+        const { content, plainOnly, cut } = buildContent(
+          message,
+          room ? MAX_ENCRYPTED_CONTENT_BYTES : MAX_CONTENT_BYTES,
+        );
         const eventId = await post(room, transactionId(message.deliveryId), content, signal);
         if (health.status !== 'ok') health = { status: 'ok', detail: 'last send succeeded' };
-        const detail = plainOnly ? `too large for one event with its HTML copy: sent as plain text${cut ? ', cut to fit' : ''}` : undefined;
+        const detail = plainOnly
+          ? `too large for one event with its HTML copy: sent as plain text${cut ? ', cut to fit' : ''}`
+          : undefined;
         // Without an event id (a proxy mangled the answer) the message cannot be edited later.
-        return { remoteId: eventId || undefined, detail, ...(eventId ? { messageRef: { room_id, event_id: eventId } } : {}) };
+        return {
+          remoteId: eventId || undefined,
+          detail,
+          ...(eventId ? { messageRef: { room_id, event_id: eventId } } : {}),
+        };
       } catch (err) {
         throw failed(err);
       }
@@ -154,7 +214,8 @@ export default defineTarget({
     apiVersion: PLUGIN_API_VERSION,
     displayName: 'Matrix room',
     locales: { en: enLocale, ru: ruLocale },
-    description: 'Posts notifications into a Matrix room as notices (m.notice) through the client-server API; in an encrypted room, end-to-end encrypted with a device of its own.',
+    description:
+      'Posts notifications into a Matrix room as notices (m.notice) through the client-server API; in an encrypted room, end-to-end encrypted with a device of its own.',
     configSchema,
     // The access token travels as `Authorization: Bearer …` (always kept on its origin; declared for clarity).
     credentialHeaders: ['authorization'],

@@ -16,7 +16,16 @@
  * into an AES-256 key, an HMAC key and an IV; AES-256-CBC with PKCS#7 padding, then the first 8
  * bytes of HMAC-SHA-256 over the ciphertext; unpadded base64.
  */
-import { createCipheriv, createHash, createHmac, createPrivateKey, createPublicKey, generateKeyPairSync, hkdfSync, randomBytes } from 'node:crypto';
+import {
+  createCipheriv,
+  createHash,
+  createHmac,
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  hkdfSync,
+  randomBytes,
+} from 'node:crypto';
 
 /** What the instance store keeps about the device (key {@link IDENTITY_KEY}). */
 export interface DeviceIdentity {
@@ -48,7 +57,8 @@ function publicRaw(prefix: Buffer, secret: Buffer): Buffer {
 
 /** A new identity for `deviceId`: fresh Ed25519 and Curve25519 key pairs. */
 export function newIdentity(userId: string, deviceId: string): DeviceIdentity {
-  const seed = (k: ReturnType<typeof generateKeyPairSync>['privateKey']) => Buffer.from(k.export({ format: 'jwk' }).d as string, 'base64url');
+  const seed = (k: ReturnType<typeof generateKeyPairSync>['privateKey']) =>
+    Buffer.from(k.export({ format: 'jwk' }).d as string, 'base64url');
   return {
     userId,
     deviceId,
@@ -60,10 +70,17 @@ export function newIdentity(userId: string, deviceId: string): DeviceIdentity {
 
 /** The public identity keys, as the device publishes them (unpadded base64). */
 export function publicKeys(id: DeviceIdentity): { ed25519: string; curve25519: string } {
-  return { ed25519: b64(publicRaw(ED25519_PKCS8, unb64(id.ed25519Seed))), curve25519: b64(publicRaw(X25519_PKCS8, unb64(id.curve25519Secret))) };
+  return {
+    ed25519: b64(publicRaw(ED25519_PKCS8, unb64(id.ed25519Seed))),
+    curve25519: b64(publicRaw(X25519_PKCS8, unb64(id.curve25519Secret))),
+  };
 }
 
-const u32 = (n: number) => { const b = Buffer.alloc(4); b.writeUInt32BE(n >>> 0); return b; };
+const u32 = (n: number) => {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n >>> 0);
+  return b;
+};
 
 /** The libolm account pickle of `id`, encrypted with `pickleKey` (see the module comment). */
 export function libolmAccountPickle(id: DeviceIdentity, pickleKey: Uint8Array): string {

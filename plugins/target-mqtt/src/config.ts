@@ -1,22 +1,30 @@
 /** Instance configuration of the MQTT target, and the checks a schema cannot express. */
-import { Secret, Type } from '@herald/plugin-api';
+
 import type { ConfigProblem, Static } from '@herald/plugin-api';
+import { Secret, Type } from '@herald/plugin-api';
 import { topicTemplateProblems } from './topic.ts';
 
 export const ConfigSchema = Type.Object({
   url: Type.String({
-    pattern: '^mqtts?://[^\\s/?#@]+/?$', maxLength: 1024,
+    pattern: '^mqtts?://[^\\s/?#@]+/?$',
+    maxLength: 1024,
     description: 'Broker address, e.g. `mqtt://192.168.1.10:1883` or `mqtts://broker.example.net:8883`.',
   }),
-  username: Type.Optional(Type.String({ minLength: 1, maxLength: 512, description: 'User name on the broker; empty for anonymous access.' })),
+  username: Type.Optional(
+    Type.String({ minLength: 1, maxLength: 512, description: 'User name on the broker; empty for anonymous access.' }),
+  ),
   password: Type.Optional(Secret({ minLength: 1, maxLength: 1024, description: 'Password of that user.' })),
   topic: Type.String({
-    minLength: 1, maxLength: 1024, default: 'herald/{{event_type}}',
-    description: 'Topic to publish to, e.g. `herald/{{event_type}}`; may use `{{event_type}}`, `{{severity}}` and `{{provider_kind}}`, no `+` or `#`.',
+    minLength: 1,
+    maxLength: 1024,
+    default: 'herald/{{event_type}}',
+    description:
+      'Topic to publish to, e.g. `herald/{{event_type}}`; may use `{{event_type}}`, `{{severity}}` and `{{provider_kind}}`, no `+` or `#`.',
   }),
   qos: Type.Union([Type.Literal(0), Type.Literal(1)], {
     default: 1,
-    description: 'QoS 1 (default): a send is done when the broker acknowledged the message. QoS 0: done once written to the connection.',
+    description:
+      'QoS 1 (default): a send is done when the broker acknowledged the message. QoS 0: done once written to the connection.',
   }),
   retain: Type.Boolean({
     default: false,
@@ -60,12 +68,18 @@ export function configProblems(cfg: MqttTargetConfig): ConfigProblem[] {
   try {
     if (!brokerAddress(cfg.url).host) throw new Error('no host');
   } catch {
-    problems.push({ path: '/url', message: 'is not a broker address such as mqtt://host:1883', code: 'invalid_broker_url' });
+    problems.push({
+      path: '/url',
+      message: 'is not a broker address such as mqtt://host:1883',
+      code: 'invalid_broker_url',
+    });
   }
   problems.push(...topicTemplateProblems(cfg.topic).map((p) => ({ path: '/topic', ...p })));
   if (cfg.password !== undefined && cfg.username === undefined) {
     problems.push({
-      path: '/username', message: 'is required when a password is set', code: 'required',
+      path: '/username',
+      message: 'is required when a password is set',
+      code: 'required',
       detail: 'MQTT sends a password only together with a user name: set username too, or remove the password.',
     });
   }

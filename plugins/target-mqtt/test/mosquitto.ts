@@ -6,8 +6,9 @@
  * by `close()` (and killed when the test process exits). The same helper as the MQTT provider's
  * (plugins/provider-mqtt/test/mosquitto.ts): a plugin's tests do not reach into another plugin.
  */
-import { execFile, spawn } from 'node:child_process';
+
 import type { ChildProcess } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -17,7 +18,9 @@ import path from 'node:path';
 export const MOSQUITTO = '/usr/sbin/mosquitto';
 
 const children = new Set<ChildProcess>();
-process.once('exit', () => { for (const c of children) c.kill('SIGKILL'); });
+process.once('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
 
 /** A loopback port nothing listens on right now. */
 function freePort(): Promise<number> {
@@ -34,23 +37,35 @@ function freePort(): Promise<number> {
 function canConnect(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect({ host: '127.0.0.1', port });
-    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once('error', () => resolve(false));
   });
 }
 
 /** Waits for `probe` (every 25 ms), at most `ms`; throws `what` with `context()` when it never holds. */
-export async function until<T>(what: string, probe: () => T | Promise<T>, ms = 5000, context: () => string = () => ''): Promise<NonNullable<T>> {
+export async function until<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  ms = 5000,
+  context: () => string = () => '',
+): Promise<NonNullable<T>> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await probe();
     if (v) return v as NonNullable<T>;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}${context() ? `\n${context()}` : ''}`);
+    if (Date.now() > end)
+      throw new Error(`timed out after ${ms} ms waiting for ${what}${context() ? `\n${context()}` : ''}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
 
-export interface ClientAuth { username?: string; password?: string }
+export interface ClientAuth {
+  username?: string;
+  password?: string;
+}
 
 export interface Broker {
   port: number;
@@ -69,7 +84,11 @@ export interface Broker {
    * `mosquitto_sub -v -C count`: resolves `ready` once the broker logged the subscription, `lines`
    * with the `count` lines `topic payload` it printed (or rejects after `timeoutSeconds`).
    */
-  sub(filter: string, count: number, o?: ClientAuth & { timeoutSeconds?: number }): Promise<{ lines: Promise<string[]> }>;
+  sub(
+    filter: string,
+    count: number,
+    o?: ClientAuth & { timeoutSeconds?: number },
+  ): Promise<{ lines: Promise<string[]> }>;
   /** Stops the broker and its clients, removes the folder. */
   close(): Promise<void>;
 }
@@ -114,13 +133,22 @@ export async function startMosquitto(o: { users?: Record<string, string> } = {})
     const c = spawn(MOSQUITTO, ['-c', conf], { stdio: ['ignore', 'pipe', 'pipe'] });
     children.add(c);
     child = c;
-    c.stdout!.on('data', (d: Buffer) => { out += d.toString('utf8'); });
-    c.stderr!.on('data', (d: Buffer) => { out += d.toString('utf8'); });
+    c.stdout!.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+    });
+    c.stderr!.on('data', (d: Buffer) => {
+      out += d.toString('utf8');
+    });
     c.once('close', () => children.delete(c));
-    await until('mosquitto to listen', async () => {
-      if (c.exitCode !== null) throw new Error(`mosquitto exited (${c.exitCode})\n${output()}`);
-      return canConnect(port);
-    }, 5000, output);
+    await until(
+      'mosquitto to listen',
+      async () => {
+        if (c.exitCode !== null) throw new Error(`mosquitto exited (${c.exitCode})\n${output()}`);
+        return canConnect(port);
+      },
+      5000,
+      output,
+    );
   }
 
   async function stop(): Promise<void> {
@@ -133,7 +161,10 @@ export async function startMosquitto(o: { users?: Record<string, string> } = {})
     clearTimeout(timer);
   }
 
-  const auth = (a: ClientAuth = {}) => [...(a.username ? ['-u', a.username] : []), ...(a.password ? ['-P', a.password] : [])];
+  const auth = (a: ClientAuth = {}) => [
+    ...(a.username ? ['-u', a.username] : []),
+    ...(a.password ? ['-P', a.password] : []),
+  ];
 
   await start();
   return {
@@ -144,17 +175,53 @@ export async function startMosquitto(o: { users?: Record<string, string> } = {})
     stop,
     start,
     async pub(topic, message, p = {}) {
-      await run('mosquitto_pub', ['-h', '127.0.0.1', '-p', String(port), '-q', String(p.qos ?? 1), '-t', topic, '-m', message, ...(p.retain ? ['-r'] : []), ...auth(p)]);
+      await run('mosquitto_pub', [
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(port),
+        '-q',
+        String(p.qos ?? 1),
+        '-t',
+        topic,
+        '-m',
+        message,
+        ...(p.retain ? ['-r'] : []),
+        ...auth(p),
+      ]);
     },
     async sub(filter, count, p = {}) {
       const id = `sub-${randomBytes(4).toString('hex')}`;
-      const c = spawn('mosquitto_sub', ['-h', '127.0.0.1', '-p', String(port), '-i', id, '-t', filter, '-v', '-C', String(count), '-W', String(p.timeoutSeconds ?? 10), ...auth(p)], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const c = spawn(
+        'mosquitto_sub',
+        [
+          '-h',
+          '127.0.0.1',
+          '-p',
+          String(port),
+          '-i',
+          id,
+          '-t',
+          filter,
+          '-v',
+          '-C',
+          String(count),
+          '-W',
+          String(p.timeoutSeconds ?? 10),
+          ...auth(p),
+        ],
+        { stdio: ['ignore', 'pipe', 'pipe'] },
+      );
       children.add(c);
       clients.add(c);
       let stdout = '';
       let stderr = '';
-      c.stdout!.on('data', (d: Buffer) => { stdout += d.toString('utf8'); });
-      c.stderr!.on('data', (d: Buffer) => { stderr += d.toString('utf8'); });
+      c.stdout!.on('data', (d: Buffer) => {
+        stdout += d.toString('utf8');
+      });
+      c.stderr!.on('data', (d: Buffer) => {
+        stderr += d.toString('utf8');
+      });
       const linesOut = new Promise<string[]>((resolve, reject) => {
         c.once('close', (code) => {
           children.delete(c);
@@ -165,7 +232,12 @@ export async function startMosquitto(o: { users?: Record<string, string> } = {})
       });
       linesOut.catch(() => {});
       // The broker logs each subscription as "<client id> <qos> <filter>".
-      await until(`${id} to subscribe`, () => output().includes(`${id} 0 ${filter}`), 5000, () => output().slice(-4000));
+      await until(
+        `${id} to subscribe`,
+        () => output().includes(`${id} 0 ${filter}`),
+        5000,
+        () => output().slice(-4000),
+      );
       return { lines: linesOut };
     },
     async close() {
@@ -180,7 +252,15 @@ export async function startMosquitto(o: { users?: Record<string, string> } = {})
 function run(bin: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     execFile(bin, args, { timeout: 10_000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`${bin} ${args.filter((a) => !a.startsWith('-')).slice(0, 2).join(' ')} failed: ${stderr || err.message}`));
+      if (err)
+        reject(
+          new Error(
+            `${bin} ${args
+              .filter((a) => !a.startsWith('-'))
+              .slice(0, 2)
+              .join(' ')} failed: ${stderr || err.message}`,
+          ),
+        );
       else resolve(stdout);
     });
   });

@@ -25,7 +25,11 @@ export const MAX_JSON_BYTES = 2 * MAX_MESSAGE_BYTES;
 export const PRIORITY: Record<Severity, number> = { info: 3, warning: 4, critical: 5 };
 
 /** Tags that ntfy shows as an emoji before the title (its emoji short codes). */
-export const SEVERITY_TAG: Record<Severity, string | undefined> = { info: undefined, warning: 'warning', critical: 'rotating_light' };
+export const SEVERITY_TAG: Record<Severity, string | undefined> = {
+  info: undefined,
+  warning: 'warning',
+  critical: 'rotating_light',
+};
 
 export interface NtfyPayload {
   topic: string;
@@ -58,13 +62,20 @@ export function buildPayload(cfg: NtfyConfig, m: OutboundMessage, replyTo?: stri
   let body = markdown ? m.body : m.plainBody;
   let title = m.plainTitle;
   if (replyTo !== undefined) {
-    const head = markdown ? `_${text.updatePrefix(m.locale, markdownEscape(replyTo))}_\n\n` : `${text.updatePrefix(m.locale, replyTo)}\n`;
+    const head = markdown
+      ? `_${text.updatePrefix(m.locale, markdownEscape(replyTo))}_\n\n`
+      : `${text.updatePrefix(m.locale, replyTo)}\n`;
     body = `${head}${body}`;
   }
   // ntfy shows "triggered" for an empty message: a title-only notification shows its title instead.
-  if (!body.trim()) { body = title || ' '; title = ''; }
+  if (!body.trim()) {
+    body = title || ' ';
+    title = '';
+  }
   const severityTag = SEVERITY_TAG[m.severity];
-  const tags = [...(severityTag ? [severityTag] : []), m.eventType.replace(/[,\s]+/g, '_').slice(0, 64)].filter(Boolean);
+  const tags = [...(severityTag ? [severityTag] : []), m.eventType.replace(/[,\s]+/g, '_').slice(0, 64)].filter(
+    Boolean,
+  );
   return {
     topic: cfg.topic,
     message: body,
@@ -100,7 +111,13 @@ function cutBytes(s: string, budget: number): string[] {
     const nl = rest.lastIndexOf('\n', end);
     const sp = rest.lastIndexOf(' ', end);
     const at = nl >= half && nl > 0 ? nl : sp >= half && sp > 0 ? sp : -1;
-    if (at > 0) { pieces.push(rest.slice(0, at)); rest = rest.slice(at + 1); } else { pieces.push(rest.slice(0, end)); rest = rest.slice(end); }
+    if (at > 0) {
+      pieces.push(rest.slice(0, at));
+      rest = rest.slice(at + 1);
+    } else {
+      pieces.push(rest.slice(0, end));
+      rest = rest.slice(end);
+    }
   }
   pieces.push(rest);
   return pieces;

@@ -2,10 +2,17 @@
  * What an ntfy answer means for the delivery. ntfy answers errors as JSON
  * `{"code": 40101, "http": 401, "error": "unauthorized", "link": "…"}` (the server's errHTTP).
  */
-import {
-  AuthFailedError, errorCode, OUTBOUND_REDIRECTS, OUTBOUND_REFUSED, PermanentSendError, RateLimitedError, RetryableSendError,
-} from '@herald/plugin-api';
+
 import type { Locale, OutboundResponse } from '@herald/plugin-api';
+import {
+  AuthFailedError,
+  errorCode,
+  OUTBOUND_REDIRECTS,
+  OUTBOUND_REFUSED,
+  PermanentSendError,
+  RateLimitedError,
+  RetryableSendError,
+} from '@herald/plugin-api';
 import { text } from './text.ts';
 
 /** Delay used for a 429 that names none: ntfy refills a visitor's request bucket at one request per 5 s. */
@@ -13,20 +20,30 @@ export const DEFAULT_RETRY_AFTER_MS = 5_000;
 /** ntfy's error code for "limit reached: daily message quota reached"; quotas reset at 00:00 UTC. */
 export const DAILY_QUOTA_CODE = 42908;
 
-interface NtfyError { code?: number; http?: number; error?: string; link?: string }
+interface NtfyError {
+  code?: number;
+  http?: number;
+  error?: string;
+  link?: string;
+}
 
 function errorBody(res: OutboundResponse): NtfyError | undefined {
   try {
     const v = res.json<NtfyError>();
     return v && typeof v === 'object' ? v : undefined;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 /** The server's words for the failure: `error (code)`, or the start of whatever it answered. */
 export function remoteDetail(res: OutboundResponse): { code?: number; said: string } {
   const body = errorBody(res);
   if (body && typeof body.error === 'string') {
-    return { code: typeof body.code === 'number' ? body.code : undefined, said: `${body.error}${typeof body.code === 'number' ? ` (${body.code})` : ''}` };
+    return {
+      code: typeof body.code === 'number' ? body.code : undefined,
+      said: `${body.error}${typeof body.code === 'number' ? ` (${body.code})` : ''}`,
+    };
   }
   const raw = res.text().replace(/\s+/g, ' ').trim().slice(0, 200);
   return { said: raw || `HTTP ${res.status}` };
@@ -62,7 +79,8 @@ export function failureFor(res: OutboundResponse, locale: Locale, now: Date): Er
   }
   if (status >= 500 || status === 408) return new RetryableSendError(head, status);
   // AuthFailedError has no status field of its own; it is attached so the failure metric records the HTTP answer.
-  if (status === 401 || status === 403) return new AuthFailedError(`${head}; ${text.authRejected(locale)}`, { statusCode: status });
+  if (status === 401 || status === 403)
+    return new AuthFailedError(`${head}; ${text.authRejected(locale)}`, { statusCode: status });
   if (status === 413) return new PermanentSendError(`${head}; ${text.tooLarge(locale)}`, status);
   return new PermanentSendError(head, status);
 }

@@ -2,19 +2,27 @@
  * @herald/target-pushover: sends notifications to a Pushover user or group through a Pushover
  * application (`POST /1/messages.json`).
  */
-import { ConfigError, defineTarget, NOT_SUPPORTED, PLUGIN_API_VERSION } from '@herald/plugin-api';
+
 import type { OutboundMessage, OutboundResponse, SendResult, TargetContext, TargetInstance } from '@herald/plugin-api';
-import { apiBase, configSchema, validatePushoverConfig } from './config.ts';
+import { ConfigError, defineTarget, NOT_SUPPORTED, PLUGIN_API_VERSION } from '@herald/plugin-api';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 import type { PushoverConfig } from './config.ts';
+import { apiBase, configSchema, validatePushoverConfig } from './config.ts';
 import { buildForm, MAX_MESSAGE_LENGTH, MAX_TITLE_LENGTH, refTitle } from './message.ts';
 import { answerOf, failureFor, transportFailure } from './responses.ts';
 import { text } from './text.ts';
-import enLocale from '../locales/en.json' with { type: 'json' };
-import ruLocale from '../locales/ru.json' with { type: 'json' };
 
-export { apiBase, configSchema, KEY_PATTERN, validatePushoverConfig } from './config.ts';
 export type { PushoverConfig } from './config.ts';
-export { buildForm, MAX_MESSAGE_LENGTH, MAX_TITLE_LENGTH, MAX_URL_LENGTH, PRIORITY, toPushoverHtml } from './message.ts';
+export { apiBase, configSchema, KEY_PATTERN, validatePushoverConfig } from './config.ts';
+export {
+  buildForm,
+  MAX_MESSAGE_LENGTH,
+  MAX_TITLE_LENGTH,
+  MAX_URL_LENGTH,
+  PRIORITY,
+  toPushoverHtml,
+} from './message.ts';
 export { DEFAULT_RETRY_AFTER_MS, failureFor, retryAfterMs } from './responses.ts';
 
 /** Creates the target instance for one user or group key. */
@@ -30,7 +38,11 @@ export function createPushoverTarget(ctx: TargetContext<PushoverConfig>): Target
     try {
       // Redirects are refused: the form carries the application token and the user key.
       res = await ctx.http.request(`${base}/1/messages.json`, {
-        method: 'POST', body: buildForm(cfg, message, replyTo).toString(), signal, maxRedirects: 0, maxResponseBytes: 64 * 1024,
+        method: 'POST',
+        body: buildForm(cfg, message, replyTo).toString(),
+        signal,
+        maxRedirects: 0,
+        maxResponseBytes: 64 * 1024,
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
       });
     } catch (err) {
@@ -52,7 +64,9 @@ export function createPushoverTarget(ctx: TargetContext<PushoverConfig>): Target
     send: (message, { signal }) => send(message, signal),
 
     /** A sent Pushover message cannot be changed. */
-    async update() { return NOT_SUPPORTED; },
+    async update() {
+      return NOT_SUPPORTED;
+    },
 
     /** A new message opening with "Update to “<earlier title>”:" in the target's language. */
     async reply({ previous, message }, { signal }) {
@@ -68,12 +82,18 @@ export default defineTarget({
     kind: 'target',
     apiVersion: PLUGIN_API_VERSION,
     displayName: 'Pushover',
-    description: 'Sends notifications to the phones and desktops of a Pushover user or group, through your Pushover application.',
+    description:
+      'Sends notifications to the phones and desktops of a Pushover user or group, through your Pushover application.',
     locales: { en: enLocale, ru: ruLocale },
     configSchema,
     // Pushover's own limits. A longer body is cut (each message counts against the application's
     // monthly quota, so it is not split); HTML is Pushover's small subset (message.ts).
-    limits: { maxMessageLength: MAX_MESSAGE_LENGTH, maxTitleLength: MAX_TITLE_LENGTH, overflow: 'truncate', formats: ['html', 'text'] },
+    limits: {
+      maxMessageLength: MAX_MESSAGE_LENGTH,
+      maxTitleLength: MAX_TITLE_LENGTH,
+      overflow: 'truncate',
+      formats: ['html', 'text'],
+    },
   },
   validateConfig: validatePushoverConfig,
   create: (ctx) => createPushoverTarget(ctx),

@@ -24,7 +24,8 @@ export const MAX_URL_LENGTH = 512;
  */
 export const PRIORITY: Record<Severity, number> = { info: 0, warning: 0, critical: 1 };
 
-const escapeHtml = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+const escapeHtml = (s: string) =>
+  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 
 function attr(attrs: string, name: string): string | undefined {
   const m = new RegExp(`\\b${name}\\s*=\\s*(?:"([^"]*)"|'([^']*)'|([^\\s"'>]+))`, 'i').exec(attrs);
@@ -32,35 +33,60 @@ function attr(attrs: string, name: string): string | undefined {
 }
 
 const RENAMED: Record<string, string> = { b: 'b', strong: 'b', i: 'i', em: 'i', u: 'u', ins: 'u' };
-const BLOCKS = new Set(['p', 'div', 'li', 'tr', 'h1', 'h2', 'h3', 'h4', 'h5', 'h6', 'blockquote', 'pre', 'ul', 'ol', 'table']);
+const BLOCKS = new Set([
+  'p',
+  'div',
+  'li',
+  'tr',
+  'h1',
+  'h2',
+  'h3',
+  'h4',
+  'h5',
+  'h6',
+  'blockquote',
+  'pre',
+  'ul',
+  'ol',
+  'table',
+]);
 
 /** Herald's HTML in Pushover's subset (see the module comment). */
 export function toPushoverHtml(html: string): string {
   const open: string[] = [];
-  const out = html.replace(/<(\/?)([a-zA-Z][a-zA-Z0-9]*)\b([^>]*)>/g, (_all, slash: string, rawName: string, attrs: string) => {
-    const name = rawName.toLowerCase();
-    const closing = slash === '/';
-    if (name === 'br') return '\n';
-    const kept = RENAMED[name];
-    if (kept) return closing ? `</${kept}>` : `<${kept}>`;
-    if (name === 'a') {
-      if (closing) return open.pop() === 'a' ? '</a>' : '';
-      const href = attr(attrs, 'href');
-      if (!href || !/^(https?:|mailto:)/i.test(href)) { open.push('-'); return ''; }
-      open.push('a');
-      return `<a href="${escapeHtml(href)}">`;
-    }
-    if (name === 'font') {
-      if (closing) return open.pop() === 'font' ? '</font>' : '';
-      const color = attr(attrs, 'color');
-      if (!color || !/^(#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|[a-zA-Z]{1,20})$/.test(color)) { open.push('-'); return ''; }
-      open.push('font');
-      return `<font color="${color}">`;
-    }
-    if (name === 'li' && !closing) return '• ';
-    if (BLOCKS.has(name) && closing) return '\n';
-    return '';
-  });
+  const out = html.replace(
+    /<(\/?)([a-zA-Z][a-zA-Z0-9]*)\b([^>]*)>/g,
+    (_all, slash: string, rawName: string, attrs: string) => {
+      const name = rawName.toLowerCase();
+      const closing = slash === '/';
+      if (name === 'br') return '\n';
+      const kept = RENAMED[name];
+      if (kept) return closing ? `</${kept}>` : `<${kept}>`;
+      if (name === 'a') {
+        if (closing) return open.pop() === 'a' ? '</a>' : '';
+        const href = attr(attrs, 'href');
+        if (!href || !/^(https?:|mailto:)/i.test(href)) {
+          open.push('-');
+          return '';
+        }
+        open.push('a');
+        return `<a href="${escapeHtml(href)}">`;
+      }
+      if (name === 'font') {
+        if (closing) return open.pop() === 'font' ? '</font>' : '';
+        const color = attr(attrs, 'color');
+        if (!color || !/^(#[0-9a-fA-F]{3}|#[0-9a-fA-F]{6}|[a-zA-Z]{1,20})$/.test(color)) {
+          open.push('-');
+          return '';
+        }
+        open.push('font');
+        return `<font color="${color}">`;
+      }
+      if (name === 'li' && !closing) return '• ';
+      if (BLOCKS.has(name) && closing) return '\n';
+      return '';
+    },
+  );
   return out.replace(/\n{3,}/g, '\n\n');
 }
 
@@ -97,9 +123,16 @@ export function buildForm(cfg: PushoverConfig, m: OutboundMessage, replyTo?: str
   }
   let asHtml = html;
   // A message is required: a title-only notification sends its title as the message (Pushover shows the app's name above).
-  if (!message.trim()) { message = html ? escapeHtml(title) : title; plain = title; title = ''; }
+  if (!message.trim()) {
+    message = html ? escapeHtml(title) : title;
+    plain = title;
+    title = '';
+  }
   if (!message.trim()) message = plain = '…';
-  if (message.length > MAX_MESSAGE_LENGTH) { message = fit(plain, MAX_MESSAGE_LENGTH); asHtml = false; }
+  if (message.length > MAX_MESSAGE_LENGTH) {
+    message = fit(plain, MAX_MESSAGE_LENGTH);
+    asHtml = false;
+  }
   const form = new URLSearchParams({ token: cfg.app_token, user: cfg.user_key, message });
   if (title) form.set('title', title);
   if (isUrl(m.url)) form.set('url', m.url);

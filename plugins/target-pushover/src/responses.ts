@@ -6,29 +6,50 @@
  * Its documentation: a 4xx must not be retried as it is; after a 5xx or no answer, retry no sooner
  * than 5 s; a 429 means the application's monthly limit is used up until `X-Limit-App-Reset`.
  */
-import {
-  AuthFailedError, errorCode, OUTBOUND_REDIRECTS, OUTBOUND_REFUSED, PermanentSendError, RateLimitedError, RetryableSendError,
-} from '@herald/plugin-api';
+
 import type { Locale, OutboundResponse } from '@herald/plugin-api';
+import {
+  AuthFailedError,
+  errorCode,
+  OUTBOUND_REDIRECTS,
+  OUTBOUND_REFUSED,
+  PermanentSendError,
+  RateLimitedError,
+  RetryableSendError,
+} from '@herald/plugin-api';
 import { text } from './text.ts';
 
 /** Delay for a 429 without `X-Limit-App-Reset` or `Retry-After`. */
 export const DEFAULT_RETRY_AFTER_MS = 15 * 60_000;
 
-export interface PushoverAnswer { status?: unknown; request?: unknown; errors?: unknown; token?: unknown; user?: unknown; [field: string]: unknown }
+export interface PushoverAnswer {
+  status?: unknown;
+  request?: unknown;
+  errors?: unknown;
+  token?: unknown;
+  user?: unknown;
+  [field: string]: unknown;
+}
 
 export function answerOf(res: OutboundResponse): PushoverAnswer | undefined {
   try {
     const v = res.json<PushoverAnswer>();
     return v && typeof v === 'object' && !Array.isArray(v) ? v : undefined;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 /** Pushover's own words: its `errors`, joined, else the start of whatever it answered. */
 export function remoteDetail(res: OutboundResponse, body = answerOf(res)): string {
   const errors = Array.isArray(body?.errors) ? body.errors.filter((e): e is string => typeof e === 'string') : [];
   if (errors.length) return errors.join('; ').slice(0, 500);
-  const raw = res.text().replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 200);
+  const raw = res
+    .text()
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 200);
   return raw || `HTTP ${res.status}`;
 }
 
@@ -56,8 +77,10 @@ export function failureFor(res: OutboundResponse, locale: Locale, now: Date): Er
   if (status === 429) return new RateLimitedError(`${head}; ${text.monthlyLimit(locale)}`, retryAfterMs(res, now), 429);
   if (status >= 500 || status === 408) return new RetryableSendError(head, status);
   // The keys are the configuration's credentials: a rejected one needs the owner, not a retry.
-  if (body?.token === 'invalid' || status === 401) return new AuthFailedError(`${head}; ${text.tokenRejected(locale)}`, { statusCode: status });
-  if (body?.user === 'invalid') return new AuthFailedError(`${head}; ${text.userRejected(locale)}`, { statusCode: status });
+  if (body?.token === 'invalid' || status === 401)
+    return new AuthFailedError(`${head}; ${text.tokenRejected(locale)}`, { statusCode: status });
+  if (body?.user === 'invalid')
+    return new AuthFailedError(`${head}; ${text.userRejected(locale)}`, { statusCode: status });
   return new PermanentSendError(head, status);
 }
 

@@ -4,10 +4,16 @@
  * `{"error": "…"}`, mostly `400` whatever the cause (signal-cli's own message), `429` when Signal
  * rate-limits the sender (with `challenge_tokens`).
  */
-import {
-  AuthFailedError, OUTBOUND_REFUSED, PermanentSendError, RateLimitedError, RetryableSendError, errorCode,
-} from '@herald/plugin-api';
+
 import type { Locale, OutboundResponse } from '@herald/plugin-api';
+import {
+  AuthFailedError,
+  errorCode,
+  OUTBOUND_REFUSED,
+  PermanentSendError,
+  RateLimitedError,
+  RetryableSendError,
+} from '@herald/plugin-api';
 import { words } from './strings.ts';
 
 /**
@@ -20,13 +26,16 @@ export const DEFAULT_RETRY_AFTER_MS = 5 * 60_000;
  * A 400 whose message says the REST API could not reach signal-cli or Signal (its JSON-RPC
  * daemon restarting, a network timeout): waiting can fix it, unlike an unregistered recipient.
  */
-const TRANSIENT = /time(d)? ?out|connection (refused|reset|closed)|connect: |no route to host|network|temporar|unavailable|try again|EOF\b/i;
+const TRANSIENT =
+  /time(d)? ?out|connection (refused|reset|closed)|connect: |no route to host|network|temporar|unavailable|try again|EOF\b/i;
 
 export function remoteDetail(res: OutboundResponse): string {
   try {
     const e = res.json<{ error?: unknown }>()?.error;
     if (typeof e === 'string' && e.trim()) return e.replace(/\s+/g, ' ').trim().slice(0, 300);
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   return res.text().replace(/\s+/g, ' ').trim().slice(0, 200) || `HTTP ${res.status}`;
 }
 
@@ -49,7 +58,8 @@ export function failureFor(locale: Locale, res: OutboundResponse, now: Date): Er
   const said = w.answered(status, detail);
   if (status === 429) return new RateLimitedError(`${said}; ${w.rateLimited}`, retryAfterMs(res, now), 429);
   if (status >= 500 || status === 408) return new RetryableSendError(said, status);
-  if (status === 401 || status === 403) return new AuthFailedError(`${said}; ${w.proxyRefused}`, { statusCode: status });
+  if (status === 401 || status === 403)
+    return new AuthFailedError(`${said}; ${w.proxyRefused}`, { statusCode: status });
   if (status === 404 || status === 405) return new PermanentSendError(`${said}; ${w.noApi}`, status);
   if (status === 400 && TRANSIENT.test(detail)) return new RetryableSendError(said, status);
   return new PermanentSendError(said, status);
@@ -63,14 +73,23 @@ export function transportFailure(locale: Locale, err: unknown): Error {
   return new RetryableSendError(w.unreachable(message), 0, { cause: err });
 }
 
-interface SendAnswer { timestamp?: unknown; errors?: { recipients?: Array<{ number?: unknown; uuid?: unknown; username?: unknown; reason?: unknown }> } }
+interface SendAnswer {
+  timestamp?: unknown;
+  errors?: { recipients?: Array<{ number?: unknown; uuid?: unknown; username?: unknown; reason?: unknown }> };
+}
 
 /** The timestamp of a successful send and the recipients it did not reach, from either answer shape. */
 export function parseSent(res: OutboundResponse): { timestamp?: string; failed: string[] } {
   let body: unknown;
-  try { body = res.json(); } catch { return { failed: [] }; }
+  try {
+    body = res.json();
+  } catch {
+    return { failed: [] };
+  }
   const answers = (Array.isArray(body) ? body : [body]) as SendAnswer[];
   const first = answers.find((a) => a && (typeof a.timestamp === 'string' || typeof a.timestamp === 'number'));
-  const failed = answers.flatMap((a) => a?.errors?.recipients ?? []).map((r) => `${String(r.number || r.uuid || r.username || '?')} (${String(r.reason ?? 'failed')})`);
+  const failed = answers
+    .flatMap((a) => a?.errors?.recipients ?? [])
+    .map((r) => `${String(r.number || r.uuid || r.username || '?')} (${String(r.reason ?? 'failed')})`);
   return { timestamp: first ? String(first.timestamp) : undefined, failed };
 }

@@ -22,7 +22,8 @@ const EN: Words = {
   answered: (status, text) => `signal-cli REST API answered ${status}: ${text}`,
   proxyRefused: 'the server (or a proxy in front of it) refused the request; check its address and access rules',
   noApi: 'no signal-cli REST API answers /v2/send at this address',
-  rateLimited: 'Signal limits this sender; solve the challenge through /v1/accounts/{number}/rate-limit-challenge if it persists',
+  rateLimited:
+    'Signal limits this sender; solve the challenge through /v1/accounts/{number}/rate-limit-challenge if it persists',
   unreachable: (why) => `signal-cli REST API unreachable: ${why}`,
   refused: (why) => `signal-cli REST API refused: ${why}`,
   cut: (n) => `cut ${n} characters to fit Signal's 2,000-byte message text`,
@@ -34,7 +35,8 @@ const RU: Words = {
   answered: (status, text) => `signal-cli REST API ответил ${status}: ${text}`,
   proxyRefused: 'сервер (или прокси перед ним) отклонил запрос; проверьте его адрес и правила доступа',
   noApi: 'по этому адресу нет signal-cli REST API с /v2/send',
-  rateLimited: 'Signal ограничивает этого отправителя; если это не проходит, пройдите проверку через /v1/accounts/{number}/rate-limit-challenge',
+  rateLimited:
+    'Signal ограничивает этого отправителя; если это не проходит, пройдите проверку через /v1/accounts/{number}/rate-limit-challenge',
   unreachable: (why) => `signal-cli REST API недоступен: ${why}`,
   refused: (why) => `signal-cli REST API отклонён: ${why}`,
   cut: (n) => `обрезано символов: ${n}, чтобы уложиться в 2000 байт текста сообщения Signal`,
@@ -45,4 +47,5 @@ const RU: Words = {
 export const words = (locale: Locale | string): Words => (locale === 'ru' ? RU : EN);
 
 /** The line that opens a message updating an earlier one, in the target's language. */
-export const updatePrefix = (locale: Locale | string, previousTitle: string): string => words(locale).update(previousTitle);
+export const updatePrefix = (locale: Locale | string, previousTitle: string): string =>
+  words(locale).update(previousTitle);

@@ -47,7 +47,11 @@ const isHttpUrl = (u: string | undefined): u is string => !!u && /^https?:\/\/\S
  * The message for `m` in `mode`; `previousTitle` opens it with "Update to “…”:" (an update to an
  * earlier message). `cut` counts the body's characters left out.
  */
-export function buildMessage(m: OutboundMessage, mode: 'styled' | 'normal', previousTitle?: string): { message: string; cut: number } {
+export function buildMessage(
+  m: OutboundMessage,
+  mode: 'styled' | 'normal',
+  previousTitle?: string,
+): { message: string; cut: number } {
   const prefix = previousTitle !== undefined ? updatePrefix(m.locale, previousTitle) : '';
   const title = m.plainTitle.replace(/\s+/g, ' ').trim();
   const link = isHttpUrl(m.url) && !m.plainBody.includes(m.url) ? m.url : '';

@@ -39,7 +39,10 @@ export function cardText(plain: string): string {
   let out = '';
   let previousWasItem = false;
   for (const line of plain.split(/\r?\n/)) {
-    if (!line.trim()) { previousWasItem = false; continue; }
+    if (!line.trim()) {
+      previousWasItem = false;
+      continue;
+    }
     const item = LIST_ITEM.exec(line);
     const rendered = item
       ? `${item[1]}${/\d/.test(item[2]!) ? item[2] : '-'} ${escapeCard(item[3]!)}`
@@ -71,15 +74,34 @@ export interface CardMessage {
 function build(m: OutboundMessage, body: string, previousTitle?: string): Record<string, unknown> {
   const blocks: Record<string, unknown>[] = [];
   if (previousTitle !== undefined) {
-    blocks.push({ type: 'TextBlock', text: escapeCard(updatePrefix(m.locale, previousTitle)), wrap: true, isSubtle: true, size: 'Small' });
+    blocks.push({
+      type: 'TextBlock',
+      text: escapeCard(updatePrefix(m.locale, previousTitle)),
+      wrap: true,
+      isSubtle: true,
+      size: 'Small',
+    });
   }
   const title = fit(m.plainTitle.replace(/\s+/g, ' ').trim(), MAX_TITLE).text;
-  if (title) blocks.push({ type: 'TextBlock', text: escapeCard(title), weight: 'Bolder', size: 'Medium', color: SEVERITY_COLOR[m.severity], wrap: true });
+  if (title)
+    blocks.push({
+      type: 'TextBlock',
+      text: escapeCard(title),
+      weight: 'Bolder',
+      size: 'Medium',
+      color: SEVERITY_COLOR[m.severity],
+      wrap: true,
+    });
   const text = cardText(body);
   if (text) blocks.push({ type: 'TextBlock', text, wrap: true });
   // A card needs a body; an empty notification still says something.
   if (!blocks.length) blocks.push({ type: 'TextBlock', text: '…', wrap: true });
-  const content: Record<string, unknown> = { $schema: CARD_SCHEMA, type: 'AdaptiveCard', version: CARD_VERSION, body: blocks };
+  const content: Record<string, unknown> = {
+    $schema: CARD_SCHEMA,
+    type: 'AdaptiveCard',
+    version: CARD_VERSION,
+    body: blocks,
+  };
   if (isHttpUrl(m.url)) content.actions = [{ type: 'Action.OpenUrl', title: words(m.locale).open, url: m.url }];
   // Without it Teams shows the card at a narrow fixed width.
   content.msteams = { width: 'Full' };

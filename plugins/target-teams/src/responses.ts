@@ -3,10 +3,16 @@
  * it has queued the workflow run (the card is posted by the run, after the answer); errors are
  * Azure Logic Apps / Power Automate JSON `{"error": {"code", "message"}}`.
  */
-import {
-  AuthFailedError, OUTBOUND_REFUSED, PermanentSendError, RateLimitedError, RetryableSendError, errorCode,
-} from '@herald/plugin-api';
+
 import type { Locale, OutboundResponse } from '@herald/plugin-api';
+import {
+  AuthFailedError,
+  errorCode,
+  OUTBOUND_REFUSED,
+  PermanentSendError,
+  RateLimitedError,
+  RetryableSendError,
+} from '@herald/plugin-api';
 import { words } from './strings.ts';
 
 /** Delay used when a 429 names none. */
@@ -20,7 +26,9 @@ export function remoteDetail(res: OutboundResponse): string {
       const message = err.message.replace(/\s+/g, ' ').trim().slice(0, 300);
       return typeof err.code === 'string' && err.code ? `${message} (${err.code})` : message;
     }
-  } catch { /* not JSON */ }
+  } catch {
+    /* not JSON */
+  }
   return res.text().replace(/\s+/g, ' ').trim().slice(0, 200) || `HTTP ${res.status}`;
 }
 
@@ -45,7 +53,8 @@ export function failureFor(locale: Locale, res: OutboundResponse, now: Date): Er
   if (status >= 500 || status === 408) return new RetryableSendError(said, status);
   // A wrong or missing signature, or a flow that only signed-in users may trigger: the owner must
   // replace the URL. AuthFailedError carries the status so the failure metric records it.
-  if (status === 401 || status === 403) return new AuthFailedError(`${said}; ${w.signatureRejected}`, { statusCode: status });
+  if (status === 401 || status === 403)
+    return new AuthFailedError(`${said}; ${w.signatureRejected}`, { statusCode: status });
   if (status === 404) return new PermanentSendError(`${said}; ${w.workflowGone}`, status);
   return new PermanentSendError(said, status);
 }

@@ -20,7 +20,7 @@ const EN: Words = {
   open: 'Open',
   update: (title) => `Update to “${title}”:`,
   answered: (status, text) => `Teams answered ${status}: ${text}`,
-  signatureRejected: 'the webhook URL or its signature was rejected; copy the workflow\'s URL again',
+  signatureRejected: "the webhook URL or its signature was rejected; copy the workflow's URL again",
   workflowGone: 'the workflow or its trigger does not exist (deleted, or turned off?)',
   unreachable: (why) => `Teams webhook unreachable: ${why}`,
   refused: (why) => `Teams webhook refused: ${why}`,
@@ -42,4 +42,5 @@ const RU: Words = {
 export const words = (locale: Locale | string): Words => (locale === 'ru' ? RU : EN);
 
 /** The line that opens a message updating an earlier one, in the target's language. */
-export const updatePrefix = (locale: Locale | string, previousTitle: string): string => words(locale).update(previousTitle);
+export const updatePrefix = (locale: Locale | string, previousTitle: string): string =>
+  words(locale).update(previousTitle);

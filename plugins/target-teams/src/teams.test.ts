@@ -1,9 +1,9 @@
-import t from 'tap';
 import http from 'node:http';
-import { createTestHost, checkConfig } from '@herald/plugin-api/testing';
 import { errorCode, missingLocaleStrings, secretPaths } from '@herald/plugin-api';
-import plugin, { IDEMPOTENCY_HEADER, MAX_PAYLOAD_BYTES, cardText } from './index.ts';
+import { checkConfig, createTestHost } from '@herald/plugin-api/testing';
+import t from 'tap';
 import { SIGNATURE, TEAMS_MAX_BYTES, TeamsWorkflowsFake, WORKFLOW_ID } from '../test/fakes/teams-workflows.ts';
+import plugin, { cardText, IDEMPOTENCY_HEADER, MAX_PAYLOAD_BYTES } from './index.ts';
 
 async function setup(tt: any, url?: (f: TeamsWorkflowsFake) => string) {
   const fake = await new TeamsWorkflowsFake().start();
@@ -14,13 +14,26 @@ async function setup(tt: any, url?: (f: TeamsWorkflowsFake) => string) {
   return { fake, harness, send, o };
 }
 
-const caught = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a failure'); }, (e: unknown) => e as any);
+const caught = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (e: unknown) => e as any,
+  );
 
 t.test('manifest: id, limits, plain-text format, the URL is the secret, locales complete', async (tt) => {
   const m = plugin.manifest;
   tt.equal(m.id, 'teams');
   tt.equal(m.kind, 'target');
-  tt.same(m.limits, { maxMessageLength: 8000, maxTitleLength: 256, formats: ['text'], overflow: 'truncate', ratePerSecond: 1, concurrency: 1 });
+  tt.same(m.limits, {
+    maxMessageLength: 8000,
+    maxTitleLength: 256,
+    formats: ['text'],
+    overflow: 'truncate',
+    ratePerSecond: 1,
+    concurrency: 1,
+  });
   tt.same(secretPaths(m.configSchema), ['url']);
   tt.same(missingLocaleStrings(m, 'en'), []);
   tt.same(missingLocaleStrings(m, 'ru'), []);
@@ -28,41 +41,60 @@ t.test('manifest: id, limits, plain-text format, the URL is the secret, locales 
 
 t.test('send: one POST of an Adaptive Card message to the trigger URL, as the template expects', async (tt) => {
   const { fake, send } = await setup(tt);
-  const result = await send({ deliveryId: 'del-1', title: 'Disk full', body: 'Volume /data is at 97%.', url: 'https://nas.example/disks', severity: 'critical' });
+  const result = await send({
+    deliveryId: 'del-1',
+    title: 'Disk full',
+    body: 'Volume /data is at 97%.',
+    url: 'https://nas.example/disks',
+    severity: 'critical',
+  });
   tt.equal(fake.received.length, 1);
   const got = fake.received[0]!;
   tt.equal(got.method, 'POST');
   tt.equal(got.path, `/workflows/${WORKFLOW_ID}/triggers/manual/paths/invoke`);
-  tt.same(got.query, { 'api-version': '2016-06-01', sp: '/triggers/manual/run', sv: '1.0', sig: SIGNATURE }, 'the URL is posted to as given, signature included');
+  tt.same(
+    got.query,
+    { 'api-version': '2016-06-01', sp: '/triggers/manual/run', sv: '1.0', sig: SIGNATURE },
+    'the URL is posted to as given, signature included',
+  );
   tt.match(got.headers['content-type'], /^application\/json/);
   tt.equal(got.headers[IDEMPOTENCY_HEADER], 'del-1');
   tt.same(got.body, {
     type: 'message',
-    attachments: [{
-      contentType: 'application/vnd.microsoft.card.adaptive',
-      contentUrl: null,
-      content: {
-        $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
-        type: 'AdaptiveCard',
-        version: '1.4',
-        body: [
-          { type: 'TextBlock', text: 'Disk full', weight: 'Bolder', size: 'Medium', color: 'Attention', wrap: true },
-          { type: 'TextBlock', text: 'Volume /data is at 97%.', wrap: true },
-        ],
-        actions: [{ type: 'Action.OpenUrl', title: 'Open', url: 'https://nas.example/disks' }],
-        msteams: { width: 'Full' },
+    attachments: [
+      {
+        contentType: 'application/vnd.microsoft.card.adaptive',
+        contentUrl: null,
+        content: {
+          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+          type: 'AdaptiveCard',
+          version: '1.4',
+          body: [
+            { type: 'TextBlock', text: 'Disk full', weight: 'Bolder', size: 'Medium', color: 'Attention', wrap: true },
+            { type: 'TextBlock', text: 'Volume /data is at 97%.', wrap: true },
+          ],
+          actions: [{ type: 'Action.OpenUrl', title: 'Open', url: 'https://nas.example/disks' }],
+          msteams: { width: 'Full' },
+        },
       },
-    }],
+    ],
   });
   tt.equal(fake.posted.length, 1, 'the run posted the card');
   tt.same(fake.failedRuns, []);
-  tt.match(result, { remoteId: /^08584\d+CU\d\d$/, messageRef: { title: 'Disk full' } }, 'the workflow run id is the remote id');
+  tt.match(
+    result,
+    { remoteId: /^08584\d+CU\d\d$/, messageRef: { title: 'Disk full' } },
+    'the workflow run id is the remote id',
+  );
 });
 
 t.test('title colour follows the severity; the link button speaks the target language', async (tt) => {
   const { fake, send } = await setup(tt);
   for (const severity of ['info', 'warning', 'critical'] as const) await send({ severity });
-  tt.same(fake.posted.map((c) => c.body[0].color), ['Default', 'Warning', 'Attention']);
+  tt.same(
+    fake.posted.map((c) => c.body[0].color),
+    ['Default', 'Warning', 'Attention'],
+  );
   await send({ locale: 'ru', url: 'https://x.example/' });
   tt.same(fake.posted.at(-1).actions, [{ type: 'Action.OpenUrl', title: 'Открыть', url: 'https://x.example/' }]);
   await send({ url: 'not a link' });
@@ -71,11 +103,17 @@ t.test('title colour follows the severity; the link button speaks the target lan
 
 t.test('plain text is escaped for the TextBlock Markdown; lines become paragraphs, lists stay lists', async (tt) => {
   tt.equal(cardText('a*b*_c_ [x](y) `z` \\'), 'a\\*b\\*\\_c\\_ \\[x\\](y) \\`z\\` \\\\');
-  tt.equal(cardText('Line one\nLine two\n\n- first *item*\n- second\n3. third\nafter'), 'Line one\n\nLine two\n\n- first \\*item\\*\n- second\n3. third\n\nafter');
+  tt.equal(
+    cardText('Line one\nLine two\n\n- first *item*\n- second\n3. third\nafter'),
+    'Line one\n\nLine two\n\n- first \\*item\\*\n- second\n3. third\n\nafter',
+  );
   tt.equal(cardText('* star item\n+ plus item'), '- star item\n- plus item', 'bullets become "-"');
   const { fake, send } = await setup(tt);
   await send({ title: 'Job *nightly_backup*', body: 'Files: a_b.txt\nDone' });
-  tt.same(fake.posted[0].body.map((b: any) => b.text), ['Job \\*nightly\\_backup\\*', 'Files: a\\_b.txt\n\nDone']);
+  tt.same(
+    fake.posted[0].body.map((b: any) => b.text),
+    ['Job \\*nightly\\_backup\\*', 'Files: a\\_b.txt\n\nDone'],
+  );
 });
 
 t.test('limits: a body at the declared limit is sent whole; one that escaping makes too large is cut', async (tt) => {
@@ -95,10 +133,18 @@ t.test('limits: a body at the declared limit is sent whole; one that escaping ma
   tt.same(fake.failedRuns, [], 'Teams accepted both');
 
   const r3 = await send({ body: 'y'.repeat(9000) });
-  tt.equal(fake.posted.at(-1).body[1].text.length, 8000, 'a body longer than declared is cut to 8,000 with the ellipsis');
+  tt.equal(
+    fake.posted.at(-1).body[1].text.length,
+    8000,
+    'a body longer than declared is cut to 8,000 with the ellipsis',
+  );
   tt.match(r3!.detail, /^cut 1001 characters/);
   const r4 = await send({ locale: 'ru', body: 'я'.repeat(9000) });
-  tt.match(r4!.detail, /^обрезано символов: 1001, чтобы уложиться в предел сообщения Teams$/, 'the detail in the target language');
+  tt.match(
+    r4!.detail,
+    /^обрезано символов: 1001, чтобы уложиться в предел сообщения Teams$/,
+    'the detail in the target language',
+  );
   await send({ title: 'T'.repeat(300) });
   tt.equal(fake.posted.at(-1).body[0].text.length, 256, 'a long title is cut to 256');
 });
@@ -108,13 +154,19 @@ t.test('documented errors map to the contract classes, worded in the target lang
   let err = await caught(s.send());
   tt.equal(errorCode(err), 'AUTH_FAILED', '401 wrong signature');
   tt.equal(err.statusCode, 401);
-  tt.match(err.message, /^Teams answered 401: The provided authentication token is not valid\. \(DirectApiInvalidAuthorizationSignature\); the webhook URL or its signature was rejected/);
+  tt.match(
+    err.message,
+    /^Teams answered 401: The provided authentication token is not valid\. \(DirectApiInvalidAuthorizationSignature\); the webhook URL or its signature was rejected/,
+  );
   tt.notMatch(err.message, /sig=|wrong/, 'the URL is not in the message');
 
   s = await setup(tt, (f) => f.url({ sig: null }));
   err = await caught(s.send({ locale: 'ru' }));
   tt.equal(errorCode(err), 'AUTH_FAILED', '401 no signature');
-  tt.match(err.message, /^Teams ответил 401: .*\(DirectApiAuthorizationRequired\); адрес вебхука или его подпись отклонены/);
+  tt.match(
+    err.message,
+    /^Teams ответил 401: .*\(DirectApiAuthorizationRequired\); адрес вебхука или его подпись отклонены/,
+  );
 
   s = await setup(tt);
   s.fake.callerAllowed = false;
@@ -128,7 +180,11 @@ t.test('documented errors map to the contract classes, worded in the target lang
   tt.match(err.message, /\(WorkflowNotFound\); the workflow or its trigger does not exist/);
 
   s = await setup(tt);
-  s.fake.failNext = { status: 400, code: 'TriggerInputSchemaMismatch', message: 'The input body for trigger \'manual\' of type \'Request\' did not match its schema definition.' };
+  s.fake.failNext = {
+    status: 400,
+    code: 'TriggerInputSchemaMismatch',
+    message: "The input body for trigger 'manual' of type 'Request' did not match its schema definition.",
+  };
   err = await caught(s.send());
   tt.equal(errorCode(err), 'PERMANENT_SEND', '400');
   tt.equal(err.statusCode, 400);
@@ -156,9 +212,14 @@ t.test('documented errors map to the contract classes, worded in the target lang
 });
 
 t.test('a destination the address policy refuses fails permanently', async (tt) => {
-  const refuse = async () => { throw Object.assign(new Error('refused to connect to 10.0.0.5: 10.0.0.5 is a private address'), { code: 'OUTBOUND_REFUSED' }); };
-  const harness = await createTestHost({ http: { request: refuse, fetch: refuse as typeof fetch, resolveAllowed: refuse } })
-    .target(plugin, { url: `https://10.0.0.5/workflows/x/triggers/manual/paths/invoke?sig=${SIGNATURE}` });
+  const refuse = async () => {
+    throw Object.assign(new Error('refused to connect to 10.0.0.5: 10.0.0.5 is a private address'), {
+      code: 'OUTBOUND_REFUSED',
+    });
+  };
+  const harness = await createTestHost({
+    http: { request: refuse, fetch: refuse as typeof fetch, resolveAllowed: refuse },
+  }).target(plugin, { url: `https://10.0.0.5/workflows/x/triggers/manual/paths/invoke?sig=${SIGNATURE}` });
   const err = await caught(harness.instance.send(harness.message(), { signal: harness.abort.signal, attempt: 1 }));
   tt.equal(errorCode(err), 'PERMANENT_SEND');
   tt.match(err.message, /^Teams webhook refused: .*private address/);
@@ -169,7 +230,10 @@ t.test('the signed URL is never followed to another origin', async (tt) => {
   tt.teardown(() => fake.close());
   const moved = http.createServer((req, res) => res.writeHead(307, { location: `${fake.base}${req.url}` }).end());
   await new Promise<void>((r) => moved.listen(0, '127.0.0.1', r));
-  tt.teardown(() => { moved.closeAllConnections(); moved.close(); });
+  tt.teardown(() => {
+    moved.closeAllConnections();
+    moved.close();
+  });
   const url = fake.url().replace(fake.base, `http://127.0.0.1:${(moved.address() as { port: number }).port}`);
   const harness = await createTestHost().target(plugin, { url });
   const err = await caught(harness.instance.send(harness.message(), { signal: harness.abort.signal, attempt: 1 }));
@@ -177,32 +241,71 @@ t.test('the signed URL is never followed to another origin', async (tt) => {
   tt.same(fake.received, [], 'the other origin saw nothing');
 });
 
-t.test('following the state: no edit; a reply is a new card naming the earlier one, in English and Russian', async (tt) => {
-  const { fake, harness, send, o } = await setup(tt);
-  const first = await send({ title: 'UPS on battery', body: 'Charge 80%' });
-  const previous = { messageRef: first!.messageRef!, deliveryId: 'd1', eventType: 'ups_on_battery' };
-  tt.equal(await harness.instance.update!({ previous, message: harness.message() }, o), false, 'update is not supported');
+t.test(
+  'following the state: no edit; a reply is a new card naming the earlier one, in English and Russian',
+  async (tt) => {
+    const { fake, harness, send, o } = await setup(tt);
+    const first = await send({ title: 'UPS on battery', body: 'Charge 80%' });
+    const previous = { messageRef: first!.messageRef!, deliveryId: 'd1', eventType: 'ups_on_battery' };
+    tt.equal(
+      await harness.instance.update!({ previous, message: harness.message() }, o),
+      false,
+      'update is not supported',
+    );
 
-  const en = await harness.instance.reply!({ previous, message: harness.message({ title: 'UPS back on mains', body: 'Charge 81%', severity: 'info' }) }, o);
-  tt.same(fake.posted.at(-1).body.slice(0, 2), [
-    { type: 'TextBlock', text: 'Update to “UPS on battery”:', wrap: true, isSubtle: true, size: 'Small' },
-    { type: 'TextBlock', text: 'UPS back on mains', weight: 'Bolder', size: 'Medium', color: 'Default', wrap: true },
-  ]);
-  tt.same((en as any).messageRef, { title: 'UPS back on mains' });
+    const en = await harness.instance.reply!(
+      { previous, message: harness.message({ title: 'UPS back on mains', body: 'Charge 81%', severity: 'info' }) },
+      o,
+    );
+    tt.same(fake.posted.at(-1).body.slice(0, 2), [
+      { type: 'TextBlock', text: 'Update to “UPS on battery”:', wrap: true, isSubtle: true, size: 'Small' },
+      { type: 'TextBlock', text: 'UPS back on mains', weight: 'Bolder', size: 'Medium', color: 'Default', wrap: true },
+    ]);
+    tt.same((en as any).messageRef, { title: 'UPS back on mains' });
 
-  await harness.instance.reply!({ previous: { ...previous, messageRef: { title: 'ИБП *1* от батареи' } }, message: harness.message({ locale: 'ru', title: 'ИБП 1 снова от сети' }) }, o);
-  tt.equal(fake.posted.at(-1).body[0].text, 'Обновление к «ИБП \\*1\\* от батареи»:', 'Russian wording, the earlier title escaped');
-  tt.equal(await harness.instance.reply!({ previous: { ...previous, messageRef: {} }, message: harness.message() }, o), false, 'nothing to name: not supported');
-});
+    await harness.instance.reply!(
+      {
+        previous: { ...previous, messageRef: { title: 'ИБП *1* от батареи' } },
+        message: harness.message({ locale: 'ru', title: 'ИБП 1 снова от сети' }),
+      },
+      o,
+    );
+    tt.equal(
+      fake.posted.at(-1).body[0].text,
+      'Обновление к «ИБП \\*1\\* от батареи»:',
+      'Russian wording, the earlier title escaped',
+    );
+    tt.equal(
+      await harness.instance.reply!({ previous: { ...previous, messageRef: {} }, message: harness.message() }, o),
+      false,
+      'nothing to name: not supported',
+    );
+  },
+);
 
-t.test('validateConfig: a signed https Workflows URL passes; http, connectors, &amp; and unsigned URLs do not', async (tt) => {
-  const good = 'https://prod-12.westeurope.logic.azure.com:443/workflows/3c1e5f7a/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=AbC123';
-  tt.same(checkConfig(plugin, { url: good }), []);
-  tt.same(checkConfig(plugin, { url: 'https://default0a1b.0c.environment.api.powerplatform.com:443/powerautomate/automations/direct/workflows/abc/triggers/manual/paths/invoke?api-version=1&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=xyz' }), [], 'the newer Power Platform form');
-  tt.match(checkConfig(plugin, { url: good.replace('https:', 'http:') }), [{ path: '/url', code: 'pattern', params: { pattern: '^https://' } }]);
-  tt.match(checkConfig(plugin, { url: 'https://contoso.webhook.office.com/webhookb2/abc@def/IncomingWebhook/123/456' }), [{ path: '/url', code: 'connector_retired' }]);
-  tt.match(checkConfig(plugin, { url: good.replaceAll('&', '&amp;') }), [{ path: '/url', code: 'url_html_escaped' }]);
-  tt.match(checkConfig(plugin, { url: good.replace(/&sig=.*$/, '') }), [{ path: '/url', code: 'webhook_unsigned' }]);
-  tt.throws(() => checkConfig(plugin, { url: 'ftp://x/' }), /invalid config/, 'the schema refuses non-http URLs');
-  tt.throws(() => checkConfig(plugin, {}), /invalid config/, 'the URL is required');
-});
+t.test(
+  'validateConfig: a signed https Workflows URL passes; http, connectors, &amp; and unsigned URLs do not',
+  async (tt) => {
+    const good =
+      'https://prod-12.westeurope.logic.azure.com:443/workflows/3c1e5f7a/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=AbC123';
+    tt.same(checkConfig(plugin, { url: good }), []);
+    tt.same(
+      checkConfig(plugin, {
+        url: 'https://default0a1b.0c.environment.api.powerplatform.com:443/powerautomate/automations/direct/workflows/abc/triggers/manual/paths/invoke?api-version=1&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=xyz',
+      }),
+      [],
+      'the newer Power Platform form',
+    );
+    tt.match(checkConfig(plugin, { url: good.replace('https:', 'http:') }), [
+      { path: '/url', code: 'pattern', params: { pattern: '^https://' } },
+    ]);
+    tt.match(
+      checkConfig(plugin, { url: 'https://contoso.webhook.office.com/webhookb2/abc@def/IncomingWebhook/123/456' }),
+      [{ path: '/url', code: 'connector_retired' }],
+    );
+    tt.match(checkConfig(plugin, { url: good.replaceAll('&', '&amp;') }), [{ path: '/url', code: 'url_html_escaped' }]);
+    tt.match(checkConfig(plugin, { url: good.replace(/&sig=.*$/, '') }), [{ path: '/url', code: 'webhook_unsigned' }]);
+    tt.throws(() => checkConfig(plugin, { url: 'ftp://x/' }), /invalid config/, 'the schema refuses non-http URLs');
+    tt.throws(() => checkConfig(plugin, {}), /invalid config/, 'the URL is required');
+  },
+);

@@ -1,6 +1,7 @@
 /** Configuration of a Telegram target: which bot posts, where, and how. */
-import { Type } from '@herald/plugin-api';
+
 import type { Static } from '@herald/plugin-api';
+import { Type } from '@herald/plugin-api';
 import { DEFAULT_API_ROOT } from './telegram-api.ts';
 
 export const configSchema = Type.Object({
@@ -12,10 +13,13 @@ export const configSchema = Type.Object({
   message_thread_id: Type.Optional(Type.Integer({ minimum: 1, description: 'Forum topic to post in' })),
   silent: Type.Optional(Type.Boolean({ default: false, description: 'Deliver without a notification sound' })),
   disable_link_preview: Type.Optional(Type.Boolean({ default: false, description: 'Do not show link previews' })),
-  api_root: Type.Optional(Type.String({
-    default: DEFAULT_API_ROOT, pattern: '^https?://[^/?#]+(/[^?#]*)?$',
-    description: 'Bot API server; change only for a self-hosted telegram-bot-api server',
-  })),
+  api_root: Type.Optional(
+    Type.String({
+      default: DEFAULT_API_ROOT,
+      pattern: '^https?://[^/?#]+(/[^?#]*)?$',
+      description: 'Bot API server; change only for a self-hosted telegram-bot-api server',
+    }),
+  ),
 });
 
 export type TelegramTargetConfig = Static<typeof configSchema>;

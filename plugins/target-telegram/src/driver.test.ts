@@ -1,26 +1,35 @@
-import t from 'tap';
-import { createTestHost, captureLogger } from '@herald/plugin-api/testing';
 import { errorCode } from '@herald/plugin-api';
-import plugin from './index.ts';
-import { createTelegramBotDriver, parseUpdate, clipText, nextOffset, verifyWebhook, SECRET_HEADER } from './driver.ts';
+import { captureLogger, createTestHost } from '@herald/plugin-api/testing';
+import t from 'tap';
 import { FakeTelegram } from '../test/fakes/telegram.ts';
+import { clipText, createTelegramBotDriver, nextOffset, parseUpdate, SECRET_HEADER, verifyWebhook } from './driver.ts';
+import plugin from './index.ts';
 
 const TOKEN = '777:AAF-driver_token_for_tests_abcdefghijk';
 
 async function setup(t: { teardown(fn: () => unknown): void }) {
-  const fake = await new FakeTelegram().addBot(TOKEN, { id: 777, username: 'HeraldBot' }).addChat({ id: -100500, type: 'supergroup', title: 'Forum', isForum: true, topics: [3] }).start();
+  const fake = await new FakeTelegram()
+    .addBot(TOKEN, { id: 777, username: 'HeraldBot' })
+    .addChat({ id: -100500, type: 'supergroup', title: 'Forum', isForum: true, topics: [3] })
+    .start();
   const host = createTestHost();
-  t.teardown(async () => { await fake.close(); await (host.http as { close?: () => Promise<void> }).close?.(); });
+  t.teardown(async () => {
+    await fake.close();
+    await (host.http as { close?: () => Promise<void> }).close?.();
+  });
   const ctx = { http: host.http, log: captureLogger() };
   return { fake, ctx, driver: createTelegramBotDriver({ apiRoot: fake.url }), signal: AbortSignal.timeout(10_000) };
 }
 
 const startMessage = (text: string) => ({
   message: {
-    message_id: 5, date: 1767225600, text,
+    message_id: 5,
+    date: 1767225600,
+    text,
     from: { id: 9, is_bot: false, first_name: 'Ann' },
     chat: { id: -100500, type: 'supergroup', title: 'Forum', is_forum: true },
-    message_thread_id: 3, is_topic_message: true,
+    message_thread_id: 3,
+    is_topic_message: true,
     entities: [{ type: 'bot_command', offset: 0, length: text.split(' ')[0].length }],
   },
 });
@@ -39,14 +48,20 @@ t.test('getMe with a revoked token is AuthFailedError without the token in the m
   const { driver, ctx, signal } = await setup(t);
   const bad = '777:AAF-revoked_token_000000000000000000';
   await t.rejects(driver.getMe(ctx, bad, signal), { code: 'AUTH_FAILED' });
-  try { await driver.getMe(ctx, bad, signal); } catch (err) { t.notMatch((err as Error).message, 'revoked_token'); }
+  try {
+    await driver.getMe(ctx, bad, signal);
+  } catch (err) {
+    t.notMatch((err as Error).message, 'revoked_token');
+  }
 });
 
 t.test('setWebhook sends the secret token and the update kinds; deleteWebhook clears it', async (t) => {
   const { fake, driver, ctx, signal } = await setup(t);
   await driver.setWebhook(ctx, TOKEN, 'https://herald.example/hooks/bot/abc', 'S3cret_token-1', signal);
   t.same(fake.webhooks.get(TOKEN), {
-    url: 'https://herald.example/hooks/bot/abc', secret_token: 'S3cret_token-1', allowed_updates: ['message', 'channel_post', 'my_chat_member'],
+    url: 'https://herald.example/hooks/bot/abc',
+    secret_token: 'S3cret_token-1',
+    allowed_updates: ['message', 'channel_post', 'my_chat_member'],
   });
   // While a webhook is set, Telegram refuses getUpdates with 409: a permanent error for the caller.
   const err = await driver.getUpdates(ctx, TOKEN, 0, 0, signal).catch((e) => e);
@@ -54,18 +69,28 @@ t.test('setWebhook sends the secret token and the update kinds; deleteWebhook cl
   t.equal(err.statusCode, 409);
   await driver.deleteWebhook(ctx, TOKEN, signal);
   t.notOk(fake.webhooks.has(TOKEN));
-  await t.rejects(driver.setWebhook(ctx, TOKEN, 'http://plain.example/hook', 'x', signal), /HTTPS URL must be provided/);
+  await t.rejects(
+    driver.setWebhook(ctx, TOKEN, 'http://plain.example/hook', 'x', signal),
+    /HTTPS URL must be provided/,
+  );
 });
 
 t.test('getUpdates long-polls and honours the offset', async (t) => {
   const { fake, driver, ctx, signal } = await setup(t);
   const first = fake.pushUpdate(TOKEN, startMessage('/start@HeraldBot hello'));
-  let updates = await driver.getUpdates(ctx, TOKEN, 0, 0, signal) as { update_id: number }[];
-  t.same(updates.map((u) => u.update_id), [first]);
+  let updates = (await driver.getUpdates(ctx, TOKEN, 0, 0, signal)) as { update_id: number }[];
+  t.same(
+    updates.map((u) => u.update_id),
+    [first],
+  );
   // Long polling: the request waits until an update arrives.
   setTimeout(() => fake.pushUpdate(TOKEN, startMessage('/help')), 100);
-  updates = await driver.getUpdates(ctx, TOKEN, first + 1, 5, signal) as { update_id: number }[];
-  t.same(updates.map((u) => u.update_id), [first + 1], 'the confirmed update is gone, the new one arrived');
+  updates = (await driver.getUpdates(ctx, TOKEN, first + 1, 5, signal)) as { update_id: number }[];
+  t.same(
+    updates.map((u) => u.update_id),
+    [first + 1],
+    'the confirmed update is gone, the new one arrived',
+  );
   const call = fake.calls.at(-1)!;
   t.equal(call.params.timeout, 5);
   t.same(call.params.allowed_updates, ['message', 'channel_post', 'my_chat_member']);
@@ -83,15 +108,47 @@ t.test('parseUpdate reads a /start command in a forum topic', async (t) => {
 });
 
 t.test('parseUpdate reads private chats, channel posts and membership changes', async (t) => {
-  const priv = parseUpdate({ update_id: 1, message: { message_id: 1, date: 0, text: 'hi', chat: { id: 9, type: 'private', first_name: 'Ann', last_name: 'Lee', username: 'ann' } } });
-  t.same(priv?.chat, { chatId: '9', type: 'private', title: 'Ann Lee', username: 'ann', threadId: undefined, isForum: undefined });
+  const priv = parseUpdate({
+    update_id: 1,
+    message: {
+      message_id: 1,
+      date: 0,
+      text: 'hi',
+      chat: { id: 9, type: 'private', first_name: 'Ann', last_name: 'Lee', username: 'ann' },
+    },
+  });
+  t.same(priv?.chat, {
+    chatId: '9',
+    type: 'private',
+    title: 'Ann Lee',
+    username: 'ann',
+    threadId: undefined,
+    isForum: undefined,
+  });
   t.equal(priv?.command, undefined);
-  const post = parseUpdate({ update_id: 2, channel_post: { message_id: 1, date: 0, text: '/status', chat: { id: -1009, type: 'channel', title: 'News', username: 'news' } } });
+  const post = parseUpdate({
+    update_id: 2,
+    channel_post: {
+      message_id: 1,
+      date: 0,
+      text: '/status',
+      chat: { id: -1009, type: 'channel', title: 'News', username: 'news' },
+    },
+  });
   t.equal(post?.chat?.type, 'channel');
   t.equal(post?.command, 'status');
-  const member = parseUpdate({ update_id: 3, my_chat_member: { chat: { id: -5, type: 'group', title: 'G' }, date: 0, old_chat_member: {}, new_chat_member: {} } });
-  t.same(member, { updateId: 3, chat: { chatId: '-5', type: 'group', title: 'G', username: undefined, threadId: undefined, isForum: undefined } });
-  const edited = parseUpdate({ update_id: 4, edited_message: { message_id: 1, date: 0, text: 'fixed', chat: { id: 9, type: 'private' } } });
+  const member = parseUpdate({
+    update_id: 3,
+    my_chat_member: { chat: { id: -5, type: 'group', title: 'G' }, date: 0, old_chat_member: {}, new_chat_member: {} },
+  });
+  t.same(member, {
+    updateId: 3,
+    chat: { chatId: '-5', type: 'group', title: 'G', username: undefined, threadId: undefined, isForum: undefined },
+  });
+  const edited = parseUpdate({
+    update_id: 4,
+    edited_message: { message_id: 1, date: 0, text: 'fixed', chat: { id: 9, type: 'private' } },
+  });
   t.equal(edited?.text, 'fixed');
   t.same(parseUpdate({ update_id: 5, callback_query: {} }), { updateId: 5 });
   t.equal(parseUpdate('junk'), null);
@@ -126,7 +183,7 @@ t.test('verifyWebhook accepts only the secret given to setWebhook, in its header
   t.equal(verifyWebhook(req({ [SECRET_HEADER]: `${secret}x` }), secret), false, 'longer secret');
   t.equal(verifyWebhook(req({ [SECRET_HEADER]: secret.slice(0, -1) }), secret), false, 'shorter secret');
   t.equal(verifyWebhook(req({ [SECRET_HEADER]: '' }), ''), false, 'an empty secret never matches');
-  t.equal(verifyWebhook(req({ authorization: secret }), secret), false, 'only Telegram\'s header counts');
+  t.equal(verifyWebhook(req({ authorization: secret }), secret), false, "only Telegram's header counts");
   t.equal(createTelegramBotDriver().verifyWebhook, verifyWebhook);
 });
 

@@ -3,7 +3,14 @@
  * polling loops; this speaks the Bot API for them: the webhook secret header, getUpdates and its
  * offset (the last `update_id` plus one), and reading updates into the core's shape.
  */
-import { safeEqual, type BotDriverContext, type BotWebhookRequest, type MessagingBotDriver, type ParsedUpdate, type SeenChat } from '@herald/plugin-api';
+import {
+  type BotDriverContext,
+  type BotWebhookRequest,
+  type MessagingBotDriver,
+  type ParsedUpdate,
+  type SeenChat,
+  safeEqual,
+} from '@herald/plugin-api';
 import { call, createApi, DEFAULT_API_ROOT, grammySignal } from './telegram-api.ts';
 
 /** The header in which Telegram repeats the `secret_token` given to setWebhook on every delivery. */
@@ -17,8 +24,22 @@ export interface DriverOptions {
   apiRoot?: string;
 }
 
-interface TgChat { id: number; type: string; title?: string; username?: string; first_name?: string; last_name?: string; is_forum?: boolean }
-interface TgMessage { chat?: TgChat; text?: string; caption?: string; message_thread_id?: number; is_topic_message?: boolean }
+interface TgChat {
+  id: number;
+  type: string;
+  title?: string;
+  username?: string;
+  first_name?: string;
+  last_name?: string;
+  is_forum?: boolean;
+}
+interface TgMessage {
+  chat?: TgChat;
+  text?: string;
+  caption?: string;
+  message_thread_id?: number;
+  is_topic_message?: boolean;
+}
 
 /** Cuts a plain-text reply to the Bot API's 4096 characters without splitting a surrogate pair. */
 export function clipText(text: string, max = 4096): string {
@@ -77,14 +98,21 @@ export function nextOffset(update: unknown, offset: number): number {
 /** Builds the driver; tests and self-hosted Bot API servers pass their own `apiRoot`. */
 export function createTelegramBotDriver(opts: DriverOptions = {}): MessagingBotDriver {
   const apiRoot = opts.apiRoot ?? DEFAULT_API_ROOT;
-  const api = (ctx: BotDriverContext, token: string, timeoutMs?: number) => createApi(token, ctx.http, { apiRoot: ctx.apiRoot ?? apiRoot, timeoutMs });
+  const api = (ctx: BotDriverContext, token: string, timeoutMs?: number) =>
+    createApi(token, ctx.http, { apiRoot: ctx.apiRoot ?? apiRoot, timeoutMs });
   return {
     async getMe(ctx, token, signal) {
       const me = await call(token, async () => (await api(ctx, token)).getMe(grammySignal(signal)));
       return { botId: String(me.id), username: me.username };
     },
     async setWebhook(ctx, token, url, secretToken, signal) {
-      await call(token, async () => (await api(ctx, token)).setWebhook(url, { secret_token: secretToken, allowed_updates: [...ALLOWED_UPDATES] }, grammySignal(signal)));
+      await call(token, async () =>
+        (await api(ctx, token)).setWebhook(
+          url,
+          { secret_token: secretToken, allowed_updates: [...ALLOWED_UPDATES] },
+          grammySignal(signal),
+        ),
+      );
     },
     async deleteWebhook(ctx, token, signal) {
       await call(token, async () => (await api(ctx, token)).deleteWebhook({}, grammySignal(signal)));
@@ -92,14 +120,25 @@ export function createTelegramBotDriver(opts: DriverOptions = {}): MessagingBotD
     async getUpdates(ctx, token, offset, timeoutSeconds, signal) {
       // Long polling holds the request open for timeoutSeconds; allow that plus a margin.
       const timeoutMs = (Math.max(0, timeoutSeconds) + 10) * 1000;
-      return call(token, async () => (await api(ctx, token, timeoutMs)).getUpdates(
-        { offset, timeout: Math.max(0, timeoutSeconds), allowed_updates: [...ALLOWED_UPDATES] }, grammySignal(signal)));
+      return call(token, async () =>
+        (await api(ctx, token, timeoutMs)).getUpdates(
+          { offset, timeout: Math.max(0, timeoutSeconds), allowed_updates: [...ALLOWED_UPDATES] },
+          grammySignal(signal),
+        ),
+      );
     },
     verifyWebhook,
     nextOffset,
     parseUpdate,
     async reply(ctx, token, chat, text, signal) {
-      await call(token, async () => (await api(ctx, token)).sendMessage(chat.chatId, clipText(text), chat.threadId ? { message_thread_id: chat.threadId } : {}, grammySignal(signal)));
+      await call(token, async () =>
+        (await api(ctx, token)).sendMessage(
+          chat.chatId,
+          clipText(text),
+          chat.threadId ? { message_thread_id: chat.threadId } : {},
+          grammySignal(signal),
+        ),
+      );
     },
   };
 }

@@ -5,18 +5,29 @@ import { FakeTelegram } from '../test/fakes/telegram.ts';
 const TOKEN = '1:AAA-fake_selftest_token_0000000000000';
 
 async function setup(t: { teardown(fn: () => unknown): void }) {
-  const fake = await new FakeTelegram().addBot(TOKEN, { id: 1, username: 'B' }).addChat({ id: 5, type: 'private' }).start();
+  const fake = await new FakeTelegram()
+    .addBot(TOKEN, { id: 1, username: 'B' })
+    .addChat({ id: 5, type: 'private' })
+    .start();
   t.teardown(() => fake.close());
   const post = async (method: string, body: BodyInit, type?: string) => {
-    const res = await fetch(`${fake.url}/bot${TOKEN}/${method}`, { method: 'POST', body, headers: type ? { 'content-type': type } : {} });
-    return { status: res.status, json: await res.json() as Record<string, any> };
+    const res = await fetch(`${fake.url}/bot${TOKEN}/${method}`, {
+      method: 'POST',
+      body,
+      headers: type ? { 'content-type': type } : {},
+    });
+    return { status: res.status, json: (await res.json()) as Record<string, any> };
   };
   return { fake, post };
 }
 
 t.test('refuses a text over 4096 characters after entity parsing', async (t) => {
   const { post } = await setup(t);
-  const ok = await post('sendMessage', JSON.stringify({ chat_id: 5, parse_mode: 'HTML', text: `<b>${'x'.repeat(4096)}</b>` }), 'application/json');
+  const ok = await post(
+    'sendMessage',
+    JSON.stringify({ chat_id: 5, parse_mode: 'HTML', text: `<b>${'x'.repeat(4096)}</b>` }),
+    'application/json',
+  );
   t.equal(ok.status, 200, 'tags do not count');
   const long = await post('sendMessage', JSON.stringify({ chat_id: 5, text: 'x'.repeat(4097) }), 'application/json');
   t.same(long, { status: 400, json: { ok: false, error_code: 400, description: 'Bad Request: message is too long' } });
@@ -24,10 +35,21 @@ t.test('refuses a text over 4096 characters after entity parsing', async (t) => 
 
 t.test('refuses unbalanced HTML with the Bot API wording', async (t) => {
   const { post } = await setup(t);
-  const r = await post('sendMessage', JSON.stringify({ chat_id: 5, parse_mode: 'HTML', text: '<b>open <i>x</b>' }), 'application/json');
+  const r = await post(
+    'sendMessage',
+    JSON.stringify({ chat_id: 5, parse_mode: 'HTML', text: '<b>open <i>x</b>' }),
+    'application/json',
+  );
   t.equal(r.status, 400);
-  t.equal(r.json.description, `Bad Request: can't parse entities: Unmatched end tag at byte offset 12, expected "</i>", found "</b>"`);
-  const r2 = await post('sendMessage', JSON.stringify({ chat_id: 5, parse_mode: 'HTML', text: '<b>open' }), 'application/json');
+  t.equal(
+    r.json.description,
+    `Bad Request: can't parse entities: Unmatched end tag at byte offset 12, expected "</i>", found "</b>"`,
+  );
+  const r2 = await post(
+    'sendMessage',
+    JSON.stringify({ chat_id: 5, parse_mode: 'HTML', text: '<b>open' }),
+    'application/json',
+  );
   t.equal(r2.json.description, `Bad Request: can't parse entities: Can't find end tag corresponding to start tag "b"`);
 });
 

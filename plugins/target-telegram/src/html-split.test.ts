@@ -1,6 +1,6 @@
 import t from 'tap';
-import { splitHtml, visibleLength } from './html-split.ts';
 import { parseTelegramHtml } from '../test/fakes/telegram-html.ts';
+import { splitHtml, visibleLength } from './html-split.ts';
 
 t.test('visibleLength counts text without tags, entities as one character', async (t) => {
   // The emoji is outside the BMP: two UTF-16 units, the way Telegram measures entity offsets (never an under-count).
@@ -31,7 +31,10 @@ t.test('long text with nested tags splits into balanced, valid parts of at most 
 t.test('cuts never land inside an entity', async (t) => {
   const html = '&amp;'.repeat(30);
   const parts = splitHtml(html, 7);
-  t.same(parts.map((p) => p.length), [35, 35, 35, 35, 10]);
+  t.same(
+    parts.map((p) => p.length),
+    [35, 35, 35, 35, 10],
+  );
   for (const p of parts) t.match(p, /^(&amp;)+$/);
 });
 

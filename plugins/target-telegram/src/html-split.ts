@@ -27,7 +27,10 @@ function tagEnd(html: string, start: number): number {
   let quote = '';
   for (let i = start + 1; i < html.length; i++) {
     const c = html[i];
-    if (quote) { if (c === quote) quote = ''; continue; }
+    if (quote) {
+      if (c === quote) quote = '';
+      continue;
+    }
     if (c === '"' || c === "'") quote = c;
     else if (c === '>') return i;
     else if (c === '<') return -1;
@@ -46,7 +49,13 @@ function tokenize(html: string): Token[] {
       if (m) {
         const raw = html.slice(i, end + 1);
         const name = m[2].toLowerCase();
-        tokens.push(m[1] ? { kind: 'close', raw, name } : raw.endsWith('/>') ? { kind: 'void', raw } : { kind: 'open', raw, name });
+        tokens.push(
+          m[1]
+            ? { kind: 'close', raw, name }
+            : raw.endsWith('/>')
+              ? { kind: 'void', raw }
+              : { kind: 'open', raw, name },
+        );
         i = end + 1;
         continue;
       }
@@ -67,7 +76,11 @@ function tokenize(html: string): Token[] {
 }
 
 /** Closes the open tags innermost first. */
-const closers = (stack: { name: string }[]): string => stack.map((t) => `</${t.name}>`).reverse().join('');
+const closers = (stack: { name: string }[]): string =>
+  stack
+    .map((t) => `</${t.name}>`)
+    .reverse()
+    .join('');
 
 /** Visible length of Telegram HTML, in UTF-16 code units (tags removed, entities count as what they encode). */
 export function visibleLength(html: string): number {
@@ -100,7 +113,8 @@ export function splitHtml(html: string, limit: number): string[] {
         visible += t.units;
         if (t.space) {
           const point = { at: j + 1, stack: [...cur], visible };
-          if (t.raw === '\n') lineBreak = point; else spaceBreak = point;
+          if (t.raw === '\n') lineBreak = point;
+          else spaceBreak = point;
         }
       } else if (t.kind === 'open') cur.push(t);
       else if (t.kind === 'close') {
@@ -112,9 +126,15 @@ export function splitHtml(html: string, limit: number): string[] {
     let end = j;
     if (j < tokens.length) {
       const point = [lineBreak, spaceBreak].find((p) => p && p.visible * 2 >= limit);
-      if (point) { end = point.at; cur = point.stack; }
+      if (point) {
+        end = point.at;
+        cur = point.stack;
+      }
       // Tags opened right before the cut belong to the next part, or this one would end in `<b></b>`.
-      while (end > i && tokens[end - 1].kind === 'open') { end--; cur = cur.slice(0, -1); }
+      while (end > i && tokens[end - 1].kind === 'open') {
+        end--;
+        cur = cur.slice(0, -1);
+      }
       // Close tags right after the cut end this part, or the next would start with an empty entity.
       while (end < tokens.length && tokens[end].kind === 'close') {
         const name = (tokens[end] as { name: string }).name;
@@ -125,8 +145,14 @@ export function splitHtml(html: string, limit: number): string[] {
       }
     }
     // A single character wider than the limit (a surrogate pair with limit 1) still has to go somewhere.
-    if (end <= i) { end = full.end + 1; cur = full.stack; }
-    const body = tokens.slice(i, end).map((t) => t.raw).join('');
+    if (end <= i) {
+      end = full.end + 1;
+      cur = full.stack;
+    }
+    const body = tokens
+      .slice(i, end)
+      .map((t) => t.raw)
+      .join('');
     const text = prefix + body + closers(cur);
     // Telegram refuses a text that is empty once trimmed ("message text is empty").
     if (/\S/.test(stripTags(text))) parts.push(text);
@@ -138,5 +164,8 @@ export function splitHtml(html: string, limit: number): string[] {
 
 /** The text of Telegram HTML without tags (entities left encoded), for emptiness checks. */
 function stripTags(html: string): string {
-  return tokenize(html).filter((t) => t.kind === 'text').map((t) => t.raw).join('');
+  return tokenize(html)
+    .filter((t) => t.kind === 'text')
+    .map((t) => t.raw)
+    .join('');
 }

@@ -3,14 +3,14 @@
  * through a bot, and drives the bots themselves (webhook, long polling, chat discovery).
  */
 import { defineTarget, PLUGIN_API_VERSION } from '@herald/plugin-api';
+import enLocale from '../locales/en.json' with { type: 'json' };
+import ruLocale from '../locales/ru.json' with { type: 'json' };
 import { configSchema } from './config.ts';
 import { createTelegramBotDriver } from './driver.ts';
 import { createTelegramTarget, MAX_MESSAGE_LENGTH } from './target.ts';
-import enLocale from '../locales/en.json' with { type: 'json' };
-import ruLocale from '../locales/ru.json' with { type: 'json' };
 
-export { configSchema } from './config.ts';
 export type { TelegramTargetConfig } from './config.ts';
+export { configSchema } from './config.ts';
 export { createTelegramBotDriver, parseUpdate } from './driver.ts';
 export { splitHtml, visibleLength } from './html-split.ts';
 

@@ -2,8 +2,16 @@
  * The Telegram target instance: renders title and body into Bot API HTML, splits what is longer
  * than one message and sends the parts in order through the bot the target is linked to.
  */
+
+import type {
+  FollowUpRequest,
+  OutboundMessage,
+  SendOptions,
+  SendResult,
+  TargetContext,
+  TargetInstance,
+} from '@herald/plugin-api';
 import { ConfigError, NOT_SUPPORTED, PermanentSendError } from '@herald/plugin-api';
-import type { FollowUpRequest, OutboundMessage, SendOptions, SendResult, TargetContext, TargetInstance } from '@herald/plugin-api';
 import type { TelegramTargetConfig } from './config.ts';
 import { splitHtml } from './html-split.ts';
 import { call, createApi, grammySignal } from './telegram-api.ts';
@@ -24,14 +32,22 @@ export function composeHtml(message: Pick<OutboundMessage, 'format' | 'title' | 
   return title && body.trim() ? `${title}\n${body}` : title || body;
 }
 
-interface Progress { sent: number; ids: number[] }
+interface Progress {
+  sent: number;
+  ids: number[];
+}
 
 /** Where a sent message lives: what `editMessageText` and a reply need. */
-interface TelegramRef { chat_id: string; message_id: number }
+interface TelegramRef {
+  chat_id: string;
+  message_id: number;
+}
 
 const refOf = (r: FollowUpRequest): TelegramRef | undefined => {
   const ref = r.previous.messageRef as Partial<TelegramRef>;
-  return typeof ref.chat_id === 'string' && typeof ref.message_id === 'number' ? { chat_id: ref.chat_id, message_id: ref.message_id } : undefined;
+  return typeof ref.chat_id === 'string' && typeof ref.message_id === 'number'
+    ? { chat_id: ref.chat_id, message_id: ref.message_id }
+    : undefined;
 };
 
 export function createTelegramTarget(ctx: TargetContext<TelegramTargetConfig>): TargetInstance {
@@ -43,7 +59,9 @@ export function createTelegramTarget(ctx: TargetContext<TelegramTargetConfig>): 
   let api: Awaited<ReturnType<typeof createApi>> | undefined;
 
   return {
-    start() { bot(); },
+    start() {
+      bot();
+    },
 
     send: (message, options) => sendParts(message, options),
 
@@ -62,12 +80,21 @@ export function createTelegramTarget(ctx: TargetContext<TelegramTargetConfig>): 
       const { token } = bot();
       api ??= await call(token, () => createApi(token, ctx.http, { apiRoot: ctx.bot?.apiRoot ?? cfg.api_root }));
       try {
-        await call(token, () => api!.editMessageText(cfg.chat_id, ref.message_id, parts[0]!, {
-          parse_mode: 'HTML',
-          ...(cfg.disable_link_preview ? { link_preview_options: { is_disabled: true } } : {}),
-        }, grammySignal(options.signal)));
+        await call(token, () =>
+          api!.editMessageText(
+            cfg.chat_id,
+            ref.message_id,
+            parts[0]!,
+            {
+              parse_mode: 'HTML',
+              ...(cfg.disable_link_preview ? { link_preview_options: { is_disabled: true } } : {}),
+            },
+            grammySignal(options.signal),
+          ),
+        );
       } catch (err) {
-        if (err instanceof PermanentSendError && /message is not modified/i.test(err.message)) return { remoteId: String(ref.message_id), detail: 'already up to date' };
+        if (err instanceof PermanentSendError && /message is not modified/i.test(err.message))
+          return { remoteId: String(ref.message_id), detail: 'already up to date' };
         throw err;
       }
       return { remoteId: String(ref.message_id), messageRef: { ...ref } };
@@ -81,35 +108,49 @@ export function createTelegramTarget(ctx: TargetContext<TelegramTargetConfig>): 
       return sendParts(request.message, options, { message_id: ref.message_id, allow_sending_without_reply: true });
     },
 
-    stop() { api = undefined; },
+    stop() {
+      api = undefined;
+    },
   };
 
-  async function sendParts(message: OutboundMessage, options: SendOptions, replyTo?: { message_id: number; allow_sending_without_reply: boolean }): Promise<SendResult> {
-      const { token } = bot();
-      // grammY loads on the first send; a failure to load it is reported like any other send failure.
-      api ??= await call(token, () => createApi(token, ctx.http, { apiRoot: ctx.bot?.apiRoot ?? cfg.api_root }));
-      const parts = splitHtml(composeHtml(message), MAX_MESSAGE_LENGTH);
-      const key = `parts:${message.deliveryId}`;
-      const progress = (await ctx.store.get<Progress>(key)) ?? { sent: 0, ids: [] };
-      for (let i = progress.sent; i < parts.length; i++) {
-        const sent = await call(token, () => api!.sendMessage(cfg.chat_id, parts[i], {
-          parse_mode: 'HTML',
-          ...(cfg.message_thread_id ? { message_thread_id: cfg.message_thread_id } : {}),
-          ...(cfg.silent ? { disable_notification: true } : {}),
-          ...(cfg.disable_link_preview ? { link_preview_options: { is_disabled: true } } : {}),
-          ...(replyTo && i === 0 ? { reply_parameters: replyTo } : {}),
-        }, grammySignal(options.signal)));
-        progress.sent = i + 1;
-        progress.ids.push(sent.message_id);
-        // Remember each part as it goes: if a later one fails, the retry resumes after it.
-        if (parts.length > 1) await ctx.store.set(key, progress, { ttlSeconds: PROGRESS_TTL_SECONDS });
-      }
-      if (parts.length > 1) await ctx.store.delete(key);
-      const first = progress.ids[0];
-      return {
-        remoteId: progress.ids.join(','), detail: parts.length > 1 ? `sent in ${parts.length} parts` : undefined,
-        // Later events of the same thing edit the first part (see update).
-        ...(first !== undefined ? { messageRef: { chat_id: cfg.chat_id, message_id: first } } : {}),
-      };
+  async function sendParts(
+    message: OutboundMessage,
+    options: SendOptions,
+    replyTo?: { message_id: number; allow_sending_without_reply: boolean },
+  ): Promise<SendResult> {
+    const { token } = bot();
+    // grammY loads on the first send; a failure to load it is reported like any other send failure.
+    api ??= await call(token, () => createApi(token, ctx.http, { apiRoot: ctx.bot?.apiRoot ?? cfg.api_root }));
+    const parts = splitHtml(composeHtml(message), MAX_MESSAGE_LENGTH);
+    const key = `parts:${message.deliveryId}`;
+    const progress = (await ctx.store.get<Progress>(key)) ?? { sent: 0, ids: [] };
+    for (let i = progress.sent; i < parts.length; i++) {
+      const sent = await call(token, () =>
+        api!.sendMessage(
+          cfg.chat_id,
+          parts[i],
+          {
+            parse_mode: 'HTML',
+            ...(cfg.message_thread_id ? { message_thread_id: cfg.message_thread_id } : {}),
+            ...(cfg.silent ? { disable_notification: true } : {}),
+            ...(cfg.disable_link_preview ? { link_preview_options: { is_disabled: true } } : {}),
+            ...(replyTo && i === 0 ? { reply_parameters: replyTo } : {}),
+          },
+          grammySignal(options.signal),
+        ),
+      );
+      progress.sent = i + 1;
+      progress.ids.push(sent.message_id);
+      // Remember each part as it goes: if a later one fails, the retry resumes after it.
+      if (parts.length > 1) await ctx.store.set(key, progress, { ttlSeconds: PROGRESS_TTL_SECONDS });
+    }
+    if (parts.length > 1) await ctx.store.delete(key);
+    const first = progress.ids[0];
+    return {
+      remoteId: progress.ids.join(','),
+      detail: parts.length > 1 ? `sent in ${parts.length} parts` : undefined,
+      // Later events of the same thing edit the first part (see update).
+      ...(first !== undefined ? { messageRef: { chat_id: cfg.chat_id, message_id: first } } : {}),
+    };
   }
 }

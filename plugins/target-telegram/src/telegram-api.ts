@@ -5,11 +5,18 @@
  * polyfills it pulls in) is loaded on the first Bot API call, not at boot: an idle service that
  * never talks to Telegram does not carry it in memory.
  */
-import type { Api } from 'grammy';
-import {
-  OUTBOUND_REDIRECTS, OUTBOUND_REFUSED, AuthFailedError, PermanentSendError, PluginError, RateLimitedError, RetryableSendError,
-} from '@herald/plugin-api';
+
 import type { OutboundHttp } from '@herald/plugin-api';
+import {
+  AuthFailedError,
+  OUTBOUND_REDIRECTS,
+  OUTBOUND_REFUSED,
+  PermanentSendError,
+  PluginError,
+  RateLimitedError,
+  RetryableSendError,
+} from '@herald/plugin-api';
+import type { Api } from 'grammy';
 
 export const DEFAULT_API_ROOT = 'https://api.telegram.org';
 
@@ -49,17 +56,27 @@ export function grammyFetch(http: OutboundHttp, timeoutMs?: number): typeof fetc
     const headers = new Headers(init?.headers);
     headers.delete('connection');
     const native = new AbortController();
-    const theirs = init?.signal as (AbortSignal & { addEventListener: AbortSignal['addEventListener'] }) | null | undefined;
+    const theirs = init?.signal as
+      | (AbortSignal & { addEventListener: AbortSignal['addEventListener'] })
+      | null
+      | undefined;
     if (theirs?.aborted) native.abort();
     else theirs?.addEventListener('abort', () => native.abort(), { once: true });
     const res = await http.fetch(input, {
-      method: init?.method, headers, body: init?.body, signal: native.signal, redirect: 'error',
+      method: init?.method,
+      headers,
+      body: init?.body,
+      signal: native.signal,
+      redirect: 'error',
       ...(timeoutMs ? { timeoutMs } : {}),
     } as RequestInit);
     if (res.ok || (res.headers.get('content-type') ?? '').includes('json')) return res;
     await res.body?.cancel();
     const envelope = { ok: false, error_code: res.status, description: res.statusText || `HTTP ${res.status}` };
-    return new Response(JSON.stringify(envelope), { status: res.status, headers: { 'content-type': 'application/json' } });
+    return new Response(JSON.stringify(envelope), {
+      status: res.status,
+      headers: { 'content-type': 'application/json' },
+    });
   }) as typeof fetch;
 }
 
@@ -92,7 +109,10 @@ export function toPluginError(err: unknown, token: string): Error {
     if (code === 401) return new AuthFailedError(`${what} (the bot token was rejected)`, { statusCode: code });
     if (code >= 500 || code === 0) return new RetryableSendError(what, code);
     const migrated = err.parameters.migrate_to_chat_id;
-    return new PermanentSendError(migrated ? `${what} (the group is now chat ${migrated}; update chat_id)` : what, code);
+    return new PermanentSendError(
+      migrated ? `${what} (the group is now chat ${migrated}; update chat_id)` : what,
+      code,
+    );
   }
   if (grammy && err instanceof grammy.HttpError) {
     const inner = err.error as { code?: string; message?: string } | undefined;
@@ -100,7 +120,11 @@ export function toPluginError(err: unknown, token: string): Error {
     // The outbound policy refuses the address of api_root: retrying cannot help.
     if (inner?.code === OUTBOUND_REFUSED) return new PermanentSendError(what, 0);
     // api_root answered a redirect, which is refused so the token in the path stays there: fix api_root.
-    if (inner?.code === OUTBOUND_REDIRECTS) return new PermanentSendError(`${what} (api_root redirects elsewhere; the Bot API never does, so set api_root to the server itself)`, 0);
+    if (inner?.code === OUTBOUND_REDIRECTS)
+      return new PermanentSendError(
+        `${what} (api_root redirects elsewhere; the Bot API never does, so set api_root to the server itself)`,
+        0,
+      );
     return new RetryableSendError(what, 0);
   }
   return new RetryableSendError(maskToken(`telegram: ${(err as Error)?.message ?? String(err)}`, token), 0);
@@ -108,7 +132,11 @@ export function toPluginError(err: unknown, token: string): Error {
 
 /** Runs a Bot API call and rethrows its failure as a contract error with the token masked. */
 export async function call<T>(token: string, fn: () => Promise<T>): Promise<T> {
-  try { return await fn(); } catch (err) { throw toPluginError(err, token); }
+  try {
+    return await fn();
+  } catch (err) {
+    throw toPluginError(err, token);
+  }
 }
 
 /** grammY types its signal parameter with its AbortController polyfill; a native signal works the same at runtime. */

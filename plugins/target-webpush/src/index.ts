@@ -6,19 +6,42 @@
  * `ctx.webPush`. The `web-push` library builds each request (encryption, VAPID JWT); the request
  * goes out through `ctx.http`, so the outbound address policy applies to push services too.
  */
-import {
-  defineTarget, errorCode, OUTBOUND_REFUSED, PermanentSendError, PLUGIN_API_VERSION, RateLimitedError, RetryableSendError, Type,
+
+import type {
+  OutboundMessage,
+  OutboundResponse,
+  SendResult,
+  TargetContext,
+  TargetInstance,
+  WebPushAccess,
+  WebPushSubscription,
 } from '@herald/plugin-api';
-import type { OutboundMessage, OutboundResponse, SendResult, TargetContext, TargetInstance, WebPushAccess, WebPushSubscription } from '@herald/plugin-api';
 import {
-  buildPayload, fitPayload, MAX_BODY_LENGTH, MAX_TITLE_LENGTH, TEST_TTL_SECONDS, topicFor, TTL_SECONDS, urgencyFor,
-} from './payload.ts';
-import { strings, type Strings } from './strings.ts';
+  defineTarget,
+  errorCode,
+  OUTBOUND_REFUSED,
+  PermanentSendError,
+  PLUGIN_API_VERSION,
+  RateLimitedError,
+  RetryableSendError,
+  Type,
+} from '@herald/plugin-api';
 import enLocale from '../locales/en.json' with { type: 'json' };
 import ruLocale from '../locales/ru.json' with { type: 'json' };
+import {
+  buildPayload,
+  fitPayload,
+  MAX_BODY_LENGTH,
+  MAX_TITLE_LENGTH,
+  TEST_TTL_SECONDS,
+  TTL_SECONDS,
+  topicFor,
+  urgencyFor,
+} from './payload.ts';
+import { type Strings, strings } from './strings.ts';
 
-export { buildPayload, fitPayload, MAX_PLAINTEXT_BYTES, MAX_BODY_BYTES, topicFor, urgencyFor } from './payload.ts';
 export type { PushPayload } from './payload.ts';
+export { buildPayload, fitPayload, MAX_BODY_BYTES, MAX_PLAINTEXT_BYTES, topicFor, urgencyFor } from './payload.ts';
 
 export const configSchema = Type.Object({}, { additionalProperties: false });
 
@@ -30,7 +53,8 @@ const DEFAULT_RETRY_AFTER_MS = 30_000;
 type WebPushLib = typeof import('web-push');
 let lib: Promise<WebPushLib> | undefined;
 /** web-push (and its ASN.1 and JWS code) loads with the first send. */
-const loadWebPush = (): Promise<WebPushLib> => (lib ??= import('web-push').then((m) => ((m as { default?: WebPushLib }).default ?? m)));
+const loadWebPush = (): Promise<WebPushLib> =>
+  (lib ??= import('web-push').then((m) => (m as { default?: WebPushLib }).default ?? m));
 
 type Outcome =
   | { kind: 'sent' }
@@ -39,7 +63,13 @@ type Outcome =
   | { kind: 'retry'; message: string; status: number }
   | { kind: 'permanent'; message: string; status: number };
 
-const hostOf = (endpoint: string): string => { try { return new URL(endpoint).host; } catch { return 'unknown'; } };
+const hostOf = (endpoint: string): string => {
+  try {
+    return new URL(endpoint).host;
+  } catch {
+    return 'unknown';
+  }
+};
 
 /** Retry-After in milliseconds (seconds or an HTTP date), else the default. */
 function retryAfterMs(res: OutboundResponse, now: Date): number {
@@ -55,7 +85,20 @@ const excerpt = (res: OutboundResponse): string => res.text().replace(/\s+/g, ' 
 
 export function createWebPushTarget(ctx: TargetContext<Record<string, never>>): TargetInstance {
   /** Sends one message to one browser; the outcome, never a throw. */
-  async function pushOne(push: WebPushAccess, sub: WebPushSubscription, body: string, o: { vapid: Awaited<ReturnType<WebPushAccess['vapid']>>; ttl: number; urgency: string; topic: string; deliveryId: string; s: Strings; signal: AbortSignal }): Promise<Outcome> {
+  async function pushOne(
+    push: WebPushAccess,
+    sub: WebPushSubscription,
+    body: string,
+    o: {
+      vapid: Awaited<ReturnType<WebPushAccess['vapid']>>;
+      ttl: number;
+      urgency: string;
+      topic: string;
+      deliveryId: string;
+      s: Strings;
+      signal: AbortSignal;
+    },
+  ): Promise<Outcome> {
     const sentKey = `sent:${o.deliveryId}:${sub.id}`;
     if (await ctx.store.get(sentKey)) return { kind: 'sent' };
     const host = hostOf(sub.endpoint);
@@ -63,19 +106,30 @@ export function createWebPushTarget(ctx: TargetContext<Record<string, never>>): 
     let details: ReturnType<WebPushLib['generateRequestDetails']>;
     try {
       details = webpush.generateRequestDetails({ endpoint: sub.endpoint, keys: sub.keys }, body, {
-        vapidDetails: o.vapid, TTL: o.ttl, urgency: o.urgency as 'normal', topic: o.topic, contentEncoding: 'aes128gcm',
+        vapidDetails: o.vapid,
+        TTL: o.ttl,
+        urgency: o.urgency as 'normal',
+        topic: o.topic,
+        contentEncoding: 'aes128gcm',
       });
     } catch (err) {
       return { kind: 'permanent', message: o.s.invalidSubscription((err as Error).message), status: 0 };
     }
     // The library's header names as the wire wants them; the client sets the length itself.
     const headers: Record<string, string> = {};
-    for (const [k, v] of Object.entries(details.headers)) if (k.toLowerCase() !== 'content-length') headers[k.toLowerCase()] = String(v);
+    for (const [k, v] of Object.entries(details.headers))
+      if (k.toLowerCase() !== 'content-length') headers[k.toLowerCase()] = String(v);
     let res: OutboundResponse;
     try {
       // A push service never redirects a message; following one would carry the VAPID token elsewhere.
       res = await ctx.http.request(details.endpoint, {
-        method: 'POST', headers, body: details.body ?? undefined, maxRedirects: 0, timeoutMs: 15_000, maxResponseBytes: 16 * 1024, signal: o.signal,
+        method: 'POST',
+        headers,
+        body: details.body ?? undefined,
+        maxRedirects: 0,
+        timeoutMs: 15_000,
+        maxResponseBytes: 16 * 1024,
+        signal: o.signal,
       });
     } catch (err) {
       if (errorCode(err) === OUTBOUND_REFUSED) return { kind: 'permanent', message: o.s.refused(host), status: 0 };
@@ -83,24 +137,36 @@ export function createWebPushTarget(ctx: TargetContext<Record<string, never>>): 
     }
     if (res.status >= 200 && res.status < 300) {
       await ctx.store.set(sentKey, 1, { ttlSeconds: SENT_TTL_SECONDS });
-      await push.markSuccess(sub.id).catch((err) => ctx.log.warn({ err, subscription_id: sub.id }, 'recording a delivered push failed'));
+      await push
+        .markSuccess(sub.id)
+        .catch((err) => ctx.log.warn({ err, subscription_id: sub.id }, 'recording a delivered push failed'));
       return { kind: 'sent' };
     }
     // RFC 8030 §7.3: the subscription expired or the browser unsubscribed.
     if (res.status === 404 || res.status === 410) {
       await push.remove(sub.id);
-      ctx.log.info({ subscription_id: sub.id, push_service: host, status: res.status }, 'browser subscription is gone; removed');
+      ctx.log.info(
+        { subscription_id: sub.id, push_service: host, status: res.status },
+        'browser subscription is gone; removed',
+      );
       return { kind: 'gone', id: sub.id };
     }
-    if (res.status === 429) return { kind: 'rate', message: o.s.rateLimited(host), retryAfterMs: retryAfterMs(res, ctx.clock.now()) };
+    if (res.status === 429)
+      return { kind: 'rate', message: o.s.rateLimited(host), retryAfterMs: retryAfterMs(res, ctx.clock.now()) };
     if (res.status >= 500) return { kind: 'retry', message: o.s.serverError(host, res.status), status: res.status };
-    if (res.status === 401 || res.status === 403) return { kind: 'permanent', message: o.s.vapidRefused(host, res.status), status: res.status };
+    if (res.status === 401 || res.status === 403)
+      return { kind: 'permanent', message: o.s.vapidRefused(host, res.status), status: res.status };
     if (res.status === 413) return { kind: 'permanent', message: o.s.tooLarge(host), status: 413 };
     return { kind: 'permanent', message: o.s.rejected(host, res.status, excerpt(res)), status: res.status };
   }
 
   /** Sends `message` to every browser of the owner; `tag` names the notification in the browser. */
-  async function deliver(message: OutboundMessage, signal: AbortSignal, tag: string, renotify: boolean): Promise<SendResult> {
+  async function deliver(
+    message: OutboundMessage,
+    signal: AbortSignal,
+    tag: string,
+    renotify: boolean,
+  ): Promise<SendResult> {
     const s = strings(message.locale);
     const push = ctx.webPush;
     if (!push) throw new PermanentSendError(s.noFacility);
@@ -110,8 +176,13 @@ export function createWebPushTarget(ctx: TargetContext<Record<string, never>>): 
     const { payload, cut } = fitPayload(buildPayload(message, push.eventUrl(message.eventId), tag, renotify));
     const body = JSON.stringify(payload);
     const o = {
-      vapid, ttl: message.test ? TEST_TTL_SECONDS : TTL_SECONDS, urgency: urgencyFor(message.severity), topic: topicFor(tag),
-      deliveryId: message.deliveryId, s, signal,
+      vapid,
+      ttl: message.test ? TEST_TTL_SECONDS : TTL_SECONDS,
+      urgency: urgencyFor(message.severity),
+      topic: topicFor(tag),
+      deliveryId: message.deliveryId,
+      s,
+      signal,
     };
     const outcomes = await Promise.all(subs.map((sub) => pushOne(push, sub, body, o)));
     const sent = outcomes.filter((x) => x.kind === 'sent').length;
@@ -126,7 +197,14 @@ export function createWebPushTarget(ctx: TargetContext<Record<string, never>>): 
       if (permanent) throw new PermanentSendError(permanent.message, permanent.status);
       throw new PermanentSendError(s.allGone, 410);
     }
-    const detail = [s.delivered(sent, subs.length), gone ? s.removed(gone) : '', permanent ? permanent.message : '', cut ? s.cut(cut) : ''].filter(Boolean).join(' ');
+    const detail = [
+      s.delivered(sent, subs.length),
+      gone ? s.removed(gone) : '',
+      permanent ? permanent.message : '',
+      cut ? s.cut(cut) : '',
+    ]
+      .filter(Boolean)
+      .join(' ');
     return { detail, messageRef: { tag } };
   }
 
@@ -137,7 +215,10 @@ export function createWebPushTarget(ctx: TargetContext<Record<string, never>>): 
      * alerting again; a browser that dismissed it shows the new one.
      */
     async update({ previous, message }, { signal }) {
-      const tag = typeof previous.messageRef.tag === 'string' && previous.messageRef.tag ? previous.messageRef.tag : message.eventId;
+      const tag =
+        typeof previous.messageRef.tag === 'string' && previous.messageRef.tag
+          ? previous.messageRef.tag
+          : message.eventId;
       return deliver(message, signal, tag, true);
     },
   };
@@ -153,7 +234,13 @@ export default defineTarget({
     locales: { en: enLocale, ru: ruLocale },
     configSchema,
     // The whole message travels in one encrypted record of at most 4096 bytes; see payload.ts.
-    limits: { maxMessageLength: MAX_BODY_LENGTH, maxTitleLength: MAX_TITLE_LENGTH, formats: ['text'], overflow: 'truncate', concurrency: 4 },
+    limits: {
+      maxMessageLength: MAX_BODY_LENGTH,
+      maxTitleLength: MAX_TITLE_LENGTH,
+      formats: ['text'],
+      overflow: 'truncate',
+      concurrency: 4,
+    },
   },
   create: (ctx) => createWebPushTarget(ctx as TargetContext<Record<string, never>>),
 });

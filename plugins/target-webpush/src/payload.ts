@@ -60,7 +60,10 @@ export function buildPayload(message: OutboundMessage, url: string, tag: string,
   return {
     title: message.plainTitle || message.title,
     body: message.plainBody || message.body,
-    url, tag, severity: message.severity, lang: message.locale,
+    url,
+    tag,
+    severity: message.severity,
+    lang: message.locale,
     ...(renotify ? { renotify: true } : {}),
     ...(message.test ? { test: true } : {}),
   };
@@ -72,7 +75,10 @@ const bytes = (p: PushPayload) => Buffer.byteLength(JSON.stringify(p), 'utf8');
 function cut(text: string, keep: number): string {
   const points = [...text];
   if (points.length <= keep) return text;
-  return `${points.slice(0, Math.max(0, keep - 1)).join('').trimEnd()}…`;
+  return `${points
+    .slice(0, Math.max(0, keep - 1))
+    .join('')
+    .trimEnd()}…`;
 }
 
 /** The longest cut of `field` (in code points) that keeps the payload within `max` bytes. */
@@ -82,7 +88,8 @@ function shrink(p: PushPayload, field: 'body' | 'title', max: number): PushPaylo
   let hi = n;
   while (lo < hi) {
     const mid = Math.ceil((lo + hi) / 2);
-    if (bytes({ ...p, [field]: cut(p[field], mid) }) <= max) lo = mid; else hi = mid - 1;
+    if (bytes({ ...p, [field]: cut(p[field], mid) }) <= max) lo = mid;
+    else hi = mid - 1;
   }
   return { ...p, [field]: lo === 0 ? '' : cut(p[field], lo) };
 }

@@ -2,23 +2,32 @@
  * The webpush target against a loopback push service that verifies VAPID and decrypts every
  * message with the browser's keys (test/fakes/push-service.ts).
  */
-import t from 'tap';
-import { createTestHost, createTestHttp, createTestWebPush } from '@herald/plugin-api/testing';
+
 import { errorCode } from '@herald/plugin-api';
+import { createTestHost, createTestHttp, createTestWebPush } from '@herald/plugin-api/testing';
+import t from 'tap';
+import { type FakePushService, startFakePushService } from '../test/fakes/push-service.ts';
 import plugin from './index.ts';
 import { MAX_PLAINTEXT_BYTES } from './payload.ts';
-import { startFakePushService, type FakePushService } from '../test/fakes/push-service.ts';
 
-const caught = (p: Promise<unknown>) => p.then(() => { throw new Error('expected a failure'); }, (e: unknown) => e as any);
+const caught = (p: Promise<unknown>) =>
+  p.then(
+    () => {
+      throw new Error('expected a failure');
+    },
+    (e: unknown) => e as any,
+  );
 
 async function setup(tt: any, browsers = 1, o: { http?: ReturnType<typeof createTestHttp> } = {}) {
   const fake = await startFakePushService();
   tt.teardown(() => fake.close());
   const webPush = createTestWebPush();
-  for (let i = 0; i < browsers; i++) webPush.subscribed.push({ id: `sub-${i + 1}`, ...fake.subscribe(webPush.keys.publicKey) });
+  for (let i = 0; i < browsers; i++)
+    webPush.subscribed.push({ id: `sub-${i + 1}`, ...fake.subscribe(webPush.keys.publicKey) });
   const host = createTestHost(o.http ? { http: o.http } : {});
   const harness = await host.target(plugin, {}, { webPush });
-  const send = (m = {}, attempt = 1) => harness.instance.send(harness.message(m, { fit: false }), { signal: harness.abort.signal, attempt });
+  const send = (m = {}, attempt = 1) =>
+    harness.instance.send(harness.message(m, { fit: false }), { signal: harness.abort.signal, attempt });
   return { fake, webPush, harness, send };
 }
 
@@ -26,13 +35,30 @@ const plain = (fake: FakePushService, i = 0) => JSON.parse(fake.received[i]!.pla
 
 t.test('one message reaches every subscribed browser, encrypted for each, signed with the VAPID key', async (t) => {
   const { fake, webPush, send } = await setup(t, 2);
-  const r = await send({ eventId: 'evt-42', severity: 'warning', title: 'UPS on battery', plainTitle: 'UPS on battery', body: 'rack: 80 %', plainBody: 'rack: 80 %', locale: 'ru' });
+  const r = await send({
+    eventId: 'evt-42',
+    severity: 'warning',
+    title: 'UPS on battery',
+    plainTitle: 'UPS on battery',
+    body: 'rack: 80 %',
+    plainBody: 'rack: 80 %',
+    locale: 'ru',
+  });
   t.equal(fake.received.length, 2, 'both browsers got it');
   t.same(new Set(fake.received.map((x) => x.endpoint)), new Set(webPush.subscribed.map((s) => s.endpoint)));
   for (let i = 0; i < 2; i++) {
-    t.same(plain(fake, i), {
-      title: 'UPS on battery', body: 'rack: 80 %', url: 'https://herald.example.test/#/events?event=evt-42', tag: 'evt-42', severity: 'warning', lang: 'ru',
-    }, 'the service decrypted the exact payload');
+    t.same(
+      plain(fake, i),
+      {
+        title: 'UPS on battery',
+        body: 'rack: 80 %',
+        url: 'https://herald.example.test/#/events?event=evt-42',
+        tag: 'evt-42',
+        severity: 'warning',
+        lang: 'ru',
+      },
+      'the service decrypted the exact payload',
+    );
     const got = fake.received[i]!;
     t.equal(got.headers.ttl, '86400');
     t.equal(got.headers.urgency, 'high', 'a warning is urgent');
@@ -42,7 +68,11 @@ t.test('one message reaches every subscribed browser, encrypted for each, signed
     t.equal(got.vapidKey, webPush.keys.publicKey);
   }
   t.same(webPush.succeeded.sort(), ['sub-1', 'sub-2'], 'both marked delivered');
-  t.same(r, { detail: 'Доставлено браузерам: 2 из 2.', messageRef: { tag: 'evt-42' } }, 'the detail in the target language');
+  t.same(
+    r,
+    { detail: 'Доставлено браузерам: 2 из 2.', messageRef: { tag: 'evt-42' } },
+    'the detail in the target language',
+  );
 });
 
 t.test('an info event is of normal urgency; a test message lives five minutes and says so', async (t) => {
@@ -55,8 +85,19 @@ t.test('an info event is of normal urgency; a test message lives five minutes an
 
 t.test('an update replaces the notification: same tag, renotify', async (t) => {
   const { fake, harness } = await setup(t);
-  const r = await harness.instance.update!({ previous: { messageRef: { tag: 'evt-1' }, deliveryId: 'd0', eventType: 'ups_on_battery' }, message: harness.message({ eventId: 'evt-2', plainTitle: 'UPS on line' }) }, { signal: harness.abort.signal, attempt: 1 });
-  t.match(plain(fake), { tag: 'evt-1', renotify: true, title: 'UPS on line', url: 'https://herald.example.test/#/events?event=evt-2' });
+  const r = await harness.instance.update!(
+    {
+      previous: { messageRef: { tag: 'evt-1' }, deliveryId: 'd0', eventType: 'ups_on_battery' },
+      message: harness.message({ eventId: 'evt-2', plainTitle: 'UPS on line' }),
+    },
+    { signal: harness.abort.signal, attempt: 1 },
+  );
+  t.match(plain(fake), {
+    tag: 'evt-1',
+    renotify: true,
+    title: 'UPS on line',
+    url: 'https://herald.example.test/#/events?event=evt-2',
+  });
   t.same((r as { messageRef: unknown }).messageRef, { tag: 'evt-1' });
 });
 
@@ -67,9 +108,15 @@ t.test('404 and 410 remove the subscription; the delivery succeeds when another 
   fake.refuseFor(b!.endpoint, { status: 404 });
   const r = await send();
   t.same(webPush.removed.sort(), ['sub-1', 'sub-2'], 'both gone ones removed');
-  t.same(webPush.subscribed.map((s) => s.id), ['sub-3']);
+  t.same(
+    webPush.subscribed.map((s) => s.id),
+    ['sub-3'],
+  );
   t.equal(fake.received.length, 1);
-  t.equal((r as { detail: string }).detail, 'Delivered to 1 of 3 subscribed browsers. Removed 2 that had unsubscribed.');
+  t.equal(
+    (r as { detail: string }).detail,
+    'Delivered to 1 of 3 subscribed browsers. Removed 2 that had unsubscribed.',
+  );
 });
 
 t.test('every browser gone: a permanent failure that says to subscribe again', async (t) => {
@@ -88,7 +135,10 @@ t.test('no subscribed browser: a permanent failure with the sentence, in the tar
   t.equal(errorCode(en), 'PERMANENT_SEND');
   t.equal(en.message, 'No browser is subscribed; open the account page and choose Notify this browser.');
   const ru = await caught(send({ locale: 'ru' }));
-  t.equal(ru.message, 'Ни один браузер не подписан; откройте страницу учётной записи и выберите «Уведомлять этот браузер».');
+  t.equal(
+    ru.message,
+    'Ни один браузер не подписан; откройте страницу учётной записи и выберите «Уведомлять этот браузер».',
+  );
   t.same(webPush.removed, []);
 });
 
@@ -173,12 +223,21 @@ t.test('the fake: refuses a wrong VAPID key, a missing token, a missing TTL and 
   const mine = webpush.generateVAPIDKeys();
   const other = webpush.generateVAPIDKeys();
   const sub = fake.subscribe(mine.publicKey);
-  const post = async (d: { endpoint: string; headers: Record<string, unknown>; body: Buffer | null }, drop: string[] = []) => {
-    const headers = Object.fromEntries(Object.entries(d.headers).filter(([k]) => !drop.includes(k.toLowerCase()) && k.toLowerCase() !== 'content-length').map(([k, v]) => [k, String(v)]));
+  const post = async (
+    d: { endpoint: string; headers: Record<string, unknown>; body: Buffer | null },
+    drop: string[] = [],
+  ) => {
+    const headers = Object.fromEntries(
+      Object.entries(d.headers)
+        .filter(([k]) => !drop.includes(k.toLowerCase()) && k.toLowerCase() !== 'content-length')
+        .map(([k, v]) => [k, String(v)]),
+    );
     return (await fetch(d.endpoint, { method: 'POST', headers, body: d.body ? new Uint8Array(d.body) : null })).status;
   };
   const details = (vapid: { publicKey: string; privateKey: string }, s = sub, payload = 'hello') =>
-    webpush.generateRequestDetails(s, payload, { vapidDetails: { subject: 'mailto:a@example.test', ...vapid } }) as never;
+    webpush.generateRequestDetails(s, payload, {
+      vapidDetails: { subject: 'mailto:a@example.test', ...vapid },
+    }) as never;
   t.equal(await post(details(mine)), 201, 'signed with the subscription key: accepted');
   t.equal(fake.received[0]!.plaintext, 'hello');
   t.equal(await post(details(other)), 403, 'another key than the subscription was made with');
@@ -188,5 +247,8 @@ t.test('the fake: refuses a wrong VAPID key, a missing token, a missing TTL and 
   t.equal(await post(details(mine, wrongAuth)), 400, 'encrypted with another auth secret');
   t.equal(await post(details(mine, sub, 'x'.repeat(MAX_PLAINTEXT_BYTES + 1))), 413, 'one byte over 4096');
   t.equal(await post(details(mine, sub, 'x'.repeat(MAX_PLAINTEXT_BYTES))), 201, 'exactly 4096');
-  t.match(fake.requests.map((r) => r.reason ?? ''), ['', /k is not the key/, /missing vapid/, /TTL/, /cannot decrypt/, /exceeds 4096/, '']);
+  t.match(
+    fake.requests.map((r) => r.reason ?? ''),
+    ['', /k is not the key/, /missing vapid/, /TTL/, /cannot decrypt/, /exceeds 4096/, ''],
+  );
 });

@@ -6,8 +6,8 @@
  * `--bare`: the same route without the insert (bench:floor's inbound HTTP exchange alone).
  */
 import path from 'node:path';
-import Fastify from 'fastify';
 import Sqlite from 'better-sqlite3';
+import Fastify from 'fastify';
 
 const dir = process.argv[2]!;
 const bare = process.argv.includes('--bare');
@@ -27,4 +27,9 @@ app.post('/hook', async (req, reply) => {
 });
 await app.listen({ host: '127.0.0.1', port: 0 });
 process.stdout.write(`${(app.server.address() as { port: number }).port}\n`);
-process.on('SIGTERM', () => { void app.close().then(() => { db.close(); process.exit(0); }); });
+process.on('SIGTERM', () => {
+  void app.close().then(() => {
+    db.close();
+    process.exit(0);
+  });
+});

@@ -10,9 +10,18 @@ import { procCpuMs } from './stats.ts';
  * Requests/s it accepts and its CPU time per request (ms), over `n` signed webhooks after `warm` at
  * `concurrency` connections. `bare`: the route answers without inserting (the HTTP exchange alone).
  */
-export async function ingestCeiling(n: number, warm: number, concurrency: number, bare = false): Promise<{ rate: number; cpuPerReq: number }> {
+export async function ingestCeiling(
+  n: number,
+  warm: number,
+  concurrency: number,
+  bare = false,
+): Promise<{ rate: number; cpuPerReq: number }> {
   const dir = tempDir('ceiling');
-  const child = spawn(process.execPath, ['scripts/bench/baseline/ingest-ceiling.ts', dir, ...(bare ? ['--bare'] : [])], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    ['scripts/bench/baseline/ingest-ceiling.ts', dir, ...(bare ? ['--bare'] : [])],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   try {
     const port = await new Promise<number>((resolve, reject) => {
       child.stdout!.once('data', (c: Buffer) => resolve(Number(c.toString().trim())));
@@ -27,7 +36,10 @@ export async function ingestCeiling(n: number, warm: number, concurrency: number
     return { rate: ok / ((r.finished - r.started) / 1000), cpuPerReq: cpu / ok };
   } finally {
     child.kill('SIGTERM');
-    await new Promise((res) => { if (child.exitCode !== null || child.signalCode !== null) res(undefined); else child.once('exit', res); });
+    await new Promise((res) => {
+      if (child.exitCode !== null || child.signalCode !== null) res(undefined);
+      else child.once('exit', res);
+    });
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }

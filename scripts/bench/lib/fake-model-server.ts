@@ -10,4 +10,6 @@ const delayMs = Number(process.argv[3] ?? 20);
 const fake = await startFakeOpenAI();
 fake.setScript(() => ({ stamp: true, chunks, delayMs, usage: { prompt_tokens: 20, completion_tokens: chunks } }));
 process.stdout.write(`${fake.baseUrl}\n`);
-process.on('SIGTERM', () => { void fake.close().then(() => process.exit(0)); });
+process.on('SIGTERM', () => {
+  void fake.close().then(() => process.exit(0));
+});

@@ -2,14 +2,14 @@
  * Runs the real service as a child process (`core/src/main.ts` on this Node) on a loopback port with
  * its own data directory, and talks to its API. `BENCH_CPU_PROF=<dir>` adds `--cpu-prof` to the child.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { procKb, sleep, wallMs } from './stats.ts';
 import { SERVICE_NODE_FLAGS } from '../../node-flags.ts';
+import { procKb, sleep, wallMs } from './stats.ts';
 
 export const ROOT = new URL('../../..', import.meta.url).pathname;
 
@@ -51,7 +51,12 @@ export interface Herald {
   kill(): Promise<void>;
 }
 
-export function heraldOptions(dataDir: string, port: number, plugins: string, env: Record<string, string> = {}): HeraldOptions {
+export function heraldOptions(
+  dataDir: string,
+  port: number,
+  plugins: string,
+  env: Record<string, string> = {},
+): HeraldOptions {
   return { dataDir, port, key: crypto.randomBytes(32).toString('hex'), plugins, env };
 }
 
@@ -60,25 +65,45 @@ export function spawnHerald(o: HeraldOptions): Herald {
   // BENCH_NODE_ARGS: extra Node flags for the child (diagnostics such as --trace-gc); BENCH_CHILD_STDOUT: a file for its stdout.
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // The service's own flags first (as `npm start` runs it); BENCH_NODE_ARGS comes later and so wins (e.g. `--max-semi-space-size=32` to compare).
-  const args = [...SERVICE_NODE_FLAGS, ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), ...extra, 'core/src/main.ts'];
+  const args = [
+    ...SERVICE_NODE_FLAGS,
+    ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []),
+    ...extra,
+    'core/src/main.ts',
+  ];
   const out = process.env.BENCH_CHILD_STDOUT ? fs.openSync(process.env.BENCH_CHILD_STDOUT, 'a') : 'ignore';
   const spawnedAt = wallMs();
   const proc = spawn(process.execPath, args, {
-    cwd: ROOT, stdio: ['ignore', out, 'pipe'],
+    cwd: ROOT,
+    stdio: ['ignore', out, 'pipe'],
     env: {
-      PATH: process.env.PATH, SERVICE_SECRET_KEY: o.key, SERVICE_DATA_DIR: o.dataDir, SERVICE_PORT: String(o.port), SERVICE_HOST: '127.0.0.1',
-      SERVICE_PLUGINS: o.plugins, SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8', SERVICE_LOG_LEVEL: 'WARNING', SERVICE_LOG_FORMAT: 'json',
-      SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '5', HERALD_BCRYPT_COST: '4',
+      PATH: process.env.PATH,
+      SERVICE_SECRET_KEY: o.key,
+      SERVICE_DATA_DIR: o.dataDir,
+      SERVICE_PORT: String(o.port),
+      SERVICE_HOST: '127.0.0.1',
+      SERVICE_PLUGINS: o.plugins,
+      SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+      SERVICE_LOG_LEVEL: 'WARNING',
+      SERVICE_LOG_FORMAT: 'json',
+      SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '5',
+      HERALD_BCRYPT_COST: '4',
       // Dispatch in its own thread or in the main one, as the bench's environment says (the service's default otherwise).
-      ...(process.env.SERVICE_DISPATCH_THREAD ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD } : {}), ...o.env,
+      ...(process.env.SERVICE_DISPATCH_THREAD ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD } : {}),
+      ...o.env,
     },
   });
   let err = '';
-  proc.stderr!.on('data', (c: Buffer) => { err = (err + c.toString('utf8')).slice(-8000); });
+  proc.stderr!.on('data', (c: Buffer) => {
+    err = (err + c.toString('utf8')).slice(-8000);
+  });
   const url = `http://127.0.0.1:${o.port}`;
   const exited = new Promise<void>((r) => proc.once('exit', () => r()));
   return {
-    url, proc, pid: proc.pid!, spawnedAt,
+    url,
+    proc,
+    pid: proc.pid!,
+    spawnedAt,
     stderr: () => err,
     peakRssKb: () => procKb(proc.pid!, 'VmHWM'),
     rssKb: () => procKb(proc.pid!, 'VmRSS'),
@@ -89,8 +114,10 @@ export function spawnHerald(o: HeraldOptions): Herald {
         try {
           const r = await fetch(`${url}/api/ready`);
           const at = wallMs();
-          if (r.status === 200 && (await r.json() as { ready?: boolean }).ready === true) return at;
-        } catch { /* not listening yet */ }
+          if (r.status === 200 && ((await r.json()) as { ready?: boolean }).ready === true) return at;
+        } catch {
+          /* not listening yet */
+        }
         if (Date.now() > end) throw new Error(`service not ready after ${timeoutMs} ms: ${err}`);
         await sleep(5);
       }
@@ -114,16 +141,26 @@ export function spawnHerald(o: HeraldOptions): Herald {
 export class Api {
   base: string;
   token?: string;
-  constructor(base: string) { this.base = base; }
+  constructor(base: string) {
+    this.base = base;
+  }
 
   async call<T = any>(method: string, p: string, body?: unknown): Promise<{ status: number; body: T }> {
     const headers: Record<string, string> = {};
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.token) headers.authorization = `Bearer ${this.token}`;
-    const r = await fetch(this.base + p, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const r = await fetch(this.base + p, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await r.text();
     let parsed: any = text;
-    try { parsed = text ? JSON.parse(text) : undefined; } catch { /* not JSON */ }
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      /* not JSON */
+    }
     return { status: r.status, body: parsed };
   }
 

@@ -18,18 +18,31 @@ if (file) {
     resolve(specifier, context, nextResolve) {
       const r = nextResolve(specifier, context);
       const edge = `${context.parentURL}\0${r.url}`;
-      if (context.parentURL && !edges.has(edge)) { edges.add(edge); seen.push({ from: context.parentURL, to: r.url }); }
+      if (context.parentURL && !edges.has(edge)) {
+        edges.add(edge);
+        seen.push({ from: context.parentURL, to: r.url });
+      }
       return r;
     },
     load(url, context, nextLoad) {
-      seen.push({ url, rssKb: Math.round(process.memoryUsage.rss() / 1024), ms: Math.round((performance.now() - start) * 10) / 10 });
+      seen.push({
+        url,
+        rssKb: Math.round(process.memoryUsage.rss() / 1024),
+        ms: Math.round((performance.now() - start) * 10) / 10,
+      });
       return nextLoad(url, context);
     },
   });
   let written = 0;
   const flush = () => {
     if (written === seen.length) return;
-    fs.appendFileSync(file, seen.slice(written).map((s) => JSON.stringify(s)).join('\n') + '\n');
+    fs.appendFileSync(
+      file,
+      seen
+        .slice(written)
+        .map((s) => JSON.stringify(s))
+        .join('\n') + '\n',
+    );
     written = seen.length;
   };
   process.on('SIGUSR2', flush);

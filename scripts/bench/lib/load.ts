@@ -6,7 +6,10 @@
 import { Pool } from 'undici';
 import { sleep, wallMs } from './stats.ts';
 
-export interface Req { body: Buffer; headers: Record<string, string> }
+export interface Req {
+  body: Buffer;
+  headers: Record<string, string>;
+}
 
 export interface LoadResult {
   /** Wall time each request was sent (0 = never sent). */
@@ -38,23 +41,38 @@ async function one(pool: Pool, path: string, r: Req, i: number, res: LoadResult)
 }
 
 function fresh(n: number): LoadResult {
-  return { sentAt: new Float64Array(n), status: new Int32Array(n), ackAt: new Float64Array(n), started: 0, finished: 0, errors: 0 };
+  return {
+    sentAt: new Float64Array(n),
+    status: new Int32Array(n),
+    ackAt: new Float64Array(n),
+    started: 0,
+    finished: 0,
+    errors: 0,
+  };
 }
 
 /** Sends `reqs` with `concurrency` requests in flight until all are answered or `deadlineMs` passes. */
-export async function closedLoop(url: string, reqs: Req[], concurrency: number, deadlineMs = 120_000, opts: { stopAt?: () => boolean } = {}): Promise<LoadResult> {
+export async function closedLoop(
+  url: string,
+  reqs: Req[],
+  concurrency: number,
+  deadlineMs = 120_000,
+  opts: { stopAt?: () => boolean } = {},
+): Promise<LoadResult> {
   const { origin, path } = target(url);
   const pool = new Pool(origin, { connections: concurrency, pipelining: 1, keepAliveTimeout: 30_000 });
   const res = fresh(reqs.length);
   const end = Date.now() + deadlineMs;
   let next = 0;
   res.started = wallMs();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < reqs.length && Date.now() < end && !opts.stopAt?.()) {
-      const i = next++;
-      await one(pool, path, reqs[i]!, i, res);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < reqs.length && Date.now() < end && !opts.stopAt?.()) {
+        const i = next++;
+        await one(pool, path, reqs[i]!, i, res);
+      }
+    }),
+  );
   res.finished = wallMs();
   await pool.close();
   return res;

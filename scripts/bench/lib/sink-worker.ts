@@ -6,7 +6,11 @@
 import http from 'node:http';
 import { parentPort, workerData } from 'node:worker_threads';
 
-const { arrivals, counts, control } = workerData as { arrivals: SharedArrayBuffer; counts: SharedArrayBuffer; control: SharedArrayBuffer };
+const { arrivals, counts, control } = workerData as {
+  arrivals: SharedArrayBuffer;
+  counts: SharedArrayBuffer;
+  control: SharedArrayBuffer;
+};
 const at = new Float64Array(arrivals);
 const count = new Int32Array(counts);
 // control[0]: status to answer; [1]: total 2xx arrivals; [2]: requests refused; [3]: bodies without an id
@@ -38,5 +42,8 @@ const server = http.createServer((req, res) => {
 server.keepAliveTimeout = 30_000;
 server.listen(0, '127.0.0.1', () => parentPort!.postMessage({ port: (server.address() as { port: number }).port }));
 parentPort!.on('message', (m: string) => {
-  if (m === 'close') { server.closeAllConnections(); server.close(() => parentPort!.postMessage({ closed: true })); }
+  if (m === 'close') {
+    server.closeAllConnections();
+    server.close(() => parentPort!.postMessage({ closed: true }));
+  }
 });

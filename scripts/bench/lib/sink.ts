@@ -27,13 +27,19 @@ export async function startSink(capacity: number): Promise<Sink> {
   const control = new SharedArrayBuffer(16);
   const ctl = new Int32Array(control);
   ctl[0] = 200;
-  const worker = new Worker(new URL('./sink-worker.ts', import.meta.url), { workerData: { arrivals, counts, control } });
+  const worker = new Worker(new URL('./sink-worker.ts', import.meta.url), {
+    workerData: { arrivals, counts, control },
+  });
   const port = await new Promise<number>((resolve, reject) => {
     worker.once('message', (m: { port: number }) => resolve(m.port));
     worker.once('error', reject);
   });
   const count = new Int32Array(counts);
-  const distinct = () => { let n = 0; for (let i = 0; i < count.length; i++) if (count[i]! > 0) n++; return n; };
+  const distinct = () => {
+    let n = 0;
+    for (let i = 0; i < count.length; i++) if (count[i]! > 0) n++;
+    return n;
+  };
   return {
     url: `http://127.0.0.1:${port}/`,
     at: new Float64Array(arrivals),
@@ -41,15 +47,24 @@ export async function startSink(capacity: number): Promise<Sink> {
     total: () => Atomics.load(ctl, 1),
     refused: () => Atomics.load(ctl, 2),
     unmatched: () => Atomics.load(ctl, 3),
-    respond: (status) => { Atomics.store(ctl, 0, status); },
+    respond: (status) => {
+      Atomics.store(ctl, 0, status);
+    },
     async waitDistinct(n, ms) {
       const end = Date.now() + ms;
       let d = distinct();
-      while (d < n && Date.now() < end) { await sleep(20); if (Atomics.load(ctl, 1) >= n) d = distinct(); }
+      while (d < n && Date.now() < end) {
+        await sleep(20);
+        if (Atomics.load(ctl, 1) >= n) d = distinct();
+      }
       return distinct();
     },
     async close() {
-      const closed = new Promise<void>((r) => worker.on('message', (m: { closed?: boolean }) => { if (m.closed) r(); }));
+      const closed = new Promise<void>((r) =>
+        worker.on('message', (m: { closed?: boolean }) => {
+          if (m.closed) r();
+        }),
+      );
       worker.postMessage('close');
       await Promise.race([closed, sleep(2000)]);
       await worker.terminate();

@@ -14,15 +14,33 @@ export function percentile(values: ArrayLike<number>, p: number): number {
   return sorted[rank]!;
 }
 
-export interface Dist { n: number; p50: number; p95: number; p99: number; max: number }
+export interface Dist {
+  n: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+}
 
 export function dist(values: ArrayLike<number>): Dist {
   const sorted = Float64Array.from(values).sort();
-  const at = (p: number) => sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]! : Number.NaN;
-  return { n: sorted.length, p50: at(50), p95: at(95), p99: at(99), max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN };
+  const at = (p: number) =>
+    sorted.length
+      ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!
+      : Number.NaN;
+  return {
+    n: sorted.length,
+    p50: at(50),
+    p95: at(95),
+    p99: at(99),
+    max: sorted.length ? sorted[sorted.length - 1]! : Number.NaN,
+  };
 }
 
-export const fmt = (n: number, digits = 1): string => Number.isFinite(n) ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 }) : String(n);
+export const fmt = (n: number, digits = 1): string =>
+  Number.isFinite(n)
+    ? n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 })
+    : String(n);
 
 /** Prints one result line: `name  value unit  [goal] [ok/MISS]`. */
 export function line(name: string, value: string, goal?: { text: string; ok: boolean }): void {
@@ -30,7 +48,9 @@ export function line(name: string, value: string, goal?: { text: string; ok: boo
   process.stdout.write(`  ${name.padEnd(40)} ${value}${g}\n`);
 }
 
-export function heading(text: string): void { process.stdout.write(`\n== ${text}\n`); }
+export function heading(text: string): void {
+  process.stdout.write(`\n== ${text}\n`);
+}
 
 /** An integer from the environment, with a default (so a quick run can shrink the counts). */
 export function envInt(name: string, fallback: number): number {
@@ -50,7 +70,9 @@ export function procKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   try {
     const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : Number.NaN;
-  } catch { return Number.NaN; }
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** CPU time (user + system) a process has used so far, in ms; NaN when it is gone. */
@@ -60,5 +82,7 @@ export function procCpuMs(pid: number): number {
     const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     // Fields 14 and 15 (utime, stime) are the 12th and 13th after the command name, in clock ticks (100 Hz).
     return (Number(f[11]) + Number(f[12])) * 10;
-  } catch { return Number.NaN; }
+  } catch {
+    return Number.NaN;
+  }
 }

@@ -151,4 +151,15 @@ export const HealthReport = defineEntity({
   },
 });
 
-export const assistantEntities = [Skill, Chat, ChatMessage, PrimaryContext, PersonalContext, AiUsageDaily, AiUsageModel, MemoryEntry, UserDocument, HealthReport];
+export const assistantEntities = [
+  Skill,
+  Chat,
+  ChatMessage,
+  PrimaryContext,
+  PersonalContext,
+  AiUsageDaily,
+  AiUsageModel,
+  MemoryEntry,
+  UserDocument,
+  HealthReport,
+];

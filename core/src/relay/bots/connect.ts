@@ -19,15 +19,25 @@ export interface Connection {
  * Asks the bot service who the token belongs to and, in webhook mode, registers our webhook with
  * the bot's own secret (see webhook-secret.ts). Never throws: the outcome is in the returned status.
  */
-export async function connectBot(core: Core, driver: MessagingBotDriver, bot: { kind?: string; token: string; mode: string; webhook_path_id: string; api_root?: string | null }): Promise<Connection> {
+export async function connectBot(
+  core: Core,
+  driver: MessagingBotDriver,
+  bot: { kind?: string; token: string; mode: string; webhook_path_id: string; api_root?: string | null },
+): Promise<Connection> {
   rememberToken(core, bot.token);
   const ctx = driverContext(core, bot);
   let me: { botId: string; username?: string };
   try {
     me = await driver.getMe(ctx, bot.token, deadline(BOT_CALL_TIMEOUT_MS));
   } catch (err) {
-    if (errorCode(err) === 'AUTH_FAILED') return { botId: null, username: null, status: 'auth_failed', detail: 'the bot token was rejected' };
-    return { botId: null, username: null, status: 'pending', detail: `the bot service could not be reached: ${safeMessage(core, err)}` };
+    if (errorCode(err) === 'AUTH_FAILED')
+      return { botId: null, username: null, status: 'auth_failed', detail: 'the bot token was rejected' };
+    return {
+      botId: null,
+      username: null,
+      status: 'pending',
+      detail: `the bot service could not be reached: ${safeMessage(core, err)}`,
+    };
   }
   const found = { botId: me.botId, username: me.username ?? null };
   if (bot.mode !== 'webhook') return { ...found, status: 'ok', detail: null };
@@ -36,10 +46,17 @@ export async function connectBot(core: Core, driver: MessagingBotDriver, bot: { 
   const secret = botWebhookSecret(key, bot.webhook_path_id);
   core.logs.secrets.add(secret);
   try {
-    await driver.setWebhook(ctx, bot.token, botWebhookUrl(core, bot.webhook_path_id), secret, deadline(BOT_CALL_TIMEOUT_MS));
+    await driver.setWebhook(
+      ctx,
+      bot.token,
+      botWebhookUrl(core, bot.webhook_path_id),
+      secret,
+      deadline(BOT_CALL_TIMEOUT_MS),
+    );
     return { ...found, status: 'ok', detail: null, webhookKeyId: webhookKeyId(key) };
   } catch (err) {
-    if (errorCode(err) === 'AUTH_FAILED') return { ...found, status: 'auth_failed', detail: 'the bot token was rejected' };
+    if (errorCode(err) === 'AUTH_FAILED')
+      return { ...found, status: 'auth_failed', detail: 'the bot token was rejected' };
     return { ...found, status: 'error', detail: `registering the webhook failed: ${safeMessage(core, err)}` };
   }
 }

@@ -1,16 +1,29 @@
 /** Finding a bot kind's driver and the context it runs with. */
 import type { Core } from '../../core.ts';
-import type { BotDriverContext, MessagingBotDriver, PluginLogger } from '../../plugin-api/index.ts';
 import { bindCredentials } from '../../net/outbound.ts';
+import type { BotDriverContext, MessagingBotDriver, PluginLogger } from '../../plugin-api/index.ts';
 
 /** Time allowed for one short call to the bot service (getMe, setWebhook, a reply). */
 export const BOT_CALL_TIMEOUT_MS = 15_000;
 
 /** A bot record as the runtime reads it from the `bots` table. */
 export interface BotRow {
-  id: string; user_id: string; kind: string; name: string; token: string; bot_id: string | null; username: string | null;
-  mode: 'polling' | 'webhook'; webhook_path_id: string; api_root?: string | null; webhook_key_id?: string | null; update_offset: number | string; status: string; status_detail: string | null;
-  created_at: string; updated_at: string;
+  id: string;
+  user_id: string;
+  kind: string;
+  name: string;
+  token: string;
+  bot_id: string | null;
+  username: string | null;
+  mode: 'polling' | 'webhook';
+  webhook_path_id: string;
+  api_root?: string | null;
+  webhook_key_id?: string | null;
+  update_offset: number | string;
+  status: string;
+  status_detail: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 /** The driver of a bot kind: the target plugin of that id provides it, or nothing does. */
@@ -20,12 +33,17 @@ export function botDriver(core: Core, kind: string): MessagingBotDriver | undefi
 
 /** Bot kinds this service can run (enabled target plugins that ship a bot driver). */
 export function botKinds(core: Core): string[] {
-  return [...core.plugins.plugins.values()].filter((p) => p.kind === 'target' && (p.def as { botDriver?: unknown }).botDriver).map((p) => p.id).sort();
+  return [...core.plugins.plugins.values()]
+    .filter((p) => p.kind === 'target' && (p.def as { botDriver?: unknown }).botDriver)
+    .map((p) => p.id)
+    .sort();
 }
 
 /** The drivers of every bot kind this service can run. */
 export function botDrivers(core: Core): MessagingBotDriver[] {
-  return botKinds(core).map((k) => botDriver(core, k)).filter((d): d is MessagingBotDriver => Boolean(d));
+  return botKinds(core)
+    .map((k) => botDriver(core, k))
+    .filter((d): d is MessagingBotDriver => Boolean(d));
 }
 
 /**
@@ -33,14 +51,20 @@ export function botDrivers(core: Core): MessagingBotDriver[] {
  * credential headers its plugin declares), so a redirect to another origin never carries the
  * token along: Telegram puts it in every URL path.
  */
-export function driverContext(core: Core, bot?: { kind?: string; token?: string; api_root?: string | null }): BotDriverContext {
+export function driverContext(
+  core: Core,
+  bot?: { kind?: string; token?: string; api_root?: string | null },
+): BotDriverContext {
   const headers = bot?.kind ? core.plugins.target(bot.kind)?.def.manifest.credentialHeaders : undefined;
-  const http = bot?.token || headers ? bindCredentials(core.outbound, { headers, secrets: [bot?.token] }) : core.outbound;
+  const http =
+    bot?.token || headers ? bindCredentials(core.outbound, { headers, secrets: [bot?.token] }) : core.outbound;
   return { http, log: core.logs.get('bots') as unknown as PluginLogger, apiRoot: bot?.api_root ?? undefined };
 }
 
 /** Registers a bot token as a secret value so it is masked in every log line and error text. */
-export function rememberToken(core: Core, token: string): void { core.logs.secrets.add(token); }
+export function rememberToken(core: Core, token: string): void {
+  core.logs.secrets.add(token);
+}
 
 /** An error message fit to store and show: the driver masks tokens already; known secrets are masked again. */
 export function safeMessage(core: Core, err: unknown): string {

@@ -2,7 +2,7 @@
 import type { Core } from '../../core.ts';
 import { botRuntime } from './runtime.ts';
 
-export { botRuntime, BotRuntime } from './runtime.ts';
+export { BotRuntime, botRuntime } from './runtime.ts';
 
 /**
  * Starts polling loops for polling-mode bots on the scheduler leader and follows leadership.

@@ -11,7 +11,11 @@ export class BotMessages {
   private load(locale: string): Strings {
     let s = this.byLocale.get(locale);
     if (!s) {
-      try { s = JSON.parse(fs.readFileSync(new URL(`${locale}/bot.json`, LOCALES_DIR), 'utf8')) as Strings; } catch { s = {}; }
+      try {
+        s = JSON.parse(fs.readFileSync(new URL(`${locale}/bot.json`, LOCALES_DIR), 'utf8')) as Strings;
+      } catch {
+        s = {};
+      }
       this.byLocale.set(locale, s);
     }
     return s;

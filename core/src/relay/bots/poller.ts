@@ -2,9 +2,9 @@
 import type { Core } from '../../core.ts';
 import type { MessagingBotDriver } from '../../plugin-api/index.ts';
 import { errorCode } from '../../plugin-api/index.ts';
-import { BOT_CALL_TIMEOUT_MS, deadline, driverContext, safeMessage, type BotRow } from './driver.ts';
-import { greet, recordUpdate } from './updates.ts';
+import { BOT_CALL_TIMEOUT_MS, type BotRow, deadline, driverContext, safeMessage } from './driver.ts';
 import type { BotMessages } from './messages.ts';
+import { greet, recordUpdate } from './updates.ts';
 
 /** Seconds the bot service holds one long-polling request (the driver's getUpdates) open. */
 export const LONG_POLL_SECONDS = 25;
@@ -13,7 +13,11 @@ const MAX_BACKOFF_MS = 60_000;
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve();
-    const done = () => { clearTimeout(t); signal.removeEventListener('abort', done); resolve(); };
+    const done = () => {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
     const t = setTimeout(done, ms);
     signal.addEventListener('abort', done, { once: true });
   });
@@ -36,14 +40,23 @@ export class Poller {
   private backoffBaseMs: number;
 
   constructor(core: Core, bot: BotRow, driver: MessagingBotDriver, messages: BotMessages, backoffBaseMs = 1000) {
-    this.core = core; this.bot = bot; this.driver = driver; this.messages = messages; this.botId = bot.id; this.backoffBaseMs = backoffBaseMs;
-    this.done = this.run().catch((err) => core.logs.get('bots').error({ bot_id: bot.id, error: safeMessage(core, err) }, 'bot polling loop crashed'));
+    this.core = core;
+    this.bot = bot;
+    this.driver = driver;
+    this.messages = messages;
+    this.botId = bot.id;
+    this.backoffBaseMs = backoffBaseMs;
+    this.done = this.run().catch((err) =>
+      core.logs.get('bots').error({ bot_id: bot.id, error: safeMessage(core, err) }, 'bot polling loop crashed'),
+    );
   }
 
   private async setStatus(status: string, detail: string | null): Promise<void> {
     if (status === this.status) return;
     this.status = status;
-    await this.core.db.run('UPDATE bots SET status = ?, status_detail = ? WHERE id = ?', [status, detail, this.bot.id]).catch(() => {});
+    await this.core.db
+      .run('UPDATE bots SET status = ?, status_detail = ? WHERE id = ?', [status, detail, this.bot.id])
+      .catch(() => {});
   }
 
   private async run(): Promise<void> {
@@ -92,7 +105,8 @@ export class Poller {
         failures++;
         if (failures === 1) log.warn({ bot_id: bot.id, error: detail }, 'bot polling failed; retrying with backoff');
         await this.setStatus('error', detail);
-        const delay = Math.min(MAX_BACKOFF_MS, this.backoffBaseMs * 2 ** Math.min(failures - 1, 10)) * (0.8 + Math.random() * 0.4);
+        const delay =
+          Math.min(MAX_BACKOFF_MS, this.backoffBaseMs * 2 ** Math.min(failures - 1, 10)) * (0.8 + Math.random() * 0.4);
         await sleep(delay, signal);
       }
     }

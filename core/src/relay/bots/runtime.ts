@@ -1,12 +1,13 @@
 /** The messaging-bot runtime: one polling loop per polling bot on the scheduler leader, and the shared bits of the webhook route. */
-import type { Core } from '../../core.ts';
+
 import { ConfigurationError } from '../../config/config.ts';
-import { botDriver, rememberToken, safeMessage, type BotRow } from './driver.ts';
-import { connectBot } from './connect.ts';
-import { webhookKeyId } from './webhook-secret.ts';
+import type { Core } from '../../core.ts';
 import type { MessagingBotDriver } from '../../plugin-api/index.ts';
+import { connectBot } from './connect.ts';
+import { type BotRow, botDriver, rememberToken, safeMessage } from './driver.ts';
 import { BotMessages } from './messages.ts';
 import { Poller } from './poller.ts';
+import { webhookKeyId } from './webhook-secret.ts';
 
 export class BotRuntime {
   readonly messages = new BotMessages();
@@ -20,7 +21,9 @@ export class BotRuntime {
   /** Backoff base of polling loops, in ms (tests shorten it). */
   backoffBaseMs = 1000;
 
-  constructor(core: Core) { this.core = core; }
+  constructor(core: Core) {
+    this.core = core;
+  }
 
   /** Tracks a fire-and-forget task (a /start reply) so shutdown can wait for it. */
   track(p: Promise<unknown>): void {
@@ -30,16 +33,25 @@ export class BotRuntime {
 
   /** Refuses boot when a webhook-mode bot exists without the webhook key, then starts polling (leader only) and registers webhooks that are behind. */
   async start(): Promise<void> {
-    const webhookBots = await this.core.db.get<{ n: number | string }>(`SELECT COUNT(*) AS n FROM bots WHERE mode = 'webhook'`);
+    const webhookBots = await this.core.db.get<{ n: number | string }>(
+      `SELECT COUNT(*) AS n FROM bots WHERE mode = 'webhook'`,
+    );
     if (Number(webhookBots?.n ?? 0) > 0 && !this.core.config.messagingWebhookSecret) {
-      throw new ConfigurationError('SERVICE_MESSAGING_WEBHOOK_SECRET is required because a messaging bot runs in webhook mode; set it, or switch the bot to polling');
+      throw new ConfigurationError(
+        'SERVICE_MESSAGING_WEBHOOK_SECRET is required because a messaging bot runs in webhook mode; set it, or switch the bot to polling',
+      );
     }
-    for (const b of await this.core.db.all<{ token: string }>('SELECT token FROM bots')) rememberToken(this.core, this.core.atRest.openLenient(b.token));
+    for (const b of await this.core.db.all<{ token: string }>('SELECT token FROM bots'))
+      rememberToken(this.core, this.core.atRest.openLenient(b.token));
     this.running = true;
-    this.core.jobs.onLeadershipChange((leader) => { void (leader ? this.startAll() : this.stopAll()); });
+    this.core.jobs.onLeadershipChange((leader) => {
+      void (leader ? this.startAll() : this.stopAll());
+    });
     if (this.core.jobs.isLeader()) await this.startAll();
     if (this.core.db.dialect === 'postgresql') {
-      this.watchTimer = setInterval(() => { void this.reconcile().catch((err) => this.core.logs.get('bots').warn({ err }, 'reconciling bot loops failed')); }, 3000);
+      this.watchTimer = setInterval(() => {
+        void this.reconcile().catch((err) => this.core.logs.get('bots').warn({ err }, 'reconciling bot loops failed'));
+      }, 3000);
       this.watchTimer.unref();
     }
   }
@@ -89,8 +101,16 @@ export class BotRuntime {
    * the runtime leaves alone, with the reason: the bot waits for its owner to enter the token again.
    */
   private async opened(stored: BotRow): Promise<BotRow | undefined> {
-    try { return { ...stored, token: this.core.atRest.open(stored.token, 'the bot token') }; } catch (err) {
-      await this.core.db.run('UPDATE bots SET status = ?, status_detail = ? WHERE id = ?', ['auth_failed', (err as Error).message, stored.id]).catch(() => {});
+    try {
+      return { ...stored, token: this.core.atRest.open(stored.token, 'the bot token') };
+    } catch (err) {
+      await this.core.db
+        .run('UPDATE bots SET status = ?, status_detail = ? WHERE id = ?', [
+          'auth_failed',
+          (err as Error).message,
+          stored.id,
+        ])
+        .catch(() => {});
       this.core.logs.get('bots').error({ bot_id: stored.id }, (err as Error).message);
       return undefined;
     }
@@ -117,8 +137,13 @@ export class BotRuntime {
          WHERE id = ? AND updated_at = ? AND mode = 'webhook'`,
         [c.status, c.detail, c.botId, c.username, c.webhookKeyId ?? null, row.id, row.updated_at],
       );
-      if (c.webhookKeyId && c.webhookKeyId !== row.webhook_key_id) log.info({ bot_id: row.id }, 'bot webhook registered with its own secret');
-      else if (!c.webhookKeyId) log.warn({ bot_id: row.id, status: c.status, detail: c.detail }, 'registering the bot webhook failed; trying again later');
+      if (c.webhookKeyId && c.webhookKeyId !== row.webhook_key_id)
+        log.info({ bot_id: row.id }, 'bot webhook registered with its own secret');
+      else if (!c.webhookKeyId)
+        log.warn(
+          { bot_id: row.id, status: c.status, detail: c.detail },
+          'registering the bot webhook failed; trying again later',
+        );
     } catch (err) {
       log.warn({ bot_id: row.id, error: safeMessage(this.core, err) }, 'registering the bot webhook failed');
     }
@@ -155,7 +180,9 @@ export class BotRuntime {
   }
 
   /** Whether a polling loop runs for a bot (tests, readiness). */
-  polling(id: string): boolean { return this.pollers.has(id); }
+  polling(id: string): boolean {
+    return this.pollers.has(id);
+  }
 
   async stop(): Promise<void> {
     clearInterval(this.watchTimer);
@@ -168,6 +195,9 @@ export class BotRuntime {
 /** The runtime of this core, created on first use (routes may need it before startBots runs). */
 export function botRuntime(core: Core): BotRuntime {
   let r = core.services.get('bots') as BotRuntime | undefined;
-  if (!r) { r = new BotRuntime(core); core.services.set('bots', r); }
+  if (!r) {
+    r = new BotRuntime(core);
+    core.services.set('bots', r);
+  }
   return r;
 }

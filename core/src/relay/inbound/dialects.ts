@@ -8,20 +8,34 @@
  * log, and an answer sent only once the events are durable.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
-import { errorCode, type DialectRequest, type DialectRoute, type Locale } from '../../plugin-api/index.ts';
+import { randomToken } from '../../http/ids.ts';
 import { HttpError, TITLES } from '../../http/problem.ts';
 import { ok } from '../../http/schemas.ts';
-import { randomToken } from '../../http/ids.ts';
-import { headersOf, HOOK_ANSWERS, MAX_BODY, sendAnswer, type Admitted, type InboundSteps, type ProviderPlugin } from './webhooks.ts';
+import type { App } from '../../http/server.ts';
+import { type DialectRequest, type DialectRoute, errorCode, type Locale } from '../../plugin-api/index.ts';
+import {
+  type Admitted,
+  HOOK_ANSWERS,
+  headersOf,
+  type InboundSteps,
+  MAX_BODY,
+  type ProviderPlugin,
+  sendAnswer,
+} from './webhooks.ts';
 
 /** The problem codes of Fastify's own refusals a dialect route can meet (its body limit, a bad Content-Length). */
-const FASTIFY_CODES: Record<string, string> = { FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large', FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request' };
+const FASTIFY_CODES: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'body_too_large',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'bad_request',
+};
 
 /** The route's path parameters with their names, for the OpenAPI document. */
 function paramNames(path: string): string[] {
-  return path.split('/').filter((s) => s.startsWith(':')).map((s) => (s.includes('(') ? s.slice(1, s.indexOf('(')) : s.slice(1)));
+  return path
+    .split('/')
+    .filter((s) => s.startsWith(':'))
+    .map((s) => (s.includes('(') ? s.slice(1, s.indexOf('(')) : s.slice(1)));
 }
 
 /** Every enabled webhook provider plugin's dialect routes; throws (stopping the boot) for a route that cannot be registered safely. */
@@ -32,15 +46,21 @@ export function declaredRoutes(core: Core): { plugin: ProviderPlugin; spec: Dial
     if (p.kind !== 'provider' || p.def.manifest.ingest !== 'webhook') continue;
     for (const spec of (p.def.manifest as { webhook?: { routes?: DialectRoute[] } }).webhook?.routes ?? []) {
       const where = `Plugin "${p.id}" declares the dialect route ${spec.method} ${spec.path}`;
-      if (spec.method !== 'POST' && spec.method !== 'PUT') throw new Error(`${where}: only POST and PUT routes can be declared.`);
-      if (!spec.path.startsWith('/') || spec.path.startsWith('/api/hooks/')) throw new Error(`${where}: the path must be absolute and outside /api/hooks/.`);
+      if (spec.method !== 'POST' && spec.method !== 'PUT')
+        throw new Error(`${where}: only POST and PUT routes can be declared.`);
+      if (!spec.path.startsWith('/') || spec.path.startsWith('/api/hooks/'))
+        throw new Error(`${where}: the path must be absolute and outside /api/hooks/.`);
       const first = spec.path.split('/')[1] ?? '';
       // A parameter at the root must say what it matches, so the route cannot take the web client's paths.
-      if (first.startsWith(':') && !first.includes('(')) throw new Error(`${where}: a parameter in the first segment needs a pattern, e.g. /:topic(^[-_A-Za-z0-9]{16,64}$).`);
+      if (first.startsWith(':') && !first.includes('('))
+        throw new Error(
+          `${where}: a parameter in the first segment needs a pattern, e.g. /:topic(^[-_A-Za-z0-9]{16,64}$).`,
+        );
       if (typeof spec.token !== 'function') throw new Error(`${where} without a token finder.`);
       const key = `${spec.method} ${spec.path}`;
       const other = taken.get(key);
-      if (other) throw new Error(`Plugins "${other}" and "${p.id}" both declare the dialect route ${key}; enable only one.`);
+      if (other)
+        throw new Error(`Plugins "${other}" and "${p.id}" both declare the dialect route ${key}; enable only one.`);
       taken.set(key, p.id);
       out.push({ plugin: p as ProviderPlugin, spec });
     }
@@ -52,7 +72,11 @@ export function declaredRoutes(core: Core): { plugin: ProviderPlugin; spec: Dial
 function rejected(err: unknown): HttpError {
   if (errorCode(err) !== 'WEBHOOK_REJECTED') throw err;
   const status = (err as { status: number }).status;
-  return new HttpError(status, status === 401 ? 'unauthorized' : status === 404 ? 'not_found' : 'bad_request', (err as Error).message);
+  return new HttpError(
+    status,
+    status === 401 ? 'unauthorized' : status === 404 ? 'not_found' : 'bad_request',
+    (err as Error).message,
+  );
 }
 
 /**
@@ -61,7 +85,10 @@ function rejected(err: unknown): HttpError {
  * (`errorBody`), every refusal in that shape rather than as problem details.
  */
 function dialectAnswers(spec: DialectRoute): Record<string, unknown> {
-  const answers: Record<string, unknown> = { ...HOOK_ANSWERS, ...ok('Accepted, answered as the service this route imitates answers.') };
+  const answers: Record<string, unknown> = {
+    ...HOOK_ANSWERS,
+    ...ok('Accepted, answered as the service this route imitates answers.'),
+  };
   if (!spec.errorBody) return answers;
   for (const status of [400, 401, 403, 404, 409, 413, 422, 429, 503]) {
     const what = (answers[status] as { description?: string } | undefined)?.description ?? `${TITLES[status]}.`;
@@ -77,7 +104,10 @@ export async function dialectRoutes(app: App, core: Core, steps: InboundSteps): 
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY }, (_req, body, done) => done(null, body));
-    for (const { plugin, spec } of routes) await scope.register(async (one: App) => { register(one, plugin, spec, steps); });
+    for (const { plugin, spec } of routes)
+      await scope.register(async (one: App) => {
+        register(one, plugin, spec, steps);
+      });
   });
 }
 
@@ -85,10 +115,18 @@ function register(scope: App, plugin: ProviderPlugin, spec: DialectRoute, steps:
   const door = { kind: plugin.id, unknownStatus: spec.unknownToken ?? 404 };
   const admitted = new WeakMap<FastifyRequest, Admitted>();
   const view = (req: FastifyRequest, rawBody?: Buffer): DialectRequest => ({
-    method: req.method, params: { ...(req.params as Record<string, string>) }, headers: headersOf(req), query: (req.query ?? {}) as Record<string, string>, ...(rawBody ? { rawBody } : {}),
+    method: req.method,
+    params: { ...(req.params as Record<string, string>) },
+    headers: headersOf(req),
+    query: (req.query ?? {}) as Record<string, string>,
+    ...(rawBody ? { rawBody } : {}),
   });
   const tokenOf = (req: FastifyRequest, rawBody?: Buffer): string | undefined | 'needs_body' => {
-    try { return spec.token(view(req, rawBody)); } catch (err) { throw rejected(err); }
+    try {
+      return spec.token(view(req, rawBody));
+    } catch (err) {
+      throw rejected(err);
+    }
   };
   const route = (req: FastifyRequest) => ({ spec, params: { ...(req.params as Record<string, string>) } });
   const noToken = () => new HttpError(401, 'unauthorized', 'The request carries no token.');
@@ -96,12 +134,21 @@ function register(scope: App, plugin: ProviderPlugin, spec: DialectRoute, steps:
   // Refusals in the dialect's shape, where it has one; anything else goes on to the service's own handler.
   scope.setErrorHandler((err: FastifyError, req, reply: FastifyReply) => {
     let refusal: { status: number; code: string; detail: string; headers?: Record<string, string> };
-    if (err instanceof HttpError) refusal = { status: err.status, code: err.code, detail: err.message, headers: err.headers };
-    else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) refusal = { status: err.statusCode, code: FASTIFY_CODES[err.code] ?? 'bad_request', detail: err.message };
+    if (err instanceof HttpError)
+      refusal = { status: err.status, code: err.code, detail: err.message, headers: err.headers };
+    else if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500)
+      refusal = { status: err.statusCode, code: FASTIFY_CODES[err.code] ?? 'bad_request', detail: err.message };
     else throw err;
     if (!spec.errorBody) throw err;
     if (refusal.headers) reply.headers(refusal.headers);
-    return sendAnswer(reply, spec.errorBody({ status: refusal.status, code: refusal.code, detail: refusal.detail }, { headers: headersOf(req) }), refusal.status);
+    return sendAnswer(
+      reply,
+      spec.errorBody(
+        { status: refusal.status, code: refusal.code, detail: refusal.detail },
+        { headers: headersOf(req) },
+      ),
+      refusal.status,
+    );
   });
 
   const names = paramNames(spec.path);
@@ -111,10 +158,21 @@ function register(scope: App, plugin: ProviderPlugin, spec: DialectRoute, steps:
     bodyLimit: MAX_BODY,
     config: { credentialParams: spec.credentialParams ?? [] },
     schema: {
-      tags: ['relay'], summary: spec.summary, security: [],
+      tags: ['relay'],
+      summary: spec.summary,
+      security: [],
       description: `${spec.description ? `${spec.description} ` : ''}Handled like POST /api/hooks/{token} for a provider of kind "${plugin.id}": the same rate limit, body limits, payload log, and an answer only once the events are durable.`,
-      ...(names.length ? { params: { type: 'object', properties: Object.fromEntries(names.map((n) => [n, { type: 'string', maxLength: 200 }])), required: names } } : {}),
-      consumes: ['*/*'], response: dialectAnswers(spec),
+      ...(names.length
+        ? {
+            params: {
+              type: 'object',
+              properties: Object.fromEntries(names.map((n) => [n, { type: 'string', maxLength: 200 }])),
+              required: names,
+            },
+          }
+        : {}),
+      consumes: ['*/*'],
+      response: dialectAnswers(spec),
     },
     // Runs before the body is read: a request refused here is never read into memory or parsed.
     preParsing: async (req) => {
@@ -138,7 +196,10 @@ function register(scope: App, plugin: ProviderPlugin, spec: DialectRoute, steps:
       let a = admitted.get(req);
       if (!a) {
         const maxBody = steps.maxBodyOf(plugin);
-        if (raw.length > maxBody) throw new HttpError(413, 'body_too_large', `The body is larger than ${maxBody} bytes.`, { params: { limit: maxBody } });
+        if (raw.length > maxBody)
+          throw new HttpError(413, 'body_too_large', `The body is larger than ${maxBody} bytes.`, {
+            params: { limit: maxBody },
+          });
         const token = tokenOf(req, raw);
         if (!token || token === 'needs_body') throw noToken();
         a = await steps.admit(req, await steps.find(token, door), token, { limited: true, route: route(req) });
@@ -160,7 +221,13 @@ export function newWebhookToken(plugin?: { def: { manifest: { webhook?: { tokenB
 }
 
 /** One value to paste into the sending app, labelled in the caller's language. */
-export interface ConnectionValue { key: string; label: string; hint?: string; value: string; secret: boolean }
+export interface ConnectionValue {
+  key: string;
+  label: string;
+  hint?: string;
+  value: string;
+  secret: boolean;
+}
 
 /**
  * Where devices send mail while the SMTP listener is on (`SERVICE_SMTP_PORT`): the address it
@@ -179,7 +246,12 @@ export function smtpAddress(core: Core): { host: string; port: number } | undefi
  * app asks for one by one, labelled from its locale files (English, then the key), and the
  * plugin's ready-to-run example command.
  */
-export function webhookConnection(core: Core, plugin: ProviderPlugin, token: string, locale: Locale): { url: string; fields: ConnectionValue[] | null; example: string | null } {
+export function webhookConnection(
+  core: Core,
+  plugin: ProviderPlugin,
+  token: string,
+  locale: Locale,
+): { url: string; fields: ConnectionValue[] | null; example: string | null } {
   const webhookUrl = core.plugins.webhookUrl({ webhook_token: token });
   const connect = plugin.def.manifest.webhook?.connection;
   if (!connect) return { url: webhookUrl, fields: null, example: null };
@@ -190,7 +262,13 @@ export function webhookConnection(core: Core, plugin: ProviderPlugin, token: str
     const text = words?.[locale]?.connection?.[f.key] ?? {};
     const en = words?.en?.connection?.[f.key] ?? {};
     const hint = text.hint ?? en.hint;
-    return { key: f.key, label: text.label ?? en.label ?? f.key, ...(hint ? { hint } : {}), value: f.value, secret: f.secret === true };
+    return {
+      key: f.key,
+      label: text.label ?? en.label ?? f.key,
+      ...(hint ? { hint } : {}),
+      value: f.value,
+      secret: f.secret === true,
+    };
   });
   return { url: c.url ?? webhookUrl, fields, example: c.example ?? null };
 }

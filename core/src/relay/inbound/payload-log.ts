@@ -7,7 +7,7 @@ import type { Core } from '../../core.ts';
 import { Database as Db, type Queryable } from '../../db/database.ts';
 import { newId } from '../../http/ids.ts';
 import { redactObject, redactText } from '../../logging/redact.ts';
-import { pageSql, type Page } from '../routes/common.ts';
+import { type Page, pageSql } from '../routes/common.ts';
 
 const EXCERPT = 2048;
 
@@ -24,7 +24,9 @@ export function payloadExcerpt(raw: Buffer, body?: unknown): string | null {
 }
 
 /** Whose route a request came in on: a provider's or a bot's, and the user who owns it. */
-export type PayloadLogOwner = { userId: string; providerId: string; botId?: undefined } | { userId: string; botId: string; providerId?: undefined };
+export type PayloadLogOwner =
+  | { userId: string; providerId: string; botId?: undefined }
+  | { userId: string; botId: string; providerId?: undefined };
 
 export interface PayloadLogEntry {
   status: number;
@@ -35,9 +37,22 @@ export interface PayloadLogEntry {
 }
 
 export async function recordPayload(q: Queryable, at: Date, owner: PayloadLogOwner, e: PayloadLogEntry): Promise<void> {
-  await q.run(`INSERT INTO webhook_payload_log (id, user_id, provider_id, bot_id, received_at, status_code, error_message, payload_excerpt, source_ip, event_ids)
+  await q.run(
+    `INSERT INTO webhook_payload_log (id, user_id, provider_id, bot_id, received_at, status_code, error_message, payload_excerpt, source_ip, event_ids)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  [newId(), owner.userId, owner.providerId ?? null, owner.botId ?? null, at.toISOString(), e.status, e.error, e.excerpt, e.ip, e.eventIds ?? null]);
+    [
+      newId(),
+      owner.userId,
+      owner.providerId ?? null,
+      owner.botId ?? null,
+      at.toISOString(),
+      e.status,
+      e.error,
+      e.excerpt,
+      e.ip,
+      e.eventIds ?? null,
+    ],
+  );
 }
 
 /**
@@ -50,13 +65,19 @@ export async function payloadLogPage(core: Core, owner: PayloadLogOwner, page: P
   const [column, id] = owner.providerId !== undefined ? ['provider_id', owner.providerId] : ['bot_id', owner.botId];
   const params: unknown[] = [id, owner.userId];
   const limit = Math.min(200, Math.max(1, page.limit ?? 50));
-  const rows = await core.db.all(`SELECT id, received_at, status_code, error_message, payload_excerpt, source_ip, event_ids
-    FROM webhook_payload_log WHERE ${column} = ? AND user_id = ?${pageSql('', page, params)}`, params as never[]);
+  const rows = await core.db.all(
+    `SELECT id, received_at, status_code, error_message, payload_excerpt, source_ip, event_ids
+    FROM webhook_payload_log WHERE ${column} = ? AND user_id = ?${pageSql('', page, params)}`,
+    params as never[],
+  );
   if (owner.providerId !== undefined) {
     const p2: unknown[] = [owner.providerId, owner.userId];
-    const accepted = await core.db.all(`SELECT id, created_at AS received_at, 202 AS status_code, NULL AS error_message, hook_excerpt AS payload_excerpt,
+    const accepted = await core.db.all(
+      `SELECT id, created_at AS received_at, 202 AS status_code, NULL AS error_message, hook_excerpt AS payload_excerpt,
         hook_ip AS source_ip, hook_event_ids AS event_ids
-      FROM event_log WHERE provider_id = ? AND user_id = ? AND hook_ip IS NOT NULL${pageSql('', page, p2)}`, p2 as never[]);
+      FROM event_log WHERE provider_id = ? AND user_id = ? AND hook_ip IS NOT NULL${pageSql('', page, p2)}`,
+      p2 as never[],
+    );
     for (const r of accepted) if (r.event_ids == null) r.event_ids = [r.id];
     rows.push(...accepted);
     rows.sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0));
@@ -64,10 +85,14 @@ export async function payloadLogPage(core: Core, owner: PayloadLogOwner, page: P
   }
   return {
     entries: rows.map((r) => ({
-      id: r.id as string, received_at: r.received_at as string, status_code: Number(r.status_code), error_message: (r.error_message as string | null) ?? null,
+      id: r.id as string,
+      received_at: r.received_at as string,
+      status_code: Number(r.status_code),
+      error_message: (r.error_message as string | null) ?? null,
       // Stored redacted by the inbound route; redacted again in case an older row was not.
       payload_excerpt: r.payload_excerpt == null ? null : redactText(String(r.payload_excerpt)),
-      source_ip: (r.source_ip as string | null) ?? null, event_ids: Db.json<string[]>(r.event_ids, []),
+      source_ip: (r.source_ip as string | null) ?? null,
+      event_ids: Db.json<string[]>(r.event_ids, []),
     })),
   };
 }

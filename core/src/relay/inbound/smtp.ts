@@ -22,17 +22,30 @@ import fs from 'node:fs';
 import type net from 'node:net';
 import os from 'node:os';
 import tls from 'node:tls';
-import type { SMTPServer, SMTPServerAddress, SMTPServerAuthentication, SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
-import type { Core } from '../../core.ts';
+import type {
+  SMTPServer,
+  SMTPServerAddress,
+  SMTPServerAuthentication,
+  SMTPServerDataStream,
+  SMTPServerSession,
+} from 'smtp-server';
 import { ConfigurationError, type SmtpConfig } from '../../config/config.ts';
-import { providerRowFrom, type ProviderRow } from '../../plugins/host.ts';
-import { errorCode, type InboundMail, type MailEnvelope, type MailSpec, type ProviderInstance, type WebhookResult } from '../../plugin-api/index.ts';
-import { WindowLimiter } from '../../http/rate-limit.ts';
-import { DbInstanceStore } from '../../plugins/store.ts';
+import type { Core } from '../../core.ts';
 import type { Queryable } from '../../db/database.ts';
-import { InvalidEventError } from '../service.ts';
+import { WindowLimiter } from '../../http/rate-limit.ts';
+import {
+  errorCode,
+  type InboundMail,
+  type MailEnvelope,
+  type MailSpec,
+  type ProviderInstance,
+  type WebhookResult,
+} from '../../plugin-api/index.ts';
+import { type ProviderRow, providerRowFrom } from '../../plugins/host.ts';
+import { DbInstanceStore } from '../../plugins/store.ts';
 import { ReplayedError } from '../pipeline/ingest.ts';
 import type { Relay } from '../pipeline/relay.ts';
+import { InvalidEventError } from '../service.ts';
 import { payloadExcerpt, recordPayload } from './payload-log.ts';
 
 /** What a token looks like (base64url, as the providers API makes them): anything else is no recipient of ours. */
@@ -50,14 +63,25 @@ const MASK = '********';
 /** A reply to the client: smtp-server sends `responseCode` and the message. */
 class SmtpReply extends Error {
   readonly responseCode: number;
-  constructor(responseCode: number, message: string) { super(message); this.responseCode = responseCode; this.name = 'SmtpReply'; }
+  constructor(responseCode: number, message: string) {
+    super(message);
+    this.responseCode = responseCode;
+    this.name = 'SmtpReply';
+  }
 }
 
 /** Who a session authenticated as: the provider whose token it gave as the password, and the user name. */
-interface SessionUser { providerId: string; name: string }
+interface SessionUser {
+  providerId: string;
+  name: string;
+}
 
 /** A recipient accepted at RCPT, with the provider it names. */
-interface Accepted { provider: ProviderRow; recipient: string; authenticated: boolean }
+interface Accepted {
+  provider: ProviderRow;
+  recipient: string;
+  authenticated: boolean;
+}
 
 /** How handling one provider's copy of a message ended. */
 type Outcome = { ok: true; eventIds: string[] } | { ok: false; permanent: boolean; message: string };
@@ -78,7 +102,10 @@ function masked(text: string | null, token: string): string | null {
   const t = token.toLowerCase();
   let out = '';
   let from = 0;
-  for (let i = lower.indexOf(t); i >= 0; i = lower.indexOf(t, from)) { out += text.slice(from, i) + MASK; from = i + t.length; }
+  for (let i = lower.indexOf(t); i >= 0; i = lower.indexOf(t, from)) {
+    out += text.slice(from, i) + MASK;
+    from = i + t.length;
+  }
   return out + text.slice(from);
 }
 
@@ -86,12 +113,22 @@ function masked(text: string | null, token: string): string | null {
 function readTls(cfg: SmtpConfig): { cert: Buffer; key: Buffer } | undefined {
   if (!cfg.tlsCert || !cfg.tlsKey) return undefined;
   const read = (name: string, file: string) => {
-    try { return fs.readFileSync(file); } catch (err) { throw new ConfigurationError(`${name} "${file}" cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`); }
+    try {
+      return fs.readFileSync(file);
+    } catch (err) {
+      throw new ConfigurationError(
+        `${name} "${file}" cannot be read: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
+      );
+    }
   };
   const cert = read('SERVICE_SMTP_TLS_CERT', cfg.tlsCert);
   const key = read('SERVICE_SMTP_TLS_KEY', cfg.tlsKey);
-  try { tls.createSecureContext({ cert, key }); } catch (err) {
-    throw new ConfigurationError(`SERVICE_SMTP_TLS_CERT and SERVICE_SMTP_TLS_KEY are not a usable PEM certificate and private key pair: ${(err as Error).message}`);
+  try {
+    tls.createSecureContext({ cert, key });
+  } catch (err) {
+    throw new ConfigurationError(
+      `SERVICE_SMTP_TLS_CERT and SERVICE_SMTP_TLS_KEY are not a usable PEM certificate and private key pair: ${(err as Error).message}`,
+    );
   }
   return { cert, key };
 }
@@ -119,8 +156,21 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
   const authFailures = new WeakMap<SMTPServerSession, number>();
   const inflight = new Set<Promise<unknown>>();
 
-  const record = (provider: ProviderRow, ip: string, status: number, error: string | null, excerpt: string | null = null, eventIds: string[] | null = null, q: Queryable = core.db) =>
-    recordPayload(q, core.clock.now(), { userId: provider.user_id, providerId: provider.id }, { status, error, excerpt, ip, eventIds });
+  const record = (
+    provider: ProviderRow,
+    ip: string,
+    status: number,
+    error: string | null,
+    excerpt: string | null = null,
+    eventIds: string[] | null = null,
+    q: Queryable = core.db,
+  ) =>
+    recordPayload(
+      q,
+      core.clock.now(),
+      { userId: provider.user_id, providerId: provider.id },
+      { status, error, excerpt, ip, eventIds },
+    );
 
   /**
    * The provider record a token names, among the kinds that take mail: exactly, else ignoring case
@@ -129,9 +179,15 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
   const providerByToken = async (token: string): Promise<ProviderRow | undefined> => {
     if (!TOKEN.test(token) || !kinds.length) return undefined;
     const inKinds = kinds.map(() => '?').join(', ');
-    const exact = await core.db.get(`SELECT * FROM providers WHERE webhook_token = ? AND kind IN (${inKinds})`, [token, ...kinds]);
+    const exact = await core.db.get(`SELECT * FROM providers WHERE webhook_token = ? AND kind IN (${inKinds})`, [
+      token,
+      ...kinds,
+    ]);
     if (exact) return providerRowFrom(exact);
-    const folded = await core.db.all(`SELECT * FROM providers WHERE lower(webhook_token) = ? AND kind IN (${inKinds})`, [token.toLowerCase(), ...kinds]);
+    const folded = await core.db.all(
+      `SELECT * FROM providers WHERE lower(webhook_token) = ? AND kind IN (${inKinds})`,
+      [token.toLowerCase(), ...kinds],
+    );
     return folded.length === 1 ? providerRowFrom(folded[0]!) : undefined;
   };
 
@@ -139,26 +195,40 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
   const instanceOf = async (provider: ProviderRow) => {
     const running = await core.plugins.ensureProvider(provider);
     const instance = running?.instance;
-    return { instance: instance?.handleMail ? instance as ProviderInstance & Required<Pick<ProviderInstance, 'handleMail'>> : undefined, state: running?.state ?? 'stopped' };
+    return {
+      instance: instance?.handleMail
+        ? (instance as ProviderInstance & Required<Pick<ProviderInstance, 'handleMail'>>)
+        : undefined,
+      state: running?.state ?? 'stopped',
+    };
   };
 
   const envelopeOf = (session: SMTPServerSession, recipient: string, authenticated: boolean): MailEnvelope => {
     const user = session.user as SessionUser | undefined;
     return {
       from: (session.envelope.mailFrom ? session.envelope.mailFrom.address : '').toLowerCase(),
-      recipient, ip: session.remoteAddress, authenticated, ...(authenticated && user ? { authUser: user.name } : {}), secure: session.secure,
+      recipient,
+      ip: session.remoteAddress,
+      authenticated,
+      ...(authenticated && user ? { authUser: user.name } : {}),
+      secure: session.secure,
     };
   };
 
   async function onAuth(auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<SessionUser> {
     const provider = typeof auth.password === 'string' ? await providerByToken(auth.password) : undefined;
     // Exact: a password is typed as it is shown, never lower-cased by the sender.
-    if (provider && provider.webhook_token === auth.password) return { providerId: provider.id, name: auth.username ?? '' };
+    if (provider && provider.webhook_token === auth.password)
+      return { providerId: provider.id, name: auth.username ?? '' };
     const failures = (authFailures.get(session) ?? 0) + 1;
     authFailures.set(session, failures);
     log.info({ ip: session.remoteAddress, method: auth.method, failures }, 'SMTP authentication failed');
-    if (failures >= MAX_AUTH_FAILURES) throw new SmtpReply(421, 'Too many failed authentication attempts; closing the connection');
-    throw new SmtpReply(535, 'Authentication failed: the password must be the token of a Herald provider that receives email');
+    if (failures >= MAX_AUTH_FAILURES)
+      throw new SmtpReply(421, 'Too many failed authentication attempts; closing the connection');
+    throw new SmtpReply(
+      535,
+      'Authentication failed: the password must be the token of a Herald provider that receives email',
+    );
   }
 
   async function onRcptTo(address: SMTPServerAddress, session: SMTPServerSession): Promise<void> {
@@ -180,13 +250,28 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
     const limit = core.plugins.provider(provider.kind)?.def.manifest.webhook?.rateLimitPerMinute;
     if (limit) {
       let l = limiters.get(provider.kind);
-      if (!l) { l = new WindowLimiter(limit); limiters.set(provider.kind, l); }
+      if (!l) {
+        l = new WindowLimiter(limit);
+        limiters.set(provider.kind, l);
+      }
       const wait = l.take(ip, core.clock.now().getTime());
-      if (wait) throw await turnAway(450, `Too many messages from your address (at most ${limit} a minute); try again in ${wait} s`, 429, `rate limit of ${limit} messages a minute per address exceeded`);
+      if (wait)
+        throw await turnAway(
+          450,
+          `Too many messages from your address (at most ${limit} a minute); try again in ${wait} s`,
+          429,
+          `rate limit of ${limit} messages a minute per address exceeded`,
+        );
     }
     if (!provider.enabled) throw await turnAway(550, 'This mailbox is disabled', 409, 'provider is disabled');
     const { instance, state } = await instanceOf(provider);
-    if (!instance) throw await turnAway(451, 'This mailbox is not available right now; try again later', 503, `provider instance is ${state}`);
+    if (!instance)
+      throw await turnAway(
+        451,
+        'This mailbox is not available right now; try again later',
+        503,
+        `provider instance is ${state}`,
+      );
     const user = session.user as SessionUser | undefined;
     const authenticated = user !== undefined && user.providerId === provider.id;
     if (instance.verifyMail) {
@@ -196,25 +281,37 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
         const status = errorCode(err) === 'WEBHOOK_REJECTED' ? (err as { status: number }).status : 500;
         if (status >= 500) {
           log.error({ err, provider_id: provider.id }, 'verifyMail failed');
-          throw await turnAway(451, 'The mailbox could not check this message; try again later', 500, (err as Error).message);
+          throw await turnAway(
+            451,
+            'The mailbox could not check this message; try again later',
+            500,
+            (err as Error).message,
+          );
         }
         const code = status === 401 ? 530 : 550;
         throw await turnAway(code, (err as Error).message, status, (err as Error).message);
       }
     }
     let list = accepted.get(session);
-    if (!list) { list = new Map(); accepted.set(session, list); }
+    if (!list) {
+      list = new Map();
+      accepted.set(session, list);
+    }
     list.set(recipient.toLowerCase(), { provider, recipient, authenticated });
   }
 
   /** Reads the whole message, keeping at most the limit (the rest is read and dropped: the client must reach the final dot). */
-  const collect = (stream: SMTPServerDataStream): Promise<Buffer | null> => new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    stream.on('data', (c: Buffer) => { size += c.length; if (size <= cfg.maxBytes) chunks.push(c); });
-    stream.once('error', reject);
-    stream.once('end', () => resolve(stream.sizeExceeded || size > cfg.maxBytes ? null : Buffer.concat(chunks)));
-  });
+  const collect = (stream: SMTPServerDataStream): Promise<Buffer | null> =>
+    new Promise((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      stream.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size <= cfg.maxBytes) chunks.push(c);
+      });
+      stream.once('error', reject);
+      stream.once('end', () => resolve(stream.sizeExceeded || size > cfg.maxBytes ? null : Buffer.concat(chunks)));
+    });
 
   /** Hands one provider's copy of the message to its plugin and records the events. */
   async function deliver(a: Accepted, session: SMTPServerSession, raw: Buffer): Promise<Outcome> {
@@ -248,20 +345,30 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
       return { ok: false, permanent: false, message: msg };
     }
     const ids: string[] = [];
-    const remember = (q: Queryable) => result.replayKey
-      ? new DbInstanceStore(q, provider.id, () => core.clock.now()).set(result.replayKey.key, 1, { ttlSeconds: result.replayKey.ttlSeconds })
-      : Promise.resolve();
+    const remember = (q: Queryable) =>
+      result.replayKey
+        ? new DbInstanceStore(q, provider.id, () => core.clock.now()).set(result.replayKey.key, 1, {
+            ttlSeconds: result.replayKey.ttlSeconds,
+          })
+        : Promise.resolve();
     let recorded = false;
     try {
       for (let i = 0; i < result.events.length; i++) {
         const last = i === result.events.length - 1;
-        const r = await relay().ingestWith(provider, result.events[i]!, last ? { webhook: { ip, excerpt, earlierIds: [...ids], replayKey: result.replayKey } } : undefined);
+        const r = await relay().ingestWith(
+          provider,
+          result.events[i]!,
+          last ? { webhook: { ip, excerpt, earlierIds: [...ids], replayKey: result.replayKey } } : undefined,
+        );
         if (last && r.eventIds.length) recorded = true;
         ids.push(...r.eventIds);
       }
     } catch (err) {
       // A copy of the same message committed between the plugin's check and this write: it is recorded.
-      if (err instanceof ReplayedError) { await record(provider, ip, 409, `SMTP 250: ${err.message}`, excerpt, ids); return { ok: true, eventIds: ids }; }
+      if (err instanceof ReplayedError) {
+        await record(provider, ip, 409, `SMTP 250: ${err.message}`, excerpt, ids);
+        return { ok: true, eventIds: ids };
+      }
       if (err instanceof InvalidEventError) {
         await record(provider, ip, 422, `SMTP 554: ${err.message}`, excerpt, ids);
         return { ok: false, permanent: true, message: 'The message produced an invalid event' };
@@ -270,7 +377,11 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
       await record(provider, ip, 500, 'SMTP 451: the event could not be recorded', excerpt, ids).catch(() => {});
       return { ok: false, permanent: false, message: 'the event could not be recorded' };
     }
-    if (!ids.length) await Promise.all([remember(core.db), record(provider, ip, 200, 'nothing recorded: the message carried no event', excerpt, [])]);
+    if (!ids.length)
+      await Promise.all([
+        remember(core.db),
+        record(provider, ip, 200, 'nothing recorded: the message carried no event', excerpt, []),
+      ]);
     else if (!recorded) await Promise.all([remember(core.db), record(provider, ip, 202, null, excerpt, ids)]);
     return { ok: true, eventIds: ids };
   }
@@ -289,7 +400,11 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
     for (const a of targets.values()) {
       const limit = Math.min(cfg.maxBytes, mailKinds.get(a.provider.kind)?.maxBytes ?? cfg.maxBytes);
       if (raw === null || raw.length > limit) {
-        await Promise.all([...targets.values()].map((t) => record(t.provider, ip, 413, `SMTP 552: message of ${stream.byteLength} bytes exceeds ${limit}`)));
+        await Promise.all(
+          [...targets.values()].map((t) =>
+            record(t.provider, ip, 413, `SMTP 552: message of ${stream.byteLength} bytes exceeds ${limit}`),
+          ),
+        );
         log.info({ ip, bytes: stream.byteLength, limit }, 'mail refused: over the size limit');
         throw new SmtpReply(552, `Message exceeds the maximum size of ${limit} bytes`);
       }
@@ -308,11 +423,17 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
   }
 
   const callback = <T>(work: Promise<T>, cb: (err: Error | null, value?: T) => void, what: string) => {
-    const done = work.then((v) => cb(null, v), (err) => {
-      if (err instanceof SmtpReply) { cb(err); return; }
-      log.error({ err }, `SMTP ${what} failed`);
-      cb(new SmtpReply(451, 'Temporary failure; try again later'));
-    });
+    const done = work.then(
+      (v) => cb(null, v),
+      (err) => {
+        if (err instanceof SmtpReply) {
+          cb(err);
+          return;
+        }
+        log.error({ err }, `SMTP ${what} failed`);
+        cb(new SmtpReply(451, 'Temporary failure; try again later'));
+      },
+    );
     inflight.add(done);
     void done.finally(() => inflight.delete(done));
   };
@@ -334,10 +455,23 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
     logger: false,
     maxClients: MAX_CLIENTS,
     maxRecipients: MAX_RECIPIENTS,
-    onAuth(auth, session, cb) { callback(onAuth(auth, session).then((user) => ({ user })), (err, res) => cb(err, res), 'AUTH'); },
-    onMailFrom(_address, session, cb) { accepted.delete(session); cb(); },
-    onRcptTo(address, session, cb) { callback(onRcptTo(address, session), (err) => cb(err), 'RCPT'); },
-    onData(stream, session, cb) { callback(onData(stream, session), (err, message) => cb(err, message), 'DATA'); },
+    onAuth(auth, session, cb) {
+      callback(
+        onAuth(auth, session).then((user) => ({ user })),
+        (err, res) => cb(err, res),
+        'AUTH',
+      );
+    },
+    onMailFrom(_address, session, cb) {
+      accepted.delete(session);
+      cb();
+    },
+    onRcptTo(address, session, cb) {
+      callback(onRcptTo(address, session), (err) => cb(err), 'RCPT');
+    },
+    onData(stream, session, cb) {
+      callback(onData(stream, session), (err, message) => cb(err, message), 'DATA');
+    },
   });
   // Replies go out at once: with Nagle's algorithm a reply written while the previous one is
   // unacknowledged waits for the client's delayed ACK (40 ms a command on Linux).
@@ -349,16 +483,28 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
   let closing: Promise<void> | undefined;
   const closeServer = () => {
     closing ??= new Promise<void>((resolve) => {
-      if (!listening) { resolve(); return; }
+      if (!listening) {
+        resolve();
+        return;
+      }
       server.close(() => resolve());
     });
     return closing;
   };
   const closeConnections = async () => {
     const closed = closeServer();
-    for (const c of server.connections) { c.send(421, 'Herald is shutting down; try again later'); c.close(); }
+    for (const c of server.connections) {
+      c.send(421, 'Herald is shutting down; try again later');
+      c.close();
+    }
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([closed, new Promise<void>((r) => { timer = setTimeout(r, CLOSE_WAIT_MS); timer.unref(); })]);
+    await Promise.race([
+      closed,
+      new Promise<void>((r) => {
+        timer = setTimeout(r, CLOSE_WAIT_MS);
+        timer.unref();
+      }),
+    ]);
     clearTimeout(timer);
   };
 
@@ -366,17 +512,28 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
     address: () => listening,
     async start() {
       await new Promise<void>((resolve, reject) => {
-        const failed = (err: Error) => reject(new Error(`the SMTP listener cannot listen on ${cfg.host}:${cfg.port}: ${err.message}`));
+        const failed = (err: Error) =>
+          reject(new Error(`the SMTP listener cannot listen on ${cfg.host}:${cfg.port}: ${err.message}`));
         server.server.once('error', failed);
-        server.listen(cfg.port, cfg.host, () => { server.server.off('error', failed); resolve(); });
+        server.listen(cfg.port, cfg.host, () => {
+          server.server.off('error', failed);
+          resolve();
+        });
       });
       listening = { host: cfg.host, port: cfg.port };
-      if (!kinds.length) log.warn('SERVICE_SMTP_PORT is set but no enabled plugin receives email: every recipient is refused');
-      log.info({ host: cfg.host, port: cfg.port, starttls: Boolean(secure), max_bytes: cfg.maxBytes, kinds }, 'SMTP listener ready');
+      if (!kinds.length)
+        log.warn('SERVICE_SMTP_PORT is set but no enabled plugin receives email: every recipient is refused');
+      log.info(
+        { host: cfg.host, port: cfg.port, starttls: Boolean(secure), max_bytes: cfg.maxBytes, kinds },
+        'SMTP listener ready',
+      );
     },
     async drain(grace) {
       void closeServer();
-      const over = new Promise<void>((r) => { if (grace.aborted) r(); else grace.addEventListener('abort', () => r(), { once: true }); });
+      const over = new Promise<void>((r) => {
+        if (grace.aborted) r();
+        else grace.addEventListener('abort', () => r(), { once: true });
+      });
       // Messages in flight are answered (250 once recorded) before the connections go.
       while (inflight.size && !grace.aborted) await Promise.race([Promise.allSettled([...inflight]), over]);
       await closeConnections();

@@ -1,23 +1,31 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { App } from '../../http/server.ts';
 import type { Core } from '../../core.ts';
-import { providerRowFrom, type ProviderRow } from '../../plugins/host.ts';
-import type { LoadedPlugin } from '../../plugins/loader.ts';
-import {
-  errorCode, jsonTooDeep, MAX_JSON_DEPTH, type DialectAnswer, type DialectRoute, type ProviderDefinition, type ProviderInstance,
-  type WebhookAuthRequest, type WebhookResult, type WebhookVerdict,
-} from '../../plugin-api/index.ts';
-import { HttpError } from '../../http/problem.ts';
-import { InvalidEventError } from '../service.ts';
-import type { Relay } from '../pipeline/relay.ts';
-import { ReplayedError } from '../pipeline/ingest.ts';
-import { WindowLimiter } from '../../http/rate-limit.ts';
-import { DbInstanceStore } from '../../plugins/store.ts';
 import type { Queryable } from '../../db/database.ts';
+import { HttpError } from '../../http/problem.ts';
+import { WindowLimiter } from '../../http/rate-limit.ts';
+import { accepted, errors, ok } from '../../http/schemas.ts';
+import type { App } from '../../http/server.ts';
 import { MASK } from '../../logging/redact.ts';
-import { payloadExcerpt, recordPayload } from './payload-log.ts';
+import {
+  type DialectAnswer,
+  type DialectRoute,
+  errorCode,
+  jsonTooDeep,
+  MAX_JSON_DEPTH,
+  type ProviderDefinition,
+  type ProviderInstance,
+  type WebhookAuthRequest,
+  type WebhookResult,
+  type WebhookVerdict,
+} from '../../plugin-api/index.ts';
+import { type ProviderRow, providerRowFrom } from '../../plugins/host.ts';
+import type { LoadedPlugin } from '../../plugins/loader.ts';
+import { DbInstanceStore } from '../../plugins/store.ts';
+import { ReplayedError } from '../pipeline/ingest.ts';
+import type { Relay } from '../pipeline/relay.ts';
+import { InvalidEventError } from '../service.ts';
 import { dialectRoutes } from './dialects.ts';
-import { ok, accepted, errors } from '../../http/schemas.ts';
+import { payloadExcerpt, recordPayload } from './payload-log.ts';
 
 /** Largest body any inbound webhook route reads; each plugin's own limit is checked against it. */
 export const MAX_BODY = 5 * 1024 * 1024;
@@ -41,11 +49,24 @@ export interface Admitted {
 }
 
 /** Where a token is looked up: any webhook kind (`/api/hooks`), or one plugin's (a dialect route), and what an unknown one is answered. */
-export interface Door { kind?: string; unknownStatus?: 401 | 404 }
+export interface Door {
+  kind?: string;
+  unknownStatus?: 401 | 404;
+}
 
 /** The problem code the API answers for a status a plugin refused a request with. */
 function refusalCode(status: number): string {
-  return status === 401 ? 'unauthorized' : status === 409 ? 'replayed' : status === 400 ? 'bad_request' : status === 422 ? 'invalid_payload' : status === 404 ? 'not_found' : 'error';
+  return status === 401
+    ? 'unauthorized'
+    : status === 409
+      ? 'replayed'
+      : status === 400
+        ? 'bad_request'
+        : status === 422
+          ? 'invalid_payload'
+          : status === 404
+            ? 'not_found'
+            : 'error';
 }
 
 /** Bodies the core parses as JSON: those that say so, and those that say nothing. */
@@ -64,8 +85,17 @@ export function headersOf(req: FastifyRequest): Record<string, string | undefine
 /** Sends a dialect's answer: an object as JSON, a string as text, unless it names its type. */
 export function sendAnswer(reply: FastifyReply, answer: DialectAnswer, status: number): FastifyReply {
   if (answer.headers) reply.headers(answer.headers);
-  const type = answer.contentType ?? (typeof answer.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8');
-  return reply.code(answer.status ?? status).type(type).send(typeof answer.body === 'string' || type.startsWith('application/json') ? answer.body : JSON.stringify(answer.body));
+  const type =
+    answer.contentType ??
+    (typeof answer.body === 'string' ? 'text/plain; charset=utf-8' : 'application/json; charset=utf-8');
+  return reply
+    .code(answer.status ?? status)
+    .type(type)
+    .send(
+      typeof answer.body === 'string' || type.startsWith('application/json')
+        ? answer.body
+        : JSON.stringify(answer.body),
+    );
 }
 
 /**
@@ -75,8 +105,21 @@ export function sendAnswer(reply: FastifyReply, answer: DialectAnswer, status: n
  */
 export function inboundSteps(core: Core, relay: Relay) {
   const limiters = new Map<string, WindowLimiter>();
-  const record = (provider: ProviderRow, req: FastifyRequest, status: number, error: string | null, excerpt: string | null = null, eventIds: string[] | null = null, q: Queryable = core.db) =>
-    recordPayload(q, core.clock.now(), { userId: provider.user_id, providerId: provider.id }, { status, error, excerpt, ip: req.ip, eventIds });
+  const record = (
+    provider: ProviderRow,
+    req: FastifyRequest,
+    status: number,
+    error: string | null,
+    excerpt: string | null = null,
+    eventIds: string[] | null = null,
+    q: Queryable = core.db,
+  ) =>
+    recordPayload(
+      q,
+      core.clock.now(),
+      { userId: provider.user_id, providerId: provider.id },
+      { status, error, excerpt, ip: req.ip, eventIds },
+    );
   /** A redacted excerpt of the body with the request's own token masked (ntfy's JSON names its topic in the body). */
   const excerptOf = (token: string, raw: Buffer, body?: unknown): string | null => {
     const e = payloadExcerpt(raw, body);
@@ -84,7 +127,12 @@ export function inboundSteps(core: Core, relay: Relay) {
   };
 
   /** A plugin's refusal (WebhookRejectedError) as the API's answer; anything else it throws is a 500, logged. */
-  const refusal = async (err: unknown, provider: ProviderRow, req: FastifyRequest, excerpt: string | null): Promise<HttpError> => {
+  const refusal = async (
+    err: unknown,
+    provider: ProviderRow,
+    req: FastifyRequest,
+    excerpt: string | null,
+  ): Promise<HttpError> => {
     const status = errorCode(err) === 'WEBHOOK_REJECTED' ? (err as { status: number }).status : 500;
     const msg = (err as Error).message;
     await record(provider, req, status, msg, excerpt);
@@ -95,7 +143,13 @@ export function inboundSteps(core: Core, relay: Relay) {
 
   /** Asks the plugin's verifyWebhook; resolves with its verdict or throws the answer to send. */
   const verify = async (a: Admitted, req: FastifyRequest, rawBody?: Buffer): Promise<WebhookVerdict> => {
-    const auth: WebhookAuthRequest = { method: req.method, headers: a.headers, query: (req.query ?? {}) as Record<string, string>, ip: req.ip, ...(rawBody ? { rawBody } : {}) };
+    const auth: WebhookAuthRequest = {
+      method: req.method,
+      headers: a.headers,
+      query: (req.query ?? {}) as Record<string, string>,
+      ip: req.ip,
+      ...(rawBody ? { rawBody } : {}),
+    };
     try {
       return await a.instance.verifyWebhook!(auth);
     } catch (err) {
@@ -112,25 +166,45 @@ export function inboundSteps(core: Core, relay: Relay) {
     const perMinute = plugin.def.manifest.webhook?.rateLimitPerMinute;
     if (!perMinute) return undefined;
     let l = limiters.get(plugin.id);
-    if (!l) { l = new WindowLimiter(perMinute); limiters.set(plugin.id, l); }
+    if (!l) {
+      l = new WindowLimiter(perMinute);
+      limiters.set(plugin.id, l);
+    }
     const wait = l.take(req.ip, core.clock.now().getTime());
-    return wait ? new HttpError(429, 'rate_limited', `At most ${perMinute} requests a minute are accepted from one address; retry in ${wait} s.`, { headers: { 'retry-after': String(wait) } }) : undefined;
+    return wait
+      ? new HttpError(
+          429,
+          'rate_limited',
+          `At most ${perMinute} requests a minute are accepted from one address; retry in ${wait} s.`,
+          { headers: { 'retry-after': String(wait) } },
+        )
+      : undefined;
   };
 
   /** The largest body the plugin accepts. */
-  const maxBodyOf = (plugin: ProviderPlugin): number => Math.min(MAX_BODY, plugin.def.manifest.webhook?.maxBodyBytes ?? DEFAULT_PLUGIN_BODY);
+  const maxBodyOf = (plugin: ProviderPlugin): number =>
+    Math.min(MAX_BODY, plugin.def.manifest.webhook?.maxBodyBytes ?? DEFAULT_PLUGIN_BODY);
 
   /** A body declared (Content-Length) over the limit, refused before it is read. */
   const declaredTooLarge = (req: FastifyRequest, maxBody: number): HttpError | undefined => {
     const declared = Number(req.headers['content-length'] ?? 0);
-    return declared > maxBody ? new HttpError(413, 'body_too_large', `The body is larger than ${maxBody} bytes.`, { params: { limit: maxBody } }) : undefined;
+    return declared > maxBody
+      ? new HttpError(413, 'body_too_large', `The body is larger than ${maxBody} bytes.`, {
+          params: { limit: maxBody },
+        })
+      : undefined;
   };
 
   /** The provider a token names, of a webhook kind (and of `door.kind` when given); throws 404 (or `door.unknownStatus`) for any other. */
   const find = async (token: string, door: Door = {}): Promise<{ provider: ProviderRow; plugin: ProviderPlugin }> => {
     const row = await core.db.get('SELECT * FROM providers WHERE webhook_token = ?', [token]);
     const plugin = row ? core.plugins.provider(String(row.kind)) : undefined;
-    if (!row || !plugin || plugin.def.manifest.ingest !== 'webhook' || (door.kind !== undefined && plugin.id !== door.kind)) {
+    if (
+      !row ||
+      !plugin ||
+      plugin.def.manifest.ingest !== 'webhook' ||
+      (door.kind !== undefined && plugin.id !== door.kind)
+    ) {
       throw door.unknownStatus === 401
         ? new HttpError(401, 'unauthorized', 'The token names no provider of this kind.')
         : new HttpError(404, 'not_found', 'No webhook is registered at this address.');
@@ -142,7 +216,12 @@ export function inboundSteps(core: Core, relay: Relay) {
    * Everything decided about a known provider before the body is read (`limited`: the rate limit
    * was already counted, before the provider was known). Throws the answer for a request refused here.
    */
-  const admit = async (req: FastifyRequest, found: { provider: ProviderRow; plugin: ProviderPlugin }, token: string, o: { limited?: boolean; route?: Admitted['route'] } = {}): Promise<Admitted> => {
+  const admit = async (
+    req: FastifyRequest,
+    found: { provider: ProviderRow; plugin: ProviderPlugin },
+    token: string,
+    o: { limited?: boolean; route?: Admitted['route'] } = {},
+  ): Promise<Admitted> => {
     const { provider, plugin } = found;
     const refuseWith = async (err: HttpError, error: string) => {
       await record(provider, req, err.status, error);
@@ -150,9 +229,17 @@ export function inboundSteps(core: Core, relay: Relay) {
     };
     if (!o.limited) {
       const over = limit(plugin, req);
-      if (over) throw await refuseWith(over, `rate limit of ${plugin.def.manifest.webhook?.rateLimitPerMinute} requests a minute per address exceeded`);
+      if (over)
+        throw await refuseWith(
+          over,
+          `rate limit of ${plugin.def.manifest.webhook?.rateLimitPerMinute} requests a minute per address exceeded`,
+        );
     }
-    if (!provider.enabled) throw await refuseWith(new HttpError(409, 'provider_disabled', 'This provider is disabled; enable it to accept webhooks.'), 'provider is disabled');
+    if (!provider.enabled)
+      throw await refuseWith(
+        new HttpError(409, 'provider_disabled', 'This provider is disabled; enable it to accept webhooks.'),
+        'provider is disabled',
+      );
     const maxBody = maxBodyOf(plugin);
     const tooLarge = declaredTooLarge(req, maxBody);
     if (tooLarge) throw await refuseWith(tooLarge, `body of ${req.headers['content-length']} bytes exceeds ${maxBody}`);
@@ -161,12 +248,32 @@ export function inboundSteps(core: Core, relay: Relay) {
     const running = await core.plugins.ensureProvider(provider);
     const instance = running?.instance;
     if (!instance?.handleWebhook) {
-      throw await refuseWith(new HttpError(503, 'provider_unavailable', `This provider is not running (${running?.state ?? 'stopped'}); check its configuration.`, { headers: { 'retry-after': '30' } }), `provider instance is ${running?.state ?? 'not running'}`);
+      throw await refuseWith(
+        new HttpError(
+          503,
+          'provider_unavailable',
+          `This provider is not running (${running?.state ?? 'stopped'}); check its configuration.`,
+          { headers: { 'retry-after': '30' } },
+        ),
+        `provider instance is ${running?.state ?? 'not running'}`,
+      );
     }
-    const a: Admitted = { provider, instance: instance as Admitted['instance'], maxBody, headers: headersOf(req), verdict: 'legacy', token, route: o.route };
+    const a: Admitted = {
+      provider,
+      instance: instance as Admitted['instance'],
+      maxBody,
+      headers: headersOf(req),
+      verdict: 'legacy',
+      token,
+      route: o.route,
+    };
     if (instance.verifyWebhook) {
       a.verdict = await verify(a, req);
-      if (a.verdict !== 'ok' && a.verdict !== 'needs_body') throw await refuseWith(new HttpError(401, 'unauthorized', 'The request could not be verified.'), `verifyWebhook answered ${String(a.verdict)}`);
+      if (a.verdict !== 'ok' && a.verdict !== 'needs_body')
+        throw await refuseWith(
+          new HttpError(401, 'unauthorized', 'The request could not be verified.'),
+          `verifyWebhook answered ${String(a.verdict)}`,
+        );
     }
     return a;
   };
@@ -180,26 +287,45 @@ export function inboundSteps(core: Core, relay: Relay) {
     // A body sent without a declared length is measured once read.
     if (raw.length > a.maxBody) {
       await record(provider, req, 413, `body of ${raw.length} bytes exceeds ${a.maxBody}`, excerptOf(a.token, raw));
-      throw new HttpError(413, 'body_too_large', `The body is larger than ${a.maxBody} bytes.`, { params: { limit: a.maxBody } });
+      throw new HttpError(413, 'body_too_large', `The body is larger than ${a.maxBody} bytes.`, {
+        params: { limit: a.maxBody },
+      });
     }
-    if (a.verdict === 'needs_body' && await verify(a, req, raw) !== 'ok') {
+    if (a.verdict === 'needs_body' && (await verify(a, req, raw)) !== 'ok') {
       await record(provider, req, 401, 'verifyWebhook did not accept the body', excerptOf(a.token, raw));
       throw new HttpError(401, 'unauthorized', 'The request could not be verified.');
     }
     let body: unknown;
     if (raw.length && isJson(req)) {
       if (jsonTooDeep(raw)) {
-        await record(provider, req, 400, `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`, excerptOf(a.token, raw));
-        throw new HttpError(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, { params: { limit: MAX_JSON_DEPTH } });
+        await record(
+          provider,
+          req,
+          400,
+          `JSON body nested deeper than ${MAX_JSON_DEPTH} levels`,
+          excerptOf(a.token, raw),
+        );
+        throw new HttpError(400, 'json_too_deep', `The JSON body is nested deeper than ${MAX_JSON_DEPTH} levels.`, {
+          params: { limit: MAX_JSON_DEPTH },
+        });
       }
-      try { body = JSON.parse(raw.toString('utf8')); } catch { body = undefined; }
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        body = undefined;
+      }
     }
     // Worked out once, before any transaction: the redaction is CPU work that must not run while the connection is held.
     const excerpt = excerptOf(a.token, raw, body);
     let result: WebhookResult;
     try {
       result = await a.instance.handleWebhook({
-        method: req.method, headers: a.headers, rawBody: raw, body, query: (req.query ?? {}) as Record<string, string>, ip: req.ip,
+        method: req.method,
+        headers: a.headers,
+        rawBody: raw,
+        body,
+        query: (req.query ?? {}) as Record<string, string>,
+        ip: req.ip,
         ...(a.route ? { route: { path: a.route.spec.path, params: a.route.params } } : {}),
       });
     } catch (err) {
@@ -208,14 +334,21 @@ export function inboundSteps(core: Core, relay: Relay) {
     const ids: string[] = [];
     // Only once the events are durable is the delivery remembered as processed: the replay key and
     // the request's payload-log entry are columns of the last event's own row (one commit, one row).
-    const remember = (q: Queryable) => result.replayKey
-      ? new DbInstanceStore(q, provider.id, () => core.clock.now()).set(result.replayKey.key, 1, { ttlSeconds: result.replayKey.ttlSeconds })
-      : Promise.resolve();
+    const remember = (q: Queryable) =>
+      result.replayKey
+        ? new DbInstanceStore(q, provider.id, () => core.clock.now()).set(result.replayKey.key, 1, {
+            ttlSeconds: result.replayKey.ttlSeconds,
+          })
+        : Promise.resolve();
     let recorded = false;
     try {
       for (let i = 0; i < result.events.length; i++) {
         const last = i === result.events.length - 1;
-        const r = await relay.ingestWith(provider, result.events[i]!, last ? { webhook: { ip: req.ip, excerpt, earlierIds: [...ids], replayKey: result.replayKey } } : undefined);
+        const r = await relay.ingestWith(
+          provider,
+          result.events[i]!,
+          last ? { webhook: { ip: req.ip, excerpt, earlierIds: [...ids], replayKey: result.replayKey } } : undefined,
+        );
         if (last && r.eventIds.length) recorded = true;
         ids.push(...r.eventIds);
       }
@@ -236,11 +369,20 @@ export function inboundSteps(core: Core, relay: Relay) {
     if (!result.events.length) {
       const status = result.status ?? 200;
       await Promise.all([remember(core.db), record(provider, req, status, null, excerpt, [])]);
-      return dialect ? sendAnswer(reply, dialect({ eventIds: [] }), 200) : reply.code(status).send(result.body ?? { ok: true });
+      return dialect
+        ? sendAnswer(reply, dialect({ eventIds: [] }), 200)
+        : reply.code(status).send(result.body ?? { ok: true });
     }
     if (!ids.length) {
-      await Promise.all([remember(core.db), record(provider, req, 200, 'nothing recorded: the events carried no change', excerpt, [])]);
-      return dialect ? sendAnswer(reply, dialect({ eventIds: [] }), 200) : reply.code(200).send({ event_ids: [], detail: 'Accepted; the events carried no change, so nothing was recorded.' });
+      await Promise.all([
+        remember(core.db),
+        record(provider, req, 200, 'nothing recorded: the events carried no change', excerpt, []),
+      ]);
+      return dialect
+        ? sendAnswer(reply, dialect({ eventIds: [] }), 200)
+        : reply
+            .code(200)
+            .send({ event_ids: [], detail: 'Accepted; the events carried no change, so nothing was recorded.' });
     }
     if (!recorded) await Promise.all([remember(core.db), record(provider, req, 202, null, excerpt, ids)]);
     return dialect ? sendAnswer(reply, dialect({ eventIds: ids }), 200) : reply.code(202).send({ event_ids: ids });
@@ -264,10 +406,12 @@ export type InboundSteps = ReturnType<typeof inboundSteps>;
  */
 /** What an inbound webhook is answered, beside the errors every route with a body gives (400, 413, 500). */
 export const HOOK_ANSWERS = {
-  ...ok('The request was taken but recorded no event (the plugin found nothing to record, or the events carried no change); or the plugin\'s own answer.'),
+  ...ok(
+    "The request was taken but recorded no event (the plugin found nothing to record, or the events carried no change); or the plugin's own answer.",
+  ),
   ...accepted('Every event is durable: their ids (`event_ids`).'),
   ...errors(
-    [401, 'The plugin\'s check of the request (signature, bearer or shared token) failed.'],
+    [401, "The plugin's check of the request (signature, bearer or shared token) failed."],
     [403, 'The plugin refused the sender.'],
     [404, 'No webhook is registered at this address.'],
     [409, 'The provider is disabled (`provider_disabled`), or the delivery was received before (`replayed`).'],
@@ -284,18 +428,30 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY }, (_req, body, done) => done(null, body));
-    scope.post('/api/hooks/:token', {
-      bodyLimit: MAX_BODY,
-      config: { credentialParams: ['token'] },
-      schema: { tags: ['relay'], summary: 'Receive an inbound webhook for a provider', description: `The token in the path names the provider; its plugin checks the request (signature, bearer or shared token) and maps it to events. 202 once every event is durable, 400 for a JSON body nested deeper than ${MAX_JSON_DEPTH} levels, 401 for a failed check, 409 for a replayed delivery, 413 for a body over the limit, 429 beyond the requests-a-minute limit the plugin declares for one source address, counted over all providers of that plugin.`, security: [], params: { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] },
-        // Any content type: the plugin reads the body.
-        consumes: ['*/*'], response: HOOK_ANSWERS },
-      // Runs before the body is read: a request refused here is never read into memory or parsed.
-      preParsing: async (req) => {
-        const { token } = req.params as { token: string };
-        admitted.set(req, await steps.admit(req, await steps.find(token), token));
+    scope.post(
+      '/api/hooks/:token',
+      {
+        bodyLimit: MAX_BODY,
+        config: { credentialParams: ['token'] },
+        schema: {
+          tags: ['relay'],
+          summary: 'Receive an inbound webhook for a provider',
+          description: `The token in the path names the provider; its plugin checks the request (signature, bearer or shared token) and maps it to events. 202 once every event is durable, 400 for a JSON body nested deeper than ${MAX_JSON_DEPTH} levels, 401 for a failed check, 409 for a replayed delivery, 413 for a body over the limit, 429 beyond the requests-a-minute limit the plugin declares for one source address, counted over all providers of that plugin.`,
+          security: [],
+          params: { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] },
+          // Any content type: the plugin reads the body.
+          consumes: ['*/*'],
+          response: HOOK_ANSWERS,
+        },
+        // Runs before the body is read: a request refused here is never read into memory or parsed.
+        preParsing: async (req) => {
+          const { token } = req.params as { token: string };
+          admitted.set(req, await steps.admit(req, await steps.find(token), token));
+        },
       },
-    }, async (req, reply) => steps.receive(req, reply, admitted.get(req)!, Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)));
+      async (req, reply) =>
+        steps.receive(req, reply, admitted.get(req)!, Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0)),
+    );
   });
   await dialectRoutes(app, core, steps);
 }

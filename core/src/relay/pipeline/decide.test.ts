@@ -1,12 +1,23 @@
 import t from 'tap';
 import { decide, eventStatus, merge } from './decide.ts';
 
-const tr = (o: Partial<Parameters<typeof decide>[0]> = {}) => ({ id: 't', event_types: {}, quiet_hours: null, quiet_policies: {}, ...o });
+const tr = (o: Partial<Parameters<typeof decide>[0]> = {}) => ({
+  id: 't',
+  event_types: {},
+  quiet_hours: null,
+  quiet_policies: {},
+  ...o,
+});
 const quiet = { start: '22:00', end: '07:00', timezone: 'Europe/Berlin' };
 const night = new Date('2026-01-10T23:30:00Z'); // 00:30 in Berlin
 
 t.test('disabled type wins over deferral', async (t) => {
-  const d = decide(tr({ event_types: { thing_changed: false }, quiet_hours: quiet }), 'thing_changed', { quietHours: 'defer' }, night);
+  const d = decide(
+    tr({ event_types: { thing_changed: false }, quiet_hours: quiet }),
+    'thing_changed',
+    { quietHours: 'defer' },
+    night,
+  );
   t.equal(d.status, 'dropped');
 });
 
@@ -16,15 +27,57 @@ t.test('quiet-hours policies', async (t) => {
   t.equal(d.status === 'deferred' && d.releaseAt.toISOString(), '2026-01-11T06:00:00.000Z');
   t.equal(decide(tr({ quiet_hours: quiet }), 'alarm_raised', { quietHours: 'send' }, night).status, 'queued');
   t.equal(decide(tr({ quiet_hours: quiet }), 'stale', { quietHours: 'drop' }, night).status, 'dropped');
-  t.equal(decide(tr({ quiet_hours: quiet, quiet_policies: { alarm_raised: 'defer' } }), 'alarm_raised', { quietHours: 'send' }, night).status, 'deferred', 'tracker override');
-  t.equal(decide(tr({ quiet_hours: quiet }), 'thing_changed', { quietHours: 'defer' }, new Date('2026-01-10T12:00:00Z')).status, 'queued', 'outside the window');
+  t.equal(
+    decide(
+      tr({ quiet_hours: quiet, quiet_policies: { alarm_raised: 'defer' } }),
+      'alarm_raised',
+      { quietHours: 'send' },
+      night,
+    ).status,
+    'deferred',
+    'tracker override',
+  );
+  t.equal(
+    decide(tr({ quiet_hours: quiet }), 'thing_changed', { quietHours: 'defer' }, new Date('2026-01-10T12:00:00Z'))
+      .status,
+    'queued',
+    'outside the window',
+  );
 });
 
 t.test('a critical event bypasses quiet hours unless the tracker names a policy for its type', async (t) => {
-  t.equal(decide(tr({ quiet_hours: quiet }), 'alert_raised', { quietHours: 'defer' }, night, 'critical').status, 'queued', 'critical: sent at once');
-  t.equal(decide(tr({ quiet_hours: quiet }), 'alert_raised', { quietHours: 'defer' }, night, 'warning').status, 'deferred', 'warning: deferred');
-  t.equal(decide(tr({ quiet_hours: quiet, quiet_policies: { alert_raised: 'defer' } }), 'alert_raised', { quietHours: 'send' }, night, 'critical').status, 'deferred', 'the tracker\'s own policy wins');
-  t.equal(decide(tr({ quiet_hours: quiet, event_types: { alert_raised: false } }), 'alert_raised', { quietHours: 'defer' }, night, 'critical').status, 'dropped', 'a disabled type stays off');
+  t.equal(
+    decide(tr({ quiet_hours: quiet }), 'alert_raised', { quietHours: 'defer' }, night, 'critical').status,
+    'queued',
+    'critical: sent at once',
+  );
+  t.equal(
+    decide(tr({ quiet_hours: quiet }), 'alert_raised', { quietHours: 'defer' }, night, 'warning').status,
+    'deferred',
+    'warning: deferred',
+  );
+  t.equal(
+    decide(
+      tr({ quiet_hours: quiet, quiet_policies: { alert_raised: 'defer' } }),
+      'alert_raised',
+      { quietHours: 'send' },
+      night,
+      'critical',
+    ).status,
+    'deferred',
+    "the tracker's own policy wins",
+  );
+  t.equal(
+    decide(
+      tr({ quiet_hours: quiet, event_types: { alert_raised: false } }),
+      'alert_raised',
+      { quietHours: 'defer' },
+      night,
+      'critical',
+    ).status,
+    'dropped',
+    'a disabled type stays off',
+  );
 });
 
 t.test('merge and event status', async (t) => {
@@ -38,28 +91,66 @@ t.test('merge and event status', async (t) => {
   t.equal(eventStatus(['in_digest', 'sent']), 'pending', 'waiting for its digest');
 });
 
-t.test('the decision at the last quiet minute and the first free one, for windows that do and do not cross midnight', async (t) => {
-  const overnight = { start: '22:00', end: '07:00', timezone: 'Europe/Berlin' }; // UTC+1 in January
-  const daytime = { start: '09:30', end: '17:45', timezone: 'Europe/Berlin' };
-  const at = (utc: string) => new Date(utc);
-  const d = (w: typeof overnight, when: string) => decide(tr({ quiet_hours: w }), 'thing_changed', { quietHours: 'defer' }, at(when));
-  t.same(d(overnight, '2026-01-11T05:59:59Z'), { status: 'deferred', releaseAt: at('2026-01-11T06:00:00Z') }, '06:59:59 local: deferred to 07:00');
-  t.same(d(overnight, '2026-01-11T06:00:00Z'), { status: 'queued' }, '07:00 local: sent');
-  t.same(d(overnight, '2026-01-10T20:59:59Z'), { status: 'queued' }, '21:59:59 local: sent');
-  t.same(d(overnight, '2026-01-10T21:00:00Z'), { status: 'deferred', releaseAt: at('2026-01-11T06:00:00Z') }, '22:00 local: deferred to the next morning');
-  t.same(d(daytime, '2026-01-10T16:44:59Z'), { status: 'deferred', releaseAt: at('2026-01-10T16:45:00Z') }, '17:44:59 local: deferred to 17:45');
-  t.same(d(daytime, '2026-01-10T16:45:00Z'), { status: 'queued' }, '17:45 local: sent');
-  t.same(d(daytime, '2026-01-10T08:29:59Z'), { status: 'queued' }, '09:29:59 local: sent');
-  t.same(d(daytime, '2026-01-10T08:30:00Z'), { status: 'deferred', releaseAt: at('2026-01-10T16:45:00Z') }, '09:30 local: deferred');
-});
+t.test(
+  'the decision at the last quiet minute and the first free one, for windows that do and do not cross midnight',
+  async (t) => {
+    const overnight = { start: '22:00', end: '07:00', timezone: 'Europe/Berlin' }; // UTC+1 in January
+    const daytime = { start: '09:30', end: '17:45', timezone: 'Europe/Berlin' };
+    const at = (utc: string) => new Date(utc);
+    const d = (w: typeof overnight, when: string) =>
+      decide(tr({ quiet_hours: w }), 'thing_changed', { quietHours: 'defer' }, at(when));
+    t.same(
+      d(overnight, '2026-01-11T05:59:59Z'),
+      { status: 'deferred', releaseAt: at('2026-01-11T06:00:00Z') },
+      '06:59:59 local: deferred to 07:00',
+    );
+    t.same(d(overnight, '2026-01-11T06:00:00Z'), { status: 'queued' }, '07:00 local: sent');
+    t.same(d(overnight, '2026-01-10T20:59:59Z'), { status: 'queued' }, '21:59:59 local: sent');
+    t.same(
+      d(overnight, '2026-01-10T21:00:00Z'),
+      { status: 'deferred', releaseAt: at('2026-01-11T06:00:00Z') },
+      '22:00 local: deferred to the next morning',
+    );
+    t.same(
+      d(daytime, '2026-01-10T16:44:59Z'),
+      { status: 'deferred', releaseAt: at('2026-01-10T16:45:00Z') },
+      '17:44:59 local: deferred to 17:45',
+    );
+    t.same(d(daytime, '2026-01-10T16:45:00Z'), { status: 'queued' }, '17:45 local: sent');
+    t.same(d(daytime, '2026-01-10T08:29:59Z'), { status: 'queued' }, '09:29:59 local: sent');
+    t.same(
+      d(daytime, '2026-01-10T08:30:00Z'),
+      { status: 'deferred', releaseAt: at('2026-01-10T16:45:00Z') },
+      '09:30 local: deferred',
+    );
+  },
+);
 
 t.test('reasons, defaults without a spec, and no quiet hours at all', async (t) => {
-  t.same(decide(tr({ event_types: { thing_changed: false } }), 'thing_changed', undefined, night), { status: 'dropped', reason: 'event type thing_changed is disabled on this tracker' });
-  t.same(decide(tr({ quiet_hours: quiet }), 'stale', { quietHours: 'drop' }, night), { status: 'dropped', reason: 'quiet hours (22:00-07:00 Europe/Berlin): stale is dropped when stale' });
-  t.equal(decide(tr({ quiet_hours: quiet }), 'unknown_type', undefined, night).status, 'deferred', 'a type without a spec is deferred');
-  t.equal(decide(tr({ quiet_hours: quiet }), 'unknown_type', undefined, night, 'critical').status, 'queued', 'unless critical');
+  t.same(decide(tr({ event_types: { thing_changed: false } }), 'thing_changed', undefined, night), {
+    status: 'dropped',
+    reason: 'event type thing_changed is disabled on this tracker',
+  });
+  t.same(decide(tr({ quiet_hours: quiet }), 'stale', { quietHours: 'drop' }, night), {
+    status: 'dropped',
+    reason: 'quiet hours (22:00-07:00 Europe/Berlin): stale is dropped when stale',
+  });
+  t.equal(
+    decide(tr({ quiet_hours: quiet }), 'unknown_type', undefined, night).status,
+    'deferred',
+    'a type without a spec is deferred',
+  );
+  t.equal(
+    decide(tr({ quiet_hours: quiet }), 'unknown_type', undefined, night, 'critical').status,
+    'queued',
+    'unless critical',
+  );
   t.equal(decide(tr(), 'thing_changed', { quietHours: 'defer' }, night).status, 'queued', 'no quiet hours: sent');
-  t.equal(decide(tr({ event_types: { thing_changed: true } }), 'thing_changed', { quietHours: 'defer' }, night).status, 'queued', 'an enabled type is sent');
+  t.equal(
+    decide(tr({ event_types: { thing_changed: true } }), 'thing_changed', { quietHours: 'defer' }, night).status,
+    'queued',
+    'an enabled type is sent',
+  );
 });
 
 t.test('merge: the most eager decision wins whichever comes first; of two deferrals the earlier release', async (t) => {

@@ -1,5 +1,5 @@
 import type { EventSpec, QuietHoursPolicy, Severity } from '../../plugin-api/index.ts';
-import { isQuiet, quietEnd, type QuietWindow } from '../quiet-hours/quiet-hours.ts';
+import { isQuiet, type QuietWindow, quietEnd } from '../quiet-hours/quiet-hours.ts';
 
 export interface TrackerRules {
   id: string;
@@ -19,13 +19,25 @@ export type Decision =
  * (the tracker may override the plugin's); otherwise it is sent. A critical event bypasses quiet
  * hours unless the tracker names its own policy for the type.
  */
-export function decide(tracker: TrackerRules, type: string, spec: Pick<EventSpec, 'quietHours'> | undefined, at: Date, severity?: Severity): Decision {
-  if (tracker.event_types[type] === false) return { status: 'dropped', reason: `event type ${type} is disabled on this tracker` };
+export function decide(
+  tracker: TrackerRules,
+  type: string,
+  spec: Pick<EventSpec, 'quietHours'> | undefined,
+  at: Date,
+  severity?: Severity,
+): Decision {
+  if (tracker.event_types[type] === false)
+    return { status: 'dropped', reason: `event type ${type} is disabled on this tracker` };
   const w = tracker.quiet_hours;
   if (w && isQuiet(w, at)) {
-    const policy = tracker.quiet_policies[type] ?? (severity === 'critical' ? 'send' : undefined) ?? spec?.quietHours ?? 'defer';
+    const policy =
+      tracker.quiet_policies[type] ?? (severity === 'critical' ? 'send' : undefined) ?? spec?.quietHours ?? 'defer';
     if (policy === 'defer') return { status: 'deferred', releaseAt: quietEnd(w, at) };
-    if (policy === 'drop') return { status: 'dropped', reason: `quiet hours (${w.start}-${w.end} ${w.timezone}): ${type} is dropped when stale` };
+    if (policy === 'drop')
+      return {
+        status: 'dropped',
+        reason: `quiet hours (${w.start}-${w.end} ${w.timezone}): ${type} is dropped when stale`,
+      };
   }
   return { status: 'queued' };
 }

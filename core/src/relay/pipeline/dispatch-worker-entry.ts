@@ -4,5 +4,9 @@
  */
 import module from 'node:module';
 
-try { module.enableCompileCache?.(); } catch { /* an unwritable cache directory only costs time */ }
+try {
+  module.enableCompileCache?.();
+} catch {
+  /* an unwritable cache directory only costs time */
+}
 await import('./dispatch-worker.ts');

@@ -11,7 +11,11 @@ import type { SelfMonitoringSignal, SelfMonitoringSignals } from '../../plugins/
 import { LEASE_MS } from './dispatcher.ts';
 import type { HandedDelivery } from './ingest.ts';
 
-export interface MetricDelta { m: 'dispatchDuration' | 'sendFailures' | 'eventLogTotal' | 'pollFailures'; labels: Record<string, string>; value: number }
+export interface MetricDelta {
+  m: 'dispatchDuration' | 'sendFailures' | 'eventLogTotal' | 'pollFailures';
+  labels: Record<string, string>;
+  value: number;
+}
 
 export type ToWorker =
   | { t: 'handed'; handed: HandedDelivery[]; offset: number }
@@ -48,7 +52,11 @@ const STARTED_WAIT_MS = 10_000;
 /** After the grace period, how long the thread gets to give its rows back and stop its plugin instances. */
 const STOP_AFTER_GRACE_MS = 1500;
 
-type Emit = <S extends SelfMonitoringSignal>(userId: string, signal: S, payload: SelfMonitoringSignals[S]) => Promise<unknown>;
+type Emit = <S extends SelfMonitoringSignal>(
+  userId: string,
+  signal: S,
+  payload: SelfMonitoringSignals[S],
+) => Promise<unknown>;
 
 export class DispatchThread implements DispatchSide {
   private core: Core;
@@ -71,7 +79,8 @@ export class DispatchThread implements DispatchSide {
   starts = 0;
 
   constructor(core: Core, emitSelf: Emit) {
-    this.core = core; this.emitSelf = emitSelf;
+    this.core = core;
+    this.emitSelf = emitSelf;
     const root = core.logs.root as unknown as Record<symbol, { write(s: string): unknown }>;
     this.dest = root[pino.symbols.streamSym] ?? process.stderr;
   }
@@ -92,7 +101,9 @@ export class DispatchThread implements DispatchSide {
       // Not the wall clock (tests): is it stopped at a set time, or moving from an offset?
       if (v === this.lastClock) fixed = true;
       else {
-        while (Date.now() === real) { /* at most 1 ms, and only when a test has just set its clock */ }
+        while (Date.now() === real) {
+          /* at most 1 ms, and only when a test has just set its clock */
+        }
         fixed = this.core.clock.now().getTime() === v;
       }
     }
@@ -102,7 +113,9 @@ export class DispatchThread implements DispatchSide {
     return v - real;
   }
 
-  private post(m: ToWorker): void { this.worker?.postMessage(m); }
+  private post(m: ToWorker): void {
+    this.worker?.postMessage(m);
+  }
 
   /** Posts the handed-off deliveries waiting for the end of this turn now (what follows must come after them). */
   private flushHanded(): void {
@@ -126,10 +139,18 @@ export class DispatchThread implements DispatchSide {
    */
   async started(timeoutMs = STARTED_WAIT_MS): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((r) => { timer = setTimeout(() => r(false), timeoutMs); });
+    const late = new Promise<boolean>((r) => {
+      timer = setTimeout(() => r(false), timeoutMs);
+    });
     const ok = await Promise.race([this.untilReady().then(() => true), late]);
     clearTimeout(timer);
-    if (!ok) this.core.logs.get('relay').warn({ waited_ms: timeoutMs }, 'the dispatch thread is not running yet; deliveries wait in the queue until it is');
+    if (!ok)
+      this.core.logs
+        .get('relay')
+        .warn(
+          { waited_ms: timeoutMs },
+          'the dispatch thread is not running yet; deliveries wait in the queue until it is',
+        );
   }
 
   private async untilReady(): Promise<boolean> {
@@ -145,7 +166,8 @@ export class DispatchThread implements DispatchSide {
     const w = new Worker(new URL('./dispatch-worker-entry.ts', import.meta.url), {
       workerData: { config: this.core.config, version: this.core.version, offset: this.offset(), clock: this.shared },
       // The thread's output goes through its log lines (posted here); nothing else should print.
-      stdout: false, stderr: false,
+      stdout: false,
+      stderr: false,
     });
     this.worker = w;
     w.on('message', (m: ToMain) => this.onMessage(w, m));
@@ -157,15 +179,23 @@ export class DispatchThread implements DispatchSide {
       this.open = false;
       for (const [, c] of this.calls) c.reject(new Error('the dispatch thread stopped'));
       this.calls.clear();
-      if (!this.running) { this.flushWaiters(); return; }
+      if (!this.running) {
+        this.flushWaiters();
+        return;
+      }
       // Died while it should run: its claimed rows come back when their leases run out; start it again.
       log.error({ exit_code: code, restart_in_ms: this.restartMs }, 'the dispatch thread exited; starting it again');
-      this.restartTimer = setTimeout(() => { this.restartTimer = undefined; if (this.running) this.spawn(); }, this.restartMs);
+      this.restartTimer = setTimeout(() => {
+        this.restartTimer = undefined;
+        if (this.running) this.spawn();
+      }, this.restartMs);
       this.restartMs = Math.min(60_000, this.restartMs * 2);
     });
   }
 
-  private flushWaiters(): void { for (const r of this.whenReady.splice(0)) r(); }
+  private flushWaiters(): void {
+    for (const r of this.whenReady.splice(0)) r();
+  }
 
   private onMessage(w: Worker, m: ToMain): void {
     if (this.worker !== w) return;
@@ -177,19 +207,30 @@ export class DispatchThread implements DispatchSide {
         this.flushWaiters();
         break;
       }
-      case 'open': this.open = m.open; break;
-      case 'log': this.dest.write(m.line); break;
-      case 'metrics': this.applyMetrics(m.deltas, m.commits); break;
+      case 'open':
+        this.open = m.open;
+        break;
+      case 'log':
+        this.dest.write(m.line);
+        break;
+      case 'metrics':
+        this.applyMetrics(m.deltas, m.commits);
+        break;
       case 'emitSelf':
         // Answered once the signal's event is written, so a pass of the thread that raised it ends after it.
         void this.emitSelf(m.userId, m.signal, m.payload as never)
-          .catch((err) => this.core.logs.get('relay').warn({ err }, 'raising a self-monitoring signal of the dispatch thread failed'))
-          .finally(() => { if (this.worker === w) w.postMessage({ t: 'emitted', id: m.id } satisfies ToWorker); });
+          .catch((err) =>
+            this.core.logs.get('relay').warn({ err }, 'raising a self-monitoring signal of the dispatch thread failed'),
+          )
+          .finally(() => {
+            if (this.worker === w) w.postMessage({ t: 'emitted', id: m.id } satisfies ToWorker);
+          });
         break;
       case 'done': {
         const c = this.calls.get(m.id);
         this.calls.delete(m.id);
-        if (m.error !== undefined) c?.reject(new Error(m.error)); else c?.resolve(m.value);
+        if (m.error !== undefined) c?.reject(new Error(m.error));
+        else c?.resolve(m.value);
         break;
       }
     }
@@ -206,7 +247,12 @@ export class DispatchThread implements DispatchSide {
     if (native?.onCommit) for (let i = 0; i < commits; i++) native.onCommit();
   }
 
-  wake(): void { if (this.ready) { this.flushHanded(); this.post({ t: 'wake', offset: this.offset() }); } }
+  wake(): void {
+    if (this.ready) {
+      this.flushHanded();
+      this.post({ t: 'wake', offset: this.offset() });
+    }
+  }
 
   handoffLease(): Date | undefined {
     this.offset();
@@ -218,8 +264,16 @@ export class DispatchThread implements DispatchSide {
     if (!this.running) {
       // Stopped between the lease and the commit: the rows go back to the queue for the next worker.
       const ids = handed.map((h) => h.row.id);
-      void this.core.db.run(`UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1 WHERE status = 'sending' AND id IN (${ids.map(() => '?').join(',')})`, ids)
-        .catch((err) => this.core.logs.get('relay').warn({ err }, 'returning handed-off deliveries to the queue failed; their lease will run out'));
+      void this.core.db
+        .run(
+          `UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1 WHERE status = 'sending' AND id IN (${ids.map(() => '?').join(',')})`,
+          ids,
+        )
+        .catch((err) =>
+          this.core.logs
+            .get('relay')
+            .warn({ err }, 'returning handed-off deliveries to the queue failed; their lease will run out'),
+        );
       return;
     }
     // A thread restarting gets them once ready, within their lease. Otherwise they go in one
@@ -228,7 +282,10 @@ export class DispatchThread implements DispatchSide {
     this.pending.push(...handed);
     if (this.ready && !this.flushing) {
       this.flushing = true;
-      setImmediate(() => { this.flushing = false; this.flushHanded(); });
+      setImmediate(() => {
+        this.flushing = false;
+        this.flushHanded();
+      });
     }
   }
 
@@ -263,9 +320,12 @@ export class DispatchThread implements DispatchSide {
       // A thread that does not answer is ended anyway, shortly after the grace period.
       const late = new Promise<void>((resolve) => {
         const arm = () => setTimeout(() => resolve(), STOP_AFTER_GRACE_MS + 1000).unref();
-        if (now) arm(); else grace!.addEventListener('abort', arm, { once: true });
+        if (now) arm();
+        else grace!.addEventListener('abort', arm, { once: true });
       });
-      await Promise.race([done, late]).catch((err) => this.core.logs.get('relay').warn({ err }, 'the dispatch thread did not stop cleanly'));
+      await Promise.race([done, late]).catch((err) =>
+        this.core.logs.get('relay').warn({ err }, 'the dispatch thread did not stop cleanly'),
+      );
       grace?.removeEventListener('abort', onAbort);
       const handed = this.pending.splice(0);
       if (handed.length) this.accept(handed);
@@ -286,5 +346,7 @@ export class DispatchThread implements DispatchSide {
   }
 
   /** Tests: ends the thread at once, as a crash would. */
-  async crash(): Promise<void> { await this.worker?.terminate(); }
+  async crash(): Promise<void> {
+    await this.worker?.terminate();
+  }
 }

@@ -1,21 +1,21 @@
 import type { Core } from '../../core.ts';
+import type { Queryable } from '../../db/database.ts';
 import { Database } from '../../db/database.ts';
+import type { MessageRef, SendResult } from '../../plugin-api/index.ts';
 import { errorCode, type Locale } from '../../plugin-api/index.ts';
 import { errorText, loggedFaults, pluginFault, targetRowFrom } from '../../plugins/host.ts';
+import { selfMonitoringOf } from '../../plugins/self-monitoring.ts';
 import type { TemplateCatalog } from '../templates/catalog.ts';
-import { renderMessage } from './render.ts';
-import { fitMessage } from './fit.ts';
-import { Pacer, PacingAborted, paceOf, type Pace } from './pace.ts';
 import { eventStatus } from './decide.ts';
 import { digestLimits, failDigestIfFinal, isDigest, releaseDigests, renderDigest, settleDigest } from './digest.ts';
-import type { SelfMonitor } from './monitor.ts';
-import { selfMonitoringOf } from '../../plugins/self-monitoring.ts';
-import { TargetLanes } from './lanes.ts';
-import { loadSendContext, overrideKey, type SendContext } from './send-context.ts';
-import type { Queryable } from '../../db/database.ts';
+import { fitMessage } from './fit.ts';
 import type { HandedDelivery } from './ingest.ts';
-import { correlationKey, findThread, followUp, recordThread, storableRef, type SendMode } from './updates.ts';
-import type { MessageRef, SendResult } from '../../plugin-api/index.ts';
+import { TargetLanes } from './lanes.ts';
+import type { SelfMonitor } from './monitor.ts';
+import { type Pace, Pacer, PacingAborted, paceOf } from './pace.ts';
+import { renderMessage } from './render.ts';
+import { loadSendContext, overrideKey, type SendContext } from './send-context.ts';
+import { correlationKey, findThread, followUp, recordThread, type SendMode, storableRef } from './updates.ts';
 
 const BATCH = 200;
 /**
@@ -46,7 +46,12 @@ export function backoffMs(attempt: number): number {
 const PACED_AHEAD_MS = 5_000;
 
 interface DeliveryRow {
-  id: string; event_id: string; user_id: string; tracker_id: string | null; target_id: string; attempts: number;
+  id: string;
+  event_id: string;
+  user_id: string;
+  tracker_id: string | null;
+  target_id: string;
+  attempts: number;
   /** Parts of a split message the channel already accepted (absent on handed-off rows: 0). */
   parts_sent?: number;
 }
@@ -102,19 +107,29 @@ export class Dispatcher {
   private open = false;
 
   constructor(core: Core, catalog: TemplateCatalog, monitor: SelfMonitor) {
-    this.core = core; this.catalog = catalog; this.monitor = monitor;
+    this.core = core;
+    this.catalog = catalog;
+    this.monitor = monitor;
     this.pacer = new Pacer(core.db);
     // A send finished: when the claimed-ahead backlog ran low, claim more at once.
-    this.lanes.onIdle = () => { if (this.lanes.waiting < BATCH) this.wake(); this.report(); };
+    this.lanes.onIdle = () => {
+      if (this.lanes.waiting < BATCH) this.wake();
+      this.report();
+    };
   }
 
   private report(): void {
     if (!this.onOpen) return;
     const open = this.running && !this.behind && this.lanes.waiting < BATCH;
-    if (open !== this.open) { this.open = open; this.onOpen(open); }
+    if (open !== this.open) {
+      this.open = open;
+      this.onOpen(open);
+    }
   }
 
-  wake(): void { this.wakeUp?.(); }
+  wake(): void {
+    this.wakeUp?.();
+  }
 
   /**
    * The lease for deliveries written already claimed by this worker (handed off at ingest), or
@@ -131,8 +146,16 @@ export class Dispatcher {
       // Stopped between the lease and the commit: give the rows back to the queue for the next
       // worker (should that fail too, their lease runs out and they are claimed again anyway).
       const ids = handed.map((h) => h.row.id);
-      void this.core.db.run(`UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1 WHERE status = 'sending' AND id IN (${ids.map(() => '?').join(',')})`, ids)
-        .catch((err) => this.core.logs.get('relay').warn({ err }, 'returning handed-off deliveries to the queue failed; their lease will run out'));
+      void this.core.db
+        .run(
+          `UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1 WHERE status = 'sending' AND id IN (${ids.map(() => '?').join(',')})`,
+          ids,
+        )
+        .catch((err) =>
+          this.core.logs
+            .get('relay')
+            .warn({ err }, 'returning handed-off deliveries to the queue failed; their lease will run out'),
+        );
       return;
     }
     const ctx: SendContext = { events: new Map(), targets: new Map(), trackerNames: new Map(), overrides: new Map() };
@@ -143,7 +166,11 @@ export class Dispatcher {
       const locale = h.target.locale === 'ru' ? 'ru' : 'en';
       if (h.override) ctx.overrides.set(overrideKey(h.row.user_id, String(h.event.event_type), locale), h.override);
     }
-    this.schedule(handed.map((h) => h.row), ctx, true);
+    this.schedule(
+      handed.map((h) => h.row),
+      ctx,
+      true,
+    );
     this.report();
   }
 
@@ -152,22 +179,34 @@ export class Dispatcher {
     this.running = true;
     if (this.pacingStop.signal.aborted) this.pacingStop = new AbortController();
     if (this.abort.signal.aborted) this.abort = new AbortController();
-    this.renewTimer = setInterval(() => { void this.renewLeases().catch((err) => this.core.logs.get('relay').warn({ err }, 'renewing delivery leases failed')); }, LEASE_MS / 3);
+    this.renewTimer = setInterval(() => {
+      void this.renewLeases().catch((err) =>
+        this.core.logs.get('relay').warn({ err }, 'renewing delivery leases failed'),
+      );
+    }, LEASE_MS / 3);
     this.renewTimer.unref();
     this.report();
     this.loop = (async () => {
       while (this.running) {
         let claimed = 0;
-        const pass = (async () => { await this.releaseDue(); return this.claimAndSend(); })();
+        const pass = (async () => {
+          await this.releaseDue();
+          return this.claimAndSend();
+        })();
         this.currentPass = pass.catch(() => 0);
         try {
           claimed = await pass;
-        } catch (err) { this.core.logs.get('relay').error({ err }, 'dispatch pass failed'); }
+        } catch (err) {
+          this.core.logs.get('relay').error({ err }, 'dispatch pass failed');
+        }
         if (!this.running) break;
         if (claimed >= BATCH) continue;
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, claimed ? 50 : 1000);
-          this.wakeUp = () => { clearTimeout(t); resolve(); };
+          this.wakeUp = () => {
+            clearTimeout(t);
+            resolve();
+          };
         });
         this.wakeUp = undefined;
       }
@@ -186,7 +225,8 @@ export class Dispatcher {
     this.pacingStop.abort();
     this.wake();
     await this.loop;
-    if (grace && !grace.aborted) await Promise.race([this.drain(), new Promise((r) => grace.addEventListener('abort', r, { once: true }))]);
+    if (grace && !grace.aborted)
+      await Promise.race([this.drain(), new Promise((r) => grace.addEventListener('abort', r, { once: true }))]);
     this.abort.abort(new DOMException('the service is shutting down', 'AbortError'));
     await Promise.race([this.drain(), new Promise((r) => setTimeout(r, ABORTED_SETTLE_MS).unref())]);
     clearInterval(this.renewTimer);
@@ -200,7 +240,10 @@ export class Dispatcher {
     const lease = new Date(this.core.clock.now().getTime() + LEASE_MS).toISOString();
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      await this.core.db.run(`UPDATE deliveries SET lease_until = ? WHERE status = 'sending' AND id IN (${chunk.map(() => '?').join(',')})`, [lease, ...chunk]);
+      await this.core.db.run(
+        `UPDATE deliveries SET lease_until = ? WHERE status = 'sending' AND id IN (${chunk.map(() => '?').join(',')})`,
+        [lease, ...chunk],
+      );
     }
   }
 
@@ -235,11 +278,16 @@ export class Dispatcher {
       const rows = await q.all<{ id: string; delivery_id: string; event_id: string; user_id: string }>(
         `SELECT id, delivery_id, event_id, user_id FROM deferred_dispatch dd WHERE release_at <= ?
            AND NOT EXISTS (SELECT 1 FROM trackers tr WHERE tr.id = dd.tracker_id AND tr.quiet_release = 'digest')
-         ORDER BY release_at, event_id LIMIT 500${lock}`, [now]);
+         ORDER BY release_at, event_id LIMIT 500${lock}`,
+        [now],
+      );
       for (const r of rows) {
         this.released.add(r.delivery_id);
         await q.run('DELETE FROM deferred_dispatch WHERE id = ?', [r.id]);
-        await q.run(`UPDATE deliveries SET status = 'queued', next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'deferred'`, [now, now, r.delivery_id]);
+        await q.run(
+          `UPDATE deliveries SET status = 'queued', next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'deferred'`,
+          [now, now, r.delivery_id],
+        );
       }
       return rows;
     });
@@ -264,18 +312,26 @@ export class Dispatcher {
         `WITH due AS MATERIALIZED (${due} FOR UPDATE SKIP LOCKED)
          UPDATE deliveries d SET status = 'sending', lease_until = ?, attempts = d.attempts + 1, updated_at = ?
            FROM due WHERE d.id = due.id
-         RETURNING d.id, d.event_id, d.user_id, d.tracker_id, d.target_id, d.attempts, d.parts_sent`, [nowIso, nowIso, lease, nowIso]);
+         RETURNING d.id, d.event_id, d.user_id, d.tracker_id, d.target_id, d.attempts, d.parts_sent`,
+        [nowIso, nowIso, lease, nowIso],
+      );
     }
     // SQLite: one writer at a time, so the UPDATE with its subquery is atomic as it stands.
     return db.all<DeliveryRow>(
       `UPDATE deliveries SET status = 'sending', lease_until = ?, attempts = attempts + 1, updated_at = ?
         WHERE id IN (${due})
-        RETURNING id, event_id, user_id, tracker_id, target_id, attempts, parts_sent`, [lease, nowIso, nowIso, nowIso]);
+        RETURNING id, event_id, user_id, tracker_id, target_id, attempts, parts_sent`,
+      [lease, nowIso, nowIso, nowIso],
+    );
   }
 
   private async claimAndSend(): Promise<number> {
     // Claimed rows wait in memory (leased) until their lane has room; do not run far ahead of the sends.
-    if (this.lanes.waiting >= 2 * BATCH) { this.behind = true; this.report(); return 0; }
+    if (this.lanes.waiting >= 2 * BATCH) {
+      this.behind = true;
+      this.report();
+      return 0;
+    }
     const rows = (await this.claim()).sort((a, b) => (a.event_id < b.event_id ? -1 : 1));
     this.behind = rows.length >= BATCH;
     this.report();
@@ -317,8 +373,9 @@ export class Dispatcher {
       this.claimed.add(row.id);
       const limit = limits?.concurrency || 1;
       const ordered = this.released.delete(row.id);
-      const done = this.lanes.push(row.target_id, limit, ordered, () => this.deliver(row, ctx)
-        .catch((err) => this.core.logs.get('relay').error({ err }, 'delivery crashed')));
+      const done = this.lanes.push(row.target_id, limit, ordered, () =>
+        this.deliver(row, ctx).catch((err) => this.core.logs.get('relay').error({ err }, 'delivery crashed')),
+      );
       this.inflight.add(done);
       void done.finally(() => {
         this.inflight.delete(done);
@@ -342,12 +399,18 @@ export class Dispatcher {
       this.held.delete(row.target_id);
       held = undefined;
     }
-    const cap = Math.max(1 + Math.round(pace.toleranceMs / pace.intervalMs), Math.ceil(PACED_AHEAD_MS / pace.intervalMs));
+    const cap = Math.max(
+      1 + Math.round(pace.toleranceMs / pace.intervalMs),
+      Math.ceil(PACED_AHEAD_MS / pace.intervalMs),
+    );
     const pending = this.lanes.pending(row.target_id);
     if (pending < cap && !(handed && held)) return undefined;
     // Due when the lane is down to half its room: it is never idle while rows wait.
     const until = Math.max(held?.until ?? 0, now + Math.max(0, pending - Math.floor(cap / 2)) * pace.intervalMs);
-    if (held) { held.until = until; held.ids.add(row.id); } else this.held.set(row.target_id, { until, ids: new Set([row.id]) });
+    if (held) {
+      held.until = until;
+      held.ids.add(row.id);
+    } else this.held.set(row.target_id, { until, ids: new Set([row.id]) });
     return until;
   }
 
@@ -362,15 +425,26 @@ export class Dispatcher {
     const now = this.core.clock.now().toISOString();
     for (let i = 0; i < ids.length; i += 500) {
       const chunk = ids.slice(i, i + 500);
-      await this.core.db.run(
-        `UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1, next_attempt_at = ?, updated_at = ?
-          WHERE status = 'sending' AND id IN (${chunk.map(() => '?').join(',')})`, [new Date(until).toISOString(), now, ...chunk])
-        .catch((err) => this.core.logs.get('relay').warn({ err }, 'returning claimed deliveries to the queue failed; their lease will run out'));
+      await this.core.db
+        .run(
+          `UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1, next_attempt_at = ?, updated_at = ?
+          WHERE status = 'sending' AND id IN (${chunk.map(() => '?').join(',')})`,
+          [new Date(until).toISOString(), now, ...chunk],
+        )
+        .catch((err) =>
+          this.core.logs
+            .get('relay')
+            .warn({ err }, 'returning claimed deliveries to the queue failed; their lease will run out'),
+        );
     }
   }
 
   /** Sends one message with the send timeout and the stop signal. */
-  private sendOne(instance: Awaited<ReturnType<Core['plugins']['targetInstance']>>, msg: Parameters<typeof fitMessage>[0], attempt: number): Promise<SendResult | void> {
+  private sendOne(
+    instance: Awaited<ReturnType<Core['plugins']['targetInstance']>>,
+    msg: Parameters<typeof fitMessage>[0],
+    attempt: number,
+  ): Promise<SendResult | void> {
     return this.withSignal((signal) => instance.send(msg, { signal, attempt }));
   }
 
@@ -379,7 +453,10 @@ export class Dispatcher {
     // A plain timer cleared when the send ends: AbortSignal.timeout() would keep every send's
     // signal and timer alive for the full 30 s, thousands of them under load.
     const ac = new AbortController();
-    const timer = setTimeout(() => ac.abort(new DOMException(`the send took longer than ${SEND_TIMEOUT_MS / 1000} s`, 'TimeoutError')), SEND_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => ac.abort(new DOMException(`the send took longer than ${SEND_TIMEOUT_MS / 1000} s`, 'TimeoutError')),
+      SEND_TIMEOUT_MS,
+    );
     const onStop = () => ac.abort(this.abort.signal.reason);
     this.abort.signal.addEventListener('abort', onStop, { once: true });
     try {
@@ -395,10 +472,16 @@ export class Dispatcher {
     const db = core.db;
     const log = core.logs.get('relay');
     // Stopping: a row whose turn comes now is not sent; it goes back to the queue with the others.
-    if (!this.running) { this.unsent.push(row.id); return; }
+    if (!this.running) {
+      this.unsent.push(row.id);
+      return;
+    }
     const ev = ctx.events.get(row.event_id);
     const tgt = ctx.targets.get(row.target_id);
-    if (!ev || !tgt) { await db.run('DELETE FROM deliveries WHERE id = ?', [row.id]); return; }
+    if (!ev || !tgt) {
+      await db.run('DELETE FROM deliveries WHERE id = ?', [row.id]);
+      return;
+    }
     const target = targetRowFrom(tgt);
     const plugin = core.plugins.target(target.kind);
     const trackerName = row.tracker_id ? ctx.trackerNames.get(row.tracker_id) : undefined;
@@ -413,11 +496,31 @@ export class Dispatcher {
       const override = ctx.overrides.get(overrideKey(ev.user_id, ev.event_type, locale));
       const limits = plugin.def.manifest.limits;
       // A quiet-hours digest lists the deliveries that went in it (digest.ts); any other event renders its own template.
-      const msg = isDigest(ev) ? await renderDigest(core, this.catalog, { deliveryId: row.id, event: ev, locale, formats: limits?.formats ?? ['text'], targetName: target.name }) : renderMessage(this.catalog, {
-        deliveryId: row.id, eventId: ev.id, eventType: ev.event_type, severity: ev.severity, locale, payload: Database.json(ev.payload, {}),
-        extras: Database.json(ev.extras, null), providerName: ev.provider_name ?? undefined, providerKind: ev.provider_kind, trackerName,
-        targetName: target.name, occurredAt: ev.occurred_at, formats: limits?.formats ?? ['text'], override, test: Database.bool(ev.test),
-      });
+      const msg = isDigest(ev)
+        ? await renderDigest(core, this.catalog, {
+            deliveryId: row.id,
+            event: ev,
+            locale,
+            formats: limits?.formats ?? ['text'],
+            targetName: target.name,
+          })
+        : renderMessage(this.catalog, {
+            deliveryId: row.id,
+            eventId: ev.id,
+            eventType: ev.event_type,
+            severity: ev.severity,
+            locale,
+            payload: Database.json(ev.payload, {}),
+            extras: Database.json(ev.extras, null),
+            providerName: ev.provider_name ?? undefined,
+            providerKind: ev.provider_kind,
+            trackerName,
+            targetName: target.name,
+            occurredAt: ev.occurred_at,
+            formats: limits?.formats ?? ['text'],
+            override,
+            test: Database.bool(ev.test),
+          });
       // Fitted to the declared limits: one message, or the parts of a split one.
       const parts = fitMessage(msg, isDigest(ev) ? digestLimits(limits) : limits);
       const pace = paceOf(limits);
@@ -425,28 +528,60 @@ export class Dispatcher {
       // Messages that follow the state (updates.ts): an event correlated with one this target sent a
       // message for edits that message, or replies to it, instead of posting anew.
       const key = correlationKey(core, ev, tgt);
-      const thread = key && parts.length === 1 && !row.parts_sent && (instance.update || instance.reply) ? await findThread(db, target.id, key) : undefined;
+      const thread =
+        key && parts.length === 1 && !row.parts_sent && (instance.update || instance.reply)
+          ? await findThread(db, target.id, key)
+          : undefined;
       if (thread && thread.event_id <= ev.id) {
         if (pace) await this.pacer.wait(target.id, pace, this.pacingStop.signal);
-        const out = await this.withSignal((signal) => followUp(instance, thread, parts[0]!, { signal, attempt: row.attempts }));
-        if (out?.fallback) log.info({ delivery_id: row.id, target_id: target.id, reason: out.fallback }, `following the earlier message failed; ${out.mode === 'reply' ? 'replied to it' : 'sending a new message'}`);
+        const out = await this.withSignal((signal) =>
+          followUp(instance, thread, parts[0]!, { signal, attempt: row.attempts }),
+        );
+        if (out?.fallback)
+          log.info(
+            { delivery_id: row.id, target_id: target.id, reason: out.fallback },
+            `following the earlier message failed; ${out.mode === 'reply' ? 'replied to it' : 'sending a new message'}`,
+          );
         if (out && out.mode !== 'send') {
           sendMode = out.mode;
           messageRef = storableRef(out.result?.messageRef) ?? out.head;
-          if (out.head) await recordThread(db, { targetId: target.id, userId: ev.user_id, key: key!, eventId: ev.id, eventType: ev.event_type, deliveryId: row.id, ref: out.head, now: core.clock.now().toISOString() });
+          if (out.head)
+            await recordThread(db, {
+              targetId: target.id,
+              userId: ev.user_id,
+              key: key!,
+              eventId: ev.id,
+              eventType: ev.event_type,
+              deliveryId: row.id,
+              ref: out.head,
+              now: core.clock.now().toISOString(),
+            });
         }
       }
-      for (let k = sendMode === 'send' ? row.parts_sent ?? 0 : parts.length; k < parts.length; k++) {
+      for (let k = sendMode === 'send' ? (row.parts_sent ?? 0) : parts.length; k < parts.length; k++) {
         if (k > (row.parts_sent ?? 0) && !this.running) throw new PacingAborted();
         if (pace) await this.pacer.wait(target.id, pace, this.pacingStop.signal);
         const result = await this.sendOne(instance, parts[k]!, row.attempts);
         if (k === 0) {
           messageRef = storableRef(result?.messageRef);
           // Later events of the same key follow this message; recorded before the lane moves on.
-          if (key && messageRef) await recordThread(db, { targetId: target.id, userId: ev.user_id, key, eventId: ev.id, eventType: ev.event_type, deliveryId: row.id, ref: messageRef, now: core.clock.now().toISOString() });
+          if (key && messageRef)
+            await recordThread(db, {
+              targetId: target.id,
+              userId: ev.user_id,
+              key,
+              eventId: ev.id,
+              eventType: ev.event_type,
+              deliveryId: row.id,
+              ref: messageRef,
+              now: core.clock.now().toISOString(),
+            });
         }
         // A retry resumes after the parts the channel accepted (one write per part, split messages only).
-        if (k < parts.length - 1) { await db.run('UPDATE deliveries SET parts_sent = ? WHERE id = ?', [k + 1, row.id]); row.parts_sent = k + 1; }
+        if (k < parts.length - 1) {
+          await db.run('UPDATE deliveries SET parts_sent = ? WHERE id = ?', [k + 1, row.id]);
+          row.parts_sent = k + 1;
+        }
       }
       core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
     } catch (err) {
@@ -459,7 +594,10 @@ export class Dispatcher {
       }
       core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
       await this.failed(row, target, err, isSelf, log);
-      if (isDigest(ev)) await failDigestIfFinal(db, row.id, row.event_id, core.clock.now().toISOString(), (id) => this.refreshEvent(id));
+      if (isDigest(ev))
+        await failDigestIfFinal(db, row.id, row.event_id, core.clock.now().toISOString(), (id) =>
+          this.refreshEvent(id),
+        );
       await this.refreshEvent(row.event_id);
       return;
     }
@@ -467,20 +605,45 @@ export class Dispatcher {
     // The lane's slot is freed as soon as the send is done: the next send to the target need not wait
     // for this record's commit. Shutdown and tick() still wait for it (it is in flight until written).
     const now = core.clock.now().toISOString();
-    const settle = db.tx(async (q) => {
-      await q.run(`UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, updated_at = ?, send_mode = ?, message_ref = ? WHERE id = ?`,
-        [now, now, sendMode, messageRef ? JSON.stringify(messageRef) : null, row.id]);
-      await q.run('UPDATE targets SET consecutive_failures = 0, last_error = NULL WHERE id = ? AND consecutive_failures <> 0', [target.id]);
-      if (isDigest(ev)) for (const id of await settleDigest(q, row.event_id, { sentAt: now }, now)) await this.refreshWith(q, id);
-      return this.refreshWith(q, row.event_id);
-    }).then((settled) => { if (settled) this.onSettled?.(row.event_id); })
-      .catch((err) => log.error({ err, delivery_id: row.id }, 'recording a sent delivery failed; it is sent again when its lease runs out'))
-      .finally(() => { this.settling.delete(row.id); this.claimed.delete(row.id); this.inflight.delete(settle); });
+    const settle = db
+      .tx(async (q) => {
+        await q.run(
+          `UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, updated_at = ?, send_mode = ?, message_ref = ? WHERE id = ?`,
+          [now, now, sendMode, messageRef ? JSON.stringify(messageRef) : null, row.id],
+        );
+        await q.run(
+          'UPDATE targets SET consecutive_failures = 0, last_error = NULL WHERE id = ? AND consecutive_failures <> 0',
+          [target.id],
+        );
+        if (isDigest(ev))
+          for (const id of await settleDigest(q, row.event_id, { sentAt: now }, now)) await this.refreshWith(q, id);
+        return this.refreshWith(q, row.event_id);
+      })
+      .then((settled) => {
+        if (settled) this.onSettled?.(row.event_id);
+      })
+      .catch((err) =>
+        log.error(
+          { err, delivery_id: row.id },
+          'recording a sent delivery failed; it is sent again when its lease runs out',
+        ),
+      )
+      .finally(() => {
+        this.settling.delete(row.id);
+        this.claimed.delete(row.id);
+        this.inflight.delete(settle);
+      });
     this.settling.add(row.id);
     this.inflight.add(settle);
   }
 
-  private async failed(row: DeliveryRow, target: { id: string; name: string; kind: string; user_id: string }, err: unknown, isSelf: boolean, log: ReturnType<Core['logs']['get']>): Promise<void> {
+  private async failed(
+    row: DeliveryRow,
+    target: { id: string; name: string; kind: string; user_id: string },
+    err: unknown,
+    isSelf: boolean,
+    log: ReturnType<Core['logs']['get']>,
+  ): Promise<void> {
     const core = this.core;
     const code = errorCode(err);
     const status = Number((err as { statusCode?: number }).statusCode ?? 0) || 0;
@@ -491,22 +654,49 @@ export class Dispatcher {
     const rateLimited = code === 'RATE_LIMITED';
     const exhausted = row.attempts >= MAX_ATTEMPTS;
     if (permanent || (exhausted && !rateLimited)) {
-      await core.db.run(`UPDATE deliveries SET status = 'failed', lease_until = NULL, last_error = ?, last_status_code = ?, updated_at = ? WHERE id = ?`,
-        [exhausted && !permanent ? `gave up after ${row.attempts} attempts: ${message}` : message, status, now.toISOString(), row.id]);
+      await core.db.run(
+        `UPDATE deliveries SET status = 'failed', lease_until = NULL, last_error = ?, last_status_code = ?, updated_at = ? WHERE id = ?`,
+        [
+          exhausted && !permanent ? `gave up after ${row.attempts} attempts: ${message}` : message,
+          status,
+          now.toISOString(),
+          row.id,
+        ],
+      );
     } else {
-      const delay = rateLimited ? Math.max(250, Number((err as { retryAfterMs?: number }).retryAfterMs ?? 1000)) : backoffMs(row.attempts);
-      await core.db.run(`UPDATE deliveries SET status = 'queued', lease_until = NULL, next_attempt_at = ?, last_error = ?, last_status_code = ?, updated_at = ? WHERE id = ?`,
-        [new Date(now.getTime() + delay).toISOString(), message, status, now.toISOString(), row.id]);
+      const delay = rateLimited
+        ? Math.max(250, Number((err as { retryAfterMs?: number }).retryAfterMs ?? 1000))
+        : backoffMs(row.attempts);
+      await core.db.run(
+        `UPDATE deliveries SET status = 'queued', lease_until = NULL, next_attempt_at = ?, last_error = ?, last_status_code = ?, updated_at = ? WHERE id = ?`,
+        [new Date(now.getTime() + delay).toISOString(), message, status, now.toISOString(), row.id],
+      );
       // Only the first attempt past the delay needs the loop awake; the timer wakes it anyway.
     }
     const serverSide = !permanent && !rateLimited && (status === 0 || status >= 500);
-    if (isSelf) { log.warn({ target_id: target.id, err: message }, 'a self-monitoring notification failed; not counted'); return; }
+    if (isSelf) {
+      log.warn({ target_id: target.id, err: message }, 'a self-monitoring notification failed; not counted');
+      return;
+    }
     if (serverSide) await this.monitor.targetFailed(target.user_id, target, message, status);
     // Not one of the contract's errors: a fault in the plugin (or something it did not expect); its author needs the stack.
     if (code === undefined && !(err && typeof err === 'object' && loggedFaults.has(err))) {
-      log.warn({ ...pluginFault(target.kind, err), target_id: target.id, delivery_id: row.id, attempt: row.attempts }, `plugin "${target.kind}" threw ${errorText(err)} while delivering`);
-    }
-    else log.warn({ plugin: target.kind, target_id: target.id, kind: target.kind, status_code: status, attempt: row.attempts, code }, 'send failed');
+      log.warn(
+        { ...pluginFault(target.kind, err), target_id: target.id, delivery_id: row.id, attempt: row.attempts },
+        `plugin "${target.kind}" threw ${errorText(err)} while delivering`,
+      );
+    } else
+      log.warn(
+        {
+          plugin: target.kind,
+          target_id: target.id,
+          kind: target.kind,
+          status_code: status,
+          attempt: row.attempts,
+          code,
+        },
+        'send failed',
+      );
   }
 
   /** Recomputes an event's dispatch_status and details from its deliveries. */
@@ -530,12 +720,27 @@ export class Dispatcher {
  */
 export async function recomputeEvent(db: Queryable, eventId: string): Promise<boolean> {
   if (db.dialect === 'postgresql') await db.get('SELECT id FROM event_log WHERE id = ? FOR UPDATE', [eventId]);
-  const rows = await db.all<{ target_id: string; status: string; reason: string | null; last_error: string | null; last_status_code: number | null; attempts: number }>(
-    'SELECT target_id, status, reason, last_error, last_status_code, attempts FROM deliveries WHERE event_id = ?', [eventId]);
+  const rows = await db.all<{
+    target_id: string;
+    status: string;
+    reason: string | null;
+    last_error: string | null;
+    last_status_code: number | null;
+    attempts: number;
+  }>('SELECT target_id, status, reason, last_error, last_status_code, attempts FROM deliveries WHERE event_id = ?', [
+    eventId,
+  ]);
   if (!rows.length) return false;
   const status = eventStatus(rows.map((r) => r.status));
   const details = {
-    targets: rows.map((r) => ({ target_id: r.target_id, status: r.status, attempts: r.attempts, ...(r.reason ? { reason: r.reason } : {}), ...(r.last_error ? { error: r.last_error } : {}), ...(r.last_status_code ? { status_code: r.last_status_code } : {}) })),
+    targets: rows.map((r) => ({
+      target_id: r.target_id,
+      status: r.status,
+      attempts: r.attempts,
+      ...(r.reason ? { reason: r.reason } : {}),
+      ...(r.last_error ? { error: r.last_error } : {}),
+      ...(r.last_status_code ? { status_code: r.last_status_code } : {}),
+    })),
   };
   await db.run('UPDATE event_log SET dispatch_status = ?, details = ? WHERE id = ?', [status, details, eventId]);
   return true;

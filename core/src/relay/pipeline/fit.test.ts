@@ -3,8 +3,17 @@ import type { MessageFormat, OutboundMessage, TargetLimits } from '../../plugin-
 import { fitMessage, splitFormatted, truncateFormatted } from './fit.ts';
 
 const msg = (body: string, o: Partial<OutboundMessage> = {}): OutboundMessage => ({
-  deliveryId: 'd1', eventId: 'e1', eventType: 'x', severity: 'info', locale: 'en', format: 'text',
-  title: 'Title', body, plainTitle: 'Title', plainBody: body, ...o,
+  deliveryId: 'd1',
+  eventId: 'e1',
+  eventType: 'x',
+  severity: 'info',
+  locale: 'en',
+  format: 'text',
+  title: 'Title',
+  body,
+  plainTitle: 'Title',
+  plainBody: body,
+  ...o,
 });
 const limits = (o: Partial<TargetLimits>): TargetLimits => ({ maxMessageLength: 100, formats: ['text'], ...o });
 const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).join(' ');
@@ -13,7 +22,9 @@ const words = (n: number) => Array.from({ length: n }, (_, i) => `word${i}`).joi
 function balanced(html: string): boolean {
   const stack: string[] = [];
   for (const m of html.matchAll(/<(\/?)([a-z][a-z0-9]*)[^>]*>/gi)) {
-    if (m[1]) { if (stack.pop() !== m[2]) return false; } else stack.push(m[2]!);
+    if (m[1]) {
+      if (stack.pop() !== m[2]) return false;
+    } else stack.push(m[2]!);
   }
   return stack.length === 0;
 }
@@ -34,7 +45,10 @@ t.test('truncate (the default) cuts at a space and ends with an ellipsis', async
 });
 
 t.test('titles are cut to maxTitleLength with an ellipsis', async (t) => {
-  const [out] = fitMessage(msg('b', { title: 'x'.repeat(50), plainTitle: 'x'.repeat(50) }), limits({ maxTitleLength: 10 }));
+  const [out] = fitMessage(
+    msg('b', { title: 'x'.repeat(50), plainTitle: 'x'.repeat(50) }),
+    limits({ maxTitleLength: 10 }),
+  );
   t.equal(out!.title, `${'x'.repeat(9)}…`);
   t.equal(out!.plainTitle.length, 10);
 });
@@ -48,8 +62,15 @@ t.test('split sends parts in order, each within the limit and marked, ids distin
     t.ok(p.body.endsWith(`(part ${k + 1} of ${parts.length})`));
     t.same(p.part, { index: k + 1, count: parts.length });
   });
-  t.same(parts.map((p) => p.deliveryId), parts.map((_, k) => (k ? `d1-${k + 1}` : 'd1')));
-  const joined = parts.map((p) => p.body.replace(/\n\n\(part \d+ of \d+\)$/, '')).join('').replace(/\s+/g, ' ').trim();
+  t.same(
+    parts.map((p) => p.deliveryId),
+    parts.map((_, k) => (k ? `d1-${k + 1}` : 'd1')),
+  );
+  const joined = parts
+    .map((p) => p.body.replace(/\n\n\(part \d+ of \d+\)$/, ''))
+    .join('')
+    .replace(/\s+/g, ' ')
+    .trim();
   t.equal(joined, body, 'nothing lost between the parts');
 });
 
@@ -86,12 +107,18 @@ t.test('markdown: a code fence open at the cut is closed and reopened', async (t
 });
 
 t.test('never longer than the limit, whatever the input', async (t) => {
-  const inputs = ['😀'.repeat(80), `<b>${'x'.repeat(300)}</b>`, 'a'.repeat(1000), '<i><b><u>deep</u></b></i>'.repeat(20)];
+  const inputs = [
+    '😀'.repeat(80),
+    `<b>${'x'.repeat(300)}</b>`,
+    'a'.repeat(1000),
+    '<i><b><u>deep</u></b></i>'.repeat(20),
+  ];
   const bad: string[] = [];
   for (const format of ['text', 'markdown', 'html'] as MessageFormat[]) {
     for (const s of inputs) {
       for (const limit of [1, 3, 17, 100]) {
-        for (const p of splitFormatted(s, limit, format)) if (p.length > limit) bad.push(`${format} split ${limit}: ${p}`);
+        for (const p of splitFormatted(s, limit, format))
+          if (p.length > limit) bad.push(`${format} split ${limit}: ${p}`);
         const cut = truncateFormatted(s, limit, format);
         if (cut.length > limit || /[\ud800-\udbff]$/.test(cut)) bad.push(`${format} truncate ${limit}: ${cut}`);
       }

@@ -4,8 +4,17 @@
  * A row pushed as `ordered` (a delivery released when quiet hours ended) waits until the lane is
  * idle and runs alone, so a released backlog reaches the channel in event order.
  */
-interface Slot { ordered: boolean; start: () => Promise<void>; resolve: () => void }
-interface Lane { active: number; exclusive: boolean; limit: number; queue: Slot[] }
+interface Slot {
+  ordered: boolean;
+  start: () => Promise<void>;
+  resolve: () => void;
+}
+interface Lane {
+  active: number;
+  exclusive: boolean;
+  limit: number;
+  queue: Slot[];
+}
 
 export const MAX_CONCURRENCY = 32;
 
@@ -16,7 +25,9 @@ export class TargetLanes {
   onIdle?: () => void;
 
   /** Rows pushed but not started yet, over all targets. */
-  get waiting(): number { return this.waitingCount; }
+  get waiting(): number {
+    return this.waitingCount;
+  }
 
   /** Rows of one target pushed and not finished (waiting or running). */
   pending(targetId: string): number {
@@ -27,9 +38,14 @@ export class TargetLanes {
   /** Queues `send` on the target's lane; resolves when it has run (it never rejects). */
   push(targetId: string, limit: number, ordered: boolean, send: () => Promise<void>): Promise<void> {
     let lane = this.lanes.get(targetId);
-    if (!lane) { lane = { active: 0, exclusive: false, limit: 1, queue: [] }; this.lanes.set(targetId, lane); }
+    if (!lane) {
+      lane = { active: 0, exclusive: false, limit: 1, queue: [] };
+      this.lanes.set(targetId, lane);
+    }
     lane.limit = Math.max(1, Math.min(MAX_CONCURRENCY, Math.floor(limit) || 1));
-    const done = new Promise<void>((resolve) => { lane.queue.push({ ordered, start: send, resolve }); });
+    const done = new Promise<void>((resolve) => {
+      lane.queue.push({ ordered, start: send, resolve });
+    });
     this.waitingCount++;
     this.pump(targetId, lane);
     return done;
@@ -43,14 +59,19 @@ export class TargetLanes {
       this.waitingCount--;
       lane.active++;
       if (head.ordered) lane.exclusive = true;
-      void head.start().catch(() => { /* the sender records its own failures */ }).finally(() => {
-        lane.active--;
-        if (head.ordered) lane.exclusive = false;
-        head.resolve();
-        if (!lane.active && !lane.queue.length) this.lanes.delete(targetId);
-        else this.pump(targetId, lane);
-        this.onIdle?.();
-      });
+      void head
+        .start()
+        .catch(() => {
+          /* the sender records its own failures */
+        })
+        .finally(() => {
+          lane.active--;
+          if (head.ordered) lane.exclusive = false;
+          head.resolve();
+          if (!lane.active && !lane.queue.length) this.lanes.delete(targetId);
+          else this.pump(targetId, lane);
+          this.onIdle?.();
+        });
     }
   }
 }

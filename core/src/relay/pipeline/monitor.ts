@@ -1,15 +1,29 @@
 import type { Core } from '../../core.ts';
 import { Database } from '../../db/database.ts';
-import type { ProviderRow } from '../../plugins/host.ts';
 import type { TrackerView } from '../../plugin-api/index.ts';
-import { selfMonitoringOf, type SelfMonitoringSignal, type SelfMonitoringSignals } from '../../plugins/self-monitoring.ts';
+import type { ProviderRow } from '../../plugins/host.ts';
+import {
+  type SelfMonitoringSignal,
+  type SelfMonitoringSignals,
+  selfMonitoringOf,
+} from '../../plugins/self-monitoring.ts';
 
 /** Raises one self-monitoring signal for a user (through the receiving plugin's event type). */
-export type SignalEmitter = <S extends SelfMonitoringSignal>(userId: string, signal: S, payload: SelfMonitoringSignals[S]) => Promise<unknown>;
+export type SignalEmitter = <S extends SelfMonitoringSignal>(
+  userId: string,
+  signal: S,
+  payload: SelfMonitoringSignals[S],
+) => Promise<unknown>;
 
 interface SelfRow {
-  id: string; poll_failure_threshold: number; deferred_backlog_threshold: number; target_failure_threshold: number;
-  track_poll_failures: unknown; track_deferred_backlog: unknown; track_target_failures: unknown; backlog_latched: unknown;
+  id: string;
+  poll_failure_threshold: number;
+  deferred_backlog_threshold: number;
+  target_failure_threshold: number;
+  track_poll_failures: unknown;
+  track_deferred_backlog: unknown;
+  track_target_failures: unknown;
+  backlog_latched: unknown;
 }
 
 /**
@@ -21,7 +35,8 @@ export class SelfMonitor {
   private core: Core;
   private emit: SignalEmitter;
   constructor(core: Core, emit: SignalEmitter) {
-    this.core = core; this.emit = emit;
+    this.core = core;
+    this.emit = emit;
   }
 
   /** The user's self-monitoring provider (thresholds, switches, latch); none without a receiving plugin. */
@@ -35,7 +50,11 @@ export class SelfMonitor {
     const db = this.core.db;
     const now = this.core.clock.now().toISOString();
     if (!error) {
-      if (trackers.length) await db.run(`UPDATE trackers SET consecutive_poll_failures = 0, last_poll_at = ?, last_poll_error = NULL WHERE provider_id = ?`, [now, provider.id]);
+      if (trackers.length)
+        await db.run(
+          `UPDATE trackers SET consecutive_poll_failures = 0, last_poll_at = ?, last_poll_error = NULL WHERE provider_id = ?`,
+          [now, provider.id],
+        );
       return;
     }
     this.core.metrics.pollFailures.inc({ provider_type: provider.kind });
@@ -43,48 +62,94 @@ export class SelfMonitor {
     const self = await this.self(provider.user_id);
     for (const t of trackers) {
       const row = await db.tx(async (q) => {
-        await q.run('UPDATE trackers SET consecutive_poll_failures = consecutive_poll_failures + 1, last_poll_at = ?, last_poll_error = ? WHERE id = ?', [now, message.slice(0, 500), t.id]);
-        return q.get<{ consecutive_poll_failures: number }>('SELECT consecutive_poll_failures FROM trackers WHERE id = ?', [t.id]);
+        await q.run(
+          'UPDATE trackers SET consecutive_poll_failures = consecutive_poll_failures + 1, last_poll_at = ?, last_poll_error = ? WHERE id = ?',
+          [now, message.slice(0, 500), t.id],
+        );
+        return q.get<{ consecutive_poll_failures: number }>(
+          'SELECT consecutive_poll_failures FROM trackers WHERE id = ?',
+          [t.id],
+        );
       });
       if (!self || !row || !Database.bool(self.track_poll_failures)) continue;
       if (row.consecutive_poll_failures >= self.poll_failure_threshold) {
-        const reset = await db.run('UPDATE trackers SET consecutive_poll_failures = 0 WHERE id = ? AND consecutive_poll_failures >= ?', [t.id, self.poll_failure_threshold]);
-        if (reset) await this.emit(provider.user_id, 'pollFailures', {
-          tracker_id: t.id, tracker_name: t.name, provider_id: provider.id, provider_name: provider.name, provider_kind: provider.kind,
-          failures: row.consecutive_poll_failures, threshold: self.poll_failure_threshold, last_error: message.slice(0, 500),
-        });
+        const reset = await db.run(
+          'UPDATE trackers SET consecutive_poll_failures = 0 WHERE id = ? AND consecutive_poll_failures >= ?',
+          [t.id, self.poll_failure_threshold],
+        );
+        if (reset)
+          await this.emit(provider.user_id, 'pollFailures', {
+            tracker_id: t.id,
+            tracker_name: t.name,
+            provider_id: provider.id,
+            provider_name: provider.name,
+            provider_kind: provider.kind,
+            failures: row.consecutive_poll_failures,
+            threshold: self.poll_failure_threshold,
+            last_error: message.slice(0, 500),
+          });
       }
     }
   }
 
   /** After a failed send that was a 5xx or a network failure. */
-  async targetFailed(userId: string, target: { id: string; name: string; kind: string }, message: string, statusCode: number): Promise<void> {
+  async targetFailed(
+    userId: string,
+    target: { id: string; name: string; kind: string },
+    message: string,
+    statusCode: number,
+  ): Promise<void> {
     const db = this.core.db;
-    await db.run('UPDATE targets SET consecutive_failures = consecutive_failures + 1, last_error = ? WHERE id = ?', [message.slice(0, 500), target.id]);
+    await db.run('UPDATE targets SET consecutive_failures = consecutive_failures + 1, last_error = ? WHERE id = ?', [
+      message.slice(0, 500),
+      target.id,
+    ]);
     const self = await this.self(userId);
     if (!self || !Database.bool(self.track_target_failures)) return;
-    const row = await db.get<{ consecutive_failures: number }>('SELECT consecutive_failures FROM targets WHERE id = ?', [target.id]);
+    const row = await db.get<{ consecutive_failures: number }>(
+      'SELECT consecutive_failures FROM targets WHERE id = ?',
+      [target.id],
+    );
     if (!row || row.consecutive_failures < self.target_failure_threshold) return;
-    const reset = await db.run('UPDATE targets SET consecutive_failures = 0 WHERE id = ? AND consecutive_failures >= ?', [target.id, self.target_failure_threshold]);
-    if (reset) await this.emit(userId, 'targetFailures', {
-      target_id: target.id, target_name: target.name, target_kind: target.kind, failures: row.consecutive_failures,
-      threshold: self.target_failure_threshold, last_error: message.slice(0, 500), status_code: statusCode,
-    });
+    const reset = await db.run(
+      'UPDATE targets SET consecutive_failures = 0 WHERE id = ? AND consecutive_failures >= ?',
+      [target.id, self.target_failure_threshold],
+    );
+    if (reset)
+      await this.emit(userId, 'targetFailures', {
+        target_id: target.id,
+        target_name: target.name,
+        target_kind: target.kind,
+        failures: row.consecutive_failures,
+        threshold: self.target_failure_threshold,
+        last_error: message.slice(0, 500),
+        status_code: statusCode,
+      });
   }
 
   async targetSucceeded(targetId: string): Promise<void> {
-    await this.core.db.run('UPDATE targets SET consecutive_failures = 0, last_error = NULL WHERE id = ? AND consecutive_failures <> 0', [targetId]);
+    await this.core.db.run(
+      'UPDATE targets SET consecutive_failures = 0, last_error = NULL WHERE id = ? AND consecutive_failures <> 0',
+      [targetId],
+    );
   }
 
   /** Backlog latch: raise once when the count reaches the threshold; re-arm when it falls below. */
   async checkBacklog(userId: string): Promise<void> {
     const self = await this.self(userId);
     if (!self) return;
-    const n = Number((await this.core.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM deferred_dispatch WHERE user_id = ?', [userId]))?.n ?? 0);
+    const n = Number(
+      (await this.core.db.get<{ n: number }>('SELECT COUNT(*) AS n FROM deferred_dispatch WHERE user_id = ?', [userId]))
+        ?.n ?? 0,
+    );
     if (n >= self.deferred_backlog_threshold) {
       if (Database.bool(self.backlog_latched)) return;
-      const won = await this.core.db.run('UPDATE providers SET backlog_latched = ? WHERE id = ? AND backlog_latched = ?', [true, self.id, false]);
-      if (won && Database.bool(self.track_deferred_backlog)) await this.emit(userId, 'deferredBacklog', { pending: n, threshold: self.deferred_backlog_threshold });
+      const won = await this.core.db.run(
+        'UPDATE providers SET backlog_latched = ? WHERE id = ? AND backlog_latched = ?',
+        [true, self.id, false],
+      );
+      if (won && Database.bool(self.track_deferred_backlog))
+        await this.emit(userId, 'deferredBacklog', { pending: n, threshold: self.deferred_backlog_threshold });
     } else if (Database.bool(self.backlog_latched)) {
       await this.core.db.run('UPDATE providers SET backlog_latched = ? WHERE id = ?', [false, self.id]);
     }

@@ -18,20 +18,57 @@ export const RESENDABLE = ['failed', 'dropped', 'sent'] as const;
 export type HistoryAction = 'resend' | 'send_now' | 'drop' | 'replay';
 
 interface DeliveryRow {
-  id: string; event_id: string; user_id: string; target_id: string; status: string; attempts: number;
-  last_error: string | null; last_status_code: number | null; sent_at: string | null; target_enabled: unknown; target_name: string | null;
+  id: string;
+  event_id: string;
+  user_id: string;
+  target_id: string;
+  status: string;
+  attempts: number;
+  last_error: string | null;
+  last_status_code: number | null;
+  sent_at: string | null;
+  target_enabled: unknown;
+  target_name: string | null;
 }
 
 const lock = (q: Queryable) => (q.dialect === 'postgresql' ? ' FOR UPDATE OF d' : '');
 
-async function record(q: Queryable, now: string, actorId: string, action: HistoryAction, d: DeliveryRow, deliveryId: string, previousId: string | null): Promise<void> {
-  await q.run(`INSERT INTO delivery_history (id, event_id, user_id, actor_id, action, target_id, delivery_id, previous_delivery_id, previous_status,
+async function record(
+  q: Queryable,
+  now: string,
+  actorId: string,
+  action: HistoryAction,
+  d: DeliveryRow,
+  deliveryId: string,
+  previousId: string | null,
+): Promise<void> {
+  await q.run(
+    `INSERT INTO delivery_history (id, event_id, user_id, actor_id, action, target_id, delivery_id, previous_delivery_id, previous_status,
       previous_attempts, previous_error, previous_status_code, previous_sent_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  [newId(), d.event_id, d.user_id, actorId, action, d.target_id, deliveryId, previousId, d.status, Number(d.attempts ?? 0),
-    d.last_error ?? null, d.last_status_code == null ? null : Number(d.last_status_code), d.sent_at ?? null, now]);
+    [
+      newId(),
+      d.event_id,
+      d.user_id,
+      actorId,
+      action,
+      d.target_id,
+      deliveryId,
+      previousId,
+      d.status,
+      Number(d.attempts ?? 0),
+      d.last_error ?? null,
+      d.last_status_code == null ? null : Number(d.last_status_code),
+      d.sent_at ?? null,
+      now,
+    ],
+  );
 }
 
-export interface Resent { delivery_id: string; previous_delivery_id: string; target_id: string }
+export interface Resent {
+  delivery_id: string;
+  previous_delivery_id: string;
+  target_id: string;
+}
 
 /**
  * Resends one delivery of an event (`deliveryId`: failed, dropped or sent) or, without it, every
@@ -39,7 +76,12 @@ export interface Resent { delivery_id: string; previous_delivery_id: string; tar
  * id (so a channel that recognises repeats by delivery id takes it as a new message); the old
  * attempt's record stays in `delivery_history`. The event must be the caller's (checked by the route).
  */
-export async function resendDeliveries(core: Core, event: { id: string; user_id: string; details: unknown }, actorId: string, deliveryId?: string): Promise<Resent[]> {
+export async function resendDeliveries(
+  core: Core,
+  event: { id: string; user_id: string; details: unknown },
+  actorId: string,
+  deliveryId?: string,
+): Promise<Resent[]> {
   const now = core.clock.now().toISOString();
   return core.db.tx(async (q) => {
     const select = `SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code, d.sent_at,
@@ -50,7 +92,11 @@ export async function resendDeliveries(core: Core, event: { id: string; user_id:
       const row = await q.get<DeliveryRow>(`${select} AND d.id = ?${lock(q)}`, [event.id, deliveryId]);
       if (!row) throw notFound('Delivery');
       if (!(RESENDABLE as readonly string[]).includes(row.status)) {
-        throw conflict(`The delivery is ${row.status}; only a failed, dropped or sent delivery can be resent.`, 'delivery_not_resendable', { status: row.status });
+        throw conflict(
+          `The delivery is ${row.status}; only a failed, dropped or sent delivery can be resent.`,
+          'delivery_not_resendable',
+          { status: row.status },
+        );
       }
       rows = [row];
     } else {
@@ -59,24 +105,43 @@ export async function resendDeliveries(core: Core, event: { id: string; user_id:
         // Deleting a target deletes its deliveries; the event's recorded details still name it.
         const recorded = (event.details as { targets?: { target_id: string; status: string }[] } | null)?.targets ?? [];
         const failedIds = [...new Set(recorded.filter((x) => x.status === 'failed').map((x) => x.target_id))];
-        const left = failedIds.length ? await q.all<{ id: string }>(`SELECT id FROM targets WHERE id IN (${failedIds.map(() => '?').join(',')})`, failedIds) : [];
+        const left = failedIds.length
+          ? await q.all<{ id: string }>(
+              `SELECT id FROM targets WHERE id IN (${failedIds.map(() => '?').join(',')})`,
+              failedIds,
+            )
+          : [];
         const gone = failedIds.filter((id) => !left.some((l) => l.id === id));
-        if (gone.length) throw conflict('The failed deliveries of this event went to targets that were deleted since; there is nothing to resend them to.', 'target_deleted', { target_ids: gone });
+        if (gone.length)
+          throw conflict(
+            'The failed deliveries of this event went to targets that were deleted since; there is nothing to resend them to.',
+            'target_deleted',
+            { target_ids: gone },
+          );
         throw conflict('This event has no failed delivery to resend.', 'nothing_to_resend');
       }
     }
-    const disabled = rows.filter((r) => r.target_enabled === false || r.target_enabled === 0 || r.target_enabled === '0');
+    const disabled = rows.filter(
+      (r) => r.target_enabled === false || r.target_enabled === 0 || r.target_enabled === '0',
+    );
     if (disabled.length) {
-      throw conflict(`The target ${disabled[0]!.target_name ?? disabled[0]!.target_id} is disabled; enable it before resending.`, 'target_disabled', { target: disabled[0]!.target_name ?? disabled[0]!.target_id });
+      throw conflict(
+        `The target ${disabled[0]!.target_name ?? disabled[0]!.target_id} is disabled; enable it before resending.`,
+        'target_disabled',
+        { target: disabled[0]!.target_name ?? disabled[0]!.target_id },
+      );
     }
     const out: Resent[] = [];
     for (const r of rows) {
       const id = newId();
       // The row keeps its place (event, target, tracker) and starts over as a new attempt.
-      const n = await q.run(`UPDATE deliveries SET id = ?, status = 'queued', reason = NULL, attempts = 0, next_attempt_at = ?, lease_until = NULL,
+      const n = await q.run(
+        `UPDATE deliveries SET id = ?, status = 'queued', reason = NULL, attempts = 0, next_attempt_at = ?, lease_until = NULL,
           last_error = NULL, last_status_code = NULL, sent_at = NULL, parts_sent = 0, created_at = ?, updated_at = ? WHERE id = ? AND status = ?`,
-      [id, now, now, now, r.id, r.status]);
-      if (n !== 1) throw conflict('The delivery changed while it was being resent; reload and try again.', 'delivery_changed');
+        [id, now, now, now, r.id, r.status],
+      );
+      if (n !== 1)
+        throw conflict('The delivery changed while it was being resent; reload and try again.', 'delivery_changed');
       await record(q, now, actorId, 'resend', r, id, r.id);
       out.push({ delivery_id: id, previous_delivery_id: r.id, target_id: r.target_id });
     }
@@ -90,21 +155,35 @@ export async function resendDeliveries(core: Core, event: { id: string; user_id:
  * given up (`drop`). 404 when it is not the caller's, 409 `not_deferred` when it no longer waits
  * (released at the end of quiet hours meanwhile, or already handled).
  */
-export async function settleDeferred(core: Core, userId: string, deliveryId: string, actorId: string, action: 'send_now' | 'drop'): Promise<{ delivery_id: string; event_id: string; status: string }> {
+export async function settleDeferred(
+  core: Core,
+  userId: string,
+  deliveryId: string,
+  actorId: string,
+  action: 'send_now' | 'drop',
+): Promise<{ delivery_id: string; event_id: string; status: string }> {
   const now = core.clock.now().toISOString();
   return core.db.tx(async (q) => {
-    const row = await q.get<DeliveryRow>(`SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code, d.sent_at,
-        NULL AS target_enabled, NULL AS target_name FROM deliveries d WHERE d.id = ? AND d.user_id = ?${lock(q)}`, [deliveryId, userId]);
+    const row = await q.get<DeliveryRow>(
+      `SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code, d.sent_at,
+        NULL AS target_enabled, NULL AS target_name FROM deliveries d WHERE d.id = ? AND d.user_id = ?${lock(q)}`,
+      [deliveryId, userId],
+    );
     if (!row) throw notFound('Deferred delivery');
     // The dispatcher's release takes the deferred row FOR UPDATE SKIP LOCKED: holding it here keeps the two apart.
-    const waiting = await q.get(`SELECT id FROM deferred_dispatch WHERE delivery_id = ?${q.dialect === 'postgresql' ? ' FOR UPDATE' : ''}`, [deliveryId]);
+    const waiting = await q.get(
+      `SELECT id FROM deferred_dispatch WHERE delivery_id = ?${q.dialect === 'postgresql' ? ' FOR UPDATE' : ''}`,
+      [deliveryId],
+    );
     if (row.status !== 'deferred' || !waiting) {
       throw conflict(`The delivery is ${row.status}, no longer deferred.`, 'not_deferred', { status: row.status });
     }
     await q.run('DELETE FROM deferred_dispatch WHERE delivery_id = ?', [deliveryId]);
     const status = action === 'send_now' ? 'queued' : 'dropped';
-    const n = await q.run(`UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'deferred'`,
-      [status, action === 'drop' ? 'dropped by hand while deferred by quiet hours' : null, now, now, deliveryId]);
+    const n = await q.run(
+      `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'deferred'`,
+      [status, action === 'drop' ? 'dropped by hand while deferred by quiet hours' : null, now, now, deliveryId],
+    );
     if (n !== 1) throw conflict('The delivery is no longer deferred.', 'not_deferred', { status: row.status });
     await record(q, now, actorId, action, row, deliveryId, null);
     await recomputeEvent(q, row.event_id);
@@ -114,7 +193,9 @@ export async function settleDeferred(core: Core, userId: string, deliveryId: str
 
 export interface ReplayOutcome {
   /** Deliveries put in the queue: `added` to targets the event never had, `replaced` ones it had (a new attempt, like a resend). */
-  queued: number; added: number; replaced: number;
+  queued: number;
+  added: number;
+  replaced: number;
   /** Pairs left alone because their delivery is still queued, sending or deferred. */
   skipped: { event_id: string; target_id: string; status: string }[];
 }
@@ -128,35 +209,73 @@ export interface ReplayOutcome {
  * `delivery_history` as `replay` with who did it. Events and targets must be the caller's (checked
  * by the route); events are taken in the order given.
  */
-export async function replayDeliveries(core: Core, eventIds: string[], targetIds: string[], actorId: string): Promise<ReplayOutcome> {
+export async function replayDeliveries(
+  core: Core,
+  eventIds: string[],
+  targetIds: string[],
+  actorId: string,
+): Promise<ReplayOutcome> {
   const out: ReplayOutcome = { queued: 0, added: 0, replaced: 0, skipped: [] };
   for (const eventId of eventIds) {
     await core.db.tx(async (q) => {
       const now = core.clock.now().toISOString();
-      const event = await q.get<{ id: string; user_id: string }>('SELECT id, user_id FROM event_log WHERE id = ?', [eventId]);
+      const event = await q.get<{ id: string; user_id: string }>('SELECT id, user_id FROM event_log WHERE id = ?', [
+        eventId,
+      ]);
       if (!event) return;
       const marks = targetIds.map(() => '?').join(',');
-      const rows = await q.all<DeliveryRow>(`SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code, d.sent_at,
-          NULL AS target_enabled, NULL AS target_name FROM deliveries d WHERE d.event_id = ? AND d.target_id IN (${marks}) ORDER BY d.id${lock(q)}`, [eventId, ...targetIds]);
+      const rows = await q.all<DeliveryRow>(
+        `SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code, d.sent_at,
+          NULL AS target_enabled, NULL AS target_name FROM deliveries d WHERE d.event_id = ? AND d.target_id IN (${marks}) ORDER BY d.id${lock(q)}`,
+        [eventId, ...targetIds],
+      );
       for (const targetId of targetIds) {
         const r = rows.find((x) => x.target_id === targetId);
         const id = newId();
         if (r) {
-          if (!(RESENDABLE as readonly string[]).includes(r.status)) { out.skipped.push({ event_id: eventId, target_id: targetId, status: r.status }); continue; }
-          const n = await q.run(`UPDATE deliveries SET id = ?, status = 'queued', reason = NULL, attempts = 0, next_attempt_at = ?, lease_until = NULL,
+          if (!(RESENDABLE as readonly string[]).includes(r.status)) {
+            out.skipped.push({ event_id: eventId, target_id: targetId, status: r.status });
+            continue;
+          }
+          const n = await q.run(
+            `UPDATE deliveries SET id = ?, status = 'queued', reason = NULL, attempts = 0, next_attempt_at = ?, lease_until = NULL,
               last_error = NULL, last_status_code = NULL, sent_at = NULL, parts_sent = 0, created_at = ?, updated_at = ? WHERE id = ? AND status = ?`,
-          [id, now, now, now, r.id, r.status]);
-          if (n !== 1) { out.skipped.push({ event_id: eventId, target_id: targetId, status: 'changed' }); continue; }
+            [id, now, now, now, r.id, r.status],
+          );
+          if (n !== 1) {
+            out.skipped.push({ event_id: eventId, target_id: targetId, status: 'changed' });
+            continue;
+          }
           await record(q, now, actorId, 'replay', r, id, r.id);
           out.replaced++;
         } else {
-          await q.run(`INSERT INTO deliveries (id, event_id, user_id, tracker_id, target_id, status, attempts, next_attempt_at, created_at, updated_at)
-            VALUES (?, ?, ?, NULL, ?, 'queued', 0, ?, ?, ?)`, [id, eventId, event.user_id, targetId, now, now, now]);
+          await q.run(
+            `INSERT INTO deliveries (id, event_id, user_id, tracker_id, target_id, status, attempts, next_attempt_at, created_at, updated_at)
+            VALUES (?, ?, ?, NULL, ?, 'queued', 0, ?, ?, ?)`,
+            [id, eventId, event.user_id, targetId, now, now, now],
+          );
           // Nothing was there before: the history row says so (`none`, no previous delivery).
-          await record(q, now, actorId, 'replay', {
-            id, event_id: eventId, user_id: event.user_id, target_id: targetId, status: 'none', attempts: 0,
-            last_error: null, last_status_code: null, sent_at: null, target_enabled: null, target_name: null,
-          }, id, null);
+          await record(
+            q,
+            now,
+            actorId,
+            'replay',
+            {
+              id,
+              event_id: eventId,
+              user_id: event.user_id,
+              target_id: targetId,
+              status: 'none',
+              attempts: 0,
+              last_error: null,
+              last_status_code: null,
+              sent_at: null,
+              target_enabled: null,
+              target_name: null,
+            },
+            id,
+            null,
+          );
           out.added++;
         }
         out.queued++;

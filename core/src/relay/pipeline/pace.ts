@@ -39,9 +39,18 @@ export class PacingAborted extends Error {}
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) { reject(new PacingAborted('stopping')); return; }
-    const onAbort = () => { clearTimeout(t); reject(new PacingAborted('stopping')); };
-    const t = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(); }, ms);
+    if (signal.aborted) {
+      reject(new PacingAborted('stopping'));
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(t);
+      reject(new PacingAborted('stopping'));
+    };
+    const t = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
   });
 }
@@ -52,7 +61,9 @@ export class Pacer {
 
   private db: Database;
 
-  constructor(db: Database) { this.db = db; }
+  constructor(db: Database) {
+    this.db = db;
+  }
 
   /**
    * Reserves the next slot of the target in the database and returns the earliest time (epoch ms)
@@ -63,7 +74,9 @@ export class Pacer {
     const row = await this.db.get<{ tat: number | string }>(
       `INSERT INTO target_pacing (target_id, tat) VALUES (?, ?)
        ON CONFLICT (target_id) DO UPDATE SET tat = ${max}(target_pacing.tat, ?) + ?
-       RETURNING tat`, [targetId, now + pace.intervalMs, now, pace.intervalMs]);
+       RETURNING tat`,
+      [targetId, now + pace.intervalMs, now, pace.intervalMs],
+    );
     const slot = Number(row?.tat ?? now + pace.intervalMs) - pace.intervalMs;
     return slot - pace.toleranceMs;
   }
@@ -75,7 +88,10 @@ export class Pacer {
       const local = this.local.get(targetId) ?? 0;
       const at = Math.max(earliest, local - pace.toleranceMs);
       const now = Date.now();
-      if (now < at) { await sleep(at - now, signal); continue; }
+      if (now < at) {
+        await sleep(at - now, signal);
+        continue;
+      }
       if (signal.aborted) throw new PacingAborted('stopping');
       // Decided and counted in one synchronous step: concurrent sends to the target cannot both pass.
       this.local.set(targetId, Math.max(local, now) + pace.intervalMs);

@@ -15,7 +15,8 @@ export interface SendContext {
   overrides: Map<string, { title: string; body: string }>;
 }
 
-export const overrideKey = (userId: string, eventType: string, locale: string): string => `${userId}|${eventType}|${locale}`;
+export const overrideKey = (userId: string, eventType: string, locale: string): string =>
+  `${userId}|${eventType}|${locale}`;
 
 const CHUNK = 200;
 
@@ -23,18 +24,28 @@ async function byIds(db: Queryable, sql: (marks: string) => string, ids: string[
   const out: Row[] = [];
   for (let i = 0; i < ids.length; i += CHUNK) {
     const part = ids.slice(i, i + CHUNK);
-    out.push(...await db.all(sql(part.map(() => '?').join(',')), part));
+    out.push(...(await db.all(sql(part.map(() => '?').join(',')), part)));
   }
   return out;
 }
 
-export async function loadSendContext(db: Queryable, rows: { event_id: string; target_id: string; tracker_id: string | null }[]): Promise<SendContext> {
+export async function loadSendContext(
+  db: Queryable,
+  rows: { event_id: string; target_id: string; tracker_id: string | null }[],
+): Promise<SendContext> {
   const eventIds = [...new Set(rows.map((r) => r.event_id))];
   const targetIds = [...new Set(rows.map((r) => r.target_id))];
   const trackerIds = [...new Set(rows.map((r) => r.tracker_id).filter((x): x is string => !!x))];
-  const events = await byIds(db, (m) => `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id IN (${m})`, eventIds);
+  const events = await byIds(
+    db,
+    (m) =>
+      `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id IN (${m})`,
+    eventIds,
+  );
   const targets = await byIds(db, (m) => `SELECT * FROM targets WHERE id IN (${m})`, targetIds);
-  const trackers = trackerIds.length ? await byIds(db, (m) => `SELECT id, name FROM trackers WHERE id IN (${m})`, trackerIds) : [];
+  const trackers = trackerIds.length
+    ? await byIds(db, (m) => `SELECT id, name FROM trackers WHERE id IN (${m})`, trackerIds)
+    : [];
   const userIds = [...new Set(events.map((e) => e.user_id as string))];
   const types = [...new Set(events.map((e) => e.event_type as string))];
   const overrides = new Map<string, { title: string; body: string }>();
@@ -42,8 +53,12 @@ export async function loadSendContext(db: Queryable, rows: { event_id: string; t
     const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
     for (let i = 0; i < userIds.length; i += CHUNK) {
       const users = userIds.slice(i, i + CHUNK);
-      const rowsT = await db.all(`SELECT user_id, event_type, locale, title, body FROM templates WHERE user_id IN (${marks(users.length)}) AND event_type IN (${marks(types.length)})`, [...users, ...types]);
-      for (const t of rowsT) overrides.set(overrideKey(t.user_id, t.event_type, t.locale), { title: t.title, body: t.body });
+      const rowsT = await db.all(
+        `SELECT user_id, event_type, locale, title, body FROM templates WHERE user_id IN (${marks(users.length)}) AND event_type IN (${marks(types.length)})`,
+        [...users, ...types],
+      );
+      for (const t of rowsT)
+        overrides.set(overrideKey(t.user_id, t.event_type, t.locale), { title: t.title, body: t.body });
     }
   }
   return {

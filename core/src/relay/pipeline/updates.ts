@@ -10,8 +10,15 @@
 import { createHash } from 'node:crypto';
 import type { Core } from '../../core.ts';
 import { Database, type Queryable } from '../../db/database.ts';
+import type {
+  FollowUpRequest,
+  MessageRef,
+  OutboundMessage,
+  SendOptions,
+  SendResult,
+  TargetInstance,
+} from '../../plugin-api/index.ts';
 import { errorCode, NOT_SUPPORTED } from '../../plugin-api/index.ts';
-import type { FollowUpRequest, MessageRef, OutboundMessage, SendOptions, SendResult, TargetInstance } from '../../plugin-api/index.ts';
 
 /** How a delivery went out: a new message, an edit of the earlier one, or a reply threaded to it. */
 export type SendMode = 'send' | 'edit' | 'reply';
@@ -21,7 +28,12 @@ export const MAX_REF_BYTES = 4096;
 /** Keys longer than this are stored as their SHA-256. */
 const MAX_KEY_LENGTH = 200;
 
-export interface Thread { event_id: string; event_type: string; delivery_id: string; message_ref: MessageRef }
+export interface Thread {
+  event_id: string;
+  event_type: string;
+  delivery_id: string;
+  message_ref: MessageRef;
+}
 
 type Row = Record<string, any>;
 
@@ -35,7 +47,9 @@ function at(payload: unknown, path: string): unknown {
 }
 
 const scalar = (v: unknown): string | undefined =>
-  (typeof v === 'string' && v !== '') || (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean' ? String(v) : undefined;
+  (typeof v === 'string' && v !== '') || (typeof v === 'number' && Number.isFinite(v)) || typeof v === 'boolean'
+    ? String(v)
+    : undefined;
 
 /**
  * The correlation key of an event for the target row, or undefined when the event is not followed:
@@ -43,9 +57,11 @@ const scalar = (v: unknown): string | undefined =>
  * provider instance any more, or the target's `update_messages` is off.
  */
 export function correlationKey(core: Core, ev: Row, target: Row): string | undefined {
-  if (target.update_messages !== undefined && target.update_messages !== null && !Database.bool(target.update_messages)) return undefined;
+  if (target.update_messages !== undefined && target.update_messages !== null && !Database.bool(target.update_messages))
+    return undefined;
   if (Database.bool(ev.test) || !ev.provider_id) return undefined;
-  const spec = core.plugins.provider(String(ev.provider_kind))?.def.manifest.events?.[String(ev.event_type)]?.correlation;
+  const spec = core.plugins.provider(String(ev.provider_kind))?.def.manifest.events?.[String(ev.event_type)]
+    ?.correlation;
   if (!spec) return undefined;
   const payload = Database.json<Record<string, unknown>>(ev.payload, {});
   let value: string | undefined;
@@ -56,7 +72,12 @@ export function correlationKey(core: Core, ev: Row, target: Row): string | undef
       value = parts.every((p) => p !== undefined) ? JSON.stringify(parts) : undefined;
     }
   } catch (err) {
-    core.logs.get('relay').warn({ err, event_type: ev.event_type }, 'computing a correlation key failed; the event is sent as a new message');
+    core.logs
+      .get('relay')
+      .warn(
+        { err, event_type: ev.event_type },
+        'computing a correlation key failed; the event is sent as a new message',
+      );
     return undefined;
   }
   if (value === undefined) return undefined;
@@ -66,31 +87,52 @@ export function correlationKey(core: Core, ev: Row, target: Row): string | undef
 
 /** The message the key's latest event went out as on this target, if any. */
 export async function findThread(db: Queryable, targetId: string, key: string): Promise<Thread | undefined> {
-  const row = await db.get<Row>('SELECT event_id, event_type, delivery_id, message_ref FROM message_threads WHERE target_id = ? AND correlation_key = ?', [targetId, key]);
+  const row = await db.get<Row>(
+    'SELECT event_id, event_type, delivery_id, message_ref FROM message_threads WHERE target_id = ? AND correlation_key = ?',
+    [targetId, key],
+  );
   if (!row) return undefined;
   const ref = Database.json<MessageRef | null>(row.message_ref, null);
-  return ref ? { event_id: row.event_id, event_type: row.event_type, delivery_id: row.delivery_id, message_ref: ref } : undefined;
+  return ref
+    ? { event_id: row.event_id, event_type: row.event_type, delivery_id: row.delivery_id, message_ref: ref }
+    : undefined;
 }
 
 /** A ref fit to store: a JSON object within MAX_REF_BYTES, else undefined. */
 export function storableRef(ref: unknown): MessageRef | undefined {
   if (!ref || typeof ref !== 'object' || Array.isArray(ref)) return undefined;
   try {
-    return Buffer.byteLength(JSON.stringify(ref)) <= MAX_REF_BYTES ? ref as MessageRef : undefined;
-  } catch { return undefined; }
+    return Buffer.byteLength(JSON.stringify(ref)) <= MAX_REF_BYTES ? (ref as MessageRef) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
  * Makes `ref` the message later events of `key` follow on this target. An older event never
  * displaces a newer one (event ids are time-ordered), so a late retry cannot take the thread back.
  */
-export async function recordThread(db: Queryable, t: { targetId: string; userId: string; key: string; eventId: string; eventType: string; deliveryId: string; ref: MessageRef; now: string }): Promise<void> {
-  await db.run(`INSERT INTO message_threads (target_id, correlation_key, user_id, event_id, event_type, delivery_id, message_ref, created_at, updated_at)
+export async function recordThread(
+  db: Queryable,
+  t: {
+    targetId: string;
+    userId: string;
+    key: string;
+    eventId: string;
+    eventType: string;
+    deliveryId: string;
+    ref: MessageRef;
+    now: string;
+  },
+): Promise<void> {
+  await db.run(
+    `INSERT INTO message_threads (target_id, correlation_key, user_id, event_id, event_type, delivery_id, message_ref, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (target_id, correlation_key) DO UPDATE SET event_id = excluded.event_id, event_type = excluded.event_type, delivery_id = excluded.delivery_id,
       message_ref = excluded.message_ref, updated_at = excluded.updated_at
     WHERE message_threads.event_id <= excluded.event_id`,
-  [t.targetId, t.key, t.userId, t.eventId, t.eventType, t.deliveryId, JSON.stringify(t.ref), t.now, t.now]);
+    [t.targetId, t.key, t.userId, t.eventId, t.eventType, t.deliveryId, JSON.stringify(t.ref), t.now, t.now],
+  );
 }
 
 export interface FollowOutcome {
@@ -108,13 +150,22 @@ export interface FollowOutcome {
  * caller sends a new message. Any other error is the send's failure (retried as usual; the retry
  * tries the edit again).
  */
-export async function followUp(instance: TargetInstance, thread: Thread, message: OutboundMessage, options: SendOptions): Promise<FollowOutcome | undefined> {
-  const request: FollowUpRequest = { previous: { messageRef: thread.message_ref, deliveryId: thread.delivery_id, eventType: thread.event_type }, message };
+export async function followUp(
+  instance: TargetInstance,
+  thread: Thread,
+  message: OutboundMessage,
+  options: SendOptions,
+): Promise<FollowOutcome | undefined> {
+  const request: FollowUpRequest = {
+    previous: { messageRef: thread.message_ref, deliveryId: thread.delivery_id, eventType: thread.event_type },
+    message,
+  };
   let editFailed: string | undefined;
   if (instance.update) {
     try {
       const r = await instance.update(request, options);
-      if (r !== NOT_SUPPORTED) return { mode: 'edit', result: r, head: storableRef(r?.messageRef) ?? thread.message_ref };
+      if (r !== NOT_SUPPORTED)
+        return { mode: 'edit', result: r, head: storableRef(r?.messageRef) ?? thread.message_ref };
     } catch (err) {
       if (errorCode(err) !== 'PERMANENT_SEND') throw err;
       editFailed = (err as Error).message;
@@ -125,7 +176,13 @@ export async function followUp(instance: TargetInstance, thread: Thread, message
       const r = await instance.reply(request, options);
       // After a failed edit (the message is gone, too old…) later events follow the reply; a channel
       // that never edits keeps threading under the first message.
-      if (r !== NOT_SUPPORTED) return { mode: 'reply', result: r, head: editFailed ? storableRef(r?.messageRef) ?? thread.message_ref : thread.message_ref, fallback: editFailed };
+      if (r !== NOT_SUPPORTED)
+        return {
+          mode: 'reply',
+          result: r,
+          head: editFailed ? (storableRef(r?.messageRef) ?? thread.message_ref) : thread.message_ref,
+          fallback: editFailed,
+        };
     } catch (err) {
       if (errorCode(err) !== 'PERMANENT_SEND') throw err;
       return { mode: 'send', fallback: (err as Error).message };

@@ -30,14 +30,20 @@ export interface PushDeps {
   mask?: (value: string) => void;
 }
 
-export interface VapidKeys { publicKey: string; privateKey: string }
+export interface VapidKeys {
+  publicKey: string;
+  privateKey: string;
+}
 
 /** A fresh P-256 key pair as VAPID wants it: the 65-byte uncompressed public point and the 32-byte private scalar, base64url. */
 export function generateVapidKeys(): VapidKeys {
   const ecdh = crypto.createECDH('prime256v1');
   ecdh.generateKeys();
   const priv = ecdh.getPrivateKey();
-  return { publicKey: ecdh.getPublicKey().toString('base64url'), privateKey: Buffer.concat([Buffer.alloc(32 - priv.length), priv]).toString('base64url') };
+  return {
+    publicKey: ecdh.getPublicKey().toString('base64url'),
+    privateKey: Buffer.concat([Buffer.alloc(32 - priv.length), priv]).toString('base64url'),
+  };
 }
 
 /** The `sub` claim: the public URL's origin when it is https, else a mailto: address under a reserved domain. */
@@ -45,7 +51,9 @@ export function vapidSubject(publicUrl: string): string {
   try {
     const u = new URL(publicUrl);
     if (u.protocol === 'https:') return u.origin;
-  } catch { /* no public URL */ }
+  } catch {
+    /* no public URL */
+  }
   return FALLBACK_SUBJECT;
 }
 
@@ -68,9 +76,14 @@ export function vapidKeys(deps: PushDeps): Promise<VapidKeys> {
   if (!p) {
     p = loadVapid(deps);
     keyCache.set(deps.db, p);
-    p.catch(() => { if (keyCache.get(deps.db) === p) keyCache.delete(deps.db); });
+    p.catch(() => {
+      if (keyCache.get(deps.db) === p) keyCache.delete(deps.db);
+    });
   }
-  return p.then((k) => { deps.mask?.(k.privateKey); return k; });
+  return p.then((k) => {
+    deps.mask?.(k.privateKey);
+    return k;
+  });
 }
 
 /** The public key alone (what a browser subscribes with). */
@@ -79,24 +92,42 @@ export async function vapidPublicKey(deps: PushDeps): Promise<string> {
 }
 
 async function loadVapid(deps: PushDeps): Promise<VapidKeys> {
-  let row = await deps.db.get<{ public_key: string; private_key: string }>('SELECT public_key, private_key FROM webpush_vapid WHERE id = 1');
+  let row = await deps.db.get<{ public_key: string; private_key: string }>(
+    'SELECT public_key, private_key FROM webpush_vapid WHERE id = 1',
+  );
   if (!row) {
     const fresh = generateVapidKeys();
-    await deps.db.run('INSERT INTO webpush_vapid (id, public_key, private_key, created_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
-      [fresh.publicKey, deps.atRest.seal(fresh.privateKey), deps.clock.now().toISOString()]);
-    row = await deps.db.get<{ public_key: string; private_key: string }>('SELECT public_key, private_key FROM webpush_vapid WHERE id = 1');
+    await deps.db.run(
+      'INSERT INTO webpush_vapid (id, public_key, private_key, created_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
+      [fresh.publicKey, deps.atRest.seal(fresh.privateKey), deps.clock.now().toISOString()],
+    );
+    row = await deps.db.get<{ public_key: string; private_key: string }>(
+      'SELECT public_key, private_key FROM webpush_vapid WHERE id = 1',
+    );
     if (!row) throw new Error('the VAPID key pair could not be stored');
   }
-  return { publicKey: row.public_key, privateKey: deps.atRest.open(row.private_key, 'the VAPID private key of Web Push') };
+  return {
+    publicKey: row.public_key,
+    privateKey: deps.atRest.open(row.private_key, 'the VAPID private key of Web Push'),
+  };
 }
 
 export interface SubscriptionRow {
-  id: string; user_id: string; endpoint: string; p256dh: string; auth: string; label: string; created_at: string; last_success_at: string | null;
+  id: string;
+  user_id: string;
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  label: string;
+  created_at: string;
+  last_success_at: string | null;
 }
 
 /** The subscriptions of one user, oldest first. */
 export function userSubscriptions(db: Queryable, userId: string): Promise<SubscriptionRow[]> {
-  return db.all<SubscriptionRow>('SELECT * FROM webpush_subscriptions WHERE user_id = ? ORDER BY created_at, id', [userId]);
+  return db.all<SubscriptionRow>('SELECT * FROM webpush_subscriptions WHERE user_id = ? ORDER BY created_at, id', [
+    userId,
+  ]);
 }
 
 /**
@@ -121,7 +152,11 @@ export function webPushAccess(deps: PushDeps, userId: string, o: { only?: string
       await deps.db.run('DELETE FROM webpush_subscriptions WHERE id = ? AND user_id = ?', [id, userId]);
     },
     async markSuccess(id) {
-      await deps.db.run('UPDATE webpush_subscriptions SET last_success_at = ? WHERE id = ? AND user_id = ?', [deps.clock.now().toISOString(), id, userId]);
+      await deps.db.run('UPDATE webpush_subscriptions SET last_success_at = ? WHERE id = ? AND user_id = ?', [
+        deps.clock.now().toISOString(),
+        id,
+        userId,
+      ]);
     },
     eventUrl: (eventId) => o.link ?? eventUrl(deps.publicUrl(), eventId),
   };
@@ -144,11 +179,18 @@ export async function resealWebPushSecrets(deps: PushDeps): Promise<number> {
     const vapid = await q.get<{ private_key: string }>('SELECT private_key FROM webpush_vapid WHERE id = 1');
     if (vapid) {
       const next = fix(vapid.private_key);
-      if (next !== vapid.private_key) n += await q.run('UPDATE webpush_vapid SET private_key = ? WHERE id = 1 AND private_key = ?', [next, vapid.private_key]);
+      if (next !== vapid.private_key)
+        n += await q.run('UPDATE webpush_vapid SET private_key = ? WHERE id = 1 AND private_key = ?', [
+          next,
+          vapid.private_key,
+        ]);
     }
-    for (const r of await q.all<{ id: string; auth: string }>('SELECT id, auth FROM webpush_subscriptions ORDER BY id')) {
+    for (const r of await q.all<{ id: string; auth: string }>(
+      'SELECT id, auth FROM webpush_subscriptions ORDER BY id',
+    )) {
       const next = fix(r.auth);
-      if (next !== r.auth) n += await q.run('UPDATE webpush_subscriptions SET auth = ? WHERE id = ? AND auth = ?', [next, r.id, r.auth]);
+      if (next !== r.auth)
+        n += await q.run('UPDATE webpush_subscriptions SET auth = ? WHERE id = ? AND auth = ?', [next, r.id, r.auth]);
     }
     return n;
   });

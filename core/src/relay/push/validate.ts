@@ -6,9 +6,9 @@
  */
 import crypto from 'node:crypto';
 import net from 'node:net';
+import { HttpError, unprocessable } from '../../http/problem.ts';
 import type { OutboundHttp } from '../../plugin-api/index.ts';
 import { errorCode, OUTBOUND_REFUSED } from '../../plugin-api/index.ts';
-import { HttpError, unprocessable } from '../../http/problem.ts';
 
 export const MAX_ENDPOINT_LENGTH = 2048;
 const B64URL = /^[A-Za-z0-9_-]+={0,2}$/;
@@ -23,24 +23,41 @@ function isLoopback(host: string): boolean {
 
 /** The endpoint as stored (its normalized URL), or a 422 saying what is wrong with it. */
 export async function checkEndpoint(raw: string, outbound: OutboundHttp): Promise<string> {
-  const malformed = (why: string) => unprocessable(`The push endpoint ${why}.`, [{ path: 'body/endpoint', message: why }], 'push_endpoint_invalid');
+  const malformed = (why: string) =>
+    unprocessable(`The push endpoint ${why}.`, [{ path: 'body/endpoint', message: why }], 'push_endpoint_invalid');
   let url: URL;
-  try { url = new URL(raw); } catch { throw malformed('is not a URL'); }
+  try {
+    url = new URL(raw);
+  } catch {
+    throw malformed('is not a URL');
+  }
   if (url.username || url.password) throw malformed('must not carry a user name or password');
   if (url.hash) throw malformed('must not have a fragment');
   if (url.href.length > MAX_ENDPOINT_LENGTH) throw malformed(`is longer than ${MAX_ENDPOINT_LENGTH} characters`);
   const loopback = isLoopback(url.hostname);
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && loopback)) {
-    throw unprocessable('The push endpoint must be an https URL: push services are reached over TLS.', [{ path: 'body/endpoint', message: 'must be https' }], 'push_endpoint_not_https');
+    throw unprocessable(
+      'The push endpoint must be an https URL: push services are reached over TLS.',
+      [{ path: 'body/endpoint', message: 'must be https' }],
+      'push_endpoint_not_https',
+    );
   }
   // An address given as such (or loopback) is checked against the outbound policy now; a host name
   // is checked when a message is sent (resolving it here would tie subscribing to DNS).
   if (loopback || net.isIP(url.hostname.replace(/^\[(.*)\]$/, '$1'))) {
-    try { await outbound.resolveAllowed(url.hostname); } catch (err) {
+    try {
+      await outbound.resolveAllowed(url.hostname);
+    } catch (err) {
       if (errorCode(err) === OUTBOUND_REFUSED) {
-        throw new HttpError(422, 'push_endpoint_refused', `The push endpoint's address ${url.hostname} is not allowed by the outbound address policy.`, {
-          errors: [{ path: 'body/endpoint', message: 'is an address the outbound policy refuses' }], params: { host: url.hostname },
-        });
+        throw new HttpError(
+          422,
+          'push_endpoint_refused',
+          `The push endpoint's address ${url.hostname} is not allowed by the outbound address policy.`,
+          {
+            errors: [{ path: 'body/endpoint', message: 'is an address the outbound policy refuses' }],
+            params: { host: url.hostname },
+          },
+        );
       }
       throw malformed(`cannot be resolved (${(err as Error).message})`);
     }
@@ -55,11 +72,21 @@ export function checkKeys(keys: { p256dh: string; auth: string }): { p256dh: str
   const point = decode(keys.p256dh);
   let pointOk = Boolean(point && point.length === 65 && point[0] === 4);
   if (pointOk) {
-    try { crypto.ECDH.convertKey(point!, 'prime256v1', undefined, undefined, 'compressed'); } catch { pointOk = false; }
+    try {
+      crypto.ECDH.convertKey(point!, 'prime256v1', undefined, undefined, 'compressed');
+    } catch {
+      pointOk = false;
+    }
   }
-  if (!pointOk) problems.push({ path: 'body/keys/p256dh', message: 'must be a 65-byte uncompressed P-256 public key, base64url' });
+  if (!pointOk)
+    problems.push({ path: 'body/keys/p256dh', message: 'must be a 65-byte uncompressed P-256 public key, base64url' });
   const auth = decode(keys.auth);
   if (!auth || auth.length !== 16) problems.push({ path: 'body/keys/auth', message: 'must be 16 bytes, base64url' });
-  if (problems.length) throw unprocessable(`The subscription keys are invalid: ${problems.map((p) => `${p.path.slice(5)} ${p.message}`).join('; ')}.`, problems, 'push_keys_invalid');
+  if (problems.length)
+    throw unprocessable(
+      `The subscription keys are invalid: ${problems.map((p) => `${p.path.slice(5)} ${p.message}`).join('; ')}.`,
+      problems,
+      'push_keys_invalid',
+    );
   return { p256dh: point!.toString('base64url'), auth: auth!.toString('base64url') };
 }

@@ -1,5 +1,9 @@
 /** A daily quiet window in local wall-clock time; `start` > `end` crosses midnight. */
-export interface QuietWindow { start: string; end: string; timezone: string }
+export interface QuietWindow {
+  start: string;
+  end: string;
+  timezone: string;
+}
 
 const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;
 
@@ -8,7 +12,11 @@ export function quietWindowProblem(w: QuietWindow): string | undefined {
   if (!HHMM.test(w.start)) return `quiet_hours.start "${w.start}" must be HH:MM (00:00-23:59)`;
   if (!HHMM.test(w.end)) return `quiet_hours.end "${w.end}" must be HH:MM (00:00-23:59)`;
   if (w.start === w.end) return 'quiet_hours.start and quiet_hours.end must differ';
-  try { new Intl.DateTimeFormat('en-US', { timeZone: w.timezone }); } catch { return `quiet_hours.timezone "${w.timezone}" is not an IANA time zone`; }
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: w.timezone });
+  } catch {
+    return `quiet_hours.timezone "${w.timezone}" is not an IANA time zone`;
+  }
   return undefined;
 }
 
@@ -18,7 +26,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function parts(at: Date, timeZone: string): { y: number; mo: number; d: number; h: number; mi: number; s: number } {
   let f = formatters.get(timeZone);
   if (!f) {
-    f = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    f = new Intl.DateTimeFormat('en-US', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
     formatters.set(timeZone, f);
   }
   const o: Record<string, number> = {};
@@ -45,7 +62,8 @@ export function zonedToUtc(y: number, mo: number, d: number, h: number, mi: numb
 export function isQuiet(w: QuietWindow, at: Date): boolean {
   const p = parts(at, w.timezone);
   const now = p.h * 60 + p.mi;
-  const s = minutes(w.start), e = minutes(w.end);
+  const s = minutes(w.start),
+    e = minutes(w.end);
   return s < e ? now >= s && now < e : now >= s || now < e;
 }
 

@@ -1,18 +1,27 @@
 /** Messaging bots: `GET, POST /api/bots`, `GET, PATCH, DELETE /api/bots/{id}`, `GET /api/bots/{id}/chats`. */
-import Type from 'typebox';
+
 import type { Static } from 'typebox';
-import type { App } from '../../http/server.ts';
+import Type from 'typebox';
+import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
-import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams, ListQuery, ok, created, noContent, errors } from '../../http/schemas.ts';
-import { conflict, unprocessable } from '../../http/problem.ts';
-import { newId, randomToken } from '../../http/ids.ts';
 import { Database as Db } from '../../db/database.ts';
+import { newId, randomToken } from '../../http/ids.ts';
+import { conflict, unprocessable } from '../../http/problem.ts';
+import { created, errors, IdParams, ListQuery, noContent, ok } from '../../http/schemas.ts';
+import type { App } from '../../http/server.ts';
 import type { MessagingBotDriver } from '../../plugin-api/index.ts';
-import { BOT_CALL_TIMEOUT_MS, botDriver, botKinds, deadline, driverContext, rememberToken, type BotRow } from '../bots/driver.ts';
-import { connectBot, type Connection } from '../bots/connect.ts';
+import { type Connection, connectBot } from '../bots/connect.ts';
+import {
+  BOT_CALL_TIMEOUT_MS,
+  type BotRow,
+  botDriver,
+  botKinds,
+  deadline,
+  driverContext,
+  rememberToken,
+} from '../bots/driver.ts';
 import { botRuntime } from '../bots/runtime.ts';
-import { nowIso, owned, pageSql, type Page } from './common.ts';
+import { nowIso, owned, type Page, pageSql } from './common.ts';
 import { MASKED } from './secrets.ts';
 import { maskUrlLogin, refuseUrlLogin } from './url-credentials.ts';
 
@@ -21,23 +30,52 @@ const Token = Type.String({ minLength: 1, maxLength: 256 });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 /** The bot's own API server (e.g. a self-hosted one); null or absent: the driver's default. */
 const ApiRoot = Type.Union([Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 500 }), Type.Null()]);
-const CreateBody = Type.Object({ name: Name, token: Token, mode: Mode, kind: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })), api_root: Type.Optional(ApiRoot) }, { additionalProperties: false });
-const PatchBody = Type.Object({ name: Type.Optional(Name), token: Type.Optional(Token), mode: Type.Optional(Mode), api_root: Type.Optional(ApiRoot) }, { additionalProperties: false });
+const CreateBody = Type.Object(
+  {
+    name: Name,
+    token: Token,
+    mode: Mode,
+    kind: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    api_root: Type.Optional(ApiRoot),
+  },
+  { additionalProperties: false },
+);
+const PatchBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    token: Type.Optional(Token),
+    mode: Type.Optional(Mode),
+    api_root: Type.Optional(ApiRoot),
+  },
+  { additionalProperties: false },
+);
 
 /** The bot as the API shows it: never its token or its webhook path. */
 export function botView(row: Record<string, any>) {
   return {
-    id: row.id as string, kind: row.kind as string, name: row.name as string, token: MASKED,
-    bot_id: (row.bot_id ?? null) as string | null, username: (row.username ?? null) as string | null, mode: row.mode as string,
+    id: row.id as string,
+    kind: row.kind as string,
+    name: row.name as string,
+    token: MASKED,
+    bot_id: (row.bot_id ?? null) as string | null,
+    username: (row.username ?? null) as string | null,
+    mode: row.mode as string,
     api_root: maskUrlLogin((row.api_root ?? null) as string | null),
-    status: row.status as string, status_detail: (row.status_detail ?? null) as string | null,
-    created_at: row.created_at as string, updated_at: row.updated_at as string,
+    status: row.status as string,
+    status_detail: (row.status_detail ?? null) as string | null,
+    created_at: row.created_at as string,
+    updated_at: row.updated_at as string,
   };
 }
 
 function needDriver(core: Core, kind: string): MessagingBotDriver {
   const d = botDriver(core, kind);
-  if (!d) throw unprocessable(`Bots of kind "${kind}" are not available; the enabled bot kinds are: ${botKinds(core).join(', ') || 'none'}.`, [{ path: 'body/kind', message: 'is not an enabled bot kind' }], 'unknown_kind');
+  if (!d)
+    throw unprocessable(
+      `Bots of kind "${kind}" are not available; the enabled bot kinds are: ${botKinds(core).join(', ') || 'none'}.`,
+      [{ path: 'body/kind', message: 'is not an enabled bot kind' }],
+      'unknown_kind',
+    );
   return d;
 }
 
@@ -50,19 +88,38 @@ function kindOf(core: Core, named: string | undefined, locale: string): string {
   const kinds = botKinds(core);
   if (kinds.length === 1) return kinds[0];
   const messages = botRuntime(core).messages;
-  const detail = kinds.length ? messages.text('kind_required', locale).replace('{{kinds}}', kinds.join(', ')) : messages.text('no_bot_kinds', locale);
-  throw unprocessable(detail, [{ path: 'body/kind', message: kinds.length ? `is required: the bot kinds are ${kinds.join(', ')}` : 'no bot kind is enabled' }], 'kind_required');
+  const detail = kinds.length
+    ? messages.text('kind_required', locale).replace('{{kinds}}', kinds.join(', '))
+    : messages.text('no_bot_kinds', locale);
+  throw unprocessable(
+    detail,
+    [
+      {
+        path: 'body/kind',
+        message: kinds.length ? `is required: the bot kinds are ${kinds.join(', ')}` : 'no bot kind is enabled',
+      },
+    ],
+    'kind_required',
+  );
 }
 
 function needSecretFor(core: Core, mode: string): void {
   if (mode === 'webhook' && !core.config.messagingWebhookSecret) {
-    throw unprocessable('Webhook mode needs SERVICE_MESSAGING_WEBHOOK_SECRET to be set on the server; use polling mode or ask the operator to set it.',
-      [{ path: 'body/mode', message: 'webhook mode is not configured on this server' }], 'webhook_secret_missing');
+    throw unprocessable(
+      'Webhook mode needs SERVICE_MESSAGING_WEBHOOK_SECRET to be set on the server; use polling mode or ask the operator to set it.',
+      [{ path: 'body/mode', message: 'webhook mode is not configured on this server' }],
+      'webhook_secret_missing',
+    );
   }
 }
 
 function refuseRejected(c: Connection): void {
-  if (c.status === 'auth_failed') throw unprocessable('The bot token was rejected by the bot service; check it and try again.', [{ path: 'body/token', message: 'was rejected' }], 'bot_token_rejected');
+  if (c.status === 'auth_failed')
+    throw unprocessable(
+      'The bot token was rejected by the bot service; check it and try again.',
+      [{ path: 'body/token', message: 'was rejected' }],
+      'bot_token_rejected',
+    );
 }
 
 async function botIdTaken(core: Core, botId: string | null, exceptId?: string): Promise<boolean> {
@@ -71,8 +128,14 @@ async function botIdTaken(core: Core, botId: string | null, exceptId?: string): 
 }
 
 /** Targets of the owner that send through this bot (their config names it). */
-async function targetsUsing(core: Core, bot: { id: string; user_id: string; kind: string }): Promise<{ id: string; name: string }[]> {
-  const rows = await core.db.all<{ id: string; name: string; config: unknown }>('SELECT id, name, config FROM targets WHERE user_id = ? AND kind = ?', [bot.user_id, bot.kind]);
+async function targetsUsing(
+  core: Core,
+  bot: { id: string; user_id: string; kind: string },
+): Promise<{ id: string; name: string }[]> {
+  const rows = await core.db.all<{ id: string; name: string; config: unknown }>(
+    'SELECT id, name, config FROM targets WHERE user_id = ? AND kind = ?',
+    [bot.user_id, bot.kind],
+  );
   return rows.filter((t) => Db.json<{ bot_id?: unknown }>(t.config, {}).bot_id === bot.id);
 }
 
@@ -82,21 +145,50 @@ const isUniqueViolation = (err: unknown) => /unique|duplicate key/i.test((err as
  * Registers a bot for `user`: asks the bot service who the token is, refuses a rejected token and a
  * bot already registered, stores the record (token sealed) and starts it. Resolves with its id.
  */
-export async function createBot(core: Core, user: { id: string; locale: string }, b: Static<typeof CreateBody>): Promise<string> {
+export async function createBot(
+  core: Core,
+  user: { id: string; locale: string },
+  b: Static<typeof CreateBody>,
+): Promise<string> {
   const kind = kindOf(core, b.kind, user.locale);
   const driver = needDriver(core, kind);
   refuseUrlLogin(b.api_root, 'api_root');
   needSecretFor(core, b.mode);
   rememberToken(core, b.token);
   const pathId = randomToken();
-  const c = await connectBot(core, driver, { kind, token: b.token, mode: b.mode, webhook_path_id: pathId, api_root: b.api_root ?? null });
+  const c = await connectBot(core, driver, {
+    kind,
+    token: b.token,
+    mode: b.mode,
+    webhook_path_id: pathId,
+    api_root: b.api_root ?? null,
+  });
   refuseRejected(c);
   if (await botIdTaken(core, c.botId)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
   const id = newId();
   const now = nowIso(core);
   try {
-    await core.db.run(`INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root, webhook_key_id, status, status_detail, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, kind, b.name, core.atRest.seal(b.token), c.botId, c.username, b.mode, pathId, b.api_root ?? null, c.webhookKeyId ?? null, c.status, c.detail, now, now]);
+    await core.db.run(
+      `INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root, webhook_key_id, status, status_detail, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        id,
+        user.id,
+        kind,
+        b.name,
+        core.atRest.seal(b.token),
+        c.botId,
+        c.username,
+        b.mode,
+        pathId,
+        b.api_root ?? null,
+        c.webhookKeyId ?? null,
+        c.status,
+        c.detail,
+        now,
+        now,
+      ],
+    );
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
     throw err;
@@ -109,89 +201,214 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
   const get = (id: string, userId: string) => owned<BotRow>(core, 'bots', id, userId, 'Bot');
 
-  app.get('/api/bots', { schema: { tags: ['relay'], querystring: ListQuery, response: { ...ok('Your messaging bots (`bots`), newest first; tokens are never shown.') } }, preHandler: auth }, async (req) => {
-    const params: unknown[] = [caller(req).id];
-    const rows = await core.db.all(`SELECT * FROM bots WHERE user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
-    return { bots: rows.map(botView) };
-  });
+  app.get(
+    '/api/bots',
+    {
+      schema: {
+        tags: ['relay'],
+        querystring: ListQuery,
+        response: { ...ok('Your messaging bots (`bots`), newest first; tokens are never shown.') },
+      },
+      preHandler: auth,
+    },
+    async (req) => {
+      const params: unknown[] = [caller(req).id];
+      const rows = await core.db.all(
+        `SELECT * FROM bots WHERE user_id = ?${pageSql('', req.query as Page, params)}`,
+        params as never[],
+      );
+      return { bots: rows.map(botView) };
+    },
+  );
 
-  app.post('/api/bots', { schema: { tags: ['relay'], body: CreateBody, response: { ...created('The new bot.'), ...errors([409, 'This bot is already registered (`bot_exists`).']) } }, preHandler: auth }, async (req, reply) => {
-    const user = caller(req);
-    const id = await createBot(core, user, req.body as Static<typeof CreateBody>);
-    reply.code(201);
-    return botView(await get(id, user.id));
-  });
+  app.post(
+    '/api/bots',
+    {
+      schema: {
+        tags: ['relay'],
+        body: CreateBody,
+        response: { ...created('The new bot.'), ...errors([409, 'This bot is already registered (`bot_exists`).']) },
+      },
+      preHandler: auth,
+    },
+    async (req, reply) => {
+      const user = caller(req);
+      const id = await createBot(core, user, req.body as Static<typeof CreateBody>);
+      reply.code(201);
+      return botView(await get(id, user.id));
+    },
+  );
 
-  app.get('/api/bots/:id', { schema: { tags: ['relay'], params: IdParams, response: { ...ok('The bot.') } }, preHandler: auth }, async (req) => botView(await get((req.params as { id: string }).id, caller(req).id)));
+  app.get(
+    '/api/bots/:id',
+    { schema: { tags: ['relay'], params: IdParams, response: { ...ok('The bot.') } }, preHandler: auth },
+    async (req) => botView(await get((req.params as { id: string }).id, caller(req).id)),
+  );
 
-  app.patch('/api/bots/:id', { schema: { tags: ['relay'], params: IdParams, body: PatchBody, response: { ...ok('The changed bot.'), ...errors([409, 'The new token\'s bot is already registered (`bot_exists`).']) } }, preHandler: auth }, async (req) => {
-    const user = caller(req);
-    const row = await get((req.params as { id: string }).id, user.id);
-    const b = req.body as Static<typeof PatchBody>;
-    refuseUrlLogin(b.api_root, 'api_root');
-    // A stored token no key opens counts as none: the owner sends it again.
-    const current = core.atRest.openLenient(row.token);
-    const token = b.token === undefined || b.token === MASKED ? current : b.token;
-    const mode = b.mode ?? row.mode;
-    const apiRoot = b.api_root === undefined ? (row.api_root ?? null) : b.api_root;
-    const reconnect = token !== current || mode !== row.mode || apiRoot !== (row.api_root ?? null) || (row.status !== 'ok' && row.status !== 'running');
-    let c: Connection = { botId: row.bot_id, username: row.username, status: row.status as Connection['status'], detail: row.status_detail };
-    if (reconnect) {
-      const driver = needDriver(core, row.kind);
-      needSecretFor(core, mode);
-      // The polling loop must let go before the webhook is set (or the token changes); a refused edit restarts it as it was.
-      await botRuntime(core).removed(row.id);
-      try {
-        c = await connectBot(core, driver, { kind: row.kind, token, mode, webhook_path_id: row.webhook_path_id, api_root: apiRoot });
-        // A stored token that stopped working is recorded; only a new token that is rejected is refused.
-        if (token !== current) refuseRejected(c);
-        if (c.botId && row.bot_id && c.botId !== row.bot_id) {
-          throw unprocessable(`This token belongs to a different bot${c.username ? ` (@${c.username})` : ''}; add it as a new bot instead.`, [{ path: 'body/token', message: 'belongs to a different bot' }], 'different_bot');
+  app.patch(
+    '/api/bots/:id',
+    {
+      schema: {
+        tags: ['relay'],
+        params: IdParams,
+        body: PatchBody,
+        response: {
+          ...ok('The changed bot.'),
+          ...errors([409, "The new token's bot is already registered (`bot_exists`)."]),
+        },
+      },
+      preHandler: auth,
+    },
+    async (req) => {
+      const user = caller(req);
+      const row = await get((req.params as { id: string }).id, user.id);
+      const b = req.body as Static<typeof PatchBody>;
+      refuseUrlLogin(b.api_root, 'api_root');
+      // A stored token no key opens counts as none: the owner sends it again.
+      const current = core.atRest.openLenient(row.token);
+      const token = b.token === undefined || b.token === MASKED ? current : b.token;
+      const mode = b.mode ?? row.mode;
+      const apiRoot = b.api_root === undefined ? (row.api_root ?? null) : b.api_root;
+      const reconnect =
+        token !== current ||
+        mode !== row.mode ||
+        apiRoot !== (row.api_root ?? null) ||
+        (row.status !== 'ok' && row.status !== 'running');
+      let c: Connection = {
+        botId: row.bot_id,
+        username: row.username,
+        status: row.status as Connection['status'],
+        detail: row.status_detail,
+      };
+      if (reconnect) {
+        const driver = needDriver(core, row.kind);
+        needSecretFor(core, mode);
+        // The polling loop must let go before the webhook is set (or the token changes); a refused edit restarts it as it was.
+        await botRuntime(core).removed(row.id);
+        try {
+          c = await connectBot(core, driver, {
+            kind: row.kind,
+            token,
+            mode,
+            webhook_path_id: row.webhook_path_id,
+            api_root: apiRoot,
+          });
+          // A stored token that stopped working is recorded; only a new token that is rejected is refused.
+          if (token !== current) refuseRejected(c);
+          if (c.botId && row.bot_id && c.botId !== row.bot_id) {
+            throw unprocessable(
+              `This token belongs to a different bot${c.username ? ` (@${c.username})` : ''}; add it as a new bot instead.`,
+              [{ path: 'body/token', message: 'belongs to a different bot' }],
+              'different_bot',
+            );
+          }
+          if (await botIdTaken(core, c.botId, row.id))
+            throw conflict('This bot is already registered with Herald.', 'bot_exists');
+        } catch (err) {
+          await botRuntime(core).changed(row.id);
+          throw err;
         }
-        if (await botIdTaken(core, c.botId, row.id)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
-      } catch (err) {
-        await botRuntime(core).changed(row.id);
-        throw err;
+        if (row.mode === 'webhook' && mode === 'polling') {
+          await driver
+            .deleteWebhook(
+              driverContext(core, { kind: row.kind, token, api_root: apiRoot }),
+              token,
+              deadline(BOT_CALL_TIMEOUT_MS),
+            )
+            .catch(() => {});
+        }
       }
-      if (row.mode === 'webhook' && mode === 'polling') {
-        await driver.deleteWebhook(driverContext(core, { kind: row.kind, token, api_root: apiRoot }), token, deadline(BOT_CALL_TIMEOUT_MS)).catch(() => {});
+      // What the bot service now holds: no webhook in polling mode; a failed registration leaves the previous one.
+      const keyId = mode === 'polling' ? null : (c.webhookKeyId ?? row.webhook_key_id ?? null);
+      await core.db.run(
+        'UPDATE bots SET name = ?, token = ?, mode = ?, api_root = ?, bot_id = ?, username = ?, webhook_key_id = ?, status = ?, status_detail = ?, updated_at = ? WHERE id = ? AND user_id = ?',
+        [
+          b.name ?? row.name,
+          token ? core.atRest.seal(token) : '',
+          mode,
+          apiRoot,
+          c.botId ?? row.bot_id,
+          c.username ?? row.username,
+          keyId,
+          c.status,
+          c.detail,
+          nowIso(core),
+          row.id,
+          user.id,
+        ],
+      );
+      if (reconnect) await botRuntime(core).changed(row.id);
+      // Target instances hold the bot token they were built with.
+      if (token !== current || apiRoot !== (row.api_root ?? null))
+        for (const t of await targetsUsing(core, row)) await core.plugins.dropTarget(t.id);
+      return botView(await get(row.id, user.id));
+    },
+  );
+
+  app.delete(
+    '/api/bots/:id',
+    {
+      schema: {
+        tags: ['relay'],
+        params: IdParams,
+        response: { ...noContent('Deleted.'), ...errors([409, 'Targets still send through this bot (`bot_in_use`).']) },
+      },
+      preHandler: auth,
+    },
+    async (req, reply) => {
+      const user = caller(req);
+      const row = await get((req.params as { id: string }).id, user.id);
+      const users = await targetsUsing(core, row);
+      if (users.length) {
+        throw conflict(
+          `This bot sends for ${users.length === 1 ? 'the target' : 'the targets'} ${users.map((t) => `"${t.name}"`).join(', ')}; delete them or move them to another bot first.`,
+          'bot_in_use',
+          { targets: users.map((t) => t.name) },
+        );
       }
-    }
-    // What the bot service now holds: no webhook in polling mode; a failed registration leaves the previous one.
-    const keyId = mode === 'polling' ? null : (c.webhookKeyId ?? row.webhook_key_id ?? null);
-    await core.db.run('UPDATE bots SET name = ?, token = ?, mode = ?, api_root = ?, bot_id = ?, username = ?, webhook_key_id = ?, status = ?, status_detail = ?, updated_at = ? WHERE id = ? AND user_id = ?',
-      [b.name ?? row.name, token ? core.atRest.seal(token) : '', mode, apiRoot, c.botId ?? row.bot_id, c.username ?? row.username, keyId, c.status, c.detail, nowIso(core), row.id, user.id]);
-    if (reconnect) await botRuntime(core).changed(row.id);
-    // Target instances hold the bot token they were built with.
-    if (token !== current || apiRoot !== (row.api_root ?? null)) for (const t of await targetsUsing(core, row)) await core.plugins.dropTarget(t.id);
-    return botView(await get(row.id, user.id));
-  });
+      await botRuntime(core).removed(row.id);
+      const driver = botDriver(core, row.kind);
+      if (driver && row.mode === 'webhook')
+        await driver
+          .deleteWebhook(driverContext(core, row), core.atRest.openLenient(row.token), deadline(5000))
+          .catch(() => {});
+      await core.db.run('DELETE FROM bots WHERE id = ? AND user_id = ?', [row.id, user.id]);
+      return reply.code(204).send();
+    },
+  );
 
-  app.delete('/api/bots/:id', { schema: { tags: ['relay'], params: IdParams, response: { ...noContent('Deleted.'), ...errors([409, 'Targets still send through this bot (`bot_in_use`).']) } }, preHandler: auth }, async (req, reply) => {
-    const user = caller(req);
-    const row = await get((req.params as { id: string }).id, user.id);
-    const users = await targetsUsing(core, row);
-    if (users.length) {
-      throw conflict(`This bot sends for ${users.length === 1 ? 'the target' : 'the targets'} ${users.map((t) => `"${t.name}"`).join(', ')}; delete them or move them to another bot first.`, 'bot_in_use', { targets: users.map((t) => t.name) });
-    }
-    await botRuntime(core).removed(row.id);
-    const driver = botDriver(core, row.kind);
-    if (driver && row.mode === 'webhook') await driver.deleteWebhook(driverContext(core, row), core.atRest.openLenient(row.token), deadline(5000)).catch(() => {});
-    await core.db.run('DELETE FROM bots WHERE id = ? AND user_id = ?', [row.id, user.id]);
-    return reply.code(204).send();
-  });
-
-  app.get('/api/bots/:id/chats', { schema: { tags: ['relay'], params: IdParams, querystring: ListQuery, response: { ...ok('The chats the bot has seen (`chats`), newest first.') } }, preHandler: auth }, async (req) => {
-    const user = caller(req);
-    const bot = await get((req.params as { id: string }).id, user.id);
-    const params: unknown[] = [bot.id, user.id];
-    const rows = await core.db.all(`SELECT * FROM bot_chats WHERE bot_id = ? AND user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
-    return {
-      chats: rows.map((r) => ({
-        id: r.id as string, chat_id: r.chat_id as string, type: r.type as string, title: (r.title ?? null) as string | null,
-        username: (r.username ?? null) as string | null, is_forum: Db.bool(r.is_forum), registered: Db.bool(r.registered),
-        last_seen_at: r.last_seen_at as string, created_at: r.created_at as string,
-      })),
-    };
-  });
+  app.get(
+    '/api/bots/:id/chats',
+    {
+      schema: {
+        tags: ['relay'],
+        params: IdParams,
+        querystring: ListQuery,
+        response: { ...ok('The chats the bot has seen (`chats`), newest first.') },
+      },
+      preHandler: auth,
+    },
+    async (req) => {
+      const user = caller(req);
+      const bot = await get((req.params as { id: string }).id, user.id);
+      const params: unknown[] = [bot.id, user.id];
+      const rows = await core.db.all(
+        `SELECT * FROM bot_chats WHERE bot_id = ? AND user_id = ?${pageSql('', req.query as Page, params)}`,
+        params as never[],
+      );
+      return {
+        chats: rows.map((r) => ({
+          id: r.id as string,
+          chat_id: r.chat_id as string,
+          type: r.type as string,
+          title: (r.title ?? null) as string | null,
+          username: (r.username ?? null) as string | null,
+          is_forum: Db.bool(r.is_forum),
+          registered: Db.bool(r.registered),
+          last_seen_at: r.last_seen_at as string,
+          created_at: r.created_at as string,
+        })),
+      };
+    },
+  );
 }

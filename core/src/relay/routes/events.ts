@@ -5,18 +5,18 @@
  * request; the local dispatcher is only nudged.
  */
 import Type from 'typebox';
-import type { App } from '../../http/server.ts';
+import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
-import type { Locale as LocaleT } from '../../plugin-api/index.ts';
-import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams, IsoTime, ListQuery, Locale, Uuid, ok, accepted, errors } from '../../http/schemas.ts';
 import { Database as Db } from '../../db/database.ts';
+import { accepted, errors, IdParams, IsoTime, ListQuery, Locale, ok, Uuid } from '../../http/schemas.ts';
+import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
+import type { Locale as LocaleT } from '../../plugin-api/index.ts';
 import { pickLocale } from '../../plugins/locales.ts';
 import { resendDeliveries, settleDeferred } from '../pipeline/operations.ts';
-import { owned, pageSql, relayIfRunning, type Page } from './common.ts';
-import { catalogOf, oneLine, overridesFor, renderEvent } from './templates.ts';
+import { owned, type Page, pageSql, relayIfRunning } from './common.ts';
 import { replayRoutes } from './replay.ts';
+import { catalogOf, oneLine, overridesFor, renderEvent } from './templates.ts';
 
 const EventQuery = Type.Object({
   ...ListQuery.properties,
@@ -35,167 +35,353 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
   const ids = rows.map((r) => r.id as string);
   const marks = ids.map(() => '?').join(', ');
   const deliveries = ids.length
-    ? await core.db.all(`SELECT d.id, d.event_id, d.target_id, d.status, d.reason, d.attempts, d.last_error, d.last_status_code, d.sent_at, d.updated_at, d.send_mode,
+    ? await core.db.all(
+        `SELECT d.id, d.event_id, d.target_id, d.status, d.reason, d.attempts, d.last_error, d.last_status_code, d.sent_at, d.updated_at, d.send_mode,
         t.name AS target_name, t.kind AS target_kind, d.digest_id AS digest_event_id
-      FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id WHERE d.event_id IN (${marks}) ORDER BY d.created_at, d.id`, ids)
+      FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id WHERE d.event_id IN (${marks}) ORDER BY d.created_at, d.id`,
+        ids,
+      )
     : [];
   const history = ids.length
-    ? await core.db.all(`SELECT h.*, u.email AS actor_email, t.name AS target_name FROM delivery_history h
-      LEFT JOIN users u ON u.id = h.actor_id LEFT JOIN targets t ON t.id = h.target_id WHERE h.event_id IN (${marks}) ORDER BY h.created_at, h.id`, ids)
+    ? await core.db.all(
+        `SELECT h.*, u.email AS actor_email, t.name AS target_name FROM delivery_history h
+      LEFT JOIN users u ON u.id = h.actor_id LEFT JOIN targets t ON t.id = h.target_id WHERE h.event_id IN (${marks}) ORDER BY h.created_at, h.id`,
+        ids,
+      )
     : [];
   const catalog = catalogOf(core);
-  const overrides = await overridesFor(core.db, userId, rows.map((r) => r.event_type as string), locale);
+  const overrides = await overridesFor(
+    core.db,
+    userId,
+    rows.map((r) => r.event_type as string),
+    locale,
+  );
   return rows.map((r) => ({
-    id: r.id as string, provider_id: (r.provider_id ?? null) as string | null, provider_kind: r.provider_kind as string,
+    id: r.id as string,
+    provider_id: (r.provider_id ?? null) as string | null,
+    provider_kind: r.provider_kind as string,
     provider_name: (r.provider_name ?? null) as string | null,
-    event_type: r.event_type as string, severity: r.severity as string,
+    event_type: r.event_type as string,
+    severity: r.severity as string,
     message: oneLine(renderEvent(catalog, r, locale, overrides.get(r.event_type))),
     // Payloads come from outside services; fields named like secrets are never shown back.
     payload: redactObject(Db.json<Record<string, unknown>>(r.payload, {})),
     details: Db.json<unknown>(r.details, null),
     tracker_ids: Db.json<string[] | null>(r.tracker_ids, null),
-    dispatch_status: r.dispatch_status as string, occurred_at: r.occurred_at as string, created_at: r.created_at as string,
+    dispatch_status: r.dispatch_status as string,
+    occurred_at: r.occurred_at as string,
+    created_at: r.created_at as string,
     // Raised with "send a test event" (a sample payload), not by the source.
     test: Db.bool(r.test),
-    deliveries: deliveries.filter((d) => d.event_id === r.id).map((d) => ({
-      id: d.id as string, target_id: d.target_id as string, target_name: (d.target_name ?? null) as string | null, target_kind: (d.target_kind ?? null) as string | null,
-      status: d.status as string, reason: (d.reason ?? null) as string | null, attempts: Number(d.attempts ?? 0),
-      last_error: (d.last_error ?? null) as string | null, last_status_code: d.last_status_code == null ? null : Number(d.last_status_code),
-      sent_at: (d.sent_at ?? null) as string | null, updated_at: d.updated_at as string,
-      // Released at the end of quiet hours in a digest: the digest's event.
-      digest_event_id: (d.digest_event_id ?? null) as string | null,
-      // How a sent delivery went out: `send` (a new message), `edit` (it updated the earlier message of the same thing) or `reply`.
-      send_mode: (d.send_mode ?? null) as string | null,
-    })),
-    history: history.filter((h) => h.event_id === r.id).map((h) => ({
-      id: h.id as string, action: h.action as string, at: h.created_at as string,
-      actor_id: (h.actor_id ?? null) as string | null, actor_email: (h.actor_email ?? null) as string | null,
-      target_id: h.target_id as string, target_name: (h.target_name ?? null) as string | null,
-      delivery_id: h.delivery_id as string, previous_delivery_id: (h.previous_delivery_id ?? null) as string | null,
-      previous: {
-        status: h.previous_status as string, attempts: Number(h.previous_attempts ?? 0), last_error: (h.previous_error ?? null) as string | null,
-        last_status_code: h.previous_status_code == null ? null : Number(h.previous_status_code), sent_at: (h.previous_sent_at ?? null) as string | null,
-      },
-    })),
+    deliveries: deliveries
+      .filter((d) => d.event_id === r.id)
+      .map((d) => ({
+        id: d.id as string,
+        target_id: d.target_id as string,
+        target_name: (d.target_name ?? null) as string | null,
+        target_kind: (d.target_kind ?? null) as string | null,
+        status: d.status as string,
+        reason: (d.reason ?? null) as string | null,
+        attempts: Number(d.attempts ?? 0),
+        last_error: (d.last_error ?? null) as string | null,
+        last_status_code: d.last_status_code == null ? null : Number(d.last_status_code),
+        sent_at: (d.sent_at ?? null) as string | null,
+        updated_at: d.updated_at as string,
+        // Released at the end of quiet hours in a digest: the digest's event.
+        digest_event_id: (d.digest_event_id ?? null) as string | null,
+        // How a sent delivery went out: `send` (a new message), `edit` (it updated the earlier message of the same thing) or `reply`.
+        send_mode: (d.send_mode ?? null) as string | null,
+      })),
+    history: history
+      .filter((h) => h.event_id === r.id)
+      .map((h) => ({
+        id: h.id as string,
+        action: h.action as string,
+        at: h.created_at as string,
+        actor_id: (h.actor_id ?? null) as string | null,
+        actor_email: (h.actor_email ?? null) as string | null,
+        target_id: h.target_id as string,
+        target_name: (h.target_name ?? null) as string | null,
+        delivery_id: h.delivery_id as string,
+        previous_delivery_id: (h.previous_delivery_id ?? null) as string | null,
+        previous: {
+          status: h.previous_status as string,
+          attempts: Number(h.previous_attempts ?? 0),
+          last_error: (h.previous_error ?? null) as string | null,
+          last_status_code: h.previous_status_code == null ? null : Number(h.previous_status_code),
+          sent_at: (h.previous_sent_at ?? null) as string | null,
+        },
+      })),
   }));
 }
 
-const localeOf = (req: { query: unknown; headers: Record<string, string | string[] | undefined> }, user: { locale: string }): LocaleT =>
-  pickLocale({ query: (req.query as { locale?: string }).locale, user: user.locale, acceptLanguage: req.headers['accept-language'] as string | undefined });
+const localeOf = (
+  req: { query: unknown; headers: Record<string, string | string[] | undefined> },
+  user: { locale: string },
+): LocaleT =>
+  pickLocale({
+    query: (req.query as { locale?: string }).locale,
+    user: user.locale,
+    acceptLanguage: req.headers['accept-language'] as string | undefined,
+  });
 
 /** Wakes this replica's dispatcher (any replica's claims the rows anyway, within a second) and updates the backlog check. */
 async function nudge(core: Core, userId?: string): Promise<void> {
-  const r = relayIfRunning(core) as unknown as { dispatcher?: { wake(): void }; monitor?: { checkBacklog(u: string): Promise<void> } } | undefined;
+  const r = relayIfRunning(core) as unknown as
+    | { dispatcher?: { wake(): void }; monitor?: { checkBacklog(u: string): Promise<void> } }
+    | undefined;
   r?.dispatcher?.wake();
-  if (userId) await r?.monitor?.checkBacklog(userId).catch((err) => core.logs.get('relay').warn({ err }, 'checking the deferred backlog failed'));
+  if (userId)
+    await r?.monitor
+      ?.checkBacklog(userId)
+      .catch((err) => core.logs.get('relay').warn({ err }, 'checking the deferred backlog failed'));
 }
 
-const EVENT_DESCRIPTION = 'Every event a provider emitted, as validated against its plugin\'s payload schema (fields named like secrets are redacted), with one delivery per linked target and the history of hand operations on them (resend, send now, drop). `message` is the event rendered with the current templates (the caller\'s own template first) in `locale` (default: the caller\'s language) as plain text: the title, or the body\'s first line, at most 200 characters; it is computed on each request, not stored. `dispatch_status` is `pending` while a delivery is queued or sending, `deferred` while one waits out quiet hours, then `dispatched`, `partial`, `failed` or `dropped` (nothing to deliver: no linked target, the event type is off on the tracker, or quiet hours drop it). Filter by `provider_id`, `event_type`, `dispatch_status` and the time the event occurred (`since` inclusive, `until` exclusive, ISO 8601).';
+const EVENT_DESCRIPTION =
+  "Every event a provider emitted, as validated against its plugin's payload schema (fields named like secrets are redacted), with one delivery per linked target and the history of hand operations on them (resend, send now, drop). `message` is the event rendered with the current templates (the caller's own template first) in `locale` (default: the caller's language) as plain text: the title, or the body's first line, at most 200 characters; it is computed on each request, not stored. `dispatch_status` is `pending` while a delivery is queued or sending, `deferred` while one waits out quiet hours, then `dispatched`, `partial`, `failed` or `dropped` (nothing to deliver: no linked target, the event type is off on the tracker, or quiet hours drop it). Filter by `provider_id`, `event_type`, `dispatch_status` and the time the event occurred (`since` inclusive, `until` exclusive, ISO 8601).";
 
 export async function eventRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
   // Registered first: its static path takes precedence over /api/events/:id anyway.
   await replayRoutes(app, core);
 
-  app.get('/api/events', { schema: { tags: ['relay'], summary: 'List your recorded events, newest first, with their deliveries and a readable message', description: EVENT_DESCRIPTION, querystring: EventQuery, response: { ...ok('Your events (`events`), newest first, each with its deliveries, history and readable `message`.') } }, preHandler: auth }, async (req) => {
-    const q = req.query as Page & { provider_id?: string; event_type?: string; dispatch_status?: string; since?: string; until?: string };
-    const user = caller(req);
-    const params: unknown[] = [user.id];
-    let where = 'e.user_id = ?';
-    if (q.provider_id) { where += ' AND e.provider_id = ?'; params.push(q.provider_id); }
-    if (q.event_type) { where += ' AND e.event_type = ?'; params.push(q.event_type); }
-    if (q.dispatch_status) { where += ' AND e.dispatch_status = ?'; params.push(q.dispatch_status); }
-    // Stored as UTC ISO strings: normalised here so they compare as text on both databases.
-    if (q.since) { where += ' AND e.occurred_at >= ?'; params.push(new Date(q.since).toISOString()); }
-    if (q.until) { where += ' AND e.occurred_at < ?'; params.push(new Date(q.until).toISOString()); }
-    const rows = await core.db.all(`SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
-      WHERE ${where}${pageSql('e', q, params)}`, params as never[]);
-    return { events: await withDeliveries(core, rows, user.id, localeOf(req, user)) };
-  });
-
-  app.get('/api/events/:id', { schema: { tags: ['relay'], summary: 'Read one event with its deliveries and their history', description: 'Each delivery shows its status (`queued`, `sending`, `deferred`, `in_digest`, `sent`, `failed`, `dropped`; `digest_event_id` names the quiet-hours digest it went out in), attempts, and the last error and HTTP status code the target plugin reported; `history` lists the hand operations (resend, send now, drop, replay) with who did them, when, and the record of the attempt they replaced. `message` as in the list (`?locale=`).', params: IdParams, querystring: Type.Object({ locale: Type.Optional(Locale) }), response: { ...ok('The event with its deliveries and their history.') } }, preHandler: auth }, async (req) => {
-    const user = caller(req);
-    const id = (req.params as { id: string }).id;
-    await owned(core, 'event_log', id, user.id, 'Event');
-    const row = await core.db.get('SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id = ?', [id]);
-    return (await withDeliveries(core, [row!], user.id, localeOf(req, user)))[0];
-  });
-
-  app.post('/api/events/:id/resend', {
-    schema: {
-      tags: ['relay'], summary: 'Resend one delivery of your event, or all its failed deliveries',
-      description: 'With `delivery_id`: that delivery (it must be `failed`, `dropped` or `sent`). Without: every `failed` delivery of the event. Each goes back to the durable queue as a new attempt under a new delivery id (a channel that recognises repeats by delivery id takes it as a new message), and the replaced attempt\'s record is kept in the event\'s `history` with who resent it and when. 409 `delivery_not_resendable` (still queued, sending or deferred), `nothing_to_resend` (no failed delivery), `target_deleted` (the failed deliveries\' targets were deleted), `target_disabled`. Another user\'s event or delivery is a 404.',
-      params: IdParams,
-      body: Type.Object({ delivery_id: Type.Optional(Uuid) }, { additionalProperties: false }),
-      response: { ...accepted('Queued again: `event_id` and the new deliveries (`resent`).'), ...errors([409, 'Nothing can be resent: `delivery_not_resendable`, `nothing_to_resend`, `target_deleted`, `target_disabled` or `delivery_changed`.']) },
+  app.get(
+    '/api/events',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'List your recorded events, newest first, with their deliveries and a readable message',
+        description: EVENT_DESCRIPTION,
+        querystring: EventQuery,
+        response: {
+          ...ok('Your events (`events`), newest first, each with its deliveries, history and readable `message`.'),
+        },
+      },
+      preHandler: auth,
     },
-    preHandler: auth,
-  }, async (req, reply) => {
-    const user = caller(req);
-    const event = await owned(core, 'event_log', (req.params as { id: string }).id, user.id, 'Event');
-    const resent = await resendDeliveries(core, { id: event.id, user_id: event.user_id, details: Db.json(event.details, null) }, user.id, (req.body as { delivery_id?: string } | undefined)?.delivery_id);
-    await nudge(core);
-    reply.code(202);
-    return { event_id: event.id as string, resent };
-  });
+    async (req) => {
+      const q = req.query as Page & {
+        provider_id?: string;
+        event_type?: string;
+        dispatch_status?: string;
+        since?: string;
+        until?: string;
+      };
+      const user = caller(req);
+      const params: unknown[] = [user.id];
+      let where = 'e.user_id = ?';
+      if (q.provider_id) {
+        where += ' AND e.provider_id = ?';
+        params.push(q.provider_id);
+      }
+      if (q.event_type) {
+        where += ' AND e.event_type = ?';
+        params.push(q.event_type);
+      }
+      if (q.dispatch_status) {
+        where += ' AND e.dispatch_status = ?';
+        params.push(q.dispatch_status);
+      }
+      // Stored as UTC ISO strings: normalised here so they compare as text on both databases.
+      if (q.since) {
+        where += ' AND e.occurred_at >= ?';
+        params.push(new Date(q.since).toISOString());
+      }
+      if (q.until) {
+        where += ' AND e.occurred_at < ?';
+        params.push(new Date(q.until).toISOString());
+      }
+      const rows = await core.db.all(
+        `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
+      WHERE ${where}${pageSql('e', q, params)}`,
+        params as never[],
+      );
+      return { events: await withDeliveries(core, rows, user.id, localeOf(req, user)) };
+    },
+  );
 
-  app.get('/api/deferred', { schema: { tags: ['relay'], summary: 'List notifications held back by quiet hours', description: 'Deliveries of event types whose quiet-hours policy is `defer`, each with the time its tracker\'s quiet hours end (`release_at`), when they are sent, and the event\'s readable `message` (as in the event log, `?locale=`). `delivery_id` names the delivery for send-now and drop.', querystring: Type.Object({ ...ListQuery.properties, locale: Type.Optional(Locale) }), response: { ...ok('The deliveries held back by quiet hours (`deferred`), newest first.') } }, preHandler: auth }, async (req) => {
-    const user = caller(req);
-    const params: unknown[] = [user.id];
-    const rows = await core.db.all(`SELECT d.id, d.delivery_id, d.event_id, d.event_type, d.tracker_id, d.target_id, d.release_at, d.created_at,
+  app.get(
+    '/api/events/:id',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'Read one event with its deliveries and their history',
+        description:
+          'Each delivery shows its status (`queued`, `sending`, `deferred`, `in_digest`, `sent`, `failed`, `dropped`; `digest_event_id` names the quiet-hours digest it went out in), attempts, and the last error and HTTP status code the target plugin reported; `history` lists the hand operations (resend, send now, drop, replay) with who did them, when, and the record of the attempt they replaced. `message` as in the list (`?locale=`).',
+        params: IdParams,
+        querystring: Type.Object({ locale: Type.Optional(Locale) }),
+        response: { ...ok('The event with its deliveries and their history.') },
+      },
+      preHandler: auth,
+    },
+    async (req) => {
+      const user = caller(req);
+      const id = (req.params as { id: string }).id;
+      await owned(core, 'event_log', id, user.id, 'Event');
+      const row = await core.db.get(
+        'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id = ?',
+        [id],
+      );
+      return (await withDeliveries(core, [row!], user.id, localeOf(req, user)))[0];
+    },
+  );
+
+  app.post(
+    '/api/events/:id/resend',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'Resend one delivery of your event, or all its failed deliveries',
+        description:
+          "With `delivery_id`: that delivery (it must be `failed`, `dropped` or `sent`). Without: every `failed` delivery of the event. Each goes back to the durable queue as a new attempt under a new delivery id (a channel that recognises repeats by delivery id takes it as a new message), and the replaced attempt's record is kept in the event's `history` with who resent it and when. 409 `delivery_not_resendable` (still queued, sending or deferred), `nothing_to_resend` (no failed delivery), `target_deleted` (the failed deliveries' targets were deleted), `target_disabled`. Another user's event or delivery is a 404.",
+        params: IdParams,
+        body: Type.Object({ delivery_id: Type.Optional(Uuid) }, { additionalProperties: false }),
+        response: {
+          ...accepted('Queued again: `event_id` and the new deliveries (`resent`).'),
+          ...errors([
+            409,
+            'Nothing can be resent: `delivery_not_resendable`, `nothing_to_resend`, `target_deleted`, `target_disabled` or `delivery_changed`.',
+          ]),
+        },
+      },
+      preHandler: auth,
+    },
+    async (req, reply) => {
+      const user = caller(req);
+      const event = await owned(core, 'event_log', (req.params as { id: string }).id, user.id, 'Event');
+      const resent = await resendDeliveries(
+        core,
+        { id: event.id, user_id: event.user_id, details: Db.json(event.details, null) },
+        user.id,
+        (req.body as { delivery_id?: string } | undefined)?.delivery_id,
+      );
+      await nudge(core);
+      reply.code(202);
+      return { event_id: event.id as string, resent };
+    },
+  );
+
+  app.get(
+    '/api/deferred',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'List notifications held back by quiet hours',
+        description:
+          "Deliveries of event types whose quiet-hours policy is `defer`, each with the time its tracker's quiet hours end (`release_at`), when they are sent, and the event's readable `message` (as in the event log, `?locale=`). `delivery_id` names the delivery for send-now and drop.",
+        querystring: Type.Object({ ...ListQuery.properties, locale: Type.Optional(Locale) }),
+        response: { ...ok('The deliveries held back by quiet hours (`deferred`), newest first.') },
+      },
+      preHandler: auth,
+    },
+    async (req) => {
+      const user = caller(req);
+      const params: unknown[] = [user.id];
+      const rows = await core.db.all(
+        `SELECT d.id, d.delivery_id, d.event_id, d.event_type, d.tracker_id, d.target_id, d.release_at, d.created_at,
         t.name AS target_name, t.kind AS target_kind, tr.name AS tracker_name
       FROM deferred_dispatch d
       LEFT JOIN targets t ON t.id = d.target_id
       LEFT JOIN trackers tr ON tr.id = d.tracker_id
-      WHERE d.user_id = ?${pageSql('d', req.query as Page, params)}`, params as never[]);
-    const eventIds = [...new Set(rows.map((r) => r.event_id as string))];
-    const events = eventIds.length
-      ? await core.db.all(`SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id IN (${eventIds.map(() => '?').join(',')})`, eventIds)
-      : [];
-    const locale = localeOf(req, user);
-    const overrides = await overridesFor(core.db, user.id, events.map((e) => e.event_type as string), locale);
-    const catalog = catalogOf(core);
-    const messages = new Map(events.map((e) => [e.id as string, oneLine(renderEvent(catalog, e, locale, overrides.get(e.event_type), {}))]));
-    return {
-      deferred: rows.map((r) => ({
-        id: r.id as string, delivery_id: r.delivery_id as string, event_id: r.event_id as string, event_type: r.event_type as string,
-        message: messages.get(r.event_id) ?? null,
-        tracker_id: (r.tracker_id ?? null) as string | null, tracker_name: (r.tracker_name ?? null) as string | null,
-        target_id: r.target_id as string, target_name: (r.target_name ?? null) as string | null, target_kind: (r.target_kind ?? null) as string | null,
-        release_at: r.release_at as string, created_at: r.created_at as string,
-      })),
-    };
-  });
+      WHERE d.user_id = ?${pageSql('d', req.query as Page, params)}`,
+        params as never[],
+      );
+      const eventIds = [...new Set(rows.map((r) => r.event_id as string))];
+      const events = eventIds.length
+        ? await core.db.all(
+            `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id IN (${eventIds.map(() => '?').join(',')})`,
+            eventIds,
+          )
+        : [];
+      const locale = localeOf(req, user);
+      const overrides = await overridesFor(
+        core.db,
+        user.id,
+        events.map((e) => e.event_type as string),
+        locale,
+      );
+      const catalog = catalogOf(core);
+      const messages = new Map(
+        events.map((e) => [e.id as string, oneLine(renderEvent(catalog, e, locale, overrides.get(e.event_type), {}))]),
+      );
+      return {
+        deferred: rows.map((r) => ({
+          id: r.id as string,
+          delivery_id: r.delivery_id as string,
+          event_id: r.event_id as string,
+          event_type: r.event_type as string,
+          message: messages.get(r.event_id) ?? null,
+          tracker_id: (r.tracker_id ?? null) as string | null,
+          tracker_name: (r.tracker_name ?? null) as string | null,
+          target_id: r.target_id as string,
+          target_name: (r.target_name ?? null) as string | null,
+          target_kind: (r.target_kind ?? null) as string | null,
+          release_at: r.release_at as string,
+          created_at: r.created_at as string,
+        })),
+      };
+    },
+  );
 
   const DeliveryParams = Type.Object({ delivery_id: Uuid });
-  app.post('/api/deferred/:delivery_id/send-now', {
-    schema: {
-      tags: ['relay'], summary: 'Send a deferred notification now',
-      description: 'The delivery leaves the deferred list and goes to the durable queue, due at once, whatever its quiet hours; recorded in the event\'s `history`. 409 `not_deferred` when it no longer waits (quiet hours ended meanwhile, or it was handled). Another user\'s delivery is a 404.',
-      params: DeliveryParams,
-      response: { ...accepted('Queued to be sent at once.'), ...errors([409, 'The delivery no longer waits (`not_deferred`).']) },
+  app.post(
+    '/api/deferred/:delivery_id/send-now',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'Send a deferred notification now',
+        description:
+          "The delivery leaves the deferred list and goes to the durable queue, due at once, whatever its quiet hours; recorded in the event's `history`. 409 `not_deferred` when it no longer waits (quiet hours ended meanwhile, or it was handled). Another user's delivery is a 404.",
+        params: DeliveryParams,
+        response: {
+          ...accepted('Queued to be sent at once.'),
+          ...errors([409, 'The delivery no longer waits (`not_deferred`).']),
+        },
+      },
+      preHandler: auth,
     },
-    preHandler: auth,
-  }, async (req, reply) => {
-    const user = caller(req);
-    const r = await settleDeferred(core, user.id, (req.params as { delivery_id: string }).delivery_id, user.id, 'send_now');
-    await nudge(core, user.id);
-    reply.code(202);
-    return r;
-  });
+    async (req, reply) => {
+      const user = caller(req);
+      const r = await settleDeferred(
+        core,
+        user.id,
+        (req.params as { delivery_id: string }).delivery_id,
+        user.id,
+        'send_now',
+      );
+      await nudge(core, user.id);
+      reply.code(202);
+      return r;
+    },
+  );
 
-  app.post('/api/deferred/:delivery_id/drop', {
-    schema: {
-      tags: ['relay'], summary: 'Drop a deferred notification',
-      description: 'The delivery leaves the deferred list as `dropped` and is never sent (a resend from the event log can still send it); recorded in the event\'s `history`. 409 `not_deferred` when it no longer waits. Another user\'s delivery is a 404.',
-      params: DeliveryParams,
-      response: { ...ok('Dropped: it will not be sent.'), ...errors([409, 'The delivery no longer waits (`not_deferred`).']) },
+  app.post(
+    '/api/deferred/:delivery_id/drop',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'Drop a deferred notification',
+        description:
+          "The delivery leaves the deferred list as `dropped` and is never sent (a resend from the event log can still send it); recorded in the event's `history`. 409 `not_deferred` when it no longer waits. Another user's delivery is a 404.",
+        params: DeliveryParams,
+        response: {
+          ...ok('Dropped: it will not be sent.'),
+          ...errors([409, 'The delivery no longer waits (`not_deferred`).']),
+        },
+      },
+      preHandler: auth,
     },
-    preHandler: auth,
-  }, async (req) => {
-    const user = caller(req);
-    const r = await settleDeferred(core, user.id, (req.params as { delivery_id: string }).delivery_id, user.id, 'drop');
-    await nudge(core, user.id);
-    return r;
-  });
+    async (req) => {
+      const user = caller(req);
+      const r = await settleDeferred(
+        core,
+        user.id,
+        (req.params as { delivery_id: string }).delivery_id,
+        user.id,
+        'drop',
+      );
+      await nudge(core, user.id);
+      return r;
+    },
+  );
 }

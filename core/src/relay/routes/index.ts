@@ -1,20 +1,21 @@
 /** The relay's record routes: plugins, providers, trackers and their links, targets, events, deferred, templates, self-monitoring, actions, bots. */
-import type { App } from '../../http/server.ts';
+
 import type { Core } from '../../core.ts';
+import type { App } from '../../http/server.ts';
+import { pushRoutes } from '../push/routes.ts';
+import { actionRoutes } from './actions.ts';
+import { adminOutboundRoutes } from './admin-outbound.ts';
+import { botWebhookRoutes } from './bot-webhook.ts';
+import { botRoutes } from './bots.ts';
+import { eventRoutes } from './events.ts';
 import { pluginRoutes } from './plugins.ts';
 import { providerRoutes } from './providers.ts';
-import { trackerRoutes } from './trackers.ts';
-import { trackerLinkRoutes } from './tracker-links.ts';
-import { targetRoutes } from './targets.ts';
-import { eventRoutes } from './events.ts';
-import { templateRoutes } from './templates.ts';
 import { selfMonitoringRoutes } from './self-monitoring.ts';
-import { actionRoutes } from './actions.ts';
+import { targetRoutes } from './targets.ts';
+import { templateRoutes } from './templates.ts';
 import { testEventRoutes } from './test-events.ts';
-import { botRoutes } from './bots.ts';
-import { botWebhookRoutes } from './bot-webhook.ts';
-import { adminOutboundRoutes } from './admin-outbound.ts';
-import { pushRoutes } from '../push/routes.ts';
+import { trackerLinkRoutes } from './tracker-links.ts';
+import { trackerRoutes } from './trackers.ts';
 
 /** Registers every relay record route on the app. Every route but the bot webhook needs a logged-in user and sees only that user's rows. */
 export async function registerRelayRoutes(app: App, core: Core): Promise<void> {

@@ -4,45 +4,65 @@
  * English), from each plugin's locale files with English as the per-string fallback.
  */
 import Type from 'typebox';
-import type { App } from '../../http/server.ts';
-import type { Core } from '../../core.ts';
 import { caller, requireUser } from '../../auth/guard.ts';
+import type { Core } from '../../core.ts';
 import { Locale, ok } from '../../http/schemas.ts';
+import type { App } from '../../http/server.ts';
 import { localizeManifest, pickLocale } from '../../plugins/locales.ts';
 
 export async function pluginRoutes(app: App, core: Core): Promise<void> {
-  app.get('/api/plugins', {
-    schema: {
-      tags: ['relay'],
-      summary: 'The enabled provider and target kinds, in the caller\'s language',
-      querystring: Type.Object({ locale: Type.Optional(Locale) }),
-      response: { ...ok('The enabled kinds (`plugins`) with their config schemas, events and limits, and the `locale` they are described in.') },
+  app.get(
+    '/api/plugins',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: "The enabled provider and target kinds, in the caller's language",
+        querystring: Type.Object({ locale: Type.Optional(Locale) }),
+        response: {
+          ...ok(
+            'The enabled kinds (`plugins`) with their config schemas, events and limits, and the `locale` they are described in.',
+          ),
+        },
+      },
+      preHandler: requireUser(core),
     },
-    preHandler: requireUser(core),
-  }, async (req) => {
-    const locale = pickLocale({ query: (req.query as { locale?: string }).locale, user: caller(req).locale, acceptLanguage: req.headers['accept-language'] });
-    const plugins = [...core.plugins.plugins.values()].map((p) => {
-      const m = p.def.manifest;
-      const words = localizeManifest(m, locale);
-      const events: Record<string, { severity: string; quiet_hours: string; description: string | null; payload_schema: unknown }> = {};
-      for (const [type, spec] of Object.entries(m.events ?? {})) {
-        events[type] = { severity: spec.severity, quiet_hours: spec.quietHours, description: words.events[type] ?? null, payload_schema: spec.payload };
-      }
-      return {
-        id: p.id,
-        kind: p.kind,
-        display_name: words.display_name,
-        description: words.description,
-        config_schema: words.config_schema,
-        tracker_schema: words.tracker_schema,
-        secret_paths: p.secretPaths,
-        events,
-        ingest: m.ingest ?? null,
-        limits: m.limits ?? null,
-        core_managed: m.coreManaged === true,
-        has_bot_driver: p.kind === 'target' && Boolean((p.def as { botDriver?: unknown }).botDriver),
-      };
-    });
-    return { locale, plugins };
-  });
+    async (req) => {
+      const locale = pickLocale({
+        query: (req.query as { locale?: string }).locale,
+        user: caller(req).locale,
+        acceptLanguage: req.headers['accept-language'],
+      });
+      const plugins = [...core.plugins.plugins.values()].map((p) => {
+        const m = p.def.manifest;
+        const words = localizeManifest(m, locale);
+        const events: Record<
+          string,
+          { severity: string; quiet_hours: string; description: string | null; payload_schema: unknown }
+        > = {};
+        for (const [type, spec] of Object.entries(m.events ?? {})) {
+          events[type] = {
+            severity: spec.severity,
+            quiet_hours: spec.quietHours,
+            description: words.events[type] ?? null,
+            payload_schema: spec.payload,
+          };
+        }
+        return {
+          id: p.id,
+          kind: p.kind,
+          display_name: words.display_name,
+          description: words.description,
+          config_schema: words.config_schema,
+          tracker_schema: words.tracker_schema,
+          secret_paths: p.secretPaths,
+          events,
+          ingest: m.ingest ?? null,
+          limits: m.limits ?? null,
+          core_managed: m.coreManaged === true,
+          has_bot_driver: p.kind === 'target' && Boolean((p.def as { botDriver?: unknown }).botDriver),
+        };
+      });
+      return { locale, plugins };
+    },
+  );
 }

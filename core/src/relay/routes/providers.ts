@@ -1,46 +1,51 @@
 /** Providers: `GET, POST /api/providers`, `GET, PATCH, DELETE /api/providers/{id}`, `GET /api/providers/{id}/webhook-log`. */
-import Type from 'typebox';
+
+import type { FastifyRequest } from 'fastify';
 import type { Static, TSchema } from 'typebox';
-import type { App } from '../../http/server.ts';
+import Type from 'typebox';
+import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
-import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams, ListQuery, ok, created, noContent, errors } from '../../http/schemas.ts';
-import { conflict, unprocessable } from '../../http/problem.ts';
-import { newId } from '../../http/ids.ts';
 import { Database as Db } from '../../db/database.ts';
-import { providerRowFrom } from '../../plugins/host.ts';
-import type { LoadedPlugin } from '../../plugins/loader.ts';
-import type { ProviderDefinition } from '../../plugin-api/index.ts';
+import { newId } from '../../http/ids.ts';
+import { conflict, unprocessable } from '../../http/problem.ts';
+import { created, errors, IdParams, ListQuery, noContent, ok } from '../../http/schemas.ts';
+import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
-import { invalidConfig, nowIso, owned, pageSql, type Page } from './common.ts';
+import type { Locale, ProviderDefinition } from '../../plugin-api/index.ts';
+import { outboundAllowOf, providerRowFrom } from '../../plugins/host.ts';
+import type { LoadedPlugin } from '../../plugins/loader.ts';
+import { pickLocale } from '../../plugins/locales.ts';
+import { newWebhookToken, webhookConnection } from '../inbound/dialects.ts';
 import { payloadLogPage } from '../inbound/payload-log.ts';
-import { maskSecrets, restoreMasked } from './secrets.ts';
-import { maskUrlCredentials, withUrlCredentialProblems } from './url-credentials.ts';
+import { invalidConfig, nowIso, owned, type Page, pageSql } from './common.ts';
 import { configRefused, underConfig } from './config-problems.ts';
 import { OutboundAllowField, outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
-import { outboundAllowOf } from '../../plugins/host.ts';
-import { newWebhookToken, webhookConnection } from '../inbound/dialects.ts';
-import { pickLocale } from '../../plugins/locales.ts';
-import type { Locale } from '../../plugin-api/index.ts';
-import type { FastifyRequest } from 'fastify';
+import { maskSecrets, restoreMasked } from './secrets.ts';
+import { maskUrlCredentials, withUrlCredentialProblems } from './url-credentials.ts';
 
 const Config = Type.Object({}, { additionalProperties: true });
 const Name = Type.String({ minLength: 1, maxLength: 200 });
 
-const CreateBody = Type.Object({
-  kind: Type.String({ minLength: 1, maxLength: 64 }),
-  name: Name,
-  config: Config,
-  enabled: Type.Optional(Type.Boolean()),
-  outbound_allow: OutboundAllowField,
-}, { additionalProperties: false });
+const CreateBody = Type.Object(
+  {
+    kind: Type.String({ minLength: 1, maxLength: 64 }),
+    name: Name,
+    config: Config,
+    enabled: Type.Optional(Type.Boolean()),
+    outbound_allow: OutboundAllowField,
+  },
+  { additionalProperties: false },
+);
 
-const PatchBody = Type.Object({
-  name: Type.Optional(Name),
-  config: Type.Optional(Config),
-  enabled: Type.Optional(Type.Boolean()),
-  outbound_allow: OutboundAllowField,
-}, { additionalProperties: false });
+const PatchBody = Type.Object(
+  {
+    name: Type.Optional(Name),
+    config: Type.Optional(Config),
+    enabled: Type.Optional(Type.Boolean()),
+    outbound_allow: OutboundAllowField,
+  },
+  { additionalProperties: false },
+);
 
 type Provider = LoadedPlugin & { def: ProviderDefinition };
 type Row = Record<string, any>;
@@ -61,7 +66,9 @@ function aliasFields(core: Core): Record<string, TSchema> {
       found.set(a, [...(found.get(a) ?? []), schema as TSchema]);
     }
   }
-  return Object.fromEntries([...found].map(([a, list]) => [a, Type.Optional(list.length === 1 ? list[0]! : Type.Union(list))]));
+  return Object.fromEntries(
+    [...found].map(([a, list]) => [a, Type.Optional(list.length === 1 ? list[0]! : Type.Union(list))]),
+  );
 }
 
 /** Splits the top-level aliases (fields not among `known`) off a request body. */
@@ -78,17 +85,27 @@ function aliasesOf(body: Record<string, unknown>, known: TSchema): Record<string
  */
 export function providerView(core: Core, row: Row, locale: Locale = 'en') {
   const plugin = core.plugins.provider(row.kind);
-  const connection = plugin?.def.manifest.ingest === 'webhook' ? webhookConnection(core, plugin, row.webhook_token as string, locale) : null;
+  const connection =
+    plugin?.def.manifest.ingest === 'webhook'
+      ? webhookConnection(core, plugin, row.webhook_token as string, locale)
+      : null;
   const raw = Db.json<Record<string, unknown>>(row.config, {});
   // A kind that is no longer enabled has no schema to say what is secret: mask by field name.
-  const { config: unmasked, secrets_set } = plugin ? maskSecrets(raw, plugin.secretPaths) : { config: redactObject(raw), secrets_set: [] as string[] };
+  const { config: unmasked, secrets_set } = plugin
+    ? maskSecrets(raw, plugin.secretPaths)
+    : { config: redactObject(raw), secrets_set: [] as string[] };
   const config = maskUrlCredentials(unmasked, plugin?.secretPaths ?? []);
   return {
-    id: row.id as string, kind: row.kind as string, name: row.name as string, enabled: Db.bool(row.enabled),
-    config, secrets_set,
+    id: row.id as string,
+    kind: row.kind as string,
+    name: row.name as string,
+    enabled: Db.bool(row.enabled),
+    config,
+    secrets_set,
     // The plugin's documented top-level aliases of config fields (the generic webhook's auth settings).
     ...Object.fromEntries((plugin?.configAliases ?? []).map((a) => [a, config[a] ?? null])),
-    status: row.status as string, status_detail: (row.status_detail ?? null) as string | null,
+    status: row.status as string,
+    status_detail: (row.status_detail ?? null) as string | null,
     webhook_url: connection?.url ?? null,
     webhook_connection: connection?.fields ?? null,
     webhook_example: connection?.example ?? null,
@@ -98,15 +115,20 @@ export function providerView(core: Core, row: Row, locale: Locale = 'en') {
     plugin_enabled: Boolean(plugin),
     outbound_allow: outboundAllowOf(row.outbound_allow),
     outbound_allow_warnings: outboundAllowWarnings(row.outbound_allow),
-    created_at: row.created_at as string, updated_at: row.updated_at as string,
+    created_at: row.created_at as string,
+    updated_at: row.updated_at as string,
   };
 }
 
 /** The caller's language for labels: the user's own, else Accept-Language, else English. */
-const localeOf = (req: FastifyRequest): Locale => pickLocale({ user: caller(req).locale, acceptLanguage: req.headers['accept-language'] });
+const localeOf = (req: FastifyRequest): Locale =>
+  pickLocale({ user: caller(req).locale, acceptLanguage: req.headers['accept-language'] });
 
 function creatableKinds(core: Core): string[] {
-  return [...core.plugins.plugins.values()].filter((p) => p.kind === 'provider' && !p.def.manifest.coreManaged).map((p) => p.id).sort();
+  return [...core.plugins.plugins.values()]
+    .filter((p) => p.kind === 'provider' && !p.def.manifest.coreManaged)
+    .map((p) => p.id)
+    .sort();
 }
 
 /**
@@ -114,18 +136,32 @@ function creatableKinds(core: Core): string[] {
  * validates it against the plugin's schema and its own `validateConfig` hook, and returns it as it
  * is stored: its secrets sealed.
  */
-function prepare(core: Core, plugin: Provider, input: { config?: Record<string, unknown>; aliases: Record<string, unknown> }, stored?: Row): Record<string, unknown> {
-  const storedConfig = stored ? core.atRest.openConfigLenient(Db.json<Record<string, unknown>>(stored.config, {}), plugin.secretPaths) : undefined;
+function prepare(
+  core: Core,
+  plugin: Provider,
+  input: { config?: Record<string, unknown>; aliases: Record<string, unknown> },
+  stored?: Row,
+): Record<string, unknown> {
+  const storedConfig = stored
+    ? core.atRest.openConfigLenient(Db.json<Record<string, unknown>>(stored.config, {}), plugin.secretPaths)
+    : undefined;
   for (const a of Object.keys(input.aliases)) {
     if (!plugin.configAliases.includes(a)) {
-      throw unprocessable(`The field "${a}" does not apply to "${plugin.id}" providers; set this kind's settings inside config.`,
-        [{ path: `body/${a}`, message: 'is not an allowed field for this kind' }]);
+      throw unprocessable(
+        `The field "${a}" does not apply to "${plugin.id}" providers; set this kind's settings inside config.`,
+        [{ path: `body/${a}`, message: 'is not an allowed field for this kind' }],
+      );
     }
   }
   const { config, unresolved } = restoreMasked(input.config ?? storedConfig ?? {}, storedConfig, plugin.secretPaths);
   if (unresolved.length) {
-    throw unprocessable(`The config holds the mask "********" where no secret is stored (${unresolved.join(', ')}); send the real value.`,
-      unresolved.map((p) => ({ path: `body/config/${p.replaceAll('.', '/')}`, message: 'is masked but nothing is stored' })));
+    throw unprocessable(
+      `The config holds the mask "********" where no secret is stored (${unresolved.join(', ')}); send the real value.`,
+      unresolved.map((p) => ({
+        path: `body/config/${p.replaceAll('.', '/')}`,
+        message: 'is masked but nothing is stored',
+      })),
+    );
   }
   const inConfig = new Set(Object.keys(input.config ?? {}));
   for (const a of plugin.configAliases) {
@@ -151,9 +187,17 @@ function prepare(core: Core, plugin: Provider, input: { config?: Record<string, 
 
 /** (Re)starts the instance, waiting a little so the response can carry its first status. */
 export async function restartProvider(core: Core, row: Row): Promise<void> {
-  const started = core.plugins.startProvider(providerRowFrom(row)).catch((err) => core.logs.get('relay').error({ err, provider_id: row.id }, 'provider start failed'));
+  const started = core.plugins
+    .startProvider(providerRowFrom(row))
+    .catch((err) => core.logs.get('relay').error({ err, provider_id: row.id }, 'provider start failed'));
   let timer: NodeJS.Timeout | undefined;
-  await Promise.race([started, new Promise<void>((r) => { timer = setTimeout(r, START_WAIT_MS); timer.unref(); })]);
+  await Promise.race([
+    started,
+    new Promise<void>((r) => {
+      timer = setTimeout(r, START_WAIT_MS);
+      timer.unref();
+    }),
+  ]);
   clearTimeout(timer);
 }
 
@@ -164,70 +208,208 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
   const patchBody = Type.Object({ ...PatchBody.properties, ...aliases }, { additionalProperties: false });
   const get = (id: string, userId: string) => owned(core, 'providers', id, userId, 'Provider');
 
-  app.get('/api/providers', { schema: { tags: ['relay'], summary: 'List your providers', querystring: ListQuery, response: { ...ok('Your providers (`providers`), newest first, secrets masked.') } }, preHandler: auth }, async (req) => {
-    const params: unknown[] = [caller(req).id];
-    const rows = await core.db.all(`SELECT * FROM providers WHERE user_id = ?${pageSql('', req.query as Page, params)}`, params as never[]);
-    return { providers: rows.map((r) => providerView(core, r, localeOf(req))) };
-  });
+  app.get(
+    '/api/providers',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'List your providers',
+        querystring: ListQuery,
+        response: { ...ok('Your providers (`providers`), newest first, secrets masked.') },
+      },
+      preHandler: auth,
+    },
+    async (req) => {
+      const params: unknown[] = [caller(req).id];
+      const rows = await core.db.all(
+        `SELECT * FROM providers WHERE user_id = ?${pageSql('', req.query as Page, params)}`,
+        params as never[],
+      );
+      return { providers: rows.map((r) => providerView(core, r, localeOf(req))) };
+    },
+  );
 
-  app.post('/api/providers', { schema: { tags: ['relay'], summary: 'Create a provider (an instance of a provider plugin)', body: createBody, response: { ...created('The new provider, secrets masked; a webhook kind with the URL to paste (`webhook_url`).'), ...errors([403, 'Only an administrator may set `outbound_allow`.']) } }, preHandler: auth }, async (req, reply) => {
-    const user = caller(req);
-    const b = req.body as Static<typeof CreateBody>;
-    const plugin = core.plugins.provider(b.kind);
-    if (!plugin) {
-      throw unprocessable(`Unknown provider kind "${b.kind}"; the enabled kinds are: ${creatableKinds(core).join(', ') || 'none'}.`,
-        [{ path: 'body/kind', message: 'is not an enabled provider kind' }], 'unknown_kind');
-    }
-    if (plugin.def.manifest.coreManaged) {
-      throw unprocessable(`Providers of kind "${b.kind}" are created by the service (one per user); change its settings under /api/self-monitoring.`,
-        [{ path: 'body/kind', message: 'is managed by the service' }], 'core_managed');
-    }
-    const config = prepare(core, plugin, { config: b.config as Record<string, unknown>, aliases: aliasesOf(req.body as Record<string, unknown>, CreateBody) });
-    const allow = outboundAllowInput(user, b.outbound_allow, undefined, core.logs.get('relay')) ?? null;
-    const id = newId();
-    const now = nowIso(core);
-    const enabled = b.enabled ?? true;
-    await core.db.run(`INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, outbound_allow, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [id, user.id, b.kind, b.name, config, enabled, newWebhookToken(plugin), enabled ? 'pending' : 'disabled', allow, now, now]);
-    await restartProvider(core, await get(id, user.id));
-    reply.code(201);
-    return providerView(core, await get(id, user.id), localeOf(req));
-  });
+  app.post(
+    '/api/providers',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'Create a provider (an instance of a provider plugin)',
+        body: createBody,
+        response: {
+          ...created('The new provider, secrets masked; a webhook kind with the URL to paste (`webhook_url`).'),
+          ...errors([403, 'Only an administrator may set `outbound_allow`.']),
+        },
+      },
+      preHandler: auth,
+    },
+    async (req, reply) => {
+      const user = caller(req);
+      const b = req.body as Static<typeof CreateBody>;
+      const plugin = core.plugins.provider(b.kind);
+      if (!plugin) {
+        throw unprocessable(
+          `Unknown provider kind "${b.kind}"; the enabled kinds are: ${creatableKinds(core).join(', ') || 'none'}.`,
+          [{ path: 'body/kind', message: 'is not an enabled provider kind' }],
+          'unknown_kind',
+        );
+      }
+      if (plugin.def.manifest.coreManaged) {
+        throw unprocessable(
+          `Providers of kind "${b.kind}" are created by the service (one per user); change its settings under /api/self-monitoring.`,
+          [{ path: 'body/kind', message: 'is managed by the service' }],
+          'core_managed',
+        );
+      }
+      const config = prepare(core, plugin, {
+        config: b.config as Record<string, unknown>,
+        aliases: aliasesOf(req.body as Record<string, unknown>, CreateBody),
+      });
+      const allow = outboundAllowInput(user, b.outbound_allow, undefined, core.logs.get('relay')) ?? null;
+      const id = newId();
+      const now = nowIso(core);
+      const enabled = b.enabled ?? true;
+      await core.db.run(
+        `INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, outbound_allow, created_at, updated_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        [
+          id,
+          user.id,
+          b.kind,
+          b.name,
+          config,
+          enabled,
+          newWebhookToken(plugin),
+          enabled ? 'pending' : 'disabled',
+          allow,
+          now,
+          now,
+        ],
+      );
+      await restartProvider(core, await get(id, user.id));
+      reply.code(201);
+      return providerView(core, await get(id, user.id), localeOf(req));
+    },
+  );
 
-  app.get('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Read a provider', params: IdParams, response: { ...ok('The provider, secrets masked.') } }, preHandler: auth }, async (req) => {
-    return providerView(core, await get((req.params as { id: string }).id, caller(req).id), localeOf(req));
-  });
+  app.get(
+    '/api/providers/:id',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'Read a provider',
+        params: IdParams,
+        response: { ...ok('The provider, secrets masked.') },
+      },
+      preHandler: auth,
+    },
+    async (req) => {
+      return providerView(core, await get((req.params as { id: string }).id, caller(req).id), localeOf(req));
+    },
+  );
 
-  app.patch('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Change a provider', params: IdParams, body: patchBody, response: { ...ok('The changed provider, secrets masked.'), ...errors([403, 'Only an administrator may set `outbound_allow`.']) } }, preHandler: auth }, async (req) => {
-    const user = caller(req);
-    const row = await get((req.params as { id: string }).id, user.id);
-    const b = req.body as Static<typeof PatchBody>;
-    const plugin = core.plugins.provider(row.kind);
-    if (!plugin) throw unprocessable(`Provider kind "${row.kind}" is not enabled on this service, so this provider cannot be changed; enable its plugin or delete the provider.`, undefined, 'kind_not_enabled', { kind: row.kind });
-    const prepared = prepare(core, plugin, { config: b.config as Record<string, unknown> | undefined, aliases: aliasesOf(req.body as Record<string, unknown>, PatchBody) }, row);
-    const enabled = b.enabled ?? Db.bool(row.enabled);
-    const sent = outboundAllowInput(user, b.outbound_allow, row.outbound_allow, core.logs.get('relay'));
-    const allow = sent === undefined ? (outboundAllowOf(row.outbound_allow).length ? outboundAllowOf(row.outbound_allow) : null) : sent;
-    await core.db.run(`UPDATE providers SET name = ?, config = ?, enabled = ?, status = ?, status_detail = NULL, outbound_allow = ?, updated_at = ?
-      WHERE id = ? AND user_id = ?`, [b.name ?? row.name, prepared, enabled, enabled ? 'pending' : 'disabled', allow, nowIso(core), row.id, user.id]);
-    await restartProvider(core, await get(row.id, user.id));
-    return providerView(core, await get(row.id, user.id), localeOf(req));
-  });
+  app.patch(
+    '/api/providers/:id',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'Change a provider',
+        params: IdParams,
+        body: patchBody,
+        response: {
+          ...ok('The changed provider, secrets masked.'),
+          ...errors([403, 'Only an administrator may set `outbound_allow`.']),
+        },
+      },
+      preHandler: auth,
+    },
+    async (req) => {
+      const user = caller(req);
+      const row = await get((req.params as { id: string }).id, user.id);
+      const b = req.body as Static<typeof PatchBody>;
+      const plugin = core.plugins.provider(row.kind);
+      if (!plugin)
+        throw unprocessable(
+          `Provider kind "${row.kind}" is not enabled on this service, so this provider cannot be changed; enable its plugin or delete the provider.`,
+          undefined,
+          'kind_not_enabled',
+          { kind: row.kind },
+        );
+      const prepared = prepare(
+        core,
+        plugin,
+        {
+          config: b.config as Record<string, unknown> | undefined,
+          aliases: aliasesOf(req.body as Record<string, unknown>, PatchBody),
+        },
+        row,
+      );
+      const enabled = b.enabled ?? Db.bool(row.enabled);
+      const sent = outboundAllowInput(user, b.outbound_allow, row.outbound_allow, core.logs.get('relay'));
+      const allow =
+        sent === undefined
+          ? outboundAllowOf(row.outbound_allow).length
+            ? outboundAllowOf(row.outbound_allow)
+            : null
+          : sent;
+      await core.db.run(
+        `UPDATE providers SET name = ?, config = ?, enabled = ?, status = ?, status_detail = NULL, outbound_allow = ?, updated_at = ?
+      WHERE id = ? AND user_id = ?`,
+        [b.name ?? row.name, prepared, enabled, enabled ? 'pending' : 'disabled', allow, nowIso(core), row.id, user.id],
+      );
+      await restartProvider(core, await get(row.id, user.id));
+      return providerView(core, await get(row.id, user.id), localeOf(req));
+    },
+  );
 
-  app.delete('/api/providers/:id', { schema: { tags: ['relay'], summary: 'Delete a provider and its trackers', params: IdParams, response: { ...noContent('Deleted, with its trackers.'), ...errors([409, 'The self-monitoring provider belongs to the account and cannot be deleted (`core_managed`).']) } }, preHandler: auth }, async (req, reply) => {
-    const user = caller(req);
-    const row = await get((req.params as { id: string }).id, user.id);
-    if (core.plugins.provider(row.kind)?.def.manifest.coreManaged) {
-      throw conflict('The self-monitoring provider belongs to the account and cannot be deleted; disable its tracking under /api/self-monitoring instead.', 'core_managed');
-    }
-    await core.plugins.stopProvider(row.id);
-    await core.db.run('DELETE FROM providers WHERE id = ? AND user_id = ?', [row.id, user.id]);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/api/providers/:id',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'Delete a provider and its trackers',
+        params: IdParams,
+        response: {
+          ...noContent('Deleted, with its trackers.'),
+          ...errors([
+            409,
+            'The self-monitoring provider belongs to the account and cannot be deleted (`core_managed`).',
+          ]),
+        },
+      },
+      preHandler: auth,
+    },
+    async (req, reply) => {
+      const user = caller(req);
+      const row = await get((req.params as { id: string }).id, user.id);
+      if (core.plugins.provider(row.kind)?.def.manifest.coreManaged) {
+        throw conflict(
+          'The self-monitoring provider belongs to the account and cannot be deleted; disable its tracking under /api/self-monitoring instead.',
+          'core_managed',
+        );
+      }
+      await core.plugins.stopProvider(row.id);
+      await core.db.run('DELETE FROM providers WHERE id = ? AND user_id = ?', [row.id, user.id]);
+      return reply.code(204).send();
+    },
+  );
 
-  app.get('/api/providers/:id/webhook-log', { schema: { tags: ['relay'], summary: 'The webhook requests this provider received, newest first', params: IdParams, querystring: ListQuery, response: { ...ok('The webhook requests this provider received, newest first.') } }, preHandler: auth }, async (req) => {
-    const user = caller(req);
-    const row = await get((req.params as { id: string }).id, user.id);
-    return payloadLogPage(core, { userId: user.id, providerId: row.id }, req.query as Page);
-  });
+  app.get(
+    '/api/providers/:id/webhook-log',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'The webhook requests this provider received, newest first',
+        params: IdParams,
+        querystring: ListQuery,
+        response: { ...ok('The webhook requests this provider received, newest first.') },
+      },
+      preHandler: auth,
+    },
+    async (req) => {
+      const user = caller(req);
+      const row = await get((req.params as { id: string }).id, user.id);
+      return payloadLogPage(core, { userId: user.id, providerId: row.id }, req.query as Page);
+    },
+  );
 }

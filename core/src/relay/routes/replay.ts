@@ -5,16 +5,16 @@
  * messages per target without queueing anything.
  */
 import Type from 'typebox';
-import type { App } from '../../http/server.ts';
+import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
-import type { Locale as LocaleT } from '../../plugin-api/index.ts';
-import { requireUser, caller } from '../../auth/guard.ts';
-import { IsoTime, Uuid, ok, accepted, errors } from '../../http/schemas.ts';
-import { conflict, notFound, unprocessable } from '../../http/problem.ts';
 import { Database as Db } from '../../db/database.ts';
+import { conflict, notFound, unprocessable } from '../../http/problem.ts';
+import { accepted, errors, IsoTime, ok, Uuid } from '../../http/schemas.ts';
+import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
-import { renderMessage } from '../pipeline/render.ts';
+import type { Locale as LocaleT } from '../../plugin-api/index.ts';
 import { replayDeliveries } from '../pipeline/operations.ts';
+import { renderMessage } from '../pipeline/render.ts';
 import { relayIfRunning } from './common.ts';
 import { catalogOf, overridesFor } from './templates.ts';
 
@@ -25,22 +25,33 @@ export const REPLAY_MAX_TARGETS = 20;
 /** Messages a dry run renders per target. */
 export const PREVIEW_MESSAGES = 5;
 
-const Filter = Type.Object({
-  provider_id: Type.Optional(Uuid),
-  event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-  dispatch_status: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
-  since: Type.Optional(IsoTime),
-  until: Type.Optional(IsoTime),
-}, { additionalProperties: false });
+const Filter = Type.Object(
+  {
+    provider_id: Type.Optional(Uuid),
+    event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
+    dispatch_status: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
+    since: Type.Optional(IsoTime),
+    until: Type.Optional(IsoTime),
+  },
+  { additionalProperties: false },
+);
 
-const Body = Type.Object({
-  event_ids: Type.Optional(Type.Array(Uuid, { minItems: 1, maxItems: REPLAY_MAX_EVENTS, uniqueItems: true })),
-  filter: Type.Optional(Filter),
-  target_ids: Type.Array(Uuid, { minItems: 1, maxItems: REPLAY_MAX_TARGETS, uniqueItems: true }),
-  dry_run: Type.Optional(Type.Boolean()),
-}, { additionalProperties: false });
+const Body = Type.Object(
+  {
+    event_ids: Type.Optional(Type.Array(Uuid, { minItems: 1, maxItems: REPLAY_MAX_EVENTS, uniqueItems: true })),
+    filter: Type.Optional(Filter),
+    target_ids: Type.Array(Uuid, { minItems: 1, maxItems: REPLAY_MAX_TARGETS, uniqueItems: true }),
+    dry_run: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
 
-type BodyT = { event_ids?: string[]; filter?: { provider_id?: string; event_type?: string; dispatch_status?: string; since?: string; until?: string }; target_ids: string[]; dry_run?: boolean };
+type BodyT = {
+  event_ids?: string[];
+  filter?: { provider_id?: string; event_type?: string; dispatch_status?: string; since?: string; until?: string };
+  target_ids: string[];
+  dry_run?: boolean;
+};
 type Row = Record<string, any>;
 
 const DESCRIPTION = `Sends your recorded events again, to targets you choose, through the durable queue. The message is rendered when it is sent, from the event's stored payload with today's templates (your own template first) in each target's language, so a template changed since the event shows its new text. Choose events by \`event_ids\`, or by \`filter\` (the event log's filters: \`provider_id\`, \`event_type\`, \`dispatch_status\`, \`since\` inclusive, \`until\` exclusive), or both (events matching both); they are replayed oldest first. At most ${REPLAY_MAX_EVENTS} events (422 \`replay_over_limit\` with \`count\` and \`limit\` when more match; narrow the filter) and ${REPLAY_MAX_TARGETS} targets. Per event and target: a target the event never went to gets a new delivery; one it had a failed, dropped or sent delivery for gets it back as a new attempt under a new delivery id (the old attempt kept in the history, as a resend); one whose delivery is still queued, sending or deferred is skipped (listed in \`skipped\`). Each replayed delivery is recorded in the event's \`history\` as \`replay\` with who did it and when. With \`dry_run: true\` nothing is queued: the answer counts the events and shows, per target, the first ${PREVIEW_MESSAGES} messages exactly as that target would get them (\`title\`/\`body\` in the target's format, \`plain_title\`/\`plain_body\` as text; fields named like secrets redacted). Another user's event or target, or an unknown one, is a 404; a disabled target is a 409 \`target_disabled\`; 422 \`replay_no_selection\` without \`event_ids\` or \`filter\`; 409 \`nothing_to_replay\` when no event matches (a dry run answers the count 0).`;
@@ -48,37 +59,76 @@ const DESCRIPTION = `Sends your recorded events again, to targets you choose, th
 /** The caller's events chosen by the body, oldest first; 404 when an id is not theirs, 422 over the bound. */
 async function chosenEvents(core: Core, userId: string, b: BodyT): Promise<Row[]> {
   if (!b.event_ids && !b.filter) {
-    throw unprocessable('Choose the events to replay: send event_ids, a filter, or both.', [{ path: 'body', message: 'needs event_ids or filter' }], 'replay_no_selection');
+    throw unprocessable(
+      'Choose the events to replay: send event_ids, a filter, or both.',
+      [{ path: 'body', message: 'needs event_ids or filter' }],
+      'replay_no_selection',
+    );
   }
   const params: unknown[] = [userId];
   let where = 'e.user_id = ?';
   const f = b.filter ?? {};
-  if (f.provider_id) { where += ' AND e.provider_id = ?'; params.push(f.provider_id); }
-  if (f.event_type) { where += ' AND e.event_type = ?'; params.push(f.event_type); }
-  if (f.dispatch_status) { where += ' AND e.dispatch_status = ?'; params.push(f.dispatch_status); }
-  if (f.since) { where += ' AND e.occurred_at >= ?'; params.push(new Date(f.since).toISOString()); }
-  if (f.until) { where += ' AND e.occurred_at < ?'; params.push(new Date(f.until).toISOString()); }
+  if (f.provider_id) {
+    where += ' AND e.provider_id = ?';
+    params.push(f.provider_id);
+  }
+  if (f.event_type) {
+    where += ' AND e.event_type = ?';
+    params.push(f.event_type);
+  }
+  if (f.dispatch_status) {
+    where += ' AND e.dispatch_status = ?';
+    params.push(f.dispatch_status);
+  }
+  if (f.since) {
+    where += ' AND e.occurred_at >= ?';
+    params.push(new Date(f.since).toISOString());
+  }
+  if (f.until) {
+    where += ' AND e.occurred_at < ?';
+    params.push(new Date(f.until).toISOString());
+  }
   if (b.event_ids) {
-    const owned = await core.db.all<{ id: string }>(`SELECT id FROM event_log WHERE user_id = ? AND id IN (${b.event_ids.map(() => '?').join(',')})`, [userId, ...b.event_ids]);
+    const owned = await core.db.all<{ id: string }>(
+      `SELECT id FROM event_log WHERE user_id = ? AND id IN (${b.event_ids.map(() => '?').join(',')})`,
+      [userId, ...b.event_ids],
+    );
     if (owned.length !== b.event_ids.length) throw notFound('Event');
     where += ` AND e.id IN (${b.event_ids.map(() => '?').join(',')})`;
     params.push(...b.event_ids);
   }
-  const count = Number((await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM event_log e WHERE ${where}`, params as never[]))?.n ?? 0);
+  const count = Number(
+    (await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM event_log e WHERE ${where}`, params as never[]))?.n ??
+      0,
+  );
   if (count > REPLAY_MAX_EVENTS) {
-    throw unprocessable(`${count} events match; one replay takes at most ${REPLAY_MAX_EVENTS}. Narrow the filter (a shorter time range, one provider or type).`, undefined, 'replay_over_limit', { count, limit: REPLAY_MAX_EVENTS });
+    throw unprocessable(
+      `${count} events match; one replay takes at most ${REPLAY_MAX_EVENTS}. Narrow the filter (a shorter time range, one provider or type).`,
+      undefined,
+      'replay_over_limit',
+      { count, limit: REPLAY_MAX_EVENTS },
+    );
   }
-  return core.db.all(`SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
-    WHERE ${where} ORDER BY e.occurred_at, e.id`, params as never[]);
+  return core.db.all(
+    `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
+    WHERE ${where} ORDER BY e.occurred_at, e.id`,
+    params as never[],
+  );
 }
 
 /** The caller's targets, in the order asked; 404 for one that is not theirs, 409 for a disabled one. */
 async function chosenTargets(core: Core, userId: string, ids: string[]): Promise<Row[]> {
-  const rows = await core.db.all(`SELECT * FROM targets WHERE user_id = ? AND id IN (${ids.map(() => '?').join(',')})`, [userId, ...ids]);
+  const rows = await core.db.all(
+    `SELECT * FROM targets WHERE user_id = ? AND id IN (${ids.map(() => '?').join(',')})`,
+    [userId, ...ids],
+  );
   if (rows.length !== ids.length) throw notFound('Target');
   const ordered = ids.map((id) => rows.find((r) => r.id === id)!);
   const off = ordered.find((r) => !Db.bool(r.enabled));
-  if (off) throw conflict(`The target ${off.name} is disabled; enable it before replaying to it.`, 'target_disabled', { target: off.name as string });
+  if (off)
+    throw conflict(`The target ${off.name} is disabled; enable it before replaying to it.`, 'target_disabled', {
+      target: off.name as string,
+    });
   return ordered;
 }
 
@@ -96,24 +146,46 @@ async function preview(core: Core, userId: string, events: Row[], targets: Row[]
     const plugin = core.plugins.target(t.kind);
     const formats = plugin?.def.manifest.limits?.formats ?? ['text' as const];
     out.push({
-      target_id: t.id as string, target_name: t.name as string, target_kind: t.kind as string, locale, format: formats[0] ?? 'text',
+      target_id: t.id as string,
+      target_name: t.name as string,
+      target_kind: t.kind as string,
+      locale,
+      format: formats[0] ?? 'text',
       messages: first.map((e) => {
         const input = {
-          deliveryId: '', eventId: e.id as string, eventType: e.event_type as string, severity: e.severity, locale,
-          payload: redactObject(Db.json<Record<string, unknown>>(e.payload, {})), extras: Db.json<Record<string, string> | null>(e.extras, null),
-          providerName: e.provider_name ?? undefined, providerKind: e.provider_kind as string, targetName: t.name as string,
-          occurredAt: e.occurred_at as string, formats, override: overrides.get(e.event_type), test: Db.bool(e.test),
+          deliveryId: '',
+          eventId: e.id as string,
+          eventType: e.event_type as string,
+          severity: e.severity,
+          locale,
+          payload: redactObject(Db.json<Record<string, unknown>>(e.payload, {})),
+          extras: Db.json<Record<string, string> | null>(e.extras, null),
+          providerName: e.provider_name ?? undefined,
+          providerKind: e.provider_kind as string,
+          targetName: t.name as string,
+          occurredAt: e.occurred_at as string,
+          formats,
+          override: overrides.get(e.event_type),
+          test: Db.bool(e.test),
         };
         let m: ReturnType<typeof renderMessage>;
         let error: string | null = null;
-        try { m = renderMessage(catalog, input); } catch (err) {
+        try {
+          m = renderMessage(catalog, input);
+        } catch (err) {
           // The dispatcher would fail this send: say so, and show the default template's text.
           error = (err as Error).message;
           m = renderMessage(catalog, { ...input, override: undefined });
         }
         return {
-          event_id: e.id as string, event_type: e.event_type as string, occurred_at: e.occurred_at as string,
-          title: m.title, body: m.body, plain_title: m.plainTitle ?? m.title, plain_body: m.plainBody ?? m.body, ...(error ? { template_error: error } : {}),
+          event_id: e.id as string,
+          event_type: e.event_type as string,
+          occurred_at: e.occurred_at as string,
+          title: m.title,
+          body: m.body,
+          plain_title: m.plainTitle ?? m.title,
+          plain_body: m.plainBody ?? m.body,
+          ...(error ? { template_error: error } : {}),
         };
       }),
     });
@@ -122,19 +194,42 @@ async function preview(core: Core, userId: string, events: Row[], targets: Row[]
 }
 
 export async function replayRoutes(app: App, core: Core): Promise<void> {
-  app.post('/api/events/replay', {
-    schema: { tags: ['relay'], summary: 'Replay your events to chosen targets, rendered with today\'s templates (or preview it)', description: DESCRIPTION, body: Body, response: { ...ok('A dry run: how many events match and the first messages each target would get.'), ...accepted('Queued: the events are replayed to the targets (`dry_run: false`).'), ...errors([404, 'An event or target named is not yours.'], [409, 'A target is disabled (`target_disabled`), or no event matches (`nothing_to_replay`).']) } },
-    preHandler: requireUser(core),
-  }, async (req, reply) => {
-    const user = caller(req);
-    const b = req.body as BodyT;
-    const targets = await chosenTargets(core, user.id, b.target_ids);
-    const events = await chosenEvents(core, user.id, b);
-    if (b.dry_run) return { dry_run: true, events: events.length, targets: await preview(core, user.id, events, targets) };
-    if (!events.length) throw conflict('No event matches; there is nothing to replay.', 'nothing_to_replay');
-    const outcome = await replayDeliveries(core, events.map((e) => e.id as string), targets.map((t) => t.id as string), user.id);
-    (relayIfRunning(core) as unknown as { dispatcher?: { wake(): void } } | undefined)?.dispatcher?.wake();
-    reply.code(202);
-    return { dry_run: false, events: events.length, ...outcome };
-  });
+  app.post(
+    '/api/events/replay',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: "Replay your events to chosen targets, rendered with today's templates (or preview it)",
+        description: DESCRIPTION,
+        body: Body,
+        response: {
+          ...ok('A dry run: how many events match and the first messages each target would get.'),
+          ...accepted('Queued: the events are replayed to the targets (`dry_run: false`).'),
+          ...errors(
+            [404, 'An event or target named is not yours.'],
+            [409, 'A target is disabled (`target_disabled`), or no event matches (`nothing_to_replay`).'],
+          ),
+        },
+      },
+      preHandler: requireUser(core),
+    },
+    async (req, reply) => {
+      const user = caller(req);
+      const b = req.body as BodyT;
+      const targets = await chosenTargets(core, user.id, b.target_ids);
+      const events = await chosenEvents(core, user.id, b);
+      if (b.dry_run)
+        return { dry_run: true, events: events.length, targets: await preview(core, user.id, events, targets) };
+      if (!events.length) throw conflict('No event matches; there is nothing to replay.', 'nothing_to_replay');
+      const outcome = await replayDeliveries(
+        core,
+        events.map((e) => e.id as string),
+        targets.map((t) => t.id as string),
+        user.id,
+      );
+      (relayIfRunning(core) as unknown as { dispatcher?: { wake(): void } } | undefined)?.dispatcher?.wake();
+      reply.code(202);
+      return { dry_run: false, events: events.length, ...outcome };
+    },
+  );
 }

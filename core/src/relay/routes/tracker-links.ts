@@ -1,9 +1,9 @@
 /** Links between a tracker and its targets: `GET /api/trackers/{id}/targets`, `PUT, DELETE /api/trackers/{id}/targets/{target_id}`. */
 import Type from 'typebox';
-import type { App } from '../../http/server.ts';
+import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
-import { requireUser, caller } from '../../auth/guard.ts';
-import { IdParams, Uuid, ok, noContent } from '../../http/schemas.ts';
+import { IdParams, noContent, ok, Uuid } from '../../http/schemas.ts';
+import type { App } from '../../http/server.ts';
 import { nowIso, owned } from './common.ts';
 import { targetView } from './targets.ts';
 
@@ -12,32 +12,90 @@ const LinkParams = Type.Object({ id: Uuid, target_id: Uuid });
 export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
 
-  app.get('/api/trackers/:id/targets', { schema: { tags: ['relay'], summary: 'List the targets linked to a tracker', description: 'Each event the tracker passes on is delivered to every linked target, rendered in the target\'s locale. Secret config fields are masked.', params: IdParams, response: { ...ok('The linked targets (`targets`), secret config fields masked.') } }, preHandler: auth }, async (req) => {
-    const user = caller(req);
-    const tracker = await owned(core, 'trackers', (req.params as { id: string }).id, user.id, 'Tracker');
-    const rows = await core.db.all(`SELECT t.* FROM tracker_targets l JOIN targets t ON t.id = l.target_id
-      WHERE l.tracker_id = ? AND t.user_id = ? ORDER BY l.created_at, t.id`, [tracker.id, user.id]);
-    return { targets: rows.map((r) => targetView(core, r)) };
-  });
+  app.get(
+    '/api/trackers/:id/targets',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'List the targets linked to a tracker',
+        description:
+          "Each event the tracker passes on is delivered to every linked target, rendered in the target's locale. Secret config fields are masked.",
+        params: IdParams,
+        response: { ...ok('The linked targets (`targets`), secret config fields masked.') },
+      },
+      preHandler: auth,
+    },
+    async (req) => {
+      const user = caller(req);
+      const tracker = await owned(core, 'trackers', (req.params as { id: string }).id, user.id, 'Tracker');
+      const rows = await core.db.all(
+        `SELECT t.* FROM tracker_targets l JOIN targets t ON t.id = l.target_id
+      WHERE l.tracker_id = ? AND t.user_id = ? ORDER BY l.created_at, t.id`,
+        [tracker.id, user.id],
+      );
+      return { targets: rows.map((r) => targetView(core, r)) };
+    },
+  );
 
-  app.put('/api/trackers/:id/targets/:target_id', { schema: { tags: ['relay'], summary: 'Link a target to a tracker', description: 'Idempotent: linking a pair that is already linked changes nothing and answers the existing link. Both the tracker and the target must be yours. Events recorded from now on reach the target; earlier ones do not.', params: LinkParams, response: { ...ok('The link (`tracker_id`, `target_id`, `created_at`).') } }, preHandler: auth }, async (req) => {
-    const user = caller(req);
-    const p = req.params as { id: string; target_id: string };
-    const tracker = await owned(core, 'trackers', p.id, user.id, 'Tracker');
-    const target = await owned(core, 'targets', p.target_id, user.id, 'Target');
-    // Idempotent: a second PUT of the same pair changes nothing.
-    await core.db.run('INSERT INTO tracker_targets (tracker_id, target_id, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (tracker_id, target_id) DO NOTHING',
-      [tracker.id, target.id, user.id, nowIso(core)]);
-    const link = await core.db.get('SELECT tracker_id, target_id, created_at FROM tracker_targets WHERE tracker_id = ? AND target_id = ?', [tracker.id, target.id]);
-    return { tracker_id: link!.tracker_id as string, target_id: link!.target_id as string, created_at: link!.created_at as string };
-  });
+  app.put(
+    '/api/trackers/:id/targets/:target_id',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'Link a target to a tracker',
+        description:
+          'Idempotent: linking a pair that is already linked changes nothing and answers the existing link. Both the tracker and the target must be yours. Events recorded from now on reach the target; earlier ones do not.',
+        params: LinkParams,
+        response: { ...ok('The link (`tracker_id`, `target_id`, `created_at`).') },
+      },
+      preHandler: auth,
+    },
+    async (req) => {
+      const user = caller(req);
+      const p = req.params as { id: string; target_id: string };
+      const tracker = await owned(core, 'trackers', p.id, user.id, 'Tracker');
+      const target = await owned(core, 'targets', p.target_id, user.id, 'Target');
+      // Idempotent: a second PUT of the same pair changes nothing.
+      await core.db.run(
+        'INSERT INTO tracker_targets (tracker_id, target_id, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (tracker_id, target_id) DO NOTHING',
+        [tracker.id, target.id, user.id, nowIso(core)],
+      );
+      const link = await core.db.get(
+        'SELECT tracker_id, target_id, created_at FROM tracker_targets WHERE tracker_id = ? AND target_id = ?',
+        [tracker.id, target.id],
+      );
+      return {
+        tracker_id: link!.tracker_id as string,
+        target_id: link!.target_id as string,
+        created_at: link!.created_at as string,
+      };
+    },
+  );
 
-  app.delete('/api/trackers/:id/targets/:target_id', { schema: { tags: ['relay'], summary: 'Unlink a target from a tracker', description: 'Answers 204 whether or not the pair was linked. Deliveries already queued for the target are still sent.', params: LinkParams, response: { ...noContent('Unlinked (or was not linked).') } }, preHandler: auth }, async (req, reply) => {
-    const user = caller(req);
-    const p = req.params as { id: string; target_id: string };
-    const tracker = await owned(core, 'trackers', p.id, user.id, 'Tracker');
-    const target = await owned(core, 'targets', p.target_id, user.id, 'Target');
-    await core.db.run('DELETE FROM tracker_targets WHERE tracker_id = ? AND target_id = ? AND user_id = ?', [tracker.id, target.id, user.id]);
-    return reply.code(204).send();
-  });
+  app.delete(
+    '/api/trackers/:id/targets/:target_id',
+    {
+      schema: {
+        tags: ['relay'],
+        summary: 'Unlink a target from a tracker',
+        description:
+          'Answers 204 whether or not the pair was linked. Deliveries already queued for the target are still sent.',
+        params: LinkParams,
+        response: { ...noContent('Unlinked (or was not linked).') },
+      },
+      preHandler: auth,
+    },
+    async (req, reply) => {
+      const user = caller(req);
+      const p = req.params as { id: string; target_id: string };
+      const tracker = await owned(core, 'trackers', p.id, user.id, 'Tracker');
+      const target = await owned(core, 'targets', p.target_id, user.id, 'Target');
+      await core.db.run('DELETE FROM tracker_targets WHERE tracker_id = ? AND target_id = ? AND user_id = ?', [
+        tracker.id,
+        target.id,
+        user.id,
+      ]);
+      return reply.code(204).send();
+    },
+  );
 }

@@ -47,7 +47,8 @@ export function parseTemplate(src: string): Node[] {
     const [, sigil, word = '', rest] = m;
     if (sigil === '#') {
       if (word !== 'each' && word !== 'if') throw new TemplateError(`unknown block {{#${word}}}`);
-      const node: Node = word === 'each' ? { t: 'each', path: rest!, body: [] } : { t: 'if', path: rest!, then: [], else: [] };
+      const node: Node =
+        word === 'each' ? { t: 'each', path: rest!, body: [] } : { t: 'if', path: rest!, then: [], else: [] };
       if (stack.length >= TEMPLATE_LIMITS.maxDepth) {
         throw new TemplateDepthError(`blocks nest deeper than ${TEMPLATE_LIMITS.maxDepth} levels at {{#${word}}}`);
       }
@@ -56,7 +57,7 @@ export function parseTemplate(src: string): Node[] {
       list = node.t === 'each' ? node.body : (node as { then: Node[] }).then;
     } else if (sigil === '/') {
       const top = stack.pop();
-      if (!top || (top.node.t !== word)) throw new TemplateError(`unexpected {{/${word}}}`);
+      if (!top || top.node.t !== word) throw new TemplateError(`unexpected {{/${word}}}`);
       list = top.list;
     } else if (word === 'else') {
       const top = stack[stack.length - 1];
@@ -85,7 +86,10 @@ function lookup(scopes: unknown[], path: string): unknown {
     let v: unknown = scopes[i];
     let found = true;
     for (const s of segs) {
-      if (FORBIDDEN.has(s) || v === null || typeof v !== 'object' || !Object.hasOwn(v as object, s)) { found = false; break; }
+      if (FORBIDDEN.has(s) || v === null || typeof v !== 'object' || !Object.hasOwn(v as object, s)) {
+        found = false;
+        break;
+      }
       v = (v as Record<string, unknown>)[s];
     }
     if (found) return v;
@@ -96,7 +100,8 @@ function lookup(scopes: unknown[], path: string): unknown {
 const truthy = (v: unknown) => (Array.isArray(v) ? v.length > 0 : Boolean(v) && v !== '0');
 
 export function escapeFor(format: MessageFormat, s: string): string {
-  if (format === 'html') return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+  if (format === 'html')
+    return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
   if (format === 'markdown') return s.replace(/([\\`*_{}[\]()#+\-.!|>~<])/g, '\\$1');
   return s;
 }
@@ -110,26 +115,53 @@ function str(v: unknown): string {
 }
 
 /** What a render has left to spend; `exceeded` names the limit it reached, if any. */
-interface Budget { steps: number; exceeded?: 'steps' | 'output' }
+interface Budget {
+  steps: number;
+  exceeded?: 'steps' | 'output';
+}
 
 /** Renders `nodes` onto `out` (an array of pieces, joined once) within `budget`; false once a limit stops it. */
-function renderInto(nodes: Node[], scopes: unknown[], format: MessageFormat, index: number | undefined, out: { parts: string[]; length: number }, budget: Budget): boolean {
+function renderInto(
+  nodes: Node[],
+  scopes: unknown[],
+  format: MessageFormat,
+  index: number | undefined,
+  out: { parts: string[]; length: number },
+  budget: Budget,
+): boolean {
   for (const n of nodes) {
-    if (--budget.steps < 0) { budget.exceeded = 'steps'; return false; }
+    if (--budget.steps < 0) {
+      budget.exceeded = 'steps';
+      return false;
+    }
     let piece = '';
     switch (n.t) {
-      case 'text': piece = n.v; break;
-      case 'var': piece = n.path === '@index' ? String(index ?? 0) : escapeFor(format, str(lookup(scopes, n.path))); break;
-      case 'count': { const v = lookup(scopes, n.path); piece = String(Array.isArray(v) ? v.length : 0); break; }
-      case 'markdown': { const v = str(lookup(scopes, n.path)); piece = format === 'markdown' ? v : escapeFor(format, v); break; }
+      case 'text':
+        piece = n.v;
+        break;
+      case 'var':
+        piece = n.path === '@index' ? String(index ?? 0) : escapeFor(format, str(lookup(scopes, n.path)));
+        break;
+      case 'count': {
+        const v = lookup(scopes, n.path);
+        piece = String(Array.isArray(v) ? v.length : 0);
+        break;
+      }
+      case 'markdown': {
+        const v = str(lookup(scopes, n.path));
+        piece = format === 'markdown' ? v : escapeFor(format, v);
+        break;
+      }
       case 'if':
-        if (!renderInto(truthy(lookup(scopes, n.path)) ? n.then : n.else, scopes, format, index, out, budget)) return false;
+        if (!renderInto(truthy(lookup(scopes, n.path)) ? n.then : n.else, scopes, format, index, out, budget))
+          return false;
         continue;
       case 'each': {
         const v = lookup(scopes, n.path);
         if (!Array.isArray(v)) continue;
         const items = Math.min(v.length, TEMPLATE_LIMITS.maxEachItems);
-        for (let i = 0; i < items; i++) if (!renderInto(n.body, [...scopes, v[i]], format, i, out, budget)) return false;
+        for (let i = 0; i < items; i++)
+          if (!renderInto(n.body, [...scopes, v[i]], format, i, out, budget)) return false;
         continue;
       }
     }
@@ -147,7 +179,10 @@ function renderInto(nodes: Node[], scopes: unknown[], format: MessageFormat, ind
 }
 
 /** The result of a bounded render: the text, and the limit that stopped it early (it then ends with `…`). */
-export interface Rendered { text: string; exceeded?: 'steps' | 'output' }
+export interface Rendered {
+  text: string;
+  exceeded?: 'steps' | 'output';
+}
 
 export function renderBounded(nodes: Node[], scopes: unknown[], format: MessageFormat): Rendered {
   const out = { parts: [] as string[], length: 0 };

@@ -7,7 +7,12 @@
 
 export type ProblemParams = Record<string, string | number | boolean | string[]>;
 /** One field's problem: the service's English `message`, and a `code` with `params` the client can phrase itself. */
-export interface FieldProblem { path: string; message: string; code?: string; params?: ProblemParams }
+export interface FieldProblem {
+  path: string;
+  message: string;
+  code?: string;
+  params?: ProblemParams;
+}
 
 /** A failed request: the problem details the service sent, or a network failure (status 0). */
 export class ApiError extends Error {
@@ -16,7 +21,14 @@ export class ApiError extends Error {
   readonly errors: FieldProblem[];
   readonly retryAfter: number | null;
   readonly params: ProblemParams;
-  constructor(status: number, code: string, detail: string, errors: FieldProblem[] = [], retryAfter: number | null = null, params: ProblemParams = {}) {
+  constructor(
+    status: number,
+    code: string,
+    detail: string,
+    errors: FieldProblem[] = [],
+    retryAfter: number | null = null,
+    params: ProblemParams = {},
+  ) {
     super(detail);
     this.status = status;
     this.code = code;
@@ -30,8 +42,12 @@ let token: string | null = null;
 let onUnauthorized: (() => void) | null = null;
 
 /** Keeps the access token of a login made in this page (memory only; the cookie outlives it). */
-export function setToken(t: string | null): void { token = t; }
-export function setUnauthorizedHandler(fn: () => void): void { onUnauthorized = fn; }
+export function setToken(t: string | null): void {
+  token = t;
+}
+export function setUnauthorizedHandler(fn: () => void): void {
+  onUnauthorized = fn;
+}
 
 /** Routes whose 401 means "wrong credentials", not "session gone". */
 const PUBLIC = ['/api/auth/login', '/api/setup', '/api/v1/auth/register'];
@@ -43,14 +59,30 @@ export function headers(extra: Record<string, string> = {}): Record<string, stri
 /** Reads a non-2xx response into an ApiError (and reports a lost session). */
 export async function toError(res: Response, path: string): Promise<ApiError> {
   let body: { detail?: string; code?: string; errors?: FieldProblem[]; title?: string; params?: ProblemParams } = {};
-  try { body = await res.json(); } catch { /* not JSON */ }
+  try {
+    body = await res.json();
+  } catch {
+    /* not JSON */
+  }
   const retry = res.headers.get('retry-after');
-  const err = new ApiError(res.status, body.code ?? String(res.status), body.detail ?? body.title ?? res.statusText, body.errors ?? [], retry ? Number(retry) : null, body.params ?? {});
+  const err = new ApiError(
+    res.status,
+    body.code ?? String(res.status),
+    body.detail ?? body.title ?? res.statusText,
+    body.errors ?? [],
+    retry ? Number(retry) : null,
+    body.params ?? {},
+  );
   if (res.status === 401 && !PUBLIC.includes(path)) onUnauthorized?.();
   return err;
 }
 
-export interface RequestInit2 { body?: unknown; query?: Record<string, string | number | boolean | undefined | null>; signal?: AbortSignal; form?: FormData }
+export interface RequestInit2 {
+  body?: unknown;
+  query?: Record<string, string | number | boolean | undefined | null>;
+  signal?: AbortSignal;
+  form?: FormData;
+}
 
 export function url(path: string, query?: RequestInit2['query']): string {
   if (!query) return path;
@@ -84,7 +116,8 @@ export async function api<T = unknown>(method: string, path: string, o: RequestI
 }
 
 export const get = <T>(path: string, query?: RequestInit2['query']) => api<T>('GET', path, { query });
-export const post = <T>(path: string, body?: unknown, query?: RequestInit2['query']) => api<T>('POST', path, { body, query });
+export const post = <T>(path: string, body?: unknown, query?: RequestInit2['query']) =>
+  api<T>('POST', path, { body, query });
 export const patch = <T>(path: string, body: unknown) => api<T>('PATCH', path, { body });
 export const put = <T>(path: string, body?: unknown) => api<T>('PUT', path, { body });
 export const del = (path: string) => api<void>('DELETE', path);

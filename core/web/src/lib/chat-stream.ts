@@ -11,7 +11,17 @@ export interface StreamHandlers {
   start?(d: { user_message: Message; assistant_message_id: string; model?: string }): void;
   delta?(d: { content: string }): void;
   /** A tool call: started, waiting for the user's consent (`needs_confirmation`, with its id and proposal), done or failed. */
-  tool?(d: { name: string; status: 'started' | 'needs_confirmation' | 'done' | 'failed'; report_id?: string; query?: string; count?: number; id?: string; proposal?: Record<string, unknown>; expires_at?: string; confirmation?: 'approved' | 'refused' | 'expired' }): void;
+  tool?(d: {
+    name: string;
+    status: 'started' | 'needs_confirmation' | 'done' | 'failed';
+    report_id?: string;
+    query?: string;
+    count?: number;
+    id?: string;
+    proposal?: Record<string, unknown>;
+    expires_at?: string;
+    confirmation?: 'approved' | 'refused' | 'expired';
+  }): void;
   /** After `done`, when the service generated the chat's title. */
   title?(d: { chat: Chat }): void;
   done?(d: { message: Message }): void;
@@ -24,31 +34,54 @@ export function sendMessage(chatId: string, content: string, signal: AbortSignal
 }
 
 /** Another reply to the question `messageId` answered (regenerate, or retry after a failure). */
-export function regenerateMessage(chatId: string, messageId: string, signal: AbortSignal, on: StreamHandlers): Promise<void> {
+export function regenerateMessage(
+  chatId: string,
+  messageId: string,
+  signal: AbortSignal,
+  on: StreamHandlers,
+): Promise<void> {
   return streamReply(`/api/v1/chats/${chatId}/messages/${messageId}/regenerate`, undefined, signal, on);
 }
 
 /** The question `messageId` asked again as `content`, from the same point of the conversation. */
-export function editMessage(chatId: string, messageId: string, content: string, signal: AbortSignal, on: StreamHandlers): Promise<void> {
+export function editMessage(
+  chatId: string,
+  messageId: string,
+  content: string,
+  signal: AbortSignal,
+  on: StreamHandlers,
+): Promise<void> {
   return streamReply(`/api/v1/chats/${chatId}/messages/${messageId}/edit`, { content }, signal, on);
 }
 
 async function streamReply(path: string, body: unknown, signal: AbortSignal, on: StreamHandlers): Promise<void> {
   const res = await fetch(path, {
-    method: 'POST', credentials: 'same-origin', signal,
-    headers: headers({ ...(body === undefined ? {} : { 'content-type': 'application/json' }), accept: 'text/event-stream' }),
+    method: 'POST',
+    credentials: 'same-origin',
+    signal,
+    headers: headers({
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+      accept: 'text/event-stream',
+    }),
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (!res.ok || !res.headers.get('content-type')?.startsWith('text/event-stream') || !res.body) throw await toError(res, path);
+  if (!res.ok || !res.headers.get('content-type')?.startsWith('text/event-stream') || !res.body)
+    throw await toError(res, path);
   const parser = new SseParser((e) => {
     let data: any;
-    try { data = JSON.parse(e.data); } catch { return; }
+    try {
+      data = JSON.parse(e.data);
+    } catch {
+      return;
+    }
     const fn = (on as Record<string, ((d: unknown) => void) | undefined>)[e.event];
     fn?.(data);
   });
   const reader = res.body.getReader();
   const decoder = new TextDecoder();
-  const stop = () => { void reader.cancel().catch(() => {}); };
+  const stop = () => {
+    void reader.cancel().catch(() => {});
+  };
   signal.addEventListener('abort', stop, { once: true });
   try {
     for (;;) {

@@ -26,7 +26,28 @@ import typescript from 'highlight.js/lib/languages/typescript';
 import xml from 'highlight.js/lib/languages/xml';
 import yaml from 'highlight.js/lib/languages/yaml';
 
-const languages = { bash, c, cpp, css, diff, dockerfile, go, ini, java, javascript, json, markdown, plaintext, python, rust, shell, sql, typescript, xml, yaml };
+const languages = {
+  bash,
+  c,
+  cpp,
+  css,
+  diff,
+  dockerfile,
+  go,
+  ini,
+  java,
+  javascript,
+  json,
+  markdown,
+  plaintext,
+  python,
+  rust,
+  shell,
+  sql,
+  typescript,
+  xml,
+  yaml,
+};
 for (const [name, def] of Object.entries(languages)) hljs.registerLanguage(name, def);
 hljs.configure({ ignoreUnescapedHTML: true, throwUnescapedHTML: false });
 
@@ -35,7 +56,10 @@ export function highlight(code: HTMLElement): void {
   if (code.dataset.highlighted) return;
   const lang = /\blanguage-([\w+-]+)/.exec(code.className)?.[1];
   const text = code.textContent ?? '';
-  const result = lang && hljs.getLanguage(lang) ? hljs.highlight(text, { language: lang, ignoreIllegals: true }) : hljs.highlightAuto(text);
+  const result =
+    lang && hljs.getLanguage(lang)
+      ? hljs.highlight(text, { language: lang, ignoreIllegals: true })
+      : hljs.highlightAuto(text);
   code.innerHTML = result.value;
   code.classList.add('hljs');
   code.dataset.highlighted = 'yes';

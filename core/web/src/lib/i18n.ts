@@ -16,7 +16,8 @@ type Tree = { [k: string]: string | Tree };
 export function flatten(tree: Tree, prefix = '', out: Record<string, string> = {}): Record<string, string> {
   for (const [k, v] of Object.entries(tree)) {
     const key = prefix ? `${prefix}.${k}` : k;
-    if (typeof v === 'string') out[key] = v; else flatten(v, key, out);
+    if (typeof v === 'string') out[key] = v;
+    else flatten(v, key, out);
   }
   return out;
 }
@@ -40,7 +41,9 @@ function initialLocale(): Locale {
   try {
     const saved = localStorage.getItem(STORAGE_KEY);
     if (saved === 'en' || saved === 'ru') return saved;
-  } catch { /* storage blocked: fall through */ }
+  } catch {
+    /* storage blocked: fall through */
+  }
   return navigator.language?.toLowerCase().startsWith('ru') ? 'ru' : 'en';
 }
 
@@ -56,7 +59,11 @@ export async function setLocale(l: Locale): Promise<void> {
   await loadLocale(l);
   current = l;
   plural = new Intl.PluralRules(l);
-  try { localStorage.setItem(STORAGE_KEY, l); } catch { /* not remembered, still switched */ }
+  try {
+    localStorage.setItem(STORAGE_KEY, l);
+  } catch {
+    /* not remembered, still switched */
+  }
   document.documentElement.lang = l;
   for (const fn of listeners) fn(l);
 }
@@ -70,7 +77,9 @@ export type Vars = Record<string, string | number>;
 
 function fill(s: string, vars?: Vars): string {
   if (!vars) return s;
-  return s.replace(/\{\{\s*(\w+)\s*\}\}/g, (m, name: string) => (name in vars ? (typeof vars[name] === 'number' ? num(vars[name] as number) : String(vars[name])) : m));
+  return s.replace(/\{\{\s*(\w+)\s*\}\}/g, (m, name: string) =>
+    name in vars ? (typeof vars[name] === 'number' ? num(vars[name] as number) : String(vars[name])) : m,
+  );
 }
 
 /**
@@ -103,8 +112,16 @@ export function bytes(n: number): string {
   const units = ['byte', 'kilobyte', 'megabyte', 'gigabyte'] as const;
   let i = 0;
   let v = n;
-  while (v >= 1000 && i < units.length - 1) { v /= 1000; i++; }
-  return new Intl.NumberFormat(tag(), { style: 'unit', unit: units[i], unitDisplay: 'short', maximumFractionDigits: i ? 1 : 0 }).format(v);
+  while (v >= 1000 && i < units.length - 1) {
+    v /= 1000;
+    i++;
+  }
+  return new Intl.NumberFormat(tag(), {
+    style: 'unit',
+    unit: units[i],
+    unitDisplay: 'short',
+    maximumFractionDigits: i ? 1 : 0,
+  }).format(v);
 }
 
 /** Date and time in the browser's zone, e.g. "3 Mar 2025, 14:05". */

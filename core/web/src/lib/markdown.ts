@@ -19,7 +19,8 @@ const marked = new Marked({
 
 // A fenced block's language (`language-x` on its code element) is the one class kept, for highlighting.
 DOMPurify.addHook('uponSanitizeAttribute', (node, data) => {
-  if (node.tagName === 'CODE' && data.attrName === 'class' && /^language-[\w+-]{1,30}$/.test(data.attrValue)) data.forceKeepAttr = true;
+  if (node.tagName === 'CODE' && data.attrName === 'class' && /^language-[\w+-]{1,30}$/.test(data.attrValue))
+    data.forceKeepAttr = true;
 });
 
 DOMPurify.addHook('afterSanitizeAttributes', (node) => {
@@ -38,7 +39,20 @@ const REPORT_LINK = /^\/api\/v1\/reports\/([\w-]+)\/download$/;
 export function renderMarkdown(src: string, goneReports: ReadonlySet<string> = new Set()): string {
   const html = marked.parse(src, { async: false }) as string;
   const clean = DOMPurify.sanitize(html, {
-    FORBID_TAGS: ['style', 'form', 'input', 'button', 'textarea', 'select', 'iframe', 'object', 'embed', 'svg', 'math', 'img'],
+    FORBID_TAGS: [
+      'style',
+      'form',
+      'input',
+      'button',
+      'textarea',
+      'select',
+      'iframe',
+      'object',
+      'embed',
+      'svg',
+      'math',
+      'img',
+    ],
     FORBID_ATTR: ['style', 'class', 'id'],
     ALLOW_DATA_ATTR: false,
   });

@@ -3,8 +3,8 @@
  * page load and language, and again when the language changes.
  */
 import { get } from './api.ts';
-import { useAsync, type Async } from './hooks.ts';
-import { locale, type Locale } from './i18n.ts';
+import { type Async, useAsync } from './hooks.ts';
+import { type Locale, locale } from './i18n.ts';
 import type { Plugin } from './types.ts';
 
 const cache = new Map<Locale, Promise<Plugin[]>>();
@@ -12,7 +12,12 @@ const cache = new Map<Locale, Promise<Plugin[]>>();
 export function loadPlugins(l: Locale = locale()): Promise<Plugin[]> {
   let p = cache.get(l);
   if (!p) {
-    p = get<{ plugins: Plugin[] }>('/api/plugins', { locale: l }).then((r) => r.plugins).catch((err) => { cache.delete(l); throw err; });
+    p = get<{ plugins: Plugin[] }>('/api/plugins', { locale: l })
+      .then((r) => r.plugins)
+      .catch((err) => {
+        cache.delete(l);
+        throw err;
+      });
     cache.set(l, p);
   }
   return p;

@@ -9,9 +9,15 @@ export const QUOTA_REFRESH_MS = 30_000;
 export function useQuota(): { quota: Quota | null; refresh: () => Promise<void> } {
   const [quota, setQuota] = useState<Quota | null>(null);
   const refresh = useCallback(async () => {
-    try { setQuota(await get<Quota>('/api/v1/chats/quota')); } catch { /* keep the last known value */ }
+    try {
+      setQuota(await get<Quota>('/api/v1/chats/quota'));
+    } catch {
+      /* keep the last known value */
+    }
   }, []);
-  useEffect(() => { void refresh(); }, [refresh]);
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
   useInterval(() => void refresh(), QUOTA_REFRESH_MS);
   return { quota, refresh };
 }

@@ -4,7 +4,11 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 
-export interface Location { path: string; query: URLSearchParams; full: string }
+export interface Location {
+  path: string;
+  query: URLSearchParams;
+  full: string;
+}
 
 export function current(): Location {
   const raw = location.hash.replace(/^#/, '') || '/';
@@ -26,7 +30,10 @@ export function useLocation(): Location {
     const on = () => setLoc(current());
     window.addEventListener('hashchange', on);
     window.addEventListener('popstate', on);
-    return () => { window.removeEventListener('hashchange', on); window.removeEventListener('popstate', on); };
+    return () => {
+      window.removeEventListener('hashchange', on);
+      window.removeEventListener('popstate', on);
+    };
   }, []);
   return loc;
 }

@@ -7,7 +7,17 @@ import type { JsonSchema } from './types.ts';
 /** What the service sends in place of a stored secret, and accepts back as "keep it". */
 export const MASK = '********';
 
-export type FieldKind = 'enum' | 'boolean' | 'integer' | 'number' | 'string' | 'text' | 'string-list' | 'object' | 'map' | 'json';
+export type FieldKind =
+  | 'enum'
+  | 'boolean'
+  | 'integer'
+  | 'number'
+  | 'string'
+  | 'text'
+  | 'string-list'
+  | 'object'
+  | 'map'
+  | 'json';
 
 /** The allowed values of an enum field (`enum`, or `anyOf`/`oneOf` of `const`s), or null. */
 export function enumValues(s: JsonSchema): unknown[] | null {
@@ -17,7 +27,8 @@ export function enumValues(s: JsonSchema): unknown[] | null {
   return null;
 }
 
-const typeOf = (s: JsonSchema): string | undefined => (Array.isArray(s.type) ? s.type.find((x) => x !== 'null') : s.type);
+const typeOf = (s: JsonSchema): string | undefined =>
+  Array.isArray(s.type) ? s.type.find((x) => x !== 'null') : s.type;
 
 export function fieldKind(s: JsonSchema): FieldKind {
   if (enumValues(s)) return 'enum';
@@ -42,7 +53,12 @@ const SCALAR = new Set(['string', 'integer', 'number', 'boolean']);
 export function mapValueSchema(s: JsonSchema): JsonSchema | null {
   if (s.properties && Object.keys(s.properties).length) return null;
   const pattern = Object.values(s.patternProperties ?? {});
-  const value = pattern.length === 1 ? pattern[0]! : !s.patternProperties && typeof s.additionalProperties === 'object' ? s.additionalProperties : null;
+  const value =
+    pattern.length === 1
+      ? pattern[0]!
+      : !s.patternProperties && typeof s.additionalProperties === 'object'
+        ? s.additionalProperties
+        : null;
   if (!value) return null;
   const t = typeOf(value) ?? (enumValues(value) ? 'string' : undefined);
   return t && SCALAR.has(t) ? value : null;
@@ -70,13 +86,21 @@ const isEmpty = (v: unknown) => v === undefined || v === null || v === '' || (ty
  * The config to send: empty optional fields left out, blank list lines dropped, and an empty
  * secret field that has a stored value sent as the mask (the service keeps the stored one).
  */
-export function cleanConfig(schema: JsonSchema | null | undefined, value: Record<string, unknown>, secretsSet: string[] = [], prefix = ''): Record<string, unknown> {
+export function cleanConfig(
+  schema: JsonSchema | null | undefined,
+  value: Record<string, unknown>,
+  secretsSet: string[] = [],
+  prefix = '',
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const props = schema?.properties ?? {};
   for (const [k, v] of Object.entries(value)) {
     const s = props[k];
     const path = prefix ? `${prefix}.${k}` : k;
-    if (!s) { if (!isEmpty(v)) out[k] = v; continue; }
+    if (!s) {
+      if (!isEmpty(v)) out[k] = v;
+      continue;
+    }
     if (s['x-secret'] && (isEmpty(v) || v === MASK)) {
       if (secretsSet.includes(path)) out[k] = MASK;
       continue;
@@ -93,11 +117,17 @@ export function cleanConfig(schema: JsonSchema | null | undefined, value: Record
 }
 
 /** The form's starting value for an existing record: stored config over the defaults. */
-export const initialConfig = (schema: JsonSchema | null | undefined, stored?: Record<string, unknown>): Record<string, unknown> =>
-  ({ ...defaults(schema), ...(stored ?? {}) });
+export const initialConfig = (
+  schema: JsonSchema | null | undefined,
+  stored?: Record<string, unknown>,
+): Record<string, unknown> => ({ ...defaults(schema), ...(stored ?? {}) });
 
 /** A field's problem in the words of JSON Schema: the keyword and its values (the server sends the same). */
-export interface FieldIssue { code: string; params: Record<string, unknown>; /** The server's English sentence, for codes the client has no words for. */ message?: string }
+export interface FieldIssue {
+  code: string;
+  params: Record<string, unknown> /** The server's English sentence, for codes the client has no words for. */;
+  message?: string;
+}
 
 const isHttpPattern = (p: string | undefined): boolean => typeof p === 'string' && p.startsWith('^https?://');
 
@@ -108,16 +138,21 @@ export function checkValue(s: JsonSchema, value: unknown, required: boolean): Fi
     return null;
   }
   const allowed = enumValues(s);
-  if (allowed) return allowed.some((a) => a === value) ? null : { code: 'enum', params: { allowedValues: allowed.map(String) } };
+  if (allowed)
+    return allowed.some((a) => a === value) ? null : { code: 'enum', params: { allowedValues: allowed.map(String) } };
   const type = typeOf(s);
-  if (type === 'integer' && !(typeof value === 'number' && Number.isInteger(value))) return { code: 'type', params: { type: 'integer' } };
-  if (type === 'number' && !(typeof value === 'number' && Number.isFinite(value))) return { code: 'type', params: { type: 'number' } };
+  if (type === 'integer' && !(typeof value === 'number' && Number.isInteger(value)))
+    return { code: 'type', params: { type: 'integer' } };
+  if (type === 'number' && !(typeof value === 'number' && Number.isFinite(value)))
+    return { code: 'type', params: { type: 'number' } };
   if (typeof value === 'number') {
     if (s.minimum !== undefined && value < s.minimum) return { code: 'minimum', params: { limit: s.minimum } };
     if (s.maximum !== undefined && value > s.maximum) return { code: 'maximum', params: { limit: s.maximum } };
     const ex = s as { exclusiveMinimum?: number; exclusiveMaximum?: number };
-    if (ex.exclusiveMinimum !== undefined && value <= ex.exclusiveMinimum) return { code: 'exclusiveMinimum', params: { limit: ex.exclusiveMinimum } };
-    if (ex.exclusiveMaximum !== undefined && value >= ex.exclusiveMaximum) return { code: 'exclusiveMaximum', params: { limit: ex.exclusiveMaximum } };
+    if (ex.exclusiveMinimum !== undefined && value <= ex.exclusiveMinimum)
+      return { code: 'exclusiveMinimum', params: { limit: ex.exclusiveMinimum } };
+    if (ex.exclusiveMaximum !== undefined && value >= ex.exclusiveMaximum)
+      return { code: 'exclusiveMaximum', params: { limit: ex.exclusiveMaximum } };
   }
   if (typeof value === 'string') {
     const length = [...value].length;
@@ -125,7 +160,11 @@ export function checkValue(s: JsonSchema, value: unknown, required: boolean): Fi
     if (s.maxLength !== undefined && length > s.maxLength) return { code: 'maxLength', params: { limit: s.maxLength } };
     if (s.pattern) {
       let ok = true;
-      try { ok = new RegExp(s.pattern, 'u').test(value); } catch { /* a pattern this browser cannot read: the server decides */ }
+      try {
+        ok = new RegExp(s.pattern, 'u').test(value);
+      } catch {
+        /* a pattern this browser cannot read: the server decides */
+      }
       if (!ok) return { code: 'pattern', params: { pattern: s.pattern } };
     }
     if (s.format && !formatOk(s.format, value)) return { code: 'format', params: { format: s.format } };
@@ -133,28 +172,48 @@ export function checkValue(s: JsonSchema, value: unknown, required: boolean): Fi
   if (Array.isArray(value)) {
     const list = value.map((x) => String(x).trim()).filter(Boolean);
     const a = s as { minItems?: number; maxItems?: number };
-    if (a.minItems !== undefined && list.length < a.minItems) return { code: 'minItems', params: { limit: a.minItems } };
-    if (a.maxItems !== undefined && list.length > a.maxItems) return { code: 'maxItems', params: { limit: a.maxItems } };
-    if (s.items) for (const item of list) { const p = checkValue(s.items, item, false); if (p) return p; }
+    if (a.minItems !== undefined && list.length < a.minItems)
+      return { code: 'minItems', params: { limit: a.minItems } };
+    if (a.maxItems !== undefined && list.length > a.maxItems)
+      return { code: 'maxItems', params: { limit: a.maxItems } };
+    if (s.items)
+      for (const item of list) {
+        const p = checkValue(s.items, item, false);
+        if (p) return p;
+      }
   }
   return null;
 }
 
 function formatOk(format: string, v: string): boolean {
   if (format === 'email') return /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(v);
-  if (format === 'uri' || format === 'url') { try { new URL(v); return true; } catch { return false; } }
+  if (format === 'uri' || format === 'url') {
+    try {
+      new URL(v);
+      return true;
+    } catch {
+      return false;
+    }
+  }
   if (format === 'uuid') return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
   return true;
 }
 
 /** True when a `pattern` problem means "not a web address": the plugins' URL patterns all start with `^https?://`. */
-export const isUrlPattern = (params: Record<string, unknown>, s?: JsonSchema): boolean => isHttpPattern(String(params.pattern ?? s?.pattern ?? ''));
+export const isUrlPattern = (params: Record<string, unknown>, s?: JsonSchema): boolean =>
+  isHttpPattern(String(params.pattern ?? s?.pattern ?? ''));
 
 /**
  * Checks a whole form value against its schema before it is sent: one problem per field, keyed by
  * the field's dotted path (`mapping.title`). An empty secret with a stored value counts as kept.
  */
-export function checkConfig(schema: JsonSchema | null | undefined, value: Record<string, unknown>, secretsSet: string[] = [], skip: string[] = [], prefix = ''): Record<string, FieldIssue> {
+export function checkConfig(
+  schema: JsonSchema | null | undefined,
+  value: Record<string, unknown>,
+  secretsSet: string[] = [],
+  skip: string[] = [],
+  prefix = '',
+): Record<string, FieldIssue> {
   const out: Record<string, FieldIssue> = {};
   for (const [k, s] of Object.entries(schema?.properties ?? {})) {
     if (!prefix && skip.includes(k)) continue;
@@ -164,7 +223,8 @@ export function checkConfig(schema: JsonSchema | null | undefined, value: Record
     if (s['x-secret'] && (isEmpty(v) || v === MASK) && secretsSet.includes(path)) continue;
     const kind = fieldKind(s);
     if (kind === 'object') {
-      if (v && typeof v === 'object') Object.assign(out, checkConfig(s, v as Record<string, unknown>, secretsSet, [], path));
+      if (v && typeof v === 'object')
+        Object.assign(out, checkConfig(s, v as Record<string, unknown>, secretsSet, [], path));
       else if (required) Object.assign(out, checkConfig(s, {}, secretsSet, [], path));
       continue;
     }
@@ -172,7 +232,10 @@ export function checkConfig(schema: JsonSchema | null | undefined, value: Record
       const vs = mapValueSchema(s)!;
       for (const [key, item] of Object.entries((v as Record<string, unknown>) ?? {})) {
         const p = checkValue(vs, item, true);
-        if (p) { out[`${path}.${key}`] = p; break; }
+        if (p) {
+          out[`${path}.${key}`] = p;
+          break;
+        }
       }
       continue;
     }
@@ -187,11 +250,18 @@ export function checkConfig(schema: JsonSchema | null | undefined, value: Record
  * The field problems of a service answer (`errors[]` with `body/config/...` paths), keyed like
  * `checkConfig` (dotted, relative to `base`). Problems elsewhere are left out.
  */
-export function serverIssues(errors: { path: string; message: string; code?: string; params?: Record<string, unknown> }[] | undefined, base = 'body/config'): Record<string, FieldIssue> {
+export function serverIssues(
+  errors: { path: string; message: string; code?: string; params?: Record<string, unknown> }[] | undefined,
+  base = 'body/config',
+): Record<string, FieldIssue> {
   const out: Record<string, FieldIssue> = {};
   for (const e of errors ?? []) {
     if (e.path !== base && !e.path.startsWith(`${base}/`)) continue;
-    const path = e.path.slice(base.length + 1).split('/').filter(Boolean).join('.');
+    const path = e.path
+      .slice(base.length + 1)
+      .split('/')
+      .filter(Boolean)
+      .join('.');
     if (!path || out[path]) continue;
     out[path] = { code: e.code ?? '', params: e.params ?? {}, message: e.message };
   }

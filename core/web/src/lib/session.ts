@@ -4,12 +4,15 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, setToken, setUnauthorizedHandler } from './api.ts';
-import { LOCALES, locale, setLocale, type Locale } from './i18n.ts';
+import { LOCALES, type Locale, locale, setLocale } from './i18n.ts';
 import { current, navigate } from './router.ts';
 import type { User } from './types.ts';
 
 export type SessionState = 'loading' | 'setup' | 'anonymous' | 'user' | 'offline';
-interface Session { state: SessionState; user: User | null }
+interface Session {
+  state: SessionState;
+  user: User | null;
+}
 
 let session: Session = { state: 'loading', user: null };
 const listeners = new Set<(s: Session) => void>();
@@ -32,7 +35,13 @@ export const sessionNow = (): Session => session;
 
 export function useSession(): Session {
   const [s, setS] = useState(session);
-  useEffect(() => { listeners.add(setS); setS(session); return () => { listeners.delete(setS); }; }, []);
+  useEffect(() => {
+    listeners.add(setS);
+    setS(session);
+    return () => {
+      listeners.delete(setS);
+    };
+  }, []);
   return s;
 }
 
@@ -53,12 +62,19 @@ setUnauthorizedHandler(() => {
 export async function boot(): Promise<void> {
   try {
     const { needs_setup } = await get<{ needs_setup: boolean }>('/api/setup');
-    if (needs_setup) { set({ state: 'setup', user: null }); return; }
+    if (needs_setup) {
+      set({ state: 'setup', user: null });
+      return;
+    }
     const user = await get<User>('/api/v1/users/me');
     await followAccountLocale(user);
     set({ state: 'user', user });
   } catch (err) {
-    if (err instanceof ApiError && err.status === 401) { set({ state: 'anonymous', user: null }); navigate(loginTarget(), true); return; }
+    if (err instanceof ApiError && err.status === 401) {
+      set({ state: 'anonymous', user: null });
+      navigate(loginTarget(), true);
+      return;
+    }
     set({ state: 'offline', user: null });
   }
 }
@@ -75,7 +91,9 @@ export function updateUser(user: User): void {
 }
 
 export async function logout(): Promise<void> {
-  try { await post('/api/auth/logout'); } finally {
+  try {
+    await post('/api/auth/logout');
+  } finally {
     setToken(null);
     set({ state: 'anonymous', user: null });
     navigate('/login');

@@ -3,7 +3,11 @@
  * across chunk boundaries), `:` starts a comment, `data` lines join with "\n", a blank line
  * dispatches. Pure code, so it is tested in Node too.
  */
-export interface SseEvent { event: string; data: string; id?: string }
+export interface SseEvent {
+  event: string;
+  data: string;
+  id?: string;
+}
 
 export class SseParser {
   private buf = '';
@@ -13,12 +17,17 @@ export class SseParser {
   private id: string | undefined;
   private onEvent: (e: SseEvent) => void;
 
-  constructor(onEvent: (e: SseEvent) => void) { this.onEvent = onEvent; }
+  constructor(onEvent: (e: SseEvent) => void) {
+    this.onEvent = onEvent;
+  }
 
   feed(chunk: string): void {
     let s = chunk;
     // A CR at the end of the last chunk may be half of a CRLF.
-    if (this.pendingCR) { if (s.startsWith('\n')) s = s.slice(1); this.pendingCR = false; }
+    if (this.pendingCR) {
+      if (s.startsWith('\n')) s = s.slice(1);
+      this.pendingCR = false;
+    }
     this.buf += s;
     let start = 0;
     for (let i = 0; i < this.buf.length; i++) {
@@ -35,7 +44,10 @@ export class SseParser {
   }
 
   private line(line: string): void {
-    if (line === '') { this.dispatch(); return; }
+    if (line === '') {
+      this.dispatch();
+      return;
+    }
     if (line.startsWith(':')) return;
     const colon = line.indexOf(':');
     const field = colon === -1 ? line : line.slice(0, colon);
@@ -47,7 +59,12 @@ export class SseParser {
   }
 
   private dispatch(): void {
-    if (this.data.length) this.onEvent({ event: this.event || 'message', data: this.data.join('\n'), ...(this.id !== undefined ? { id: this.id } : {}) });
+    if (this.data.length)
+      this.onEvent({
+        event: this.event || 'message',
+        data: this.data.join('\n'),
+        ...(this.id !== undefined ? { id: this.id } : {}),
+      });
     this.event = '';
     this.data = [];
   }

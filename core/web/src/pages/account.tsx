@@ -19,12 +19,18 @@ export const MIN_PASSWORD = 8;
 export const MAX_PASSWORD_BYTES = 72;
 
 /** The problem with a new password and its repetition, in the user's words (null when both are fine). */
-export function newPasswordProblems(password: string, repeat: string): { password: string | null; repeat: string | null } {
+export function newPasswordProblems(
+  password: string,
+  repeat: string,
+): { password: string | null; repeat: string | null } {
   let p: string | null = null;
   if (!password) p = t('field.required');
   else if ([...password].length < MIN_PASSWORD) p = t('field.min_length', { count: MIN_PASSWORD });
   else if (new TextEncoder().encode(password).length > MAX_PASSWORD_BYTES) p = t('account.password_too_long');
-  return { password: p, repeat: !repeat ? t('field.required') : repeat !== password ? t('account.repeat_mismatch') : null };
+  return {
+    password: p,
+    repeat: !repeat ? t('field.required') : repeat !== password ? t('account.repeat_mismatch') : null,
+  };
 }
 
 export function AccountPage() {
@@ -49,7 +55,11 @@ function ChangePassword() {
   const [error, setError] = useState<unknown>(null);
   const problems = newPasswordProblems(password, repeat);
   const show = (name: string) => setShown(new Set([...shown, name]));
-  const currentError = wrongCurrent ? t('account.current_wrong') : shown.has('current') && !current ? t('field.required') : null;
+  const currentError = wrongCurrent
+    ? t('account.current_wrong')
+    : shown.has('current') && !current
+      ? t('field.required')
+      : null;
 
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -58,35 +68,72 @@ function ChangePassword() {
     setBusy(true);
     setError(null);
     try {
-      const res = await post<{ access_token: string; user: User }>('/api/auth/password', { current_password: current, password });
+      const res = await post<{ access_token: string; user: User }>('/api/auth/password', {
+        current_password: current,
+        password,
+      });
       // Every token of this account was retired, this page's too: go on with the one the answer carries.
       setToken(res.access_token);
       updateUser(res.user);
-      setCurrent(''); setPassword(''); setRepeat(''); setShown(new Set());
+      setCurrent('');
+      setPassword('');
+      setRepeat('');
+      setShown(new Set());
       toast.ok(t('account.password_changed'));
     } catch (err) {
       if (err instanceof ApiError && err.code === 'current_password_wrong') setWrongCurrent(true);
       else setError(err);
-    } finally { setBusy(false); }
+    } finally {
+      setBusy(false);
+    }
   };
 
   return (
     <form class="stack account-form" onSubmit={submit} noValidate>
       <p class="muted">{t('account.change_password_lead')}</p>
       <Field label={t('account.current_password')} error={currentError}>
-        <input type="password" autocomplete="current-password" value={current} data-testid="current-password"
-          onInput={(e) => { setCurrent((e.target as HTMLInputElement).value); setWrongCurrent(false); }} onBlur={() => show('current')} />
+        <input
+          type="password"
+          autocomplete="current-password"
+          value={current}
+          data-testid="current-password"
+          onInput={(e) => {
+            setCurrent((e.target as HTMLInputElement).value);
+            setWrongCurrent(false);
+          }}
+          onBlur={() => show('current')}
+        />
       </Field>
-      <Field label={t('account.new_password')} error={shown.has('password') ? problems.password : null} hints={[t('account.new_password_hint', { count: MIN_PASSWORD })]}>
-        <input type="password" autocomplete="new-password" value={password} data-testid="new-password"
-          onInput={(e) => setPassword((e.target as HTMLInputElement).value)} onBlur={() => show('password')} />
+      <Field
+        label={t('account.new_password')}
+        error={shown.has('password') ? problems.password : null}
+        hints={[t('account.new_password_hint', { count: MIN_PASSWORD })]}
+      >
+        <input
+          type="password"
+          autocomplete="new-password"
+          value={password}
+          data-testid="new-password"
+          onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+          onBlur={() => show('password')}
+        />
       </Field>
       <Field label={t('account.repeat_password')} error={shown.has('repeat') ? problems.repeat : null}>
-        <input type="password" autocomplete="new-password" value={repeat} data-testid="repeat-password"
-          onInput={(e) => setRepeat((e.target as HTMLInputElement).value)} onBlur={() => show('repeat')} />
+        <input
+          type="password"
+          autocomplete="new-password"
+          value={repeat}
+          data-testid="repeat-password"
+          onInput={(e) => setRepeat((e.target as HTMLInputElement).value)}
+          onBlur={() => show('repeat')}
+        />
       </Field>
       <ErrorNote error={error} />
-      <div class="form-actions"><Button type="submit" variant="primary" busy={busy} data-testid="change-password">{t('account.change_password')}</Button></div>
+      <div class="form-actions">
+        <Button type="submit" variant="primary" busy={busy} data-testid="change-password">
+          {t('account.change_password')}
+        </Button>
+      </div>
     </form>
   );
 }

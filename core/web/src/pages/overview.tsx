@@ -6,8 +6,8 @@ import { useQuota } from '../lib/quota.ts';
 import { sessionNow } from '../lib/session.ts';
 import type { Deferred, EventRow, Provider, Target, Tracker } from '../lib/types.ts';
 import { Card, Empty, ErrorNote, Loading, Page, StatusBadge } from '../ui/basics.tsx';
-import { QuotaBar } from '../ui/quota-bar.tsx';
 import { shownName } from '../ui/names.ts';
+import { QuotaBar } from '../ui/quota-bar.tsx';
 
 export function OverviewPage() {
   const data = useAsync(async () => {
@@ -18,38 +18,84 @@ export function OverviewPage() {
       get<{ deferred: Deferred[] }>('/api/deferred', { limit: 200 }),
       get<{ events: EventRow[] }>('/api/events', { limit: 8 }),
     ]);
-    return { providers: p.providers, trackers: tr.trackers, targets: tg.targets, deferred: d.deferred, events: e.events };
+    return {
+      providers: p.providers,
+      trackers: tr.trackers,
+      targets: tg.targets,
+      deferred: d.deferred,
+      events: e.events,
+    };
   }, []);
   const { quota } = useQuota();
   const d = data.data;
-  const stats = d ? [
-    { key: 'providers', n: d.providers.length, href: '#/providers' },
-    { key: 'trackers', n: d.trackers.length, href: '#/trackers' },
-    { key: 'targets', n: d.targets.length, href: '#/targets' },
-    { key: 'deferred', n: d.deferred.length, href: '#/deferred' },
-  ] : [];
+  const stats = d
+    ? [
+        { key: 'providers', n: d.providers.length, href: '#/providers' },
+        { key: 'trackers', n: d.trackers.length, href: '#/trackers' },
+        { key: 'targets', n: d.targets.length, href: '#/targets' },
+        { key: 'deferred', n: d.deferred.length, href: '#/deferred' },
+      ]
+    : [];
   const troubled = d?.providers.filter((p) => p.enabled && !['ok', 'running', 'pending'].includes(p.status)) ?? [];
   return (
     <Page title={t('overview.title')} subtitle={t('overview.greeting', { email: sessionNow().user?.email ?? '' })}>
       <ErrorNote error={data.error} />
-      {!d ? <Loading /> : (
+      {!d ? (
+        <Loading />
+      ) : (
         <>
           <div class="stats-grid">
-            {stats.map((s) => <a key={s.key} class="card stat-card" href={s.href}><span class="stat-num">{num(s.n)}</span><span class="muted">{t(`nav.${s.key}`)}</span></a>)}
+            {stats.map((s) => (
+              <a key={s.key} class="card stat-card" href={s.href}>
+                <span class="stat-num">{num(s.n)}</span>
+                <span class="muted">{t(`nav.${s.key}`)}</span>
+              </a>
+            ))}
           </div>
           <div class="grid-2 align-start">
-            <Card title={t('overview.recent_events')} actions={<a href="#/events" class="small">{t('overview.all_events')}</a>}>
-              {!d.events.length ? <Empty>{t('events.empty')}</Empty> : (
-                <ul class="recent">{d.events.map((e) => (
-                  <li key={e.id}><code>{e.event_type}</code><StatusBadge status={e.dispatch_status} /><span class="muted small">{relative(e.occurred_at)}</span></li>
-                ))}</ul>
+            <Card
+              title={t('overview.recent_events')}
+              actions={
+                <a href="#/events" class="small">
+                  {t('overview.all_events')}
+                </a>
+              }
+            >
+              {!d.events.length ? (
+                <Empty>{t('events.empty')}</Empty>
+              ) : (
+                <ul class="recent">
+                  {d.events.map((e) => (
+                    <li key={e.id}>
+                      <code>{e.event_type}</code>
+                      <StatusBadge status={e.dispatch_status} />
+                      <span class="muted small">{relative(e.occurred_at)}</span>
+                    </li>
+                  ))}
+                </ul>
               )}
             </Card>
             <div class="stack">
-              <Card title={t('overview.assistant')} actions={<a href="#/chats" class="small">{t('overview.open_chats')}</a>}><QuotaBar quota={quota} /></Card>
+              <Card
+                title={t('overview.assistant')}
+                actions={
+                  <a href="#/chats" class="small">
+                    {t('overview.open_chats')}
+                  </a>
+                }
+              >
+                <QuotaBar quota={quota} />
+              </Card>
               {troubled.length > 0 && (
                 <Card title={t('overview.attention')}>
-                  <ul class="recent">{troubled.map((p) => <li key={p.id}><a href="#/providers">{shownName(p.name)}</a><StatusBadge status={p.status} /></li>)}</ul>
+                  <ul class="recent">
+                    {troubled.map((p) => (
+                      <li key={p.id}>
+                        <a href="#/providers">{shownName(p.name)}</a>
+                        <StatusBadge status={p.status} />
+                      </li>
+                    ))}
+                  </ul>
                 </Card>
               )}
             </div>

@@ -18,7 +18,19 @@ const paths: Record<string, string> = {
 
 export function Icon({ name, size = 18 }: { name: keyof typeof paths | string; size?: number }): JSX.Element {
   return (
-    <svg class="icon" width={size} height={size} viewBox="0 0 24 24" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round" aria-hidden="true" focusable="false">
+    <svg
+      class="icon"
+      width={size}
+      height={size}
+      viewBox="0 0 24 24"
+      fill="none"
+      stroke="currentColor"
+      stroke-width="2"
+      stroke-linecap="round"
+      stroke-linejoin="round"
+      aria-hidden="true"
+      focusable="false"
+    >
       <path d={paths[name] ?? ''} />
     </svg>
   );

@@ -13,7 +13,12 @@ export function lazyPage(load: () => Promise<FunctionComponent<Props>>): Functio
     const [error, setError] = useState<unknown>(null);
     useEffect(() => {
       if (loaded) return;
-      pending ??= load().then((c) => (loaded = c)).catch((err) => { pending = null; throw err; });
+      pending ??= load()
+        .then((c) => (loaded = c))
+        .catch((err) => {
+          pending = null;
+          throw err;
+        });
       pending.then((c) => setComp(() => c), setError);
     }, []);
     if (error) return <ErrorNote error={error} />;

@@ -13,4 +13,5 @@ const BUILT_IN: Record<string, () => string> = {
 export const shownName = (name: string): string => BUILT_IN[name]?.() ?? name;
 
 /** A language's name in the interface language ("Английский" in Russian), for badges and pickers. */
-export const languageName = (code: string): string => (code === 'en' || code === 'ru' ? t(`language_names.${code}`) : code);
+export const languageName = (code: string): string =>
+  code === 'en' || code === 'ru' ? t(`language_names.${code}`) : code;

@@ -14,30 +14,72 @@ export function SkillList({ base, editable }: { base: string; editable: (s: Skil
   const [editing, setEditing] = useState<Skill | 'new' | null>(null);
   return (
     <>
-      <div class="toolbar"><Button variant="primary" icon="plus" onClick={() => setEditing('new')}>{t('skills.add')}</Button></div>
+      <div class="toolbar">
+        <Button variant="primary" icon="plus" onClick={() => setEditing('new')}>
+          {t('skills.add')}
+        </Button>
+      </div>
       <ErrorNote error={list.error} />
-      {!list.data ? <Loading /> : !list.data.length ? <Empty>{t('skills.empty')}</Empty> : (
+      {!list.data ? (
+        <Loading />
+      ) : !list.data.length ? (
+        <Empty>{t('skills.empty')}</Empty>
+      ) : (
         <div class="cards">
           {list.data.map((s) => (
-            <Card key={s.id} class="item-card" title={s.name} actions={<Badge tone={s.scope === 'general' ? 'info' : 'neutral'}>{t(`skills.${s.scope}`)}</Badge>}>
+            <Card
+              key={s.id}
+              class="item-card"
+              title={s.name}
+              actions={<Badge tone={s.scope === 'general' ? 'info' : 'neutral'}>{t(`skills.${s.scope}`)}</Badge>}
+            >
               {s.description && <p class="muted small">{s.description}</p>}
               <p class="clamp">{s.prompt}</p>
               {editable(s) && (
                 <div class="card-foot">
-                  <Button small icon="edit" onClick={() => setEditing(s)}>{t('common.edit')}</Button>
-                  <ConfirmButton onConfirm={async () => { await del(`${base}/${s.id}`); toast.ok(t('common.deleted')); void list.reload(); }} />
+                  <Button small icon="edit" onClick={() => setEditing(s)}>
+                    {t('common.edit')}
+                  </Button>
+                  <ConfirmButton
+                    onConfirm={async () => {
+                      await del(`${base}/${s.id}`);
+                      toast.ok(t('common.deleted'));
+                      void list.reload();
+                    }}
+                  />
                 </div>
               )}
             </Card>
           ))}
         </div>
       )}
-      {editing && <SkillForm base={base} skill={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} onSaved={() => { setEditing(null); toast.ok(t('common.saved')); void list.reload(); }} />}
+      {editing && (
+        <SkillForm
+          base={base}
+          skill={editing === 'new' ? undefined : editing}
+          onClose={() => setEditing(null)}
+          onSaved={() => {
+            setEditing(null);
+            toast.ok(t('common.saved'));
+            void list.reload();
+          }}
+        />
+      )}
     </>
   );
 }
 
-function SkillForm({ base, skill, onClose, onSaved }: { base: string; skill?: Skill; onClose: () => void; onSaved: () => void }) {
+function SkillForm({
+  base,
+  skill,
+  onClose,
+  onSaved,
+}: {
+  base: string;
+  skill?: Skill;
+  onClose: () => void;
+  onSaved: () => void;
+}) {
   const [name, setName] = useState(skill?.name ?? '');
   const [description, setDescription] = useState(skill?.description ?? '');
   const [prompt, setPrompt] = useState(skill?.prompt ?? '');
@@ -48,18 +90,47 @@ function SkillForm({ base, skill, onClose, onSaved }: { base: string; skill?: Sk
     setBusy(true);
     setError(null);
     const body = { name, description: description.trim() || null, prompt };
-    try { if (skill) await patch(`${base}/${skill.id}`, body); else await post(base, body); onSaved(); } catch (err) { setError(err); } finally { setBusy(false); }
+    try {
+      if (skill) await patch(`${base}/${skill.id}`, body);
+      else await post(base, body);
+      onSaved();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
   return (
     <Modal title={skill ? t('skills.edit') : t('skills.add')} onClose={onClose} wide>
       <form class="stack" onSubmit={submit}>
-        <label class="field"><span class="field-label">{t('common.name')}</span><input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} /></label>
-        <label class="field"><span class="field-label">{t('skills.description')}</span><input maxLength={2000} value={description} onInput={(e) => setDescription((e.target as HTMLInputElement).value)} /></label>
+        <label class="field">
+          <span class="field-label">{t('common.name')}</span>
+          <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+        </label>
+        <label class="field">
+          <span class="field-label">{t('skills.description')}</span>
+          <input
+            maxLength={2000}
+            value={description}
+            onInput={(e) => setDescription((e.target as HTMLInputElement).value)}
+          />
+        </label>
         <Field label={t('skills.prompt')} hints={[t('skills.prompt_help')]}>
-          <textarea required rows={8} maxLength={32000} value={prompt} onInput={(e) => setPrompt((e.target as HTMLTextAreaElement).value)} />
+          <textarea
+            required
+            rows={8}
+            maxLength={32000}
+            value={prompt}
+            onInput={(e) => setPrompt((e.target as HTMLTextAreaElement).value)}
+          />
         </Field>
         <ErrorNote error={error} />
-        <div class="form-actions"><Button onClick={onClose}>{t('common.cancel')}</Button><Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button></div>
+        <div class="form-actions">
+          <Button onClick={onClose}>{t('common.cancel')}</Button>
+          <Button type="submit" variant="primary" busy={busy}>
+            {t('common.save')}
+          </Button>
+        </div>
       </form>
     </Modal>
   );

@@ -7,7 +7,11 @@ import { Badge, Button, Card, ErrorNote, Loading } from './basics.tsx';
 import { Field } from './field.tsx';
 import { toast } from './toast.tsx';
 
-interface Doc { content: string; version?: number; updated_at: string | null }
+interface Doc {
+  content: string;
+  version?: number;
+  updated_at: string | null;
+}
 
 export function TextDoc({ path, max, label, help }: { path: string; max: number; label: string; help: string }) {
   const doc = useAsync(() => get<Doc>(path), [path]);
@@ -16,7 +20,21 @@ export function TextDoc({ path, max, label, help }: { path: string; max: number;
   return <TextDocForm path={path} max={max} label={label} help={help} doc={doc.data} onSaved={(d) => doc.set(d)} />;
 }
 
-function TextDocForm({ path, max, label, help, doc: d, onSaved }: { path: string; max: number; label: string; help: string; doc: Doc; onSaved(d: Doc): void }) {
+function TextDocForm({
+  path,
+  max,
+  label,
+  help,
+  doc: d,
+  onSaved,
+}: {
+  path: string;
+  max: number;
+  label: string;
+  help: string;
+  doc: Doc;
+  onSaved(d: Doc): void;
+}) {
   const [text, setText] = useState(d.content);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -24,20 +42,39 @@ function TextDocForm({ path, max, label, help, doc: d, onSaved }: { path: string
     e.preventDefault();
     setBusy(true);
     setError(null);
-    try { onSaved(await put<Doc>(path, { content: text })); toast.ok(t('common.saved')); } catch (err) { setError(err); } finally { setBusy(false); }
+    try {
+      onSaved(await put<Doc>(path, { content: text }));
+      toast.ok(t('common.saved'));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
   return (
     <Card>
       <form class="stack" onSubmit={submit}>
         <div class="meta">
           {d.version !== undefined && <Badge tone="info">{t('context.version', { version: d.version })}</Badge>}
-          <span class="muted small">{d.updated_at ? t('context.updated', { time: dateTime(d.updated_at) }) : t('context.never')}</span>
+          <span class="muted small">
+            {d.updated_at ? t('context.updated', { time: dateTime(d.updated_at) }) : t('context.never')}
+          </span>
         </div>
         <Field label={label} hints={[help, t('context.chars', { used: num(text.length), max: num(max) })]}>
-          <textarea rows={14} maxLength={max} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} data-testid="context-text" />
+          <textarea
+            rows={14}
+            maxLength={max}
+            value={text}
+            onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+            data-testid="context-text"
+          />
         </Field>
         <ErrorNote error={error} />
-        <div class="form-actions"><Button type="submit" variant="primary" busy={busy} disabled={text === d.content}>{t('common.save')}</Button></div>
+        <div class="form-actions">
+          <Button type="submit" variant="primary" busy={busy} disabled={text === d.content}>
+            {t('common.save')}
+          </Button>
+        </div>
       </form>
     </Card>
   );

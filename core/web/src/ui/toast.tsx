@@ -3,7 +3,11 @@ import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from '../lib/api.ts';
 import { has, t, type Vars } from '../lib/i18n.ts';
 
-interface Toast { id: number; text: string; tone: 'ok' | 'danger' }
+interface Toast {
+  id: number;
+  text: string;
+  tone: 'ok' | 'danger';
+}
 let items: Toast[] = [];
 let seq = 0;
 const listeners = new Set<(v: Toast[]) => void>();
@@ -12,13 +16,20 @@ function push(text: string, tone: Toast['tone']): void {
   const item = { id: ++seq, text, tone };
   items = [...items, item].slice(-4);
   listeners.forEach((fn) => fn(items));
-  setTimeout(() => { items = items.filter((i) => i.id !== item.id); listeners.forEach((fn) => fn(items)); }, tone === 'danger' ? 8000 : 3500);
+  setTimeout(
+    () => {
+      items = items.filter((i) => i.id !== item.id);
+      listeners.forEach((fn) => fn(items));
+    },
+    tone === 'danger' ? 8000 : 3500,
+  );
 }
 
 /** Problem params as message vars: lists joined, booleans as words the message does not show. */
 export function problemVars(params: Record<string, unknown>): Vars {
   const vars: Vars = {};
-  for (const [k, v] of Object.entries(params)) vars[k] = Array.isArray(v) ? v.join(', ') : typeof v === 'number' ? v : String(v);
+  for (const [k, v] of Object.entries(params))
+    vars[k] = Array.isArray(v) ? v.join(', ') : typeof v === 'number' ? v : String(v);
   return vars;
 }
 
@@ -43,10 +54,19 @@ export const toast = {
 
 export function Toasts() {
   const [list, setList] = useState(items);
-  useEffect(() => { listeners.add(setList); return () => { listeners.delete(setList); }; }, []);
+  useEffect(() => {
+    listeners.add(setList);
+    return () => {
+      listeners.delete(setList);
+    };
+  }, []);
   return (
     <div class="toasts" role="status" aria-live="polite">
-      {list.map((i) => <div key={i.id} class={`toast toast-${i.tone}`}>{i.text}</div>)}
+      {list.map((i) => (
+        <div key={i.id} class={`toast toast-${i.tone}`}>
+          {i.text}
+        </div>
+      ))}
     </div>
   );
 }

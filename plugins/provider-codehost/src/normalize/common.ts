@@ -2,8 +2,9 @@
  * Shared readers for GitHub, Gitea and Forgejo payloads. Required fields that are missing or of
  * the wrong type reject the delivery with 422 and a message naming the field.
  */
-import { WebhookRejectedError } from '@herald/plugin-api';
+
 import type { EmittedEvent } from '@herald/plugin-api';
+import { WebhookRejectedError } from '@herald/plugin-api';
 
 export type Obj = Record<string, unknown>;
 
@@ -39,7 +40,8 @@ export function optObj(parent: Obj, key: string, path = key): Obj | undefined {
 /** A required non-empty string field. */
 export function str(parent: Obj, key: string, path = key): string {
   const v = parent[key];
-  if (typeof v !== 'string' || v === '') unexpected(path, v === undefined || v === null ? 'is missing' : 'is not a non-empty string');
+  if (typeof v !== 'string' || v === '')
+    unexpected(path, v === undefined || v === null ? 'is missing' : 'is not a non-empty string');
   return v;
 }
 
@@ -52,7 +54,8 @@ export function optStr(parent: Obj | undefined, key: string): string | undefined
 /** A required integer field (issue and pull request numbers). */
 export function int(parent: Obj, key: string, path = key): number {
   const v = parent[key];
-  if (typeof v !== 'number' || !Number.isInteger(v)) unexpected(path, v === undefined || v === null ? 'is missing' : 'is not an integer');
+  if (typeof v !== 'number' || !Number.isInteger(v))
+    unexpected(path, v === undefined || v === null ? 'is missing' : 'is not an integer');
   return v;
 }
 
@@ -85,7 +88,10 @@ export function shortSha(sha: string): string {
  * The fields every code host event carries: repository full name and web URL, and the user
  * whose action caused the delivery. `repository` may come from elsewhere in the payload.
  */
-export function base(body: Obj, repository: Obj = obj(body, 'repository')): { repository: string; repository_url: string; sender: string } {
+export function base(
+  body: Obj,
+  repository: Obj = obj(body, 'repository'),
+): { repository: string; repository_url: string; sender: string } {
   return {
     repository: str(repository, 'full_name', 'repository.full_name'),
     repository_url: optStr(repository, 'html_url') ?? '',

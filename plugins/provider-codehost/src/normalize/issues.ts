@@ -1,10 +1,14 @@
 /** `issues` (opened, closed) and `issue_comment` (created) deliveries. */
-import { base, emit, excerpt, ignore, int, isObj, login, obj, optStr, str } from './common.ts';
+
 import type { Obj, Outcome } from './common.ts';
+import { base, emit, excerpt, ignore, int, isObj, login, obj, optStr, str } from './common.ts';
 
 function labels(issue: Obj): string {
   if (!Array.isArray(issue.labels)) return '';
-  return issue.labels.map((l) => (isObj(l) ? optStr(l, 'name') : undefined)).filter((n): n is string => !!n).join(', ');
+  return issue.labels
+    .map((l) => (isObj(l) ? optStr(l, 'name') : undefined))
+    .filter((n): n is string => !!n)
+    .join(', ');
 }
 
 export function normalizeIssue(body: Obj): Outcome {

@@ -1,6 +1,7 @@
 /** `pull_request` deliveries: opened, closed without merge, merged. */
-import { base, emit, excerpt, ignore, int, login, obj, optObj, optStr, str } from './common.ts';
+
 import type { Obj, Outcome } from './common.ts';
+import { base, emit, excerpt, ignore, int, login, obj, optObj, optStr, str } from './common.ts';
 
 export function normalizePullRequest(body: Obj): Outcome {
   const action = str(body, 'action');
@@ -19,6 +20,7 @@ export function normalizePullRequest(body: Obj): Outcome {
   };
   if (action === 'opened') return emit('pull_request_opened', { ...fields, excerpt: excerpt(optStr(pr, 'body'), 300) });
   // GitHub and Gitea both report a merge as action "closed" with merged: true.
-  if (pr.merged === true) return emit('pull_request_merged', { ...fields, merged_by: login(pr.merged_by) || common.sender });
+  if (pr.merged === true)
+    return emit('pull_request_merged', { ...fields, merged_by: login(pr.merged_by) || common.sender });
   return emit('pull_request_closed', fields);
 }

@@ -1,6 +1,7 @@
 /** `push` deliveries of GitHub, Gitea and Forgejo. */
-import { base, clip, emit, firstLine, ignore, isObj, login, optStr, str, unexpected, shortSha } from './common.ts';
+
 import type { Obj, Outcome } from './common.ts';
+import { base, clip, emit, firstLine, ignore, isObj, login, optStr, shortSha, str, unexpected } from './common.ts';
 
 /** Commits listed in one event; the count carries the total. */
 const MAX_COMMITS = 10;
@@ -9,7 +10,12 @@ const ZERO_SHA = /^0+$/;
 /** True when `branch` matches one of the patterns; `*` matches any run of characters. */
 export function branchMatches(branch: string, patterns: string[]): boolean {
   return patterns.some((p) => {
-    const re = new RegExp(`^${p.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    const re = new RegExp(
+      `^${p
+        .split('*')
+        .map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+        .join('.*')}$`,
+    );
     return re.test(branch);
   });
 }
@@ -18,7 +24,13 @@ function commit(c: unknown, i: number): { id: string; short_id: string; message:
   if (!isObj(c)) unexpected(`commits[${i}]`, 'is not an object');
   const id = str(c, 'id', `commits[${i}].id`);
   const author = isObj(c.author) ? (optStr(c.author, 'name') ?? optStr(c.author, 'username') ?? '') : '';
-  return { id, short_id: shortSha(id), message: firstLine(optStr(c, 'message') ?? ''), author: clip(author, 100), url: optStr(c, 'url') ?? '' };
+  return {
+    id,
+    short_id: shortSha(id),
+    message: firstLine(optStr(c, 'message') ?? ''),
+    author: clip(author, 100),
+    url: optStr(c, 'url') ?? '',
+  };
 }
 
 export function normalizePush(body: Obj, branches: string[] | undefined): Outcome {

@@ -1,6 +1,7 @@
 /** `release` deliveries: published releases and pre-releases. */
-import { base, emit, excerpt, ignore, login, obj, optStr, str } from './common.ts';
+
 import type { Obj, Outcome } from './common.ts';
+import { base, emit, excerpt, ignore, login, obj, optStr, str } from './common.ts';
 
 export function normalizeRelease(body: Obj): Outcome {
   const action = str(body, 'action');

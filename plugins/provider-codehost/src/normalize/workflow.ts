@@ -2,8 +2,9 @@
  * Failed CI runs. GitHub and Gitea (1.24+) send `workflow_run` with action `completed` and a
  * `conclusion`; Forgejo (12+) sends its own `action_run` deliveries with action `failure`.
  */
-import { base, emit, ignore, login, obj, optObj, optStr, shortSha, str } from './common.ts';
+
 import type { Obj, Outcome } from './common.ts';
+import { base, emit, ignore, login, obj, optObj, optStr, shortSha, str } from './common.ts';
 
 /** Conclusions that count as a failed run. */
 export const FAILED_CONCLUSIONS: ReadonlySet<string> = new Set(['failure', 'timed_out', 'startup_failure']);

@@ -7,7 +7,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { WebSocketServer, WebSocket } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 
 export interface FakeHaOptions {
   /** The token that authenticates; anything else gets `auth_invalid`. */
@@ -39,7 +39,12 @@ export interface FakeHomeAssistant {
   /** Sends an event to every subscription that matches; returns how many messages went out. */
   pushEvent(eventType: string, data: Record<string, unknown>): number;
   /** A `state_changed` event with full state objects, as Home Assistant sends them. */
-  pushStateChange(entityId: string, oldState: string | null, newState: string | null, attributes?: Record<string, unknown>): number;
+  pushStateChange(
+    entityId: string,
+    oldState: string | null,
+    newState: string | null,
+    attributes?: Record<string, unknown>,
+  ): number;
   /** Destroys every socket without a close frame (like a crashed or rebooted server). */
   dropAll(): void;
   /** While true, upgrade requests are answered `503` and closed. */
@@ -53,7 +58,9 @@ export interface FakeHomeAssistant {
 
 export async function startFakeHomeAssistant(opts: FakeHaOptions): Promise<FakeHomeAssistant> {
   const haVersion = opts.haVersion ?? '2025.1.0';
-  const server = http.createServer((_req, res) => { res.writeHead(404).end('404: Not Found'); });
+  const server = http.createServer((_req, res) => {
+    res.writeHead(404).end('404: Not Found');
+  });
   const wss = new WebSocketServer({ noServer: true });
   const clients = new Set<Client>();
   const sockets = new Set<Socket>();
@@ -62,17 +69,24 @@ export async function startFakeHomeAssistant(opts: FakeHaOptions): Promise<FakeH
   const received: Record<string, unknown>[] = [];
   const hostHeaders: string[] = [];
 
-  server.on('connection', (s: Socket) => { sockets.add(s); s.on('close', () => sockets.delete(s)); });
+  server.on('connection', (s: Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
   server.on('upgrade', (req, socket, head) => {
     hostHeaders.push(req.headers.host ?? '');
     if (fake.refuse || new URL(req.url ?? '/', 'http://x').pathname !== '/api/websocket') {
-      socket.end(`HTTP/1.1 ${fake.refuse ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      socket.end(
+        `HTTP/1.1 ${fake.refuse ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
+      );
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => onConnection(ws));
   });
 
-  const send = (c: Client, msg: unknown) => { if (c.ws.readyState === WebSocket.OPEN) c.ws.send(JSON.stringify(msg)); };
+  const send = (c: Client, msg: unknown) => {
+    if (c.ws.readyState === WebSocket.OPEN) c.ws.send(JSON.stringify(msg));
+  };
 
   function onConnection(ws: WebSocket): void {
     connections++;
@@ -83,21 +97,34 @@ export async function startFakeHomeAssistant(opts: FakeHaOptions): Promise<FakeH
     if (!fake.silent) send(c, { type: 'auth_required', ha_version: haVersion });
     ws.on('message', (raw) => {
       let msg: Record<string, unknown>;
-      try { msg = JSON.parse(raw.toString()); } catch { ws.close(1003); return; }
+      try {
+        msg = JSON.parse(raw.toString());
+      } catch {
+        ws.close(1003);
+        return;
+      }
       received.push(msg);
       if (!c.authed) {
         if (msg.type === 'auth' && msg.access_token === opts.token) {
           c.authed = true;
           send(c, { type: 'auth_ok', ha_version: haVersion });
         } else {
-          send(c, { type: 'auth_invalid', message: msg.type === 'auth' ? 'Invalid access token or password' : 'Auth message incorrectly formatted' });
+          send(c, {
+            type: 'auth_invalid',
+            message: msg.type === 'auth' ? 'Invalid access token or password' : 'Auth message incorrectly formatted',
+          });
           ws.close();
         }
         return;
       }
       const id = Number(msg.id);
       if (!Number.isInteger(id) || id <= c.lastId) {
-        send(c, { id: msg.id, type: 'result', success: false, error: { code: 'id_reuse', message: 'Identifier values have to increase.' } });
+        send(c, {
+          id: msg.id,
+          type: 'result',
+          success: false,
+          error: { code: 'id_reuse', message: 'Identifier values have to increase.' },
+        });
         return;
       }
       c.lastId = id;
@@ -110,7 +137,12 @@ export async function startFakeHomeAssistant(opts: FakeHaOptions): Promise<FakeH
           send(c, { id, type: 'result', success: true, result: null });
           return;
         default:
-          send(c, { id, type: 'result', success: false, error: { code: 'unknown_command', message: 'Unknown command.' } });
+          send(c, {
+            id,
+            type: 'result',
+            success: false,
+            error: { code: 'unknown_command', message: 'Unknown command.' },
+          });
       }
     });
   }
@@ -120,14 +152,17 @@ export async function startFakeHomeAssistant(opts: FakeHaOptions): Promise<FakeH
 
   const fake: FakeHomeAssistant = {
     url: `http://127.0.0.1:${port}`,
-    get connections() { return connections; },
+    get connections() {
+      return connections;
+    },
     received,
     hostHeaders,
     refuse: false,
     answerPings: true,
     silent: false,
     authedClients: () => [...clients].filter((c) => c.authed).length,
-    subscribedTypes: () => [...clients].filter((c) => c.authed).flatMap((c) => [...c.subs.values()].map((t) => t ?? '*')),
+    subscribedTypes: () =>
+      [...clients].filter((c) => c.authed).flatMap((c) => [...c.subs.values()].map((t) => t ?? '*')),
     pushEvent(eventType, data) {
       const now = new Date().toISOString();
       let sent = 0;
@@ -136,8 +171,15 @@ export async function startFakeHomeAssistant(opts: FakeHaOptions): Promise<FakeH
         for (const [id, type] of c.subs) {
           if (type !== undefined && type !== eventType) continue;
           send(c, {
-            id, type: 'event',
-            event: { event_type: eventType, data, origin: 'LOCAL', time_fired: now, context: { id: `ctx${++contextSeq}`, parent_id: null, user_id: null } },
+            id,
+            type: 'event',
+            event: {
+              event_type: eventType,
+              data,
+              origin: 'LOCAL',
+              time_fired: now,
+              context: { id: `ctx${++contextSeq}`, parent_id: null, user_id: null },
+            },
           });
           sent++;
         }
@@ -146,11 +188,23 @@ export async function startFakeHomeAssistant(opts: FakeHaOptions): Promise<FakeH
     },
     pushStateChange(entityId, oldState, newState, attributes = {}) {
       const now = new Date().toISOString();
-      const state = (s: string | null) => (s === null ? null : {
-        entity_id: entityId, state: s, attributes, last_changed: now, last_reported: now, last_updated: now,
-        context: { id: `ctx${++contextSeq}`, parent_id: null, user_id: null },
+      const state = (s: string | null) =>
+        s === null
+          ? null
+          : {
+              entity_id: entityId,
+              state: s,
+              attributes,
+              last_changed: now,
+              last_reported: now,
+              last_updated: now,
+              context: { id: `ctx${++contextSeq}`, parent_id: null, user_id: null },
+            };
+      return fake.pushEvent('state_changed', {
+        entity_id: entityId,
+        old_state: state(oldState),
+        new_state: state(newState),
       });
-      return fake.pushEvent('state_changed', { entity_id: entityId, old_state: state(oldState), new_state: state(newState) });
     },
     dropAll() {
       for (const c of clients) c.ws.terminate();

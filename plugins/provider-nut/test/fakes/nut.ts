@@ -5,8 +5,8 @@
  * Commands: USERNAME, PASSWORD, LOGIN, LIST VAR, GET VAR, STARTTLS, LOGOUT.
  */
 import net from 'node:net';
-import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
+import tls from 'node:tls';
 
 export type FakeNutBehaviour = 'normal' | 'silent' | 'hang-mid-list' | 'drop-mid-list' | 'stale';
 
@@ -39,7 +39,9 @@ export async function startFakeNut(opts: FakeNutOptions = {}): Promise<FakeNut> 
     let buf = '';
     let user: string | undefined;
     let pass: string | undefined;
-    const out = (line: string) => { if (!stream.destroyed) stream.write(`${line}\n`); };
+    const out = (line: string) => {
+      if (!stream.destroyed) stream.write(`${line}\n`);
+    };
     const onData = (d: Buffer) => {
       buf += d.toString();
       let nl: number;
@@ -50,7 +52,10 @@ export async function startFakeNut(opts: FakeNutOptions = {}): Promise<FakeNut> 
         if (fake.behaviour === 'silent') continue;
         const [cmd, a1, a2] = line.split(' ');
         if (cmd === 'STARTTLS') {
-          if (!opts.tls || secure) { out(`ERR ${secure ? 'ALREADY-SSL-MODE' : 'FEATURE-NOT-CONFIGURED'}`); continue; }
+          if (!opts.tls || secure) {
+            out(`ERR ${secure ? 'ALREADY-SSL-MODE' : 'FEATURE-NOT-CONFIGURED'}`);
+            continue;
+          }
           out('OK STARTTLS');
           stream.off('data', onData);
           const upgraded = new tls.TLSSocket(plain, { isServer: true, key: opts.tls.key, cert: opts.tls.cert });
@@ -58,9 +63,21 @@ export async function startFakeNut(opts: FakeNutOptions = {}): Promise<FakeNut> 
           serve(upgraded, plain, true);
           return;
         }
-        if (cmd === 'USERNAME') { user = line.slice(9).replace(/^"|"$/g, ''); out('OK'); continue; }
-        if (cmd === 'PASSWORD') { pass = line.slice(9).replace(/^"|"$/g, ''); out('OK'); continue; }
-        if (cmd === 'LOGOUT') { out('OK Goodbye'); stream.end(); return; }
+        if (cmd === 'USERNAME') {
+          user = line.slice(9).replace(/^"|"$/g, '');
+          out('OK');
+          continue;
+        }
+        if (cmd === 'PASSWORD') {
+          pass = line.slice(9).replace(/^"|"$/g, '');
+          out('OK');
+          continue;
+        }
+        if (cmd === 'LOGOUT') {
+          out('OK Goodbye');
+          stream.end();
+          return;
+        }
         if (cmd === 'LOGIN') {
           if (a1 !== ups) out('ERR UNKNOWN-UPS');
           else if (!user || !pass || opts.users?.[user] !== pass) out('ERR ACCESS-DENIED');
@@ -75,14 +92,25 @@ export async function startFakeNut(opts: FakeNutOptions = {}): Promise<FakeNut> 
           continue;
         }
         if (cmd === 'LIST' && a1 === 'VAR') {
-          if (a2 !== ups) { out('ERR UNKNOWN-UPS'); continue; }
-          if (fake.behaviour === 'stale') { out('ERR DATA-STALE'); continue; }
+          if (a2 !== ups) {
+            out('ERR UNKNOWN-UPS');
+            continue;
+          }
+          if (fake.behaviour === 'stale') {
+            out('ERR DATA-STALE');
+            continue;
+          }
           out(`BEGIN LIST VAR ${ups}`);
           const entries = Object.entries(fake.vars);
-          if (fake.behaviour === 'hang-mid-list') { out(`VAR ${ups} ${entries[0]![0]} ${quote(entries[0]![1])}`); continue; }
+          if (fake.behaviour === 'hang-mid-list') {
+            out(`VAR ${ups} ${entries[0]![0]} ${quote(entries[0]![1])}`);
+            continue;
+          }
           if (fake.behaviour === 'drop-mid-list') {
             // Half a line, then the connection is cut.
-            stream.write(`VAR ${ups} ${entries[0]![0]} ${quote(entries[0]![1])}\nVAR ${ups} batt`, () => plain.destroy());
+            stream.write(`VAR ${ups} ${entries[0]![0]} ${quote(entries[0]![1])}\nVAR ${ups} batt`, () =>
+              plain.destroy(),
+            );
             return;
           }
           for (const [k, v] of entries) out(`VAR ${ups} ${k} ${quote(v)}`);

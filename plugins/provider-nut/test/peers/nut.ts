@@ -12,10 +12,11 @@
  * await nut.stop();
  * ```
  */
-import { spawn, execFileSync } from 'node:child_process';
+
 import type { ChildProcess } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, mkdir, rm, utimes, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, utimes, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -44,7 +45,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 /** Installs the Debian packages once; refuses politely without root. */
 export function ensureNutInstalled(): void {
   if (existsSync(`${NUT_BIN}/dummy-ups`) && existsSync(`${NUT_BIN}/upsd`)) return;
-  if (process.getuid?.() !== 0) throw new Error('NUT is not installed and installing it needs root (apt-get install nut-server nut-client)');
+  if (process.getuid?.() !== 0)
+    throw new Error('NUT is not installed and installing it needs root (apt-get install nut-server nut-client)');
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   execFileSync('apt-get', ['update'], { stdio: 'ignore', env });
   execFileSync('apt-get', ['install', '-y', 'nut-server', 'nut-client'], { stdio: 'ignore', env });
@@ -66,7 +68,11 @@ function getVar(port: number, name: string): Promise<string | undefined> {
   return new Promise((resolve) => {
     const s = net.connect({ host: '127.0.0.1', port });
     let buf = '';
-    const done = (v: string | undefined) => { clearTimeout(timer); s.destroy(); resolve(v); };
+    const done = (v: string | undefined) => {
+      clearTimeout(timer);
+      s.destroy();
+      resolve(v);
+    };
     const timer = setTimeout(() => done(undefined), 1000);
     s.on('error', () => done(undefined));
     s.on('connect', () => s.write(`GET VAR ${NUT_UPS} ${name}\n`));
@@ -89,7 +95,9 @@ async function until(what: string, timeoutMs: number, cond: () => Promise<boolea
 }
 
 function devFile(vars: Record<string, string>): string {
-  return `${Object.entries(vars).map(([k, v]) => `${k}: ${v}`).join('\n')}\n`;
+  return `${Object.entries(vars)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\n')}\n`;
 }
 
 /** Starts dummy-ups and upsd on a free loopback port. */
@@ -100,12 +108,22 @@ export async function startNut(initial: Record<string, string> = {}): Promise<Nu
   await mkdir(state, { mode: 0o700 });
   const port = await freePort();
   const vars: Record<string, string> = {
-    'ups.status': 'OL', 'battery.charge': '100', 'battery.runtime': '3600', 'ups.mfr': 'Herald', 'ups.model': 'Test UPS', ...initial,
+    'ups.status': 'OL',
+    'battery.charge': '100',
+    'battery.runtime': '3600',
+    'ups.mfr': 'Herald',
+    'ups.model': 'Test UPS',
+    ...initial,
   };
   await writeFile(path.join(dir, 'nut.conf'), 'MODE=standalone\n');
-  await writeFile(path.join(dir, 'ups.conf'), `[${NUT_UPS}]\n  driver = dummy-ups\n  port = ${path.join(dir, 'ups.dev')}\n  desc = "Herald test UPS"\n  pollinterval = 1\n`);
+  await writeFile(
+    path.join(dir, 'ups.conf'),
+    `[${NUT_UPS}]\n  driver = dummy-ups\n  port = ${path.join(dir, 'ups.dev')}\n  desc = "Herald test UPS"\n  pollinterval = 1\n`,
+  );
   await writeFile(path.join(dir, 'upsd.conf'), `LISTEN 127.0.0.1 ${port}\nSTATEPATH ${state}\n`, { mode: 0o600 });
-  await writeFile(path.join(dir, 'upsd.users'), `[${NUT_USER}]\n  password = ${NUT_PASSWORD}\n  upsmon secondary\n`, { mode: 0o600 });
+  await writeFile(path.join(dir, 'upsd.users'), `[${NUT_USER}]\n  password = ${NUT_PASSWORD}\n  upsmon secondary\n`, {
+    mode: 0o600,
+  });
   await writeFile(path.join(dir, 'ups.dev'), devFile(vars));
   const env = { ...process.env, NUT_CONFPATH: dir, NUT_STATEPATH: state, NUT_ALTPIDPATH: state };
 
@@ -121,7 +139,10 @@ export async function startNut(initial: Record<string, string> = {}): Promise<Nu
     const exited = new Promise((r) => child.once('exit', r));
     child.kill('SIGTERM');
     await Promise.race([exited, sleep(3000)]);
-    if (child.exitCode === null && child.signalCode === null) { child.kill('SIGKILL'); await exited; }
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGKILL');
+      await exited;
+    }
   };
 
   const driver = run('dummy-ups', ['-a', NUT_UPS, '-u', 'root', '-F']);
@@ -150,7 +171,10 @@ export async function startNut(initial: Record<string, string> = {}): Promise<Nu
 
   let mtime = 0;
   return {
-    port, ups: NUT_UPS, username: NUT_USER, password: NUT_PASSWORD,
+    port,
+    ups: NUT_UPS,
+    username: NUT_USER,
+    password: NUT_PASSWORD,
     async setStatus(next) {
       Object.assign(vars, next);
       const file = path.join(dir, 'ups.dev');
@@ -159,9 +183,18 @@ export async function startNut(initial: Record<string, string> = {}): Promise<Nu
       // same second would look unchanged, so every write moves the mtime forward by whole seconds.
       mtime = Math.max(mtime + 2, Math.floor(Date.now() / 1000) + 1);
       await utimes(file, mtime, mtime);
-      await until(Object.entries(next).map(([k, v]) => `${k} = ${v}`).join(', '), 15_000, () => serves(next));
+      await until(
+        Object.entries(next)
+          .map(([k, v]) => `${k} = ${v}`)
+          .join(', '),
+        15_000,
+        () => serves(next),
+      );
     },
-    async stopServer() { await kill(upsd); upsd = undefined; },
+    async stopServer() {
+      await kill(upsd);
+      upsd = undefined;
+    },
     startServer,
     stop,
   };

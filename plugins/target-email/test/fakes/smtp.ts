@@ -5,10 +5,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import tls from 'node:tls';
-import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 
 export interface Received {
@@ -38,10 +38,27 @@ export interface FakeSmtpOptions {
 export function selfSignedCert(cn = 'mail.test'): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'herald-smtp-'));
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${cn}`, '-days', '1',
-      '-addext', `subjectAltName=DNS:${cn}`, '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem'),
-    ], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-subj',
+        `/CN=${cn}`,
+        '-days',
+        '1',
+        '-addext',
+        `subjectAltName=DNS:${cn}`,
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -68,11 +85,17 @@ export class FakeSmtp {
       disableReverseLookup: true,
       // Connections a client left open are cut after this, so close() never stalls a test.
       closeTimeout: 500,
-      onConnect: (_session, cb) => { this.connections++; cb(); },
+      onConnect: (_session, cb) => {
+        this.connections++;
+        cb();
+      },
       authMethods: ['PLAIN', 'LOGIN'],
       authOptional: Object.keys(users).length === 0,
       disabledCommands: [...(Object.keys(users).length ? [] : ['AUTH']), ...(opts.noStartTls ? ['STARTTLS'] : [])],
-      SNICallback: (name, cb) => { this.servernames.push(name); cb(null, context); },
+      SNICallback: (name, cb) => {
+        this.servernames.push(name);
+        cb(null, context);
+      },
       onAuth: (auth, _session, cb) => {
         const ok = auth.username !== undefined && users[auth.username] === auth.password;
         this.authAttempts.push({ method: auth.method, username: auth.username ?? '', ok });

@@ -5,8 +5,18 @@
  */
 import http from 'node:http';
 
-export interface Received { method: string; path: string; query: Record<string, string>; headers: http.IncomingHttpHeaders; body: string }
-export interface Answer { status: number; headers?: Record<string, string>; body?: string }
+export interface Received {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+export interface Answer {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+}
 
 export class HttpEndpoint {
   private server = http.createServer((req, res) => this.handle(req, res));
@@ -26,15 +36,27 @@ export class HttpEndpoint {
     await new Promise<void>((r) => this.server.close(() => r()));
   }
 
-  get base(): string { return `http://127.0.0.1:${this.port}`; }
+  get base(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const url = new URL(req.url ?? '/', this.base);
-      this.received.push({ method: req.method ?? 'GET', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      const a = this.answers.shift() ?? { status: 200, headers: { 'content-type': 'application/json' }, body: '{"ok":true}' };
+      this.received.push({
+        method: req.method ?? 'GET',
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
+      const a = this.answers.shift() ?? {
+        status: 200,
+        headers: { 'content-type': 'application/json' },
+        body: '{"ok":true}',
+      };
       res.writeHead(a.status, a.headers ?? {}).end(a.body ?? '');
     });
   }

@@ -29,16 +29,39 @@
  * `Retry-After`), 413 `M_TOO_LARGE`, 400 `M_NOT_JSON`, 404 `M_UNRECOGNIZED` for anything else
  * (recorded in `unknown`, so a test sees what a client called that the fake lacks).
  */
-import http from 'node:http';
-import { randomBytes } from 'node:crypto';
 
-export interface StoredEvent { event_id: string; room_id: string; sender: string; type: string; txnId: string; content: any }
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+
+export interface StoredEvent {
+  event_id: string;
+  room_id: string;
+  sender: string;
+  type: string;
+  txnId: string;
+  content: any;
+}
 
 /** An event in a room's history as sync hands it out. */
-interface RoomEvent { event_id: string; room_id: string; sender: string; type: string; content: any; state_key?: string; origin_server_ts: number; txn?: { token: string; id: string } }
+interface RoomEvent {
+  event_id: string;
+  room_id: string;
+  sender: string;
+  type: string;
+  content: any;
+  state_key?: string;
+  origin_server_ts: number;
+  txn?: { token: string; id: string };
+}
 
-interface Session { userId: string; deviceId: string }
-interface OneTimeKey { id: string; key: unknown }
+interface Session {
+  userId: string;
+  deviceId: string;
+}
+interface OneTimeKey {
+  id: string;
+  key: unknown;
+}
 
 const MEGOLM = 'm.megolm.v1.aes-sha2';
 
@@ -95,13 +118,20 @@ export class FakeHomeserver {
     await new Promise<void>((r) => this.server.close(() => r()));
   }
 
-  get url(): string { return `http://127.0.0.1:${this.port}`; }
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
 
   /**
    * Registers a user with a token (one device, `deviceId`), joined to the given rooms. A `password`
    * lets the user log in, each login making a new device and token.
    */
-  addUser(userId: string, token: string, joined: string[] = [], o: { deviceId?: string; password?: string } = {}): void {
+  addUser(
+    userId: string,
+    token: string,
+    joined: string[] = [],
+    o: { deviceId?: string; password?: string } = {},
+  ): void {
     this.tokens.set(token, userId);
     this.deviceOf.set(token, o.deviceId ?? 'HERALDDEV');
     if (o.password !== undefined) this.passwords.set(userId, o.password);
@@ -125,17 +155,29 @@ export class FakeHomeserver {
   }
 
   /** The events of a room's history (state and messages), as sync hands them out. */
-  roomHistory(roomId: string): RoomEvent[] { return this.history.filter((h) => h.event.room_id === roomId).map((h) => h.event); }
+  roomHistory(roomId: string): RoomEvent[] {
+    return this.history.filter((h) => h.event.room_id === roomId).map((h) => h.event);
+  }
 
   private putState(roomId: string, sender: string, type: string, stateKey: string, content: unknown): RoomEvent {
-    const event: RoomEvent = { event_id: this.eventId(), room_id: roomId, sender, type, state_key: stateKey, content, origin_server_ts: Date.now() };
+    const event: RoomEvent = {
+      event_id: this.eventId(),
+      room_id: roomId,
+      sender,
+      type,
+      state_key: stateKey,
+      content,
+      origin_server_ts: Date.now(),
+    };
     if (!this.state.has(roomId)) this.state.set(roomId, new Map());
     this.state.get(roomId)!.set(`${type}\u0000${stateKey}`, event);
     this.append(event);
     return event;
   }
 
-  private eventId(): string { return `$${randomBytes(16).toString('base64url')}`; }
+  private eventId(): string {
+    return `$${randomBytes(16).toString('base64url')}`;
+  }
 
   private append(event: RoomEvent): void {
     this.history.push({ pos: ++this.pos, event });
@@ -161,17 +203,27 @@ export class FakeHomeserver {
       this.requests.push({ method: req.method!, path: url.pathname, authorization: req.headers.authorization });
       if (this.badGatewayNext) {
         this.badGatewayNext = false;
-        return void res.writeHead(502, { 'content-type': 'text/html' }).end('<html><body><h1>502 Bad Gateway</h1></body></html>');
+        return void res
+          .writeHead(502, { 'content-type': 'text/html' })
+          .end('<html><body><h1>502 Bad Gateway</h1></body></html>');
       }
       const raw = Buffer.concat(chunks);
       if (req.method === 'GET' && url.pathname === '/_matrix/client/versions') {
-        return this.json(res, 200, { versions: ['v1.1', 'v1.2', 'v1.3', 'v1.4', 'v1.5', 'v1.6', 'v1.7', 'v1.8', 'v1.9', 'v1.10', 'v1.11', 'v1.12'], unstable_features: {} });
+        return this.json(res, 200, {
+          versions: ['v1.1', 'v1.2', 'v1.3', 'v1.4', 'v1.5', 'v1.6', 'v1.7', 'v1.8', 'v1.9', 'v1.10', 'v1.11', 'v1.12'],
+          unstable_features: {},
+        });
       }
       if (url.pathname === '/_matrix/client/v3/login') return this.login(req.method!, raw, res);
       const auth = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
       if (!auth) return this.json(res, 401, { errcode: 'M_MISSING_TOKEN', error: 'Missing access token.' });
       const user = this.tokens.get(auth[1]!);
-      if (!user) return this.json(res, 401, { errcode: 'M_UNKNOWN_TOKEN', error: 'Invalid access token passed.', soft_logout: false });
+      if (!user)
+        return this.json(res, 401, {
+          errcode: 'M_UNKNOWN_TOKEN',
+          error: 'Invalid access token passed.',
+          soft_logout: false,
+        });
       const session: Session = { userId: user, deviceId: this.deviceOf.get(auth[1]!) ?? 'HERALDDEV' };
       try {
         this.route(req.method!, url, raw, auth[1]!, session, res);
@@ -205,22 +257,34 @@ export class FakeHomeserver {
     const deviceId = typeof b.device_id === 'string' ? b.device_id : randomBytes(5).toString('hex').toUpperCase();
     this.tokens.set(token, userId);
     this.deviceOf.set(token, deviceId);
-    this.json(res, 200, { user_id: userId, access_token: token, device_id: deviceId, home_server: userId.slice(userId.indexOf(':') + 1) });
+    this.json(res, 200, {
+      user_id: userId,
+      access_token: token,
+      device_id: deviceId,
+      home_server: userId.slice(userId.indexOf(':') + 1),
+    });
   }
 
   private route(method: string, url: URL, raw: Buffer, token: string, s: Session, res: http.ServerResponse): void {
     const p = url.pathname.replace(/^\/_matrix\/client\/v3/, '');
-    const seg = (re: RegExp) => { const m = re.exec(p); return m ? m.slice(1).map((x) => (x === undefined ? x : decodeURIComponent(x))) : undefined; };
+    const seg = (re: RegExp) => {
+      const m = re.exec(p);
+      return m ? m.slice(1).map((x) => (x === undefined ? x : decodeURIComponent(x))) : undefined;
+    };
     let m: (string | undefined)[] | undefined;
 
-    if (method === 'GET' && p === '/account/whoami') return this.json(res, 200, { user_id: s.userId, device_id: s.deviceId, is_guest: false });
-    if (method === 'PUT' && (m = seg(/^\/rooms\/([^/]+)\/send\/([^/]+)\/([^/]+)$/))) return this.send(res, token, s.userId, m[0]!, m[1]!, m[2]!, raw);
+    if (method === 'GET' && p === '/account/whoami')
+      return this.json(res, 200, { user_id: s.userId, device_id: s.deviceId, is_guest: false });
+    if (method === 'PUT' && (m = seg(/^\/rooms\/([^/]+)\/send\/([^/]+)\/([^/]+)$/)))
+      return this.send(res, token, s.userId, m[0]!, m[1]!, m[2]!, raw);
     if (method === 'GET' && p === '/sync') return void this.sync(url, s, token, res);
-    if (method === 'GET' && p === '/capabilities') return this.json(res, 200, { capabilities: { 'm.change_password': { enabled: false } } });
+    if (method === 'GET' && p === '/capabilities')
+      return this.json(res, 200, { capabilities: { 'm.change_password': { enabled: false } } });
     if (method === 'GET' && (p === '/pushrules/' || p === '/pushrules')) {
       return this.json(res, 200, { global: { override: [], content: [], room: [], sender: [], underride: [] } });
     }
-    if (method === 'GET' && p === '/room_keys/version') return this.json(res, 404, { errcode: 'M_NOT_FOUND', error: 'No current backup version' });
+    if (method === 'GET' && p === '/room_keys/version')
+      return this.json(res, 404, { errcode: 'M_NOT_FOUND', error: 'No current backup version' });
     if ((m = seg(/^\/user\/([^/]+)\/filter$/)) && method === 'POST') {
       const b = this.body(raw, res);
       if (!b) return;
@@ -237,23 +301,44 @@ export class FakeHomeserver {
     }
     if ((m = seg(/^\/rooms\/([^/]+)\/(state|members|joined_members)(?:\/([^/]+)(?:\/(.*))?)?$/)) && method === 'GET') {
       const [roomId, what, type, stateKey] = m as [string, string, string | undefined, string | undefined];
-      if (!this.rooms.get(roomId)?.has(s.userId)) return this.json(res, 403, { errcode: 'M_FORBIDDEN', error: `User ${s.userId} not in room ${roomId}` });
+      if (!this.rooms.get(roomId)?.has(s.userId))
+        return this.json(res, 403, { errcode: 'M_FORBIDDEN', error: `User ${s.userId} not in room ${roomId}` });
       const state = [...(this.state.get(roomId)?.values() ?? [])];
-      if (what === 'members') return this.json(res, 200, { chunk: state.filter((e) => e.type === 'm.room.member').map((e) => this.client(e)) });
-      if (what === 'joined_members') return this.json(res, 200, { joined: Object.fromEntries([...this.rooms.get(roomId)!].map((u) => [u, {}])) });
-      if (type === undefined) return this.json(res, 200, state.map((e) => this.client(e)));
+      if (what === 'members')
+        return this.json(res, 200, {
+          chunk: state.filter((e) => e.type === 'm.room.member').map((e) => this.client(e)),
+        });
+      if (what === 'joined_members')
+        return this.json(res, 200, { joined: Object.fromEntries([...this.rooms.get(roomId)!].map((u) => [u, {}])) });
+      if (type === undefined)
+        return this.json(
+          res,
+          200,
+          state.map((e) => this.client(e)),
+        );
       const ev = this.state.get(roomId)?.get(`${type}\u0000${stateKey ?? ''}`);
-      return ev ? this.json(res, 200, ev.content) : this.json(res, 404, { errcode: 'M_NOT_FOUND', error: 'Event not found.' });
+      return ev
+        ? this.json(res, 200, ev.content)
+        : this.json(res, 404, { errcode: 'M_NOT_FOUND', error: 'Event not found.' });
     }
     if (method === 'POST' && p === '/keys/upload') return this.keysUpload(raw, s, res);
     if (method === 'POST' && p === '/keys/query') return this.keysQuery(raw, res);
     if (method === 'POST' && p === '/keys/claim') return this.keysClaim(raw, res);
-    if (method === 'PUT' && (m = seg(/^\/sendToDevice\/([^/]+)\/([^/]+)$/))) return this.sendToDevice(raw, token, s, m[0]!, m[1]!, res);
+    if (method === 'PUT' && (m = seg(/^\/sendToDevice\/([^/]+)\/([^/]+)$/)))
+      return this.sendToDevice(raw, token, s, m[0]!, m[1]!, res);
     this.unknown.push(`${method} ${url.pathname}`);
     this.json(res, 404, { errcode: 'M_UNRECOGNIZED', error: 'Unrecognized request' });
   }
 
-  private send(res: http.ServerResponse, token: string, user: string, roomId: string, type: string, txnId: string, raw: Buffer): void {
+  private send(
+    res: http.ServerResponse,
+    token: string,
+    user: string,
+    roomId: string,
+    type: string,
+    txnId: string,
+    raw: Buffer,
+  ): void {
     // Transactions are scoped to the access token (device); a repeat is answered, not re-posted.
     const key = `${token}\u0000${txnId}`;
     const seen = this.txns.get(key);
@@ -261,39 +346,77 @@ export class FakeHomeserver {
     if (this.rateLimit && this.rateLimit.count > 0) {
       this.rateLimit.count--;
       const ms = this.rateLimit.ms;
-      return this.json(res, 429, { errcode: 'M_LIMIT_EXCEEDED', error: 'Too Many Requests', retry_after_ms: ms }, { 'retry-after': String(Math.ceil(ms / 1000)) });
+      return this.json(
+        res,
+        429,
+        { errcode: 'M_LIMIT_EXCEEDED', error: 'Too Many Requests', retry_after_ms: ms },
+        { 'retry-after': String(Math.ceil(ms / 1000)) },
+      );
     }
     const content = this.body(raw, res);
     if (!content) return;
-    if (!this.rooms.get(roomId)?.has(user)) return this.json(res, 403, { errcode: 'M_FORBIDDEN', error: `User ${user} not in room ${roomId}` });
+    if (!this.rooms.get(roomId)?.has(user))
+      return this.json(res, 403, { errcode: 'M_FORBIDDEN', error: `User ${user} not in room ${roomId}` });
     // An edit (m.replace) must relate to an existing event of the same room, sender and type that is not itself an edit.
     const rel = (content as { 'm.relates_to'?: { rel_type?: string; event_id?: string } })['m.relates_to'];
     if (rel?.rel_type === 'm.replace') {
       const original = this.events.find((e) => e.event_id === rel.event_id);
-      if (!original || original.room_id !== roomId) return this.json(res, 400, { errcode: 'M_BAD_JSON', error: 'Event to replace not found in this room' });
-      if (original.sender !== user || original.type !== type || original.content?.['m.relates_to']?.rel_type === 'm.replace') {
+      if (!original || original.room_id !== roomId)
+        return this.json(res, 400, { errcode: 'M_BAD_JSON', error: 'Event to replace not found in this room' });
+      if (
+        original.sender !== user ||
+        original.type !== type ||
+        original.content?.['m.relates_to']?.rel_type === 'm.replace'
+      ) {
         return this.json(res, 400, { errcode: 'M_BAD_JSON', error: 'Cannot replace this event' });
       }
       // Encrypted, the new content travels inside the ciphertext; only the relation is in the clear.
-      if (type !== 'm.room.encrypted' && !(content as { 'm.new_content'?: unknown })['m.new_content']) return this.json(res, 400, { errcode: 'M_BAD_JSON', error: 'An edit needs m.new_content' });
+      if (type !== 'm.room.encrypted' && !(content as { 'm.new_content'?: unknown })['m.new_content'])
+        return this.json(res, 400, { errcode: 'M_BAD_JSON', error: 'An edit needs m.new_content' });
     }
     const event_id = this.eventId();
     const event = { event_id, room_id: roomId, sender: user, type, txnId, content };
     // The whole event, envelope included, must stay within 65,536 bytes.
-    if (Buffer.byteLength(JSON.stringify({ ...event, origin_server_ts: Date.now(), signatures: { x: { 'ed25519:a': 'x'.repeat(86) } }, hashes: { sha256: 'x'.repeat(43) } })) > 65_536) {
+    if (
+      Buffer.byteLength(
+        JSON.stringify({
+          ...event,
+          origin_server_ts: Date.now(),
+          signatures: { x: { 'ed25519:a': 'x'.repeat(86) } },
+          hashes: { sha256: 'x'.repeat(43) },
+        }),
+      ) > 65_536
+    ) {
       return this.json(res, 413, { errcode: 'M_TOO_LARGE', error: 'event too large' });
     }
     this.events.push(event);
     this.txns.set(key, event_id);
-    this.append({ event_id, room_id: roomId, sender: user, type, content, origin_server_ts: Date.now(), txn: { token, id: txnId } });
-    if (this.loseNextResponse) { this.loseNextResponse = false; return void res.socket?.destroy(); }
+    this.append({
+      event_id,
+      room_id: roomId,
+      sender: user,
+      type,
+      content,
+      origin_server_ts: Date.now(),
+      txn: { token, id: txnId },
+    });
+    if (this.loseNextResponse) {
+      this.loseNextResponse = false;
+      return void res.socket?.destroy();
+    }
     this.json(res, 200, { event_id });
   }
 
   /** The client-format event (`unsigned.transaction_id` only for the token that sent it). */
   private client(e: RoomEvent, token?: string): Record<string, unknown> {
     const { txn, ...rest } = e;
-    return { ...rest, unsigned: { age: Math.max(0, Date.now() - e.origin_server_ts), ...(txn && txn.token === token ? { transaction_id: txn.id } : {}) } };
+    return {
+      ...rest,
+      unsigned: {
+        age: Math.max(0, Date.now() - e.origin_server_ts),
+        ...(txn && txn.token === token ? { transaction_id: txn.id } : {}),
+      },
+    };
   }
 
   private async sync(url: URL, s: Session, token: string, res: http.ServerResponse): Promise<void> {
@@ -306,15 +429,29 @@ export class FakeHomeserver {
     const deadline = Date.now() + timeout;
     // Acknowledged to-device messages are gone for good.
     const queue = this.toDevice.get(`${s.userId}|${s.deviceId}`);
-    if (queue && from >= 0) this.toDevice.set(`${s.userId}|${s.deviceId}`, queue.filter((q) => q.pos > from));
+    if (queue && from >= 0)
+      this.toDevice.set(
+        `${s.userId}|${s.deviceId}`,
+        queue.filter((q) => q.pos > from),
+      );
     for (;;) {
       const body = this.syncBody(s, token, from, filter);
-      const empty = from >= 0 && Object.keys(body.rooms.join).length === 0 && body.to_device.events.length === 0 && body.device_lists.changed.length === 0;
+      const empty =
+        from >= 0 &&
+        Object.keys(body.rooms.join).length === 0 &&
+        body.to_device.events.length === 0 &&
+        body.device_lists.changed.length === 0;
       const wait = deadline - Date.now();
       if (!empty || wait <= 0 || !this.server.listening) return this.json(res, 200, body);
       await new Promise<void>((r) => {
-        const timer = setTimeout(() => { this.waiters.delete(wake); r(); }, wait);
-        const wake = () => { clearTimeout(timer); r(); };
+        const timer = setTimeout(() => {
+          this.waiters.delete(wake);
+          r();
+        }, wait);
+        const wake = () => {
+          clearTimeout(timer);
+          r();
+        };
         this.waiters.add(wake);
         res.on('close', wake);
       });
@@ -326,22 +463,35 @@ export class FakeHomeserver {
     const limit = Number(filter?.room?.timeline?.limit ?? 10) || 10;
     const onlyRooms: string[] | undefined = filter?.room?.rooms;
     // Event filter `types` / `not_types`: exact names or a trailing `*` wildcard.
-    const matches = (list: unknown, type: string) => Array.isArray(list) && list.some((p: string) => (p.endsWith('*') ? type.startsWith(p.slice(0, -1)) : p === type));
-    const wanted = (type: string) => (filter?.room?.timeline?.types === undefined || matches(filter.room.timeline.types, type)) && !matches(filter?.room?.timeline?.not_types, type);
+    const matches = (list: unknown, type: string) =>
+      Array.isArray(list) && list.some((p: string) => (p.endsWith('*') ? type.startsWith(p.slice(0, -1)) : p === type));
+    const wanted = (type: string) =>
+      (filter?.room?.timeline?.types === undefined || matches(filter.room.timeline.types, type)) &&
+      !matches(filter?.room?.timeline?.not_types, type);
     const join: Record<string, unknown> = {};
     for (const [roomId, members] of this.rooms) {
       if (!members.has(s.userId) || (onlyRooms && !onlyRooms.includes(roomId))) continue;
       const all = this.history.filter((h) => h.event.room_id === roomId);
-      const joinedAt = all.find((h) => h.event.type === 'm.room.member' && h.event.state_key === s.userId && h.event.content.membership === 'join')?.pos ?? 0;
+      const joinedAt =
+        all.find(
+          (h) =>
+            h.event.type === 'm.room.member' && h.event.state_key === s.userId && h.event.content.membership === 'join',
+        )?.pos ?? 0;
       const fresh = from < 0 || joinedAt > from;
       const newer = (fresh ? all : all.filter((h) => h.pos > from)).filter((h) => wanted(h.event.type));
       if (!fresh && newer.length === 0) continue;
       const timeline = newer.slice(-limit);
       const inTimeline = new Set(timeline.map((h) => h.event.event_id));
-      const state = fresh ? [...(this.state.get(roomId)?.values() ?? [])].filter((e) => !inTimeline.has(e.event_id)) : [];
+      const state = fresh
+        ? [...(this.state.get(roomId)?.values() ?? [])].filter((e) => !inTimeline.has(e.event_id))
+        : [];
       join[roomId] = {
         state: { events: state.map((e) => this.client(e, token)) },
-        timeline: { events: timeline.map((h) => this.client(h.event, token)), limited: newer.length > timeline.length, prev_batch: `p${timeline[0]?.pos ?? this.pos}` },
+        timeline: {
+          events: timeline.map((h) => this.client(h.event, token)),
+          limited: newer.length > timeline.length,
+          prev_batch: `p${timeline[0]?.pos ?? this.pos}`,
+        },
         ephemeral: { events: [] },
         account_data: { events: [] },
         unread_notifications: { highlight_count: 0, notification_count: 0 },
@@ -351,12 +501,19 @@ export class FakeHomeserver {
     const device = `${s.userId}|${s.deviceId}`;
     const sharing = new Set([s.userId]);
     for (const members of this.rooms.values()) if (members.has(s.userId)) for (const u of members) sharing.add(u);
-    const changed = from < 0 ? [] : [...new Set(this.deviceChanges.filter((c) => c.pos > from && sharing.has(c.userId)).map((c) => c.userId))];
+    const changed =
+      from < 0
+        ? []
+        : [...new Set(this.deviceChanges.filter((c) => c.pos > from && sharing.has(c.userId)).map((c) => c.userId))];
     const fallback = this.fallbackKeys.get(device);
     return {
       next_batch: `s${this.pos}`,
       rooms: { join, invite: {}, leave: {} },
-      to_device: { events: (this.toDevice.get(device) ?? []).filter((q) => q.pos > from).map(({ type, sender, content }) => ({ type, sender, content })) },
+      to_device: {
+        events: (this.toDevice.get(device) ?? [])
+          .filter((q) => q.pos > from)
+          .map(({ type, sender, content }) => ({ type, sender, content })),
+      },
       device_lists: { changed, left: [] },
       device_one_time_keys_count: { signed_curve25519: this.oneTimeKeys.get(device)?.length ?? 0 },
       device_unused_fallback_key_types: fallback && !fallback.used ? ['signed_curve25519'] : [],
@@ -373,7 +530,10 @@ export class FakeHomeserver {
     if (b.device_keys) {
       if (b.device_keys.user_id !== s.userId || b.device_keys.device_id !== s.deviceId) {
         this.refusedUploads.push('device keys of another device');
-        return this.json(res, 400, { errcode: 'M_INVALID_PARAM', error: 'User ID and device ID must match the access token' });
+        return this.json(res, 400, {
+          errcode: 'M_INVALID_PARAM',
+          error: 'User ID and device ID must match the access token',
+        });
       }
       if (!this.deviceKeys.has(s.userId)) this.deviceKeys.set(s.userId, new Map());
       const before = this.deviceKeys.get(s.userId)!.get(s.deviceId);
@@ -389,13 +549,17 @@ export class FakeHomeserver {
       if (old && JSON.stringify(old.key) !== JSON.stringify(key)) {
         // Synapse keeps a published one-time key id for good: reusing it with another key is refused.
         this.refusedUploads.push(`one-time key ${id} already exists`);
-        return this.json(res, 400, { errcode: 'M_UNKNOWN', error: `One time key ${id} already exists. Old key: ${JSON.stringify(old.key)}; new key: ${JSON.stringify(key)}` });
+        return this.json(res, 400, {
+          errcode: 'M_UNKNOWN',
+          error: `One time key ${id} already exists. Old key: ${JSON.stringify(old.key)}; new key: ${JSON.stringify(key)}`,
+        });
       }
       if (!old) otks.push({ id, key });
     }
     this.oneTimeKeys.set(device, otks);
     this.uploads.push({ userId: s.userId, deviceId: s.deviceId, oneTimeKeyIds: Object.keys(b.one_time_keys ?? {}) });
-    for (const [id, key] of Object.entries(b.fallback_keys ?? b['org.matrix.msc2732.fallback_keys'] ?? {})) this.fallbackKeys.set(device, { id, key, used: false });
+    for (const [id, key] of Object.entries(b.fallback_keys ?? b['org.matrix.msc2732.fallback_keys'] ?? {}))
+      this.fallbackKeys.set(device, { id, key, used: false });
     this.json(res, 200, { one_time_key_counts: { signed_curve25519: otks.length } });
   }
 
@@ -405,10 +569,16 @@ export class FakeHomeserver {
     const out: Record<string, Record<string, unknown>> = {};
     for (const [userId, wanted] of Object.entries(b.device_keys ?? {})) {
       const devices = this.deviceKeys.get(userId) ?? new Map();
-      const ids = Array.isArray(wanted) && wanted.length ? wanted as string[] : [...devices.keys()];
+      const ids = Array.isArray(wanted) && wanted.length ? (wanted as string[]) : [...devices.keys()];
       out[userId] = Object.fromEntries(ids.filter((d) => devices.has(d)).map((d) => [d, devices.get(d)]));
     }
-    this.json(res, 200, { device_keys: out, failures: {}, master_keys: {}, self_signing_keys: {}, user_signing_keys: {} });
+    this.json(res, 200, {
+      device_keys: out,
+      failures: {},
+      master_keys: {},
+      self_signing_keys: {},
+      user_signing_keys: {},
+    });
   }
 
   private keysClaim(raw: Buffer, res: http.ServerResponse): void {
@@ -425,7 +595,10 @@ export class FakeHomeserver {
         if (i >= 0) claimed = otks.splice(i, 1)[0];
         else {
           const fb = this.fallbackKeys.get(device);
-          if (fb && fb.id.startsWith(`${algorithm}:`)) { fb.used = true; claimed = fb; }
+          if (fb && fb.id.startsWith(`${algorithm}:`)) {
+            fb.used = true;
+            claimed = fb;
+          }
         }
         if (!claimed) continue;
         ((out[userId] ??= {})[deviceId] ??= {})[claimed.id] = claimed.key;
@@ -434,7 +607,14 @@ export class FakeHomeserver {
     this.json(res, 200, { one_time_keys: out, failures: {} });
   }
 
-  private sendToDevice(raw: Buffer, token: string, s: Session, type: string, txnId: string, res: http.ServerResponse): void {
+  private sendToDevice(
+    raw: Buffer,
+    token: string,
+    s: Session,
+    type: string,
+    txnId: string,
+    res: http.ServerResponse,
+  ): void {
     const b = this.body(raw, res);
     if (!b) return;
     const key = `${token}\u0000${txnId}`;

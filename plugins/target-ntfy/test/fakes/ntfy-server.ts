@@ -14,8 +14,9 @@
  *   `message`, `title`, `tags`, `priority`, `click`, `content_type: "text/markdown"` for Markdown).
  * Errors are ntfy's errHTTP JSON: `{"code": 40101, "http": 401, "error": "unauthorized", "link": "…"}`.
  */
-import http from 'node:http';
+
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 
 export interface Received {
   method: string;
@@ -27,7 +28,14 @@ export interface Received {
 }
 
 export interface Published {
-  id: string; topic: string; message: string; title?: string; tags?: string[]; priority?: number; click?: string; content_type?: string;
+  id: string;
+  topic: string;
+  message: string;
+  title?: string;
+  tags?: string[];
+  priority?: number;
+  click?: string;
+  content_type?: string;
 }
 
 export const ERR = {
@@ -75,11 +83,23 @@ export class NtfyServer {
     await new Promise<void>((r) => this.server.close(() => r()));
   }
 
-  get url(): string { return `http://127.0.0.1:${this.port}`; }
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
 
-  private error(res: http.ServerResponse, e: readonly [number, number, string], headers: Record<string, string> = {}): void {
-    const link = e[1] === 40101 || e[1] === 40301 ? 'https://ntfy.sh/docs/publish/#authentication' : e[0] === 429 ? 'https://ntfy.sh/docs/publish/#limitations' : undefined;
-    res.writeHead(e[0], { 'content-type': 'application/json', 'access-control-allow-origin': '*', ...headers })
+  private error(
+    res: http.ServerResponse,
+    e: readonly [number, number, string],
+    headers: Record<string, string> = {},
+  ): void {
+    const link =
+      e[1] === 40101 || e[1] === 40301
+        ? 'https://ntfy.sh/docs/publish/#authentication'
+        : e[0] === 429
+          ? 'https://ntfy.sh/docs/publish/#limitations'
+          : undefined;
+    res
+      .writeHead(e[0], { 'content-type': 'application/json', 'access-control-allow-origin': '*', ...headers })
       .end(`${JSON.stringify({ code: e[1], http: e[0], error: e[2], ...(link ? { link } : {}) })}\n`);
   }
 
@@ -95,7 +115,9 @@ export class NtfyServer {
       const decoded = Buffer.from(value, 'base64').toString('utf8');
       const i = decoded.indexOf(':');
       const u = this.users.get(decoded.slice(0, i));
-      return u && (u.password === decoded.slice(i + 1) || u.tokens.includes(decoded.slice(i + 1))) ? decoded.slice(0, i) : false;
+      return u && (u.password === decoded.slice(i + 1) || u.tokens.includes(decoded.slice(i + 1)))
+        ? decoded.slice(0, i)
+        : false;
     }
     return false;
   }
@@ -107,35 +129,58 @@ export class NtfyServer {
       const raw = Buffer.concat(chunks);
       const path = new URL(req.url ?? '/', this.url).pathname;
       let body: any;
-      try { body = JSON.parse(raw.toString('utf8')); } catch { body = undefined; }
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        body = undefined;
+      }
       this.received.push({ method: req.method ?? 'GET', path, headers: req.headers, body, bytes: raw.length });
       if ((req.method !== 'POST' && req.method !== 'PUT') || path !== '/') return this.error(res, ERR.notFound);
       this.publishes++;
-      if (this.failAt === this.publishes) { this.failAt = null; return this.error(res, ERR.internal); }
-      if (this.failNext) { const e = this.failNext; this.failNext = null; return this.error(res, e); }
+      if (this.failAt === this.publishes) {
+        this.failAt = null;
+        return this.error(res, ERR.internal);
+      }
+      if (this.failNext) {
+        const e = this.failNext;
+        this.failNext = null;
+        return this.error(res, e);
+      }
       if (raw.length > 8192) return this.error(res, ERR.jsonTooLarge);
       if (!body || typeof body !== 'object' || Array.isArray(body)) return this.error(res, ERR.jsonInvalid);
-      if (typeof body.topic !== 'string' || !/^[-_A-Za-z0-9]{1,64}$/.test(body.topic)) return this.error(res, ERR.topicInvalid);
+      if (typeof body.topic !== 'string' || !/^[-_A-Za-z0-9]{1,64}$/.test(body.topic))
+        return this.error(res, ERR.topicInvalid);
       const user = this.user(req.headers.authorization);
       if (user === false) return this.error(res, ERR.unauthorized);
-      if (this.protectedTopics.has(body.topic) && (user === null || !this.users.get(user)!.write.includes(body.topic))) return this.error(res, ERR.forbidden);
+      if (this.protectedTopics.has(body.topic) && (user === null || !this.users.get(user)!.write.includes(body.topic)))
+        return this.error(res, ERR.forbidden);
       if (this.rateLimit && this.rateLimit.count > 0) {
         this.rateLimit.count--;
         const { code, retryAfter } = this.rateLimit;
-        return this.error(res, code === 42908 ? ERR.dailyQuota : ERR.tooManyRequests, retryAfter ? { 'retry-after': retryAfter } : {});
+        return this.error(
+          res,
+          code === 42908 ? ERR.dailyQuota : ERR.tooManyRequests,
+          retryAfter ? { 'retry-after': retryAfter } : {},
+        );
       }
-      if (body.priority !== undefined && ![1, 2, 3, 4, 5].includes(body.priority)) return this.error(res, ERR.priorityInvalid);
+      if (body.priority !== undefined && ![1, 2, 3, 4, 5].includes(body.priority))
+        return this.error(res, ERR.priorityInvalid);
       const message = typeof body.message === 'string' && body.message !== '' ? body.message : 'triggered';
       if (Buffer.byteLength(message, 'utf8') > 4096) return this.error(res, ERR.attachmentsDisallowed);
       const now = Math.floor(Date.now() / 1000);
       const m: Published = {
-        id: randomBytes(8).toString('base64url').replace(/[-_]/g, 'x').slice(0, 12), topic: body.topic, message,
-        ...(body.title ? { title: body.title } : {}), ...(Array.isArray(body.tags) && body.tags.length ? { tags: body.tags } : {}),
-        ...(body.priority ? { priority: body.priority } : {}), ...(body.click ? { click: body.click } : {}),
+        id: randomBytes(8).toString('base64url').replace(/[-_]/g, 'x').slice(0, 12),
+        topic: body.topic,
+        message,
+        ...(body.title ? { title: body.title } : {}),
+        ...(Array.isArray(body.tags) && body.tags.length ? { tags: body.tags } : {}),
+        ...(body.priority ? { priority: body.priority } : {}),
+        ...(body.click ? { click: body.click } : {}),
         ...(body.markdown === true ? { content_type: 'text/markdown' } : {}),
       };
       this.published.push(m);
-      res.writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' })
+      res
+        .writeHead(200, { 'content-type': 'application/json', 'access-control-allow-origin': '*' })
         .end(`${JSON.stringify({ ...m, time: now, expires: now + 43200, event: 'message' })}\n`);
     });
   }

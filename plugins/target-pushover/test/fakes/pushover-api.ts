@@ -11,14 +11,23 @@
  *   `X-Limit-App-Reset` (Unix time of the monthly reset); past the limit: 429.
  * The `errors` wording is this fake's own (the documentation shows the shape, not every sentence).
  */
-import http from 'node:http';
+
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 
 export const APP_TOKEN = 'azGDORePK8gMaC0QOYAMyEEuzJnyUi';
 export const USER_KEY = 'uQiRzpo4DXghDmr9QzzfQu27cmVRsG';
 
-export interface Received { method: string; path: string; headers: http.IncomingHttpHeaders; form: Record<string, string> }
-export interface Delivered { request: string; form: Record<string, string> }
+export interface Received {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  form: Record<string, string>;
+}
+export interface Delivered {
+  request: string;
+  form: Record<string, string>;
+}
 
 const KEY = /^[A-Za-z0-9]{30}$/;
 const length = (s: string) => [...s].length;
@@ -49,13 +58,21 @@ export class PushoverApi {
     await new Promise<void>((r) => this.server.close(() => r()));
   }
 
-  get url(): string { return `http://127.0.0.1:${this.port}`; }
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
 
   private json(res: http.ServerResponse, status: number, value: unknown, headers: Record<string, string> = {}): void {
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers }).end(JSON.stringify(value));
   }
 
-  private invalid(res: http.ServerResponse, field: string, value: string, error: string, headers: Record<string, string>): void {
+  private invalid(
+    res: http.ServerResponse,
+    field: string,
+    value: string,
+    error: string,
+    headers: Record<string, string>,
+  ): void {
     this.json(res, 400, { [field]: value, errors: [error], status: 0, request: randomUUID() }, headers);
   }
 
@@ -67,25 +84,74 @@ export class PushoverApi {
       const path = new URL(req.url ?? '/', this.url).pathname;
       let form: Record<string, string> = {};
       if (/^application\/json/.test(req.headers['content-type'] ?? '')) {
-        try { form = Object.fromEntries(Object.entries(JSON.parse(raw)).map(([k, v]) => [k, String(v)])); } catch { form = {}; }
+        try {
+          form = Object.fromEntries(Object.entries(JSON.parse(raw)).map(([k, v]) => [k, String(v)]));
+        } catch {
+          form = {};
+        }
       } else form = Object.fromEntries(new URLSearchParams(raw));
       this.received.push({ method: req.method ?? 'GET', path, headers: req.headers, form });
-      if (req.method !== 'POST' || path !== '/1/messages.json') return this.json(res, 404, { errors: ['not found'], status: 0, request: randomUUID() });
-      if (this.failNext) { const s = this.failNext; this.failNext = null; return void res.writeHead(s, { 'content-type': 'text/html' }).end('<html><body><h1>Service Unavailable</h1></body></html>'); }
-      if (!KEY.test(form.token ?? '') || !this.apps.has(form.token!)) return this.invalid(res, 'token', 'invalid', 'application token is invalid, see https://pushover.net/api', {});
-      const limits = () => ({ 'x-limit-app-limit': String(this.limit), 'x-limit-app-remaining': String(this.remaining), 'x-limit-app-reset': String(this.reset) });
-      if (this.remaining <= 0) return this.json(res, 429, { errors: ['application has exceeded its monthly message limit'], status: 0, request: randomUUID() }, limits());
+      if (req.method !== 'POST' || path !== '/1/messages.json')
+        return this.json(res, 404, { errors: ['not found'], status: 0, request: randomUUID() });
+      if (this.failNext) {
+        const s = this.failNext;
+        this.failNext = null;
+        return void res
+          .writeHead(s, { 'content-type': 'text/html' })
+          .end('<html><body><h1>Service Unavailable</h1></body></html>');
+      }
+      if (!KEY.test(form.token ?? '') || !this.apps.has(form.token!))
+        return this.invalid(res, 'token', 'invalid', 'application token is invalid, see https://pushover.net/api', {});
+      const limits = () => ({
+        'x-limit-app-limit': String(this.limit),
+        'x-limit-app-remaining': String(this.remaining),
+        'x-limit-app-reset': String(this.reset),
+      });
+      if (this.remaining <= 0)
+        return this.json(
+          res,
+          429,
+          { errors: ['application has exceeded its monthly message limit'], status: 0, request: randomUUID() },
+          limits(),
+        );
       const devices = this.users.get(form.user ?? '');
-      if (!KEY.test(form.user ?? '') || !devices) return this.invalid(res, 'user', 'invalid', 'user identifier is not a valid user, group, or subscribed user key, see https://pushover.net/api#identifiers', limits());
+      if (!KEY.test(form.user ?? '') || !devices)
+        return this.invalid(
+          res,
+          'user',
+          'invalid',
+          'user identifier is not a valid user, group, or subscribed user key, see https://pushover.net/api#identifiers',
+          limits(),
+        );
       if (!form.message) return this.invalid(res, 'message', 'cannot be blank', 'message cannot be blank', limits());
-      if (length(form.message) > 1024) return this.invalid(res, 'message', 'too long', 'message is too long, see https://pushover.net/api#limits', limits());
-      if (form.title !== undefined && length(form.title) > 250) return this.invalid(res, 'title', 'too long', 'title is too long, see https://pushover.net/api#limits', limits());
-      if (form.url !== undefined && length(form.url) > 512) return this.invalid(res, 'url', 'too long', 'url is too long, see https://pushover.net/api#limits', limits());
-      if (form.priority !== undefined && !['-2', '-1', '0', '1', '2'].includes(form.priority)) return this.invalid(res, 'priority', 'invalid', 'priority is invalid', limits());
-      if (form.priority === '2' && (!form.retry || !form.expire)) return this.invalid(res, 'retry', 'invalid', 'retry is required for emergency-priority messages', limits());
-      if (form.html === '1' && form.monospace === '1') return this.invalid(res, 'html', 'invalid', 'html and monospace cannot both be set', limits());
-      if (form.device && form.device.split(',').some((d) => !devices.includes(d))) return this.invalid(res, 'device', 'invalid for this user', 'device name is not valid for user', limits());
-      if (form.sound && !this.sounds.has(form.sound)) return this.invalid(res, 'sound', 'invalid', 'sound is invalid', limits());
+      if (length(form.message) > 1024)
+        return this.invalid(
+          res,
+          'message',
+          'too long',
+          'message is too long, see https://pushover.net/api#limits',
+          limits(),
+        );
+      if (form.title !== undefined && length(form.title) > 250)
+        return this.invalid(
+          res,
+          'title',
+          'too long',
+          'title is too long, see https://pushover.net/api#limits',
+          limits(),
+        );
+      if (form.url !== undefined && length(form.url) > 512)
+        return this.invalid(res, 'url', 'too long', 'url is too long, see https://pushover.net/api#limits', limits());
+      if (form.priority !== undefined && !['-2', '-1', '0', '1', '2'].includes(form.priority))
+        return this.invalid(res, 'priority', 'invalid', 'priority is invalid', limits());
+      if (form.priority === '2' && (!form.retry || !form.expire))
+        return this.invalid(res, 'retry', 'invalid', 'retry is required for emergency-priority messages', limits());
+      if (form.html === '1' && form.monospace === '1')
+        return this.invalid(res, 'html', 'invalid', 'html and monospace cannot both be set', limits());
+      if (form.device && form.device.split(',').some((d) => !devices.includes(d)))
+        return this.invalid(res, 'device', 'invalid for this user', 'device name is not valid for user', limits());
+      if (form.sound && !this.sounds.has(form.sound))
+        return this.invalid(res, 'sound', 'invalid', 'sound is invalid', limits());
       this.remaining--;
       const request = randomUUID();
       this.delivered.push({ request, form });

@@ -56,7 +56,9 @@ export class TeamsWorkflowsFake {
     await new Promise<void>((r) => this.server.close(() => r()));
   }
 
-  get base(): string { return `http://127.0.0.1:${this.port}`; }
+  get base(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
 
   /** The trigger's URL; `sig` overrides the signature (`null` leaves it out), `workflow` the id. */
   url(o: { sig?: string | null; workflow?: string } = {}): string {
@@ -66,8 +68,19 @@ export class TeamsWorkflowsFake {
     return `${this.base}/workflows/${o.workflow ?? WORKFLOW_ID}/triggers/manual/paths/invoke?${q}`;
   }
 
-  private error(res: http.ServerResponse, status: number, code: string, message: string, headers: Record<string, string> = {}): void {
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'x-ms-failure-cause': 'trigger', ...headers })
+  private error(
+    res: http.ServerResponse,
+    status: number,
+    code: string,
+    message: string,
+    headers: Record<string, string> = {},
+  ): void {
+    res
+      .writeHead(status, {
+        'content-type': 'application/json; charset=utf-8',
+        'x-ms-failure-cause': 'trigger',
+        ...headers,
+      })
       .end(JSON.stringify({ error: { code, message } }));
   }
 
@@ -78,46 +91,123 @@ export class TeamsWorkflowsFake {
       const url = new URL(req.url ?? '/', this.base);
       const raw = Buffer.concat(chunks).toString('utf8');
       let body: any;
-      try { body = JSON.parse(raw); } catch { body = undefined; }
-      this.received.push({ method: req.method ?? '', path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, raw, body });
+      try {
+        body = JSON.parse(raw);
+      } catch {
+        body = undefined;
+      }
+      this.received.push({
+        method: req.method ?? '',
+        path: url.pathname,
+        query: Object.fromEntries(url.searchParams),
+        headers: req.headers,
+        raw,
+        body,
+      });
 
       const m = /^\/workflows\/([^/]+)\/triggers\/manual\/paths\/invoke$/.exec(url.pathname);
-      if (!m) return this.error(res, 404, 'TriggerNotFound', `The workflow trigger at '${url.pathname}' could not be found.`);
+      if (!m)
+        return this.error(res, 404, 'TriggerNotFound', `The workflow trigger at '${url.pathname}' could not be found.`);
       const sig = url.searchParams.get('sig');
-      if (!sig) return this.error(res, 401, 'DirectApiAuthorizationRequired', 'The request must be authenticated only by Shared Access scheme.');
-      if (m[1] !== WORKFLOW_ID) return this.error(res, 404, 'WorkflowNotFound', `The workflow '${m[1]}' could not be found.`);
-      if (sig !== SIGNATURE) return this.error(res, 401, 'DirectApiInvalidAuthorizationSignature', 'The provided authentication token is not valid.');
-      if (!this.callerAllowed) return this.error(res, 403, 'AuthorizationFailed', 'The client IP address \'203.0.113.9\' is not in the allowed caller IP address ranges specified in the workflow\'s access control configuration.');
+      if (!sig)
+        return this.error(
+          res,
+          401,
+          'DirectApiAuthorizationRequired',
+          'The request must be authenticated only by Shared Access scheme.',
+        );
+      if (m[1] !== WORKFLOW_ID)
+        return this.error(res, 404, 'WorkflowNotFound', `The workflow '${m[1]}' could not be found.`);
+      if (sig !== SIGNATURE)
+        return this.error(
+          res,
+          401,
+          'DirectApiInvalidAuthorizationSignature',
+          'The provided authentication token is not valid.',
+        );
+      if (!this.callerAllowed)
+        return this.error(
+          res,
+          403,
+          'AuthorizationFailed',
+          "The client IP address '203.0.113.9' is not in the allowed caller IP address ranges specified in the workflow's access control configuration.",
+        );
       if (this.throttle && this.throttle.count > 0) {
         this.throttle.count--;
-        return this.error(res, 429, 'WorkflowRequestsThrottled', `Number of requests for workflow '${WORKFLOW_ID}' exceeded the limit of '100' over time window of '00:01:00'.`, { 'retry-after': this.throttle.retryAfter });
+        return this.error(
+          res,
+          429,
+          'WorkflowRequestsThrottled',
+          `Number of requests for workflow '${WORKFLOW_ID}' exceeded the limit of '100' over time window of '00:01:00'.`,
+          { 'retry-after': this.throttle.retryAfter },
+        );
       }
-      if (this.failNext) { const f = this.failNext; this.failNext = null; return this.error(res, f.status, f.code, f.message); }
-      if (req.method !== 'POST') return this.error(res, 405, 'TriggerRequestMethodNotValid', `The HTTP method for this request is not valid: expected 'Post' and actual '${req.method}'.`);
+      if (this.failNext) {
+        const f = this.failNext;
+        this.failNext = null;
+        return this.error(res, f.status, f.code, f.message);
+      }
+      if (req.method !== 'POST')
+        return this.error(
+          res,
+          405,
+          'TriggerRequestMethodNotValid',
+          `The HTTP method for this request is not valid: expected 'Post' and actual '${req.method}'.`,
+        );
       if (!/^application\/json\b/i.test(req.headers['content-type'] ?? '') || body === undefined) {
-        return this.error(res, 400, 'InvalidRequestContent', `The input body for trigger 'manual' of type 'Request' must be of type JSON, but was of type '${req.headers['content-type'] ?? 'application/octet-stream'}'.`);
+        return this.error(
+          res,
+          400,
+          'InvalidRequestContent',
+          `The input body for trigger 'manual' of type 'Request' must be of type JSON, but was of type '${req.headers['content-type'] ?? 'application/octet-stream'}'.`,
+        );
       }
       if (!body || typeof body !== 'object' || !Array.isArray(body.attachments)) {
-        return this.error(res, 400, 'TriggerInputSchemaMismatch', 'The input body for trigger \'manual\' of type \'Request\' did not match its schema definition. Error details: \'Required properties are missing from object: attachments.\'.');
+        return this.error(
+          res,
+          400,
+          'TriggerInputSchemaMismatch',
+          "The input body for trigger 'manual' of type 'Request' did not match its schema definition. Error details: 'Required properties are missing from object: attachments.'.",
+        );
       }
       const runId = `08584${String(++this.runs).padStart(15, '0')}CU${String(this.runs % 100).padStart(2, '0')}`;
-      res.writeHead(202, {
-        'x-ms-workflow-run-id': runId, 'x-ms-correlation-id': `c0ffee00-0000-4000-8000-${String(this.runs).padStart(12, '0')}`,
-        'x-ms-trigger-history-name': runId, 'x-ms-workflow-id': WORKFLOW_ID, 'x-ms-workflow-version': '08584700000000000000', 'content-length': '0',
-      }).end();
+      res
+        .writeHead(202, {
+          'x-ms-workflow-run-id': runId,
+          'x-ms-correlation-id': `c0ffee00-0000-4000-8000-${String(this.runs).padStart(12, '0')}`,
+          'x-ms-trigger-history-name': runId,
+          'x-ms-workflow-id': WORKFLOW_ID,
+          'x-ms-workflow-version': '08584700000000000000',
+          'content-length': '0',
+        })
+        .end();
       this.run(raw, body);
     });
   }
 
   /** What the template's run does with the trigger body: post each Adaptive Card, or fail. */
   private run(raw: string, body: any): void {
-    if (Buffer.byteLength(raw, 'utf8') > TEAMS_MAX_BYTES) { this.failedRuns.push('RequestEntityTooLarge: the message is larger than Teams allows'); return; }
+    if (Buffer.byteLength(raw, 'utf8') > TEAMS_MAX_BYTES) {
+      this.failedRuns.push('RequestEntityTooLarge: the message is larger than Teams allows');
+      return;
+    }
     for (const a of body.attachments) {
       const card = a?.content;
-      if (a?.contentType !== 'application/vnd.microsoft.card.adaptive') { this.failedRuns.push(`unsupported attachment ${a?.contentType}`); continue; }
-      if (card?.type !== 'AdaptiveCard' || !['1.0', '1.1', '1.2', '1.3', '1.4', '1.5'].includes(card.version)) { this.failedRuns.push('not an Adaptive Card of a version Teams renders'); continue; }
-      if (!Array.isArray(card.body) || !card.body.length || card.body.some((b: any) => b.type === 'TextBlock' && (typeof b.text !== 'string' || !b.text))) {
-        this.failedRuns.push('the card has no body or an empty TextBlock'); continue;
+      if (a?.contentType !== 'application/vnd.microsoft.card.adaptive') {
+        this.failedRuns.push(`unsupported attachment ${a?.contentType}`);
+        continue;
+      }
+      if (card?.type !== 'AdaptiveCard' || !['1.0', '1.1', '1.2', '1.3', '1.4', '1.5'].includes(card.version)) {
+        this.failedRuns.push('not an Adaptive Card of a version Teams renders');
+        continue;
+      }
+      if (
+        !Array.isArray(card.body) ||
+        !card.body.length ||
+        card.body.some((b: any) => b.type === 'TextBlock' && (typeof b.text !== 'string' || !b.text))
+      ) {
+        this.failedRuns.push('the card has no body or an empty TextBlock');
+        continue;
       }
       this.posted.push(card);
     }

@@ -6,8 +6,23 @@
  */
 
 const SUPPORTED = new Set([
-  'b', 'strong', 'i', 'em', 'u', 'ins', 's', 'strike', 'del', 'span', 'tg-spoiler', 'a', 'code', 'pre',
-  'blockquote', 'tg-emoji', 'tg-time',
+  'b',
+  'strong',
+  'i',
+  'em',
+  'u',
+  'ins',
+  's',
+  'strike',
+  'del',
+  'span',
+  'tg-spoiler',
+  'a',
+  'code',
+  'pre',
+  'blockquote',
+  'tg-emoji',
+  'tg-time',
 ]);
 const NAMED: Record<string, string> = { lt: '<', gt: '>', amp: '&', quot: '"' };
 
@@ -37,21 +52,35 @@ export function parseTelegramHtml(html: string): ParsedHtml {
           const cp = body[1] === 'x' || body[1] === 'X' ? parseInt(body.slice(2), 16) : parseInt(body.slice(1), 10);
           if (cp > 0 && cp <= 0x10ffff) decoded = String.fromCodePoint(cp);
         } else decoded = NAMED[body];
-        if (decoded !== undefined) { text += decoded; i += m[0].length; continue; }
+        if (decoded !== undefined) {
+          text += decoded;
+          i += m[0].length;
+          continue;
+        }
       }
       text += '&';
       i++;
       continue;
     }
-    if (c !== '<') { text += c; i++; continue; }
+    if (c !== '<') {
+      text += c;
+      i++;
+      continue;
+    }
     const at = byteOffset(html, i);
     if (html[i + 1] === '/') {
       const close = html.indexOf('>', i);
       if (close < 0) throw new HtmlParseError(`Unclosed end tag at byte offset ${at}`);
-      const name = html.slice(i + 2, close).trim().toLowerCase();
+      const name = html
+        .slice(i + 2, close)
+        .trim()
+        .toLowerCase();
       const open = stack.pop();
       if (!open) throw new HtmlParseError(`Unexpected end tag at byte offset ${at}`);
-      if (open.name !== name) throw new HtmlParseError(`Unmatched end tag at byte offset ${at}, expected "</${open.name}>", found "</${name}>"`);
+      if (open.name !== name)
+        throw new HtmlParseError(
+          `Unmatched end tag at byte offset ${at}, expected "</${open.name}>", found "</${name}>"`,
+        );
       entities.push({ type: open.name, offset: open.offset, length: text.length - open.offset });
       i = close + 1;
       continue;
@@ -66,7 +95,10 @@ export function parseTelegramHtml(html: string): ParsedHtml {
     for (;;) {
       while (j < html.length && /\s/.test(html[j])) j++;
       if (j >= html.length) throw new HtmlParseError(`Unclosed start tag at byte offset ${at}`);
-      if (html[j] === '>') { j++; break; }
+      if (html[j] === '>') {
+        j++;
+        break;
+      }
       const an = /^[a-z0-9_-]+/i.exec(html.slice(j));
       if (!an) throw new HtmlParseError(`Empty attribute name in the tag "${name}" at byte offset ${at}`);
       j += an[0].length;
@@ -87,7 +119,8 @@ export function parseTelegramHtml(html: string): ParsedHtml {
       }
       attrs[an[0].toLowerCase()] = value;
     }
-    if (name === 'span' && attrs.class !== 'tg-spoiler') throw new HtmlParseError(`Tag "span" must have class "tg-spoiler" at byte offset ${at}`);
+    if (name === 'span' && attrs.class !== 'tg-spoiler')
+      throw new HtmlParseError(`Tag "span" must have class "tg-spoiler" at byte offset ${at}`);
     stack.push({ name, offset: text.length });
     i = j;
   }

@@ -7,9 +7,13 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseTelegramHtml, HtmlParseError } from './telegram-html.ts';
+import { HtmlParseError, parseTelegramHtml } from './telegram-html.ts';
 
-export interface FakeBot { id: number; username: string; firstName?: string }
+export interface FakeBot {
+  id: number;
+  username: string;
+  firstName?: string;
+}
 export interface FakeChat {
   id: number;
   type: 'private' | 'group' | 'supergroup' | 'channel';
@@ -32,9 +36,23 @@ export interface SentMessage {
   params: Record<string, unknown>;
 }
 /** An `editMessageText` the fake applied. */
-export interface EditedMessage { token: string; chatId: number; messageId: number; raw: string; text: string; params: Record<string, unknown> }
-export interface Call { method: string; token: string; params: Record<string, unknown>; contentType: string }
-type Envelope = { ok: true; result: unknown } | { ok: false; error_code: number; description: string; parameters?: Record<string, unknown> };
+export interface EditedMessage {
+  token: string;
+  chatId: number;
+  messageId: number;
+  raw: string;
+  text: string;
+  params: Record<string, unknown>;
+}
+export interface Call {
+  method: string;
+  token: string;
+  params: Record<string, unknown>;
+  contentType: string;
+}
+type Envelope =
+  | { ok: true; result: unknown }
+  | { ok: false; error_code: number; description: string; parameters?: Record<string, unknown> };
 
 /** A Bot API error answer. */
 class ApiError extends Error {
@@ -60,15 +78,28 @@ export class FakeTelegram {
   readonly webhooks = new Map<string, { url: string; secret_token?: string; allowed_updates?: string[] }>();
   private readonly queues = new Map<string, Record<string, unknown>[]>();
   private readonly waiters = new Set<() => void>();
-  private readonly failures: { status: number; description?: string; retryAfter?: number; html?: boolean; after: number; token?: string }[] = [];
+  private readonly failures: {
+    status: number;
+    description?: string;
+    retryAfter?: number;
+    html?: boolean;
+    after: number;
+    token?: string;
+  }[] = [];
   private nextUpdateId = 1000;
   private nextMessageId = 1;
   private server?: http.Server;
   /** API root to pass as `apiRoot` / `api_root`, e.g. `http://127.0.0.1:43123`. */
   url = '';
 
-  addBot(token: string, bot: FakeBot): this { this.bots.set(token, bot); return this; }
-  addChat(chat: FakeChat): this { this.chats.push(chat); return this; }
+  addBot(token: string, bot: FakeBot): this {
+    this.bots.set(token, bot);
+    return this;
+  }
+  addChat(chat: FakeChat): this {
+    this.chats.push(chat);
+    return this;
+  }
 
   /** A coming method call answers 429 "Too Many Requests: retry after N"; `after` calls succeed first. */
   rateLimitNext(retryAfterSeconds: number, opts: { after?: number } = {}): void {
@@ -76,7 +107,11 @@ export class FakeTelegram {
   }
   /** A coming call fails with `status`; `html` answers a proxy-style HTML page instead of JSON. */
   /** Fails the next call (after `after` others); with `token`, only a call made with that bot token, so a polling loop of another bot cannot take it. */
-  failNext(status: number, description = 'Internal Server Error', opts: { html?: boolean; after?: number; token?: string } = {}): void {
+  failNext(
+    status: number,
+    description = 'Internal Server Error',
+    opts: { html?: boolean; after?: number; token?: string } = {},
+  ): void {
     this.failures.push({ status, description, html: opts.html, after: opts.after ?? 0, token: opts.token });
   }
 
@@ -97,7 +132,9 @@ export class FakeTelegram {
   }
 
   async start(): Promise<this> {
-    this.server = http.createServer((req, res) => { void this.handle(req, res); });
+    this.server = http.createServer((req, res) => {
+      void this.handle(req, res);
+    });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
     return this;
@@ -126,9 +163,12 @@ export class FakeTelegram {
       const at = this.failures.findIndex((f) => f.token === undefined || f.token === token);
       const head = at >= 0 ? this.failures[at] : undefined;
       const failure = head && head.after-- <= 0 ? this.failures.splice(at, 1)[0] : undefined;
-      if (failure?.html) return reply(failure.status, `<html><body><h1>${failure.status} ${failure.description}</h1></body></html>`);
+      if (failure?.html)
+        return reply(failure.status, `<html><body><h1>${failure.status} ${failure.description}</h1></body></html>`);
       if (failure?.retryAfter !== undefined) {
-        throw new ApiError(429, `Too Many Requests: retry after ${failure.retryAfter}`, { retry_after: failure.retryAfter });
+        throw new ApiError(429, `Too Many Requests: retry after ${failure.retryAfter}`, {
+          retry_after: failure.retryAfter,
+        });
       }
       if (failure) throw new ApiError(failure.status, failure.description!);
       const bot = this.bots.get(token);
@@ -137,8 +177,14 @@ export class FakeTelegram {
       reply(200, { ok: true, result });
     } catch (err) {
       if (err instanceof ApiError) {
-        reply(err.code, { ok: false, error_code: err.code, description: err.message, ...(err.parameters ? { parameters: err.parameters } : {}) });
-      } else reply(500, { ok: false, error_code: 500, description: `Internal Server Error: ${(err as Error).message}` });
+        reply(err.code, {
+          ok: false,
+          error_code: err.code,
+          description: err.message,
+          ...(err.parameters ? { parameters: err.parameters } : {}),
+        });
+      } else
+        reply(500, { ok: false, error_code: 500, description: `Internal Server Error: ${(err as Error).message}` });
     }
   }
 
@@ -146,20 +192,35 @@ export class FakeTelegram {
     switch (method) {
       case 'getMe':
         return {
-          id: bot.id, is_bot: true, first_name: bot.firstName ?? bot.username, username: bot.username,
-          can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false,
+          id: bot.id,
+          is_bot: true,
+          first_name: bot.firstName ?? bot.username,
+          username: bot.username,
+          can_join_groups: true,
+          can_read_all_group_messages: false,
+          supports_inline_queries: false,
         };
-      case 'sendMessage': return this.sendMessage(token, bot, p);
-      case 'editMessageText': return this.editMessageText(token, bot, p);
+      case 'sendMessage':
+        return this.sendMessage(token, bot, p);
+      case 'editMessageText':
+        return this.editMessageText(token, bot, p);
       case 'setWebhook': {
         const url = String(p.url ?? '');
-        if (url === '') { this.webhooks.delete(token); return true; }
-        if (!url.startsWith('https://')) throw new ApiError(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
+        if (url === '') {
+          this.webhooks.delete(token);
+          return true;
+        }
+        if (!url.startsWith('https://'))
+          throw new ApiError(400, 'Bad Request: bad webhook: An HTTPS URL must be provided for webhook');
         const secret = p.secret_token === undefined ? undefined : String(p.secret_token);
         if (secret !== undefined && !/^[A-Za-z0-9_-]{1,256}$/.test(secret)) {
           throw new ApiError(400, 'Bad Request: secret token contains unallowed characters');
         }
-        this.webhooks.set(token, { url, secret_token: secret, allowed_updates: p.allowed_updates as string[] | undefined });
+        this.webhooks.set(token, {
+          url,
+          secret_token: secret,
+          allowed_updates: p.allowed_updates as string[] | undefined,
+        });
         return true;
       }
       case 'deleteWebhook':
@@ -168,16 +229,24 @@ export class FakeTelegram {
         return true;
       case 'getWebhookInfo': {
         const w = this.webhooks.get(token);
-        return { url: w?.url ?? '', has_custom_certificate: false, pending_update_count: this.queues.get(token)?.length ?? 0, allowed_updates: w?.allowed_updates };
+        return {
+          url: w?.url ?? '',
+          has_custom_certificate: false,
+          pending_update_count: this.queues.get(token)?.length ?? 0,
+          allowed_updates: w?.allowed_updates,
+        };
       }
-      case 'getUpdates': return this.getUpdates(token, p);
-      default: throw new ApiError(404, 'Not Found');
+      case 'getUpdates':
+        return this.getUpdates(token, p);
+      default:
+        throw new ApiError(404, 'Not Found');
     }
   }
 
   private findChat(chatId: unknown): FakeChat | undefined {
     const s = String(chatId ?? '');
-    if (s.startsWith('@')) return this.chats.find((c) => c.username && `@${c.username}`.toLowerCase() === s.toLowerCase());
+    if (s.startsWith('@'))
+      return this.chats.find((c) => c.username && `@${c.username}`.toLowerCase() === s.toLowerCase());
     return /^-?[0-9]+$/.test(s) ? this.chats.find((c) => c.id === Number(s)) : undefined;
   }
 
@@ -188,7 +257,9 @@ export class FakeTelegram {
     let entities: unknown[] | undefined;
     const mode = p.parse_mode === undefined ? '' : String(p.parse_mode).toLowerCase();
     if (mode === 'html') {
-      try { ({ text, entities } = parseTelegramHtml(raw)); } catch (err) {
+      try {
+        ({ text, entities } = parseTelegramHtml(raw));
+      } catch (err) {
         if (err instanceof HtmlParseError) throw new ApiError(400, `Bad Request: can't parse entities: ${err.message}`);
         throw err;
       }
@@ -205,7 +276,8 @@ export class FakeTelegram {
    * 400 "message is not modified", as on the real server.
    */
   private editMessageText(token: string, bot: FakeBot, p: Record<string, unknown>): unknown {
-    if (p.inline_message_id !== undefined) throw new ApiError(400, 'Bad Request: inline messages are not supported by this fake');
+    if (p.inline_message_id !== undefined)
+      throw new ApiError(400, 'Bad Request: inline messages are not supported by this fake');
     const chat = this.findChat(p.chat_id);
     if (!chat) throw new ApiError(400, 'Bad Request: chat not found');
     const messageId = Number(p.message_id);
@@ -214,7 +286,10 @@ export class FakeTelegram {
     if (msg.token !== token) throw new ApiError(400, "Bad Request: message can't be edited");
     const { raw, text, entities } = this.parseText(p);
     if (raw === msg.raw) {
-      throw new ApiError(400, 'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
+      throw new ApiError(
+        400,
+        'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+      );
     }
     msg.raw = raw;
     msg.text = text;
@@ -235,10 +310,19 @@ export class FakeTelegram {
     const chat = this.findChat(p.chat_id);
     if (!chat) throw new ApiError(400, 'Bad Request: chat not found');
     if (chat.blocked) {
-      throw new ApiError(403, chat.type === 'private' ? 'Forbidden: bot was blocked by the user' : 'Forbidden: bot was kicked from the group chat');
+      throw new ApiError(
+        403,
+        chat.type === 'private'
+          ? 'Forbidden: bot was blocked by the user'
+          : 'Forbidden: bot was kicked from the group chat',
+      );
     }
     const replyTo = p.reply_parameters as { message_id?: unknown; allow_sending_without_reply?: unknown } | undefined;
-    if (replyTo && !this.sent.some((m) => m.chatId === chat.id && m.messageId === Number(replyTo.message_id)) && replyTo.allow_sending_without_reply !== true) {
+    if (
+      replyTo &&
+      !this.sent.some((m) => m.chatId === chat.id && m.messageId === Number(replyTo.message_id)) &&
+      replyTo.allow_sending_without_reply !== true
+    ) {
       throw new ApiError(400, 'Bad Request: message to be replied not found');
     }
     const raw = typeof p.text === 'string' ? p.text : p.text === undefined ? '' : String(p.text);
@@ -246,7 +330,9 @@ export class FakeTelegram {
     let entities: unknown[] | undefined;
     const mode = p.parse_mode === undefined ? '' : String(p.parse_mode).toLowerCase();
     if (mode === 'html') {
-      try { ({ text, entities } = parseTelegramHtml(raw)); } catch (err) {
+      try {
+        ({ text, entities } = parseTelegramHtml(raw));
+      } catch (err) {
         if (err instanceof HtmlParseError) throw new ApiError(400, `Bad Request: can't parse entities: ${err.message}`);
         throw err;
       }
@@ -263,7 +349,13 @@ export class FakeTelegram {
     return {
       message_id: messageId,
       from: { id: bot.id, is_bot: true, first_name: bot.firstName ?? bot.username, username: bot.username },
-      chat: { id: chat.id, type: chat.type, title: chat.title, username: chat.username, is_forum: chat.isForum || undefined },
+      chat: {
+        id: chat.id,
+        type: chat.type,
+        title: chat.title,
+        username: chat.username,
+        is_forum: chat.isForum || undefined,
+      },
       date: Math.floor(Date.now() / 1000),
       text,
       ...(entities?.length ? { entities } : {}),
@@ -273,7 +365,10 @@ export class FakeTelegram {
 
   private async getUpdates(token: string, p: Record<string, unknown>): Promise<unknown[]> {
     if (this.webhooks.has(token)) {
-      throw new ApiError(409, "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first");
+      throw new ApiError(
+        409,
+        "Conflict: can't use getUpdates method while webhook is active; use deleteWebhook to delete the webhook first",
+      );
     }
     const offset = p.offset === undefined ? 0 : Number(p.offset);
     const limit = Math.min(Math.max(p.limit === undefined ? 100 : Number(p.limit), 1), 100);
@@ -289,7 +384,11 @@ export class FakeTelegram {
     let updates = take();
     if (updates.length === 0 && timeout > 0) {
       await new Promise<void>((resolve) => {
-        const done = () => { clearTimeout(timer); this.waiters.delete(done); resolve(); };
+        const done = () => {
+          clearTimeout(timer);
+          this.waiters.delete(done);
+          resolve();
+        };
         const timer = setTimeout(done, timeout * 1000);
         this.waiters.add(done);
       });
@@ -306,7 +405,9 @@ async function readParams(req: http.IncomingMessage, contentType: string): Promi
   const body = Buffer.concat(chunks);
   if (body.length === 0) return {};
   if (contentType.startsWith('application/json')) {
-    try { return JSON.parse(body.toString('utf8')) as Record<string, unknown>; } catch {
+    try {
+      return JSON.parse(body.toString('utf8')) as Record<string, unknown>;
+    } catch {
       throw new ApiError(400, "Bad Request: can't parse JSON object");
     }
   }

@@ -40,19 +40,40 @@ export interface ReceivedPush {
   plaintext: string;
 }
 
-export interface Refusal { status: number; headers?: Record<string, string>; body?: string }
+export interface Refusal {
+  status: number;
+  headers?: Record<string, string>;
+  body?: string;
+}
 
-interface Browser { token: string; ecdh: crypto.ECDH; publicKey: Buffer; auth: Buffer; serverKey?: string; gone: boolean }
+interface Browser {
+  token: string;
+  ecdh: crypto.ECDH;
+  publicKey: Buffer;
+  auth: Buffer;
+  serverKey?: string;
+  gone: boolean;
+}
 
 const b64u = (b: Buffer | Uint8Array) => Buffer.from(b).toString('base64url');
 
 /** RFC 8291 §3.4 and RFC 8188 §2: the content encryption key and nonce of one message. */
-export function deriveKeys(uaPrivate: crypto.ECDH, uaPublic: Buffer, asPublic: Buffer, auth: Buffer, salt: Buffer): { cek: Buffer; nonce: Buffer } {
+export function deriveKeys(
+  uaPrivate: crypto.ECDH,
+  uaPublic: Buffer,
+  asPublic: Buffer,
+  auth: Buffer,
+  salt: Buffer,
+): { cek: Buffer; nonce: Buffer } {
   const ecdhSecret = uaPrivate.computeSecret(asPublic);
   const keyInfo = Buffer.concat([Buffer.from('WebPush: info\0', 'latin1'), uaPublic, asPublic]);
   const ikm = Buffer.from(crypto.hkdfSync('sha256', ecdhSecret, auth, keyInfo, 32));
-  const cek = Buffer.from(crypto.hkdfSync('sha256', ikm, salt, Buffer.from('Content-Encoding: aes128gcm\0', 'latin1'), 16));
-  const nonce = Buffer.from(crypto.hkdfSync('sha256', ikm, salt, Buffer.from('Content-Encoding: nonce\0', 'latin1'), 12));
+  const cek = Buffer.from(
+    crypto.hkdfSync('sha256', ikm, salt, Buffer.from('Content-Encoding: aes128gcm\0', 'latin1'), 16),
+  );
+  const nonce = Buffer.from(
+    crypto.hkdfSync('sha256', ikm, salt, Buffer.from('Content-Encoding: nonce\0', 'latin1'), 12),
+  );
   return { cek, nonce };
 }
 
@@ -81,7 +102,10 @@ export function decryptPush(body: Buffer, ua: { ecdh: crypto.ECDH; publicKey: Bu
 }
 
 /** Checks an ES256 JWT signed by the uncompressed P-256 public key `k` (base64url); returns its claims or throws. */
-export function verifyVapidJwt(jwt: string, k: string): { header: Record<string, unknown>; claims: { aud: string; exp: number; sub?: string } } {
+export function verifyVapidJwt(
+  jwt: string,
+  k: string,
+): { header: Record<string, unknown>; claims: { aud: string; exp: number; sub?: string } } {
   const parts = jwt.split('.');
   if (parts.length !== 3) throw new Error('the token is not a JWS compact serialization');
   const [h, p, s] = parts as [string, string, string];
@@ -89,8 +113,16 @@ export function verifyVapidJwt(jwt: string, k: string): { header: Record<string,
   if (header.alg !== 'ES256') throw new Error(`alg is ${String(header.alg)}, not ES256`);
   const point = Buffer.from(k, 'base64url');
   if (point.length !== 65 || point[0] !== 4) throw new Error('k is not a 65-byte uncompressed P-256 point');
-  const key = crypto.createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: b64u(point.subarray(1, 33)), y: b64u(point.subarray(33)) }, format: 'jwk' });
-  const ok = crypto.verify('sha256', Buffer.from(`${h}.${p}`), { key, dsaEncoding: 'ieee-p1363' }, Buffer.from(s, 'base64url'));
+  const key = crypto.createPublicKey({
+    key: { kty: 'EC', crv: 'P-256', x: b64u(point.subarray(1, 33)), y: b64u(point.subarray(33)) },
+    format: 'jwk',
+  });
+  const ok = crypto.verify(
+    'sha256',
+    Buffer.from(`${h}.${p}`),
+    { key, dsaEncoding: 'ieee-p1363' },
+    Buffer.from(s, 'base64url'),
+  );
   if (!ok) throw new Error('the signature does not verify with k');
   return { header, claims: JSON.parse(Buffer.from(p, 'base64url').toString('utf8')) };
 }
@@ -126,7 +158,10 @@ export async function startFakePushService(o: { maxBodyBytes?: number } = {}): P
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     let size = 0;
-    req.on('data', (c: Buffer) => { size += c.length; if (size <= maxBody + 1024) chunks.push(c); });
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size <= maxBody + 1024) chunks.push(c);
+    });
     req.on('end', () => {
       const token = (req.url ?? '').replace(/^\/push\//, '').split('?')[0]!;
       const answer = (status: number, reason?: string, headers: Record<string, string> = {}, text = reason ?? '') => {
@@ -135,7 +170,8 @@ export async function startFakePushService(o: { maxBodyBytes?: number } = {}): P
         res.end(text);
       };
       const browser = browsers.get(token);
-      if (req.method !== 'POST' || !req.url?.startsWith('/push/') || !browser) return answer(404, 'no such subscription');
+      if (req.method !== 'POST' || !req.url?.startsWith('/push/') || !browser)
+        return answer(404, 'no such subscription');
       if (queued) {
         const r = queued.refusal;
         if (--queued.times <= 0) queued = undefined;
@@ -143,7 +179,8 @@ export async function startFakePushService(o: { maxBodyBytes?: number } = {}): P
       }
       const endpoint = `${origin}/push/${token}`;
       const forThis = perEndpoint.get(endpoint);
-      if (forThis) return answer(forThis.status, `told to answer ${forThis.status}`, forThis.headers, forThis.body ?? '');
+      if (forThis)
+        return answer(forThis.status, `told to answer ${forThis.status}`, forThis.headers, forThis.body ?? '');
       if (browser.gone) return answer(410, 'the subscription expired');
       // RFC 8292: the vapid scheme.
       const auth = /^vapid\s+t=([^,\s]+)\s*,\s*k=([A-Za-z0-9_-]+)\s*$/i.exec(req.headers.authorization ?? '');
@@ -152,23 +189,35 @@ export async function startFakePushService(o: { maxBodyBytes?: number } = {}): P
       try {
         const v = verifyVapidJwt(auth[1]!, auth[2]!);
         claims = v.claims;
-      } catch (err) { return answer(403, `bad VAPID token: ${(err as Error).message}`); }
+      } catch (err) {
+        return answer(403, `bad VAPID token: ${(err as Error).message}`);
+      }
       const now = Math.floor(Date.now() / 1000);
       if (claims.aud !== origin) return answer(403, `aud ${claims.aud} is not ${origin}`);
-      if (typeof claims.exp !== 'number' || claims.exp <= now || claims.exp > now + 24 * 3600) return answer(403, `exp ${claims.exp} is not within the next 24 hours`);
-      if (claims.sub !== undefined && !/^(mailto:|https:)/.test(claims.sub)) return answer(403, `sub ${claims.sub} is neither mailto: nor https:`);
-      if (browser.serverKey && browser.serverKey !== auth[2]) return answer(403, 'k is not the key this subscription was made with');
+      if (typeof claims.exp !== 'number' || claims.exp <= now || claims.exp > now + 24 * 3600)
+        return answer(403, `exp ${claims.exp} is not within the next 24 hours`);
+      if (claims.sub !== undefined && !/^(mailto:|https:)/.test(claims.sub))
+        return answer(403, `sub ${claims.sub} is neither mailto: nor https:`);
+      if (browser.serverKey && browser.serverKey !== auth[2])
+        return answer(403, 'k is not the key this subscription was made with');
       // RFC 8030.
       const ttl = req.headers.ttl;
       if (typeof ttl !== 'string' || !/^\d+$/.test(ttl)) return answer(400, 'missing or malformed TTL');
       const urgency = req.headers.urgency;
-      if (urgency !== undefined && !['very-low', 'low', 'normal', 'high'].includes(String(urgency))) return answer(400, `bad Urgency ${String(urgency)}`);
+      if (urgency !== undefined && !['very-low', 'low', 'normal', 'high'].includes(String(urgency)))
+        return answer(400, `bad Urgency ${String(urgency)}`);
       const topic = req.headers.topic;
-      if (topic !== undefined && !/^[A-Za-z0-9_-]{1,32}$/.test(String(topic))) return answer(400, `bad Topic ${String(topic)}`);
+      if (topic !== undefined && !/^[A-Za-z0-9_-]{1,32}$/.test(String(topic)))
+        return answer(400, `bad Topic ${String(topic)}`);
       if (size > maxBody) return answer(413, `payload of ${size} bytes exceeds ${maxBody}`);
-      if (req.headers['content-encoding'] !== 'aes128gcm') return answer(415, `content-encoding ${String(req.headers['content-encoding'])} is not aes128gcm`);
+      if (req.headers['content-encoding'] !== 'aes128gcm')
+        return answer(415, `content-encoding ${String(req.headers['content-encoding'])} is not aes128gcm`);
       let plaintext: string;
-      try { plaintext = decryptPush(Buffer.concat(chunks), browser); } catch (err) { return answer(400, `cannot decrypt: ${(err as Error).message}`); }
+      try {
+        plaintext = decryptPush(Buffer.concat(chunks), browser);
+      } catch (err) {
+        return answer(400, `cannot decrypt: ${(err as Error).message}`);
+      }
       received.push({ token, endpoint, headers: req.headers, claims, vapidKey: auth[2]!, bodyBytes: size, plaintext });
       answer(201, undefined, { location: `${origin}/message/${crypto.randomUUID()}` }, '');
     });
@@ -177,19 +226,42 @@ export async function startFakePushService(o: { maxBodyBytes?: number } = {}): P
   origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
-    url: origin, origin, received, requests,
+    url: origin,
+    origin,
+    received,
+    requests,
     subscribe(applicationServerKey) {
       const token = crypto.randomBytes(24).toString('base64url');
       const ecdh = crypto.createECDH('prime256v1');
       ecdh.generateKeys();
-      const b: Browser = { token, ecdh, publicKey: ecdh.getPublicKey(), auth: crypto.randomBytes(16), serverKey: applicationServerKey, gone: false };
+      const b: Browser = {
+        token,
+        ecdh,
+        publicKey: ecdh.getPublicKey(),
+        auth: crypto.randomBytes(16),
+        serverKey: applicationServerKey,
+        gone: false,
+      };
       browsers.set(token, b);
       return { endpoint: `${origin}/push/${token}`, keys: { p256dh: b64u(b.publicKey), auth: b64u(b.auth) } };
     },
-    refuse(refusal, times = Number.POSITIVE_INFINITY) { queued = { refusal, times }; },
-    refuseFor(endpoint, refusal) { perEndpoint.set(endpoint, refusal); },
-    unsubscribe(endpoint) { const b = browsers.get(endpoint.split('/').pop()!); if (b) b.gone = true; },
-    reset() { queued = undefined; perEndpoint.clear(); },
-    async close() { server.closeAllConnections(); await new Promise<void>((resolve) => server.close(() => resolve())); },
+    refuse(refusal, times = Number.POSITIVE_INFINITY) {
+      queued = { refusal, times };
+    },
+    refuseFor(endpoint, refusal) {
+      perEndpoint.set(endpoint, refusal);
+    },
+    unsubscribe(endpoint) {
+      const b = browsers.get(endpoint.split('/').pop()!);
+      if (b) b.gone = true;
+    },
+    reset() {
+      queued = undefined;
+      perEndpoint.clear();
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }

@@ -12,14 +12,24 @@ import type { Plugin } from '../../lib/types.ts';
 import { Badge, Button, Empty, ErrorNote, Loading, Page } from '../../ui/basics.tsx';
 import { shownName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
-import { OutboundAllowEditor, allowEntryOk, allowValue } from '../relay/outbound-allow.tsx';
+import { allowEntryOk, allowValue, OutboundAllowEditor } from '../relay/outbound-allow.tsx';
 
 /** One provider or target as GET /api/admin/outbound-allow lists it. */
 interface AllowItem {
-  kind: 'provider' | 'target'; id: string; plugin: string; name: string; enabled: boolean; plugin_enabled: boolean;
-  owner: { id: string; email: string }; outbound_allow: string[]; address: string | null;
+  kind: 'provider' | 'target';
+  id: string;
+  plugin: string;
+  name: string;
+  enabled: boolean;
+  plugin_enabled: boolean;
+  owner: { id: string; email: string };
+  outbound_allow: string[];
+  address: string | null;
 }
-interface AllowPage { items: AllowItem[]; next_offset: number | null }
+interface AllowPage {
+  items: AllowItem[];
+  next_offset: number | null;
+}
 
 const PAGE = 200;
 const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
@@ -45,28 +55,57 @@ export function OutboundPage() {
       const page = await get<AllowPage>('/api/admin/outbound-allow', { limit: PAGE, offset: next });
       setExtra((e) => [...e, ...page.items]);
       setNext(page.next_offset);
-    } catch (err) { setMoreError(err); } finally { setLoadingMore(false); }
+    } catch (err) {
+      setMoreError(err);
+    } finally {
+      setLoadingMore(false);
+    }
   };
   const items = data.data ? [...data.data, ...extra] : undefined;
   const q = query.trim().toLowerCase();
-  const shown = items?.filter((i) => !q || [i.name, i.owner.email, i.address ?? '', i.plugin, ...i.outbound_allow].some((s) => s.toLowerCase().includes(q)));
+  const shown = items?.filter(
+    (i) =>
+      !q ||
+      [i.name, i.owner.email, i.address ?? '', i.plugin, ...i.outbound_allow].some((s) => s.toLowerCase().includes(q)),
+  );
   return (
     <Page title={t('admin_outbound.title')} subtitle={t('admin_outbound.subtitle')}>
       <ErrorNote error={data.error} />
-      {!items ? <Loading /> : !items.length ? <Empty>{t('admin_outbound.empty')}</Empty> : (
+      {!items ? (
+        <Loading />
+      ) : !items.length ? (
+        <Empty>{t('admin_outbound.empty')}</Empty>
+      ) : (
         <div class="stack">
           <div class="filters card">
-            <label class="field"><span class="field-label">{t('common.search')}</span>
-              <input type="search" value={query} placeholder={t('admin_outbound.search_hint')} data-testid="outbound-search"
-                onInput={(e) => setQuery((e.target as HTMLInputElement).value)} /></label>
+            <label class="field">
+              <span class="field-label">{t('common.search')}</span>
+              <input
+                type="search"
+                value={query}
+                placeholder={t('admin_outbound.search_hint')}
+                data-testid="outbound-search"
+                onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
+              />
+            </label>
           </div>
-          {!shown?.length ? <Empty>{t('common.no_matches')}</Empty> : (
+          {!shown?.length ? (
+            <Empty>{t('common.no_matches')}</Empty>
+          ) : (
             <div class="cards">
-              {shown.map((i) => <AllowCard key={`${i.kind}:${i.id}`} item={i} plugins={plugins.data} />)}
+              {shown.map((i) => (
+                <AllowCard key={`${i.kind}:${i.id}`} item={i} plugins={plugins.data} />
+              ))}
             </div>
           )}
           <ErrorNote error={moreError} />
-          {next !== null && <p><Button busy={loadingMore} onClick={() => void more()}>{t('common.load_more')}</Button></p>}
+          {next !== null && (
+            <p>
+              <Button busy={loadingMore} onClick={() => void more()}>
+                {t('common.load_more')}
+              </Button>
+            </p>
+          )}
         </div>
       )}
     </Page>
@@ -85,11 +124,17 @@ function AllowCard({ item, plugins }: { item: AllowItem; plugins: Plugin[] | und
     setBusy(true);
     setError(null);
     try {
-      const updated = await put<AllowItem>(`/api/admin/outbound-allow/${item.kind}/${item.id}`, { outbound_allow: cleaned });
+      const updated = await put<AllowItem>(`/api/admin/outbound-allow/${item.kind}/${item.id}`, {
+        outbound_allow: cleaned,
+      });
       setSaved(updated.outbound_allow);
       setValue(updated.outbound_allow);
       toast.ok(t('common.saved'));
-    } catch (err) { setError(err); } finally { setBusy(false); }
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
   return (
     <div class="card item-card" data-testid="outbound-row" data-id={item.id}>
@@ -98,7 +143,9 @@ function AllowCard({ item, plugins }: { item: AllowItem; plugins: Plugin[] | und
         <Badge tone={item.kind === 'provider' ? 'info' : 'neutral'}>{t(`admin_outbound.kind_${item.kind}`)}</Badge>
       </div>
       <div class="meta">
-        <span class="wrap" data-testid="outbound-owner">{t('admin_outbound.owner', { email: item.owner.email })}</span>
+        <span class="wrap" data-testid="outbound-owner">
+          {t('admin_outbound.owner', { email: item.owner.email })}
+        </span>
         <span>{pluginName(plugins, item.plugin, item.kind)}</span>
         {!item.enabled && <Badge tone="warn">{t('status.disabled')}</Badge>}
         {!item.plugin_enabled && <Badge tone="warn">{t('admin_outbound.plugin_off')}</Badge>}
@@ -111,8 +158,23 @@ function AllowCard({ item, plugins }: { item: AllowItem; plugins: Plugin[] | und
       <ErrorNote error={error} />
       {dirty && (
         <div class="form-actions">
-          <Button onClick={() => { setValue(saved); setError(null); }}>{t('common.cancel')}</Button>
-          <Button variant="primary" busy={busy} disabled={!valid} onClick={() => void save()} data-testid="outbound-save">{t('common.save')}</Button>
+          <Button
+            onClick={() => {
+              setValue(saved);
+              setError(null);
+            }}
+          >
+            {t('common.cancel')}
+          </Button>
+          <Button
+            variant="primary"
+            busy={busy}
+            disabled={!valid}
+            onClick={() => void save()}
+            data-testid="outbound-save"
+          >
+            {t('common.save')}
+          </Button>
         </div>
       )}
     </div>

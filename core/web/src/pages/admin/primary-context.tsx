@@ -6,7 +6,12 @@ import { TextDoc } from '../../ui/text-doc.tsx';
 export function PrimaryContextPage() {
   return (
     <Page title={t('admin.context_title')} subtitle={t('admin.context_subtitle')}>
-      <TextDoc path="/api/v1/admin/context" max={200000} label={t('admin.context_label')} help={t('admin.context_help')} />
+      <TextDoc
+        path="/api/v1/admin/context"
+        max={200000}
+        label={t('admin.context_label')}
+        help={t('admin.context_help')}
+      />
     </Page>
   );
 }

@@ -14,34 +14,68 @@ export function SettingsPage() {
   const [form, setForm] = useState<Settings | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  useEffect(() => { if (data.data) setForm(data.data); }, [data.data]);
+  useEffect(() => {
+    if (data.data) setForm(data.data);
+  }, [data.data]);
   const submit = async (e: Event) => {
     e.preventDefault();
     if (!form) return;
     setBusy(true);
     setError(null);
-    try { data.set(await patch<Settings>('/api/v1/admin/settings', form)); toast.ok(t('common.saved')); } catch (err) { setError(err); } finally { setBusy(false); }
+    try {
+      data.set(await patch<Settings>('/api/v1/admin/settings', form));
+      toast.ok(t('common.saved'));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
   return (
     <Page title={t('settings.title')} subtitle={t('settings.subtitle')}>
       <ErrorNote error={data.error} />
-      {!form ? <Loading /> : (
+      {!form ? (
+        <Loading />
+      ) : (
         <form class="stack" onSubmit={submit}>
           <Card>
             <div class="stack">
-              <label class="check"><input type="checkbox" checked={form.self_registration_enabled} onChange={(e) => setForm({ ...form, self_registration_enabled: (e.target as HTMLInputElement).checked })} />
-                <span><strong>{t('settings.self_registration')}</strong><small class="hint">{t('settings.self_registration_help')}</small></span></label>
+              <label class="check">
+                <input
+                  type="checkbox"
+                  checked={form.self_registration_enabled}
+                  onChange={(e) =>
+                    setForm({ ...form, self_registration_enabled: (e.target as HTMLInputElement).checked })
+                  }
+                />
+                <span>
+                  <strong>{t('settings.self_registration')}</strong>
+                  <small class="hint">{t('settings.self_registration_help')}</small>
+                </span>
+              </label>
               <div class="grid-3">
                 {NUMBERS.map((k) => (
-                  <label class="field" key={k}><span class="field-label">{t(`settings.${k}`)}</span>
-                    <input type="number" min={0} required value={form[k]} onInput={(e) => setForm({ ...form, [k]: Number((e.target as HTMLInputElement).value) })} /></label>
+                  <label class="field" key={k}>
+                    <span class="field-label">{t(`settings.${k}`)}</span>
+                    <input
+                      type="number"
+                      min={0}
+                      required
+                      value={form[k]}
+                      onInput={(e) => setForm({ ...form, [k]: Number((e.target as HTMLInputElement).value) })}
+                    />
+                  </label>
                 ))}
               </div>
               <p class="hint">{t('settings.defaults_help')}</p>
             </div>
           </Card>
           <ErrorNote error={error} />
-          <div class="form-actions"><Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button></div>
+          <div class="form-actions">
+            <Button type="submit" variant="primary" busy={busy}>
+              {t('common.save')}
+            </Button>
+          </div>
         </form>
       )}
       <ModelsCard />
@@ -49,7 +83,13 @@ export function SettingsPage() {
   );
 }
 
-interface ModelSettings { models_allowed: string[]; default_model: string; endpoint_models: string[] | null; configured_model: string; effective: string[] }
+interface ModelSettings {
+  models_allowed: string[];
+  default_model: string;
+  endpoint_models: string[] | null;
+  configured_model: string;
+  effective: string[];
+}
 
 /** Which models users may choose for a chat, and the default (AI_MODEL when left empty). */
 function ModelsCard() {
@@ -58,34 +98,76 @@ function ModelsCard() {
   const [def, setDef] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  useEffect(() => { if (data.data) { setAllowed(data.data.models_allowed.join('\n')); setDef(data.data.default_model); } }, [data.data]);
+  useEffect(() => {
+    if (data.data) {
+      setAllowed(data.data.models_allowed.join('\n'));
+      setDef(data.data.default_model);
+    }
+  }, [data.data]);
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError(null);
-    const models_allowed = allowed.split('\n').map((m) => m.trim()).filter(Boolean);
-    try { data.set(await put<ModelSettings>('/api/v1/admin/models', { models_allowed, default_model: def.trim() })); toast.ok(t('common.saved')); } catch (err) { setError(err); } finally { setBusy(false); }
+    const models_allowed = allowed
+      .split('\n')
+      .map((m) => m.trim())
+      .filter(Boolean);
+    try {
+      data.set(await put<ModelSettings>('/api/v1/admin/models', { models_allowed, default_model: def.trim() }));
+      toast.ok(t('common.saved'));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
   const d = data.data;
   return (
     <form class="stack" onSubmit={submit} data-testid="models-settings">
       <Card title={t('models_admin.title')}>
         <ErrorNote error={data.error} />
-        {!d ? <Loading /> : (
+        {!d ? (
+          <Loading />
+        ) : (
           <div class="stack">
-            <label class="field"><span class="field-label">{t('models_admin.allowed')}</span>
-              <textarea rows={4} value={allowed} onInput={(e) => setAllowed((e.target as HTMLTextAreaElement).value)} data-testid="models-allowed" />
-              <small class="hint">{t('models_admin.allowed_help')}</small></label>
-            <label class="field"><span class="field-label">{t('models_admin.default')}</span>
-              <input value={def} maxLength={200} placeholder={d.configured_model} onInput={(e) => setDef((e.target as HTMLInputElement).value)} data-testid="models-default" />
-              <small class="hint">{t('models_admin.default_help', { model: d.configured_model })}</small></label>
-            <p class="hint">{d.endpoint_models?.length ? t('models_admin.endpoint', { models: d.endpoint_models.join(', ') }) : t('models_admin.endpoint_none')}</p>
-            <p class="hint" data-testid="models-effective">{t('models_admin.effective', { models: d.effective.join(', ') })}</p>
+            <label class="field">
+              <span class="field-label">{t('models_admin.allowed')}</span>
+              <textarea
+                rows={4}
+                value={allowed}
+                onInput={(e) => setAllowed((e.target as HTMLTextAreaElement).value)}
+                data-testid="models-allowed"
+              />
+              <small class="hint">{t('models_admin.allowed_help')}</small>
+            </label>
+            <label class="field">
+              <span class="field-label">{t('models_admin.default')}</span>
+              <input
+                value={def}
+                maxLength={200}
+                placeholder={d.configured_model}
+                onInput={(e) => setDef((e.target as HTMLInputElement).value)}
+                data-testid="models-default"
+              />
+              <small class="hint">{t('models_admin.default_help', { model: d.configured_model })}</small>
+            </label>
+            <p class="hint">
+              {d.endpoint_models?.length
+                ? t('models_admin.endpoint', { models: d.endpoint_models.join(', ') })
+                : t('models_admin.endpoint_none')}
+            </p>
+            <p class="hint" data-testid="models-effective">
+              {t('models_admin.effective', { models: d.effective.join(', ') })}
+            </p>
           </div>
         )}
       </Card>
       <ErrorNote error={error} />
-      <div class="form-actions"><Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button></div>
+      <div class="form-actions">
+        <Button type="submit" variant="primary" busy={busy}>
+          {t('common.save')}
+        </Button>
+      </div>
     </form>
   );
 }

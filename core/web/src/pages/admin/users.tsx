@@ -8,51 +8,140 @@ import type { Settings, User } from '../../lib/types.ts';
 import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
+import { languageName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
 import { newPasswordProblems } from '../account.tsx';
-import { languageName } from '../../ui/names.ts';
 
 export function UsersPage() {
   const data = useAsync(async () => {
-    const [u, s] = await Promise.all([get<{ users: User[] }>('/api/v1/admin/users', { limit: 200 }), get<Settings>('/api/v1/admin/settings')]);
+    const [u, s] = await Promise.all([
+      get<{ users: User[] }>('/api/v1/admin/users', { limit: 200 }),
+      get<Settings>('/api/v1/admin/settings'),
+    ]);
     return { users: u.users, settings: s };
   }, []);
   const [editing, setEditing] = useState<User | 'new' | null>(null);
   const [settingPassword, setSettingPassword] = useState<User | null>(null);
   const d = data.data;
   const me = sessionNow().user?.id;
-  const limit = (v: number | null, fallback: number) => (v === null ? <span class="muted">{t('users.default_value', { value: num(fallback) })}</span> : num(v));
+  const limit = (v: number | null, fallback: number) =>
+    v === null ? <span class="muted">{t('users.default_value', { value: num(fallback) })}</span> : num(v);
   return (
-    <Page title={t('users.title')} subtitle={t('users.subtitle')} actions={<Button variant="primary" icon="plus" onClick={() => setEditing('new')}>{t('users.add')}</Button>}>
+    <Page
+      title={t('users.title')}
+      subtitle={t('users.subtitle')}
+      actions={
+        <Button variant="primary" icon="plus" onClick={() => setEditing('new')}>
+          {t('users.add')}
+        </Button>
+      }
+    >
       <ErrorNote error={data.error} />
-      {!d ? <Loading /> : !d.users.length ? <Empty>{t('users.empty')}</Empty> : (
+      {!d ? (
+        <Loading />
+      ) : !d.users.length ? (
+        <Empty>{t('users.empty')}</Empty>
+      ) : (
         <div class="table-wrap card">
           <table class="table">
-            <thead><tr><th>{t('users.email')}</th><th>{t('users.role')}</th><th>{t('common.status')}</th><th>{t('users.max_chats')}</th>
-              <th>{t('users.messages_per_day')}</th><th>{t('users.tokens_per_day')}</th><th>{t('users.storage')}</th><th>{t('users.created')}</th><th><span class="sr-only">{t('common.actions')}</span></th></tr></thead>
-            <tbody>{d.users.map((u) => (
-              <tr key={u.id} data-testid="user-row">
-                <td><strong>{u.email}</strong>{u.id === me && <> <Badge tone="info">{t('users.you')}</Badge></>}</td>
-                <td><Badge tone={u.role === 'admin' ? 'info' : 'neutral'}>{t(`users.role_${u.role}`)}</Badge></td>
-                <td><StatusBadge status={u.is_active ? 'active' : 'inactive'} />{u.password_set === false && <> <Badge tone="warn">{t('account.no_password')}</Badge></>}</td>
-                <td>{num(u.max_chats)}</td>
-                <td>{limit(u.max_ai_messages_per_day, d.settings.default_max_ai_messages_per_day)}</td>
-                <td>{limit(u.max_ai_tokens_per_day, d.settings.default_max_ai_tokens_per_day)}</td>
-                <td data-testid="user-storage">{u.max_storage_mb == null ? <span class="muted">{t('users.storage_default')}</span> : t('users.storage_mb', { value: num(u.max_storage_mb) })}</td>
-                <td class="nowrap">{dateTime(u.created_at)}</td>
-                <td class="row-actions">
-                  <Button small icon="edit" onClick={() => setEditing(u)}>{t('common.edit')}</Button>
-                  {u.id !== me && <Button small onClick={() => setSettingPassword(u)} data-testid="set-password">{t('account.set_password')}</Button>}
-                  {u.id !== me && <ConfirmButton onConfirm={async () => { await del(`/api/v1/admin/users/${u.id}`); toast.ok(t('common.deleted')); void data.reload(); }} />}
-                </td>
+            <thead>
+              <tr>
+                <th>{t('users.email')}</th>
+                <th>{t('users.role')}</th>
+                <th>{t('common.status')}</th>
+                <th>{t('users.max_chats')}</th>
+                <th>{t('users.messages_per_day')}</th>
+                <th>{t('users.tokens_per_day')}</th>
+                <th>{t('users.storage')}</th>
+                <th>{t('users.created')}</th>
+                <th>
+                  <span class="sr-only">{t('common.actions')}</span>
+                </th>
               </tr>
-            ))}</tbody>
+            </thead>
+            <tbody>
+              {d.users.map((u) => (
+                <tr key={u.id} data-testid="user-row">
+                  <td>
+                    <strong>{u.email}</strong>
+                    {u.id === me && (
+                      <>
+                        {' '}
+                        <Badge tone="info">{t('users.you')}</Badge>
+                      </>
+                    )}
+                  </td>
+                  <td>
+                    <Badge tone={u.role === 'admin' ? 'info' : 'neutral'}>{t(`users.role_${u.role}`)}</Badge>
+                  </td>
+                  <td>
+                    <StatusBadge status={u.is_active ? 'active' : 'inactive'} />
+                    {u.password_set === false && (
+                      <>
+                        {' '}
+                        <Badge tone="warn">{t('account.no_password')}</Badge>
+                      </>
+                    )}
+                  </td>
+                  <td>{num(u.max_chats)}</td>
+                  <td>{limit(u.max_ai_messages_per_day, d.settings.default_max_ai_messages_per_day)}</td>
+                  <td>{limit(u.max_ai_tokens_per_day, d.settings.default_max_ai_tokens_per_day)}</td>
+                  <td data-testid="user-storage">
+                    {u.max_storage_mb == null ? (
+                      <span class="muted">{t('users.storage_default')}</span>
+                    ) : (
+                      t('users.storage_mb', { value: num(u.max_storage_mb) })
+                    )}
+                  </td>
+                  <td class="nowrap">{dateTime(u.created_at)}</td>
+                  <td class="row-actions">
+                    <Button small icon="edit" onClick={() => setEditing(u)}>
+                      {t('common.edit')}
+                    </Button>
+                    {u.id !== me && (
+                      <Button small onClick={() => setSettingPassword(u)} data-testid="set-password">
+                        {t('account.set_password')}
+                      </Button>
+                    )}
+                    {u.id !== me && (
+                      <ConfirmButton
+                        onConfirm={async () => {
+                          await del(`/api/v1/admin/users/${u.id}`);
+                          toast.ok(t('common.deleted'));
+                          void data.reload();
+                        }}
+                      />
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </div>
       )}
-      {settingPassword && <SetPasswordForm user={settingPassword} onClose={() => setSettingPassword(null)}
-        onSaved={(u) => { setSettingPassword(null); toast.ok(t('account.password_set_done', { email: u.email })); void data.reload(); }} />}
-      {editing && <UserForm user={editing === 'new' ? undefined : editing} onClose={() => setEditing(null)} onSaved={(u) => { setEditing(null); updateUser(u); toast.ok(t('common.saved')); void data.reload(); }} />}
+      {settingPassword && (
+        <SetPasswordForm
+          user={settingPassword}
+          onClose={() => setSettingPassword(null)}
+          onSaved={(u) => {
+            setSettingPassword(null);
+            toast.ok(t('account.password_set_done', { email: u.email }));
+            void data.reload();
+          }}
+        />
+      )}
+      {editing && (
+        <UserForm
+          user={editing === 'new' ? undefined : editing}
+          onClose={() => setEditing(null)}
+          onSaved={(u) => {
+            setEditing(null);
+            updateUser(u);
+            toast.ok(t('common.saved'));
+            void data.reload();
+          }}
+        />
+      )}
     </Page>
   );
 }
@@ -75,15 +164,36 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
     e.preventDefault();
     setBusy(true);
     setError(null);
-    const body: Record<string, unknown> = { role, is_active: active, max_ai_messages_per_day: toLimit(messages), max_ai_tokens_per_day: toLimit(tokens), max_storage_mb: toLimit(storage) };
+    const body: Record<string, unknown> = {
+      role,
+      is_active: active,
+      max_ai_messages_per_day: toLimit(messages),
+      max_ai_tokens_per_day: toLimit(tokens),
+      max_storage_mb: toLimit(storage),
+    };
     if (maxChats.trim()) body.max_chats = Number(maxChats);
     try {
-      onSaved(user ? await patch<User>(`/api/v1/admin/users/${user.id}`, body) : await post<User>('/api/v1/admin/users', { ...body, email, password, locale: lang }));
-    } catch (err) { setError(err); } finally { setBusy(false); }
+      onSaved(
+        user
+          ? await patch<User>(`/api/v1/admin/users/${user.id}`, body)
+          : await post<User>('/api/v1/admin/users', { ...body, email, password, locale: lang }),
+      );
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
   const numberField = (label: string, value: string, set: (v: string) => void, testId: string, help?: string) => (
     <Field label={label} hints={[help]}>
-      <input type="number" min={0} step={1} value={value} onInput={(e) => set((e.target as HTMLInputElement).value)} data-testid={testId} />
+      <input
+        type="number"
+        min={0}
+        step={1}
+        value={value}
+        onInput={(e) => set((e.target as HTMLInputElement).value)}
+        data-testid={testId}
+      />
     </Field>
   );
   return (
@@ -91,19 +201,60 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
       <form class="stack" onSubmit={submit}>
         {!user && (
           <div class="grid-2">
-            <label class="field"><span class="field-label">{t('users.email')}</span><input type="email" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} /></label>
-            <label class="field"><span class="field-label">{t('auth.password')}</span><input type="password" autocomplete="new-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} /></label>
-            <label class="field"><span class="field-label">{t('users.language')}</span>
-              <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value)}>{LOCALES.map((l) => <option key={l} value={l}>{languageName(l)}</option>)}</select></label>
+            <label class="field">
+              <span class="field-label">{t('users.email')}</span>
+              <input
+                type="email"
+                required
+                value={email}
+                onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+              />
+            </label>
+            <label class="field">
+              <span class="field-label">{t('auth.password')}</span>
+              <input
+                type="password"
+                autocomplete="new-password"
+                required
+                value={password}
+                onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+              />
+            </label>
+            <label class="field">
+              <span class="field-label">{t('users.language')}</span>
+              <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value)}>
+                {LOCALES.map((l) => (
+                  <option key={l} value={l}>
+                    {languageName(l)}
+                  </option>
+                ))}
+              </select>
+            </label>
           </div>
         )}
         <div class="grid-2">
-          <label class="field"><span class="field-label">{t('users.role')}</span>
+          <label class="field">
+            <span class="field-label">{t('users.role')}</span>
             <select value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as User['role'])}>
-              <option value="user">{t('users.role_user')}</option><option value="admin">{t('users.role_admin')}</option>
-            </select></label>
-          <label class="check check-field"><input type="checkbox" checked={active} onChange={(e) => setActive((e.target as HTMLInputElement).checked)} /><span>{t('users.active')}</span></label>
-          {numberField(t('users.max_chats'), maxChats, setMaxChats, 'user-max-chats', user ? undefined : t('users.default_hint'))}
+              <option value="user">{t('users.role_user')}</option>
+              <option value="admin">{t('users.role_admin')}</option>
+            </select>
+          </label>
+          <label class="check check-field">
+            <input
+              type="checkbox"
+              checked={active}
+              onChange={(e) => setActive((e.target as HTMLInputElement).checked)}
+            />
+            <span>{t('users.active')}</span>
+          </label>
+          {numberField(
+            t('users.max_chats'),
+            maxChats,
+            setMaxChats,
+            'user-max-chats',
+            user ? undefined : t('users.default_hint'),
+          )}
         </div>
         <fieldset class="subform">
           <legend>{t('users.daily_limits')}</legend>
@@ -115,7 +266,12 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
         </fieldset>
         {numberField(t('users.storage_field'), storage, setStorage, 'user-storage-mb', t('users.storage_help'))}
         <ErrorNote error={error} />
-        <div class="form-actions"><Button onClick={onClose}>{t('common.cancel')}</Button><Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button></div>
+        <div class="form-actions">
+          <Button onClick={onClose}>{t('common.cancel')}</Button>
+          <Button type="submit" variant="primary" busy={busy}>
+            {t('common.save')}
+          </Button>
+        </div>
       </form>
     </Modal>
   );
@@ -138,20 +294,45 @@ function SetPasswordForm({ user, onClose, onSaved }: { user: User; onClose: () =
     if (problems.password || problems.repeat) return;
     setBusy(true);
     setError(null);
-    try { onSaved(await put<User>(`/api/v1/admin/users/${user.id}/password`, { password })); } catch (err) { setError(err); } finally { setBusy(false); }
+    try {
+      onSaved(await put<User>(`/api/v1/admin/users/${user.id}/password`, { password }));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
   return (
     <Modal title={t('account.set_password_for', { email: user.email })} onClose={onClose}>
       <form class="stack" onSubmit={submit} noValidate>
-        <p class="muted">{user.password_set === false ? t('account.set_password_restored') : t('account.set_password_lead')}</p>
+        <p class="muted">
+          {user.password_set === false ? t('account.set_password_restored') : t('account.set_password_lead')}
+        </p>
         <Field label={t('account.new_password')} error={shown ? problems.password : null}>
-          <input type="password" autocomplete="new-password" value={password} data-testid="admin-new-password" onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
+          <input
+            type="password"
+            autocomplete="new-password"
+            value={password}
+            data-testid="admin-new-password"
+            onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+          />
         </Field>
         <Field label={t('account.repeat_password')} error={shown ? problems.repeat : null}>
-          <input type="password" autocomplete="new-password" value={repeat} data-testid="admin-repeat-password" onInput={(e) => setRepeat((e.target as HTMLInputElement).value)} />
+          <input
+            type="password"
+            autocomplete="new-password"
+            value={repeat}
+            data-testid="admin-repeat-password"
+            onInput={(e) => setRepeat((e.target as HTMLInputElement).value)}
+          />
         </Field>
         <ErrorNote error={error} />
-        <div class="form-actions"><Button onClick={onClose}>{t('common.cancel')}</Button><Button type="submit" variant="primary" busy={busy} data-testid="save-password">{t('account.set_password')}</Button></div>
+        <div class="form-actions">
+          <Button onClick={onClose}>{t('common.cancel')}</Button>
+          <Button type="submit" variant="primary" busy={busy} data-testid="save-password">
+            {t('account.set_password')}
+          </Button>
+        </div>
       </form>
     </Modal>
   );

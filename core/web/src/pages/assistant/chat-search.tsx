@@ -11,7 +11,14 @@ import { Badge, Button, ErrorNote } from '../../ui/basics.tsx';
 import { Icon } from '../../ui/icons.tsx';
 
 /** A tool call as the stream and the saved message carry it. */
-export interface ToolCall { name: string; status: 'started' | 'done' | 'failed'; query?: string; count?: number; report_id?: string; arguments?: Record<string, unknown> }
+export interface ToolCall {
+  name: string;
+  status: 'started' | 'done' | 'failed';
+  query?: string;
+  count?: number;
+  report_id?: string;
+  arguments?: Record<string, unknown>;
+}
 
 export const isSearchTool = (name: string) => name === 'search_memory' || name === 'search_documents';
 
@@ -20,21 +27,31 @@ export function ToolLine({ call }: { call: ToolCall }) {
   const query = call.query ?? (typeof call.arguments?.query === 'string' ? call.arguments.query : '');
   const vars = { query, count: call.count ?? 0, n: num(call.count ?? 0) };
   const memory = call.name === 'search_memory';
-  const text = call.status === 'started'
-    ? (memory ? t('assistant_memory.tool_search_memory_running', vars) : t('assistant_memory.tool_search_documents_running', vars))
-    : call.status === 'failed'
-      ? t('assistant_memory.tool_search_failed', vars)
-      : (memory ? t('assistant_memory.tool_search_memory', vars) : t('assistant_memory.tool_search_documents', vars));
+  const text =
+    call.status === 'started'
+      ? memory
+        ? t('assistant_memory.tool_search_memory_running', vars)
+        : t('assistant_memory.tool_search_documents_running', vars)
+      : call.status === 'failed'
+        ? t('assistant_memory.tool_search_failed', vars)
+        : memory
+          ? t('assistant_memory.tool_search_memory', vars)
+          : t('assistant_memory.tool_search_documents', vars);
   return (
     <div class="tool tool-search" data-testid="tool-line" data-tool={call.name}>
-      <Badge tone={call.status === 'failed' ? 'danger' : call.status === 'done' ? 'ok' : 'info'}>
-        {text}
-      </Badge>
+      <Badge tone={call.status === 'failed' ? 'danger' : call.status === 'done' ? 'ok' : 'info'}>{text}</Badge>
     </div>
   );
 }
 
-interface Hit { chat_id: string; chat_title: string; message_id: string | null; role: 'user' | 'assistant' | null; snippet: string; created_at: string }
+interface Hit {
+  chat_id: string;
+  chat_title: string;
+  message_id: string | null;
+  role: 'user' | 'assistant' | null;
+  snippet: string;
+  created_at: string;
+}
 
 /** The search box of the chats sidebar; while it holds a query, its results replace the list. */
 export function ChatSearch({ children }: { children: preact.ComponentChildren }) {
@@ -47,29 +64,70 @@ export function ChatSearch({ children }: { children: preact.ComponentChildren })
     const query = q.trim();
     setShown(query);
     setError(null);
-    if (!query) { setHits(null); return; }
-    try { setHits((await get<{ results: Hit[] }>('/api/v1/search', { q: query, limit: 30 })).results); } catch (err) { setError(err); setHits(null); }
+    if (!query) {
+      setHits(null);
+      return;
+    }
+    try {
+      setHits((await get<{ results: Hit[] }>('/api/v1/search', { q: query, limit: 30 })).results);
+    } catch (err) {
+      setError(err);
+      setHits(null);
+    }
   };
-  const clear = () => { setQ(''); setShown(''); setHits(null); setError(null); };
+  const clear = () => {
+    setQ('');
+    setShown('');
+    setHits(null);
+    setError(null);
+  };
   return (
     <>
       <form class="chat-search" role="search" onSubmit={run}>
-        <label class="sr-only" for="chat-search">{t('assistant_memory.search_label')}</label>
-        <input id="chat-search" type="search" placeholder={t('assistant_memory.search_placeholder')} maxLength={200} value={q}
-          onInput={(e) => { const v = (e.target as HTMLInputElement).value; setQ(v); if (!v) clear(); }} data-testid="chat-search" />
-        {shown && <Button small variant="ghost" onClick={clear} aria-label={t('assistant_memory.search_clear')}><Icon name="close" size={14} /></Button>}
+        <label class="sr-only" for="chat-search">
+          {t('assistant_memory.search_label')}
+        </label>
+        <input
+          id="chat-search"
+          type="search"
+          placeholder={t('assistant_memory.search_placeholder')}
+          maxLength={200}
+          value={q}
+          onInput={(e) => {
+            const v = (e.target as HTMLInputElement).value;
+            setQ(v);
+            if (!v) clear();
+          }}
+          data-testid="chat-search"
+        />
+        {shown && (
+          <Button small variant="ghost" onClick={clear} aria-label={t('assistant_memory.search_clear')}>
+            <Icon name="close" size={14} />
+          </Button>
+        )}
       </form>
       <ErrorNote error={error} />
-      {hits === null ? children : (
+      {hits === null ? (
+        children
+      ) : (
         <section aria-label={t('assistant_memory.search_results')} data-testid="search-results">
-          {!hits.length ? <p class="muted small pad">{t('assistant_memory.search_none')}</p> : (
+          {!hits.length ? (
+            <p class="muted small pad">{t('assistant_memory.search_none')}</p>
+          ) : (
             <ul class="chat-items search-hits">
               {hits.map((h) => (
                 <li key={`${h.chat_id}/${h.message_id ?? ''}`}>
-                  <a href={h.message_id ? `#/chats/${h.chat_id}?message=${h.message_id}` : `#/chats/${h.chat_id}`} data-testid="search-hit">
+                  <a
+                    href={h.message_id ? `#/chats/${h.chat_id}?message=${h.message_id}` : `#/chats/${h.chat_id}`}
+                    data-testid="search-hit"
+                  >
                     <span class="chat-item-title">{h.chat_title}</span>
                     <span class="muted small">
-                      {h.role === 'user' ? t('assistant_memory.role_user') : h.role === 'assistant' ? t('assistant_memory.role_assistant') : t('assistant_memory.search_in_title')}
+                      {h.role === 'user'
+                        ? t('assistant_memory.role_user')
+                        : h.role === 'assistant'
+                          ? t('assistant_memory.role_assistant')
+                          : t('assistant_memory.search_in_title')}
                       {h.message_id ? `: ${h.snippet}` : ''}
                     </span>
                   </a>
@@ -86,10 +144,29 @@ export function ChatSearch({ children }: { children: preact.ComponentChildren })
 /** Download links for the chat as Markdown and as JSON. */
 export function ExportLinks({ chatId }: { chatId: string }) {
   return (
-    <span class="chat-export" role="group" aria-label={t('assistant_memory.export_label')} title={t('assistant_memory.export_label')}>
+    <span
+      class="chat-export"
+      role="group"
+      aria-label={t('assistant_memory.export_label')}
+      title={t('assistant_memory.export_label')}
+    >
       <Icon name="download" size={14} />
-      <a class="btn btn-sm btn-ghost" href={`/api/v1/chats/${chatId}/export?format=markdown`} download data-testid="export-markdown">{t('assistant_memory.export_markdown')}</a>
-      <a class="btn btn-sm btn-ghost" href={`/api/v1/chats/${chatId}/export?format=json`} download data-testid="export-json">{t('assistant_memory.export_json')}</a>
+      <a
+        class="btn btn-sm btn-ghost"
+        href={`/api/v1/chats/${chatId}/export?format=markdown`}
+        download
+        data-testid="export-markdown"
+      >
+        {t('assistant_memory.export_markdown')}
+      </a>
+      <a
+        class="btn btn-sm btn-ghost"
+        href={`/api/v1/chats/${chatId}/export?format=json`}
+        download
+        data-testid="export-json"
+      >
+        {t('assistant_memory.export_json')}
+      </a>
     </span>
   );
 }
@@ -98,7 +175,14 @@ export function ExportLinks({ chatId }: { chatId: string }) {
  * Scrolls to the message `focus` names and highlights it, once per id: loads older pages while it
  * is not among the messages shown (at most 20 of them).
  */
-export function useFocusMessage(list: RefObject<HTMLDivElement | null>, messages: { id: string }[] | null, focus: string | undefined, hasMore: boolean, older: () => Promise<void>, stick: { current: boolean }) {
+export function useFocusMessage(
+  list: RefObject<HTMLDivElement | null>,
+  messages: { id: string }[] | null,
+  focus: string | undefined,
+  hasMore: boolean,
+  older: () => Promise<void>,
+  stick: { current: boolean },
+) {
   const done = useRef<string | undefined>(undefined);
   const pages = useRef(0);
   useEffect(() => {
@@ -112,6 +196,9 @@ export function useFocusMessage(list: RefObject<HTMLDivElement | null>, messages
       el.scrollIntoView({ block: 'center' });
       return;
     }
-    if (hasMore && messages.length && pages.current < 20) { pages.current++; void older(); }
+    if (hasMore && messages.length && pages.current < 20) {
+      pages.current++;
+      void older();
+    }
   }, [focus, messages, hasMore]);
 }

@@ -7,7 +7,7 @@
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, del, get, patch, post } from '../../lib/api.ts';
-import { editMessage, regenerateMessage, sendMessage, type StreamHandlers } from '../../lib/chat-stream.ts';
+import { editMessage, regenerateMessage, type StreamHandlers, sendMessage } from '../../lib/chat-stream.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { t, time } from '../../lib/i18n.ts';
 import { blockedBy, useQuota } from '../../lib/quota.ts';
@@ -18,15 +18,35 @@ import { Modal } from '../../ui/modal.tsx';
 import { QuotaBar } from '../../ui/quota-bar.tsx';
 import { toast } from '../../ui/toast.tsx';
 import { ExportLinks, useFocusMessage } from './chat-search.tsx';
-import { MessageBubble, type MessageActions, type ShownMessage } from './message.tsx';
+import { type MessageActions, MessageBubble, type ShownMessage } from './message.tsx';
 
 const temp = (role: Message['role'], chatId: string, content: string): ShownMessage => ({
-  id: `local-${role}-${Date.now()}`, chat_id: chatId, role, content, status: 'complete', usage: null, context_version: null, error: null,
-  created_at: new Date().toISOString(), streaming: role === 'assistant',
+  id: `local-${role}-${Date.now()}`,
+  chat_id: chatId,
+  role,
+  content,
+  status: 'complete',
+  usage: null,
+  context_version: null,
+  error: null,
+  created_at: new Date().toISOString(),
+  streaming: role === 'assistant',
 });
 
 /** `prefill`: the composer's first text (a chat opened with "Ask the assistant" on an event suggests a question). */
-export function ChatView({ chatId, skills, onChanged, focus, prefill }: { chatId: string; skills: Skill[]; onChanged: () => void; focus?: string; prefill?: string }) {
+export function ChatView({
+  chatId,
+  skills,
+  onChanged,
+  focus,
+  prefill,
+}: {
+  chatId: string;
+  skills: Skill[];
+  onChanged: () => void;
+  focus?: string;
+  prefill?: string;
+}) {
   const chat = useAsync(() => get<Chat>(`/api/v1/chats/${chatId}`), [chatId]);
   const [messages, setMessages] = useState<ShownMessage[] | null>(null);
   const [hasMore, setHasMore] = useState(false);
@@ -39,24 +59,49 @@ export function ChatView({ chatId, skills, onChanged, focus, prefill }: { chatId
   const stick = useRef(true);
 
   const loadPage = async (before?: string) => {
-    const r = await get<{ messages: Message[]; has_more: boolean }>(`/api/v1/chats/${chatId}/messages`, { limit: 50, before });
+    const r = await get<{ messages: Message[]; has_more: boolean }>(`/api/v1/chats/${chatId}/messages`, {
+      limit: 50,
+      before,
+    });
     setHasMore(r.has_more);
     return r.messages;
   };
-  useEffect(() => { loadPage().then(setMessages).catch((err) => setSendError(err)); return () => controller.current?.abort(); }, [chatId]);
-  useEffect(() => { if (chat.data) document.title = `${chat.data.title} · Herald`; }, [chat.data]);
-  useEffect(() => { const el = list.current; if (el && stick.current) el.scrollTop = el.scrollHeight; }, [messages]);
+  useEffect(() => {
+    loadPage()
+      .then(setMessages)
+      .catch((err) => setSendError(err));
+    return () => controller.current?.abort();
+  }, [chatId]);
+  useEffect(() => {
+    if (chat.data) document.title = `${chat.data.title} · Herald`;
+  }, [chat.data]);
+  useEffect(() => {
+    const el = list.current;
+    if (el && stick.current) el.scrollTop = el.scrollHeight;
+  }, [messages]);
 
   const blocked = blockedBy(quota);
-  const reason = blocked && quota ? t(`chat.blocked_${blocked}`, { limit: blocked === 'messages' ? quota.message_limit : quota.token_limit, time: time(quota.resets_at) }) : null;
+  const reason =
+    blocked && quota
+      ? t(`chat.blocked_${blocked}`, {
+          limit: blocked === 'messages' ? quota.message_limit : quota.token_limit,
+          time: time(quota.resets_at),
+        })
+      : null;
 
-  const update = (id: string, fn: (m: ShownMessage) => ShownMessage) => setMessages((ms) => ms?.map((m) => (m.id === id ? fn(m) : m)) ?? ms);
+  const update = (id: string, fn: (m: ShownMessage) => ShownMessage) =>
+    setMessages((ms) => ms?.map((m) => (m.id === id ? fn(m) : m)) ?? ms);
 
   /**
    * Streams one reply. `shown` is the conversation to show while it streams (ending with the
    * question), `question` the local question bubble to replace with the saved one (if any).
    */
-  const run = async (shown: ShownMessage[], question: ShownMessage | null, start: (signal: AbortSignal, on: StreamHandlers) => Promise<void>, restore?: string) => {
+  const run = async (
+    shown: ShownMessage[],
+    question: ShownMessage | null,
+    start: (signal: AbortSignal, on: StreamHandlers) => Promise<void>,
+    restore?: string,
+  ) => {
     let assistant = temp('assistant', chatId, '');
     setMessages([...shown, assistant]);
     setSendError(null);
@@ -68,20 +113,66 @@ export function ChatView({ chatId, skills, onChanged, focus, prefill }: { chatId
     let pending = '';
     let frame = 0;
     let saved = false;
-    const flush = () => { frame = 0; const add = pending; pending = ''; if (add) update(assistant.id, (m) => ({ ...m, content: m.content + add })); };
+    const flush = () => {
+      frame = 0;
+      const add = pending;
+      pending = '';
+      if (add) update(assistant.id, (m) => ({ ...m, content: m.content + add }));
+    };
     try {
       await start(ac.signal, {
         start: (d) => {
           const id = d.assistant_message_id;
-          setMessages((ms) => ms?.map((m) => (question && m.id === question.id ? d.user_message : m.id === assistant.id ? { ...m, id, model: d.model ?? null } : m)) ?? ms);
+          setMessages(
+            (ms) =>
+              ms?.map((m) =>
+                question && m.id === question.id
+                  ? d.user_message
+                  : m.id === assistant.id
+                    ? { ...m, id, model: d.model ?? null }
+                    : m,
+              ) ?? ms,
+          );
           assistant = { ...assistant, id };
         },
-        delta: (d) => { pending += d.content; frame ||= requestAnimationFrame(flush); },
+        delta: (d) => {
+          pending += d.content;
+          frame ||= requestAnimationFrame(flush);
+        },
         // A call replaces the same tool's call in progress (started, or waiting for the user's answer); finished ones stay.
-        tool: (d) => update(assistant.id, (m) => ({ ...m, tools: [...(m.tools ?? []).filter((x) => x.name !== d.name || (x.status !== 'started' && x.status !== 'needs_confirmation')), d] })),
-        done: (d) => { cancelAnimationFrame(frame); pending = ''; saved = true; update(assistant.id, (m) => ({ ...d.message, tools: m.tools })); },
-        title: (d) => { chat.set(d.chat); onChanged(); },
-        error: (d) => { cancelAnimationFrame(frame); flush(); saved = true; update(assistant.id, (m) => ({ ...(d.message ?? m), tools: m.tools, streaming: false, status: 'error', error: d.detail, errorCode: d.code })); },
+        tool: (d) =>
+          update(assistant.id, (m) => ({
+            ...m,
+            tools: [
+              ...(m.tools ?? []).filter(
+                (x) => x.name !== d.name || (x.status !== 'started' && x.status !== 'needs_confirmation'),
+              ),
+              d,
+            ],
+          })),
+        done: (d) => {
+          cancelAnimationFrame(frame);
+          pending = '';
+          saved = true;
+          update(assistant.id, (m) => ({ ...d.message, tools: m.tools }));
+        },
+        title: (d) => {
+          chat.set(d.chat);
+          onChanged();
+        },
+        error: (d) => {
+          cancelAnimationFrame(frame);
+          flush();
+          saved = true;
+          update(assistant.id, (m) => ({
+            ...(d.message ?? m),
+            tools: m.tools,
+            streaming: false,
+            status: 'error',
+            error: d.detail,
+            errorCode: d.code,
+          }));
+        },
       });
       flush();
       update(assistant.id, (m) => (m.streaming ? { ...m, streaming: false } : m));
@@ -92,11 +183,18 @@ export function ChatView({ chatId, skills, onChanged, focus, prefill }: { chatId
         update(assistant.id, (m) => ({ ...m, streaming: false, status: 'interrupted' }));
       } else {
         // Refused before streaming (quota, validation, model down): show why, give the text back.
-        if (err instanceof ApiError && (err.status === 429 || err.status === 422) && restore !== undefined) setDraft(restore);
+        if (err instanceof ApiError && (err.status === 429 || err.status === 422) && restore !== undefined)
+          setDraft(restore);
         const page = await loadPage().catch(() => null);
         const last = page?.[page.length - 1];
         // A model failure is shown on the failed reply itself, with Retry; anything else above the composer.
-        if (page && last?.role === 'assistant' && last.status === 'error' && err instanceof ApiError && /^model_/.test(err.code)) {
+        if (
+          page &&
+          last?.role === 'assistant' &&
+          last.status === 'error' &&
+          err instanceof ApiError &&
+          /^model_/.test(err.code)
+        ) {
           setMessages(page.map((m) => (m.id === last.id ? { ...m, errorCode: err.code } : m)));
         } else {
           setSendError(err);
@@ -113,7 +211,13 @@ export function ChatView({ chatId, skills, onChanged, focus, prefill }: { chatId
     // Alternatives and attachments come with the saved page.
     if (saved) {
       const page = await loadPage().catch(() => null);
-      if (page) setMessages((ms) => page.map((m) => { const was = ms?.find((x) => x.id === m.id); return was?.errorCode ? { ...m, errorCode: was.errorCode } : m; }));
+      if (page)
+        setMessages((ms) =>
+          page.map((m) => {
+            const was = ms?.find((x) => x.id === m.id);
+            return was?.errorCode ? { ...m, errorCode: was.errorCode } : m;
+          }),
+        );
     }
   };
 
@@ -144,15 +248,21 @@ export function ChatView({ chatId, skills, onChanged, focus, prefill }: { chatId
     try {
       await post(`/api/v1/chats/${chatId}/messages/${id}/show`);
       setMessages(await loadPage());
-    } catch (err) { toast.error(err); }
+    } catch (err) {
+      toast.error(err);
+    }
   };
 
   const archived = Boolean(chat.data?.is_archived);
   const actionsFor = (m: ShownMessage, i: number, all: ShownMessage[]): MessageActions => {
-    if (streaming || archived || m.id.startsWith('local-')) return { show: streaming ? undefined : (id) => void show(id) };
+    if (streaming || archived || m.id.startsWith('local-'))
+      return { show: streaming ? undefined : (id) => void show(id) };
     return {
       show: (id) => void show(id),
-      regenerate: m.role === 'assistant' && i === all.length - 1 && all[i - 1]?.role === 'user' && !blocked ? () => void regenerate(m) : undefined,
+      regenerate:
+        m.role === 'assistant' && i === all.length - 1 && all[i - 1]?.role === 'user' && !blocked
+          ? () => void regenerate(m)
+          : undefined,
       edit: m.role === 'user' && !blocked ? (content) => void edit(m, content) : undefined,
     };
   };
@@ -167,91 +277,252 @@ export function ChatView({ chatId, skills, onChanged, focus, prefill }: { chatId
   useFocusMessage(list, messages, focus, hasMore, older, stick);
 
   const save = async (body: Partial<Chat>) => {
-    try { chat.set(await patch<Chat>(`/api/v1/chats/${chatId}`, body)); onChanged(); } catch (err) { toast.error(err); }
+    try {
+      chat.set(await patch<Chat>(`/api/v1/chats/${chatId}`, body));
+      onChanged();
+    } catch (err) {
+      toast.error(err);
+    }
   };
   const [renaming, setRenaming] = useState(false);
   /** On a phone the header is one line: the pickers and actions fold into a menu behind "⋯". */
   const [toolsOpen, setToolsOpen] = useState(false);
   const narrow = typeof matchMedia === 'function' && matchMedia('(max-width: 600px)').matches;
-  const models = useAsync(() => get<{ models: { id: string }[]; default: string }>('/api/v1/models').catch(() => null), []);
+  const models = useAsync(
+    () => get<{ models: { id: string }[]; default: string }>('/api/v1/models').catch(() => null),
+    [],
+  );
 
-  if (chat.error) return <div class="card"><ErrorNote error={chat.error} /></div>;
+  if (chat.error)
+    return (
+      <div class="card">
+        <ErrorNote error={chat.error} />
+      </div>
+    );
   const c = chat.data;
   return (
     <div class="chat card">
       <header class="chat-head">
         <div class="chat-title-row">
-          <a href="#/chats" class="back-link">{t('chats.back')}</a>
-          <h1 id="page-title" tabIndex={-1}>{c?.title ?? '…'}</h1>
+          <a href="#/chats" class="back-link">
+            {t('chats.back')}
+          </a>
+          <h1 id="page-title" tabIndex={-1}>
+            {c?.title ?? '…'}
+          </h1>
           {c && (
-            <button type="button" class="btn btn-sm btn-ghost chat-tools-toggle" aria-expanded={toolsOpen} aria-controls="chat-tools" title={t('chat_controls.actions')}
-              onClick={() => setToolsOpen(!toolsOpen)} data-testid="chat-tools-toggle">
-              <span aria-hidden="true">⋯</span><span class="sr-only">{t('chat_controls.actions')}</span>
+            <button
+              type="button"
+              class="btn btn-sm btn-ghost chat-tools-toggle"
+              aria-expanded={toolsOpen}
+              aria-controls="chat-tools"
+              title={t('chat_controls.actions')}
+              onClick={() => setToolsOpen(!toolsOpen)}
+              data-testid="chat-tools-toggle"
+            >
+              <span aria-hidden="true">⋯</span>
+              <span class="sr-only">{t('chat_controls.actions')}</span>
             </button>
           )}
           {c && (
             <div class={`chat-tools${toolsOpen ? ' open' : ''}`} id="chat-tools">
-              <label class="sr-only" for="skill-pick">{t('chat.skill')}</label>
-              <select id="skill-pick" value={c.skill_id ?? ''} onChange={(e) => void save({ skill_id: (e.target as HTMLSelectElement).value || null })} data-testid="skill-picker">
+              <label class="sr-only" for="skill-pick">
+                {t('chat.skill')}
+              </label>
+              <select
+                id="skill-pick"
+                value={c.skill_id ?? ''}
+                onChange={(e) => void save({ skill_id: (e.target as HTMLSelectElement).value || null })}
+                data-testid="skill-picker"
+              >
                 <option value="">{t('chat.no_skill')}</option>
-                {skills.map((s) => <option key={s.id} value={s.id}>{s.name}{s.scope === 'general' ? ` · ${t('skills.general')}` : ''}</option>)}
+                {skills.map((s) => (
+                  <option key={s.id} value={s.id}>
+                    {s.name}
+                    {s.scope === 'general' ? ` · ${t('skills.general')}` : ''}
+                  </option>
+                ))}
               </select>
               {models.data && models.data.models.length > 1 && (
                 <>
-                  <label class="sr-only" for="model-pick">{t('chat_controls.model')}</label>
-                  <select id="model-pick" value={c.model ?? models.data.default} data-testid="model-picker" title={t('chat_controls.model')}
-                    onChange={(e) => { const v = (e.target as HTMLSelectElement).value; void save({ model: v === models.data!.default ? null : v }); }}>
-                    {models.data.models.map((x) => <option key={x.id} value={x.id}>{x.id === models.data!.default ? t('chat_controls.model_default', { model: x.id }) : x.id}</option>)}
+                  <label class="sr-only" for="model-pick">
+                    {t('chat_controls.model')}
+                  </label>
+                  <select
+                    id="model-pick"
+                    value={c.model ?? models.data.default}
+                    data-testid="model-picker"
+                    title={t('chat_controls.model')}
+                    onChange={(e) => {
+                      const v = (e.target as HTMLSelectElement).value;
+                      void save({ model: v === models.data!.default ? null : v });
+                    }}
+                  >
+                    {models.data.models.map((x) => (
+                      <option key={x.id} value={x.id}>
+                        {x.id === models.data!.default ? t('chat_controls.model_default', { model: x.id }) : x.id}
+                      </option>
+                    ))}
                   </select>
                 </>
               )}
               <ExportLinks chatId={chatId} />
-              <Button small variant="ghost" onClick={() => setRenaming(true)}>{t('chat.rename')}</Button>
-              <Button small variant="ghost" onClick={() => void save({ is_archived: !c.is_archived })}>{c.is_archived ? t('chat.unarchive') : t('chat.archive')}</Button>
-              <ConfirmButton onConfirm={async () => { await del(`/api/v1/chats/${chatId}`); onChanged(); navigate('/chats'); }} />
+              <Button small variant="ghost" onClick={() => setRenaming(true)}>
+                {t('chat.rename')}
+              </Button>
+              <Button small variant="ghost" onClick={() => void save({ is_archived: !c.is_archived })}>
+                {c.is_archived ? t('chat.unarchive') : t('chat.archive')}
+              </Button>
+              <ConfirmButton
+                onConfirm={async () => {
+                  await del(`/api/v1/chats/${chatId}`);
+                  onChanged();
+                  navigate('/chats');
+                }}
+              />
             </div>
           )}
         </div>
         <QuotaBar quota={quota} />
       </header>
-      <div class="messages" ref={list} aria-live="polite" aria-busy={streaming}
-        onScroll={(e) => { const el = e.currentTarget as HTMLDivElement; stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 60; }}>
-        {hasMore && <div class="center"><Button small variant="ghost" onClick={() => void older()}>{t('chat.older')}</Button></div>}
-        {!messages ? <Loading /> : !messages.length ? <p class="muted center pad">{t('chat.empty')}</p> : messages.map((m, i, all) => <MessageBubble key={m.id} m={m} actions={actionsFor(m, i, all)} />)}
+      <div
+        class="messages"
+        ref={list}
+        aria-live="polite"
+        aria-busy={streaming}
+        onScroll={(e) => {
+          const el = e.currentTarget as HTMLDivElement;
+          stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 60;
+        }}
+      >
+        {hasMore && (
+          <div class="center">
+            <Button small variant="ghost" onClick={() => void older()}>
+              {t('chat.older')}
+            </Button>
+          </div>
+        )}
+        {!messages ? (
+          <Loading />
+        ) : !messages.length ? (
+          <p class="muted center pad">{t('chat.empty')}</p>
+        ) : (
+          messages.map((m, i, all) => <MessageBubble key={m.id} m={m} actions={actionsFor(m, i, all)} />)
+        )}
       </div>
-      {renaming && c && <RenameDialog title={c.title} onClose={() => setRenaming(false)} onSave={async (title) => { await save({ title }); setRenaming(false); }} />}
+      {renaming && c && (
+        <RenameDialog
+          title={c.title}
+          onClose={() => setRenaming(false)}
+          onSave={async (title) => {
+            await save({ title });
+            setRenaming(false);
+          }}
+        />
+      )}
       {c?.is_archived ? (
         <div class="composer composer-archived" data-testid="archived-note">
           <p class="composer-note muted">{t('chat_controls.archived_note')}</p>
-          <Button variant="primary" onClick={() => void save({ is_archived: false })} data-testid="unarchive">{t('chat_controls.unarchive_to_continue')}</Button>
+          <Button variant="primary" onClick={() => void save({ is_archived: false })} data-testid="unarchive">
+            {t('chat_controls.unarchive_to_continue')}
+          </Button>
         </div>
       ) : (
-        <form class="composer" onSubmit={(e) => { e.preventDefault(); void send(); }}>
-          {sendError ? <div class="composer-note"><ErrorNote error={sendError} /></div> : null}
-          {reason && <p class="note note-danger composer-note" role="status" id="send-blocked" data-testid="send-blocked">{reason}</p>}
-          <label class="sr-only" for="composer">{t('chat.message')}</label>
-          <textarea id="composer" rows={2} maxLength={32000} placeholder={narrow ? t('chat_controls.placeholder_short') : t('chat.placeholder')} value={draft} disabled={Boolean(blocked)} aria-describedby={reason ? 'send-blocked' : undefined}
+        <form
+          class="composer"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void send();
+          }}
+        >
+          {sendError ? (
+            <div class="composer-note">
+              <ErrorNote error={sendError} />
+            </div>
+          ) : null}
+          {reason && (
+            <p class="note note-danger composer-note" role="status" id="send-blocked" data-testid="send-blocked">
+              {reason}
+            </p>
+          )}
+          <label class="sr-only" for="composer">
+            {t('chat.message')}
+          </label>
+          <textarea
+            id="composer"
+            rows={2}
+            maxLength={32000}
+            placeholder={narrow ? t('chat_controls.placeholder_short') : t('chat.placeholder')}
+            value={draft}
+            disabled={Boolean(blocked)}
+            aria-describedby={reason ? 'send-blocked' : undefined}
             onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
-            onKeyDown={(e) => { if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); void send(); } }} />
-          {streaming
-            ? <Button variant="danger" icon="stop" onClick={() => controller.current?.abort()}>{t('chat.stop')}</Button>
-            : <Button type="submit" variant="primary" icon="send" disabled={!draft.trim() || Boolean(blocked)} title={reason ?? undefined}>{t('chat.send')}</Button>}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+                e.preventDefault();
+                void send();
+              }
+            }}
+          />
+          {streaming ? (
+            <Button variant="danger" icon="stop" onClick={() => controller.current?.abort()}>
+              {t('chat.stop')}
+            </Button>
+          ) : (
+            <Button
+              type="submit"
+              variant="primary"
+              icon="send"
+              disabled={!draft.trim() || Boolean(blocked)}
+              title={reason ?? undefined}
+            >
+              {t('chat.send')}
+            </Button>
+          )}
         </form>
       )}
     </div>
   );
 }
 
-
-function RenameDialog({ title, onClose, onSave }: { title: string; onClose: () => void; onSave: (title: string) => Promise<void> }) {
+function RenameDialog({
+  title,
+  onClose,
+  onSave,
+}: {
+  title: string;
+  onClose: () => void;
+  onSave: (title: string) => Promise<void>;
+}) {
   const [value, setValue] = useState(title);
   const [busy, setBusy] = useState(false);
   return (
     <Modal title={t('chat.rename')} onClose={onClose}>
-      <form class="stack" onSubmit={async (e) => { e.preventDefault(); if (!value.trim()) return; setBusy(true); await onSave(value.trim()); setBusy(false); }}>
-        <label class="field"><span class="field-label">{t('chat.rename_prompt')}</span>
-          <input required maxLength={200} value={value} onInput={(e) => setValue((e.target as HTMLInputElement).value)} /></label>
-        <div class="form-actions"><Button onClick={onClose}>{t('common.cancel')}</Button><Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button></div>
+      <form
+        class="stack"
+        onSubmit={async (e) => {
+          e.preventDefault();
+          if (!value.trim()) return;
+          setBusy(true);
+          await onSave(value.trim());
+          setBusy(false);
+        }}
+      >
+        <label class="field">
+          <span class="field-label">{t('chat.rename_prompt')}</span>
+          <input
+            required
+            maxLength={200}
+            value={value}
+            onInput={(e) => setValue((e.target as HTMLInputElement).value)}
+          />
+        </label>
+        <div class="form-actions">
+          <Button onClick={onClose}>{t('common.cancel')}</Button>
+          <Button type="submit" variant="primary" busy={busy}>
+            {t('common.save')}
+          </Button>
+        </div>
       </form>
     </Modal>
   );

@@ -11,7 +11,10 @@ import { ChatView } from './chat-view.tsx';
 
 export function ChatsPage({ params }: { params: Record<string, string> }) {
   const [archived, setArchived] = useState(false);
-  const list = useAsync(() => get<{ chats: Chat[] }>('/api/v1/chats', { archived, limit: 200 }).then((r) => r.chats), [archived]);
+  const list = useAsync(
+    () => get<{ chats: Chat[] }>('/api/v1/chats', { archived, limit: 200 }).then((r) => r.chats),
+    [archived],
+  );
   const skills = useAsync(() => get<{ skills: Skill[] }>('/api/v1/skills').then((r) => r.skills), []);
   const [title, setTitle] = useState('');
   const [busy, setBusy] = useState(false);
@@ -27,7 +30,11 @@ export function ChatsPage({ params }: { params: Record<string, string> }) {
       setArchived(false);
       await list.reload();
       navigate(`/chats/${chat.id}`);
-    } catch (err) { setError(err); } finally { setBusy(false); }
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
   const selected = params.id;
   const query = useLocation().query;
@@ -35,37 +42,89 @@ export function ChatsPage({ params }: { params: Record<string, string> }) {
   // Opened with "Ask the assistant" on an event: the composer suggests a question.
   const prefill = query.get('ask') ? t('lab.ask_question') : undefined;
   // Offered once: the address loses `ask`, so a reload does not suggest it again.
-  useEffect(() => { if (selected && query.get('ask')) navigate(`/chats/${selected}`, true); }, [selected, query.get('ask')]);
+  useEffect(() => {
+    if (selected && query.get('ask')) navigate(`/chats/${selected}`, true);
+  }, [selected, query.get('ask')]);
   return (
     <div class={`chat-layout${selected ? ' has-chat' : ''}`}>
       <aside class="chat-list card" aria-label={t('chats.list')}>
-        <h1 class="chat-list-title" id={selected ? undefined : 'page-title'} tabIndex={-1}>{t('chats.title')}</h1>
+        <h1 class="chat-list-title" id={selected ? undefined : 'page-title'} tabIndex={-1}>
+          {t('chats.title')}
+        </h1>
         <form class="new-chat" onSubmit={create}>
-          <label class="sr-only" for="new-chat-title">{t('chats.new_title')}</label>
-          <input id="new-chat-title" placeholder={t('chats.new_placeholder')} maxLength={200} value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} />
-          <Button type="submit" variant="primary" small icon="plus" busy={busy}>{t('chats.new')}</Button>
+          <label class="sr-only" for="new-chat-title">
+            {t('chats.new_title')}
+          </label>
+          <input
+            id="new-chat-title"
+            placeholder={t('chats.new_placeholder')}
+            maxLength={200}
+            value={title}
+            onInput={(e) => setTitle((e.target as HTMLInputElement).value)}
+          />
+          <Button type="submit" variant="primary" small icon="plus" busy={busy}>
+            {t('chats.new')}
+          </Button>
         </form>
         <ErrorNote error={error ?? list.error} />
         <ChatSearch>
-        <div class="tabs" role="tablist">
-          <button type="button" role="tab" aria-selected={!archived} class={!archived ? 'active' : ''} onClick={() => setArchived(false)}>{t('chats.active')}</button>
-          <button type="button" role="tab" aria-selected={archived} class={archived ? 'active' : ''} onClick={() => setArchived(true)}>{t('chats.archived')}</button>
-        </div>
-        {!list.data ? <Loading /> : !list.data.length ? <p class="muted small pad">{archived ? t('chats.none_archived') : t('chats.none')}</p> : (
-          <ul class="chat-items">
-            {list.data.map((c) => (
-              <li key={c.id}><a href={`#/chats/${c.id}`} class={c.id === selected ? 'active' : ''} aria-current={c.id === selected ? 'page' : undefined}>
-                <span class="chat-item-title">{c.title}</span><span class="muted small">{relative(c.updated_at)}</span>
-              </a></li>
-            ))}
-          </ul>
-        )}
+          <div class="tabs" role="tablist">
+            <button
+              type="button"
+              role="tab"
+              aria-selected={!archived}
+              class={!archived ? 'active' : ''}
+              onClick={() => setArchived(false)}
+            >
+              {t('chats.active')}
+            </button>
+            <button
+              type="button"
+              role="tab"
+              aria-selected={archived}
+              class={archived ? 'active' : ''}
+              onClick={() => setArchived(true)}
+            >
+              {t('chats.archived')}
+            </button>
+          </div>
+          {!list.data ? (
+            <Loading />
+          ) : !list.data.length ? (
+            <p class="muted small pad">{archived ? t('chats.none_archived') : t('chats.none')}</p>
+          ) : (
+            <ul class="chat-items">
+              {list.data.map((c) => (
+                <li key={c.id}>
+                  <a
+                    href={`#/chats/${c.id}`}
+                    class={c.id === selected ? 'active' : ''}
+                    aria-current={c.id === selected ? 'page' : undefined}
+                  >
+                    <span class="chat-item-title">{c.title}</span>
+                    <span class="muted small">{relative(c.updated_at)}</span>
+                  </a>
+                </li>
+              ))}
+            </ul>
+          )}
         </ChatSearch>
       </aside>
       <section class="chat-main">
-        {selected
-          ? <ChatView key={selected} chatId={selected} focus={focus} prefill={prefill} skills={skills.data ?? []} onChanged={() => void list.reload()} />
-          : <div class="card chat-empty"><Empty>{t('chats.pick')}</Empty></div>}
+        {selected ? (
+          <ChatView
+            key={selected}
+            chatId={selected}
+            focus={focus}
+            prefill={prefill}
+            skills={skills.data ?? []}
+            onChanged={() => void list.reload()}
+          />
+        ) : (
+          <div class="card chat-empty">
+            <Empty>{t('chats.pick')}</Empty>
+          </div>
+        )}
       </section>
     </div>
   );

@@ -6,7 +6,12 @@ import { TextDoc } from '../../ui/text-doc.tsx';
 export function ContextPage() {
   return (
     <Page title={t('context.title')} subtitle={t('context.subtitle')}>
-      <TextDoc path="/api/v1/users/me/context" max={32000} label={t('context.personal_label')} help={t('context.personal_help')} />
+      <TextDoc
+        path="/api/v1/users/me/context"
+        max={32000}
+        label={t('context.personal_label')}
+        help={t('context.personal_help')}
+      />
     </Page>
   );
 }

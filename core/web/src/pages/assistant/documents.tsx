@@ -10,9 +10,15 @@ import { toast } from '../../ui/toast.tsx';
 export function DocumentsPage() {
   const [q, setQ] = useState('');
   const [search, setSearch] = useState('');
-  const list = useAsync(() => get<{ documents: Doc[] }>('/api/v1/documents', { q: search, limit: 200 }).then((r) => r.documents), [search]);
+  const list = useAsync(
+    () => get<{ documents: Doc[] }>('/api/v1/documents', { q: search, limit: 200 }).then((r) => r.documents),
+    [search],
+  );
   const storage = useAsync(() => get<Storage>('/api/v1/storage'), []);
-  const reload = () => { void list.reload(); void storage.reload(); };
+  const reload = () => {
+    void list.reload();
+    void storage.reload();
+  };
   const file = useRef<HTMLInputElement>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -29,39 +35,94 @@ export function DocumentsPage() {
       toast.ok(t('documents.uploaded'));
       if (file.current) file.current.value = '';
       reload();
-    } catch (err) { setError(err); } finally { setBusy(false); }
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
   return (
     <Page title={t('documents.title')} subtitle={t('documents.subtitle')}>
       {storage.data && <StorageMeter storage={storage.data} />}
       <Card title={t('documents.upload')}>
         <form class="upload" onSubmit={upload}>
-          <label class="field grow"><span class="field-label">{t('documents.file')}</span>
-            <input ref={file} type="file" required accept=".txt,.md,.markdown,.pdf,text/plain,text/markdown,application/pdf" /></label>
-          <Button type="submit" variant="primary" busy={busy}>{t('documents.upload_button')}</Button>
+          <label class="field grow">
+            <span class="field-label">{t('documents.file')}</span>
+            <input
+              ref={file}
+              type="file"
+              required
+              accept=".txt,.md,.markdown,.pdf,text/plain,text/markdown,application/pdf"
+            />
+          </label>
+          <Button type="submit" variant="primary" busy={busy}>
+            {t('documents.upload_button')}
+          </Button>
         </form>
         <p class="hint">{t('documents.upload_help')}</p>
         <ErrorNote error={error} />
       </Card>
-      <form class="search" role="search" onSubmit={(e) => { e.preventDefault(); setSearch(q.trim()); }}>
-        <label class="sr-only" for="doc-q">{t('common.search')}</label>
-        <input id="doc-q" type="search" placeholder={t('documents.search_placeholder')} value={q} onInput={(e) => setQ((e.target as HTMLInputElement).value)} />
+      <form
+        class="search"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+          setSearch(q.trim());
+        }}
+      >
+        <label class="sr-only" for="doc-q">
+          {t('common.search')}
+        </label>
+        <input
+          id="doc-q"
+          type="search"
+          placeholder={t('documents.search_placeholder')}
+          value={q}
+          onInput={(e) => setQ((e.target as HTMLInputElement).value)}
+        />
         <Button type="submit">{t('common.search')}</Button>
       </form>
       <ErrorNote error={list.error} />
-      {!list.data ? <Loading /> : !list.data.length ? <Empty>{search ? t('common.no_matches') : t('documents.empty')}</Empty> : (
+      {!list.data ? (
+        <Loading />
+      ) : !list.data.length ? (
+        <Empty>{search ? t('common.no_matches') : t('documents.empty')}</Empty>
+      ) : (
         <div class="table-wrap card">
           <table class="table">
-            <thead><tr><th>{t('documents.name')}</th><th>{t('documents.size')}</th><th>{t('documents.text')}</th><th>{t('documents.uploaded_at')}</th><th><span class="sr-only">{t('common.actions')}</span></th></tr></thead>
-            <tbody>{list.data.map((d) => (
-              <tr key={d.id}>
-                <td><strong>{d.filename}</strong>{d.excerpt && <small class="hint">{d.excerpt}</small>}</td>
-                <td class="nowrap">{bytes(d.size_bytes)}</td>
-                <td class="nowrap">{t('documents.chars', { n: num(d.text_chars) })}</td>
-                <td class="nowrap">{dateTime(d.created_at)}</td>
-                <td class="row-actions"><ConfirmButton onConfirm={async () => { await del(`/api/v1/documents/${d.id}`); toast.ok(t('common.deleted')); reload(); }} /></td>
+            <thead>
+              <tr>
+                <th>{t('documents.name')}</th>
+                <th>{t('documents.size')}</th>
+                <th>{t('documents.text')}</th>
+                <th>{t('documents.uploaded_at')}</th>
+                <th>
+                  <span class="sr-only">{t('common.actions')}</span>
+                </th>
               </tr>
-            ))}</tbody>
+            </thead>
+            <tbody>
+              {list.data.map((d) => (
+                <tr key={d.id}>
+                  <td>
+                    <strong>{d.filename}</strong>
+                    {d.excerpt && <small class="hint">{d.excerpt}</small>}
+                  </td>
+                  <td class="nowrap">{bytes(d.size_bytes)}</td>
+                  <td class="nowrap">{t('documents.chars', { n: num(d.text_chars) })}</td>
+                  <td class="nowrap">{dateTime(d.created_at)}</td>
+                  <td class="row-actions">
+                    <ConfirmButton
+                      onConfirm={async () => {
+                        await del(`/api/v1/documents/${d.id}`);
+                        toast.ok(t('common.deleted'));
+                        reload();
+                      }}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </div>
       )}
@@ -73,10 +134,34 @@ export function DocumentsPage() {
 function StorageMeter({ storage: s }: { storage: Storage }) {
   const pct = s.limit_bytes > 0 ? Math.min(100, Math.round((s.used_bytes / s.limit_bytes) * 100)) : 100;
   return (
-    <div class={`quota-item storage-meter${s.exceeded ? ' reached' : pct >= 80 ? ' near' : ''}`} data-testid="storage" data-exceeded={s.exceeded ? 'true' : 'false'}>
-      <div class="quota-label"><span>{t('storage.title')}</span><span class="quota-num">{t('storage.used_of', { used: bytes(s.used_bytes), limit: bytes(s.limit_bytes) })}</span></div>
-      <div class="meter" role="meter" aria-label={t('storage.title')} aria-valuemin={0} aria-valuemax={s.limit_bytes} aria-valuenow={Math.min(s.used_bytes, s.limit_bytes)}><span style={{ width: `${pct}%` }} /></div>
-      <small class="hint">{t('storage.breakdown', { documents: bytes(s.documents_bytes), memory: bytes(s.memory_bytes), reports: bytes(s.reports_bytes) })}</small>
+    <div
+      class={`quota-item storage-meter${s.exceeded ? ' reached' : pct >= 80 ? ' near' : ''}`}
+      data-testid="storage"
+      data-exceeded={s.exceeded ? 'true' : 'false'}
+    >
+      <div class="quota-label">
+        <span>{t('storage.title')}</span>
+        <span class="quota-num">
+          {t('storage.used_of', { used: bytes(s.used_bytes), limit: bytes(s.limit_bytes) })}
+        </span>
+      </div>
+      <div
+        class="meter"
+        role="meter"
+        aria-label={t('storage.title')}
+        aria-valuemin={0}
+        aria-valuemax={s.limit_bytes}
+        aria-valuenow={Math.min(s.used_bytes, s.limit_bytes)}
+      >
+        <span style={{ width: `${pct}%` }} />
+      </div>
+      <small class="hint">
+        {t('storage.breakdown', {
+          documents: bytes(s.documents_bytes),
+          memory: bytes(s.memory_bytes),
+          reports: bytes(s.reports_bytes),
+        })}
+      </small>
       {s.exceeded && <span class="quota-flag">{t('storage.full')}</span>}
     </div>
   );

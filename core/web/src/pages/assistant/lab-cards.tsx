@@ -12,11 +12,22 @@ import { dateTime, locale, num, t } from '../../lib/i18n.ts';
 import { Badge, Button } from '../../ui/basics.tsx';
 import { toast } from '../../ui/toast.tsx';
 
-interface TargetRef { id: string; name: string; kind: string; locale: string }
+interface TargetRef {
+  id: string;
+  name: string;
+  kind: string;
+  locale: string;
+}
 /** A tool call as the stream and the saved message carry it, with the consent fields. */
 export interface LabCall {
-  name: string; status: 'started' | 'needs_confirmation' | 'done' | 'failed'; query?: string; count?: number;
-  arguments?: Record<string, unknown>; id?: string; proposal?: Record<string, any>; expires_at?: string;
+  name: string;
+  status: 'started' | 'needs_confirmation' | 'done' | 'failed';
+  query?: string;
+  count?: number;
+  arguments?: Record<string, unknown>;
+  id?: string;
+  proposal?: Record<string, any>;
+  expires_at?: string;
   confirmation?: 'approved' | 'refused' | 'expired';
 }
 
@@ -34,8 +45,10 @@ function ReadLine({ call }: { call: LabCall }) {
   const vars = { query: call.query ?? '', count: call.count ?? 0, n: num(call.count ?? 0) };
   let text: string;
   if (call.status === 'failed') text = t('lab.tool_failed');
-  else if (call.name === 'event_stats') text = running ? t('lab.tool_event_stats_running') : t('lab.tool_event_stats', vars);
-  else if (call.name === 'delivery_status') text = running ? t('lab.tool_delivery_status_running') : t('lab.tool_delivery_status');
+  else if (call.name === 'event_stats')
+    text = running ? t('lab.tool_event_stats_running') : t('lab.tool_event_stats', vars);
+  else if (call.name === 'delivery_status')
+    text = running ? t('lab.tool_delivery_status_running') : t('lab.tool_delivery_status');
   else if (call.query || (typeof call.arguments?.query === 'string' && call.arguments.query)) {
     const q = { ...vars, query: call.query || String(call.arguments?.query ?? '') };
     text = running ? t('lab.tool_search_events_running', q) : t('lab.tool_search_events', q);
@@ -54,51 +67,133 @@ function ConsentCard({ call, chatId }: { call: LabCall; chatId: string }) {
   const [answered, setAnswered] = useState(false);
   const p = call.proposal ?? {};
   const schedule = call.name === 'schedule_message';
-  if (call.status === 'started') return <div class="tool" data-testid="tool-line" data-tool={call.name}><Badge tone="info">{t('lab.proposed')}</Badge></div>;
+  if (call.status === 'started')
+    return (
+      <div class="tool" data-testid="tool-line" data-tool={call.name}>
+        <Badge tone="info">{t('lab.proposed')}</Badge>
+      </div>
+    );
   if (call.status !== 'needs_confirmation') {
     // Decided: one line saying how.
     let text: string;
     let tone: 'ok' | 'warn' | 'danger' = 'ok';
-    if (call.confirmation === 'refused') { text = schedule ? t('lab.refused_schedule') : t('lab.refused'); tone = 'warn'; }
-    else if (call.confirmation === 'expired') { text = t('lab.expired'); tone = 'warn'; }
-    else if (call.status === 'failed') { text = t('lab.failed_generic'); tone = 'danger'; }
-    else text = schedule ? t('lab.scheduled', { name: String(p.name ?? ''), targets: names(p.targets) }) : t('lab.sent', { targets: names(p.targets) });
-    return <div class="tool" data-testid="consent-outcome" data-tool={call.name} data-confirmation={call.confirmation ?? ''}><Badge tone={tone}>{text}</Badge></div>;
+    if (call.confirmation === 'refused') {
+      text = schedule ? t('lab.refused_schedule') : t('lab.refused');
+      tone = 'warn';
+    } else if (call.confirmation === 'expired') {
+      text = t('lab.expired');
+      tone = 'warn';
+    } else if (call.status === 'failed') {
+      text = t('lab.failed_generic');
+      tone = 'danger';
+    } else
+      text = schedule
+        ? t('lab.scheduled', { name: String(p.name ?? ''), targets: names(p.targets) })
+        : t('lab.sent', { targets: names(p.targets) });
+    return (
+      <div class="tool" data-testid="consent-outcome" data-tool={call.name} data-confirmation={call.confirmation ?? ''}>
+        <Badge tone={tone}>{text}</Badge>
+      </div>
+    );
   }
   const decide = async (approve: boolean) => {
     setBusy(approve ? 'approve' : 'refuse');
     try {
-      const r = await post<{ status: string; result: { error?: string } | null }>(`/api/v1/chats/${chatId}/tool-calls/${call.id}`, { approve });
+      const r = await post<{ status: string; result: { error?: string } | null }>(
+        `/api/v1/chats/${chatId}/tool-calls/${call.id}`,
+        { approve },
+      );
       setAnswered(true);
-      if (r.status === 'failed') toast.error(new Error(r.result?.error ? t('lab.failed', { error: r.result.error }) : t('lab.failed_generic')));
-    } catch (err) { toast.error(err); } finally { setBusy(''); }
+      if (r.status === 'failed')
+        toast.error(new Error(r.result?.error ? t('lab.failed', { error: r.result.error }) : t('lab.failed_generic')));
+    } catch (err) {
+      toast.error(err);
+    } finally {
+      setBusy('');
+    }
   };
   const lang = locale();
   const message = (p.messages?.[lang] ?? p.messages?.en) as { title: string; text: string } | undefined;
   const other = (p.targets as TargetRef[] | undefined)?.some((x) => x.locale !== lang);
   return (
-    <section class="consent-card card" data-testid="consent-card" data-tool={call.name} aria-label={schedule ? t('lab.schedule_title') : t('lab.send_title')}>
+    <section
+      class="consent-card card"
+      data-testid="consent-card"
+      data-tool={call.name}
+      aria-label={schedule ? t('lab.schedule_title') : t('lab.send_title')}
+    >
       <h3>{schedule ? t('lab.schedule_title') : t('lab.send_title')}</h3>
       <dl class="consent-details">
         <dt>{t('lab.to')}</dt>
-        <dd data-testid="consent-targets">{(p.targets as TargetRef[] | undefined)?.map((x, i) => (
-          <span key={x.id}>{i ? ', ' : ''}{x.name} <span class="muted small">({t(`lab.language_${x.locale === 'ru' ? 'ru' : 'en'}`)})</span></span>
-        ))}</dd>
-        {schedule && <><dt>{t('lab.schedule')}</dt><dd><code>{String(p.schedule ?? '')}</code> · {String(p.timezone ?? '')}</dd></>}
-        {schedule && Array.isArray(p.next_runs) && <><dt>{t('lab.next_runs')}</dt><dd>{(p.next_runs as string[]).map(dateTime).join(' · ')}</dd></>}
+        <dd data-testid="consent-targets">
+          {(p.targets as TargetRef[] | undefined)?.map((x, i) => (
+            <span key={x.id}>
+              {i ? ', ' : ''}
+              {x.name} <span class="muted small">({t(`lab.language_${x.locale === 'ru' ? 'ru' : 'en'}`)})</span>
+            </span>
+          ))}
+        </dd>
+        {schedule && (
+          <>
+            <dt>{t('lab.schedule')}</dt>
+            <dd>
+              <code>{String(p.schedule ?? '')}</code> · {String(p.timezone ?? '')}
+            </dd>
+          </>
+        )}
+        {schedule && Array.isArray(p.next_runs) && (
+          <>
+            <dt>{t('lab.next_runs')}</dt>
+            <dd>{(p.next_runs as string[]).map(dateTime).join(' · ')}</dd>
+          </>
+        )}
         <dt>{t('lab.message')}</dt>
-        <dd data-testid="consent-message"><strong>{schedule ? String(p.title ?? '') : message?.title}</strong><br />{schedule ? String(p.body ?? '') : message?.text}</dd>
-        {!schedule && other && (['en', 'ru'] as const).filter((l) => l !== lang && p.messages?.[l]).map((l) => (
-          <Fragment key={l}><dt>{t('lab.in_language', { language: t(`lab.language_${l}`) })}</dt>
-            <dd><strong>{p.messages[l].title}</strong><br />{p.messages[l].text}</dd></Fragment>
-        ))}
+        <dd data-testid="consent-message">
+          <strong>{schedule ? String(p.title ?? '') : message?.title}</strong>
+          <br />
+          {schedule ? String(p.body ?? '') : message?.text}
+        </dd>
+        {!schedule &&
+          other &&
+          (['en', 'ru'] as const)
+            .filter((l) => l !== lang && p.messages?.[l])
+            .map((l) => (
+              <Fragment key={l}>
+                <dt>{t('lab.in_language', { language: t(`lab.language_${l}`) })}</dt>
+                <dd>
+                  <strong>{p.messages[l].title}</strong>
+                  <br />
+                  {p.messages[l].text}
+                </dd>
+              </Fragment>
+            ))}
       </dl>
-      {answered ? <p class="muted small" role="status">{t('lab.deciding')}</p> : (
+      {answered ? (
+        <p class="muted small" role="status">
+          {t('lab.deciding')}
+        </p>
+      ) : (
         <>
           <p class="muted small">{t('lab.expires', { time: dateTime(call.expires_at) })}</p>
           <div class="form-actions">
-            <Button small onClick={() => void decide(false)} busy={busy === 'refuse'} disabled={Boolean(busy)} data-testid="consent-cancel">{t('common.cancel')}</Button>
-            <Button small variant="primary" icon="send" onClick={() => void decide(true)} busy={busy === 'approve'} disabled={Boolean(busy)} data-testid="consent-approve">
+            <Button
+              small
+              onClick={() => void decide(false)}
+              busy={busy === 'refuse'}
+              disabled={Boolean(busy)}
+              data-testid="consent-cancel"
+            >
+              {t('common.cancel')}
+            </Button>
+            <Button
+              small
+              variant="primary"
+              icon="send"
+              onClick={() => void decide(true)}
+              busy={busy === 'approve'}
+              disabled={Boolean(busy)}
+              data-testid="consent-approve"
+            >
               {schedule ? t('lab.schedule_button') : t('lab.send')}
             </Button>
           </div>

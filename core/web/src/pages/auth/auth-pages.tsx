@@ -17,11 +17,16 @@ function AuthCard({ title, lead, children }: { title: string; lead: string; chil
   return (
     <main class="auth">
       <div class="auth-card card">
-        <div class="brand brand-lg"><Icon name="logo" size={28} /><span>{t('app.name')}</span></div>
+        <div class="brand brand-lg">
+          <Icon name="logo" size={28} />
+          <span>{t('app.name')}</span>
+        </div>
         <h1>{title}</h1>
         <p class="muted">{lead}</p>
         {children}
-        <div class="auth-foot"><LanguageSwitch /></div>
+        <div class="auth-foot">
+          <LanguageSwitch />
+        </div>
       </div>
     </main>
   );
@@ -46,17 +51,41 @@ export function LoginPage() {
       const res = await post<LoginResponse>('/api/auth/login', { email, password });
       await loggedIn(res);
       navigate(nextPath(), true);
-    } catch (err) { setError(err); } finally { setBusy(false); }
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
   return (
     <AuthCard title={t('auth.login_title')} lead={t('auth.login_lead')}>
       <form class="stack" onSubmit={submit}>
-        <label class="field"><span class="field-label">{t('auth.email')}</span>
-          <input type="email" name="email" autocomplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} /></label>
-        <label class="field"><span class="field-label">{t('auth.password')}</span>
-          <input type="password" name="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword((e.target as HTMLInputElement).value)} /></label>
+        <label class="field">
+          <span class="field-label">{t('auth.email')}</span>
+          <input
+            type="email"
+            name="email"
+            autocomplete="username"
+            required
+            value={email}
+            onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+          />
+        </label>
+        <label class="field">
+          <span class="field-label">{t('auth.password')}</span>
+          <input
+            type="password"
+            name="password"
+            autocomplete="current-password"
+            required
+            value={password}
+            onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+          />
+        </label>
         <ErrorNote error={error} />
-        <Button type="submit" variant="primary" busy={busy}>{t('auth.login')}</Button>
+        <Button type="submit" variant="primary" busy={busy}>
+          {t('auth.login')}
+        </Button>
       </form>
     </AuthCard>
   );
@@ -79,23 +108,56 @@ export function SetupPage() {
       const res = await post<LoginResponse>('/api/setup', { email, password, locale: locale() });
       await loggedIn(res);
       navigate('/', true);
-    } catch (err) { setError(err); } finally { setBusy(false); }
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
   return (
     <AuthCard title={t('auth.setup_title')} lead={t('auth.setup_lead')}>
       <form class="stack" onSubmit={submit}>
-        <label class="field"><span class="field-label">{t('auth.admin_email')}</span>
-          <input type="email" name="email" autocomplete="username" required value={email} onInput={(e) => setEmail((e.target as HTMLInputElement).value)} /></label>
+        <label class="field">
+          <span class="field-label">{t('auth.admin_email')}</span>
+          <input
+            type="email"
+            name="email"
+            autocomplete="username"
+            required
+            value={email}
+            onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+          />
+        </label>
         <Field label={t('auth.password')} hints={[{ text: t('auth.password_rules'), danger: tooLong }]}>
-          <input type="password" name="password" autocomplete="new-password" required minLength={8} value={password} aria-invalid={tooLong}
-            onInput={(e) => setPassword((e.target as HTMLInputElement).value)} />
+          <input
+            type="password"
+            name="password"
+            autocomplete="new-password"
+            required
+            minLength={8}
+            value={password}
+            aria-invalid={tooLong}
+            onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+          />
         </Field>
-        <Field label={t('auth.password_repeat')} hints={[mismatch && { text: t('auth.password_mismatch'), danger: true }]}>
-          <input type="password" name="repeat" autocomplete="new-password" required value={repeat} aria-invalid={mismatch}
-            onInput={(e) => setRepeat((e.target as HTMLInputElement).value)} />
+        <Field
+          label={t('auth.password_repeat')}
+          hints={[mismatch && { text: t('auth.password_mismatch'), danger: true }]}
+        >
+          <input
+            type="password"
+            name="repeat"
+            autocomplete="new-password"
+            required
+            value={repeat}
+            aria-invalid={mismatch}
+            onInput={(e) => setRepeat((e.target as HTMLInputElement).value)}
+          />
         </Field>
         <ErrorNote error={error} />
-        <Button type="submit" variant="primary" busy={busy} disabled={mismatch || tooLong}>{t('auth.create_admin')}</Button>
+        <Button type="submit" variant="primary" busy={busy} disabled={mismatch || tooLong}>
+          {t('auth.create_admin')}
+        </Button>
       </form>
     </AuthCard>
   );

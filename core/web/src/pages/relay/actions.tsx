@@ -5,23 +5,37 @@
  * as it is typed (sub-minute schedules are refused) and shows the next five runs.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { api, ApiError, del, get, patch, post } from '../../lib/api.ts';
+import { ApiError, api, del, get, patch, post } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, locale, relative, t } from '../../lib/i18n.ts';
 import type { Provider, Target, Tracker } from '../../lib/types.ts';
 import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
+import { shownName } from '../../ui/names.ts';
 import { browserZone, TimeZoneSelect } from '../../ui/timezone.tsx';
 import { errorText, problemVars, toast } from '../../ui/toast.tsx';
-import { shownName } from '../../ui/names.ts';
 
 type Kind = 'digest' | 'message' | 'ai_digest';
 interface Action {
-  id: string; name: string; kind: Kind; schedule: string; timezone: string; config: Record<string, unknown>; enabled: boolean;
-  last_run_at: string | null; last_status: string | null; last_error: string | null; next_run_at: string | null;
+  id: string;
+  name: string;
+  kind: Kind;
+  schedule: string;
+  timezone: string;
+  config: Record<string, unknown>;
+  enabled: boolean;
+  last_run_at: string | null;
+  last_status: string | null;
+  last_error: string | null;
+  next_run_at: string | null;
 }
-interface Data { actions: Action[]; trackers: Tracker[]; targets: Target[]; providers: Provider[] }
+interface Data {
+  actions: Action[];
+  trackers: Tracker[];
+  targets: Target[];
+  providers: Provider[];
+}
 
 export function ActionsPage() {
   const data = useAsync<Data>(async () => {
@@ -36,68 +50,179 @@ export function ActionsPage() {
   const [editing, setEditing] = useState<Action | 'new' | null>(null);
   const d = data.data;
   return (
-    <Page title={t('actions.title')} subtitle={t('actions.subtitle')}
-      actions={<Button variant="primary" icon="plus" disabled={!d} onClick={() => setEditing('new')}>{t('actions.add')}</Button>}>
+    <Page
+      title={t('actions.title')}
+      subtitle={t('actions.subtitle')}
+      actions={
+        <Button variant="primary" icon="plus" disabled={!d} onClick={() => setEditing('new')}>
+          {t('actions.add')}
+        </Button>
+      }
+    >
       <ErrorNote error={data.error} />
-      {!d ? <Loading /> : !d.actions.length ? <Empty>{t('actions.empty')}</Empty> : (
+      {!d ? (
+        <Loading />
+      ) : !d.actions.length ? (
+        <Empty>{t('actions.empty')}</Empty>
+      ) : (
         <div class="table-wrap card">
           <table class="table stack-table" data-testid="actions-table">
-            <thead><tr>
-              <th>{t('common.name')}</th><th>{t('actions.schedule')}</th><th>{t('actions.next_run')}</th><th>{t('actions.last_run')}</th>
-              <th>{t('common.enabled')}</th><th><span class="sr-only">{t('common.actions')}</span></th>
-            </tr></thead>
-            <tbody>{d.actions.map((a) => <ActionRow key={a.id} action={a} data={d} onEdit={() => setEditing(a)} onChanged={() => void data.reload()} />)}</tbody>
+            <thead>
+              <tr>
+                <th>{t('common.name')}</th>
+                <th>{t('actions.schedule')}</th>
+                <th>{t('actions.next_run')}</th>
+                <th>{t('actions.last_run')}</th>
+                <th>{t('common.enabled')}</th>
+                <th>
+                  <span class="sr-only">{t('common.actions')}</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {d.actions.map((a) => (
+                <ActionRow
+                  key={a.id}
+                  action={a}
+                  data={d}
+                  onEdit={() => setEditing(a)}
+                  onChanged={() => void data.reload()}
+                />
+              ))}
+            </tbody>
           </table>
         </div>
       )}
       {editing && d && (
-        <ActionForm action={editing === 'new' ? undefined : editing} trackers={d.trackers} targets={d.targets} providers={d.providers}
-          onClose={() => setEditing(null)} onSaved={() => { setEditing(null); toast.ok(t('common.saved')); void data.reload(); }} />
+        <ActionForm
+          action={editing === 'new' ? undefined : editing}
+          trackers={d.trackers}
+          targets={d.targets}
+          providers={d.providers}
+          onClose={() => setEditing(null)}
+          onSaved={() => {
+            setEditing(null);
+            toast.ok(t('common.saved'));
+            void data.reload();
+          }}
+        />
       )}
     </Page>
   );
 }
 
-function ActionRow({ action: a, data, onEdit, onChanged }: { action: Action; data: Data; onEdit: () => void; onChanged: () => void }) {
+function ActionRow({
+  action: a,
+  data,
+  onEdit,
+  onChanged,
+}: {
+  action: Action;
+  data: Data;
+  onEdit: () => void;
+  onChanged: () => void;
+}) {
   const [running, setRunning] = useState(false);
   const [toggling, setToggling] = useState(false);
   // Shown switched at once; put back when the change is refused.
   const [on, setOn] = useState(a.enabled);
   useEffect(() => setOn(a.enabled), [a.enabled]);
   const targetCount = ((a.config.target_ids as string[] | undefined) ?? []).length;
-  const what = a.kind === 'digest'
-    ? t('actions.digest_of', { tracker: data.trackers.find((x) => x.id === a.config.tracker_id)?.name ?? '—' })
-    : a.kind === 'ai_digest' ? t('actions.ai_digest_to', { count: targetCount }) : t('actions.message_to', { count: targetCount });
+  const what =
+    a.kind === 'digest'
+      ? t('actions.digest_of', { tracker: data.trackers.find((x) => x.id === a.config.tracker_id)?.name ?? '—' })
+      : a.kind === 'ai_digest'
+        ? t('actions.ai_digest_to', { count: targetCount })
+        : t('actions.message_to', { count: targetCount });
   const run = async () => {
     setRunning(true);
     try {
       const r = await post<Action>(`/api/actions/${a.id}/run`);
-      if (r.last_status === 'ok') toast.ok(t('actions.ran_ok')); else toast.error(new ApiError(422, 'action_failed', r.last_error ?? '', [], null, { error: r.last_error ?? '' }));
+      if (r.last_status === 'ok') toast.ok(t('actions.ran_ok'));
+      else toast.error(new ApiError(422, 'action_failed', r.last_error ?? '', [], null, { error: r.last_error ?? '' }));
       onChanged();
-    } catch (err) { toast.error(err); } finally { setRunning(false); }
+    } catch (err) {
+      toast.error(err);
+    } finally {
+      setRunning(false);
+    }
   };
   const toggle = async (want: boolean) => {
     setOn(want);
     setToggling(true);
-    try { await patch(`/api/actions/${a.id}`, { enabled: want }); toast.ok(want ? t('actions.enabled_now') : t('actions.disabled_now')); onChanged(); } catch (err) { setOn(!want); toast.error(err); } finally { setToggling(false); }
+    try {
+      await patch(`/api/actions/${a.id}`, { enabled: want });
+      toast.ok(want ? t('actions.enabled_now') : t('actions.disabled_now'));
+      onChanged();
+    } catch (err) {
+      setOn(!want);
+      toast.error(err);
+    } finally {
+      setToggling(false);
+    }
   };
   return (
     <tr data-testid="action-row">
-      <td data-label={t('common.name')}><strong>{a.name}</strong> <Badge>{t(`actions.kind_${a.kind}`)}</Badge><small class="hint">{what}</small></td>
-      <td data-label={t('actions.schedule')}>{describeSchedule(a.schedule)}<small class="hint"><code>{a.schedule}</code> · {a.timezone}</small></td>
-      <td data-label={t('actions.next_run')} class="nowrap">{a.next_run_at ? <>{dateTime(a.next_run_at)}<small class="hint">{relative(a.next_run_at)}</small></> : <span class="muted">—</span>}</td>
+      <td data-label={t('common.name')}>
+        <strong>{a.name}</strong> <Badge>{t(`actions.kind_${a.kind}`)}</Badge>
+        <small class="hint">{what}</small>
+      </td>
+      <td data-label={t('actions.schedule')}>
+        {describeSchedule(a.schedule)}
+        <small class="hint">
+          <code>{a.schedule}</code> · {a.timezone}
+        </small>
+      </td>
+      <td data-label={t('actions.next_run')} class="nowrap">
+        {a.next_run_at ? (
+          <>
+            {dateTime(a.next_run_at)}
+            <small class="hint">{relative(a.next_run_at)}</small>
+          </>
+        ) : (
+          <span class="muted">—</span>
+        )}
+      </td>
       <td data-label={t('actions.last_run')}>
-        {a.last_run_at ? <><span class="nowrap">{dateTime(a.last_run_at)}</span> <StatusBadge status={a.last_status ?? 'ok'} /></> : <span class="muted">{t('actions.never_ran')}</span>}
-        {a.last_error && <small class="hint hint-danger" data-testid="action-error">{a.last_error}</small>}
+        {a.last_run_at ? (
+          <>
+            <span class="nowrap">{dateTime(a.last_run_at)}</span> <StatusBadge status={a.last_status ?? 'ok'} />
+          </>
+        ) : (
+          <span class="muted">{t('actions.never_ran')}</span>
+        )}
+        {a.last_error && (
+          <small class="hint hint-danger" data-testid="action-error">
+            {a.last_error}
+          </small>
+        )}
       </td>
       <td data-label={t('common.enabled')}>
-        <label class="check"><input type="checkbox" checked={on} disabled={toggling} onChange={(e) => void toggle((e.target as HTMLInputElement).checked)} data-testid="action-enabled" />
-          <span class="sr-only">{t('common.enabled')}</span></label>
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={on}
+            disabled={toggling}
+            onChange={(e) => void toggle((e.target as HTMLInputElement).checked)}
+            data-testid="action-enabled"
+          />
+          <span class="sr-only">{t('common.enabled')}</span>
+        </label>
       </td>
       <td class="row-actions">
-        <Button small icon="send" busy={running} onClick={run} data-testid="action-run">{t('actions.run_now')}</Button>
-        <Button small icon="edit" onClick={onEdit}>{t('common.edit')}</Button>
-        <ConfirmButton onConfirm={async () => { await del(`/api/actions/${a.id}`); toast.ok(t('common.deleted')); onChanged(); }} />
+        <Button small icon="send" busy={running} onClick={run} data-testid="action-run">
+          {t('actions.run_now')}
+        </Button>
+        <Button small icon="edit" onClick={onEdit}>
+          {t('common.edit')}
+        </Button>
+        <ConfirmButton
+          onConfirm={async () => {
+            await del(`/api/actions/${a.id}`);
+            toast.ok(t('common.deleted'));
+            onChanged();
+          }}
+        />
       </td>
     </tr>
   );
@@ -105,11 +230,27 @@ function ActionRow({ action: a, data, onEdit, onChanged }: { action: Action; dat
 
 /** A time in the action's own zone (the schedule's times are wall-clock times there). */
 function inZone(iso: string, timeZone: string): string {
-  try { return new Intl.DateTimeFormat(locale() === 'ru' ? 'ru-RU' : 'en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone }).format(new Date(iso)); } catch { return dateTime(iso); }
+  try {
+    return new Intl.DateTimeFormat(locale() === 'ru' ? 'ru-RU' : 'en-GB', {
+      dateStyle: 'medium',
+      timeStyle: 'short',
+      timeZone,
+    }).format(new Date(iso));
+  } catch {
+    return dateTime(iso);
+  }
 }
 
 const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
-const NICKNAMES: Record<string, string> = { '@yearly': '0 0 1 1 *', '@annually': '0 0 1 1 *', '@monthly': '0 0 1 * *', '@weekly': '0 0 * * 0', '@daily': '0 0 * * *', '@midnight': '0 0 * * *', '@hourly': '0 * * * *' };
+const NICKNAMES: Record<string, string> = {
+  '@yearly': '0 0 1 1 *',
+  '@annually': '0 0 1 1 *',
+  '@monthly': '0 0 1 * *',
+  '@weekly': '0 0 * * 0',
+  '@daily': '0 0 * * *',
+  '@midnight': '0 0 * * *',
+  '@hourly': '0 * * * *',
+};
 const pad = (s: string) => s.padStart(2, '0');
 const isNum = (s: string) => /^\d{1,2}$/.test(s);
 
@@ -126,14 +267,19 @@ export function describeSchedule(expr: string): string {
   const everyDay = dom === '*' && mon === '*';
   if (min === '*' && hour === '*' && everyDay && dow === '*') return t('actions.words.every_minute');
   const step = /^\*\/(\d+)$/.exec(min);
-  if (step && hour === '*' && everyDay && dow === '*') return t('actions.words.every_n_minutes', { count: Number(step[1]) });
+  if (step && hour === '*' && everyDay && dow === '*')
+    return t('actions.words.every_n_minutes', { count: Number(step[1]) });
   if (isNum(min) && hour === '*' && everyDay && dow === '*') return t('actions.words.hourly', { minute: pad(min) });
   if (!isNum(min) || !isNum(hour)) return t('actions.words.custom');
   const at = `${pad(hour)}:${pad(min)}`;
   if (everyDay && dow === '*') return t('actions.words.daily', { time: at });
-  if (everyDay && (dow === '1-5' || dow === 'MON-FRI' || dow === 'mon-fri')) return t('actions.words.weekdays', { time: at });
+  if (everyDay && (dow === '1-5' || dow === 'MON-FRI' || dow === 'mon-fri'))
+    return t('actions.words.weekdays', { time: at });
   if (everyDay && /^[0-7](,[0-7])*$/.test(dow)) {
-    const days = dow.split(',').map((n) => t(`actions.days.${WEEKDAYS[Number(n) % 7]}`)).join(', ');
+    const days = dow
+      .split(',')
+      .map((n) => t(`actions.days.${WEEKDAYS[Number(n) % 7]}`))
+      .join(', ');
     return t('actions.words.weekly', { days, time: at });
   }
   if (isNum(dom) && mon === '*' && dow === '*') return t('actions.words.monthly', { day: Number(dom), time: at });
@@ -146,7 +292,8 @@ function quickCheck(expr: string): { code: string; params: Record<string, string
   if (!s) return { code: 'schedule_field_count', params: { schedule: s, count: 0 } };
   if (s.startsWith('@')) return null;
   const f = s.split(/\s+/);
-  if (f.length !== 5 && f.length !== 6) return { code: 'schedule_field_count', params: { schedule: s, count: f.length } };
+  if (f.length !== 5 && f.length !== 6)
+    return { code: 'schedule_field_count', params: { schedule: s, count: f.length } };
   if (f.length === 6 && !isNum(f[0]!)) return { code: 'schedule_sub_minute', params: { schedule: s } };
   return null;
 }
@@ -158,19 +305,37 @@ function useSchedulePreview(schedule: string, timezone: string): Preview {
   const [preview, setPreview] = useState<Preview>(null);
   useEffect(() => {
     const quick = quickCheck(schedule);
-    if (quick) { setPreview({ error: new ApiError(422, quick.code, '', [], null, quick.params) }); return; }
+    if (quick) {
+      setPreview({ error: new ApiError(422, quick.code, '', [], null, quick.params) });
+      return;
+    }
     const ac = new AbortController();
     const timer = setTimeout(() => {
-      api<{ next: string[] }>('GET', '/api/actions/schedule-preview', { query: { schedule, timezone }, signal: ac.signal })
+      api<{ next: string[] }>('GET', '/api/actions/schedule-preview', {
+        query: { schedule, timezone },
+        signal: ac.signal,
+      })
         .then((r) => setPreview({ next: r.next }))
-        .catch((err) => { if ((err as Error).name !== 'AbortError') setPreview({ error: err }); });
+        .catch((err) => {
+          if ((err as Error).name !== 'AbortError') setPreview({ error: err });
+        });
     }, 250);
-    return () => { clearTimeout(timer); ac.abort(); };
+    return () => {
+      clearTimeout(timer);
+      ac.abort();
+    };
   }, [schedule, timezone]);
   return preview;
 }
 
-interface FormProps { action?: Action; trackers: Tracker[]; targets: Target[]; providers: Provider[]; onClose: () => void; onSaved: () => void }
+interface FormProps {
+  action?: Action;
+  trackers: Tracker[];
+  targets: Target[];
+  providers: Provider[];
+  onClose: () => void;
+  onSaved: () => void;
+}
 
 function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: FormProps) {
   const [name, setName] = useState(action?.name ?? '');
@@ -196,8 +361,16 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
       <div class="check-list">
         {targets.map((tg) => (
           <label key={tg.id} class="check">
-            <input type="checkbox" checked={targetIds.includes(tg.id)} data-testid="action-target"
-              onChange={(e) => setTargetIds((e.target as HTMLInputElement).checked ? [...targetIds, tg.id] : targetIds.filter((x) => x !== tg.id))} />
+            <input
+              type="checkbox"
+              checked={targetIds.includes(tg.id)}
+              data-testid="action-target"
+              onChange={(e) =>
+                setTargetIds(
+                  (e.target as HTMLInputElement).checked ? [...targetIds, tg.id] : targetIds.filter((x) => x !== tg.id),
+                )
+              }
+            />
             <span>{tg.name}</span>
           </label>
         ))}
@@ -209,29 +382,54 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
     e.preventDefault();
     setError(null);
     const quick = quickCheck(schedule);
-    if (quick) { setScheduleError(t(`problem.${quick.code}`, problemVars(quick.params))); return; }
-    if (kind !== 'digest' && !targetIds.length) { setError(new ApiError(422, 'action_needs_target', '')); return; }
+    if (quick) {
+      setScheduleError(t(`problem.${quick.code}`, problemVars(quick.params)));
+      return;
+    }
+    if (kind !== 'digest' && !targetIds.length) {
+      setError(new ApiError(422, 'action_needs_target', ''));
+      return;
+    }
     setBusy(true);
-    const config = kind === 'digest' ? { tracker_id: trackerId }
-      : kind === 'ai_digest' ? { target_ids: targetIds, ...(providerIds.length ? { provider_ids: providerIds } : {}) }
-        : { target_ids: targetIds, title, body };
+    const config =
+      kind === 'digest'
+        ? { tracker_id: trackerId }
+        : kind === 'ai_digest'
+          ? { target_ids: targetIds, ...(providerIds.length ? { provider_ids: providerIds } : {}) }
+          : { target_ids: targetIds, title, body };
     const payload = { name, kind, schedule: schedule.trim(), timezone, enabled, config };
     try {
-      if (action) await patch(`/api/actions/${action.id}`, payload); else await post('/api/actions', payload);
+      if (action) await patch(`/api/actions/${action.id}`, payload);
+      else await post('/api/actions', payload);
       onSaved();
     } catch (err) {
-      if (err instanceof ApiError && (err.code.startsWith('schedule_') || err.code === 'invalid_timezone')) setScheduleError(errorText(err));
+      if (err instanceof ApiError && (err.code.startsWith('schedule_') || err.code === 'invalid_timezone'))
+        setScheduleError(errorText(err));
       else setError(err);
-    } finally { setBusy(false); }
+    } finally {
+      setBusy(false);
+    }
   };
 
   return (
     <Modal title={action ? t('actions.edit') : t('actions.add')} onClose={onClose} wide>
       <form class="stack" onSubmit={submit} noValidate data-testid="action-form">
         <div class="grid-2">
-          <Field label={t('common.name')}><input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} data-testid="action-name" /></Field>
+          <Field label={t('common.name')}>
+            <input
+              required
+              maxLength={200}
+              value={name}
+              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+              data-testid="action-name"
+            />
+          </Field>
           <Field label={t('actions.kind')} hints={[t(`actions.kind_${kind}_help`)]}>
-            <select value={kind} onChange={(e) => setKind((e.target as HTMLSelectElement).value as Kind)} data-testid="action-kind">
+            <select
+              value={kind}
+              onChange={(e) => setKind((e.target as HTMLSelectElement).value as Kind)}
+              data-testid="action-kind"
+            >
               <option value="message">{t('actions.kind_message')}</option>
               <option value="digest">{t('actions.kind_digest')}</option>
               <option value="ai_digest">{t('actions.kind_ai_digest')}</option>
@@ -239,17 +437,49 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
           </Field>
         </div>
         <div class="grid-2">
-          <Field label={t('actions.schedule')} error={scheduleError ?? previewError} hints={[t('actions.schedule_help')]}>
-            <input required maxLength={120} value={schedule} spellcheck={false} autocomplete="off" class="mono"
-              onInput={(e) => { setSchedule((e.target as HTMLInputElement).value); setScheduleError(null); }} data-testid="action-schedule" />
+          <Field
+            label={t('actions.schedule')}
+            error={scheduleError ?? previewError}
+            hints={[t('actions.schedule_help')]}
+          >
+            <input
+              required
+              maxLength={120}
+              value={schedule}
+              spellcheck={false}
+              autocomplete="off"
+              class="mono"
+              onInput={(e) => {
+                setSchedule((e.target as HTMLInputElement).value);
+                setScheduleError(null);
+              }}
+              data-testid="action-schedule"
+            />
           </Field>
-          <Field label={t('actions.timezone')}><TimeZoneSelect value={timezone} onChange={(z) => { setTimezone(z); setScheduleError(null); }} testId="action-timezone" /></Field>
+          <Field label={t('actions.timezone')}>
+            <TimeZoneSelect
+              value={timezone}
+              onChange={(z) => {
+                setTimezone(z);
+                setScheduleError(null);
+              }}
+              testId="action-timezone"
+            />
+          </Field>
         </div>
         <div class="schedule-preview" aria-live="polite" data-testid="schedule-preview">
           {preview && 'next' in preview && (
             <>
-              <p class="small"><strong>{describeSchedule(schedule)}</strong> · {t('actions.next_runs', { zone: timezone })}</p>
-              <ol class="next-runs">{preview.next.map((iso) => <li key={iso} data-testid="next-run">{inZone(iso, timezone)}</li>)}</ol>
+              <p class="small">
+                <strong>{describeSchedule(schedule)}</strong> · {t('actions.next_runs', { zone: timezone })}
+              </p>
+              <ol class="next-runs">
+                {preview.next.map((iso) => (
+                  <li key={iso} data-testid="next-run">
+                    {inZone(iso, timezone)}
+                  </li>
+                ))}
+              </ol>
             </>
           )}
         </div>
@@ -262,8 +492,18 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
               <div class="check-list">
                 {providers.map((p) => (
                   <label key={p.id} class="check">
-                    <input type="checkbox" checked={providerIds.includes(p.id)} data-testid="action-provider"
-                      onChange={(e) => setProviderIds((e.target as HTMLInputElement).checked ? [...providerIds, p.id] : providerIds.filter((x) => x !== p.id))} />
+                    <input
+                      type="checkbox"
+                      checked={providerIds.includes(p.id)}
+                      data-testid="action-provider"
+                      onChange={(e) =>
+                        setProviderIds(
+                          (e.target as HTMLInputElement).checked
+                            ? [...providerIds, p.id]
+                            : providerIds.filter((x) => x !== p.id),
+                        )
+                      }
+                    />
                     <span>{shownName(p.name)}</span>
                   </label>
                 ))}
@@ -271,27 +511,61 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
             </fieldset>
           </>
         ) : kind === 'digest' ? (
-          <Field label={t('actions.tracker')} hints={[!trackers.length && { text: t('actions.no_trackers'), danger: true }]}>
-            <select required value={trackerId} onChange={(e) => setTrackerId((e.target as HTMLSelectElement).value)} data-testid="action-tracker">
-              {trackers.map((tr) => <option key={tr.id} value={tr.id}>{shownName(tr.name)}</option>)}
+          <Field
+            label={t('actions.tracker')}
+            hints={[!trackers.length && { text: t('actions.no_trackers'), danger: true }]}
+          >
+            <select
+              required
+              value={trackerId}
+              onChange={(e) => setTrackerId((e.target as HTMLSelectElement).value)}
+              data-testid="action-tracker"
+            >
+              {trackers.map((tr) => (
+                <option key={tr.id} value={tr.id}>
+                  {shownName(tr.name)}
+                </option>
+              ))}
             </select>
           </Field>
         ) : (
           <>
             <Field label={t('actions.message_title')} hints={[t('actions.message_help')]}>
-              <input required maxLength={200} value={title} onInput={(e) => setTitle((e.target as HTMLInputElement).value)} data-testid="action-title" />
+              <input
+                required
+                maxLength={200}
+                value={title}
+                onInput={(e) => setTitle((e.target as HTMLInputElement).value)}
+                data-testid="action-title"
+              />
             </Field>
             <Field label={t('actions.message_body')}>
-              <textarea required maxLength={4000} rows={4} value={body} onInput={(e) => setBody((e.target as HTMLTextAreaElement).value)} data-testid="action-body" />
+              <textarea
+                required
+                maxLength={4000}
+                rows={4}
+                value={body}
+                onInput={(e) => setBody((e.target as HTMLTextAreaElement).value)}
+                data-testid="action-body"
+              />
             </Field>
             {targetPicker}
           </>
         )}
-        <label class="check"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} /><span>{t('common.enabled')}</span></label>
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={enabled}
+            onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)}
+          />
+          <span>{t('common.enabled')}</span>
+        </label>
         <ErrorNote error={error} />
         <div class="form-actions">
           <Button onClick={onClose}>{t('common.cancel')}</Button>
-          <Button type="submit" variant="primary" busy={busy} data-testid="action-save">{t('common.save')}</Button>
+          <Button type="submit" variant="primary" busy={busy} data-testid="action-save">
+            {t('common.save')}
+          </Button>
         </div>
       </form>
     </Modal>

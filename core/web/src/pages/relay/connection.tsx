@@ -14,7 +14,10 @@ const MASK = '••••••••';
 /** A value in single quotes for a POSIX shell. */
 const quote = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
 /** The payload path a mapping reads first: `alert.title || name` → alert.title, `{{build.name}} done` → build.name. */
-const pathOf = (v: unknown) => (typeof v === 'string' ? (/\{\{\s*([\w.]+)\s*\}\}/.exec(v) ?? /^\s*([A-Za-z_][\w.]*)\s*(\|\||$)/.exec(v))?.[1] : undefined);
+const pathOf = (v: unknown) =>
+  typeof v === 'string'
+    ? (/\{\{\s*([\w.]+)\s*\}\}/.exec(v) ?? /^\s*([A-Za-z_][\w.]*)\s*(\|\||$)/.exec(v))?.[1]
+    : undefined;
 
 /**
  * The generic webhook's test (its config has auth_mode): a JSON POST filling its mapping's title
@@ -24,10 +27,14 @@ export function jsonExample(p: Provider): string | null {
   if (!p.webhook_url || !p.auth_mode) return null;
   const body: Record<string, unknown> = {};
   const mapping = (p.config.mapping ?? {}) as Record<string, unknown>;
-  for (const [field, text] of [['title', t('connection.sample_title')], ['body', t('connection.sample_body')]]) {
+  for (const [field, text] of [
+    ['title', t('connection.sample_title')],
+    ['body', t('connection.sample_body')],
+  ]) {
     const keys = pathOf(mapping[field])?.split('.') ?? [];
     let at = body;
-    for (const k of keys.slice(0, -1)) at = (typeof at[k] === 'object' ? at[k] : (at[k] = {})) as Record<string, unknown>;
+    for (const k of keys.slice(0, -1))
+      at = (typeof at[k] === 'object' ? at[k] : (at[k] = {})) as Record<string, unknown>;
     if (keys.length) at[keys.at(-1)!] ??= text;
   }
   const json = quote(JSON.stringify(body));
@@ -47,7 +54,17 @@ export function ConnectionPanel({ provider: p, open }: { provider: Provider; ope
   const hide = (v: string) => (shown ? v : secrets.reduce((s, x) => s.replaceAll(x, MASK), v));
   const example = p.webhook_example ?? jsonExample(p);
   // The URL, unless a value below is that same URL (the Apprise URL).
-  const rows = fields.some((f) => f.value === p.webhook_url) ? fields : [{ key: 'webhook_url', label: t('providers.webhook_url'), hint: t('providers.webhook_help'), value: p.webhook_url }, ...fields];
+  const rows = fields.some((f) => f.value === p.webhook_url)
+    ? fields
+    : [
+        {
+          key: 'webhook_url',
+          label: t('providers.webhook_url'),
+          hint: t('providers.webhook_help'),
+          value: p.webhook_url,
+        },
+        ...fields,
+      ];
   return (
     <div class="stack" data-testid="connection">
       {rows.map((f) => (
@@ -58,7 +75,11 @@ export function ConnectionPanel({ provider: p, open }: { provider: Provider; ope
         </div>
       ))}
       {secrets.length > 0 && (
-        <div><Button small variant="ghost" aria-pressed={shown} onClick={() => setShown(!shown)}>{shown ? t('connection.hide') : t('connection.show')}</Button></div>
+        <div>
+          <Button small variant="ghost" aria-pressed={shown} onClick={() => setShown(!shown)}>
+            {shown ? t('connection.hide') : t('connection.show')}
+          </Button>
+        </div>
       )}
       {p.smtp_listener_off && <Note tone="warn">{t('connection.smtp_off')}</Note>}
       {example && (

@@ -7,13 +7,24 @@ import { Button, ConfirmButton, Empty, ErrorNote, Loading, Page } from '../../ui
 import { toast } from '../../ui/toast.tsx';
 
 interface DeferredItem {
-  id: string; delivery_id: string; event_id: string; event_type: string; message: string | null; tracker_name: string | null;
-  target_id: string; target_name: string | null; release_at: string; created_at: string;
+  id: string;
+  delivery_id: string;
+  event_id: string;
+  event_type: string;
+  message: string | null;
+  tracker_name: string | null;
+  target_id: string;
+  target_name: string | null;
+  release_at: string;
+  created_at: string;
 }
 
 export function DeferredPage() {
   const lang = locale();
-  const list = useAsync(() => get<{ deferred: DeferredItem[] }>('/api/deferred', { limit: 200, locale: lang }).then((r) => r.deferred), [lang]);
+  const list = useAsync(
+    () => get<{ deferred: DeferredItem[] }>('/api/deferred', { limit: 200, locale: lang }).then((r) => r.deferred),
+    [lang],
+  );
   const [busy, setBusy] = useState('');
   const sendNow = async (d: DeferredItem) => {
     setBusy(d.delivery_id);
@@ -21,7 +32,11 @@ export function DeferredPage() {
       await post(`/api/deferred/${d.delivery_id}/send-now`);
       toast.ok(t('ops.sent_now'));
       await list.reload();
-    } catch (err) { toast.error(err); } finally { setBusy(''); }
+    } catch (err) {
+      toast.error(err);
+    } finally {
+      setBusy('');
+    }
   };
   const drop = async (d: DeferredItem) => {
     await post(`/api/deferred/${d.delivery_id}/drop`);
@@ -29,25 +44,67 @@ export function DeferredPage() {
     await list.reload();
   };
   return (
-    <Page title={t('deferred.title')} subtitle={t('deferred.subtitle')} actions={<Button icon="refresh" onClick={() => void list.reload()}>{t('common.refresh')}</Button>}>
+    <Page
+      title={t('deferred.title')}
+      subtitle={t('deferred.subtitle')}
+      actions={
+        <Button icon="refresh" onClick={() => void list.reload()}>
+          {t('common.refresh')}
+        </Button>
+      }
+    >
       <ErrorNote error={list.error} />
-      {!list.data ? <Loading /> : !list.data.length ? <Empty>{t('deferred.empty')}</Empty> : (
+      {!list.data ? (
+        <Loading />
+      ) : !list.data.length ? (
+        <Empty>{t('deferred.empty')}</Empty>
+      ) : (
         <div class="table-wrap card">
           <table class="table ops-table ops-deferred">
-            <thead><tr><th>{t('ops.message')}</th><th>{t('deferred.tracker')}</th><th>{t('deferred.target')}</th><th>{t('deferred.release_at')}</th><th>{t('deferred.created_at')}</th><th><span class="sr-only">{t('common.actions')}</span></th></tr></thead>
-            <tbody>{list.data.map((d) => (
-              <tr key={d.id} class="ops-row" data-testid="deferred-row">
-                <td class="ops-msg">{d.message ?? d.event_type} <code class="muted small">{d.event_type}</code></td>
-                <td class="ops-tracker">{d.tracker_name ?? '—'}</td>
-                <td class="ops-target">{d.target_name ?? d.target_id}</td>
-                <td class="nowrap ops-release">{dateTime(d.release_at)} <span class="muted small">{relative(d.release_at)}</span></td>
-                <td class="nowrap ops-created">{dateTime(d.created_at)}</td>
-                <td class="row-actions ops-actions">
-                  <Button small variant="primary" icon="send" busy={busy === d.delivery_id} disabled={Boolean(busy)} onClick={() => sendNow(d)}>{t('ops.send_now')}</Button>
-                  <ConfirmButton label={t('ops.drop')} confirmLabel={t('ops.confirm_drop')} onConfirm={() => drop(d)} />
-                </td>
+            <thead>
+              <tr>
+                <th>{t('ops.message')}</th>
+                <th>{t('deferred.tracker')}</th>
+                <th>{t('deferred.target')}</th>
+                <th>{t('deferred.release_at')}</th>
+                <th>{t('deferred.created_at')}</th>
+                <th>
+                  <span class="sr-only">{t('common.actions')}</span>
+                </th>
               </tr>
-            ))}</tbody>
+            </thead>
+            <tbody>
+              {list.data.map((d) => (
+                <tr key={d.id} class="ops-row" data-testid="deferred-row">
+                  <td class="ops-msg">
+                    {d.message ?? d.event_type} <code class="muted small">{d.event_type}</code>
+                  </td>
+                  <td class="ops-tracker">{d.tracker_name ?? '—'}</td>
+                  <td class="ops-target">{d.target_name ?? d.target_id}</td>
+                  <td class="nowrap ops-release">
+                    {dateTime(d.release_at)} <span class="muted small">{relative(d.release_at)}</span>
+                  </td>
+                  <td class="nowrap ops-created">{dateTime(d.created_at)}</td>
+                  <td class="row-actions ops-actions">
+                    <Button
+                      small
+                      variant="primary"
+                      icon="send"
+                      busy={busy === d.delivery_id}
+                      disabled={Boolean(busy)}
+                      onClick={() => sendNow(d)}
+                    >
+                      {t('ops.send_now')}
+                    </Button>
+                    <ConfirmButton
+                      label={t('ops.drop')}
+                      confirmLabel={t('ops.confirm_drop')}
+                      onConfirm={() => drop(d)}
+                    />
+                  </td>
+                </tr>
+              ))}
+            </tbody>
           </table>
         </div>
       )}

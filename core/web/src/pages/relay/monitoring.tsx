@@ -18,40 +18,78 @@ export function MonitoringPage() {
   const [form, setForm] = useState<SelfMonitoring | null>(null);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  useEffect(() => { if (data.data) setForm(data.data); }, [data.data]);
+  useEffect(() => {
+    if (data.data) setForm(data.data);
+  }, [data.data]);
   const submit = async (e: Event) => {
     e.preventDefault();
     if (!form) return;
     setBusy(true);
     setError(null);
     const body: Record<string, unknown> = {};
-    for (const i of ITEMS) { body[i.track] = form[i.track]; body[i.threshold] = form[i.threshold]; }
-    try { data.set(await patch<SelfMonitoring>('/api/self-monitoring', body)); toast.ok(t('common.saved')); } catch (err) { setError(err); } finally { setBusy(false); }
+    for (const i of ITEMS) {
+      body[i.track] = form[i.track];
+      body[i.threshold] = form[i.threshold];
+    }
+    try {
+      data.set(await patch<SelfMonitoring>('/api/self-monitoring', body));
+      toast.ok(t('common.saved'));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
   return (
     <Page title={t('monitoring.title')} subtitle={t('monitoring.subtitle')}>
       <ErrorNote error={data.error} />
-      {!form ? <Loading /> : (
+      {!form ? (
+        <Loading />
+      ) : (
         <form onSubmit={submit} class="stack">
           <Card>
             <div class="stack">
               {ITEMS.map((i) => (
                 <div class="setting-row" key={i.key}>
                   <label class="check">
-                    <input type="checkbox" checked={form[i.track]} onChange={(e) => setForm({ ...form, [i.track]: (e.target as HTMLInputElement).checked })} />
-                    <span><strong>{t(`monitoring.${i.key}`)}</strong><small class="hint">{t(`monitoring.${i.key}_help`)}</small></span>
+                    <input
+                      type="checkbox"
+                      checked={form[i.track]}
+                      onChange={(e) => setForm({ ...form, [i.track]: (e.target as HTMLInputElement).checked })}
+                    />
+                    <span>
+                      <strong>{t(`monitoring.${i.key}`)}</strong>
+                      <small class="hint">{t(`monitoring.${i.key}_help`)}</small>
+                    </span>
                   </label>
-                  <label class="field narrow"><span class="field-label">{t('monitoring.threshold')}</span>
-                    <input type="number" min={1} max={100000} required disabled={!form[i.track]} value={form[i.threshold]}
-                      onInput={(e) => setForm({ ...form, [i.threshold]: Number((e.target as HTMLInputElement).value) })} /></label>
+                  <label class="field narrow">
+                    <span class="field-label">{t('monitoring.threshold')}</span>
+                    <input
+                      type="number"
+                      min={1}
+                      max={100000}
+                      required
+                      disabled={!form[i.track]}
+                      value={form[i.threshold]}
+                      onInput={(e) => setForm({ ...form, [i.threshold]: Number((e.target as HTMLInputElement).value) })}
+                    />
+                  </label>
                 </div>
               ))}
-              {form.backlog_latched && <p><Badge tone="warn">{t('monitoring.backlog_latched')}</Badge></p>}
+              {form.backlog_latched && (
+                <p>
+                  <Badge tone="warn">{t('monitoring.backlog_latched')}</Badge>
+                </p>
+              )}
               <p class="hint">{t('monitoring.link_hint')}</p>
             </div>
           </Card>
           <ErrorNote error={error} />
-          <div class="form-actions"><Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button></div>
+          <div class="form-actions">
+            <Button type="submit" variant="primary" busy={busy}>
+              {t('common.save')}
+            </Button>
+          </div>
         </form>
       )}
     </Page>

@@ -17,7 +17,14 @@ const HOST = /^(?=.{1,253}$)[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-
 /** A light check before sending (the service checks each entry exactly): IPv4 or CIDR, IPv6, or a host name. */
 export const allowEntryOk = (v: string): boolean => {
   const s = v.trim();
-  if (IPV4.test(s)) return s.split('/')[0]!.split('.').every((n) => Number(n) <= 255) && (!s.includes('/') || Number(s.split('/')[1]) <= 32);
+  if (IPV4.test(s))
+    return (
+      s
+        .split('/')[0]!
+        .split('.')
+        .every((n) => Number(n) <= 255) &&
+      (!s.includes('/') || Number(s.split('/')[1]) <= 32)
+    );
   if (s.includes(':')) return /^[0-9a-f:.]+(\/\d{1,3})?$/i.test(s);
   return HOST.test(s) && !/^[\d.]+$/.test(s);
 };
@@ -25,13 +32,27 @@ export const allowEntryOk = (v: string): boolean => {
 /** The entries as sent: trimmed, blanks left out. */
 export const allowValue = (rows: string[]): string[] => rows.map((r) => r.trim()).filter(Boolean);
 
-export function OutboundAllowEditor({ value, onChange, editable }: { value: string[]; onChange: (v: string[]) => void; editable: boolean }) {
+export function OutboundAllowEditor({
+  value,
+  onChange,
+  editable,
+}: {
+  value: string[];
+  onChange: (v: string[]) => void;
+  editable: boolean;
+}) {
   if (!editable) {
     if (!value.length) return null;
     return (
       <div class="subform" data-testid="outbound-allow-readonly">
         <p class="hint">{t('allow.readonly', { count: value.length })}</p>
-        <ul class="allow-list">{value.map((v) => <li key={v}><code>{v}</code></li>)}</ul>
+        <ul class="allow-list">
+          {value.map((v) => (
+            <li key={v}>
+              <code>{v}</code>
+            </li>
+          ))}
+        </ul>
       </div>
     );
   }
@@ -44,14 +65,37 @@ export function OutboundAllowEditor({ value, onChange, editable }: { value: stri
         const bad = v.trim() !== '' && !allowEntryOk(v);
         return (
           <div class="allow-row" key={i}>
-            <input value={v} maxLength={253} placeholder="192.168.1.10" aria-label={t('allow.entry', { n: i + 1 })} aria-invalid={bad ? 'true' : undefined}
-              data-testid="outbound-allow-entry" onInput={(e) => set(i, (e.target as HTMLInputElement).value)} />
-            <Button small variant="ghost" icon="trash" aria-label={t('allow.remove', { entry: v || String(i + 1) })} onClick={() => onChange(value.filter((_, j) => j !== i))} />
-            {bad && <span class="small hint-danger" role="alert">{t('allow.invalid')}</span>}
+            <input
+              value={v}
+              maxLength={253}
+              placeholder="192.168.1.10"
+              aria-label={t('allow.entry', { n: i + 1 })}
+              aria-invalid={bad ? 'true' : undefined}
+              data-testid="outbound-allow-entry"
+              onInput={(e) => set(i, (e.target as HTMLInputElement).value)}
+            />
+            <Button
+              small
+              variant="ghost"
+              icon="trash"
+              aria-label={t('allow.remove', { entry: v || String(i + 1) })}
+              onClick={() => onChange(value.filter((_, j) => j !== i))}
+            />
+            {bad && (
+              <span class="small hint-danger" role="alert">
+                {t('allow.invalid')}
+              </span>
+            )}
           </div>
         );
       })}
-      {value.length < 32 && <p><Button small icon="plus" onClick={() => onChange([...value, ''])} data-testid="outbound-allow-add">{t('allow.add')}</Button></p>}
+      {value.length < 32 && (
+        <p>
+          <Button small icon="plus" onClick={() => onChange([...value, ''])} data-testid="outbound-allow-add">
+            {t('allow.add')}
+          </Button>
+        </p>
+      )}
     </fieldset>
   );
 }

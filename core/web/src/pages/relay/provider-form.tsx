@@ -9,11 +9,21 @@ import { Button, ErrorNote, Note } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { FixBelow, SchemaForm, useFormChecks } from '../../ui/schema-form.tsx';
-import { OutboundAllowEditor, allowEntryOk, allowValue, useCanSetAllow } from './outbound-allow.tsx';
+import { allowEntryOk, allowValue, OutboundAllowEditor, useCanSetAllow } from './outbound-allow.tsx';
 
 const AUTH_MODES = ['hmac_sha256', 'bearer', 'none'] as const;
 
-export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins: Plugin[]; provider?: Provider; onClose: () => void; onSaved: (p: Provider) => void }) {
+export function ProviderForm({
+  plugins,
+  provider,
+  onClose,
+  onSaved,
+}: {
+  plugins: Plugin[];
+  provider?: Provider;
+  onClose: () => void;
+  onSaved: (p: Provider) => void;
+}) {
   const creatable = plugins.filter((p) => p.kind === 'provider' && !p.core_managed);
   const [kind, setKind] = useState(provider?.kind ?? creatable[0]?.id ?? '');
   const plugin = plugins.find((p) => p.kind === 'provider' && p.id === kind);
@@ -21,14 +31,23 @@ export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins:
   const [enabled, setEnabled] = useState(provider?.enabled ?? true);
   const [config, setConfig] = useState(() => initialConfig(plugin?.config_schema, provider?.config));
   const canAllow = useCanSetAllow();
-  const [allow, setAllow] = useState<string[]>(() => (provider as (Provider & { outbound_allow?: string[] }) | undefined)?.outbound_allow ?? []);
-  const [authMode, setAuthMode] = useState<string>(provider?.auth_mode ?? String(plugin?.config_schema.properties?.auth_mode?.default ?? 'hmac_sha256'));
+  const [allow, setAllow] = useState<string[]>(
+    () => (provider as (Provider & { outbound_allow?: string[] }) | undefined)?.outbound_allow ?? [],
+  );
+  const [authMode, setAuthMode] = useState<string>(
+    provider?.auth_mode ?? String(plugin?.config_schema.properties?.auth_mode?.default ?? 'hmac_sha256'),
+  );
   const [ack, setAck] = useState(provider?.acknowledge_unauthenticated ?? false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const auth = hasAuthMode(plugin);
   const skip = ['auth_mode', 'acknowledge_unauthenticated'];
-  const { checks, validate, fromServer, reset } = useFormChecks(plugin?.config_schema, config, provider?.secrets_set, skip);
+  const { checks, validate, fromServer, reset } = useFormChecks(
+    plugin?.config_schema,
+    config,
+    provider?.secrets_set,
+    skip,
+  );
   const [placed, setPlaced] = useState(false);
   const [nameShown, setNameShown] = useState(false);
   const nameError = nameShown && !name.trim() ? t('field.required') : null;
@@ -53,15 +72,23 @@ export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins:
     delete cfg.auth_mode;
     delete cfg.acknowledge_unauthenticated;
     const body: Record<string, unknown> = { name, enabled, config: cfg };
-    if (auth) { body.auth_mode = authMode; body.acknowledge_unauthenticated = authMode === 'none' ? ack : false; }
+    if (auth) {
+      body.auth_mode = authMode;
+      body.acknowledge_unauthenticated = authMode === 'none' ? ack : false;
+    }
     // Only an administrator may send it (the service refuses anyone else).
     if (canAllow) body.outbound_allow = allowValue(allow);
     try {
-      const saved = provider ? await patch<Provider>(`/api/providers/${provider.id}`, body) : await post<Provider>('/api/providers', { kind, ...body });
+      const saved = provider
+        ? await patch<Provider>(`/api/providers/${provider.id}`, body)
+        : await post<Provider>('/api/providers', { kind, ...body });
       onSaved(saved);
     } catch (err) {
-      if (fromServer(err)) setPlaced(true); else setError(err);
-    } finally { setBusy(false); }
+      if (fromServer(err)) setPlaced(true);
+      else setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
 
   return (
@@ -69,41 +96,92 @@ export function ProviderForm({ plugins, provider, onClose, onSaved }: { plugins:
       <form class="stack" onSubmit={submit} noValidate>
         <div class="grid-2">
           <Field label={t('providers.kind')} hints={[plugin?.description]}>
-            <select value={kind} disabled={Boolean(provider)} onChange={(e) => pickKind((e.target as HTMLSelectElement).value)} data-testid="provider-kind">
-              {creatable.map((p) => <option key={p.id} value={p.id}>{p.display_name}</option>)}
+            <select
+              value={kind}
+              disabled={Boolean(provider)}
+              onChange={(e) => pickKind((e.target as HTMLSelectElement).value)}
+              data-testid="provider-kind"
+            >
+              {creatable.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.display_name}
+                </option>
+              ))}
             </select>
           </Field>
           <Field label={t('common.name')} error={nameError}>
-            <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} onBlur={() => setNameShown(true)} data-testid="provider-name" />
+            <input
+              required
+              maxLength={200}
+              value={name}
+              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+              onBlur={() => setNameShown(true)}
+              data-testid="provider-name"
+            />
           </Field>
         </div>
-        <label class="check"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} /><span>{t('common.enabled')}</span></label>
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={enabled}
+            onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)}
+          />
+          <span>{t('common.enabled')}</span>
+        </label>
         {auth && (
           <fieldset class="subform">
             <legend>{t('providers.auth_mode')}</legend>
             <p class="hint">{t('providers.auth_mode_lead')}</p>
             {AUTH_MODES.map((m) => (
               <label class="radio" key={m}>
-                <input type="radio" name="auth_mode" value={m} checked={authMode === m} onChange={() => setAuthMode(m)} />
-                <span><strong>{t(`providers.auth_${m}`)}</strong><small class="hint">{t(`providers.auth_${m}_help`)}</small></span>
+                <input
+                  type="radio"
+                  name="auth_mode"
+                  value={m}
+                  checked={authMode === m}
+                  onChange={() => setAuthMode(m)}
+                />
+                <span>
+                  <strong>{t(`providers.auth_${m}`)}</strong>
+                  <small class="hint">{t(`providers.auth_${m}_help`)}</small>
+                </span>
               </label>
             ))}
             {authMode === 'none' && (
               <Note tone="warn">
                 <p>{t('providers.auth_none_warning')}</p>
-                <label class="check"><input type="checkbox" checked={ack} onChange={(e) => setAck((e.target as HTMLInputElement).checked)} data-testid="acknowledge" />
-                  <span>{t('providers.acknowledge_unauthenticated')}</span></label>
+                <label class="check">
+                  <input
+                    type="checkbox"
+                    checked={ack}
+                    onChange={(e) => setAck((e.target as HTMLInputElement).checked)}
+                    data-testid="acknowledge"
+                  />
+                  <span>{t('providers.acknowledge_unauthenticated')}</span>
+                </label>
               </Note>
             )}
           </fieldset>
         )}
-        {plugin && <SchemaForm key={kind} schema={plugin.config_schema} value={config} onChange={setConfig} secretsSet={provider?.secrets_set} skip={skip} checks={checks} />}
+        {plugin && (
+          <SchemaForm
+            key={kind}
+            schema={plugin.config_schema}
+            value={config}
+            onChange={setConfig}
+            secretsSet={provider?.secrets_set}
+            skip={skip}
+            checks={checks}
+          />
+        )}
         <OutboundAllowEditor value={allow} onChange={setAllow} editable={canAllow} />
         {placed && <FixBelow />}
         <ErrorNote error={error} />
         <div class="form-actions">
           <Button onClick={onClose}>{t('common.cancel')}</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={auth && authMode === 'none' && !ack}>{t('common.save')}</Button>
+          <Button type="submit" variant="primary" busy={busy} disabled={auth && authMode === 'none' && !ack}>
+            {t('common.save')}
+          </Button>
         </div>
       </form>
     </Modal>

@@ -7,11 +7,23 @@ import type { Bot, Plugin, Target } from '../../lib/types.ts';
 import { Button, ErrorNote } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
-import { FixBelow, SchemaForm, useFormChecks } from '../../ui/schema-form.tsx';
 import { languageName } from '../../ui/names.ts';
-import { OutboundAllowEditor, allowEntryOk, allowValue, useCanSetAllow } from './outbound-allow.tsx';
+import { FixBelow, SchemaForm, useFormChecks } from '../../ui/schema-form.tsx';
+import { allowEntryOk, allowValue, OutboundAllowEditor, useCanSetAllow } from './outbound-allow.tsx';
 
-export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugins: Plugin[]; bots: Bot[]; target?: Target; onClose: () => void; onSaved: (t: Target) => void }) {
+export function TargetForm({
+  plugins,
+  bots,
+  target,
+  onClose,
+  onSaved,
+}: {
+  plugins: Plugin[];
+  bots: Bot[];
+  target?: Target;
+  onClose: () => void;
+  onSaved: (t: Target) => void;
+}) {
   const kinds = plugins.filter((p) => p.kind === 'target');
   const [kind, setKind] = useState(target?.kind ?? kinds[0]?.id ?? '');
   const plugin = kinds.find((p) => p.id === kind);
@@ -19,10 +31,14 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
   const [lang, setLang] = useState(target?.locale ?? locale());
   const [enabled, setEnabled] = useState(target?.enabled ?? true);
   // Messages that follow the state: edit (or reply to) the earlier message of the same thing.
-  const [follow, setFollow] = useState((target as (Target & { update_messages?: boolean }) | undefined)?.update_messages ?? true);
+  const [follow, setFollow] = useState(
+    (target as (Target & { update_messages?: boolean }) | undefined)?.update_messages ?? true,
+  );
   const [config, setConfig] = useState(() => initialConfig(plugin?.config_schema, target?.config));
   const canAllow = useCanSetAllow();
-  const [allow, setAllow] = useState<string[]>(() => (target as (Target & { outbound_allow?: string[] }) | undefined)?.outbound_allow ?? []);
+  const [allow, setAllow] = useState<string[]>(
+    () => (target as (Target & { outbound_allow?: string[] }) | undefined)?.outbound_allow ?? [],
+  );
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const { checks, validate, fromServer, reset } = useFormChecks(plugin?.config_schema, config, target?.secrets_set);
@@ -36,9 +52,15 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
   const fillFromUrl = async () => {
     if (!appriseUrl.trim()) return;
     try {
-      const r = await post<{ kind: string; config: Record<string, unknown>; name: string; kind_enabled: boolean }>('/api/targets/parse-url', { url: appriseUrl.trim() });
+      const r = await post<{ kind: string; config: Record<string, unknown>; name: string; kind_enabled: boolean }>(
+        '/api/targets/parse-url',
+        { url: appriseUrl.trim() },
+      );
       const p = kinds.find((k) => k.id === r.kind);
-      if (!r.kind_enabled || !p) { setAppriseNote({ error: t('apprise.kind_not_enabled', { kind: r.kind }) }); return; }
+      if (!r.kind_enabled || !p) {
+        setAppriseNote({ error: t('apprise.kind_not_enabled', { kind: r.kind }) });
+        return;
+      }
       setKind(r.kind);
       setConfig(initialConfig(p.config_schema, r.config));
       if (!name.trim()) setName(r.name);
@@ -58,14 +80,27 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
     setBusy(true);
     setError(null);
     setPlaced(false);
-    const body: Record<string, unknown> = { name, locale: lang, enabled, update_messages: follow, config: cleanConfig(plugin.config_schema, config, target?.secrets_set) };
+    const body: Record<string, unknown> = {
+      name,
+      locale: lang,
+      enabled,
+      update_messages: follow,
+      config: cleanConfig(plugin.config_schema, config, target?.secrets_set),
+    };
     // Only an administrator may send it (the service refuses anyone else).
     if (canAllow) body.outbound_allow = allowValue(allow);
     try {
-      onSaved(target ? await patch<Target>(`/api/targets/${target.id}`, body) : await post<Target>('/api/targets', { kind, ...body }));
+      onSaved(
+        target
+          ? await patch<Target>(`/api/targets/${target.id}`, body)
+          : await post<Target>('/api/targets', { kind, ...body }),
+      );
     } catch (err) {
-      if (fromServer(err)) setPlaced(true); else setError(err);
-    } finally { setBusy(false); }
+      if (fromServer(err)) setPlaced(true);
+      else setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
 
   return (
@@ -75,47 +110,120 @@ export function TargetForm({ plugins, bots, target, onClose, onSaved }: { plugin
           <Field label={t('apprise.paste')} hints={[t('apprise.paste_help')]}>
             <div class="stack">
               <div class="row">
-                <input type="text" spellcheck={false} autocomplete="off" value={appriseUrl} data-testid="apprise-url"
+                <input
+                  type="text"
+                  spellcheck={false}
+                  autocomplete="off"
+                  value={appriseUrl}
+                  data-testid="apprise-url"
                   onInput={(e) => setAppriseUrl((e.target as HTMLInputElement).value)}
-                  onKeyDown={(e) => { if (e.key === 'Enter') { e.preventDefault(); void fillFromUrl(); } }} />
-                <Button onClick={() => void fillFromUrl()} data-testid="apprise-fill">{t('apprise.fill')}</Button>
+                  onKeyDown={(e) => {
+                    if (e.key === 'Enter') {
+                      e.preventDefault();
+                      void fillFromUrl();
+                    }
+                  }}
+                />
+                <Button onClick={() => void fillFromUrl()} data-testid="apprise-fill">
+                  {t('apprise.fill')}
+                </Button>
               </div>
-              {appriseNote?.ok && <p class="note note-ok" role="status">{appriseNote.ok}</p>}
-              {typeof appriseNote?.error === 'string' && <p class="note note-warn" role="alert">{appriseNote.error}</p>}
-              {appriseNote?.error !== undefined && typeof appriseNote.error !== 'string' && <ErrorNote error={appriseNote.error} />}
+              {appriseNote?.ok && (
+                <p class="note note-ok" role="status">
+                  {appriseNote.ok}
+                </p>
+              )}
+              {typeof appriseNote?.error === 'string' && (
+                <p class="note note-warn" role="alert">
+                  {appriseNote.error}
+                </p>
+              )}
+              {appriseNote?.error !== undefined && typeof appriseNote.error !== 'string' && (
+                <ErrorNote error={appriseNote.error} />
+              )}
             </div>
           </Field>
         )}
         <div class="grid-2">
           <Field label={t('targets.kind')} hints={[plugin?.description]}>
-            <select value={kind} disabled={Boolean(target)} data-testid="target-kind"
-              onChange={(e) => { const k = (e.target as HTMLSelectElement).value; setKind(k); setConfig(initialConfig(kinds.find((p) => p.id === k)?.config_schema)); reset(); setPlaced(false); }}>
-              {kinds.map((p) => <option key={p.id} value={p.id}>{p.display_name}</option>)}
+            <select
+              value={kind}
+              disabled={Boolean(target)}
+              data-testid="target-kind"
+              onChange={(e) => {
+                const k = (e.target as HTMLSelectElement).value;
+                setKind(k);
+                setConfig(initialConfig(kinds.find((p) => p.id === k)?.config_schema));
+                reset();
+                setPlaced(false);
+              }}
+            >
+              {kinds.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {p.display_name}
+                </option>
+              ))}
             </select>
           </Field>
           <Field label={t('common.name')} error={nameError}>
-            <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} onBlur={() => setNameShown(true)} data-testid="target-name" />
+            <input
+              required
+              maxLength={200}
+              value={name}
+              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+              onBlur={() => setNameShown(true)}
+              data-testid="target-name"
+            />
           </Field>
           <Field label={t('targets.locale')} hints={[t('targets.locale_help')]}>
             <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value)}>
-              {LOCALES.map((l) => <option key={l} value={l}>{languageName(l)}</option>)}
+              {LOCALES.map((l) => (
+                <option key={l} value={l}>
+                  {languageName(l)}
+                </option>
+              ))}
             </select>
           </Field>
-          <label class="check check-field"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} /><span>{t('common.enabled')}</span></label>
+          <label class="check check-field">
+            <input
+              type="checkbox"
+              checked={enabled}
+              onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)}
+            />
+            <span>{t('common.enabled')}</span>
+          </label>
           <label class="check check-field" title={t('updates.follow_help')}>
-            <input type="checkbox" checked={follow} data-testid="target-update-messages" onChange={(e) => setFollow((e.target as HTMLInputElement).checked)} />
+            <input
+              type="checkbox"
+              checked={follow}
+              data-testid="target-update-messages"
+              onChange={(e) => setFollow((e.target as HTMLInputElement).checked)}
+            />
             <span>{t('updates.follow')}</span>
           </label>
         </div>
-        {plugin?.has_bot_driver && !bots.some((b) => b.kind === kind) && <p class="note note-warn">{t('targets.needs_bot')}</p>}
-        {plugin && <SchemaForm key={kind} schema={plugin.config_schema} value={config} onChange={setConfig} secretsSet={target?.secrets_set}
-          bots={plugin.has_bot_driver ? bots.filter((b) => b.kind === kind) : undefined} checks={checks} />}
+        {plugin?.has_bot_driver && !bots.some((b) => b.kind === kind) && (
+          <p class="note note-warn">{t('targets.needs_bot')}</p>
+        )}
+        {plugin && (
+          <SchemaForm
+            key={kind}
+            schema={plugin.config_schema}
+            value={config}
+            onChange={setConfig}
+            secretsSet={target?.secrets_set}
+            bots={plugin.has_bot_driver ? bots.filter((b) => b.kind === kind) : undefined}
+            checks={checks}
+          />
+        )}
         <OutboundAllowEditor value={allow} onChange={setAllow} editable={canAllow} />
         {placed && <FixBelow />}
         <ErrorNote error={error} />
         <div class="form-actions">
           <Button onClick={onClose}>{t('common.cancel')}</Button>
-          <Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button>
+          <Button type="submit" variant="primary" busy={busy}>
+            {t('common.save')}
+          </Button>
         </div>
       </form>
     </Modal>

@@ -5,7 +5,12 @@ import { t } from '../../lib/i18n.ts';
 import { Button } from '../../ui/basics.tsx';
 import { toast } from '../../ui/toast.tsx';
 
-interface Result { event_id: string; event_type: string; dispatch_status: string; deliveries: { target_id: string; status: string; reason: string | null }[] }
+interface Result {
+  event_id: string;
+  event_type: string;
+  dispatch_status: string;
+  deliveries: { target_id: string; status: string; reason: string | null }[];
+}
 
 export function TestEventButton({ path }: { path: string }) {
   const [busy, setBusy] = useState(false);
@@ -16,7 +21,15 @@ export function TestEventButton({ path }: { path: string }) {
       const going = r.deliveries.filter((d) => d.status !== 'dropped');
       if (going.length) toast.ok(t('test_event.sent', { count: going.length, type: r.event_type }));
       else toast.error(new ApiError(422, 'test_event_no_target', '', [], null, { type: r.event_type }));
-    } catch (err) { toast.error(err); } finally { setBusy(false); }
+    } catch (err) {
+      toast.error(err);
+    } finally {
+      setBusy(false);
+    }
   };
-  return <Button small icon="send" busy={busy} onClick={send} data-testid="test-event">{t('test_event.button')}</Button>;
+  return (
+    <Button small icon="send" busy={busy} onClick={send} data-testid="test-event">
+      {t('test_event.button')}
+    </Button>
+  );
 }

@@ -9,17 +9,26 @@ import { cleanConfig, initialConfig } from '../../lib/schema.ts';
 import type { Plugin, Provider, QuietHours, Target, Tracker } from '../../lib/types.ts';
 import { Badge, Button, ErrorNote } from '../../ui/basics.tsx';
 import { Modal } from '../../ui/modal.tsx';
+import { shownName } from '../../ui/names.ts';
 import { FixBelow, SchemaForm, useFormChecks } from '../../ui/schema-form.tsx';
 import { browserZone, TimeZoneSelect } from '../../ui/timezone.tsx';
-import { shownName } from '../../ui/names.ts';
 
 const POLICIES = ['defer', 'send', 'drop'] as const;
 const RELEASES = ['each', 'digest'] as const;
 
-interface Props { plugins: Plugin[]; providers: Provider[]; targets: Target[]; tracker?: Tracker; onClose: () => void; onSaved: () => void }
+interface Props {
+  plugins: Plugin[];
+  providers: Provider[];
+  targets: Target[];
+  tracker?: Tracker;
+  onClose: () => void;
+  onSaved: () => void;
+}
 
 export function TrackerForm({ plugins, providers, targets, tracker, onClose, onSaved }: Props) {
-  const [providerId, setProviderId] = useState(tracker?.provider_id ?? providers.find((p) => !p.core_managed)?.id ?? providers[0]?.id ?? '');
+  const [providerId, setProviderId] = useState(
+    tracker?.provider_id ?? providers.find((p) => !p.core_managed)?.id ?? providers[0]?.id ?? '',
+  );
   const provider = providers.find((p) => p.id === providerId);
   const plugin = plugins.find((p) => p.kind === 'provider' && p.id === provider?.kind);
   const events = Object.entries(plugin?.events ?? {});
@@ -40,7 +49,11 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
     setProviderId(id);
     setTypes({});
     setPolicies({});
-    setConfig(initialConfig(plugins.find((p) => p.kind === 'provider' && p.id === providers.find((x) => x.id === id)?.kind)?.tracker_schema));
+    setConfig(
+      initialConfig(
+        plugins.find((p) => p.kind === 'provider' && p.id === providers.find((x) => x.id === id)?.kind)?.tracker_schema,
+      ),
+    );
     reset();
     setPlaced(false);
   };
@@ -53,31 +66,72 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
     setPlaced(false);
     const eventTypes: Record<string, boolean> = {};
     for (const [type] of events) eventTypes[type] = types[type] !== false;
-    const body: Record<string, unknown> = { provider_id: providerId, name, enabled, event_types: eventTypes, quiet_hours: quiet, quiet_policies: policies, quiet_release: release };
-    if (plugin?.tracker_schema?.properties) body.config = cleanConfig(plugin.tracker_schema, config, tracker?.secrets_set);
+    const body: Record<string, unknown> = {
+      provider_id: providerId,
+      name,
+      enabled,
+      event_types: eventTypes,
+      quiet_hours: quiet,
+      quiet_policies: policies,
+      quiet_release: release,
+    };
+    if (plugin?.tracker_schema?.properties)
+      body.config = cleanConfig(plugin.tracker_schema, config, tracker?.secrets_set);
     try {
-      const saved = tracker ? await patch<Tracker>(`/api/trackers/${tracker.id}`, body) : await post<Tracker>('/api/trackers', body);
+      const saved = tracker
+        ? await patch<Tracker>(`/api/trackers/${tracker.id}`, body)
+        : await post<Tracker>('/api/trackers', body);
       const before = new Set(saved.target_ids);
       for (const id of linked) if (!before.has(id)) await api('PUT', `/api/trackers/${saved.id}/targets/${id}`);
       for (const id of before) if (!linked.includes(id)) await api('DELETE', `/api/trackers/${saved.id}/targets/${id}`);
       onSaved();
     } catch (err) {
-      if (fromServer(err)) setPlaced(true); else setError(err);
-    } finally { setBusy(false); }
+      if (fromServer(err)) setPlaced(true);
+      else setError(err);
+    } finally {
+      setBusy(false);
+    }
   };
 
   return (
     <Modal title={tracker ? t('trackers.edit') : t('trackers.add')} onClose={onClose} wide>
       <form class="stack" onSubmit={submit}>
         <div class="grid-2">
-          <label class="field"><span class="field-label">{t('trackers.provider')}</span>
-            <select required value={providerId} disabled={Boolean(tracker)} onChange={(e) => pickProvider((e.target as HTMLSelectElement).value)} data-testid="tracker-provider">
-              {providers.map((p) => <option key={p.id} value={p.id}>{shownName(p.name)}</option>)}
-            </select></label>
-          <label class="field"><span class="field-label">{t('common.name')}</span>
-            <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} data-testid="tracker-name" /></label>
+          <label class="field">
+            <span class="field-label">{t('trackers.provider')}</span>
+            <select
+              required
+              value={providerId}
+              disabled={Boolean(tracker)}
+              onChange={(e) => pickProvider((e.target as HTMLSelectElement).value)}
+              data-testid="tracker-provider"
+            >
+              {providers.map((p) => (
+                <option key={p.id} value={p.id}>
+                  {shownName(p.name)}
+                </option>
+              ))}
+            </select>
+          </label>
+          <label class="field">
+            <span class="field-label">{t('common.name')}</span>
+            <input
+              required
+              maxLength={200}
+              value={name}
+              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+              data-testid="tracker-name"
+            />
+          </label>
         </div>
-        <label class="check"><input type="checkbox" checked={enabled} onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)} /><span>{t('common.enabled')}</span></label>
+        <label class="check">
+          <input
+            type="checkbox"
+            checked={enabled}
+            onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)}
+          />
+          <span>{t('common.enabled')}</span>
+        </label>
 
         <fieldset class="subform">
           <legend>{t('trackers.event_types')}</legend>
@@ -86,20 +140,49 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
             {events.map(([type, spec]) => (
               <div class="event-type" key={type}>
                 <label class="check">
-                  <input type="checkbox" checked={types[type] !== false} onChange={(e) => setTypes({ ...types, [type]: (e.target as HTMLInputElement).checked })} data-testid={`event-${type}`} />
-                  <span><span class="type-line"><code>{type}</code><Badge tone={spec.severity === 'critical' ? 'danger' : spec.severity === 'warning' ? 'warn' : 'neutral'}>{tOr(`severity.${spec.severity}`, spec.severity)}</Badge></span>
-                    {spec.description && <small class="hint">{spec.description}</small>}</span>
+                  <input
+                    type="checkbox"
+                    checked={types[type] !== false}
+                    onChange={(e) => setTypes({ ...types, [type]: (e.target as HTMLInputElement).checked })}
+                    data-testid={`event-${type}`}
+                  />
+                  <span>
+                    <span class="type-line">
+                      <code>{type}</code>
+                      <Badge
+                        tone={
+                          spec.severity === 'critical' ? 'danger' : spec.severity === 'warning' ? 'warn' : 'neutral'
+                        }
+                      >
+                        {tOr(`severity.${spec.severity}`, spec.severity)}
+                      </Badge>
+                    </span>
+                    {spec.description && <small class="hint">{spec.description}</small>}
+                  </span>
                 </label>
                 {quiet && (
-                  <label class="inline-field"><span class="sr-only">{t('trackers.quiet_policy_for', { type })}</span>
-                    <select value={policies[type] ?? ''} onChange={(e) => {
-                      const v = (e.target as HTMLSelectElement).value;
-                      const next = { ...policies };
-                      if (v) next[type] = v; else delete next[type];
-                      setPolicies(next);
-                    }}>
-                      <option value="">{t('trackers.policy_default', { policy: tOr(`trackers.policy_${spec.quiet_hours}`, spec.quiet_hours) })}</option>
-                      {POLICIES.map((p) => <option key={p} value={p}>{t(`trackers.policy_${p}`)}</option>)}
+                  <label class="inline-field">
+                    <span class="sr-only">{t('trackers.quiet_policy_for', { type })}</span>
+                    <select
+                      value={policies[type] ?? ''}
+                      onChange={(e) => {
+                        const v = (e.target as HTMLSelectElement).value;
+                        const next = { ...policies };
+                        if (v) next[type] = v;
+                        else delete next[type];
+                        setPolicies(next);
+                      }}
+                    >
+                      <option value="">
+                        {t('trackers.policy_default', {
+                          policy: tOr(`trackers.policy_${spec.quiet_hours}`, spec.quiet_hours),
+                        })}
+                      </option>
+                      {POLICIES.map((p) => (
+                        <option key={p} value={p}>
+                          {t(`trackers.policy_${p}`)}
+                        </option>
+                      ))}
                     </select>
                   </label>
                 )}
@@ -110,25 +193,70 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
 
         <fieldset class="subform">
           <legend>{t('trackers.quiet_hours')}</legend>
-          <label class="check"><input type="checkbox" checked={Boolean(quiet)} data-testid="quiet-toggle"
-            onChange={(e) => setQuiet((e.target as HTMLInputElement).checked ? { start: '22:00', end: '07:00', timezone: browserZone() } : null)} />
-            <span>{t('trackers.quiet_enable')}<small class="hint">{t('trackers.quiet_help')}</small></span></label>
+          <label class="check">
+            <input
+              type="checkbox"
+              checked={Boolean(quiet)}
+              data-testid="quiet-toggle"
+              onChange={(e) =>
+                setQuiet(
+                  (e.target as HTMLInputElement).checked
+                    ? { start: '22:00', end: '07:00', timezone: browserZone() }
+                    : null,
+                )
+              }
+            />
+            <span>
+              {t('trackers.quiet_enable')}
+              <small class="hint">{t('trackers.quiet_help')}</small>
+            </span>
+          </label>
           {quiet && (
             <div class="grid-3">
-              <label class="field"><span class="field-label">{t('trackers.quiet_start')}</span>
-                <input type="time" required value={quiet.start} onInput={(e) => setQuiet({ ...quiet, start: (e.target as HTMLInputElement).value })} /></label>
-              <label class="field"><span class="field-label">{t('trackers.quiet_end')}</span>
-                <input type="time" required value={quiet.end} onInput={(e) => setQuiet({ ...quiet, end: (e.target as HTMLInputElement).value })} /></label>
-              <label class="field"><span class="field-label">{t('trackers.timezone')}</span>
-                <TimeZoneSelect value={quiet.timezone} onChange={(z) => setQuiet({ ...quiet, timezone: z })} testId="quiet-timezone" /></label>
+              <label class="field">
+                <span class="field-label">{t('trackers.quiet_start')}</span>
+                <input
+                  type="time"
+                  required
+                  value={quiet.start}
+                  onInput={(e) => setQuiet({ ...quiet, start: (e.target as HTMLInputElement).value })}
+                />
+              </label>
+              <label class="field">
+                <span class="field-label">{t('trackers.quiet_end')}</span>
+                <input
+                  type="time"
+                  required
+                  value={quiet.end}
+                  onInput={(e) => setQuiet({ ...quiet, end: (e.target as HTMLInputElement).value })}
+                />
+              </label>
+              <label class="field">
+                <span class="field-label">{t('trackers.timezone')}</span>
+                <TimeZoneSelect
+                  value={quiet.timezone}
+                  onChange={(z) => setQuiet({ ...quiet, timezone: z })}
+                  testId="quiet-timezone"
+                />
+              </label>
             </div>
           )}
           {quiet && (
             <div role="radiogroup" aria-label={t('digest.release_label')} class="stack" data-testid="quiet-release">
               {RELEASES.map((r) => (
                 <label class="radio" key={r}>
-                  <input type="radio" name="quiet_release" value={r} checked={release === r} onChange={() => setRelease(r)} data-testid={`quiet-release-${r}`} />
-                  <span>{t(`digest.release_${r}`)}<small class="hint">{t(`digest.release_${r}_help`)}</small></span>
+                  <input
+                    type="radio"
+                    name="quiet_release"
+                    value={r}
+                    checked={release === r}
+                    onChange={() => setRelease(r)}
+                    data-testid={`quiet-release-${r}`}
+                  />
+                  <span>
+                    {t(`digest.release_${r}`)}
+                    <small class="hint">{t(`digest.release_${r}_help`)}</small>
+                  </span>
                 </label>
               ))}
             </div>
@@ -138,7 +266,14 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
         {plugin?.tracker_schema?.properties && Object.keys(plugin.tracker_schema.properties).length > 0 && (
           <fieldset class="subform">
             <legend>{t('trackers.settings')}</legend>
-            <SchemaForm key={plugin.id} schema={plugin.tracker_schema} value={config} onChange={setConfig} secretsSet={tracker?.secrets_set} checks={checks} />
+            <SchemaForm
+              key={plugin.id}
+              schema={plugin.tracker_schema}
+              value={config}
+              onChange={setConfig}
+              secretsSet={tracker?.secrets_set}
+              checks={checks}
+            />
           </fieldset>
         )}
 
@@ -147,9 +282,19 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
           {!targets.length && <p class="muted small">{t('trackers.no_targets')}</p>}
           {targets.map((tg) => (
             <label class="check" key={tg.id}>
-              <input type="checkbox" checked={linked.includes(tg.id)} data-testid={`link-${tg.name}`}
-                onChange={(e) => setLinked((e.target as HTMLInputElement).checked ? [...linked, tg.id] : linked.filter((x) => x !== tg.id))} />
-              <span>{tg.name} <small class="muted">{tg.kind}</small></span>
+              <input
+                type="checkbox"
+                checked={linked.includes(tg.id)}
+                data-testid={`link-${tg.name}`}
+                onChange={(e) =>
+                  setLinked(
+                    (e.target as HTMLInputElement).checked ? [...linked, tg.id] : linked.filter((x) => x !== tg.id),
+                  )
+                }
+              />
+              <span>
+                {tg.name} <small class="muted">{tg.kind}</small>
+              </span>
             </label>
           ))}
         </fieldset>
@@ -157,7 +302,9 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
         <ErrorNote error={error} />
         <div class="form-actions">
           <Button onClick={onClose}>{t('common.cancel')}</Button>
-          <Button type="submit" variant="primary" busy={busy}>{t('common.save')}</Button>
+          <Button type="submit" variant="primary" busy={busy}>
+            {t('common.save')}
+          </Button>
         </div>
       </form>
     </Modal>
