@@ -63,3 +63,50 @@ t.test('a clean tree passes', async (t) => {
   t.equal(run.status, 0, run.stderr);
   t.match(run.stdout, /biome [\d.]+: 1 files, no diagnostics/);
 });
+
+t.test(
+  'a file not as the formatter writes it, or with unsorted imports, fails; --write rewrites it and nothing else',
+  async (t) => {
+    const wide = `export const list = [${Array.from({ length: 30 }, (_, i) => `'item-${i}'`).join(', ')}];\n`;
+    const root = tree({
+      'scripts/wide.ts': wide,
+      'scripts/imports.ts':
+        "import path from 'node:path';\nimport fs from 'node:fs';\n\nexport const x = [fs, path];\n",
+      'scripts/quotes.ts': 'export const q = "double";\n',
+      'scripts/ok.ts': 'export const a = 1;\n',
+    });
+    t.teardown(() => fs.rmSync(root, { recursive: true, force: true }));
+    const run = spawnSync(process.execPath, [script, root], { encoding: 'utf8' });
+    t.equal(run.status, 1, 'exits 1');
+    for (const f of ['wide', 'imports', 'quotes']) {
+      t.match(
+        run.stderr,
+        new RegExp(`scripts/${f}\\.ts:1:1: error format: not as the formatter writes it`),
+        `${f}.ts reported`,
+      );
+    }
+    t.notMatch(run.stderr, /scripts\/ok\.ts/, 'a formatted file is not');
+
+    const write = spawnSync(process.execPath, [script, '--write', root], { encoding: 'utf8' });
+    t.equal(write.status, 0, write.stderr);
+    const read = (f: string) => fs.readFileSync(path.join(root, 'scripts', f), 'utf8');
+    t.ok(
+      read('wide.ts')
+        .split('\n')
+        .every((l) => l.length <= 120),
+      'lines within 120 characters',
+    );
+    t.equal(
+      read('wide.ts').replace(/\s+/g, ''),
+      wide.replace(/\s+/g, '').replace(/,\]/, ']').replace(/\];$/, ',];'),
+      'only white space and a trailing comma changed',
+    );
+    t.equal(
+      read('imports.ts'),
+      "import fs from 'node:fs';\nimport path from 'node:path';\n\nexport const x = [fs, path];\n",
+      'imports sorted',
+    );
+    t.equal(read('quotes.ts'), "export const q = 'double';\n", 'single quotes');
+    t.equal(spawnSync(process.execPath, [script, root], { encoding: 'utf8' }).status, 0, 'a second check passes');
+  },
+);
