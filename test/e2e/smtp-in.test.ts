@@ -381,7 +381,7 @@ t.test(
         '--body',
         'RAID volume 1 is degraded.',
       ]);
-      t.equal(plain.code, 0, 'swaks exits 0', { stdout: plain.stdout });
+      t.equal(plain.code, 0, 'swaks exits 0', { stdout: plain.stdout, stderr: plain.stderr });
       t.match(plain.stdout, /<- {2}250 OK: 1 event recorded/);
       t.match(await delivered(r, 'Disk 2 degraded'), {
         plainBody: /^RAID volume 1 is degraded\.\n\nFrom: nas@example\.org$/,
@@ -398,7 +398,7 @@ t.test(
         '--body',
         '<p>Uptime <b>12 days</b></p><p>WAN: up</p>',
       ]);
-      t.equal(html.code, 0, 'swaks exits 0', { stdout: html.stdout });
+      t.equal(html.code, 0, 'swaks exits 0', { stdout: html.stdout, stderr: html.stderr });
       t.match((await delivered(r, 'Router report')).plainBody, /Uptime 12 days\n+WAN: up/, 'the HTML part as text');
 
       const dir = scratch('smtp-attach');
@@ -417,7 +417,7 @@ t.test(
         '--attach',
         `@${file}`,
       ]);
-      t.equal(att.code, 0, 'swaks exits 0', { stdout: att.stdout });
+      t.equal(att.code, 0, 'swaks exits 0', { stdout: att.stdout, stderr: att.stderr });
       const e = (await events(r.open)).find((x) => x.payload.title === 'Backup FAILED')!;
       t.same(e.payload.attachments, ['backup-log.txt'], 'the attachment by name');
       t.notMatch(JSON.stringify(e.payload), /secret attachment content/, 'its content is not kept');
@@ -491,7 +491,7 @@ t.test(
         '--body',
         'PPPoE session lost at 10:00.',
       ]);
-      t.equal(login.code, 0, 'swaks exits 0', { stdout: login.stdout });
+      t.equal(login.code, 0, 'swaks exits 0', { stdout: login.stdout, stderr: login.stderr });
       t.match(login.stdout, /<- {2}235 /);
       t.match(await delivered(r, 'WAN link down'), { plainBody: /^PPPoE session lost at 10:00\./ });
       const plain = await py({
@@ -765,7 +765,7 @@ t.test('STARTTLS with a configured certificate; AUTH waits for it', async (t) =>
     '--body',
     'encrypted and authenticated',
   ]);
-  t.equal(tls.code, 0, 'swaks exits 0', { stdout: tls.stdout });
+  t.equal(tls.code, 0, 'swaks exits 0', { stdout: tls.stdout, stderr: tls.stderr });
   t.match(tls.stdout, /-> STARTTLS/);
   t.match(tls.stdout, /=== TLS started with cipher/);
   t.match(tls.stdout, /~> AUTH PLAIN/, 'AUTH inside the TLS session');
