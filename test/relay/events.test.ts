@@ -86,6 +86,9 @@ t.test('event log and deferred queue of the caller', async (t) => {
     [deferredId],
     'filter by status',
   );
+  const bogus = await s.request('GET', '/api/events?dispatch_status=bogus', { token });
+  t.equal(bogus.status, 422, 'an unknown dispatch status is refused, not read as a filter matching nothing');
+  t.match(bogus.body, { code: 'validation_failed', errors: [{ path: 'querystring/dispatch_status' }] });
   t.same(
     (await s.request('GET', `/api/events?provider_id=${c.p.id}&limit=1`, { token })).body.events.map((e: any) => e.id),
     [alarmId],

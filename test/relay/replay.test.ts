@@ -212,6 +212,11 @@ t.test('replay from the event log', async (t) => {
     const none = await s.request('POST', '/api/events/replay', { token, body: { target_ids: [tNew.id] } });
     t.equal(none.status, 422);
     t.equal(none.body.code, 'replay_no_selection');
+    const bogus = await s.request('POST', '/api/events/replay', {
+      token,
+      body: { filter: { dispatch_status: 'bogus' }, target_ids: [tNew.id], dry_run: true },
+    });
+    t.equal(bogus.status, 422, 'the filter takes the dispatch statuses the event log has');
     t.equal((await s.request('PATCH', `/api/targets/${tNew.id}`, { token, body: { enabled: false } })).status, 200);
     const off = await s.request('POST', '/api/events/replay', {
       token,

@@ -14,6 +14,7 @@ import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import { redactObject } from '../logging/redact.ts';
+import { DISPATCH_STATUSES } from '../relay/pipeline/decide.ts';
 import { catalogOf, oneLine, overridesFor, renderEvent } from '../relay/routes/templates.ts';
 import { excerpt, ftsQuery, ftsTerms } from './fts.ts';
 import { langOf } from './lab-strings.ts';
@@ -26,7 +27,7 @@ const INDEX_BATCH = 500;
 export const INDEX_PER_SEARCH = 5000;
 
 export const SEVERITIES = ['info', 'warning', 'critical'] as const;
-export const DISPATCH_STATUSES = ['pending', 'deferred', 'dispatched', 'partial', 'failed', 'dropped'] as const;
+export { DISPATCH_STATUSES };
 
 /** Bounds of what the event tools return: results, characters per message and detail, characters in all. */
 export const EVENT_LIMITS = { results: 10, messageChars: 200, detailChars: 300, totalChars: 4000 };

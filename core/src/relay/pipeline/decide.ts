@@ -51,7 +51,9 @@ export function merge(a: Decision | undefined, b: Decision): Decision {
   return a;
 }
 
-export type DispatchStatus = 'pending' | 'dispatched' | 'deferred' | 'dropped' | 'failed' | 'partial';
+/** An event's dispatch_status values: the event log's filter and the assistant's event tools take these. */
+export const DISPATCH_STATUSES = ['pending', 'deferred', 'dispatched', 'partial', 'failed', 'dropped'] as const;
+export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
 
 /** The event's dispatch_status from its deliveries' statuses. */
 export function eventStatus(statuses: string[]): DispatchStatus {

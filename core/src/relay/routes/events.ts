@@ -8,23 +8,20 @@ import Type from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
 import { Database as Db } from '../../db/database.ts';
-import { accepted, errors, IdParams, IsoTime, ListQuery, Locale, ok, Uuid } from '../../http/schemas.ts';
+import { accepted, errors, IdParams, ListQuery, Locale, ok, Uuid } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleT } from '../../plugin-api/index.ts';
 import { pickLocale } from '../../plugins/locales.ts';
 import { resendDeliveries, settleDeferred } from '../pipeline/operations.ts';
-import { owned, type Page, pageSql, relayIfRunning } from './common.ts';
+import { owned, pageSql, relayIfRunning } from './common.ts';
+import { EventFilterFields, eventFilterSql } from './event-filter.ts';
 import { replayRoutes } from './replay.ts';
 import { catalogOf, oneLine, overridesFor, renderEvent } from './templates.ts';
 
 const EventQuery = Type.Object({
   ...ListQuery.properties,
-  provider_id: Type.Optional(Uuid),
-  event_type: Type.Optional(Type.String({ maxLength: 100 })),
-  dispatch_status: Type.Optional(Type.String({ maxLength: 32 })),
-  since: Type.Optional(IsoTime),
-  until: Type.Optional(IsoTime),
+  ...EventFilterFields,
   locale: Type.Optional(Locale),
 });
 
@@ -116,13 +113,13 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
 }
 
 const localeOf = (
-  req: { query: unknown; headers: Record<string, string | string[] | undefined> },
+  req: { query: { locale?: LocaleT }; headers: { 'accept-language'?: string } },
   user: { locale: string },
 ): LocaleT =>
   pickLocale({
-    query: (req.query as { locale?: string }).locale,
+    query: req.query.locale,
     user: user.locale,
-    acceptLanguage: req.headers['accept-language'] as string | undefined,
+    acceptLanguage: req.headers['accept-language'],
   });
 
 /** Wakes this replica's dispatcher (any replica's claims the rows anyway, within a second) and updates the backlog check. */
@@ -160,37 +157,10 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
       preHandler: auth,
     },
     async (req) => {
-      const q = req.query as Page & {
-        provider_id?: string;
-        event_type?: string;
-        dispatch_status?: string;
-        since?: string;
-        until?: string;
-      };
+      const q = req.query;
       const user = caller(req);
       const params: unknown[] = [user.id];
-      let where = 'e.user_id = ?';
-      if (q.provider_id) {
-        where += ' AND e.provider_id = ?';
-        params.push(q.provider_id);
-      }
-      if (q.event_type) {
-        where += ' AND e.event_type = ?';
-        params.push(q.event_type);
-      }
-      if (q.dispatch_status) {
-        where += ' AND e.dispatch_status = ?';
-        params.push(q.dispatch_status);
-      }
-      // Stored as UTC ISO strings: normalised here so they compare as text on both databases.
-      if (q.since) {
-        where += ' AND e.occurred_at >= ?';
-        params.push(new Date(q.since).toISOString());
-      }
-      if (q.until) {
-        where += ' AND e.occurred_at < ?';
-        params.push(new Date(q.until).toISOString());
-      }
+      const where = `e.user_id = ?${eventFilterSql(q, params)}`;
       const rows = await core.db.all(
         `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
       WHERE ${where}${pageSql('e', q, params)}`,
@@ -216,7 +186,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const id = (req.params as { id: string }).id;
+      const id = req.params.id;
       await owned(core, 'event_log', id, user.id, 'Event');
       const row = await core.db.get(
         'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id = ?',
@@ -248,12 +218,12 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const event = await owned(core, 'event_log', (req.params as { id: string }).id, user.id, 'Event');
+      const event = await owned(core, 'event_log', req.params.id, user.id, 'Event');
       const resent = await resendDeliveries(
         core,
         { id: event.id, user_id: event.user_id, details: Db.json(event.details, null) },
         user.id,
-        (req.body as { delivery_id?: string } | undefined)?.delivery_id,
+        req.body?.delivery_id,
       );
       await nudge(core);
       reply.code(202);
@@ -283,7 +253,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
       FROM deferred_dispatch d
       LEFT JOIN targets t ON t.id = d.target_id
       LEFT JOIN trackers tr ON tr.id = d.tracker_id
-      WHERE d.user_id = ?${pageSql('d', req.query as Page, params)}`,
+      WHERE d.user_id = ?${pageSql('d', req.query, params)}`,
         params as never[],
       );
       const eventIds = [...new Set(rows.map((r) => r.event_id as string))];
@@ -342,13 +312,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const r = await settleDeferred(
-        core,
-        user.id,
-        (req.params as { delivery_id: string }).delivery_id,
-        user.id,
-        'send_now',
-      );
+      const r = await settleDeferred(core, user.id, req.params.delivery_id, user.id, 'send_now');
       await nudge(core, user.id);
       reply.code(202);
       return r;
@@ -373,13 +337,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const r = await settleDeferred(
-        core,
-        user.id,
-        (req.params as { delivery_id: string }).delivery_id,
-        user.id,
-        'drop',
-      );
+      const r = await settleDeferred(core, user.id, req.params.delivery_id, user.id, 'drop');
       await nudge(core, user.id);
       return r;
     },

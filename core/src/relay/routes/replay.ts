@@ -4,18 +4,19 @@
  * target's locale of today (the raw payload is kept; the text is not). A dry run renders the first
  * messages per target without queueing anything.
  */
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
 import { Database as Db } from '../../db/database.ts';
 import { conflict, notFound, unprocessable } from '../../http/problem.ts';
-import { accepted, errors, IsoTime, ok, Uuid } from '../../http/schemas.ts';
+import { accepted, errors, ok, Uuid } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleT } from '../../plugin-api/index.ts';
 import { replayDeliveries } from '../pipeline/operations.ts';
 import { renderMessage } from '../pipeline/render.ts';
 import { relayIfRunning } from './common.ts';
+import { EventFilterFields, eventFilterSql } from './event-filter.ts';
 import { catalogOf, overridesFor } from './templates.ts';
 
 /** Most events one replay request may take. */
@@ -25,14 +26,9 @@ export const REPLAY_MAX_TARGETS = 20;
 /** Messages a dry run renders per target. */
 export const PREVIEW_MESSAGES = 5;
 
+// The event log's filter; an empty event type is refused here rather than read as no filter.
 const Filter = Type.Object(
-  {
-    provider_id: Type.Optional(Uuid),
-    event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
-    dispatch_status: Type.Optional(Type.String({ minLength: 1, maxLength: 32 })),
-    since: Type.Optional(IsoTime),
-    until: Type.Optional(IsoTime),
-  },
+  { ...EventFilterFields, event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
   { additionalProperties: false },
 );
 
@@ -46,12 +42,7 @@ const Body = Type.Object(
   { additionalProperties: false },
 );
 
-type BodyT = {
-  event_ids?: string[];
-  filter?: { provider_id?: string; event_type?: string; dispatch_status?: string; since?: string; until?: string };
-  target_ids: string[];
-  dry_run?: boolean;
-};
+type BodyT = Static<typeof Body>;
 type Row = Record<string, any>;
 
 const DESCRIPTION = `Sends your recorded events again, to targets you choose, through the durable queue. The message is rendered when it is sent, from the event's stored payload with today's templates (your own template first) in each target's language, so a template changed since the event shows its new text. Choose events by \`event_ids\`, or by \`filter\` (the event log's filters: \`provider_id\`, \`event_type\`, \`dispatch_status\`, \`since\` inclusive, \`until\` exclusive), or both (events matching both); they are replayed oldest first. At most ${REPLAY_MAX_EVENTS} events (422 \`replay_over_limit\` with \`count\` and \`limit\` when more match; narrow the filter) and ${REPLAY_MAX_TARGETS} targets. Per event and target: a target the event never went to gets a new delivery; one it had a failed, dropped or sent delivery for gets it back as a new attempt under a new delivery id (the old attempt kept in the history, as a resend); one whose delivery is still queued, sending or deferred is skipped (listed in \`skipped\`). Each replayed delivery is recorded in the event's \`history\` as \`replay\` with who did it and when. With \`dry_run: true\` nothing is queued: the answer counts the events and shows, per target, the first ${PREVIEW_MESSAGES} messages exactly as that target would get them (\`title\`/\`body\` in the target's format, \`plain_title\`/\`plain_body\` as text; fields named like secrets redacted). Another user's event or target, or an unknown one, is a 404; a disabled target is a 409 \`target_disabled\`; 422 \`replay_no_selection\` without \`event_ids\` or \`filter\`; 409 \`nothing_to_replay\` when no event matches (a dry run answers the count 0).`;
@@ -66,28 +57,7 @@ async function chosenEvents(core: Core, userId: string, b: BodyT): Promise<Row[]
     );
   }
   const params: unknown[] = [userId];
-  let where = 'e.user_id = ?';
-  const f = b.filter ?? {};
-  if (f.provider_id) {
-    where += ' AND e.provider_id = ?';
-    params.push(f.provider_id);
-  }
-  if (f.event_type) {
-    where += ' AND e.event_type = ?';
-    params.push(f.event_type);
-  }
-  if (f.dispatch_status) {
-    where += ' AND e.dispatch_status = ?';
-    params.push(f.dispatch_status);
-  }
-  if (f.since) {
-    where += ' AND e.occurred_at >= ?';
-    params.push(new Date(f.since).toISOString());
-  }
-  if (f.until) {
-    where += ' AND e.occurred_at < ?';
-    params.push(new Date(f.until).toISOString());
-  }
+  let where = `e.user_id = ?${eventFilterSql(b.filter ?? {}, params)}`;
   if (b.event_ids) {
     const owned = await core.db.all<{ id: string }>(
       `SELECT id FROM event_log WHERE user_id = ? AND id IN (${b.event_ids.map(() => '?').join(',')})`,
@@ -215,7 +185,7 @@ export async function replayRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const b = req.body as BodyT;
+      const b = req.body;
       const targets = await chosenTargets(core, user.id, b.target_ids);
       const events = await chosenEvents(core, user.id, b);
       if (b.dry_run)
