@@ -139,18 +139,26 @@ t.test('replay and allow lists in the browser', async (t) => {
     await allow.getByRole('button', { name: 'Add an address or host' }).click();
     await allow.getByLabel('Allowed address 1').fill('192.168.1.300');
     await allow.getByText('Enter an IP address, a range such as 192.168.1.0/24, or a host name.').waitFor();
+    // Every write of this target the page sends, in order: the refused save must add none before the good one.
+    const writes: { method: string; body: string | null }[] = [];
+    const onRequest = (r: import('playwright-core').Request) => {
+      if (r.method() !== 'GET' && new URL(r.url()).pathname === `/api/targets/${tNew.id}`)
+        writes.push({ method: r.method(), body: r.postData() });
+    };
+    page.on('request', onRequest);
     await page.getByRole('button', { name: 'Save' }).click();
-    await new Promise((r) => setTimeout(r, 300));
-    t.same(
-      (await svc.request('GET', `/api/targets/${tNew.id}`, { token })).body.outbound_allow,
-      [],
-      'a wrong entry is not sent',
-    );
+    await allow.getByText('Enter an IP address, a range such as 192.168.1.0/24, or a host name.').waitFor();
+    t.ok(await allow.isVisible(), 'the refused save leaves the form open');
     await allow.getByLabel('Allowed address 1').fill('192.168.1.10');
     await allow.getByRole('button', { name: 'Add an address or host' }).click();
     await allow.getByLabel('Allowed address 2').fill('NAS.lan');
     await page.getByRole('button', { name: 'Save' }).click();
     await allow.waitFor({ state: 'detached' });
+    page.off('request', onRequest);
+    // Settled: the good save came back (the form closed), and the page sends its requests in order,
+    // so a write from the refused save would be listed before it.
+    t.equal(writes.length, 1, 'a wrong entry is not sent: the only write is the good save');
+    t.same(JSON.parse(writes[0]?.body ?? '{}').outbound_allow, ['192.168.1.10', 'NAS.lan'], 'as typed');
     const saved = (await svc.request('GET', `/api/targets/${tNew.id}`, { token })).body.outbound_allow;
     t.same(saved, ['192.168.1.10', 'nas.lan'], 'the list is saved');
     await card.getByRole('button', { name: 'Edit' }).click();
