@@ -89,7 +89,9 @@ export default {
   // Per test file: each mutant runs only the files that reach it.
   coverageAnalysis: 'perTest',
   mutate: modules.flatMap((m) => m.mutate),
-  concurrency: 2,
+  // One test process at a time by default (two cores are shared with everything else on a CI
+  // runner or a workstation); STRYKER_CONCURRENCY=n runs n at once where there are cores to spare.
+  concurrency: Number(process.env.STRYKER_CONCURRENCY) || 1,
   timeoutMS: 10_000,
   timeoutFactor: 2,
   // TypeScript 7 has no JavaScript API for Stryker's tsconfig rewriting; the tests need no tsconfig
