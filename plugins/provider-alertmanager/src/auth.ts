@@ -23,7 +23,8 @@ export function verifyAuth(cfg: AlertmanagerConfig, req: WebhookAuthRequest): We
     if (given?.scheme !== 'bearer') {
       throw new WebhookRejectedError(
         401,
-        'missing bearer token: set http_config.authorization.credentials in the Alertmanager receiver (Authorization: Bearer <secret>)',
+        'missing bearer token: set http_config.authorization.credentials in the Alertmanager receiver ' +
+          '(Authorization: Bearer <secret>)',
       );
     }
     if (!safeEqual(given.value, cfg.secret ?? '')) throw new WebhookRejectedError(401, 'bearer token does not match');

@@ -28,7 +28,9 @@ export function configProblems(cfg: AlertmanagerConfig): ConfigProblem[] {
       path: '/secret',
       message: `is required when auth is ${cfg.auth}`,
       code: 'required',
-      detail: `auth "${cfg.auth}" needs a secret of at least ${MIN_SECRET_LENGTH} characters, the same one Alertmanager sends.`,
+      detail:
+        `auth "${cfg.auth}" needs a secret of at least ${MIN_SECRET_LENGTH} characters, the same one Alertmanager ` +
+        'sends.',
     });
   }
   if (cfg.auth === 'basic' && !cfg.username) {

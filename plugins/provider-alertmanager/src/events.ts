@@ -64,7 +64,9 @@ const SAMPLE = {
   },
   starts_at: '2026-01-02T03:04:05.678Z',
   started: '2026-01-02 03:04 UTC',
-  url: 'http://prometheus.example.net:9090/graph?g0.expr=node_filesystem_avail_bytes+%2F+node_filesystem_size_bytes+%3C+0.05',
+  url:
+    'http://prometheus.example.net:9090/graph?' +
+    'g0.expr=node_filesystem_avail_bytes+%2F+node_filesystem_size_bytes+%3C+0.05',
   runbook_url: 'https://runbooks.example.net/disk-full',
   fingerprint: 'a3f1c2d4e5b6a7c8',
   correlation_key: 'a3f1c2d4e5b6a7c8',

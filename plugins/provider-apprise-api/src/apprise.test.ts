@@ -148,7 +148,8 @@ t.test('the apprise:// URL, connection, examples and locales', async (t) => {
       { key: 'notify_url', value: 'https://herald.example.net/api/compat/apprise/notify/k', secret: true },
     ],
     example:
-      'curl -X POST -d \'{"body":"Backup done"}\' -H \'Content-Type: application/json\' https://herald.example.net/api/compat/apprise/notify/k',
+      'curl -X POST -d \'{"body":"Backup done"}\' -H \'Content-Type: application/json\' ' +
+      'https://herald.example.net/api/compat/apprise/notify/k',
   });
   t.equal(plugin.manifest.webhook!.tokenBytes, 24, '32-character keys, what Apprise accepts');
   for (const [type, spec] of Object.entries(plugin.manifest.events!))

@@ -56,7 +56,10 @@ export default defineProvider({
           credentialParams: ['token'],
           summary: 'Apprise API: send a notification to a key',
           description:
-            "The Apprise API's POST /notify/{KEY}: JSON when the Content-Type says so, else a urlencoded or multipart form, { body, title, type (info, success, warning, failure), format (text, markdown, html), tag }. The key is the provider's token. 200 once stored; refusals as the Apprise API words them (JSON { error } for a JSON client, text otherwise), 404 for an unknown key.",
+            "The Apprise API's POST /notify/{KEY}: JSON when the Content-Type says so, else a urlencoded or " +
+            'multipart form, { body, title, type (info, success, warning, failure), format (text, markdown, ' +
+            "html), tag }. The key is the provider's token. 200 once stored; refusals as the Apprise API words " +
+            'them (JSON { error } for a JSON client, text otherwise), 404 for an unknown key.',
           token: (req) => req.params.token,
           errorBody: ({ detail }, req) => appriseAnswer(req.headers, detail, ''),
         },
@@ -67,7 +70,9 @@ export default defineProvider({
           { key: 'apprise_url', value: appriseUrl(publicUrl, token), secret: true },
           { key: 'notify_url', value: `${publicUrl}${BASE_PATH}/notify/${token}`, secret: true },
         ],
-        example: `curl -X POST -d '{"body":"Backup done"}' -H 'Content-Type: application/json' ${publicUrl}${BASE_PATH}/notify/${token}`,
+        example:
+          `curl -X POST -d '{"body":"Backup done"}' -H 'Content-Type: application/json' ` +
+          `${publicUrl}${BASE_PATH}/notify/${token}`,
       }),
     },
     events,

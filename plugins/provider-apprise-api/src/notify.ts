@@ -37,7 +37,10 @@ export function severityOf(type: NotifyType): Severity {
   return type === 'failure' ? 'critical' : type === 'warning' ? 'warning' : 'info';
 }
 
-/** Whether the client reads JSON answers, as the Apprise API decides: `Accept` says JSON, or says nothing in particular and the request was JSON. */
+/**
+ * Whether the client reads JSON answers, as the Apprise API decides: `Accept` says JSON, or says nothing in particular
+ * and the request was JSON.
+ */
 export function wantsJson(headers: Record<string, string | undefined>): boolean {
   const json = /^(text|application)\/(x-)?json/i;
   const accept = headers.accept ?? '';

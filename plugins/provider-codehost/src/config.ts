@@ -18,7 +18,8 @@ export const ConfigSchema = Type.Object({
     Type.Array(Type.String({ minLength: 1, maxLength: 200 }), {
       maxItems: 50,
       description:
-        'Only pushes to these branches notify; `*` matches any run of characters (e.g. `release/*`). Empty or absent: every branch.',
+        'Only pushes to these branches notify; `*` matches any run of characters (e.g. `release/*`). Empty or ' +
+        'absent: every branch.',
     }),
   ),
 });

@@ -106,7 +106,9 @@ const info = (
   ...(correlation ? { correlation } : {}),
 });
 
-/** A pull request's life (opened, then merged or closed) is one message per repository and number, edited as it changes. */
+/**
+ * A pull request's life (opened, then merged or closed) is one message per repository and number, edited as it changes.
+ */
 const PULL_REQUEST = { key: ['repository', 'number'], thread: 'pull_request' };
 
 /** Sample payloads for "send a test event". */

@@ -23,7 +23,8 @@ t.test('gitea push', async (t) => {
     commit_count: 2,
     forced: false,
     compare_url:
-      'https://git.example.net/homelab/infra/compare/a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5...c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7',
+      'https://git.example.net/homelab/infra/compare/' +
+      'a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5...c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7',
     commits: [
       {
         id: 'b7c8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6',

@@ -23,7 +23,8 @@ export const ConfigSchema = Type.Object({
     default: [],
     maxItems: 100,
     description:
-      'Envelope senders accepted (an address such as nas@example.org, or a domain such as example.org for it and its subdomains); empty accepts any sender',
+      'Envelope senders accepted (an address such as nas@example.org, or a domain such as example.org for it and ' +
+      'its subdomains); empty accepts any sender',
   }),
   critical_keywords: Keywords(
     DEFAULT_CRITICAL_KEYWORDS,

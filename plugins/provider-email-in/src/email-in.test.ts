@@ -36,7 +36,8 @@ const HTML_ONLY = eml(
   'Subject: WAN down',
   'Content-Type: text/html; charset=utf-8',
   '',
-  '<html><body><h1>WAN link</h1><p>The <b>WAN</b> link went <i>down</i> at 10:00.</p><script>alert(1)</script></body></html>',
+  '<html><body><h1>WAN link</h1><p>The <b>WAN</b> link went <i>down</i> at ' +
+    '10:00.</p><script>alert(1)</script></body></html>',
 );
 
 const MULTIPART = eml(
@@ -155,7 +156,8 @@ t.test(
     t.equal(on.url, undefined, 'the webhook URL stays the address to paste');
     t.equal(
       on.example,
-      `printf 'Subject: Backup done\\r\\n\\r\\nAll files copied.\\r\\n' | curl -sS smtp://mail.example.org:2525 --mail-from nas@example.org --mail-rcpt '${TOKEN}@herald.example.org' -T -`,
+      `printf 'Subject: Backup done\\r\\n\\r\\nAll files copied.\\r\\n' | curl -sS smtp://mail.example.org:2525 ` +
+        `--mail-from nas@example.org --mail-rcpt '${TOKEN}@herald.example.org' -T -`,
     );
     // The domain: the public host name, else the SMTP host's name, else herald.local (IP addresses are no domain).
     t.equal(
@@ -176,7 +178,8 @@ t.test(
     t.same(off.fields, [], 'nothing but the webhook URL to paste');
     t.equal(
       off.example,
-      `printf 'From: nas@example.org\\r\\nSubject: Backup done\\r\\n\\r\\nAll files copied.\\r\\n' | curl -sS -H 'Content-Type: message/rfc822' --data-binary @- '${WEBHOOK_URL}'`,
+      `printf 'From: nas@example.org\\r\\nSubject: Backup done\\r\\n\\r\\nAll files copied.\\r\\n' | curl -sS -H ` +
+        `'Content-Type: message/rfc822' --data-binary @- '${WEBHOOK_URL}'`,
     );
     t.match(
       connect('https://herald.example.org', TOKEN).example,

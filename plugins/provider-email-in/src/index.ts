@@ -57,7 +57,9 @@ export function connection(publicUrl: string, token: string, env?: ConnectionEnv
   if (!env?.smtp) {
     return {
       fields: [],
-      example: `printf 'From: nas@example.org\\r\\n${SAMPLE}' | curl -sS -H 'Content-Type: message/rfc822' --data-binary @- '${hook}'`,
+      example:
+        `printf 'From: nas@example.org\\r\\n${SAMPLE}' | curl -sS -H 'Content-Type: message/rfc822' --data-binary ` +
+        `@- '${hook}'`,
     };
   }
   const { host, port } = env.smtp;
@@ -71,7 +73,9 @@ export function connection(publicUrl: string, token: string, env?: ConnectionEnv
       { key: 'recipient', value: recipient, secret: true },
       { key: 'smtp_password', value: token, secret: true },
     ],
-    example: `printf '${SAMPLE}' | curl -sS smtp://${server}:${port} --mail-from nas@example.org --mail-rcpt '${recipient}' -T -`,
+    example:
+      `printf '${SAMPLE}' | curl -sS smtp://${server}:${port} --mail-from nas@example.org --mail-rcpt ` +
+      `'${recipient}' -T -`,
   };
 }
 
@@ -125,7 +129,10 @@ export function createEmailIn(ctx: ProviderContext<EmailInConfig, unknown>) {
     async handleMail(mail: InboundMail): Promise<WebhookResult> {
       return receive(mail.raw, { ip: mail.ip, envelopeFrom: mail.from, secret: localPart(mail.recipient) });
     },
-    /** The raw message POSTed to the webhook URL: the token in the URL stands for AUTH; the From header is the sender checked. */
+    /**
+     * The raw message POSTed to the webhook URL: the token in the URL stands for AUTH; the From header is the sender
+     * checked.
+     */
     async handleWebhook(req: InboundWebhook): Promise<WebhookResult> {
       if (!req.rawBody.length)
         throw new WebhookRejectedError(
@@ -150,7 +157,8 @@ export default defineProvider({
     displayName: 'Email (SMTP)',
     locales: { en: enLocale, ru: ruLocale },
     description:
-      'Receives email from devices that can only send mail (a NAS, a router, a printer) and turns each message into a notification.',
+      'Receives email from devices that can only send mail (a NAS, a router, a printer) and turns each message ' +
+      'into a notification.',
     configSchema: ConfigSchema,
     // `webhook`: the provider gets a token, shown as its webhook URL, and the address <token>@<any domain>.
     ingest: 'webhook',

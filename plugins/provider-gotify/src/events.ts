@@ -4,7 +4,10 @@ import type { EventSpec } from '@herald/plugin-api';
 import { Type } from '@herald/plugin-api';
 
 export const GotifyMessagePayload = Type.Object({
-  /** As sent; empty when the sender gave none (templates then show the provider's name, as Gotify shows the application's). */
+  /**
+   * As sent; empty when the sender gave none (templates then show the provider's name, as Gotify shows the
+   * application's).
+   */
   title: Type.String(),
   message: Type.String(),
   /** Gotify's priority: 0–3 low, 4–7 normal, 8–10 high; the provider's default when the sender gave none. */

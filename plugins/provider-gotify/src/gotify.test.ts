@@ -214,7 +214,8 @@ t.test('connection, examples and locales', async (t) => {
       { key: 'app_token', value: 'tok', secret: true },
     ],
     example:
-      "curl 'https://herald.example.net/api/compat/gotify/message?token=tok' -F title='Backup' -F message='Backup done'",
+      "curl 'https://herald.example.net/api/compat/gotify/message?token=tok' -F title='Backup' -F message='Backup " +
+      "done'",
   });
   for (const [type, spec] of Object.entries(plugin.manifest.events!))
     checkEvent(plugin, { type, payload: spec.example! });

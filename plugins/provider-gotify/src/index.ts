@@ -36,7 +36,9 @@ export function gotifyToken(req: Pick<DialectRequest, 'headers' | 'query'>): str
   return req.query.token || req.headers['x-gotify-key'] || bearer || undefined;
 }
 
-/** Gotify's error object: `{ error, errorCode, errorDescription }`, with its own sentence for a missing or wrong token. */
+/**
+ * Gotify's error object: `{ error, errorCode, errorDescription }`, with its own sentence for a missing or wrong token.
+ */
 export function gotifyError(status: number, detail: string): DialectAnswer {
   const description =
     status === 401 ? 'you need to provide a valid access token or user credentials to access this api' : detail;
@@ -77,7 +79,9 @@ export default defineProvider({
           path: `${BASE_PATH}/message`,
           summary: 'Gotify: create a message',
           description:
-            "Gotify's POST /message: JSON, a urlencoded or multipart form, or the query string; the application token in X-Gotify-Key, ?token= or Authorization: Bearer. 200 with the message object; refusals in Gotify's error shape (401 for a missing or unknown token, 400 without a message).",
+            "Gotify's POST /message: JSON, a urlencoded or multipart form, or the query string; the application " +
+            'token in X-Gotify-Key, ?token= or Authorization: Bearer. 200 with the message object; refusals in ' +
+            "Gotify's error shape (401 for a missing or unknown token, 400 without a message).",
           token: gotifyToken,
           unknownToken: 401,
           errorBody: ({ status, detail }) => gotifyError(status, detail),

@@ -32,7 +32,8 @@ export function signatureOf(cfg: GrafanaConfig, req: WebhookAuthRequest): { sign
   if (!HEX_SHA256.test(signature)) {
     throw new WebhookRejectedError(
       401,
-      `missing or malformed ${cfg.signature_header || 'X-Grafana-Alerting-Signature'} header (hex HMAC-SHA256 of the body): set HMAC Signature in the contact point`,
+      `missing or malformed ${cfg.signature_header || 'X-Grafana-Alerting-Signature'} header (hex HMAC-SHA256 of ` +
+        'the body): set HMAC Signature in the contact point',
     );
   }
   if (!cfg.timestamp_header) return { signature: signature.toLowerCase() };
@@ -40,7 +41,8 @@ export function signatureOf(cfg: GrafanaConfig, req: WebhookAuthRequest): { sign
   if (!UNIX_SECONDS.test(timestamp)) {
     throw new WebhookRejectedError(
       401,
-      `missing or malformed ${cfg.timestamp_header} header (Unix seconds): set the same Timestamp header in the contact point's HMAC Signature`,
+      `missing or malformed ${cfg.timestamp_header} header (Unix seconds): set the same Timestamp header in the ` +
+        `contact point's HMAC Signature`,
     );
   }
   return { signature: signature.toLowerCase(), timestamp };
@@ -56,7 +58,8 @@ export function verifyAuth(cfg: GrafanaConfig, req: WebhookAuthRequest, now: Dat
       if (skew > MAX_SKEW_SECONDS) {
         throw new WebhookRejectedError(
           401,
-          `the ${cfg.timestamp_header} timestamp is ${Math.round(skew)} s away from Herald's clock (at most ${MAX_SKEW_SECONDS} s)`,
+          `the ${cfg.timestamp_header} timestamp is ${Math.round(skew)} s away from Herald's clock (at most ` +
+            `${MAX_SKEW_SECONDS} s)`,
         );
       }
     }

@@ -34,7 +34,9 @@ export function configProblems(cfg: GrafanaConfig): ConfigProblem[] {
       path: '/secret',
       message: `is required when auth is ${cfg.auth}`,
       code: 'required',
-      detail: `auth "${cfg.auth}" needs a secret of at least ${MIN_SECRET_LENGTH} characters, the same one the Grafana contact point uses.`,
+      detail:
+        `auth "${cfg.auth}" needs a secret of at least ${MIN_SECRET_LENGTH} characters, the same one the Grafana ` +
+        'contact point uses.',
     });
   }
   if (cfg.auth === 'basic' && !cfg.username) {

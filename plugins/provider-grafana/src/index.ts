@@ -22,7 +22,8 @@ export default defineProvider({
     apiVersion: 1,
     displayName: 'Grafana alerting',
     description:
-      'Receives notifications of a Grafana webhook contact point: one message per alert, updated when the alert is resolved.',
+      'Receives notifications of a Grafana webhook contact point: one message per alert, updated when the alert ' +
+      'is resolved.',
     locales: { en: enLocale, ru: ruLocale },
     configSchema: ConfigSchema,
     ingest: 'webhook',

@@ -29,7 +29,8 @@ export const EntityFiltersSchema = Type.Object({
     maximum: 86_400,
     default: 30,
     description:
-      'Per-entity debounce: at most one notification per entity in this window; the latest state is sent when it ends. 0 disables.',
+      'Per-entity debounce: at most one notification per entity in this window; the latest state is sent when it ' +
+      'ends. 0 disables.',
   }),
 });
 

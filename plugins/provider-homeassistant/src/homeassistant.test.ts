@@ -289,7 +289,8 @@ t.test(
     moved.on('upgrade', (req, socket) => {
       upgrades.push(req.url ?? '');
       socket.end(
-        `HTTP/1.1 302 Found\r\nLocation: ${fake.url.replace(/^http/, 'ws')}${req.url}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
+        `HTTP/1.1 302 Found\r\nLocation: ${fake.url.replace(/^http/, 'ws')}${req.url}\r\nContent-Length: ` +
+          `0\r\nConnection: close\r\n\r\n`,
       );
     });
     await new Promise<void>((r) => moved.listen(0, '127.0.0.1', r));

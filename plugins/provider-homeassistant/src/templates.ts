@@ -5,7 +5,9 @@ export const TEMPLATES: TemplateSet = {
   en: {
     ha_state_changed: {
       title: '{{friendly_name}}: {{new_state}}{{#if unit}} {{unit}}{{/if}}',
-      body: '{{friendly_name}} ({{entity_id}}) changed from {{old_state}} to {{new_state}}{{#if unit}} {{unit}}{{/if}}.',
+      body:
+        '{{friendly_name}} ({{entity_id}}) changed from {{old_state}} to ' +
+        '{{new_state}}{{#if unit}} {{unit}}{{/if}}.',
     },
     automation_triggered: {
       title: 'Automation: {{name}}',
@@ -13,7 +15,9 @@ export const TEMPLATES: TemplateSet = {
     },
     service_called: {
       title: 'Service called: {{domain}}.{{service}}',
-      body: 'Service {{domain}}.{{service}} was called.{{#if service_data_keys}} Fields:{{#each service_data_keys}} {{.}}{{/each}}.{{/if}}',
+      body:
+        'Service {{domain}}.{{service}} was called.{{#if service_data_keys}} Fields:{{#each service_data_keys}} ' +
+        '{{.}}{{/each}}.{{/if}}',
     },
     event_fired: {
       title: 'Home Assistant event: {{event_type}}',
@@ -21,17 +25,23 @@ export const TEMPLATES: TemplateSet = {
     },
     ha_status_connected: {
       title: 'Home Assistant connected',
-      body: 'Connected to Home Assistant at {{host}}{{#if ha_version}} (version {{ha_version}}){{/if}}.{{#if downtime_seconds}} The connection was down for {{downtime_seconds}} s.{{/if}}',
+      body:
+        'Connected to Home Assistant at {{host}}{{#if ha_version}} (version ' +
+        '{{ha_version}}){{/if}}.{{#if downtime_seconds}} The connection was down for {{downtime_seconds}} s.{{/if}}',
     },
     ha_status_disconnected: {
       title: 'Home Assistant connection lost',
-      body: 'The connection to Home Assistant at {{host}} was lost after {{connected_seconds}} s: {{reason}}. Reconnecting.',
+      body:
+        'The connection to Home Assistant at {{host}} was lost after {{connected_seconds}} s: {{reason}}. ' +
+        'Reconnecting.',
     },
   },
   ru: {
     ha_state_changed: {
       title: '{{friendly_name}}: {{new_state}}{{#if unit}} {{unit}}{{/if}}',
-      body: '{{friendly_name}} ({{entity_id}}): состояние изменилось с {{old_state}} на {{new_state}}{{#if unit}} {{unit}}{{/if}}.',
+      body:
+        '{{friendly_name}} ({{entity_id}}): состояние изменилось с {{old_state}} на {{new_state}}{{#if unit}} ' +
+        '{{unit}}{{/if}}.',
     },
     automation_triggered: {
       title: 'Автоматизация: {{name}}',
@@ -39,7 +49,9 @@ export const TEMPLATES: TemplateSet = {
     },
     service_called: {
       title: 'Вызов службы: {{domain}}.{{service}}',
-      body: 'Вызвана служба {{domain}}.{{service}}.{{#if service_data_keys}} Поля:{{#each service_data_keys}} {{.}}{{/each}}.{{/if}}',
+      body:
+        'Вызвана служба {{domain}}.{{service}}.{{#if service_data_keys}} Поля:{{#each service_data_keys}} ' +
+        '{{.}}{{/each}}.{{/if}}',
     },
     event_fired: {
       title: 'Событие Home Assistant: {{event_type}}',
@@ -47,11 +59,15 @@ export const TEMPLATES: TemplateSet = {
     },
     ha_status_connected: {
       title: 'Home Assistant: соединение установлено',
-      body: 'Соединение с Home Assistant ({{host}}) установлено{{#if ha_version}}, версия {{ha_version}}{{/if}}.{{#if downtime_seconds}} Связи не было {{downtime_seconds}} с.{{/if}}',
+      body:
+        'Соединение с Home Assistant ({{host}}) установлено{{#if ha_version}}, версия ' +
+        '{{ha_version}}{{/if}}.{{#if downtime_seconds}} Связи не было {{downtime_seconds}} с.{{/if}}',
     },
     ha_status_disconnected: {
       title: 'Home Assistant: соединение потеряно',
-      body: 'Соединение с Home Assistant ({{host}}) потеряно через {{connected_seconds}} с работы: {{reason}}. Идёт переподключение.',
+      body:
+        'Соединение с Home Assistant ({{host}}) потеряно через {{connected_seconds}} с работы: {{reason}}. Идёт ' +
+        'переподключение.',
     },
   },
 };

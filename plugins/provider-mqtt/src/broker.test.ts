@@ -293,7 +293,8 @@ t.test('a broker restart mid-stream: nothing accepted at QoS 1 is lost', async (
     () => `missing: ${want.filter((b) => !messages(h).some((e) => e.payload.body === b)).join(', ')}`,
   );
   t.pass(
-    `all ${N + M} messages arrived (${messages(h).length} events: a message received but not yet acknowledged when the broker stopped may come twice)`,
+    `all ${N + M} messages arrived (${messages(h).length} events: a message received but not yet acknowledged ` +
+      'when the broker stopped may come twice)',
   );
   const after = messages(h).filter((e) => String(e.payload.body).startsWith('after'));
   t.same(

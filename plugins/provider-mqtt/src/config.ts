@@ -15,7 +15,8 @@ export const MappingSchema = Type.Object(
       maxLength: 500,
       default: 'title',
       description:
-        'Path expression (e.g. `title || name`) or a `{{path}} text` template for the title; the topic when it finds nothing.',
+        'Path expression (e.g. `title || name`) or a `{{path}} text` template for the title; the topic when it ' +
+        'finds nothing.',
     }),
     body: Type.String({
       maxLength: 2000,
@@ -35,7 +36,8 @@ export const MappingSchema = Type.Object(
       Type.String({
         maxLength: 500,
         description:
-          'Path expression of a stable identifier (e.g. `$topic` or `device.id`): messages with the same key update one notification.',
+          'Path expression of a stable identifier (e.g. `$topic` or `device.id`): messages with the same key ' +
+          'update one notification.',
       }),
     ),
   },
@@ -58,14 +60,16 @@ export const ConfigSchema = Type.Object({
       maxLength: 128,
       pattern: '^[A-Za-z0-9._:-]+$',
       description:
-        'MQTT client id, e.g. `herald-home`. Default: one derived from this provider, stable across restarts so the broker keeps its session.',
+        'MQTT client id, e.g. `herald-home`. Default: one derived from this provider, stable across restarts so ' +
+        'the broker keeps its session.',
     }),
   ),
   topics: Type.Array(Type.String({ minLength: 1, maxLength: 1024 }), {
     minItems: 1,
     maxItems: 50,
     description:
-      'Topic filters to subscribe to, e.g. `home/alerts`, `zigbee2mqtt/+/action`, `frigate/events/#` (`+` one level, `#` the rest, last only).',
+      'Topic filters to subscribe to, e.g. `home/alerts`, `zigbee2mqtt/+/action`, `frigate/events/#` (`+` one ' +
+      'level, `#` the rest, last only).',
   }),
   qos: Type.Union([Type.Literal(0), Type.Literal(1)], {
     default: 1,
@@ -75,7 +79,8 @@ export const ConfigSchema = Type.Object({
   clean_session: Type.Boolean({
     default: false,
     description:
-      'Off (default): the broker keeps the session and queues QoS 1 messages while Herald is away. On: start afresh at every connect.',
+      'Off (default): the broker keeps the session and queues QoS 1 messages while Herald is away. On: start ' +
+      'afresh at every connect.',
   }),
   include_retained: Type.Boolean({
     default: false,

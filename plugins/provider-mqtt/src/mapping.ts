@@ -75,7 +75,9 @@ export function compileMapping(m: MappingConfig): CompiledMapping {
   };
 }
 
-/** A message's bytes as text (null when they are not UTF-8) and as parsed JSON (undefined unless an object or array). */
+/**
+ * A message's bytes as text (null when they are not UTF-8) and as parsed JSON (undefined unless an object or array).
+ */
 export function decodePayload(payload: Uint8Array): { text: string | null; json: unknown } {
   let text: string;
   try {

@@ -62,7 +62,10 @@ const topicRoute = (method: 'PUT' | 'POST'): DialectRoute => ({
   credentialParams: ['topic'],
   summary: `ntfy: publish a message to a topic (${method} /{topic})`,
   description:
-    "ntfy's publish: the body is the message; Title/X-Title/t, Priority/X-Priority/p, Tags/X-Tags/ta, Click/X-Click, Markdown/X-Markdown/md headers or the same names as query parameters (and message=). The topic is the provider's token. 200 with ntfy's message object; refusals in ntfy's error shape, 404 for an unknown topic.",
+    "ntfy's publish: the body is the message; Title/X-Title/t, Priority/X-Priority/p, Tags/X-Tags/ta, " +
+    'Click/X-Click, Markdown/X-Markdown/md headers or the same names as query parameters (and message=). The ' +
+    "topic is the provider's token. 200 with ntfy's message object; refusals in ntfy's error shape, 404 for an " +
+    'unknown topic.',
   token: (req) => req.params.topic,
   errorBody,
 });
@@ -72,7 +75,9 @@ const jsonRoute = (method: 'PUT' | 'POST'): DialectRoute => ({
   path: '/',
   summary: `ntfy: publish a message as JSON (${method} /)`,
   description:
-    "ntfy's JSON publish: { topic, message, title, priority, tags, click, markdown } at the server root, its fields winning over the same headers. 200 with ntfy's message object; 400 for a body that is not message JSON, 404 for an unknown topic.",
+    "ntfy's JSON publish: { topic, message, title, priority, tags, click, markdown } at the server root, its " +
+    "fields winning over the same headers. 200 with ntfy's message object; 400 for a body that is not message " +
+    'JSON, 404 for an unknown topic.',
   token: (req) => (req.rawBody ? jsonTopic(req.rawBody) : 'needs_body'),
   errorBody,
 });

@@ -111,7 +111,9 @@ export function severityOf(priority: number): Severity {
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The topic of a JSON publish to the root (the token finder's second look): 400 as ntfy words it when it is not one. */
+/**
+ * The topic of a JSON publish to the root (the token finder's second look): 400 as ntfy words it when it is not one.
+ */
 export function jsonTopic(raw: Buffer): string {
   const topic = jsonBody(raw).topic;
   if (typeof topic !== 'string' || !TOPIC.test(topic)) throw new WebhookRejectedError(400, ERRORS.topic);

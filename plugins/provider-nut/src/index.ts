@@ -32,7 +32,8 @@ export function createNutProvider(timings: Partial<NutTimings> = {}): ProviderDe
       displayName: 'UPS (Network UPS Tools)',
       locales: { en: enLocale, ru: ruLocale },
       description:
-        'Watches a UPS through a NUT server (upsd) and reports power failures, power return, low or worn batteries and lost contact.',
+        'Watches a UPS through a NUT server (upsd) and reports power failures, power return, low or worn ' +
+        'batteries and lost contact.',
       configSchema: ConfigSchema,
       events: EVENTS,
       ingest: 'poll',

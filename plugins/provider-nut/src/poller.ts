@@ -78,7 +78,8 @@ export class UpsPoller {
           kind: 'auth',
           reason: err.message,
           error: new AuthFailedError(
-            `upsd denied access to ${where} (ERR ${err.nutCode}); check the username, the password and that the user has upsmon rights`,
+            `upsd denied access to ${where} (ERR ${err.nutCode}); check the username, the password and that the ` +
+              'user has upsmon rights',
           ),
         };
       }

@@ -8,7 +8,8 @@ export const templates: TemplateSet = {
     card_created: {
       title: 'New card: {{card_name}}',
       body:
-        '{{user}} added it to {{list_name}} on {{board_name}}.{{#if description_excerpt}}\n\n{{description_excerpt}}{{/if}}' +
+        '{{user}} added it to {{list_name}} on ' +
+        '{{board_name}}.{{#if description_excerpt}}\n\n{{description_excerpt}}{{/if}}' +
         link,
     },
     card_moved: {
@@ -33,7 +34,8 @@ export const templates: TemplateSet = {
     card_created: {
       title: 'Новая карточка: {{card_name}}',
       body:
-        'Список «{{list_name}}», доска «{{board_name}}». Автор: {{user}}.{{#if description_excerpt}}\n\n{{description_excerpt}}{{/if}}' +
+        'Список «{{list_name}}», доска «{{board_name}}». Автор: ' +
+        '{{user}}.{{#if description_excerpt}}\n\n{{description_excerpt}}{{/if}}' +
         link,
     },
     card_moved: {
@@ -43,7 +45,8 @@ export const templates: TemplateSet = {
     card_updated: {
       title: 'Карточка изменена: {{card_name}}',
       body:
-        'Изменены название или описание (доска «{{board_name}}»). Пользователь: {{user}}.{{#if previous_name}}\nПрежнее название: {{previous_name}}{{/if}}' +
+        'Изменены название или описание (доска «{{board_name}}»). Пользователь: ' +
+        '{{user}}.{{#if previous_name}}\nПрежнее название: {{previous_name}}{{/if}}' +
         link,
     },
     card_commented: {

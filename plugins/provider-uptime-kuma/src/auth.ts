@@ -13,7 +13,8 @@ export function verifyAuth(cfg: UptimeKumaConfig, req: WebhookAuthRequest): Webh
   if (!m)
     throw new WebhookRejectedError(
       401,
-      'missing bearer token: add {"Authorization": "Bearer <secret>"} to the notification\'s Additional Headers in Uptime Kuma',
+      'missing bearer token: add {"Authorization": "Bearer <secret>"} to the notification\'s Additional Headers ' +
+        'in Uptime Kuma',
     );
   if (!safeEqual(m[1]!.trim(), cfg.secret ?? '')) throw new WebhookRejectedError(401, 'bearer token does not match');
   return 'ok';

@@ -27,7 +27,9 @@ export function configProblems(cfg: UptimeKumaConfig): ConfigProblem[] {
           path: '/secret',
           message: 'is required when auth is bearer',
           code: 'required',
-          detail: `auth "bearer" needs a secret of at least ${MIN_SECRET_LENGTH} characters, the one Uptime Kuma sends in its Authorization header.`,
+          detail:
+            `auth "bearer" needs a secret of at least ${MIN_SECRET_LENGTH} characters, the one Uptime Kuma sends in ` +
+            'its Authorization header.',
         },
       ]
     : [];

@@ -24,7 +24,8 @@ export default defineProvider({
     apiVersion: 1,
     displayName: 'Uptime Kuma',
     description:
-      'Receives Uptime Kuma webhook notifications: one message per monitor, updated when it goes down and comes back up.',
+      'Receives Uptime Kuma webhook notifications: one message per monitor, updated when it goes down and comes ' +
+      'back up.',
     locales: { en: enLocale, ru: ruLocale },
     configSchema: ConfigSchema,
     ingest: 'webhook',

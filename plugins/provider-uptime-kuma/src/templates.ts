@@ -15,11 +15,15 @@ export const TEMPLATES: TemplateSet = {
     monitor_down: { title: '🔴 Down: {{monitor_name}}', body: `{{message}}${checked.en}\nDown since ${at.en}.` },
     monitor_up: {
       title: '✅ Up: {{monitor_name}}',
-      body: `{{message}}${checked.en}\nUp since ${at.en}{{#if downtime_minutes}}, after {{downtime_minutes}} min down{{/if}}.{{#if ping_ms}}\nResponse time: {{ping_ms}} ms{{/if}}`,
+      body:
+        `{{message}}${checked.en}\nUp since ${at.en}{{#if downtime_minutes}}, after {{downtime_minutes}} min ` +
+        `down{{/if}}.{{#if ping_ms}}\nResponse time: {{ping_ms}} ms{{/if}}`,
     },
     monitor_pending: {
       title: '🟡 Pending: {{monitor_name}}',
-      body: `{{message}}${checked.en}\nFailing since ${at.en}; Uptime Kuma is retrying before calling it down{{#if retries}} (retry {{retries}}){{/if}}.`,
+      body:
+        `{{message}}${checked.en}\nFailing since ${at.en}; Uptime Kuma is retrying before calling it ` +
+        'down{{#if retries}} (retry {{retries}}){{/if}}.',
     },
     monitor_maintenance: {
       title: '🔧 Maintenance: {{monitor_name}}',
@@ -38,11 +42,15 @@ export const TEMPLATES: TemplateSet = {
     },
     monitor_up: {
       title: '✅ Снова доступен: {{monitor_name}}',
-      body: `{{message}}${checked.ru}\nДоступен с ${at.ru}{{#if downtime_minutes}}, простой {{downtime_minutes}} мин{{/if}}.{{#if ping_ms}}\nВремя ответа: {{ping_ms}} мс{{/if}}`,
+      body:
+        `{{message}}${checked.ru}\nДоступен с ${at.ru}{{#if downtime_minutes}}, простой {{downtime_minutes}} ` +
+        `мин{{/if}}.{{#if ping_ms}}\nВремя ответа: {{ping_ms}} мс{{/if}}`,
     },
     monitor_pending: {
       title: '🟡 Проверка не прошла: {{monitor_name}}',
-      body: `{{message}}${checked.ru}\nСбой с ${at.ru}; Uptime Kuma проверяет повторно, прежде чем счесть монитор недоступным{{#if retries}} (попытка {{retries}}){{/if}}.`,
+      body:
+        `{{message}}${checked.ru}\nСбой с ${at.ru}; Uptime Kuma проверяет повторно, прежде чем счесть монитор ` +
+        'недоступным{{#if retries}} (попытка {{retries}}){{/if}}.',
     },
     monitor_maintenance: {
       title: '🔧 Обслуживание: {{monitor_name}}',

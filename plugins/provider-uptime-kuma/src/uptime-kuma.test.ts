@@ -38,7 +38,9 @@ function form(
   o: { boundary?: string; contentType?: string; field?: string; before?: string } = {},
 ): InboundWebhook {
   const boundary = o.boundary ?? BOUNDARY;
-  const raw = `${o.before ?? ''}--${boundary}\r\nContent-Disposition: form-data; name="${o.field ?? 'data'}"\r\n\r\n${JSON.stringify(body)}\r\n--${boundary}--\r\n`;
+  const raw =
+    `${o.before ?? ''}--${boundary}\r\nContent-Disposition: form-data; ` +
+    `name="${o.field ?? 'data'}"\r\n\r\n${JSON.stringify(body)}\r\n--${boundary}--\r\n`;
   return {
     method: 'POST',
     headers: { 'content-type': o.contentType ?? `multipart/form-data; boundary=${boundary}` },

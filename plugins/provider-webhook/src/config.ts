@@ -65,7 +65,9 @@ export function checkConfig(cfg: WebhookConfig): ConfigProblem[] {
         path: '/secret',
         message: `is required when auth_mode is ${cfg.auth_mode}`,
         code: 'required',
-        detail: `auth_mode "${cfg.auth_mode}" needs a shared secret of at least ${MIN_SECRET_LENGTH} characters in config.secret.`,
+        detail:
+          `auth_mode "${cfg.auth_mode}" needs a shared secret of at least ${MIN_SECRET_LENGTH} characters in ` +
+          'config.secret.',
       },
     ];
   }
@@ -86,7 +88,8 @@ export function checkConfig(cfg: WebhookConfig): ConfigProblem[] {
         message: 'must be true when auth_mode is none',
         code: 'unauthenticated_not_acknowledged',
         detail:
-          'auth_mode "none" accepts requests from anyone who knows the URL; set acknowledge_unauthenticated to true to confirm, or choose bearer or hmac_sha256.',
+          'auth_mode "none" accepts requests from anyone who knows the URL; set acknowledge_unauthenticated to ' +
+          'true to confirm, or choose bearer or hmac_sha256.',
       },
     ];
   }

@@ -169,7 +169,10 @@ t.test('answers: 204, 400, 401, 404, 424 (none or some sent), 429, 431, 500, map
   tt.equal(err.statusCode, 424);
   tt.match(
     err.message,
-    /^Apprise API answered 424: One or more notifications could not be sent: Failed to send JSON notification to \[REDACTED\]: Service Unavailable error=503\.; no service got it/,
+    new RegExp(
+      /^Apprise API answered 424: One or more notifications could not be sent: /.source +
+        /Failed to send JSON notification to \[REDACTED\]: Service Unavailable error=503\.; no service got it/.source,
+    ),
     "Apprise's first failure, the secret URL's host redacted",
   );
 

@@ -15,7 +15,8 @@ export const configSchema = Type.Object({
     Type.String({
       pattern: '^[A-Za-z0-9_-]{1,128}$',
       description:
-        'Key of a configuration saved on the server: notifies the services stored under it (/notify/<key>). Give this or Apprise URLs',
+        'Key of a configuration saved on the server: notifies the services stored under it (/notify/<key>). Give ' +
+        'this or Apprise URLs',
     }),
   ),
   // Apprise URLs carry each service's credentials (bot tokens, passwords).
@@ -37,7 +38,8 @@ export const configSchema = Type.Object({
   body_format: Type.Union([Type.Literal('text'), Type.Literal('markdown')], {
     default: 'text',
     description:
-      'Text: plain text, which every service shows as written; Markdown: for services that render it (Apprise converts it to HTML where needed)',
+      'Text: plain text, which every service shows as written; Markdown: for services that render it (Apprise ' +
+      'converts it to HTML where needed)',
   }),
   username: Type.Optional(
     Type.String({
@@ -105,7 +107,8 @@ export function validateAppriseApiConfig(cfg: AppriseApiConfig): ConfigProblem[]
       message: "must be the server's address, without an API path",
       code: 'base_address',
       detail:
-        "Give the Apprise API server's address only (e.g. http://apprise.lan:8000, or its sub-path behind a proxy); Herald adds /notify itself.",
+        "Give the Apprise API server's address only (e.g. http://apprise.lan:8000, or its sub-path behind a " +
+        'proxy); Herald adds /notify itself.',
     });
   }
   return problems;

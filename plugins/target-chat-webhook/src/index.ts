@@ -48,7 +48,9 @@ export const IN_FLIGHT: Readonly<Record<ChatFormat, number>> = {
   mattermost: MANIFEST_CONCURRENCY,
 };
 
-/** At most `limit` calls of `fn` at once, first come first served; a call whose signal aborts while it waits never runs. */
+/**
+ * At most `limit` calls of `fn` at once, first come first served; a call whose signal aborts while it waits never runs.
+ */
 export function gate(
   limit: number,
 ): <T>(signal: AbortSignal, fn: () => Promise<T>, stopped: (reason: unknown) => Error) => Promise<T> {
@@ -158,7 +160,10 @@ export function createChatWebhookTarget(ctx: TargetContext<ChatWebhookConfig>): 
   return {
     send: (message, { signal }) => send(message, signal),
 
-    /** Discord: edits the webhook's own message (`PATCH …/messages/{id}`). Slack and Mattermost incoming webhooks cannot edit. */
+    /**
+     * Discord: edits the webhook's own message (`PATCH …/messages/{id}`). Slack and Mattermost incoming webhooks cannot
+     * edit.
+     */
     async update({ previous, message }, { signal }) {
       const ref = previous.messageRef;
       if (cfg.format !== 'discord' || ref.format !== 'discord' || typeof ref.message_id !== 'string')

@@ -78,7 +78,9 @@ export function updatePrefix(locale: string, previousTitle: string): string {
 
 function slack(cfg: ChatWebhookConfig, m: OutboundMessage, replyTo?: string): WebhookRequest {
   // Slack's mrkdwn is not Markdown (no backslash escapes, *single* bold), so build it from the plain text.
-  const head = `${replyTo !== undefined ? `_${slackEscape(updatePrefix(m.locale, replyTo))}_\n` : ''}${m.plainTitle ? `*${slackEscape(m.plainTitle)}*\n` : ''}`;
+  const head =
+    `${replyTo !== undefined ? `_${slackEscape(updatePrefix(m.locale, replyTo))}_\n` : ''}` +
+    `${m.plainTitle ? `*${slackEscape(m.plainTitle)}*\n` : ''}`;
   const tail = isHttpUrl(m.url) && !m.plainBody.includes(m.url) ? `\n<${m.url}>` : '';
   const body = fit(slackEscape(m.plainBody), Math.max(0, SERVICE_LIMITS.slack.body - head.length - tail.length));
   const text = fit(`${head}${body.text}${tail}`, SERVICE_LIMITS.slack.body);
@@ -98,7 +100,9 @@ function slack(cfg: ChatWebhookConfig, m: OutboundMessage, replyTo?: string): We
 const markdownEscape = (s: string) => s.replace(/[\\`*_{}[\]()#+\-.!|<>~]/g, '\\$&');
 
 function mattermost(cfg: ChatWebhookConfig, m: OutboundMessage, replyTo?: string): WebhookRequest {
-  const head = `${replyTo !== undefined ? `_${updatePrefix(m.locale, markdownEscape(replyTo))}_\n\n` : ''}${m.title ? `**${m.title}**\n\n` : ''}`;
+  const head =
+    `${replyTo !== undefined ? `_${updatePrefix(m.locale, markdownEscape(replyTo))}_\n\n` : ''}` +
+    `${m.title ? `**${m.title}**\n\n` : ''}`;
   const tail = isHttpUrl(m.url) && !m.body.includes(m.url) ? `\n\n${m.url}` : '';
   const body = fit(m.body, Math.max(0, SERVICE_LIMITS.mattermost.body - head.length - tail.length));
   const text = fit(`${head}${body.text}${tail}`, SERVICE_LIMITS.mattermost.body);
@@ -126,7 +130,9 @@ const BUILDERS: Record<ChatFormat, (cfg: ChatWebhookConfig, m: OutboundMessage, 
   mattermost,
 };
 
-/** Builds the request for the configured service; `replyTo` (Slack, Mattermost) opens it with the earlier post's title. */
+/**
+ * Builds the request for the configured service; `replyTo` (Slack, Mattermost) opens it with the earlier post's title.
+ */
 export function buildRequest(cfg: ChatWebhookConfig, message: OutboundMessage, replyTo?: string): WebhookRequest {
   return BUILDERS[cfg.format](cfg, message, replyTo);
 }

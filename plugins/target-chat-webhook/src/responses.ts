@@ -45,7 +45,10 @@ export function remoteDetail(format: ChatFormat, res: OutboundResponse): { code?
   return { text: raw || `HTTP ${res.status}` };
 }
 
-/** Milliseconds to wait from a 429: Discord's JSON `retry_after` (float seconds), then `Retry-After` (seconds or a date). */
+/**
+ * Milliseconds to wait from a 429: Discord's JSON `retry_after` (float seconds), then `Retry-After` (seconds or a
+ * date).
+ */
 export function retryAfterMs(format: ChatFormat, res: OutboundResponse, now: Date): number {
   if (format === 'discord') {
     const after = safeJson(res)?.retry_after;
@@ -92,11 +95,15 @@ export function transportFailure(format: ChatFormat, err: unknown): Error {
   return new RetryableSendError(`${SERVICE_NAMES[format]} webhook unreachable: ${message}`, 0, { cause: err });
 }
 
-/** A send stopped (timed out, or the service stopping) while it waited for its turn to post: nothing was posted, so it may go again. */
+/**
+ * A send stopped (timed out, or the service stopping) while it waited for its turn to post: nothing was posted, so it
+ * may go again.
+ */
 export function stoppedWaiting(format: ChatFormat, reason: unknown): Error {
   const why = reason instanceof Error ? reason.message : String(reason ?? 'aborted');
   return new RetryableSendError(
-    `${SERVICE_NAMES[format]} webhook: the send was stopped (${why}) while it waited for an earlier post to this webhook to finish; nothing was posted.`,
+    `${SERVICE_NAMES[format]} webhook: the send was stopped (${why}) while it waited for an earlier post to this ` +
+      'webhook to finish; nothing was posted.',
     0,
   );
 }

@@ -196,7 +196,8 @@ t.test('the webhook URL (the credential) is never followed to another origin', a
   for (const format of FORMATS) {
     const sink = await new ChatWebhookSink().start();
     tt.teardown(() => sink.close());
-    // The configured URL answers 302 to the same path on the sink, another origin: the path carries the webhook's secret.
+    // The configured URL answers 302 to the same path on the sink, another origin: the path carries the webhook's
+    // secret.
     const moved = http.createServer((req, res) => res.writeHead(302, { location: `${sink.base}${req.url}` }).end());
     await new Promise<void>((r) => moved.listen(0, '127.0.0.1', r));
     tt.teardown(() => {

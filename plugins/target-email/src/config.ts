@@ -24,7 +24,8 @@ export const configSchema = Type.Object({
     Type.Union([Type.Literal('starttls'), Type.Literal('tls'), Type.Literal('none')], {
       default: 'starttls',
       description:
-        'starttls: upgrade a plain connection and refuse to go on without TLS; tls: implicit TLS (usually port 465); none: no encryption',
+        'starttls: upgrade a plain connection and refuse to go on without TLS; tls: implicit TLS (usually port ' +
+        '465); none: no encryption',
     }),
   ),
   username: Type.Optional(

@@ -8,7 +8,8 @@ export const configSchema = Type.Object({
   url: Secret({
     pattern: '^https?://[^/?#]+/',
     description:
-      'Incoming webhook URL of the space, e.g. https://chat.googleapis.com/v1/spaces/AAAA…/messages?key=…&token=… (kept secret)',
+      'Incoming webhook URL of the space, e.g. https://chat.googleapis.com/v1/spaces/AAAA…/messages?key=…&token=… ' +
+      '(kept secret)',
   }),
 });
 
@@ -47,7 +48,8 @@ export function validateGoogleChatConfig(cfg: GoogleChatConfig): ConfigProblem[]
       code: 'pattern',
       params: { pattern: WEBHOOK_SHAPE },
       detail:
-        "Copy the whole webhook URL (https://chat.googleapis.com/v1/spaces/…/messages?key=…&token=…) from the space's Apps & integrations → Webhooks.",
+        'Copy the whole webhook URL (https://chat.googleapis.com/v1/spaces/…/messages?key=…&token=…) from the ' +
+        "space's Apps & integrations → Webhooks.",
     });
   }
   const managed = MANAGED_PARAMS.filter((p) => url.searchParams.has(p));
@@ -56,7 +58,9 @@ export function validateGoogleChatConfig(cfg: GoogleChatConfig): ConfigProblem[]
       path: '/url',
       message: `has ${managed.join(', ')}, which Herald sets itself`,
       code: 'thread_managed',
-      detail: `Remove ${managed.map((p) => `${p}=…`).join(' and ')} from the URL: Herald starts a thread per notification and posts later states of the same thing into it.`,
+      detail:
+        `Remove ${managed.map((p) => `${p}=…`).join(' and ')} from the URL: Herald starts a thread per notification ` +
+        'and posts later states of the same thing into it.',
     });
   }
   return problems;

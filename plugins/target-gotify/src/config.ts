@@ -19,7 +19,10 @@ export const configSchema = Type.Object({
 
 export type GotifyConfig = Static<typeof configSchema>;
 
-/** The server's base URL without a trailing slash, or undefined when it is not an http(s) URL without credentials, query or fragment. */
+/**
+ * The server's base URL without a trailing slash, or undefined when it is not an http(s) URL without credentials, query
+ * or fragment.
+ */
 export function serverBase(url: string): string | undefined {
   let u: URL;
   try {
@@ -51,7 +54,9 @@ export function validateGotifyConfig(c: GotifyConfig): ConfigProblem[] {
       code: 'pattern',
       params: { pattern: '^https?://' },
       message: 'must be an http:// or https:// address',
-      detail: `The server address must start with http:// or https:// (for example https://gotify.example.net); "${String(c.server_url).slice(0, 100)}" does not.`,
+      detail:
+        'The server address must start with http:// or https:// (for example https://gotify.example.net); ' +
+        `"${String(c.server_url).slice(0, 100)}" does not.`,
     });
   } else if (parsed.username || parsed.password) {
     problems.push({

@@ -18,7 +18,10 @@ export { configSchema, serverBase, validateGotifyConfig } from './config.ts';
 export { buildMessage, MAX_MESSAGE_LENGTH, PRIORITY } from './message.ts';
 export { DEFAULT_RETRY_AFTER_MS, failureFor } from './responses.ts';
 
-/** The header Gotify reads an application token from (it also takes `?token=`, which would put the token into URLs and logs). */
+/**
+ * The header Gotify reads an application token from (it also takes `?token=`, which would put the token into URLs and
+ * logs).
+ */
 export const TOKEN_HEADER = 'x-gotify-key';
 
 /** Creates the target instance for one Gotify application. */
@@ -63,7 +66,10 @@ export function createGotifyTarget(ctx: TargetContext<GotifyConfig>): TargetInst
       return NOT_SUPPORTED;
     },
 
-    /** A new message opening with "Update to “<earlier title>”:" in the target's language. Not for a message on another server. */
+    /**
+     * A new message opening with "Update to “<earlier title>”:" in the target's language. Not for a message on another
+     * server.
+     */
     async reply({ previous, message }, { signal }) {
       const ref = previous.messageRef;
       if (ref.server !== base || typeof ref.title !== 'string') return NOT_SUPPORTED;

@@ -1,6 +1,7 @@
 /**
  * What a Gotify answer means for the delivery. Gotify answers errors as JSON
- * `{"error": "Unauthorized", "errorCode": 401, "errorDescription": "you need to provide a valid access token or user credentials to access this api"}`.
+ * `{"error": "Unauthorized", "errorCode": 401, "errorDescription": "you need to provide a valid access token or user
+ * credentials to access this api"}`.
  */
 
 import type { Locale, OutboundResponse } from '@herald/plugin-api';

@@ -117,7 +117,8 @@ t.test('401: the token was rejected — an auth failure, not retried, without th
   tt.equal(err.statusCode, 401);
   tt.equal(
     err.message,
-    'Gotify answered 401: you need to provide a valid access token or user credentials to access this api; the application token was rejected; create an application in Gotify (Apps) and paste its token',
+    'Gotify answered 401: you need to provide a valid access token or user credentials to access this api; the ' +
+      'application token was rejected; create an application in Gotify (Apps) and paste its token',
   );
   tt.notMatch(err.message, /AwrongToken/);
   err = await caught(send({ locale: 'ru' }));

@@ -25,8 +25,10 @@ export const text = {
       : `the Gotify server address is refused by the outbound policy: ${why}`,
   redirect: (l: Locale) =>
     ru(l)
-      ? 'сервер Gotify ответил перенаправлением; Herald не следует перенаправлениям, укажите окончательный адрес сервера (например, https:// вместо http://)'
-      : 'the Gotify server answered with a redirect; Herald does not follow redirects, so give the final server address (e.g. https:// instead of http://)',
+      ? 'сервер Gotify ответил перенаправлением; Herald не следует перенаправлениям, укажите окончательный адрес ' +
+        'сервера (например, https:// вместо http://)'
+      : 'the Gotify server answered with a redirect; Herald does not follow redirects, so give the final server ' +
+        'address (e.g. https:// instead of http://)',
   badConfig: (l: Locale, fields: string) =>
     ru(l)
       ? `настройки цели неверны, проверьте поля: ${fields}`

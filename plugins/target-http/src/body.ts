@@ -1,4 +1,6 @@
-/** The request body for one message: the configured template filled in, or Herald's default body for the content type. */
+/**
+ * The request body for one message: the configured template filled in, or Herald's default body for the content type.
+ */
 import type { OutboundMessage } from '@herald/plugin-api';
 import type { HttpConfig } from './config.ts';
 import type { ContentType, Template, Values } from './template.ts';

@@ -67,7 +67,9 @@ export const configSchema = Type.Object({
     Type.String({
       maxLength: MAX_TEMPLATE_LENGTH,
       description:
-        "The request body with {{title}}, {{text}}, {{severity}}, {{event_type}}, {{url}}, {{locale}}, {{delivery_id}}, {{event_id}}, {{test}}, {{in_reply_to}}, {{previous_title}}; empty for Herald's default body",
+        'The request body with {{title}}, {{text}}, {{severity}}, {{event_type}}, {{url}}, {{locale}}, ' +
+        "{{delivery_id}}, {{event_id}}, {{test}}, {{in_reply_to}}, {{previous_title}}; empty for Herald's default " +
+        'body',
     }),
   ),
 });

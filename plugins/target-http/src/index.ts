@@ -146,7 +146,8 @@ export default defineTarget({
     apiVersion: PLUGIN_API_VERSION,
     displayName: 'HTTP request',
     description:
-      'Sends each notification as an HTTP request (POST, PUT or PATCH) to an address of your choice, with your headers and body template.',
+      'Sends each notification as an HTTP request (POST, PUT or PATCH) to an address of your choice, with your ' +
+      'headers and body template.',
     locales: { en: enLocale, ru: ruLocale },
     configSchema,
     // A generic endpoint has no limit of its own; these keep one request reasonable.

@@ -55,7 +55,8 @@ export function compile(src: string): { template: Template; problems: string[] }
   if (last < src.length) pieces.push({ literal: src.slice(last) });
   if (unknown.size)
     problems.push(
-      `uses unknown placeholders ${[...unknown].map((n) => `{{${n}}}`).join(', ')}; known: ${FIELDS.map((f) => `{{${f}}}`).join(', ')}`,
+      `uses unknown placeholders ${[...unknown].map((n) => `{{${n}}}`).join(', ')}; known: ` +
+        `${FIELDS.map((f) => `{{${f}}}`).join(', ')}`,
     );
   if (pieces.some((p) => 'literal' in p && p.literal.includes('{{')))
     problems.push('has a {{ that does not open a placeholder such as {{title}}');
@@ -114,7 +115,10 @@ export function jsonTemplateProblem(t: Template): string | undefined {
     try {
       JSON.parse(out);
     } catch (err) {
-      return `does not produce valid JSON after substitution (${(err as Error).message}); put string placeholders inside quotes, e.g. {"title": "{{title}}"}`;
+      return (
+        `does not produce valid JSON after substitution (${(err as Error).message}); put string placeholders inside ` +
+        'quotes, e.g. {"title": "{{title}}"}'
+      );
     }
   }
   return undefined;

@@ -87,9 +87,14 @@ export interface MatrixClient {
    * for a room without encryption (404). Throws send errors (403 when the account is not in the room).
    */
   roomEncryption(roomId: string, signal: AbortSignal): Promise<string | undefined>;
-  /** `PUT /rooms/{roomId}/send/{type}/{txnId}` (type `m.room.message` unless given): the event id. Throws send errors. */
+  /**
+   * `PUT /rooms/{roomId}/send/{type}/{txnId}` (type `m.room.message` unless given): the event id. Throws send errors.
+   */
   sendMessage(roomId: string, txnId: string, content: object, signal: AbortSignal, type?: string): Promise<string>;
-  /** `POST /keys/query` for one device: its published keys (`keys` of the device keys object), or undefined when it has none. Throws lifecycle errors. */
+  /**
+   * `POST /keys/query` for one device: its published keys (`keys` of the device keys object), or undefined when it has
+   * none. Throws lifecycle errors.
+   */
   deviceKeys(userId: string, deviceId: string, signal?: AbortSignal): Promise<Record<string, string> | undefined>;
 }
 
@@ -159,7 +164,9 @@ export function createMatrixClient(http: OutboundHttp, homeserverUrl: string, ac
       return typeof algorithm === 'string' ? algorithm : '';
     },
     async sendMessage(roomId, txnId, content, signal, type = 'm.room.message') {
-      const url = `${base}/rooms/${encodeURIComponent(roomId)}/send/${encodeURIComponent(type)}/${encodeURIComponent(txnId)}`;
+      const url =
+        `${base}/rooms/${encodeURIComponent(roomId)}` +
+        `/send/${encodeURIComponent(type)}/${encodeURIComponent(txnId)}`;
       let res: OutboundResponse;
       try {
         res = await http.request(url, {

@@ -41,7 +41,9 @@ export const FIRST_SYNC_MS = 30_000;
 /** How long a send waits for the first /sync when the sdk has not finished it yet. */
 const SEND_WAIT_MS = 10_000;
 
-/** The state types the narrow sync needs in the timeline: who is in the room, its encryption, its history visibility. */
+/**
+ * The state types the narrow sync needs in the timeline: who is in the room, its encryption, its history visibility.
+ */
 const STATE_TYPES = ['m.room.create', 'm.room.member', 'm.room.encryption', 'm.room.history_visibility'];
 
 export interface EncryptedRoom {
@@ -153,8 +155,12 @@ async function identityFor(
   if (publishedEd !== undefined && publishedEd !== publicKeys(identity).ed25519) {
     throw new ConfigError(
       mine
-        ? `the homeserver holds other encryption keys for device ${deviceId} than this target does (another client replaced them); give this target an access token of its own (log in once more) so it gets a device of its own`
-        : `device ${deviceId} of this access token already has encryption keys that this target does not hold (another client, or another Herald target with the same token, uses the device); give this target an access token of its own (log in once more) so it gets a device of its own`,
+        ? `the homeserver holds other encryption keys for device ${deviceId} than this target does (another client ` +
+            'replaced them); give this target an access token of its own (log in once more) so it gets a device of ' +
+            'its own'
+        : `device ${deviceId} of this access token already has encryption keys that this target does not hold ` +
+            '(another client, or another Herald target with the same token, uses the device); give this target an ' +
+            'access token of its own (log in once more) so it gets a device of its own',
     );
   }
   if (!mine && stored)
@@ -366,7 +372,8 @@ function firstSync(sdk: Sdk, client: SdkClient, ms: number, signal: AbortSignal)
     const onLoggedOut = (err: { httpStatus?: number; errcode?: string }) =>
       done(
         new AuthFailedError(
-          `homeserver answered ${err.httpStatus ?? 401} ${err.errcode ?? ''}: the access token was rejected (logged out or revoked)`,
+          `homeserver answered ${err.httpStatus ?? 401} ${err.errcode ?? ''}: the access token was rejected ` +
+            '(logged out or revoked)',
           { statusCode: err.httpStatus ?? 401 },
         ),
       );
@@ -382,7 +389,8 @@ function sdkFailureForStart(err: unknown): Error {
   const e = err as { httpStatus?: number; errcode?: string; message?: string } | undefined;
   if (e?.httpStatus === 401 || e?.errcode === 'M_UNKNOWN_TOKEN')
     return new AuthFailedError(
-      `homeserver answered ${e.httpStatus ?? 401} ${e.errcode ?? ''}: the access token was rejected (logged out or revoked)`,
+      `homeserver answered ${e.httpStatus ?? 401} ${e.errcode ?? ''}: the access token was rejected (logged out ` +
+        'or revoked)',
       { statusCode: 401 },
     );
   return new NotReadyError(`the first /sync failed: ${e?.message ?? 'unknown error'}`, { cause: err });

@@ -66,7 +66,10 @@ export function createMatrixTarget(ctx: TargetContext<MatrixTargetConfig>): Targ
       ? `posting as ${userId} into an encrypted room (device ${encrypted.deviceId}, Ed25519 key ${encrypted.ed25519})`
       : `posting as ${userId}`;
 
-  /** Starts the encrypted side once (matrix-js-sdk is imported here); a failed start is tried again on the next call. Throws lifecycle errors. */
+  /**
+   * Starts the encrypted side once (matrix-js-sdk is imported here); a failed start is tried again on the next call.
+   * Throws lifecycle errors.
+   */
   function encryptedRoom(): Promise<EncryptedRoom> {
     encryption ??= (async () => {
       who ??= await client.whoami(ctx.signal);
@@ -215,7 +218,8 @@ export default defineTarget({
     displayName: 'Matrix room',
     locales: { en: enLocale, ru: ruLocale },
     description:
-      'Posts notifications into a Matrix room as notices (m.notice) through the client-server API; in an encrypted room, end-to-end encrypted with a device of its own.',
+      'Posts notifications into a Matrix room as notices (m.notice) through the client-server API; in an ' +
+      'encrypted room, end-to-end encrypted with a device of its own.',
     configSchema,
     // The access token travels as `Authorization: Bearer …` (always kept on its origin; declared for clarity).
     credentialHeaders: ['authorization'],

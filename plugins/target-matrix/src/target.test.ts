@@ -98,7 +98,8 @@ t.test('sends an m.notice with plain body and HTML formatted_body', async (tt) =
     body: 'Backup done\n\nFiles: 42\nSize: 3 GB\n\nhttps://nas.example/jobs?id=1&x=2',
     format: 'org.matrix.custom.html',
     formatted_body:
-      '<strong>Backup <b>done</b></strong><br><br>Files: <code>42</code><br>Size: 3 GB<br><br><a href="https://nas.example/jobs?id=1&amp;x=2">https://nas.example/jobs?id=1&amp;x=2</a>',
+      '<strong>Backup <b>done</b></strong><br><br>Files: <code>42</code><br>Size: 3 GB<br><br><a ' +
+      'href="https://nas.example/jobs?id=1&amp;x=2">https://nas.example/jobs?id=1&amp;x=2</a>',
   });
   tt.same(
     result,

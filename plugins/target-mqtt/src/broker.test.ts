@@ -165,12 +165,14 @@ t.test("wrong credentials are refused with AuthFailedError, in the target's lang
   t.equal(en?.code, 'AUTH_FAILED');
   t.equal(
     en?.message,
-    `The MQTT broker 127.0.0.1:${broker.port} did not let this client in (CONNACK 5: Not authorized): the user name or password is wrong, or this user may not connect.`,
+    `The MQTT broker 127.0.0.1:${broker.port} did not let this client in (CONNACK 5: Not authorized): the user ` +
+      'name or password is wrong, or this user may not connect.',
   );
   const ru = await sendError(bad, { locale: 'ru' });
   t.equal(
     ru?.message,
-    `MQTT-брокер 127.0.0.1:${broker.port} не пустил этого клиента (CONNACK 5): неверное имя пользователя или пароль, либо этому пользователю нельзя подключаться.`,
+    `MQTT-брокер 127.0.0.1:${broker.port} не пустил этого клиента (CONNACK 5): неверное имя пользователя или ` +
+      'пароль, либо этому пользователю нельзя подключаться.',
   );
   t.notMatch(JSON.stringify(bad.log.lines), /wrong-password-2/);
   const good = await target(t, { url: broker.url, username: 'herald', password: 'right-password-2', topic: 'ok' });

@@ -19,12 +19,14 @@ export const ConfigSchema = Type.Object({
     maxLength: 1024,
     default: 'herald/{{event_type}}',
     description:
-      'Topic to publish to, e.g. `herald/{{event_type}}`; may use `{{event_type}}`, `{{severity}}` and `{{provider_kind}}`, no `+` or `#`.',
+      'Topic to publish to, e.g. `herald/{{event_type}}`; may use `{{event_type}}`, `{{severity}}` and ' +
+      '`{{provider_kind}}`, no `+` or `#`.',
   }),
   qos: Type.Union([Type.Literal(0), Type.Literal(1)], {
     default: 1,
     description:
-      'QoS 1 (default): a send is done when the broker acknowledged the message. QoS 0: done once written to the connection.',
+      'QoS 1 (default): a send is done when the broker acknowledged the message. QoS 0: done once written to the ' +
+      'connection.',
   }),
   retain: Type.Boolean({
     default: false,

@@ -203,9 +203,11 @@ t.test('locales: every field and option in English and Russian; the same error t
 
 t.test('the manifest loads without MQTT.js; it is imported with the first send', async (t) => {
   const entry = path.join(import.meta.dirname, 'index.ts');
-  const script = `
+  const script =
+    `
     import { registerHooks } from 'node:module';
-    registerHooks({ resolve(spec, ctx, next) { if (spec === 'mqtt') throw new Error('mqtt was imported'); return next(spec, ctx); } });
+    registerHooks({ resolve(spec, ctx, next) { if (spec === 'mqtt') throw new Error('mqtt was imported'); ` +
+    `return next(spec, ctx); } });
     const m = await import(${JSON.stringify(entry)});
     console.log(m.default.manifest.id, m.default.manifest.kind);
   `;

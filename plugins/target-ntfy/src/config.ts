@@ -18,7 +18,8 @@ export const configSchema = Type.Object({
   topic: Secret({
     pattern: TOPIC_PATTERN,
     description:
-      'Topic to publish to: 1–64 letters, digits, - or _ (e.g. herald_alerts_7f3k); kept secret, since anyone who knows it can subscribe',
+      'Topic to publish to: 1–64 letters, digits, - or _ (e.g. herald_alerts_7f3k); kept secret, since anyone who ' +
+      'knows it can subscribe',
   }),
   token: Type.Optional(
     Secret({
@@ -72,7 +73,9 @@ export function validateNtfyConfig(c: NtfyConfig): ConfigProblem[] {
       code: 'pattern',
       params: { pattern: '^https?://' },
       message: 'must be an http:// or https:// address',
-      detail: `The server address must start with http:// or https:// (for example https://ntfy.sh); "${String(c.server_url).slice(0, 100)}" does not.`,
+      detail:
+        'The server address must start with http:// or https:// (for example https://ntfy.sh); ' +
+        `"${String(c.server_url).slice(0, 100)}" does not.`,
     });
   } else if (parsed.username || parsed.password) {
     problems.push({

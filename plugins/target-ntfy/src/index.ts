@@ -43,7 +43,8 @@ const PIECES_TTL_SECONDS = 7 * 24 * 3600;
 export function createNtfyTarget(ctx: TargetContext<NtfyConfig>): TargetInstance {
   const cfg = ctx.config;
   const base = serverBase(cfg.server_url);
-  // create() guards itself (validateConfig runs on save only): an unusable address or topic fails each send as a configuration error.
+  // create() guards itself (validateConfig runs on save only): an unusable address or topic fails each send as a
+  // configuration error.
   const fatal = validateNtfyConfig(cfg)
     .filter((p) => p.path === '/server_url' || p.path === '/topic')
     .map((p) => p.path.slice(1));
@@ -139,7 +140,8 @@ export default defineTarget({
     apiVersion: PLUGIN_API_VERSION,
     displayName: 'ntfy',
     description:
-      'Publishes notifications to a topic of an ntfy server (ntfy.sh or self-hosted), with priority, tags and a click link.',
+      'Publishes notifications to a topic of an ntfy server (ntfy.sh or self-hosted), with priority, tags and a ' +
+      'click link.',
     locales: { en: enLocale, ru: ruLocale },
     configSchema,
     // 4,096 is ntfy's message size in bytes; the core counts UTF-16 code units, so a body of

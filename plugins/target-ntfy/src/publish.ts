@@ -93,7 +93,9 @@ function codePointAt(s: string, i: number): { bytes: number; units: number } {
   return { bytes: cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4, units: cp > 0xffff ? 2 : 1 };
 }
 
-/** Cuts `s` into pieces of at most `budget` bytes, at a line break or space when one is in the second half of a piece. */
+/**
+ * Cuts `s` into pieces of at most `budget` bytes, at a line break or space when one is in the second half of a piece.
+ */
 function cutBytes(s: string, budget: number): string[] {
   const pieces: string[] = [];
   let rest = s;

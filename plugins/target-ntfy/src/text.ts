@@ -17,8 +17,10 @@ export const text = {
     ru(l) ? `ntfy ответил ${status}: ${said}` : `ntfy answered ${status}: ${said}`,
   authRejected: (l: Locale) =>
     ru(l)
-      ? 'сервер не принял учётные данные или не разрешает публиковать в этот топик; проверьте токен доступа или имя пользователя и пароль'
-      : 'the server rejected the credentials or does not allow publishing to this topic; check the access token or the user name and password',
+      ? 'сервер не принял учётные данные или не разрешает публиковать в этот топик; проверьте токен доступа или имя ' +
+        'пользователя и пароль'
+      : 'the server rejected the credentials or does not allow publishing to this topic; check the access token or ' +
+        'the user name and password',
   quota: (l: Locale) =>
     ru(l)
       ? 'дневная квота сообщений исчерпана, Herald отправит сообщение после её сброса в 00:00 UTC'
@@ -34,8 +36,10 @@ export const text = {
       : `the ntfy server address is refused by the outbound policy: ${why}`,
   redirect: (l: Locale) =>
     ru(l)
-      ? 'сервер ntfy ответил перенаправлением; Herald не следует перенаправлениям, укажите окончательный адрес сервера (например, https:// вместо http://)'
-      : 'the ntfy server answered with a redirect; Herald does not follow redirects, so give the final server address (e.g. https:// instead of http://)',
+      ? 'сервер ntfy ответил перенаправлением; Herald не следует перенаправлениям, укажите окончательный адрес ' +
+        'сервера (например, https:// вместо http://)'
+      : 'the ntfy server answered with a redirect; Herald does not follow redirects, so give the final server ' +
+        'address (e.g. https:// instead of http://)',
   badConfig: (l: Locale, fields: string) =>
     ru(l)
       ? `настройки цели неверны, проверьте поля: ${fields}`

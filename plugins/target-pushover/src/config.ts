@@ -42,7 +42,10 @@ export const configSchema = Type.Object({
 
 export type PushoverConfig = Static<typeof configSchema>;
 
-/** The API root without a trailing slash, or undefined when it is not an http(s) URL without credentials, query or fragment. */
+/**
+ * The API root without a trailing slash, or undefined when it is not an http(s) URL without credentials, query or
+ * fragment.
+ */
 export function apiBase(url: string): string | undefined {
   let u: URL;
   try {

@@ -122,7 +122,8 @@ export function buildForm(cfg: PushoverConfig, m: OutboundMessage, replyTo?: str
     plain = `${prefix}\n${plain}`;
   }
   let asHtml = html;
-  // A message is required: a title-only notification sends its title as the message (Pushover shows the app's name above).
+  // A message is required: a title-only notification sends its title as the message (Pushover shows the app's name
+  // above).
   if (!message.trim()) {
     message = html ? escapeHtml(title) : title;
     plain = title;

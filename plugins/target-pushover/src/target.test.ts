@@ -88,7 +88,8 @@ t.test('priority 0, 0, 1 by severity; device and sound when set; plain text with
 t.test("HTML is turned into Pushover's subset (b, i, u, font color, a href)", async (tt) => {
   tt.equal(
     toPushoverHtml(
-      '<strong>Disk</strong> <em>sda</em> <ins>91%</ins><br>see <a href="https://nas.example" target="_blank">NAS</a> <code>df -h</code>',
+      '<strong>Disk</strong> <em>sda</em> <ins>91%</ins><br>see <a href="https://nas.example" ' +
+        'target="_blank">NAS</a> <code>df -h</code>',
     ),
     '<b>Disk</b> <i>sda</i> <u>91%</u>\nsee <a href="https://nas.example">NAS</a> df -h',
   );
@@ -133,7 +134,8 @@ t.test('a rejected application token or user key is an auth failure; other inval
   tt.equal(err.statusCode, 400);
   tt.equal(
     err.message,
-    "Pushover answered 400: application token is invalid, see https://pushover.net/api; the application token was rejected; check the API token on your application's page at pushover.net",
+    'Pushover answered 400: application token is invalid, see https://pushover.net/api; the application token was ' +
+      "rejected; check the API token on your application's page at pushover.net",
   );
   tt.notMatch(err.message, /aaaaaaaaaa/);
 

@@ -23,7 +23,8 @@ export const configSchema = Type.Object({
     maxItems: 20,
     uniqueItems: true,
     description:
-      'Who gets the messages: numbers (+4915112345678), group ids (group.…, from GET /v1/groups/<number>) or account UUIDs',
+      'Who gets the messages: numbers (+4915112345678), group ids (group.…, from GET /v1/groups/<number>) or ' +
+      'account UUIDs',
   }),
   text_mode: Type.Union([Type.Literal('styled'), Type.Literal('normal')], {
     default: 'styled',

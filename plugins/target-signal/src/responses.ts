@@ -26,8 +26,11 @@ export const DEFAULT_RETRY_AFTER_MS = 5 * 60_000;
  * A 400 whose message says the REST API could not reach signal-cli or Signal (its JSON-RPC
  * daemon restarting, a network timeout): waiting can fix it, unlike an unregistered recipient.
  */
-const TRANSIENT =
-  /time(d)? ?out|connection (refused|reset|closed)|connect: |no route to host|network|temporar|unavailable|try again|EOF\b/i;
+const TRANSIENT = new RegExp(
+  /time(d)? ?out|connection (refused|reset|closed)|connect: |no route to host|/.source +
+    /network|temporar|unavailable|try again|EOF\b/.source,
+  'i',
+);
 
 export function remoteDetail(res: OutboundResponse): string {
   try {

@@ -36,7 +36,8 @@ const RU: Words = {
   proxyRefused: 'сервер (или прокси перед ним) отклонил запрос; проверьте его адрес и правила доступа',
   noApi: 'по этому адресу нет signal-cli REST API с /v2/send',
   rateLimited:
-    'Signal ограничивает этого отправителя; если это не проходит, пройдите проверку через /v1/accounts/{number}/rate-limit-challenge',
+    'Signal ограничивает этого отправителя; если это не проходит, пройдите проверку через ' +
+    '/v1/accounts/{number}/rate-limit-challenge',
   unreachable: (why) => `signal-cli REST API недоступен: ${why}`,
   refused: (why) => `signal-cli REST API отклонён: ${why}`,
   cut: (n) => `обрезано символов: ${n}, чтобы уложиться в 2000 байт текста сообщения Signal`,

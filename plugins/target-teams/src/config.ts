@@ -8,7 +8,8 @@ export const configSchema = Type.Object({
   url: Secret({
     pattern: '^https?://[^/?#]+/',
     description:
-      'HTTP POST URL of a Teams Workflows webhook, e.g. https://….logic.azure.com/workflows/…&sig=… (kept secret: it carries a signature)',
+      'HTTP POST URL of a Teams Workflows webhook, e.g. https://….logic.azure.com/workflows/…&sig=… (kept secret: ' +
+      'it carries a signature)',
   }),
 });
 
@@ -43,7 +44,8 @@ export function validateTeamsConfig(cfg: TeamsConfig): ConfigProblem[] {
       message: 'is an Office 365 connector URL; connectors are retired',
       code: 'connector_retired',
       detail:
-        'Incoming webhooks made with Office 365 connectors are retired. In Teams, create a workflow from the "Post to a channel when a webhook request is received" template and paste its URL.',
+        'Incoming webhooks made with Office 365 connectors are retired. In Teams, create a workflow from the ' +
+        '"Post to a channel when a webhook request is received" template and paste its URL.',
     });
     return problems;
   }
@@ -60,7 +62,8 @@ export function validateTeamsConfig(cfg: TeamsConfig): ConfigProblem[] {
       message: 'has no sig parameter',
       code: 'webhook_unsigned',
       detail:
-        'The URL carries no signature (sig=…): the workflow only accepts signed-in callers. In the workflow trigger, set "Who can trigger the flow" to "Anyone" and copy the new URL.',
+        'The URL carries no signature (sig=…): the workflow only accepts signed-in callers. In the workflow ' +
+        'trigger, set "Who can trigger the flow" to "Anyone" and copy the new URL.',
     });
   }
   return problems;

@@ -156,7 +156,10 @@ t.test('documented errors map to the contract classes, worded in the target lang
   tt.equal(err.statusCode, 401);
   tt.match(
     err.message,
-    /^Teams answered 401: The provided authentication token is not valid\. \(DirectApiInvalidAuthorizationSignature\); the webhook URL or its signature was rejected/,
+    new RegExp(
+      /^Teams answered 401: The provided authentication token is not valid\. /.source +
+        /\(DirectApiInvalidAuthorizationSignature\); the webhook URL or its signature was rejected/.source,
+    ),
   );
   tt.notMatch(err.message, /sig=|wrong/, 'the URL is not in the message');
 
@@ -287,11 +290,14 @@ t.test(
   'validateConfig: a signed https Workflows URL passes; http, connectors, &amp; and unsigned URLs do not',
   async (tt) => {
     const good =
-      'https://prod-12.westeurope.logic.azure.com:443/workflows/3c1e5f7a/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=AbC123';
+      'https://prod-12.westeurope.logic.azure.com:443/workflows/3c1e5f7a/triggers/manual/paths/invoke?' +
+      'api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=AbC123';
     tt.same(checkConfig(plugin, { url: good }), []);
     tt.same(
       checkConfig(plugin, {
-        url: 'https://default0a1b.0c.environment.api.powerplatform.com:443/powerautomate/automations/direct/workflows/abc/triggers/manual/paths/invoke?api-version=1&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=xyz',
+        url:
+          'https://default0a1b.0c.environment.api.powerplatform.com:443/powerautomate/automations/direct/workflows/' +
+          'abc/triggers/manual/paths/invoke?api-version=1&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=xyz',
       }),
       [],
       'the newer Power Platform form',

@@ -248,7 +248,8 @@ t.test('a redirecting api_root never gets the token to another origin: the redir
 });
 
 t.test(
-  'update: editMessageText on the earlier message; the same text again is done; a deleted message is permanent; too long or another chat is not supported',
+  'update: editMessageText on the earlier message; the same text again is done; a deleted message is permanent; ' +
+    'too long or another chat is not supported',
   async (t) => {
     const { fake, instance, message } = await setup(t);
     const o = { signal: AbortSignal.timeout(5000), attempt: 1 };

@@ -100,7 +100,9 @@ export function createTelegramTarget(ctx: TargetContext<TelegramTargetConfig>): 
       return { remoteId: String(ref.message_id), messageRef: { ...ref } };
     },
 
-    /** Sends the message as a reply to the earlier one (in its chat and topic); long ones in parts, the first replying. */
+    /**
+     * Sends the message as a reply to the earlier one (in its chat and topic); long ones in parts, the first replying.
+     */
     async reply(request: FollowUpRequest, options: SendOptions): Promise<SendResult | typeof NOT_SUPPORTED> {
       const ref = refOf(request);
       if (!ref || ref.chat_id !== cfg.chat_id) return NOT_SUPPORTED;

@@ -26,7 +26,8 @@ const en: Strings = {
   noFacility: 'This Herald does not keep browser subscriptions, so Web Push cannot be sent; update Herald.',
   noSubscription: 'No browser is subscribed; open the account page and choose Notify this browser.',
   allGone:
-    'Every subscribed browser has unsubscribed (its push service answered 404 or 410), so they were removed; open the account page and choose Notify this browser again.',
+    'Every subscribed browser has unsubscribed (its push service answered 404 or 410), so they were removed; open ' +
+    'the account page and choose Notify this browser again.',
   delivered: (sent, total) => `Delivered to ${sent} of ${total} subscribed browsers.`,
   removed: (n) => `Removed ${n} that had unsubscribed.`,
   cut: (n) => `Cut ${n} characters to fit the 4 KB push limit.`,
@@ -35,7 +36,8 @@ const en: Strings = {
   unreachable: (host, reason) => `Cannot reach the push service ${host}: ${reason}`,
   refused: (host) => `The outbound address policy does not allow the push service ${host}.`,
   vapidRefused: (host, status) =>
-    `The push service ${host} refused Herald's VAPID signature (${status}); the browser may have subscribed with another key: subscribe it again on the account page.`,
+    `The push service ${host} refused Herald's VAPID signature (${status}); the browser may have subscribed with ` +
+    'another key: subscribe it again on the account page.',
   tooLarge: (host) => `The push service ${host} found the notification too large (413).`,
   rejected: (host, status, text) =>
     `The push service ${host} refused the notification (${status})${text ? `: ${text}` : ''}.`,
@@ -46,7 +48,8 @@ const ru: Strings = {
   noFacility: 'Эта версия Herald не хранит подписки браузеров, поэтому Web Push отправить нельзя; обновите Herald.',
   noSubscription: 'Ни один браузер не подписан; откройте страницу учётной записи и выберите «Уведомлять этот браузер».',
   allGone:
-    'Все подписанные браузеры отписались (служба push ответила 404 или 410), поэтому их подписки удалены; откройте страницу учётной записи и снова выберите «Уведомлять этот браузер».',
+    'Все подписанные браузеры отписались (служба push ответила 404 или 410), поэтому их подписки удалены; ' +
+    'откройте страницу учётной записи и снова выберите «Уведомлять этот браузер».',
   delivered: (sent, total) => `Доставлено браузерам: ${sent} из ${total}.`,
   removed: (n) => `Удалено отписавшихся: ${n}.`,
   cut: (n) => `Сокращено на ${n} символов, чтобы уложиться в предел push-сообщения в 4 КБ.`,
@@ -55,7 +58,8 @@ const ru: Strings = {
   unreachable: (host, reason) => `Не удаётся связаться со службой push ${host}: ${reason}`,
   refused: (host) => `Политика исходящих адресов не разрешает службу push ${host}.`,
   vapidRefused: (host, status) =>
-    `Служба push ${host} отклонила подпись VAPID сервиса Herald (${status}); возможно, браузер подписан с другим ключом: подпишите его заново на странице учётной записи.`,
+    `Служба push ${host} отклонила подпись VAPID сервиса Herald (${status}); возможно, браузер подписан с другим ` +
+    'ключом: подпишите его заново на странице учётной записи.',
   tooLarge: (host) => `Служба push ${host} сочла уведомление слишком большим (413).`,
   rejected: (host, status, text) => `Служба push ${host} отклонила уведомление (${status})${text ? `: ${text}` : ''}.`,
   invalidSubscription: (reason) => `Сохранённую подписку браузера нельзя использовать: ${reason}`,

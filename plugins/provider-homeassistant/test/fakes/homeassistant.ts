@@ -77,7 +77,8 @@ export async function startFakeHomeAssistant(opts: FakeHaOptions): Promise<FakeH
     hostHeaders.push(req.headers.host ?? '');
     if (fake.refuse || new URL(req.url ?? '/', 'http://x').pathname !== '/api/websocket') {
       socket.end(
-        `HTTP/1.1 ${fake.refuse ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
+        `HTTP/1.1 ${fake.refuse ? '503 Service Unavailable' : '404 Not Found'}\r\nConnection: ` +
+          `close\r\nContent-Length: 0\r\n\r\n`,
       );
       return;
     }

@@ -118,7 +118,8 @@ export async function startNut(initial: Record<string, string> = {}): Promise<Nu
   await writeFile(path.join(dir, 'nut.conf'), 'MODE=standalone\n');
   await writeFile(
     path.join(dir, 'ups.conf'),
-    `[${NUT_UPS}]\n  driver = dummy-ups\n  port = ${path.join(dir, 'ups.dev')}\n  desc = "Herald test UPS"\n  pollinterval = 1\n`,
+    `[${NUT_UPS}]\n  driver = dummy-ups\n  port = ${path.join(dir, 'ups.dev')}\n  desc = "Herald test UPS"\n  ` +
+      `pollinterval = 1\n`,
   );
   await writeFile(path.join(dir, 'upsd.conf'), `LISTEN 127.0.0.1 ${port}\nSTATEPATH ${state}\n`, { mode: 0o600 });
   await writeFile(path.join(dir, 'upsd.users'), `[${NUT_USER}]\n  password = ${NUT_PASSWORD}\n  upsmon secondary\n`, {

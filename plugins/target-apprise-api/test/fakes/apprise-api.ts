@@ -95,7 +95,8 @@ export class AppriseApiFake {
               'www-authenticate': 'Basic realm="Apprise API Restricted Area"',
             })
             .end(
-              '<html>\r\n<head><title>401 Authorization Required</title></head>\r\n<body>\r\n<center><h1>401 Authorization Required</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n',
+              '<html>\r\n<head><title>401 Authorization Required</title></head>\r\n<body>\r\n<center><h1>401 ' +
+                'Authorization Required</h1></center>\r\n<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n',
             );
         }
       }

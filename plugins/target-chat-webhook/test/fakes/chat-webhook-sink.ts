@@ -7,8 +7,10 @@
  * - Discord `PATCH /api/webhooks/{id}/{token}/messages/{message_id}` (Edit Webhook Message) → 200
  *   message JSON for a message this webhook posted; 404 `{message: 'Unknown Message', code: 10008}` otherwise.
  * - Slack `POST /services/T/B/secret` → 200 `ok` (text/plain); errors as text/plain codes
- *   (`invalid_payload`, `no_text`, `invalid_token`, `no_service`, `channel_not_found`), 429 `rate_limited` + `Retry-After`.
- * - Mattermost `POST /hooks/{key}` → 200 `ok`; errors as AppError JSON `{id, message, detailed_error, request_id, status_code}`.
+ *   (`invalid_payload`, `no_text`, `invalid_token`, `no_service`, `channel_not_found`), 429 `rate_limited` +
+ *   `Retry-After`.
+ * - Mattermost `POST /hooks/{key}` → 200 `ok`; errors as AppError JSON `{id, message, detailed_error, request_id,
+ *   status_code}`.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -45,7 +47,10 @@ export class ChatWebhookSink {
   failNext: number | null = null;
   /** Mattermost channels that exist. */
   channels = new Set(['town-square', 'alerts']);
-  /** While true, each request is recorded and then kept unanswered until `release()`: a post the service is still working on. */
+  /**
+   * While true, each request is recorded and then kept unanswered until `release()`: a post the service is still
+   * working on.
+   */
   hold = false;
   private waiting: (() => void)[] = [];
   /** The most requests kept unanswered at once. */
@@ -76,14 +81,19 @@ export class ChatWebhookSink {
     return `http://127.0.0.1:${this.port}`;
   }
 
-  /** The webhook URL of a format; `valid: false` gives a URL with a wrong secret, `'unknown'` one that never existed. */
+  /**
+   * The webhook URL of a format; `valid: false` gives a URL with a wrong secret, `'unknown'` one that never existed.
+   */
   url(format: SinkFormat, variant: 'valid' | 'bad-token' | 'unknown' = 'valid'): string {
     if (format === 'discord') {
       const id = variant === 'unknown' ? '999' : DISCORD.id;
       return `${this.base}/api/webhooks/${id}/${variant === 'bad-token' ? 'wrong' : DISCORD.token}`;
     }
     if (format === 'slack')
-      return `${this.base}${variant === 'unknown' ? '/services/T9/B9/' : SLACK.path}${variant === 'bad-token' ? 'wrong' : SLACK.secret}`;
+      return (
+        `${this.base}${variant === 'unknown' ? '/services/T9/B9/' : SLACK.path}` +
+        `${variant === 'bad-token' ? 'wrong' : SLACK.secret}`
+      );
     return `${this.base}/hooks/${variant === 'valid' ? MATTERMOST.key : 'nosuchhook0000000000000000'}`;
   }
 

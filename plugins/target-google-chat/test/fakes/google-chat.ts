@@ -140,7 +140,8 @@ export class GoogleChatFake {
           res,
           401,
           'UNAUTHENTICATED',
-          'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other valid authentication credential.',
+          'Request had invalid authentication credentials. Expected OAuth 2 access token, login cookie or other ' +
+            'valid authentication credential.',
         );
       }
       if (m[1] !== SPACE) return this.error(res, 404, 'NOT_FOUND', 'Requested entity was not found.');

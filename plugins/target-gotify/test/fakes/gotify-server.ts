@@ -3,7 +3,8 @@
  * the Message and Error models) and the message-extras documentation give it:
  * - `POST {prefix}/message` authenticated by an application token in `X-Gotify-Key`, the `token`
  *   query parameter or `Authorization: Bearer`; an unknown token → 401
- *   `{"error":"Unauthorized","errorCode":401,"errorDescription":"you need to provide a valid access token or user credentials to access this api"}`.
+ *   `{"error":"Unauthorized","errorCode":401,"errorDescription":"you need to provide a valid access token or user
+ *   credentials to access this api"}`.
  * - A client token authenticates too (recent servers), but without an application id the message
  *   is refused: 400 "appid is required when not authenticating with an application token".
  * - Body as JSON or form; `message` is required (400 "Field 'message' is required"); `extras` are

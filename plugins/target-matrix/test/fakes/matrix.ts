@@ -357,7 +357,8 @@ export class FakeHomeserver {
     if (!content) return;
     if (!this.rooms.get(roomId)?.has(user))
       return this.json(res, 403, { errcode: 'M_FORBIDDEN', error: `User ${user} not in room ${roomId}` });
-    // An edit (m.replace) must relate to an existing event of the same room, sender and type that is not itself an edit.
+    // An edit (m.replace) must relate to an existing event of the same room, sender and type that is not itself an
+    // edit.
     const rel = (content as { 'm.relates_to'?: { rel_type?: string; event_id?: string } })['m.relates_to'];
     if (rel?.rel_type === 'm.replace') {
       const original = this.events.find((e) => e.event_id === rel.event_id);
@@ -551,7 +552,9 @@ export class FakeHomeserver {
         this.refusedUploads.push(`one-time key ${id} already exists`);
         return this.json(res, 400, {
           errcode: 'M_UNKNOWN',
-          error: `One time key ${id} already exists. Old key: ${JSON.stringify(old.key)}; new key: ${JSON.stringify(key)}`,
+          error:
+            `One time key ${id} already exists. Old key: ${JSON.stringify(old.key)}; new key: ` +
+            `${JSON.stringify(key)}`,
         });
       }
       if (!old) otks.push({ id, key });

@@ -15,7 +15,10 @@ export interface ScriptedBroker {
 
 const TYPES: Record<number, string> = { 1: 'CONNECT', 3: 'PUBLISH', 8: 'SUBSCRIBE', 12: 'PINGREQ', 14: 'DISCONNECT' };
 
-/** `connack`: the return code to answer CONNECT with (0 accepted, 4 bad user name or password…), or `null` to stay silent. */
+/**
+ * `connack`: the return code to answer CONNECT with (0 accepted, 4 bad user name or password…), or `null` to stay
+ * silent.
+ */
 export async function startScriptedBroker(o: { connack: number | null }): Promise<ScriptedBroker> {
   const received: string[] = [];
   const sockets = new Set<net.Socket>();

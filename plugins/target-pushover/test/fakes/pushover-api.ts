@@ -120,7 +120,8 @@ export class PushoverApi {
           res,
           'user',
           'invalid',
-          'user identifier is not a valid user, group, or subscribed user key, see https://pushover.net/api#identifiers',
+          'user identifier is not a valid user, group, or subscribed user key, see ' +
+            'https://pushover.net/api#identifiers',
           limits(),
         );
       if (!form.message) return this.invalid(res, 'message', 'cannot be blank', 'message cannot be blank', limits());

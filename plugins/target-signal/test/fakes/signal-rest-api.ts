@@ -185,7 +185,8 @@ export class SignalRestApiFake {
           429,
           {
             error:
-              "Failed to send message due to rate limiting. Use the attached challenge tokens to lift the rate limit restrictions via the '/v1/accounts/{number}/rate-limit-challenge' endpoint.",
+              'Failed to send message due to rate limiting. Use the attached challenge tokens to lift the rate ' +
+              "limit restrictions via the '/v1/accounts/{number}/rate-limit-challenge' endpoint.",
             challenge_tokens: ['0b0e6c8e-1a7b-4f31-9a8c-2d1f00c0ffee'],
             account: body?.number ?? '',
           },
@@ -209,12 +210,14 @@ export class SignalRestApiFake {
       if (numbers.length && groups.length)
         return this.json(res, 400, {
           error:
-            'Signal Messenger Groups and phone numbers cannot be specified together in one request! Please split them up into multiple REST API calls.',
+            'Signal Messenger Groups and phone numbers cannot be specified together in one request! Please split ' +
+            'them up into multiple REST API calls.',
         });
       if (groups.length > 1)
         return this.json(res, 400, {
           error:
-            'A signal message cannot be sent to more than one group at once! Please use multiple REST API calls for that.',
+            'A signal message cannot be sent to more than one group at once! Please use multiple REST API calls ' +
+            'for that.',
         });
       if (!this.accounts.has(body.number))
         return this.json(res, 400, { error: `User ${body.number} is not registered.` });

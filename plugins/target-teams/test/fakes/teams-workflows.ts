@@ -3,8 +3,9 @@
  * Apps workflow made from Teams' "Post to a channel when a webhook request is received" template.
  *
  * Wire behaviour, as Microsoft documents the trigger and its errors:
- * - `POST /workflows/{id}/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig={signature}`
- *   with a JSON body → `202 Accepted`, empty body, `x-ms-workflow-run-id` and friends; the run then
+ * - `POST /workflows/{id}/triggers/manual/paths/invoke` with the query
+ *   `?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig={signature}` and a JSON body
+ *   → `202 Accepted`, empty body, `x-ms-workflow-run-id` and friends; the run then
  *   posts each Adaptive Card attachment to the channel (here: recorded in `posted`, or in `failedRuns`
  *   when the card is not one Teams renders, as the run would fail after the 202).
  * - errors are `{"error": {"code", "message"}}`: 401 `DirectApiAuthorizationRequired` (no `sig`),
@@ -130,7 +131,8 @@ export class TeamsWorkflowsFake {
           res,
           403,
           'AuthorizationFailed',
-          "The client IP address '203.0.113.9' is not in the allowed caller IP address ranges specified in the workflow's access control configuration.",
+          "The client IP address '203.0.113.9' is not in the allowed caller IP address ranges specified in the " +
+            "workflow's access control configuration.",
         );
       if (this.throttle && this.throttle.count > 0) {
         this.throttle.count--;
@@ -138,7 +140,8 @@ export class TeamsWorkflowsFake {
           res,
           429,
           'WorkflowRequestsThrottled',
-          `Number of requests for workflow '${WORKFLOW_ID}' exceeded the limit of '100' over time window of '00:01:00'.`,
+          `Number of requests for workflow '${WORKFLOW_ID}' exceeded the limit of '100' over time window of ` +
+            `'00:01:00'.`,
           { 'retry-after': this.throttle.retryAfter },
         );
       }
@@ -159,7 +162,8 @@ export class TeamsWorkflowsFake {
           res,
           400,
           'InvalidRequestContent',
-          `The input body for trigger 'manual' of type 'Request' must be of type JSON, but was of type '${req.headers['content-type'] ?? 'application/octet-stream'}'.`,
+          `The input body for trigger 'manual' of type 'Request' must be of type JSON, but was of type ` +
+            `'${req.headers['content-type'] ?? 'application/octet-stream'}'.`,
         );
       }
       if (!body || typeof body !== 'object' || !Array.isArray(body.attachments)) {
@@ -167,7 +171,8 @@ export class TeamsWorkflowsFake {
           res,
           400,
           'TriggerInputSchemaMismatch',
-          "The input body for trigger 'manual' of type 'Request' did not match its schema definition. Error details: 'Required properties are missing from object: attachments.'.",
+          "The input body for trigger 'manual' of type 'Request' did not match its schema definition. Error " +
+            "details: 'Required properties are missing from object: attachments.'.",
         );
       }
       const runId = `08584${String(++this.runs).padStart(15, '0')}CU${String(this.runs % 100).padStart(2, '0')}`;

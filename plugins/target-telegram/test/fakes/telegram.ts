@@ -106,7 +106,10 @@ export class FakeTelegram {
     this.failures.push({ status: 429, retryAfter: retryAfterSeconds, after: opts.after ?? 0 });
   }
   /** A coming call fails with `status`; `html` answers a proxy-style HTML page instead of JSON. */
-  /** Fails the next call (after `after` others); with `token`, only a call made with that bot token, so a polling loop of another bot cannot take it. */
+  /**
+   * Fails the next call (after `after` others); with `token`, only a call made with that bot token, so a polling loop
+   * of another bot cannot take it.
+   */
   failNext(
     status: number,
     description = 'Internal Server Error',
@@ -288,7 +291,8 @@ export class FakeTelegram {
     if (raw === msg.raw) {
       throw new ApiError(
         400,
-        'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+        'Bad Request: message is not modified: specified new message content and reply markup are exactly the ' +
+          'same as a current content and reply markup of the message',
       );
     }
     msg.raw = raw;

@@ -130,7 +130,10 @@ export function verifyVapidJwt(
 export interface FakePushService {
   url: string;
   origin: string;
-  /** A new browser subscription, as `pushManager.subscribe({ applicationServerKey })` would make; the key, when given, is enforced. */
+  /**
+   * A new browser subscription, as `pushManager.subscribe({ applicationServerKey })` would make; the key, when given,
+   * is enforced.
+   */
   subscribe(applicationServerKey?: string): FakeSubscription;
   /** Messages accepted, in order. */
   received: ReceivedPush[];
