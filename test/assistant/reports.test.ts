@@ -232,3 +232,56 @@ t.test('the OpenAPI document lists the assistant routes', async (t) => {
   ])
     t.ok(doc.body.paths[p] || doc.body.paths[p.replace(/\/$/, '')], p);
 });
+
+t.test(
+  'a report of very long unbroken words is drawn off the event loop, wrapped, and within its limits',
+  async (t) => {
+    const { svc } = await harness(t);
+    const u = await newUser(svc);
+    // The longest a memory entry may be, as one word: pdfkit alone took minutes to wrap it on the event loop.
+    const word = 'Z'.repeat(32_000);
+    t.equal(
+      (await svc.request('POST', '/api/v1/memory', { token: u.token, body: { content: word, category: 'Long' } }))
+        .status,
+      201,
+    );
+    let healthAt = 0;
+    let reportAt = 0;
+    const report = svc
+      .request('POST', '/api/v1/reports', { token: u.token, body: { title: 'Long words' } })
+      .then((r) => {
+        reportAt = performance.now();
+        return r;
+      });
+    await new Promise((r) => setTimeout(r, 50));
+    const health = await svc.request('GET', '/api/health');
+    healthAt = performance.now();
+    const created = await report;
+    t.equal(health.status, 200);
+    t.ok(healthAt < reportAt, 'the service answered while the report was drawn');
+    t.equal(created.status, 201, JSON.stringify(created.body));
+    const pdf = await pdfText((await download(svc, u.token, created.body.id)).body);
+    t.equal(pdf.match(/Z/g)?.length, word.length, 'every character of the word is in the PDF');
+    const lines = pdf.split('\n').filter((l) => /Z/.test(l));
+    t.ok(lines.length > 100, `wrapped over lines (${lines.length})`);
+
+    // The limits: a report that cannot be drawn in time is refused with a clear 422, and nothing is stored.
+    const { REPORT_LIMITS } = await import('../../core/src/assistant/reports.ts');
+    const seconds = REPORT_LIMITS.seconds;
+    REPORT_LIMITS.seconds = 0.01;
+    t.teardown(() => {
+      REPORT_LIMITS.seconds = seconds;
+    });
+    const slow = await svc.request('POST', '/api/v1/reports', { token: u.token, body: { title: 'Too slow' } });
+    REPORT_LIMITS.seconds = seconds;
+    t.equal(slow.status, 422);
+    t.match(slow.body, { code: 'report_too_costly', params: { seconds: 0.01, memory_mb: REPORT_LIMITS.heapMb } });
+    t.match(slow.body.detail, /^Drawing the report took more than 0\.01 seconds or 512 MB of memory; /);
+    const list = (await svc.request('GET', '/api/v1/reports', { token: u.token })).body.reports;
+    t.same(
+      list.map((r: any) => r.title),
+      ['Long words'],
+      'the refused report is not stored',
+    );
+  },
+);

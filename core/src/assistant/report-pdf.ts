@@ -36,6 +36,25 @@ export function reportString(locale: ReportLocale, key: string, vars: Record<str
 const when = (e: ReportEntry) =>
   e.recorded_at ? e.recorded_at.replace('T', ' ').slice(0, e.recorded_at.includes('T') ? 16 : 10) : '';
 
+/** The longest run of characters without a break opportunity that the report draws as it is. */
+export const MAX_UNBROKEN = 40;
+
+/**
+ * `text` with a zero-width space after every MAX_UNBROKEN characters of a run without white space.
+ * pdfkit wraps a word wider than the line by measuring ever longer prefixes of it, which takes
+ * time quadratic in its length (a 32,000-character word took minutes); with a break opportunity
+ * every few dozen characters each piece is measured once. The space draws nothing.
+ */
+export function breakLongWords(text: string): string {
+  return text.replace(new RegExp(`\\S{${MAX_UNBROKEN + 1},}`, 'g'), (word) => {
+    const chars = Array.from(word);
+    let out = '';
+    for (let i = 0; i < chars.length; i += MAX_UNBROKEN)
+      out += (i ? '\u200B' : '') + chars.slice(i, i + MAX_UNBROKEN).join('');
+    return out;
+  });
+}
+
 export interface RenderInput {
   title: string;
   locale: ReportLocale;
@@ -71,13 +90,15 @@ export async function renderReport(input: RenderInput): Promise<Buffer> {
   doc.registerFont('body', font);
   doc.registerFont('bold', fs.existsSync(bold) ? bold : font);
 
+  // Every text drawn goes through breakLongWords: titles, notes, categories, excerpts and names are the user's.
   const heading = (text: string, size = 16) => {
-    doc.moveDown(0.8).font('bold').fontSize(size).text(text).moveDown(0.3).font('body').fontSize(11);
+    doc.moveDown(0.8).font('bold').fontSize(size).text(breakLongWords(text)).moveDown(0.3).font('body').fontSize(11);
   };
-  const para = (text: string, opts: PDFKit.Mixins.TextOptions = {}) => doc.font('body').fontSize(11).text(text, opts);
+  const para = (text: string, opts: PDFKit.Mixins.TextOptions = {}) =>
+    doc.font('body').fontSize(11).text(breakLongWords(text), opts);
 
   // Title page.
-  doc.font('bold').fontSize(26).text(title, { align: 'center' }).moveDown(0.5);
+  doc.font('bold').fontSize(26).text(breakLongWords(title), { align: 'center' }).moveDown(0.5);
   doc.font('body').fontSize(13).text(t('subtitle'), { align: 'center' }).moveDown(2);
   para(`${t('prepared_for')}: ${input.email}`, { align: 'center' });
   para(
@@ -116,7 +137,7 @@ export async function renderReport(input: RenderInput): Promise<Buffer> {
     doc
       .fontSize(9)
       .fillColor('#444444')
-      .text(`— ${t('source')}: ${x.source}`, { indent: 12 })
+      .text(breakLongWords(`— ${t('source')}: ${x.source}`), { indent: 12 })
       .fillColor('black')
       .moveDown(0.5);
   }

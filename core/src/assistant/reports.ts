@@ -1,5 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Type from 'typebox';
 import { caller, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
@@ -10,7 +11,8 @@ import type { App } from '../http/server.ts';
 import type { PublicUser } from '../users/users.ts';
 import { collection, int } from './paths.ts';
 import { gatherReportData } from './report-data.ts';
-import { ReportFontMissingError, type ReportLocale, renderReport, reportString } from './report-pdf.ts';
+import { type RenderInput, ReportFontMissingError, type ReportLocale, reportString } from './report-pdf.ts';
+import type { ReportWorkerResult } from './report-worker.ts';
 import { checkRoomLeft, reserveStorage } from './storage.ts';
 
 interface ReportRow {
@@ -37,6 +39,62 @@ const ReportSchema = Type.Object({
   created_at: Type.String(),
   size_bytes: Type.Integer(),
 });
+
+/** What drawing one report may cost: its worker thread's time and heap; reports drawn at a time per process. */
+export const REPORT_LIMITS = { seconds: 120, heapMb: 512, workers: 1 };
+
+let drawing = 0;
+const waitingToDraw: (() => void)[] = [];
+
+/**
+ * The PDF, drawn in a worker thread (report-worker.ts) within REPORT_LIMITS, one at a time: the
+ * event loop keeps serving while a report is drawn. Throws ReportFontMissingError, or the 422
+ * `report_too_costly` when the thread runs out of time or memory.
+ */
+export async function drawReport(input: RenderInput): Promise<Buffer> {
+  if (drawing >= REPORT_LIMITS.workers) await new Promise<void>((resolve) => waitingToDraw.push(resolve));
+  drawing++;
+  try {
+    return await new Promise<Buffer>((resolve, reject) => {
+      const worker = new Worker(new URL('./report-worker.ts', import.meta.url), {
+        workerData: { ...input, generatedAt: input.generatedAt.toISOString() },
+        resourceLimits: { maxOldGenerationSizeMb: REPORT_LIMITS.heapMb, maxYoungGenerationSizeMb: 16 },
+        stdout: true,
+        stderr: true,
+      });
+      let settled = false;
+      const finish = (err: Error | undefined, pdf?: Buffer) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        void worker.terminate();
+        if (err) reject(err);
+        else resolve(pdf!);
+      };
+      const costly = () =>
+        new HttpError(
+          422,
+          'report_too_costly',
+          `Drawing the report took more than ${REPORT_LIMITS.seconds} seconds or ${REPORT_LIMITS.heapMb} MB of memory; ` +
+            'shorten or delete the longest memory entries and documents, then try again.',
+          { params: { seconds: REPORT_LIMITS.seconds, memory_mb: REPORT_LIMITS.heapMb } },
+        );
+      const timer = setTimeout(() => finish(costly()), REPORT_LIMITS.seconds * 1000);
+      worker.once('message', (r: ReportWorkerResult) => {
+        if (r.ok) return finish(undefined, Buffer.from(r.pdf.buffer, r.pdf.byteOffset, r.pdf.byteLength));
+        if (r.reason === 'font_missing') return finish(new ReportFontMissingError('the report font is missing'));
+        finish(new Error('the report could not be drawn'));
+      });
+      worker.once('error', (err: Error & { code?: string }) =>
+        finish(err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? costly() : err),
+      );
+      worker.once('exit', () => finish(new Error('the report worker ended without an answer')));
+    });
+  } finally {
+    drawing--;
+    waitingToDraw.shift()?.();
+  }
+}
 
 /** Health-compilation PDFs, stored as `<dataDir>/reports/<user_id>/<id>.pdf`. */
 export class Reports {
@@ -65,7 +123,7 @@ export class Reports {
     const data = await gatherReportData(this.core.db, user.id, title);
     let pdf: Buffer;
     try {
-      pdf = await renderReport({ title, locale, email: user.email, generatedAt: now, data });
+      pdf = await drawReport({ title, locale, email: user.email, generatedAt: now, data });
     } catch (err) {
       if (err instanceof ReportFontMissingError) {
         this.core.logs.get('assistant').error({ err: err.message }, 'report font missing');
@@ -127,7 +185,7 @@ export class Reports {
     const opts = { preHandler: requireUser(core) };
     const tags = ['assistant'];
     const Params = Type.Object({ report_id: Type.String({ format: 'uuid' }) });
-    const id = (req: { params: unknown }) => (req.params as { report_id: string }).report_id;
+    const id = (req: { params: { report_id: string } }) => req.params.report_id;
 
     collection(
       app,
@@ -157,7 +215,7 @@ export class Reports {
         },
       },
       async (req, reply) => {
-        const b = (req.body ?? {}) as { title?: string; locale?: ReportLocale };
+        const b = req.body ?? {};
         const report = await this.generate(caller(req), b);
         reply.code(201);
         return report;
@@ -179,7 +237,7 @@ export class Reports {
         },
       },
       async (req) => {
-        const q = req.query as { limit?: number; before?: string };
+        const q = req.query;
         const rows = await core.db.all<ReportRow>(
           `SELECT * FROM reports WHERE user_id = ?${q.before ? ' AND id < ?' : ''} ORDER BY id DESC LIMIT ?`,
           q.before ? [caller(req).id, q.before, q.limit ?? 50] : [caller(req).id, q.limit ?? 50],
