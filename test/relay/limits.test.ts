@@ -101,10 +101,15 @@ t.test(
       await k.close();
     });
     const c = await chain(s, 'limits_short', k.url);
-    await c.send('front door '.repeat(30));
-    await c.send('short');
-    const got = await k.waitOk(2, 10_000);
-    t.equal(got.length, 2);
+    const ids = [await c.send('front door '.repeat(30)), await c.send('short')];
+    await k.waitOk(2, 10_000);
+    // Settled: both deliveries recorded as sent, so a late extra message would be counted here.
+    t.same(
+      (await settled(s, ids)).map((d) => d.status),
+      ['sent', 'sent'],
+    );
+    const got = k.ok();
+    t.equal(got.length, 2, 'one message per event');
     const [long, short] = got.map((a) => a.body);
     t.ok(long.body.length <= 100, `body ${long.body.length} <= 100`);
     t.ok(long.body.endsWith('…'), 'a truncated body ends with an ellipsis');
@@ -245,9 +250,15 @@ t.test(
     // As a previous run or another replica would have left it: the next slot is 2 s away.
     const tat = Date.now() + 2000;
     await s.service.core.db.run('INSERT INTO target_pacing (target_id, tat) VALUES (?, ?)', [c.target.id, tat]);
-    await c.send('after the reserved slot');
-    const [a] = await k.waitOk(1, 10_000);
+    const eventId = await c.send('after the reserved slot');
+    await k.waitOk(1, 10_000);
+    t.same(
+      (await settled(s, [eventId])).map((d) => d.status),
+      ['sent'],
+    );
+    const [a, ...more] = k.ok();
     t.ok(a, 'delivered');
+    t.equal(more.length, 0, 'once');
     const interval = Math.ceil(500 * 1.05);
     t.ok(a!.body.sentAt >= tat - interval, `sent at ${a!.body.sentAt - (tat - interval)} ms after its slot opened`);
     const row = await s.service.core.db.get('SELECT tat FROM target_pacing WHERE target_id = ?', [c.target.id]);
