@@ -87,7 +87,10 @@ export class Credentials {
    */
   redirectRefusal(from: URL, to: URL): string | undefined {
     if (from.origin === to.origin || !this.inUrl(to)) return undefined;
-    return `${from.host} redirected to ${to.host} with a credential in the URL; the redirect is refused so the credential stays on its origin`;
+    return (
+      `${from.host} redirected to ${to.host} with a credential in the URL; the redirect is refused so the ` +
+      'credential stays on its origin'
+    );
   }
 
   /** The headers for the next hop: unchanged on the same origin, without credentials on another. */

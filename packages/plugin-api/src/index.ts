@@ -8,7 +8,9 @@
  *   manifest: {
  *     id: 'example', kind: 'provider', apiVersion: 1, displayName: 'Example',
  *     configSchema: Type.Object({ api_key: Secret() }),
- *     events: { thing_happened: { payload: Type.Object({ name: Type.String() }), quietHours: 'defer', severity: 'info' } },
+ *     events: {
+ *       thing_happened: { payload: Type.Object({ name: Type.String() }), quietHours: 'defer', severity: 'info' },
+ *     },
  *     templates: { en: { thing_happened: { title: 'Thing', body: '{{name}} happened' } } },
  *   },
  *   create: (ctx) => ({ async poll() { await ctx.emit({ type: 'thing_happened', payload: { name: 'x' } }); } }),
@@ -112,8 +114,9 @@ export interface EventSpec<P extends TSchema = TSchema> {
  *
  * @example A UPS on battery, then back on line: one message, edited
  * ```ts
- * ups_on_battery: { payload, quietHours: 'send', severity: 'critical', correlation: { key: ['server', 'ups'], thread: 'power' } },
- * ups_online: { payload, quietHours: 'send', severity: 'info', correlation: { key: ['server', 'ups'], thread: 'power' } },
+ * const correlation = { key: ['server', 'ups'], thread: 'power' };
+ * ups_on_battery: { payload, quietHours: 'send', severity: 'critical', correlation },
+ * ups_online: { payload, quietHours: 'send', severity: 'info', correlation },
  * ```
  */
 export interface CorrelationSpec {
@@ -264,9 +267,12 @@ export interface DialectAnswer {
  * ```ts
  * routes: [{
  *   method: 'POST', path: '/api/compat/gotify/message', summary: 'Gotify: create a message',
- *   token: (req) => req.query.token || req.headers['x-gotify-key'] || /^bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1],
+ *   token: (req) =>
+ *     req.query.token || req.headers['x-gotify-key'] || /^bearer (.+)$/i.exec(req.headers.authorization ?? '')?.[1],
  *   unknownToken: 401,
- *   errorBody: ({ status, detail }) => ({ body: { error: STATUS_TEXT[status], errorCode: status, errorDescription: detail } }),
+ *   errorBody: ({ status, detail }) => ({
+ *     body: { error: STATUS_TEXT[status], errorCode: status, errorDescription: detail },
+ *   }),
  * }],
  * ```
  */
@@ -347,7 +353,10 @@ export interface SelfMonitoringSignals {
     threshold: number;
     last_error?: string;
   };
-  /** The user's pending deferred notifications reached the threshold; raised once until the count falls below it again. */
+  /**
+   * The user's pending deferred notifications reached the threshold; raised once until the count falls below it
+   * again.
+   */
   deferredBacklog: { pending: number; threshold: number };
   /** Consecutive 5xx or network failures to one target reached the threshold; the counter resets after. */
   targetFailures: {
@@ -407,7 +416,10 @@ export interface PluginManifest<C extends TSchema = TSchema, T extends TSchema =
   limits?: TargetLimits;
   /** Default templates shipped with the plugin. */
   templates?: TemplateSet;
-  /** Readiness check this plugin's instances feed (e.g. `ha`): `na` without instances, `ok` if one is healthy, else `degraded`. */
+  /**
+   * Readiness check this plugin's instances feed (e.g. `ha`): `na` without instances, `ok` if one is healthy, else
+   * `degraded`.
+   */
   readinessCheck?: string;
   /** Created and owned by the core (one per user), not through the providers API. */
   coreManaged?: boolean;
@@ -735,13 +747,16 @@ export interface ProviderInstance extends Lifecycle {
    * ```ts
    * verifyWebhook(req) {
    *   if (mode === 'bearer') {
-   *     if (!safeEqual(req.headers.authorization ?? '', `Bearer ${secret}`)) throw new WebhookRejectedError(401, 'bearer token does not match');
+   *     if (!safeEqual(req.headers.authorization ?? '', `Bearer ${secret}`))
+   *       throw new WebhookRejectedError(401, 'bearer token does not match');
    *     return 'ok';
    *   }
    *   const signature = req.headers['x-signature-256'] ?? '';
-   *   if (!/^sha256=[0-9a-f]{64}$/.test(signature)) throw new WebhookRejectedError(401, 'missing or malformed X-Signature-256');
+   *   if (!/^sha256=[0-9a-f]{64}$/.test(signature))
+   *     throw new WebhookRejectedError(401, 'missing or malformed X-Signature-256');
    *   if (!req.rawBody) return 'needs_body';
-   *   if (!safeEqual(signature, `sha256=${hmacSha256Hex(secret, req.rawBody)}`)) throw new WebhookRejectedError(401, 'signature does not match the body');
+   *   if (!safeEqual(signature, `sha256=${hmacSha256Hex(secret, req.rawBody)}`))
+   *     throw new WebhookRejectedError(401, 'signature does not match the body');
    *   return 'ok';
    * },
    * ```
@@ -763,7 +778,8 @@ export interface ProviderInstance extends Lifecycle {
    * @example AUTH required by the configuration, and a sender allow list
    * ```ts
    * verifyMail(env) {
-   *   if (ctx.config.require_auth && !env.authenticated) throw new WebhookRejectedError(401, 'this mailbox needs SMTP authentication with its token as the password');
+   *   if (ctx.config.require_auth && !env.authenticated)
+   *     throw new WebhookRejectedError(401, 'this mailbox needs SMTP authentication with its token as the password');
    *   if (!allowed(env.from)) throw new WebhookRejectedError(403, 'this sender is not allowed for this mailbox');
    * },
    * ```
@@ -961,11 +977,19 @@ export interface SeenChat {
  *
  * @example
  * ```ts
- * const update: ParsedUpdate = { updateId: 10, chat: { chatId: '42', type: 'private' }, text: '/start', command: 'start' };
+ * const update: ParsedUpdate = {
+ *   updateId: 10,
+ *   chat: { chatId: '42', type: 'private' },
+ *   text: '/start',
+ *   command: 'start',
+ * };
  * ```
  */
 export interface ParsedUpdate {
-  /** The service's id of the update, for logs; the polling position comes from {@link MessagingBotDriver.nextOffset}. */
+  /**
+   * The service's id of the update, for logs; the polling position comes from
+   * {@link MessagingBotDriver.nextOffset}.
+   */
   updateId?: number | string;
   /** The chat the update came from; without one the update is acknowledged and otherwise ignored. */
   chat?: SeenChat;
@@ -974,10 +998,14 @@ export interface ParsedUpdate {
   command?: string;
 }
 
-/** What a bot driver runs with: the core's outbound HTTP client (SSRF policy applied), a logger and the bot's own API server. */
+/**
+ * What a bot driver runs with: the core's outbound HTTP client (SSRF policy applied), a logger and the bot's own API
+ * server.
+ */
 export interface BotDriverContext {
   http: OutboundHttp;
-  log: PluginLogger /** The bot record's own API server (`api_root`, e.g. a self-hosted one), overriding the driver's default. */;
+  log: PluginLogger;
+  /** The bot record's own API server (`api_root`, e.g. a self-hosted one), overriding the driver's default. */
   apiRoot?: string;
 }
 
@@ -1011,23 +1039,41 @@ export interface BotWebhookRequest {
  *
  * @example A driver for a service with a `/updates?after=` endpoint and a signed webhook
  * ```ts
- * import { AuthFailedError, RetryableSendError, hmacSha256Hex, safeEqual, type BotDriverContext, type MessagingBotDriver } from '@herald/plugin-api';
+ * import {
+ *   AuthFailedError, RetryableSendError, hmacSha256Hex, safeEqual, type BotDriverContext, type MessagingBotDriver,
+ * } from '@herald/plugin-api';
  * const root = (ctx: BotDriverContext) => ctx.apiRoot ?? 'https://api.chat.example';
  * async function api(ctx: BotDriverContext, token: string, path: string, init: RequestInit & { signal: AbortSignal }) {
- *   const res = await ctx.http.fetch(`${root(ctx)}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+ *   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+ *   const res = await ctx.http.fetch(`${root(ctx)}${path}`, { ...init, headers });
  *   if (res.status === 401) throw new AuthFailedError('the bot token was rejected');
  *   if (!res.ok) throw new RetryableSendError(`chat.example answered ${res.status}`, res.status);
  *   return res.json();
  * }
  * export const driver: MessagingBotDriver = {
- *   async getMe(ctx, token, signal) { const me = await api(ctx, token, '/me', { signal }); return { botId: me.id, username: me.handle }; },
- *   async setWebhook(ctx, token, url, secret, signal) { await api(ctx, token, '/webhook', { method: 'PUT', body: JSON.stringify({ url, secret }), signal }); },
+ *   async getMe(ctx, token, signal) {
+ *     const me = await api(ctx, token, '/me', { signal });
+ *     return { botId: me.id, username: me.handle };
+ *   },
+ *   async setWebhook(ctx, token, url, secret, signal) {
+ *     await api(ctx, token, '/webhook', { method: 'PUT', body: JSON.stringify({ url, secret }), signal });
+ *   },
  *   async deleteWebhook(ctx, token, signal) { await api(ctx, token, '/webhook', { method: 'DELETE', signal }); },
- *   verifyWebhook: (req, secret) => safeEqual(req.headers['x-chat-signature'] ?? '', hmacSha256Hex(secret, req.rawBody)),
- *   async getUpdates(ctx, token, offset, timeoutSeconds, signal) { return (await api(ctx, token, `/updates?after=${offset}&wait=${timeoutSeconds}`, { signal })).updates; },
+ *   verifyWebhook: (req, secret) =>
+ *     safeEqual(req.headers['x-chat-signature'] ?? '', hmacSha256Hex(secret, req.rawBody)),
+ *   async getUpdates(ctx, token, offset, timeoutSeconds, signal) {
+ *     return (await api(ctx, token, `/updates?after=${offset}&wait=${timeoutSeconds}`, { signal })).updates;
+ *   },
  *   nextOffset: (update, offset) => Math.max(offset, (update as { seq: number }).seq),
- *   parseUpdate: (u: any) => (u?.room ? { updateId: u.seq, chat: { chatId: u.room.id, type: u.room.kind }, text: u.text, command: /^\/(\w+)/.exec(u.text ?? '')?.[1] } : null),
- *   async reply(ctx, token, chat, text, signal) { await api(ctx, token, `/rooms/${chat.chatId}/messages`, { method: 'POST', body: JSON.stringify({ text }), signal }); },
+ *   parseUpdate: (u: any) =>
+ *     u?.room
+ *       ? { updateId: u.seq, chat: { chatId: u.room.id, type: u.room.kind }, text: u.text,
+ *           command: /^\/(\w+)/.exec(u.text ?? '')?.[1] }
+ *       : null,
+ *   async reply(ctx, token, chat, text, signal) {
+ *     const body = JSON.stringify({ text });
+ *     await api(ctx, token, `/rooms/${chat.chatId}/messages`, { method: 'POST', body, signal });
+ *   },
  * };
  * ```
  */
@@ -1085,7 +1131,10 @@ export interface MessagingBotDriver {
    *
    * @example Services whose offset is "the last id seen plus one"
    * ```ts
-   * nextOffset: (update, offset) => { const id = (update as { id?: unknown }).id; return typeof id === 'number' && id >= offset ? id + 1 : offset; },
+   * nextOffset: (update, offset) => {
+   *   const id = (update as { id?: unknown }).id;
+   *   return typeof id === 'number' && id >= offset ? id + 1 : offset;
+   * },
    * ```
    */
   nextOffset(update: unknown, offset: number): number;
@@ -1104,7 +1153,10 @@ export interface ConfigProblem {
   path: string;
   /** What is wrong with the field, continuing its name: `must be true when auth_mode is none`. */
   message: string;
-  /** Stable machine-readable code the API answers with (e.g. `unauthenticated_not_acknowledged`); default `validation_failed`. */
+  /**
+   * Stable machine-readable code the API answers with (e.g. `unauthenticated_not_acknowledged`); default
+   * `validation_failed`.
+   */
   code?: string;
   /** A whole sentence for the answer's `detail`: what to do about it. Default: the path and message. */
   detail?: string;

@@ -173,7 +173,10 @@ function client(opts: TestHttpOptions, creds: Credentials): OutboundHttp {
     }
   }
 
-  /** The next request after a redirect answer, as the service's client makes it; throws when it must not be followed. */
+  /**
+   * The next request after a redirect answer, as the service's client makes it; throws when it must not be
+   * followed.
+   */
   function nextHop<B>(
     url: URL,
     location: string,

@@ -5,7 +5,9 @@
  * @example
  * ```ts
  * const host = createTestHost();
- * const { instance, emitted } = await host.provider(myPlugin, { api_key: 'k' }, { trackers: [{ id: 't1', name: 'A', enabled: true, config: {} }] });
+ * const { instance, emitted } = await host.provider(myPlugin, { api_key: 'k' }, {
+ *   trackers: [{ id: 't1', name: 'A', enabled: true, config: {} }],
+ * });
  * await instance.poll!({ trackers: host.trackers, signal: host.signal });
  * ```
  */
@@ -316,7 +318,10 @@ export function createTestHost(opts: TestHostOptions = {}) {
   };
 }
 
-/** What {@link dialectRequest} saw: the token the route found, the plugin's result, and the answer the core would send. */
+/**
+ * What {@link dialectRequest} saw: the token the route found, the plugin's result, and the answer the core would
+ * send.
+ */
 export interface DialectOutcome {
   /** The token the route's finder returned (undefined when it found none). */
   token?: string;
@@ -340,7 +345,11 @@ export interface DialectOutcome {
  * @example
  * ```ts
  * const { instance } = await host.provider(plugin, {});
- * const out = await dialectRequest(plugin, instance, { path: '/api/compat/gotify/message', headers: { 'x-gotify-key': 'tok', 'content-type': 'application/json' }, body: '{"message":"hi"}' });
+ * const out = await dialectRequest(plugin, instance, {
+ *   path: '/api/compat/gotify/message',
+ *   headers: { 'x-gotify-key': 'tok', 'content-type': 'application/json' },
+ *   body: '{"message":"hi"}',
+ * });
  * // out.token === 'tok', out.status === 200, out.answer.body.id is a number
  * ```
  */

@@ -201,7 +201,8 @@ function shapeOf(s: Json): string {
     if (Array.isArray(s.items) || Array.isArray(s.prefixItems)) return 'a tuple';
     if (isObj(s.items) && enumValues(s.items)) return 'an array of choices';
     if (isObj(s.items) && typeOf(s.items) === 'object') return 'an array of objects';
-    return `an array of ${typeOf(s.items ?? {}) ?? 'values of any type'}${isObj(s.items) && typeOf(s.items) ? 's' : ''}`;
+    const plural = isObj(s.items) && typeOf(s.items) ? 's' : '';
+    return `an array of ${typeOf(s.items ?? {}) ?? 'values of any type'}${plural}`;
   }
   if (type === 'object')
     return 'a map whose values are not plain strings, numbers or booleans, or an object without declared fields';
@@ -242,13 +243,15 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
     error(
       'id',
       'manifest.id',
-      `The id ${JSON.stringify(m.id)} is not valid: 2-41 lower-case letters, digits and underscores, starting with a letter.`,
+      `The id ${JSON.stringify(m.id)} is not valid: 2-41 lower-case letters, digits and underscores, starting ` +
+        'with a letter.',
     );
   if (m.apiVersion !== PLUGIN_API_VERSION)
     error(
       'api_version',
       'manifest.apiVersion',
-      `The manifest says apiVersion ${String(m.apiVersion)}, but this contract is plugin API version ${PLUGIN_API_VERSION}.`,
+      `The manifest says apiVersion ${String(m.apiVersion)}, but this contract is plugin API version ` +
+        `${PLUGIN_API_VERSION}.`,
     );
 
   const pkg = opts.packageJson;
@@ -258,20 +261,23 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
       error(
         'package_json',
         'package.json',
-        `package.json has no "herald" block; add "herald": { "apiVersion": ${PLUGIN_API_VERSION}, "kind": "${String(m.kind)}" }.`,
+        `package.json has no "herald" block; add "herald": { "apiVersion": ${PLUGIN_API_VERSION}, "kind": ` +
+          `"${String(m.kind)}" }.`,
       );
     } else {
       if (herald.apiVersion !== m.apiVersion)
         error(
           'api_version_mismatch',
           'package.json',
-          `package.json says "herald": { "apiVersion": ${String(herald.apiVersion)} } but the manifest says apiVersion ${String(m.apiVersion)}; they must be the same.`,
+          `package.json says "herald": { "apiVersion": ${String(herald.apiVersion)} } but the manifest says ` +
+            `apiVersion ${String(m.apiVersion)}; they must be the same.`,
         );
       if (herald.kind !== m.kind)
         error(
           'kind_mismatch',
           'package.json',
-          `package.json says "herald": { "kind": "${String(herald.kind)}" } but the manifest's kind is "${String(m.kind)}"; they must be the same.`,
+          `package.json says "herald": { "kind": "${String(herald.kind)}" } but the manifest's kind is ` +
+            `"${String(m.kind)}"; they must be the same.`,
         );
     }
   }
@@ -292,10 +298,15 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
         const where = p
           ? `${what} "${p}"`
           : `the ${root === 'config' ? 'config' : root === 'tracker' ? 'tracker' : 'payload'} schema itself`;
+        const instead =
+          t === 'bigint'
+            ? 'Type.Integer, or Type.String for digits beyond 2^53'
+            : 'Type.String, Type.Number, Type.Boolean, Type.Object, Type.Array';
         error(
           'non_json_type',
           p ? `${root}.${p}` : root,
-          `The ${where} is ${name}, which JSON cannot hold: every value is stored and sent as JSON, so every save would fail. Use a JSON type (${t === 'bigint' ? 'Type.Integer, or Type.String for digits beyond 2^53' : 'Type.String, Type.Number, Type.Boolean, Type.Object, Type.Array'}) or leave the field out.`,
+          `The ${where} is ${name}, which JSON cannot hold: every value is stored and sent as JSON, so every save ` +
+            `would fail. Use a JSON type (${instead}) or leave the field out.`,
         );
       }
     });
@@ -327,7 +338,9 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
         error(
           'reserved_field',
           'config.auth_mode',
-          'The config field "auth_mode" is reserved: the web form replaces it with its own webhook authentication choice (hmac_sha256, bearer or none) and sends that outside the config, so saving fails. Rename the field, or declare it as exactly that choice to use it.',
+          'The config field "auth_mode" is reserved: the web form replaces it with its own webhook authentication ' +
+            'choice (hmac_sha256, bearer or none) and sends that outside the config, so saving fails. Rename the ' +
+            'field, or declare it as exactly that choice to use it.',
         );
       }
     }
@@ -338,7 +351,9 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
       error(
         'reserved_field',
         'config.acknowledge_unauthenticated',
-        'The config field "acknowledge_unauthenticated" is reserved: the web form shows it only beside auth_mode "none" and sends it outside the config. Rename the field, or declare it as a Type.Boolean beside an auth_mode field.',
+        'The config field "acknowledge_unauthenticated" is reserved: the web form shows it only beside auth_mode ' +
+          '"none" and sends it outside the config. Rename the field, or declare it as a Type.Boolean beside an ' +
+          'auth_mode field.',
       );
     }
     if (
@@ -348,7 +363,8 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
       error(
         'reserved_field',
         'config.poll_interval_seconds',
-        'The config field "poll_interval_seconds" is reserved: the core reads it as the instance\'s poll interval in seconds. Declare it as Type.Integer (or Type.Number), or rename it.',
+        'The config field "poll_interval_seconds" is reserved: the core reads it as the instance\'s poll interval ' +
+          'in seconds. Declare it as Type.Integer (or Type.Number), or rename it.',
       );
     }
     for (const a of Array.isArray(m.configAliases) ? m.configAliases : []) {
@@ -356,7 +372,8 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
         error(
           'reserved_field',
           `configAliases.${a}`,
-          `The config alias "${a}" is reserved: a provider record in the API already has a field of that name. Leave it out of configAliases.`,
+          `The config alias "${a}" is reserved: a provider record in the API already has a field of that name. ` +
+            'Leave it out of configAliases.',
         );
     }
   }
@@ -365,7 +382,9 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
       error(
         'reserved_field',
         'config.bot_id',
-        'The config field "bot_id" is reserved for targets with a botDriver: the web form shows it as a choice of the user\'s bots, and the service accepts only the id of one of their bots of this kind. Rename the field, or add a botDriver.',
+        'The config field "bot_id" is reserved for targets with a botDriver: the web form shows it as a choice of ' +
+          "the user's bots, and the service accepts only the id of one of their bots of this kind. Rename the " +
+          'field, or add a botDriver.',
       );
     else if (typeOf(props.bot_id ?? {}) !== 'string')
       error(
@@ -387,10 +406,17 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
       }
       if (kind === 'json') {
         const secrets = secretsIn(s, path);
+        const named =
+          secrets.length === 1
+            ? `its secret "${secrets[0]}"`
+            : `its secrets ${secrets.map((x) => `"${x}"`).join(', ')}`;
+        const inClear = secrets.length ? `, with ${named} in clear` : '';
         warn(
           'form_raw_json',
           `${root}.${path}`,
-          `The ${root} field "${path}" is ${shapeOf(s as Json)}: the web form cannot show it as a field and offers a raw JSON text box instead${secrets.length ? `, with ${secrets.length === 1 ? `its secret "${secrets[0]}"` : `its secrets ${secrets.map((x) => `"${x}"`).join(', ')}`} in clear` : ''}. Flatten it into plain fields (a choice plus the fields of each option, a list of strings…) or accept the JSON box.`,
+          `The ${root} field "${path}" is ${shapeOf(s as Json)}: the web form cannot show it as a field and ` +
+            `offers a raw JSON text box instead${inClear}. Flatten it into plain fields (a choice plus the fields ` +
+            'of each option, a list of strings…) or accept the JSON box.',
         );
         continue;
       }
@@ -398,7 +424,10 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
         warn(
           'form_secret_in_clear',
           `${root}.${path}`,
-          `The ${root} field "${path}" is a ${kind === 'map' ? 'map' : 'list'} of secrets: the web form shows its values in clear text boxes${kind === 'map' ? ', and the service neither masks nor seals secrets inside a Type.Record' : ''}. Use separate Secret() fields.`,
+          `The ${root} field "${path}" is a ${kind === 'map' ? 'map' : 'list'} of secrets: the web form shows its ` +
+            'values in clear text ' +
+            `boxes${kind === 'map' ? ', and the service neither masks nor seals secrets inside a Type.Record' : ''}` +
+            '. Use separate Secret() fields.',
         );
       }
     }
@@ -411,7 +440,8 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
     warn(
       'locale_missing',
       'locales',
-      "The plugin has no locale files: every language shows the manifest's English. Add locales/en.json and locales/ru.json and attach them as manifest.locales (see the guide's Locales).",
+      "The plugin has no locale files: every language shows the manifest's English. Add locales/en.json and " +
+        "locales/ru.json and attach them as manifest.locales (see the guide's Locales).",
     );
   } else {
     for (const locale of LOCALES) {
@@ -420,7 +450,11 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
         warn(
           'locale_missing',
           `locales.${locale}`,
-          `The plugin has no ${language} locale file (locales/${locale}.json): ${locale === 'en' ? "every language falls back to the manifest's own words" : 'Russian users see it in English'}.`,
+          `The plugin has no ${language} locale file (locales/${locale}.json): ` +
+            (locale === 'en'
+              ? "every language falls back to the manifest's own words"
+              : 'Russian users see it in English') +
+            '.',
         );
         continue;
       }
@@ -443,13 +477,16 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
         warn(
           'locale_missing',
           `locales.${locale}`,
-          `locales/${locale}.json lacks ${lacking.length} string${lacking.length === 1 ? '' : 's'}, shown ${locale === 'en' ? 'from the manifest or as the field name' : 'in English'} instead: ${list(lacking)}.`,
+          `locales/${locale}.json lacks ${lacking.length} string${lacking.length === 1 ? '' : 's'}, shown ` +
+            `${locale === 'en' ? 'from the manifest or as the field name' : 'in English'} instead: ` +
+            `${list(lacking)}.`,
         );
       if (unknown.length)
         warn(
           'locale_unknown_key',
           `locales.${locale}`,
-          `locales/${locale}.json has key${unknown.length === 1 ? '' : 's'} matching no field, option or event type (a typo, or a renamed field?): ${list(unknown)}.`,
+          `locales/${locale}.json has key${unknown.length === 1 ? '' : 's'} matching no field, option or event ` +
+            `type (a typo, or a renamed field?): ${list(unknown)}.`,
         );
     }
   }

@@ -54,7 +54,8 @@ export function jsonTooDeep(text: Uint8Array | string, maxDepth: number = MAX_JS
  *
  * @example
  * ```ts
- * const payload = parseJsonBounded(new URLSearchParams(req.rawBody.toString()).get('payload') ?? '', 'the payload field');
+ * const field = new URLSearchParams(req.rawBody.toString()).get('payload') ?? '';
+ * const payload = parseJsonBounded(field, 'the payload field');
  * ```
  */
 export function parseJsonBounded(text: Uint8Array | string, what = 'the request body'): unknown {
