@@ -8,7 +8,9 @@ import type { Migration } from './types.ts';
 export default {
   id: '0006_target_pacing',
   up: (d) => [
-    `CREATE TABLE IF NOT EXISTS target_pacing (target_id TEXT PRIMARY KEY REFERENCES targets(id) ON DELETE CASCADE, tat ${d.bigint} NOT NULL)`,
-    `ALTER TABLE deliveries ADD COLUMN ${d.name === 'postgresql' ? 'IF NOT EXISTS ' : ''}parts_sent INTEGER NOT NULL DEFAULT 0`,
+    'CREATE TABLE IF NOT EXISTS target_pacing (target_id TEXT PRIMARY KEY REFERENCES targets(id) ON DELETE ' +
+      `CASCADE, tat ${d.bigint} NOT NULL)`,
+    `ALTER TABLE deliveries ADD COLUMN ${d.name === 'postgresql' ? 'IF NOT EXISTS ' : ''}parts_sent INTEGER NOT ` +
+      'NULL DEFAULT 0',
   ],
 } satisfies Migration;

@@ -14,7 +14,8 @@ export default {
   pending: (d) =>
     d.name === 'sqlite'
       ? `SELECT 1 - COUNT(*) AS n FROM pragma_table_info('bots') WHERE name = 'webhook_key_id'`
-      : `SELECT 1 - COUNT(*) AS n FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'bots' AND column_name = 'webhook_key_id'`,
+      : 'SELECT 1 - COUNT(*) AS n FROM information_schema.columns WHERE table_schema = current_schema() AND ' +
+        `table_name = 'bots' AND column_name = 'webhook_key_id'`,
   up: () => [
     'ALTER TABLE bots ADD COLUMN webhook_key_id TEXT NULL',
     `UPDATE bots SET webhook_key_id = 'shared' WHERE mode = 'webhook'`,

@@ -14,7 +14,8 @@ export default {
       ? `SELECT 1 - COUNT(*) AS n FROM pragma_table_info('users') WHERE name = 'token_version'`
       : 'SELECT 1 AS n',
   up: (d) => [
-    `ALTER TABLE users ADD COLUMN ${d.name === 'postgresql' ? 'IF NOT EXISTS ' : ''}token_version INTEGER NOT NULL DEFAULT 0`,
+    `ALTER TABLE users ADD COLUMN ${d.name === 'postgresql' ? 'IF NOT EXISTS ' : ''}token_version INTEGER NOT ` +
+      'NULL DEFAULT 0',
     `CREATE TABLE IF NOT EXISTS revoked_tokens (
       jti TEXT PRIMARY KEY,
       user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,

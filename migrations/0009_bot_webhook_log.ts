@@ -14,7 +14,8 @@ export default {
   pending: (d) =>
     d.name === 'sqlite'
       ? `SELECT 1 - COUNT(*) AS n FROM pragma_table_info('webhook_payload_log') WHERE name = 'bot_id'`
-      : `SELECT 1 - COUNT(*) AS n FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'webhook_payload_log' AND column_name = 'bot_id'`,
+      : 'SELECT 1 - COUNT(*) AS n FROM information_schema.columns WHERE table_schema = current_schema() AND ' +
+        `table_name = 'webhook_payload_log' AND column_name = 'bot_id'`,
   up: (d) =>
     d.name === 'sqlite'
       ? [
@@ -38,7 +39,8 @@ export default {
         ]
       : [
           'ALTER TABLE webhook_payload_log ALTER COLUMN provider_id DROP NOT NULL',
-          'ALTER TABLE webhook_payload_log ADD COLUMN IF NOT EXISTS bot_id TEXT NULL REFERENCES bots(id) ON DELETE CASCADE',
+          'ALTER TABLE webhook_payload_log ADD COLUMN IF NOT EXISTS bot_id TEXT NULL REFERENCES bots(id) ON ' +
+            'DELETE CASCADE',
           'CREATE INDEX IF NOT EXISTS webhook_log_bot ON webhook_payload_log (bot_id, id)',
         ],
 } satisfies Migration;

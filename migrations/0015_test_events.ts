@@ -11,8 +11,10 @@ export default {
   pending: (d) =>
     d.name === 'sqlite'
       ? `SELECT 1 - COUNT(*) AS n FROM pragma_table_info('event_log') WHERE name = 'test'`
-      : `SELECT 1 - COUNT(*) AS n FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = 'event_log' AND column_name = 'test'`,
+      : 'SELECT 1 - COUNT(*) AS n FROM information_schema.columns WHERE table_schema = current_schema() AND ' +
+        `table_name = 'event_log' AND column_name = 'test'`,
   up: (d) => [
-    `ALTER TABLE event_log ADD COLUMN ${d.name === 'postgresql' ? 'IF NOT EXISTS ' : ''}test ${d.bool} NOT NULL DEFAULT ${d.f}`,
+    `ALTER TABLE event_log ADD COLUMN ${d.name === 'postgresql' ? 'IF NOT EXISTS ' : ''}test ${d.bool} NOT NULL ` +
+      `DEFAULT ${d.f}`,
   ],
 } satisfies Migration;

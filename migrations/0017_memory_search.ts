@@ -17,21 +17,26 @@ export default {
     d.name === 'sqlite'
       ? [
           `ALTER TABLE memory_entries ADD COLUMN always_include INTEGER NOT NULL DEFAULT 0`,
-          `CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(content, category, content='memory_entries', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')`,
+          `CREATE VIRTUAL TABLE IF NOT EXISTS memory_fts USING fts5(content, category, content='memory_entries', ` +
+            `content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')`,
           `CREATE TRIGGER IF NOT EXISTS memory_fts_ai AFTER INSERT ON memory_entries BEGIN
         INSERT INTO memory_fts (rowid, content, category) VALUES (new.rowid, new.content, new.category);
       END`,
           `CREATE TRIGGER IF NOT EXISTS memory_fts_ad AFTER DELETE ON memory_entries BEGIN
-        INSERT INTO memory_fts (memory_fts, rowid, content, category) VALUES ('delete', old.rowid, old.content, old.category);
+        INSERT INTO memory_fts (memory_fts, rowid, content, category) VALUES ('delete', old.rowid, ` +
+            `old.content, old.category);
       END`,
           `CREATE TRIGGER IF NOT EXISTS memory_fts_au AFTER UPDATE OF content, category ON memory_entries BEGIN
-        INSERT INTO memory_fts (memory_fts, rowid, content, category) VALUES ('delete', old.rowid, old.content, old.category);
-        INSERT INTO memory_fts (rowid, content, category) VALUES (new.rowid, new.content, new.category);
+        INSERT INTO memory_fts (memory_fts, rowid, content, category) VALUES ('delete', old.rowid, ` +
+            `old.content, old.category);
+        INSERT INTO memory_fts (rowid, content, category) VALUES (new.rowid, new.content, ` +
+            `new.category);
       END`,
           `INSERT INTO memory_fts (memory_fts) VALUES ('rebuild')`,
         ]
       : [
           `ALTER TABLE memory_entries ADD COLUMN IF NOT EXISTS always_include BOOLEAN NOT NULL DEFAULT FALSE`,
-          `CREATE INDEX IF NOT EXISTS memory_entries_fts ON memory_entries USING GIN (to_tsvector('simple', content || ' ' || coalesce(category, '')))`,
+          `CREATE INDEX IF NOT EXISTS memory_entries_fts ON memory_entries USING GIN (to_tsvector('simple', ` +
+            `content || ' ' || coalesce(category, '')))`,
         ],
 } satisfies Migration;

@@ -21,16 +21,19 @@ export default {
     `CREATE INDEX IF NOT EXISTS document_chunks_user ON document_chunks (user_id)`,
     ...(d.name === 'sqlite'
       ? [
-          `CREATE VIRTUAL TABLE IF NOT EXISTS document_chunks_fts USING fts5(content, content='document_chunks', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')`,
+          `CREATE VIRTUAL TABLE IF NOT EXISTS document_chunks_fts USING fts5(content, content='document_chunks', ` +
+            `content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')`,
           `CREATE TRIGGER IF NOT EXISTS document_chunks_fts_ai AFTER INSERT ON document_chunks BEGIN
           INSERT INTO document_chunks_fts (rowid, content) VALUES (new.rowid, new.content);
         END`,
           `CREATE TRIGGER IF NOT EXISTS document_chunks_fts_ad AFTER DELETE ON document_chunks BEGIN
-          INSERT INTO document_chunks_fts (document_chunks_fts, rowid, content) VALUES ('delete', old.rowid, old.content);
+          INSERT INTO document_chunks_fts (document_chunks_fts, rowid, content) VALUES ('delete', ` +
+            `old.rowid, old.content);
         END`,
         ]
       : [
-          `CREATE INDEX IF NOT EXISTS document_chunks_fts ON document_chunks USING GIN (to_tsvector('simple', content))`,
+          `CREATE INDEX IF NOT EXISTS document_chunks_fts ON document_chunks USING GIN (to_tsvector('simple', ` +
+            'content))',
         ]),
   ],
 } satisfies Migration;

@@ -18,7 +18,8 @@ export default {
       ? [
           `ALTER TABLE chats ADD COLUMN title_auto INTEGER NOT NULL DEFAULT 0`,
           `ALTER TABLE chat_messages ADD COLUMN tools TEXT NULL`,
-          `CREATE VIRTUAL TABLE IF NOT EXISTS chats_fts USING fts5(title, content='chats', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')`,
+          `CREATE VIRTUAL TABLE IF NOT EXISTS chats_fts USING fts5(title, content='chats', content_rowid='rowid', ` +
+            `tokenize='unicode61 remove_diacritics 2')`,
           `CREATE TRIGGER IF NOT EXISTS chats_fts_ai AFTER INSERT ON chats BEGIN
         INSERT INTO chats_fts (rowid, title) VALUES (new.rowid, new.title);
       END`,
@@ -30,7 +31,8 @@ export default {
         INSERT INTO chats_fts (rowid, title) VALUES (new.rowid, new.title);
       END`,
           `INSERT INTO chats_fts (chats_fts) VALUES ('rebuild')`,
-          `CREATE VIRTUAL TABLE IF NOT EXISTS chat_messages_fts USING fts5(content, content='chat_messages', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')`,
+          `CREATE VIRTUAL TABLE IF NOT EXISTS chat_messages_fts USING fts5(content, content='chat_messages', ` +
+            `content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')`,
           `CREATE TRIGGER IF NOT EXISTS chat_messages_fts_ai AFTER INSERT ON chat_messages BEGIN
         INSERT INTO chat_messages_fts (rowid, content) VALUES (new.rowid, new.content);
       END`,

@@ -18,7 +18,8 @@ export default {
       `ALTER TABLE chat_messages ADD COLUMN ${ine}model TEXT NULL`,
       `ALTER TABLE chat_messages ADD COLUMN ${ine}attachments ${d.json} NULL`,
       `ALTER TABLE chats ADD COLUMN ${ine}model TEXT NULL`,
-      `UPDATE chat_messages SET parent_id = (SELECT p.id FROM chat_messages p WHERE p.chat_id = chat_messages.chat_id AND p.id < chat_messages.id ORDER BY p.id DESC LIMIT 1) WHERE parent_id IS NULL`,
+      'UPDATE chat_messages SET parent_id = (SELECT p.id FROM chat_messages p WHERE p.chat_id = ' +
+        'chat_messages.chat_id AND p.id < chat_messages.id ORDER BY p.id DESC LIMIT 1) WHERE parent_id IS NULL',
       `CREATE INDEX IF NOT EXISTS chat_messages_parent ON chat_messages (chat_id, parent_id)`,
       `CREATE TABLE IF NOT EXISTS ai_usage_models (
         user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE,

@@ -17,7 +17,8 @@ export default {
       ? `SELECT 3 - (SELECT COUNT(*) FROM pragma_table_info('deliveries') WHERE name IN ('message_ref', 'send_mode'))
          - (SELECT COUNT(*) FROM pragma_table_info('targets') WHERE name = 'update_messages') AS n`
       : `SELECT 3 - COUNT(*) AS n FROM information_schema.columns WHERE table_schema = current_schema()
-         AND ((table_name = 'deliveries' AND column_name IN ('message_ref', 'send_mode')) OR (table_name = 'targets' AND column_name = 'update_messages'))`,
+         AND ((table_name = 'deliveries' AND column_name IN ('message_ref', 'send_mode')) OR (table_name = ` +
+        `'targets' AND column_name = 'update_messages'))`,
   up: (d) => {
     const ine = d.name === 'postgresql' ? 'IF NOT EXISTS ' : '';
     return [

@@ -15,7 +15,8 @@ export default {
       ? `SELECT 2 - (SELECT COUNT(*) FROM pragma_table_info('trackers') WHERE name = 'quiet_release')
          - (SELECT COUNT(*) FROM pragma_table_info('deliveries') WHERE name = 'digest_id') AS n`
       : `SELECT 2 - COUNT(*) AS n FROM information_schema.columns WHERE table_schema = current_schema()
-         AND ((table_name = 'trackers' AND column_name = 'quiet_release') OR (table_name = 'deliveries' AND column_name = 'digest_id'))`,
+         AND ((table_name = 'trackers' AND column_name = 'quiet_release') OR (table_name = 'deliveries' ` +
+        `AND column_name = 'digest_id'))`,
   up: (d) => {
     const ine = d.name === 'postgresql' ? 'IF NOT EXISTS ' : '';
     return [

@@ -15,7 +15,8 @@ export default {
   id: '0024_event_webhook_columns',
   pending: (d) =>
     d.name === 'sqlite'
-      ? `SELECT ${COLUMNS.length} - COUNT(*) AS n FROM pragma_table_info('event_log') WHERE name IN (${COLUMNS.map((c) => `'${c}'`).join(', ')})`
+      ? `SELECT ${COLUMNS.length} - COUNT(*) AS n FROM pragma_table_info('event_log') WHERE name IN ` +
+        `(${COLUMNS.map((c) => `'${c}'`).join(', ')})`
       : `SELECT ${COLUMNS.length} - COUNT(*) AS n FROM information_schema.columns WHERE table_schema = current_schema()
          AND table_name = 'event_log' AND column_name IN (${COLUMNS.map((c) => `'${c}'`).join(', ')})`,
   up: (d) => {
@@ -26,7 +27,8 @@ export default {
       `ALTER TABLE event_log ADD COLUMN ${ine}hook_ip TEXT NULL`,
       `ALTER TABLE event_log ADD COLUMN ${ine}hook_excerpt TEXT NULL`,
       `ALTER TABLE event_log ADD COLUMN ${ine}hook_event_ids ${d.json} NULL`,
-      'CREATE UNIQUE INDEX IF NOT EXISTS event_log_replay ON event_log (provider_id, replay_key) WHERE replay_key IS NOT NULL',
+      'CREATE UNIQUE INDEX IF NOT EXISTS event_log_replay ON event_log (provider_id, replay_key) WHERE replay_key ' +
+        'IS NOT NULL',
     ];
   },
 } satisfies Migration;

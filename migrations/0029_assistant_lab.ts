@@ -2,7 +2,8 @@ import type { Migration } from './types.ts';
 
 /** The columns of `actions` as 0002 created them, copied as they are when SQLite rebuilds the table. */
 const ACTION_COLUMNS =
-  'id, user_id, name, kind, schedule, timezone, config, enabled, last_run_at, last_status, last_error, next_run_at, created_at, updated_at';
+  'id, user_id, name, kind, schedule, timezone, config, enabled, last_run_at, last_status, last_error, ' +
+  'next_run_at, created_at, updated_at';
 
 /**
  * The assistant meets the relay.
@@ -61,7 +62,8 @@ export default {
     }
     return [
       ...common,
-      `CREATE VIRTUAL TABLE IF NOT EXISTS event_search_fts USING fts5(content, content='event_search', content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')`,
+      `CREATE VIRTUAL TABLE IF NOT EXISTS event_search_fts USING fts5(content, content='event_search', ` +
+        `content_rowid='rowid', tokenize='unicode61 remove_diacritics 2')`,
       `CREATE TRIGGER IF NOT EXISTS event_search_fts_ai AFTER INSERT ON event_search BEGIN
         INSERT INTO event_search_fts (rowid, content) VALUES (new.rowid, new.content);
       END`,

@@ -168,7 +168,8 @@ if (first.values > IMPORT_VALUE_LIMIT) {
   const fit = Math.floor((IMPORT_VALUE_LIMIT * 0.97) / perRecord / 2);
   line(
     'restore of the full export',
-    `refused by design: ${first.values.toLocaleString('en-US')} values > the import cap of ${IMPORT_VALUE_LIMIT.toLocaleString('en-US')}`,
+    `refused by design: ${first.values.toLocaleString('en-US')} values > the import cap of ` +
+      `${IMPORT_VALUE_LIMIT.toLocaleString('en-US')}`,
     { text: '<= 2 s', ok: false },
   );
   const smaller = await exportOf(fit, fit, false);

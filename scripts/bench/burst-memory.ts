@@ -70,12 +70,15 @@ try {
   sampling = false;
   await sampler;
   process.stdout.write(
-    `burst of ${N}: ${fmt(N / ((load.finished - load.started) / 1000), 0)} accepted/s; peak RSS (VmHWM) ${fmt(chain.herald.peakRssKb() / 1024, 1)} MB; service CPU ${fmt(cpuUs, 0)} µs per event\n`,
+    `burst of ${N}: ${fmt(N / ((load.finished - load.started) / 1000), 0)} accepted/s; peak RSS (VmHWM) ` +
+      `${fmt(chain.herald.peakRssKb() / 1024, 1)} MB; service CPU ${fmt(cpuUs, 0)} µs per event\n`,
   );
   process.stdout.write('     t   rss  heap total / used   new   old  external  delivered\n');
   for (const s of samples) {
     process.stdout.write(
-      `${fmt(s.t / 1000, 2).padStart(6)} ${fmt(s.rss, 0).padStart(5)} ${fmt(s.heapTotal, 0).padStart(10)} / ${fmt(s.heapUsed, 0).padStart(4)} ${fmt(s.newSpace, 0).padStart(5)} ${fmt(s.oldSpace, 0).padStart(5)} ${fmt(s.external, 1).padStart(9)} ${String(s.delivered).padStart(10)}\n`,
+      `${fmt(s.t / 1000, 2).padStart(6)} ${fmt(s.rss, 0).padStart(5)} ${fmt(s.heapTotal, 0).padStart(10)} / ` +
+        `${fmt(s.heapUsed, 0).padStart(4)} ${fmt(s.newSpace, 0).padStart(5)} ${fmt(s.oldSpace, 0).padStart(5)} ` +
+        `${fmt(s.external, 1).padStart(9)} ${String(s.delivered).padStart(10)}\n`,
     );
   }
   if (process.env.BENCH_SMAPS) {

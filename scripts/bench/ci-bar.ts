@@ -6,8 +6,9 @@
  * and BENCH_N (2,000) webhooks at 32 connections after a warm-up. The figure is a ratio of CPU times
  * measured in the same run — the service's CPU per delivered event over the ceiling's CPU per
  * request — so other work on the machine moves both sides alike. BENCH_RUNS (3) runs, as many
- * again when their median is over the bar; the median ratio is compared with the `ci-bar: cpu_ratio=<x>` line of scripts/bench/RESULTS.md and the bar
- * fails when it is more than BENCH_TOLERANCE (30 %) above it, or when any run lost or duplicated
+ * again when their median is over the bar; the median ratio is compared with the `ci-bar: cpu_ratio=<x>` line of
+ * scripts/bench/RESULTS.md and the bar fails when it is more than BENCH_TOLERANCE (30 %) above it, or when any run lost
+ * or duplicated
  * an event. BENCH_CI_BAR=off skips it (a machine without the loopback budget).
  */
 import fs from 'node:fs';
@@ -89,7 +90,9 @@ async function main(): Promise<number> {
     const r = await once();
     runs.push(r);
     process.stdout.write(
-      `ci-bar run ${runs.length}: ${fmt(r.cpuUs, 0)} µs CPU per delivered event, ceiling ${fmt(r.ceilingUs, 0)} µs per request, ratio ${fmt(r.ratio, 2)}; delivered ${r.delivered}, lost ${r.lost}, duplicated ${r.duplicates}\n`,
+      `ci-bar run ${runs.length}: ${fmt(r.cpuUs, 0)} µs CPU per delivered event, ceiling ${fmt(r.ceilingUs, 0)} ` +
+        `µs per request, ratio ${fmt(r.ratio, 2)}; delivered ${r.delivered}, lost ${r.lost}, duplicated ` +
+        `${r.duplicates}\n`,
     );
   };
   const medianOf = () => {
@@ -103,19 +106,22 @@ async function main(): Promise<number> {
   // to 7.3 against a median near 5.5) shows in a few.
   if (medianOf() > bar) {
     process.stdout.write(
-      `ci-bar: median ${fmt(medianOf(), 2)} of ${runs.length} runs is over the bar ${fmt(bar, 2)}; ${RUNS} more runs to confirm\n`,
+      `ci-bar: median ${fmt(medianOf(), 2)} of ${runs.length} runs is over the bar ${fmt(bar, 2)}; ${RUNS} more ` +
+        `runs to confirm\n`,
     );
     for (let i = 0; i < RUNS; i++) await run();
   }
   const median = medianOf();
   const lossy = runs.some((r) => r.lost || r.duplicates);
   process.stdout.write(
-    `ci-bar: median cpu_ratio=${fmt(median, 2)} (recorded ${recorded}, bar ${fmt(bar, 2)})${lossy ? '; events were lost or duplicated' : ''}\n`,
+    `ci-bar: median cpu_ratio=${fmt(median, 2)} (recorded ${recorded}, bar ` +
+      `${fmt(bar, 2)})${lossy ? '; events were lost or duplicated' : ''}\n`,
   );
   if (lossy) return 1;
   if (median > bar) {
     process.stderr.write(
-      `ci-bar: CPU per event regressed: ratio ${fmt(median, 2)} is more than ${Math.round(TOLERANCE * 100)} % above the recorded ${recorded}\n`,
+      `ci-bar: CPU per event regressed: ratio ${fmt(median, 2)} is more than ${Math.round(TOLERANCE * 100)} % ` +
+        `above the recorded ${recorded}\n`,
     );
     return 1;
   }

@@ -44,9 +44,11 @@ function explainLost(dataDir: string, sink: Sink, statuses: Int32Array, from: nu
   if (!lost.length) return;
   const db = new Sqlite(path.join(dataDir, 'herald.db'), { readonly: true });
   try {
-    const q =
-      db.prepare(`SELECT e.dispatch_status, d.status, d.attempts, d.last_error, d.next_attempt_at, d.lease_until FROM event_log e
-      LEFT JOIN deliveries d ON d.event_id = e.id WHERE e.payload LIKE ?`);
+    const q = db.prepare(
+      'SELECT e.dispatch_status, d.status, d.attempts, d.last_error, d.next_attempt_at, d.lease_until FROM ' +
+        `event_log e
+      LEFT JOIN deliveries d ON d.event_id = e.id WHERE e.payload LIKE ?`,
+    );
     for (const id of lost.slice(0, 5)) line(`  lost id ${id}`, JSON.stringify(q.all(`%benchid${id}x%`)));
   } finally {
     db.close();

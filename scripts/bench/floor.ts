@@ -89,7 +89,8 @@ line(
 const out = await outbound();
 line(
   "outbound exchange: the service's client → sink",
-  `${fmt(out.cpuUs, 0)} µs (${fmt(out.cpuUs / 1000 / ceiling.cpuPerReq, 2)}× the ceiling)${out.failed ? `, ${out.failed} failed` : ''}`,
+  `${fmt(out.cpuUs, 0)} µs (${fmt(out.cpuUs / 1000 / ceiling.cpuPerReq, 2)}× the ` +
+    `ceiling)${out.failed ? `, ${out.failed} failed` : ''}`,
 );
 const sql = await sqlProfile();
 const pick = (prefix: string) => [...sql.perEvent].filter(([s]) => s.startsWith(prefix)).reduce((a, [, v]) => a + v, 0);
@@ -103,7 +104,9 @@ const rows = {
 const durable = rows.event + rows.delivery + rows.commit + rows.settleDelivery + rows.settleEvent;
 line(
   'durable rows (event, delivery, settles, commits)',
-  `${fmt(durable, 0)} µs (event ${fmt(rows.event, 0)}, delivery ${fmt(rows.delivery, 0)}, settles ${fmt(rows.settleDelivery + rows.settleEvent, 0)}, commits ${fmt(rows.commit, 0)}); all statements ${fmt(sql.all, 0)} µs`,
+  `${fmt(durable, 0)} µs (event ${fmt(rows.event, 0)}, delivery ${fmt(rows.delivery, 0)}, settles ` +
+    `${fmt(rows.settleDelivery + rows.settleEvent, 0)}, commits ${fmt(rows.commit, 0)}); all statements ` +
+    `${fmt(sql.all, 0)} µs`,
 );
 const floor = bare.cpuPerReq * 1000 + out.cpuUs + durable;
 const goal = 2.5 * ceiling.cpuPerReq * 1000;

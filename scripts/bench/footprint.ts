@@ -22,8 +22,8 @@ const EVENTS = envInt('BENCH_EVENTS', 100_000);
 // 20 s: the idle memory reducer runs once the service has been idle ~5 s, and on a loaded machine the
 // boot's tail (compile cache, snapshot check) and the collection itself (~1 s) can take it past 10 s.
 const IDLE_MS = envInt('BENCH_IDLE_MS', 20_000);
-// Every first-party plugin, as a service started without SERVICE_PLUGINS loads them (issue 27 measures with all of them),
-// and the assistant configured (a model URL nobody calls: no chat is sent, so its client must not load).
+// Every first-party plugin, as a service started without SERVICE_PLUGINS loads them (issue 27 measures with all of
+// them), and the assistant configured (a model URL nobody calls: no chat is sent, so its client must not load).
 const PLUGINS = FIRST_PARTY_PLUGINS.join(',');
 const ENV = { AI_BASE_URL: 'http://127.0.0.1:9/v1', AI_API_KEY: 'bench-never-used' };
 
@@ -76,9 +76,11 @@ const summary = (runs: Run[]): Run => ({
 function seedEvents(file: string, userId: string, n: number): void {
   const db = new Sqlite(file);
   db.pragma('journal_mode = WAL');
-  const ins =
-    db.prepare(`INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, dispatch_status, details, occurred_at, created_at)
-    VALUES (?, ?, NULL, 'codehost', 'push', 'info', ?, NULL, NULL, 'dispatched', ?, ?, ?)`);
+  const ins = db.prepare(
+    'INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, ' +
+      `tracker_ids, dispatch_status, details, occurred_at, created_at)
+    VALUES (?, ?, NULL, 'codehost', 'push', 'info', ?, NULL, NULL, 'dispatched', ?, ?, ?)`,
+  );
   const now = Date.now();
   db.transaction(() => {
     for (let i = 0; i < n; i++) {
@@ -104,12 +106,14 @@ function seedEvents(file: string, userId: string, n: number): void {
 }
 
 heading(
-  `footprint (${BOOTS} boots each; ${EVENTS.toLocaleString('en-US')} events for the loaded case; idle ${fmt(IDLE_MS / 1000, 0)} s)`,
+  `footprint (${BOOTS} boots each; ${EVENTS.toLocaleString('en-US')} events for the loaded case; idle ` +
+    `${fmt(IDLE_MS / 1000, 0)} s)`,
 );
 const base = await baseline();
 line(
   'baseline: Fastify + SQLite process',
-  `${fmt(base.readyMs, 0)} ms to listening, RSS ${fmt(base.readyKb / 1024, 1)} MB then, ${fmt(base.idleKb / 1024, 1)} MB idle`,
+  `${fmt(base.readyMs, 0)} ms to listening, RSS ${fmt(base.readyKb / 1024, 1)} MB then, ` +
+    `${fmt(base.idleKb / 1024, 1)} MB idle`,
 );
 
 const emptyRuns: Run[] = [];

@@ -91,7 +91,8 @@ async function trackedBoot(): Promise<{
 }> {
   const track = path.join(tempDir('mc-track'), 'loaded.jsonl');
   const prev = process.env.BENCH_NODE_ARGS;
-  process.env.BENCH_NODE_ARGS = `${prev ?? ''} --import=${pathToFileURL(path.join(ROOT, 'scripts/bench/lib/load-tracker.ts')).href}`;
+  const tracker = pathToFileURL(path.join(ROOT, 'scripts/bench/lib/load-tracker.ts')).href;
+  process.env.BENCH_NODE_ARGS = `${prev ?? ''} --import=${tracker}`;
   // As bench:footprint boots it: every first-party plugin, the assistant configured (and never called).
   const o = heraldOptions(tempDir('mc'), await freePort(), FIRST_PARTY_PLUGINS.join(','), {
     HERALD_LOAD_TRACK: track,
@@ -134,19 +135,23 @@ async function trackedBoot(): Promise<{
 }
 
 /** The child of steps 2 and 3: imports the units given on stdin (JSON), prints one JSON line per unit. */
-const CHILD = `
+const CHILD =
+  `
 import fs from 'node:fs';
 import module from 'node:module';
 // As main.ts does: compiled code (and TypeScript stripped of its types) is read from Node's on-disk
 // cache, which the tracked boot has just filled, instead of being produced again.
 module.enableCompileCache?.();
 const kb = (status, field) => Number(new RegExp(field + ':\\\\s+(\\\\d+)').exec(status)[1]);
-const mem = () => { const s = fs.readFileSync('/proc/self/status', 'utf8'); return { anon: kb(s, 'RssAnon'), file: kb(s, 'RssFile') }; };
+const mem = () => { const s = fs.readFileSync('/proc/self/status', 'utf8'); return { anon: kb(s, 'RssAnon'), ` +
+  `file: kb(s, 'RssFile') }; };
 const settle = async () => {
-  for (let i = 0; i < 2; i++) { globalThis.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }); await new Promise((r) => setTimeout(r, 20)); }
+  for (let i = 0; i < 2; i++) { globalThis.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }); ` +
+  `await new Promise((r) => setTimeout(r, 20)); }
 };
 const { warm, units } = JSON.parse(fs.readFileSync(0, 'utf8'));
-// Node's TypeScript stripper loads with the first .ts module, in the service and in the baseline alike, and Node's loader
+// Node's TypeScript stripper loads with the first .ts module, in the service and in the baseline alike, and ` +
+  `Node's loader
 // and compiler code is paged in by the first modules: neither is a unit's cost.
 await import(warm);
 await settle();
@@ -154,10 +159,12 @@ let m = mem(); let heap = process.memoryUsage().heapUsed;
 process.stdout.write(JSON.stringify({ unit: '(start)', anonKb: m.anon, fileKb: m.file, heap }) + '\\n');
 for (const u of units) {
   let error;
-  for (const url of u.urls) { try { await import(url); } catch (e) { error = String(e?.message ?? e).slice(0, 120); } }
+  for (const url of u.urls) { try { await import(url); } catch (e) { error = String(e?.message ?? e).slice(0, ` +
+  `120); } }
   await settle();
   const n = mem(); const h = process.memoryUsage().heapUsed;
-  process.stdout.write(JSON.stringify({ unit: u.unit, anonKb: n.anon - m.anon, fileKb: n.file - m.file, heap: h - heap, error }) + '\\n');
+  process.stdout.write(JSON.stringify({ unit: u.unit, anonKb: n.anon - m.anon, fileKb: n.file - m.file, heap: h ` +
+  `- heap, error }) + '\\n');
   m = n; heap = h;
 }
 process.exit(0);
@@ -180,14 +187,16 @@ function runChild(units: { unit: string; urls: string[] }[]): Cost[] {
   // CommonJS ones, so that Node's own loader and compiler code is paged in before anything is
   // charged (it is the first unit's RSS otherwise, ~8 MB of the node binary).
   const body = (i: number) =>
-    `function f${i}(a) { return { a, i: ${i}, s: 'x${i}'.repeat(2) }; }\nclass C${i} { async m() { return [${i}].map((x) => x * 2); } }\n`;
+    `function f${i}(a) { return { a, i: ${i}, s: 'x${i}'.repeat(2) }; }\nclass C${i} { async m() { return ` +
+    `[${i}].map((x) => x * 2); } }\n`;
   for (let i = 0; i < 40; i++) {
     fs.writeFileSync(path.join(dir, `w${i}.mjs`), `${body(i)}export { f${i}, C${i} };\n`);
     fs.writeFileSync(path.join(dir, `w${i}.cjs`), `${body(i)}module.exports = { f${i}, C${i} };\n`);
   }
   fs.writeFileSync(
     warm,
-    `${Array.from({ length: 40 }, (_, i) => `import './w${i}.mjs';\nimport './w${i}.cjs';\n`).join('')}export const warm: boolean = true;\n`,
+    `${Array.from({ length: 40 }, (_, i) => `import './w${i}.mjs';\nimport './w${i}.cjs';\n`).join('')}export ` +
+      `const warm: boolean = true;\n`,
   );
   try {
     const r = spawnSync(process.execPath, [...SERVICE_NODE_FLAGS, '--expose-gc', file], {
@@ -244,7 +253,8 @@ for (const [unit, u] of units)
     const l = loaded.find((x) => unitOf(x.url) === unit && isEntry(x.url));
     if (l) u.urls.push(l.url);
   }
-// Dependencies first: depth-first, post-order, from the units in the order the boot reached them (a cycle is cut where it closes).
+// Dependencies first: depth-first, post-order, from the units in the order the boot reached them (a cycle is cut where
+// it closes).
 const order: { unit: string; urls: string[] }[] = [];
 const visited = new Set<string>();
 const visit = (unit: string) => {
@@ -258,7 +268,8 @@ for (const unit of [...units.keys()].sort((a, b) => units.get(a)!.first - units.
 const bootedLazy = LAZY.filter((p) => units.has(p));
 line(
   'modules loaded by the boot',
-  `${loaded.length} in ${units.size} units, ${fmt([...units.values()].reduce((s, u) => s + u.bytes, 0) / 1048576, 1)} MB of source`,
+  `${loaded.length} in ${units.size} units, ` +
+    `${fmt([...units.values()].reduce((s, u) => s + u.bytes, 0) / 1048576, 1)} MB of source`,
 );
 line(
   'idle RSS of that boot (with the hook)',
@@ -279,19 +290,23 @@ line(
 );
 line(
   'every unit imported (sum of the marginal costs)',
-  `${mb(sum((c) => c.anonKb))} MB private, ${mb(sum((c) => c.fileKb))} MB of mapped files, ${fmt(sum((c) => c.heap) / 1048576, 1)} MB of V8 heap`,
+  `${mb(sum((c) => c.anonKb))} MB private, ${mb(sum((c) => c.fileKb))} MB of mapped files, ` +
+    `${fmt(sum((c) => c.heap) / 1048576, 1)} MB of V8 heap`,
 );
 // Private: anonymous resident memory (V8's heap and code, malloc). Files: the pages of the node
 // binary and native addons first touched, shared with every Node process and paid once per code
 // path, so they fall to whichever unit first runs that path.
 const header = (first: string) =>
   process.stdout.write(
-    `\n  ${first.padEnd(38)} ${'modules'.padStart(7)} ${'source KB'.padStart(9)} ${'private MB'.padStart(10)} ${'files MB'.padStart(8)} ${'heap MB'.padStart(8)}\n`,
+    `\n  ${first.padEnd(38)} ${'modules'.padStart(7)} ${'source KB'.padStart(9)} ${'private MB'.padStart(10)} ` +
+      `${'files MB'.padStart(8)} ${'heap MB'.padStart(8)}\n`,
   );
 const row = (c: Cost) => {
   const u = units.get(c.unit)!;
   process.stdout.write(
-    `  ${c.unit.padEnd(38)} ${String(u.n).padStart(7)} ${fmt(u.bytes / 1024, 0).padStart(9)} ${mb(c.anonKb).padStart(10)} ${mb(c.fileKb).padStart(8)} ${fmt(c.heap / 1048576, 2).padStart(8)}${c.error ? `  (${c.error})` : ''}\n`,
+    `  ${c.unit.padEnd(38)} ${String(u.n).padStart(7)} ${fmt(u.bytes / 1024, 0).padStart(9)} ` +
+      `${mb(c.anonKb).padStart(10)} ${mb(c.fileKb).padStart(8)} ` +
+      `${fmt(c.heap / 1048576, 2).padStart(8)}${c.error ? `  (${c.error})` : ''}\n`,
   );
 };
 header('unit (marginal, dependencies first)');

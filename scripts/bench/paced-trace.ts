@@ -43,7 +43,9 @@ try {
   const med = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   for (const [b, row] of [...rows].sort((x, y) => x[0] - y[0])) {
     process.stdout.write(
-      `${String(b * bucket).padStart(6)} ms  arrival p50 ${fmt(med(row.arr), 1).padStart(7)} max ${fmt(Math.max(...row.arr), 1).padStart(7)}   ack p50 ${fmt(med(row.ack), 1).padStart(6)} max ${fmt(Math.max(...row.ack), 1).padStart(7)}   sends ${row.arr.length} longest gap ${fmt(row.gap, 1)} ms\n`,
+      `${String(b * bucket).padStart(6)} ms  arrival p50 ${fmt(med(row.arr), 1).padStart(7)} max ` +
+        `${fmt(Math.max(...row.arr), 1).padStart(7)}   ack p50 ${fmt(med(row.ack), 1).padStart(6)} max ` +
+        `${fmt(Math.max(...row.ack), 1).padStart(7)}   sends ${row.arr.length} longest gap ${fmt(row.gap, 1)} ms\n`,
     );
   }
 } finally {

@@ -1,7 +1,8 @@
 /**
  * Summarizes a V8 `.cpuprofile` (from `--cpu-prof`): self time by function and by file, so a
- * benchmark run's hot spots can be read without a browser. `npx node scripts/bench/profile-summary.ts <file> [top] [fromS] [toS]`
- * (fromS / toS: only the samples between those seconds after the profile's start, e.g. the measured phase).
+ * benchmark run's hot spots can be read without a browser. `npx node scripts/bench/profile-summary.ts <file> [top]
+ * [fromS] [toS]` (fromS / toS: only the samples between those seconds after the profile's start, e.g. the measured
+ * phase).
  */
 import fs from 'node:fs';
 
@@ -68,7 +69,8 @@ for (const [id, us] of self) {
 }
 const print = (title: string, m: Map<string, number>) => {
   process.stdout.write(
-    `\n${title} (total ${(total / 1000).toFixed(0)} ms sampled over ${((Math.min(to, prof.endTime - prof.startTime) - from) / 1e6).toFixed(1)} s)\n`,
+    `\n${title} (total ${(total / 1000).toFixed(0)} ms sampled over ` +
+      `${((Math.min(to, prof.endTime - prof.startTime) - from) / 1e6).toFixed(1)} s)\n`,
   );
   for (const [k, v] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top))
     process.stdout.write(

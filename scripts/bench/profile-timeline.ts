@@ -1,6 +1,7 @@
 /**
  * Timeline of a V8 `.cpuprofile`: busy time per window and the top self-time functions in each busy
- * window, to find what runs during a stall. `npx node scripts/bench/profile-timeline.ts <file> [windowMs] [fromS] [toS]`
+ * window, to find what runs during a stall. `npx node scripts/bench/profile-timeline.ts <file> [windowMs] [fromS]
+ * [toS]`
  */
 import fs from 'node:fs';
 

@@ -95,7 +95,9 @@ function runTool(bin: string, tool: string, args: string[], cwd: string): void {
  */
 function watchdog(pid: number, bin: string, data: string, dir: string): void {
   const pgCtl = `${process.getuid?.() === 0 ? `runuser -u ${SUPERUSER} -- ` : ''}${path.join(bin, 'pg_ctl')}`;
-  const script = `while kill -0 ${pid} 2>/dev/null; do sleep 1; done; [ -d '${data}' ] && ${pgCtl} -D '${data}' -m immediate -w stop >/dev/null 2>&1; rm -rf '${dir}'`;
+  const script =
+    `while kill -0 ${pid} 2>/dev/null; do sleep 1; done; [ -d '${data}' ] && ${pgCtl} -D '${data}' -m immediate -w ` +
+    `stop >/dev/null 2>&1; rm -rf '${dir}'`;
   spawn('sh', ['-c', script], { detached: true, stdio: 'ignore' }).unref();
 }
 

@@ -42,7 +42,8 @@ async function main(): Promise<number> {
           ? 'enabled in SERVICE_PLUGINS'
           : 'not in SERVICE_PLUGINS';
       console.log(
-        `  ${p.name}${p.version ? `@${p.version}` : ''}  ${p.kind ?? '?'}  (${state})${p.description ? `\n    ${p.description}` : ''}`,
+        `  ${p.name}${p.version ? `@${p.version}` : ''}  ${p.kind ?? '?'}  ` +
+          `(${state})${p.description ? `\n    ${p.description}` : ''}`,
       );
     }
     return 0;
@@ -53,7 +54,8 @@ async function main(): Promise<number> {
     for (const w of p.warnings) console.log(`  warning: ${w.message}`);
     if (!enabled.includes(p.name))
       console.log(
-        `Enable it: add ${p.name} to SERVICE_PLUGINS (which replaces the default list, so name every plugin you want), then restart Herald.`,
+        `Enable it: add ${p.name} to SERVICE_PLUGINS (which replaces the default list, so name every plugin you ` +
+          'want), then restart Herald.',
       );
     else console.log('Restart Herald to load it.');
     return 0;
@@ -63,7 +65,8 @@ async function main(): Promise<number> {
     console.log(`Removed ${p.name} from ${dir}.`);
     if (enabled.includes(p.name))
       console.log(
-        `Take ${p.name} out of SERVICE_PLUGINS before Herald restarts: a plugin it names and cannot find stops the boot.`,
+        `Take ${p.name} out of SERVICE_PLUGINS before Herald restarts: a plugin it names and cannot find stops ` +
+          'the boot.',
       );
     return 0;
   }

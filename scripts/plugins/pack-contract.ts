@@ -51,7 +51,8 @@ if (import.meta.main) {
   const pkg = JSON.parse(fs.readFileSync(path.join(pkgDir, 'package.json'), 'utf8')) as Record<string, any>;
   if (!fs.existsSync(path.join(pkgDir, 'dist', 'index.d.ts')))
     throw new Error(
-      "The contract was built without declarations (TypeScript's native compiler is missing): reinstall with optional dependencies before packing.",
+      "The contract was built without declarations (TypeScript's native compiler is missing): reinstall with " +
+        'optional dependencies before packing.',
     );
   const stage = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-plugin-api-'));
   try {

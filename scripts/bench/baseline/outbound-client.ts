@@ -22,7 +22,9 @@ async function run(from: number, count: number): Promise<void> {
       const i = next++;
       // A mattermost message of the size the relay bench's template renders (~300 bytes).
       const json = {
-        text: `**GitHub bench**: 1 new commit pushed to \`main\` of bench/repo by octocat\n- benchid${i}x update the README with the release notes of this week (abcdef1)`,
+        text:
+          `**GitHub bench**: 1 new commit pushed to \`main\` of bench/repo by octocat\n- benchid${i}x update the ` +
+          'README with the release notes of this week (abcdef1)',
       };
       // As the chat-webhook target calls it under the dispatcher's per-send signal.
       const ac = new AbortController();

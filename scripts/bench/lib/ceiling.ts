@@ -1,4 +1,7 @@
-/** The ingestion ceiling: a bare Fastify + SQLite insert route (baseline/ingest-ceiling.ts) in a child process, driven like the relay. */
+/**
+ * The ingestion ceiling: a bare Fastify + SQLite insert route (baseline/ingest-ceiling.ts) in a child process, driven
+ * like the relay.
+ */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { ROOT, tempDir } from './herald.ts';

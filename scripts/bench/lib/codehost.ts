@@ -1,4 +1,7 @@
-/** GitHub `push` deliveries of about 1 KB, each carrying `benchid<n>x` in its commit message, signed like GitHub signs them. */
+/**
+ * GitHub `push` deliveries of about 1 KB, each carrying `benchid<n>x` in its commit message, signed like GitHub signs
+ * them.
+ */
 import crypto from 'node:crypto';
 
 export const BENCH_SECRET = 'bench-webhook-secret-0123456789';

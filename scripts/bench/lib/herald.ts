@@ -62,9 +62,11 @@ export function heraldOptions(
 
 export function spawnHerald(o: HeraldOptions): Herald {
   const prof = process.env.BENCH_CPU_PROF;
-  // BENCH_NODE_ARGS: extra Node flags for the child (diagnostics such as --trace-gc); BENCH_CHILD_STDOUT: a file for its stdout.
+  // BENCH_NODE_ARGS: extra Node flags for the child (diagnostics such as --trace-gc); BENCH_CHILD_STDOUT: a file for
+  // its stdout.
   const extra = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  // The service's own flags first (as `npm start` runs it); BENCH_NODE_ARGS comes later and so wins (e.g. `--max-semi-space-size=32` to compare).
+  // The service's own flags first (as `npm start` runs it); BENCH_NODE_ARGS comes later and so wins (e.g.
+  // `--max-semi-space-size=32` to compare).
   const args = [
     ...SERVICE_NODE_FLAGS,
     ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []),
@@ -88,7 +90,8 @@ export function spawnHerald(o: HeraldOptions): Herald {
       SERVICE_LOG_FORMAT: 'json',
       SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '5',
       HERALD_BCRYPT_COST: '4',
-      // Dispatch in its own thread or in the main one, as the bench's environment says (the service's default otherwise).
+      // Dispatch in its own thread or in the main one, as the bench's environment says (the service's default
+      // otherwise).
       ...(process.env.SERVICE_DISPATCH_THREAD ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD } : {}),
       ...o.env,
     },
