@@ -158,7 +158,7 @@ t.test('scheduled actions, test events and backups in the browser', async (t) =>
     const got = await sink.waitFor(2);
     t.equal(got[1]?.body.title, '[Test] Thing: ', "the tracker's target received the test event");
     t.equal(got[1]?.body.test, true);
-    await page.getByText(/Test event thing_happened sent to 1 target/).waitFor();
+    await page.getByText(/Test event “thing_happened” sent to 1 target/).waitFor();
     const events = (await svc.request('GET', `/api/events?provider_id=${provider.id}`, { token })).body.events;
     t.match(events[0], { test: true, event_type: 'thing_happened' }, 'marked as a test in the event log');
     await nav('Providers');

@@ -139,7 +139,7 @@ t.test('the web client end to end', async (t) => {
     await dialog.getByLabel('From', { exact: true }).fill(`${String(h).padStart(2, '0')}:00`);
     await dialog.getByLabel('Until', { exact: true }).fill(`${String((h + 2) % 24).padStart(2, '0')}:00`);
     await dialog.getByTestId('quiet-timezone').selectOption('UTC');
-    await dialog.getByLabel('Quiet-hours policy for alarm').selectOption('send');
+    await dialog.getByLabel('Quiet-hours policy for “alarm”').selectOption('send');
     await dialog.getByTestId('link-Recorder').check();
     await b.shot('tracker-form');
     await dialog.getByRole('button', { name: 'Save' }).click();

@@ -238,9 +238,9 @@ export function localeChecker(lang: Lang, data: string[], codes: string[]): (tex
   // URLs, addresses, paths, lower-case identifiers with separators (kind.id, snake_case), tokens with digits.
   const CODE =
     /^(?:https?:\/\/\S+|[\w.+-]+@[\w.-]+|\/\S*|[a-z0-9-]+(?:[._:/-][a-z0-9-]+)+|[a-z]*\d[\w]*|[a-z0-9-]*_[a-z0-9_-]*|#[\w-]+)$/u;
-  // IANA time zone ids, as pickers list them ("America/Argentina/Buenos Aires").
+  // IANA time zone ids, and the time-zone picker's names ("Германия (GMT+1)", "New York (GMT-5)": Intl's words with the offset).
   const TIME_ZONE =
-    /^(?:Africa|America|Antarctica|Arctic|Asia|Atlantic|Australia|Europe|Indian|Pacific|Etc)\/[\w +/-]+$|^UTC$/;
+    /^(?:Africa|America|Antarctica|Arctic|Asia|Atlantic|Australia|Europe|Indian|Pacific|Etc)\/[\w +/-]+$|^UTC$|^(?:.+ \()?GMT(?:[+-][\d:]+)?$/;
   return (raw: string) => {
     const s = strip(raw);
     if (!/\p{L}/u.test(s)) return true;

@@ -209,7 +209,7 @@ t.test('relay operations in the browser', async (t) => {
     await preview.getByText('Событие: window').waitFor();
     t.pass('the preview follows the template language');
     await page.getByTestId('template-type').selectOption('stale_thing');
-    await page.getByText('You have no stale_thing event yet: the preview appears after the first one.').waitFor();
+    await page.getByText('You have no “stale_thing” event yet: the preview appears after the first one.').waitFor();
     await b.shot('ops-templates');
   });
 
@@ -218,9 +218,9 @@ t.test('relay operations in the browser', async (t) => {
     await page.getByTestId('template-lang').selectOption('en');
     const row = page.locator('[data-testid="template-row"][data-type="thing_happened"]');
     t.equal(await row.getByTestId('template-state-en').getAttribute('data-own'), 'false', 'no own template yet');
-    await row.getByRole('button', { name: 'Edit the template of thing_happened in English' }).click();
+    await row.getByRole('button', { name: 'Edit the template of “thing_happened” in English' }).click();
     const dialog = page.locator('dialog[open]');
-    await dialog.getByRole('heading', { name: 'Template of thing_happened in English' }).waitFor();
+    await dialog.getByRole('heading', { name: 'Template of “thing_happened” in English' }).waitFor();
     t.equal(
       await dialog.getByTestId('edit-title').inputValue(),
       'Thing: {{name}}',
@@ -264,7 +264,7 @@ t.test('relay operations in the browser', async (t) => {
     await page.getByTestId('language').selectOption('ru');
     await page.getByRole('heading', { name: 'Шаблоны' }).waitFor();
     await page.getByRole('button', { name: 'Изменить шаблон', exact: true }).click();
-    await dialog.getByRole('heading', { name: 'Шаблон thing_happened на английском' }).waitFor();
+    await dialog.getByRole('heading', { name: 'Шаблон «thing_happened» на английском' }).waitFor();
     t.equal(
       await dialog.getByTestId('edit-title').inputValue(),
       'Door report: {{name}}!',
@@ -310,7 +310,7 @@ t.test('relay operations in the browser', async (t) => {
       .click();
     await page
       .getByTestId('event-history')
-      .getByText(/повторно отправил\(а\) доставку получателю Bad sink/)
+      .getByText(/доставка получателю Bad sink повторена вручную/)
       .waitFor();
     await b.shot('ops-events-ru');
     await page.getByTestId('language').selectOption('en');

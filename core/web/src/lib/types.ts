@@ -174,6 +174,8 @@ export interface EventRow {
   occurred_at: string;
   created_at: string;
   deliveries: Delivery[];
+  /** The event's readable message in the asked language (with `?locale=`). */
+  message?: string;
 }
 
 export interface Deferred {

@@ -1,11 +1,12 @@
 /** The start page: the relay at a glance, recent events and today's assistant usage. */
 import { get } from '../lib/api.ts';
 import { useAsync } from '../lib/hooks.ts';
-import { num, relative, t } from '../lib/i18n.ts';
+import { locale, num, relative, t } from '../lib/i18n.ts';
 import { useQuota } from '../lib/quota.ts';
 import { sessionNow } from '../lib/session.ts';
 import type { Deferred, EventRow, Provider, Target, Tracker } from '../lib/types.ts';
 import { Card, Empty, ErrorNote, Loading, Page, StatusBadge } from '../ui/basics.tsx';
+import { eventLabel } from '../ui/labels.ts';
 import { shownName } from '../ui/names.ts';
 import { QuotaBar } from '../ui/quota-bar.tsx';
 
@@ -16,7 +17,7 @@ export function OverviewPage() {
       get<{ trackers: Tracker[] }>('/api/trackers', { limit: 200 }),
       get<{ targets: Target[] }>('/api/targets', { limit: 200 }),
       get<{ deferred: Deferred[] }>('/api/deferred', { limit: 200 }),
-      get<{ events: EventRow[] }>('/api/events', { limit: 8 }),
+      get<{ events: EventRow[] }>('/api/events', { limit: 8, locale: locale() }),
     ]);
     return {
       providers: p.providers,
@@ -25,7 +26,7 @@ export function OverviewPage() {
       deferred: d.deferred,
       events: e.events,
     };
-  }, []);
+  }, [locale()]);
   const { quota } = useQuota();
   const d = data.data;
   const stats = d
@@ -67,7 +68,9 @@ export function OverviewPage() {
                 <ul class="recent">
                   {d.events.map((e) => (
                     <li key={e.id}>
-                      <code>{e.event_type}</code>
+                      <span class="recent-title" title={e.event_type}>
+                        {e.message || eventLabel(e.event_type)}
+                      </span>
                       <StatusBadge status={e.dispatch_status} />
                       <span class="muted small">{relative(e.occurred_at)}</span>
                     </li>

@@ -13,7 +13,7 @@ import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBa
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { shownName } from '../../ui/names.ts';
-import { browserZone, TimeZoneSelect } from '../../ui/timezone.tsx';
+import { browserZone, TimeZoneSelect, zoneName } from '../../ui/timezone.tsx';
 import { errorText, problemVars, toast } from '../../ui/toast.tsx';
 
 type Kind = 'digest' | 'message' | 'ai_digest';
@@ -170,7 +170,7 @@ function ActionRow({
       <td data-label={t('actions.schedule')}>
         {describeSchedule(a.schedule)}
         <small class="hint">
-          <code>{a.schedule}</code> · {a.timezone}
+          <code>{a.schedule}</code> · <span title={a.timezone}>{zoneName(a.timezone)}</span>
         </small>
       </td>
       <td data-label={t('actions.next_run')} class="nowrap">

@@ -4,6 +4,8 @@ import { get, post } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, locale, relative, t } from '../../lib/i18n.ts';
 import { Button, ConfirmButton, Empty, ErrorNote, Loading, Page } from '../../ui/basics.tsx';
+import { eventLabel } from '../../ui/labels.ts';
+import { shownName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
 
 interface DeferredItem {
@@ -77,9 +79,12 @@ export function DeferredPage() {
               {list.data.map((d) => (
                 <tr key={d.id} class="ops-row" data-testid="deferred-row">
                   <td class="ops-msg">
-                    {d.message ?? d.event_type} <code class="muted small">{d.event_type}</code>
+                    {d.message ?? eventLabel(d.event_type)}{' '}
+                    <span class="muted small" title={d.event_type}>
+                      {eventLabel(d.event_type)}
+                    </span>
                   </td>
-                  <td class="ops-tracker">{d.tracker_name ?? '—'}</td>
+                  <td class="ops-tracker">{d.tracker_name ? shownName(d.tracker_name) : '—'}</td>
                   <td class="ops-target">{d.target_name ?? d.target_id}</td>
                   <td class="nowrap ops-release">
                     {dateTime(d.release_at)} <span class="muted small">{relative(d.release_at)}</span>

@@ -14,7 +14,9 @@ import { usePlugins } from '../../lib/plugins.ts';
 import { navigate, useLocation } from '../../lib/router.ts';
 import type { Provider } from '../../lib/types.ts';
 import { Badge, Button, Empty, ErrorNote, Json, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
+import { failureText, reasonText } from '../../ui/failures.ts';
 import { Icon } from '../../ui/icons.tsx';
+import { eventLabel, severityLabel } from '../../ui/labels.ts';
 import { shownName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
 import { ReplayDialog } from './replay.tsx';
@@ -90,9 +92,12 @@ function History({ items }: { items: HistoryItem[] }) {
             <span class="muted small">
               {t('ops.history_previous', { status: tOr(`status.${h.previous.status}`, h.previous.status) })} ·{' '}
               {t('events.attempts', { count: h.previous.attempts })}
-              {h.previous.last_error
-                ? ` · ${h.previous.last_status_code ? `${h.previous.last_status_code} ` : ''}${h.previous.last_error}`
-                : ''}
+              {h.previous.last_error ? (
+                <span title={h.previous.last_error}>
+                  {' · '}
+                  {failureText(h.previous.last_error, h.previous.last_status_code)}
+                </span>
+              ) : null}
             </span>
           </li>
         ))}
@@ -172,9 +177,8 @@ function Details({ e, onChanged }: { e: OpsEvent; onChanged: () => void }) {
                   </span>
                 )}
                 {d.last_error && (
-                  <span class="small hint-danger ops-error">
-                    {d.last_status_code ? `${d.last_status_code} · ` : ''}
-                    {d.last_error}
+                  <span class="small hint-danger ops-error" title={d.last_error}>
+                    {failureText(d.last_error, d.last_status_code)}
                   </span>
                 )}
                 {RESENDABLE.includes(d.status) && (
@@ -216,7 +220,15 @@ function Details({ e, onChanged }: { e: OpsEvent; onChanged: () => void }) {
       {e.details != null && (
         <div>
           <h3>{t('events.details')}</h3>
-          <Json value={e.details} />
+          {typeof (e.details as { reason?: unknown }).reason === 'string' && (
+            <p data-testid="event-reason">
+              <strong>{t('event_detail.reason')}:</strong> {reasonText((e.details as { reason: string }).reason)}
+            </p>
+          )}
+          <details>
+            <summary class="muted small">{t('event_detail.raw')}</summary>
+            <Json value={e.details} />
+          </details>
         </div>
       )}
     </div>
@@ -290,7 +302,18 @@ export function EventsPage() {
   const pageAll = rows.length > 0 && rows.every((e) => picked.has(e.id));
   const pickPage = () => setPicked(pageAll ? new Set() : new Set(rows.map((e) => e.id)));
   const matchFilter = Object.fromEntries(FILTERS.filter((k) => filters[k]).map((k) => [k, filters[k]]));
-  const types = [...new Set((plugins.data ?? []).flatMap((p) => Object.keys(p.events)))].sort();
+  // Only the types of the kinds the user has sources of (and the one filtered on), by their names.
+  const kinds = new Set((refs.data ?? []).map((p) => p.kind));
+  const types = [
+    ...new Set([
+      ...(plugins.data ?? [])
+        .filter((p) => p.kind === 'provider' && kinds.has(p.id))
+        .flatMap((p) => Object.keys(p.events)),
+      ...(filters.event_type ? [filters.event_type] : []),
+    ]),
+  ]
+    .map((x) => ({ x, label: eventLabel(x, plugins.data) }))
+    .sort((a, b) => a.label.localeCompare(b.label, lang));
   const providerName = (e: OpsEvent) =>
     shownName(e.provider_name ?? refs.data?.find((p) => p.id === e.provider_id)?.name ?? e.provider_kind);
 
@@ -335,9 +358,9 @@ export function EventsPage() {
             data-testid="type-filter"
           >
             <option value="">{t('common.all')}</option>
-            {types.map((x) => (
-              <option key={x} value={x}>
-                {x}
+            {types.map(({ x, label }) => (
+              <option key={x} value={x} title={x}>
+                {label}
               </option>
             ))}
           </select>
@@ -465,7 +488,7 @@ export function EventsPage() {
                         checked={allMatching || picked.has(e.id)}
                         disabled={allMatching}
                         onChange={() => pick(e.id)}
-                        aria-label={t('replay.pick', { message: e.message || e.event_type })}
+                        aria-label={t('replay.pick', { message: e.message || eventLabel(e.event_type, plugins.data) })}
                         data-testid="event-select"
                       />
                     </td>
@@ -482,15 +505,15 @@ export function EventsPage() {
                     </td>
                     <td class="nowrap ops-time">{dateTime(e.occurred_at)}</td>
                     <td class="ops-provider">{providerName(e)}</td>
-                    <td class="ops-type">
-                      <code>{e.event_type}</code>
+                    <td class="ops-type" title={e.event_type}>
+                      {eventLabel(e.event_type, plugins.data)}
                     </td>
                     <td class="ops-msg">
                       {e.severity !== 'info' && (
                         <>
                           <span title={t('events.severity')}>
                             <Badge tone={e.severity === 'critical' ? 'danger' : 'warn'}>
-                              {tOr(`severity.${e.severity}`, e.severity)}
+                              {severityLabel(e.severity)}
                             </Badge>
                           </span>{' '}
                         </>

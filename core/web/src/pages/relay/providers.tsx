@@ -18,6 +18,7 @@ import {
   Page,
   StatusBadge,
 } from '../../ui/basics.tsx';
+import { rejectionText } from '../../ui/failures.ts';
 import { shownName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
 import { ConnectionPanel } from './connection.tsx';
@@ -175,8 +176,8 @@ function WebhookLog({ id }: { id: string }) {
                   {e.status_code}
                 </Badge>
               </td>
-              <td class="wrap">
-                {e.error_message ?? ''}
+              <td class="wrap" title={e.error_message ?? undefined}>
+                {e.error_message ? rejectionText(e.error_message, e.status_code) : ''}
                 {e.payload_excerpt && <code class="excerpt">{e.payload_excerpt}</code>}
               </td>
             </tr>

@@ -9,6 +9,7 @@ import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, t } from '../../lib/i18n.ts';
 import type { Target } from '../../lib/types.ts';
 import { Button, ErrorNote, Loading, Note } from '../../ui/basics.tsx';
+import { eventLabel } from '../../ui/labels.ts';
 import { Modal } from '../../ui/modal.tsx';
 import { languageName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
@@ -123,7 +124,7 @@ export function ReplayDialog({
                   x.messages.map((m) => (
                     <div class="replay-msg" key={m.event_id} data-testid="replay-message">
                       <div class="muted small">
-                        {dateTime(m.occurred_at)} · <code>{m.event_type}</code>
+                        {dateTime(m.occurred_at)} · <span title={m.event_type}>{eventLabel(m.event_type)}</span>
                       </div>
                       <strong>{m.plain_title}</strong>
                       {m.plain_body && <pre>{m.plain_body}</pre>}

@@ -4,11 +4,13 @@
  * preview of the unsaved draft rendered from the user's last event of that type (debounced), Save,
  * Cancel, and Reset to default when an own template exists.
  */
+import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, del, put } from '../../lib/api.ts';
 import { type Locale, t } from '../../lib/i18n.ts';
 import { Button, ConfirmButton, Loading, Note } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
+import { eventLabel } from '../../ui/labels.ts';
 import { Modal } from '../../ui/modal.tsx';
 import { errorText, toast } from '../../ui/toast.tsx';
 
@@ -139,7 +141,10 @@ export function TemplateEditor({
 
   return (
     <Modal
-      title={t('tpl_edit.dialog_title', { event_type: type, in_language: t(`tpl_edit.in_language.${lang}`) })}
+      title={t('tpl_edit.dialog_title', {
+        event_type: eventLabel(type),
+        in_language: t(`tpl_edit.in_language.${lang}`),
+      })}
       onClose={onClose}
       wide
     >
@@ -182,7 +187,23 @@ export function TemplateEditor({
               </>
             )}
             <br />
-            {t('tpl_edit.help_more', { names: COMMON.join(', ') })}
+            {t('tpl_edit.help_more', { names: '\u0000' })
+              .split('\u0000')
+              .map((part, i) =>
+                i === 0 ? (
+                  part
+                ) : (
+                  <Fragment key={part}>
+                    {COMMON.map((f, j) => (
+                      <Fragment key={f}>
+                        {j > 0 && ', '}
+                        <code>{f}</code>
+                      </Fragment>
+                    ))}
+                    {part}
+                  </Fragment>
+                ),
+              )}
           </p>
           {empty && <Note tone="warn">{t('tpl_edit.empty')}</Note>}
           {saveError && (
@@ -197,7 +218,7 @@ export function TemplateEditor({
             {preview === null ? (
               <Loading />
             ) : preview.none ? (
-              <Note>{t('tpl_edit.no_event', { event_type: type })}</Note>
+              <Note>{t('tpl_edit.no_event', { event_type: eventLabel(type) })}</Note>
             ) : preview.error ? (
               <div class="note note-danger" data-testid="draft-error">
                 {preview.error}

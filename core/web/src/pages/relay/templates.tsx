@@ -10,6 +10,7 @@ import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, LOCALES, type Locale, locale, t } from '../../lib/i18n.ts';
 import { navigate, useLocation } from '../../lib/router.ts';
 import { Badge, Button, Card, ErrorNote, Loading, Note, Page } from '../../ui/basics.tsx';
+import { eventLabel } from '../../ui/labels.ts';
 import { languageName } from '../../ui/names.ts';
 import { TemplateEditor } from './template-editor.tsx';
 
@@ -78,7 +79,7 @@ function PreviewCard({
       ) : p.data === undefined ? (
         <Loading />
       ) : p.data === null ? (
-        <Note>{t('ops.no_preview', { event_type: type })}</Note>
+        <Note>{t('ops.no_preview', { event_type: eventLabel(type) })}</Note>
       ) : (
         <div data-testid="template-preview">
           <p class="muted small">
@@ -164,8 +165,8 @@ export function TemplatesPage() {
                 onChange={(e) => go(kind, (e.target as HTMLSelectElement).value, lang)}
               >
                 {ofKind.map((x) => (
-                  <option key={x.event_type} value={x.event_type}>
-                    {x.event_type}
+                  <option key={x.event_type} value={x.event_type} title={x.event_type}>
+                    {eventLabel(x.event_type)}
                   </option>
                 ))}
               </select>
@@ -221,7 +222,7 @@ export function TemplatesPage() {
                       class="tpl-row-name"
                       href={`#/templates?${new URLSearchParams({ kind, type: x.event_type, lang }).toString()}`}
                     >
-                      <code>{x.event_type}</code>
+                      <span title={x.event_type}>{eventLabel(x.event_type)}</span>
                     </a>
                     <span class="tpl-row-langs">
                       {LOCALES.map((l) => (
@@ -238,7 +239,7 @@ export function TemplatesPage() {
                             small
                             icon="edit"
                             aria-label={t('tpl_edit.edit_named', {
-                              event_type: x.event_type,
+                              event_type: eventLabel(x.event_type),
                               in_language: t(`tpl_edit.in_language.${l}`),
                             })}
                             data-testid={`edit-${l}`}

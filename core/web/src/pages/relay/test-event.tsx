@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { ApiError, post } from '../../lib/api.ts';
 import { t } from '../../lib/i18n.ts';
 import { Button } from '../../ui/basics.tsx';
+import { eventLabel } from '../../ui/labels.ts';
 import { toast } from '../../ui/toast.tsx';
 
 interface Result {
@@ -19,8 +20,8 @@ export function TestEventButton({ path }: { path: string }) {
     try {
       const r = await post<Result>(path, {});
       const going = r.deliveries.filter((d) => d.status !== 'dropped');
-      if (going.length) toast.ok(t('test_event.sent', { count: going.length, type: r.event_type }));
-      else toast.error(new ApiError(422, 'test_event_no_target', '', [], null, { type: r.event_type }));
+      if (going.length) toast.ok(t('test_event.sent', { count: going.length, type: eventLabel(r.event_type) }));
+      else toast.error(new ApiError(422, 'test_event_no_target', '', [], null, { type: eventLabel(r.event_type) }));
     } catch (err) {
       toast.error(err);
     } finally {

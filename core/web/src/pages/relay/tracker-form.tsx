@@ -8,6 +8,7 @@ import { t, tOr } from '../../lib/i18n.ts';
 import { cleanConfig, initialConfig } from '../../lib/schema.ts';
 import type { Plugin, Provider, QuietHours, Target, Tracker } from '../../lib/types.ts';
 import { Badge, Button, ErrorNote } from '../../ui/basics.tsx';
+import { eventLabel, kindLabel, severityLabel } from '../../ui/labels.ts';
 import { Modal } from '../../ui/modal.tsx';
 import { shownName } from '../../ui/names.ts';
 import { FixBelow, SchemaForm, useFormChecks } from '../../ui/schema-form.tsx';
@@ -148,13 +149,13 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                   />
                   <span>
                     <span class="type-line">
-                      <code>{type}</code>
+                      <strong title={type}>{eventLabel(type, plugins)}</strong>
                       <Badge
                         tone={
                           spec.severity === 'critical' ? 'danger' : spec.severity === 'warning' ? 'warn' : 'neutral'
                         }
                       >
-                        {tOr(`severity.${spec.severity}`, spec.severity)}
+                        {severityLabel(spec.severity)}
                       </Badge>
                     </span>
                     {spec.description && <small class="hint">{spec.description}</small>}
@@ -162,7 +163,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                 </label>
                 {quiet && (
                   <label class="inline-field">
-                    <span class="sr-only">{t('trackers.quiet_policy_for', { type })}</span>
+                    <span class="sr-only">{t('trackers.quiet_policy_for', { type: eventLabel(type, plugins) })}</span>
                     <select
                       value={policies[type] ?? ''}
                       onChange={(e) => {
@@ -293,7 +294,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                 }
               />
               <span>
-                {tg.name} <small class="muted">{tg.kind}</small>
+                {tg.name} <small class="muted">{kindLabel(tg.kind, plugins, 'target')}</small>
               </span>
             </label>
           ))}

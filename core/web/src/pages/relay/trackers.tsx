@@ -7,6 +7,7 @@ import { usePlugins } from '../../lib/plugins.ts';
 import type { Provider, Target, Tracker } from '../../lib/types.ts';
 import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { shownName } from '../../ui/names.ts';
+import { zoneName } from '../../ui/timezone.tsx';
 import { toast } from '../../ui/toast.tsx';
 import { TestEventButton } from './test-event.tsx';
 import { TrackerForm } from './tracker-form.tsx';
@@ -82,7 +83,9 @@ export function TrackersPage() {
                     <td>{t('trackers.types_on', { on, total: declared.length })}</td>
                     <td class="nowrap">
                       {tr.quiet_hours ? (
-                        `${tr.quiet_hours.start}–${tr.quiet_hours.end} · ${tr.quiet_hours.timezone}`
+                        <span title={tr.quiet_hours.timezone}>
+                          {`${tr.quiet_hours.start}–${tr.quiet_hours.end} · ${zoneName(tr.quiet_hours.timezone)}`}
+                        </span>
                       ) : (
                         <span class="muted">{t('common.off')}</span>
                       )}
