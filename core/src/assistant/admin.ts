@@ -64,16 +64,6 @@ const SettingsPatch = Type.Object(
   { additionalProperties: false },
 );
 
-type Patch = {
-  password?: string;
-  role?: 'user' | 'admin';
-  max_chats?: number;
-  is_active?: boolean;
-  max_ai_messages_per_day?: number | null;
-  max_ai_tokens_per_day?: number | null;
-  max_storage_mb?: number | null;
-};
-
 /**
  * User administration and the assistant's settings. Deleting a user removes everything they own
  * (foreign keys cascade; their report files are removed here). An administrator cannot delete
@@ -106,7 +96,7 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       },
     },
     async (req) => {
-      const q = req.query as { limit?: number; before?: string };
+      const q = req.query;
       const rows = await core.db.all<UserRow>(
         `SELECT * FROM users${q.before ? ' WHERE id < ?' : ''} ORDER BY id DESC LIMIT ?`,
         q.before ? [q.before, q.limit ?? 50] : [q.limit ?? 50],
@@ -128,7 +118,7 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       },
     },
     async (req, reply) => {
-      const b = req.body as Patch & { email: string; password: string; locale?: string };
+      const b = req.body;
       const row = await createUser(
         core.db,
         {
@@ -153,7 +143,7 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
   app.get(
     '/api/v1/admin/users/:user_id',
     { ...opts, schema: { tags, params: Params, response: { ...ok('The user.') } } },
-    async (req) => publicUser(await get((req.params as { user_id: string }).user_id)),
+    async (req) => publicUser(await get(req.params.user_id)),
   );
 
   app.patch(
@@ -171,8 +161,8 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       },
     },
     async (req) => {
-      const row = await get((req.params as { user_id: string }).user_id);
-      const b = req.body as Patch;
+      const row = await get(req.params.user_id);
+      const b = req.body;
       const next = {
         role: b.role ?? row.role,
         max_chats: b.max_chats ?? row.max_chats,
@@ -237,10 +227,8 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       },
     },
     async (req) => {
-      const { user_id } = await get((req.params as { user_id: string }).user_id).then((r) => ({ user_id: r.id }));
-      return publicUser(
-        await setUserPassword(core.db, user_id, (req.body as { password: string }).password, core.clock.now()),
-      );
+      const { user_id } = await get(req.params.user_id).then((r) => ({ user_id: r.id }));
+      return publicUser(await setUserPassword(core.db, user_id, req.body.password, core.clock.now()));
     },
   );
 
@@ -258,7 +246,7 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       },
     },
     async (req, reply) => {
-      const row = await get((req.params as { user_id: string }).user_id);
+      const row = await get(req.params.user_id);
       if (row.id === caller(req).id) throw forbidden('You cannot delete your own account; another administrator can.');
       await core.db.run('DELETE FROM users WHERE id = ?', [row.id]);
       await reports.removeUserFiles(row.id);
@@ -291,7 +279,7 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       },
     },
     async (req) => {
-      const b = req.body as Partial<Record<keyof typeof SettingsSchema.properties, boolean | number>>;
+      const b = req.body;
       const values: Record<string, string> = {};
       for (const [k, v] of Object.entries(b)) if (v !== undefined) values[k] = String(v);
       await core.settings.set(values);

@@ -117,7 +117,7 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
     },
     async (req, reply) => {
       const user = caller(req);
-      const b = req.body as { title?: string; skill_id?: string | null; event_id?: string };
+      const b = req.body;
       await checkSkill(core.db, user.id, b.skill_id);
       // Another user's event is not found, as any resource that is not theirs.
       const event = b.event_id ? await ownEvent(core, user.id, b.event_id) : undefined;
@@ -167,7 +167,7 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
     '/api/v1/chats',
     { ...opts, schema: { tags, querystring: ListQuery, response: { ...ok('Your chats (`chats`), newest first.') } } },
     async (req) => {
-      const q = req.query as { archived?: boolean; limit?: number; before?: string };
+      const q = req.query;
       const where = ['user_id = ?'];
       const params: (string | boolean | number)[] = [caller(req).id];
       if (q.archived !== undefined) {
@@ -190,7 +190,7 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
   app.get(
     '/api/v1/chats/:chat_id',
     { ...opts, schema: { tags, params: ChatParams, response: { ...ok('The chat.', ChatSchema) } } },
-    async (req) => publicChat(await ownChat(core.db, caller(req).id, (req.params as { chat_id: string }).chat_id)),
+    async (req) => publicChat(await ownChat(core.db, caller(req).id, req.params.chat_id)),
   );
 
   app.patch(
@@ -201,8 +201,8 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
     },
     async (req) => {
       const user = caller(req);
-      const chat = await ownChat(core.db, user.id, (req.params as { chat_id: string }).chat_id);
-      const b = req.body as { title?: string; is_archived?: boolean; skill_id?: string | null; model?: string | null };
+      const chat = await ownChat(core.db, user.id, req.params.chat_id);
+      const b = req.body;
       await checkSkill(core.db, user.id, b.skill_id);
       if (b.model !== undefined) {
         await models?.check(b.model);
@@ -225,7 +225,7 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
     '/api/v1/chats/:chat_id',
     { ...opts, schema: { tags, params: ChatParams, response: { ...noContent('Deleted, with its messages.') } } },
     async (req, reply) => {
-      const chat = await ownChat(core.db, caller(req).id, (req.params as { chat_id: string }).chat_id);
+      const chat = await ownChat(core.db, caller(req).id, req.params.chat_id);
       await core.db.run('DELETE FROM chats WHERE id = ?', [chat.id]);
       return reply.code(204).send();
     },

@@ -244,8 +244,8 @@ export async function consentRoutes(app: App, core: Core, consents: Consents): P
       preHandler: requireUser(core),
     },
     async (req) => {
-      const p = req.params as { chat_id: string; id: string };
-      return consents.decide(caller(req).id, p.chat_id, p.id, (req.body as { approve: boolean }).approve);
+      const p = req.params;
+      return consents.decide(caller(req).id, p.chat_id, p.id, req.body.approve);
     },
   );
 }

@@ -65,7 +65,7 @@ export async function contextRoutes(app: App, core: Core): Promise<void> {
       preHandler: requireAdmin(core),
     },
     async (req) => {
-      const { content } = req.body as { content: string };
+      const { content } = req.body;
       // One statement, so two concurrent updates still get distinct versions.
       await core.db.run(
         `INSERT INTO primary_context (id, content, version, updated_by, updated_at) VALUES (1, ?, 1, ?, ?)
@@ -96,7 +96,7 @@ export async function contextRoutes(app: App, core: Core): Promise<void> {
       preHandler: requireUser(core),
     },
     async (req) => {
-      const { content } = req.body as { content: string };
+      const { content } = req.body;
       const userId = caller(req).id;
       await core.db.run(
         `INSERT INTO personal_contexts (user_id, content, updated_at) VALUES (?, ?, ?)

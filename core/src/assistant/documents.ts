@@ -195,7 +195,7 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
       },
     },
     async (req) => {
-      const q = req.query as { q?: string; limit?: number; before?: string };
+      const q = req.query;
       const where = ['user_id = ?'];
       const params: (string | number)[] = [caller(req).id];
       if (q.q) {
@@ -227,7 +227,7 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
       schema: { tags, params: Params, response: { ...ok('The document with its extracted text (`content`).') } },
     },
     async (req) => {
-      const row = await own(caller(req).id, (req.params as { id: string }).id);
+      const row = await own(caller(req).id, req.params.id);
       return { ...publicDoc(row), content: row.content };
     },
   );
@@ -235,7 +235,7 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
     '/api/v1/documents/:id',
     { ...opts, schema: { tags, params: Params, response: { ...noContent('Deleted.') } } },
     async (req, reply) => {
-      const row = await own(caller(req).id, (req.params as { id: string }).id);
+      const row = await own(caller(req).id, req.params.id);
       await core.db.run('DELETE FROM documents WHERE id = ?', [row.id]);
       return reply.code(204).send();
     },

@@ -66,8 +66,8 @@ export async function exportRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const chat = await ownChat(core.db, user.id, (req.params as { chat_id: string }).chat_id);
-      const format = (req.query as { format?: 'markdown' | 'json' }).format ?? 'markdown';
+      const chat = await ownChat(core.db, user.id, req.params.chat_id);
+      const format = req.query.format ?? 'markdown';
       const rows = (
         await core.db.all<MessageRow & { active?: unknown }>(
           'SELECT * FROM chat_messages WHERE chat_id = ? ORDER BY id',

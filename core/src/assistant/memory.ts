@@ -94,7 +94,7 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
       },
     },
     async (req) => {
-      const q = req.query as { q?: string; category?: string; limit?: number; before?: string };
+      const q = req.query;
       const where = ['user_id = ?'];
       const params: (string | number)[] = [caller(req).id];
       if (q.q) {
@@ -137,12 +137,7 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
       },
     },
     async (req, reply) => {
-      const b = req.body as {
-        content: string;
-        category?: string | null;
-        recorded_at?: string | null;
-        always_include?: boolean;
-      };
+      const b = req.body;
       const id = newId();
       const now = core.clock.now().toISOString();
       const category = clean(b.category);
@@ -172,7 +167,7 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
   app.get(
     '/api/v1/memory/:id',
     { ...opts, schema: { tags, params: Params, response: { ...ok('The entry.') } } },
-    async (req) => publicEntry(await own(caller(req).id, (req.params as { id: string }).id)),
+    async (req) => publicEntry(await own(caller(req).id, req.params.id)),
   );
 
   app.patch(
@@ -193,13 +188,8 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
       },
     },
     async (req) => {
-      const row = await own(caller(req).id, (req.params as { id: string }).id);
-      const b = req.body as {
-        content?: string;
-        category?: string | null;
-        recorded_at?: string | null;
-        always_include?: boolean;
-      };
+      const row = await own(caller(req).id, req.params.id);
+      const b = req.body;
       const content = b.content ?? row.content;
       const category = b.category === undefined ? row.category : clean(b.category);
       const recorded = b.recorded_at === undefined ? row.recorded_at : normalizeWhen(b.recorded_at);
@@ -226,7 +216,7 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
     '/api/v1/memory/:id',
     { ...opts, schema: { tags, params: Params, response: { ...noContent('Deleted.') } } },
     async (req, reply) => {
-      const row = await own(caller(req).id, (req.params as { id: string }).id);
+      const row = await own(caller(req).id, req.params.id);
       await core.db.run('DELETE FROM memory_entries WHERE id = ?', [row.id]);
       return reply.code(204).send();
     },

@@ -340,8 +340,8 @@ export async function historyRoutes(app: App, core: Core): Promise<void> {
       preHandler: requireUser(core),
     },
     async (req) => {
-      const chat = await ownChat(core.db, caller(req).id, (req.params as { chat_id: string }).chat_id);
-      const q = req.query as { limit?: number; before?: string };
+      const chat = await ownChat(core.db, caller(req).id, req.params.chat_id);
+      const q = req.query;
       const limit = q.limit ?? 50;
       const rows = await core.db.all<MessageRow>(
         `SELECT * FROM chat_messages WHERE chat_id = ? AND active = ?${q.before ? ' AND id < ?' : ''} ORDER BY id DESC LIMIT ?`,
@@ -368,7 +368,7 @@ export async function historyRoutes(app: App, core: Core): Promise<void> {
       preHandler: requireUser(core),
     },
     async (req, reply) => {
-      const p = req.params as { chat_id: string; message_id: string };
+      const p = req.params;
       const chat = await ownChat(core.db, caller(req).id, p.chat_id);
       const message = await chatMessage(core.db, chat.id, p.message_id);
       await core.db.tx((q) => showBranch(q, chat.id, message, core.clock.now().toISOString()));

@@ -166,7 +166,7 @@ export class Models {
         },
       },
       async (req) => {
-        const b = req.body as { models_allowed: string[]; default_model: string };
+        const b = req.body;
         const { allowed, default: def } = normalizeModelChoice(b.models_allowed, b.default_model);
         if (defaultModelProblem(allowed, def)) {
           throw unprocessable(

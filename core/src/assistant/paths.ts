@@ -1,16 +1,44 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import type { FastifySchema, RouteGenericInterface, RouteHandlerMethod, RouteShorthandOptions } from 'fastify';
 import { Database } from '../db/database.ts';
 import type { App } from '../http/server.ts';
+import type { Logger } from '../logging/logger.ts';
 
 type RouteOptions = Parameters<App['route']>[0];
-type Handler = RouteOptions['handler'];
-type Opts = Omit<RouteOptions, 'method' | 'url' | 'handler'>;
+// Typed by the route's schema, as `app.get`/`app.post` type theirs: the handler reads a typed body and query.
+type Opts<S extends FastifySchema> = RouteShorthandOptions<
+  any,
+  any,
+  any,
+  RouteGenericInterface,
+  unknown,
+  S,
+  TypeBoxTypeProvider,
+  Logger
+>;
+type Handler<S extends FastifySchema> = RouteHandlerMethod<
+  any,
+  any,
+  any,
+  RouteGenericInterface,
+  unknown,
+  S,
+  TypeBoxTypeProvider,
+  Logger
+>;
 
 /**
  * Registers a collection route under both `/x` and `/x/`: the specification writes the
  * collection paths with a trailing slash (`/chats/`), clients often drop it, and the server
  * does not fold the two. Only the first appears in the OpenAPI document.
  */
-export function collection(app: App, method: 'GET' | 'POST', path: string, opts: Opts, handler: Handler): void {
+export function collection<S extends FastifySchema>(
+  app: App,
+  method: 'GET' | 'POST',
+  path: string,
+  opts: Opts<S>,
+  handler: Handler<S>,
+): void {
   app.route({ method, url: path, ...opts, handler } as RouteOptions);
   app.route({
     method,

@@ -224,7 +224,7 @@ export async function quotaRoutes(app: App, core: Core, quotas: Quotas): Promise
       preHandler: requireAdmin(core),
     },
     async (req) => {
-      const date = (req.query as { date?: string }).date ?? quotas.today().day;
+      const date = req.query.date ?? quotas.today().day;
       const parsed = new Date(`${date}T00:00:00Z`);
       if (Number.isNaN(parsed.getTime()) || parsed.toISOString().slice(0, 10) !== date)
         throw unprocessable(`The date "${date}" is not a calendar date (YYYY-MM-DD).`);

@@ -233,7 +233,7 @@ export async function searchRoutes(app: App, core: Core): Promise<void> {
       preHandler: requireUser(core),
     },
     async (req) => {
-      const q = req.query as { q: string; limit?: number };
+      const q = req.query;
       return { results: await searchChats(core.db, caller(req).id, q.q, q.limit ?? 20) };
     },
   );

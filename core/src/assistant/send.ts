@@ -98,11 +98,11 @@ export async function sendRoutes(
    * The checks every reply starts with, in order: the chat is the caller's (404), not archived
    * (409 `chat_archived`), the assistant is configured (503).
    */
-  const begin = async (req: FastifyRequest) => {
+  const begin = async (req: FastifyRequest & { params: { chat_id: string } }) => {
     // Setting a reply up and saving it wait their turn, so a burst of messages cannot stall the streams already running.
     await turn();
     const user = caller(req);
-    const chat = await ownChat(core.db, user.id, (req.params as { chat_id: string }).chat_id);
+    const chat = await ownChat(core.db, user.id, req.params.chat_id);
     if (bool(chat.is_archived))
       throw conflict('This chat is archived and read-only; unarchive it to continue.', 'chat_archived');
     if (!model.configured)
@@ -144,7 +144,7 @@ export async function sendRoutes(
       preHandler: requireUser(core),
     },
     async (req, reply) => {
-      const { content } = req.body as { content: string };
+      const { content } = req.body;
       const { user, chat } = await begin(req);
       blank(content);
       return respond(reply, user, chat, async (q, now) => {
@@ -190,7 +190,7 @@ export async function sendRoutes(
     },
     async (req, reply) => {
       const { user, chat } = await begin(req);
-      const target = await chatMessage(core.db, chat.id, (req.params as { message_id: string }).message_id);
+      const target = await chatMessage(core.db, chat.id, req.params.message_id);
       if (target.role !== 'assistant' || !target.parent_id)
         throw new HttpError(
           409,
@@ -243,10 +243,10 @@ export async function sendRoutes(
       preHandler: requireUser(core),
     },
     async (req, reply) => {
-      const { content } = req.body as { content: string };
+      const { content } = req.body;
       const { user, chat } = await begin(req);
       blank(content);
-      const target = await chatMessage(core.db, chat.id, (req.params as { message_id: string }).message_id);
+      const target = await chatMessage(core.db, chat.id, req.params.message_id);
       if (target.role !== 'user') throw new HttpError(409, 'not_editable', 'Only your own messages can be edited.');
       return respond(reply, user, chat, async (q, now) => {
         await hideAfter(q, chat.id, target.parent_id);

@@ -118,7 +118,7 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
     { ...user, schema: { tags, body: CreateBody, response: { ...created('The new personal skill.') } } },
     async (req, reply) => {
       reply.code(201);
-      return publicSkill(await create(core, caller(req).id, req.body as Body));
+      return publicSkill(await create(core, caller(req).id, req.body));
     },
   );
   const ownPersonal = async (userId: string, skillId: string) => {
@@ -132,7 +132,7 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
     '/api/v1/skills/:skill_id',
     { ...user, schema: { tags, params: Params, response: { ...ok('The skill.') } } },
     async (req) => {
-      const row = await visibleSkill(core.db, caller(req).id, (req.params as { skill_id: string }).skill_id);
+      const row = await visibleSkill(core.db, caller(req).id, req.params.skill_id);
       if (!row) throw notFound('Skill');
       return publicSkill(row);
     },
@@ -148,14 +148,7 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
         response: { ...ok('The skill as changed.'), ...errors([403, 'A general skill is managed by administrators.']) },
       },
     },
-    async (req) =>
-      publicSkill(
-        await update(
-          core,
-          await ownPersonal(caller(req).id, (req.params as { skill_id: string }).skill_id),
-          req.body as Body,
-        ),
-      ),
+    async (req) => publicSkill(await update(core, await ownPersonal(caller(req).id, req.params.skill_id), req.body)),
   );
   app.delete(
     '/api/v1/skills/:skill_id',
@@ -168,7 +161,7 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
       },
     },
     async (req, reply) => {
-      const row = await ownPersonal(caller(req).id, (req.params as { skill_id: string }).skill_id);
+      const row = await ownPersonal(caller(req).id, req.params.skill_id);
       await core.db.run('DELETE FROM skills WHERE id = ?', [row.id]);
       return reply.code(204).send();
     },
@@ -198,13 +191,13 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
     { ...admin, schema: { tags: adminTags, body: CreateBody, response: { ...created('The new general skill.') } } },
     async (req, reply) => {
       reply.code(201);
-      return publicSkill(await create(core, null, req.body as Body));
+      return publicSkill(await create(core, null, req.body));
     },
   );
   app.get(
     '/api/v1/admin/skills/:skill_id',
     { ...admin, schema: { tags: adminTags, params: Params, response: { ...ok('The general skill.') } } },
-    async (req) => publicSkill(await general((req.params as { skill_id: string }).skill_id)),
+    async (req) => publicSkill(await general(req.params.skill_id)),
   );
   app.patch(
     '/api/v1/admin/skills/:skill_id',
@@ -217,8 +210,7 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
         response: { ...ok('The general skill as changed.') },
       },
     },
-    async (req) =>
-      publicSkill(await update(core, await general((req.params as { skill_id: string }).skill_id), req.body as Body)),
+    async (req) => publicSkill(await update(core, await general(req.params.skill_id), req.body)),
   );
   app.delete(
     '/api/v1/admin/skills/:skill_id',
@@ -231,7 +223,7 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
       },
     },
     async (req, reply) => {
-      const row = await general((req.params as { skill_id: string }).skill_id);
+      const row = await general(req.params.skill_id);
       // Chats bound to it fall back to no skill (skill_id ON DELETE SET NULL).
       await core.db.run('DELETE FROM skills WHERE id = ?', [row.id]);
       return reply.code(204).send();

@@ -122,7 +122,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       if ((await userCount(core.db)) > 0) throw conflict('Setup is already done; log in instead.', 'setup_done');
-      const b = req.body as { email: string; password: string; locale?: string };
+      const b = req.body;
       const user = await createUser(
         core.db,
         {
@@ -159,7 +159,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
       },
     },
     async (req, reply) => {
-      const b = req.body as { email: string; password: string };
+      const b = req.body;
       const email = normalizeEmail(b.email);
       const attempt = await beginAttempt(email, req);
       const row = await core.db.get<UserRow>('SELECT * FROM users WHERE email = ?', [email]);
@@ -213,7 +213,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
       preHandler: requireUser(core),
     },
     async (req, reply) => {
-      const b = req.body as { current_password: string; password: string };
+      const b = req.body;
       return changeOwnPassword(req, reply, b.current_password, b.password);
     },
   );
@@ -248,7 +248,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const u = caller(req);
-      const b = req.body as { locale?: string; password?: string; current_password?: string };
+      const b = req.body;
       if (b.password !== undefined) await changeOwnPassword(req, reply, b.current_password, b.password);
       if (b.locale)
         await core.db.run('UPDATE users SET locale = ?, updated_at = ? WHERE id = ?', [
@@ -289,7 +289,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
           'registration_throttled',
           { seconds: wait },
         );
-      const b = req.body as { email: string; password: string; locale?: string };
+      const b = req.body;
       try {
         await createUser(
           core.db,

@@ -55,7 +55,7 @@ export async function restoreRoutes(app: App, core: Core): Promise<void> {
         onRequest,
       },
       async (req, reply) => {
-        const mode: ConflictMode = (req.query as { conflict_mode?: ConflictMode }).conflict_mode ?? 'fail';
+        const mode: ConflictMode = req.query.conflict_mode ?? 'fail';
         const upload = await readBackupUpload(req);
         const { envelope, migratedFrom } = checkParsed(JSON.parse(upload.text), core.version);
         if (readPending(core))

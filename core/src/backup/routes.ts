@@ -12,7 +12,7 @@ import type { App } from '../http/server.ts';
 import { exportEnvelope, listBackups, stamp, storedBackupPath, writeBackup } from './files.ts';
 import { backupSettings } from './scheduled.ts';
 import { SecretsMode, type SecretsModeT } from './schema.ts';
-import { BACKUP_SETTING_KEYS, type BackupSettingKey, settingProblem } from './settings-rules.ts';
+import { BACKUP_SETTING_KEYS, settingProblem } from './settings-rules.ts';
 
 const tags = ['backup'];
 const ModeQuery = Type.Object({ secrets_mode: Type.Optional(SecretsMode) });
@@ -80,7 +80,7 @@ export async function backupRoutes(app: App, core: Core): Promise<void> {
       onRequest,
     },
     async (req, reply) => {
-      const name = (req.params as { filename: string }).filename;
+      const name = req.params.filename;
       const file = storedBackupPath(core, name);
       if (!file) throw notFound('Backup file');
       return reply
@@ -104,7 +104,7 @@ export async function backupRoutes(app: App, core: Core): Promise<void> {
       onRequest,
     },
     async (req, reply) => {
-      const name = (req.params as { filename: string }).filename;
+      const name = req.params.filename;
       // storedBackupPath accepts only the exact backup name shape found in the listing: no path can escape the directory.
       const file = storedBackupPath(core, name);
       if (!file) throw notFound('Backup file');
@@ -153,7 +153,7 @@ export async function backupRoutes(app: App, core: Core): Promise<void> {
       onRequest,
     },
     async (req) => {
-      const body = req.body as Partial<Record<BackupSettingKey, string>>;
+      const body = req.body;
       const errors = Object.entries(body).flatMap(([k, v]) => {
         const p = settingProblem(k, v);
         return p ? [{ path: `body/${k}`, message: p }] : [];

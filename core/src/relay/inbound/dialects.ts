@@ -22,6 +22,7 @@ import {
   MAX_BODY,
   type ProviderPlugin,
   sendAnswer,
+  stringsOf,
 } from './webhooks.ts';
 
 /** The problem codes of Fastify's own refusals a dialect route can meet (its body limit, a bad Content-Length). */
@@ -116,9 +117,9 @@ function register(scope: App, plugin: ProviderPlugin, spec: DialectRoute, steps:
   const admitted = new WeakMap<FastifyRequest, Admitted>();
   const view = (req: FastifyRequest, rawBody?: Buffer): DialectRequest => ({
     method: req.method,
-    params: { ...(req.params as Record<string, string>) },
+    params: stringsOf(req.params),
     headers: headersOf(req),
-    query: (req.query ?? {}) as Record<string, string>,
+    query: stringsOf(req.query),
     ...(rawBody ? { rawBody } : {}),
   });
   const tokenOf = (req: FastifyRequest, rawBody?: Buffer): string | undefined | 'needs_body' => {
@@ -128,7 +129,7 @@ function register(scope: App, plugin: ProviderPlugin, spec: DialectRoute, steps:
       throw rejected(err);
     }
   };
-  const route = (req: FastifyRequest) => ({ spec, params: { ...(req.params as Record<string, string>) } });
+  const route = (req: FastifyRequest) => ({ spec, params: stringsOf(req.params) });
   const noToken = () => new HttpError(401, 'unauthorized', 'The request carries no token.');
 
   // Refusals in the dialect's shape, where it has one; anything else goes on to the service's own handler.

@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import Type from 'typebox';
 import type { Core } from '../../core.ts';
 import type { Queryable } from '../../db/database.ts';
 import { HttpError } from '../../http/problem.ts';
@@ -82,6 +83,17 @@ export function headersOf(req: FastifyRequest): Record<string, string | undefine
   return headers;
 }
 
+/**
+ * Path parameters or a query string as the plugin contract gives them: each value a string, a
+ * repeated query key's values joined with `, ` as `headersOf` joins a repeated header's.
+ */
+export function stringsOf(values: unknown): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (values && typeof values === 'object')
+    for (const [k, v] of Object.entries(values)) out[k] = Array.isArray(v) ? v.join(', ') : String(v);
+  return out;
+}
+
 /** Sends a dialect's answer: an object as JSON, a string as text, unless it names its type. */
 export function sendAnswer(reply: FastifyReply, answer: DialectAnswer, status: number): FastifyReply {
   if (answer.headers) reply.headers(answer.headers);
@@ -146,7 +158,7 @@ export function inboundSteps(core: Core, relay: Relay) {
     const auth: WebhookAuthRequest = {
       method: req.method,
       headers: a.headers,
-      query: (req.query ?? {}) as Record<string, string>,
+      query: stringsOf(req.query),
       ip: req.ip,
       ...(rawBody ? { rawBody } : {}),
     };
@@ -324,7 +336,7 @@ export function inboundSteps(core: Core, relay: Relay) {
         headers: a.headers,
         rawBody: raw,
         body,
-        query: (req.query ?? {}) as Record<string, string>,
+        query: stringsOf(req.query),
         ip: req.ip,
         ...(a.route ? { route: { path: a.route.spec.path, params: a.route.params } } : {}),
       });
@@ -425,7 +437,7 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
   const steps = inboundSteps(core, relay);
   const admitted = new WeakMap<FastifyRequest, Admitted>();
 
-  await app.register(async (scope) => {
+  await app.register(async (scope: App) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_BODY }, (_req, body, done) => done(null, body));
     scope.post(
@@ -438,14 +450,14 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
           summary: 'Receive an inbound webhook for a provider',
           description: `The token in the path names the provider; its plugin checks the request (signature, bearer or shared token) and maps it to events. 202 once every event is durable, 400 for a JSON body nested deeper than ${MAX_JSON_DEPTH} levels, 401 for a failed check, 409 for a replayed delivery, 413 for a body over the limit, 429 beyond the requests-a-minute limit the plugin declares for one source address, counted over all providers of that plugin.`,
           security: [],
-          params: { type: 'object', properties: { token: { type: 'string', maxLength: 200 } }, required: ['token'] },
+          params: Type.Object({ token: Type.String({ maxLength: 200 }) }),
           // Any content type: the plugin reads the body.
           consumes: ['*/*'],
           response: HOOK_ANSWERS,
         },
         // Runs before the body is read: a request refused here is never read into memory or parsed.
         preParsing: async (req) => {
-          const { token } = req.params as { token: string };
+          const { token } = req.params;
           admitted.set(req, await steps.admit(req, await steps.find(token), token));
         },
       },

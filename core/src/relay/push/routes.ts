@@ -11,7 +11,6 @@
  * subscriptions (another user's is "not found"). The auth secret is never answered.
  */
 import fs from 'node:fs';
-import type { Static } from 'typebox';
 import Type from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
@@ -174,7 +173,7 @@ export async function pushRoutes(app: App, core: Core): Promise<void> {
     async (req, reply) => {
       enabled();
       const user = caller(req);
-      const b = req.body as Static<typeof SubscribeBody>;
+      const b = req.body;
       const endpoint = await checkEndpoint(b.endpoint, core.outbound);
       const keys = checkKeys(b.keys);
       const label = (b.label ?? '').trim();
@@ -238,7 +237,7 @@ export async function pushRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const row = await ownedSubscription((req.params as { id: string }).id, user.id);
+      const row = await ownedSubscription(req.params.id, user.id);
       await core.db.run('DELETE FROM webpush_subscriptions WHERE id = ? AND user_id = ?', [row.id, user.id]);
       return reply.code(204).send();
     },
@@ -261,9 +260,8 @@ export async function pushRoutes(app: App, core: Core): Promise<void> {
     async (req) => {
       enabled();
       const user = caller(req);
-      const row = await ownedSubscription((req.params as { id: string }).id, user.id);
-      const locale = ((req.body as { locale?: LocaleName } | null | undefined)?.locale ??
-        (user.locale === 'ru' ? 'ru' : 'en')) as LocaleName;
+      const row = await ownedSubscription(req.params.id, user.id);
+      const locale: LocaleName = req.body?.locale ?? (user.locale === 'ru' ? 'ru' : 'en');
       const result = await sendTestPush(core, deps, user.id, row.id, locale);
       // A push service that answered 404 or 410 took the subscription away.
       const removed = !(await core.db.get('SELECT 1 AS x FROM webpush_subscriptions WHERE id = ?', [row.id]));

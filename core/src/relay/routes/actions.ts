@@ -3,7 +3,7 @@
  * and `GET /api/actions/schedule-preview` (the next five runs of a schedule, or why it is refused).
  */
 
-import type { Static, TSchema } from 'typebox';
+import type { TSchema } from 'typebox';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { caller, requireUser } from '../../auth/guard.ts';
@@ -13,7 +13,7 @@ import { newId } from '../../http/ids.ts';
 import { plainParams, unprocessable } from '../../http/problem.ts';
 import { created, errors, IdParams, ListQuery, noContent, ok, Uuid } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
-import { invalidConfig, nowIso, owned, type Page, pageSql, relay, validTimeZone } from './common.ts';
+import { invalidConfig, nowIso, owned, pageSql, relay, validTimeZone } from './common.ts';
 import { checkSchedule, nextRuns } from './schedule.ts';
 
 const Kind = Type.Union([Type.Literal('digest'), Type.Literal('message'), Type.Literal('ai_digest')]);
@@ -239,7 +239,7 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
     async (req) => {
       const params: unknown[] = [caller(req).id];
       const rows = await core.db.all(
-        `SELECT * FROM actions WHERE user_id = ?${pageSql('', req.query as Page, params)}`,
+        `SELECT * FROM actions WHERE user_id = ?${pageSql('', req.query, params)}`,
         params as never[],
       );
       return { actions: rows.map(actionView) };
@@ -260,7 +260,7 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
       preHandler: auth,
     },
     async (req) => {
-      const q = req.query as Static<typeof PreviewQuery>;
+      const q = req.query;
       const timezone = q.timezone ?? 'UTC';
       if (!validTimeZone(timezone)) throw zoneProblem(timezone, 'querystring/timezone');
       const now = core.clock.now();
@@ -283,7 +283,7 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const b = req.body as Static<typeof CreateBody>;
+      const b = req.body;
       const input: ActionInput = {
         name: b.name,
         kind: b.kind,
@@ -310,7 +310,7 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
       },
       preHandler: auth,
     },
-    async (req) => actionView(await get((req.params as { id: string }).id, caller(req).id)),
+    async (req) => actionView(await get(req.params.id, caller(req).id)),
   );
 
   app.patch(
@@ -327,8 +327,8 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const row = await get((req.params as { id: string }).id, user.id);
-      const b = req.body as Static<typeof PatchBody>;
+      const row = await get(req.params.id, user.id);
+      const b = req.body;
       const input: ActionInput = {
         name: b.name ?? row.name,
         kind: b.kind ?? row.kind,
@@ -370,7 +370,7 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const row = await get((req.params as { id: string }).id, user.id);
+      const row = await get(req.params.id, user.id);
       await core.db.run('DELETE FROM actions WHERE id = ? AND user_id = ?', [row.id, user.id]);
       return reply.code(204).send();
     },
@@ -392,7 +392,7 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const row = await get((req.params as { id: string }).id, user.id);
+      const row = await get(req.params.id, user.id);
       await relay(core).runAction(row.id);
       return actionView(await get(row.id, user.id));
     },

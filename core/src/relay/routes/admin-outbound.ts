@@ -162,7 +162,7 @@ export async function adminOutboundRoutes(app: App, core: Core): Promise<void> {
       },
     },
     async (req) => {
-      const q = req.query as Static<typeof ListQuery>;
+      const q = req.query;
       const limit = q.limit ?? 200;
       const offset = q.offset ?? 0;
       const managed = managedKinds();
@@ -200,15 +200,10 @@ export async function adminOutboundRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const admin = caller(req);
-      const { kind, id } = req.params as Static<typeof Params>;
+      const { kind, id } = req.params;
       const row = await one(kind, id);
       const allow =
-        outboundAllowInput(
-          admin,
-          (req.body as Static<typeof PutBody>).outbound_allow,
-          row.outbound_allow,
-          core.logs.get('relay'),
-        ) ?? null;
+        outboundAllowInput(admin, req.body.outbound_allow, row.outbound_allow, core.logs.get('relay')) ?? null;
       const now = nowIso(core);
       if (kind === 'provider') {
         const enabled = Db.bool(row.enabled);

@@ -21,7 +21,8 @@ import { botRuntime } from '../bots/runtime.ts';
 import { greet, recordUpdate } from '../bots/updates.ts';
 import { botWebhookSecret, SHARED_SECRET } from '../bots/webhook-secret.ts';
 import { payloadExcerpt, payloadLogPage, recordPayload } from '../inbound/payload-log.ts';
-import { owned, type Page } from './common.ts';
+import { headersOf } from '../inbound/webhooks.ts';
+import { owned } from './common.ts';
 
 /** A driver's verdict on a request; a driver that throws refuses it. */
 function verified(driver: MessagingBotDriver, req: BotWebhookRequest, secret: string): boolean {
@@ -33,7 +34,7 @@ function verified(driver: MessagingBotDriver, req: BotWebhookRequest, secret: st
 }
 
 export async function botWebhookRoutes(app: App, core: Core): Promise<void> {
-  await app.register(async (scope) => {
+  await app.register(async (scope: App) => {
     // The body stays bytes until the driver has verified the request: a request without the secret
     // is never parsed, and a JSON body is parsed only once its nesting is known to be bounded.
     scope.removeAllContentTypeParsers();
@@ -58,8 +59,8 @@ export async function botWebhookRoutes(app: App, core: Core): Promise<void> {
         // Without the key no webhook can have been set, so nothing is accepted.
         if (!key) throw unauthorized('The bot webhook secret is missing or wrong.');
         const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        const inbound: BotWebhookRequest = { headers: req.headers as Record<string, string | undefined>, rawBody: raw };
-        const pathId = (req.params as { id: string }).id;
+        const inbound: BotWebhookRequest = { headers: headersOf(req), rawBody: raw };
+        const pathId = req.params.id;
         // The secret belongs to the path, whether or not a bot has it: only this service can make it.
         const secret = botWebhookSecret(key, pathId);
         const bot = await core.db.get<BotRow>('SELECT * FROM bots WHERE webhook_path_id = ?', [pathId]);
@@ -136,8 +137,8 @@ export async function botWebhookRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const bot = await owned<BotRow>(core, 'bots', (req.params as { id: string }).id, user.id, 'Bot');
-      return payloadLogPage(core, { userId: user.id, botId: bot.id }, req.query as Page);
+      const bot = await owned<BotRow>(core, 'bots', req.params.id, user.id, 'Bot');
+      return payloadLogPage(core, { userId: user.id, botId: bot.id }, req.query);
     },
   );
 }

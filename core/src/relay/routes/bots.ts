@@ -21,7 +21,7 @@ import {
   rememberToken,
 } from '../bots/driver.ts';
 import { botRuntime } from '../bots/runtime.ts';
-import { nowIso, owned, type Page, pageSql } from './common.ts';
+import { nowIso, owned, pageSql } from './common.ts';
 import { MASKED } from './secrets.ts';
 import { maskUrlLogin, refuseUrlLogin } from './url-credentials.ts';
 
@@ -214,7 +214,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     async (req) => {
       const params: unknown[] = [caller(req).id];
       const rows = await core.db.all(
-        `SELECT * FROM bots WHERE user_id = ?${pageSql('', req.query as Page, params)}`,
+        `SELECT * FROM bots WHERE user_id = ?${pageSql('', req.query, params)}`,
         params as never[],
       );
       return { bots: rows.map(botView) };
@@ -233,7 +233,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const id = await createBot(core, user, req.body as Static<typeof CreateBody>);
+      const id = await createBot(core, user, req.body);
       reply.code(201);
       return botView(await get(id, user.id));
     },
@@ -242,7 +242,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
   app.get(
     '/api/bots/:id',
     { schema: { tags: ['relay'], params: IdParams, response: { ...ok('The bot.') } }, preHandler: auth },
-    async (req) => botView(await get((req.params as { id: string }).id, caller(req).id)),
+    async (req) => botView(await get(req.params.id, caller(req).id)),
   );
 
   app.patch(
@@ -261,8 +261,8 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const row = await get((req.params as { id: string }).id, user.id);
-      const b = req.body as Static<typeof PatchBody>;
+      const row = await get(req.params.id, user.id);
+      const b = req.body;
       refuseUrlLogin(b.api_root, 'api_root');
       // A stored token no key opens counts as none: the owner sends it again.
       const current = core.atRest.openLenient(row.token);
@@ -357,7 +357,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const row = await get((req.params as { id: string }).id, user.id);
+      const row = await get(req.params.id, user.id);
       const users = await targetsUsing(core, row);
       if (users.length) {
         throw conflict(
@@ -390,10 +390,10 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const bot = await get((req.params as { id: string }).id, user.id);
+      const bot = await get(req.params.id, user.id);
       const params: unknown[] = [bot.id, user.id];
       const rows = await core.db.all(
-        `SELECT * FROM bot_chats WHERE bot_id = ? AND user_id = ?${pageSql('', req.query as Page, params)}`,
+        `SELECT * FROM bot_chats WHERE bot_id = ? AND user_id = ?${pageSql('', req.query, params)}`,
         params as never[],
       );
       return {

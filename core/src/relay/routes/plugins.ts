@@ -28,7 +28,7 @@ export async function pluginRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const locale = pickLocale({
-        query: (req.query as { locale?: string }).locale,
+        query: req.query.locale,
         user: caller(req).locale,
         acceptLanguage: req.headers['accept-language'],
       });

@@ -1,7 +1,7 @@
 /** Providers: `GET, POST /api/providers`, `GET, PATCH, DELETE /api/providers/{id}`, `GET /api/providers/{id}/webhook-log`. */
 
 import type { FastifyRequest } from 'fastify';
-import type { Static, TSchema } from 'typebox';
+import type { TSchema } from 'typebox';
 import Type from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
@@ -17,7 +17,7 @@ import type { LoadedPlugin } from '../../plugins/loader.ts';
 import { pickLocale } from '../../plugins/locales.ts';
 import { newWebhookToken, webhookConnection } from '../inbound/dialects.ts';
 import { payloadLogPage } from '../inbound/payload-log.ts';
-import { invalidConfig, nowIso, owned, type Page, pageSql } from './common.ts';
+import { invalidConfig, nowIso, owned, pageSql } from './common.ts';
 import { configRefused, underConfig } from './config-problems.ts';
 import { OutboundAllowField, outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
@@ -72,7 +72,7 @@ function aliasFields(core: Core): Record<string, TSchema> {
 }
 
 /** Splits the top-level aliases (fields not among `known`) off a request body. */
-function aliasesOf(body: Record<string, unknown>, known: TSchema): Record<string, unknown> {
+function aliasesOf(body: object, known: TSchema): Record<string, unknown> {
   const fixed = Object.keys((known as { properties: Record<string, unknown> }).properties);
   return Object.fromEntries(Object.entries(body).filter(([k, v]) => !fixed.includes(k) && v !== undefined));
 }
@@ -222,7 +222,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     async (req) => {
       const params: unknown[] = [caller(req).id];
       const rows = await core.db.all(
-        `SELECT * FROM providers WHERE user_id = ?${pageSql('', req.query as Page, params)}`,
+        `SELECT * FROM providers WHERE user_id = ?${pageSql('', req.query, params)}`,
         params as never[],
       );
       return { providers: rows.map((r) => providerView(core, r, localeOf(req))) };
@@ -245,7 +245,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const b = req.body as Static<typeof CreateBody>;
+      const b = req.body;
       const plugin = core.plugins.provider(b.kind);
       if (!plugin) {
         throw unprocessable(
@@ -263,7 +263,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
       }
       const config = prepare(core, plugin, {
         config: b.config as Record<string, unknown>,
-        aliases: aliasesOf(req.body as Record<string, unknown>, CreateBody),
+        aliases: aliasesOf(req.body, CreateBody),
       });
       const allow = outboundAllowInput(user, b.outbound_allow, undefined, core.logs.get('relay')) ?? null;
       const id = newId();
@@ -304,7 +304,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
       preHandler: auth,
     },
     async (req) => {
-      return providerView(core, await get((req.params as { id: string }).id, caller(req).id), localeOf(req));
+      return providerView(core, await get(req.params.id, caller(req).id), localeOf(req));
     },
   );
 
@@ -325,8 +325,8 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const row = await get((req.params as { id: string }).id, user.id);
-      const b = req.body as Static<typeof PatchBody>;
+      const row = await get(req.params.id, user.id);
+      const b = req.body;
       const plugin = core.plugins.provider(row.kind);
       if (!plugin)
         throw unprocessable(
@@ -340,7 +340,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
         plugin,
         {
           config: b.config as Record<string, unknown> | undefined,
-          aliases: aliasesOf(req.body as Record<string, unknown>, PatchBody),
+          aliases: aliasesOf(req.body, PatchBody),
         },
         row,
       );
@@ -381,7 +381,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const row = await get((req.params as { id: string }).id, user.id);
+      const row = await get(req.params.id, user.id);
       if (core.plugins.provider(row.kind)?.def.manifest.coreManaged) {
         throw conflict(
           'The self-monitoring provider belongs to the account and cannot be deleted; disable its tracking under /api/self-monitoring instead.',
@@ -408,8 +408,8 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const row = await get((req.params as { id: string }).id, user.id);
-      return payloadLogPage(core, { userId: user.id, providerId: row.id }, req.query as Page);
+      const row = await get(req.params.id, user.id);
+      return payloadLogPage(core, { userId: user.id, providerId: row.id }, req.query);
     },
   );
 }

@@ -4,7 +4,6 @@
  * plugin receives them.
  */
 
-import type { Static } from 'typebox';
 import Type from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
@@ -94,7 +93,7 @@ export async function selfMonitoringRoutes(app: App, core: Core): Promise<void> 
     async (req) => {
       const user = caller(req);
       const current = await load(user.id);
-      const b = req.body as Static<typeof PatchBody>;
+      const b = req.body;
       const sets: string[] = [];
       const params: (string | number | boolean)[] = [];
       for (const c of COLUMNS)

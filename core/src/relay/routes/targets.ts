@@ -1,6 +1,5 @@
 /** Targets: `GET, POST /api/targets`, `GET, PATCH, DELETE /api/targets/{id}`, `POST /api/targets/{id}/test`. */
 
-import type { Static } from 'typebox';
 import Type from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
@@ -14,7 +13,7 @@ import type { Locale as LocaleName } from '../../plugin-api/index.ts';
 import { outboundAllowOf, targetRowFrom } from '../../plugins/host.ts';
 import { APPRISE_SCHEMES, AppriseUrlError, type ImportedTarget, importAppriseUrl } from '../apprise-url.ts';
 import { createBot } from './bots.ts';
-import { invalidConfig, nowIso, owned, type Page, pageSql, relay } from './common.ts';
+import { invalidConfig, nowIso, owned, pageSql, relay } from './common.ts';
 import { configRefused, underConfig } from './config-problems.ts';
 import { OutboundAllowField, outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
@@ -193,7 +192,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     async (req) => {
       const params: unknown[] = [caller(req).id];
       const rows = await core.db.all(
-        `SELECT * FROM targets WHERE user_id = ?${pageSql('', req.query as Page, params)}`,
+        `SELECT * FROM targets WHERE user_id = ?${pageSql('', req.query, params)}`,
         params as never[],
       );
       return { targets: rows.map((r) => targetView(core, r)) };
@@ -216,7 +215,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const b = req.body as Static<typeof CreateBody>;
+      const b = req.body;
       const config = await prepare(core, user.id, b.kind, b.config as Record<string, unknown>);
       const allow = outboundAllowInput(user, b.outbound_allow, undefined, core.logs.get('relay')) ?? null;
       const id = newId();
@@ -247,7 +246,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const b = req.body as Static<typeof FromUrlBody>;
+      const b = req.body;
       let imported: ImportedTarget;
       try {
         imported = importAppriseUrl(b.url);
@@ -306,7 +305,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
       const user = caller(req);
       let imported: ImportedTarget;
       try {
-        imported = importAppriseUrl((req.body as { url: string }).url);
+        imported = importAppriseUrl(req.body.url);
       } catch (err) {
         if (!(err instanceof AppriseUrlError)) throw err;
         throw unprocessable(err.message, [{ path: 'body/url', message: err.message }], appriseCode(err), err.params);
@@ -352,7 +351,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
       },
       preHandler: auth,
     },
-    async (req) => targetView(core, await get((req.params as { id: string }).id, caller(req).id)),
+    async (req) => targetView(core, await get(req.params.id, caller(req).id)),
   );
 
   app.patch(
@@ -372,8 +371,8 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const row = await get((req.params as { id: string }).id, user.id);
-      const b = req.body as Static<typeof PatchBody>;
+      const row = await get(req.params.id, user.id);
+      const b = req.body;
       const config = await prepare(core, user.id, row.kind, b.config as Record<string, unknown> | undefined, row);
       const sent = outboundAllowInput(user, b.outbound_allow, row.outbound_allow, core.logs.get('relay'));
       const allow =
@@ -410,7 +409,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const row = await get((req.params as { id: string }).id, user.id);
+      const row = await get(req.params.id, user.id);
       await core.plugins.dropTarget(row.id);
       await core.db.run('DELETE FROM targets WHERE id = ? AND user_id = ?', [row.id, user.id]);
       return reply.code(204).send();
@@ -434,8 +433,8 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const row = await get((req.params as { id: string }).id, user.id);
-      const locale = ((req.body as { locale?: LocaleName } | null | undefined)?.locale ?? row.locale) as LocaleName;
+      const row = await get(req.params.id, user.id);
+      const locale: LocaleName = req.body?.locale ?? row.locale;
       const result = await relay(core).sendTest(targetRowFrom(row), locale);
       // A failed send is still a successful test run: the outcome is in the body.
       return {

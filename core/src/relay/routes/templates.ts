@@ -298,7 +298,7 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
     async (req) => {
       const user = caller(req);
       const locale = pickLocale({
-        query: (req.query as { locale?: string }).locale,
+        query: req.query.locale,
         user: user.locale,
         acceptLanguage: req.headers['accept-language'],
       });
@@ -367,9 +367,9 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const type = (req.params as { event_type: string }).event_type;
+      const type = req.params.event_type;
       const locale = pickLocale({
-        query: (req.query as { locale?: string }).locale,
+        query: req.query.locale,
         user: user.locale,
         acceptLanguage: req.headers['accept-language'],
       });
@@ -400,8 +400,8 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const type = (req.params as { event_type: string }).event_type;
-      const b = req.body as { locale: LocaleT; title: string; body: string };
+      const type = req.params.event_type;
+      const b = req.body;
       checkParses(b);
       return {
         ...(await previewOf(core, user.id, type, b.locale, { title: b.title, body: b.body }, true)),
@@ -429,9 +429,9 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const { event_type: type, locale: asked } = req.params as { event_type: string; locale: string };
+      const { event_type: type, locale: asked } = req.params;
       const locale = requireLocale(asked);
-      const b = req.body as { title: string; body: string };
+      const b = req.body;
       requireKnownType(core, type);
       if (!b.title.trim() && !b.body.trim()) {
         throw unprocessable(
@@ -471,7 +471,7 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const { event_type: type, locale: asked } = req.params as { event_type: string; locale: string };
+      const { event_type: type, locale: asked } = req.params;
       const locale = requireLocale(asked);
       await core.db.run('DELETE FROM templates WHERE user_id = ? AND event_type = ? AND locale = ?', [
         user.id,

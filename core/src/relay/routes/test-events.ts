@@ -6,7 +6,6 @@
  * `test: true` and rendered with a test marker in the title.
  */
 
-import type { Static } from 'typebox';
 import Type from 'typebox';
 import { Value } from 'typebox/value';
 import { caller, requireUser } from '../../auth/guard.ts';
@@ -168,7 +167,7 @@ export async function testEventRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const provider = await owned(core, 'providers', (req.params as { id: string }).id, user.id, 'Provider');
+      const provider = await owned(core, 'providers', req.params.id, user.id, 'Provider');
       const trackers = await core.db.all('SELECT event_types FROM trackers WHERE provider_id = ? AND enabled = ?', [
         provider.id,
         true,
@@ -176,7 +175,7 @@ export async function testEventRoutes(app: App, core: Core): Promise<void> {
       // The default type is one at least one enabled tracker passes on.
       const on = (type: string) =>
         trackers.some((t) => Db.json<Record<string, boolean>>(t.event_types, {})[type] !== false);
-      return send(user.id, provider, (req.body as Static<typeof Body> | undefined)?.event_type, on);
+      return send(user.id, provider, req.body?.event_type, on);
     },
   );
 
@@ -195,16 +194,10 @@ export async function testEventRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const tracker = await owned(core, 'trackers', (req.params as { id: string }).id, user.id, 'Tracker');
+      const tracker = await owned(core, 'trackers', req.params.id, user.id, 'Tracker');
       const provider = await owned(core, 'providers', tracker.provider_id, user.id, 'Provider');
       const types = Db.json<Record<string, boolean>>(tracker.event_types, {});
-      return send(
-        user.id,
-        provider,
-        (req.body as Static<typeof Body> | undefined)?.event_type,
-        (type) => types[type] !== false,
-        [tracker.id],
-      );
+      return send(user.id, provider, req.body?.event_type, (type) => types[type] !== false, [tracker.id]);
     },
   );
 }

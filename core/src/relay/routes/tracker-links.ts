@@ -27,7 +27,7 @@ export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const tracker = await owned(core, 'trackers', (req.params as { id: string }).id, user.id, 'Tracker');
+      const tracker = await owned(core, 'trackers', req.params.id, user.id, 'Tracker');
       const rows = await core.db.all(
         `SELECT t.* FROM tracker_targets l JOIN targets t ON t.id = l.target_id
       WHERE l.tracker_id = ? AND t.user_id = ? ORDER BY l.created_at, t.id`,
@@ -52,7 +52,7 @@ export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const p = req.params as { id: string; target_id: string };
+      const p = req.params;
       const tracker = await owned(core, 'trackers', p.id, user.id, 'Tracker');
       const target = await owned(core, 'targets', p.target_id, user.id, 'Target');
       // Idempotent: a second PUT of the same pair changes nothing.
@@ -87,7 +87,7 @@ export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const p = req.params as { id: string; target_id: string };
+      const p = req.params;
       const tracker = await owned(core, 'trackers', p.id, user.id, 'Tracker');
       const target = await owned(core, 'targets', p.target_id, user.id, 'Target');
       await core.db.run('DELETE FROM tracker_targets WHERE tracker_id = ? AND target_id = ? AND user_id = ?', [

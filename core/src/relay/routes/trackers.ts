@@ -1,6 +1,5 @@
 /** Trackers: `GET, POST /api/trackers`, `GET, PATCH, DELETE /api/trackers/{id}`. */
 
-import type { Static } from 'typebox';
 import Type from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
@@ -11,7 +10,7 @@ import { created, errors, IdParams, ListQuery, noContent, ok, Uuid } from '../..
 import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
 import { type QuietWindow, quietWindowProblem } from '../quiet-hours/quiet-hours.ts';
-import { invalidConfig, nowIso, owned, type Page, pageSql, relayIfRunning } from './common.ts';
+import { invalidConfig, nowIso, owned, pageSql, relayIfRunning } from './common.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
 
 const Policy = Type.Union([Type.Literal('defer'), Type.Literal('send'), Type.Literal('drop')]);
@@ -190,7 +189,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
       preHandler: auth,
     },
     async (req) => {
-      const q = req.query as Page & { provider_id?: string };
+      const q = req.query;
       const params: unknown[] = [caller(req).id];
       let where = 'user_id = ?';
       if (q.provider_id) {
@@ -223,7 +222,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const b = req.body as Static<typeof CreateBody>;
+      const b = req.body;
       const input = await validate(core, user.id, {
         provider_id: b.provider_id,
         name: b.name,
@@ -270,7 +269,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
       },
       preHandler: auth,
     },
-    async (req) => one((req.params as { id: string }).id, caller(req).id),
+    async (req) => one(req.params.id, caller(req).id),
   );
 
   app.patch(
@@ -289,8 +288,8 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const row = await get((req.params as { id: string }).id, user.id);
-      const b = req.body as Static<typeof PatchBody>;
+      const row = await get(req.params.id, user.id);
+      const b = req.body;
       const input = await validate(
         core,
         user.id,
@@ -348,7 +347,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const row = await get((req.params as { id: string }).id, user.id);
+      const row = await get(req.params.id, user.id);
       await core.db.run('DELETE FROM trackers WHERE id = ? AND user_id = ?', [row.id, user.id]);
       return reply.code(204).send();
     },
