@@ -16,7 +16,8 @@ const env = { SERVICE_PLUGINS: TEST_PLUGINS };
 const russian = (body: any) => /по-русски/.test(body.messages[0].content);
 
 t.test(
-  'ai_digest: a summary per target language through the pipeline, with its tokens; the plain digest when the model fails or the quota is spent',
+  'ai_digest: a summary per target language through the pipeline, with its tokens; the plain digest when the ' +
+    'model fails or the quota is spent',
   async (t) => {
     const { svc, ai } = await harness(t, env);
     const u = await svc.user();
@@ -95,12 +96,18 @@ t.test(
     t.match(plain.title, 'AI digest: Morning (1 event)');
     t.match(
       plain.body,
-      /^The AI summary failed \(the model endpoint failed\)\. Here is the plain digest\.\n\nSince .*:\n• .* — ALARM PSU fan stopped\n$/,
+      new RegExp(
+        /^The AI summary failed \(the model endpoint failed\)\. Here is the plain digest\.\n\nSince .*:\n• /.source +
+          /.* — ALARM PSU fan stopped\n$/.source,
+      ),
     );
     const plainRu = (await dacha.sink.waitFor(2))[1]!.body;
     t.match(
       plainRu.body,
-      /^ИИ-сводка не удалась \(сервер модели вернул ошибку\)\. Ниже — обычная сводка\.\n\nС .*:\n• .* — ТРЕВОГА PSU fan stopped\n$/,
+      new RegExp(
+        /^ИИ-сводка не удалась \(сервер модели вернул ошибку\)\. Ниже — обычная сводка\.\n\nС .*:\n• .* — /.source +
+          /ТРЕВОГА PSU fan stopped\n$/.source,
+      ),
     );
     t.match((await digests())[0].payload, { fallback: { en: 'model', ru: 'model' }, usage: { total: 0 } });
 
@@ -121,7 +128,10 @@ t.test(
     t.equal(ai.calls.length, 4, 'the model was not called');
     t.match(
       (await phone.sink.waitFor(7))[6]!.body.body,
-      /^The AI summary was skipped: today's AI token quota of this account is spent\. Here is the plain digest\.\n\nSince .*:\n• .* — Thing: door opened\n$/,
+      new RegExp(
+        /^The AI summary was skipped: today's AI token quota of this account is spent\. Here is the plain /.source +
+          /digest\.\n\nSince .*:\n• .* — Thing: door opened\n$/.source,
+      ),
     );
     t.match((await dacha.sink.waitFor(3))[2]!.body.body, /^ИИ-сводка пропущена: дневная квота токенов ИИ/);
     t.equal(

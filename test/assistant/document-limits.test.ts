@@ -22,7 +22,8 @@ function rawPdf(contents: string[]): Buffer {
     const z = zlib.deflateSync(Buffer.from(c, 'latin1'), { level: 9 });
     objs.push(
       Buffer.from(
-        `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${font} 0 R >> >> /Contents ${4 + i * 2} 0 R >>`,
+        `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 ${font} 0 R >> >> ` +
+          `/Contents ${4 + i * 2} 0 R >>`,
       ),
     );
     objs.push(
@@ -43,12 +44,17 @@ function rawPdf(contents: string[]): Buffer {
     parts.push(b);
     length += b.length;
   });
-  const xref = `xref\n0 ${objs.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
+  const xref =
+    `xref\n0 ${objs.length + 1}\n0000000000 65535 f ` +
+    `\n${offsets.map((o) => `${String(o).padStart(10, '0')} 00000 n \n`).join('')}`;
   parts.push(Buffer.from(`${xref}trailer\n<< /Size ${objs.length + 1} /Root 1 0 R >>\nstartxref\n${length}\n%%EOF\n`));
   return Buffer.concat(parts);
 }
 
-/** A content stream showing `chars` characters of text: lines of `A`s, short enough to stay on the page (pdf.js leaves out text past its edge). */
+/**
+ * A content stream showing `chars` characters of text: lines of `A`s, short enough to stay on the page (pdf.js leaves
+ * out text past its edge).
+ */
 function textOf(chars: number, width = 50): string {
   const lines: string[] = [];
   for (let left = chars; left > 0; left -= width)

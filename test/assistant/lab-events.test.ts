@@ -63,7 +63,8 @@ t.test("search_events: the caller's matching events, newest first, never another
     count: 1,
   });
 
-  // No words: the filters alone, newest first; severity and provider narrow it; Russian words find the Russian rendering.
+  // No words: the filters alone, newest first; severity and provider narrow it; Russian words find the Russian
+  // rendering.
   ai.next(call('search_events', { last_hours: 24 }));
   await send(svc, u.token, chat, 'Everything from the last day');
   t.same(

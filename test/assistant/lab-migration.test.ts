@@ -34,11 +34,16 @@ t.test(
     await db.run('DELETE FROM actions');
     if (sqlite) {
       await db.run('DROP TABLE actions');
-      await db.run(`CREATE TABLE actions (
-      id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, name TEXT NOT NULL,
-      kind TEXT NOT NULL CHECK (kind IN ('digest', 'message')), schedule TEXT NOT NULL, timezone TEXT NOT NULL DEFAULT 'UTC',
-      config TEXT NOT NULL DEFAULT '{}', enabled INTEGER NOT NULL DEFAULT 1, last_run_at TEXT NULL, last_status TEXT NULL, last_error TEXT NULL,
-      next_run_at TEXT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`);
+      await db.run(
+        `CREATE TABLE actions (
+      id TEXT PRIMARY KEY, user_id TEXT NOT NULL REFERENCES users(id) ON DELETE CASCADE, ` +
+          `name TEXT NOT NULL,
+      kind TEXT NOT NULL CHECK (kind IN ('digest', 'message')), schedule TEXT NOT NULL, ` +
+          `timezone TEXT NOT NULL DEFAULT 'UTC',
+      config TEXT NOT NULL DEFAULT '{}', enabled INTEGER NOT NULL DEFAULT 1, last_run_at TEXT NULL, ` +
+          `last_status TEXT NULL, last_error TEXT NULL,
+      next_run_at TEXT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`,
+      );
       await db.run('CREATE INDEX IF NOT EXISTS actions_due ON actions (enabled, next_run_at)');
     } else {
       await db.run('ALTER TABLE actions DROP CONSTRAINT actions_kind_check');
@@ -48,7 +53,8 @@ t.test(
     const now = new Date().toISOString();
     const insert = (kind: string) =>
       db.run(
-        `INSERT INTO actions (id, user_id, name, kind, schedule, timezone, config, enabled, last_run_at, last_status, next_run_at, created_at, updated_at)
+        'INSERT INTO actions (id, user_id, name, kind, schedule, timezone, config, enabled, last_run_at, ' +
+          `last_status, next_run_at, created_at, updated_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           randomUUID(),

@@ -13,7 +13,10 @@ export type Sink = Awaited<ReturnType<typeof startSink>>;
 
 type Tap = { teardown(fn: () => unknown): void };
 
-/** A provider named `name` for the user, a tracker on it, and one recorder target per entry of `targets` (name → locale), each with its own sink. */
+/**
+ * A provider named `name` for the user, a tracker on it, and one recorder target per entry of `targets` (name →
+ * locale), each with its own sink.
+ */
 export async function lab(
   t: Tap,
   svc: TestService,

@@ -15,7 +15,8 @@ async function seedEnglish(svc: TestService, token: string) {
     svc,
     token,
     'cardiology.md',
-    '# Cardiology letter\n\nThe patient blood pressure was stable at every visit this winter.\n\nParking is available behind the clinic building.\n',
+    '# Cardiology letter\n\nThe patient blood pressure was stable at every visit this winter.\n\nParking is ' +
+      'available behind the clinic building.\n',
     'text/markdown',
   );
   t.equal(doc.status, 201);

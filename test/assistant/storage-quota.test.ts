@@ -87,7 +87,11 @@ t.test('storage: at the limit accepted, one byte over refused, per user', async 
     t.match(over.body.params, { limit_mb: 1, limit_bytes: LIMIT, used_bytes: LIMIT, needed_bytes: 1 });
     t.match(
       over.body.detail,
-      /This memory entry needs 0 MB \(1 bytes\), but you have used 1 MB \(1000000 bytes\) of your storage limit of 1 MB \(1000000 bytes\) for documents, memory entries and reports\. Delete .* or ask an administrator to raise your limit\./,
+      new RegExp(
+        /This memory entry needs 0 MB \(1 bytes\), but you have used 1 MB \(1000000 bytes\) of your storage /.source +
+          /limit of 1 MB \(1000000 bytes\) for documents, memory entries and reports\. Delete .* or ask an /.source +
+          /administrator to raise your limit\./.source,
+      ),
     );
     const fullUpload = await upload(svc, u.token, 'tiny.txt', 'x');
     t.equal(fullUpload.status, 413, 'an upload when nothing fits is 413');
@@ -119,7 +123,8 @@ t.test('storage: at the limit accepted, one byte over refused, per user', async 
     t.match(
       doc.body.detail,
       new RegExp(
-        `This document needs [0-9.]+ MB \\(${cost} bytes\\), but you have used [0-9.]+ MB \\(${LIMIT - cost + 1} bytes\\) of your storage limit of 1 MB \\(1000000 bytes\\)`,
+        `This document needs [0-9.]+ MB \\(${cost} bytes\\), but you have used [0-9.]+ MB \\(${LIMIT - cost + 1} ` +
+          `bytes\\) of your storage limit of 1 MB \\(1000000 bytes\\)`,
       ),
     );
     t.same(

@@ -97,7 +97,8 @@ t.test(
       svc,
       u.token,
       b,
-      `We will travel to the mountains. ${'Filler words about the trip. '.repeat(20)}I should pack my penicillin tablets.`,
+      `We will travel to the mountains. ${'Filler words about the trip. '.repeat(20)}I should pack my penicillin ` +
+        'tablets.',
     );
     await send(svc, u.token, b, 'У меня аллергия на орехи');
     const other = await newChat(svc, v.token, { title: 'Penicillin for the other user' });

@@ -106,7 +106,8 @@ t.test('restored into another service: a new path, reported, and the webhook reg
   t.equal(r.status, 201, r.text);
   t.match(r.body.summary.counts.bots, { created: 1 });
   t.match(r.body.summary.warnings, [
-    `bot "Hooked" (${botId}) gets a new webhook path, since the backup leaves webhook paths out; its webhook is registered at the new address once the bot runs`,
+    `bot "Hooked" (${botId}) gets a new webhook path, since the backup leaves webhook paths out; its webhook is ` +
+      'registered at the new address once the bot runs',
   ]);
   t.match(
     r.body.summary.disabled,

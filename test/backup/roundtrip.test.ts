@@ -133,7 +133,8 @@ async function roundTrip(t: Test, mode: 'include' | 'exclude') {
       'snapshot first, then the restore',
     );
   else t.match(child.stderr, /"msg":"staged restore applied"/, 'the restore was applied');
-  // With include the backup's password hash replaced the one set up here: the sessions from before end, as with any password change.
+  // With include the backup's password hash replaced the one set up here: the sessions from before end, as with any
+  // password change.
   t.equal(
     (await call(url, 'GET', '/api/v1/users/me', token)).status,
     mode === 'include' ? 401 : 200,

@@ -111,38 +111,47 @@ export async function configure(s: TestService): Promise<Configured> {
   );
   const db = s.service.core.db;
   const now = new Date().toISOString();
-  // No bot driver is enabled in the test service, so the bot and its chat are written directly (the token sealed, as the service stores it).
+  // No bot driver is enabled in the test service, so the bot and its chat are written directly (the token sealed, as
+  // the service stores it).
   const botId = newId();
   await db.run(
-    `INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, status, created_at, updated_at) VALUES (?, ?, 'telegram', 'Herald bot', ?, '987654', 'herald_test_bot', 'polling', ?, 'ok', ?, ?)`,
+    'INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, status, ' +
+      `created_at, updated_at) VALUES (?, ?, 'telegram', 'Herald bot', ?, '987654', 'herald_test_bot', 'polling', ` +
+      `?, 'ok', ?, ?)`,
     [botId, user.id, s.service.core.atRest.seal(SECRETS.bot), randomToken(), now, now],
   );
   const chatId = newId();
   await db.run(
-    `INSERT INTO bot_chats (id, bot_id, user_id, chat_id, type, title, username, is_forum, registered, last_seen_at, created_at) VALUES (?, ?, ?, '-100123', 'supergroup', 'Family', NULL, ?, ?, ?, ?)`,
+    'INSERT INTO bot_chats (id, bot_id, user_id, chat_id, type, title, username, is_forum, registered, ' +
+      `last_seen_at, created_at) VALUES (?, ?, ?, '-100123', 'supergroup', 'Family', NULL, ?, ?, ?, ?)`,
     [chatId, botId, user.id, true, true, now, now],
   );
   await db.run(
-    `INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, 'thing_happened', 'en', 'T: {{name}}', 'Body {{name}}', ?, ?)`,
+    'INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ' +
+      `'thing_happened', 'en', 'T: {{name}}', 'Body {{name}}', ?, ?)`,
     [newId(), user.id, now, now],
   );
   await db.run(
-    `INSERT INTO settings (key, value, updated_at) VALUES ('default_max_chats', '33', ?), ('backup_retention_count', '5', ?)`,
+    `INSERT INTO settings (key, value, updated_at) VALUES ('default_max_chats', '33', ?), ` +
+      `('backup_retention_count', '5', ?)`,
     [now, now],
   );
   let skillId: string | undefined;
   if (await tableExists(db, 'skills')) {
     skillId = newId();
     await db.run(
-      `INSERT INTO skills (id, owner_id, scope, name, description, prompt, created_at, updated_at) VALUES (?, NULL, 'general', 'Summarise', 'Short summaries', 'Summarise briefly.', ?, ?)`,
+      'INSERT INTO skills (id, owner_id, scope, name, description, prompt, created_at, updated_at) VALUES (?, ' +
+        `NULL, 'general', 'Summarise', 'Short summaries', 'Summarise briefly.', ?, ?)`,
       [skillId, now, now],
     );
     await db.run(
-      `INSERT INTO skills (id, owner_id, scope, name, description, prompt, created_at, updated_at) VALUES (?, ?, 'personal', 'Mine', NULL, 'Be kind.', ?, ?)`,
+      'INSERT INTO skills (id, owner_id, scope, name, description, prompt, created_at, updated_at) VALUES (?, ?, ' +
+        `'personal', 'Mine', NULL, 'Be kind.', ?, ?)`,
       [newId(), user.id, now, now],
     );
     await db.run(
-      `INSERT INTO primary_context (id, content, version, updated_by, updated_at) VALUES (1, 'We run a small farm.', 3, ?, ?)`,
+      `INSERT INTO primary_context (id, content, version, updated_by, updated_at) VALUES (1, 'We run a small ` +
+        `farm.', 3, ?, ?)`,
       [s.admin.id, now],
     );
     await db.run(

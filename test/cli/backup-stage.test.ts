@@ -42,7 +42,8 @@ t.test('stage with the service stopped; the next start applies it', async (t) =>
   t.match(
     staged.stdout,
     new RegExp(
-      `^The restore of ${file!.replace(/[.]/g, '\\.')} \\(made .*\\) is staged, conflict mode overwrite\\.\\nIt will create [1-9]\\d*, replace [1-9]\\d*, `,
+      `^The restore of ${file!.replace(/[.]/g, '\\.')} \\(made .*\\) is staged, conflict mode overwrite\\.\\nIt ` +
+        `will create [1-9]\\d*, replace [1-9]\\d*, `,
     ),
   );
   t.match(staged.stdout, /\nIt is applied when the service next starts: restart it/);

@@ -73,7 +73,8 @@ t.test('doctor', async (t) => {
     t.match(byId(report, `outbound:127.0.0.1:${sinkPort}`), {
       status: 'ok',
       message: new RegExp(
-        `^127\\.0\\.0\\.1:${sinkPort} \\(127\\.0\\.0\\.1\\) is reachable, for target "Sink" \\(recorder, ${s.admin.email}\\)$`,
+        `^127\\.0\\.0\\.1:${sinkPort} \\(127\\.0\\.0\\.1\\) is reachable, for target "Sink" \\(recorder, ` +
+          `${s.admin.email}\\)$`,
       ),
     });
     t.match(
@@ -96,7 +97,10 @@ t.test('doctor', async (t) => {
     t.equal(r.code, 1);
     t.match(
       r.stdout,
-      /\n {2}✗ SERVICE_SECRET_KEY не открывает секреты этой базы: сервис откажется запускаться → укажите ключ, которым зашифрована база;/,
+      new RegExp(
+        /\n {2}✗ SERVICE_SECRET_KEY не открывает секреты этой базы: сервис откажется запускаться → укажите /.source +
+          /ключ, которым зашифрована база;/.source,
+      ),
     );
     t.match(r.stdout, /\n1 проверка не прошла/);
   });
@@ -133,7 +137,8 @@ t.test('doctor', async (t) => {
     t.match(byId(report, `outbound:127.0.0.1:${sinkPort}`), {
       status: 'fail',
       message: new RegExp(
-        `^127\\.0\\.0\\.1:${sinkPort} is refused by the outbound policy, for target "Sink" \\(recorder, [^)]+\\): refused to connect to 127\\.0\\.0\\.1: 127\\.0\\.0\\.1 is `,
+        `^127\\.0\\.0\\.1:${sinkPort} is refused by the outbound policy, for target "Sink" \\(recorder, [^)]+\\): ` +
+          `refused to connect to 127\\.0\\.0\\.1: 127\\.0\\.0\\.1 is `,
       ),
       fix: /SERVICE_OUTBOUND_ALLOW_CIDRS/,
     });
@@ -144,8 +149,10 @@ t.test('doctor', async (t) => {
     );
     t.match(byId(report, `plugin:${BROKEN}`), {
       status: 'fail',
-      message:
-        /^Plugin package "herald-broken-import" \(.*\) is installed but failed to import: Cannot find package 'herald-dependency-nobody-installed'/,
+      message: new RegExp(
+        /^Plugin package "herald-broken-import" \(.*\) is installed but failed to import: Cannot find /.source +
+          /package 'herald-dependency-nobody-installed'/.source,
+      ),
     });
     for (const spec of TEST_PLUGINS.split(','))
       t.match(byId(report, `plugin:${spec}`), { status: 'ok' }, `${spec} still loads`);
@@ -165,7 +172,8 @@ t.test('doctor', async (t) => {
     t.match(
       text.stdout,
       new RegExp(
-        `\\n  ✗ 127\\.0\\.0\\.1:${sinkPort} is refused by the outbound policy, for target "Sink" .* → allow its range in SERVICE_OUTBOUND_ALLOW_CIDRS`,
+        `\\n  ✗ 127\\.0\\.0\\.1:${sinkPort} is refused by the outbound policy, for target "Sink" .* → allow its ` +
+          'range in SERVICE_OUTBOUND_ALLOW_CIDRS',
       ),
     );
   });

@@ -29,10 +29,10 @@ t.test("npm run herald runs the command line with the service's Node flags", asy
 t.test('the image puts a herald wrapper on PATH that passes its arguments through', async (t) => {
   const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
   // The RUN step's `printf … > /usr/local/bin/herald`, as sh runs it, writing here instead.
-  const step =
-    /(printf '%s\\n' '#!\/bin\/sh' \\\n(?:.*\\\n)*?.*) > \/usr\/local\/bin\/herald \\\n\s*&& chmod 755 \/usr\/local\/bin\/herald/.exec(
-      dockerfile,
-    );
+  const step = new RegExp(
+    /(printf '%s\\n' '#!\/bin\/sh' \\\n(?:.*\\\n)*?.*) > \/usr\/local\/bin\/herald \\\n\s*&& chmod 755 /.source +
+      /\/usr\/local\/bin\/herald/.source,
+  ).exec(dockerfile);
   t.ok(step, 'the Dockerfile writes /usr/local/bin/herald and makes it executable');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-wrapper-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));

@@ -23,7 +23,8 @@ t.test('events stats and prune', async (t) => {
   const add = async (createdAt: string, type: string, status: string, providerId: string | null = p.body.id) => {
     const id = newId();
     await db.run(
-      `INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, payload, dispatch_status, occurred_at, created_at) VALUES (?, ?, ?, 'example', ?, '{}', ?, ?, ?)`,
+      'INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, payload, dispatch_status, ' +
+        `occurred_at, created_at) VALUES (?, ?, ?, 'example', ?, '{}', ?, ?, ?)`,
       [id, s.admin.id, providerId, type, status, createdAt, createdAt],
     );
     return id;
@@ -60,7 +61,10 @@ t.test('events stats and prune', async (t) => {
   const text = await herald(['events', 'stats'], { ...env, LANG: 'ru_RU.UTF-8' });
   t.match(
     text.stdout,
-    /^8 событий, с .* по .*\.\nЗавершённые события хранятся 30 дней \(SERVICE_EVENT_LOG_RETENTION_DAYS\)\.\n\nСостояние +Событий\ndispatched +6\n/,
+    new RegExp(
+      /^8 событий, с .* по .*\.\nЗавершённые события хранятся 30 дней /.source +
+        /\(SERVICE_EVENT_LOG_RETENTION_DAYS\)\.\n\nСостояние +Событий\ndispatched +6\n/.source,
+    ),
   );
   t.match(text.stdout, /\nGarden +example +admin@example\.test +7\n\(удалён\) +example +1\n/);
 

@@ -22,7 +22,13 @@ t.test(
     t.equal(list.code, 1, 'other commands refuse a database that is not there');
     t.match(
       list.stderr,
-      /^herald: (there is no database at .*Check SERVICE_DATA_DIR and SERVICE_DATABASE_URL|the PostgreSQL database .* has no Herald tables\. Check SERVICE_DATABASE_URL)/,
+      new RegExp(
+        '^herald: (' +
+          /there is no database at .*Check SERVICE_DATA_DIR and SERVICE_DATABASE_URL/.source +
+          '|' +
+          /the PostgreSQL database .* has no Herald tables\. Check SERVICE_DATABASE_URL/.source +
+          ')',
+      ),
     );
 
     const made = await herald(
@@ -54,10 +60,12 @@ t.test(
     t.equal(again.code, 1);
     t.equal(
       again.stderr,
-      `herald: a user with the email ${email} exists already; to set their password: herald user reset-password ${email}\n`,
+      `herald: a user with the email ${email} exists already; to set their password: herald user reset-password ` +
+        `${email}\n`,
     );
 
-    // A database behind this version (as after an upgrade, before the service's start migrates it) is refused unless --migrate.
+    // A database behind this version (as after an upgrade, before the service's start migrates it) is refused unless
+    // --migrate.
     const { migrations } = await import('../../migrations/index.ts');
     const newest = migrations.at(-1)!.id;
     t.equal(await runOnDatabase(dir, 'DELETE FROM schema_migrations WHERE id = ?', [newest]), 1);
@@ -66,7 +74,8 @@ t.test(
     t.match(
       behind.stderr,
       new RegExp(
-        `^herald: the database .* is behind this version: 1 migration is not applied \\(${newest}\\)\\. Start or restart the service once .* run this command again with --migrate\\.\\n$`,
+        `^herald: the database .* is behind this version: 1 migration is not applied \\(${newest}\\)\\. Start or ` +
+          `restart the service once .* run this command again with --migrate\\.\\n$`,
       ),
     );
     const migrated = await herald(['--migrate', 'user', 'list'], env);

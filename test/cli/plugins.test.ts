@@ -12,7 +12,10 @@ import t from 'tap';
 import { TEST_PLUGINS } from '../helpers/service.ts';
 import { herald, serviceEnv } from './support.ts';
 
-/** A plugin package in a directory outside the repository (it finds the contract only through the plugin directory's link). */
+/**
+ * A plugin package in a directory outside the repository (it finds the contract only through the plugin directory's
+ * link).
+ */
 function source(root: string, name: string, herald = true): string {
   const dir = path.join(root, name);
   fs.mkdirSync(dir, { recursive: true });
@@ -35,7 +38,8 @@ export default defineTarget({
   manifest: { id: 'cli_probe', kind: 'target', apiVersion: 1, displayName: 'Probe', description: 'Probe.',
     configSchema: Type.Object({ room: Type.String() }),
     limits: { maxMessageLength: 100, formats: ['text'] },
-    locales: { en: { displayName: 'Probe', description: 'Probe.', config: { room: { label: 'Room' } } }, ru: { displayName: 'Проба', description: 'Проба.', config: { room: { label: 'Комната' } } } } },
+    locales: { en: { displayName: 'Probe', description: 'Probe.', config: { room: { label: 'Room' } } }, ru: ` +
+      `{ displayName: 'Проба', description: 'Проба.', config: { room: { label: 'Комната' } } } } },
   create: () => ({ async send() {} }),
 });
 `,
@@ -73,7 +77,8 @@ t.test('plugin install, list, remove', async (t) => {
   t.match(
     ru.stdout,
     new RegExp(
-      `^Плагины в ${pluginDir}:\\nПакет +Версия +Вид +Состояние\\n${name} +1\\.2\\.3 +target +включён в SERVICE_PLUGINS\\n$`,
+      `^Плагины в ${pluginDir}:\\nПакет +Версия +Вид +Состояние\\n${name} +1\\.2\\.3 +target +включён в ` +
+        `SERVICE_PLUGINS\\n$`,
     ),
   );
 
@@ -89,14 +94,16 @@ t.test('plugin install, list, remove', async (t) => {
   t.equal(notPlugin.code, 1);
   t.equal(
     notPlugin.stderr,
-    'herald: "not-a-herald-plugin" is not a Herald plugin: its package.json has no "herald" block. It was not installed.\n',
+    'herald: "not-a-herald-plugin" is not a Herald plugin: its package.json has no "herald" block. It was not ' +
+      'installed.\n',
   );
 
   const removed = await herald(['plugin', 'remove', name], env);
   t.equal(removed.code, 0, removed.stderr);
   t.equal(
     removed.stdout,
-    `Removed ${name} from ${pluginDir}.\nTake ${name} out of SERVICE_PLUGINS before Herald restarts: a plugin it names and cannot find stops the start.\n`,
+    `Removed ${name} from ${pluginDir}.\nTake ${name} out of SERVICE_PLUGINS before Herald restarts: a plugin it ` +
+      `names and cannot find stops the start.\n`,
   );
   t.notOk(fs.existsSync(path.join(pluginDir, 'node_modules', name)), 'gone');
   const again = await herald(['plugin', 'remove', name], env);

@@ -99,7 +99,10 @@ export async function freePort(): Promise<number> {
   });
 }
 
-/** Runs one statement (`?` placeholders) on the database of `dataDir` (its SQLite file, or its PostgreSQL database); the number of rows changed. */
+/**
+ * Runs one statement (`?` placeholders) on the database of `dataDir` (its SQLite file, or its PostgreSQL database); the
+ * number of rows changed.
+ */
 export async function runOnDatabase(dataDir: string, sql: string, params: unknown[] = []): Promise<number> {
   if (TEST_DB === 'sqlite') {
     const { default: Sqlite } = await import('better-sqlite3');

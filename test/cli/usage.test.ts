@@ -93,7 +93,8 @@ t.test('usage errors and a refused configuration: the message and the exit code'
   t.equal(badChoice.code, 2);
   t.equal(
     badChoice.stderr,
-    'herald: some is not allowed for --secrets <mode>; use one of: exclude, include\nSee herald --help, or herald <command> --help.\n',
+    'herald: some is not allowed for --secrets <mode>; use one of: exclude, include\nSee herald --help, or herald ' +
+      '<command> --help.\n',
   );
   const badConfig = await herald(['user', 'list'], { ...env, SERVICE_SECRET_KEY: 'changeme' });
   t.equal(badConfig.code, 1);

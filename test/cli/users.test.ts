@@ -98,7 +98,8 @@ t.test('with the service running', async (t) => {
     t.match(
       text.stdout,
       new RegExp(
-        `^Email +Role +Active +Password set +Created\\n(.*\\n)*${s.admin.email.replace('.', '\\.')} +administrator +yes +yes `,
+        `^Email +Role +Active +Password set +Created\\n(.*\\n)*${s.admin.email.replace('.', '\\.')} ` +
+          '+administrator +yes +yes ',
       ),
     );
   });

@@ -3,8 +3,9 @@
  * spelled in core/src, except the list of first-party default packages in config.ts and the Apprise
  * URL importer (relay/apprise-url.ts and its test), which is by nature a table from Apprise's schemes
  * to first-party kinds, and the browser-push store (relay/push/), which keeps the VAPID key and the
- * browsers' subscriptions the `webpush` kind sends to (its tables are named after it). `email`, `webhook`, `http` and `signal` are also ordinary words there (a
- * user's e-mail address, a bot's webhook mode, the HTTP server, an abort signal), so for those only a
+ * browsers' subscriptions the `webpush` kind sends to (its tables are named after it). `email`, `webhook`, `http` and
+ * `signal` are also ordinary words there (a user's e-mail address, a bot's webhook mode, the HTTP server, an abort
+ * signal), so for those only a
  * comparison or assignment of a kind counts.
  */
 import fs from 'node:fs';

@@ -15,7 +15,8 @@ t.test('raw SQL means the same on both backends', async (t) => {
   t.equal(db.dialect, TEST_DB, `running on ${TEST_DB}`);
   const d = dialects[db.dialect];
   await db.run(
-    `CREATE TABLE probe (id TEXT PRIMARY KEY, flag ${d.bool} NOT NULL DEFAULT ${d.f}, n INTEGER NOT NULL DEFAULT 0, doc ${d.json} NULL, bin ${d.blob} NULL)`,
+    `CREATE TABLE probe (id TEXT PRIMARY KEY, flag ${d.bool} NOT NULL DEFAULT ${d.f}, n INTEGER NOT NULL DEFAULT ` +
+      `0, doc ${d.json} NULL, bin ${d.blob} NULL)`,
   );
 
   const awkward = `it's a "?" and ?? and \\? with a back\\slash, кириллица, 🚀`;

@@ -24,7 +24,10 @@ const TRACKER = pathToFileURL(path.join(ROOT, 'scripts/bench/lib/load-tracker.ts
 
 /** The heavy dependencies of the first-party plugins: each loads when its first instance starts. */
 const PLUGIN_HEAVY = ['mqtt', 'web-push', 'matrix-js-sdk', 'mailparser', 'nodemailer', 'grammy', 'ws'];
-/** What the service itself loads on first use only: the assistant's model client, PDFs, uploads, the SMTP listener, the ORM on SQLite, pretty logs. */
+/**
+ * What the service itself loads on first use only: the assistant's model client, PDFs, uploads, the SMTP listener, the
+ * ORM on SQLite, pretty logs.
+ */
 const SERVICE_LAZY = [
   'openai',
   'pdfkit',
@@ -60,12 +63,14 @@ t.test("every first-party plugin's manifest reads without its heavy dependency l
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-lazy-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const track = path.join(dir, 'loaded.jsonl');
-  const child = `
+  const child =
+    `
     const out = [];
     for (const name of ${JSON.stringify(FIRST_PARTY_PLUGINS)}) {
       const def = (await import(name)).default;
       const m = def.manifest;
-      out.push({ name, id: m.id, kind: m.kind, fields: Object.keys(m.configSchema?.properties ?? {}).length, locales: Object.keys(m.locales ?? {}).sort() });
+      out.push({ name, id: m.id, kind: m.kind, fields: Object.keys(m.configSchema?.properties ?? {}).length, ` +
+    `locales: Object.keys(m.locales ?? {}).sort() });
     }
     process.stdout.write(JSON.stringify(out));
   `;
@@ -109,7 +114,8 @@ async function freePort(): Promise<number> {
 }
 
 t.test(
-  'the service boots with every first-party plugin and the assistant configured, loading none of its first-use libraries; the model client loads with the first reply',
+  'the service boots with every first-party plugin and the assistant configured, loading none of its first-use ' +
+    'libraries; the model client loads with the first reply',
   async (t) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-lazy-boot-'));
     const track = path.join(dir, 'loaded.jsonl');

@@ -29,7 +29,8 @@ t.test('a database with the old auth columns and rows migrates into plugin confi
   const insert = async (kind: string, config: unknown, authMode: string | null, ack: boolean) => {
     const id = randomUUID();
     await db.run(
-      `INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, auth_mode, acknowledge_unauthenticated, status, created_at, updated_at)
+      'INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, auth_mode, ' +
+        `acknowledge_unauthenticated, status, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         id,

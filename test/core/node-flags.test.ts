@@ -20,8 +20,11 @@ t.test('the young generation flag takes effect on this Node', async (t) => {
   const semi = flagValue('max-semi-space-size');
   t.ok(semi > 0, 'a semi-space size is set');
   // Allocates enough short-lived objects to grow the young generation to its limit, then reports the new space's size.
-  const probe = `const keep = new Array(40000); for (let i = 0; i < 2e6; i++) { const o = { a: i, b: 'x' + i }; if (i % 8 === 0) keep[(i / 8) % 40000] = o; }
-    process.stdout.write(String(require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size));`;
+  const probe =
+    `const keep = new Array(40000); for (let i = 0; i < 2e6; i++) { const o = { a: i, b: 'x' + i }; if (i % 8 === ` +
+    `0) keep[(i / 8) % 40000] = o; }
+    process.stdout.write(String(require('node:v8').getHeapSpaceStatistics().find((s) => s.space_name === ` +
+    `'new_space').space_size));`;
   const run = (flags: readonly string[]) => {
     const r = spawnSync(process.execPath, [...flags, '-e', probe], { encoding: 'utf8' });
     t.equal(r.status, 0, r.stderr);
@@ -40,9 +43,11 @@ t.test(
     t.ok(mb >= 512, `a limit of at least 512 MB is set (${mb})`);
     // Keeps ~20 MB live while objects that survive two scavenges (a sliding window, as events in
     // flight) die later in the old generation; reports the heap limit and the largest old space seen.
-    const probe = `const v8 = require('node:v8'); const win = new Array(60000); let peak = 0;
+    const probe =
+      `const v8 = require('node:v8'); const win = new Array(60000); let peak = 0;
     for (let i = 0; i < 1.2e6; i++) { win[i % 60000] = { i, s: 'payload-' + i, a: [i, i + 1, i + 2] };
-      if (i % 20000 === 0) peak = Math.max(peak, v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space').space_size); }
+      if (i % 20000 === 0) peak = Math.max(peak, v8.getHeapSpaceStatistics().find((s) => s.space_name === ` +
+      `'old_space').space_size); }
     process.stdout.write(JSON.stringify({ limit: v8.getHeapStatistics().heap_size_limit, peak }));`;
     const run = (flags: readonly string[]) => {
       const r = spawnSync(process.execPath, [...flags, '-e', probe], { encoding: 'utf8' });
@@ -62,7 +67,8 @@ t.test(
     );
     t.ok(
       limited.peak < unlimited.peak,
-      `old space peaks at ${Math.round(limited.peak / 1048576)} MB with the limit, ${Math.round(unlimited.peak / 1048576)} MB without it`,
+      `old space peaks at ${Math.round(limited.peak / 1048576)} MB with the limit, ` +
+        `${Math.round(unlimited.peak / 1048576)} MB without it`,
     );
   },
 );

@@ -24,7 +24,8 @@ t.test('two plugins declaring one event type are refused, naming both and the ty
   t.type(err, PluginLoadError);
   t.equal(
     (err as Error).message,
-    'Plugin packages "herald-plugin-example" and "herald-provider-clash" both declare the event type "thing_happened"; event types must be unique (prefix them with the plugin id), so enable only one.',
+    'Plugin packages "herald-plugin-example" and "herald-provider-clash" both declare the event type ' +
+      '"thing_happened"; event types must be unique (prefix them with the plugin id), so enable only one.',
   );
 });
 

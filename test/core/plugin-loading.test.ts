@@ -58,34 +58,44 @@ t.test('the three load errors, verbatim', async (t) => {
 
   await fails(
     'herald-plugin-that-does-not-exist',
-    'Plugin package "herald-plugin-that-does-not-exist" is not installed: it is not in the service\'s node_modules. Install it (npm install herald-plugin-that-does-not-exist, or npm install ./herald-plugin-that-does-not-exist-<version>.tgz) or remove it from SERVICE_PLUGINS.',
+    'Plugin package "herald-plugin-that-does-not-exist" is not installed: it is not in the service\'s ' +
+      'node_modules. Install it (npm install herald-plugin-that-does-not-exist, or npm install ' +
+      './herald-plugin-that-does-not-exist-<version>.tgz) or remove it from SERVICE_PLUGINS.',
     'not installed (by name)',
   );
   await fails(
     dir('nowhere'),
-    `Plugin package at "${dir('nowhere')}" is not installed: that directory does not exist. Fix the path in SERVICE_PLUGINS (a directory holding the plugin's package.json) or remove it.`,
+    `Plugin package at "${dir('nowhere')}" is not installed: that directory does not exist. Fix the path in ` +
+      `SERVICE_PLUGINS (a directory holding the plugin's package.json) or remove it.`,
     'not installed (by path)',
   );
 
   await fails(
     dir('broken-import'),
-    `Plugin package "herald-broken-import" (${dir('broken-import')}) is installed but failed to import: Cannot find package 'herald-dependency-nobody-installed' imported from ${dir('broken-import')}/index.js. Fix or reinstall the package (a missing dependency needs npm install where the plugin lives), or remove it from SERVICE_PLUGINS.`,
+    `Plugin package "herald-broken-import" (${dir('broken-import')}) is installed but failed to import: Cannot ` +
+      `find package 'herald-dependency-nobody-installed' imported from ${dir('broken-import')}/index.js. Fix or ` +
+      'reinstall the package (a missing dependency needs npm install where the plugin lives), or remove it from ' +
+      'SERVICE_PLUGINS.',
     'failed to import: the real error, not "not installed"',
   );
 
   await fails(
     dir('not-a-plugin'),
-    `Plugin package "not-a-plugin" (${dir('not-a-plugin')}) is not a Herald plugin: its package.json has no "herald" block ({"apiVersion": 1, "kind": "provider" or "target"}). Check the name in SERVICE_PLUGINS.`,
+    `Plugin package "not-a-plugin" (${dir('not-a-plugin')}) is not a Herald plugin: its package.json has no ` +
+      '"herald" block ({"apiVersion": 1, "kind": "provider" or "target"}). Check the name in SERVICE_PLUGINS.',
     'not a Herald plugin: no herald block',
   );
   await fails(
     dir('wrong-api-version'),
-    `Plugin package "herald-from-the-future" (${dir('wrong-api-version')}) is not a Herald plugin for this version: it speaks plugin API version 2, but this Herald speaks version 1. Install a version of the plugin made for plugin API 1, or remove it from SERVICE_PLUGINS.`,
+    `Plugin package "herald-from-the-future" (${dir('wrong-api-version')}) is not a Herald plugin for this ` +
+      'version: it speaks plugin API version 2, but this Herald speaks version 1. Install a version of the plugin ' +
+      'made for plugin API 1, or remove it from SERVICE_PLUGINS.',
     'not a Herald plugin: wrong apiVersion',
   );
   await fails(
     dir('no-manifest'),
-    'Plugin package "herald-no-manifest" is not a Herald plugin: it has no default export made with defineProvider() or defineTarget(). Check the name in SERVICE_PLUGINS.',
+    'Plugin package "herald-no-manifest" is not a Herald plugin: it has no default export made with ' +
+      'defineProvider() or defineTarget(). Check the name in SERVICE_PLUGINS.',
     'not a Herald plugin: no manifest export',
   );
 });

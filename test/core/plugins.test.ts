@@ -112,7 +112,8 @@ t.test(
     const mk = async (name: string) => {
       const id = crypto.randomUUID();
       await core.db.run(
-        `INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, created_at, updated_at) VALUES (?, ?, 'flaky', ?, ?, ?, ?, ?, ?)`,
+        'INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, created_at, updated_at) ' +
+          `VALUES (?, ?, 'flaky', ?, ?, ?, ?, ?, ?)`,
         [id, s.admin.id, name, { name }, true, crypto.randomUUID(), now, now],
       );
       const { providerRowFrom } = await import('../../core/src/plugins/host.ts');
@@ -174,11 +175,13 @@ t.test('polls of one instance never overlap: "poll now" during a scheduled poll 
   const id = crypto.randomUUID();
   const now = new Date().toISOString();
   await core.db.run(
-    `INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, created_at, updated_at) VALUES (?, ?, 'slow_poller', 'P', ?, ?, ?, ?, ?)`,
+    'INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, created_at, updated_at) ' +
+      `VALUES (?, ?, 'slow_poller', 'P', ?, ?, ?, ?, ?)`,
     [id, s.admin.id, {}, true, crypto.randomUUID(), now, now],
   );
   await core.db.run(
-    `INSERT INTO trackers (id, user_id, provider_id, name, enabled, config, created_at, updated_at) VALUES (?, ?, ?, 'T', ?, ?, ?, ?)`,
+    'INSERT INTO trackers (id, user_id, provider_id, name, enabled, config, created_at, updated_at) VALUES (?, ?, ' +
+      `?, 'T', ?, ?, ?, ?)`,
     [crypto.randomUUID(), s.admin.id, id, true, {}, now, now],
   );
   const { providerRowFrom } = await import('../../core/src/plugins/host.ts');

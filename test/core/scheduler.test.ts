@@ -24,7 +24,8 @@ t.test(
 );
 
 t.test(
-  'a job runs on its interval in this process (no thread per tick, as bree started), never overlapping itself; stop ends the ticks',
+  'a job runs on its interval in this process (no thread per tick, as bree started), never overlapping itself; ' +
+    'stop ends the ticks',
   async (t) => {
     const s = new Scheduler(log());
     let runs = 0;

@@ -46,7 +46,10 @@ async function ok(p: Promise<{ status: number; body: any; text: string }>, what:
   return r.body;
 }
 
-/** A user's chain through the API: example provider (shared token) → tracker (access key) → recorder target (API token, posting to the sink); and a bot written as the service stores one. */
+/**
+ * A user's chain through the API: example provider (shared token) → tracker (access key) → recorder target (API token,
+ * posting to the sink); and a bot written as the service stores one.
+ */
 async function chain(s: TestService, sink: Sink): Promise<Chain> {
   const user = await s.user();
   const u = user.token;
@@ -75,7 +78,8 @@ async function chain(s: TestService, sink: Sink): Promise<Chain> {
   const botId = newId();
   const now = new Date().toISOString();
   await s.service.core.db.run(
-    `INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, status, created_at, updated_at) VALUES (?, ?, 'telegram', 'Bot', ?, '4242', 'at_rest_bot', 'polling', ?, 'ok', ?, ?)`,
+    'INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, status, ' +
+      `created_at, updated_at) VALUES (?, ?, 'telegram', 'Bot', ?, '4242', 'at_rest_bot', 'polling', ?, 'ok', ?, ?)`,
     [botId, user.id, s.service.core.atRest.seal(SECRET.bot), randomToken(), now, now],
   );
   return { user, provider, tracker, target, hook: `/api/hooks/${provider.webhook_url.split('/api/hooks/')[1]}`, botId };
@@ -368,7 +372,8 @@ t.test(
 );
 
 t.test(
-  'include backups carry sealed values; the same key restores them in a second data folder, another key only as the previous one',
+  'include backups carry sealed values; the same key restores them in a second data folder, another key only as ' +
+    'the previous one',
   async (t) => {
     const sink = await startSink();
     const key = crypto.randomBytes(32).toString('hex');

@@ -9,7 +9,10 @@ import t from 'tap';
 import { takeSqliteSnapshot } from '../../core/src/db/snapshot.ts';
 import { startService, TEST_DB, testDatabaseUrl } from '../helpers/service.ts';
 
-/** A migration recorded as applied is forgotten, so the next boot has one to apply (it is idempotent: CREATE ... IF NOT EXISTS). */
+/**
+ * A migration recorded as applied is forgotten, so the next boot has one to apply (it is idempotent: CREATE ... IF NOT
+ * EXISTS).
+ */
 const PENDING = '0028_login_known_addresses';
 function forgetMigration(file: string): void {
   const db = new BetterSqlite(file);
@@ -127,12 +130,14 @@ async function postgresSnapshots(t: Test): Promise<void> {
   t.equal(db.dialect, 'postgresql');
   await t.rejects(
     db.run(
-      `INSERT INTO trackers (id, user_id, provider_id, name, created_at, updated_at) VALUES ('x', 'nobody', 'nothing', 'n', '', '')`,
+      `INSERT INTO trackers (id, user_id, provider_id, name, created_at, updated_at) VALUES ('x', 'nobody', ` +
+        `'nothing', 'n', '', '')`,
     ),
     'foreign keys are enforced',
   );
   const locks = await db.get<{ n: number | string }>(
-    `SELECT COUNT(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND pid <> pg_backend_pid() AND objid = ?`,
+    `SELECT COUNT(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND database = (SELECT oid FROM pg_database ` +
+      'WHERE datname = current_database()) AND pid <> pg_backend_pid() AND objid = ?',
     [7_226_371_900 % 2 ** 32],
   );
   t.equal(Number(locks?.n), 0, 'the boot lock is released once migrations ran');
@@ -274,10 +279,14 @@ t.test(
     await a.stop();
     // A process writes in WAL mode without checkpointing and is killed: the WAL stays hot.
     const file = path.join(dir, 'herald.db');
-    const script = `const S = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))}); const db = new S(${JSON.stringify(file)}); db.pragma('wal_autocheckpoint = 0');
+    const script =
+      `const S = require(${JSON.stringify(createRequire(import.meta.url).resolve('better-sqlite3'))}); const db = ` +
+      `new S(${JSON.stringify(file)}); db.pragma('wal_autocheckpoint = 0');
     db.prepare('DELETE FROM schema_migrations WHERE id = ?').run(${JSON.stringify(PENDING)});
-    db.exec('CREATE TABLE IF NOT EXISTS scratch (v TEXT)'); const ins = db.prepare('INSERT INTO scratch VALUES (?)');
-    for (let i = 0; i < 200; i++) db.transaction(() => { for (let j = 0; j < 50; j++) ins.run('x'.repeat(200)); })();
+    db.exec('CREATE TABLE IF NOT EXISTS scratch (v TEXT)'); const ins = db.prepare('INSERT INTO scratch ` +
+      `VALUES (?)');
+    for (let i = 0; i < 200; i++) db.transaction(() => { for (let j = 0; j < 50; j++) ` +
+      `ins.run('x'.repeat(200)); })();
     process.kill(process.pid, 'SIGKILL');`;
     try {
       execFileSync(process.execPath, ['-e', script], { stdio: 'ignore' });

@@ -35,7 +35,10 @@ function run(bin: string, args: string[]): Promise<{ code: number; stdout: strin
 const apprise = (args: string[]) => run('/usr/bin/apprise', ['-vv', ...args]);
 const curl = (args: string[]) => run('/usr/bin/curl', ['-sS', ...args]);
 
-/** A request whose Content-Length says `declared` bytes but which sends only a first chunk: the answer must come before the rest. */
+/**
+ * A request whose Content-Length says `declared` bytes but which sends only a first chunk: the answer must come before
+ * the rest.
+ */
 function declaredOnly(
   url: string,
   declared: number,
@@ -323,7 +326,8 @@ t.test(
 );
 
 t.test(
-  'refusals: tokens missing, unknown or of another kind; bodies too large, malformed or of a type the service refuses; a flood; nothing logs a token',
+  'refusals: tokens missing, unknown or of another kind; bodies too large, malformed or of a type the service ' +
+    'refuses; a flood; nothing logs a token',
   async (t) => {
     const { s, gotify, ntfy, tokens } = await boot(t);
     const GOTIFY_401 = {

@@ -41,7 +41,8 @@ const header = (raw: string, name: string): string | undefined => {
 };
 
 t.test(
-  'a UPS on battery then on line: edited on Telegram, Matrix and Discord, a threaded reply by email, an update post on Slack; across a restart',
+  'a UPS on battery then on line: edited on Telegram, Matrix and Discord, a threaded reply by email, an update ' +
+    'post on Slack; across a restart',
   async (t) => {
     const nut = await startFakeNut({
       ups: 'rack',

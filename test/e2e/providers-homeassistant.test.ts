@@ -11,7 +11,8 @@ import { chain, eventRows, plugins, recorder, relayOf, until } from './support.t
 const TOKEN = 'ha-long-lived-token-e2e';
 
 t.test(
-  'homeassistant: quiet hours defer a state change until they end; drops and reconnects are logged; readiness follows the link',
+  'homeassistant: quiet hours defer a state change until they end; drops and reconnects are logged; readiness ' +
+    'follows the link',
   async (t) => {
     const ha = await startFakeHomeAssistant({ token: TOKEN, haVersion: '2025.6.1' });
     const s = await startService({ SERVICE_PLUGINS: plugins('@herald/provider-homeassistant') });

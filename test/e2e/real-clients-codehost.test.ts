@@ -279,7 +279,8 @@ t.test('every GitHub example delivery is accepted and renders without undefined,
     }
   }
   t.pass(
-    `${results.length} deliveries answered: ${mapped} with an event, ${results.length - mapped} acknowledged without one`,
+    `${results.length} deliveries answered: ${mapped} with an event, ${results.length - mapped} acknowledged ` +
+      'without one',
   );
   t.ok(mapped >= 25, 'a good share of them map to events');
   t.same(new Set(results.map((r) => r.status)), new Set([200, 202]), 'no 4xx or 5xx among them');

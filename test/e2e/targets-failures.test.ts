@@ -87,7 +87,8 @@ t.test('POST /api/targets/{id}/test: ok for a working target, ok false with the 
 });
 
 t.test(
-  'send failures: the metric carries the HTTP status (0 when refused); 5xx and network failures raise bridge_self, a rejected credential does not',
+  'send failures: the metric carries the HTTP status (0 when refused); 5xx and network failures raise ' +
+    'bridge_self, a rejected credential does not',
   async (t) => {
     const chat = await new ChatWebhookSink().start();
     const ops = await startSink();

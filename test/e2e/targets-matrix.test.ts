@@ -13,7 +13,8 @@ const ROOM = '!ops:example.org';
 const TOKEN = 'syt_aGVyYWxk_e2eTokenValue_0001';
 
 t.test(
-  'matrix: m.notice delivered; M_LIMIT_EXCEEDED waits retry_after_ms; a lost answer is not posted twice; a bad token fails',
+  'matrix: m.notice delivered; M_LIMIT_EXCEEDED waits retry_after_ms; a lost answer is not posted twice; a bad ' +
+    'token fails',
   async (t) => {
     const hs = await new FakeHomeserver().start();
     hs.addUser(USER, TOKEN, [ROOM]);

@@ -10,7 +10,8 @@ import { create, payloadLog, plugins } from './support.ts';
 const SECRET = 'generic-webhook-secret-e2e-02';
 
 t.test(
-  "60 requests a minute from one address across two webhook providers; other addresses unaffected; the window ends a minute later on the service's clock",
+  '60 requests a minute from one address across two webhook providers; other addresses unaffected; the window ' +
+    "ends a minute later on the service's clock",
   async (t) => {
     const s = await startService({ SERVICE_PLUGINS: plugins('@herald/provider-webhook') });
     t.teardown(() => s.stop());

@@ -59,7 +59,10 @@ export interface FakeOpenAI {
   /** Replaces the default script. */
   setScript(fn: (body: any) => FakeReply): void;
   waitForCalls(n: number, ms?: number): Promise<RecordedCall[]>;
-  /** What `GET /v1/models` lists (default `fake-small`, `fake-large`); null answers 404, as servers without the route do. */
+  /**
+   * What `GET /v1/models` lists (default `fake-small`, `fake-large`); null answers 404, as servers without the route
+   * do.
+   */
   setModels(ids: string[] | null): void;
   /** How many times `GET /v1/models` was asked. */
   modelListCalls: number;
@@ -77,10 +80,10 @@ export function defaultScript(body: any): FakeReply {
     // The search tools: answer with what was found, so a test can see the result reached the reply.
     if (Array.isArray(result.entries))
       return { text: `From your memory: ${result.entries.map((e: any) => e.content).join(' | ') || 'nothing found'}` };
-    if (Array.isArray(result.excerpts))
-      return {
-        text: `From your documents: ${result.excerpts.map((e: any) => `${e.document} p.${e.page ?? '-'}: ${e.excerpt}`).join(' | ') || 'nothing found'}`,
-      };
+    if (Array.isArray(result.excerpts)) {
+      const found = result.excerpts.map((e: any) => `${e.document} p.${e.page ?? '-'}: ${e.excerpt}`).join(' | ');
+      return { text: `From your documents: ${found || 'nothing found'}` };
+    }
     return {
       text: result.download_url
         ? `Your report is ready: [${result.title}](${result.download_url})`
@@ -225,9 +228,17 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
     });
     const send = (choices: any[], extra: Record<string, unknown> = {}) => {
       if (res.destroyed) return false;
-      res.write(
-        `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model: body.model, system_fingerprint: null, choices, ...(withUsage ? { usage: null } : {}), ...extra })}\n\n`,
-      );
+      const chunk = {
+        id,
+        object: 'chat.completion.chunk',
+        created,
+        model: body.model,
+        system_fingerprint: null,
+        choices,
+        ...(withUsage ? { usage: null } : {}),
+        ...extra,
+      };
+      res.write(`data: ${JSON.stringify(chunk)}\n\n`);
       return true;
     };
     // Ends the TCP stream after the pieces already written, without the final chunk: a premature close.

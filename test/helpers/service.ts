@@ -275,7 +275,8 @@ export async function startService(
 export function unsealed(s: TestService, stored: unknown): string {
   if (typeof stored !== 'string' || !stored.startsWith('enc:v1:'))
     throw new Error(
-      `expected a sealed value in the database, found ${typeof stored === 'string' ? `"${stored.slice(0, 8)}…"` : String(stored)}`,
+      'expected a sealed value in the database, found ' +
+        `${typeof stored === 'string' ? `"${stored.slice(0, 8)}…"` : String(stored)}`,
     );
   return s.service.core.atRest.open(stored);
 }

@@ -40,7 +40,8 @@ export async function settled(s: TestService, eventIds?: string[], ms = 10_000):
       attempts: Number(r.attempts),
     }));
     const pending = await db.all(
-      `SELECT id FROM event_log ${eventIds ? `WHERE id IN (${eventIds.map(() => '?').join(',')}) AND` : 'WHERE'} dispatch_status = 'pending'`,
+      `SELECT id FROM event_log ${eventIds ? `WHERE id IN (${eventIds.map(() => '?').join(',')}) AND` : 'WHERE'} ` +
+        `dispatch_status = 'pending'`,
       eventIds ?? [],
     );
     return { deliveries, open: deliveries.filter((d) => OPEN.includes(d.status)), pending: pending.length };
@@ -55,7 +56,8 @@ export async function settled(s: TestService, eventIds?: string[], ms = 10_000):
     }
     if (Date.now() > end)
       throw new Error(
-        `the pipeline did not settle in ${ms} ms: ${r.open.map((d) => `${d.id} ${d.status}`).join(', ') || `${r.pending} event(s) pending`}`,
+        `the pipeline did not settle in ${ms} ms: ` +
+          `${r.open.map((d) => `${d.id} ${d.status}`).join(', ') || `${r.pending} event(s) pending`}`,
       );
     await new Promise((res) => setTimeout(res, 20));
   }

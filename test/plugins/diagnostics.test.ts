@@ -40,7 +40,8 @@ const texts = (label: string) => ({
 });
 
 t.test(
-  'exceptions in create() and send() are logged with the plugin id and the stack; a programming error in create() is not retried',
+  'exceptions in create() and send() are logged with the plugin id and the stack; a programming error in create() ' +
+    'is not retried',
   async (t) => {
     const provider = plugin(
       t,
@@ -48,8 +49,10 @@ t.test(
       'provider',
       `
     export default defineProvider({
-      manifest: { id: 'crashy', kind: 'provider', apiVersion: 1, displayName: 'Crashy', description: 'Crashy.', ingest: 'webhook',
-        configSchema: Type.Object({ mode: Type.String() }), events: {}, templates: {}, locales: ${JSON.stringify(texts('Crashy'))} },
+      manifest: { id: 'crashy', kind: 'provider', apiVersion: 1, displayName: 'Crashy', description: ` +
+        `'Crashy.', ingest: 'webhook',
+        configSchema: Type.Object({ mode: Type.String() }), events: {}, templates: {}, locales: ` +
+        `${JSON.stringify(texts('Crashy'))} },
       create: (ctx) => {
         if (ctx.config.mode === 'bug') { const settings = undefined; return settings.open(); }
         if (ctx.config.mode === 'down') throw new Error('the Crashy service is down');
@@ -63,8 +66,10 @@ t.test(
       'target',
       `
     export default defineTarget({
-      manifest: { id: 'crashy_target', kind: 'target', apiVersion: 1, displayName: 'Crashy target', description: 'Crashy target.',
-        configSchema: Type.Object({ mode: Type.String() }), limits: { maxMessageLength: 1000, formats: ['text'] }, locales: ${JSON.stringify(texts('Crashy target'))} },
+      manifest: { id: 'crashy_target', kind: 'target', apiVersion: 1, displayName: 'Crashy target', ` +
+        `description: 'Crashy target.',
+        configSchema: Type.Object({ mode: Type.String() }), limits: { maxMessageLength: 1000, formats: ` +
+        `['text'] }, locales: ${JSON.stringify(texts('Crashy target'))} },
       create: (ctx) => ({
         async send(message) { if (ctx.config.mode === 'bug') return message.nothing.length; },
       }),

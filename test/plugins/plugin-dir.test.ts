@@ -58,7 +58,8 @@ export default defineTarget({
   manifest: { id: 'dir_probe', kind: 'target', apiVersion: 1, displayName: 'Probe', description: 'Probe.',
     configSchema: Type.Object({ ${o.body ?? 'room: Type.String()'} }),
     limits: { maxMessageLength: 100, formats: ['text'] },
-    locales: { en: { displayName: 'Probe', description: 'Probe.', config: { room: { label: 'Room' } } }, ru: { displayName: 'Проба', description: 'Проба.', config: { room: { label: 'Комната' } } } } },
+    locales: { en: { displayName: 'Probe', description: 'Probe.', config: { room: { label: 'Room' } } }, ru: ` +
+      `{ displayName: 'Проба', description: 'Проба.', config: { room: { label: 'Комната' } } } } },
   create: () => ({ async send() {} }),
 });
 `,
@@ -144,7 +145,9 @@ t.test('install, list, load and remove plugins in the plugin directory', async (
   )) as Error;
   t.equal(
     missing.message,
-    `Plugin package "herald-target-nowhere" is not installed: it is neither in the plugin directory (${dir}) nor in the service's node_modules. Install it (npm run plugin:install -- herald-target-nowhere, or npm run plugin:install -- ./herald-target-nowhere-<version>.tgz) or remove it from SERVICE_PLUGINS.`,
+    `Plugin package "herald-target-nowhere" is not installed: it is neither in the plugin directory (${dir}) nor ` +
+      `in the service's node_modules. Install it (npm run plugin:install -- herald-target-nowhere, or npm run ` +
+      'plugin:install -- ./herald-target-nowhere-<version>.tgz) or remove it from SERVICE_PLUGINS.',
   );
 
   // A newer version from a tarball replaces the older one and its tarball.
@@ -176,7 +179,11 @@ t.test('install, list, load and remove plugins in the plugin directory', async (
   )) as Error;
   t.match(
     refused.message,
-    /^Plugin package "herald-target-bigint" \(id "dir_probe"\) cannot be loaded: The config field "size" is Type\.BigInt.* It was not installed\.$/s,
+    new RegExp(
+      /^Plugin package "herald-target-bigint" \(id "dir_probe"\) cannot be loaded: The config field "size" /s.source +
+        /is Type\.BigInt.* It was not installed\.$/s.source,
+      's',
+    ),
   );
   t.same(
     listPlugins(dir).map((p) => p.name),

@@ -147,7 +147,8 @@ t.test(
     t.pass('npm run typecheck');
     t.match(run('npm', ['test'], proj), /ℹ pass [1-9]\d*\s+ℹ fail 0/, 'npm test passes, the plugin validator included');
 
-    // npm pack (its prepack is npm run build), then npm run plugin:install in Herald, into the plugin directory of a data directory.
+    // npm pack (its prepack is npm run build), then npm run plugin:install in Herald, into the plugin directory of a
+    // data directory.
     const pluginTgz = path.join(proj, run('npm', ['pack', '--json'], proj).match(/"filename":\s*"([^"]+)"/)![1]!);
     t.ok(
       fs.existsSync(path.join(proj, 'dist/index.js')) && fs.existsSync(path.join(proj, 'dist/index.d.ts')),

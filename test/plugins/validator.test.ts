@@ -211,7 +211,10 @@ t.test('shapes the form cannot show are warnings naming the secrets it would sho
   const say = (p: string) => v.warnings.find((w) => w.path === p)!.message;
   t.match(
     say('config.auth'),
-    /is a union of objects: the web form cannot show it as a field and offers a raw JSON text box instead, with its secrets "auth.password", "auth.token" in clear/,
+    new RegExp(
+      /is a union of objects: the web form cannot show it as a field and offers a raw JSON text box instead, /.source +
+        /with its secrets "auth.password", "auth.token" in clear/.source,
+    ),
   );
   t.match(say('config.pair'), /is a tuple/);
   t.match(say('config.accounts'), /an array of objects.*its secret "accounts\[\]\.password" in clear/);
@@ -335,7 +338,9 @@ t.test(
     const bad = packageDir(
       t,
       'herald-provider-bigint',
-      `export default defineProvider({ manifest: { id: 'bigint_probe', kind: 'provider', apiVersion: 1, displayName: 'B', configSchema: Type.Object({ size: Type.BigInt() }), ingest: 'poll', events: {}, templates: {} }, create: () => ({}) });`,
+      `export default defineProvider({ manifest: { id: 'bigint_probe', kind: 'provider', apiVersion: 1, ` +
+        `displayName: 'B', configSchema: Type.Object({ size: Type.BigInt() }), ingest: 'poll', events: {}, ` +
+        'templates: {} }, create: () => ({}) });',
     );
     const err = (await loadPlugins([bad]).then(
       () => undefined,
@@ -344,14 +349,21 @@ t.test(
     t.type(err, PluginLoadError);
     t.match(
       err.message,
-      /^Plugin package "herald-provider-bigint" \(id "bigint_probe"\) cannot be loaded: The config field "size" is Type\.BigInt, which JSON cannot hold/,
+      new RegExp(
+        /^Plugin package "herald-provider-bigint" \(id "bigint_probe"\) cannot be loaded: The config field /.source +
+          /"size" is Type\.BigInt, which JSON cannot hold/.source,
+      ),
     );
     t.match(err.message, /or remove it from SERVICE_PLUGINS\.$/);
 
     const warned = packageDir(
       t,
       'herald-provider-union',
-      `export default defineProvider({ manifest: { id: 'union_probe', kind: 'provider', apiVersion: 1, displayName: 'U', configSchema: Type.Object({ auth: Type.Union([Type.Object({ token: Secret() }), Type.Object({ user: Type.String() })]) }), ingest: 'poll', events: {}, templates: {}, locales: { en: { displayName: 'U', description: 'U.', config: { auth: { label: 'Auth' } } }, ru: { displayName: 'U', description: 'U.', config: { auth: { label: 'Вход' } } } } }, create: () => ({}) });`,
+      `export default defineProvider({ manifest: { id: 'union_probe', kind: 'provider', apiVersion: 1, ` +
+        `displayName: 'U', configSchema: Type.Object({ auth: Type.Union([Type.Object({ token: Secret() }), ` +
+        `Type.Object({ user: Type.String() })]) }), ingest: 'poll', events: {}, templates: {}, locales: { en: { ` +
+        `displayName: 'U', description: 'U.', config: { auth: { label: 'Auth' } } }, ru: { displayName: 'U', ` +
+        `description: 'U.', config: { auth: { label: 'Вход' } } } } }, create: () => ({}) });`,
     );
     const lines: { obj: Record<string, unknown>; msg: string }[] = [];
     const log = {

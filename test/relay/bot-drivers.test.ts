@@ -220,7 +220,8 @@ t.test(
     t.equal(inRussian.status, 422);
     t.equal(
       inRussian.body.detail,
-      'Укажите вид бота: задайте в поле "kind" один из видов ботов, которые работают на этом сервере (parrot, telegram).',
+      'Укажите вид бота: задайте в поле "kind" один из видов ботов, которые работают на этом сервере (parrot, ' +
+        'telegram).',
     );
     const named = await s.request('POST', '/api/bots', { token: s.admin.token, body: { ...body, kind: 'parrot' } });
     t.equal(named.status, 201, named.text);

@@ -169,7 +169,8 @@ t.test(
     const pathId = randomToken();
     const insert = (id: string, token: string, mode: string, status: string, p: string) =>
       s.service.core.db.run(
-        `INSERT INTO bots (id, user_id, kind, name, token, mode, webhook_path_id, api_root, status, created_at, updated_at) VALUES (?, ?, 'telegram', ?, ?, ?, ?, ?, ?, ?, ?)`,
+        'INSERT INTO bots (id, user_id, kind, name, token, mode, webhook_path_id, api_root, status, created_at, ' +
+          `updated_at) VALUES (?, ?, 'telegram', ?, ?, ?, ?, ?, ?, ?, ?)`,
         [id, s.admin.id, mode, token, mode, p, fake.url, status, now, now],
       );
     await insert(hooked, TOKEN_A, 'webhook', 'ok', pathId);

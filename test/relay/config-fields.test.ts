@@ -244,11 +244,13 @@ t.test('fields stored before the rule are dropped at boot: not shown, not backed
   const tracker = newId();
   const target = newId();
   await db.run(
-    `INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, created_at, updated_at) VALUES (?, ?, 'example', 'Old', ?, ?, ?, 'pending', ?, ?)`,
+    'INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, created_at, ' +
+      `updated_at) VALUES (?, ?, 'example', 'Old', ?, ?, ?, 'pending', ?, ?)`,
     [provider, s.admin.id, { shared_token: 'sharedtoken1', webhook_token: LEAK }, true, randomToken(), now, now],
   );
   await db.run(
-    `INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, created_at, updated_at) VALUES (?, ?, 'webhook', 'Old hook', ?, ?, ?, 'pending', ?, ?)`,
+    'INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, created_at, ' +
+      `updated_at) VALUES (?, ?, 'webhook', 'Old hook', ?, ?, ?, 'pending', ?, ?)`,
     [
       hook,
       s.admin.id,
@@ -265,11 +267,13 @@ t.test('fields stored before the rule are dropped at boot: not shown, not backed
     ],
   );
   await db.run(
-    `INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies, config, created_at, updated_at) VALUES (?, ?, ?, 'Old', ?, '{}', NULL, '{}', ?, ?, ?)`,
+    'INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies, ' +
+      `config, created_at, updated_at) VALUES (?, ?, ?, 'Old', ?, '{}', NULL, '{}', ?, ?, ?)`,
     [tracker, s.admin.id, provider, true, { tag: 'kept', token: LEAK }, now, now],
   );
   await db.run(
-    `INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, created_at, updated_at) VALUES (?, ?, 'recorder', 'Old', ?, 'en', ?, ?, ?)`,
+    'INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, created_at, updated_at) VALUES (?, ?, ' +
+      `'recorder', 'Old', ?, 'en', ?, ?, ?)`,
     [target, s.admin.id, { url: 'http://127.0.0.1:9/', password: LEAK }, true, now, now],
   );
   const admin = s.admin;

@@ -25,7 +25,8 @@ function startProcess(dir: string, port: number, key: string, databaseUrl?: stri
       HERALD_BCRYPT_COST: '4',
       SERVICE_LOG_FORMAT: 'json',
       ...(process.env.SERVICE_DISPATCH_THREAD ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD } : {}),
-      // HERALD_TEST_DB=postgres: the same crash against PostgreSQL (a restarted replica takes over the dead one's leases).
+      // HERALD_TEST_DB=postgres: the same crash against PostgreSQL (a restarted replica takes over the dead one's
+      // leases).
       ...(databaseUrl ? { SERVICE_DATABASE_URL: databaseUrl } : {}),
     },
   });
@@ -150,7 +151,8 @@ t.test('SIGKILL mid-dispatch loses nothing; after restart every event is dispatc
   const repeated = [...perDelivery.values()].filter((n) => n > 1).length;
   t.ok(
     repeated <= 1,
-    `at most the one send in flight at the kill is repeated, with the same delivery id for the target to deduplicate (${repeated})`,
+    'at most the one send in flight at the kill is repeated, with the same delivery id for the target to ' +
+      `deduplicate (${repeated})`,
   );
   // Every repeated send carries the delivery id of the first one, in the body and as Idempotency-Key,
   // so the target can tell a repeat from a new message.

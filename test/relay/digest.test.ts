@@ -374,7 +374,8 @@ t.test('two dispatchers build each digest once', async (t) => {
     await relay.tick();
   }
   await sink.waitFor(1, 10_000);
-  // Settled: every delivery (on either replica) recorded as sent or in its digest, so a second digest would be here by now.
+  // Settled: every delivery (on either replica) recorded as sent or in its digest, so a second digest would be here by
+  // now.
   await settled(s);
   t.equal(sink.received.length, 1, 'one digest sent');
   t.match(

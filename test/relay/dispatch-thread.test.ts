@@ -170,7 +170,8 @@ t.test('shutdown stops the thread: rows it claimed but did not send go back to t
   t.ok(Date.now() - started < 5000, 'stopped within the grace period and its margin');
   const row = await readStoppedDatabase<{ queued: number; n: number; attempts: number }>(
     s.dataDir,
-    `SELECT SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END) AS queued, COUNT(*) AS n, MAX(attempts) AS attempts FROM deliveries WHERE event_id IN (?, ?, ?)`,
+    `SELECT SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END) AS queued, COUNT(*) AS n, MAX(attempts) AS ` +
+      'attempts FROM deliveries WHERE event_id IN (?, ?, ?)',
     ids,
   );
   t.equal(Number(row?.n), 3);

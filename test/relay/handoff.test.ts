@@ -27,7 +27,8 @@ async function chain(s: TestService, sinkUrl: string) {
 t.test(
   'a new event is sent at once from ingest, without a claim, and recorded with its webhook log in one go',
   async (t) => {
-    // Counts the in-process dispatcher's claims (the dispatch thread runs the same Dispatcher; dispatch-thread.test.ts covers it).
+    // Counts the in-process dispatcher's claims (the dispatch thread runs the same Dispatcher; dispatch-thread.test.ts
+    // covers it).
     const s = await startService({ SERVICE_DISPATCH_THREAD: 'false' });
     const sink = await startSink();
     t.teardown(async () => {

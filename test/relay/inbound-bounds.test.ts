@@ -37,7 +37,9 @@ const latestLog = async (s: TestService, path: string) =>
 t.test('a 5,000-deep JSON body gets 400 on every webhook route kind, with a payload-log row', async (t) => {
   const fake = await new FakeParrot().addBot(BOT_TOKEN, { id: 'p-9', handle: 'deep' }).start();
   const s = await startService({
-    SERVICE_PLUGINS: `${TEST_PLUGINS},@herald/provider-codehost,@herald/provider-webhook,@herald/provider-planka,herald-target-parrot`,
+    SERVICE_PLUGINS:
+      `${TEST_PLUGINS},@herald/provider-codehost,@herald/provider-webhook,@herald/provider-planka,` +
+      'herald-target-parrot',
     SERVICE_MESSAGING_WEBHOOK_SECRET: SECRET,
     SERVICE_PUBLIC_URL: 'https://herald.example.test',
   });
@@ -216,12 +218,14 @@ t.test(
 );
 
 /** Posts one body of `size` bytes per header set in `headers`, all at once; prints the statuses. */
-const UPLOADER = `
+const UPLOADER =
+  `
 import http from 'node:http';
 const [url, size, headers] = process.argv.slice(1);
 const body = Buffer.alloc(Number(size), 'x');
 const post = (h) => new Promise((resolve, reject) => {
-  const req = http.request(url, { method: 'POST', headers: { ...h, 'content-length': String(body.length) } }, (res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); });
+  const req = http.request(url, { method: 'POST', headers: { ...h, 'content-length': String(body.length) } }, ` +
+  `(res) => { res.resume(); res.on('end', () => resolve(res.statusCode)); });
   req.on('error', reject);
   req.end(body);
 });

@@ -141,7 +141,8 @@ t.test(
       if (got.length && got.length === got[0]!.body.part?.count) break;
       await new Promise((r) => setTimeout(r, 50));
     }
-    // Settled: the delivery is recorded as sent, so no part can still be on its way (a late duplicate would be counted below).
+    // Settled: the delivery is recorded as sent, so no part can still be on its way (a late duplicate would be counted
+    // below).
     t.same(
       (await settled(s, [eventId])).map((d) => d.status),
       ['sent'],
@@ -238,7 +239,8 @@ t.test('ratePerSecond 2: a burst is paced to at most 2 a second, delivered exact
 });
 
 t.test(
-  'the pace is kept in the database: a reserved slot holds back the next send (as after a restart or on another replica)',
+  'the pace is kept in the database: a reserved slot holds back the next send (as after a restart or on another ' +
+    'replica)',
   async (t) => {
     const s = await startService({ SERVICE_PLUGINS: PLUGINS });
     const k = await sink();

@@ -221,7 +221,8 @@ t.test('retention deletes finished events older than the limit; 0 disables', asy
   const self = await db.get(`SELECT id FROM providers WHERE kind = 'bridge_self'`);
   const ins = (id: string, created: string, status: string) =>
     db.run(
-      `INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, dispatch_status, occurred_at, created_at) VALUES (?, ?, ?, 'bridge_self', 'x', 'info', '{}', ?, ?, ?)`,
+      'INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, ' +
+        `dispatch_status, occurred_at, created_at) VALUES (?, ?, ?, 'bridge_self', 'x', 'info', '{}', ?, ?, ?)`,
       [id, s.admin.id, self!.id, status, created, created],
     );
   await ins('00000000-0000-7000-8000-000000000001', '2020-01-01T00:00:00.000Z', 'dispatched');

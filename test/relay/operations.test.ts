@@ -97,7 +97,8 @@ t.test('relay operations', async (t) => {
     // A user's own template is what the message shows.
     const long = 'x'.repeat(500);
     await s.service.core.db.run(
-      'INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ' +
+        '?, ?, ?, ?, ?, ?)',
       ['01900000-0000-7000-8000-0000000000a1', s.admin.id, 'alarm', 'ru', `{{name}} ${long}`, '', before, before],
     );
     const mine = (await s.request('GET', `/api/events/${alarmId}?locale=ru`, { token })).body.message as string;

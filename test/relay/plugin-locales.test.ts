@@ -56,7 +56,10 @@ t.test('every first-party plugin has every string in English and Russian', async
 const PLUGINS = FIRST_PARTY_PLUGINS.join(',');
 const key = (m: PluginManifest) => `${m.kind}:${m.id}`;
 
-/** For each plugin (`<kind>:<id>`: a provider and a target may share an id): its display name, field titles and hints, option labels and event descriptions as the API returns them. */
+/**
+ * For each plugin (`<kind>:<id>`: a provider and a target may share an id): its display name, field titles and hints,
+ * option labels and event descriptions as the API returns them.
+ */
 function strings(body: { plugins: any[] }) {
   return Object.fromEntries(
     body.plugins.map((p) => {

@@ -64,7 +64,8 @@ t.test('replay from the event log', async (t) => {
   // Today's template, saved after the events: the replay renders with it, not with what was sent then.
   const at = new Date().toISOString();
   await s.service.core.db.run(
-    'INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ' +
+      '?, ?, ?, ?, ?, ?)',
     [newId(), s.admin.id, 'alarm', 'ru', 'НОВОЕ {{name}}', 'новый текст {{name}}', at, at],
   );
 
@@ -245,7 +246,8 @@ t.test('replay from the event log', async (t) => {
     await s.service.core.db.tx(async (q) => {
       for (const id of ids) {
         await q.run(
-          `INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, dispatch_status, occurred_at, created_at)
+          'INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, ' +
+            `dispatch_status, occurred_at, created_at)
           VALUES (?, ?, ?, 'example', 'stale_thing', 'info', ?, 'dropped', ?, ?)`,
           [id, s.admin.id, p.id, { name: 'bulk' }, at, at],
         );

@@ -136,7 +136,8 @@ t.test(
 );
 
 t.test(
-  "a delivery uses its owner's template, never another user's for the same type and language, on the direct path and through the queue",
+  "a delivery uses its owner's template, never another user's for the same type and language, on the direct path " +
+    'and through the queue',
   async (t) => {
     // Counts the in-process dispatcher's claims, to prove which path each delivery took.
     const s = await startService({ SERVICE_DISPATCH_THREAD: 'false' });

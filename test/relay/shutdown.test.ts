@@ -163,7 +163,8 @@ t.test(
     t.equal(arrivals.length, 1, 'only the send in flight at the signal was made');
     const rows = await readStoppedDatabase<{ queued: number; attempts: number; n: number }>(
       dir,
-      `SELECT SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END) AS queued, MAX(attempts) AS attempts, COUNT(*) AS n FROM deliveries`,
+      `SELECT SUM(CASE WHEN status = 'queued' THEN 1 ELSE 0 END) AS queued, MAX(attempts) AS attempts, COUNT(*) ` +
+        'AS n FROM deliveries',
     );
     t.same(
       { n: Number(rows?.n), queued: Number(rows?.queued), attempts: Number(rows?.attempts) },

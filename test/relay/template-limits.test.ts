@@ -177,7 +177,8 @@ t.test(
     await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
     const now = new Date().toISOString();
     await s.service.core.db.run(
-      'INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      'INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ' +
+        '?, ?, ?, ?, ?, ?)',
       ['tpl-old-deep', s.admin.id, 'thing_happened', 'en', 'Deep {{name}}', nest(24), now, now],
     );
     const hook = `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}`;

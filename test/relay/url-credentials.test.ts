@@ -19,7 +19,10 @@ t.test('providers and targets refuse an address with a user name or password in 
   t.equal(refused.body.code, 'url_credentials');
   t.match(
     refused.body.detail,
-    /The address in url contains a password, which would be stored and shown in clear\. Remove it from the address .* put it in the secret field api_token/,
+    new RegExp(
+      /The address in url contains a password, which would be stored and shown in clear\. Remove it from the /.source +
+        /address .* put it in the secret field api_token/.source,
+    ),
   );
   t.notMatch(refused.text, /s3cret-pass/, 'the answer does not repeat the password');
   t.same(refused.body.errors, [
@@ -109,8 +112,10 @@ t.test(
     t.same((await s.request('GET', '/api/bots', { token })).body.bots, [], 'nothing was created');
     const now = new Date().toISOString();
     await s.service.core.db.run(
-      `INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root, status, created_at, updated_at)
-    VALUES (?, ?, 'telegram', 'Old', 'x', '900', 'old_bot', 'polling', 'path-0123456789abcdef', ?, 'error', ?, ?)`,
+      'INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root, ' +
+        `status, created_at, updated_at)
+    VALUES (?, ?, 'telegram', 'Old', 'x', '900', 'old_bot', 'polling', 'path-0123456789abcdef', ?, ` +
+        `'error', ?, ?)`,
       ['01900000-0000-7000-8000-0000000000b1', s.admin.id, 'https://frank:kept-secret@bot-api.example.net/', now, now],
     );
     const shown = await s.request('GET', '/api/bots/01900000-0000-7000-8000-0000000000b1', { token });

@@ -309,7 +309,8 @@ t.test("a test notification to one browser, in the user's language", async (t) =
 });
 
 t.test(
-  'deliveries of a webpush target: the exact payload decrypted, 410 removes, 429 and 500 retried, none subscribed fails',
+  'deliveries of a webpush target: the exact payload decrypted, 410 removes, 429 and 500 retried, none subscribed ' +
+    'fails',
   async (t) => {
     const u = await s.user();
     const key = (await s.request('GET', '/api/push/vapid-public-key', { token: u.token })).body.public_key;
@@ -340,7 +341,8 @@ t.test(
     t.same(got.map((x) => x.endpoint).sort(), [laptop.endpoint, phone.endpoint].sort(), 'each browser got one');
     for (const g of got) {
       const payload = JSON.parse(g.plaintext);
-      // Without SERVICE_PUBLIC_URL the dispatch thread knows no address of its own: the link is then relative, which the service worker resolves on its site.
+      // Without SERVICE_PUBLIC_URL the dispatch thread knows no address of its own: the link is then relative, which
+      // the service worker resolves on its site.
       t.match(payload.url, new RegExp(`^(${s.url.replaceAll('.', '\\.')})?/#/events\\?event=${id}$`));
       t.same(
         payload,

@@ -275,13 +275,16 @@ t.test(
       t.equal(new Set(l.map((a) => a.deliveryId)).size, 1, 'with the same delivery id');
       t.ok(
         l[0]!.at <= deadAt && (l[0]!.connectionClosedAt ?? 0) >= killAt && l[0]!.connectionClosedAt! - killAt < 2000,
-        `the first copy was in flight on the killed replica (arrived ${l[0]!.at - killAt} ms after the signal, ${l[0]!.at - deadAt} ms after exit; connection closed ${(l[0]!.connectionClosedAt ?? 0) - killAt} ms after the signal)`,
+        `the first copy was in flight on the killed replica (arrived ${l[0]!.at - killAt} ms after the signal, ` +
+          `${l[0]!.at - deadAt} ms after exit; connection closed ${(l[0]!.connectionClosedAt ?? 0) - killAt} ms ` +
+          'after the signal)',
       );
     }
     const statuses = await until(
       async () => {
         const r = await db.query(
-          `SELECT dispatch_status, COUNT(*) AS n FROM event_log WHERE event_type = 'thing_happened' GROUP BY dispatch_status`,
+          `SELECT dispatch_status, COUNT(*) AS n FROM event_log WHERE event_type = 'thing_happened' GROUP BY ` +
+            'dispatch_status',
         );
         return r.rows.length === 1 && r.rows[0].dispatch_status === 'dispatched' && r.rows;
       },
@@ -318,7 +321,8 @@ t.test(
         Number(
           (
             await db.query(
-              `SELECT COUNT(*) AS n FROM deliveries d JOIN event_log e ON e.id = d.event_id WHERE e.event_type = 'action_message' AND d.status = 'sent' AND e.created_at > $1`,
+              'SELECT COUNT(*) AS n FROM deliveries d JOIN event_log e ON e.id = d.event_id WHERE e.event_type = ' +
+                `'action_message' AND d.status = 'sent' AND e.created_at > $1`,
               [new Date(killAt).toISOString()],
             )
           ).rows[0].n,
