@@ -219,6 +219,16 @@ await svc.request('POST', new URL(lone.webhook_url).pathname, {
   headers: { authorization: 'Bearer abcdefabcdef0123' },
   body: { title: 'Nobody listens', body: 'Lone notes' },
 });
+// A scheduled message, run once now: an event with no source of the user's (its source is the action).
+const targets = (await call('GET', '/api/targets')).targets as { id: string; name: string }[];
+const action = await call('POST', '/api/actions', {
+  name: 'Morning note',
+  kind: 'message',
+  schedule: '0 9 * * 1-5',
+  timezone: 'Europe/Kyiv',
+  config: { target_ids: [targets.find((x) => x.name === 'Team chat')!.id], title: 'Morning note', body: 'Coffee' },
+});
+await call('POST', `/api/actions/${action.id}/run`);
 // Let the deliveries settle (the failing one fails for good at once).
 await new Promise((r) => setTimeout(r, 1500));
 
@@ -249,6 +259,8 @@ const userData = [
   'Lone tracker',
   'Nobody listens',
   'Lone notes',
+  'Morning note',
+  'Coffee',
 ].filter((d) => d.length > 3);
 
 const b = await openBrowser({ width: 1366, height: 850 }, { shots: 'russian-latin' });
@@ -340,6 +352,10 @@ t.test('every page in Russian shows no Latin-script word outside the allow list'
     'a failed delivery shows its error (the original in the tooltip)',
   );
   t.ok(await page.locator('[data-testid="event-reason"]').count(), 'a dropped event shows why');
+  t.ok(
+    await page.locator('td.ops-provider', { hasText: 'Действие по расписанию' }).count(),
+    "the scheduled message's source is named",
+  );
 
   // The webhook log of each source, and a test event's toast.
   await visit(page, '/providers');

@@ -21,3 +21,7 @@ export const severityLabel = (s: string): string => (has(`severity.${s}`) ? t(`s
 /** A provider or target kind's display name (from its plugin), else the kind's code. */
 export const kindLabel = (kind: string, plugins?: Plugin[], of?: Plugin['kind']): string =>
   plugins?.find((p) => p.id === kind && (!of || p.kind === of))?.display_name ?? kind;
+
+/** Where an event came from when no source of the user's sent it (a scheduled action), else the kind's name. */
+export const sourceLabel = (kind: string, plugins?: Plugin[]): string =>
+  has(`sources.${kind}`) ? t(`sources.${kind}`) : kindLabel(kind, plugins, 'provider');

@@ -16,7 +16,7 @@ import type { Provider } from '../../lib/types.ts';
 import { Badge, Button, Empty, ErrorNote, Json, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { failureText, reasonText } from '../../ui/failures.ts';
 import { Icon } from '../../ui/icons.tsx';
-import { eventLabel, severityLabel } from '../../ui/labels.ts';
+import { eventLabel, severityLabel, sourceLabel } from '../../ui/labels.ts';
 import { shownName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
 import { ReplayDialog } from './replay.tsx';
@@ -315,7 +315,9 @@ export function EventsPage() {
     .map((x) => ({ x, label: eventLabel(x, plugins.data) }))
     .sort((a, b) => a.label.localeCompare(b.label, lang));
   const providerName = (e: OpsEvent) =>
-    shownName(e.provider_name ?? refs.data?.find((p) => p.id === e.provider_id)?.name ?? e.provider_kind);
+    e.provider_name || refs.data?.some((p) => p.id === e.provider_id)
+      ? shownName(e.provider_name ?? refs.data?.find((p) => p.id === e.provider_id)?.name ?? '')
+      : sourceLabel(e.provider_kind, plugins.data);
 
   return (
     <Page

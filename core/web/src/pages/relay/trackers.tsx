@@ -6,6 +6,7 @@ import { t } from '../../lib/i18n.ts';
 import { usePlugins } from '../../lib/plugins.ts';
 import type { Provider, Target, Tracker } from '../../lib/types.ts';
 import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
+import { kindLabel } from '../../ui/labels.ts';
 import { shownName } from '../../ui/names.ts';
 import { zoneName } from '../../ui/timezone.tsx';
 import { toast } from '../../ui/toast.tsx';
@@ -79,7 +80,9 @@ export function TrackersPage() {
                     <td>
                       <strong>{shownName(tr.name)}</strong>
                     </td>
-                    <td>{provider ? shownName(provider.name) : tr.provider_kind}</td>
+                    <td>
+                      {provider ? shownName(provider.name) : kindLabel(tr.provider_kind, plugins.data, 'provider')}
+                    </td>
                     <td>{t('trackers.types_on', { on, total: declared.length })}</td>
                     <td class="nowrap">
                       {tr.quiet_hours ? (
