@@ -8,12 +8,19 @@ import { type Locale, locale } from './i18n.ts';
 import type { Plugin } from './types.ts';
 
 const cache = new Map<Locale, Promise<Plugin[]>>();
+let latest: Plugin[] | undefined;
+
+/** The plugin list last loaded in the interface language, if any (for naming kinds where waiting is not possible). */
+export const pluginsNow = (): Plugin[] | undefined => latest;
 
 export function loadPlugins(l: Locale = locale()): Promise<Plugin[]> {
   let p = cache.get(l);
   if (!p) {
     p = get<{ plugins: Plugin[] }>('/api/plugins', { locale: l })
-      .then((r) => r.plugins)
+      .then((r) => {
+        if (l === locale()) latest = r.plugins;
+        return r.plugins;
+      })
       .catch((err) => {
         cache.delete(l);
         throw err;

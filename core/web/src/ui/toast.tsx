@@ -2,6 +2,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError } from '../lib/api.ts';
 import { has, t, type Vars } from '../lib/i18n.ts';
+import { pluginsNow } from '../lib/plugins.ts';
+import { eventLabel, kindLabel } from './labels.ts';
 
 interface Toast {
   id: number;
@@ -25,11 +27,19 @@ function push(text: string, tone: Toast['tone']): void {
   );
 }
 
-/** Problem params as message vars: lists joined, booleans as words the message does not show. */
+/** Problem params as message vars: lists joined, booleans as words the message does not show, event types and kinds by name. */
 export function problemVars(params: Record<string, unknown>): Vars {
   const vars: Vars = {};
   for (const [k, v] of Object.entries(params))
-    vars[k] = Array.isArray(v) ? v.join(', ') : typeof v === 'number' ? v : String(v);
+    vars[k] = Array.isArray(v)
+      ? v.join(', ')
+      : typeof v === 'number'
+        ? v
+        : k === 'event_type'
+          ? eventLabel(String(v), pluginsNow())
+          : k === 'kind'
+            ? kindLabel(String(v), pluginsNow())
+            : String(v);
   return vars;
 }
 
