@@ -133,3 +133,20 @@ t.test('anything else is refused', async (t) => {
   now = new Date(now.getTime() + 61_000);
   t.equal(await tokens.verify(good), undefined, 'refused once the clock passes its expiry');
 });
+
+t.test('a verified token is remembered by its signature, for its signed part only and until it expires', async (t) => {
+  const clockAt = new Date('2026-06-01T12:00:00Z');
+  let clock = clockAt;
+  const service = new TokenService(SECRET, () => clock);
+  const token = await service.issue('u1', 'user', 1, 60);
+  const [h, p, s] = token.split('.') as [string, string, string];
+  const claims = await service.verify(token);
+  t.ok(claims, 'verified once');
+  t.same(await service.verify(token), claims, 'and again, the same claims');
+  const payload = JSON.parse(Buffer.from(p, 'base64url').toString());
+  const forged = `${h}.${Buffer.from(JSON.stringify({ ...payload, sub: 'admin' })).toString('base64url')}.${s}`;
+  t.equal(await service.verify(forged), undefined, 'the remembered signature does not vouch for another payload');
+  t.same(await service.verify(token), claims, 'nor does the forgery evict the real one');
+  clock = new Date(clockAt.getTime() + 60_000);
+  t.equal(await service.verify(token), undefined, 'refused from the moment it expires');
+});
