@@ -25,6 +25,16 @@ import {
 } from '../lib/schema.ts';
 import type { JsonSchema } from '../lib/types.ts';
 import { Field } from './field.tsx';
+import { severityLabel } from './labels.ts';
+
+const SEVERITIES = ['info', 'warning', 'critical'];
+/** An enum value's label: the plugin's, else a severity's name (a map to severities), else the value. */
+function optionLabel(s: JsonSchema, v: unknown): string {
+  const own = s['x-option-labels']?.[String(v)];
+  if (own) return own;
+  const all = enumValues(s) ?? [];
+  return all.length && all.every((x) => SEVERITIES.includes(String(x))) ? severityLabel(String(v)) : String(v);
+}
 
 /** What the fields need to show their problems: the problems by dotted path, and which are shown yet. */
 export interface FormChecks {
@@ -131,7 +141,7 @@ export function issueText(issue: FieldIssue, s?: JsonSchema): string {
     case 'enum': {
       const values = (issue.params.allowedValues as unknown[] | undefined) ?? enumValues(s ?? {}) ?? [];
       return t('field.enum', {
-        values: values.map((v) => s?.['x-option-labels']?.[String(v)] ?? String(v)).join(', '),
+        values: values.map((v) => optionLabel(s ?? {}, v)).join(', '),
       });
     }
     case 'additionalProperties':
@@ -328,7 +338,7 @@ function SchemaField({ name, schema: s, required, value, path, secretsSet, bots,
         <option value="">{t('common.choose')}</option>
         {values.map((v) => (
           <option key={String(v)} value={String(v)}>
-            {s['x-option-labels']?.[String(v)] ?? String(v)}
+            {optionLabel(s, v)}
           </option>
         ))}
       </select>
@@ -491,7 +501,7 @@ function MapInput({
                 <option value="">{t('common.choose')}</option>
                 {values.map((v) => (
                   <option key={String(v)} value={String(v)}>
-                    {vs['x-option-labels']?.[String(v)] ?? String(v)}
+                    {optionLabel(vs, v)}
                   </option>
                 ))}
               </select>
