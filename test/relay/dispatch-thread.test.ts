@@ -127,7 +127,8 @@ t.test('a dispatch thread that dies is started again and nothing is lost', async
   });
   // Written while the thread is down: handed to the next one, or queued.
   for (let i = 10; i < 15; i++) ids.push((await post(s, c.hook, `c${i}`)).body.event_ids[0]);
-  t.ok(await until(() => relay.dispatcher.starts === 2 && relay.dispatcher.ready), 'started again');
+  // A new thread loads the dispatch modules and opens its connection: seconds on a busy machine.
+  t.ok(await until(() => relay.dispatcher.starts === 2 && relay.dispatcher.ready, 30_000), 'started again');
   // The dead thread's leases run out (the thread's clock follows the main one).
   s.clock.advance(20_000);
   await relay.tick();

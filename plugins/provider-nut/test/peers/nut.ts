@@ -155,7 +155,7 @@ export async function startNut(initial: Record<string, string> = {}): Promise<Nu
   // Until the driver has read ups.dev, upsd serves `ups.status: WAIT`; wait for the real values.
   const startServer = async () => {
     upsd = run('upsd', ['-u', 'root', '-F']);
-    await until('upsd to serve the UPS', 15_000, () => serves(vars));
+    await until('upsd to serve the UPS', 40_000, () => serves(vars));
   };
   const stop = async () => {
     await kill(upsd);
