@@ -238,7 +238,8 @@ t.test('scheduled actions, test events and backups in the browser', async (t) =>
         () =>
           [
             ...document.querySelectorAll(
-              'main .row-actions .btn, main .card-foot .btn, main td .badge, main .card-head .badge, main td input[type="checkbox"]',
+              'main .row-actions .btn, main .card-foot .btn, main td .badge, main .card-head .badge, ' +
+                'main td input[type="checkbox"]',
             ),
           ]
             .map((el) => el.getBoundingClientRect())

@@ -39,7 +39,9 @@ export interface Browser {
   /** Accepts console lines matching `re` from now on (a test that provokes an error on purpose). */
   allow(re: RegExp): void;
   shot(name: string): Promise<void>;
-  /** Runs one step of a test; on failure saves a screenshot named after the file's prefix and the step, then rethrows. */
+  /**
+   * Runs one step of a test; on failure saves a screenshot named after the file's prefix and the step, then rethrows.
+   */
   step(name: string, fn: () => Promise<void>): Promise<void>;
   /** Follows a nav link by its name (through the menu on a phone) and waits for the page's title. */
   nav(name: string): Promise<void>;

@@ -25,7 +25,10 @@ const LETTER = /\p{L}/u;
 
 type Node = { type: string; start: number; [k: string]: any };
 
-/** Strings in `expr` that end up rendered: literals, template text, branches of ?: && ||. Call arguments (t keys) are not. */
+/**
+ * Strings in `expr` that end up rendered: literals, template text, branches of ?: && ||. Call arguments (t keys) are
+ * not.
+ */
 function renderedStrings(expr: Node | null | undefined, out: Node[]): void {
   if (!expr) return;
   switch (expr.type) {

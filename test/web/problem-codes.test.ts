@@ -41,7 +41,10 @@ function walk(n: unknown, visit: (n: Node) => void): void {
   for (const [k, v] of Object.entries(node)) if (k !== 'type' && v && typeof v === 'object') walk(v, visit);
 }
 
-/** The code literals an expression can evaluate to: branches of ?: and ??/||, a function's return values (not its comparisons). */
+/**
+ * The code literals an expression can evaluate to: branches of ?: and ??/||, a function's return values (not its
+ * comparisons).
+ */
 function literals(n: Node | undefined): string[] {
   if (!n) return [];
   switch (n.type) {

@@ -67,7 +67,8 @@ t.test('replay and allow lists in the browser', async (t) => {
   // Today's Russian template for thing_happened, saved after the events.
   const now = new Date().toISOString();
   await svc.service.core.db.run(
-    'INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) ' +
+      'VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
     [newId(), svc.admin.id, 'thing_happened', 'ru', 'Сегодня: {{name}}', 'по новому шаблону', now, now],
   );
 

@@ -11,7 +11,8 @@ const parse = (chunks: string[]) => {
 
 t.test('the service stream: events, data, keep-alive comments', async (t) => {
   const stream =
-    'event: start\ndata: {"a":1}\n\n: keep-alive\n\nevent: delta\ndata: {"content":"Hel"}\n\nevent: delta\ndata: {"content":"lo"}\n\nevent: done\ndata: {}\n\n';
+    'event: start\ndata: {"a":1}\n\n: keep-alive\n\n' +
+    'event: delta\ndata: {"content":"Hel"}\n\nevent: delta\ndata: {"content":"lo"}\n\nevent: done\ndata: {}\n\n';
   const events = parse([stream]);
   t.same(
     events.map((e) => e.event),

@@ -10,7 +10,10 @@ import type { Chat, Message } from './types.ts';
 export interface StreamHandlers {
   start?(d: { user_message: Message; assistant_message_id: string; model?: string }): void;
   delta?(d: { content: string }): void;
-  /** A tool call: started, waiting for the user's consent (`needs_confirmation`, with its id and proposal), done or failed. */
+  /**
+   * A tool call: started, waiting for the user's consent (`needs_confirmation`, with its id and proposal), done or
+   * failed.
+   */
   tool?(d: {
     name: string;
     status: 'started' | 'needs_confirmation' | 'done' | 'failed';

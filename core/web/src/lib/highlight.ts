@@ -51,7 +51,10 @@ const languages = {
 for (const [name, def] of Object.entries(languages)) hljs.registerLanguage(name, def);
 hljs.configure({ ignoreUnescapedHTML: true, throwUnescapedHTML: false });
 
-/** Highlights one `<code>` element in place: its `language-x` class when known, else a guess among the registered languages. */
+/**
+ * Highlights one `<code>` element in place: its `language-x` class when known, else a guess among the registered
+ * languages.
+ */
 export function highlight(code: HTMLElement): void {
   if (code.dataset.highlighted) return;
   const lang = /\blanguage-([\w+-]+)/.exec(code.className)?.[1];

@@ -102,7 +102,10 @@ export const FixBelow = () => (
 
 const limit = (issue: FieldIssue): number => Number(issue.params.limit ?? 0);
 
-/** One problem in the user's words: the keyword and its values, the field's own hint for a format, or the service's sentence for anything else. */
+/**
+ * One problem in the user's words: the keyword and its values, the field's own hint for a format, or the service's
+ * sentence for anything else.
+ */
 export function issueText(issue: FieldIssue, s?: JsonSchema): string {
   switch (issue.code) {
     case 'required':

@@ -27,7 +27,10 @@ function push(text: string, tone: Toast['tone']): void {
   );
 }
 
-/** Problem params as message vars: lists joined, booleans as words the message does not show, event types and kinds by name. */
+/**
+ * Problem params as message vars: lists joined, booleans as words the message does not show, event types and kinds by
+ * name.
+ */
 export function problemVars(params: Record<string, unknown>): Vars {
   const vars: Vars = {};
   for (const [k, v] of Object.entries(params))

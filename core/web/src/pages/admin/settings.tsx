@@ -1,4 +1,7 @@
-/** Service-wide settings: self-registration, the defaults new users and limits start from, and the models users may pick. */
+/**
+ * Service-wide settings: self-registration, the defaults new users and limits start from, and the models users may
+ * pick.
+ */
 import { useEffect, useState } from 'preact/hooks';
 import { get, patch, put } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';

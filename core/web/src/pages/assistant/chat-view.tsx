@@ -139,7 +139,8 @@ export function ChatView({
           pending += d.content;
           frame ||= requestAnimationFrame(flush);
         },
-        // A call replaces the same tool's call in progress (started, or waiting for the user's answer); finished ones stay.
+        // A call replaces the same tool's call in progress (started, or waiting for the user's answer); finished ones
+        // stay.
         tool: (d) =>
           update(assistant.id, (m) => ({
             ...m,

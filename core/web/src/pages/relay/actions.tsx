@@ -286,7 +286,10 @@ export function describeSchedule(expr: string): string {
   return t('actions.words.custom');
 }
 
-/** What the client can tell before asking the service: the field count and a seconds field that fires more than once a minute. */
+/**
+ * What the client can tell before asking the service: the field count and a seconds field that fires more than once a
+ * minute.
+ */
 function quickCheck(expr: string): { code: string; params: Record<string, string | number> } | null {
   const s = expr.trim();
   if (!s) return { code: 'schedule_field_count', params: { schedule: s, count: 0 } };

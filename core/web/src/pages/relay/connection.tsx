@@ -40,9 +40,11 @@ export function jsonExample(p: Provider): string | null {
   const json = quote(JSON.stringify(body));
   const head = `curl -H 'Content-Type: application/json'`;
   if (p.auth_mode === 'hmac_sha256') {
-    return `BODY=${json}; ${head} -H "X-Signature-256: sha256=$(printf %s "$BODY" | openssl dgst -sha256 -hmac "$SECRET" -r | cut -d' ' -f1)" -d "$BODY" ${quote(p.webhook_url)}`;
+    const signature = `$(printf %s "$BODY" | openssl dgst -sha256 -hmac "$SECRET" -r | cut -d' ' -f1)`;
+    return `BODY=${json}; ${head} -H "X-Signature-256: sha256=${signature}" -d "$BODY" ${quote(p.webhook_url)}`;
   }
-  return `${head}${p.auth_mode === 'bearer' ? ' -H "Authorization: Bearer $SECRET"' : ''} -d ${json} ${quote(p.webhook_url)}`;
+  const bearer = p.auth_mode === 'bearer' ? ' -H "Authorization: Bearer $SECRET"' : '';
+  return `${head}${bearer} -d ${json} ${quote(p.webhook_url)}`;
 }
 
 /** `open`: the example unfolded (right after creating the provider). */

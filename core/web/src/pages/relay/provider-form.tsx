@@ -63,7 +63,8 @@ export function ProviderForm({
     e.preventDefault();
     if (!plugin) return;
     setNameShown(true);
-    // Checked here first, in the user's words; the service checks again and its field problems land under the fields too.
+    // Checked here first, in the user's words; the service checks again and its field problems land under the fields
+    // too.
     if (!validate() || !name.trim() || !allowValue(allow).every(allowEntryOk)) return;
     setBusy(true);
     setError(null);

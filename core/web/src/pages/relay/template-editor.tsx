@@ -46,7 +46,10 @@ const COMMON = [
 ];
 const PREVIEW_DELAY_MS = 350;
 
-/** The payload fields a (default) template refers to: `{{name}}`, `{{#if url}}`, `{{#each assets}}`, `{{count x}}`, `{{markdown body}}`. */
+/**
+ * The payload fields a (default) template refers to: `{{name}}`, `{{#if url}}`, `{{#each assets}}`, `{{count x}}`,
+ * `{{markdown body}}`.
+ */
 export function fieldsOf(text: Text): string[] {
   const found = new Set<string>();
   for (const m of `${text.title}\n${text.body}`.matchAll(

@@ -1,4 +1,6 @@
-/** "Send a test event" for a provider or a tracker: a sample event through the normal pipeline, the outcome in a toast. */
+/**
+ * "Send a test event" for a provider or a tracker: a sample event through the normal pipeline, the outcome in a toast.
+ */
 import { useState } from 'preact/hooks';
 import { ApiError, post } from '../../lib/api.ts';
 import { t } from '../../lib/i18n.ts';
