@@ -136,7 +136,9 @@ t.test('each scheme becomes its target kind and config', async (t) => {
   t.same(read('workflows://prod-01.westus.logic.azure.com:443/abc123/sigXYZ'), {
     kind: 'teams',
     config: {
-      url: 'https://prod-01.westus.logic.azure.com:443/workflows/abc123/triggers/manual/paths/invoke?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=sigXYZ',
+      url:
+        'https://prod-01.westus.logic.azure.com:443/workflows/abc123/triggers/manual/paths/invoke' +
+        '?api-version=2016-06-01&sp=%2Ftriggers%2Fmanual%2Frun&sv=1.0&sig=sigXYZ',
     },
   });
   t.same(read('gchat://AAAAxyz/AIzaKey/tokenABC'), {

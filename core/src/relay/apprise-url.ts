@@ -145,8 +145,11 @@ const need = (value: string | undefined, scheme: string, what: string): string =
   return value;
 };
 
-const base = (secure: boolean, p: Parts, path: string[] = []) =>
-  `${secure ? 'https' : 'http'}://${p.host}${p.port ? `:${p.port}` : ''}${path.length ? `/${path.map(encodeURIComponent).join('/')}` : ''}`;
+const base = (secure: boolean, p: Parts, path: string[] = []) => {
+  const port = p.port ? `:${p.port}` : '';
+  const rest = path.length ? `/${path.map(encodeURIComponent).join('/')}` : '';
+  return `${secure ? 'https' : 'http'}://${p.host}${port}${rest}`;
+};
 
 /** Reads one Apprise URL into a target kind and config; throws AppriseUrlError for anything it cannot map. */
 export function importAppriseUrl(raw: string): ImportedTarget {
@@ -155,7 +158,8 @@ export function importAppriseUrl(raw: string): ImportedTarget {
   if (!kind) {
     throw new AppriseUrlError(
       'apprise_scheme_unsupported',
-      `Herald has no target for Apprise's ${p.scheme}:// URLs; the supported schemes are ${Object.keys(APPRISE_SCHEMES).join(', ')}.`,
+      `Herald has no target for Apprise's ${p.scheme}:// URLs; the supported schemes are ` +
+        `${Object.keys(APPRISE_SCHEMES).join(', ')}.`,
       { scheme: p.scheme },
     );
   }
@@ -186,7 +190,8 @@ export function importAppriseUrl(raw: string): ImportedTarget {
       if (tokens.length < 3 || !tokens.slice(0, 3).every((x) => /^[A-Za-z0-9]+$/.test(x))) {
         throw new AppriseUrlError(
           'apprise_url_incomplete',
-          'Herald posts to Slack through an incoming webhook: the slack:// URL needs its three webhook tokens (slack://T…/B…/…); bot tokens (xoxb-…) are not supported.',
+          'Herald posts to Slack through an incoming webhook: the slack:// URL needs its three webhook ' +
+            'tokens (slack://T…/B…/…); bot tokens (xoxb-…) are not supported.',
           { scheme: s, missing: 'webhook tokens' },
         );
       }
@@ -235,8 +240,10 @@ export function importAppriseUrl(raw: string): ImportedTarget {
     }
     case 'matrix':
     case 'matrixs': {
-      // Herald's Matrix target posts with an access token: matrix://{token}@{host}/{room} or matrix://{user}:{token}@{host}/{room}.
-      // A user:password pair logs in, which Herald's target does not do; a Synapse (syt_) or MAS (mat_, mct_) access token in the password place, or ?token=, is a token.
+      // Herald's Matrix target posts with an access token: matrix://{token}@{host}/{room} or
+      // matrix://{user}:{token}@{host}/{room}.
+      // A user:password pair logs in, which Herald's target does not do; a Synapse (syt_) or MAS (mat_, mct_) access
+      // token in the password place, or ?token=, is a token.
       const looksLikeToken = (v: string | undefined) => Boolean(v && /^(syt|mat|mct)_/.test(v));
       const token =
         p.query.get('token') ??
@@ -244,7 +251,8 @@ export function importAppriseUrl(raw: string): ImportedTarget {
       if (!token)
         throw new AppriseUrlError(
           'apprise_url_incomplete',
-          'Herald posts to Matrix with an access token: use matrixs://{token}@{host}/{room id}; a user name and password are not supported.',
+          'Herald posts to Matrix with an access token: use matrixs://{token}@{host}/{room id}; a user ' +
+            'name and password are not supported.',
           { scheme: s, missing: 'access token' },
         );
       const room = p.fragment ? `#${p.fragment.replace(/^#/, '')}` : need(p.path[0], s, 'room');
@@ -286,7 +294,8 @@ export function importAppriseUrl(raw: string): ImportedTarget {
     }
     case 'json':
     case 'jsons': {
-      // Plain headers go into `headers`; a credential (user:password, or an Authorization header) into the secret `auth_value`.
+      // Plain headers go into `headers`; a credential (user:password, or an Authorization header) into the secret
+      // `auth_value`.
       const headers: Record<string, string> = {};
       let auth: string | undefined;
       for (const [k, v] of p.query) {
@@ -317,7 +326,8 @@ export function importAppriseUrl(raw: string): ImportedTarget {
     case 'msteams': {
       throw new AppriseUrlError(
         'apprise_scheme_unsupported',
-        'msteams:// URLs name an Office 365 connector, which Microsoft retired; create a Teams Workflows webhook and paste its URL (or a workflows:// URL).',
+        'msteams:// URLs name an Office 365 connector, which Microsoft retired; create a Teams Workflows ' +
+          'webhook and paste its URL (or a workflows:// URL).',
         { scheme: s },
       );
     }
@@ -334,7 +344,8 @@ export function importAppriseUrl(raw: string): ImportedTarget {
         sv: '1.0',
         sig: signature,
       });
-      const url = `https://${p.host}${p.port ? `:${p.port}` : ''}${pa ? '/powerautomate/automations/direct' : ''}/workflows/${encodeURIComponent(workflow)}/triggers/manual/paths/invoke?${query}`;
+      const origin = `https://${p.host}${p.port ? `:${p.port}` : ''}${pa ? '/powerautomate/automations/direct' : ''}`;
+      const url = `${origin}/workflows/${encodeURIComponent(workflow)}/triggers/manual/paths/invoke?${query}`;
       return { kind, config: { url }, suggestedName: 'Teams' };
     }
     case 'gchat': {
@@ -344,7 +355,9 @@ export function importAppriseUrl(raw: string): ImportedTarget {
       return {
         kind,
         config: {
-          url: `https://chat.googleapis.com/v1/spaces/${encodeURIComponent(workspace)}/messages?key=${encodeURIComponent(key)}&token=${encodeURIComponent(token)}`,
+          url:
+            `https://chat.googleapis.com/v1/spaces/${encodeURIComponent(workspace)}/messages` +
+            `?key=${encodeURIComponent(key)}&token=${encodeURIComponent(token)}`,
         },
         suggestedName: 'Google Chat',
       };

@@ -25,10 +25,12 @@ export async function applyRetention(core: Core): Promise<number> {
   if (days <= 0) return 0;
   const cutoff = new Date(core.clock.now().getTime() - days * 86_400_000).toISOString();
   const done = `created_at < ? AND dispatch_status IN ('dispatched', 'dropped', 'failed', 'partial')`;
-  // A replay key outlives its event when the period is shorter than the key's lifetime: it moves to plugin_store, where the plugin's check still finds it.
+  // A replay key outlives its event when the period is shorter than the key's lifetime: it moves to plugin_store, where
+  // the plugin's check still finds it.
   await core.db.run(
     `INSERT INTO plugin_store (instance_id, key, value, expires_at)
-    SELECT provider_id, replay_key, '1', replay_expires_at FROM event_log WHERE ${done} AND replay_key IS NOT NULL AND provider_id IS NOT NULL AND replay_expires_at > ?
+    SELECT provider_id, replay_key, '1', replay_expires_at FROM event_log WHERE ${done} AND replay_key IS NOT NULL AND
+    provider_id IS NOT NULL AND replay_expires_at > ?
     ON CONFLICT DO NOTHING`,
     [cutoff, core.clock.now().toISOString()],
   );
@@ -81,7 +83,8 @@ export default {
     }
     state.relay.dispatcher.start();
     await core.plugins.startProviders();
-    // Several replicas share a PostgreSQL database: changes made through another replica reach this one's instances within seconds.
+    // Several replicas share a PostgreSQL database: changes made through another replica reach this one's instances
+    // within seconds.
     if (core.db.dialect === 'postgresql') core.plugins.watch(RECONCILE_MS);
     state.stopBots = await startBots(core);
     // After the providers: a message is accepted only once an instance can take it.
@@ -89,7 +92,10 @@ export default {
     // A dispatch thread (SERVICE_DISPATCH_THREAD) boots alongside the rest: ready once it takes deliveries.
     await (state.relay.dispatcher as { started?: () => Promise<void> }).started?.();
   },
-  /** At the signal: no more claims and no new sends; sends in flight get the grace period, then are cut off and requeued. */
+  /**
+   * At the signal: no more claims and no new sends; sends in flight get the grace period, then are cut off and
+   * requeued.
+   */
   async drain(core, grace) {
     const state = relays.get(core);
     // Messages in flight on the SMTP listener are recorded (and answered) before the database closes.

@@ -5,9 +5,15 @@ import type { SelfMonitoringSignal, SelfMonitoringSignals } from '../plugins/sel
 
 /** What the relay pipeline offers the rest of the core (routes, jobs, backup). */
 export interface RelayService {
-  /** Records an event of a provider (durable when the promise resolves) and queues its deliveries. Throws InvalidEventError. */
+  /**
+   * Records an event of a provider (durable when the promise resolves) and queues its deliveries. Throws
+   * InvalidEventError.
+   */
   ingest(provider: ProviderRow, event: EmittedEvent): Promise<string[]>;
-  /** Like `ingest`, for a test event an operator raised: the event log marks it `test`, its messages carry a test prefix. */
+  /**
+   * Like `ingest`, for a test event an operator raised: the event log marks it `test`, its messages carry a test
+   * prefix.
+   */
   ingestTest(provider: ProviderRow, event: EmittedEvent): Promise<string[]>;
   /** Sends a test message to one target now, bypassing the queue; reports the outcome. */
   sendTest(target: TargetRow, locale?: Locale): Promise<{ ok: boolean; detail: string; status_code?: number }>;

@@ -56,7 +56,9 @@ export async function runAiDigest(core: Core, a: Row, config: Record<string, any
   if (!targets.length) throw new Error('none of the targets of this action exists any more');
   const since = (a.last_run_at ?? a.created_at) as string;
   const params: unknown[] = [a.user_id, since, now.toISOString(), ...OWN_SOURCES];
-  let where = `e.user_id = ? AND e.created_at > ? AND e.created_at <= ? AND e.provider_kind NOT IN (${OWN_SOURCES.map(() => '?').join(',')})`;
+  let where =
+    'e.user_id = ? AND e.created_at > ? AND e.created_at <= ? AND e.provider_kind NOT IN ' +
+    `(${OWN_SOURCES.map(() => '?').join(',')})`;
   const providers: string[] = Array.isArray(config.provider_ids) ? config.provider_ids : [];
   if (providers.length) {
     where += ` AND e.provider_id IN (${providers.map(() => '?').join(',')})`;
@@ -88,7 +90,10 @@ export async function runAiDigest(core: Core, a: Row, config: Record<string, any
       rows.map((r) => {
         const message = oneLine(renderEvent(catalog, r, l, overrides.get(r.event_type)));
         texts.set(r.id, { ...texts.get(r.id), [l]: message });
-        return `- [${r.severity}] ${r.occurred_at} · ${r.provider_name ?? r.provider_kind} · ${r.event_type}${r.dispatch_status === 'failed' ? ' · delivery failed' : ''} — ${message}`;
+        return (
+          `- [${r.severity}] ${r.occurred_at} · ${r.provider_name ?? r.provider_kind} · ` +
+          `${r.event_type}${r.dispatch_status === 'failed' ? ' · delivery failed' : ''} — ${message}`
+        );
       }),
     );
   }

@@ -16,7 +16,10 @@ export function nextRun(schedule: string, timezone: string, from: Date): Date | 
   }
 }
 
-/** Runs one action now: a digest of a tracker's events since the last run, the model's summary of the owner's events (ai-digest.ts), or a fixed message. */
+/**
+ * Runs one action now: a digest of a tracker's events since the last run, the model's summary of the owner's events
+ * (ai-digest.ts), or a fixed message.
+ */
 export async function runAction(core: Core, relay: Relay, actionId: string): Promise<void> {
   const a = await core.db.get('SELECT * FROM actions WHERE id = ?', [actionId]);
   if (!a) return;
@@ -33,7 +36,8 @@ export async function runAction(core: Core, relay: Relay, actionId: string): Pro
       if (!tracker) throw new Error('the tracker of this digest no longer exists');
       const since = a.last_run_at ?? a.created_at;
       const events = await core.db.all(
-        `SELECT id, event_type, occurred_at, payload FROM event_log WHERE provider_id = ? AND created_at > ? AND created_at <= ? ORDER BY id LIMIT 100`,
+        'SELECT id, event_type, occurred_at, payload FROM event_log WHERE provider_id = ? AND created_at > ' +
+          '? AND created_at <= ? ORDER BY id LIMIT 100',
         [tracker.provider_id, since, now.toISOString()],
       );
       const targets = (
@@ -94,7 +98,8 @@ export async function runAction(core: Core, relay: Relay, actionId: string): Pro
 export async function runDueActions(core: Core, relay: Relay): Promise<void> {
   const now = core.clock.now().toISOString();
   const due = await core.db.all<{ id: string; next_run_at: string }>(
-    'SELECT id, next_run_at FROM actions WHERE enabled = ? AND next_run_at IS NOT NULL AND next_run_at <= ? ORDER BY next_run_at',
+    'SELECT id, next_run_at FROM actions WHERE enabled = ? AND next_run_at IS NOT NULL AND next_run_at <= ' +
+      '? ORDER BY next_run_at',
     [true, now],
   );
   for (const a of due) {

@@ -11,7 +11,10 @@ export interface Connection {
   /** `ok` when verified (and, in webhook mode, the webhook set); `pending` when the service was unreachable. */
   status: 'ok' | 'pending' | 'error' | 'auth_failed';
   detail: string | null;
-  /** Set when the webhook was registered: the fingerprint of the key its secret derives from (the bot's `webhook_key_id`). */
+  /**
+   * Set when the webhook was registered: the fingerprint of the key its secret derives from (the bot's
+   * `webhook_key_id`).
+   */
   webhookKeyId?: string;
 }
 

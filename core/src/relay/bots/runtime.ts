@@ -1,4 +1,7 @@
-/** The messaging-bot runtime: one polling loop per polling bot on the scheduler leader, and the shared bits of the webhook route. */
+/**
+ * The messaging-bot runtime: one polling loop per polling bot on the scheduler leader, and the shared bits of the
+ * webhook route.
+ */
 
 import { ConfigurationError } from '../../config/config.ts';
 import type { Core } from '../../core.ts';
@@ -31,14 +34,18 @@ export class BotRuntime {
     this.background.add(q);
   }
 
-  /** Refuses boot when a webhook-mode bot exists without the webhook key, then starts polling (leader only) and registers webhooks that are behind. */
+  /**
+   * Refuses boot when a webhook-mode bot exists without the webhook key, then starts polling (leader only) and
+   * registers webhooks that are behind.
+   */
   async start(): Promise<void> {
     const webhookBots = await this.core.db.get<{ n: number | string }>(
       `SELECT COUNT(*) AS n FROM bots WHERE mode = 'webhook'`,
     );
     if (Number(webhookBots?.n ?? 0) > 0 && !this.core.config.messagingWebhookSecret) {
       throw new ConfigurationError(
-        'SERVICE_MESSAGING_WEBHOOK_SECRET is required because a messaging bot runs in webhook mode; set it, or switch the bot to polling',
+        'SERVICE_MESSAGING_WEBHOOK_SECRET is required because a messaging bot runs in webhook mode; set ' +
+          'it, or switch the bot to polling',
       );
     }
     for (const b of await this.core.db.all<{ token: string }>('SELECT token FROM bots'))
@@ -56,7 +63,10 @@ export class BotRuntime {
     }
   }
 
-  /** Several replicas: the leader aligns its loops with the bots table (bots added, edited or removed through another replica). */
+  /**
+   * Several replicas: the leader aligns its loops with the bots table (bots added, edited or removed through another
+   * replica).
+   */
   async reconcile(): Promise<void> {
     if (!this.running || !this.core.jobs.isLeader()) return;
     const rows = await this.core.db.all<BotRow>('SELECT * FROM bots ORDER BY id');
@@ -133,7 +143,8 @@ export class BotRuntime {
     try {
       const c = await connectBot(this.core, driver, row);
       await this.core.db.run(
-        `UPDATE bots SET status = ?, status_detail = ?, bot_id = COALESCE(bot_id, ?), username = COALESCE(?, username), webhook_key_id = COALESCE(?, webhook_key_id)
+        `UPDATE bots SET status = ?, status_detail = ?, bot_id = COALESCE(bot_id, ?), username = COALESCE(?, username),
+          webhook_key_id = COALESCE(?, webhook_key_id)
          WHERE id = ? AND updated_at = ? AND mode = 'webhook'`,
         [c.status, c.detail, c.botId, c.username, c.webhookKeyId ?? null, row.id, row.updated_at],
       );

@@ -20,10 +20,12 @@ export async function recordUpdate(
   const now = core.clock.now().toISOString();
   const start = update.command === 'start';
   await core.db.run(
-    `INSERT INTO bot_chats (id, bot_id, user_id, chat_id, type, title, username, is_forum, registered, last_seen_at, created_at)
+    `INSERT INTO bot_chats (id, bot_id, user_id, chat_id, type, title, username, is_forum, registered, last_seen_at,
+      created_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
     ON CONFLICT (bot_id, chat_id) DO UPDATE SET type = excluded.type, title = COALESCE(excluded.title, bot_chats.title),
-      username = COALESCE(excluded.username, bot_chats.username), is_forum = excluded.is_forum, last_seen_at = excluded.last_seen_at`,
+      username = COALESCE(excluded.username, bot_chats.username), is_forum = excluded.is_forum, last_seen_at =
+      excluded.last_seen_at`,
     [
       newId(),
       bot.id,

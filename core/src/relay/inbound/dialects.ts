@@ -39,7 +39,10 @@ function paramNames(path: string): string[] {
     .map((s) => (s.includes('(') ? s.slice(1, s.indexOf('(')) : s.slice(1)));
 }
 
-/** Every enabled webhook provider plugin's dialect routes; throws (stopping the boot) for a route that cannot be registered safely. */
+/**
+ * Every enabled webhook provider plugin's dialect routes; throws (stopping the boot) for a route that cannot be
+ * registered safely.
+ */
 export function declaredRoutes(core: Core): { plugin: ProviderPlugin; spec: DialectRoute }[] {
   const out: { plugin: ProviderPlugin; spec: DialectRoute }[] = [];
   const taken = new Map<string, string>();
@@ -162,7 +165,10 @@ function register(scope: App, plugin: ProviderPlugin, spec: DialectRoute, steps:
       tags: ['relay'],
       summary: spec.summary,
       security: [],
-      description: `${spec.description ? `${spec.description} ` : ''}Handled like POST /api/hooks/{token} for a provider of kind "${plugin.id}": the same rate limit, body limits, payload log, and an answer only once the events are durable.`,
+      description:
+        `${spec.description ? `${spec.description} ` : ''}Handled like POST /api/hooks/{token} for a ` +
+        `provider of kind "${plugin.id}": the same rate limit, body limits, payload log, and an answer only ` +
+        'once the events are durable.',
       ...(names.length
         ? {
             params: {

@@ -38,7 +38,8 @@ export interface PayloadLogEntry {
 
 export async function recordPayload(q: Queryable, at: Date, owner: PayloadLogOwner, e: PayloadLogEntry): Promise<void> {
   await q.run(
-    `INSERT INTO webhook_payload_log (id, user_id, provider_id, bot_id, received_at, status_code, error_message, payload_excerpt, source_ip, event_ids)
+    `INSERT INTO webhook_payload_log (id, user_id, provider_id, bot_id, received_at, status_code, error_message,
+      payload_excerpt, source_ip, event_ids)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       newId(),

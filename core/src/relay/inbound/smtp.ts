@@ -90,7 +90,9 @@ export interface SmtpListener {
   /** The address it listens on, once started. */
   address(): { host: string; port: number } | undefined;
   start(): Promise<void>;
-  /** Takes no new connections; messages in flight finish until `grace` aborts; then every connection is closed (421). */
+  /**
+   * Takes no new connections; messages in flight finish until `grace` aborts; then every connection is closed (421).
+   */
   drain(grace: AbortSignal): Promise<void>;
   close(): Promise<void>;
 }
@@ -109,7 +111,9 @@ function masked(text: string | null, token: string): string | null {
   return out + text.slice(from);
 }
 
-/** The PEM certificate and key for STARTTLS, checked now so that a bad pair refuses the boot rather than every client. */
+/**
+ * The PEM certificate and key for STARTTLS, checked now so that a bad pair refuses the boot rather than every client.
+ */
 function readTls(cfg: SmtpConfig): { cert: Buffer; key: Buffer } | undefined {
   if (!cfg.tlsCert || !cfg.tlsKey) return undefined;
   const read = (name: string, file: string) => {
@@ -127,7 +131,8 @@ function readTls(cfg: SmtpConfig): { cert: Buffer; key: Buffer } | undefined {
     tls.createSecureContext({ cert, key });
   } catch (err) {
     throw new ConfigurationError(
-      `SERVICE_SMTP_TLS_CERT and SERVICE_SMTP_TLS_KEY are not a usable PEM certificate and private key pair: ${(err as Error).message}`,
+      'SERVICE_SMTP_TLS_CERT and SERVICE_SMTP_TLS_KEY are not a usable PEM certificate and private key ' +
+        `pair: ${(err as Error).message}`,
     );
   }
   return { cert, key };
@@ -191,7 +196,9 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
     return folded.length === 1 ? providerRowFrom(folded[0]!) : undefined;
   };
 
-  /** The running instance of a provider, started here when this replica does not run it yet (as the webhook route does). */
+  /**
+   * The running instance of a provider, started here when this replica does not run it yet (as the webhook route does).
+   */
   const instanceOf = async (provider: ProviderRow) => {
     const running = await core.plugins.ensureProvider(provider);
     const instance = running?.instance;
@@ -300,7 +307,10 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
     list.set(recipient.toLowerCase(), { provider, recipient, authenticated });
   }
 
-  /** Reads the whole message, keeping at most the limit (the rest is read and dropped: the client must reach the final dot). */
+  /**
+   * Reads the whole message, keeping at most the limit (the rest is read and dropped: the client must reach the final
+   * dot).
+   */
   const collect = (stream: SMTPServerDataStream): Promise<Buffer | null> =>
     new Promise((resolve, reject) => {
       const chunks: Buffer[] = [];

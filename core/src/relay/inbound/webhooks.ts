@@ -49,7 +49,10 @@ export interface Admitted {
   route?: { spec: DialectRoute; params: Record<string, string> };
 }
 
-/** Where a token is looked up: any webhook kind (`/api/hooks`), or one plugin's (a dialect route), and what an unknown one is answered. */
+/**
+ * Where a token is looked up: any webhook kind (`/api/hooks`), or one plugin's (a dialect route), and what an unknown
+ * one is answered.
+ */
 export interface Door {
   kind?: string;
   unknownStatus?: 401 | 404;
@@ -207,7 +210,10 @@ export function inboundSteps(core: Core, relay: Relay) {
       : undefined;
   };
 
-  /** The provider a token names, of a webhook kind (and of `door.kind` when given); throws 404 (or `door.unknownStatus`) for any other. */
+  /**
+   * The provider a token names, of a webhook kind (and of `door.kind` when given); throws 404 (or `door.unknownStatus`)
+   * for any other.
+   */
   const find = async (token: string, door: Door = {}): Promise<{ provider: ProviderRow; plugin: ProviderPlugin }> => {
     const row = await core.db.get('SELECT * FROM providers WHERE webhook_token = ?', [token]);
     const plugin = row ? core.plugins.provider(String(row.kind)) : undefined;
@@ -327,7 +333,8 @@ export function inboundSteps(core: Core, relay: Relay) {
         body = undefined;
       }
     }
-    // Worked out once, before any transaction: the redaction is CPU work that must not run while the connection is held.
+    // Worked out once, before any transaction: the redaction is CPU work that must not run while the connection is
+    // held.
     const excerpt = excerptOf(a.token, raw, body);
     let result: WebhookResult;
     try {
@@ -419,7 +426,8 @@ export type InboundSteps = ReturnType<typeof inboundSteps>;
 /** What an inbound webhook is answered, beside the errors every route with a body gives (400, 413, 500). */
 export const HOOK_ANSWERS = {
   ...ok(
-    "The request was taken but recorded no event (the plugin found nothing to record, or the events carried no change); or the plugin's own answer.",
+    'The request was taken but recorded no event (the plugin found nothing to record, or the events ' +
+      "carried no change); or the plugin's own answer.",
   ),
   ...accepted('Every event is durable: their ids (`event_ids`).'),
   ...errors(
@@ -448,7 +456,12 @@ export async function webhookRoutes(app: App, core: Core, relay: Relay): Promise
         schema: {
           tags: ['relay'],
           summary: 'Receive an inbound webhook for a provider',
-          description: `The token in the path names the provider; its plugin checks the request (signature, bearer or shared token) and maps it to events. 202 once every event is durable, 400 for a JSON body nested deeper than ${MAX_JSON_DEPTH} levels, 401 for a failed check, 409 for a replayed delivery, 413 for a body over the limit, 429 beyond the requests-a-minute limit the plugin declares for one source address, counted over all providers of that plugin.`,
+          description:
+            'The token in the path names the provider; its plugin checks the request (signature, bearer or ' +
+            'shared token) and maps it to events. 202 once every event is durable, 400 for a JSON body ' +
+            `nested deeper than ${MAX_JSON_DEPTH} levels, 401 for a failed check, 409 for a replayed ` +
+            'delivery, 413 for a body over the limit, 429 beyond the requests-a-minute limit the plugin ' +
+            'declares for one source address, counted over all providers of that plugin.',
           security: [],
           params: Type.Object({ token: Type.String({ maxLength: 200 }) }),
           // Any content type: the plugin reads the body.

@@ -111,7 +111,8 @@ async function claimDigest(
   for (let i = 0; i < rows.length; i += CHUNK) {
     const part = rows.slice(i, i + CHUNK).map((r) => r.delivery_id);
     const moved = await q.all<{ event_id: string }>(
-      `UPDATE deliveries SET status = 'in_digest', digest_id = ?, lease_until = NULL, next_attempt_at = ?, updated_at = ?
+      `UPDATE deliveries SET status = 'in_digest', digest_id = ?, lease_until = NULL, next_attempt_at = ?, updated_at =
+        ?
         WHERE status = 'deferred' AND id IN (${marks(part.length)}) RETURNING event_id`,
       [eventId, now, now, ...part],
     );
@@ -131,12 +132,14 @@ async function claimDigest(
   const userId = rows[0]!.user_id;
   const payload = { total: eventIds.length, forms: pluralForms(eventIds.length), released_at: now };
   await q.run(
-    `INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, dispatch_status, details, occurred_at, created_at, test)
+    `INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids,
+      dispatch_status, details, occurred_at, created_at, test)
     VALUES (?, ?, NULL, ?, ?, ?, ?, NULL, NULL, 'pending', NULL, ?, ?, ?)`,
     [eventId, userId, DIGEST_SOURCE, DIGEST_TYPE, severity, payload, now, now, false],
   );
   await q.run(
-    `INSERT INTO deliveries (id, event_id, user_id, tracker_id, target_id, status, reason, attempts, next_attempt_at, lease_until, created_at, updated_at)
+    `INSERT INTO deliveries (id, event_id, user_id, tracker_id, target_id, status, reason, attempts, next_attempt_at,
+      lease_until, created_at, updated_at)
     VALUES (?, ?, ?, NULL, ?, 'queued', NULL, 0, ?, NULL, ?, ?)`,
     [digestDelivery, eventId, userId, targetId, now, now, now],
   );
@@ -165,7 +168,8 @@ export async function settleDigest(
   const rows =
     'sentAt' in outcome
       ? await q.all<{ event_id: string }>(
-          `UPDATE deliveries SET status = 'sent', sent_at = ?, reason = 'sent in a quiet-hours digest', last_error = NULL, last_status_code = NULL, updated_at = ?
+          `UPDATE deliveries SET status = 'sent', sent_at = ?, reason = 'sent in a quiet-hours digest', last_error =
+            NULL, last_status_code = NULL, updated_at = ?
         WHERE digest_id = ? AND status IN ('in_digest', 'failed') RETURNING event_id`,
           [outcome.sentAt, now, digestEventId],
         )
@@ -209,9 +213,11 @@ export interface DigestInput {
 export async function renderDigest(core: Core, catalog: TemplateCatalog, d: DigestInput): Promise<OutboundMessage> {
   const db = core.db;
   const items = await db.all<ItemRow>(
-    `SELECT e.id, e.user_id, e.event_type, e.severity, e.payload, e.extras, e.provider_id, e.provider_kind, e.occurred_at, e.test,
+    `SELECT e.id, e.user_id, e.event_type, e.severity, e.payload, e.extras, e.provider_id, e.provider_kind,
+      e.occurred_at, e.test,
             p.name AS provider_name, tr.name AS tracker_name
-       FROM deliveries d JOIN event_log e ON e.id = d.event_id LEFT JOIN providers p ON p.id = e.provider_id LEFT JOIN trackers tr ON tr.id = d.tracker_id
+       FROM deliveries d JOIN event_log e ON e.id = d.event_id LEFT JOIN providers p ON p.id = e.provider_id LEFT JOIN
+       trackers tr ON tr.id = d.tracker_id
       WHERE d.digest_id = ? ORDER BY e.occurred_at, e.id`,
     [String(d.event.id)],
   );
@@ -219,7 +225,8 @@ export async function renderDigest(core: Core, catalog: TemplateCatalog, d: Dige
   const overrides = new Map<string, { title: string; body: string }>();
   if (types.length) {
     for (const o of await db.all<{ event_type: string; title: string; body: string }>(
-      `SELECT event_type, title, body FROM templates WHERE user_id = ? AND locale = ? AND event_type IN (${marks(types.length)})`,
+      'SELECT event_type, title, body FROM templates WHERE user_id = ? AND locale = ? AND event_type IN ' +
+        `(${marks(types.length)})`,
       [d.event.user_id, d.locale, ...types],
     )) {
       overrides.set(o.event_type, { title: o.title, body: o.body });

@@ -266,7 +266,8 @@ export class DispatchThread implements DispatchSide {
       const ids = handed.map((h) => h.row.id);
       void this.core.db
         .run(
-          `UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1 WHERE status = 'sending' AND id IN (${ids.map(() => '?').join(',')})`,
+          `UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1 WHERE ` +
+            `status = 'sending' AND id IN (${ids.map(() => '?').join(',')})`,
           ids,
         )
         .catch((err) =>

@@ -165,7 +165,8 @@ async function reply(id: number, fn: () => Promise<unknown>): Promise<void> {
   }
 }
 
-// As on the main thread: once the thread has been idle a while, one collection gives back what boot and the last burst left committed.
+// As on the main thread: once the thread has been idle a while, one collection gives back what boot and the last burst
+// left committed.
 const idleMs = idleDelayFromEnv();
 const reducer = new MemoryReducer({ log: logs.get('memory'), idleMs, gc: idleMs === undefined ? null : undefined });
 

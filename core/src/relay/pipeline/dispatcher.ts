@@ -148,7 +148,8 @@ export class Dispatcher {
       const ids = handed.map((h) => h.row.id);
       void this.core.db
         .run(
-          `UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1 WHERE status = 'sending' AND id IN (${ids.map(() => '?').join(',')})`,
+          `UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1 WHERE ` +
+            `status = 'sending' AND id IN (${ids.map(() => '?').join(',')})`,
           ids,
         )
         .catch((err) =>
@@ -285,7 +286,8 @@ export class Dispatcher {
         this.released.add(r.delivery_id);
         await q.run('DELETE FROM deferred_dispatch WHERE id = ?', [r.id]);
         await q.run(
-          `UPDATE deliveries SET status = 'queued', next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'deferred'`,
+          `UPDATE deliveries SET status = 'queued', next_attempt_at = ?, updated_at = ? WHERE id = ? AND ` +
+            `status = 'deferred'`,
           [now, now, r.delivery_id],
         );
       }
@@ -427,7 +429,8 @@ export class Dispatcher {
       const chunk = ids.slice(i, i + 500);
       await this.core.db
         .run(
-          `UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1, next_attempt_at = ?, updated_at = ?
+          `UPDATE deliveries SET status = 'queued', lease_until = NULL, attempts = attempts - 1, next_attempt_at = ?,
+            updated_at = ?
           WHERE status = 'sending' AND id IN (${chunk.map(() => '?').join(',')})`,
           [new Date(until).toISOString(), now, ...chunk],
         )
@@ -495,7 +498,8 @@ export class Dispatcher {
       const locale = (target.locale === 'ru' ? 'ru' : 'en') as Locale;
       const override = ctx.overrides.get(overrideKey(ev.user_id, ev.event_type, locale));
       const limits = plugin.def.manifest.limits;
-      // A quiet-hours digest lists the deliveries that went in it (digest.ts); any other event renders its own template.
+      // A quiet-hours digest lists the deliveries that went in it (digest.ts); any other event renders its own
+      // template.
       const msg = isDigest(ev)
         ? await renderDigest(core, this.catalog, {
             deliveryId: row.id,
@@ -608,7 +612,8 @@ export class Dispatcher {
     const settle = db
       .tx(async (q) => {
         await q.run(
-          `UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, updated_at = ?, send_mode = ?, message_ref = ? WHERE id = ?`,
+          `UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, ` +
+            'updated_at = ?, send_mode = ?, message_ref = ? WHERE id = ?',
           [now, now, sendMode, messageRef ? JSON.stringify(messageRef) : null, row.id],
         );
         await q.run(
@@ -655,7 +660,8 @@ export class Dispatcher {
     const exhausted = row.attempts >= MAX_ATTEMPTS;
     if (permanent || (exhausted && !rateLimited)) {
       await core.db.run(
-        `UPDATE deliveries SET status = 'failed', lease_until = NULL, last_error = ?, last_status_code = ?, updated_at = ? WHERE id = ?`,
+        `UPDATE deliveries SET status = 'failed', lease_until = NULL, last_error = ?, last_status_code = ` +
+          '?, updated_at = ? WHERE id = ?',
         [
           exhausted && !permanent ? `gave up after ${row.attempts} attempts: ${message}` : message,
           status,
@@ -668,7 +674,8 @@ export class Dispatcher {
         ? Math.max(250, Number((err as { retryAfterMs?: number }).retryAfterMs ?? 1000))
         : backoffMs(row.attempts);
       await core.db.run(
-        `UPDATE deliveries SET status = 'queued', lease_until = NULL, next_attempt_at = ?, last_error = ?, last_status_code = ?, updated_at = ? WHERE id = ?`,
+        `UPDATE deliveries SET status = 'queued', lease_until = NULL, next_attempt_at = ?, last_error = ?, ` +
+          'last_status_code = ?, updated_at = ? WHERE id = ?',
         [new Date(now.getTime() + delay).toISOString(), message, status, now.toISOString(), row.id],
       );
       // Only the first attempt past the delay needs the loop awake; the timer wakes it anyway.
@@ -679,7 +686,8 @@ export class Dispatcher {
       return;
     }
     if (serverSide) await this.monitor.targetFailed(target.user_id, target, message, status);
-    // Not one of the contract's errors: a fault in the plugin (or something it did not expect); its author needs the stack.
+    // Not one of the contract's errors: a fault in the plugin (or something it did not expect); its author needs the
+    // stack.
     if (code === undefined && !(err && typeof err === 'object' && loggedFaults.has(err))) {
       log.warn(
         { ...pluginFault(target.kind, err), target_id: target.id, delivery_id: row.id, attempt: row.attempts },

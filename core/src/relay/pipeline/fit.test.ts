@@ -80,7 +80,9 @@ t.test('the part marker follows the target locale', async (t) => {
 });
 
 t.test('html: cuts never break a tag or entity, and open tags are closed and reopened', async (t) => {
-  const body = `<b>${'alpha &amp; beta '.repeat(10)}</b> <a href="https://example.org/x?a=1&amp;b=2">link text here</a> ${'<i>gamma</i> '.repeat(10)}`;
+  const body =
+    `<b>${'alpha &amp; beta '.repeat(10)}</b> <a href="https://example.org/x?a=1&amp;b=2">link text here</a> ` +
+    `${'<i>gamma</i> '.repeat(10)}`;
   for (const limit of [37, 50, 64, 100]) {
     const parts = splitFormatted(body, limit, 'html');
     for (const p of parts) {

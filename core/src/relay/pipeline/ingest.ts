@@ -63,12 +63,20 @@ export class ReplayedError extends Error {
 }
 
 const EVENT_COLUMNS =
-  'id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, dispatch_status, details, occurred_at, created_at, test, replay_key, replay_expires_at, hook_ip, hook_excerpt, hook_event_ids';
-const INSERT_EVENT = `INSERT INTO event_log (${EVENT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-/** With a replay key: a key another event holds makes the insert a no-op (0 rows), on both backends without aborting the transaction. */
-const INSERT_EVENT_KEYED = `${INSERT_EVENT} ON CONFLICT (provider_id, replay_key) WHERE replay_key IS NOT NULL DO NOTHING`;
+  'id, user_id, provider_id, provider_kind, event_type, severity, payload, extras, tracker_ids, ' +
+  'dispatch_status, details, occurred_at, created_at, test, replay_key, replay_expires_at, hook_ip, ' +
+  'hook_excerpt, hook_event_ids';
+const INSERT_EVENT =
+  `INSERT INTO event_log (${EVENT_COLUMNS}) ` + 'VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)';
+/**
+ * With a replay key: a key another event holds makes the insert a no-op (0 rows), on both backends without aborting the
+ * transaction.
+ */
+const INSERT_EVENT_KEYED =
+  `${INSERT_EVENT} ON CONFLICT (provider_id, replay_key) ` + 'WHERE replay_key IS NOT NULL DO NOTHING';
 const DELIVERY_COLUMNS =
-  '(id, event_id, user_id, tracker_id, target_id, status, reason, attempts, next_attempt_at, lease_until, created_at, updated_at)';
+  '(id, event_id, user_id, tracker_id, target_id, status, reason, attempts, next_attempt_at, lease_until, ' +
+  'created_at, updated_at)';
 const DEFERRED_COLUMNS =
   '(id, delivery_id, event_id, user_id, tracker_id, target_id, event_type, release_at, created_at)';
 /** Rows per multi-row INSERT (well under SQLite's 32,766 and PostgreSQL's 65,535 bound parameters). */
@@ -92,7 +100,9 @@ async function insertRows(
   }
 }
 
-/** A tracker → target link with the whole target row, the tracker's rules and name, and the user's template override. */
+/**
+ * A tracker → target link with the whole target row, the tracker's rules and name, and the user's template override.
+ */
 interface LinkRow extends Record<string, unknown> {
   id: string;
   tracker_id: string;
@@ -122,10 +132,12 @@ export async function ingestEvent(
   // One read gives the decision's inputs and everything a send needs (target row, tracker name,
   // the user's template override in the target's locale), so a handed-off delivery reads nothing more.
   const links = await core.db.all<LinkRow>(
-    `SELECT tg.*, tt.tracker_id, tt.target_id, tr.event_types, tr.quiet_hours, tr.quiet_policies, tr.name AS tracker_name,
+    `SELECT tg.*, tt.tracker_id, tt.target_id, tr.event_types, tr.quiet_hours, tr.quiet_policies, tr.name AS
+      tracker_name,
             tp.title AS override_title, tp.body AS override_body
        FROM trackers tr JOIN tracker_targets tt ON tt.tracker_id = tr.id JOIN targets tg ON tg.id = tt.target_id
-       LEFT JOIN templates tp ON tp.user_id = ? AND tp.event_type = ? AND tp.locale = (CASE WHEN tg.locale = 'ru' THEN 'ru' ELSE 'en' END)
+       LEFT JOIN templates tp ON tp.user_id = ? AND tp.event_type = ? AND tp.locale = (CASE WHEN tg.locale = 'ru' THEN
+       'ru' ELSE 'en' END)
       WHERE tr.provider_id = ? AND tr.enabled = ? AND tg.enabled = ?`,
     [provider.user_id, e.type, provider.id, true, true],
   );

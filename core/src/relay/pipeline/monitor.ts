@@ -52,7 +52,8 @@ export class SelfMonitor {
     if (!error) {
       if (trackers.length)
         await db.run(
-          `UPDATE trackers SET consecutive_poll_failures = 0, last_poll_at = ?, last_poll_error = NULL WHERE provider_id = ?`,
+          'UPDATE trackers SET consecutive_poll_failures = 0, last_poll_at = ?, last_poll_error = NULL ' +
+            'WHERE provider_id = ?',
           [now, provider.id],
         );
       return;
@@ -63,7 +64,8 @@ export class SelfMonitor {
     for (const t of trackers) {
       const row = await db.tx(async (q) => {
         await q.run(
-          'UPDATE trackers SET consecutive_poll_failures = consecutive_poll_failures + 1, last_poll_at = ?, last_poll_error = ? WHERE id = ?',
+          'UPDATE trackers SET consecutive_poll_failures = consecutive_poll_failures + 1, last_poll_at = ' +
+            '?, last_poll_error = ? WHERE id = ?',
           [now, message.slice(0, 500), t.id],
         );
         return q.get<{ consecutive_poll_failures: number }>(

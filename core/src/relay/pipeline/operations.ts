@@ -43,8 +43,10 @@ async function record(
   previousId: string | null,
 ): Promise<void> {
   await q.run(
-    `INSERT INTO delivery_history (id, event_id, user_id, actor_id, action, target_id, delivery_id, previous_delivery_id, previous_status,
-      previous_attempts, previous_error, previous_status_code, previous_sent_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    `INSERT INTO delivery_history (id, event_id, user_id, actor_id, action, target_id, delivery_id,
+      previous_delivery_id, previous_status,
+      previous_attempts, previous_error, previous_status_code, previous_sent_at, created_at) VALUES (?, ?, ?, ?, ?, ?,
+      ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       newId(),
       d.event_id,
@@ -84,7 +86,8 @@ export async function resendDeliveries(
 ): Promise<Resent[]> {
   const now = core.clock.now().toISOString();
   return core.db.tx(async (q) => {
-    const select = `SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code, d.sent_at,
+    const select = `SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error,
+      d.last_status_code, d.sent_at,
         t.enabled AS target_enabled, t.name AS target_name
       FROM deliveries d JOIN targets t ON t.id = d.target_id WHERE d.event_id = ?`;
     let rows: DeliveryRow[];
@@ -114,7 +117,8 @@ export async function resendDeliveries(
         const gone = failedIds.filter((id) => !left.some((l) => l.id === id));
         if (gone.length)
           throw conflict(
-            'The failed deliveries of this event went to targets that were deleted since; there is nothing to resend them to.',
+            'The failed deliveries of this event went to targets that were deleted since; there is nothing ' +
+              'to resend them to.',
             'target_deleted',
             { target_ids: gone },
           );
@@ -136,8 +140,10 @@ export async function resendDeliveries(
       const id = newId();
       // The row keeps its place (event, target, tracker) and starts over as a new attempt.
       const n = await q.run(
-        `UPDATE deliveries SET id = ?, status = 'queued', reason = NULL, attempts = 0, next_attempt_at = ?, lease_until = NULL,
-          last_error = NULL, last_status_code = NULL, sent_at = NULL, parts_sent = 0, created_at = ?, updated_at = ? WHERE id = ? AND status = ?`,
+        `UPDATE deliveries SET id = ?, status = 'queued', reason = NULL, attempts = 0, next_attempt_at = ?, lease_until
+          = NULL,
+          last_error = NULL, last_status_code = NULL, sent_at = NULL, parts_sent = 0, created_at = ?, updated_at = ?
+          WHERE id = ? AND status = ?`,
         [id, now, now, now, r.id, r.status],
       );
       if (n !== 1)
@@ -165,7 +171,8 @@ export async function settleDeferred(
   const now = core.clock.now().toISOString();
   return core.db.tx(async (q) => {
     const row = await q.get<DeliveryRow>(
-      `SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code, d.sent_at,
+      `SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code,
+        d.sent_at,
         NULL AS target_enabled, NULL AS target_name FROM deliveries d WHERE d.id = ? AND d.user_id = ?${lock(q)}`,
       [deliveryId, userId],
     );
@@ -181,7 +188,8 @@ export async function settleDeferred(
     await q.run('DELETE FROM deferred_dispatch WHERE delivery_id = ?', [deliveryId]);
     const status = action === 'send_now' ? 'queued' : 'dropped';
     const n = await q.run(
-      `UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND status = 'deferred'`,
+      'UPDATE deliveries SET status = ?, reason = ?, next_attempt_at = ?, updated_at = ? WHERE id = ? AND ' +
+        `status = 'deferred'`,
       [status, action === 'drop' ? 'dropped by hand while deferred by quiet hours' : null, now, now, deliveryId],
     );
     if (n !== 1) throw conflict('The delivery is no longer deferred.', 'not_deferred', { status: row.status });
@@ -192,7 +200,10 @@ export async function settleDeferred(
 }
 
 export interface ReplayOutcome {
-  /** Deliveries put in the queue: `added` to targets the event never had, `replaced` ones it had (a new attempt, like a resend). */
+  /**
+   * Deliveries put in the queue: `added` to targets the event never had, `replaced` ones it had (a new attempt, like a
+   * resend).
+   */
   queued: number;
   added: number;
   replaced: number;
@@ -225,8 +236,10 @@ export async function replayDeliveries(
       if (!event) return;
       const marks = targetIds.map(() => '?').join(',');
       const rows = await q.all<DeliveryRow>(
-        `SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code, d.sent_at,
-          NULL AS target_enabled, NULL AS target_name FROM deliveries d WHERE d.event_id = ? AND d.target_id IN (${marks}) ORDER BY d.id${lock(q)}`,
+        `SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code,
+          d.sent_at,
+          NULL AS target_enabled, NULL AS target_name FROM deliveries d WHERE d.event_id = ? AND d.target_id IN
+          (${marks}) ORDER BY d.id${lock(q)}`,
         [eventId, ...targetIds],
       );
       for (const targetId of targetIds) {
@@ -238,8 +251,10 @@ export async function replayDeliveries(
             continue;
           }
           const n = await q.run(
-            `UPDATE deliveries SET id = ?, status = 'queued', reason = NULL, attempts = 0, next_attempt_at = ?, lease_until = NULL,
-              last_error = NULL, last_status_code = NULL, sent_at = NULL, parts_sent = 0, created_at = ?, updated_at = ? WHERE id = ? AND status = ?`,
+            `UPDATE deliveries SET id = ?, status = 'queued', reason = NULL, attempts = 0, next_attempt_at = ?,
+              lease_until = NULL,
+              last_error = NULL, last_status_code = NULL, sent_at = NULL, parts_sent = 0, created_at = ?, updated_at = ?
+              WHERE id = ? AND status = ?`,
             [id, now, now, now, r.id, r.status],
           );
           if (n !== 1) {
@@ -250,7 +265,8 @@ export async function replayDeliveries(
           out.replaced++;
         } else {
           await q.run(
-            `INSERT INTO deliveries (id, event_id, user_id, tracker_id, target_id, status, attempts, next_attempt_at, created_at, updated_at)
+            `INSERT INTO deliveries (id, event_id, user_id, tracker_id, target_id, status, attempts, next_attempt_at,
+              created_at, updated_at)
             VALUES (?, ?, ?, NULL, ?, 'queued', 0, ?, ?, ?)`,
             [id, eventId, event.user_id, targetId, now, now, now],
           );

@@ -39,7 +39,8 @@ export async function loadSendContext(
   const events = await byIds(
     db,
     (m) =>
-      `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id IN (${m})`,
+      'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id ' +
+      `WHERE e.id IN (${m})`,
     eventIds,
   );
   const targets = await byIds(db, (m) => `SELECT * FROM targets WHERE id IN (${m})`, targetIds);
@@ -54,7 +55,8 @@ export async function loadSendContext(
     for (let i = 0; i < userIds.length; i += CHUNK) {
       const users = userIds.slice(i, i + CHUNK);
       const rowsT = await db.all(
-        `SELECT user_id, event_type, locale, title, body FROM templates WHERE user_id IN (${marks(users.length)}) AND event_type IN (${marks(types.length)})`,
+        'SELECT user_id, event_type, locale, title, body FROM templates WHERE user_id IN ' +
+          `(${marks(users.length)}) AND event_type IN (${marks(types.length)})`,
         [...users, ...types],
       );
       for (const t of rowsT)

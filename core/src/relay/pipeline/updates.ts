@@ -88,7 +88,8 @@ export function correlationKey(core: Core, ev: Row, target: Row): string | undef
 /** The message the key's latest event went out as on this target, if any. */
 export async function findThread(db: Queryable, targetId: string, key: string): Promise<Thread | undefined> {
   const row = await db.get<Row>(
-    'SELECT event_id, event_type, delivery_id, message_ref FROM message_threads WHERE target_id = ? AND correlation_key = ?',
+    'SELECT event_id, event_type, delivery_id, message_ref FROM message_threads WHERE target_id = ? AND ' +
+      'correlation_key = ?',
     [targetId, key],
   );
   if (!row) return undefined;
@@ -126,9 +127,11 @@ export async function recordThread(
   },
 ): Promise<void> {
   await db.run(
-    `INSERT INTO message_threads (target_id, correlation_key, user_id, event_id, event_type, delivery_id, message_ref, created_at, updated_at)
+    `INSERT INTO message_threads (target_id, correlation_key, user_id, event_id, event_type, delivery_id, message_ref,
+      created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-    ON CONFLICT (target_id, correlation_key) DO UPDATE SET event_id = excluded.event_id, event_type = excluded.event_type, delivery_id = excluded.delivery_id,
+    ON CONFLICT (target_id, correlation_key) DO UPDATE SET event_id = excluded.event_id, event_type =
+    excluded.event_type, delivery_id = excluded.delivery_id,
       message_ref = excluded.message_ref, updated_at = excluded.updated_at
     WHERE message_threads.event_id <= excluded.event_id`,
     [t.targetId, t.key, t.userId, t.eventId, t.eventType, t.deliveryId, JSON.stringify(t.ref), t.now, t.now],

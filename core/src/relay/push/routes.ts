@@ -85,7 +85,8 @@ export function pushDeps(core: Core): PushDeps {
 export async function pushRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
   const deps = pushDeps(core);
-  // What an earlier key sealed is sealed again with the current one (the boot step of secrets at rest does the same for plugin configs).
+  // What an earlier key sealed is sealed again with the current one (the boot step of secrets at rest does the same for
+  // plugin configs).
   const resealed = await resealWebPushSecrets(deps);
   if (resealed)
     core.logs.get('webpush').info({ resealed }, 'Web Push secrets sealed again with the current SERVICE_SECRET_KEY');
@@ -95,7 +96,8 @@ export async function pushRoutes(app: App, core: Core): Promise<void> {
       throw new HttpError(
         404,
         'webpush_not_enabled',
-        'Browser notifications are not enabled on this service: the webpush target kind is not loaded (SERVICE_PLUGINS).',
+        'Browser notifications are not enabled on this service: the webpush target kind is not loaded ' +
+          '(SERVICE_PLUGINS).',
       );
   };
   const ownedSubscription = async (id: string, userId: string) => {
@@ -211,7 +213,8 @@ export async function pushRoutes(app: App, core: Core): Promise<void> {
         }
         const id = newId();
         await q.run(
-          'INSERT INTO webpush_subscriptions (id, user_id, endpoint, p256dh, auth, label, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+          'INSERT INTO webpush_subscriptions (id, user_id, endpoint, p256dh, auth, label, created_at) ' +
+            'VALUES (?, ?, ?, ?, ?, ?, ?)',
           [id, user.id, endpoint, keys.p256dh, core.atRest.seal(keys.auth), label, now],
         );
         return {

@@ -35,7 +35,10 @@ export interface VapidKeys {
   privateKey: string;
 }
 
-/** A fresh P-256 key pair as VAPID wants it: the 65-byte uncompressed public point and the 32-byte private scalar, base64url. */
+/**
+ * A fresh P-256 key pair as VAPID wants it: the 65-byte uncompressed public point and the 32-byte private scalar,
+ * base64url.
+ */
 export function generateVapidKeys(): VapidKeys {
   const ecdh = crypto.createECDH('prime256v1');
   ecdh.generateKeys();
@@ -98,7 +101,8 @@ async function loadVapid(deps: PushDeps): Promise<VapidKeys> {
   if (!row) {
     const fresh = generateVapidKeys();
     await deps.db.run(
-      'INSERT INTO webpush_vapid (id, public_key, private_key, created_at) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO NOTHING',
+      'INSERT INTO webpush_vapid (id, public_key, private_key, created_at) VALUES (1, ?, ?, ?) ON CONFLICT ' +
+        '(id) DO NOTHING',
       [fresh.publicKey, deps.atRest.seal(fresh.privateKey), deps.clock.now().toISOString()],
     );
     row = await deps.db.get<{ public_key: string; private_key: string }>(

@@ -12,7 +12,10 @@ import { accountUrl, type PushDeps, WEBPUSH_KIND, webPushAccess } from './store.
 
 const TEXT: Record<Locale, { title: string; body: string }> = {
   en: { title: 'Herald: test notification', body: 'This browser will show Herald notifications.' },
-  ru: { title: 'Herald: тестовое уведомление', body: 'Этот браузер будет показывать уведомления Herald.' },
+  ru: {
+    title: 'Herald: тестовое уведомление',
+    body: 'Этот браузер будет показывать уведомления Herald.',
+  },
 };
 
 /** Nothing to remember between the sends of a one-off instance. */

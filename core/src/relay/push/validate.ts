@@ -65,7 +65,10 @@ export async function checkEndpoint(raw: string, outbound: OutboundHttp): Promis
   return url.href;
 }
 
-/** Checks the browser's keys: `p256dh` an uncompressed P-256 point (65 bytes), `auth` 16 bytes; both base64url. Returns them without padding. */
+/**
+ * Checks the browser's keys: `p256dh` an uncompressed P-256 point (65 bytes), `auth` 16 bytes; both base64url. Returns
+ * them without padding.
+ */
 export function checkKeys(keys: { p256dh: string; auth: string }): { p256dh: string; auth: string } {
   const problems: { path: string; message: string }[] = [];
   const decode = (v: string) => (B64URL.test(v) ? Buffer.from(v.replace(/=+$/, ''), 'base64url') : undefined);

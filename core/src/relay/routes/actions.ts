@@ -47,7 +47,10 @@ const PatchBody = Type.Object(
 type ActionKind = 'digest' | 'message' | 'ai_digest';
 const TargetIds = Type.Array(Uuid, { minItems: 1, maxItems: 20, uniqueItems: true });
 
-/** What each kind's config holds. An `ai_digest` summarises the owner's events (of `provider_ids` when given) for `target_ids`. */
+/**
+ * What each kind's config holds. An `ai_digest` summarises the owner's events (of `provider_ids` when given) for
+ * `target_ids`.
+ */
 const configSchemas: Record<ActionKind, TSchema> = {
   digest: Type.Object({ tracker_id: Uuid }, { additionalProperties: false }),
   message: Type.Object(
@@ -81,7 +84,9 @@ function zoneProblem(timezone: string, path: string) {
   );
 }
 
-/** A refused schedule as a 422 whose code says why (sub-minute, malformed, never fires, field count), values in params. */
+/**
+ * A refused schedule as a 422 whose code says why (sub-minute, malformed, never fires, field count), values in params.
+ */
 function scheduleProblem(check: Extract<ReturnType<typeof checkSchedule>, { ok: false }>, path: string) {
   return unprocessable(
     `The ${check.problem}.`,
@@ -203,7 +208,8 @@ export async function insertAction(
   const id = newId();
   const now = nowIso(core);
   await core.db.run(
-    `INSERT INTO actions (id, user_id, name, kind, schedule, timezone, config, enabled, next_run_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    'INSERT INTO actions (id, user_id, name, kind, schedule, timezone, config, enabled, next_run_at, ' +
+      'created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
     [
       id,
       userId,
@@ -253,7 +259,10 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Check a schedule and show its next five runs',
         description:
-          'The same check as creating an action: a 422 whose `code` says why a schedule is refused (`schedule_sub_minute`, `schedule_malformed`, `schedule_never_fires`, `schedule_field_count`, `invalid_timezone`) with its values in `params`; else the next five run times (ISO 8601, UTC) as the scheduler will compute them.',
+          'The same check as creating an action: a 422 whose `code` says why a schedule is refused ' +
+          '(`schedule_sub_minute`, `schedule_malformed`, `schedule_never_fires`, `schedule_field_count`, ' +
+          '`invalid_timezone`) with its values in `params`; else the next five run times (ISO 8601, UTC) ' +
+          'as the scheduler will compute them.',
         querystring: PreviewQuery,
         response: { ...ok('The next five runs (`next`, ISO 8601, UTC).') },
       },
@@ -339,7 +348,8 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
       };
       const nextRun = await validateAction(core, user.id, input);
       await core.db.run(
-        'UPDATE actions SET name = ?, kind = ?, schedule = ?, timezone = ?, config = ?, enabled = ?, next_run_at = ?, updated_at = ? WHERE id = ? AND user_id = ?',
+        'UPDATE actions SET name = ?, kind = ?, schedule = ?, timezone = ?, config = ?, enabled = ?, ' +
+          'next_run_at = ?, updated_at = ? WHERE id = ? AND user_id = ?',
         [
           input.name,
           input.kind,

@@ -48,7 +48,8 @@ const PutBody = Type.Object(
       [Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: OUTBOUND_ALLOW_MAX }), Type.Null()],
       {
         description:
-          'Private ranges (CIDR or one address) or DNS host names this instance alone may reach; `null` or `[]` clears it',
+          'Private ranges (CIDR or one address) or DNS host names this instance alone may reach; `null` or ' +
+          '`[]` clears it',
       },
     ),
   },
@@ -74,7 +75,8 @@ const Item = Type.Object(
     ),
     address: Type.Union([Type.String(), Type.Null()], {
       description:
-        'The server the instance talks to (scheme, host and port of a URL field, or a host field), never a secret field and never a path or credentials; null when the config names none',
+        'The server the instance talks to (scheme, host and port of a URL field, or a host field), never a ' +
+        'secret field and never a path or credentials; null when the config names none',
     }),
   },
   { additionalProperties: false },
@@ -170,10 +172,12 @@ export async function adminOutboundRoutes(app: App, core: Core): Promise<void> {
       // One page over both tables, by owner, then providers before targets, then name.
       const rows = await core.db.all<Row>(
         `SELECT * FROM (
-        SELECT 'provider' AS record, p.id, p.user_id, p.kind, p.name, p.enabled, p.config, p.outbound_allow, u.email AS owner_email
+        SELECT 'provider' AS record, p.id, p.user_id, p.kind, p.name, p.enabled, p.config, p.outbound_allow, u.email AS
+        owner_email
           FROM providers p JOIN users u ON u.id = p.user_id${notManaged}
         UNION ALL
-        SELECT 'target' AS record, t.id, t.user_id, t.kind, t.name, t.enabled, t.config, t.outbound_allow, u.email AS owner_email
+        SELECT 'target' AS record, t.id, t.user_id, t.kind, t.name, t.enabled, t.config, t.outbound_allow, u.email AS
+        owner_email
           FROM targets t JOIN users u ON u.id = t.user_id
       ) x ORDER BY owner_email, record, name, id LIMIT ? OFFSET ?`,
         [...managed, limit + 1, offset] as never[],

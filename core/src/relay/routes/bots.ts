@@ -106,7 +106,8 @@ function kindOf(core: Core, named: string | undefined, locale: string): string {
 function needSecretFor(core: Core, mode: string): void {
   if (mode === 'webhook' && !core.config.messagingWebhookSecret) {
     throw unprocessable(
-      'Webhook mode needs SERVICE_MESSAGING_WEBHOOK_SECRET to be set on the server; use polling mode or ask the operator to set it.',
+      'Webhook mode needs SERVICE_MESSAGING_WEBHOOK_SECRET to be set on the server; use polling mode or ' +
+        'ask the operator to set it.',
       [{ path: 'body/mode', message: 'webhook mode is not configured on this server' }],
       'webhook_secret_missing',
     );
@@ -169,7 +170,8 @@ export async function createBot(
   const now = nowIso(core);
   try {
     await core.db.run(
-      `INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root, webhook_key_id, status, status_detail, created_at, updated_at)
+      `INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root,
+        webhook_key_id, status, status_detail, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         id,
@@ -283,7 +285,8 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
       if (reconnect) {
         const driver = needDriver(core, row.kind);
         needSecretFor(core, mode);
-        // The polling loop must let go before the webhook is set (or the token changes); a refused edit restarts it as it was.
+        // The polling loop must let go before the webhook is set (or the token changes); a refused edit restarts it as
+        // it was.
         await botRuntime(core).removed(row.id);
         try {
           c = await connectBot(core, driver, {
@@ -297,7 +300,8 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
           if (token !== current) refuseRejected(c);
           if (c.botId && row.bot_id && c.botId !== row.bot_id) {
             throw unprocessable(
-              `This token belongs to a different bot${c.username ? ` (@${c.username})` : ''}; add it as a new bot instead.`,
+              `This token belongs to a different bot${c.username ? ` (@${c.username})` : ''}; add it as a ` +
+                'new bot instead.',
               [{ path: 'body/token', message: 'belongs to a different bot' }],
               'different_bot',
             );
@@ -321,7 +325,8 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
       // What the bot service now holds: no webhook in polling mode; a failed registration leaves the previous one.
       const keyId = mode === 'polling' ? null : (c.webhookKeyId ?? row.webhook_key_id ?? null);
       await core.db.run(
-        'UPDATE bots SET name = ?, token = ?, mode = ?, api_root = ?, bot_id = ?, username = ?, webhook_key_id = ?, status = ?, status_detail = ?, updated_at = ? WHERE id = ? AND user_id = ?',
+        'UPDATE bots SET name = ?, token = ?, mode = ?, api_root = ?, bot_id = ?, username = ?, ' +
+          'webhook_key_id = ?, status = ?, status_detail = ?, updated_at = ? WHERE id = ? AND user_id = ?',
         [
           b.name ?? row.name,
           token ? core.atRest.seal(token) : '',
@@ -361,7 +366,8 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
       const users = await targetsUsing(core, row);
       if (users.length) {
         throw conflict(
-          `This bot sends for ${users.length === 1 ? 'the target' : 'the targets'} ${users.map((t) => `"${t.name}"`).join(', ')}; delete them or move them to another bot first.`,
+          `This bot sends for ${users.length === 1 ? 'the target' : 'the targets'} ` +
+            `${users.map((t) => `"${t.name}"`).join(', ')}; delete them or move them to another bot first.`,
           'bot_in_use',
           { targets: users.map((t) => t.name) },
         );

@@ -68,7 +68,8 @@ export function invalidConfig(
         .join('.'),
     );
     return unprocessable(
-      `The ${what} has fields it does not know: ${names.join(', ')}. Remove them; GET /api/plugins lists the fields of each kind.`,
+      `The ${what} has fields it does not know: ${names.join(', ')}. Remove them; GET /api/plugins lists ` +
+        'the fields of each kind.',
       list,
       'unknown_config_fields',
       { fields: names },

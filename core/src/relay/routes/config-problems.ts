@@ -33,7 +33,8 @@ export function configRefused(what: string, problems: ConfigProblem[], at: (path
   }));
   const first = problems[0]!;
   const detail = first.detail ?? `The ${what} is invalid. ${fieldSentences(list)}`;
-  // A JSON Schema keyword (`required`, `minLength`…) names the field's problem; the answer as a whole is then a validation failure.
+  // A JSON Schema keyword (`required`, `minLength`…) names the field's problem; the answer as a whole is then a
+  // validation failure.
   const code = first.code && !SCHEMA_KEYWORDS.has(first.code) ? first.code : 'validation_failed';
   return new HttpError(422, code, detail, { errors: list });
 }

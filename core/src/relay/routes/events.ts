@@ -33,16 +33,19 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
   const marks = ids.map(() => '?').join(', ');
   const deliveries = ids.length
     ? await core.db.all(
-        `SELECT d.id, d.event_id, d.target_id, d.status, d.reason, d.attempts, d.last_error, d.last_status_code, d.sent_at, d.updated_at, d.send_mode,
+        `SELECT d.id, d.event_id, d.target_id, d.status, d.reason, d.attempts, d.last_error, d.last_status_code,
+          d.sent_at, d.updated_at, d.send_mode,
         t.name AS target_name, t.kind AS target_kind, d.digest_id AS digest_event_id
-      FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id WHERE d.event_id IN (${marks}) ORDER BY d.created_at, d.id`,
+      FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id WHERE d.event_id IN (${marks}) ORDER BY d.created_at,
+      d.id`,
         ids,
       )
     : [];
   const history = ids.length
     ? await core.db.all(
         `SELECT h.*, u.email AS actor_email, t.name AS target_name FROM delivery_history h
-      LEFT JOIN users u ON u.id = h.actor_id LEFT JOIN targets t ON t.id = h.target_id WHERE h.event_id IN (${marks}) ORDER BY h.created_at, h.id`,
+      LEFT JOIN users u ON u.id = h.actor_id LEFT JOIN targets t ON t.id = h.target_id WHERE h.event_id IN (${marks})
+      ORDER BY h.created_at, h.id`,
         ids,
       )
     : [];
@@ -86,7 +89,8 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
         updated_at: d.updated_at as string,
         // Released at the end of quiet hours in a digest: the digest's event.
         digest_event_id: (d.digest_event_id ?? null) as string | null,
-        // How a sent delivery went out: `send` (a new message), `edit` (it updated the earlier message of the same thing) or `reply`.
+        // How a sent delivery went out: `send` (a new message), `edit` (it updated the earlier message of the same
+        // thing) or `reply`.
         send_mode: (d.send_mode ?? null) as string | null,
       })),
     history: history
@@ -122,7 +126,10 @@ const localeOf = (
     acceptLanguage: req.headers['accept-language'],
   });
 
-/** Wakes this replica's dispatcher (any replica's claims the rows anyway, within a second) and updates the backlog check. */
+/**
+ * Wakes this replica's dispatcher (any replica's claims the rows anyway, within a second) and updates the backlog
+ * check.
+ */
 async function nudge(core: Core, userId?: string): Promise<void> {
   const r = relayIfRunning(core) as unknown as
     | { dispatcher?: { wake(): void }; monitor?: { checkBacklog(u: string): Promise<void> } }
@@ -135,7 +142,15 @@ async function nudge(core: Core, userId?: string): Promise<void> {
 }
 
 const EVENT_DESCRIPTION =
-  "Every event a provider emitted, as validated against its plugin's payload schema (fields named like secrets are redacted), with one delivery per linked target and the history of hand operations on them (resend, send now, drop). `message` is the event rendered with the current templates (the caller's own template first) in `locale` (default: the caller's language) as plain text: the title, or the body's first line, at most 200 characters; it is computed on each request, not stored. `dispatch_status` is `pending` while a delivery is queued or sending, `deferred` while one waits out quiet hours, then `dispatched`, `partial`, `failed` or `dropped` (nothing to deliver: no linked target, the event type is off on the tracker, or quiet hours drop it). Filter by `provider_id`, `event_type`, `dispatch_status` and the time the event occurred (`since` inclusive, `until` exclusive, ISO 8601).";
+  "Every event a provider emitted, as validated against its plugin's payload schema (fields named like " +
+  'secrets are redacted), with one delivery per linked target and the history of hand operations on them ' +
+  "(resend, send now, drop). `message` is the event rendered with the current templates (the caller's own " +
+  "template first) in `locale` (default: the caller's language) as plain text: the title, or the body's " +
+  'first line, at most 200 characters; it is computed on each request, not stored. `dispatch_status` is ' +
+  '`pending` while a delivery is queued or sending, `deferred` while one waits out quiet hours, then ' +
+  '`dispatched`, `partial`, `failed` or `dropped` (nothing to deliver: no linked target, the event type is ' +
+  'off on the tracker, or quiet hours drop it). Filter by `provider_id`, `event_type`, `dispatch_status` ' +
+  'and the time the event occurred (`since` inclusive, `until` exclusive, ISO 8601).';
 
 export async function eventRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
@@ -177,7 +192,11 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Read one event with its deliveries and their history',
         description:
-          'Each delivery shows its status (`queued`, `sending`, `deferred`, `in_digest`, `sent`, `failed`, `dropped`; `digest_event_id` names the quiet-hours digest it went out in), attempts, and the last error and HTTP status code the target plugin reported; `history` lists the hand operations (resend, send now, drop, replay) with who did them, when, and the record of the attempt they replaced. `message` as in the list (`?locale=`).',
+          'Each delivery shows its status (`queued`, `sending`, `deferred`, `in_digest`, `sent`, `failed`, ' +
+          '`dropped`; `digest_event_id` names the quiet-hours digest it went out in), attempts, and the ' +
+          'last error and HTTP status code the target plugin reported; `history` lists the hand operations ' +
+          '(resend, send now, drop, replay) with who did them, when, and the record of the attempt they ' +
+          'replaced. `message` as in the list (`?locale=`).',
         params: IdParams,
         querystring: Type.Object({ locale: Type.Optional(Locale) }),
         response: { ...ok('The event with its deliveries and their history.') },
@@ -189,7 +208,8 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
       const id = req.params.id;
       await owned(core, 'event_log', id, user.id, 'Event');
       const row = await core.db.get(
-        'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id = ?',
+        'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = ' +
+          'e.provider_id WHERE e.id = ?',
         [id],
       );
       return (await withDeliveries(core, [row!], user.id, localeOf(req, user)))[0];
@@ -203,14 +223,21 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Resend one delivery of your event, or all its failed deliveries',
         description:
-          "With `delivery_id`: that delivery (it must be `failed`, `dropped` or `sent`). Without: every `failed` delivery of the event. Each goes back to the durable queue as a new attempt under a new delivery id (a channel that recognises repeats by delivery id takes it as a new message), and the replaced attempt's record is kept in the event's `history` with who resent it and when. 409 `delivery_not_resendable` (still queued, sending or deferred), `nothing_to_resend` (no failed delivery), `target_deleted` (the failed deliveries' targets were deleted), `target_disabled`. Another user's event or delivery is a 404.",
+          'With `delivery_id`: that delivery (it must be `failed`, `dropped` or `sent`). Without: every ' +
+          '`failed` delivery of the event. Each goes back to the durable queue as a new attempt under a ' +
+          'new delivery id (a channel that recognises repeats by delivery id takes it as a new message), ' +
+          "and the replaced attempt's record is kept in the event's `history` with who resent it and when. " +
+          '409 `delivery_not_resendable` (still queued, sending or deferred), `nothing_to_resend` (no ' +
+          "failed delivery), `target_deleted` (the failed deliveries' targets were deleted), " +
+          "`target_disabled`. Another user's event or delivery is a 404.",
         params: IdParams,
         body: Type.Object({ delivery_id: Type.Optional(Uuid) }, { additionalProperties: false }),
         response: {
           ...accepted('Queued again: `event_id` and the new deliveries (`resent`).'),
           ...errors([
             409,
-            'Nothing can be resent: `delivery_not_resendable`, `nothing_to_resend`, `target_deleted`, `target_disabled` or `delivery_changed`.',
+            'Nothing can be resent: `delivery_not_resendable`, `nothing_to_resend`, `target_deleted`, ' +
+              '`target_disabled` or `delivery_changed`.',
           ]),
         },
       },
@@ -238,7 +265,9 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'List notifications held back by quiet hours',
         description:
-          "Deliveries of event types whose quiet-hours policy is `defer`, each with the time its tracker's quiet hours end (`release_at`), when they are sent, and the event's readable `message` (as in the event log, `?locale=`). `delivery_id` names the delivery for send-now and drop.",
+          "Deliveries of event types whose quiet-hours policy is `defer`, each with the time its tracker's " +
+          "quiet hours end (`release_at`), when they are sent, and the event's readable `message` (as in " +
+          'the event log, `?locale=`). `delivery_id` names the delivery for send-now and drop.',
         querystring: Type.Object({ ...ListQuery.properties, locale: Type.Optional(Locale) }),
         response: { ...ok('The deliveries held back by quiet hours (`deferred`), newest first.') },
       },
@@ -259,7 +288,8 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
       const eventIds = [...new Set(rows.map((r) => r.event_id as string))];
       const events = eventIds.length
         ? await core.db.all(
-            `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id IN (${eventIds.map(() => '?').join(',')})`,
+            'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = ' +
+              `e.provider_id WHERE e.id IN (${eventIds.map(() => '?').join(',')})`,
             eventIds,
           )
         : [];
@@ -301,7 +331,9 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Send a deferred notification now',
         description:
-          "The delivery leaves the deferred list and goes to the durable queue, due at once, whatever its quiet hours; recorded in the event's `history`. 409 `not_deferred` when it no longer waits (quiet hours ended meanwhile, or it was handled). Another user's delivery is a 404.",
+          'The delivery leaves the deferred list and goes to the durable queue, due at once, whatever its ' +
+          "quiet hours; recorded in the event's `history`. 409 `not_deferred` when it no longer waits " +
+          "(quiet hours ended meanwhile, or it was handled). Another user's delivery is a 404.",
         params: DeliveryParams,
         response: {
           ...accepted('Queued to be sent at once.'),
@@ -326,7 +358,9 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Drop a deferred notification',
         description:
-          "The delivery leaves the deferred list as `dropped` and is never sent (a resend from the event log can still send it); recorded in the event's `history`. 409 `not_deferred` when it no longer waits. Another user's delivery is a 404.",
+          'The delivery leaves the deferred list as `dropped` and is never sent (a resend from the event ' +
+          "log can still send it); recorded in the event's `history`. 409 `not_deferred` when it no longer " +
+          "waits. Another user's delivery is a 404.",
         params: DeliveryParams,
         response: {
           ...ok('Dropped: it will not be sent.'),

@@ -1,4 +1,7 @@
-/** The relay's record routes: plugins, providers, trackers and their links, targets, events, deferred, templates, self-monitoring, actions, bots. */
+/**
+ * The relay's record routes: plugins, providers, trackers and their links, targets, events, deferred, templates,
+ * self-monitoring, actions, bots.
+ */
 
 import type { Core } from '../../core.ts';
 import type { App } from '../../http/server.ts';
@@ -17,7 +20,10 @@ import { testEventRoutes } from './test-events.ts';
 import { trackerLinkRoutes } from './tracker-links.ts';
 import { trackerRoutes } from './trackers.ts';
 
-/** Registers every relay record route on the app. Every route but the bot webhook needs a logged-in user and sees only that user's rows. */
+/**
+ * Registers every relay record route on the app. Every route but the bot webhook needs a logged-in user and sees only
+ * that user's rows.
+ */
 export async function registerRelayRoutes(app: App, core: Core): Promise<void> {
   await pluginRoutes(app, core);
   await providerRoutes(app, core);

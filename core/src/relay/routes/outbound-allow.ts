@@ -20,7 +20,10 @@ export const OutboundAllowField = Type.Optional(
     [Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: OUTBOUND_ALLOW_MAX }), Type.Null()],
     {
       description:
-        'Private ranges (CIDR such as `192.168.1.0/24`, or one address) or DNS host names this instance alone may reach besides the service-wide `SERVICE_OUTBOUND_ALLOW_CIDRS`; public addresses are always reachable. Only an administrator may set or change it (403 `outbound_allow_admin_only`); `null` or `[]` clears it.',
+        'Private ranges (CIDR such as `192.168.1.0/24`, or one address) or DNS host names this instance ' +
+        'alone may reach besides the service-wide `SERVICE_OUTBOUND_ALLOW_CIDRS`; public addresses are ' +
+        'always reachable. Only an administrator may set or change it (403 `outbound_allow_admin_only`); ' +
+        '`null` or `[]` clears it.',
     },
   ),
 );

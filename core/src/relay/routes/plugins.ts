@@ -20,7 +20,8 @@ export async function pluginRoutes(app: App, core: Core): Promise<void> {
         querystring: Type.Object({ locale: Type.Optional(Locale) }),
         response: {
           ...ok(
-            'The enabled kinds (`plugins`) with their config schemas, events and limits, and the `locale` they are described in.',
+            'The enabled kinds (`plugins`) with their config schemas, events and limits, and the `locale` ' +
+              'they are described in.',
           ),
         },
       },

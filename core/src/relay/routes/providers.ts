@@ -1,4 +1,7 @@
-/** Providers: `GET, POST /api/providers`, `GET, PATCH, DELETE /api/providers/{id}`, `GET /api/providers/{id}/webhook-log`. */
+/**
+ * Providers: `GET, POST /api/providers`, `GET, PATCH, DELETE /api/providers/{id}`, `GET
+ * /api/providers/{id}/webhook-log`.
+ */
 
 import type { FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
@@ -256,7 +259,8 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
       }
       if (plugin.def.manifest.coreManaged) {
         throw unprocessable(
-          `Providers of kind "${b.kind}" are created by the service (one per user); change its settings under /api/self-monitoring.`,
+          `Providers of kind "${b.kind}" are created by the service (one per user); change its settings ` +
+            'under /api/self-monitoring.',
           [{ path: 'body/kind', message: 'is managed by the service' }],
           'core_managed',
         );
@@ -270,7 +274,8 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
       const now = nowIso(core);
       const enabled = b.enabled ?? true;
       await core.db.run(
-        `INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, outbound_allow, created_at, updated_at)
+        `INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, outbound_allow,
+          created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           id,
@@ -330,7 +335,8 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
       const plugin = core.plugins.provider(row.kind);
       if (!plugin)
         throw unprocessable(
-          `Provider kind "${row.kind}" is not enabled on this service, so this provider cannot be changed; enable its plugin or delete the provider.`,
+          `Provider kind "${row.kind}" is not enabled on this service, so this provider cannot be changed; ` +
+            'enable its plugin or delete the provider.',
           undefined,
           'kind_not_enabled',
           { kind: row.kind },
@@ -353,7 +359,8 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
             : null
           : sent;
       await core.db.run(
-        `UPDATE providers SET name = ?, config = ?, enabled = ?, status = ?, status_detail = NULL, outbound_allow = ?, updated_at = ?
+        `UPDATE providers SET name = ?, config = ?, enabled = ?, status = ?, status_detail = NULL, outbound_allow = ?,
+          updated_at = ?
       WHERE id = ? AND user_id = ?`,
         [b.name ?? row.name, prepared, enabled, enabled ? 'pending' : 'disabled', allow, nowIso(core), row.id, user.id],
       );
@@ -384,7 +391,8 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
       const row = await get(req.params.id, user.id);
       if (core.plugins.provider(row.kind)?.def.manifest.coreManaged) {
         throw conflict(
-          'The self-monitoring provider belongs to the account and cannot be deleted; disable its tracking under /api/self-monitoring instead.',
+          'The self-monitoring provider belongs to the account and cannot be deleted; disable its tracking ' +
+            'under /api/self-monitoring instead.',
           'core_managed',
         );
       }

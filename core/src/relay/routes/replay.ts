@@ -45,7 +45,24 @@ const Body = Type.Object(
 type BodyT = Static<typeof Body>;
 type Row = Record<string, any>;
 
-const DESCRIPTION = `Sends your recorded events again, to targets you choose, through the durable queue. The message is rendered when it is sent, from the event's stored payload with today's templates (your own template first) in each target's language, so a template changed since the event shows its new text. Choose events by \`event_ids\`, or by \`filter\` (the event log's filters: \`provider_id\`, \`event_type\`, \`dispatch_status\`, \`since\` inclusive, \`until\` exclusive), or both (events matching both); they are replayed oldest first. At most ${REPLAY_MAX_EVENTS} events (422 \`replay_over_limit\` with \`count\` and \`limit\` when more match; narrow the filter) and ${REPLAY_MAX_TARGETS} targets. Per event and target: a target the event never went to gets a new delivery; one it had a failed, dropped or sent delivery for gets it back as a new attempt under a new delivery id (the old attempt kept in the history, as a resend); one whose delivery is still queued, sending or deferred is skipped (listed in \`skipped\`). Each replayed delivery is recorded in the event's \`history\` as \`replay\` with who did it and when. With \`dry_run: true\` nothing is queued: the answer counts the events and shows, per target, the first ${PREVIEW_MESSAGES} messages exactly as that target would get them (\`title\`/\`body\` in the target's format, \`plain_title\`/\`plain_body\` as text; fields named like secrets redacted). Another user's event or target, or an unknown one, is a 404; a disabled target is a 409 \`target_disabled\`; 422 \`replay_no_selection\` without \`event_ids\` or \`filter\`; 409 \`nothing_to_replay\` when no event matches (a dry run answers the count 0).`;
+const DESCRIPTION =
+  'Sends your recorded events again, to targets you choose, through the durable queue. The message is ' +
+  `rendered when it is sent, from the event's stored payload with today's templates (your own template ` +
+  `first) in each target's language, so a template changed since the event shows its new text. Choose events ` +
+  `by \`event_ids\`, or by \`filter\` (the event log's filters: \`provider_id\`, \`event_type\`, ` +
+  `\`dispatch_status\`, \`since\` inclusive, \`until\` exclusive), or both (events matching both); they are ` +
+  `replayed oldest first. At most ${REPLAY_MAX_EVENTS} events (422 \`replay_over_limit\` with \`count\` and ` +
+  `\`limit\` when more match; narrow the filter) and ${REPLAY_MAX_TARGETS} targets. Per event and target: a ` +
+  'target the event never went to gets a new delivery; one it had a failed, dropped or sent delivery for ' +
+  'gets it back as a new attempt under a new delivery id (the old attempt kept in the history, as a resend); ' +
+  `one whose delivery is still queued, sending or deferred is skipped (listed in \`skipped\`). Each replayed ` +
+  `delivery is recorded in the event's \`history\` as \`replay\` with who did it and when. With \`dry_run: ` +
+  `true\` nothing is queued: the answer counts the events and shows, per target, the first ` +
+  `${PREVIEW_MESSAGES} messages exactly as that target would get them (\`title\`/\`body\` in the target's ` +
+  `format, \`plain_title\`/\`plain_body\` as text; fields named like secrets redacted). Another user's event ` +
+  `or target, or an unknown one, is a 404; a disabled target is a 409 \`target_disabled\`; 422 ` +
+  `\`replay_no_selection\` without \`event_ids\` or \`filter\`; 409 \`nothing_to_replay\` when no event ` +
+  'matches (a dry run answers the count 0).';
 
 /** The caller's events chosen by the body, oldest first; 404 when an id is not theirs, 422 over the bound. */
 async function chosenEvents(core: Core, userId: string, b: BodyT): Promise<Row[]> {
@@ -73,7 +90,8 @@ async function chosenEvents(core: Core, userId: string, b: BodyT): Promise<Row[]
   );
   if (count > REPLAY_MAX_EVENTS) {
     throw unprocessable(
-      `${count} events match; one replay takes at most ${REPLAY_MAX_EVENTS}. Narrow the filter (a shorter time range, one provider or type).`,
+      `${count} events match; one replay takes at most ${REPLAY_MAX_EVENTS}. Narrow the filter (a shorter ` +
+        'time range, one provider or type).',
       undefined,
       'replay_over_limit',
       { count, limit: REPLAY_MAX_EVENTS },

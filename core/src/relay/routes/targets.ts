@@ -25,7 +25,8 @@ const Config = Type.Object({}, { additionalProperties: true });
 const UpdateMessages = Type.Optional(
   Type.Boolean({
     description:
-      'Update the earlier message of the same thing (a UPS, a CI run, a pull request) instead of posting a new one, where the channel can (default true)',
+      'Update the earlier message of the same thing (a UPS, a CI run, a pull request) instead of posting a ' +
+      'new one, where the channel can (default true)',
   }),
 );
 const CreateBody = Type.Object(
@@ -71,7 +72,9 @@ const TestBody = Type.Union([
 
 type Row = Record<string, any>;
 
-/** The problem code of an Apprise URL the importer could not read (spelled out, so each has its text in the web client). */
+/**
+ * The problem code of an Apprise URL the importer could not read (spelled out, so each has its text in the web client).
+ */
 function appriseCode(err: AppriseUrlError): string {
   if (err.code === 'apprise_scheme_unsupported') return 'apprise_scheme_unsupported';
   if (err.code === 'apprise_url_incomplete') return 'apprise_url_incomplete';
@@ -221,7 +224,8 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
       const id = newId();
       const now = nowIso(core);
       await core.db.run(
-        `INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, outbound_allow, update_messages, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        'INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, outbound_allow, ' +
+          'update_messages, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         [id, user.id, b.kind, b.name, config, b.locale, b.enabled ?? true, allow, b.update_messages ?? true, now, now],
       );
       reply.code(201);
@@ -235,7 +239,14 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['relay'],
         summary: 'Create a target from an Apprise URL',
-        description: `Reads an Apprise URL (the notation \`apprise\` and Apprise API configurations use) into the target kind and config Herald has for that service, and creates the target as \`POST /api/targets\` does (the config is validated the same way). Schemes: ${Object.keys(APPRISE_SCHEMES).join(', ')}. A \`tgram://\` URL uses your Telegram bot with that token, registering it first when you have none. 422 \`apprise_scheme_unsupported\` (param \`scheme\`) for a scheme Herald has no target for, \`apprise_url_invalid\` or \`apprise_url_incomplete\` for a URL it cannot read; nothing is created then.`,
+        description:
+          `Reads an Apprise URL (the notation \`apprise\` and Apprise API configurations use) into the ` +
+          `target kind and config Herald has for that service, and creates the target as \`POST ` +
+          `/api/targets\` does (the config is validated the same way). Schemes: ` +
+          `${Object.keys(APPRISE_SCHEMES).join(', ')}. A \`tgram://\` URL uses your Telegram bot with that ` +
+          `token, registering it first when you have none. 422 \`apprise_scheme_unsupported\` (param ` +
+          `\`scheme\`) for a scheme Herald has no target for, \`apprise_url_invalid\` or ` +
+          `\`apprise_url_incomplete\` for a URL it cannot read; nothing is created then.`,
         body: FromUrlBody,
         response: {
           ...created('The new target, secrets masked.'),
@@ -268,7 +279,8 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
       const id = newId();
       const now = nowIso(core);
       await core.db.run(
-        `INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, outbound_allow, update_messages, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        'INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, outbound_allow, ' +
+          'update_messages, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         [
           id,
           user.id,
@@ -295,7 +307,10 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Read an Apprise URL into a target kind and config, without creating anything',
         description:
-          'What `POST /api/targets/from-url` would create, for a form to fill itself in: `kind`, `config` (with the secrets of the URL, which the caller sent), a suggested `name`, and for a `tgram://` URL the id of your bot with that token (`config.bot_id`, absent when you have none yet). The same 422 answers as from-url.',
+          'What `POST /api/targets/from-url` would create, for a form to fill itself in: `kind`, `config` ' +
+          '(with the secrets of the URL, which the caller sent), a suggested `name`, and for a `tgram://` ' +
+          'URL the id of your bot with that token (`config.bot_id`, absent when you have none yet). The ' +
+          'same 422 answers as from-url.',
         body: Type.Object({ url: FromUrlBody.properties.url }, { additionalProperties: false }),
         response: { ...ok('The target the URL describes: `kind`, `config`, `name`, `kind_enabled`.') },
       },
@@ -332,7 +347,9 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     return rows.find((r) => core.atRest.openLenient(r.token) === token)?.id;
   }
 
-  /** The caller's bot of `kind` with `token` (its id is the token's leading number), registered now when there is none. */
+  /**
+   * The caller's bot of `kind` with `token` (its id is the token's leading number), registered now when there is none.
+   */
   async function botFor(user: { id: string; locale: string }, kind: string, token: string): Promise<string> {
     return (
       (await existingBot(user, kind, token)) ??
@@ -383,7 +400,8 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
           : sent;
       // updated_at is part of the cached instance's key, so the next send builds a fresh instance.
       await core.db.run(
-        'UPDATE targets SET name = ?, config = ?, locale = ?, enabled = ?, outbound_allow = ?, update_messages = ?, updated_at = ? WHERE id = ? AND user_id = ?',
+        'UPDATE targets SET name = ?, config = ?, locale = ?, enabled = ?, outbound_allow = ?, ' +
+          'update_messages = ?, updated_at = ? WHERE id = ? AND user_id = ?',
         [
           b.name ?? row.name,
           config,

@@ -50,7 +50,8 @@ export async function overridesFor(
   const uniq = [...new Set(types)];
   if (!uniq.length) return new Map();
   const rows = await db.all(
-    `SELECT event_type, title, body FROM templates WHERE user_id = ? AND locale = ? AND event_type IN (${uniq.map(() => '?').join(',')})`,
+    'SELECT event_type, title, body FROM templates WHERE user_id = ? AND locale = ? AND event_type IN ' +
+      `(${uniq.map(() => '?').join(',')})`,
     [userId, locale, ...uniq],
   );
   return new Map(rows.map((r) => [r.event_type as string, { title: String(r.title), body: String(r.body ?? '') }]));
@@ -122,7 +123,8 @@ const Text = Type.Object(
   { additionalProperties: false },
 );
 const TypeParams = Type.Object({ event_type: Type.String({ minLength: 1, maxLength: 100 }) });
-// The locale is checked in the handler, not by the schema: a path that fails its schema is a 404 here, and a locale other than en/ru is a 422.
+// The locale is checked in the handler, not by the schema: a path that fails its schema is a 404 here, and a locale
+// other than en/ru is a 422.
 const TypeLocaleParams = Type.Object({
   event_type: Type.String({ minLength: 1, maxLength: 100 }),
   locale: Type.String({ minLength: 1, maxLength: 20, description: '`en` or `ru`' }),
@@ -152,8 +154,11 @@ function parseReason(message: string): { reason: string; tag: string } {
 function tooCostly(limit: 'steps' | 'output'): HttpError {
   const detail =
     limit === 'steps'
-      ? `Rendering this template with your latest event takes more than ${TEMPLATE_LIMITS.maxSteps} steps (each item of a {{#each}} counts its whole block again); nest fewer {{#each}} blocks over long lists.`
-      : `Rendering this template with your latest event writes more than ${TEMPLATE_LIMITS.maxOutput} characters; shorten the repeated parts.`;
+      ? `Rendering this template with your latest event takes more than ${TEMPLATE_LIMITS.maxSteps} steps ` +
+        '(each item of a {{#each}} counts its whole block again); nest fewer {{#each}} blocks over long ' +
+        'lists.'
+      : `Rendering this template with your latest event writes more than ${TEMPLATE_LIMITS.maxOutput} ` +
+        'characters; shorten the repeated parts.';
   return unprocessable(
     detail,
     [
@@ -251,7 +256,8 @@ async function previewOf(
   }
   const first = await core.db.get(
     `SELECT t.name AS target_name, tr.name AS tracker_name FROM deliveries d
-    LEFT JOIN targets t ON t.id = d.target_id LEFT JOIN trackers tr ON tr.id = d.tracker_id WHERE d.event_id = ? ORDER BY d.id LIMIT 1`,
+    LEFT JOIN targets t ON t.id = d.target_id LEFT JOIN trackers tr ON tr.id = d.tracker_id WHERE d.event_id = ? ORDER
+    BY d.id LIMIT 1`,
     [ev.id],
   );
   const report: RenderReport = {};
@@ -285,11 +291,16 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Every event type of the enabled provider kinds with its default template per locale',
         description:
-          "Per provider kind and event type: the default template (the plugin's, or the operator's file under `locales/<lang>/templates/`) in English and Russian (`fallback` when the locale has none and English is used), and the caller's own template for that type and locale, if saved. Names and descriptions are in the caller's language (`?locale=`). `last_event_at`: when the caller's newest event of that type occurred (null: none yet, so no preview).",
+          "Per provider kind and event type: the default template (the plugin's, or the operator's file " +
+          'under `locales/<lang>/templates/`) in English and Russian (`fallback` when the locale has none ' +
+          "and English is used), and the caller's own template for that type and locale, if saved. Names " +
+          "and descriptions are in the caller's language (`?locale=`). `last_event_at`: when the caller's " +
+          'newest event of that type occurred (null: none yet, so no preview).',
         querystring: Type.Object({ locale: Type.Optional(Locale) }),
         response: {
           ...ok(
-            'Per provider kind and event type: the default templates, your own, and when your last event of the type occurred.',
+            'Per provider kind and event type: the default templates, your own, and when your last event ' +
+              'of the type occurred.',
           ),
         },
       },
@@ -355,7 +366,10 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Preview a template with your last real event of that type',
         description:
-          "Renders the template of `event_type` in `locale` (default: your language) as plain text from the newest event of that type you own, exactly as a delivery would be rendered (your own template wins over the default), with the names of its first delivery's tracker and target. 404 `no_event_for_preview` when you have no such event yet.",
+          'Renders the template of `event_type` in `locale` (default: your language) as plain text from ' +
+          'the newest event of that type you own, exactly as a delivery would be rendered (your own ' +
+          "template wins over the default), with the names of its first delivery's tracker and target. 404 " +
+          '`no_event_for_preview` when you have no such event yet.',
         params: Type.Object({ event_type: Type.String({ minLength: 1, maxLength: 100 }) }),
         querystring: Type.Object({ locale: Type.Optional(Locale) }),
         response: {
@@ -385,7 +399,10 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Preview an unsaved template draft with your last real event of that type',
         description:
-          'Renders the draft `title` and `body` in `locale` as plain text from the newest event of `event_type` you own, exactly as `GET /api/templates/{event_type}/preview` renders a saved template. 404 `no_event_for_preview` when you have no such event yet; 422 `template_invalid` (params `field`, `message`, `reason`, `tag`) when the draft does not parse. Nothing is saved.',
+          'Renders the draft `title` and `body` in `locale` as plain text from the newest event of ' +
+          '`event_type` you own, exactly as `GET /api/templates/{event_type}/preview` renders a saved ' +
+          'template. 404 `no_event_for_preview` when you have no such event yet; 422 `template_invalid` ' +
+          '(params `field`, `message`, `reason`, `tag`) when the draft does not parse. Nothing is saved.',
         params: TypeParams,
         body: Type.Object(
           { locale: Locale, title: Text.properties.title, body: Text.properties.body },
@@ -417,7 +434,13 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['relay'],
         summary: 'Save your own template for an event type and locale',
-        description: `Creates or replaces your own template for \`event_type\` in \`locale\` (\`en\` or \`ru\`, else 422 \`unsupported_locale\`); deliveries to targets in that locale use it instead of the default from then on. Title up to ${TITLE_MAX} and body up to ${BODY_MAX} characters, not both empty (422 \`template_empty\`); each must parse (422 \`template_invalid\` with params \`field\`, \`message\`, \`reason\`, \`tag\`). 404 \`unknown_event_type\` when no enabled provider kind declares the type.`,
+        description:
+          `Creates or replaces your own template for \`event_type\` in \`locale\` (\`en\` or \`ru\`, else ` +
+          `422 \`unsupported_locale\`); deliveries to targets in that locale use it instead of the default ` +
+          `from then on. Title up to ${TITLE_MAX} and body up to ${BODY_MAX} characters, not both empty (422 ` +
+          `\`template_empty\`); each must parse (422 \`template_invalid\` with params \`field\`, ` +
+          `\`message\`, \`reason\`, \`tag\`). 404 \`unknown_event_type\` when no enabled provider kind ` +
+          'declares the type.',
         params: TypeLocaleParams,
         body: Text,
         response: {
@@ -444,8 +467,10 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
       checkParses(b);
       const now = nowIso(core);
       await core.db.run(
-        `INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-      ON CONFLICT (user_id, event_type, locale) DO UPDATE SET title = excluded.title, body = excluded.body, updated_at = excluded.updated_at`,
+        `INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ?,
+          ?, ?, ?, ?, ?)
+      ON CONFLICT (user_id, event_type, locale) DO UPDATE SET title = excluded.title, body = excluded.body, updated_at =
+      excluded.updated_at`,
         [newId(), user.id, type, locale, b.title, b.body, now, now],
       );
       // Inserted or updated, the row now holds exactly these values.
@@ -460,7 +485,8 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Delete your own template for an event type and locale (the default applies again)',
         description:
-          '204 whether or not you had one. Only your own template is removed. 422 `unsupported_locale` for a locale other than `en` or `ru`.',
+          '204 whether or not you had one. Only your own template is removed. 422 `unsupported_locale` for ' +
+          'a locale other than `en` or `ru`.',
         params: TypeLocaleParams,
         response: {
           ...noContent('Deleted, or there was none.'),

@@ -150,7 +150,11 @@ export async function testEventRoutes(app: App, core: Core): Promise<void> {
   };
 
   const description =
-    'Records a test event (marked `test: true` in the event log, its title starting with "[Test]" or "[Тест]") of `event_type` (default: the first declared type that is on) with the plugin\'s sample payload, and dispatches it through the normal pipeline: tracker rules and quiet hours apply, deliveries are queued and retried. Answers with the event and its deliveries. At most 10 test events a minute per user (429 `test_event_throttled`).';
+    'Records a test event (marked `test: true` in the event log, its title starting with "[Test]" or ' +
+    '"[Тест]") of `event_type` (default: the first declared type that is on) with the plugin\'s sample ' +
+    'payload, and dispatches it through the normal pipeline: tracker rules and quiet hours apply, ' +
+    'deliveries are queued and retried. Answers with the event and its deliveries. At most 10 test events ' +
+    'a minute per user (429 `test_event_throttled`).';
 
   app.post(
     '/api/providers/:id/test-event',

@@ -1,4 +1,7 @@
-/** Links between a tracker and its targets: `GET /api/trackers/{id}/targets`, `PUT, DELETE /api/trackers/{id}/targets/{target_id}`. */
+/**
+ * Links between a tracker and its targets: `GET /api/trackers/{id}/targets`, `PUT, DELETE
+ * /api/trackers/{id}/targets/{target_id}`.
+ */
 import Type from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
@@ -19,7 +22,8 @@ export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'List the targets linked to a tracker',
         description:
-          "Each event the tracker passes on is delivered to every linked target, rendered in the target's locale. Secret config fields are masked.",
+          "Each event the tracker passes on is delivered to every linked target, rendered in the target's " +
+          'locale. Secret config fields are masked.',
         params: IdParams,
         response: { ...ok('The linked targets (`targets`), secret config fields masked.') },
       },
@@ -44,7 +48,9 @@ export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Link a target to a tracker',
         description:
-          'Idempotent: linking a pair that is already linked changes nothing and answers the existing link. Both the tracker and the target must be yours. Events recorded from now on reach the target; earlier ones do not.',
+          'Idempotent: linking a pair that is already linked changes nothing and answers the existing ' +
+          'link. Both the tracker and the target must be yours. Events recorded from now on reach the ' +
+          'target; earlier ones do not.',
         params: LinkParams,
         response: { ...ok('The link (`tracker_id`, `target_id`, `created_at`).') },
       },
@@ -57,7 +63,8 @@ export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
       const target = await owned(core, 'targets', p.target_id, user.id, 'Target');
       // Idempotent: a second PUT of the same pair changes nothing.
       await core.db.run(
-        'INSERT INTO tracker_targets (tracker_id, target_id, user_id, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (tracker_id, target_id) DO NOTHING',
+        'INSERT INTO tracker_targets (tracker_id, target_id, user_id, created_at) VALUES (?, ?, ?, ?) ON ' +
+          'CONFLICT (tracker_id, target_id) DO NOTHING',
         [tracker.id, target.id, user.id, nowIso(core)],
       );
       const link = await core.db.get(

@@ -28,7 +28,8 @@ const QuietHours = Type.Union([
 /** How deferred notifications go out when the window ends: one by one, or one digest per target. */
 const QuietRelease = Type.Union([Type.Literal('each'), Type.Literal('digest')], {
   description:
-    '`each` (default): deferred notifications are released one by one when the quiet hours end; `digest`: one message per target lists them, grouped by provider and event type.',
+    '`each` (default): deferred notifications are released one by one when the quiet hours end; `digest`: ' +
+    'one message per target lists them, grouped by provider and event type.',
 });
 const fields = {
   name: Type.String({ minLength: 1, maxLength: 200 }),
@@ -136,7 +137,8 @@ async function validate(core: Core, userId: string, input: Input, stored?: Row, 
     const unknown = Object.keys(map).filter((k) => !declared.includes(k));
     if (unknown.length) {
       throw unprocessable(
-        `${field} names event types that "${provider.kind}" does not emit: ${unknown.join(', ')}; its event types are: ${declared.join(', ') || 'none'}.`,
+        `${field} names event types that "${provider.kind}" does not emit: ${unknown.join(', ')}; its ` +
+          `event types are: ${declared.join(', ') || 'none'}.`,
         unknown.map((k) => ({ path: `body/${field}/${k}`, message: 'is not an event type of this provider' })),
       );
     }
@@ -182,7 +184,10 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'List your trackers',
         description:
-          'Trackers are the subscriptions of one provider: which event types it passes on, quiet hours and per-type quiet-hours policies, how deferred notifications are released when the window ends (`quiet_release`: `each` or `digest`), the plugin-defined tracker config (secret fields masked) and the linked target ids. Filter by `provider_id`.',
+          'Trackers are the subscriptions of one provider: which event types it passes on, quiet hours and ' +
+          'per-type quiet-hours policies, how deferred notifications are released when the window ends ' +
+          '(`quiet_release`: `each` or `digest`), the plugin-defined tracker config (secret fields masked) ' +
+          'and the linked target ids. Filter by `provider_id`.',
         querystring: Type.Object({ ...ListQuery.properties, provider_id: Type.Optional(Uuid) }),
         response: { ...ok('Your trackers (`trackers`), newest first, secret config fields masked.') },
       },
@@ -211,7 +216,11 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Create a tracker',
         description:
-          "The provider must be yours and its kind enabled. `event_types` and `quiet_policies` may name only event types the provider's plugin declares (`GET /api/plugins`); `config` is validated against the plugin's tracker schema, with its defaults applied. An event type missing from `event_types` is passed on; `false` turns it off. Link targets with `PUT /api/trackers/{id}/targets/{target_id}`.",
+          'The provider must be yours and its kind enabled. `event_types` and `quiet_policies` may name ' +
+          "only event types the provider's plugin declares (`GET /api/plugins`); `config` is validated " +
+          "against the plugin's tracker schema, with its defaults applied. An event type missing from " +
+          '`event_types` is passed on; `false` turns it off. Link targets with `PUT ' +
+          '/api/trackers/{id}/targets/{target_id}`.',
         body: CreateBody,
         response: {
           ...created('The new tracker.'),
@@ -236,7 +245,8 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
       const id = newId();
       const now = nowIso(core);
       await core.db.run(
-        `INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies, quiet_release, config, created_at, updated_at)
+        `INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies,
+          quiet_release, config, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         [
           id,
@@ -279,7 +289,9 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Change a tracker',
         description:
-          "Fields left out keep their value. A secret sent back as the mask `********` keeps the stored secret. Changing the quiet hours recomputes when this tracker's deferred notifications are released.",
+          'Fields left out keep their value. A secret sent back as the mask `********` keeps the stored ' +
+          "secret. Changing the quiet hours recomputes when this tracker's deferred notifications are " +
+          'released.',
         params: IdParams,
         body: PatchBody,
         response: { ...ok('The changed tracker.') },
@@ -307,7 +319,8 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
         b.config !== undefined || (b.provider_id !== undefined && b.provider_id !== row.provider_id),
       );
       await core.db.run(
-        `UPDATE trackers SET provider_id = ?, name = ?, enabled = ?, event_types = ?, quiet_hours = ?, quiet_policies = ?, quiet_release = ?, config = ?, updated_at = ?
+        `UPDATE trackers SET provider_id = ?, name = ?, enabled = ?, event_types = ?, quiet_hours = ?, quiet_policies =
+          ?, quiet_release = ?, config = ?, updated_at = ?
       WHERE id = ? AND user_id = ?`,
         [
           input.provider_id,

@@ -27,7 +27,10 @@ function login(value: string): { username: string; password: string } | undefine
   }
 }
 
-/** Visits each plain string of `config` with its dot path (`a.b`, `list[]`, as `secretPaths` names them) and JSON pointer. */
+/**
+ * Visits each plain string of `config` with its dot path (`a.b`, `list[]`, as `secretPaths` names them) and JSON
+ * pointer.
+ */
 function strings(
   value: unknown,
   secret: ReadonlySet<string>,
@@ -69,7 +72,8 @@ export function urlCredentialProblems(
   const problems: ConfigProblem[] = [];
   const secretFields = secretPaths.map((p) => p.replaceAll('[]', ''));
   const where = secretFields.length
-    ? `put it in ${secretFields.length === 1 ? 'the secret field' : 'the secret fields'} ${secretFields.join(', ')}, which are stored sealed and shown masked`
+    ? `put it in ${secretFields.length === 1 ? 'the secret field' : 'the secret fields'} ` +
+      `${secretFields.join(', ')}, which are stored sealed and shown masked`
     : 'this kind has no secret field for a login, so it cannot sign in through the address either';
   strings(config, new Set(secretPaths), (s, pointer) => {
     const found = login(s);
@@ -79,7 +83,9 @@ export function urlCredentialProblems(
       path: pointer,
       code: 'url_credentials',
       message: 'must not contain a user name or password',
-      detail: `The address in ${field} contains a ${found.password ? 'password' : 'user name'}, which would be stored and shown in clear. Remove it from the address (keep scheme://host:port/path) and ${where}.`,
+      detail:
+        `The address in ${field} contains a ${found.password ? 'password' : 'user name'}, which would be ` +
+        `stored and shown in clear. Remove it from the address (keep scheme://host:port/path) and ${where}.`,
     });
   });
   return problems;
@@ -113,13 +119,18 @@ export function refuseUrlLogin(value: string | null | undefined, field: string):
   const found = value ? login(value) : undefined;
   if (!found) return;
   throw unprocessable(
-    `The address in ${field} contains a ${found.password ? 'password' : 'user name'}, which would be stored and shown in clear. Remove it from the address (keep scheme://host:port/path); the bot's token is its only credential.`,
+    `The address in ${field} contains a ${found.password ? 'password' : 'user name'}, which would be ` +
+      `stored and shown in clear. Remove it from the address (keep scheme://host:port/path); the bot's token ` +
+      'is its only credential.',
     [{ path: `body/${field}`, message: 'must not contain a user name or password' }],
     'url_credentials',
   );
 }
 
-/** A plugin's own problems with the config, then the addresses with a login it did not already report (gotify and ntfy check their own). */
+/**
+ * A plugin's own problems with the config, then the addresses with a login it did not already report (gotify and ntfy
+ * check their own).
+ */
 export function withUrlCredentialProblems(
   own: ConfigProblem[],
   config: Record<string, unknown>,

@@ -107,7 +107,8 @@ t.test('escaping per format; template text is never escaped', async (t) => {
   );
   t.equal(
     escapeFor('markdown', v),
-    '\\<a href="x"\\>&\\</a\\> \\*b\\* \\_c\\_ \\[d\\]\\(e\\) \\#f \\+g \\-h \\.i \\!j \\|k \\>l \\~m \\`n\\` \\\\o \\{p\\}',
+    '\\<a href="x"\\>&\\</a\\> \\*b\\* \\_c\\_ \\[d\\]\\(e\\) \\#f \\+g \\-h \\.i \\!j \\|k \\>l \\~m ' +
+      '\\`n\\` \\\\o \\{p\\}',
   );
   t.equal(escapeFor('text', v), v);
   t.equal(render('<b>{{v}}</b>', { v: '<i>' }, 'html'), '<b>&lt;i&gt;</b>', "the template's own markup stays");
