@@ -14,10 +14,14 @@ import type { Reports } from './reports.ts';
 const Role = Type.Union([Type.Literal('user'), Type.Literal('admin')]);
 const MaxChats = Type.Integer({ minimum: 0, maximum: 100_000 });
 const Limit = Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()]);
-/** The user's own storage limit for documents, memory and reports, in MB of 1,000,000 bytes; null follows SERVICE_USER_STORAGE_MB. */
+/**
+ * The user's own storage limit for documents, memory and reports, in MB of 1,000,000 bytes; null follows
+ * SERVICE_USER_STORAGE_MB.
+ */
 const StorageLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000 }), Type.Null()], {
   description:
-    "The user's own storage limit for documents, memory entries and reports, in MB (1,000,000 bytes); null follows SERVICE_USER_STORAGE_MB",
+    "The user's own storage limit for documents, memory entries and reports, in MB (1,000,000 bytes); null " +
+    'follows SERVICE_USER_STORAGE_MB',
 });
 const CreateBody = Type.Object(
   {
@@ -180,7 +184,8 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
         if (hash) await q.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, row.id]);
         if (revoke) await revokeAllTokens(q, row.id);
         await q.run(
-          'UPDATE users SET role = ?, max_chats = ?, is_active = ?, max_ai_messages_per_day = ?, max_ai_tokens_per_day = ?, max_storage_mb = ?, updated_at = ? WHERE id = ?',
+          'UPDATE users SET role = ?, max_chats = ?, is_active = ?, max_ai_messages_per_day = ?, ' +
+            'max_ai_tokens_per_day = ?, max_storage_mb = ?, updated_at = ? WHERE id = ?',
           [
             next.role,
             next.max_chats,
@@ -218,7 +223,9 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
         params: Params,
         summary: "Set a user's password",
         description:
-          "Sets the user's password (8 characters or more, at most 72 bytes). Every token the user holds stops working. A user restored from a backup without a password (password_set false, kept inactive for that reason) is activated and can log in with it. 404 for an unknown user.",
+          "Sets the user's password (8 characters or more, at most 72 bytes). Every token the user holds " +
+          'stops working. A user restored from a backup without a password (password_set false, kept ' +
+          'inactive for that reason) is activated and can log in with it. 404 for an unknown user.',
         body: Type.Object(
           { password: Type.String({ minLength: 1, maxLength: 1024 }) },
           { additionalProperties: false },

@@ -31,13 +31,16 @@ export const ALWAYS_INCLUDE = { entries: 30, chars: 4000 };
  */
 async function alwaysIncluded(core: Core, userId: string): Promise<string> {
   const rows = await core.db.all<{ content: string; category: string | null; recorded_at: string | null }>(
-    'SELECT content, category, recorded_at FROM memory_entries WHERE user_id = ? AND always_include = ? ORDER BY id DESC LIMIT ?',
+    'SELECT content, category, recorded_at FROM memory_entries WHERE user_id = ? AND always_include = ? ' +
+      'ORDER BY id DESC LIMIT ?',
     [userId, true, ALWAYS_INCLUDE.entries],
   );
   const lines: string[] = [];
   let used = 0;
   for (const r of rows) {
-    const line = `- ${r.category ? `[${r.category}] ` : ''}${r.content.replace(/\s+/g, ' ').trim()}${r.recorded_at ? ` (${r.recorded_at})` : ''}`;
+    const category = r.category ? `[${r.category}] ` : '';
+    const when = r.recorded_at ? ` (${r.recorded_at})` : '';
+    const line = `- ${category}${r.content.replace(/\s+/g, ' ').trim()}${when}`;
     if (used + line.length > ALWAYS_INCLUDE.chars) break;
     used += line.length;
     lines.push(line);

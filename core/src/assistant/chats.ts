@@ -40,8 +40,13 @@ export const ChatSchema = Type.Object({
 export const ChatParams = Type.Object({ chat_id: Type.String({ format: 'uuid' }) });
 const Title = Type.String({ minLength: 1, maxLength: 200 });
 const SkillRef = Type.Union([Type.String({ format: 'uuid' }), Type.Null()]);
-/** Without a title the chat is called "New chat" (in the caller's language) until a title is generated after the first exchange. */
-/** With `event_id` (one of the caller's events), every reply carries that event: "Ask the assistant" on the event log. */
+/**
+ * Without a title the chat is called "New chat" (in the caller's language) until a title is generated after the first
+ * exchange.
+ */
+/**
+ * With `event_id` (one of the caller's events), every reply carries that event: "Ask the assistant" on the event log.
+ */
 const CreateBody = Type.Object(
   {
     title: Type.Optional(Title),
@@ -142,7 +147,8 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
             { count: n, limit: user.max_chats },
           );
         await q.run(
-          'INSERT INTO chats (id, user_id, title, title_auto, is_archived, skill_id, event_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          'INSERT INTO chats (id, user_id, title, title_auto, is_archived, skill_id, event_id, created_at, ' +
+            'updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
           [
             id,
             user.id,

@@ -79,7 +79,8 @@ export class Consents {
     const now = this.now();
     const expires = new Date(now.getTime() + CONFIRM_TTL_MS).toISOString();
     await this.core.db.run(
-      `INSERT INTO assistant_tool_calls (id, user_id, chat_id, message_id, name, arguments, status, expires_at, created_at)
+      `INSERT INTO assistant_tool_calls (id, user_id, chat_id, message_id, name, arguments, status, expires_at,
+        created_at)
       VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
       [id, p.userId, p.chatId, p.messageId, p.name, p.proposal, expires, now.toISOString()],
     );
@@ -180,7 +181,8 @@ export class Consents {
       const status = r?.status ?? 'cancelled';
       if (status === 'expired' || status === 'cancelled') {
         return conflict(
-          'This proposal is no longer waiting for an answer (it expired after 10 minutes or its reply was stopped); nothing was done. Ask again.',
+          'This proposal is no longer waiting for an answer (it expired after 10 minutes or its reply was ' +
+            'stopped); nothing was done. Ask again.',
           'tool_call_expired',
           { status },
         );
@@ -189,7 +191,8 @@ export class Consents {
     };
     if (!approve) {
       const changed = await db.run(
-        `UPDATE assistant_tool_calls SET status = 'refused', decided_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?`,
+        `UPDATE assistant_tool_calls SET status = 'refused', decided_at = ? WHERE id = ? AND status = ` +
+          `'pending' AND expires_at > ?`,
         [now, id, now],
       );
       if (changed !== 1) throw await closed();
@@ -197,7 +200,8 @@ export class Consents {
       return { id, name: row.name, status: 'refused', result: null };
     }
     const taken = await db.run(
-      `UPDATE assistant_tool_calls SET status = 'approved', decided_at = ? WHERE id = ? AND status = 'pending' AND expires_at > ?`,
+      `UPDATE assistant_tool_calls SET status = 'approved', decided_at = ? WHERE id = ? AND status = ` +
+        `'pending' AND expires_at > ?`,
       [now, id, now],
     );
     if (taken !== 1) throw await closed();
@@ -233,7 +237,13 @@ export async function consentRoutes(app: App, core: Core, consents: Consents): P
         summary:
           'Approve or refuse an action the assistant proposed in a reply (send a notification, schedule a message)',
         description:
-          'The reply that proposed it waits (its stream showed `event: tool` with `status: "needs_confirmation"` and this id) and continues with the outcome. `approve: true` carries it out at once: `status` is `done` (with `result`: what was sent or scheduled) or `failed` (`result.error` says why, for example a target that was deleted meanwhile). `approve: false` does nothing (`status: "refused"`). 409 `tool_call_expired` when nobody answered within 10 minutes or the reply was stopped, `tool_call_decided` when it was already answered; another user\'s chat or call is a 404.',
+          'The reply that proposed it waits (its stream showed `event: tool` with `status: ' +
+          '"needs_confirmation"` and this id) and continues with the outcome. `approve: true` carries it ' +
+          'out at once: `status` is `done` (with `result`: what was sent or scheduled) or `failed` ' +
+          '(`result.error` says why, for example a target that was deleted meanwhile). `approve: false` ' +
+          'does nothing (`status: "refused"`). 409 `tool_call_expired` when nobody answered within 10 ' +
+          'minutes or the reply was stopped, `tool_call_decided` when it was already answered; another ' +
+          "user's chat or call is a 404.",
         params: CallParams,
         body: DecisionBody,
         response: {

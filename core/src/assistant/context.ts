@@ -69,7 +69,8 @@ export async function contextRoutes(app: App, core: Core): Promise<void> {
       // One statement, so two concurrent updates still get distinct versions.
       await core.db.run(
         `INSERT INTO primary_context (id, content, version, updated_by, updated_at) VALUES (1, ?, 1, ?, ?)
-      ON CONFLICT (id) DO UPDATE SET content = excluded.content, version = primary_context.version + 1, updated_by = excluded.updated_by, updated_at = excluded.updated_at`,
+      ON CONFLICT (id) DO UPDATE SET content = excluded.content, version = primary_context.version + 1, updated_by =
+      excluded.updated_by, updated_at = excluded.updated_at`,
         [content, caller(req).id, core.clock.now().toISOString()],
       );
       return primaryContext(core.db);

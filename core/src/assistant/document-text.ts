@@ -55,7 +55,9 @@ async function turn<T>(work: () => Promise<T>): Promise<T> {
   }
 }
 
-/** The pages of a PDF's text layer, read in a worker thread within DOCUMENT_LIMITS; throws the 422 to answer otherwise. */
+/**
+ * The pages of a PDF's text layer, read in a worker thread within DOCUMENT_LIMITS; throws the 422 to answer otherwise.
+ */
 function readPdf(data: Buffer): Promise<string[]> {
   return turn(
     () =>
@@ -83,7 +85,8 @@ function readPdf(data: Buffer): Promise<string[]> {
           new HttpError(
             422,
             'document_too_costly',
-            `Reading the PDF took more than ${DOCUMENT_LIMITS.pdfSeconds} seconds or ${DOCUMENT_LIMITS.pdfHeapMb} MB of memory; it may be damaged or built to be expensive to read.`,
+            `Reading the PDF took more than ${DOCUMENT_LIMITS.pdfSeconds} seconds or ` +
+              `${DOCUMENT_LIMITS.pdfHeapMb} MB of memory; it may be damaged or built to be expensive to read.`,
             { params: { seconds: DOCUMENT_LIMITS.pdfSeconds, memory_mb: DOCUMENT_LIMITS.pdfHeapMb } },
           );
         const timer = setTimeout(() => finish(costly()), DOCUMENT_LIMITS.pdfSeconds * 1000);
@@ -115,7 +118,10 @@ function readPdf(data: Buffer): Promise<string[]> {
   );
 }
 
-/** The searchable text of an upload: UTF-8 for text and Markdown, the text layer of a PDF (via unpdf, in a worker thread). */
+/**
+ * The searchable text of an upload: UTF-8 for text and Markdown, the text layer of a PDF (via unpdf, in a worker
+ * thread).
+ */
 export async function documentText(kind: DocumentKind, data: Buffer): Promise<string> {
   return (await documentContent(kind, data)).text;
 }

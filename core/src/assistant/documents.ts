@@ -82,12 +82,14 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
             ...errors(
               [
                 413,
-                'The file is over the upload limit (`document_too_large`), or past your storage limit (`storage_quota_exceeded`).',
+                'The file is over the upload limit (`document_too_large`), or past your storage limit ' +
+                  '(`storage_quota_exceeded`).',
               ],
               [415, 'Not a multipart upload, or not a text, Markdown or PDF file.'],
               [
                 422,
-                'No `file` field, or the document has no text to read or too much (`unreadable_document`, `document_too_much_text`, `document_too_many_pages`, `document_too_costly`).',
+                'No `file` field, or the document has no text to read or too much (`unreadable_document`, ' +
+                  '`document_too_much_text`, `document_too_many_pages`, `document_too_costly`).',
               ],
             ),
           },
@@ -117,7 +119,8 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
           throw new HttpError(
             415,
             'unsupported_media_type',
-            `"${filename}" (${part.mimetype}) is not a supported document; upload text (.txt), Markdown (.md) or PDF (.pdf).`,
+            `"${filename}" (${part.mimetype}) is not a supported document; upload text (.txt), Markdown ` +
+              '(.md) or PDF (.pdf).',
           );
         }
         let data: Buffer;
@@ -150,7 +153,8 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
           created_at: core.clock.now().toISOString(),
         };
         const chunks = chunkDocument(text, pages);
-        // The document and its search chunks (by page for PDFs) are stored together, if they fit the user's storage (storage.ts).
+        // The document and its search chunks (by page for PDFs) are stored together, if they fit the user's storage
+        // (storage.ts).
         await core.db.tx(async (q) => {
           await reserveStorage(
             core,
@@ -160,7 +164,8 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
             'document',
           );
           await q.run(
-            'INSERT INTO documents (id, user_id, filename, media_type, size_bytes, content, search_text, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+            'INSERT INTO documents (id, user_id, filename, media_type, size_bytes, content, search_text, ' +
+              'created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
             [
               row.id,
               row.user_id,

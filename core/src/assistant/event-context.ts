@@ -17,7 +17,8 @@ const BODY_CHARS = 1500;
 /** The caller's event `eventId` (or undefined when it is not theirs), rendered in `locale`. */
 export async function ownEvent(core: Core, userId: string, eventId: string): Promise<Record<string, any> | undefined> {
   return core.db.get(
-    'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id = ? AND e.user_id = ?',
+    'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id ' +
+      'WHERE e.id = ? AND e.user_id = ?',
     [eventId, userId],
   );
 }
@@ -70,7 +71,8 @@ export async function eventContext(core: Core, userId: string, eventId: string, 
 
   const recent = e.provider_id
     ? await core.db.all(
-        'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.user_id = ? AND e.provider_id = ? AND e.id <> ? ORDER BY e.id DESC LIMIT ?',
+        'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = ' +
+          'e.provider_id WHERE e.user_id = ? AND e.provider_id = ? AND e.id <> ? ORDER BY e.id DESC LIMIT ?',
         [userId, e.provider_id, e.id, HISTORY],
       )
     : [];
@@ -84,7 +86,8 @@ export async function eventContext(core: Core, userId: string, eventId: string, 
   );
   for (const r of recent) {
     lines.push(
-      `- ${r.occurred_at} · ${r.event_type} · ${r.severity} · ${r.dispatch_status} · id ${r.id} — ${oneLine(renderEvent(catalog, r, l, more.get(r.event_type)))}`,
+      `- ${r.occurred_at} · ${r.event_type} · ${r.severity} · ${r.dispatch_status} · id ${r.id} — ` +
+        `${oneLine(renderEvent(catalog, r, l, more.get(r.event_type)))}`,
     );
   }
   return lines.join('\n');

@@ -40,7 +40,8 @@ export async function indexEvents(core: Core, userId: string): Promise<number> {
   while (done < INDEX_PER_SEARCH) {
     const rows = await db.all(
       `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
-      WHERE e.user_id = ? AND NOT EXISTS (SELECT 1 FROM event_search s WHERE s.event_id = e.id) ORDER BY e.id DESC LIMIT ?`,
+      WHERE e.user_id = ? AND NOT EXISTS (SELECT 1 FROM event_search s WHERE s.event_id = e.id) ORDER BY e.id DESC LIMIT
+      ?`,
       [userId, INDEX_BATCH],
     );
     if (!rows.length) break;
@@ -84,7 +85,9 @@ export interface EventFilter {
   last_hours?: number;
 }
 
-/** A period from since/until or the last N hours; null bounds are open. Throws a sentence for the model on a bad time. */
+/**
+ * A period from since/until or the last N hours; null bounds are open. Throws a sentence for the model on a bad time.
+ */
 export function period(
   f: Pick<EventFilter, 'since' | 'until' | 'last_hours'>,
   now: Date,
@@ -196,7 +199,8 @@ export async function searchEvents(
             [match, userId, ...params, limit + 1] as never[],
           )
         : db.all(
-            `SELECT e.*, p.name AS provider_name FROM event_search s JOIN event_log e ON e.id = s.event_id LEFT JOIN providers p ON p.id = e.provider_id
+            `SELECT e.*, p.name AS provider_name FROM event_search s JOIN event_log e ON e.id = s.event_id LEFT JOIN
+              providers p ON p.id = e.provider_id
             WHERE s.user_id = ? AND to_tsvector('simple', s.content) @@ to_tsquery('simple', ?) AND ${where} ${order}`,
             [userId, match, ...params, limit + 1] as never[],
           );
@@ -265,7 +269,8 @@ export async function eventStats(core: Core, userId: string, f: EventFilter): Pr
     await db.all(
       `SELECT t.name, t.kind, COUNT(*) AS n FROM deliveries d JOIN event_log e ON e.id = d.event_id
       LEFT JOIN providers p ON p.id = e.provider_id JOIN targets t ON t.id = d.target_id
-      WHERE d.user_id = ? AND d.status = 'failed' AND ${where} GROUP BY t.id, t.name, t.kind ORDER BY n DESC, t.name LIMIT 5`,
+      WHERE d.user_id = ? AND d.status = 'failed' AND ${where} GROUP BY t.id, t.name, t.kind ORDER BY n DESC, t.name
+      LIMIT 5`,
       [userId, ...params] as never[],
     )
   ).map((r) => ({ target: r.name as string, kind: r.kind as string, failed_deliveries: int(r.n) }));
@@ -291,7 +296,8 @@ export async function deliveryStatus(
   const db = core.db;
   if (!/^[0-9a-f-]{36}$/i.test(eventId)) return undefined;
   const e = await db.get(
-    'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE e.id = ? AND e.user_id = ?',
+    'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id ' +
+      'WHERE e.id = ? AND e.user_id = ?',
     [eventId, userId],
   );
   if (!e) return undefined;
@@ -339,7 +345,8 @@ export async function deliveryStatus(
 /** One event's deliveries, as the tools and the event context show them. */
 export async function deliveriesOf(db: Queryable, userId: string, eventId: string): Promise<Record<string, any>[]> {
   const rows = await db.all(
-    `SELECT d.*, t.name AS target_name, t.kind AS target_kind FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id
+    `SELECT d.*, t.name AS target_name, t.kind AS target_kind FROM deliveries d LEFT JOIN targets t ON t.id =
+      d.target_id
       WHERE d.event_id = ? AND d.user_id = ? ORDER BY d.created_at, d.id LIMIT 50`,
     [eventId, userId],
   );

@@ -84,7 +84,10 @@ class Round {
   }
 }
 
-/** Reads one round's stream into `round`, passing text to the sink as it arrives (a callback per chunk, no async iteration). */
+/**
+ * Reads one round's stream into `round`, passing text to the sink as it arrives (a callback per chunk, no async
+ * iteration).
+ */
 function consume(stream: ModelStream, round: Round, sink: ExchangeSink): Promise<void> {
   return stream.each((chunk) => {
     if (chunk.usage)

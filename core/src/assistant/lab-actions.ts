@@ -71,7 +71,8 @@ export async function resolveTargets(db: Queryable, userId: string, refs: unknow
   }
   if (unknown.length) {
     throw new ToolInputError(
-      `Not one of the user's enabled targets: ${unknown.map((u) => `"${u.slice(0, 80)}"`).join(', ')}. Use a name or id from the list in the tool's description.`,
+      `Not one of the user's enabled targets: ${unknown.map((u) => `"${u.slice(0, 80)}"`).join(', ')}. Use ` +
+        `a name or id from the list in the tool's description.`,
     );
   }
   return out;

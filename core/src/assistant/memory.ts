@@ -131,7 +131,8 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
           ...created('The new entry.'),
           ...errors([
             422,
-            'The request does not pass validation, or the entry does not fit your storage limit (`storage_quota_exceeded`).',
+            'The request does not pass validation, or the entry does not fit your storage limit ' +
+              '(`storage_quota_exceeded`).',
           ]),
         },
       },
@@ -145,7 +146,8 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
       await core.db.tx(async (q) => {
         await reserveStorage(core, q, caller(req), storedBytes(q.dialect, b.content, category), 'memory entry');
         await q.run(
-          'INSERT INTO memory_entries (id, user_id, content, category, recorded_at, always_include, search_text, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          'INSERT INTO memory_entries (id, user_id, content, category, recorded_at, always_include, ' +
+            'search_text, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
           [
             id,
             caller(req).id,
@@ -182,7 +184,8 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
           ...ok('The entry as changed.'),
           ...errors([
             422,
-            'The request does not pass validation, or the change does not fit your storage limit (`storage_quota_exceeded`).',
+            'The request does not pass validation, or the change does not fit your storage limit ' +
+              '(`storage_quota_exceeded`).',
           ]),
         },
       },
@@ -204,7 +207,8 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
           'memory entry',
         );
         await q.run(
-          'UPDATE memory_entries SET content = ?, category = ?, recorded_at = ?, always_include = ?, search_text = ?, updated_at = ? WHERE id = ?',
+          'UPDATE memory_entries SET content = ?, category = ?, recorded_at = ?, always_include = ?, ' +
+            'search_text = ?, updated_at = ? WHERE id = ?',
           [content, category, recorded, always, searchable(content, category), core.clock.now().toISOString(), row.id],
         );
       });

@@ -115,7 +115,10 @@ function parseTools(raw: string | null | undefined): ToolEvent[] {
   }
 }
 
-/** The API shape: assistant messages carry `usage` (with `estimated` when the model did not report it) and `context_version`. */
+/**
+ * The API shape: assistant messages carry `usage` (with `estimated` when the model did not report it) and
+ * `context_version`.
+ */
 export function publicMessage(r: MessageRow) {
   return {
     id: r.id,
@@ -184,7 +187,8 @@ export async function insertMessage(db: Queryable, m: NewMessage): Promise<Messa
     attachments: m.attachments?.length ? JSON.stringify(m.attachments) : null,
   };
   await db.run(
-    `INSERT INTO chat_messages (id, chat_id, user_id, role, content, status, prompt_tokens, completion_tokens, total_tokens, usage_estimated, context_version, error, created_at, parent_id, active, model, attachments)
+    `INSERT INTO chat_messages (id, chat_id, user_id, role, content, status, prompt_tokens, completion_tokens,
+      total_tokens, usage_estimated, context_version, error, created_at, parent_id, active, model, attachments)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     [
       row.id,
@@ -255,7 +259,8 @@ export async function showBranch(
     await q.run('UPDATE chat_messages SET active = ?, shown_at = ? WHERE id = ?', [true, now, id]);
     id = (
       await q.get<{ id: string }>(
-        'SELECT id FROM chat_messages WHERE chat_id = ? AND parent_id = ? ORDER BY COALESCE(shown_at, created_at) DESC, id DESC LIMIT 1',
+        'SELECT id FROM chat_messages WHERE chat_id = ? AND parent_id = ? ORDER BY COALESCE(shown_at, ' +
+          'created_at) DESC, id DESC LIMIT 1',
         [chatId, id],
       )
     )?.id;
@@ -344,7 +349,8 @@ export async function historyRoutes(app: App, core: Core): Promise<void> {
       const q = req.query;
       const limit = q.limit ?? 50;
       const rows = await core.db.all<MessageRow>(
-        `SELECT * FROM chat_messages WHERE chat_id = ? AND active = ?${q.before ? ' AND id < ?' : ''} ORDER BY id DESC LIMIT ?`,
+        `SELECT * FROM chat_messages WHERE chat_id = ? AND active = ?${q.before ? ' AND id < ?' : ''} ` +
+          'ORDER BY id DESC LIMIT ?',
         q.before ? [chat.id, true, q.before, limit + 1] : [chat.id, true, limit + 1],
       );
       const has_more = rows.length > limit;

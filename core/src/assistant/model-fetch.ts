@@ -14,7 +14,9 @@ export interface ModelTransport {
   fetch: (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
   /** The body of a successful response returned by `fetch`, once. */
   bodyOf(res: Response): ChunkSource | undefined;
-  /** Closes every connection, aborting requests still running (shutdown has already stopped the streams it waits for). */
+  /**
+   * Closes every connection, aborting requests still running (shutdown has already stopped the streams it waits for).
+   */
   close(): Promise<void>;
 }
 
@@ -236,7 +238,8 @@ export async function createModelTransport(opts: {
 
   const fetch = (input: string | URL | Request, init: RequestInit = {}): Promise<Response> => {
     const payload = init.body;
-    // The SDK sends chat completions as a JSON string; anything else (the model list's GET among them) goes the standard way.
+    // The SDK sends chat completions as a JSON string; anything else (the model list's GET among them) goes the
+    // standard way.
     if (
       input instanceof Request ||
       payload == null ||

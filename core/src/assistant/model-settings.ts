@@ -53,7 +53,8 @@ export async function writeModelSettings(
 ): Promise<void> {
   const write = async (key: string, value: string) =>
     q.run(
-      'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+      'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET ' +
+        'value = excluded.value, updated_at = excluded.updated_at',
       [key, value, now],
     );
   if (values.allowed) await write(MODEL_SETTING_KEYS.allowed, JSON.stringify([...new Set(values.allowed)]));

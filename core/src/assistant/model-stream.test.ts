@@ -2,8 +2,10 @@ import { PassThrough } from 'node:stream';
 import t from 'tap';
 import { ModelStream, ModelStreamError, readableSource } from './model-stream.ts';
 
-const chunk = (content: string) =>
-  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+const chunk = (content: string) => {
+  const choices = [{ index: 0, delta: { content }, finish_reason: null }];
+  return `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', choices })}\n\n`;
+};
 
 /** A stream over a PassThrough body, the chunks' contents collected as they come. */
 function setup(signal = new AbortController().signal) {

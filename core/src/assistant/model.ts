@@ -5,7 +5,9 @@ import { HttpError } from '../http/problem.ts';
 import { createModelTransport, type ModelTransport } from './model-fetch.ts';
 import { ModelStream } from './model-stream.ts';
 
-/** The SDK, imported when the client is first needed or warmed (it weighs tens of MB and a deployment may never chat). */
+/**
+ * The SDK, imported when the client is first needed or warmed (it weighs tens of MB and a deployment may never chat).
+ */
 let sdk: typeof import('openai') | undefined;
 
 /** The SDK's request timeout (until the response headers); the transport waits at least as long. */
@@ -206,7 +208,8 @@ export class ModelClient {
       return new HttpError(
         502,
         'model_rejected',
-        `The AI model endpoint rejected the request (HTTP ${err.status}): ${this.mask(String(err.message)).slice(0, 300)}`,
+        `The AI model endpoint rejected the request (HTTP ${err.status}): ` +
+          `${this.mask(String(err.message)).slice(0, 300)}`,
       );
     }
     // Errors inside the stream (an error the model sent, a malformed payload, a dropped connection) land here.

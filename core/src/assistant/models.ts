@@ -157,7 +157,9 @@ export class Models {
           tags: ['admin'],
           summary: 'Set the models users may choose and the default',
           description:
-            'An empty `models_allowed` allows every model the endpoint lists; an empty `default_model` means AI_MODEL. The default must be one of the allowed models when a list is set (422 `default_model_not_allowed`).',
+            'An empty `models_allowed` allows every model the endpoint lists; an empty `default_model` ' +
+            'means AI_MODEL. The default must be one of the allowed models when a list is set (422 ' +
+            '`default_model_not_allowed`).',
           body: Type.Object(
             { models_allowed: ModelsAllowed, default_model: DefaultModel },
             { additionalProperties: false },

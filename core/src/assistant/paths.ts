@@ -58,5 +58,7 @@ export const bool = Database.bool;
 /** A count or integer column as a number (PostgreSQL returns bigints as strings). */
 export const int = (v: unknown): number => Number(v ?? 0);
 
-/** A rough token estimate (~4 characters per token), used for context budgeting and for usage the model did not report. */
+/**
+ * A rough token estimate (~4 characters per token), used for context budgeting and for usage the model did not report.
+ */
 export const estimateTokens = (text: string): number => Math.ceil(text.length / 4);

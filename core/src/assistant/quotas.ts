@@ -93,11 +93,13 @@ export class Quotas {
     const now = this.core.clock.now().toISOString();
     const db = this.core.db;
     await db.run(
-      'INSERT INTO ai_usage_daily (user_id, day, messages, tokens, updated_at) VALUES (?, ?, 0, 0, ?) ON CONFLICT (user_id, day) DO NOTHING',
+      'INSERT INTO ai_usage_daily (user_id, day, messages, tokens, updated_at) VALUES (?, ?, 0, 0, ?) ON ' +
+        'CONFLICT (user_id, day) DO NOTHING',
       [user.id, today.day, now],
     );
     const changed = await db.run(
-      'UPDATE ai_usage_daily SET messages = messages + 1, updated_at = ? WHERE user_id = ? AND day = ? AND messages < ? AND tokens < ?',
+      'UPDATE ai_usage_daily SET messages = messages + 1, updated_at = ? WHERE user_id = ? AND day = ? AND ' +
+        'messages < ? AND tokens < ?',
       [now, user.id, today.day, limits.messages, limits.tokens],
     );
     if (changed === 1) return today;
@@ -129,7 +131,8 @@ export class Quotas {
   /** Gives a reserved message back when the model never answered (nothing was spent). */
   async release(userId: string, day: string): Promise<void> {
     await this.core.db.run(
-      'UPDATE ai_usage_daily SET messages = messages - 1, updated_at = ? WHERE user_id = ? AND day = ? AND messages > 0',
+      'UPDATE ai_usage_daily SET messages = messages - 1, updated_at = ? WHERE user_id = ? AND day = ? AND ' +
+        'messages > 0',
       [this.core.clock.now().toISOString(), userId, day],
     );
   }
@@ -153,12 +156,16 @@ export class Quotas {
     return used.tokens < limits.tokens;
   }
 
-  /** Tokens the service spent for the user outside a chat (the AI digest): counted against today's token quota, no message. */
+  /**
+   * Tokens the service spent for the user outside a chat (the AI digest): counted against today's token quota, no
+   * message.
+   */
   async spendTokens(userId: string, tokens: number): Promise<void> {
     if (tokens <= 0) return;
     const { day } = this.today();
     await this.core.db.run(
-      'INSERT INTO ai_usage_daily (user_id, day, messages, tokens, updated_at) VALUES (?, ?, 0, 0, ?) ON CONFLICT (user_id, day) DO NOTHING',
+      'INSERT INTO ai_usage_daily (user_id, day, messages, tokens, updated_at) VALUES (?, ?, 0, 0, ?) ON ' +
+        'CONFLICT (user_id, day) DO NOTHING',
       [userId, day, this.core.clock.now().toISOString()],
     );
     await this.addTokens(userId, day, tokens);
@@ -174,7 +181,8 @@ export class Quotas {
   ): Promise<void> {
     await q.run(
       `INSERT INTO ai_usage_models (user_id, day, model, messages, tokens, updated_at) VALUES (?, ?, ?, 1, ?, ?)
-      ON CONFLICT (user_id, day, model) DO UPDATE SET messages = ai_usage_models.messages + 1, tokens = ai_usage_models.tokens + excluded.tokens, updated_at = excluded.updated_at`,
+      ON CONFLICT (user_id, day, model) DO UPDATE SET messages = ai_usage_models.messages + 1, tokens =
+      ai_usage_models.tokens + excluded.tokens, updated_at = excluded.updated_at`,
       [userId, day, model, Math.max(0, Math.round(tokens)), this.core.clock.now().toISOString()],
     );
   }
@@ -239,7 +247,8 @@ export async function quotaRoutes(app: App, core: Core, quotas: Quotas): Promise
         [date],
       );
       const models = await core.db.all<{ model: string; messages: number | string; tokens: number | string }>(
-        'SELECT model, SUM(messages) AS messages, SUM(tokens) AS tokens FROM ai_usage_models WHERE day = ? GROUP BY model ORDER BY model',
+        'SELECT model, SUM(messages) AS messages, SUM(tokens) AS tokens FROM ai_usage_models WHERE day = ? ' +
+          'GROUP BY model ORDER BY model',
         [date],
       );
       return {

@@ -102,7 +102,8 @@ export async function renderReport(input: RenderInput): Promise<Buffer> {
   doc.font('body').fontSize(13).text(t('subtitle'), { align: 'center' }).moveDown(2);
   para(`${t('prepared_for')}: ${input.email}`, { align: 'center' });
   para(
-    `${t('generated_on')}: ${new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(input.generatedAt)}`,
+    `${t('generated_on')}: ` +
+      `${new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(input.generatedAt)}`,
     { align: 'center' },
   );
   para(t('counts', { entries: data.entries.length, documents: data.documentCount }), { align: 'center' });

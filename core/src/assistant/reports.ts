@@ -75,8 +75,8 @@ export async function drawReport(input: RenderInput): Promise<Buffer> {
         new HttpError(
           422,
           'report_too_costly',
-          `Drawing the report took more than ${REPORT_LIMITS.seconds} seconds or ${REPORT_LIMITS.heapMb} MB of memory; ` +
-            'shorten or delete the longest memory entries and documents, then try again.',
+          `Drawing the report took more than ${REPORT_LIMITS.seconds} seconds or ${REPORT_LIMITS.heapMb} ` +
+            'MB of memory; shorten or delete the longest memory entries and documents, then try again.',
           { params: { seconds: REPORT_LIMITS.seconds, memory_mb: REPORT_LIMITS.heapMb } },
         );
       const timer = setTimeout(() => finish(costly()), REPORT_LIMITS.seconds * 1000);
@@ -207,7 +207,8 @@ export class Reports {
             ...errors(
               [
                 422,
-                'The request does not pass validation, or the report does not fit your storage limit (`storage_quota_exceeded`).',
+                'The request does not pass validation, or the report does not fit your storage limit ' +
+                  '(`storage_quota_exceeded`).',
               ],
               [503, 'The server lacks the font PDF reports need (`report_font_missing`).'],
             ),

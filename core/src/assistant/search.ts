@@ -44,7 +44,8 @@ export async function searchMemory(
   const rows =
     db.dialect === 'sqlite'
       ? await db.all<MemoryHit & { always_include: unknown }>(
-          `SELECT m.id, m.content, m.category, m.recorded_at, m.always_include FROM memory_fts JOIN memory_entries m ON m.rowid = memory_fts.rowid
+          `SELECT m.id, m.content, m.category, m.recorded_at, m.always_include FROM memory_fts JOIN memory_entries m ON
+            m.rowid = memory_fts.rowid
        WHERE memory_fts MATCH ? AND m.user_id = ? ORDER BY bm25(memory_fts), m.id DESC LIMIT ?`,
           [match, userId, limit],
         )
@@ -85,7 +86,8 @@ export async function storeChunks(
 /** Chunks the caller's documents uploaded before chunking existed (no page numbers are known for them). */
 async function backfillChunks(db: Database, userId: string): Promise<void> {
   const missing = await db.all<{ id: string; user_id: string; content: string }>(
-    'SELECT d.id, d.user_id, d.content FROM documents d WHERE d.user_id = ? AND NOT EXISTS (SELECT 1 FROM document_chunks c WHERE c.document_id = d.id)',
+    'SELECT d.id, d.user_id, d.content FROM documents d WHERE d.user_id = ? AND NOT EXISTS (SELECT 1 FROM ' +
+      'document_chunks c WHERE c.document_id = d.id)',
     [userId],
   );
   for (const doc of missing) {
@@ -111,13 +113,15 @@ export async function searchChunks(
   const rows =
     db.dialect === 'sqlite'
       ? await db.all<ChunkHit>(
-          `SELECT c.document_id, d.filename, c.page, c.content FROM document_chunks_fts JOIN document_chunks c ON c.rowid = document_chunks_fts.rowid
+          `SELECT c.document_id, d.filename, c.page, c.content FROM document_chunks_fts JOIN document_chunks c ON
+            c.rowid = document_chunks_fts.rowid
        JOIN documents d ON d.id = c.document_id
        WHERE document_chunks_fts MATCH ? AND c.user_id = ? ORDER BY bm25(document_chunks_fts), c.id LIMIT ?`,
           [match, userId, limit],
         )
       : await db.all<ChunkHit>(
-          `SELECT c.document_id, d.filename, c.page, c.content FROM document_chunks c JOIN documents d ON d.id = c.document_id
+          `SELECT c.document_id, d.filename, c.page, c.content FROM document_chunks c JOIN documents d ON d.id =
+            c.document_id
        WHERE c.user_id = ? AND to_tsvector('simple', c.content) @@ to_tsquery('simple', ?)
        ORDER BY ts_rank(to_tsvector('simple', c.content), to_tsquery('simple', ?)) DESC, c.id LIMIT ?`,
           [userId, match, match, limit],
@@ -172,7 +176,8 @@ export async function searchChats(db: Queryable, userId: string, query: string, 
         [match, userId, limit],
       )
     : await db.all<MessageRow>(
-        `SELECT m.id, m.chat_id, m.role, m.content, m.created_at, c.title FROM chat_messages m JOIN chats c ON c.id = m.chat_id
+        `SELECT m.id, m.chat_id, m.role, m.content, m.created_at, c.title FROM chat_messages m JOIN chats c ON c.id =
+          m.chat_id
         WHERE m.user_id = ? AND to_tsvector('simple', m.content) @@ to_tsquery('simple', ?)
         ORDER BY ts_rank(to_tsvector('simple', m.content), to_tsquery('simple', ?)) DESC, m.id DESC LIMIT ?`,
         [userId, match, match, limit],

@@ -99,7 +99,8 @@ export async function sendRoutes(
    * (409 `chat_archived`), the assistant is configured (503).
    */
   const begin = async (req: FastifyRequest & { params: { chat_id: string } }) => {
-    // Setting a reply up and saving it wait their turn, so a burst of messages cannot stall the streams already running.
+    // Setting a reply up and saving it wait their turn, so a burst of messages cannot stall the streams already
+    // running.
     await turn();
     const user = caller(req);
     const chat = await ownChat(core.db, user.id, req.params.chat_id);
@@ -161,7 +162,9 @@ export async function sendRoutes(
     },
   );
 
-  /** A new reply to the same question; the reply it replaces stays as an alternative (a failed empty one is dropped). */
+  /**
+   * A new reply to the same question; the reply it replaces stays as an alternative (a failed empty one is dropped).
+   */
   app.post(
     '/api/v1/chats/:chat_id/messages/:message_id/regenerate',
     {

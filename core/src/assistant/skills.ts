@@ -65,7 +65,8 @@ async function create(core: Core, ownerId: string | null, b: Body): Promise<Skil
   const id = newId();
   const now = core.clock.now().toISOString();
   await core.db.run(
-    'INSERT INTO skills (id, owner_id, scope, name, description, prompt, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO skills (id, owner_id, scope, name, description, prompt, created_at, updated_at) VALUES ' +
+      '(?, ?, ?, ?, ?, ?, ?, ?)',
     [id, ownerId, ownerId ? 'personal' : 'general', b.name!, b.description ?? null, b.prompt!, now, now],
   );
   return (await core.db.get<SkillRow>('SELECT * FROM skills WHERE id = ?', [id]))!;

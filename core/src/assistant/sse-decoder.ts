@@ -71,7 +71,9 @@ export class SseDecoder {
     if (pos < len) this.rest = Buffer.from(buf.subarray(pos));
   }
 
-  /** The stream ended: an unfinished last line and event are delivered (servers sometimes omit the final blank line). */
+  /**
+   * The stream ended: an unfinished last line and event are delivered (servers sometimes omit the final blank line).
+   */
   end(): void {
     if (this.rest) {
       const rest = this.rest;

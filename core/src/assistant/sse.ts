@@ -2,7 +2,10 @@ import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyReply } from 'fastify';
 
-/** Comment interval that keeps proxies from closing an idle stream (15 s). Tests shorten it with HERALD_SSE_KEEPALIVE_MS. */
+/**
+ * Comment interval that keeps proxies from closing an idle stream (15 s). Tests shorten it with
+ * HERALD_SSE_KEEPALIVE_MS.
+ */
 export const keepAliveMs = (): number => Number(process.env.HERALD_SSE_KEEPALIVE_MS ?? 15_000);
 
 const KEEP_ALIVE = ': keep-alive\n\n';

@@ -35,7 +35,10 @@ export interface StorageUsage {
   total: number;
 }
 
-/** The bytes a user's documents (name, text, search chunks), memory entries (content, category) and reports (PDF size) take. */
+/**
+ * The bytes a user's documents (name, text, search chunks), memory entries (content, category) and reports (PDF size)
+ * take.
+ */
 export async function storageUsage(q: Queryable, userId: string): Promise<StorageUsage> {
   // octet_length reads the stored length (SQLite from the record header, PostgreSQL from the
   // TOAST header), so a large document costs no more to count than a small one.
@@ -43,7 +46,8 @@ export async function storageUsage(q: Queryable, userId: string): Promise<Storag
     `SELECT
       (SELECT COALESCE(SUM(octet_length(filename) + octet_length(content)), 0) FROM documents WHERE user_id = ?) AS d,
       (SELECT COALESCE(SUM(octet_length(content)), 0) FROM document_chunks WHERE user_id = ?) AS c,
-      (SELECT COALESCE(SUM(octet_length(content) + COALESCE(octet_length(category), 0)), 0) FROM memory_entries WHERE user_id = ?) AS m,
+      (SELECT COALESCE(SUM(octet_length(content) + COALESCE(octet_length(category), 0)), 0) FROM memory_entries WHERE
+      user_id = ?) AS m,
       (SELECT COALESCE(SUM(size_bytes), 0) FROM reports WHERE user_id = ?) AS r`,
     [userId, userId, userId, userId],
   );
@@ -105,12 +109,17 @@ export async function checkRoomLeft(
   if (used >= limitMb * MB) throw storageExceeded(what, limitMb, used, null);
 }
 
-/** Locks the user's row for the rest of the transaction on PostgreSQL (SQLite writes one transaction at a time anyway). */
+/**
+ * Locks the user's row for the rest of the transaction on PostgreSQL (SQLite writes one transaction at a time anyway).
+ */
 export async function lockUserStorage(q: Queryable, userId: string): Promise<void> {
   if (q.dialect === 'postgresql') await q.get('SELECT id FROM users WHERE id = ? FOR UPDATE', [userId]);
 }
 
-/** 413 for an upload, 422 otherwise, naming the limit, the usage and what the write needed (null: not known yet, nothing fits). */
+/**
+ * 413 for an upload, 422 otherwise, naming the limit, the usage and what the write needed (null: not known yet, nothing
+ * fits).
+ */
 export function storageExceeded(what: StoredThing, limitMb: number, used: number, needed: number | null): HttpError {
   const limit = limitMb * MB;
   const status = what === 'document' ? 413 : 422;
@@ -118,7 +127,10 @@ export function storageExceeded(what: StoredThing, limitMb: number, used: number
     needed === null
       ? `You have used ${mb(used)} (${used} bytes)`
       : `This ${what} needs ${mb(needed)} (${needed} bytes), but you have used ${mb(used)} (${used} bytes)`;
-  const detail = `${need} of your storage limit of ${limitMb} MB (${limit} bytes) for documents, memory entries and reports${needed === null ? ', so nothing more can be stored' : ''}. Delete documents, memory entries or reports you no longer need, or ask an administrator to raise your limit.`;
+  const detail =
+    `${need} of your storage limit of ${limitMb} MB (${limit} bytes) for documents, memory entries and ` +
+    `reports${needed === null ? ', so nothing more can be stored' : ''}. Delete documents, memory entries or ` +
+    'reports you no longer need, or ask an administrator to raise your limit.';
   return new HttpError(status, 'storage_quota_exceeded', detail, {
     params: {
       what,
@@ -134,7 +146,8 @@ export function storageExceeded(what: StoredThing, limitMb: number, used: number
 const StorageSchema = Type.Object({
   used_bytes: Type.Integer({
     description:
-      'Bytes counted against the limit: documents (name, text and its search chunks), memory entries (content and category), report PDFs',
+      'Bytes counted against the limit: documents (name, text and its search chunks), memory entries ' +
+      '(content and category), report PDFs',
   }),
   limit_bytes: Type.Integer(),
   limit_mb: Type.Integer({ description: 'The limit in MB of 1,000,000 bytes' }),
@@ -156,7 +169,11 @@ export async function storageRoutes(app: App, core: Core): Promise<void> {
         tags: ['assistant'],
         summary: 'Your storage: used and limit',
         description:
-          'What your documents, memory entries and reports take against your storage limit (SERVICE_USER_STORAGE_MB, or the limit an administrator set for you). A document counts its name, its text and the text again as search chunks; a memory entry its content and category; a report its PDF. An upload past the limit is refused with 413, a memory entry or report with 422 (`storage_quota_exceeded`).',
+          'What your documents, memory entries and reports take against your storage limit ' +
+          '(SERVICE_USER_STORAGE_MB, or the limit an administrator set for you). A document counts its ' +
+          'name, its text and the text again as search chunks; a memory entry its content and category; a ' +
+          'report its PDF. An upload past the limit is refused with 413, a memory entry or report with 422 ' +
+          '(`storage_quota_exceeded`).',
         response: { 200: StorageSchema },
       },
       preHandler: requireUser(core),

@@ -33,7 +33,10 @@ export function assistantStrings(locale: string): Strings {
   return s;
 }
 
-/** One string, `{{name}}` filled in; with a `count` the plural form of the language is picked (`key_one`, `key_few`, …). */
+/**
+ * One string, `{{name}}` filled in; with a `count` the plural form of the language is picked (`key_one`,
+ * `key_few`, …).
+ */
 export function say(locale: string, key: string, params: Record<string, string | number> = {}): string {
   const s = assistantStrings(locale);
   const lang = locale === 'ru' ? 'ru' : 'en';
