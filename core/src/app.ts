@@ -148,7 +148,8 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
   const selfMonitoring = selfMonitoringOf(core);
   if (!selfMonitoring)
     log.warn(
-      'no enabled plugin receives self-monitoring signals: users get no self-monitoring provider and the signals are dropped',
+      'no enabled plugin receives self-monitoring signals: users get no self-monitoring provider and the ' +
+        'signals are dropped',
     );
   // A restore staged by POST /api/backup/prepare-restore is applied here: after the pre-migration
   // snapshot and the migrations, before anything else uses the database. A failing restore is

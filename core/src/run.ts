@@ -2,7 +2,9 @@ import { createService, SHUTDOWN_MARGIN_MS } from './app.ts';
 import { ConfigurationError, loadConfig } from './config/config.ts';
 import { PluginLoadError } from './plugins/loader.ts';
 
-/** The service's process (entered through main.ts): refuse bad configuration in one line, run until a signal, exit 0. */
+/**
+ * The service's process (entered through main.ts): refuse bad configuration in one line, run until a signal, exit 0.
+ */
 async function main(): Promise<void> {
   let config;
   try {

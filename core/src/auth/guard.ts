@@ -15,7 +15,10 @@ declare module 'fastify' {
 export const bearerToken = (req: FastifyRequest): string | undefined =>
   /^Bearer\s+(\S+)$/i.exec(req.headers.authorization ?? '')?.[1];
 
-/** The token a request authenticates with: the bearer header when there is an Authorization header, else the session cookie. */
+/**
+ * The token a request authenticates with: the bearer header when there is an Authorization header, else the session
+ * cookie.
+ */
 function presentedToken(req: FastifyRequest): string | undefined {
   return req.headers.authorization ? bearerToken(req) : req.cookies?.[SESSION_COOKIE];
 }

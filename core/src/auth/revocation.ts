@@ -19,7 +19,8 @@ export async function revokeAllTokens(q: Queryable, userId: string): Promise<voi
 /** This one token stops working before it expires. A token of a deleted user needs nothing. */
 export async function revokeToken(q: Queryable, claims: TokenClaims): Promise<void> {
   await q.run(
-    'INSERT INTO revoked_tokens (jti, user_id, expires_at) SELECT ?, id, ? FROM users WHERE id = ? ON CONFLICT (jti) DO NOTHING',
+    'INSERT INTO revoked_tokens (jti, user_id, expires_at) SELECT ?, id, ? FROM users WHERE id = ? ON ' +
+      'CONFLICT (jti) DO NOTHING',
     [claims.jti, new Date(claims.exp * 1000).toISOString(), claims.sub],
   );
 }

@@ -147,7 +147,10 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
         tags: ['auth'],
         security: [],
         description:
-          'Logs in. 401 with the same body whether or not the email exists. Failures lock the account for the address they come from (after 5), the address (after 20, any account) and, when 10 addresses fail on one account, the account for addresses that never logged in to it; each lock doubles with every further failure, up to 15 minutes: 429 with Retry-After.',
+          'Logs in. 401 with the same body whether or not the email exists. Failures lock the account for ' +
+          'the address they come from (after 5), the address (after 20, any account) and, when 10 ' +
+          'addresses fail on one account, the account for addresses that never logged in to it; each lock ' +
+          'doubles with every further failure, up to 15 minutes: 429 with Retry-After.',
         body: LoginBody,
         response: {
           ...ok('Logged in: `access_token`, `expires_in`, `user` (and the session cookie).'),
@@ -183,7 +186,8 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
         tags: ['auth'],
         security: [],
         description:
-          'Signs out: the token sent (bearer header, session cookie, or both) stops working on every replica, and the session cookie is cleared. 204 also without a valid token.',
+          'Signs out: the token sent (bearer header, session cookie, or both) stops working on every ' +
+          'replica, and the session cookie is cleared. 204 also without a valid token.',
         response: { ...noContent('Signed out.') },
       },
     },
@@ -203,7 +207,9 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['auth'],
         description:
-          "Changes the caller's password, given the current one. Every token of the caller stops working, this one included; the answer carries a new token (and session cookie), as a login does. A wrong current password is 422 and counts as a failed login.",
+          "Changes the caller's password, given the current one. Every token of the caller stops working, " +
+          'this one included; the answer carries a new token (and session cookie), as a login does. A ' +
+          'wrong current password is 422 and counts as a failed login.',
         body: Type.Object({ current_password: Password, password: Password }, { additionalProperties: false }),
         response: {
           ...ok('The password is changed: a new `access_token` (and session cookie), as a login answers.'),
@@ -230,7 +236,9 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['auth'],
         description:
-          "Updates the caller's language and, with current_password, password. A password change revokes every token of the caller and replaces the session cookie; bearer clients use POST /api/auth/password, which answers with the new token.",
+          "Updates the caller's language and, with current_password, password. A password change revokes " +
+          'every token of the caller and replaces the session cookie; bearer clients use POST ' +
+          '/api/auth/password, which answers with the new token.',
         body: Type.Object(
           {
             locale: Type.Optional(Locale),
@@ -267,7 +275,11 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['auth'],
         security: [],
-        description: `Creates an account while self-registration is enabled (403 otherwise). The answer is the same 201 whether or not the email was already taken (an existing account is left untouched), so it never tells which addresses have accounts: log in afterwards. At most ${REGISTRATIONS_PER_HOUR} attempts an hour from one address (429 with Retry-After).`,
+        description:
+          'Creates an account while self-registration is enabled (403 otherwise). The answer is the same 201 ' +
+          'whether or not the email was already taken (an existing account is left untouched), so it never ' +
+          `tells which addresses have accounts: log in afterwards. At most ${REGISTRATIONS_PER_HOUR} ` +
+          'attempts an hour from one address (429 with Retry-After).',
         body: Credentials,
         response: {
           ...created('Registered, or the email had an account already: the same answer either way.'),

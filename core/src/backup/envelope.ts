@@ -112,7 +112,8 @@ export function checkParsed(parsed: unknown, serviceVersion: string): ReadEnvelo
   if (typeof fv !== 'number' || !Number.isInteger(fv) || fv < 1 || fv > FORMAT_VERSION) {
     throw invalid(
       'unknown_format_version',
-      `The backup has format version ${JSON.stringify(fv)}; this Herald reads format versions 1 to ${FORMAT_VERSION}. Restore it with the Herald version that wrote it, or a newer one.`,
+      `The backup has format version ${JSON.stringify(fv)}; this Herald reads format versions 1 to ` +
+        `${FORMAT_VERSION}. Restore it with the Herald version that wrote it, or a newer one.`,
     );
   }
   const sv = typeof e.service_version === 'string' ? e.service_version : '';
@@ -126,7 +127,8 @@ export function checkParsed(parsed: unknown, serviceVersion: string): ReadEnvelo
   if (ours && compareVersions(theirs, ours) > 0) {
     throw invalid(
       'newer_service_version',
-      `The backup was written by Herald ${sv}, which is newer than this Herald (${serviceVersion}); upgrade Herald before restoring it.`,
+      `The backup was written by Herald ${sv}, which is newer than this Herald (${serviceVersion}); ` +
+        'upgrade Herald before restoring it.',
     );
   }
   // The checksum covers the configuration as written, so it is checked before any upgrade touches it.
@@ -156,7 +158,8 @@ export function checkParsed(parsed: unknown, serviceVersion: string): ReadEnvelo
           x.keyword === 'required'
             ? `is missing ${(x.params as { requiredProperties?: string[] }).requiredProperties?.join(', ')}`
             : x.keyword === 'additionalProperties'
-              ? `has fields that do not belong: ${(x.params as { additionalProperties?: string[] }).additionalProperties?.join(', ')}`
+              ? 'has fields that do not belong: ' +
+                `${(x.params as { additionalProperties?: string[] }).additionalProperties?.join(', ')}`
               : x.message,
       }))
       .filter((x) => !/schema is false/.test(x.message));

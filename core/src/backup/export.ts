@@ -65,7 +65,9 @@ export async function collectConfiguration(
 ): Promise<ConfigurationT> {
   const exclude = mode === 'exclude';
   const all = (sql: string) => q.all<Row>(sql);
-  /** Leaves a record's plugin secrets out (exclude), or makes sure they travel sealed with the current key (include). */
+  /**
+   * Leaves a record's plugin secrets out (exclude), or makes sure they travel sealed with the current key (include).
+   */
   const secrets = (
     record: { config: Record<string, unknown>; secrets_omitted?: string[] },
     patterns: string[] | undefined,

@@ -34,7 +34,9 @@ export function fromStamp(s: string): string {
 
 export const backupsDir = (core: Core): string => path.join(core.config.dataDir, 'backups');
 
-/** Removes records whose parents are missing (a record created while the export was reading), so every backup restores. */
+/**
+ * Removes records whose parents are missing (a record created while the export was reading), so every backup restores.
+ */
 function dropOrphans(c: ConfigurationT): void {
   const users = new Set(c.users.map((u) => u.id));
   const own = <T extends { user_id: string }>(l: T[]) => l.filter((r) => users.has(r.user_id));

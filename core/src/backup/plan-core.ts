@@ -1,6 +1,7 @@
 /**
  * Planning the restore of users, operator settings and the assistant's operator configuration
- * (skills, primary context, personal contexts, the models users may choose). Users are matched by email; everything else by id
+ * (skills, primary context, personal contexts, the models users may choose). Users are matched by email; everything
+ * else by id
  * or its unique key.
  */
 
@@ -15,7 +16,9 @@ import { tableExists } from './export.ts';
 import { insertRow, type Planner, updateRow } from './planner.ts';
 import type { AssistantModelsRec, ConfigurationT, UserRec } from './schema.ts';
 
-/** Stored as the password hash of a user restored without one: bcrypt never matches it, so nobody can log in as them. */
+/**
+ * Stored as the password hash of a user restored without one: bcrypt never matches it, so nobody can log in as them.
+ */
 export const NO_PASSWORD = '!restored-without-password';
 
 export async function planUsers(p: Planner, users: UserRec[]): Promise<void> {
@@ -62,7 +65,8 @@ export async function planUsers(p: Planner, users: UserRec[]): Promise<void> {
         }),
       );
     } else if (d === 'update') {
-      // A restored password, role or activation that differs retires the tokens issued before, as an administrator's change does.
+      // A restored password, role or activation that differs retires the tokens issued before, as an administrator's
+      // change does.
       const revoke =
         (desired.password_hash !== undefined && desired.password_hash !== existing?.password_hash) ||
         desired.role !== existing?.role ||
@@ -75,7 +79,8 @@ export async function planUsers(p: Planner, users: UserRec[]): Promise<void> {
   }
   if (![...activeAdmin.values()].some(Boolean)) {
     throw conflict(
-      'The restore was refused: it would leave no active administrator. Keep an administrator in the backup or restore with conflict_mode "skip".',
+      'The restore was refused: it would leave no active administrator. Keep an administrator in the ' +
+        'backup or restore with conflict_mode "skip".',
       'no_admin_left',
     );
   }
@@ -158,7 +163,8 @@ export async function planAssistant(p: Planner, c: ConfigurationT): Promise<void
       p.step((q: Queryable) =>
         q
           .run(
-            'UPDATE primary_context SET content = ?, version = version + 1, updated_by = ?, updated_at = ? WHERE id = 1',
+            'UPDATE primary_context SET content = ?, version = version + 1, updated_by = ?, updated_at = ? ' +
+              'WHERE id = 1',
             [pc.content, updatedBy, p.now],
           )
           .then(() => {}),

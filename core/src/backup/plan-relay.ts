@@ -208,7 +208,8 @@ export async function planBots(p: Planner, c: ConfigurationT): Promise<void> {
     p.keptOut(d, match, id);
     if (d === 'insert' && !x.webhook_path_id) {
       p.summary.warnings.push(
-        `bot "${x.name}" (${id}) gets a new webhook path, since the backup leaves webhook paths out${x.mode === 'webhook' ? '; its webhook is registered at the new address once the bot runs' : ''}`,
+        `bot "${x.name}" (${id}) gets a new webhook path, since the backup leaves webhook paths ` +
+          `out${x.mode === 'webhook' ? '; its webhook is registered at the new address once the bot runs' : ''}`,
       );
     }
     // Without a token the bot must not start: `auth_failed` is the status the bot runtime leaves alone.

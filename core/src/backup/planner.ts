@@ -59,7 +59,10 @@ export class Planner {
   };
   /** Owner (in this service) of each tracker and target after the restore, to keep links within one user. */
   readonly owners = { trackers: new Map<string, string>(), targets: new Map<string, string>() };
-  /** Ids (in this service) of records that stay out (kept under skip with nothing stored): what needs them is skipped too. */
+  /**
+   * Ids (in this service) of records that stay out (kept under skip with nothing stored): what needs them is skipped
+   * too.
+   */
   readonly absent = new Set<string>();
 
   constructor(core: Core, q: Queryable, mode: ConflictMode, now: Date) {
@@ -198,7 +201,8 @@ export function assertApplicable(summary: Summary, mode: ConflictMode): void {
   const why =
     mode === 'fail'
       ? `conflict_mode is "fail" and ${blocking.length} existing record(s) would change`
-      : `${blocking.length} record(s) match two different existing records, which "overwrite" cannot resolve (use "skip")`;
+      : `${blocking.length} record(s) match two different existing records, which "overwrite" cannot resolve ` +
+        '(use "skip")';
   throw new HttpError(
     409,
     'restore_conflict',

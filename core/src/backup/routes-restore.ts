@@ -44,7 +44,8 @@ export async function restoreRoutes(app: App, core: Core): Promise<void> {
             ...errors(
               [
                 409,
-                'A restore is staged already, or the backup conflicts with the data here (`restore_conflict`, `no_admin_left`).',
+                'A restore is staged already, or the backup conflicts with the data here ' +
+                  '(`restore_conflict`, `no_admin_left`).',
               ],
               [413, 'The file is over the upload limit (`backup_too_large`).'],
               [415, 'Not a multipart/form-data upload with a `file` field.'],
@@ -156,7 +157,9 @@ export async function restoreRoutes(app: App, core: Core): Promise<void> {
       const restart = core.services.get('requestRestart');
       if (!core.supervised || typeof restart !== 'function') {
         throw conflict(
-          'Herald is not running under a supervisor that would start it again, so it will not restart itself; the restore stays staged. Restart the service yourself (it applies the restore at boot), or run it supervised.',
+          'Herald is not running under a supervisor that would start it again, so it will not restart ' +
+            'itself; the restore stays staged. Restart the service yourself (it applies the restore at ' +
+            'boot), or run it supervised.',
           'not_supervised',
         );
       }

@@ -105,7 +105,8 @@ export async function backupRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const name = req.params.filename;
-      // storedBackupPath accepts only the exact backup name shape found in the listing: no path can escape the directory.
+      // storedBackupPath accepts only the exact backup name shape found in the listing: no path can escape the
+      // directory.
       const file = storedBackupPath(core, name);
       if (!file) throw notFound('Backup file');
       try {

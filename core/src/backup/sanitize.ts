@@ -79,7 +79,8 @@ export function validateConfig(
       path: e.instancePath || '/',
       message:
         e.keyword === 'additionalProperties'
-          ? `has fields that are not allowed: ${(e.params as { additionalProperties?: string[] }).additionalProperties?.join(', ')}`
+          ? 'has fields that are not allowed: ' +
+            `${(e.params as { additionalProperties?: string[] }).additionalProperties?.join(', ')}`
           : e.message,
     }));
   return { value, errors: [...refused, ...errors] };
@@ -284,7 +285,8 @@ export function sanitizeConfiguration(core: Core, input: ConfigurationT): Saniti
       );
     if (!botDriver(core, b.kind))
       warnings.push(
-        `bot "${b.name}" (${b.id}) is of kind "${b.kind}", which is not enabled here; it is restored but stays idle until its plugin is enabled`,
+        `bot "${b.name}" (${b.id}) is of kind "${b.kind}", which is not enabled here; it is restored but ` +
+          'stays idle until its plugin is enabled',
       );
   });
   const now = core.clock.now();

@@ -63,7 +63,9 @@ export function openBackupSecrets(core: Core, input: ConfigurationT): Configurat
     throw new HttpError(
       422,
       'backup_secrets_unreadable',
-      `The backup's secrets were sealed with another SERVICE_SECRET_KEY (${unreadable.length} value(s), e.g. /configuration${unreadable[0]}); restore it on a service with that key, or start this one with that key as SERVICE_SECRET_KEY_PREVIOUS, or restore an exclude backup and enter the secrets again.`,
+      `The backup's secrets were sealed with another SERVICE_SECRET_KEY (${unreadable.length} value(s), ` +
+        `e.g. /configuration${unreadable[0]}); restore it on a service with that key, or start this one with ` +
+        'that key as SERVICE_SECRET_KEY_PREVIOUS, or restore an exclude backup and enter the secrets again.',
       {
         errors: unreadable
           .slice(0, 50)

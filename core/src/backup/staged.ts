@@ -2,7 +2,8 @@
  * The staged restore: at most one pending file, `<dataDir>/restore/pending.json`.
  *
  *   none ──prepare-restore (valid)──▶ staged ──DELETE──▶ none
- *   staged ──apply-restart, supervised──▶ restarting ──next boot──▶ applied (pending → applied-<ts>.json)
+ *   staged ──apply-restart, supervised──▶ restarting ──next boot──▶ applied
+ *     (pending → applied-<ts>.json)
  *   staged ──apply-restart, not supervised──▶ staged (409)
  *   next boot, apply fails ──▶ rolled back, pending → failed-<ts>.json, boot continues unchanged
  *
@@ -137,7 +138,8 @@ export async function applyStagedRestore(core: Core): Promise<'none' | 'applied'
   if (leftovers.length)
     log.warn(
       { files: leftovers },
-      'an earlier restore was interrupted while it was applied (its transaction either committed or rolled back as a whole); the file is left for inspection',
+      'an earlier restore was interrupted while it was applied (its transaction either committed or rolled ' +
+        'back as a whole); the file is left for inspection',
     );
   const claimed = path.join(dir, `applying-${stamp(core.clock.now())}-${core.replicaId}.json`);
   try {

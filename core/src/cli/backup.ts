@@ -39,7 +39,10 @@ const EXPORTED = [
   'personal_contexts',
 ];
 
-/** A core with every plugin (their schemas say which fields are secret), refused, as the service's start is, when the key does not open the secrets. */
+/**
+ * A core with every plugin (their schemas say which fields are secret), refused, as the service's start is, when the
+ * key does not open the secrets.
+ */
 function withKeyedCore<T>(m: Messages, fn: (core: CliCore) => Promise<T>): Promise<T> {
   return withCore(m, 'existing', 'all', async (core) => {
     await requireKey(core.db, core.atRest);

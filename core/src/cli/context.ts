@@ -44,7 +44,10 @@ export function cliConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return loadConfig(env);
 }
 
-/** Log lines of the code the commands reuse: warnings and errors only (SERVICE_DEBUG shows everything), on standard error. */
+/**
+ * Log lines of the code the commands reuse: warnings and errors only (SERVICE_DEBUG shows everything), on standard
+ * error.
+ */
 export function cliLogs(config: Config): LoggerFactory {
   const secrets = new SecretValues();
   secrets.add(config.secretKey);

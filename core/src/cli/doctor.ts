@@ -197,7 +197,8 @@ async function checkDatabase(r: Report, config: Config, m: Messages): Promise<Db
     else r.add('database', 'integrity', 'ok', 'doctor.integrity_ok');
   } else {
     const invalid = await db.all<{ name: string }>(
-      'SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE NOT i.indisvalid ORDER BY 1',
+      'SELECT c.relname AS name FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE NOT ' +
+        'i.indisvalid ORDER BY 1',
     );
     if (invalid.length)
       r.add(

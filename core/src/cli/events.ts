@@ -59,7 +59,8 @@ export async function eventStats(m: Messages, o: { json?: boolean }): Promise<vo
     );
     const byStatus = (
       await db.all<Count & { status: string }>(
-        'SELECT dispatch_status AS status, COUNT(*) AS n FROM event_log GROUP BY dispatch_status ORDER BY n DESC, status',
+        'SELECT dispatch_status AS status, COUNT(*) AS n FROM event_log GROUP BY dispatch_status ORDER BY ' +
+          'n DESC, status',
       )
     ).map((r) => ({ status: r.status, count: Number(r.n) }));
     const byProvider = (
@@ -71,7 +72,8 @@ export async function eventStats(m: Messages, o: { json?: boolean }): Promise<vo
     ).map((r) => ({ provider_id: r.id, kind: r.kind, name: r.name, owner: r.email, count: Number(r.n) }));
     const byType = (
       await db.all<Count & { type: string; kind: string }>(
-        'SELECT provider_kind AS kind, event_type AS type, COUNT(*) AS n FROM event_log GROUP BY provider_kind, event_type ORDER BY n DESC, kind, type',
+        'SELECT provider_kind AS kind, event_type AS type, COUNT(*) AS n FROM event_log GROUP BY ' +
+          'provider_kind, event_type ORDER BY n DESC, kind, type',
       )
     ).map((r) => ({ kind: r.kind, event_type: r.type, count: Number(r.n) }));
     const deferred = Number((await db.get<Count>('SELECT COUNT(*) AS n FROM deferred_dispatch'))?.n ?? 0);

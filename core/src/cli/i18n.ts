@@ -73,7 +73,9 @@ export class Messages {
     this.plurals = new Intl.PluralRules(lang);
   }
 
-  /** The text of `key` (dotted path) with `{{name}}` filled in; `count` picks the plural form (`key_one`, `key_few`…). */
+  /**
+   * The text of `key` (dotted path) with `{{name}}` filled in; `count` picks the plural form (`key_one`, `key_few`…).
+   */
   t(key: string, params?: Params): string {
     const count = params?.count;
     const keys = typeof count === 'number' ? [`${key}_${this.plurals.select(count)}`, `${key}_other`, key] : [key];

@@ -37,7 +37,10 @@ const SPECIFIC_DETAIL = new Set([
   'backup_secrets_unreadable',
 ]);
 
-/** The lines a refusal by the service's rules prints: the API's detail, or the web client's text for its code in this language. */
+/**
+ * The lines a refusal by the service's rules prints: the API's detail, or the web client's text for its code in this
+ * language.
+ */
 export function problemLines(err: HttpError, m: Messages): string[] {
   const translated = m.problemText(err.code, err.params);
   // Where the translated sentence is general and the API's detail names the very problem (which

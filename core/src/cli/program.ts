@@ -17,7 +17,10 @@ const TITLES: Record<string, string> = {
   'Global Options:': 'help.global_options',
 };
 
-/** A usage error of commander in this language: its code picks the sentence, the quoted names in its English text fill it in. */
+/**
+ * A usage error of commander in this language: its code picks the sentence, the quoted names in its English text fill
+ * it in.
+ */
 function usageMessage(err: CommanderError, m: Messages): string {
   const quoted = [...err.message.matchAll(/'([^']*)'/g)].map((x) => x[1]!);
   const english = err.message.replace(/^error: /, '');
@@ -206,7 +209,8 @@ export async function run(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
     if (err instanceof CommanderError) {
-      // Help and version output end the run too; their code is commander's (0, or 1 for a group without its subcommand).
+      // Help and version output end the run too; their code is commander's (0, or 1 for a group without its
+      // subcommand).
       if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || err.code === 'commander.help')
         return err.exitCode;
       process.stderr.write(`herald: ${usageMessage(err, m)}\n${m.t('usage.see_help')}\n`);

@@ -88,7 +88,8 @@ const FIRST_FRAME_WAIT_MS = 1000;
 export function progressBar(max: number, message: string): Progress {
   if (!process.stdout.isTTY) return NO_BAR;
   const stdout = process.stdout;
-  // Standard output as clack sees it: each write after the start is a frame of the bar (nothing else writes there meanwhile).
+  // Standard output as clack sees it: each write after the start is a frame of the bar (nothing else writes there
+  // meanwhile).
   let starting = true;
   let drawn!: () => void;
   const firstFrame = new Promise<void>((resolve) => {

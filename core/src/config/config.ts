@@ -110,14 +110,23 @@ export interface Config {
   port: number;
   publicUrl?: string;
   plugins: string[];
-  /** The plugin directory (SERVICE_PLUGIN_DIR, default `<data dir>/plugins`): an operator's plugins, installed apart from Herald's own files (plugins/plugin-dir.ts). */
+  /**
+   * The plugin directory (SERVICE_PLUGIN_DIR, default `<data dir>/plugins`): an operator's plugins, installed apart
+   * from Herald's own files (plugins/plugin-dir.ts).
+   */
   pluginDir: string;
   outboundAllowCidrs: string[];
   quotaTimezone: string;
-  /** Each user's storage for documents, memory and reports, in MB of 1,000,000 bytes, unless an administrator set the user's own (assistant/storage.ts). */
+  /**
+   * Each user's storage for documents, memory and reports, in MB of 1,000,000 bytes, unless an administrator set the
+   * user's own (assistant/storage.ts).
+   */
   userStorageMb: number;
   ai: { baseUrl: string; apiKey?: string; model: string; contextTokens: number; maxToolRounds: number };
-  /** The SMTP listener for providers that receive email (SERVICE_SMTP_*); absent when SERVICE_SMTP_PORT is not set (off). */
+  /**
+   * The SMTP listener for providers that receive email (SERVICE_SMTP_*); absent when SERVICE_SMTP_PORT is not set
+   * (off).
+   */
   smtp?: SmtpConfig;
 }
 
@@ -172,12 +181,15 @@ function validZone(zone: string): boolean {
   }
 }
 
-/** The SMTP listener's settings: undefined when SERVICE_SMTP_PORT is not set, a one-line refusal when they cannot work. */
+/**
+ * The SMTP listener's settings: undefined when SERVICE_SMTP_PORT is not set, a one-line refusal when they cannot work.
+ */
 function smtpConfig(e: Static<typeof EnvSchema>, httpPort: number): SmtpConfig | undefined {
   const maxBytes = Number(e.SERVICE_SMTP_MAX_BYTES);
   if (maxBytes < SMTP_MAX_BYTES_RANGE.min || maxBytes > SMTP_MAX_BYTES_RANGE.max) {
     throw new ConfigurationError(
-      `SERVICE_SMTP_MAX_BYTES must be ${SMTP_MAX_BYTES_RANGE.min}-${SMTP_MAX_BYTES_RANGE.max} bytes, got ${e.SERVICE_SMTP_MAX_BYTES}`,
+      `SERVICE_SMTP_MAX_BYTES must be ${SMTP_MAX_BYTES_RANGE.min}-${SMTP_MAX_BYTES_RANGE.max} bytes, got ` +
+        `${e.SERVICE_SMTP_MAX_BYTES}`,
     );
   }
   if ((e.SERVICE_SMTP_TLS_CERT === undefined) !== (e.SERVICE_SMTP_TLS_KEY === undefined)) {
@@ -191,7 +203,8 @@ function smtpConfig(e: Static<typeof EnvSchema>, httpPort: number): SmtpConfig |
     );
     if (stray)
       throw new ConfigurationError(
-        `${stray} is set but SERVICE_SMTP_PORT is not: set SERVICE_SMTP_PORT to turn the SMTP listener on, or remove ${stray}`,
+        `${stray} is set but SERVICE_SMTP_PORT is not: set SERVICE_SMTP_PORT to turn the SMTP listener on, ` +
+          `or remove ${stray}`,
       );
     return undefined;
   }
@@ -292,7 +305,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     !/^[A-Za-z0-9_-]{16,256}$/.test(e.SERVICE_MESSAGING_WEBHOOK_SECRET)
   ) {
     throw new ConfigurationError(
-      'SERVICE_MESSAGING_WEBHOOK_SECRET must be 16-256 characters of A-Z, a-z, 0-9, _ and - (characters bot services accept in a webhook secret)',
+      'SERVICE_MESSAGING_WEBHOOK_SECRET must be 16-256 characters of A-Z, a-z, 0-9, _ and - (characters ' +
+        'bot services accept in a webhook secret)',
     );
   }
   const port = Number(e.SERVICE_PORT);

@@ -83,7 +83,9 @@ export async function takePgSnapshot(o: {
     fs.rmSync(partial, { force: true });
     const e = err as Error & { stderr?: string };
     throw new Error(
-      `pre-migration pg_dump snapshot failed (pg_dump must be the server's major version or newer; SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP=0 boots without a snapshot): ${mask((e.stderr || e.message || String(err)).trim()).slice(0, 1000)}`,
+      `pre-migration pg_dump snapshot failed (pg_dump must be the server's major version or newer; ` +
+        'SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP=0 boots without a snapshot): ' +
+        `${mask((e.stderr || e.message || String(err)).trim()).slice(0, 1000)}`,
     );
   }
 }

@@ -53,7 +53,9 @@ export async function migratePostgres(db: Database, config: Config, log: Logger)
       if (!pgDump || !pgRestore) {
         log.warn(
           { missing: [!pgDump && 'pg_dump', !pgRestore && 'pg_restore'].filter(Boolean) },
-          "no pre-migration snapshot: pg_dump and pg_restore are not both on PATH, so backing up PostgreSQL before an upgrade is the operator's job (install the PostgreSQL client tools, or set SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP=0 to silence this)",
+          'no pre-migration snapshot: pg_dump and pg_restore are not both on PATH, so backing up ' +
+            "PostgreSQL before an upgrade is the operator's job (install the PostgreSQL client tools, or set " +
+            'SERVICE_PRE_MIGRATE_SNAPSHOT_KEEP=0 to silence this)',
         );
       } else {
         const snap = await takePgSnapshot({

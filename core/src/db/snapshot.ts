@@ -18,7 +18,9 @@ function checkInWorker(file: string): Promise<string> {
 }
 
 const SNAPSHOT = /^pre-migrate-\d{8}T\d{6}(\d{3})?Z\.db$/;
-/** A snapshot's side files: its WAL, shared memory and rollback journal (earlier versions left the first two behind). */
+/**
+ * A snapshot's side files: its WAL, shared memory and rollback journal (earlier versions left the first two behind).
+ */
 const SIDE_FILE = /^(pre-migrate-\d{8}T\d{6}(\d{3})?Z\.db)-(wal|shm|journal)$/;
 
 export function snapshotName(at: Date): string {

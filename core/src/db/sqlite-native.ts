@@ -129,7 +129,9 @@ export class NativeSqlite {
       .slice(0, 25)
       .map(
         ([sql, e]) =>
-          `${e.ms.toFixed(0).padStart(7)} ms ${String(e.n).padStart(7)}× ${((1000 * e.ms) / e.n).toFixed(0).padStart(6)} µs max ${e.max.toFixed(1).padStart(6)} ms  ${sql.replace(/\s+/g, ' ').slice(0, 140)}`,
+          `${e.ms.toFixed(0).padStart(7)} ms ${String(e.n).padStart(7)}× ` +
+          `${((1000 * e.ms) / e.n).toFixed(0).padStart(6)} µs max ${e.max.toFixed(1).padStart(6)} ms  ` +
+          `${sql.replace(/\s+/g, ' ').slice(0, 140)}`,
       )
       .join('\n');
   }

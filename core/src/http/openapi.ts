@@ -82,7 +82,10 @@ const SHAPING = [
   'required',
 ];
 
-/** A schema that passes any JSON through unchanged: problem details (our own bodies) and success answers without a body schema. */
+/**
+ * A schema that passes any JSON through unchanged: problem details (our own bodies) and success answers without a body
+ * schema.
+ */
 function passesThrough(schema: unknown): boolean {
   if (!schema || typeof schema !== 'object') return true;
   const s = schema as Record<string, unknown>;

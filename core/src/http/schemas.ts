@@ -23,7 +23,9 @@ export const Problem = Type.Object(
     title: Type.String({ description: 'The HTTP status phrase.' }),
     status: Type.Integer(),
     detail: Type.String({ description: 'What went wrong, in English sentences.' }),
-    code: Type.String({ description: 'A stable, documented code (`validation_failed`, `not_found`, `email_taken`…).' }),
+    code: Type.String({
+      description: 'A stable, documented code (`validation_failed`, `not_found`, `email_taken`…).',
+    }),
     params: Type.Optional(ProblemParams),
     errors: Type.Optional(
       Type.Array(

@@ -75,7 +75,8 @@ export async function createServer(
         .send(problem(err.status, err.code, err.message, err.errors, err.params));
     }
     if (err.validation) {
-      // Each field's problem keeps its keyword and params (a client words them itself); the detail says them in sentences.
+      // Each field's problem keeps its keyword and params (a client words them itself); the detail says them in
+      // sentences.
       const errors = schemaFieldErrors(err.validation, err.validationContext ?? 'body');
       const where =
         err.validationContext === 'querystring'

@@ -100,7 +100,8 @@ export class Scheduler {
         const cron = cronOfSchedule(spec.interval);
         if (!cron)
           throw new Error(
-            `job ${name}: "${spec.interval}" is not a schedule (a cron expression, or every <n> minutes, hours or every day)`,
+            `job ${name}: "${spec.interval}" is not a schedule (a cron expression, or every <n> minutes, ` +
+              'hours or every day)',
           );
         return { name, cron };
       });

@@ -1,6 +1,9 @@
 /** Field names whose values are secrets wherever they appear. */
-export const SENSITIVE_KEY =
-  /oauth|client_secret|webhook_secret|csrf|token|password|passwd|secret|api[-_]?key|apikey|authorization|cookie|credential|private[-_]?key/i;
+export const SENSITIVE_KEY = new RegExp(
+  'oauth|client_secret|webhook_secret|csrf|token|password|passwd|secret|api[-_]?key|apikey|authorization|' +
+    'cookie|credential|private[-_]?key',
+  'i',
+);
 /** Substrings redacted inside free text (template extras, payload excerpts, header logs). */
 export const SENSITIVE_WORDS = ['oauth', 'client_secret', 'webhook_secret', 'csrf', 'token', 'password', 'secret'];
 export const MASK = '[REDACTED]';
@@ -20,7 +23,10 @@ const ABOUT_CAMEL = new RegExp(
 );
 const isAboutSecret = (key: string): boolean => ABOUT_SNAKE.test(key) || ABOUT_CAMEL.test(key);
 
-/** True when the values of a field named `key` are secrets (its name holds a secret word and does not merely describe one). */
+/**
+ * True when the values of a field named `key` are secrets (its name holds a secret word and does not merely describe
+ * one).
+ */
 export const isSecretKey = (key: string): boolean => SENSITIVE_KEY.test(key) && !isAboutSecret(key);
 
 /**
@@ -99,7 +105,10 @@ function maskKeyValues(text: string): string {
   return last === 0 ? text : out + text.slice(last);
 }
 const BEARER = /\b([Bb]earer|Basic|Token)\s{1,8}[A-Za-z0-9._~+/=-]{6,4096}/g;
-/** The login of an address (`https://user:pass@host`, `mqtt://token@broker`): everything between `://` and `@` before any path. */
+/**
+ * The login of an address (`https://user:pass@host`, `mqtt://token@broker`): everything between `://` and `@` before
+ * any path.
+ */
 const URL_LOGIN = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^/?#\s@"'<>]{1,512}@/gi;
 
 /**

@@ -277,8 +277,10 @@ t.test(
     const [all, half, v6] = wideAllowEntries(['0.0.0.0/0', '128.0.0.0/1', '::/0']);
     t.match(all, {
       code: 'outbound_allow_too_wide',
-      message:
-        /^"0\.0\.0\.0\/0" opens every IPv4 address: every internal address in it \(loopback, the cloud metadata address, private networks\) becomes reachable/,
+      message: new RegExp(
+        '^"0\\.0\\.0\\.0/0" opens every IPv4 address: every internal address in it ' +
+          '\\(loopback, the cloud metadata address, private networks\\) becomes reachable',
+      ),
     });
     t.match(half!.message, /^"128\.0\.0\.0\/1" opens a \/1 range of IPv4 addresses, wider than any private network:/);
     t.match(v6!.message, /opens every IPv6 address/);

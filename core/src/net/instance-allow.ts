@@ -107,7 +107,10 @@ export function wideAllowEntries(entries: readonly string[] | null | undefined):
     out.push({
       entry,
       code: 'outbound_allow_too_wide',
-      message: `"${entry}" opens ${what}: every internal address in it (loopback, the cloud metadata address, private networks) becomes reachable, which turns the protection against server-side request forgery off for them. List only the networks or hosts that are needed.`,
+      message:
+        `"${entry}" opens ${what}: every internal address in it (loopback, the cloud metadata address, ` +
+        'private networks) becomes reachable, which turns the protection against server-side request forgery ' +
+        'off for them. List only the networks or hosts that are needed.',
     });
   }
   return out;

@@ -404,7 +404,9 @@ t.test('errors do not echo the path or query, where secrets live', async (tt) =>
   tt.notMatch(refused.message, /SECRET/);
 });
 
-/** Two loopback origins: `first` answers every request with a redirect built by `to`, `second` records what reached it. */
+/**
+ * Two loopback origins: `first` answers every request with a redirect built by `to`, `second` records what reached it.
+ */
 async function twoOrigins(tt: Test, to: (secondBase: string, req: http.IncomingMessage) => string, status = 302) {
   const reached: { url: string; headers: http.IncomingHttpHeaders }[] = [];
   const second = await server(tt, (req, res) => {

@@ -201,7 +201,8 @@ export function createOutboundHttp(opts: OutboundOptions): OutboundClient {
       if (reason)
         throw new OutboundError(
           OUTBOUND_REFUSED,
-          `refused to connect to ${bare}: ${a.address} is ${reason} (allow it with an outbound CIDR allow-list entry, or an administrator's outbound allow list on this provider or target)`,
+          `refused to connect to ${bare}: ${a.address} is ${reason} (allow it with an outbound CIDR ` +
+            `allow-list entry, or an administrator's outbound allow list on this provider or target)`,
         );
     }
     return allow.policy.normalize(answers[0]!.address);
@@ -434,7 +435,8 @@ function hasHeader(headers: Record<string, string>, name: string): boolean {
 }
 
 function withDefaults(headers: Record<string, string>, userAgent: string): Record<string, string> {
-  // Ask for identity: the size cap then counts what the server sends (decoded() copes with servers that compress anyway).
+  // Ask for identity: the size cap then counts what the server sends (decoded() copes with servers that compress
+  // anyway).
   const out = Object.fromEntries(Object.entries(headers).filter(([k]) => k.toLowerCase() !== 'accept-encoding'));
   out['accept-encoding'] = 'identity';
   if (!hasHeader(out, 'user-agent')) out['user-agent'] = userAgent;
@@ -443,7 +445,9 @@ function withDefaults(headers: Record<string, string>, userAgent: string): Recor
 
 type Body = NodeJS.ReadableStream & { destroy(err?: Error): void; destroyed: boolean };
 
-/** The response body with gzip / deflate / br content-encoding removed (the size cap then applies to the decoded bytes). */
+/**
+ * The response body with gzip / deflate / br content-encoding removed (the size cap then applies to the decoded bytes).
+ */
 function decoded(res: Dispatcher.ResponseData): Body {
   const encoding = String(res.headers['content-encoding'] ?? '')
     .trim()

@@ -122,7 +122,10 @@ export function pluginFault(kind: string, err: unknown): { plugin: string; err: 
   return { plugin: kind, err, ...(stack ? { stack } : {}) };
 }
 
-/** Exceptions already logged with their stack where they were thrown (a target's create()), so the delivery's log line does not repeat them. */
+/**
+ * Exceptions already logged with their stack where they were thrown (a target's create()), so the delivery's log line
+ * does not repeat them.
+ */
 export const loggedFaults = new WeakSet<object>();
 
 /** "TypeError: message" (or the message alone for a plain Error). */
@@ -139,7 +142,10 @@ export function errorText(err: unknown): string {
  * it is marked and retried, the others keep running.
  */
 export class PluginHost {
-  /** Every loaded plugin by `<kind>:<id>`: a provider and a target may share an id (a provider that receives a service's messages beside a target that sends to it). */
+  /**
+   * Every loaded plugin by `<kind>:<id>`: a provider and a target may share an id (a provider that receives a service's
+   * messages beside a target that sends to it).
+   */
   readonly plugins = new Map<string, LoadedPlugin>();
   private providers = new Map<string, ProviderEntry>();
   private targets = new Map<string, { key: string; instance: Promise<TargetInstance>; abort: AbortController }>();
@@ -337,11 +343,13 @@ export class PluginHost {
     const code = errorCode(err);
     const msg = (err as Error)?.message ?? String(err);
     if (stage === 'create' && isProgrammingError(err)) {
-      // A bug in the plugin: no retry would go better. The record shows it until its config changes or the service restarts.
+      // A bug in the plugin: no retry would go better. The record shows it until its config changes or the service
+      // restarts.
       await this.setStatus(
         entry,
         'error',
-        `the plugin failed to start: ${errorText(err)} (a programming error in the plugin; not retried until the provider is changed or the service restarts)`,
+        `the plugin failed to start: ${errorText(err)} (a programming error in the plugin; not retried ` +
+          'until the provider is changed or the service restarts)',
       );
       entry.log.warn(
         pluginFault(entry.row.kind, err),

@@ -29,7 +29,10 @@ export type Validated =
       undeclared: string[];
     };
 
-/** One field's problem: JSON pointer, English message, and the JSON Schema keyword with its params (for clients to phrase). */
+/**
+ * One field's problem: JSON pointer, English message, and the JSON Schema keyword with its params (for clients to
+ * phrase).
+ */
 export interface ConfigFieldError {
   path: string;
   message: string;
@@ -66,7 +69,8 @@ function fieldErrors(errors: SchemaError[]): ConfigFieldError[] {
         out.push({ path: `${e.instancePath ?? ''}/${name}`, message: 'is required', code: 'required', params: {} });
       continue;
     }
-    // A union's branches each fail on their own; the union is reported once, as an enum when its branches are constants.
+    // A union's branches each fail on their own; the union is reported once, as an enum when its branches are
+    // constants.
     if (unions.has(e.instancePath ?? '') && e.keyword !== 'anyOf') continue;
     if (e.keyword === 'anyOf') {
       const consts = errors
@@ -106,7 +110,10 @@ export interface LoadedPlugin {
    */
   validateConfig(config: unknown, opts?: ValidateOptions): Validated;
   validateTrackerConfig(config: unknown, opts?: ValidateOptions): Validated;
-  /** The plugin's own checks (its `validateConfig` hook) of a config that passed `validateConfig`; none when it has no hook. */
+  /**
+   * The plugin's own checks (its `validateConfig` hook) of a config that passed `validateConfig`; none when it has no
+   * hook.
+   */
   checkConfig(config: Record<string, unknown>): ConfigProblem[];
   /** Config fields the providers API also shows at the top level (`manifest.configAliases`). */
   configAliases: string[];
@@ -137,7 +144,10 @@ function validator(schema: unknown) {
   };
 }
 
-/** Runs a plugin's `validateConfig` hook; a hook that throws or answers garbage is reported as one problem, never a crash. */
+/**
+ * Runs a plugin's `validateConfig` hook; a hook that throws or answers garbage is reported as one problem, never a
+ * crash.
+ */
 function checkWith(packageName: string, def: PluginDefinition, config: Record<string, unknown>): ConfigProblem[] {
   const hook = def.validateConfig as ((c: Record<string, unknown>) => ConfigProblem[]) | undefined;
   if (!hook) return [];
@@ -156,7 +166,9 @@ function checkWith(packageName: string, def: PluginDefinition, config: Record<st
     return [
       {
         path: '/',
-        message: `could not be checked: the plugin "${packageName}" answered its config check with something other than a list`,
+        message:
+          `could not be checked: the plugin "${packageName}" answered its config check with something other ` +
+          'than a list',
       },
     ];
   return out
@@ -186,15 +198,19 @@ export function wrapDefinition(
   const m = def?.manifest;
   if (!m || typeof m !== 'object')
     throw new PluginLoadError(
-      `Plugin package "${packageName}" is not a Herald plugin: it has no default export made with defineProvider() or defineTarget(). Check the name in SERVICE_PLUGINS.`,
+      `Plugin package "${packageName}" is not a Herald plugin: it has no default export made with ` +
+        'defineProvider() or defineTarget(). Check the name in SERVICE_PLUGINS.',
     );
   if (m.apiVersion !== PLUGIN_API_VERSION)
     throw new PluginLoadError(
-      `Plugin package "${packageName}" is not a Herald plugin for this version: it speaks plugin API version ${String(m.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}. Install a version of the plugin made for plugin API ${PLUGIN_API_VERSION}, or remove it from SERVICE_PLUGINS.`,
+      `Plugin package "${packageName}" is not a Herald plugin for this version: it speaks plugin API ` +
+        `version ${String(m.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}. Install a ` +
+        `version of the plugin made for plugin API ${PLUGIN_API_VERSION}, or remove it from SERVICE_PLUGINS.`,
     );
   if (m.kind !== 'provider' && m.kind !== 'target')
     throw new PluginLoadError(
-      `Plugin package "${packageName}" declares kind "${String((m as { kind?: unknown }).kind)}"; expected "provider" or "target".`,
+      `Plugin package "${packageName}" declares kind "${String((m as { kind?: unknown }).kind)}"; expected ` +
+        '"provider" or "target".',
     );
   if (!/^[a-z][a-z0-9_]{1,40}$/.test(m.id ?? ''))
     throw new PluginLoadError(
@@ -207,7 +223,8 @@ export function wrapDefinition(
   for (const a of configAliases) {
     if (!Object.hasOwn(properties, a))
       throw new PluginLoadError(
-        `Plugin package "${packageName}" declares the config alias "${a}", which is not a top-level field of its configSchema.`,
+        `Plugin package "${packageName}" declares the config alias "${a}", which is not a top-level field ` +
+          'of its configSchema.',
       );
   }
   const credentialHeaders: unknown = m.credentialHeaders;
@@ -216,7 +233,8 @@ export function wrapDefinition(
     (!Array.isArray(credentialHeaders) || !credentialHeaders.every((h) => typeof h === 'string' && HEADER_NAME.test(h)))
   ) {
     throw new PluginLoadError(
-      `Plugin package "${packageName}" declares credentialHeaders that are not a list of header names (e.g. ["x-api-key"]).`,
+      `Plugin package "${packageName}" declares credentialHeaders that are not a list of header names ` +
+        '(e.g. ["x-api-key"]).',
     );
   }
   if (def.validateConfig !== undefined && typeof def.validateConfig !== 'function')
@@ -224,7 +242,9 @@ export function wrapDefinition(
   const checked = validatePlugin(def, opts.herald ? { packageJson: { name: packageName, herald: opts.herald } } : {});
   if (!checked.ok) {
     throw new PluginLoadError(
-      `Plugin package "${packageName}" (id "${m.id}") cannot be loaded: ${checked.errors.map((e) => e.message).join(' ')} Fix the plugin (the plugin guide lists the reserved field names and the schema shapes) or remove it from SERVICE_PLUGINS.`,
+      `Plugin package "${packageName}" (id "${m.id}") cannot be loaded: ` +
+        `${checked.errors.map((e) => e.message).join(' ')} Fix the plugin (the plugin guide lists the ` +
+        'reserved field names and the schema shapes) or remove it from SERVICE_PLUGINS.',
     );
   }
   const trackerSchema = (m as ProviderDefinition['manifest']).trackerSchema ?? { type: 'object' };
@@ -247,24 +267,30 @@ export function wrapDefinition(
 export interface LoadOptions {
   /** Where loadPlugins logs what the plugin validator warns about (a pino-style logger). */
   log?: { warn(obj: Record<string, unknown>, msg: string): void };
-  /** The plugin directory (SERVICE_PLUGIN_DIR): package names are looked up there first, then in the service's node_modules. */
+  /**
+   * The plugin directory (SERVICE_PLUGIN_DIR): package names are looked up there first, then in the service's
+   * node_modules.
+   */
   pluginDir?: string;
 }
 
 /**
  * Imports each plugin named in SERVICE_PLUGINS (a package name from the plugin directory or the
- * service's node_modules, or an absolute directory path) and checks its package.json `herald` block and its manifest. Fails
+ * service's node_modules, or an absolute directory path) and checks its package.json `herald` block and its manifest.
+ * Fails
  * with a message naming the package: not installed, failed to import, or not a Herald plugin.
  */
 export async function loadPlugins(names: string[], opts: LoadOptions = {}): Promise<LoadedPlugin[]> {
   const out: LoadedPlugin[] = [];
   const ids = new Map<string, string>();
   const eventTypes = new Map<string, string>();
-  // The plugins there import the service's own contract, through a link made again at every boot (an upgrade may have moved it).
+  // The plugins there import the service's own contract, through a link made again at every boot (an upgrade may have
+  // moved it).
   if (opts.pluginDir && !linkContract(opts.pluginDir)) {
     opts.log?.warn(
       { plugin_dir: opts.pluginDir },
-      `The plugin directory ${opts.pluginDir} has no link to this service's @herald/plugin-api and it could not be made (is the directory read-only?); its plugins may fail to import.`,
+      `The plugin directory ${opts.pluginDir} has no link to this service's @herald/plugin-api and it ` +
+        'could not be made (is the directory read-only?); its plugins may fail to import.',
     );
   }
   for (const spec of names) {
@@ -274,7 +300,8 @@ export async function loadPlugins(names: string[], opts: LoadOptions = {}): Prom
     const declared = (def as { manifest?: { kind?: unknown } } | undefined)?.manifest?.kind;
     if ((declared === 'provider' || declared === 'target') && declared !== imported.herald.kind)
       throw new PluginLoadError(
-        `Plugin package ${imported.label} is not a Herald plugin: its package.json says kind "${imported.herald.kind}" but its manifest says "${declared}".`,
+        `Plugin package ${imported.label} is not a Herald plugin: its package.json says kind ` +
+          `"${imported.herald.kind}" but its manifest says "${declared}".`,
       );
     const p = wrapDefinition(name, def, { herald: imported.herald });
     // Ids are unique per kind: a provider and a target of one service may share one.
@@ -290,7 +317,8 @@ export async function loadPlugins(names: string[], opts: LoadOptions = {}): Prom
       const owner = eventTypes.get(type);
       if (owner)
         throw new PluginLoadError(
-          `Plugin packages "${owner}" and "${name}" both declare the event type "${type}"; event types must be unique (prefix them with the plugin id), so enable only one.`,
+          `Plugin packages "${owner}" and "${name}" both declare the event type "${type}"; event types ` +
+            'must be unique (prefix them with the plugin id), so enable only one.',
         );
       eventTypes.set(type, name);
     }

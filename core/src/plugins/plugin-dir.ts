@@ -58,10 +58,13 @@ const PACKAGE_JSON = {
   name: 'herald-plugins',
   private: true,
   description:
-    'Plugins of this Herald service, installed with `npm run plugin:install` (or `herald plugin install`) and enabled by name in SERVICE_PLUGINS. Managed by Herald: edit with those commands.',
+    'Plugins of this Herald service, installed with `npm run plugin:install` (or `herald plugin install`) ' +
+    'and enabled by name in SERVICE_PLUGINS. Managed by Herald: edit with those commands.',
   dependencies: {},
 };
-/** npm settings for the directory: the contract is the service's (never fetched as a peer), no audit or funding noise. */
+/**
+ * npm settings for the directory: the contract is the service's (never fetched as a peer), no audit or funding noise.
+ */
 const NPMRC = 'legacy-peer-deps=true\naudit=false\nfund=false\nupdate-notifier=false\n';
 const CONTRACT = '@herald/plugin-api';
 const NAME = /^(?:@[a-z0-9][a-z0-9._~-]*\/)?[a-z0-9][a-z0-9._~-]*$/;
@@ -114,17 +117,19 @@ export function linkContract(dir: string): boolean {
   }
 }
 
-/** Runs npm in the plugin directory, without what an outer `npm run` put in the environment about Herald's own project. */
+/**
+ * Runs npm in the plugin directory, without what an outer `npm run` put in the environment about Herald's own project.
+ */
+/** What an outer `npm run` sets about Herald's own project (`npm_package_*`, `npm_config_prefix`, …). */
+const OUTER_NPM_VARIABLE = new RegExp(
+  '^npm_(package_|lifecycle_|command$|config_local_prefix$|config_prefix$|config_loglevel$|' +
+    'config_workspaces?$|config_include_workspace_root$)',
+  'i',
+);
+
 function npm(dir: string, args: string[], o: PluginDirOptions): Promise<string> {
   const base = o.env ?? process.env;
-  const env = Object.fromEntries(
-    Object.entries(base).filter(
-      ([k]) =>
-        !/^npm_(package_|lifecycle_|command$|config_local_prefix$|config_prefix$|config_loglevel$|config_workspaces?$|config_include_workspace_root$)/i.test(
-          k,
-        ) && k !== 'INIT_CWD',
-    ),
-  );
+  const env = Object.fromEntries(Object.entries(base).filter(([k]) => !OUTER_NPM_VARIABLE.test(k) && k !== 'INIT_CWD'));
   return new Promise((resolve, reject) => {
     const child = execFile(
       o.npm ?? 'npm',
@@ -138,11 +143,9 @@ function npm(dir: string, args: string[], o: PluginDirOptions): Promise<string> 
             .filter((l) => l.trim())
             .slice(-12)
             .join('\n');
-          reject(
-            new PluginDirError(
-              `npm ${args[0]} failed${(err as { code?: unknown }).code === 'ENOENT' ? ': npm is not installed (it comes with Node.js)' : ''}${tail ? `:\n${tail}` : '.'}`,
-            ),
-          );
+          const missing = (err as { code?: unknown }).code === 'ENOENT';
+          const why = missing ? ': npm is not installed (it comes with Node.js)' : '';
+          reject(new PluginDirError(`npm ${args[0]} failed${why}${tail ? `:\n${tail}` : '.'}`));
           return;
         }
         resolve(stdout);
@@ -180,7 +183,10 @@ export function listPlugins(dir: string): InstalledPlugin[] {
     .map(([name, spec]) => describe(dir, name, spec));
 }
 
-/** The package.json inside a tarball made by `npm pack` (gzipped tar, `package/package.json`); undefined when it has none. */
+/**
+ * The package.json inside a tarball made by `npm pack` (gzipped tar, `package/package.json`); undefined when it has
+ * none.
+ */
 export function readPackedManifest(tgz: string): Record<string, any> | undefined {
   let tar: Buffer;
   try {
@@ -221,7 +227,8 @@ function checkHerald(pkg: Record<string, any> | undefined, what: string): void {
     );
   if (pkg.herald.apiVersion !== PLUGIN_API_VERSION)
     throw new PluginDirError(
-      `"${name}" speaks plugin API version ${String(pkg.herald.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}. It was not installed.`,
+      `"${name}" speaks plugin API version ${String(pkg.herald.apiVersion)}, but this Herald speaks ` +
+        `version ${PLUGIN_API_VERSION}. It was not installed.`,
     );
 }
 
@@ -252,7 +259,8 @@ export async function installPlugin(dir: string, spec: string, o: PluginDirOptio
     if (st.isDirectory()) {
       if (!fs.existsSync(path.join(abs, 'package.json')))
         throw new PluginDirError(
-          `The directory "${abs}" has no package.json: name the plugin's own directory, a tarball made with npm pack, or a package name.`,
+          `The directory "${abs}" has no package.json: name the plugin's own directory, a tarball made ` +
+            'with npm pack, or a package name.',
         );
       checkHerald(readJson(path.join(abs, 'package.json')), `The directory "${abs}"`);
       // Packed like a publish (its prepack builds it), so the plugin directory keeps a copy of its own.
@@ -311,7 +319,8 @@ export async function installPlugin(dir: string, spec: string, o: PluginDirOptio
     return undo(`"${name}" is not a Herald plugin: its package.json has no "herald" block.`);
   if (herald.apiVersion !== PLUGIN_API_VERSION)
     return undo(
-      `"${name}" speaks plugin API version ${String(herald.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}.`,
+      `"${name}" speaks plugin API version ${String(herald.apiVersion)}, but this Herald speaks version ` +
+        `${PLUGIN_API_VERSION}.`,
     );
   // What the service will do at boot: import it from here and run the plugin validator.
   const { loadPlugins } = await import('./loader.ts');
@@ -336,7 +345,8 @@ export async function removePlugin(dir: string, name: string, o: PluginDirOption
   if (spec === undefined) {
     const names = Object.keys(deps);
     throw new PluginDirError(
-      `"${name}" is not installed in the plugin directory ${dir}${names.length ? `; installed there: ${names.join(', ')}` : ' (it holds no plugin)'}.`,
+      `"${name}" is not installed in the plugin directory ` +
+        `${dir}${names.length ? `; installed there: ${names.join(', ')}` : ' (it holds no plugin)'}.`,
     );
   }
   const info = describe(dir, name, spec);

@@ -122,13 +122,15 @@ export async function importPlugin(spec: string, opts: ImportOptions = {}): Prom
     else {
       const what = fs.existsSync(abs) ? 'that directory has no package.json' : 'that directory does not exist';
       throw new PluginLoadError(
-        `Plugin package at "${abs}" is not installed: ${what}. Fix the path in SERVICE_PLUGINS (a directory holding the plugin's package.json) or remove it.`,
+        `Plugin package at "${abs}" is not installed: ${what}. Fix the path in SERVICE_PLUGINS (a ` +
+          `directory holding the plugin's package.json) or remove it.`,
       );
     }
   } else {
     if (!NAME.test(spec))
       throw new PluginLoadError(
-        `Plugin package "${spec}" is not installed: that is neither a package name nor an absolute directory path. Fix SERVICE_PLUGINS.`,
+        `Plugin package "${spec}" is not installed: that is neither a package name nor an absolute ` +
+          'directory path. Fix SERVICE_PLUGINS.',
       );
     const inPluginDir = opts.pluginDir ? path.join(opts.pluginDir, 'node_modules', spec) : undefined;
     if (inPluginDir && fs.existsSync(path.join(inPluginDir, 'package.json'))) {
@@ -137,11 +139,16 @@ export async function importPlugin(spec: string, opts: ImportOptions = {}): Prom
     } else dir = findInstalled(spec, here);
     if (!dir && opts.pluginDir)
       throw new PluginLoadError(
-        `Plugin package "${spec}" is not installed: it is neither in the plugin directory (${opts.pluginDir}) nor in the service's node_modules. Install it (npm run plugin:install -- ${spec}, or npm run plugin:install -- ./${spec.replace(/^@/, '').replace('/', '-')}-<version>.tgz) or remove it from SERVICE_PLUGINS.`,
+        `Plugin package "${spec}" is not installed: it is neither in the plugin directory ` +
+          `(${opts.pluginDir}) nor in the service's node_modules. Install it (npm run plugin:install -- ` +
+          `${spec}, or npm run plugin:install -- ` +
+          `./${spec.replace(/^@/, '').replace('/', '-')}-<version>.tgz) or remove it from SERVICE_PLUGINS.`,
       );
     if (!dir)
       throw new PluginLoadError(
-        `Plugin package "${spec}" is not installed: it is not in the service's node_modules. Install it (npm install ${spec}, or npm install ./${spec.replace(/^@/, '').replace('/', '-')}-<version>.tgz) or remove it from SERVICE_PLUGINS.`,
+        `Plugin package "${spec}" is not installed: it is not in the service's node_modules. Install it ` +
+          `(npm install ${spec}, or npm install ./${spec.replace(/^@/, '').replace('/', '-')}-<version>.tgz) ` +
+          'or remove it from SERVICE_PLUGINS.',
       );
   }
 
@@ -150,7 +157,8 @@ export async function importPlugin(spec: string, opts: ImportOptions = {}): Prom
     pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as Record<string, unknown>;
   } catch (err) {
     throw new PluginLoadError(
-      `Plugin package "${spec}" is installed but failed to import: its package.json cannot be read: ${describe(err)}. Reinstall it or remove it from SERVICE_PLUGINS.`,
+      `Plugin package "${spec}" is installed but failed to import: its package.json cannot be read: ` +
+        `${describe(err)}. Reinstall it or remove it from SERVICE_PLUGINS.`,
     );
   }
   const packageName = typeof pkg.name === 'string' && pkg.name ? pkg.name : spec;
@@ -159,17 +167,22 @@ export async function importPlugin(spec: string, opts: ImportOptions = {}): Prom
   const herald = pkg.herald as Partial<HeraldBlock> | undefined;
   if (!herald || typeof herald !== 'object') {
     throw new PluginLoadError(
-      `Plugin package ${label} is not a Herald plugin: its package.json has no "herald" block ({"apiVersion": ${PLUGIN_API_VERSION}, "kind": "provider" or "target"}). Check the name in SERVICE_PLUGINS.`,
+      `Plugin package ${label} is not a Herald plugin: its package.json has no "herald" block ` +
+        `({"apiVersion": ${PLUGIN_API_VERSION}, "kind": "provider" or "target"}). Check the name in ` +
+        'SERVICE_PLUGINS.',
     );
   }
   if (herald.apiVersion !== PLUGIN_API_VERSION) {
     throw new PluginLoadError(
-      `Plugin package ${label} is not a Herald plugin for this version: it speaks plugin API version ${String(herald.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}. Install a version of the plugin made for plugin API ${PLUGIN_API_VERSION}, or remove it from SERVICE_PLUGINS.`,
+      `Plugin package ${label} is not a Herald plugin for this version: it speaks plugin API version ` +
+        `${String(herald.apiVersion)}, but this Herald speaks version ${PLUGIN_API_VERSION}. Install a ` +
+        `version of the plugin made for plugin API ${PLUGIN_API_VERSION}, or remove it from SERVICE_PLUGINS.`,
     );
   }
   if (herald.kind !== 'provider' && herald.kind !== 'target') {
     throw new PluginLoadError(
-      `Plugin package ${label} is not a Herald plugin: its "herald" block declares kind "${String(herald.kind)}"; expected "provider" or "target".`,
+      `Plugin package ${label} is not a Herald plugin: its "herald" block declares kind ` +
+        `"${String(herald.kind)}"; expected "provider" or "target".`,
     );
   }
 
@@ -181,7 +194,9 @@ export async function importPlugin(spec: string, opts: ImportOptions = {}): Prom
     mod = byPath || fromPluginDir ? await import(pathToFileURL(entryOf(dir, pkg)).href) : await import(spec);
   } catch (err) {
     throw new PluginLoadError(
-      `Plugin package ${label} is installed${fromPluginDir ? ' in the plugin directory' : ''} but failed to import: ${describe(err)}. Fix or reinstall the package (a missing dependency needs npm install where the plugin lives), or remove it from SERVICE_PLUGINS.`,
+      `Plugin package ${label} is installed${fromPluginDir ? ' in the plugin directory' : ''} but failed ` +
+        `to import: ${describe(err)}. Fix or reinstall the package (a missing dependency needs npm install ` +
+        'where the plugin lives), or remove it from SERVICE_PLUGINS.',
     );
   }
   return { packageName, label, herald: herald as HeraldBlock, module: mod };

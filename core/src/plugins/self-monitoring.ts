@@ -39,7 +39,8 @@ export function findSelfMonitoringReceiver(plugins: Iterable<LoadedPlugin>): Sel
     }
     if (found)
       throw new PluginLoadError(
-        `Plugin packages "${found.packageName}" and "${p.packageName}" both receive self-monitoring signals; enable only one.`,
+        `Plugin packages "${found.packageName}" and "${p.packageName}" both receive self-monitoring ` +
+          'signals; enable only one.',
       );
     found = { packageName: p.packageName, kind: p.id, name: m.displayName, events: { ...spec.events } };
   }

@@ -48,7 +48,8 @@ export class DbInstanceStore implements InstanceStore {
   async get<T>(key: string): Promise<T | undefined> {
     const rows = await this.db.all<{ value: string; expires_at: string | null }>(
       `SELECT value, expires_at FROM plugin_store WHERE instance_id = ? AND key = ?
-      UNION ALL SELECT '1' AS value, replay_expires_at AS expires_at FROM event_log WHERE provider_id = ? AND replay_key = ?`,
+      UNION ALL SELECT '1' AS value, replay_expires_at AS expires_at FROM event_log WHERE provider_id = ? AND replay_key
+      = ?`,
       [this.instanceId, key, this.instanceId, key],
     );
     const now = this.now().toISOString();
@@ -72,7 +73,8 @@ export class DbInstanceStore implements InstanceStore {
     );
     const n = await this.db.run(
       `INSERT INTO plugin_store (instance_id, key, value, expires_at) SELECT ?, ?, ?, ?
-      WHERE NOT EXISTS (SELECT 1 FROM event_log WHERE provider_id = ? AND replay_key = ? AND (replay_expires_at IS NULL OR replay_expires_at > ?)) ON CONFLICT DO NOTHING`,
+      WHERE NOT EXISTS (SELECT 1 FROM event_log WHERE provider_id = ? AND replay_key = ? AND (replay_expires_at IS NULL
+      OR replay_expires_at > ?)) ON CONFLICT DO NOTHING`,
       [this.instanceId, key, this.encode(value, o?.sealed), this.expiry(o?.ttlSeconds), this.instanceId, key, now],
     );
     return n > 0;

@@ -33,7 +33,9 @@ export class SecretUnreadableError extends Error {
   override readonly name = 'SecretUnreadableError';
   constructor(what = 'a stored secret') {
     super(
-      `${what} cannot be decrypted with SERVICE_SECRET_KEY: it was sealed with another key or is damaged. Start with the key it was sealed with (during a rotation, as SERVICE_SECRET_KEY_PREVIOUS), or enter the secret again`,
+      `${what} cannot be decrypted with SERVICE_SECRET_KEY: it was sealed with another key or is damaged. ` +
+        'Start with the key it was sealed with (during a rotation, as SERVICE_SECRET_KEY_PREVIOUS), or enter ' +
+        'the secret again',
     );
   }
 }
@@ -92,7 +94,9 @@ export class SecretsAtRest {
     return mapSecrets(config, paths, (v) => this.seal(v));
   }
 
-  /** `config` with every sealed string at the secret `paths` opened (a copy, as above). Throws SecretUnreadableError. */
+  /**
+   * `config` with every sealed string at the secret `paths` opened (a copy, as above). Throws SecretUnreadableError.
+   */
   openConfig(config: Record<string, unknown>, paths: string[], what?: string): Record<string, unknown> {
     return mapSecrets(config, paths, (v) => this.open(v, what));
   }

@@ -7,7 +7,8 @@
  *    read none of theirs. The first boot of this version writes it.
  * 2. Every stored secret not sealed yet (written by an earlier version, or a field a plugin update
  *    made `Secret()`) is sealed; one sealed with the previous key is sealed again with the current
- *    one, as are the values plugins stored sealed in their instance store. A value no key opens is left alone and logged; its record fails with a readable message
+ * one, as are the values plugins stored sealed in their instance store. A value no key opens is left alone and logged;
+ * its record fails with a readable message
  *    when it is used.
  *
  * All in one transaction, each row written compare-and-set on the value read: replicas booting
@@ -122,7 +123,8 @@ export async function sealStoredSecrets(core: Core): Promise<SealOutcome> {
   if (out.unreadable.length) {
     log.error(
       { records: out.unreadable.slice(0, 50), count: out.unreadable.length },
-      'stored secrets that SERVICE_SECRET_KEY cannot decrypt (sealed with another key, or damaged): these records fail until their secrets are entered again',
+      'stored secrets that SERVICE_SECRET_KEY cannot decrypt (sealed with another key, or damaged): these ' +
+        'records fail until their secrets are entered again',
     );
   }
   return out;
@@ -139,6 +141,8 @@ async function checkKey(
   if ((state === 'current' || state === 'previous') && atRest.open(row.sealed) === CHECK)
     return { state, sealed: row.sealed };
   throw new ConfigurationError(
-    'SERVICE_SECRET_KEY is not the key this database\'s secrets were sealed with; start with that key, or, to change keys, set the old one as SERVICE_SECRET_KEY_PREVIOUS beside the new SERVICE_SECRET_KEY for a boot (see "Rotating the secret key" in the README)',
+    "SERVICE_SECRET_KEY is not the key this database's secrets were sealed with; start with that key, or, " +
+      'to change keys, set the old one as SERVICE_SECRET_KEY_PREVIOUS beside the new SERVICE_SECRET_KEY for ' +
+      'a boot (see "Rotating the secret key" in the README)',
   );
 }

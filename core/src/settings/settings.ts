@@ -44,7 +44,8 @@ export class Settings {
     for (const [key, value] of Object.entries(values)) {
       if (value === undefined) continue;
       await q.run(
-        'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at',
+        'INSERT INTO settings (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET ' +
+          'value = excluded.value, updated_at = excluded.updated_at',
         [key, value, now],
       );
     }

@@ -38,7 +38,10 @@ export interface PublicUser {
   updated_at: string;
   /** The user's own storage limit for documents, memory and reports, in MB; null follows SERVICE_USER_STORAGE_MB. */
   max_storage_mb: number | null;
-  /** False for a user restored from a backup without their password: nobody can log in as them until an administrator sets one. */
+  /**
+   * False for a user restored from a backup without their password: nobody can log in as them until an administrator
+   * sets one.
+   */
   password_set: boolean;
 }
 
@@ -98,7 +101,8 @@ export async function createUser(
     const now = new Date().toISOString();
     const id = newId();
     await q.run(
-      `INSERT INTO users (id, email, password_hash, role, is_active, locale, max_chats, max_ai_messages_per_day, max_ai_tokens_per_day, created_at, updated_at)
+      `INSERT INTO users (id, email, password_hash, role, is_active, locale, max_chats, max_ai_messages_per_day,
+        max_ai_tokens_per_day, created_at, updated_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         id,
@@ -138,7 +142,8 @@ export async function ensureSelfMonitoring(q: Queryable, userId: string, r: Self
   );
   const trackerId = newId();
   await q.run(
-    `INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies, config, created_at, updated_at)
+    `INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies, config,
+      created_at, updated_at)
     VALUES (?, ?, ?, ?, ?, '{}', NULL, '{}', '{}', ?, ?)`,
     [trackerId, userId, id, r.name, true, now, now],
   );

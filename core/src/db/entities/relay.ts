@@ -91,7 +91,10 @@ export const Bot = defineEntity({
     mode: p.string(),
     webhook_path_id: p.string().unique(),
     api_root: p.string().nullable(),
-    /** What the bot service was last given to prove webhook deliveries: null, `shared` (before per-bot secrets) or the key fingerprint. */
+    /**
+     * What the bot service was last given to prove webhook deliveries: null, `shared` (before per-bot secrets) or the
+     * key fingerprint.
+     */
     webhook_key_id: p.string().nullable(),
     update_offset: p.integer(),
     status: p.string(),
