@@ -8,12 +8,14 @@ import { MASK } from '../../lib/schema.ts';
 import type { Bot, BotChat } from '../../lib/types.ts';
 import { Badge, Button, Card, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
+import { kindLabel } from '../../ui/labels.ts';
 import { Modal } from '../../ui/modal.tsx';
 import { toast } from '../../ui/toast.tsx';
 
 export function BotsPage() {
   const list = useAsync(() => get<{ bots: Bot[] }>('/api/bots', { limit: 200 }).then((r) => r.bots), []);
   const [editing, setEditing] = useState<Bot | 'new' | null>(null);
+  const plugins = usePlugins();
   return (
     <Page
       title={t('bots.title')}
@@ -32,7 +34,13 @@ export function BotsPage() {
       ) : (
         <div class="cards">
           {list.data.map((b) => (
-            <BotCard key={b.id} bot={b} onEdit={() => setEditing(b)} onDeleted={() => void list.reload()} />
+            <BotCard
+              key={b.id}
+              bot={b}
+              kindName={kindLabel(b.kind, plugins.data, 'target')}
+              onEdit={() => setEditing(b)}
+              onDeleted={() => void list.reload()}
+            />
           ))}
         </div>
       )}
@@ -51,14 +59,26 @@ export function BotsPage() {
   );
 }
 
-function BotCard({ bot: b, onEdit, onDeleted }: { bot: Bot; onEdit: () => void; onDeleted: () => void }) {
+function BotCard({
+  bot: b,
+  kindName,
+  onEdit,
+  onDeleted,
+}: {
+  bot: Bot;
+  kindName: string;
+  onEdit: () => void;
+  onDeleted: () => void;
+}) {
   const [open, setOpen] = useState(false);
   return (
     <Card class="item-card" title={b.name} actions={<StatusBadge status={b.status} />}>
       <div class="meta">
         {b.username && <span>@{b.username}</span>}
         <Badge>{t(`bots.mode_${b.mode}`)}</Badge>
-        <span class="muted">{b.kind}</span>
+        <span class="muted" title={b.kind}>
+          {kindName}
+        </span>
       </div>
       {b.status_detail && <p class="muted small">{b.status_detail}</p>}
       <div class="card-foot">
