@@ -177,6 +177,14 @@ const source = providers.find((p) => p.name === 'Build server')!;
 const trackers = (await call('GET', '/api/trackers')).trackers as { id: string; name: string }[];
 const nightly = trackers.find((x) => x.name === 'Nightly builds')!;
 await call('PUT', `/api/trackers/${nightly.id}/targets/${failing.id}`);
+// A target nobody answers at (connection refused): its delivery retries and the target shows its last error.
+const dead = await call('POST', '/api/targets', {
+  kind: 'chat_webhook',
+  name: 'Dead room',
+  locale: 'ru',
+  config: { format: 'slack', url: 'http://127.0.0.1:1/slack' },
+});
+await call('PUT', `/api/trackers/${nightly.id}/targets/${dead.id}`);
 const hook = new URL(source.webhook_url).pathname;
 const send = async (title: string, severity?: string) => {
   const r = await svc.request('POST', hook, {
@@ -261,6 +269,7 @@ const userData = [
   'Lone notes',
   'Morning note',
   'Coffee',
+  'Dead room',
 ].filter((d) => d.length > 3);
 
 const b = await openBrowser({ width: 1366, height: 850 }, { shots: 'russian-latin' });
@@ -361,6 +370,9 @@ t.test('every page in Russian shows no Latin-script word outside the allow list'
     await page.locator('td.ops-provider', { hasText: 'Действие по расписанию' }).count(),
     "the scheduled message's source is named",
   );
+  await visit(page, '/targets');
+  t.ok(await page.locator('p.hint-danger[title]').count(), 'a target that cannot be reached shows its last error');
+  await check('/targets (with a last error)');
 
   // The webhook log of each source, and a test event's toast.
   await visit(page, '/providers');

@@ -30,15 +30,18 @@ function failure(raw: string, status: number | null): string | null {
  * they are in English; in another language the known shapes are translated and the rest
  * summarized (the original goes in the element's tooltip: `title={raw}`).
  */
-export function failureText(raw: string, status: number | null = null): string {
+export function failureText(raw: string, status: number | null = null, other = 'failures.other'): string {
   if (locale() === 'en' || CYRILLIC.test(raw)) return raw;
   const gaveUp = /^gave up after (\d+) attempts?:\s*(.*)$/is.exec(raw);
   if (gaveUp) {
-    const rest = failure(gaveUp[2], status) ?? t('failures.other');
+    const rest = failure(gaveUp[2], status) ?? t(other);
     return t('failures.gave_up', { count: Number(gaveUp[1]), reason: rest });
   }
-  return failure(raw, status) ?? t('failures.other');
+  return failure(raw, status) ?? t(other);
 }
+
+/** A source's, tracker's or bot's last problem (a poll or connection error, a status detail), likewise. */
+export const problemText = (raw: string): string => failureText(raw, null, 'failures.problem');
 
 /** Why an event went nowhere (the `reason` of its details), in the interface language. */
 export function reasonText(raw: string): string {

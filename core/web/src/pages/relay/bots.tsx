@@ -7,6 +7,7 @@ import { usePlugins } from '../../lib/plugins.ts';
 import { MASK } from '../../lib/schema.ts';
 import type { Bot, BotChat } from '../../lib/types.ts';
 import { Badge, Button, Card, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
+import { problemText } from '../../ui/failures.ts';
 import { Field } from '../../ui/field.tsx';
 import { kindLabel } from '../../ui/labels.ts';
 import { Modal } from '../../ui/modal.tsx';
@@ -80,7 +81,11 @@ function BotCard({
           {kindName}
         </span>
       </div>
-      {b.status_detail && <p class="muted small">{b.status_detail}</p>}
+      {b.status_detail && (
+        <p class="muted small" title={b.status_detail}>
+          {problemText(b.status_detail)}
+        </p>
+      )}
       <div class="card-foot">
         <Button small variant="ghost" aria-expanded={open} onClick={() => setOpen(!open)}>
           {t('bots.chats')}

@@ -18,7 +18,7 @@ import {
   Page,
   StatusBadge,
 } from '../../ui/basics.tsx';
-import { rejectionText } from '../../ui/failures.ts';
+import { problemText, rejectionText } from '../../ui/failures.ts';
 import { shownName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
 import { ConnectionPanel } from './connection.tsx';
@@ -115,7 +115,11 @@ function ProviderCard({
         )}
         {!p.plugin_enabled && <Badge tone="danger">{t('providers.plugin_missing')}</Badge>}
       </div>
-      {p.status_detail && <p class="muted small">{p.status_detail}</p>}
+      {p.status_detail && (
+        <p class="muted small" title={p.status_detail}>
+          {problemText(p.status_detail)}
+        </p>
+      )}
       {fresh && p.webhook_url && (
         <div ref={ref}>
           <Note tone="ok">{t('connection.created_lead')}</Note>

@@ -17,6 +17,7 @@ import {
   Page,
   StatusBadge,
 } from '../../ui/basics.tsx';
+import { failureText } from '../../ui/failures.ts';
 import { languageName } from '../../ui/names.ts';
 import { errorText, toast } from '../../ui/toast.tsx';
 import { TargetForm } from './target-form.tsx';
@@ -118,7 +119,11 @@ function TargetCard({
         <Badge>{languageName(tg.locale)}</Badge>
         {!tg.plugin_enabled && <Badge tone="danger">{t('providers.plugin_missing')}</Badge>}
       </div>
-      {tg.last_error && <p class="small hint-danger">{t('targets.last_error', { error: tg.last_error })}</p>}
+      {tg.last_error && (
+        <p class="small hint-danger" title={tg.last_error}>
+          {t('targets.last_error', { error: failureText(tg.last_error) })}
+        </p>
+      )}
       {result && (
         <Note tone={result.ok ? 'ok' : 'danger'}>
           <strong>{result.ok ? t('targets.test_ok') : t('targets.test_failed')}</strong>

@@ -6,6 +6,7 @@ import { t } from '../../lib/i18n.ts';
 import { usePlugins } from '../../lib/plugins.ts';
 import type { Provider, Target, Tracker } from '../../lib/types.ts';
 import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
+import { problemText } from '../../ui/failures.ts';
 import { kindLabel } from '../../ui/labels.ts';
 import { shownName } from '../../ui/names.ts';
 import { zoneName } from '../../ui/timezone.tsx';
@@ -98,7 +99,11 @@ export function TrackersPage() {
                       <StatusBadge
                         status={tr.enabled ? (tr.consecutive_poll_failures > 0 ? 'degraded' : 'active') : 'disabled'}
                       />
-                      {tr.last_poll_error && <small class="hint hint-danger">{tr.last_poll_error}</small>}
+                      {tr.last_poll_error && (
+                        <small class="hint hint-danger" title={tr.last_poll_error}>
+                          {problemText(tr.last_poll_error)}
+                        </small>
+                      )}
                     </td>
                     <td class="row-actions">
                       <TestEventButton path={`/api/trackers/${tr.id}/test-event`} />
