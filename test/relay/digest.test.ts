@@ -154,6 +154,8 @@ t.test('40 deferred events become one digest per target when quiet hours end', a
   // Critical still bypasses quiet hours: Beta names no policy for alarms.
   const now = await beta.fire('alarm', 'now');
   await relay.tick();
+  // Settled: nothing queued or sending, so a deferred event sent by mistake would be counted here.
+  await settled(s);
   t.equal(chat.received.length, 1, 'only the critical event went out during the window');
   t.match(chat.received[0].body.text, /ALARM now/);
   t.equal(tg.sent.length, 1);
@@ -165,6 +167,7 @@ t.test('40 deferred events become one digest per target when quiet hours end', a
 
   s.clock.set('2026-03-11T03:00:00Z'); // 06:00 Moscow: still quiet
   await relay.tick();
+  await settled(s);
   t.equal(chat.received.length, 1, 'nothing released before the window ends');
 
   s.clock.set('2026-03-11T04:00:01Z'); // 07:00:01 Moscow: the window ended
@@ -292,6 +295,7 @@ t.test('a digest that fails is retried as one unit; a permanent failure fails th
   sink.respond(200);
   s.clock.set('2026-03-11T04:10:00Z');
   await relay.tick();
+  await settled(s);
   t.equal(sink.received.length, 1, 'one message for both');
   t.match(sink.received[0].body.title, /Quiet hours digest: 2 notifications/);
   for (const id of ids)
@@ -444,6 +448,7 @@ t.test(
     const critical = await post({ title: 'disk full', level: 'critical' });
     const info = await post({ title: 'backup done', level: 'info' });
     await relay.tick();
+    await settled(s);
     t.equal(sink.received.length, 1, 'the critical one went out during the window');
     t.match(sink.received[0].body.title, /disk full/);
     t.equal((await s.request('GET', `/api/events/${critical}`, { token })).body.dispatch_status, 'dispatched');
