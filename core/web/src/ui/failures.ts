@@ -30,18 +30,25 @@ function failure(raw: string, status: number | null): string | null {
  * they are in English; in another language the known shapes are translated and the rest
  * summarized (the original goes in the element's tooltip: `title={raw}`).
  */
-export function failureText(raw: string, status: number | null = null, other = 'failures.other'): string {
+export function failureText(
+  raw: string,
+  status: number | null = null,
+  of: 'delivery' | 'problem' = 'delivery',
+): string {
   if (locale() === 'en' || CYRILLIC.test(raw)) return raw;
   const gaveUp = /^gave up after (\d+) attempts?:\s*(.*)$/is.exec(raw);
   if (gaveUp) {
-    const rest = failure(gaveUp[2], status) ?? t(other);
+    const rest = failure(gaveUp[2], status) ?? unknown(of);
     return t('failures.gave_up', { count: Number(gaveUp[1]), reason: rest });
   }
-  return failure(raw, status) ?? t(other);
+  return failure(raw, status) ?? unknown(of);
 }
 
+const unknown = (of: 'delivery' | 'problem'): string =>
+  of === 'problem' ? t('failures.problem') : t('failures.other');
+
 /** A source's, tracker's or bot's last problem (a poll or connection error, a status detail), likewise. */
-export const problemText = (raw: string): string => failureText(raw, null, 'failures.problem');
+export const problemText = (raw: string): string => failureText(raw, null, 'problem');
 
 /** Why an event went nowhere (the `reason` of its details), in the interface language. */
 export function reasonText(raw: string): string {
