@@ -10,6 +10,7 @@ import { useState } from 'preact/hooks';
 import { post } from '../../lib/api.ts';
 import { dateTime, locale, num, t } from '../../lib/i18n.ts';
 import { Badge, Button } from '../../ui/basics.tsx';
+import { zoneName } from '../../ui/timezone.tsx';
 import { toast } from '../../ui/toast.tsx';
 
 interface TargetRef {
@@ -137,7 +138,8 @@ function ConsentCard({ call, chatId }: { call: LabCall; chatId: string }) {
           <>
             <dt>{t('lab.schedule')}</dt>
             <dd>
-              <code>{String(p.schedule ?? '')}</code> · {String(p.timezone ?? '')}
+              <code>{String(p.schedule ?? '')}</code> ·{' '}
+              <span title={String(p.timezone ?? '')}>{zoneName(String(p.timezone ?? 'UTC'))}</span>
             </dd>
           </>
         )}
