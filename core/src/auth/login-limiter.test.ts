@@ -179,6 +179,24 @@ t.test('past maxEntries the least recently touched entry goes first, and only it
   t.equal(l.begin('acct', 'B', T0 + 1).wait, 0, 'B alone was dropped');
 });
 
+t.test('a success takes a single failure off the address count entirely: it no longer holds a place', async (t) => {
+  // Two places; the address counter locks at its first failure; pairs and accounts never lock here.
+  const l = new LoginLimiter({
+    maxEntries: 2,
+    address: { free: 1, baseMs: MIN },
+    pair: { free: 100, baseMs: MIN },
+    account: { free: 100, baseMs: MIN },
+  });
+  t.ok(l.begin('acct', 'B', T0).attempt, 'B fails');
+  const a = l.begin('acct', 'A', T0 + 1).attempt!;
+  l.succeeded(a, T0 + 1);
+  t.ok(l.begin('acct', 'C', T0 + 2).attempt, 'C fails');
+  // A's count went from 1 to nothing, so B and C fill the two places and B is still counted.
+  t.equal(l.begin('acct', 'B', T0 + 3).wait, 60, 'B is still locked: nothing was dropped for A');
+  t.equal(l.begin('acct', 'C', T0 + 3).wait, 60);
+  t.equal(l.begin('acct', 'A', T0 + 3).wait, 0, 'A has no failure left');
+});
+
 t.test('a success whose counters were dropped meanwhile is still taken back cleanly', async (t) => {
   const l = new LoginLimiter({ maxEntries: 1 });
   const first = l.begin('me', 'A', T0).attempt!;
