@@ -72,7 +72,11 @@ export async function runAction(core: Core, relay: Relay, actionId: string): Pro
         )
       ).map((r) => r.id);
       if (!owned.length) throw new Error('none of the targets of this action exists any more');
-      const ctx = { action_name: a.name, now: now.toISOString(), date: now.toISOString().slice(0, 10) };
+      // {{date}}: today in the action's zone, written as the owner's language writes a date.
+      const owner = await core.db.get<{ locale: string }>('SELECT locale FROM users WHERE id = ?', [a.user_id]);
+      const tag = owner?.locale === 'ru' ? 'ru-RU' : 'en-GB';
+      const date = new Intl.DateTimeFormat(tag, { dateStyle: 'long', timeZone: a.timezone || 'UTC' }).format(now);
+      const ctx = { action_name: a.name, now: now.toISOString(), date };
       await relay.emitDirect(
         a.user_id,
         'action_message',
