@@ -27,6 +27,13 @@ export async function runAction(core: Core, relay: Relay, actionId: string): Pro
   const config = Database.json<Record<string, any>>(a.config, {});
   let status = 'ok';
   let error: string | null = null;
+  // Dates and event titles in the owner's language and the action's zone ({{date}}, a digest's times).
+  const owner = await core.db.get<{ locale: string }>('SELECT locale FROM users WHERE id = ?', [a.user_id]);
+  const lang = owner?.locale === 'ru' ? 'ru' : 'en';
+  const when = (at: string | Date, o: Intl.DateTimeFormatOptions = { dateStyle: 'medium', timeStyle: 'short' }) =>
+    new Intl.DateTimeFormat(lang === 'ru' ? 'ru-RU' : 'en-GB', { ...o, timeZone: a.timezone || 'UTC' }).format(
+      new Date(at),
+    );
   try {
     if (a.kind === 'digest') {
       const tracker = await core.db.get('SELECT * FROM trackers WHERE id = ? AND user_id = ?', [
@@ -48,9 +55,9 @@ export async function runAction(core: Core, relay: Relay, actionId: string): Pro
       if (!targets.length) throw new Error('the tracker of this digest has no linked targets');
       const list = events.map((e) => {
         const p = Database.json<Record<string, unknown>>(e.payload, {});
-        const tpl = relay.catalog.get(e.event_type, 'en');
+        const tpl = relay.catalog.get(e.event_type, lang);
         return {
-          occurred_at: e.occurred_at,
+          occurred_at: when(e.occurred_at),
           event_type: e.event_type,
           summary: render(tpl.title, { ...p, event_type: e.event_type }, 'text'),
         };
@@ -58,7 +65,7 @@ export async function runAction(core: Core, relay: Relay, actionId: string): Pro
       await relay.emitDirect(
         a.user_id,
         'action_digest',
-        { tracker_name: tracker.name, since, events: list, action_name: a.name },
+        { tracker_name: tracker.name, since: when(since), events: list, action_name: a.name },
         targets,
       );
     } else if (a.kind === 'ai_digest') {
@@ -72,11 +79,7 @@ export async function runAction(core: Core, relay: Relay, actionId: string): Pro
         )
       ).map((r) => r.id);
       if (!owned.length) throw new Error('none of the targets of this action exists any more');
-      // {{date}}: today in the action's zone, written as the owner's language writes a date.
-      const owner = await core.db.get<{ locale: string }>('SELECT locale FROM users WHERE id = ?', [a.user_id]);
-      const tag = owner?.locale === 'ru' ? 'ru-RU' : 'en-GB';
-      const date = new Intl.DateTimeFormat(tag, { dateStyle: 'long', timeZone: a.timezone || 'UTC' }).format(now);
-      const ctx = { action_name: a.name, now: now.toISOString(), date };
+      const ctx = { action_name: a.name, now: now.toISOString(), date: when(now, { dateStyle: 'long' }) };
       await relay.emitDirect(
         a.user_id,
         'action_message',
