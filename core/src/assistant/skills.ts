@@ -1,4 +1,4 @@
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { caller, requireAdmin, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
@@ -59,20 +59,18 @@ export async function visibleSkill(db: Queryable, userId: string, skillId: strin
   ]);
 }
 
-type Body = { name?: string; description?: string | null; prompt?: string };
-
-async function create(core: Core, ownerId: string | null, b: Body): Promise<SkillRow> {
+async function create(core: Core, ownerId: string | null, b: Static<typeof CreateBody>): Promise<SkillRow> {
   const id = newId();
   const now = core.clock.now().toISOString();
   await core.db.run(
     'INSERT INTO skills (id, owner_id, scope, name, description, prompt, created_at, updated_at) VALUES ' +
       '(?, ?, ?, ?, ?, ?, ?, ?)',
-    [id, ownerId, ownerId ? 'personal' : 'general', b.name!, b.description ?? null, b.prompt!, now, now],
+    [id, ownerId, ownerId ? 'personal' : 'general', b.name, b.description ?? null, b.prompt, now, now],
   );
   return (await core.db.get<SkillRow>('SELECT * FROM skills WHERE id = ?', [id]))!;
 }
 
-async function update(core: Core, row: SkillRow, b: Body): Promise<SkillRow> {
+async function update(core: Core, row: SkillRow, b: Static<typeof PatchBody>): Promise<SkillRow> {
   await core.db.run('UPDATE skills SET name = ?, description = ?, prompt = ?, updated_at = ? WHERE id = ?', [
     b.name ?? row.name,
     b.description === undefined ? row.description : b.description,
