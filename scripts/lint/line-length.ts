@@ -16,7 +16,6 @@ export const MAX_LINE_LENGTH = 120;
 
 /** Path prefixes (relative to the root, `/`-separated) skipped for now, each with why. */
 export const PENDING: ReadonlyArray<{ prefix: string; reason: string }> = [
-  { prefix: 'core/src/', reason: 'the core is being reflowed along with its request casts (issue 30)' },
   { prefix: 'core/web/src/', reason: 'the web client is being reflowed along with its localization (issue 30)' },
   { prefix: 'test/web/', reason: 'the web client tests follow the web client (issue 30)' },
 ];

@@ -25,7 +25,8 @@ const jose = (claims: Record<string, unknown> = {}, header: Record<string, unkno
 
 /** A correctly signed token of any header and claims (what jose will not produce). */
 const raw = (header: object, claims: object) => {
-  const input = `${Buffer.from(JSON.stringify(header)).toString('base64url')}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}`;
+  const part = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+  const input = `${part(header)}.${part(claims)}`;
   return `${input}.${crypto.createHmac('sha256', key).update(input).digest('base64url')}`;
 };
 const complete = { sub: 'u1', jti: 'j1', iss: 'herald', aud: 'herald', exp: at + 60 };

@@ -4,7 +4,10 @@ import { jwtVerify, SignJWT } from 'jose';
 export const TOKEN_TTL_SECONDS = 12 * 3600;
 export const SESSION_COOKIE = 'herald_session';
 
-/** What a valid access token says: whose it is, its own id, the user's token version it was issued under, and when it expires. */
+/**
+ * What a valid access token says: whose it is, its own id, the user's token version it was issued under, and when it
+ * expires.
+ */
 export interface TokenClaims {
   sub: string;
   jti: string;
