@@ -15,10 +15,7 @@ import { includedFiles, parseJsonc } from './biome.ts';
 export const MAX_LINE_LENGTH = 120;
 
 /** Path prefixes (relative to the root, `/`-separated) skipped for now, each with why. */
-export const PENDING: ReadonlyArray<{ prefix: string; reason: string }> = [
-  { prefix: 'core/web/src/', reason: 'the web client is being reflowed along with its localization (issue 30)' },
-  { prefix: 'test/web/', reason: 'the web client tests follow the web client (issue 30)' },
-];
+export const PENDING: ReadonlyArray<{ prefix: string; reason: string }> = [];
 
 export interface LongLine {
   file: string;

@@ -236,11 +236,17 @@ export function localeChecker(lang: Lang, data: string[], codes: string[]): (tex
   const mine = data.map(strip).filter((d) => d.length > 3);
   const known = new Set([...data.map(strip), ...codes]);
   // URLs, addresses, paths, lower-case identifiers with separators (kind.id, snake_case), tokens with digits.
-  const CODE =
-    /^(?:https?:\/\/\S+|[\w.+-]+@[\w.-]+|\/\S*|[a-z0-9-]+(?:[._:/-][a-z0-9-]+)+|[a-z]*\d[\w]*|[a-z0-9-]*_[a-z0-9_-]*|#[\w-]+)$/u;
-  // IANA time zone ids, and the time-zone picker's names ("Германия (GMT+1)", "New York (GMT-5)": Intl's words with the offset).
-  const TIME_ZONE =
-    /^(?:Africa|America|Antarctica|Arctic|Asia|Atlantic|Australia|Europe|Indian|Pacific|Etc)\/[\w +/-]+$|^UTC$|^(?:.+ \()?GMT(?:[+-][\d:]+)?$/;
+  const CODE = new RegExp(
+    String.raw`^(?:https?:\/\/\S+|[\w.+-]+@[\w.-]+|\/\S*|[a-z0-9-]+(?:[._:/-][a-z0-9-]+)+|` +
+      String.raw`[a-z]*\d[\w]*|[a-z0-9-]*_[a-z0-9_-]*|#[\w-]+)$`,
+    'u',
+  );
+  // IANA time zone ids, and the time-zone picker's names ("Германия (GMT+1)", "New York (GMT-5)": Intl's words with the
+  // offset).
+  const TIME_ZONE = new RegExp(
+    String.raw`^(?:Africa|America|Antarctica|Arctic|Asia|Atlantic|Australia|Europe|Indian|Pacific|Etc)\/[\w +/-]+$` +
+      String.raw`|^UTC$|^(?:.+ \()?GMT(?:[+-][\d:]+)?$`,
+  );
   return (raw: string) => {
     const s = strip(raw);
     if (!/\p{L}/u.test(s)) return true;
@@ -281,7 +287,9 @@ export async function visibleTexts(page: Page, scope = 'body'): Promise<string[]
   }, scope);
 }
 
-/** Controls (buttons, links, fields, badges) whose box reaches past the viewport's right edge, and the page's overflow. */
+/**
+ * Controls (buttons, links, fields, badges) whose box reaches past the viewport's right edge, and the page's overflow.
+ */
 export async function offscreen(page: Page): Promise<string[]> {
   return page.evaluate(() => {
     const width = document.documentElement.clientWidth;
@@ -312,9 +320,9 @@ export async function offscreen(page: Page): Promise<string[]> {
         const label = (el.getAttribute('aria-label') || el.textContent || el.getAttribute('placeholder') || el.tagName)
           .trim()
           .slice(0, 40);
-        found.push(
-          `${el.tagName.toLowerCase()}${el.className && typeof el.className === 'string' ? `.${el.className.trim().split(/\s+/).join('.')}` : ''} "${label}" ends at ${Math.round(r.right)} px`,
-        );
+        const classes =
+          el.className && typeof el.className === 'string' ? `.${el.className.trim().split(/\s+/).join('.')}` : '';
+        found.push(`${el.tagName.toLowerCase()}${classes} "${label}" ends at ${Math.round(r.right)} px`);
       }
     }
     return found;

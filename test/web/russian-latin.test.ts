@@ -129,7 +129,10 @@ const LATIN_WORD = /[A-Za-z][A-Za-z0-9_]*(?:[.-][A-Za-z0-9_]+)*/g;
  */
 const TECHNICAL =
   /^(?:[A-Za-z][\w.-]*(?:_|\d)[\w.-]*|X-[\w-]+|[A-Z][A-Z0-9]+(?:-[A-Z0-9]+)*|[a-z0-9]+(?:-[a-z0-9]+)+|[A-Za-z])$/;
-/** User data and tokens that are not words: URLs, e-mail addresses, paths, {{placeholders}}, dotted or snake_case code in the user's own fields. */
+/**
+ * User data and tokens that are not words: URLs, e-mail addresses, paths, {{placeholders}}, dotted or snake_case code
+ * in the user's own fields.
+ */
 const NOT_WORDS = [
   /https?:\/\/\S+/g,
   /[\w.+-]+@[\w.-]+\.\w+/g,
