@@ -52,14 +52,19 @@ for (const m of chosen) {
     minutes: (Date.now() - started) / 60_000,
   });
   for (const r of results.filter((x) => x.status === 'Survived' || x.status === 'NoCoverage')) {
-    console.log(
-      `  ${r.status} ${r.fileName}:${r.location.start.line}:${r.location.start.column + 1} ${r.mutatorName}: ${JSON.stringify(r.replacement ?? '')}`,
-    );
+    const where = `${r.fileName}:${r.location.start.line}:${r.location.start.column + 1}`;
+    console.log(`  ${r.status} ${where} ${r.mutatorName}: ${JSON.stringify(r.replacement ?? '')}`);
   }
 }
 console.log('\nmodule            score   killed  timeout survived no-cov  errors  minutes');
 for (const r of rows) {
-  console.log(
-    `${r.name.padEnd(17)} ${r.score.toFixed(1).padStart(5)} % ${String(r.killed).padStart(7)} ${String(r.timeout).padStart(8)} ${String(r.survived).padStart(8)} ${String(r.noCoverage).padStart(6)} ${String(r.errors).padStart(7)} ${r.minutes.toFixed(1).padStart(8)}`,
-  );
+  const counts = [
+    String(r.killed).padStart(7),
+    String(r.timeout).padStart(8),
+    String(r.survived).padStart(8),
+    String(r.noCoverage).padStart(6),
+    String(r.errors).padStart(7),
+    r.minutes.toFixed(1).padStart(8),
+  ];
+  console.log(`${r.name.padEnd(17)} ${r.score.toFixed(1).padStart(5)} % ${counts.join(' ')}`);
 }
