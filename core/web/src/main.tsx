@@ -1,8 +1,11 @@
-/** Entry point: styles, the document language, and the app. */
+/** Entry point: styles, the theme, the document language, and the app. */
 import { render } from 'preact';
 import { App } from './app.tsx';
 import { loadLocale, locale } from './lib/i18n.ts';
+import { applyTheme } from './lib/theme.ts';
 
+// The remembered theme, before anything is drawn (the stylesheet follows the system meanwhile).
+applyTheme();
 document.documentElement.lang = locale();
 // The strings must be there before the first paint; the language is one small chunk.
 void loadLocale(locale()).finally(() => render(<App />, document.getElementById('app')!));

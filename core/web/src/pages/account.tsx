@@ -1,12 +1,13 @@
 /**
  * The signed-in user's account: who they are, changing their password (the current one proves
  * it is them; every other session is signed out, this one goes on with the new token), and the
- * browsers that show their notifications (account-push.tsx).
+ * browsers that show their notifications (account-push.tsx), and this browser's theme (lib/theme.ts).
  */
 import { useState } from 'preact/hooks';
 import { ApiError, post, setToken } from '../lib/api.ts';
 import { t } from '../lib/i18n.ts';
 import { sessionNow, updateUser } from '../lib/session.ts';
+import { setTheme, THEMES, type Theme, theme } from '../lib/theme.ts';
 import type { User } from '../lib/types.ts';
 import { Button, Card, ErrorNote, Page } from '../ui/basics.tsx';
 import { Field } from '../ui/field.tsx';
@@ -41,7 +42,37 @@ export function AccountPage() {
         <ChangePassword />
       </Card>
       <NotifyThisBrowser />
+      <Card title={t('theme.title')}>
+        <ThemeChoice />
+      </Card>
     </Page>
+  );
+}
+
+/** Light, dark or as the system says; applies at once and is remembered in this browser. */
+function ThemeChoice() {
+  const [chosen, setChosen] = useState<Theme>(theme());
+  return (
+    <fieldset class="fieldset stack" data-testid="theme">
+      <legend class="sr-only">{t('theme.title')}</legend>
+      <p class="muted">{t('theme.lead')}</p>
+      {THEMES.map((choice) => (
+        <label key={choice} class="radio">
+          <input
+            type="radio"
+            name="theme"
+            value={choice}
+            checked={chosen === choice}
+            data-testid={`theme-${choice}`}
+            onChange={() => {
+              setTheme(choice);
+              setChosen(choice);
+            }}
+          />
+          <span>{t(`theme.${choice}`)}</span>
+        </label>
+      ))}
+    </fieldset>
   );
 }
 
