@@ -82,3 +82,19 @@ t.test('npm start refuses to boot with a one-line reason and a non-zero exit', a
   t.equal(cors.status, 1);
   t.match(cors.stderr, /CORS/);
 });
+
+t.test(
+  'SERVICE_QUOTA_TIMEZONE: UTC (the default, taken without Intl) and IANA zones; anything else refused',
+  async (t) => {
+    t.equal(loadConfig(base).quotaTimezone, 'UTC');
+    t.equal(loadConfig({ ...base, SERVICE_QUOTA_TIMEZONE: 'UTC' }).quotaTimezone, 'UTC');
+    t.equal(loadConfig({ ...base, SERVICE_QUOTA_TIMEZONE: 'Europe/Berlin' }).quotaTimezone, 'Europe/Berlin');
+    for (const zone of ['Mars/Olympus_Mons', 'UTC+3', 'utc ', 'Europe/']) {
+      t.throws(
+        () => loadConfig({ ...base, SERVICE_QUOTA_TIMEZONE: zone }),
+        { constructor: ConfigurationError, message: `SERVICE_QUOTA_TIMEZONE "${zone}" is not an IANA time zone` },
+        zone,
+      );
+    }
+  },
+);
