@@ -117,14 +117,13 @@ export async function openCliDatabase(config: Config, logs: LoggerFactory, mode:
     db = connectNativeSqlite(config.sqlitePath!);
   } else {
     // As open.ts's connectPostgres, without loading the SQLite driver that module carries.
-    const [{ openPostgres }, { entities }, { Database: Db }] = await Promise.all([
+    const [{ openPostgres }, { Database: Db }] = await Promise.all([
       import('../db/postgres.ts'),
-      import('../db/entities/index.ts'),
       import('../db/database.ts'),
     ]);
     let opened: Database | undefined;
     try {
-      opened = new Db(await openPostgres(config, log, entities), 'postgresql');
+      opened = new Db(await openPostgres(config, log), 'postgresql');
       await opened.get('SELECT 1 AS one');
     } catch (err) {
       await opened?.close().catch(() => {});

@@ -57,12 +57,12 @@ export async function openDatabase({ config, log, changesData }: OpenOptions): P
 }
 
 /**
- * A connection to the PostgreSQL database: through MikroORM, which with its entities is loaded
- * here only (SQLite needs neither). Also the dispatch thread's second connection: no snapshot, no migrations.
+ * A connection to the PostgreSQL database: through MikroORM's driver, which is loaded here only
+ * (SQLite does not need it). Also the dispatch thread's second connection: no snapshot, no migrations.
  */
 export async function connectPostgres(config: Config, log: Logger): Promise<Database> {
-  const [{ openPostgres }, { entities }] = await Promise.all([import('./postgres.ts'), import('./entities/index.ts')]);
-  return new Database(await openPostgres(config, log, entities), 'postgresql');
+  const { openPostgres } = await import('./postgres.ts');
+  return new Database(await openPostgres(config, log), 'postgresql');
 }
 
 /**

@@ -13,12 +13,17 @@ import { ormLoggerFactory } from './sql-echo.ts';
 /** Arbitrary constant: the advisory lock that serialises boots (snapshot + migrations) across replicas. */
 const MIGRATE_LOCK_KEY = 7_226_371_900;
 
-/** PostgreSQL backend for several replicas. */
-export async function openPostgres(config: Config, log: Logger, entities: unknown[]): Promise<BaseORM> {
+/**
+ * PostgreSQL backend for several replicas: MikroORM's PostgreSQL driver as the connection pool and
+ * transaction manager, with no entities (the records are read and written by SQL through
+ * `Database`; docs/decisions/orm.md says why).
+ */
+export async function openPostgres(config: Config, log: Logger): Promise<BaseORM> {
   const orm = await MikroORM.init({
     driver: PostgreSqlDriver,
     clientUrl: config.databaseUrl,
-    entities: entities as never,
+    entities: [],
+    discovery: { warnWhenNoEntities: false },
     // SERVICE_DEBUG echoes each statement (placeholders, not values) through the logger: sql-echo.ts.
     debug: config.debug ? ['query'] : false,
     loggerFactory: ormLoggerFactory(log),
