@@ -4,8 +4,8 @@
  * inputs, buttons, table cells, badges, notes, code and muted text has a WCAG contrast ratio of at
  * least 4.5 over its effective background (relative luminance computed here); so do samples of what
  * the demo does not show by itself (toasts, every badge and note kind, highlighted code in a reply).
- * The account page's Light / Dark / System choice switches the theme, is remembered after a reload,
- * and System follows the emulated `prefers-color-scheme`. No console errors.
+ * The account page's Light / Dark / System choice switches the theme, is remembered after a reload and set
+ * before the app first draws, and System follows the emulated `prefers-color-scheme`. No console errors.
  */
 import type { Page } from 'playwright-core';
 import t from 'tap';
@@ -207,9 +207,22 @@ for (const theme of ['dark', 'light'] as const) {
 t.test('the choice is remembered, and System follows the system', async (t) => {
   await page.emulateMedia({ colorScheme: 'light' });
   await chooseTheme('dark');
+  // Notes the theme at the moment the app first draws into #app (before any page script runs).
+  await page.addInitScript(() => {
+    new MutationObserver((_, watcher) => {
+      if (!document.getElementById('app')?.firstChild) return;
+      (window as { themeAtRender?: string | null }).themeAtRender = document.documentElement.getAttribute('data-theme');
+      watcher.disconnect();
+    }).observe(document, { childList: true, subtree: true });
+  });
   await page.reload();
   await page.locator('#page-title').waitFor();
   t.equal(await themeNow(), 'dark', 'dark after a reload');
+  t.equal(
+    await page.evaluate(() => (window as { themeAtRender?: string | null }).themeAtRender),
+    'dark',
+    'set before the first render (no light flash)',
+  );
   t.equal(await bodyBackground(), 'rgb(15, 18, 22)', 'the dark background though the system is light');
   await visit(page, '/account');
   t.ok(await page.getByTestId('theme-dark').isChecked(), 'the account page shows the remembered choice');
