@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 status=0
-for b in relay failure streams footprint backup; do
+for b in relay failure streams footprint backup fanout; do
   npm run --silent "bench:$b" || { echo "bench:$b failed" >&2; status=1; }
 done
 exit $status
