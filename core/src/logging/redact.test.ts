@@ -244,3 +244,11 @@ t.test('known secret values are masked wherever they appear', async (t) => {
   t.equal(v.mask('a 123456 b 123456 c s3cr3t-key'), `a ${MASK} b ${MASK} c ${MASK}`, 'every occurrence of every value');
   t.equal(v.mask('unrelated'), 'unrelated');
 });
+
+t.test('redactText: a key never reaches back into a value already masked', async (t) => {
+  // An unquoted value is cut at 4096 characters; the text right after it is read as what it is, not
+  // as the end of a key that began inside the masked value ('…tok' + 'en' is not 'token').
+  const value = `${'a'.repeat(4093)}tok`;
+  t.equal(redactText(`token=${value}en=zzz`), `token=${MASK}en=zzz`);
+  t.equal(redactText(`token=${value} token=zzz`), `token=${MASK} token=${MASK}`, 'a whole key after it is still seen');
+});
