@@ -15,12 +15,14 @@ npx tap build >/dev/null || exit 1
 npm run --silent build:plugin-api >/dev/null || exit 1
 if [ -f core/web/vite.config.ts ]; then npm run --silent build:web >/dev/null || exit 1; fi
 
-# test/scale runs several replicas on PostgreSQL in either pass, so the second pass leaves it out.
+# test/scale runs several replicas on PostgreSQL in either pass, so the second pass leaves it out;
+# test/lint checks source files and opens no database, so it runs once, like the plugins' unit tests.
 pg_args=()
 if [ $# -eq 0 ]; then
-  while IFS= read -r f; do pg_args+=("$f"); done < <(find test -name '*.test.ts' -not -path 'test/scale/*' -not -path '*/fixtures/*' | sort)
+  while IFS= read -r f; do pg_args+=("$f"); done < <(find test -name '*.test.ts' -not -path 'test/scale/*' \
+    -not -path 'test/lint/*' -not -path '*/fixtures/*' | sort)
 else
-  for a in "$@"; do case "$a" in test/scale/*|./test/scale/*) ;; test/*|./test/*) pg_args+=("$a");; esac; done
+  for a in "$@"; do case "$a" in test/scale/*|./test/scale/*|test/lint/*|./test/lint/*) ;; test/*|./test/*) pg_args+=("$a");; esac; done
 fi
 
 start=$SECONDS
