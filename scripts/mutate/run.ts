@@ -33,6 +33,8 @@ for (const m of chosen) {
     mutate: m.mutate,
     tap: { ...config.tap, testFiles: m.tests },
     jsonReporter: { fileName: `test-output/mutation/${m.name}.json` },
+    // A sandbox folder per module, so that two modules can be run at once from two shells.
+    tempDirName: `${config.tempDirName}/${m.name}`,
   }).runMutationTest();
   const count = (...s: string[]) => results.filter((r) => s.includes(r.status)).length;
   const killed = count('Killed'),
