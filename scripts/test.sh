@@ -25,19 +25,35 @@ else
   for a in "$@"; do case "$a" in test/scale/*|./test/scale/*|test/lint/*|./test/lint/*) ;; test/*|./test/*) pg_args+=("$a");; esac; done
 fi
 
+# Each pass's output is kept, so that the last lines of a long run (all a CI log may show) name
+# every failed file and assertion of both passes.
+logs=$(mktemp -d)
+trap 'rm -rf "$logs"' EXIT
+failures() {
+  grep -E '^# \{ total' "$1" | sed "s/^/  $2 /" >&2
+  grep -n -E '^[[:space:]]*not ok ' "$1" | grep -v -E '# (TODO|SKIP)' | head -60 |
+    sed "s/^/  $2 /" >&2 || true
+}
+
 start=$SECONDS
-npx tap "$@"; sqlite_status=$?
+npx tap "$@" 2>&1 | tee "$logs/sqlite.tap"; sqlite_status=${PIPESTATUS[0]}
 sqlite_time=$((SECONDS - start))
 pg_status=0; pg_time=0
 if [ ${#pg_args[@]} -gt 0 ]; then
   state=$(mktemp -d)
   npx node scripts/peers/postgres-serve.ts "$state/url" & serve=$!
-  trap 'kill $serve 2>/dev/null; wait $serve 2>/dev/null; rm -rf "$state"' EXIT
+  trap 'kill $serve 2>/dev/null; wait $serve 2>/dev/null; rm -rf "$state" "$logs"' EXIT
   for _ in $(seq 600); do [ -s "$state/url" ] || ! kill -0 $serve 2>/dev/null && break; sleep 0.1; done
   if [ ! -s "$state/url" ]; then echo "could not start PostgreSQL for the second pass" >&2; exit 1; fi
   start=$SECONDS
-  HERALD_TEST_DB=postgres HERALD_TEST_PG_URL=$(cat "$state/url") npx tap "${pg_args[@]}"; pg_status=$?
+  HERALD_TEST_DB=postgres HERALD_TEST_PG_URL=$(cat "$state/url") npx tap "${pg_args[@]}" 2>&1 |
+    tee "$logs/postgres.tap"; pg_status=${PIPESTATUS[0]}
   pg_time=$((SECONDS - start))
+fi
+if [ $sqlite_status -ne 0 ] || [ $pg_status -ne 0 ]; then
+  echo "failed (line of the pass's output, then the line):" >&2
+  failures "$logs/sqlite.tap" SQLite
+  [ -f "$logs/postgres.tap" ] && failures "$logs/postgres.tap" PostgreSQL
 fi
 echo "suite: SQLite pass ${sqlite_time}s (exit ${sqlite_status}), PostgreSQL pass ${pg_time}s (exit ${pg_status})" >&2
 [ $sqlite_status -eq 0 ] && [ $pg_status -eq 0 ]
