@@ -1,7 +1,7 @@
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import { HttpError } from '../http/problem.ts';
 import type { PdfWorkerResult } from './pdf-worker.ts';
+import { gate, runWorker } from './worker-job.ts';
 
 export type DocumentKind = 'text/plain' | 'text/markdown' | 'application/pdf';
 
@@ -40,81 +40,49 @@ const tooMuchText = () =>
     { params: { limit: DOCUMENT_LIMITS.maxChars } },
   );
 
-/** PDFs being read now, and those waiting for a turn. */
-let reading = 0;
-const waiting: (() => void)[] = [];
+/** PDFs being read now, at most DOCUMENT_LIMITS.pdfWorkers; the others wait for a turn. */
+const readingTurn = gate(() => DOCUMENT_LIMITS.pdfWorkers);
 
-async function turn<T>(work: () => Promise<T>): Promise<T> {
-  if (reading >= DOCUMENT_LIMITS.pdfWorkers) await new Promise<void>((resolve) => waiting.push(resolve));
-  reading++;
-  try {
-    return await work();
-  } finally {
-    reading--;
-    waiting.shift()?.();
-  }
-}
+const damaged = () => unreadable('The PDF could not be read; it may be damaged or encrypted.');
 
 /**
  * The pages of a PDF's text layer, read in a worker thread within DOCUMENT_LIMITS; throws the 422 to answer otherwise.
  */
 function readPdf(data: Buffer): Promise<string[]> {
-  return turn(
-    () =>
-      new Promise<string[]>((resolve, reject) => {
-        const worker = new Worker(new URL('./pdf-worker.ts', import.meta.url), {
-          workerData: {
-            data: new Uint8Array(data),
-            maxPages: DOCUMENT_LIMITS.maxPdfPages,
-            maxChars: DOCUMENT_LIMITS.maxChars,
-          },
-          resourceLimits: { maxOldGenerationSizeMb: DOCUMENT_LIMITS.pdfHeapMb, maxYoungGenerationSizeMb: 16 },
-          stdout: true,
-          stderr: true,
-        });
-        let settled = false;
-        const finish = (err: HttpError | undefined, pages?: string[]) => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          void worker.terminate();
-          if (err) reject(err);
-          else resolve(pages!);
-        };
-        const costly = () =>
-          new HttpError(
+  return readingTurn(() =>
+    runWorker<PdfWorkerResult, string[]>({
+      url: new URL('./pdf-worker.ts', import.meta.url),
+      workerData: {
+        data: new Uint8Array(data),
+        maxPages: DOCUMENT_LIMITS.maxPdfPages,
+        maxChars: DOCUMENT_LIMITS.maxChars,
+      },
+      seconds: DOCUMENT_LIMITS.pdfSeconds,
+      heapMb: DOCUMENT_LIMITS.pdfHeapMb,
+      read: (r) => {
+        if (r.ok) return r.pages;
+        if (r.reason === 'too_much_text') return tooMuchText();
+        if (r.reason === 'too_many_pages') {
+          return new HttpError(
             422,
-            'document_too_costly',
-            `Reading the PDF took more than ${DOCUMENT_LIMITS.pdfSeconds} seconds or ` +
-              `${DOCUMENT_LIMITS.pdfHeapMb} MB of memory; it may be damaged or built to be expensive to read.`,
-            { params: { seconds: DOCUMENT_LIMITS.pdfSeconds, memory_mb: DOCUMENT_LIMITS.pdfHeapMb } },
+            'document_too_many_pages',
+            `The PDF has ${r.pages} pages; at most ${DOCUMENT_LIMITS.maxPdfPages} are read.`,
+            { params: { pages: r.pages, limit: DOCUMENT_LIMITS.maxPdfPages } },
           );
-        const timer = setTimeout(() => finish(costly()), DOCUMENT_LIMITS.pdfSeconds * 1000);
-        worker.once('message', (r: PdfWorkerResult) => {
-          if (r.ok) return finish(undefined, r.pages);
-          if (r.reason === 'too_much_text') return finish(tooMuchText());
-          if (r.reason === 'too_many_pages') {
-            return finish(
-              new HttpError(
-                422,
-                'document_too_many_pages',
-                `The PDF has ${r.pages} pages; at most ${DOCUMENT_LIMITS.maxPdfPages} are read.`,
-                { params: { pages: r.pages, limit: DOCUMENT_LIMITS.maxPdfPages } },
-              ),
-            );
-          }
-          finish(unreadable('The PDF could not be read; it may be damaged or encrypted.'));
-        });
-        // An out-of-memory end of the thread (ERR_WORKER_OUT_OF_MEMORY) or any other crash of it.
-        worker.once('error', (err: Error & { code?: string }) =>
-          finish(
-            err.code === 'ERR_WORKER_OUT_OF_MEMORY'
-              ? costly()
-              : unreadable('The PDF could not be read; it may be damaged or encrypted.'),
-          ),
-        );
-        worker.once('exit', () => finish(unreadable('The PDF could not be read; it may be damaged or encrypted.')));
-      }),
+        }
+        return damaged();
+      },
+      costly: () =>
+        new HttpError(
+          422,
+          'document_too_costly',
+          `Reading the PDF took more than ${DOCUMENT_LIMITS.pdfSeconds} seconds or ` +
+            `${DOCUMENT_LIMITS.pdfHeapMb} MB of memory; it may be damaged or built to be expensive to read.`,
+          { params: { seconds: DOCUMENT_LIMITS.pdfSeconds, memory_mb: DOCUMENT_LIMITS.pdfHeapMb } },
+        ),
+      // An out-of-memory end of the thread is `costly`; any other crash, or an end without an answer:
+      crashed: damaged,
+    }),
   );
 }
 

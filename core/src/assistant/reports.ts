@@ -1,6 +1,5 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { Worker } from 'node:worker_threads';
 import Type from 'typebox';
 import { caller, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
@@ -14,6 +13,7 @@ import { gatherReportData } from './report-data.ts';
 import { type RenderInput, ReportFontMissingError, type ReportLocale, reportString } from './report-pdf.ts';
 import type { ReportWorkerResult } from './report-worker.ts';
 import { checkRoomLeft, reserveStorage } from './storage.ts';
+import { gate, runWorker } from './worker-job.ts';
 
 interface ReportRow {
   id: string;
@@ -43,57 +43,36 @@ const ReportSchema = Type.Object({
 /** What drawing one report may cost: its worker thread's time and heap; reports drawn at a time per process. */
 export const REPORT_LIMITS = { seconds: 120, heapMb: 512, workers: 1 };
 
-let drawing = 0;
-const waitingToDraw: (() => void)[] = [];
+const drawingTurn = gate(() => REPORT_LIMITS.workers);
 
 /**
  * The PDF, drawn in a worker thread (report-worker.ts) within REPORT_LIMITS, one at a time: the
  * event loop keeps serving while a report is drawn. Throws ReportFontMissingError, or the 422
  * `report_too_costly` when the thread runs out of time or memory.
  */
-export async function drawReport(input: RenderInput): Promise<Buffer> {
-  if (drawing >= REPORT_LIMITS.workers) await new Promise<void>((resolve) => waitingToDraw.push(resolve));
-  drawing++;
-  try {
-    return await new Promise<Buffer>((resolve, reject) => {
-      const worker = new Worker(new URL('./report-worker.ts', import.meta.url), {
-        workerData: { ...input, generatedAt: input.generatedAt.toISOString() },
-        resourceLimits: { maxOldGenerationSizeMb: REPORT_LIMITS.heapMb, maxYoungGenerationSizeMb: 16 },
-        stdout: true,
-        stderr: true,
-      });
-      let settled = false;
-      const finish = (err: Error | undefined, pdf?: Buffer) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        void worker.terminate();
-        if (err) reject(err);
-        else resolve(pdf!);
-      };
-      const costly = () =>
+export function drawReport(input: RenderInput): Promise<Buffer> {
+  return drawingTurn(() =>
+    runWorker<ReportWorkerResult, Buffer>({
+      url: new URL('./report-worker.ts', import.meta.url),
+      workerData: { ...input, generatedAt: input.generatedAt.toISOString() },
+      seconds: REPORT_LIMITS.seconds,
+      heapMb: REPORT_LIMITS.heapMb,
+      read: (r) => {
+        if (r.ok) return Buffer.from(r.pdf.buffer, r.pdf.byteOffset, r.pdf.byteLength);
+        if (r.reason === 'font_missing') return new ReportFontMissingError('the report font is missing');
+        return new Error('the report could not be drawn');
+      },
+      costly: () =>
         new HttpError(
           422,
           'report_too_costly',
           `Drawing the report took more than ${REPORT_LIMITS.seconds} seconds or ${REPORT_LIMITS.heapMb} ` +
             'MB of memory; shorten or delete the longest memory entries and documents, then try again.',
           { params: { seconds: REPORT_LIMITS.seconds, memory_mb: REPORT_LIMITS.heapMb } },
-        );
-      const timer = setTimeout(() => finish(costly()), REPORT_LIMITS.seconds * 1000);
-      worker.once('message', (r: ReportWorkerResult) => {
-        if (r.ok) return finish(undefined, Buffer.from(r.pdf.buffer, r.pdf.byteOffset, r.pdf.byteLength));
-        if (r.reason === 'font_missing') return finish(new ReportFontMissingError('the report font is missing'));
-        finish(new Error('the report could not be drawn'));
-      });
-      worker.once('error', (err: Error & { code?: string }) =>
-        finish(err.code === 'ERR_WORKER_OUT_OF_MEMORY' ? costly() : err),
-      );
-      worker.once('exit', () => finish(new Error('the report worker ended without an answer')));
-    });
-  } finally {
-    drawing--;
-    waitingToDraw.shift()?.();
-  }
+        ),
+      crashed: (err) => err ?? new Error('the report worker ended without an answer'),
+    }),
+  );
 }
 
 /** Health-compilation PDFs, stored as `<dataDir>/reports/<user_id>/<id>.pdf`. */
