@@ -12,6 +12,7 @@
 // relative to root) instead of core/src. Prints file:line: message for each cast and exits 1 if any.
 import fs from 'node:fs';
 import path from 'node:path';
+import { includedFiles, parseJsonc } from './biome.ts';
 
 /** The folder checked, relative to the root. */
 export const CHECKED_DIR = 'core/src';
@@ -226,22 +227,23 @@ export function requestCasts(code: string): { line: number; message: string }[] 
   return found;
 }
 
-function sourceFiles(dir: string, out: string[] = []): string[] {
-  if (!fs.existsSync(dir)) return out;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) sourceFiles(full, out);
-    else if (/\.(ts|mts|cts)$/.test(entry.name) && !/\.test\.[mc]?ts$/.test(entry.name)) out.push(full);
-  }
-  return out;
+/** The files Biome checks (biome.jsonc's `files.includes`, or all but node_modules without one) under
+ *  core/src, tests left out. */
+function sourceFiles(root: string): string[] {
+  const configFile = path.join(root, 'biome.jsonc');
+  const includes = fs.existsSync(configFile)
+    ? (parseJsonc(fs.readFileSync(configFile, 'utf8')) as { files?: { includes?: string[] } }).files?.includes
+    : undefined;
+  return includedFiles(root, includes ?? ['**', '!**/node_modules'])
+    .filter((f) => f.startsWith(`${CHECKED_DIR}/`) && /\.[mc]?ts$/.test(f) && !/\.test\.[mc]?ts$/.test(f))
+    .map((f) => path.join(root, f));
 }
 
 /** The casts of request data in core/src under root (or in `only`, paths relative to root). */
 export function checkRequestCasts(root: string, only?: string[]): RequestCast[] {
   const files = only?.length
     ? only.map((f) => path.resolve(root, f)).filter((f) => !/\.test\.[mc]?ts$/.test(f))
-    : sourceFiles(path.join(root, CHECKED_DIR));
+    : sourceFiles(root);
   const out: RequestCast[] = [];
   for (const file of files.sort()) {
     const rel = path.relative(root, file).split(path.sep).join('/');
