@@ -175,7 +175,8 @@ t.test("a poll that succeeds clears the counts of the provider's trackers, and o
   const s = await setup(t);
   await s.self();
   await s.db.run(
-    "INSERT INTO trackers (id, provider_id, consecutive_poll_failures, last_poll_error) VALUES ('tr1', 'p1', 2, 'e'), " +
+    'INSERT INTO trackers (id, provider_id, consecutive_poll_failures, last_poll_error) ' +
+      "VALUES ('tr1', 'p1', 2, 'e'), " +
       "('tr2', 'p1', 2, 'e'), ('other', 'p2', 2, 'e')",
   );
   await s.monitor.pollResult(provider, []);
@@ -227,7 +228,8 @@ t.test(
     await other.monitor.pollResult(provider, [tracker], new Error('x'));
     t.strictSame(other.signals, [], 'only another user has a self-monitoring provider');
     await other.db.run(
-      "INSERT INTO providers (id, user_id, kind, poll_failure_threshold, track_poll_failures) VALUES ('q', 'u1', 'acme_feed', 1, 1)",
+      'INSERT INTO providers (id, user_id, kind, poll_failure_threshold, track_poll_failures) ' +
+        "VALUES ('q', 'u1', 'acme_feed', 1, 1)",
     );
     await other.monitor.pollResult(provider, [tracker], new Error('x'));
     t.strictSame(other.signals, [], 'nor is a provider of another kind one');
@@ -368,7 +370,7 @@ t.test('deferred backlog: raised once when it reaches the threshold, re-armed wh
   t.equal(await latched(s), 1);
 
   await s.db.run(
-    "DELETE FROM deferred_dispatch WHERE user_id = 'u1' AND id IN (SELECT id FROM deferred_dispatch WHERE user_id = 'u1' LIMIT 1)",
+    "DELETE FROM deferred_dispatch WHERE id IN (SELECT id FROM deferred_dispatch WHERE user_id = 'u1' LIMIT 1)",
   );
   await s.monitor.checkBacklog('u1');
   t.equal(await latched(s), 1, 'at the threshold again (4 → 3): still latched');
