@@ -98,6 +98,28 @@ t.test('IPv6 forms that embed an IPv4 address are judged by it', async (t) => {
   t.equal(policy.refusal('10.0.0.1.5'), 'not an IP address');
 });
 
+t.test(
+  'only the exact embedding prefixes carry an IPv4 address, and a zone index never changes the address',
+  async (t) => {
+    // IPv4-translated is ::ffff:0:0/96 exactly: a sixth group other than 0 is an ordinary (public) address.
+    t.equal(policy.refusal('::ffff:0:7f00:1'), 'an IPv6 form of 127.0.0.1, a loopback address');
+    t.equal(policy.refusal('::ffff:1:7f00:1'), null, '::ffff:1:0:0/96 embeds nothing');
+    // NAT64 is 64:ff9b::/96: both first groups must match.
+    t.equal(policy.refusal('64:ff9b::a00:1'), 'an IPv6 form of 10.0.0.1, a private address');
+    t.equal(policy.refusal('0:ff9b::a00:1'), null, 'ff9b without 64 before it');
+    t.equal(policy.refusal('64::a00:1'), null, '64 without ff9b after it');
+    t.equal(policy.refusal('1:2::a00:1'), null, 'neither');
+    // A zone index is cut off whole, so neither an empty last group nor a dotted tail is changed by it.
+    t.same(ipv6Groups('fe80::%eth0'), [0xfe80, 0, 0, 0, 0, 0, 0, 0]);
+    t.same(ipv6Groups('::ffff:127.0.0.1%eth0'), [0, 0, 0, 0, 0, 0xffff, 0x7f00, 1]);
+    t.equal(policy.refusal('::ffff:127.0.0.1%eth0'), 'a loopback address');
+    t.same(policy.normalize('::ffff:127.0.0.1%eth0'), { address: '127.0.0.1', family: 4 });
+    // normalize returns anything that is not an IP address as it is, even text that reads like a mapped one.
+    t.equal(policy.normalize('::ffff:7f00:1zz').address, '::ffff:7f00:1zz');
+    t.equal(policy.normalize('host.test').address, 'host.test');
+  },
+);
+
 t.test('ipv6Groups expands every spelling into eight groups', async (t) => {
   t.same(ipv6Groups('::'), [0, 0, 0, 0, 0, 0, 0, 0]);
   t.same(ipv6Groups('::1'), [0, 0, 0, 0, 0, 0, 0, 1]);
@@ -283,6 +305,13 @@ t.test(
       ),
     });
     t.match(half!.message, /^"128\.0\.0\.0\/1" opens a \/1 range of IPv4 addresses, wider than any private network:/);
+    t.equal(
+      all!.message,
+      '"0.0.0.0/0" opens every IPv4 address: every internal address in it (loopback, the cloud metadata address, ' +
+        'private networks) becomes reachable, which turns the protection against server-side request forgery ' +
+        'off for them. List only the networks or hosts that are needed.',
+      'the whole message, its advice included',
+    );
     t.match(v6!.message, /opens every IPv6 address/);
     t.match(wideAllowEntries(['::ffff:0:0/96'])[0]!.message, /opens every IPv4 address/);
     t.ok(net.isIP('::ffff:0:0'));
