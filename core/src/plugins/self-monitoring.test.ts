@@ -9,6 +9,7 @@ import { PluginLoadError } from './loader.ts';
 import { findSelfMonitoringReceiver, selfMonitoringOf } from './self-monitoring.ts';
 
 const EVENTS = { pollFailures: 'self_poll', deferredBacklog: 'self_backlog', targetFailures: 'self_target' };
+const EVENTS_DECLARED = { self_poll: {}, self_backlog: {}, self_target: {} };
 
 /** A loaded plugin whose manifest is a complete receiver, changed by `manifest` and `plugin`. */
 function plugin(manifest: Record<string, unknown> = {}, plugin: Record<string, unknown> = {}): LoadedPlugin {
@@ -24,7 +25,7 @@ function plugin(manifest: Record<string, unknown> = {}, plugin: Record<string, u
         coreManaged: true,
         ingest: 'internal',
         selfMonitoring: { events: { ...EVENTS } },
-        events: { self_poll: {}, self_backlog: {}, self_target: {} },
+        events: { ...EVENTS_DECLARED },
         ...manifest,
       },
     },
@@ -108,6 +109,18 @@ t.test('every signal must name an event type the plugin declares', async (t) => 
       `${s} mapped to an undeclared event type`,
     );
   }
+  t.match(
+    refusal(t, () =>
+      findSelfMonitoringReceiver([
+        plugin({
+          selfMonitoring: { events: { ...EVENTS, deferredBacklog: 7 } },
+          events: { ...EVENTS_DECLARED, 7: {} },
+        }),
+      ]),
+    ),
+    /the signal "deferredBacklog"/,
+    'a number is refused even when an event type of that name is declared',
+  );
   t.match(
     refusal(t, () => findSelfMonitoringReceiver([plugin({ selfMonitoring: {} })])),
     /the signal "pollFailures"/,

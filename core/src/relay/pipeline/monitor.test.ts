@@ -47,6 +47,8 @@ interface Setup {
   metrics: Record<string, unknown>[];
   /** Runs once, just before the next statement that starts with `prefix` (another replica acting meanwhile). */
   before(prefix: string, fn: () => Promise<unknown>): void;
+  /** Runs once, just after the next statement that starts with `prefix` (or the next transaction: `tx`). */
+  after(prefix: string, fn: () => Promise<unknown>): void;
   /** The user's self-monitoring provider, with thresholds of 3 and every switch on unless `row` says otherwise. */
   self(row?: Record<string, unknown>, userId?: string): Promise<void>;
   col<T = unknown>(sql: string, params?: unknown[]): Promise<T>;
@@ -56,17 +58,23 @@ async function setup(t: Test, opts: { receiver?: boolean } = {}): Promise<Setup>
   const { db } = openNativeSqlite(':memory:', { create: true });
   t.teardown(() => db.close());
   for (const sql of SCHEMA) await db.run(sql);
-  const hooks: { prefix: string; fn: () => Promise<unknown> }[] = [];
-  const hook = async (sql: string) => {
-    const i = hooks.findIndex((h) => sql.startsWith(h.prefix));
+  const hooks: { prefix: string; when: 'before' | 'after'; fn: () => Promise<unknown> }[] = [];
+  const hook = async (sql: string, when: 'before' | 'after') => {
+    const i = hooks.findIndex((h) => h.when === when && sql.startsWith(h.prefix));
     if (i >= 0) await hooks.splice(i, 1)[0]!.fn();
+  };
+  const around = async <T>(sql: string, run: () => Promise<T>): Promise<T> => {
+    await hook(sql, 'before');
+    const result = await run();
+    await hook(sql, 'after');
+    return result;
   };
   const watched = {
     dialect: db.dialect,
-    get: async (sql: string, params?: any[]) => (await hook(sql), db.get(sql, params)),
-    run: async (sql: string, params?: any[]) => (await hook(sql), db.run(sql, params)),
+    get: (sql: string, params?: any[]) => around(sql, () => db.get(sql, params)),
+    run: (sql: string, params?: any[]) => around(sql, () => db.run(sql, params)),
     all: (sql: string, params?: any[]) => db.all(sql, params),
-    tx: (fn: any) => db.tx(fn),
+    tx: (fn: any) => around('tx', () => db.tx(fn)),
   };
   const signals: Setup['signals'] = [];
   const metrics: Setup['metrics'] = [];
@@ -84,7 +92,8 @@ async function setup(t: Test, opts: { receiver?: boolean } = {}): Promise<Setup>
     db,
     signals,
     metrics,
-    before: (prefix, fn) => hooks.push({ prefix, fn }),
+    before: (prefix, fn) => hooks.push({ prefix, when: 'before', fn }),
+    after: (prefix, fn) => hooks.push({ prefix, when: 'after', fn }),
     async self(row = {}, userId = 'u1') {
       const r = {
         id: `self-${userId}`,
@@ -252,6 +261,20 @@ t.test('poll failures: when another replica reset the count first, only it raise
   t.strictSame(s.signals, []);
 });
 
+t.test(
+  'poll failures below the threshold raise nothing, even when another replica adds failures meanwhile',
+  async (t) => {
+    const s = await setup(t);
+    await s.self();
+    await s.db.run("INSERT INTO trackers (id, provider_id, consecutive_poll_failures) VALUES ('tr1', 'p1', 1)");
+    // Right after this replica counted its failure (2) and read the count back, another counts the third.
+    s.after('tx', () => s.db.run('UPDATE trackers SET consecutive_poll_failures = 3'));
+    await s.monitor.pollResult(provider, [tracker], new Error('x'));
+    t.strictSame(s.signals, [], 'this check saw 2 of 3: the replica that counted the third raises it');
+    t.equal((await trackerRow(s))?.n, 3, 'and its count is left for it');
+  },
+);
+
 async function targetRow(s: Setup, id = 'tg1') {
   return s.db.get('SELECT consecutive_failures AS n, last_error AS err FROM targets WHERE id = ?', [id]);
 }
@@ -345,6 +368,20 @@ t.test('target failures: when another replica reset the count first, only it rai
   t.strictSame(s.signals, []);
 });
 
+t.test(
+  'target failures below the threshold raise nothing, even when another replica adds failures meanwhile',
+  async (t) => {
+    const s = await setup(t);
+    await s.self();
+    await s.db.run("INSERT INTO targets (id, consecutive_failures) VALUES ('tg1', 1)");
+    // Right after this replica read its count back (2), another counts the third.
+    s.after('SELECT consecutive_failures', () => s.db.run('UPDATE targets SET consecutive_failures = 3'));
+    await s.monitor.targetFailed('u1', target, 'x', 500);
+    t.strictSame(s.signals, [], 'this check saw 2 of 3: the replica that counted the third raises it');
+    t.equal((await targetRow(s))?.n, 3, 'and its count is left for it');
+  },
+);
+
 const defer = (s: Setup, n: number, userId = 'u1') =>
   Promise.all(
     Array.from({ length: n }, () => s.db.run('INSERT INTO deferred_dispatch (user_id) VALUES (?)', [userId])),
@@ -412,9 +449,11 @@ t.test(
     const s = await setup(t);
     await s.self({ deferred_backlog_threshold: 1, backlog_latched: 1 });
     await defer(s, 1);
-    s.before('UPDATE providers SET backlog_latched', () => s.db.run('UPDATE providers SET backlog_latched = 0'));
+    // Right after this check read the latch (set), another re-arms it.
+    s.after('SELECT COUNT(*)', () => s.db.run('UPDATE providers SET backlog_latched = 0'));
     await s.monitor.checkBacklog('u1');
-    t.strictSame(s.signals, []);
+    t.strictSame(s.signals, [], 'the next check raises it, not this one');
+    t.equal(await latched(s), 0);
   },
 );
 
@@ -426,4 +465,15 @@ t.test('deferred backlog: when another replica latched it first, only it raises 
   await s.monitor.checkBacklog('u1');
   t.strictSame(s.signals, []);
   t.equal(await latched(s), 1);
+});
+
+t.test('deferred backlog: a check below the threshold that found the latch open leaves it alone', async (t) => {
+  const s = await setup(t);
+  await s.self();
+  await defer(s, 1);
+  // Right after this check read the latch (open), another replica sees a backlog and latches it.
+  s.after('SELECT COUNT(*)', () => s.db.run('UPDATE providers SET backlog_latched = 1'));
+  await s.monitor.checkBacklog('u1');
+  t.equal(await latched(s), 1, 'still latched: this check does not re-arm it');
+  t.strictSame(s.signals, []);
 });
