@@ -14,8 +14,8 @@ import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import { redactObject } from '../logging/redact.ts';
-import { DISPATCH_STATUSES } from '../relay/pipeline/decide.ts';
 import { catalogOf, oneLine, overridesFor, renderEvent } from '../relay/routes/templates.ts';
+import { DISPATCH_STATUSES, SEVERITIES } from '../relay/vocabulary.ts';
 import { excerpt, ftsQuery, ftsTerms } from './fts.ts';
 import { langOf } from './lab-strings.ts';
 import { int } from './paths.ts';
@@ -25,9 +25,6 @@ type Row = Record<string, any>;
 /** Events indexed per transaction, and at most per search. */
 const INDEX_BATCH = 500;
 export const INDEX_PER_SEARCH = 5000;
-
-export const SEVERITIES = ['info', 'warning', 'critical'] as const;
-export { DISPATCH_STATUSES };
 
 /** Bounds of what the event tools return: results, characters per message and detail, characters in all. */
 export const EVENT_LIMITS = { results: 10, messageChars: 200, detailChars: 300, totalChars: 4000 };

@@ -8,18 +8,10 @@
 import type { ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Core } from '../core.ts';
 import { relayIfRunning } from '../relay/routes/common.ts';
+import { DISPATCH_STATUSES, SEVERITIES } from '../relay/vocabulary.ts';
 import type { PublicUser } from '../users/users.ts';
 import type { Consents } from './consent.ts';
-import {
-  DISPATCH_STATUSES,
-  deliveryStatus,
-  EVENT_LIMITS,
-  eventStats,
-  hasEvents,
-  SEVERITIES,
-  searchEvents,
-  ToolInputError,
-} from './event-search.ts';
+import { deliveryStatus, EVENT_LIMITS, eventStats, hasEvents, searchEvents, ToolInputError } from './event-search.ts';
 import {
   CONSENT_TOOLS,
   ownTargets,

@@ -8,6 +8,14 @@ import type { Static } from 'typebox';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { DefaultModel, ModelsAllowed } from '../assistant/model-settings.ts';
+import {
+  EVENT_TYPE_MAX,
+  EventTypeSchema,
+  NameSchema as Name,
+  QuietHoursSchema,
+  QuietPolicySchema,
+  QuietReleaseSchema,
+} from '../relay/vocabulary.ts';
 
 export const FORMAT = 'herald-config-backup';
 /** The envelope format this service writes; older ones are migrated by `envelope.ts`. */
@@ -15,10 +23,10 @@ export const FORMAT_VERSION = 1;
 
 const Id = Type.String({ format: 'uuid' });
 const Time = Type.String({ format: 'date-time', maxLength: 40 });
-const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Kind = Type.String({ pattern: '^[a-z][a-z0-9_]{1,40}$' });
 const Locale = Type.Union([Type.Literal('en'), Type.Literal('ru')]);
 const Bool = Type.Boolean();
+const EventTypeKey = Type.String({ maxLength: EVENT_TYPE_MAX });
 const Json = Type.Record(Type.String(), Type.Unknown());
 const Threshold = Type.Integer({ minimum: 1, maximum: 100_000 });
 const Limit = Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()]);
@@ -79,18 +87,6 @@ export const ProviderRecord = Type.Object(
   { additionalProperties: LegacyTopLevel },
 );
 
-export const QuietHours = Type.Union([
-  Type.Object(
-    {
-      start: Type.String({ maxLength: 16 }),
-      end: Type.String({ maxLength: 16 }),
-      timezone: Type.String({ minLength: 1, maxLength: 64 }),
-    },
-    { additionalProperties: false },
-  ),
-  Type.Null(),
-]);
-
 export const TrackerRecord = Type.Object(
   {
     id: Id,
@@ -98,14 +94,11 @@ export const TrackerRecord = Type.Object(
     provider_id: Id,
     name: Name,
     enabled: Bool,
-    event_types: Type.Record(Type.String({ maxLength: 100 }), Bool),
-    quiet_hours: QuietHours,
-    quiet_policies: Type.Record(
-      Type.String({ maxLength: 100 }),
-      Type.Union([Type.Literal('defer'), Type.Literal('send'), Type.Literal('drop')]),
-    ),
+    event_types: Type.Record(EventTypeKey, Bool),
+    quiet_hours: QuietHoursSchema,
+    quiet_policies: Type.Record(EventTypeKey, QuietPolicySchema),
     // Absent in backups from before the quiet-hours digest: `each`.
-    quiet_release: Type.Optional(Type.Union([Type.Literal('each'), Type.Literal('digest')])),
+    quiet_release: Type.Optional(QuietReleaseSchema),
     config: Json,
     secrets_omitted: Omitted,
     created_at: Time,
@@ -219,7 +212,7 @@ export const TemplateRecord = Type.Object(
   {
     id: Id,
     user_id: Id,
-    event_type: Type.String({ minLength: 1, maxLength: 100 }),
+    event_type: EventTypeSchema,
     locale: Locale,
     title: Type.String({ maxLength: 1000 }),
     body: Type.String({ maxLength: 20_000 }),

@@ -1,5 +1,6 @@
 import type { EventSpec, QuietHoursPolicy, Severity } from '../../plugin-api/index.ts';
 import { isQuiet, type QuietWindow, quietEnd } from '../quiet-hours/quiet-hours.ts';
+import type { DispatchStatus } from '../vocabulary.ts';
 
 export interface TrackerRules {
   id: string;
@@ -51,9 +52,7 @@ export function merge(a: Decision | undefined, b: Decision): Decision {
   return a;
 }
 
-/** An event's dispatch_status values: the event log's filter and the assistant's event tools take these. */
-export const DISPATCH_STATUSES = ['pending', 'deferred', 'dispatched', 'partial', 'failed', 'dropped'] as const;
-export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
+export type { DispatchStatus };
 
 /** The event's dispatch_status from its deliveries' statuses. */
 export function eventStatus(statuses: string[]): DispatchStatus {

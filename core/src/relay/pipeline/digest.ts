@@ -22,9 +22,6 @@ import { renderMessage } from './render.ts';
 /** The event type of a digest, and the provider kind its events are recorded under. */
 export const DIGEST_TYPE = 'quiet_hours_digest';
 export const DIGEST_SOURCE = 'herald';
-/** How a tracker's deferred notifications go out when its quiet hours end. */
-export const QUIET_RELEASES = ['each', 'digest'] as const;
-export type QuietRelease = (typeof QUIET_RELEASES)[number];
 
 /** Items listed per group; the rest are counted ("…and 12 more"). */
 const ITEMS_PER_GROUP = 50;

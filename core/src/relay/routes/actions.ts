@@ -13,11 +13,11 @@ import { newId } from '../../http/ids.ts';
 import { plainParams, unprocessable } from '../../http/problem.ts';
 import { created, errors, IdParams, ListQuery, noContent, ok, Uuid } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
+import { NameSchema as Name } from '../vocabulary.ts';
 import { invalidConfig, nowIso, owned, pageSql, relay, validTimeZone } from './common.ts';
 import { checkSchedule, nextRuns } from './schedule.ts';
 
 const Kind = Type.Union([Type.Literal('digest'), Type.Literal('message'), Type.Literal('ai_digest')]);
-const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Schedule = Type.String({ minLength: 1, maxLength: 120 });
 const Zone = Type.String({ minLength: 1, maxLength: 64 });
 const Config = Type.Object({}, { additionalProperties: true });

@@ -21,13 +21,13 @@ import {
   rememberToken,
 } from '../bots/driver.ts';
 import { botRuntime } from '../bots/runtime.ts';
+import { NameSchema as Name } from '../vocabulary.ts';
 import { nowIso, owned, pageSql } from './common.ts';
 import { MASKED } from './secrets.ts';
 import { maskUrlLogin, refuseUrlLogin } from './url-credentials.ts';
 
 const Mode = Type.Union([Type.Literal('polling'), Type.Literal('webhook')]);
 const Token = Type.String({ minLength: 1, maxLength: 256 });
-const Name = Type.String({ minLength: 1, maxLength: 200 });
 /** The bot's own API server (e.g. a self-hosted one); null or absent: the driver's default. */
 const ApiRoot = Type.Union([Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 500 }), Type.Null()]);
 const CreateBody = Type.Object(

@@ -5,18 +5,13 @@
  */
 import Type, { type Static } from 'typebox';
 import { IsoTime, Uuid } from '../../http/schemas.ts';
-import { DISPATCH_STATUSES } from '../pipeline/decide.ts';
-
-export const DispatchStatus = Type.Union(
-  DISPATCH_STATUSES.map((s) => Type.Literal(s)),
-  { description: "The event's dispatch status." },
-);
+import { DispatchStatusSchema, EVENT_TYPE_MAX } from '../vocabulary.ts';
 
 /** The filter's fields (each optional). */
 export const EventFilterFields = {
   provider_id: Type.Optional(Uuid),
-  event_type: Type.Optional(Type.String({ maxLength: 100 })),
-  dispatch_status: Type.Optional(DispatchStatus),
+  event_type: Type.Optional(Type.String({ maxLength: EVENT_TYPE_MAX })),
+  dispatch_status: Type.Optional(DispatchStatusSchema),
   since: Type.Optional(IsoTime),
   until: Type.Optional(IsoTime),
 };

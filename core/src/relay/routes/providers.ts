@@ -20,6 +20,7 @@ import type { LoadedPlugin } from '../../plugins/loader.ts';
 import { pickLocale } from '../../plugins/locales.ts';
 import { newWebhookToken, webhookConnection } from '../inbound/dialects.ts';
 import { payloadLogPage } from '../inbound/payload-log.ts';
+import { NameSchema as Name } from '../vocabulary.ts';
 import { invalidConfig, nowIso, owned, pageSql } from './common.ts';
 import { configRefused, underConfig } from './config-problems.ts';
 import { OutboundAllowField, outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
@@ -27,7 +28,6 @@ import { maskSecrets, restoreMasked } from './secrets.ts';
 import { maskUrlCredentials, withUrlCredentialProblems } from './url-credentials.ts';
 
 const Config = Type.Object({}, { additionalProperties: true });
-const Name = Type.String({ minLength: 1, maxLength: 200 });
 
 const CreateBody = Type.Object(
   {

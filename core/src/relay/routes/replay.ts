@@ -15,6 +15,7 @@ import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleT } from '../../plugin-api/index.ts';
 import { replayDeliveries } from '../pipeline/operations.ts';
 import { renderMessage } from '../pipeline/render.ts';
+import { EventTypeSchema } from '../vocabulary.ts';
 import { relayIfRunning } from './common.ts';
 import { EventFilterFields, eventFilterSql } from './event-filter.ts';
 import { catalogOf, overridesFor } from './templates.ts';
@@ -28,7 +29,7 @@ export const PREVIEW_MESSAGES = 5;
 
 // The event log's filter; an empty event type is refused here rather than read as no filter.
 const Filter = Type.Object(
-  { ...EventFilterFields, event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
+  { ...EventFilterFields, event_type: Type.Optional(EventTypeSchema) },
   { additionalProperties: false },
 );
 

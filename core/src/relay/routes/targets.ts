@@ -12,6 +12,7 @@ import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleName } from '../../plugin-api/index.ts';
 import { outboundAllowOf, targetRowFrom } from '../../plugins/host.ts';
 import { APPRISE_SCHEMES, AppriseUrlError, type ImportedTarget, importAppriseUrl } from '../apprise-url.ts';
+import { NameSchema as Name } from '../vocabulary.ts';
 import { createBot } from './bots.ts';
 import { invalidConfig, nowIso, owned, pageSql, relay } from './common.ts';
 import { configRefused, underConfig } from './config-problems.ts';
@@ -19,7 +20,6 @@ import { OutboundAllowField, outboundAllowInput, outboundAllowWarnings } from '.
 import { maskSecrets, restoreMasked } from './secrets.ts';
 import { maskUrlCredentials, withUrlCredentialProblems } from './url-credentials.ts';
 
-const Name = Type.String({ minLength: 1, maxLength: 200 });
 const Config = Type.Object({}, { additionalProperties: true });
 /** Messages that follow the state: a later event about the same thing edits (or replies to) the earlier message. */
 const UpdateMessages = Type.Optional(

@@ -19,6 +19,7 @@ import { localizeManifest, pickLocale } from '../../plugins/locales.ts';
 import { type RenderReport, renderMessage } from '../pipeline/render.ts';
 import { TemplateCatalog } from '../templates/catalog.ts';
 import { parseTemplate, TEMPLATE_LIMITS, TemplateDepthError, TemplateError } from '../templates/engine.ts';
+import { EventTypeSchema } from '../vocabulary.ts';
 import { nowIso, relayIfRunning } from './common.ts';
 
 /** Longest `message` the event log returns, in characters. */
@@ -122,11 +123,11 @@ const Text = Type.Object(
   },
   { additionalProperties: false },
 );
-const TypeParams = Type.Object({ event_type: Type.String({ minLength: 1, maxLength: 100 }) });
+const TypeParams = Type.Object({ event_type: EventTypeSchema });
 // The locale is checked in the handler, not by the schema: a path that fails its schema is a 404 here, and a locale
 // other than en/ru is a 422.
 const TypeLocaleParams = Type.Object({
-  event_type: Type.String({ minLength: 1, maxLength: 100 }),
+  event_type: EventTypeSchema,
   locale: Type.String({ minLength: 1, maxLength: 20, description: '`en` or `ru`' }),
 });
 const Saved = Type.Object({
@@ -370,7 +371,7 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
           'the newest event of that type you own, exactly as a delivery would be rendered (your own ' +
           "template wins over the default), with the names of its first delivery's tracker and target. 404 " +
           '`no_event_for_preview` when you have no such event yet.',
-        params: Type.Object({ event_type: Type.String({ minLength: 1, maxLength: 100 }) }),
+        params: Type.Object({ event_type: EventTypeSchema }),
         querystring: Type.Object({ locale: Type.Optional(Locale) }),
         response: {
           ...ok('The template rendered from your newest event of the type.'),

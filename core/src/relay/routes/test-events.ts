@@ -16,13 +16,11 @@ import { errors, IdParams, ok } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
 import type { EventSpec } from '../../plugin-api/index.ts';
 import { providerRowFrom } from '../../plugins/host.ts';
+import { EventTypeSchema } from '../vocabulary.ts';
 import { owned, relay } from './common.ts';
 
 const Body = Type.Union([
-  Type.Object(
-    { event_type: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })) },
-    { additionalProperties: false },
-  ),
+  Type.Object({ event_type: Type.Optional(EventTypeSchema) }, { additionalProperties: false }),
   Type.Null(),
 ]);
 const Result = Type.Object({

@@ -10,34 +10,17 @@ import { created, errors, IdParams, ListQuery, noContent, ok, Uuid } from '../..
 import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
 import { type QuietWindow, quietWindowProblem } from '../quiet-hours/quiet-hours.ts';
+import { NameSchema, QuietHoursSchema, QuietPolicySchema, QuietReleaseSchema } from '../vocabulary.ts';
 import { invalidConfig, nowIso, owned, pageSql, relayIfRunning } from './common.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
 
-const Policy = Type.Union([Type.Literal('defer'), Type.Literal('send'), Type.Literal('drop')]);
-const QuietHours = Type.Union([
-  Type.Object(
-    {
-      start: Type.String({ maxLength: 16 }),
-      end: Type.String({ maxLength: 16 }),
-      timezone: Type.String({ minLength: 1, maxLength: 64 }),
-    },
-    { additionalProperties: false },
-  ),
-  Type.Null(),
-]);
-/** How deferred notifications go out when the window ends: one by one, or one digest per target. */
-const QuietRelease = Type.Union([Type.Literal('each'), Type.Literal('digest')], {
-  description:
-    '`each` (default): deferred notifications are released one by one when the quiet hours end; `digest`: ' +
-    'one message per target lists them, grouped by provider and event type.',
-});
 const fields = {
-  name: Type.String({ minLength: 1, maxLength: 200 }),
+  name: NameSchema,
   enabled: Type.Optional(Type.Boolean()),
   event_types: Type.Optional(Type.Record(Type.String(), Type.Boolean())),
-  quiet_hours: Type.Optional(QuietHours),
-  quiet_policies: Type.Optional(Type.Record(Type.String(), Policy)),
-  quiet_release: Type.Optional(QuietRelease),
+  quiet_hours: Type.Optional(QuietHoursSchema),
+  quiet_policies: Type.Optional(Type.Record(Type.String(), QuietPolicySchema)),
+  quiet_release: Type.Optional(QuietReleaseSchema),
   config: Type.Optional(Type.Object({}, { additionalProperties: true })),
 };
 const CreateBody = Type.Object({ provider_id: Uuid, ...fields }, { additionalProperties: false });

@@ -1,0 +1,54 @@
+/**
+ * The relay's vocabularies, defined once: each value list with the TypeBox schema built from it (an
+ * `enum` in the OpenAPI document).
+ * Routes, backups, the pipeline and the assistant's tools import them from here, so that a new
+ * value (a dispatch status, a quiet policy) or a changed limit is one edit, and a list that drifts
+ * between the API and a backup cannot happen.
+ */
+import Type, { type Static } from 'typebox';
+
+/** How much an event matters (the plugin contract's `Severity`). */
+export const SEVERITIES = ['info', 'warning', 'critical'] as const;
+export type Severity = (typeof SEVERITIES)[number];
+export const SeveritySchema = Type.Enum(SEVERITIES, { description: 'How much the event matters.' });
+
+/** An event's dispatch_status values: the event log's filter and the assistant's event tools take these. */
+export const DISPATCH_STATUSES = ['pending', 'deferred', 'dispatched', 'partial', 'failed', 'dropped'] as const;
+export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
+export const DispatchStatusSchema = Type.Enum(DISPATCH_STATUSES, { description: "The event's dispatch status." });
+
+/** What a tracker does with an event type during its quiet hours. */
+export const QUIET_POLICIES = ['defer', 'send', 'drop'] as const;
+export type QuietPolicy = (typeof QUIET_POLICIES)[number];
+export const QuietPolicySchema = Type.Enum(QUIET_POLICIES);
+
+/** How a tracker's deferred notifications go out when its quiet hours end. */
+export const QUIET_RELEASES = ['each', 'digest'] as const;
+export type QuietRelease = (typeof QUIET_RELEASES)[number];
+export const QuietReleaseSchema = Type.Enum(QUIET_RELEASES, {
+  description:
+    '`each` (default): deferred notifications are released one by one when the quiet hours end; `digest`: ' +
+    'one message per target lists them, grouped by provider and event type.',
+});
+
+/** A tracker's quiet window (`HH:MM` to `HH:MM` in an IANA time zone) or none; `quietWindowProblem` checks it. */
+export const QuietHoursSchema = Type.Union([
+  Type.Object(
+    {
+      start: Type.String({ maxLength: 16 }),
+      end: Type.String({ maxLength: 16 }),
+      timezone: Type.String({ minLength: 1, maxLength: 64 }),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Null(),
+]);
+export type QuietHours = Static<typeof QuietHoursSchema>;
+
+/** The longest name of a provider, tracker, target, bot or action. */
+export const NAME_MAX = 200;
+export const NameSchema = Type.String({ minLength: 1, maxLength: NAME_MAX });
+
+/** The longest event type (a plugin's declared type, or a generic webhook's mapped one). */
+export const EVENT_TYPE_MAX = 100;
+export const EventTypeSchema = Type.String({ minLength: 1, maxLength: EVENT_TYPE_MAX });
