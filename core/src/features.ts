@@ -23,6 +23,8 @@ export async function loadFeatures(): Promise<Feature[]> {
   const list: Feature[] = [];
   const mods = await Promise.all([
     import('./auth/feature.ts'),
+    // Before the relay, which publishes on its bus.
+    import('./live/feature.ts'),
     import('./relay/feature.ts'),
     import('./backup/feature.ts'),
     import('./assistant/feature.ts'),

@@ -33,6 +33,7 @@ import { ConfigurationError, type SmtpConfig } from '../../config/config.ts';
 import type { Core } from '../../core.ts';
 import type { Queryable } from '../../db/database.ts';
 import { WindowLimiter } from '../../http/rate-limit.ts';
+import { liveOf } from '../../live/hints.ts';
 import {
   errorCode,
   type InboundMail,
@@ -175,6 +176,9 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
       core.clock.now(),
       { userId: provider.user_id, providerId: provider.id },
       { status, error, excerpt, ip, eventIds },
+    ).then(() =>
+      // After the write: a client that refetches the log on this hint finds the entry.
+      liveOf(core.services).publish(provider.user_id, { kind: 'webhook_log', provider_id: provider.id }),
     );
 
   /**

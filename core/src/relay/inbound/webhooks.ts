@@ -6,6 +6,7 @@ import { HttpError } from '../../http/problem.ts';
 import { WindowLimiter } from '../../http/rate-limit.ts';
 import { accepted, errors, ok } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
+import { liveOf } from '../../live/hints.ts';
 import { MASK } from '../../logging/redact.ts';
 import {
   type DialectAnswer,
@@ -134,6 +135,9 @@ export function inboundSteps(core: Core, relay: Relay) {
       core.clock.now(),
       { userId: provider.user_id, providerId: provider.id },
       { status, error, excerpt, ip: req.ip, eventIds },
+    ).then(() =>
+      // After the write: a client that refetches the log on this hint finds the entry.
+      liveOf(core.services).publish(provider.user_id, { kind: 'webhook_log', provider_id: provider.id }),
     );
   /** A redacted excerpt of the body with the request's own token masked (ntfy's JSON names its topic in the body). */
   const excerptOf = (token: string, raw: Buffer, body?: unknown): string | null => {

@@ -7,6 +7,7 @@
 import { Worker } from 'node:worker_threads';
 import pino from 'pino';
 import type { Core } from '../../core.ts';
+import { type LiveHint, liveOf } from '../../live/hints.ts';
 import type { SelfMonitoringSignal, SelfMonitoringSignals } from '../../plugins/self-monitoring.ts';
 import { LEASE_MS } from './dispatcher.ts';
 import type { HandedDelivery } from './ingest.ts';
@@ -32,6 +33,7 @@ export type ToMain =
   | { t: 'log'; line: string }
   | { t: 'metrics'; deltas: MetricDelta[]; commits: number }
   | { t: 'emitSelf'; id: number; userId: string; signal: SelfMonitoringSignal; payload: unknown }
+  | { t: 'live'; hints: [string, LiveHint][] }
   | { t: 'done'; id: number; value?: unknown; error?: string };
 
 /** What the relay needs of a dispatcher, in this thread or in the dispatch thread. */
@@ -226,6 +228,11 @@ export class DispatchThread implements DispatchSide {
             if (this.worker === w) w.postMessage({ t: 'emitted', id: m.id } satisfies ToWorker);
           });
         break;
+      case 'live': {
+        const live = liveOf(this.core.services);
+        for (const [userId, hint] of m.hints) live.publish(userId, hint);
+        break;
+      }
       case 'done': {
         const c = this.calls.get(m.id);
         this.calls.delete(m.id);

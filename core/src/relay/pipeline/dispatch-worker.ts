@@ -18,6 +18,7 @@ import type { Core } from '../../core.ts';
 import { connectNativeSqlite } from '../../db/native-connect.ts';
 import { echoTo } from '../../db/sql-echo.ts';
 import { idleDelayFromEnv, MemoryReducer } from '../../health/memory-reducer.ts';
+import type { LiveHint, LiveSink } from '../../live/hints.ts';
 import { createLogger } from '../../logging/logger.ts';
 import { SecretValues } from '../../logging/redact.ts';
 import { createOutboundHttp } from '../../net/outbound.ts';
@@ -150,6 +151,17 @@ const monitor = new SelfMonitor(
       send({ t: 'emitSelf', id, userId, signal, payload });
     }),
 );
+// Live hints go to the main thread's bus, those of one turn in one message.
+let hints: [string, LiveHint][] = [];
+core.services.set('live', {
+  publish(userId: string, hint: LiveHint) {
+    if (hints.push([userId, hint]) === 1)
+      setImmediate(() => {
+        send({ t: 'live', hints });
+        hints = [];
+      });
+  },
+} satisfies LiveSink);
 const dispatcher = new Dispatcher(core, catalog, monitor);
 dispatcher.onOpen = (open) => send({ t: 'open', open });
 

@@ -1,6 +1,7 @@
 import type { Core } from '../../core.ts';
 import type { Queryable } from '../../db/database.ts';
 import { Database } from '../../db/database.ts';
+import { liveOf } from '../../live/hints.ts';
 import type { MessageRef, SendResult } from '../../plugin-api/index.ts';
 import { errorCode, type Locale } from '../../plugin-api/index.ts';
 import { errorText, loggedFaults, pluginFault, targetRowFrom } from '../../plugins/host.ts';
@@ -271,8 +272,14 @@ export class Dispatcher {
    */
   async releaseDue(): Promise<number> {
     const db = this.core.db;
-    const digests = await releaseDigests(this.core, (q, eventId) => this.refreshWith(q, eventId));
-    for (const userId of digests.users) await this.monitor.checkBacklog(userId);
+    const live = liveOf(this.core.services);
+    const changes: EventChange[] = [];
+    const digests = await releaseDigests(this.core, (q, eventId) => this.refreshWith(q, eventId, changes));
+    for (const c of changes.splice(0)) this.published(c);
+    for (const userId of digests.users) {
+      live.publish(userId, { kind: 'deferred' });
+      await this.monitor.checkBacklog(userId);
+    }
     const now = this.core.clock.now().toISOString();
     const lock = db.dialect === 'postgresql' ? ' FOR UPDATE SKIP LOCKED' : '';
     const released = await db.tx(async (q) => {
@@ -293,6 +300,7 @@ export class Dispatcher {
       }
       return rows;
     });
+    for (const userId of new Set(released.map((r) => r.user_id))) live.publish(userId, { kind: 'deferred' });
     for (const eventId of new Set(released.map((r) => r.event_id))) await this.refreshEvent(eventId);
     for (const userId of new Set(released.map((r) => r.user_id))) await this.monitor.checkBacklog(userId);
     return released.length;
@@ -609,6 +617,7 @@ export class Dispatcher {
     // The lane's slot is freed as soon as the send is done: the next send to the target need not wait
     // for this record's commit. Shutdown and tick() still wait for it (it is in flight until written).
     const now = core.clock.now().toISOString();
+    const digested: EventChange[] = [];
     const settle = db
       .tx(async (q) => {
         await q.run(
@@ -621,11 +630,24 @@ export class Dispatcher {
           [target.id],
         );
         if (isDigest(ev))
-          for (const id of await settleDigest(q, row.event_id, { sentAt: now }, now)) await this.refreshWith(q, id);
+          for (const id of await settleDigest(q, row.event_id, { sentAt: now }, now))
+            await this.refreshWith(q, id, digested);
         return this.refreshWith(q, row.event_id);
       })
       .then((settled) => {
-        if (settled) this.onSettled?.(row.event_id);
+        liveOf(core.services).publish(row.user_id, {
+          kind: 'delivery',
+          id: row.id,
+          event_id: row.event_id,
+          status: 'sent',
+          attempts: row.attempts,
+          next_attempt_at: null,
+        });
+        for (const c of digested) this.published(c);
+        if (settled) {
+          this.published(settled);
+          this.onSettled?.(row.event_id);
+        }
       })
       .catch((err) =>
         log.error(
@@ -658,6 +680,7 @@ export class Dispatcher {
     const permanent = code === 'PERMANENT_SEND' || code === 'AUTH_FAILED' || code === 'CONFIG';
     const rateLimited = code === 'RATE_LIMITED';
     const exhausted = row.attempts >= MAX_ATTEMPTS;
+    let nextAt: string | null = null;
     if (permanent || (exhausted && !rateLimited)) {
       await core.db.run(
         `UPDATE deliveries SET status = 'failed', lease_until = NULL, last_error = ?, last_status_code = ` +
@@ -673,13 +696,22 @@ export class Dispatcher {
       const delay = rateLimited
         ? Math.max(250, Number((err as { retryAfterMs?: number }).retryAfterMs ?? 1000))
         : backoffMs(row.attempts);
+      nextAt = new Date(now.getTime() + delay).toISOString();
       await core.db.run(
         `UPDATE deliveries SET status = 'queued', lease_until = NULL, next_attempt_at = ?, last_error = ?, ` +
           'last_status_code = ?, updated_at = ? WHERE id = ?',
-        [new Date(now.getTime() + delay).toISOString(), message, status, now.toISOString(), row.id],
+        [nextAt, message, status, now.toISOString(), row.id],
       );
       // Only the first attempt past the delay needs the loop awake; the timer wakes it anyway.
     }
+    liveOf(core.services).publish(row.user_id, {
+      kind: 'delivery',
+      id: row.id,
+      event_id: row.event_id,
+      status: nextAt ? 'queued' : 'failed',
+      attempts: row.attempts,
+      next_attempt_at: nextAt,
+    });
     const serverSide = !permanent && !rateLimited && (status === 0 || status >= 500);
     if (isSelf) {
       log.warn({ target_id: target.id, err: message }, 'a self-monitoring notification failed; not counted');
@@ -709,7 +741,20 @@ export class Dispatcher {
 
   /** Recomputes an event's dispatch_status and details from its deliveries. */
   async refreshEvent(eventId: string): Promise<void> {
-    if (await this.core.db.tx((q) => this.refreshWith(q, eventId))) this.onSettled?.(eventId);
+    const c = await this.core.db.tx((q) => this.refreshWith(q, eventId));
+    if (!c) return;
+    this.published(c);
+    this.onSettled?.(eventId);
+  }
+
+  /** Tells the event's owner's live streams that its status is recomputed (after the commit). */
+  private published(c: EventChange): void {
+    liveOf(this.core.services).publish(c.user_id, {
+      kind: 'event',
+      id: c.id,
+      provider_id: c.provider_id,
+      dispatch_status: c.dispatch_status,
+    });
   }
 
   /**
@@ -717,16 +762,26 @@ export class Dispatcher {
    * several replicas); each recompute holds the event row (PostgreSQL; SQLite transactions are
    * serial anyway), so the last one sees every settled delivery and a stale status never lands last.
    */
-  private refreshWith(db: Queryable, eventId: string): Promise<boolean> {
-    return recomputeEvent(db, eventId);
+  private async refreshWith(db: Queryable, eventId: string, changes?: EventChange[]): Promise<EventChange | null> {
+    const c = await recomputeEvent(db, eventId);
+    if (c) changes?.push(c);
+    return c;
   }
+}
+
+/** An event whose dispatch_status was recomputed: whose it is and the status now. */
+export interface EventChange {
+  id: string;
+  user_id: string;
+  provider_id: string | null;
+  dispatch_status: string;
 }
 
 /**
  * An event's dispatch_status and details recomputed from its deliveries; call inside a transaction
  * (see Dispatcher.refreshWith). Also used by the event-log operations (resend, send now, drop).
  */
-export async function recomputeEvent(db: Queryable, eventId: string): Promise<boolean> {
+export async function recomputeEvent(db: Queryable, eventId: string): Promise<EventChange | null> {
   if (db.dialect === 'postgresql') await db.get('SELECT id FROM event_log WHERE id = ? FOR UPDATE', [eventId]);
   const rows = await db.all<{
     target_id: string;
@@ -738,7 +793,7 @@ export async function recomputeEvent(db: Queryable, eventId: string): Promise<bo
   }>('SELECT target_id, status, reason, last_error, last_status_code, attempts FROM deliveries WHERE event_id = ?', [
     eventId,
   ]);
-  if (!rows.length) return false;
+  if (!rows.length) return null;
   const status = eventStatus(rows.map((r) => r.status));
   const details = {
     targets: rows.map((r) => ({
@@ -750,6 +805,10 @@ export async function recomputeEvent(db: Queryable, eventId: string): Promise<bo
       ...(r.last_status_code ? { status_code: r.last_status_code } : {}),
     })),
   };
-  await db.run('UPDATE event_log SET dispatch_status = ?, details = ? WHERE id = ?', [status, details, eventId]);
-  return true;
+  const owner = await db.get<{ user_id: string; provider_id: string | null }>(
+    'UPDATE event_log SET dispatch_status = ?, details = ? WHERE id = ? RETURNING user_id, provider_id',
+    [status, details, eventId],
+  );
+  if (!owner) return null;
+  return { id: eventId, user_id: owner.user_id, provider_id: owner.provider_id ?? null, dispatch_status: status };
 }

@@ -1,6 +1,7 @@
 import type { Core } from '../../core.ts';
 import { Database, type Queryable } from '../../db/database.ts';
 import { newId } from '../../http/ids.ts';
+import { liveOf } from '../../live/hints.ts';
 import type { EmittedEvent, Severity } from '../../plugin-api/index.ts';
 import type { ProviderRow } from '../../plugins/host.ts';
 import { InvalidEventError } from '../service.ts';
@@ -302,5 +303,9 @@ export async function writeEvent(core: Core, w: EventWrite, opts: WriteOptions =
     if (opts.extra) await opts.extra(q, id);
   });
   core.metrics.eventLogTotal.inc({ status, event_type: w.type });
+  const live = liveOf(core.services);
+  live.publish(w.userId, { kind: 'event', id, provider_id: w.providerId, dispatch_status: status });
+  if (deferred) live.publish(w.userId, { kind: 'deferred' });
+  if (hook) live.publish(w.userId, { kind: 'webhook_log', provider_id: w.providerId });
   return { eventIds: [id], queued: left, deferredUsers: deferred ? [w.userId] : [], handed };
 }

@@ -10,7 +10,8 @@ import type { Core } from '../../core.ts';
 import type { Queryable } from '../../db/database.ts';
 import { newId } from '../../http/ids.ts';
 import { conflict, notFound } from '../../http/problem.ts';
-import { recomputeEvent } from './dispatcher.ts';
+import { liveOf } from '../../live/hints.ts';
+import { type EventChange, recomputeEvent } from './dispatcher.ts';
 
 /** Statuses a delivery may be resent from: it is settled (nothing of it is queued, sending or deferred). */
 export const RESENDABLE = ['failed', 'dropped', 'sent'] as const;
@@ -85,7 +86,8 @@ export async function resendDeliveries(
   deliveryId?: string,
 ): Promise<Resent[]> {
   const now = core.clock.now().toISOString();
-  return core.db.tx(async (q) => {
+  const changes: EventChange[] = [];
+  const out = await core.db.tx(async (q) => {
     const select = `SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error,
       d.last_status_code, d.sent_at,
         t.enabled AS target_enabled, t.name AS target_name
@@ -151,9 +153,25 @@ export async function resendDeliveries(
       await record(q, now, actorId, 'resend', r, id, r.id);
       out.push({ delivery_id: id, previous_delivery_id: r.id, target_id: r.target_id });
     }
-    await recomputeEvent(q, event.id);
+    await recomputeEvent(q, event.id).then((c) => c && changes.push(c));
     return out;
   });
+  announce(core, changes);
+  return out;
+}
+
+/** Tells the owners' live streams, after the commit, that these events changed (and their deferred queue). */
+function announce(core: Core, changes: EventChange[], deferred = false): void {
+  const live = liveOf(core.services);
+  for (const c of changes) {
+    live.publish(c.user_id, {
+      kind: 'event',
+      id: c.id,
+      provider_id: c.provider_id,
+      dispatch_status: c.dispatch_status,
+    });
+    if (deferred) live.publish(c.user_id, { kind: 'deferred' });
+  }
 }
 
 /**
@@ -169,7 +187,8 @@ export async function settleDeferred(
   action: 'send_now' | 'drop',
 ): Promise<{ delivery_id: string; event_id: string; status: string }> {
   const now = core.clock.now().toISOString();
-  return core.db.tx(async (q) => {
+  const changes: EventChange[] = [];
+  const out = await core.db.tx(async (q) => {
     const row = await q.get<DeliveryRow>(
       `SELECT d.id, d.event_id, d.user_id, d.target_id, d.status, d.attempts, d.last_error, d.last_status_code,
         d.sent_at,
@@ -194,9 +213,11 @@ export async function settleDeferred(
     );
     if (n !== 1) throw conflict('The delivery is no longer deferred.', 'not_deferred', { status: row.status });
     await record(q, now, actorId, action, row, deliveryId, null);
-    await recomputeEvent(q, row.event_id);
+    await recomputeEvent(q, row.event_id).then((c) => c && changes.push(c));
     return { delivery_id: deliveryId, event_id: row.event_id, status };
   });
+  announce(core, changes, true);
+  return out;
 }
 
 export interface ReplayOutcome {
@@ -227,6 +248,7 @@ export async function replayDeliveries(
   actorId: string,
 ): Promise<ReplayOutcome> {
   const out: ReplayOutcome = { queued: 0, added: 0, replaced: 0, skipped: [] };
+  const changes: EventChange[] = [];
   for (const eventId of eventIds) {
     await core.db.tx(async (q) => {
       const now = core.clock.now().toISOString();
@@ -296,8 +318,9 @@ export async function replayDeliveries(
         }
         out.queued++;
       }
-      await recomputeEvent(q, eventId);
+      await recomputeEvent(q, eventId).then((c) => c && changes.push(c));
     });
   }
+  announce(core, changes);
   return out;
 }

@@ -34,7 +34,7 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
   const deliveries = ids.length
     ? await core.db.all(
         `SELECT d.id, d.event_id, d.target_id, d.status, d.reason, d.attempts, d.last_error, d.last_status_code,
-          d.sent_at, d.updated_at, d.send_mode,
+          d.sent_at, d.updated_at, d.send_mode, d.next_attempt_at,
         t.name AS target_name, t.kind AS target_kind, d.digest_id AS digest_event_id
       FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id WHERE d.event_id IN (${marks}) ORDER BY d.created_at,
       d.id`,
@@ -86,6 +86,11 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
         last_error: (d.last_error ?? null) as string | null,
         last_status_code: d.last_status_code == null ? null : Number(d.last_status_code),
         sent_at: (d.sent_at ?? null) as string | null,
+        // While a delivery waits for another attempt (queued after a failure) or for quiet hours to end: when.
+        next_attempt_at:
+          (d.status === 'queued' && Number(d.attempts) > 0) || d.status === 'deferred'
+            ? ((d.next_attempt_at ?? null) as string | null)
+            : null,
         updated_at: d.updated_at as string,
         // Released at the end of quiet hours in a digest: the digest's event.
         digest_event_id: (d.digest_event_id ?? null) as string | null,
