@@ -5,12 +5,16 @@
  * what `fetch` and `request` give back. Loopback servers only.
  */
 
+import dns from 'node:dns';
+import { getEventListeners } from 'node:events';
 import http from 'node:http';
+import net from 'node:net';
+import tls from 'node:tls';
 import zlib from 'node:zlib';
 import type { Test } from 'tap';
 import t from 'tap';
 import type { Resolver } from './outbound.ts';
-import { createOutboundHttp, type OutboundError } from './outbound.ts';
+import { bindCredentials, createOutboundHttp, type OutboundError } from './outbound.ts';
 
 interface Seen {
   method: string;
@@ -393,4 +397,196 @@ t.test('fetch: bodiless answers, status text, decoding, and the caller’s abort
   tt.equal(await fpending.catch((e) => e), reason, 'fetch too');
   const req = new Request(`${base}/silent`, { signal: AbortSignal.abort(reason) });
   tt.equal(await h.fetch(req).catch((e) => e), reason, "a Request's own signal counts");
+});
+
+t.test('the system resolver asks for every answer in the order given, and keeps each family', async (tt) => {
+  const lookups = dns.promises as unknown as { lookup: unknown };
+  const real = lookups.lookup;
+  const asked: unknown[] = [];
+  lookups.lookup = async (host: string, options: unknown) => {
+    asked.push([host, options]);
+    return [
+      { address: '2606:4700:4700::1111', family: 6 },
+      { address: '1.1.1.1', family: 4 },
+    ];
+  };
+  tt.teardown(() => {
+    lookups.lookup = real;
+  });
+  const h = createOutboundHttp({ allowCidrs: [] });
+  tt.same(await h.resolveAllowed('dual.test'), { address: '2606:4700:4700::1111', family: 6 }, 'the first answer');
+  tt.same(asked, [['dual.test', { all: true, order: 'verbatim' }]]);
+  lookups.lookup = async () => [
+    { address: '1.1.1.1', family: 4 },
+    { address: '::1', family: 6 },
+  ];
+  tt.equal(codeOf(await h.resolveAllowed('dual.test').catch((e) => e)), 'OUTBOUND_REFUSED', 'every answer is checked');
+});
+
+t.test('pools: one per allow list and connect timeout, whatever the order of the list', async (tt) => {
+  const { port, stats } = await server(tt, (_q, res) => res.end('ok'));
+  const root = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  const url = `http://127.0.0.1:${port}/`;
+  const pause = () => new Promise((r) => setTimeout(r, 20));
+  tt.equal((await root.request(url)).text(), 'ok');
+  await pause();
+  for (const view of [root.bind({}), root.bind({}, []), root.bind({}, ['', ' '])]) {
+    tt.equal((await view.request(url)).text(), 'ok');
+    await pause();
+  }
+  tt.equal(stats.sockets, 1, 'a view with no list of its own shares the service-wide pool');
+  const a = root.bind({}, ['10.1.0.0/16', '10.2.0.0/16', 'a.test', 'b.test']);
+  const b = root.bind({}, ['b.test', '10.2.0.0/16', 'a.test', '10.1.0.0/16']);
+  tt.equal((await a.request(url)).text(), 'ok');
+  await pause();
+  tt.equal((await b.request(url)).text(), 'ok');
+  tt.equal(stats.sockets, 2, 'the same list in another order shares its pool');
+
+  // A pooled connection of another connect timeout is not reused: the slow name times out.
+  const slow = client(tt, {
+    allowCidrs: ['127.0.0.1/32'],
+    resolver: async () => {
+      await new Promise((r) => setTimeout(r, 150));
+      return [{ address: '127.0.0.1', family: 4 }];
+    },
+  });
+  const named = `http://slow.test:${port}/`;
+  tt.equal((await slow.request(named)).text(), 'ok', 'a resolver slower than 100 ms is fine by default');
+  await pause();
+  const err = await slow.request(named, { connectTimeoutMs: 50 }).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_TIMEOUT', 'a shorter connect timeout opens (and resolves) its own connection');
+});
+
+t.test('bindCredentials, and bind() is not copied with the client', async (tt) => {
+  const resolver: Resolver = async () => [{ address: '10.0.0.5', family: 4 }];
+  const root = client(tt, { allowCidrs: [], resolver });
+  const bound = bindCredentials(root, {}, ['nas.test']);
+  tt.same(await bound.resolveAllowed('nas.test'), { address: '10.0.0.5', family: 4 }, 'bound with its allow list');
+  tt.equal(codeOf(await root.resolveAllowed('nas.test').catch((e) => e)), 'OUTBOUND_REFUSED');
+  const double = { ...root, resolveAllowed: async () => ({ address: '1.2.3.4', family: 4 as const }) };
+  tt.notOk('bind' in double, 'a spread copy has no bind');
+  tt.equal(bindCredentials(double, {}, ['nas.test']), double, 'a client without bind is given back as it is');
+  tt.notOk(Object.keys(root).includes('bind'));
+});
+
+t.test('a method switch drops exactly the content headers', async (tt) => {
+  const { base, seen } = await server(tt, (req, res) => {
+    if (req.url === '/move') return res.writeHead(302, { location: '/to' }).end('moved away, see /to');
+    res.end('there');
+  });
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  const r = await h.request(`${base}/move`, {
+    method: 'POST',
+    body: 'x',
+    headers: {
+      'Content-Type': 'text/plain',
+      'CONTENT-ENCODING': 'identity',
+      'content-language': 'en',
+      'x-content-type': 'kept',
+      'content-types': 'kept',
+    },
+  });
+  tt.equal(r.text(), 'there');
+  const last = seen.at(-1)!.headers;
+  tt.same(
+    [
+      last['content-type'],
+      last['content-encoding'],
+      last['content-language'],
+      last['x-content-type'],
+      last['content-types'],
+    ],
+    [undefined, undefined, 'en', 'kept', 'kept'],
+  );
+});
+
+t.test('fetch: request credential headers, listeners released, status text', async (tt) => {
+  const second = await server(tt, (_q, res) => res.end('second'));
+  const { base } = await server(tt, (req, res) => {
+    if (req.url === '/away') return res.writeHead(302, { location: `http://127.0.0.1:${second.port}/x` }).end();
+    if (req.url === '/empty') return res.writeHead(204).end();
+    if (req.url === '/named') return res.writeHead(200, 'Fine Thanks').end('x');
+    res.end('streamed body');
+  });
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  const res = await h.fetch(`${base}/away`, {
+    headers: { 'x-session': 's1', 'x-other': 'o' },
+    credentialHeaders: ['X-Session'],
+  } as RequestInit);
+  tt.equal(await res.text(), 'second');
+  tt.same(
+    [second.seen[0]!.headers['x-session'], second.seen[0]!.headers['x-other']],
+    [undefined, 'o'],
+    "fetch's own credential headers stay on their origin",
+  );
+  tt.equal((await h.fetch(`${base}/named`)).statusText, 'Fine Thanks', "the server's reason phrase");
+  // Each Request made from the signal adds a listener of its own (held until it is collected): the
+  // client's own listener must be gone once the answer is complete, leaving at most that one.
+  const kept = new AbortController();
+  const added = async (work: () => Promise<unknown>) => {
+    const before = getEventListeners(kept.signal, 'abort').length;
+    await work();
+    return getEventListeners(kept.signal, 'abort').length - before;
+  };
+  tt.ok((await added(() => h.fetch(`${base}/empty`, { signal: kept.signal }))) <= 1, 'a bodiless answer');
+  tt.ok(
+    (await added(async () => (await h.fetch(`${base}/body`, { signal: kept.signal })).body!.cancel())) <= 1,
+    'a cancelled body',
+  );
+  tt.ok(
+    (await added(async () =>
+      tt.equal(await (await h.fetch(`${base}/body`, { signal: kept.signal })).text(), 'streamed body'),
+    )) <= 1,
+    'a body read to its end',
+  );
+});
+
+t.test('connection failures: the connect timeout and a refused connection, named by host only', async (tt) => {
+  // Accepts TCP but never answers a TLS ClientHello: the handshake is part of the connect timeout.
+  const mute = net.createServer(() => {});
+  await new Promise<void>((r) => mute.listen(0, '127.0.0.1', r));
+  const mutePort = (mute.address() as { port: number }).port;
+  const sockets = new Set<net.Socket>();
+  mute.on('connection', (s) => sockets.add(s));
+  tt.teardown(() => {
+    for (const s of sockets) s.destroy();
+    mute.close();
+  });
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  const started = Date.now();
+  let err = await h.request(`https://127.0.0.1:${mutePort}/secret`, { connectTimeoutMs: 200 }).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_TIMEOUT');
+  tt.equal(err.message, `connecting to 127.0.0.1:${mutePort} timed out`);
+  tt.ok(Date.now() - started < 5000);
+
+  const closed = http.createServer();
+  await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+  const closedPort = (closed.address() as { port: number }).port;
+  await new Promise<void>((r) => closed.close(() => r()));
+  err = await h.request(`http://127.0.0.1:${closedPort}/secret`).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_NETWORK');
+  tt.match(err.message, new RegExp(`^request to 127\\.0\\.0\\.1:${closedPort} failed: .*ECONNREFUSED`));
+});
+
+t.test('TLS to an IP literal sends no server name', async (tt) => {
+  const names: string[] = [];
+  let hellos = 0;
+  const srv = tls.createServer({
+    SNICallback: (name, cb) => {
+      names.push(name);
+      cb(new Error('no certificate'), null as never);
+    },
+  });
+  srv.on('tlsClientError', () => {
+    hellos++;
+  });
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  tt.teardown(() => srv.close());
+  const port = (srv.address() as { port: number }).port;
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  for (const host of ['127.0.0.1', '[::ffff:127.0.0.1]']) {
+    tt.equal(codeOf(await h.request(`https://${host}:${port}/`).catch((e) => e)), 'OUTBOUND_NETWORK', host);
+  }
+  tt.equal(hellos, 2, 'both handshakes reached the server');
+  tt.same(names, [], 'neither named a server');
 });
