@@ -590,3 +590,30 @@ t.test('TLS to an IP literal sends no server name', async (tt) => {
   tt.equal(hellos, 2, 'both handshakes reached the server');
   tt.same(names, [], 'neither named a server');
 });
+
+t.test('TLS offers HTTP/1.1 only', async (tt) => {
+  const offered: string[][] = [];
+  const srv = tls.createServer({
+    ALPNCallback: ({ protocols }) => {
+      offered.push(protocols);
+      return undefined;
+    },
+  });
+  srv.on('tlsClientError', () => {});
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  tt.teardown(() => srv.close());
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  const port = (srv.address() as { port: number }).port;
+  tt.equal(codeOf(await h.request(`https://127.0.0.1:${port}/`).catch((e) => e)), 'OUTBOUND_NETWORK');
+  tt.same(offered, [['http/1.1']], 'no h2 in the ALPN offer');
+});
+
+t.test("an unread fetch body's timer does not keep the process alive", async (tt) => {
+  const { base } = await server(tt, (_q, res) => res.end('never read'));
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const before = timers();
+  const res = await h.fetch(`${base}/`, { timeoutMs: 60_000 } as RequestInit);
+  tt.equal(timers(), before, 'no referenced timer added');
+  await res.text();
+});
