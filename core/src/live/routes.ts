@@ -131,6 +131,8 @@ export async function liveRoutes(app: App, core: Core, bus: LiveBus, streams: Li
           reply.sseContext?.source.end();
         },
       };
+      // Carried onto the stream's headers by fastify-sse-v2: nginx would otherwise hold the hints back in its buffer.
+      reply.header('x-accel-buffering', 'no');
       const resume = bus.subscribe(stream, lastId);
       streams.add(stream);
       reply.raw.on('close', stream.end);

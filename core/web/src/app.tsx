@@ -1,6 +1,7 @@
 /** The app: boot, the auth gate, and the sidebar layout around the current page. */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { onLocale, t } from './lib/i18n.ts';
+import { connectLive } from './lib/live.ts';
 import { match, navigate, useLocation } from './lib/router.ts';
 import { boot, loginTarget, logout, useSession } from './lib/session.ts';
 import type { User } from './lib/types.ts';
@@ -77,6 +78,8 @@ function Shell({ user, path }: { user: User; path: string }) {
     const h = main.current?.querySelector<HTMLElement>('#page-title');
     if (h && !main.current?.contains(document.activeElement)) h.focus({ preventScroll: true });
   }, [path]);
+  // One live connection per tab while signed in: pages refetch on its hints instead of polling.
+  useEffect(() => connectLive(), [user.id]);
   const Page = found?.route.page;
   const active = (r: Route) => (r.path === '/' ? path === '/' : path === r.path || path.startsWith(`${r.path}/`));
   return (

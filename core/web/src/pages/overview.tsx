@@ -2,11 +2,13 @@
 import { get } from '../lib/api.ts';
 import { useAsync } from '../lib/hooks.ts';
 import { locale, num, relative, t } from '../lib/i18n.ts';
+import { useLive } from '../lib/live.ts';
 import { useQuota } from '../lib/quota.ts';
 import { sessionNow } from '../lib/session.ts';
 import type { Deferred, EventRow, Provider, Target, Tracker } from '../lib/types.ts';
 import { Card, Empty, ErrorNote, Loading, Page, StatusBadge } from '../ui/basics.tsx';
 import { eventLabel } from '../ui/labels.ts';
+import { LiveBadge } from '../ui/live.tsx';
 import { shownName } from '../ui/names.ts';
 import { QuotaBar } from '../ui/quota-bar.tsx';
 
@@ -27,6 +29,8 @@ export function OverviewPage() {
       events: e.events,
     };
   }, [locale()]);
+  // Recent events and the deferred count follow the pipeline.
+  useLive(['event', 'deferred'], () => void data.reload());
   const { quota } = useQuota();
   const d = data.data;
   const stats = d
@@ -39,7 +43,11 @@ export function OverviewPage() {
     : [];
   const troubled = d?.providers.filter((p) => p.enabled && !['ok', 'running', 'pending'].includes(p.status)) ?? [];
   return (
-    <Page title={t('overview.title')} subtitle={t('overview.greeting', { email: sessionNow().user?.email ?? '' })}>
+    <Page
+      title={t('overview.title')}
+      subtitle={t('overview.greeting', { email: sessionNow().user?.email ?? '' })}
+      actions={<LiveBadge />}
+    >
       <ErrorNote error={data.error} />
       {!d ? (
         <Loading />

@@ -3,8 +3,10 @@ import { useState } from 'preact/hooks';
 import { get, post } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, locale, relative, t } from '../../lib/i18n.ts';
+import { useLive } from '../../lib/live.ts';
 import { Button, ConfirmButton, Empty, ErrorNote, Loading, Page } from '../../ui/basics.tsx';
 import { eventLabel } from '../../ui/labels.ts';
+import { LiveBadge } from '../../ui/live.tsx';
 import { shownName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
 
@@ -27,6 +29,8 @@ export function DeferredPage() {
     () => get<{ deferred: DeferredItem[] }>('/api/deferred', { limit: 200, locale: lang }).then((r) => r.deferred),
     [lang],
   );
+  // Rows come as events are deferred and go as quiet hours end, here or in another tab.
+  useLive(['deferred'], () => void list.reload());
   const [busy, setBusy] = useState('');
   const sendNow = async (d: DeferredItem) => {
     setBusy(d.delivery_id);
@@ -50,9 +54,12 @@ export function DeferredPage() {
       title={t('deferred.title')}
       subtitle={t('deferred.subtitle')}
       actions={
-        <Button icon="refresh" onClick={() => void list.reload()}>
-          {t('common.refresh')}
-        </Button>
+        <>
+          <LiveBadge />
+          <Button icon="refresh" onClick={() => void list.reload()}>
+            {t('common.refresh')}
+          </Button>
+        </>
       }
     >
       <ErrorNote error={list.error} />

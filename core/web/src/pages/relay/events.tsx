@@ -10,6 +10,7 @@ import { useState } from 'preact/hooks';
 import { get, post } from '../../lib/api.ts';
 import { useAsync, useInterval } from '../../lib/hooks.ts';
 import { dateTime, locale, t, tOr } from '../../lib/i18n.ts';
+import { useLive, useLiveState } from '../../lib/live.ts';
 import { usePlugins } from '../../lib/plugins.ts';
 import { navigate, useLocation } from '../../lib/router.ts';
 import type { Provider } from '../../lib/types.ts';
@@ -17,6 +18,7 @@ import { Badge, Button, Empty, ErrorNote, Json, Loading, Page, StatusBadge } fro
 import { failureText, reasonText } from '../../ui/failures.ts';
 import { Icon } from '../../ui/icons.tsx';
 import { eventLabel, severityLabel, sourceLabel } from '../../ui/labels.ts';
+import { DueTime, LiveBadge } from '../../ui/live.tsx';
 import { shownName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
 import { ReplayDialog } from './replay.tsx';
@@ -36,6 +38,8 @@ interface Delivery {
   last_error: string | null;
   last_status_code: number | null;
   sent_at: string | null;
+  /** While it waits for another attempt after a failure, or for quiet hours to end: when it goes out. */
+  next_attempt_at?: string | null;
   /** How it went out: `send` (a new message), `edit` (the earlier message of the same thing was updated) or `reply`. */
   send_mode?: string | null;
   /** Released at the end of quiet hours in a digest: the digest's event. */
@@ -166,6 +170,9 @@ function Details({ e, onChanged }: { e: OpsEvent; onChanged: () => void }) {
                 )}
                 <span class="muted small">{t('events.attempts', { count: d.attempts })}</span>
                 {d.sent_at && <span class="muted small">{t('ops.sent_at', { time: dateTime(d.sent_at) })}</span>}
+                {d.next_attempt_at && (d.status === 'queued' || d.status === 'deferred') && (
+                  <DueTime at={d.next_attempt_at} deferred={d.status === 'deferred'} />
+                )}
                 {d.send_mode === 'edit' && (
                   <span class="muted small" title={t('updates.edited_help')} data-testid="send-mode">
                     {t('updates.edited')}
@@ -251,9 +258,20 @@ export function EventsPage() {
     () => get<{ events: OpsEvent[] }>('/api/events', { ...filters, locale: lang, limit: PAGE }).then((r) => r.events),
     [...FILTERS.map((k) => filters[k]), lang],
   );
-  // Keep the newest page fresh while the user has not paged back.
+  // Keep the newest page fresh while the user has not paged back: on the live hints of new events and settled
+  // deliveries, and by polling while the live connection is down.
+  const live = useLiveState();
+  // Only a refresh asked for shows as busy: the live ones stay quiet.
+  const [refreshing, setRefreshing] = useState(false);
+  useLive(
+    ['event', 'delivery'],
+    () => {
+      if (!older.length) void first.reload();
+    },
+    (h) => h.kind !== 'event' || !filters.provider_id || h.provider_id === filters.provider_id,
+  );
   useInterval(() => {
-    if (!older.length) void first.reload();
+    if (!older.length && live !== 'live') void first.reload();
   }, 10_000);
 
   const rows = [...(first.data ?? []), ...older];
@@ -324,16 +342,20 @@ export function EventsPage() {
       title={t('events.title')}
       subtitle={t('events.subtitle')}
       actions={
-        <Button
-          icon="refresh"
-          onClick={() => {
-            setOlder([]);
-            void first.reload();
-          }}
-          busy={first.loading && Boolean(first.data)}
-        >
-          {t('common.refresh')}
-        </Button>
+        <>
+          <LiveBadge />
+          <Button
+            icon="refresh"
+            onClick={() => {
+              setOlder([]);
+              setRefreshing(true);
+              void first.reload().finally(() => setRefreshing(false));
+            }}
+            busy={refreshing}
+          >
+            {t('common.refresh')}
+          </Button>
+        </>
       }
     >
       <div class="filters card ops-filters" data-testid="event-filters">

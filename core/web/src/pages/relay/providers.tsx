@@ -3,6 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { del, get } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, t } from '../../lib/i18n.ts';
+import { useLive } from '../../lib/live.ts';
 import { pluginName, usePlugins } from '../../lib/plugins.ts';
 import { useSession } from '../../lib/session.ts';
 import type { Provider, WebhookLogEntry } from '../../lib/types.ts';
@@ -157,6 +158,12 @@ function WebhookLog({ id }: { id: string }) {
   const log = useAsync(
     () => get<{ entries: WebhookLogEntry[] }>(`/api/providers/${id}/webhook-log`, { limit: 20 }).then((r) => r.entries),
     [id],
+  );
+  // New requests appear as they come in.
+  useLive(
+    ['webhook_log'],
+    () => void log.reload(),
+    (h) => h.provider_id === id,
   );
   if (log.error) return <ErrorNote error={log.error} />;
   if (!log.data) return <Loading />;
