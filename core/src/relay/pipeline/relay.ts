@@ -1,6 +1,7 @@
 import type { Core } from '../../core.ts';
 import { Database } from '../../db/database.ts';
 import { newId } from '../../http/ids.ts';
+import { liveOf } from '../../live/hints.ts';
 import type { EmittedEvent, Locale } from '../../plugin-api/index.ts';
 import { errorCode } from '../../plugin-api/index.ts';
 import { type ProviderRow, providerRowFrom, type TargetRow } from '../../plugins/host.ts';
@@ -164,7 +165,7 @@ export class Relay implements RelayService {
   }
 
   async trackerChanged(trackerId: string): Promise<void> {
-    const t = await this.core.db.get('SELECT quiet_hours FROM trackers WHERE id = ?', [trackerId]);
+    const t = await this.core.db.get('SELECT quiet_hours, user_id FROM trackers WHERE id = ?', [trackerId]);
     const w = Database.json<QuietWindow | null>(t?.quiet_hours, null);
     const now = this.core.clock.now();
     const releaseAt = !w || !isQuiet(w, now) ? now : quietEnd(w, now);
@@ -176,6 +177,8 @@ export class Relay implements RelayService {
       releaseAt.toISOString(),
       trackerId,
     ]);
+    // The deferred queue shows the release times.
+    if (t) liveOf(this.core.services).publish(String(t.user_id), { kind: 'deferred' });
     this.dispatcher.wake();
   }
 
