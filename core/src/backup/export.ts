@@ -16,6 +16,7 @@ import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import { outboundAllowOf } from '../plugins/host.ts';
+import { trackerSettingsOf } from '../relay/definitions/tracker.ts';
 import { SETTING_DEFAULTS } from '../settings/settings.ts';
 import type { BotRec, ConfigurationT, ProviderRec, SecretsModeT, TargetRec, TrackerRec, UserRec } from './schema.ts';
 import { configSecrets, sealForBackup } from './sealed.ts';
@@ -130,13 +131,7 @@ export async function collectConfiguration(
       id: r.id,
       user_id: r.user_id,
       provider_id: r.provider_id,
-      name: r.name,
-      enabled: b(r.enabled),
-      event_types: json(r.event_types) as Record<string, boolean>,
-      quiet_hours: Db.json(r.quiet_hours, null),
-      quiet_policies: json(r.quiet_policies) as TrackerRec['quiet_policies'],
-      quiet_release: r.quiet_release === 'digest' ? 'digest' : 'each',
-      config: json(r.config),
+      ...trackerSettingsOf(r),
       created_at: r.created_at,
       updated_at: r.updated_at,
     };

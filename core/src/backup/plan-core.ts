@@ -9,11 +9,12 @@ import { readModelSettings, writeModelSettings } from '../assistant/model-settin
 import { revokeAllTokens } from '../auth/revocation.ts';
 import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
+import { insertRow, updateRow } from '../db/rows.ts';
 import { newId } from '../http/ids.ts';
 import { conflict } from '../http/problem.ts';
 import { SETTING_DEFAULTS, type SettingKey, Settings } from '../settings/settings.ts';
 import { tableExists } from './export.ts';
-import { insertRow, type Planner, updateRow } from './planner.ts';
+import type { Planner } from './planner.ts';
 import type { AssistantModelsRec, ConfigurationT, UserRec } from './schema.ts';
 
 /**

@@ -8,12 +8,14 @@
  * secrets are opened, the backup's were opened before sanitizing); the steps store them sealed.
  */
 import { Database as Db } from '../db/database.ts';
+import { insertRow, updateRow } from '../db/rows.ts';
 import { randomToken } from '../http/ids.ts';
 import { checkOutboundAllow } from '../net/instance-allow.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
+import { pickTrackerSettings } from '../relay/definitions/tracker.ts';
 import { newWebhookToken } from '../relay/inbound/dialects.ts';
 import { checkSchedule } from '../relay/routes/schedule.ts';
-import { insertRow, type Planner, type Row, SECRET_MISSING, updateRow } from './planner.ts';
+import { type Planner, type Row, SECRET_MISSING } from './planner.ts';
 import type { ConfigurationT } from './schema.ts';
 
 /** A stored row with the secrets of its config opened (one no key opens counts as missing). */
@@ -144,12 +146,8 @@ export async function planTrackers(p: Planner, c: ConfigurationT): Promise<void>
     const desired = {
       user_id: userId,
       provider_id: providerId,
-      name: x.name,
+      ...pickTrackerSettings({ ...x, quiet_release: x.quiet_release ?? 'each' }),
       enabled: missing.length ? false : x.enabled,
-      event_types: x.event_types,
-      quiet_hours: x.quiet_hours,
-      quiet_policies: x.quiet_policies,
-      quiet_release: x.quiet_release ?? 'each',
       config: rec.config,
     };
     const d = p.decide('trackers', x.id, match, desired, ambiguous);

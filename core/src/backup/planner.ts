@@ -162,30 +162,6 @@ export function sameValue(stored: unknown, wanted: unknown): boolean {
   return stored === wanted;
 }
 
-/** `INSERT INTO table (...) VALUES (...)` of one row. Table and column names are the planner's own constants. */
-export async function insertRow(q: Queryable, table: string, row: Record<string, unknown>): Promise<void> {
-  const cols = Object.keys(row);
-  await q.run(
-    `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`,
-    cols.map((c) => row[c]) as never[],
-  );
-}
-
-/** `UPDATE table SET ... WHERE key = ?` of one row. */
-export async function updateRow(
-  q: Queryable,
-  table: string,
-  set: Record<string, unknown>,
-  where: Record<string, unknown>,
-): Promise<void> {
-  const cols = Object.keys(set);
-  const keys = Object.keys(where);
-  await q.run(
-    `UPDATE ${table} SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE ${keys.map((k) => `${k} = ?`).join(' AND ')}`,
-    [...cols.map((c) => set[c]), ...keys.map((k) => where[k])] as never[],
-  );
-}
-
 /**
  * Refuses a plan that cannot be applied in its mode: `fail` with any conflict, and any mode but
  * `skip` with an ambiguous record. 409, listing the conflicts.

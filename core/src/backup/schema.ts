@@ -8,14 +8,8 @@ import type { Static } from 'typebox';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { DefaultModel, ModelsAllowed } from '../assistant/model-settings.ts';
-import {
-  EVENT_TYPE_MAX,
-  EventTypeSchema,
-  NameSchema as Name,
-  QuietHoursSchema,
-  QuietPolicySchema,
-  QuietReleaseSchema,
-} from '../relay/vocabulary.ts';
+import { TRACKER_SETTINGS } from '../relay/definitions/tracker.ts';
+import { EventTypeSchema, NameSchema as Name } from '../relay/vocabulary.ts';
 
 export const FORMAT = 'herald-config-backup';
 /** The envelope format this service writes; older ones are migrated by `envelope.ts`. */
@@ -26,7 +20,6 @@ const Time = Type.String({ format: 'date-time', maxLength: 40 });
 const Kind = Type.String({ pattern: '^[a-z][a-z0-9_]{1,40}$' });
 const Locale = Type.Union([Type.Literal('en'), Type.Literal('ru')]);
 const Bool = Type.Boolean();
-const EventTypeKey = Type.String({ maxLength: EVENT_TYPE_MAX });
 const Json = Type.Record(Type.String(), Type.Unknown());
 const Threshold = Type.Integer({ minimum: 1, maximum: 100_000 });
 const Limit = Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()]);
@@ -92,14 +85,9 @@ export const TrackerRecord = Type.Object(
     id: Id,
     user_id: Id,
     provider_id: Id,
-    name: Name,
-    enabled: Bool,
-    event_types: Type.Record(EventTypeKey, Bool),
-    quiet_hours: QuietHoursSchema,
-    quiet_policies: Type.Record(EventTypeKey, QuietPolicySchema),
+    ...TRACKER_SETTINGS,
     // Absent in backups from before the quiet-hours digest: `each`.
-    quiet_release: Type.Optional(QuietReleaseSchema),
-    config: Json,
+    quiet_release: Type.Optional(TRACKER_SETTINGS.quiet_release),
     secrets_omitted: Omitted,
     created_at: Time,
     updated_at: Time,

@@ -4,43 +4,26 @@ import Type from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
 import { Database as Db } from '../../db/database.ts';
+import { insertRow, updateRow } from '../../db/rows.ts';
 import { newId } from '../../http/ids.ts';
 import { notFound, unprocessable } from '../../http/problem.ts';
 import { created, errors, IdParams, ListQuery, noContent, ok, Uuid } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
-import { type QuietWindow, quietWindowProblem } from '../quiet-hours/quiet-hours.ts';
-import { NameSchema, QuietHoursSchema, QuietPolicySchema, QuietReleaseSchema } from '../vocabulary.ts';
+import {
+  TRACKER_DEFAULTS,
+  TrackerCreateBody,
+  TrackerPatchBody,
+  type TrackerSettings,
+  trackerSettingsOf,
+} from '../definitions/tracker.ts';
+import { quietWindowProblem } from '../quiet-hours/quiet-hours.ts';
 import { invalidConfig, nowIso, owned, pageSql, relayIfRunning } from './common.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
 
-const fields = {
-  name: NameSchema,
-  enabled: Type.Optional(Type.Boolean()),
-  event_types: Type.Optional(Type.Record(Type.String(), Type.Boolean())),
-  quiet_hours: Type.Optional(QuietHoursSchema),
-  quiet_policies: Type.Optional(Type.Record(Type.String(), QuietPolicySchema)),
-  quiet_release: Type.Optional(QuietReleaseSchema),
-  config: Type.Optional(Type.Object({}, { additionalProperties: true })),
-};
-const CreateBody = Type.Object({ provider_id: Uuid, ...fields }, { additionalProperties: false });
-const PatchBody = Type.Object(
-  { provider_id: Type.Optional(Uuid), ...fields, name: Type.Optional(fields.name) },
-  { additionalProperties: false },
-);
-
 type Row = Record<string, any>;
-interface Input {
-  provider_id: string;
-  name: string;
-  enabled: boolean;
-  event_types: Record<string, boolean>;
-  quiet_hours: QuietWindow | null;
-  quiet_policies: Record<string, string>;
-  quiet_release: 'each' | 'digest';
-  /** Undefined on a change: the stored config. */
-  config: Record<string, unknown> | undefined;
-}
+/** A tracker as validated before it is written; `config` undefined on a change: the stored config. */
+type Input = Omit<TrackerSettings, 'config'> & { provider_id: string; config: Record<string, unknown> | undefined };
 
 function trackerSecrets(core: Core, kind: string): string[] {
   return core.plugins.provider(kind)?.trackerSecretPaths ?? [];
@@ -57,12 +40,7 @@ export function trackerView(core: Core, row: Row, providerKind: string, targetId
     id: row.id as string,
     provider_id: row.provider_id as string,
     provider_kind: providerKind,
-    name: row.name as string,
-    enabled: Db.bool(row.enabled),
-    event_types: Db.json<Record<string, boolean>>(row.event_types, {}),
-    quiet_hours: Db.json<QuietWindow | null>(row.quiet_hours, null),
-    quiet_policies: Db.json<Record<string, string>>(row.quiet_policies, {}),
-    quiet_release: (row.quiet_release === 'digest' ? 'digest' : 'each') as 'each' | 'digest',
+    ...trackerSettingsOf(row),
     config,
     secrets_set,
     target_ids: targetIds,
@@ -204,7 +182,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
           "against the plugin's tracker schema, with its defaults applied. An event type missing from " +
           '`event_types` is passed on; `false` turns it off. Link targets with `PUT ' +
           '/api/trackers/{id}/targets/{target_id}`.',
-        body: CreateBody,
+        body: TrackerCreateBody,
         response: {
           ...created('The new tracker.'),
           ...errors([404, 'The provider named by `provider_id` is not yours or does not exist.']),
@@ -214,38 +192,11 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const b = req.body;
-      const input = await validate(core, user.id, {
-        provider_id: b.provider_id,
-        name: b.name,
-        enabled: b.enabled ?? true,
-        event_types: b.event_types ?? {},
-        quiet_hours: b.quiet_hours ?? null,
-        quiet_policies: b.quiet_policies ?? {},
-        quiet_release: b.quiet_release ?? 'each',
-        config: (b.config ?? {}) as Record<string, unknown>,
-      });
+      const { provider_id, ...settings } = req.body;
+      const input = await validate(core, user.id, { provider_id, ...TRACKER_DEFAULTS, ...settings });
       const id = newId();
       const now = nowIso(core);
-      await core.db.run(
-        `INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies,
-          quiet_release, config, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          id,
-          user.id,
-          input.provider_id,
-          input.name,
-          input.enabled,
-          input.event_types,
-          input.quiet_hours as Record<string, unknown> | null,
-          input.quiet_policies,
-          input.quiet_release,
-          input.config,
-          now,
-          now,
-        ],
-      );
+      await insertRow(core.db, 'trackers', { id, user_id: user.id, ...input, created_at: now, updated_at: now });
       reply.code(201);
       return one(id, user.id);
     },
@@ -276,7 +227,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
           "secret. Changing the quiet hours recomputes when this tracker's deferred notifications are " +
           'released.',
         params: IdParams,
-        body: PatchBody,
+        body: TrackerPatchBody,
         response: { ...ok('The changed tracker.') },
       },
       preHandler: auth,
@@ -288,37 +239,11 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
       const input = await validate(
         core,
         user.id,
-        {
-          provider_id: b.provider_id ?? row.provider_id,
-          name: b.name ?? row.name,
-          enabled: b.enabled ?? Db.bool(row.enabled),
-          event_types: b.event_types ?? Db.json(row.event_types, {}),
-          quiet_hours: b.quiet_hours !== undefined ? b.quiet_hours : Db.json<QuietWindow | null>(row.quiet_hours, null),
-          quiet_policies: b.quiet_policies ?? Db.json(row.quiet_policies, {}),
-          quiet_release: b.quiet_release ?? (row.quiet_release === 'digest' ? 'digest' : 'each'),
-          config: b.config as Record<string, unknown> | undefined,
-        },
+        { provider_id: row.provider_id, ...trackerSettingsOf(row), ...b, config: b.config },
         row,
         b.config !== undefined || (b.provider_id !== undefined && b.provider_id !== row.provider_id),
       );
-      await core.db.run(
-        `UPDATE trackers SET provider_id = ?, name = ?, enabled = ?, event_types = ?, quiet_hours = ?, quiet_policies =
-          ?, quiet_release = ?, config = ?, updated_at = ?
-      WHERE id = ? AND user_id = ?`,
-        [
-          input.provider_id,
-          input.name,
-          input.enabled,
-          input.event_types,
-          input.quiet_hours as Record<string, unknown> | null,
-          input.quiet_policies,
-          input.quiet_release,
-          input.config,
-          nowIso(core),
-          row.id,
-          user.id,
-        ],
-      );
+      await updateRow(core.db, 'trackers', { ...input, updated_at: nowIso(core) }, { id: row.id, user_id: user.id });
       // Deferred rows of this tracker wait for the old window; the pipeline recomputes their release.
       const relay = relayIfRunning(core);
       if (relay)

@@ -1,0 +1,84 @@
+/**
+ * The tracker, defined once: its settings (what a user chooses and a backup carries), each with its
+ * schema and the value a create that leaves it out gets. The API's create and change bodies, the
+ * tracker as the API shows it, the backup record, the export, the restore and the SQL that writes a
+ * tracker are all derived from `TRACKER_SETTINGS`: adding a setting is one line here, one in
+ * `TRACKER_DEFAULTS` (unless it is required), a migration for its column, and the form.
+ *
+ * Stored as the `trackers` table's columns of the same names (objects as JSON text, booleans as the
+ * backend's); `trackerSettingsOf` reads them back from a row.
+ */
+import Type, { type Static, type TOptional, type TSchema } from 'typebox';
+import { Database as Db } from '../../db/database.ts';
+import { Uuid } from '../../http/schemas.ts';
+import { EVENT_TYPE_MAX, NameSchema, QuietHoursSchema, QuietPolicySchema, QuietReleaseSchema } from '../vocabulary.ts';
+
+const EventTypeKey = Type.String({ maxLength: EVENT_TYPE_MAX });
+
+export const TRACKER_SETTINGS = {
+  name: NameSchema,
+  enabled: Type.Boolean(),
+  /** Event types passed on (`true`) or not (`false`); a type left out is passed on. */
+  event_types: Type.Record(EventTypeKey, Type.Boolean()),
+  quiet_hours: QuietHoursSchema,
+  /** What each event type does during the quiet hours; a type left out follows its plugin's default. */
+  quiet_policies: Type.Record(EventTypeKey, QuietPolicySchema),
+  quiet_release: QuietReleaseSchema,
+  /** The provider plugin's tracker config (validated against its schema, secrets sealed). */
+  config: Type.Record(Type.String(), Type.Unknown()),
+};
+export type TrackerSettings = { [K in keyof typeof TRACKER_SETTINGS]: Static<(typeof TRACKER_SETTINGS)[K]> };
+
+/** Settings a create may leave out, and what they are then. */
+export const TRACKER_DEFAULTS: Omit<TrackerSettings, 'name'> = {
+  enabled: true,
+  event_types: {},
+  quiet_hours: null,
+  quiet_policies: {},
+  quiet_release: 'each',
+  config: {},
+};
+
+/** Settings stored as JSON text; the boolean ones. Every other setting is stored as it is. */
+const JSON_SETTINGS = new Set<string>(['event_types', 'quiet_hours', 'quiet_policies', 'config']);
+const BOOLEAN_SETTINGS = new Set<string>(['enabled']);
+
+/** A `trackers` row's settings, read back (config as stored: sealed secrets stay sealed). */
+export function trackerSettingsOf(row: Record<string, unknown>): TrackerSettings {
+  const out: Record<string, unknown> = {};
+  for (const key of Object.keys(TRACKER_SETTINGS) as (keyof TrackerSettings)[]) {
+    const v = row[key];
+    if (JSON_SETTINGS.has(key))
+      out[key] = Db.json(v, key in TRACKER_DEFAULTS ? TRACKER_DEFAULTS[key as 'config'] : null);
+    else if (BOOLEAN_SETTINGS.has(key)) out[key] = Db.bool(v);
+    else out[key] = v ?? (TRACKER_DEFAULTS as Record<string, unknown>)[key];
+  }
+  // A row written before the quiet-hours digest, or by hand, holds neither value: one by one.
+  if (out.quiet_release !== 'digest') out.quiet_release = 'each';
+  return out as TrackerSettings;
+}
+
+/** The settings of a record that has them (a backup's tracker), and nothing else. */
+export function pickTrackerSettings<T extends TrackerSettings>(x: T): TrackerSettings {
+  return Object.fromEntries(
+    Object.keys(TRACKER_SETTINGS).map((k) => [k, x[k as keyof TrackerSettings]]),
+  ) as TrackerSettings;
+}
+
+/** Each of the properties, optional. */
+function optional<P extends Record<string, TSchema>>(props: P): { [K in keyof P]: TOptional<P[K]> } {
+  return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, Type.Optional(v)])) as {
+    [K in keyof P]: TOptional<P[K]>;
+  };
+}
+
+/** The create body: the provider, a name, any other setting (TRACKER_DEFAULTS for those left out). */
+export const TrackerCreateBody = Type.Object(
+  { provider_id: Uuid, ...optional(TRACKER_SETTINGS), name: TRACKER_SETTINGS.name },
+  { additionalProperties: false },
+);
+
+/** The change body: any setting, or another provider of the caller's; what is left out keeps its value. */
+export const TrackerPatchBody = Type.Object(optional({ provider_id: Uuid, ...TRACKER_SETTINGS }), {
+  additionalProperties: false,
+});
