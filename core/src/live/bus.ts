@@ -32,8 +32,8 @@ interface UserEntry {
   seqs: number[];
   /** The seq of the newest hint dropped from the ring (0: none). */
   evicted: number;
-  /** When the last stream closed (0 while one is open). */
-  idleSince: number;
+  /** When the last stream closed (null while one is open). */
+  idleSince: number | null;
 }
 
 /** What a stream that opens gets first: the hints it missed, or a reset (refetch everything). */
@@ -85,11 +85,11 @@ export class LiveBus implements LiveSink {
     let u = this.users.get(s.userId);
     const known = u !== undefined;
     if (!u) {
-      u = { subscribers: new Set(), ring: [], seqs: [], evicted: 0, idleSince: 0 };
+      u = { subscribers: new Set(), ring: [], seqs: [], evicted: 0, idleSince: null };
       this.users.set(s.userId, u);
     }
     u.subscribers.add(s);
-    u.idleSince = 0;
+    u.idleSince = null;
     if (lastId === undefined) return { replay: [] };
     const m = /^([0-9a-f]+)-(\d+)$/.exec(lastId);
     if (!m || m[1] !== this.epoch) return { reset: true };
@@ -122,7 +122,6 @@ export class LiveBus implements LiveSink {
   /** Forgets the rings of users whose last stream closed more than KEEP_MS ago. */
   sweep(): void {
     const cutoff = this.now() - KEEP_MS;
-    for (const [id, u] of this.users)
-      if (!u.subscribers.size && u.idleSince && u.idleSince < cutoff) this.users.delete(id);
+    for (const [id, u] of this.users) if (u.idleSince !== null && u.idleSince < cutoff) this.users.delete(id);
   }
 }
