@@ -1,4 +1,4 @@
-/** The live bus without a service: delivery to the owner's streams only, replay after an id, reset, the ring's bound. */
+/** The live bus without a service: delivery to the owner's streams only, replay after an id, reset, the ring bound. */
 import t from 'tap';
 import { type Delivered, KEEP_MS, LiveBus, RING, type Subscriber } from './bus.ts';
 
