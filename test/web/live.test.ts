@@ -1,8 +1,8 @@
 /**
  * Live updates in a real Chromium against the real service: with the event log open, an event posted to the
  * provider's webhook with a plain HTTP request appears in the list within 2 s, without a reload, and its status
- * follows its delivery; a failed delivery shows when its next attempt is due; the deferred queue and the overview
- * take new rows the same way.
+ * follows its delivery; a failed delivery shows when its next attempt is due; the deferred queue, the overview and a
+ * provider's webhook log take new rows the same way.
  */
 import t from 'tap';
 import { startService, startSink } from '../helpers/service.ts';
@@ -117,6 +117,17 @@ t.test('pages update by themselves', async (t) => {
     await post(quiet, 'thing_happened', 'second parcel');
     await until(async () => Number(await deferred.textContent()) === before + 1, 'the deferred count to grow', 2000);
     await page.locator('.recent').getByText('second parcel', { exact: false }).waitFor({ timeout: 2000 });
+  });
+
+  await step("a provider's webhook log takes a new call", async () => {
+    await page.goto(`${svc.url}/#/providers`);
+    const card = page.locator('.item-card').filter({ hasText: 'Loud' });
+    await card.getByRole('button', { name: 'Recent webhook calls' }).click();
+    const rows = card.locator('table tbody tr');
+    await rows.first().waitFor();
+    const before = await rows.count();
+    await post(loud, 'alarm', 'third alarm');
+    await until(async () => (await rows.count()) === before + 1, 'the new call in the log', 2000);
   });
 
   t.same(b.problems, [], 'no console errors or missing strings');
