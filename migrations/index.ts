@@ -25,6 +25,7 @@ import webpush from './0027_webpush.ts';
 import loginKnownAddresses from './0028_login_known_addresses.ts';
 import assistantLab from './0029_assistant_lab.ts';
 import userStorageLimit from './0030_user_storage_limit.ts';
+import trackerDescription from './0031_tracker_description.ts';
 import type { Migration } from './types.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
@@ -56,4 +57,5 @@ export const migrations: Migration[] = [
   loginKnownAddresses,
   assistantLab,
   userStorageLimit,
+  trackerDescription,
 ];

@@ -12,7 +12,7 @@ import { insertRow, updateRow } from '../db/rows.ts';
 import { randomToken } from '../http/ids.ts';
 import { checkOutboundAllow } from '../net/instance-allow.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
-import { pickTrackerSettings } from '../relay/definitions/tracker.ts';
+import { trackerSettingsFrom } from '../relay/definitions/tracker.ts';
 import { newWebhookToken } from '../relay/inbound/dialects.ts';
 import { checkSchedule } from '../relay/routes/schedule.ts';
 import { type Planner, type Row, SECRET_MISSING } from './planner.ts';
@@ -146,7 +146,7 @@ export async function planTrackers(p: Planner, c: ConfigurationT): Promise<void>
     const desired = {
       user_id: userId,
       provider_id: providerId,
-      ...pickTrackerSettings({ ...x, quiet_release: x.quiet_release ?? 'each' }),
+      ...trackerSettingsFrom(x),
       enabled: missing.length ? false : x.enabled,
       config: rec.config,
     };

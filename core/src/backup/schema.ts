@@ -8,7 +8,7 @@ import type { Static } from 'typebox';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { DefaultModel, ModelsAllowed } from '../assistant/model-settings.ts';
-import { TRACKER_SETTINGS } from '../relay/definitions/tracker.ts';
+import { TRACKER_BACKUP_SETTINGS } from '../relay/definitions/tracker.ts';
 import { EventTypeSchema, NameSchema as Name } from '../relay/vocabulary.ts';
 
 export const FORMAT = 'herald-config-backup';
@@ -85,9 +85,8 @@ export const TrackerRecord = Type.Object(
     id: Id,
     user_id: Id,
     provider_id: Id,
-    ...TRACKER_SETTINGS,
-    // Absent in backups from before the quiet-hours digest: `each`.
-    quiet_release: Type.Optional(TRACKER_SETTINGS.quiet_release),
+    // A setting absent (a backup from before it existed) is restored with its default.
+    ...TRACKER_BACKUP_SETTINGS,
     secrets_omitted: Omitted,
     created_at: Time,
     updated_at: Time,

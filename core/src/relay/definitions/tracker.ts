@@ -17,6 +17,8 @@ const EventTypeKey = Type.String({ maxLength: EVENT_TYPE_MAX });
 
 export const TRACKER_SETTINGS = {
   name: NameSchema,
+  /** The operator's own note on what the tracker is for. */
+  description: Type.Union([Type.String({ maxLength: 500 }), Type.Null()]),
   enabled: Type.Boolean(),
   /** Event types passed on (`true`) or not (`false`); a type left out is passed on. */
   event_types: Type.Record(EventTypeKey, Type.Boolean()),
@@ -31,6 +33,7 @@ export type TrackerSettings = { [K in keyof typeof TRACKER_SETTINGS]: Static<(ty
 
 /** Settings a create may leave out, and what they are then. */
 export const TRACKER_DEFAULTS: Omit<TrackerSettings, 'name'> = {
+  description: null,
   enabled: true,
   event_types: {},
   quiet_hours: null,
@@ -58,11 +61,14 @@ export function trackerSettingsOf(row: Record<string, unknown>): TrackerSettings
   return out as TrackerSettings;
 }
 
-/** The settings of a record that has them (a backup's tracker), and nothing else. */
-export function pickTrackerSettings<T extends TrackerSettings>(x: T): TrackerSettings {
-  return Object.fromEntries(
-    Object.keys(TRACKER_SETTINGS).map((k) => [k, x[k as keyof TrackerSettings]]),
-  ) as TrackerSettings;
+/**
+ * A record's settings, TRACKER_DEFAULTS for those it leaves out (a create, or a backup written
+ * before a setting existed), and nothing else of the record.
+ */
+export function trackerSettingsFrom(x: Partial<TrackerSettings>): TrackerSettings {
+  const out: Record<string, unknown> = { ...TRACKER_DEFAULTS };
+  for (const k of Object.keys(TRACKER_SETTINGS) as (keyof TrackerSettings)[]) if (x[k] !== undefined) out[k] = x[k];
+  return out as TrackerSettings;
 }
 
 /** Each of the properties, optional. */
@@ -77,6 +83,18 @@ export const TrackerCreateBody = Type.Object(
   { provider_id: Uuid, ...optional(TRACKER_SETTINGS), name: TRACKER_SETTINGS.name },
   { additionalProperties: false },
 );
+
+/**
+ * The settings as a backup record carries them: every one, except those added after the backup
+ * format was fixed, which a backup written before them lacks (and a restore gives their default).
+ * A new setting goes in the list below as well.
+ */
+const ADDED_LATER = ['quiet_release', 'description'] as const;
+type AddedLater = Pick<typeof TRACKER_SETTINGS, (typeof ADDED_LATER)[number]>;
+export const TRACKER_BACKUP_SETTINGS = {
+  ...TRACKER_SETTINGS,
+  ...optional(Object.fromEntries(ADDED_LATER.map((k) => [k, TRACKER_SETTINGS[k]])) as AddedLater),
+};
 
 /** The change body: any setting, or another provider of the caller's; what is left out keeps its value. */
 export const TrackerPatchBody = Type.Object(optional({ provider_id: Uuid, ...TRACKER_SETTINGS }), {

@@ -11,10 +11,10 @@ import { created, errors, IdParams, ListQuery, noContent, ok, Uuid } from '../..
 import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
 import {
-  TRACKER_DEFAULTS,
   TrackerCreateBody,
   TrackerPatchBody,
   type TrackerSettings,
+  trackerSettingsFrom,
   trackerSettingsOf,
 } from '../definitions/tracker.ts';
 import { quietWindowProblem } from '../quiet-hours/quiet-hours.ts';
@@ -193,7 +193,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
     async (req, reply) => {
       const user = caller(req);
       const { provider_id, ...settings } = req.body;
-      const input = await validate(core, user.id, { provider_id, ...TRACKER_DEFAULTS, ...settings });
+      const input = await validate(core, user.id, { provider_id, ...trackerSettingsFrom(settings) });
       const id = newId();
       const now = nowIso(core);
       await insertRow(core.db, 'trackers', { id, user_id: user.id, ...input, created_at: now, updated_at: now });

@@ -104,6 +104,8 @@ export interface Tracker {
   provider_id: string;
   provider_kind: string;
   name: string;
+  /** The operator's own note on what the tracker is for. */
+  description: string | null;
   enabled: boolean;
   event_types: Record<string, boolean>;
   quiet_hours: QuietHours | null;

@@ -34,6 +34,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
   const plugin = plugins.find((p) => p.kind === 'provider' && p.id === provider?.kind);
   const events = Object.entries(plugin?.events ?? {});
   const [name, setName] = useState(tracker?.name ?? '');
+  const [description, setDescription] = useState(tracker?.description ?? '');
   const [enabled, setEnabled] = useState(tracker?.enabled ?? true);
   const [types, setTypes] = useState<Record<string, boolean>>(tracker?.event_types ?? {});
   const [quiet, setQuiet] = useState<QuietHours | null>(tracker?.quiet_hours ?? null);
@@ -70,6 +71,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
     const body: Record<string, unknown> = {
       provider_id: providerId,
       name,
+      description: description.trim() || null,
       enabled,
       event_types: eventTypes,
       quiet_hours: quiet,
@@ -125,6 +127,20 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
             />
           </label>
         </div>
+        <label class="field">
+          <span class="field-label">{t('trackers.description')}</span>
+          <textarea
+            maxLength={500}
+            rows={2}
+            value={description}
+            onInput={(e) => setDescription((e.target as HTMLTextAreaElement).value)}
+            aria-describedby="tracker-description-help"
+            data-testid="tracker-description"
+          />
+          <small id="tracker-description-help" class="muted">
+            {t('trackers.description_help')}
+          </small>
+        </label>
         <label class="check">
           <input
             type="checkbox"

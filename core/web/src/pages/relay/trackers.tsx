@@ -80,6 +80,7 @@ export function TrackersPage() {
                   <tr key={tr.id}>
                     <td>
                       <strong>{shownName(tr.name)}</strong>
+                      {tr.description ? <div class="muted small">{tr.description}</div> : null}
                     </td>
                     <td>
                       {provider ? shownName(provider.name) : kindLabel(tr.provider_kind, plugins.data, 'provider')}
