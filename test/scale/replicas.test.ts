@@ -194,8 +194,15 @@ t.test(
     let killedId = '';
     const killer = (async () => {
       await sleep(B + 1000 - Date.now());
-      killed = (await leaders(alive()))[0];
-      killedId = (await ready(killed!))!.replica.id;
+      // The leader, asked until one answers: under load a replica's /api/ready may miss its 2 s
+      // deadline, or leadership may be between two replicas' terms at that instant.
+      for (const stop = Date.now() + 15_000; !killedId && Date.now() < stop; ) {
+        const leader = (await leaders(alive()))[0];
+        const id = leader && (await ready(leader))?.replica.id;
+        if (leader && id) [killed, killedId] = [leader, id];
+        else await sleep(200);
+      }
+      if (!killed) throw new Error('no replica said it leads the scheduler within 15 s');
       // A last handful straight to the leader, so that its dispatcher holds claimed rows (one of
       // them mid-send at the slow sink) when it dies.
       for (let i = 0; i < 8; i++) {
