@@ -26,7 +26,7 @@ interface Seen {
 /** A loopback server; `handler` answers, every request is recorded; `sockets` counts the connections opened. */
 async function server(tt: Test, handler: (req: http.IncomingMessage, res: http.ServerResponse) => void) {
   const seen: Seen[] = [];
-  const stats = { sockets: 0 };
+  const stats = { sockets: 0, closed: 0 };
   const srv = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => {
@@ -37,8 +37,11 @@ async function server(tt: Test, handler: (req: http.IncomingMessage, res: http.S
       handler(req, res);
     });
   });
-  srv.on('connection', () => {
+  srv.on('connection', (socket) => {
     stats.sockets++;
+    socket.on('close', () => {
+      stats.closed++;
+    });
   });
   await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
   tt.teardown(() => {
@@ -557,6 +560,7 @@ t.test('connection failures: the connect timeout and a refused connection, named
   let err = await h.request(`https://127.0.0.1:${mutePort}/secret`, { connectTimeoutMs: 200 }).catch((e) => e);
   tt.equal(codeOf(err), 'OUTBOUND_TIMEOUT');
   tt.equal(err.message, `connecting to 127.0.0.1:${mutePort} timed out`);
+  tt.equal(err.cause.code, 'UND_ERR_CONNECT_TIMEOUT');
   tt.ok(Date.now() - started < 5000);
 
   const closed = http.createServer();
@@ -565,7 +569,8 @@ t.test('connection failures: the connect timeout and a refused connection, named
   await new Promise<void>((r) => closed.close(() => r()));
   err = await h.request(`http://127.0.0.1:${closedPort}/secret`).catch((e) => e);
   tt.equal(codeOf(err), 'OUTBOUND_NETWORK');
-  tt.match(err.message, new RegExp(`^request to 127\\.0\\.0\\.1:${closedPort} failed: .*ECONNREFUSED`));
+  tt.equal(err.message, `request to 127.0.0.1:${closedPort} failed: connect ECONNREFUSED 127.0.0.1:${closedPort}`);
+  tt.equal(err.cause.code, 'ECONNREFUSED', 'the cause kept');
 });
 
 t.test('TLS to an IP literal sends no server name', async (tt) => {
@@ -616,4 +621,80 @@ t.test("an unread fetch body's timer does not keep the process alive", async (tt
   const res = await h.fetch(`${base}/`, { timeoutMs: 60_000 } as RequestInit);
   tt.equal(timers(), before, 'no referenced timer added');
   await res.text();
+});
+
+t.test('a finished resolution leaves no timer behind', async (tt) => {
+  const h = createOutboundHttp({ allowCidrs: [], resolver: fixed('1.1.1.1') });
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const before = timers();
+  tt.same(await h.resolveAllowed('one.test'), { address: '1.1.1.1', family: 4 });
+  tt.equal(timers(), before, 'the resolution timeout is cleared');
+  const failing = createOutboundHttp({
+    allowCidrs: [],
+    resolver: async () => {
+      throw new Error('no');
+    },
+  });
+  await failing.resolveAllowed('two.test').catch(() => {});
+  tt.equal(timers(), before, 'also when the resolver fails');
+});
+
+t.test('connections are closed: by close(), and when a body is refused or cancelled', async (tt) => {
+  const big = 'z'.repeat(200_000);
+  const { base, stats } = await server(tt, (req, res) => {
+    if (req.url === '/cut') {
+      res.writeHead(200, { 'content-length': '100' });
+      res.write('only part');
+      setTimeout(() => res.socket?.destroy(), 20);
+      return;
+    }
+    if (req.url === '/big') {
+      // Written slowly enough that the client has refused it before the end.
+      res.write(big);
+      setTimeout(() => res.end(big), 300);
+      return;
+    }
+    res.end('small');
+  });
+  const wait = async (what: () => boolean) => {
+    for (let i = 0; i < 100 && !what(); i++) await new Promise((r) => setTimeout(r, 10));
+    return what();
+  };
+  const h = createOutboundHttp({ allowCidrs: ['127.0.0.1/32'] });
+  tt.equal((await h.request(`${base}/`)).text(), 'small');
+  tt.equal(stats.closed, 0, 'the connection is pooled');
+  await h.close();
+  tt.ok(await wait(() => stats.closed === 1), 'close() closes the pooled connection');
+
+  const h2 = client(tt, { allowCidrs: ['127.0.0.1/32'] });
+  let closedBefore = stats.closed;
+  tt.equal(codeOf(await h2.request(`${base}/big`, { maxResponseBytes: 1000 }).catch((e) => e)), 'OUTBOUND_TOO_LARGE');
+  tt.ok(await wait(() => stats.closed === closedBefore + 1), 'a body over the cap is dropped with its connection');
+  closedBefore = stats.closed;
+  const res = await h2.fetch(`${base}/big`, { maxResponseBytes: 1000 } as RequestInit);
+  tt.equal(codeOf(await res.text().catch((e) => e)), 'OUTBOUND_TOO_LARGE');
+  tt.ok(await wait(() => stats.closed === closedBefore + 1), 'fetch too');
+  closedBefore = stats.closed;
+  const cancelled = await h2.fetch(`${base}/big`);
+  await cancelled.body!.cancel();
+  tt.ok(await wait(() => stats.closed === closedBefore + 1), 'and a cancelled fetch body');
+  tt.equal(
+    await h2.fetch(`${base}/`, { maxResponseBytes: 5 } as RequestInit).then((r) => r.text()),
+    'small',
+    'exactly the cap',
+  );
+
+  const cut = await h2.request(`${base}/cut`).catch((e) => e);
+  tt.equal(codeOf(cut), 'OUTBOUND_NETWORK', 'a body cut short is a network error');
+  tt.not(cut.cause?.code, 'UND_ERR_ABORTED', "undici's own error, not the guard for a body closed without one");
+  tt.match(cut.message, new RegExp(`^request to 127\\.0\\.0\\.1:\\d+ failed: `));
+});
+
+t.test("a redirect's scheme is refused before its credentials are looked at", async (tt) => {
+  const TOKEN = 'bot-token-0123456789abcdef';
+  const { base } = await server(tt, (_q, res) => res.writeHead(302, { location: `ftp://127.0.0.1/${TOKEN}` }).end());
+  const h = client(tt, { allowCidrs: ['127.0.0.1/32'] }).bind({ secrets: [TOKEN] });
+  const err = await h.request(`${base}/${TOKEN}`).catch((e) => e);
+  tt.equal(codeOf(err), 'OUTBOUND_REFUSED');
+  tt.equal(err.message, 'refused ftp: URL: only http and https are allowed');
 });
