@@ -513,6 +513,13 @@ t.test('formFieldKind: the control the web form gives each shape', async (t) => 
     [{ type: 'object' }, 'json'],
     [{}, 'json'],
     [{ type: 'null' }, 'json'],
+    // The keywords of a list or an object count only with the type that uses them.
+    [{ items: str }, 'json'],
+    [{ type: 'object', items: str }, 'json'],
+    [{ properties: { a: str } }, 'json'],
+    [{ type: 'string', properties: { a: str } }, 'string'],
+    [{ additionalProperties: str }, 'json'],
+    [{ type: 'array', additionalProperties: str }, 'json'],
   ];
   for (const [s, kind] of cases) t.equal(formFieldKind(s), kind, JSON.stringify(s));
 });
@@ -561,6 +568,11 @@ t.test('shapes the form shows as a raw JSON box: a warning saying which shape', 
     validatePlugin(provider({ f: { type: 'bigint' } })).warnings[0]?.message,
     /"f" is a value of type bigint:/,
     'a type JSON cannot hold is also a warning',
+  );
+  t.notMatch(
+    validatePlugin(provider({ f: { type: 'array', items: { type: '' } } })).warnings[0]?.message,
+    /an array of objects/,
+    'an array of items of an empty type is not an array of objects',
   );
 });
 
@@ -614,6 +626,17 @@ t.test('maps and lists of secrets: a warning that the form shows them in clear',
     'a map of plain strings',
   );
   t.strictSame(warningsOf(provider({ keys: { type: 'array', items: str } })), [], 'a list of plain strings');
+  for (const s of [
+    { type: 'boolean', properties: { a: secret } },
+    { type: 'integer', items: secret },
+    { enum: ['a'], items: secret },
+    { type: 'string', maxLength: 5000, properties: { a: secret } },
+  ])
+    t.strictSame(
+      warningsOf(provider({ keys: s })).filter((w) => w.startsWith('form_')),
+      [],
+      `a field the form shows as one control is no map or list of secrets: ${JSON.stringify(s)}`,
+    );
 });
 
 t.test('form warnings: nested objects by their dotted path, the tracker schema of a provider only', async (t) => {
