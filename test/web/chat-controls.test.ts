@@ -42,9 +42,12 @@ async function sendText(text: string): Promise<void> {
   await composer().fill(text);
   await page.getByRole('button', { name: 'Send', exact: true }).click();
 }
-/** Waits until the last reply is no longer streaming and shows `text`. */
-async function replyShows(text: string | RegExp): Promise<void> {
-  await lastReply().and(page.locator('[data-status="complete"]')).filter({ hasText: text }).waitFor();
+/**
+ * Waits until the last reply is no longer streaming and shows `text`; `ms` longer than the page's
+ * default for a reply that draws a PDF (a worker thread of its own, seconds on a busy machine).
+ */
+async function replyShows(text: string | RegExp, ms?: number): Promise<void> {
+  await lastReply().and(page.locator('[data-status="complete"]')).filter({ hasText: text }).waitFor({ timeout: ms });
 }
 
 t.test('chat controls in the browser', async (t) => {
@@ -157,7 +160,7 @@ t.test('chat controls in the browser', async (t) => {
 
   await step('report-card', async () => {
     await sendText('make me a report');
-    await replyShows('Your report is ready');
+    await replyShows('Your report is ready', 30_000);
     await page.reload();
     const card = page.getByTestId('report-card');
     await card.waitFor();
