@@ -57,7 +57,7 @@ function plugin(kind: 'provider' | 'target', kindId: string, manifest: Record<st
   };
 }
 
-function makeCore(opts: { webhookSecret?: string } = {}): Core {
+function makeCore(opts: { webhookSecret?: string; withoutSelfMonitoring?: boolean } = {}): Core {
   const hook = plugin('provider', 'hook', {
     configSchema: hookSchema,
     events: { push: {}, alert: {} },
@@ -93,6 +93,7 @@ function makeCore(opts: { webhookSecret?: string } = {}): Core {
     ['target:chat', chat],
     ['target:mail', mail],
   ]);
+  if (opts.withoutSelfMonitoring) plugins.delete('provider:selfmon');
   return {
     plugins: {
       plugins,
@@ -942,4 +943,53 @@ t.test("the refusal's detail names the first five problems and counts the rest; 
     message: `The backup was refused: ${[0, 1, 2, 3, 4].map(line).join('; ')} (and 45 more).`,
     count: 50,
   });
+});
+
+t.test('emails are compared as the service stores them (trimmed, lower case)', async (t) => {
+  const c = base();
+  c.users[0].email = 'straße@example.test';
+  c.users[1].email = 'STRASSE@example.test';
+  t.doesNotThrow(() => run(c), '"ß" and "SS" are different addresses in lower case');
+  c.users[1].email = ' STRASSE@example.test ';
+  c.users.push(user(id(3), 'strasse@example.test'));
+  t.same(refused(t, c), ['/configuration/users/2 repeats the email of another record']);
+});
+
+t.test('a service without a self-monitoring plugin', async (t) => {
+  const c = base();
+  c.providers[1].kind = 'other';
+  c.providers.push(provider(id(13), 'other', U1));
+  const r = run(c, makeCore({ withoutSelfMonitoring: true }));
+  t.same(
+    r.skipped.map((s) => s.id),
+    [P2, id(13)],
+    'no provider kind counts as the self-monitoring one: two of a kind for a user are skipped, not refused',
+  );
+});
+
+t.test('a config refused as a whole is reported at the config itself', async (t) => {
+  let c = base();
+  c.providers[0].config = {};
+  t.same(refused(t, c), ['/configuration/providers/0/config must have required properties url']);
+  c = base();
+  c.targets[0].config = { bot_id: B1 };
+  t.same(refused(t, c), ['/configuration/targets/0/config must have required properties chat']);
+  t.same(validateConfig(hookSchema, { url: 1, mode: 2 }, ['']).errors, [], 'all left out: no schema error counts');
+  t.same(validateConfig(hookSchema, { url: 1 }, ['/url']).errors, []);
+});
+
+t.test("a provider's plugin check runs only on a config its schema accepts", async (t) => {
+  const c = base();
+  c.providers[0].config = { url: 'plugin-refuses', mode: 2 };
+  t.same(refused(t, c), ['/configuration/providers/0/config/mode must be string']);
+  c.providers[0].config = { url: 'plugin-refuses', mode: 'b' };
+  t.same(refused(t, c), ['/configuration/providers/0/config/url is refused by the plugin']);
+});
+
+t.test('a bot_id that is not a string names no bot, whatever the ids of the bots', async (t) => {
+  const c = base();
+  c.bots[0].id = 41;
+  c.bot_chats = [];
+  c.targets[0].config = { chat: 'c', bot_id: 41 };
+  t.same(refused(t, c), ['/configuration/targets/0/config/bot_id names a bot of this user that is not in the backup']);
 });
