@@ -20,6 +20,8 @@ interface Seen {
   method: string;
   url: string;
   headers: http.IncomingHttpHeaders;
+  /** Header names as sent, lower-cased, repeats kept. */
+  names: string[];
   body: string;
 }
 
@@ -33,7 +35,13 @@ async function server(tt: Test, handler: (req: http.IncomingMessage, res: http.S
       body += c;
     });
     req.on('end', () => {
-      seen.push({ method: req.method!, url: req.url!, headers: req.headers, body });
+      seen.push({
+        method: req.method!,
+        url: req.url!,
+        headers: req.headers,
+        names: req.rawHeaders.filter((_, i) => i % 2 === 0).map((n) => n.toLowerCase()),
+        body,
+      });
       handler(req, res);
     });
   });
@@ -90,6 +98,8 @@ t.test('the headers sent: user agent, identity encoding, JSON content type, meth
 
   await h.request(`${base}/ua`, { headers: { 'User-Agent': 'Mine/2' } });
   tt.equal(seen.at(-1)!.headers['user-agent'], 'Mine/2', "the caller's own user agent, any case, is kept");
+  const count = (name: string) => seen.at(-1)!.names.filter((n) => n === name).length;
+  tt.equal(count('user-agent'), 1, 'and no second one added');
 
   await h.request(`${base}/json`, { json: { a: 1 } });
   got = seen.at(-1)!;
@@ -105,6 +115,7 @@ t.test('the headers sent: user agent, identity encoding, JSON content type, meth
     ['PUT', '[1]', 'application/vnd.x+json'],
     "the method upper-cased; the caller's content type, any case, kept",
   );
+  tt.equal(count('content-type'), 1, 'and no second one added');
   await h.request(`${base}/body`, { body: 'raw' });
   tt.same([seen.at(-1)!.method, seen.at(-1)!.body], ['POST', 'raw']);
 
@@ -250,6 +261,17 @@ t.test("an instance's own allow list: its host names and ranges, for its view on
     tt.equal(codeOf(await h.resolveAllowed('192.168.3.4').catch((e) => e)), 'OUTBOUND_REFUSED');
     tt.same(await h.resolveAllowed('127.0.0.1'), { address: '127.0.0.1', family: 4 });
   }
+  // Lists that differ only in their ranges, or only in their names, are different allowances.
+  const lan = root.bind({}, ['192.168.0.0/16']);
+  const dmz = root.bind({}, ['172.16.0.0/12']);
+  tt.same(await lan.resolveAllowed('192.168.3.4'), { address: '192.168.3.4', family: 4 });
+  tt.same(await dmz.resolveAllowed('172.16.0.1'), { address: '172.16.0.1', family: 4 });
+  tt.equal(codeOf(await dmz.resolveAllowed('192.168.3.4').catch((e) => e)), 'OUTBOUND_REFUSED', 'not the first list');
+  const nas = root.bind({}, ['192.168.0.0/16', 'nas.test']);
+  const other = root.bind({}, ['192.168.0.0/16', 'other.test']);
+  tt.same(await nas.resolveAllowed('nas.test'), { address: '10.0.0.5', family: 4 });
+  tt.same(await other.resolveAllowed('other.test'), { address: '10.0.0.6', family: 4 });
+  tt.equal(codeOf(await other.resolveAllowed('nas.test').catch((e) => e)), 'OUTBOUND_REFUSED', 'not the other names');
   // The same list in another order is the same allowance; a list with an entry that does not parse keeps its names.
   const again = root.bind({}, ['10.0.0.1.', '192.168.0.0/16', 'odd.test', 'nas.test']);
   tt.same(await again.resolveAllowed('192.168.3.4'), { address: '192.168.3.4', family: 4 });
