@@ -264,11 +264,31 @@ export async function visibleTexts(page: Page, scope = 'body'): Promise<string[]
     const out: string[] = [];
     const skip = (el: Element) => el.closest('script, style, code, pre, .md, textarea, [data-walk-skip]');
     const shown = (el: Element) => (el as HTMLElement).checkVisibility?.({ checkVisibilityCSS: true }) ?? true;
+    // A help text whose inline Markdown is shown as code, bold or links (`.inline-md`) is read whole,
+    // written back as the Markdown of its locale string, so that it is checked as the one string it is.
+    const hints = new Set<Element>();
+    const asMarkdown = (h: Element) =>
+      [...h.childNodes]
+        .map((c) => {
+          const text = c.textContent ?? '';
+          if (c.nodeName === 'CODE') return `\`${text}\``;
+          if (c.nodeName === 'STRONG') return `**${text}**`;
+          if (c.nodeName === 'A') return `[${text}](${(c as Element).getAttribute('href')})`;
+          return text;
+        })
+        .join('');
     const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
     for (let n = walker.nextNode(); n; n = walker.nextNode()) {
       const el = n.parentElement;
-      if (!el || !n.textContent?.trim() || skip(el) || el.closest('option')) continue;
+      if (!el || !n.textContent?.trim() || el.closest('option')) continue;
       if (scope === 'body' && el.closest('dialog[open]')) continue;
+      const hint = el.closest('.inline-md');
+      if (hint) {
+        if (!hints.has(hint) && shown(hint)) out.push(asMarkdown(hint).trim());
+        hints.add(hint);
+        continue;
+      }
+      if (skip(el)) continue;
       if (shown(el)) out.push(n.textContent.trim());
     }
     for (const el of root.querySelectorAll('[placeholder], [title], [aria-label], img[alt]')) {

@@ -137,7 +137,7 @@ const NOT_WORDS = [
   /https?:\/\/\S+/g,
   /[\w.+-]+@[\w.-]+\.\w+/g,
   /\{\{[^}]*\}\}/g,
-  // A value to type in as it is, quoted as code in a hint (`light`, `upsc -l`).
+  // A value to type in as it is, quoted as code in a text not rendered as Markdown.
   /`[^`]*`/g,
   // File and host names (ups.conf, nas.lan) and permission names (album.read).
   /\b[a-z0-9]+(?:\.[a-z0-9]+)+\b/g,
@@ -305,6 +305,8 @@ async function latinWords(scope = 'body', onlyCodes = false): Promise<string[]> 
       const el = n.parentElement;
       if (!el || !n.textContent?.trim() || skip(el) || el.closest('option')) continue;
       if (scope === 'body' && el.closest('dialog[open]')) continue;
+      // A value to type in as it is, quoted as code in a hint (`light`, `upsc -l`, now shown as code).
+      if (el.closest('.inline-md code')) continue;
       if (shown(el)) out.push([n.textContent.trim(), Boolean(el.closest('code, kbd'))]);
     }
     for (const el of root.querySelectorAll('[placeholder], [aria-label], img[alt]')) {

@@ -1,10 +1,12 @@
 /**
  * A labelled form control with hints: the label names the control, the hints describe it
- * (aria-describedby), so screen readers announce the name without the whole help text. An
+ * (aria-describedby; a text hint's inline Markdown is shown as code, bold or links), so screen
+ * readers announce the name without the whole help text. An
  * `error` is shown first, marks the control invalid and is announced with it.
  */
 import { type ComponentChildren, cloneElement, type VNode } from 'preact';
 import { useId } from 'preact/hooks';
+import { InlineMd } from './inline-md.tsx';
 
 export interface Hint {
   text: ComponentChildren;
@@ -25,7 +27,10 @@ export function Field({
   class?: string;
 }) {
   const id = useId();
-  const shown = hints.filter(Boolean).map((h) => (typeof h === 'string' ? { text: h } : (h as Hint)));
+  // A text hint may quote code or a value in inline Markdown (`like this`): shown as code, not backticks.
+  const shown = hints
+    .filter(Boolean)
+    .map((h) => (typeof h === 'string' ? { text: <InlineMd text={h} /> } : (h as Hint)));
   const ids = shown.map((_, i) => `${id}-h${i}`);
   const errorId = `${id}-err`;
   const described = [...(error ? [errorId] : []), ...ids];

@@ -25,6 +25,7 @@ import {
 } from '../lib/schema.ts';
 import type { JsonSchema } from '../lib/types.ts';
 import { Field } from './field.tsx';
+import { InlineMd } from './inline-md.tsx';
 import { severityLabel } from './labels.ts';
 
 const SEVERITIES = ['info', 'warning', 'critical'];
@@ -243,7 +244,11 @@ function SchemaField({ name, schema: s, required, value, path, secretsSet, bots,
     return (
       <fieldset class="subform">
         <legend>{label}</legend>
-        {hint && <p class="hint">{hint}</p>}
+        {hint && (
+          <p class="hint">
+            <InlineMd text={hint} />
+          </p>
+        )}
         <SchemaForm
           schema={s}
           value={(value as Record<string, unknown>) ?? defaults(s)}
@@ -267,7 +272,11 @@ function SchemaField({ name, schema: s, required, value, path, secretsSet, bots,
         />
         <span>
           {label}
-          {hint && <small class="hint">{hint}</small>}
+          {hint && (
+            <small class="hint">
+              <InlineMd text={hint} />
+            </small>
+          )}
           {error && (
             <small class="hint hint-danger field-error" data-testid="field-error">
               {error}
@@ -289,7 +298,11 @@ function SchemaField({ name, schema: s, required, value, path, secretsSet, bots,
             </span>
           )}
         </legend>
-        {hint && <p class="hint">{hint}</p>}
+        {hint && (
+          <p class="hint">
+            <InlineMd text={hint} />
+          </p>
+        )}
         <MapInput
           value={(value as Record<string, unknown>) ?? {}}
           valueSchema={mapValueSchema(s)!}

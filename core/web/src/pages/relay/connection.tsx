@@ -9,6 +9,7 @@ import { useState } from 'preact/hooks';
 import { t } from '../../lib/i18n.ts';
 import type { Provider } from '../../lib/types.ts';
 import { Button, CopyField, Note } from '../../ui/basics.tsx';
+import { InlineMd } from '../../ui/inline-md.tsx';
 
 const MASK = '••••••••';
 /** A value in single quotes for a POSIX shell. */
@@ -73,7 +74,11 @@ export function ConnectionPanel({ provider: p, open }: { provider: Provider; ope
         <div class="field" key={f.key} data-testid={`connection-${f.key}`}>
           <span class="field-label">{f.label}</span>
           <CopyField value={f.value} label={f.label} shown={hide(f.value)} />
-          {f.hint && <small class="hint">{f.hint}</small>}
+          {f.hint && (
+            <small class="hint">
+              <InlineMd text={f.hint} />
+            </small>
+          )}
         </div>
       ))}
       {secrets.length > 0 && (

@@ -8,6 +8,7 @@ import { t, tOr } from '../../lib/i18n.ts';
 import { cleanConfig, initialConfig } from '../../lib/schema.ts';
 import type { Plugin, Provider, QuietHours, Target, Tracker } from '../../lib/types.ts';
 import { Badge, Button, ErrorNote } from '../../ui/basics.tsx';
+import { InlineMd } from '../../ui/inline-md.tsx';
 import { eventLabel, kindLabel, severityLabel } from '../../ui/labels.ts';
 import { Modal } from '../../ui/modal.tsx';
 import { shownName } from '../../ui/names.ts';
@@ -174,7 +175,11 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                         {severityLabel(spec.severity)}
                       </Badge>
                     </span>
-                    {spec.description && <small class="hint">{spec.description}</small>}
+                    {spec.description && (
+                      <small class="hint">
+                        <InlineMd text={spec.description} />
+                      </small>
+                    )}
                   </span>
                 </label>
                 {quiet && (
