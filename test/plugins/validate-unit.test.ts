@@ -804,3 +804,13 @@ t.test('locale files that cannot be checked: a warning, not a crash', async (t) 
     'The English locale file could not be checked: null.',
   );
 });
+
+t.test('a field without a schema is an error of its own, not a crash of the validator', async (t) => {
+  for (const bad of [null, 'string', 7]) {
+    t.same(errorsOf(provider({ a: bad as never })), ['field_schema config.a'], `config field ${JSON.stringify(bad)}`);
+    t.match(only(t, provider({ a: bad as never })), /The config field "a" has no schema/);
+  }
+  const tracker = provider({}, { trackerSchema: obj({ b: null }) });
+  t.ok(errorsOf(tracker).includes('field_schema tracker.b'), 'a tracker field too');
+  t.same(errorsOf(provider({ a: str })), [], 'a field with a schema is fine');
+});

@@ -399,6 +399,14 @@ export function validatePlugin(def: unknown, opts: ValidatePluginOptions = {}): 
     const p = isObj(schema) && isObj(schema.properties) ? schema.properties : {};
     for (const [k, s] of Object.entries(p)) {
       const path = prefix ? `${prefix}.${k}` : k;
+      if (!isObj(s)) {
+        error(
+          'field_schema',
+          `${root}.${path}`,
+          `The ${root} field "${path}" has no schema (a Type.* value is needed).`,
+        );
+        continue;
+      }
       const kind = formFieldKind(s);
       if (kind === 'object') {
         formFields(s, root, path);
