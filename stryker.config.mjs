@@ -26,7 +26,7 @@ export const modules = [
     // The SSRF-safe client around the policy (pinning, redirects, timeouts, body cap); its tests open loopback servers.
     name: 'outbound-client',
     mutate: ['core/src/net/outbound.ts'],
-    tests: ['core/src/net/outbound.test.ts'],
+    tests: ['core/src/net/outbound.test.ts', 'core/src/net/outbound-details.test.ts'],
   },
   {
     name: 'auth',
@@ -39,9 +39,10 @@ export const modules = [
     tests: ['core/src/http/rate-limit.test.ts'],
   },
   {
+    // Its unit test: an in-memory SQLite database and the routes on a bare server (no service started).
     name: 'quotas',
     mutate: ['core/src/assistant/quotas.ts'],
-    tests: ['test/assistant/quotas.test.ts'],
+    tests: ['core/src/assistant/quotas.test.ts'],
   },
   {
     name: 'backup-guards',
@@ -49,15 +50,16 @@ export const modules = [
     tests: ['test/backup/json-guard.test.ts'],
   },
   {
-    // Tested through restores by a running service: slow per mutant.
+    // Its unit test: a core of hand-made plugins, no service started (the restore tests under test/backup
+    // cover it too, but start a service: ~28 s a mutant).
     name: 'backup-sanitizer',
     mutate: ['core/src/backup/sanitize.ts'],
-    tests: ['test/backup/config-fields.test.ts', 'test/backup/bad-input.test.ts'],
+    tests: ['core/src/backup/sanitize.test.ts'],
   },
   {
     name: 'self-monitoring',
     mutate: ['core/src/plugins/self-monitoring.ts', 'core/src/relay/pipeline/monitor.ts'],
-    tests: ['test/relay/self-monitoring.test.ts', 'test/relay/monitor.test.ts'],
+    tests: ['core/src/plugins/self-monitoring.test.ts', 'core/src/relay/pipeline/monitor.test.ts'],
   },
   {
     name: 'redact',
@@ -72,7 +74,7 @@ export const modules = [
   {
     name: 'plugin-validator',
     mutate: ['packages/plugin-api/src/validate.ts'],
-    tests: ['test/plugins/validator.test.ts'],
+    tests: ['test/plugins/validate-unit.test.ts'],
   },
 ];
 
