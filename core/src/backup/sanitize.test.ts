@@ -60,7 +60,7 @@ function plugin(kind: 'provider' | 'target', kindId: string, manifest: Record<st
 function makeCore(opts: { webhookSecret?: string; withoutSelfMonitoring?: boolean } = {}): Core {
   const hook = plugin('provider', 'hook', {
     configSchema: hookSchema,
-    events: { push: {}, alert: {} },
+    events: { probe_ping: {}, alert: {} },
   });
   hook.configAliases = ['token'];
   hook.trackerSchema = Type.Object({ filter: Type.String({ default: '*' }), key: Type.Optional(Type.String()) });
@@ -140,7 +140,7 @@ const tracker = (tid: string, providerId: string, userId: string, extra: Record<
   provider_id: providerId,
   name: 'tracker',
   enabled: true,
-  event_types: { push: true } as Record<string, boolean>,
+  event_types: { probe_ping: true } as Record<string, boolean>,
   quiet_hours: null as null | { start: string; end: string; timezone: string },
   quiet_policies: { alert: 'defer' } as Record<string, string>,
   config: {} as Record<string, unknown>,
@@ -222,7 +222,7 @@ function base(): any {
       {
         id: id(71),
         user_id: U1,
-        event_type: 'push',
+        event_type: 'probe_ping',
         locale: 'en',
         title: 'a',
         body: 'b',
@@ -693,7 +693,7 @@ t.test('validateConfig: defaults, undeclared fields, and the places a backup lef
 
 t.test('trackers: event types of the provider, quiet hours, config', async (t) => {
   let c = base();
-  c.trackers[0].event_types = { push: true, nope: false };
+  c.trackers[0].event_types = { probe_ping: true, nope: false };
   c.trackers[0].quiet_policies = { alert: 'send', zap: 'drop' };
   t.same(refused(t, c), [
     '/configuration/trackers/0/event_types/nope is not an event type of "hook"',
