@@ -48,13 +48,13 @@ const BOOLEAN_SETTINGS = new Set<string>(['enabled']);
 
 /** A `trackers` row's settings, read back (config as stored: sealed secrets stay sealed). */
 export function trackerSettingsOf(row: Record<string, unknown>): TrackerSettings {
+  const defaults: Record<string, unknown> = TRACKER_DEFAULTS;
   const out: Record<string, unknown> = {};
-  for (const key of Object.keys(TRACKER_SETTINGS) as (keyof TrackerSettings)[]) {
+  for (const key of Object.keys(TRACKER_SETTINGS)) {
     const v = row[key];
-    if (JSON_SETTINGS.has(key))
-      out[key] = Db.json(v, key in TRACKER_DEFAULTS ? TRACKER_DEFAULTS[key as 'config'] : null);
+    if (JSON_SETTINGS.has(key)) out[key] = Db.json(v, defaults[key] ?? null);
     else if (BOOLEAN_SETTINGS.has(key)) out[key] = Db.bool(v);
-    else out[key] = v ?? (TRACKER_DEFAULTS as Record<string, unknown>)[key];
+    else out[key] = v ?? defaults[key];
   }
   // A row written before the quiet-hours digest, or by hand, holds neither value: one by one.
   if (out.quiet_release !== 'digest') out.quiet_release = 'each';
