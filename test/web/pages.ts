@@ -310,8 +310,8 @@ export async function visibleTexts(page: Page, scope = 'body'): Promise<string[]
 /**
  * Controls (buttons, links, fields, badges) whose box reaches past the viewport's right edge, and the page's overflow.
  */
-export async function offscreen(page: Page): Promise<string[]> {
-  return page.evaluate(() => {
+export async function offscreen(page: Page, opts: { tablesFit?: boolean } = {}): Promise<string[]> {
+  return page.evaluate((tablesFit) => {
     const width = document.documentElement.clientWidth;
     const found: string[] = [];
     const scroller = document.scrollingElement;
@@ -322,9 +322,10 @@ export async function offscreen(page: Page): Promise<string[]> {
       if (el.closest('.sidebar:not(.nav-open .sidebar), .sr-only, .skip, .toasts')) continue;
       const r = el.getBoundingClientRect();
       if (!r.width || !r.height || r.right <= 0) continue;
-      // Inside a box that scrolls on its own (a wide table), the control is reached by scrolling that box.
+      // Inside a box that scrolls on its own (a wide table), the control is reached by scrolling that box;
+      // on a desktop screen (`tablesFit`) a table must fit without it.
       let clipped = false;
-      for (let p = el.parentElement; p && p !== document.body; p = p.parentElement) {
+      for (let p = el.parentElement; p && p !== document.body && !tablesFit; p = p.parentElement) {
         const o = getComputedStyle(p).overflowX;
         // (A box that hides its overflow does not count: what it cuts off cannot be reached at all.)
         if (
@@ -346,7 +347,7 @@ export async function offscreen(page: Page): Promise<string[]> {
       }
     }
     return found;
-  });
+  }, opts.tablesFit ?? false);
 }
 
 /** Opens a client route and waits until the page has rendered its data (no spinner left). */
