@@ -413,3 +413,28 @@ export async function eachDialog(page: Page, inspect: (label: string) => Promise
   }
   return n;
 }
+
+/**
+ * Table cells shown on a phone without the name of their column: a stacked row's value (after the
+ * first, and besides its buttons) must print its header's text above it.
+ */
+export async function unlabelled(page: Page): Promise<string[]> {
+  return page.evaluate(() => {
+    const found: string[] = [];
+    for (const table of document.querySelectorAll<HTMLTableElement>('table.table')) {
+      const head = table.tHead?.rows[0];
+      if (!head || !table.checkVisibility()) continue;
+      const names = [...head.cells].map((c) => (c.querySelector('.sr-only') ? '' : (c.textContent ?? '').trim()));
+      for (const row of table.tBodies[0]?.rows ?? []) {
+        if (row.cells.length !== names.length) continue;
+        [...row.cells].forEach((cell, i) => {
+          if (i === 0 || !names[i] || cell.classList.contains('row-actions') || !cell.textContent?.trim()) return;
+          const shown = getComputedStyle(cell, '::before').content;
+          if (!shown || shown === 'none' || shown === 'normal' || shown === '""')
+            found.push(`"${cell.textContent.trim().slice(0, 30)}" without "${names[i]}"`);
+        });
+      }
+    }
+    return found;
+  });
+}
