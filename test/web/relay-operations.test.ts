@@ -11,6 +11,7 @@ import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { startService, startSink, type TestService } from '../helpers/service.ts';
 import { ensureBuilt, openBrowser, until } from './browser.ts';
+import { offscreen } from './pages.ts';
 
 ensureBuilt();
 
@@ -180,7 +181,14 @@ t.test('relay operations in the browser', async (t) => {
     t.equal(good.received.length, sentBefore + 1, 'and reached the sink');
     t.equal(good.received.at(-1).body.title, 'Thing: door');
     const win = rows.filter({ hasText: 'Thing: window' });
+    // Asking "Really drop?" in place neither widens the table past a 1366 px screen nor moves the message away.
+    await page.setViewportSize({ width: 1366, height: 768 });
+    const msgLeft = async () => (await win.locator('.ops-msg').boundingBox())!.x;
+    const before = await msgLeft();
     await win.getByRole('button', { name: 'Drop' }).click();
+    await win.getByRole('button', { name: 'Really drop?' }).waitFor();
+    t.same(await offscreen(page, { tablesFit: true }), [], 'the question fits on screen, table and all');
+    t.equal(await msgLeft(), before, 'the message stays where it was');
     await win.getByRole('button', { name: 'Really drop?' }).click();
     await page.getByText('Nothing is waiting.').waitFor();
     const dropped = (await svc.request('GET', '/api/events?dispatch_status=dropped', { token })).body.events;
