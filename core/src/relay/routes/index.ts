@@ -14,6 +14,7 @@ import { eventRoutes } from './events.ts';
 import { pluginRoutes } from './plugins.ts';
 import { providerRoutes } from './providers.ts';
 import { selfMonitoringRoutes } from './self-monitoring.ts';
+import { statsRoutes } from './stats.ts';
 import { targetRoutes } from './targets.ts';
 import { templateRoutes } from './templates.ts';
 import { testEventRoutes } from './test-events.ts';
@@ -39,4 +40,5 @@ export async function registerRelayRoutes(app: App, core: Core): Promise<void> {
   await botWebhookRoutes(app, core);
   await adminOutboundRoutes(app, core);
   await pushRoutes(app, core);
+  await statsRoutes(app, core);
 }
