@@ -363,7 +363,7 @@ export function EventsPage() {
           <span class="field-label">{t('events.provider')}</span>
           <select
             value={filters.provider_id}
-            onChange={(e) => setFilter('provider_id', (e.target as HTMLSelectElement).value)}
+            onChange={(e) => setFilter('provider_id', e.currentTarget.value)}
             data-testid="provider-filter"
           >
             <option value="">{t('common.all')}</option>
@@ -378,7 +378,7 @@ export function EventsPage() {
           <span class="field-label">{t('events.type')}</span>
           <select
             value={filters.event_type}
-            onChange={(e) => setFilter('event_type', (e.target as HTMLSelectElement).value)}
+            onChange={(e) => setFilter('event_type', e.currentTarget.value)}
             data-testid="type-filter"
           >
             <option value="">{t('common.all')}</option>
@@ -393,7 +393,7 @@ export function EventsPage() {
           <span class="field-label">{t('events.status')}</span>
           <select
             value={filters.dispatch_status}
-            onChange={(e) => setFilter('dispatch_status', (e.target as HTMLSelectElement).value)}
+            onChange={(e) => setFilter('dispatch_status', e.currentTarget.value)}
             data-testid="status-filter"
           >
             <option value="">{t('common.all')}</option>
@@ -410,7 +410,7 @@ export function EventsPage() {
             type="datetime-local"
             value={filters.since ? toLocalInput(filters.since) : ''}
             data-testid="since-filter"
-            onChange={(e) => setFilter('since', fromLocalInput((e.target as HTMLInputElement).value))}
+            onChange={(e) => setFilter('since', fromLocalInput(e.currentTarget.value))}
           />
         </label>
         <label class="field">
@@ -419,7 +419,7 @@ export function EventsPage() {
             type="datetime-local"
             value={filters.until ? toLocalInput(filters.until) : ''}
             data-testid="until-filter"
-            onChange={(e) => setFilter('until', fromLocalInput((e.target as HTMLInputElement).value))}
+            onChange={(e) => setFilter('until', fromLocalInput(e.currentTarget.value))}
           />
         </label>
         {anyFilter && (
@@ -444,7 +444,7 @@ export function EventsPage() {
               type="checkbox"
               checked={allMatching}
               data-testid="replay-all-matching"
-              onChange={(e) => setAllMatching((e.target as HTMLInputElement).checked)}
+              onChange={(e) => setAllMatching(e.currentTarget.checked)}
             />
             <span>{anyFilter ? t('replay.all_matching') : t('replay.all_events')}</span>
           </label>
