@@ -129,7 +129,7 @@ function ChangePassword() {
           value={current}
           data-testid="current-password"
           onInput={(e) => {
-            setCurrent((e.target as HTMLInputElement).value);
+            setCurrent(e.currentTarget.value);
             setWrongCurrent(false);
           }}
           onBlur={() => show('current')}
@@ -145,7 +145,7 @@ function ChangePassword() {
           autocomplete="new-password"
           value={password}
           data-testid="new-password"
-          onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+          onInput={(e) => setPassword(e.currentTarget.value)}
           onBlur={() => show('password')}
         />
       </Field>
@@ -155,7 +155,7 @@ function ChangePassword() {
           autocomplete="new-password"
           value={repeat}
           data-testid="repeat-password"
-          onInput={(e) => setRepeat((e.target as HTMLInputElement).value)}
+          onInput={(e) => setRepeat(e.currentTarget.value)}
           onBlur={() => show('repeat')}
         />
       </Field>

@@ -249,13 +249,7 @@ export function CopyField({
           <label class="sr-only" for={id}>
             {label}
           </label>
-          <input
-            id={id}
-            readOnly
-            value={shown}
-            onFocus={(e) => (e.target as HTMLInputElement).select()}
-            data-testid="copy-value"
-          />
+          <input id={id} readOnly value={shown} onFocus={(e) => e.currentTarget.select()} data-testid="copy-value" />
         </>
       )}
       <Button small icon="copy" onClick={copy} aria-label={t('connection.copy_what', { what: label })}>

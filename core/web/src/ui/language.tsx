@@ -1,6 +1,7 @@
 /** The language switch: applies at once and is remembered; the account's locale follows. */
 import { useId } from 'preact/hooks';
 import { patch } from '../lib/api.ts';
+import { oneOf } from '../lib/form.ts';
 import { LOCALES, type Locale, locale, setLocale, t } from '../lib/i18n.ts';
 import { sessionNow, updateUser } from '../lib/session.ts';
 import type { User } from '../lib/types.ts';
@@ -24,7 +25,10 @@ export function LanguageSwitch() {
         id={id}
         value={locale()}
         data-testid="language"
-        onChange={(e) => void change((e.target as HTMLSelectElement).value as Locale)}
+        onChange={(e) => {
+          const l = oneOf(LOCALES, e.currentTarget.value);
+          if (l) void change(l);
+        }}
       >
         {LOCALES.map((l) => (
           <option key={l} value={l}>

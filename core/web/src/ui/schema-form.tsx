@@ -267,7 +267,7 @@ function SchemaField({ name, schema: s, required, value, path, secretsSet, bots,
         <input
           type="checkbox"
           checked={Boolean(value)}
-          onChange={(e) => onChange((e.target as HTMLInputElement).checked)}
+          onChange={(e) => onChange(e.currentTarget.checked)}
           data-testid={testId}
         />
         <span>
@@ -326,7 +326,7 @@ function SchemaField({ name, schema: s, required, value, path, secretsSet, bots,
       <select
         required={required}
         value={String(value ?? '')}
-        onChange={(e) => onChange((e.target as HTMLSelectElement).value)}
+        onChange={(e) => onChange(e.currentTarget.value)}
         onBlur={touch}
         data-testid={testId}
       >
@@ -347,7 +347,7 @@ function SchemaField({ name, schema: s, required, value, path, secretsSet, bots,
         data-testid={testId}
         onBlur={touch}
         onChange={(e) => {
-          const i = (e.target as HTMLSelectElement).selectedIndex - 1;
+          const i = e.currentTarget.selectedIndex - 1;
           onChange(i >= 0 ? values[i] : undefined);
         }}
       >
@@ -371,7 +371,7 @@ function SchemaField({ name, schema: s, required, value, path, secretsSet, bots,
         onBlur={touch}
         value={value === undefined || value === null ? '' : String(value)}
         onInput={(e) => {
-          const raw = (e.target as HTMLInputElement).value;
+          const raw = e.currentTarget.value;
           onChange(raw === '' ? undefined : Number(raw));
         }}
       />
@@ -384,7 +384,7 @@ function SchemaField({ name, schema: s, required, value, path, secretsSet, bots,
         data-testid={testId}
         onBlur={touch}
         value={Array.isArray(value) ? value.join('\n') : ''}
-        onInput={(e) => onChange((e.target as HTMLTextAreaElement).value.split('\n'))}
+        onInput={(e) => onChange(e.currentTarget.value.split('\n'))}
       />
     );
   } else if (kind === 'json') {
@@ -400,7 +400,7 @@ function SchemaField({ name, schema: s, required, value, path, secretsSet, bots,
         onBlur={touch}
         placeholder={stored ? MASK : ''}
         value={value === MASK ? '' : String(value ?? '')}
-        onInput={(e) => onChange((e.target as HTMLInputElement).value)}
+        onInput={(e) => onChange(e.currentTarget.value)}
       />
     );
   } else if (kind === 'text') {
@@ -411,7 +411,7 @@ function SchemaField({ name, schema: s, required, value, path, secretsSet, bots,
         data-testid={testId}
         onBlur={touch}
         value={String(value ?? '')}
-        onInput={(e) => onChange((e.target as HTMLTextAreaElement).value)}
+        onInput={(e) => onChange(e.currentTarget.value)}
       />
     );
   } else {
@@ -423,7 +423,7 @@ function SchemaField({ name, schema: s, required, value, path, secretsSet, bots,
         data-testid={testId}
         onBlur={touch}
         value={String(value ?? '')}
-        onInput={(e) => onChange((e.target as HTMLInputElement).value)}
+        onInput={(e) => onChange(e.currentTarget.value)}
       />
     );
   }
@@ -499,7 +499,7 @@ function MapInput({
               value={r.key}
               aria-invalid={taken(i) ? 'true' : undefined}
               data-testid={`${testId}-key`}
-              onInput={(e) => set(i, { key: (e.target as HTMLInputElement).value })}
+              onInput={(e) => set(i, { key: e.currentTarget.value })}
             />
             {taken(i) && <small class="hint hint-danger">{t('form.map_duplicate')}</small>}
           </label>
@@ -510,7 +510,7 @@ function MapInput({
                 value={r.value === undefined ? '' : String(r.value)}
                 data-testid={`${testId}-value`}
                 onChange={(e) => {
-                  const k = (e.target as HTMLSelectElement).selectedIndex - 1;
+                  const k = e.currentTarget.selectedIndex - 1;
                   set(i, { value: k >= 0 ? values[k] : undefined });
                 }}
               >
@@ -526,7 +526,7 @@ function MapInput({
                 type="checkbox"
                 checked={Boolean(r.value)}
                 data-testid={`${testId}-value`}
-                onChange={(e) => set(i, { value: (e.target as HTMLInputElement).checked })}
+                onChange={(e) => set(i, { value: e.currentTarget.checked })}
               />
             ) : kind === 'integer' || kind === 'number' ? (
               <input
@@ -535,7 +535,7 @@ function MapInput({
                 value={r.value === undefined ? '' : String(r.value)}
                 data-testid={`${testId}-value`}
                 onInput={(e) => {
-                  const raw = (e.target as HTMLInputElement).value;
+                  const raw = e.currentTarget.value;
                   set(i, { value: raw === '' ? undefined : Number(raw) });
                 }}
               />
@@ -544,7 +544,7 @@ function MapInput({
                 type="text"
                 value={String(r.value ?? '')}
                 data-testid={`${testId}-value`}
-                onInput={(e) => set(i, { value: (e.target as HTMLInputElement).value })}
+                onInput={(e) => set(i, { value: e.currentTarget.value })}
               />
             )}
           </label>
@@ -600,7 +600,7 @@ function JsonInput({
         aria-invalid={bad}
         data-testid={testId}
         onInput={(e) => {
-          const raw = (e.target as HTMLTextAreaElement).value;
+          const raw = e.currentTarget.value;
           setText(raw);
           if (!raw.trim()) {
             setBad(false);

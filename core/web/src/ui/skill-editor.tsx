@@ -105,15 +105,11 @@ function SkillForm({
       <form class="stack" onSubmit={submit}>
         <label class="field">
           <span class="field-label">{t('common.name')}</span>
-          <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          <input required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </label>
         <label class="field">
           <span class="field-label">{t('skills.description')}</span>
-          <input
-            maxLength={2000}
-            value={description}
-            onInput={(e) => setDescription((e.target as HTMLInputElement).value)}
-          />
+          <input maxLength={2000} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
         </label>
         <Field label={t('skills.prompt')} hints={[t('skills.prompt_help')]}>
           <textarea
@@ -121,7 +117,7 @@ function SkillForm({
             rows={8}
             maxLength={32000}
             value={prompt}
-            onInput={(e) => setPrompt((e.target as HTMLTextAreaElement).value)}
+            onInput={(e) => setPrompt(e.currentTarget.value)}
           />
         </Field>
         <ErrorNote error={error} />

@@ -65,7 +65,7 @@ function TextDocForm({
             rows={14}
             maxLength={max}
             value={text}
-            onInput={(e) => setText((e.target as HTMLTextAreaElement).value)}
+            onInput={(e) => setText(e.currentTarget.value)}
             data-testid="context-text"
           />
         </Field>

@@ -148,12 +148,7 @@ export function TimeZoneSelect({
   }, [lang]);
   const all = list.some((z) => z.id === value) ? list : [...describe([value], lang), ...list];
   return (
-    <select
-      id={id}
-      value={value}
-      onChange={(e) => onChange((e.target as HTMLSelectElement).value)}
-      data-testid={testId}
-    >
+    <select id={id} value={value} onChange={(e) => onChange(e.currentTarget.value)} data-testid={testId}>
       {all.map((z) => (
         <option key={z.id} value={z.id} title={z.id}>
           {z.label}

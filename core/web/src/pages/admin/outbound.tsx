@@ -85,7 +85,7 @@ export function OutboundPage() {
                 value={query}
                 placeholder={t('admin_outbound.search_hint')}
                 data-testid="outbound-search"
-                onInput={(e) => setQuery((e.target as HTMLInputElement).value)}
+                onInput={(e) => setQuery(e.currentTarget.value)}
               />
             </label>
           </div>

@@ -47,9 +47,7 @@ export function SettingsPage() {
                 <input
                   type="checkbox"
                   checked={form.self_registration_enabled}
-                  onChange={(e) =>
-                    setForm({ ...form, self_registration_enabled: (e.target as HTMLInputElement).checked })
-                  }
+                  onChange={(e) => setForm({ ...form, self_registration_enabled: e.currentTarget.checked })}
                 />
                 <span>
                   <strong>{t('settings.self_registration')}</strong>
@@ -65,7 +63,7 @@ export function SettingsPage() {
                       min={0}
                       required
                       value={form[k]}
-                      onInput={(e) => setForm({ ...form, [k]: Number((e.target as HTMLInputElement).value) })}
+                      onInput={(e) => setForm({ ...form, [k]: Number(e.currentTarget.value) })}
                     />
                   </label>
                 ))}
@@ -138,7 +136,7 @@ function ModelsCard() {
               <textarea
                 rows={4}
                 value={allowed}
-                onInput={(e) => setAllowed((e.target as HTMLTextAreaElement).value)}
+                onInput={(e) => setAllowed(e.currentTarget.value)}
                 data-testid="models-allowed"
               />
               <small class="hint">{t('models_admin.allowed_help')}</small>
@@ -149,7 +147,7 @@ function ModelsCard() {
                 value={def}
                 maxLength={200}
                 placeholder={d.configured_model}
-                onInput={(e) => setDef((e.target as HTMLInputElement).value)}
+                onInput={(e) => setDef(e.currentTarget.value)}
                 data-testid="models-default"
               />
               <small class="hint">{t('models_admin.default_help', { model: d.configured_model })}</small>

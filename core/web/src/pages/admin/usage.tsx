@@ -18,11 +18,7 @@ export function UsagePage() {
       <div class="filters card">
         <label class="field">
           <span class="field-label">{t('usage.date')}</span>
-          <input
-            type="date"
-            value={day || data.data?.date || ''}
-            onInput={(e) => setDay((e.target as HTMLInputElement).value)}
-          />
+          <input type="date" value={day || data.data?.date || ''} onInput={(e) => setDay(e.currentTarget.value)} />
         </label>
         {total && (
           <div class="stats">

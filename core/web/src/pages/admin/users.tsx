@@ -1,6 +1,7 @@
 /** User administration: role, active, chat limit, daily AI limits and storage limit (empty means the default). */
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, put } from '../../lib/api.ts';
+import { oneOf } from '../../lib/form.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, LOCALES, num, t } from '../../lib/i18n.ts';
 import { sessionNow, updateUser } from '../../lib/session.ts';
@@ -11,6 +12,8 @@ import { Modal } from '../../ui/modal.tsx';
 import { languageName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
 import { newPasswordProblems } from '../account.tsx';
+
+const ROLES: readonly User['role'][] = ['user', 'admin'];
 
 export function UsersPage() {
   const data = useAsync(async () => {
@@ -193,7 +196,7 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
         min={0}
         step={1}
         value={value}
-        onInput={(e) => set((e.target as HTMLInputElement).value)}
+        onInput={(e) => set(e.currentTarget.value)}
         data-testid={testId}
       />
     </Field>
@@ -205,12 +208,7 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
           <div class="grid-2">
             <label class="field">
               <span class="field-label">{t('users.email')}</span>
-              <input
-                type="email"
-                required
-                value={email}
-                onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
-              />
+              <input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
             </label>
             <label class="field">
               <span class="field-label">{t('auth.password')}</span>
@@ -219,12 +217,12 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
                 autocomplete="new-password"
                 required
                 value={password}
-                onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+                onInput={(e) => setPassword(e.currentTarget.value)}
               />
             </label>
             <label class="field">
               <span class="field-label">{t('users.language')}</span>
-              <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value)}>
+              <select value={lang} onChange={(e) => setLang(e.currentTarget.value)}>
                 {LOCALES.map((l) => (
                   <option key={l} value={l}>
                     {languageName(l)}
@@ -237,17 +235,13 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
         <div class="grid-2">
           <label class="field">
             <span class="field-label">{t('users.role')}</span>
-            <select value={role} onChange={(e) => setRole((e.target as HTMLSelectElement).value as User['role'])}>
+            <select value={role} onChange={(e) => setRole(oneOf(ROLES, e.currentTarget.value) ?? role)}>
               <option value="user">{t('users.role_user')}</option>
               <option value="admin">{t('users.role_admin')}</option>
             </select>
           </label>
           <label class="check check-field">
-            <input
-              type="checkbox"
-              checked={active}
-              onChange={(e) => setActive((e.target as HTMLInputElement).checked)}
-            />
+            <input type="checkbox" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />
             <span>{t('users.active')}</span>
           </label>
           {numberField(
@@ -316,7 +310,7 @@ function SetPasswordForm({ user, onClose, onSaved }: { user: User; onClose: () =
             autocomplete="new-password"
             value={password}
             data-testid="admin-new-password"
-            onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+            onInput={(e) => setPassword(e.currentTarget.value)}
           />
         </Field>
         <Field label={t('account.repeat_password')} error={shown ? problems.repeat : null}>
@@ -325,7 +319,7 @@ function SetPasswordForm({ user, onClose, onSaved }: { user: User; onClose: () =
             autocomplete="new-password"
             value={repeat}
             data-testid="admin-repeat-password"
-            onInput={(e) => setRepeat((e.target as HTMLInputElement).value)}
+            onInput={(e) => setRepeat(e.currentTarget.value)}
           />
         </Field>
         <ErrorNote error={error} />

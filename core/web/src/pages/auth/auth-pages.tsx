@@ -68,7 +68,7 @@ export function LoginPage() {
             autocomplete="username"
             required
             value={email}
-            onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+            onInput={(e) => setEmail(e.currentTarget.value)}
           />
         </label>
         <label class="field">
@@ -79,7 +79,7 @@ export function LoginPage() {
             autocomplete="current-password"
             required
             value={password}
-            onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+            onInput={(e) => setPassword(e.currentTarget.value)}
           />
         </label>
         <ErrorNote error={error} />
@@ -125,7 +125,7 @@ export function SetupPage() {
             autocomplete="username"
             required
             value={email}
-            onInput={(e) => setEmail((e.target as HTMLInputElement).value)}
+            onInput={(e) => setEmail(e.currentTarget.value)}
           />
         </label>
         <Field label={t('auth.password')} hints={[{ text: t('auth.password_rules'), danger: tooLong }]}>
@@ -137,7 +137,7 @@ export function SetupPage() {
             minLength={8}
             value={password}
             aria-invalid={tooLong}
-            onInput={(e) => setPassword((e.target as HTMLInputElement).value)}
+            onInput={(e) => setPassword(e.currentTarget.value)}
           />
         </Field>
         <Field
@@ -151,7 +151,7 @@ export function SetupPage() {
             required
             value={repeat}
             aria-invalid={mismatch}
-            onInput={(e) => setRepeat((e.target as HTMLInputElement).value)}
+            onInput={(e) => setRepeat(e.currentTarget.value)}
           />
         </Field>
         <ErrorNote error={error} />

@@ -6,6 +6,7 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, del, get, patch, post } from '../../lib/api.ts';
+import { oneOf } from '../../lib/form.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, locale, relative, t } from '../../lib/i18n.ts';
 import type { Provider, Target, Tracker } from '../../lib/types.ts';
@@ -16,7 +17,8 @@ import { shownName } from '../../ui/names.ts';
 import { browserZone, TimeZoneSelect, zoneName } from '../../ui/timezone.tsx';
 import { errorText, problemVars, toast } from '../../ui/toast.tsx';
 
-type Kind = 'digest' | 'message' | 'ai_digest';
+const KINDS = ['digest', 'message', 'ai_digest'] as const;
+type Kind = (typeof KINDS)[number];
 interface Action {
   id: string;
   name: string;
@@ -203,7 +205,7 @@ function ActionRow({
             type="checkbox"
             checked={on}
             disabled={toggling}
-            onChange={(e) => void toggle((e.target as HTMLInputElement).checked)}
+            onChange={(e) => void toggle(e.currentTarget.checked)}
             data-testid="action-enabled"
           />
           <span class="sr-only">{t('common.enabled')}</span>
@@ -369,9 +371,7 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
               checked={targetIds.includes(tg.id)}
               data-testid="action-target"
               onChange={(e) =>
-                setTargetIds(
-                  (e.target as HTMLInputElement).checked ? [...targetIds, tg.id] : targetIds.filter((x) => x !== tg.id),
-                )
+                setTargetIds(e.currentTarget.checked ? [...targetIds, tg.id] : targetIds.filter((x) => x !== tg.id))
               }
             />
             <span>{tg.name}</span>
@@ -423,14 +423,14 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
               required
               maxLength={200}
               value={name}
-              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+              onInput={(e) => setName(e.currentTarget.value)}
               data-testid="action-name"
             />
           </Field>
           <Field label={t('actions.kind')} hints={[t(`actions.kind_${kind}_help`)]}>
             <select
               value={kind}
-              onChange={(e) => setKind((e.target as HTMLSelectElement).value as Kind)}
+              onChange={(e) => setKind(oneOf(KINDS, e.currentTarget.value) ?? kind)}
               data-testid="action-kind"
             >
               <option value="message">{t('actions.kind_message')}</option>
@@ -453,7 +453,7 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
               autocomplete="off"
               class="mono"
               onInput={(e) => {
-                setSchedule((e.target as HTMLInputElement).value);
+                setSchedule(e.currentTarget.value);
                 setScheduleError(null);
               }}
               data-testid="action-schedule"
@@ -501,9 +501,7 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
                       data-testid="action-provider"
                       onChange={(e) =>
                         setProviderIds(
-                          (e.target as HTMLInputElement).checked
-                            ? [...providerIds, p.id]
-                            : providerIds.filter((x) => x !== p.id),
+                          e.currentTarget.checked ? [...providerIds, p.id] : providerIds.filter((x) => x !== p.id),
                         )
                       }
                     />
@@ -521,7 +519,7 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
             <select
               required
               value={trackerId}
-              onChange={(e) => setTrackerId((e.target as HTMLSelectElement).value)}
+              onChange={(e) => setTrackerId(e.currentTarget.value)}
               data-testid="action-tracker"
             >
               {trackers.map((tr) => (
@@ -538,7 +536,7 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
                 required
                 maxLength={200}
                 value={title}
-                onInput={(e) => setTitle((e.target as HTMLInputElement).value)}
+                onInput={(e) => setTitle(e.currentTarget.value)}
                 data-testid="action-title"
               />
             </Field>
@@ -548,7 +546,7 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
                 maxLength={4000}
                 rows={4}
                 value={body}
-                onInput={(e) => setBody((e.target as HTMLTextAreaElement).value)}
+                onInput={(e) => setBody(e.currentTarget.value)}
                 data-testid="action-body"
               />
             </Field>
@@ -556,11 +554,7 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
           </>
         )}
         <label class="check">
-          <input
-            type="checkbox"
-            checked={enabled}
-            onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)}
-          />
+          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
           <span>{t('common.enabled')}</span>
         </label>
         <ErrorNote error={error} />

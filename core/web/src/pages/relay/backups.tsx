@@ -68,7 +68,7 @@ export function BackupsPage() {
         <div class="upload">
           <label class="field">
             <span class="field-label">{t('backups.secrets_mode')}</span>
-            <select value={mode} onChange={(e) => setMode((e.target as HTMLSelectElement).value)}>
+            <select value={mode} onChange={(e) => setMode(e.currentTarget.value)}>
               {SECRET_MODES.map((m) => (
                 <option key={m} value={m}>
                   {t(`backups.secrets_${m}`)}
@@ -182,7 +182,7 @@ function ScheduleCard() {
           <input
             type="checkbox"
             checked={f.backup_scheduled_enabled === 'true'}
-            onChange={(e) => set('backup_scheduled_enabled', String((e.target as HTMLInputElement).checked))}
+            onChange={(e) => set('backup_scheduled_enabled', String(e.currentTarget.checked))}
           />
           <span>{t('backups.schedule_enabled')}</span>
         </label>
@@ -194,7 +194,7 @@ function ScheduleCard() {
               min={1}
               required
               value={f.backup_scheduled_interval_hours}
-              onInput={(e) => set('backup_scheduled_interval_hours', (e.target as HTMLInputElement).value)}
+              onInput={(e) => set('backup_scheduled_interval_hours', e.currentTarget.value)}
             />
           </label>
           <label class="field">
@@ -204,15 +204,12 @@ function ScheduleCard() {
               min={1}
               required
               value={f.backup_retention_count}
-              onInput={(e) => set('backup_retention_count', (e.target as HTMLInputElement).value)}
+              onInput={(e) => set('backup_retention_count', e.currentTarget.value)}
             />
           </label>
           <label class="field">
             <span class="field-label">{t('backups.secrets_mode')}</span>
-            <select
-              value={f.backup_secrets_mode}
-              onChange={(e) => set('backup_secrets_mode', (e.target as HTMLSelectElement).value)}
-            >
+            <select value={f.backup_secrets_mode} onChange={(e) => set('backup_secrets_mode', e.currentTarget.value)}>
               {SECRET_MODES.map((m) => (
                 <option key={m} value={m}>
                   {t(`backups.secrets_${m}`)}
@@ -374,7 +371,7 @@ function RestoreCard() {
               <input ref={file} type="file" required accept=".json,application/json" data-testid="restore-file" />
             </Field>
             <Field label={t('backups.conflict_mode')} hints={[t(`backups.conflict_${conflict}_help`)]}>
-              <select value={conflict} onChange={(e) => setConflict((e.target as HTMLSelectElement).value)}>
+              <select value={conflict} onChange={(e) => setConflict(e.currentTarget.value)}>
                 {CONFLICT_MODES.map((m) => (
                   <option key={m} value={m}>
                     {t(`backups.conflict_${m}`)}

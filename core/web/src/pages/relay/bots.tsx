@@ -178,11 +178,7 @@ function BotForm({ bot, onClose, onSaved }: { bot?: Bot; onClose: () => void; on
         {!bot && kinds.length > 1 && (
           <label class="field">
             <span class="field-label">{t('bots.kind')}</span>
-            <select
-              value={chosen}
-              data-testid="bot-kind"
-              onChange={(e) => setKind((e.target as HTMLSelectElement).value)}
-            >
+            <select value={chosen} data-testid="bot-kind" onChange={(e) => setKind(e.currentTarget.value)}>
               {kinds.map((p) => (
                 <option key={p.id} value={p.id}>
                   {p.display_name}
@@ -193,7 +189,7 @@ function BotForm({ bot, onClose, onSaved }: { bot?: Bot; onClose: () => void; on
         )}
         <label class="field">
           <span class="field-label">{t('common.name')}</span>
-          <input required maxLength={200} value={name} onInput={(e) => setName((e.target as HTMLInputElement).value)} />
+          <input required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
         </label>
         <Field label={t('bots.token')} hints={[bot ? t('form.secret_kept') : t('bots.token_help')]}>
           <input
@@ -202,7 +198,7 @@ function BotForm({ bot, onClose, onSaved }: { bot?: Bot; onClose: () => void; on
             required={!bot}
             placeholder={bot ? MASK : ''}
             value={token}
-            onInput={(e) => setToken((e.target as HTMLInputElement).value)}
+            onInput={(e) => setToken(e.currentTarget.value)}
           />
         </Field>
         <fieldset class="subform">

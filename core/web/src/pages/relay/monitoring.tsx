@@ -55,7 +55,7 @@ export function MonitoringPage() {
                     <input
                       type="checkbox"
                       checked={form[i.track]}
-                      onChange={(e) => setForm({ ...form, [i.track]: (e.target as HTMLInputElement).checked })}
+                      onChange={(e) => setForm({ ...form, [i.track]: e.currentTarget.checked })}
                     />
                     <span>
                       <strong>{t(`monitoring.${i.key}`)}</strong>
@@ -71,7 +71,7 @@ export function MonitoringPage() {
                       required
                       disabled={!form[i.track]}
                       value={form[i.threshold]}
-                      onInput={(e) => setForm({ ...form, [i.threshold]: Number((e.target as HTMLInputElement).value) })}
+                      onInput={(e) => setForm({ ...form, [i.threshold]: Number(e.currentTarget.value) })}
                     />
                   </label>
                 </div>

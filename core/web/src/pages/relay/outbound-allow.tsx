@@ -72,7 +72,7 @@ export function OutboundAllowEditor({
               aria-label={t('allow.entry', { n: i + 1 })}
               aria-invalid={bad ? 'true' : undefined}
               data-testid="outbound-allow-entry"
-              onInput={(e) => set(i, (e.target as HTMLInputElement).value)}
+              onInput={(e) => set(i, e.currentTarget.value)}
             />
             <Button
               small

@@ -100,7 +100,7 @@ export function ProviderForm({
             <select
               value={kind}
               disabled={Boolean(provider)}
-              onChange={(e) => pickKind((e.target as HTMLSelectElement).value)}
+              onChange={(e) => pickKind(e.currentTarget.value)}
               data-testid="provider-kind"
             >
               {creatable.map((p) => (
@@ -115,18 +115,14 @@ export function ProviderForm({
               required
               maxLength={200}
               value={name}
-              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+              onInput={(e) => setName(e.currentTarget.value)}
               onBlur={() => setNameShown(true)}
               data-testid="provider-name"
             />
           </Field>
         </div>
         <label class="check">
-          <input
-            type="checkbox"
-            checked={enabled}
-            onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)}
-          />
+          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
           <span>{t('common.enabled')}</span>
         </label>
         {auth && (
@@ -155,7 +151,7 @@ export function ProviderForm({
                   <input
                     type="checkbox"
                     checked={ack}
-                    onChange={(e) => setAck((e.target as HTMLInputElement).checked)}
+                    onChange={(e) => setAck(e.currentTarget.checked)}
                     data-testid="acknowledge"
                   />
                   <span>{t('providers.acknowledge_unauthenticated')}</span>

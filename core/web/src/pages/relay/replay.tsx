@@ -101,7 +101,7 @@ export function ReplayDialog({
                     type="checkbox"
                     checked={chosen.includes(x.id)}
                     data-testid="replay-target"
-                    onChange={(e) => choose(x.id, (e.target as HTMLInputElement).checked)}
+                    onChange={(e) => choose(x.id, e.currentTarget.checked)}
                   />
                   <span>
                     {x.name} <small class="muted">{languageName(x.locale)}</small>

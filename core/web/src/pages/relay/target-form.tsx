@@ -116,7 +116,7 @@ export function TargetForm({
                   autocomplete="off"
                   value={appriseUrl}
                   data-testid="apprise-url"
-                  onInput={(e) => setAppriseUrl((e.target as HTMLInputElement).value)}
+                  onInput={(e) => setAppriseUrl(e.currentTarget.value)}
                   onKeyDown={(e) => {
                     if (e.key === 'Enter') {
                       e.preventDefault();
@@ -151,7 +151,7 @@ export function TargetForm({
               disabled={Boolean(target)}
               data-testid="target-kind"
               onChange={(e) => {
-                const k = (e.target as HTMLSelectElement).value;
+                const k = e.currentTarget.value;
                 setKind(k);
                 setConfig(initialConfig(kinds.find((p) => p.id === k)?.config_schema));
                 reset();
@@ -170,13 +170,13 @@ export function TargetForm({
               required
               maxLength={200}
               value={name}
-              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+              onInput={(e) => setName(e.currentTarget.value)}
               onBlur={() => setNameShown(true)}
               data-testid="target-name"
             />
           </Field>
           <Field label={t('targets.locale')} hints={[t('targets.locale_help')]}>
-            <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value)}>
+            <select value={lang} onChange={(e) => setLang(e.currentTarget.value)}>
               {LOCALES.map((l) => (
                 <option key={l} value={l}>
                   {languageName(l)}
@@ -185,11 +185,7 @@ export function TargetForm({
             </select>
           </Field>
           <label class="check check-field">
-            <input
-              type="checkbox"
-              checked={enabled}
-              onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)}
-            />
+            <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
             <span>{t('common.enabled')}</span>
           </label>
           <label class="check check-field" title={t('updates.follow_help')}>
@@ -197,7 +193,7 @@ export function TargetForm({
               type="checkbox"
               checked={follow}
               data-testid="target-update-messages"
-              onChange={(e) => setFollow((e.target as HTMLInputElement).checked)}
+              onChange={(e) => setFollow(e.currentTarget.checked)}
             />
             <span>{t('updates.follow')}</span>
           </label>

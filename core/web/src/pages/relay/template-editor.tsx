@@ -161,7 +161,7 @@ export function TemplateEditor({
               value={title}
               spellcheck={false}
               data-testid="edit-title"
-              onInput={(e) => setTitle((e.target as HTMLTextAreaElement).value)}
+              onInput={(e) => setTitle(e.currentTarget.value)}
             />
           </Field>
           <Field label={t('ops.body_label')}>
@@ -172,7 +172,7 @@ export function TemplateEditor({
               value={body}
               spellcheck={false}
               data-testid="edit-body"
-              onInput={(e) => setBody((e.target as HTMLTextAreaElement).value)}
+              onInput={(e) => setBody(e.currentTarget.value)}
             />
           </Field>
           <p class="hint tpl-help" data-testid="template-help">

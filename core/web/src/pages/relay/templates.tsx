@@ -6,6 +6,7 @@
 
 import { useState } from 'preact/hooks';
 import { ApiError, get } from '../../lib/api.ts';
+import { oneOf } from '../../lib/form.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, LOCALES, type Locale, locale, t } from '../../lib/i18n.ts';
 import { navigate, useLocation } from '../../lib/router.ts';
@@ -145,11 +146,7 @@ export function TemplatesPage() {
           <div class="filters card ops-filters">
             <label class="field">
               <span class="field-label">{t('ops.provider_kind')}</span>
-              <select
-                value={kind}
-                data-testid="template-kind"
-                onChange={(e) => go((e.target as HTMLSelectElement).value, '', lang)}
-              >
+              <select value={kind} data-testid="template-kind" onChange={(e) => go(e.currentTarget.value, '', lang)}>
                 {kinds.map(([k, name]) => (
                   <option key={k} value={k}>
                     {name}
@@ -159,11 +156,7 @@ export function TemplatesPage() {
             </label>
             <label class="field">
               <span class="field-label">{t('events.type')}</span>
-              <select
-                value={type}
-                data-testid="template-type"
-                onChange={(e) => go(kind, (e.target as HTMLSelectElement).value, lang)}
-              >
+              <select value={type} data-testid="template-type" onChange={(e) => go(kind, e.currentTarget.value, lang)}>
                 {ofKind.map((x) => (
                   <option key={x.event_type} value={x.event_type} title={x.event_type}>
                     {eventLabel(x.event_type)}
@@ -176,7 +169,7 @@ export function TemplatesPage() {
               <select
                 value={lang}
                 data-testid="template-lang"
-                onChange={(e) => go(kind, type, (e.target as HTMLSelectElement).value as Locale)}
+                onChange={(e) => go(kind, type, oneOf(LOCALES, e.currentTarget.value) ?? lang)}
               >
                 {LOCALES.map((l) => (
                   <option key={l} value={l}>

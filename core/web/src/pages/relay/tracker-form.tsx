@@ -107,7 +107,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
               required
               value={providerId}
               disabled={Boolean(tracker)}
-              onChange={(e) => pickProvider((e.target as HTMLSelectElement).value)}
+              onChange={(e) => pickProvider(e.currentTarget.value)}
               data-testid="tracker-provider"
             >
               {providers.map((p) => (
@@ -123,7 +123,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
               required
               maxLength={200}
               value={name}
-              onInput={(e) => setName((e.target as HTMLInputElement).value)}
+              onInput={(e) => setName(e.currentTarget.value)}
               data-testid="tracker-name"
             />
           </label>
@@ -134,7 +134,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
             maxLength={500}
             rows={2}
             value={description}
-            onInput={(e) => setDescription((e.target as HTMLTextAreaElement).value)}
+            onInput={(e) => setDescription(e.currentTarget.value)}
             aria-describedby="tracker-description-help"
             data-testid="tracker-description"
           />
@@ -143,11 +143,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
           </small>
         </label>
         <label class="check">
-          <input
-            type="checkbox"
-            checked={enabled}
-            onChange={(e) => setEnabled((e.target as HTMLInputElement).checked)}
-          />
+          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
           <span>{t('common.enabled')}</span>
         </label>
 
@@ -161,7 +157,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                   <input
                     type="checkbox"
                     checked={types[type] !== false}
-                    onChange={(e) => setTypes({ ...types, [type]: (e.target as HTMLInputElement).checked })}
+                    onChange={(e) => setTypes({ ...types, [type]: e.currentTarget.checked })}
                     data-testid={`event-${type}`}
                   />
                   <span>
@@ -188,7 +184,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                     <select
                       value={policies[type] ?? ''}
                       onChange={(e) => {
-                        const v = (e.target as HTMLSelectElement).value;
+                        const v = e.currentTarget.value;
                         const next = { ...policies };
                         if (v) next[type] = v;
                         else delete next[type];
@@ -221,11 +217,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
               checked={Boolean(quiet)}
               data-testid="quiet-toggle"
               onChange={(e) =>
-                setQuiet(
-                  (e.target as HTMLInputElement).checked
-                    ? { start: '22:00', end: '07:00', timezone: browserZone() }
-                    : null,
-                )
+                setQuiet(e.currentTarget.checked ? { start: '22:00', end: '07:00', timezone: browserZone() } : null)
               }
             />
             <span>
@@ -241,7 +233,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                   type="time"
                   required
                   value={quiet.start}
-                  onInput={(e) => setQuiet({ ...quiet, start: (e.target as HTMLInputElement).value })}
+                  onInput={(e) => setQuiet({ ...quiet, start: e.currentTarget.value })}
                 />
               </label>
               <label class="field">
@@ -250,7 +242,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                   type="time"
                   required
                   value={quiet.end}
-                  onInput={(e) => setQuiet({ ...quiet, end: (e.target as HTMLInputElement).value })}
+                  onInput={(e) => setQuiet({ ...quiet, end: e.currentTarget.value })}
                 />
               </label>
               <label class="field">
@@ -309,9 +301,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                 checked={linked.includes(tg.id)}
                 data-testid={`link-${tg.name}`}
                 onChange={(e) =>
-                  setLinked(
-                    (e.target as HTMLInputElement).checked ? [...linked, tg.id] : linked.filter((x) => x !== tg.id),
-                  )
+                  setLinked(e.currentTarget.checked ? [...linked, tg.id] : linked.filter((x) => x !== tg.id))
                 }
               />
               <span>
