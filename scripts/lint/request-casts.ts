@@ -27,7 +27,7 @@ export interface RequestCast {
   message: string;
 }
 
-interface Token {
+export interface Token {
   kind: 'name' | 'punct' | 'other';
   value: string;
   start: number;
@@ -54,7 +54,7 @@ const EXPRESSION_KEYWORDS = new Set([
 ]);
 
 /** The code's names and punctuation; strings, comments and regular expressions are skipped. */
-function tokenize(code: string): Token[] {
+export function tokenize(code: string): Token[] {
   const tokens: Token[] = [];
   const n = code.length;
   let i = 0;
@@ -62,7 +62,8 @@ function tokenize(code: string): Token[] {
     const t = tokens[tokens.length - 1];
     if (!t) return true;
     if (t.kind === 'name') return EXPRESSION_KEYWORDS.has(t.value);
-    if (t.kind === 'punct') return !(t.value === ')' || t.value === ']' || t.value === '}');
+    // `</` closes a JSX element (`</div>`); it never starts a regular expression in this code.
+    if (t.kind === 'punct') return !(t.value === ')' || t.value === ']' || t.value === '}' || t.value === '<');
     return false;
   };
   const quoted = (quote: string): void => {
@@ -140,10 +141,10 @@ function tokenize(code: string): Token[] {
   return tokens;
 }
 
-const isPunct = (t: Token | undefined, value: string): boolean => t?.kind === 'punct' && t.value === value;
+export const isPunct = (t: Token | undefined, value: string): boolean => t?.kind === 'punct' && t.value === value;
 
 /** The index after the bracket group opening at `k` (`(`, `[`, `<`). */
-function closeOf(tokens: Token[], k: number): number {
+export function closeOf(tokens: Token[], k: number): number {
   const open = tokens[k].value;
   const close = open === '(' ? ')' : open === '[' ? ']' : '>';
   let depth = 0;
@@ -155,7 +156,7 @@ function closeOf(tokens: Token[], k: number): number {
 }
 
 /** The index of the `(` whose group holds token `k` and starts with it (through more such groups), or -1. */
-function groupStart(tokens: Token[], k: number): number {
+export function groupStart(tokens: Token[], k: number): number {
   let p = -1;
   while (isPunct(tokens[k - 1], '(')) {
     p = k - 1;
@@ -165,7 +166,7 @@ function groupStart(tokens: Token[], k: number): number {
 }
 
 /** Past a member chain: `.x`, `?.x`, `!`, `[…]`, `(…)`. */
-function pastMembers(tokens: Token[], j: number): number {
+export function pastMembers(tokens: Token[], j: number): number {
   for (;;) {
     const t = tokens[j];
     if (isPunct(t, '.') && tokens[j + 1]?.kind === 'name') j += 2;
@@ -176,11 +177,43 @@ function pastMembers(tokens: Token[], j: number): number {
   }
 }
 
-const lineAt = (code: string, offset: number): number => {
+export const lineAt = (code: string, offset: number): number => {
   let line = 1;
   for (let k = 0; k < offset; k++) if (code.charCodeAt(k) === 10) line++;
   return line;
 };
+
+/** Whether the expression from token `k` to before token `j` is cast: `x as X`, `(x ?? y) as X` (a group
+ *  that starts with it), `<X>x` (an angle-bracket assertion, not a call's type arguments). */
+export function castAt(tokens: Token[], k: number, j: number): boolean {
+  let cast = tokens[j]?.kind === 'name' && tokens[j].value === 'as';
+  // `(req.body ?? {}) as X`, `((req.query)) as X`: a group that starts with the expression.
+  for (let p = groupStart(tokens, k); !cast && p >= 0; p = groupStart(tokens, p)) {
+    const after = closeOf(tokens, p);
+    cast = tokens[after]?.kind === 'name' && tokens[after].value === 'as';
+  }
+  // `<X>req.body` (angle-bracket assertion): a type argument list right before it, not a call.
+  // An arrow's `=>` (`(e) => e.target`) is no assertion.
+  const arrow = isPunct(tokens[k - 2], '=') && tokens[k - 2].start === tokens[k - 1]?.start - 1;
+  if (!cast && isPunct(tokens[k - 1], '>') && !arrow) {
+    let depth = 0;
+    let open = -1;
+    for (let b = k - 1; b >= 0; b--) {
+      if (isPunct(tokens[b], '>')) depth++;
+      else if (isPunct(tokens[b], '<') && --depth === 0) {
+        open = b;
+        break;
+      }
+    }
+    const before = tokens[open - 1];
+    cast =
+      open >= 0 &&
+      (!before ||
+        (before.kind === 'punct' && !/[)\]}]/.test(before.value)) ||
+        (before.kind === 'name' && EXPRESSION_KEYWORDS.has(before.value)));
+  }
+  return cast;
+}
 
 /** The casts of request data in one file's code: the line and what is cast. */
 export function requestCasts(code: string): { line: number; message: string }[] {
@@ -194,30 +227,7 @@ export function requestCasts(code: string): { line: number; message: string }[] 
     if (!isPunct(tokens[j], '.') || !REQUEST_FIELDS.has(tokens[j + 1]?.value ?? '')) continue;
     const what = `${t.value}.${tokens[j + 1].value}`;
     j = pastMembers(tokens, j + 2);
-    let cast = tokens[j]?.kind === 'name' && tokens[j].value === 'as';
-    // `(req.body ?? {}) as X`, `((req.query)) as X`: a group that starts with the request data.
-    for (let p = groupStart(tokens, k); !cast && p >= 0; p = groupStart(tokens, p)) {
-      const after = closeOf(tokens, p);
-      cast = tokens[after]?.kind === 'name' && tokens[after].value === 'as';
-    }
-    // `<X>req.body` (angle-bracket assertion): a type argument list right before it, not a call.
-    if (!cast && isPunct(tokens[k - 1], '>')) {
-      let depth = 0;
-      let open = -1;
-      for (let b = k - 1; b >= 0; b--) {
-        if (isPunct(tokens[b], '>')) depth++;
-        else if (isPunct(tokens[b], '<') && --depth === 0) {
-          open = b;
-          break;
-        }
-      }
-      const before = tokens[open - 1];
-      cast =
-        open >= 0 &&
-        (!before ||
-          (before.kind === 'punct' && !/[)\]}]/.test(before.value)) ||
-          (before.kind === 'name' && EXPRESSION_KEYWORDS.has(before.value)));
-    }
+    const cast = castAt(tokens, k, j);
     if (cast)
       found.push({
         line: lineAt(code, t.start),
@@ -228,14 +238,14 @@ export function requestCasts(code: string): { line: number; message: string }[] 
 }
 
 /** The files Biome checks (biome.jsonc's `files.includes`, or all but node_modules without one) under
- *  core/src, tests left out. */
-function sourceFiles(root: string): string[] {
+ *  `dir` (core/src unless told) matching `ext`, tests left out. */
+export function sourceFiles(root: string, dir = CHECKED_DIR, ext = /\.[mc]?ts$/): string[] {
   const configFile = path.join(root, 'biome.jsonc');
   const includes = fs.existsSync(configFile)
     ? (parseJsonc(fs.readFileSync(configFile, 'utf8')) as { files?: { includes?: string[] } }).files?.includes
     : undefined;
   return includedFiles(root, includes ?? ['**', '!**/node_modules'])
-    .filter((f) => f.startsWith(`${CHECKED_DIR}/`) && /\.[mc]?ts$/.test(f) && !/\.test\.[mc]?ts$/.test(f))
+    .filter((f) => f.startsWith(`${dir}/`) && ext.test(f) && !/\.test\.[mc]?tsx?$/.test(f))
     .map((f) => path.join(root, f));
 }
 

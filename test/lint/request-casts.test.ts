@@ -45,6 +45,7 @@ t.test('clean code passes', async (t) => {
     'const t = `req.query as ${name}`;',
     'const r = /req.body as X/;',
     'const f = reqs.body as X; const g = this.req.body as X;',
+    'const a = <T,>(x: T) => x;\nconst g = (req: any) => req.body;',
   ];
   for (const code of clean) t.same(requestCasts(code), [], code);
 });
