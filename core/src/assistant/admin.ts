@@ -3,70 +3,21 @@ import { caller, requireAdmin } from '../auth/guard.ts';
 import { hashPassword } from '../auth/passwords.ts';
 import { revokeAllTokens } from '../auth/revocation.ts';
 import type { Core } from '../core.ts';
+import { updateRow } from '../db/rows.ts';
 import { conflict, forbidden, notFound } from '../http/problem.ts';
-import { created, errors, Locale, noContent, ok } from '../http/schemas.ts';
+import { created, errors, ListQuery, noContent, ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
+import {
+  AssistantSettingsPatch,
+  AssistantSettingsView,
+  assistantSettingsOf,
+  storedSettings,
+} from '../settings/definition.ts';
+import { Password, UserCreateBody, UserList, UserParams, UserPatchBody, UserView } from '../users/definition.ts';
 import { createUser, publicUser, setUserPassword, type UserRow } from '../users/users.ts';
 import { bool, collection, int } from './paths.ts';
 import type { Reports } from './reports.ts';
-
-const Role = Type.Union([Type.Literal('user'), Type.Literal('admin')]);
-const MaxChats = Type.Integer({ minimum: 0, maximum: 100_000 });
-const Limit = Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()]);
-/**
- * The user's own storage limit for documents, memory and reports, in MB of 1,000,000 bytes; null follows
- * SERVICE_USER_STORAGE_MB.
- */
-const StorageLimit = Type.Union([Type.Integer({ minimum: 0, maximum: 10_000_000 }), Type.Null()], {
-  description:
-    "The user's own storage limit for documents, memory entries and reports, in MB (1,000,000 bytes); null " +
-    'follows SERVICE_USER_STORAGE_MB',
-});
-const CreateBody = Type.Object(
-  {
-    email: Type.String({ format: 'email', maxLength: 254 }),
-    password: Type.String({ minLength: 1, maxLength: 1024 }),
-    role: Type.Optional(Role),
-    locale: Type.Optional(Locale),
-    max_chats: Type.Optional(MaxChats),
-    is_active: Type.Optional(Type.Boolean()),
-    max_ai_messages_per_day: Type.Optional(Limit),
-    max_ai_tokens_per_day: Type.Optional(Limit),
-    max_storage_mb: Type.Optional(StorageLimit),
-  },
-  { additionalProperties: false },
-);
-const PatchBody = Type.Object(
-  {
-    /** Sets a new password (e.g. for a user restored from a backup without secrets). */
-    password: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-    role: Type.Optional(Role),
-    max_chats: Type.Optional(MaxChats),
-    is_active: Type.Optional(Type.Boolean()),
-    max_ai_messages_per_day: Type.Optional(Limit),
-    max_ai_tokens_per_day: Type.Optional(Limit),
-    max_storage_mb: Type.Optional(StorageLimit),
-  },
-  { additionalProperties: false },
-);
-const Params = Type.Object({ user_id: Type.String({ format: 'uuid' }) });
-
-const SettingsSchema = Type.Object({
-  self_registration_enabled: Type.Boolean(),
-  default_max_chats: Type.Integer(),
-  default_max_ai_messages_per_day: Type.Integer(),
-  default_max_ai_tokens_per_day: Type.Integer(),
-});
-const SettingsPatch = Type.Object(
-  {
-    self_registration_enabled: Type.Optional(Type.Boolean()),
-    default_max_chats: Type.Optional(MaxChats),
-    default_max_ai_messages_per_day: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
-    default_max_ai_tokens_per_day: Type.Optional(Type.Integer({ minimum: 0, maximum: 1_000_000_000 })),
-  },
-  { additionalProperties: false },
-);
 
 /**
  * User administration and the assistant's settings. Deleting a user removes everything they own
@@ -92,11 +43,8 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       ...opts,
       schema: {
         tags,
-        querystring: Type.Object({
-          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-          before: Type.Optional(Type.String({ format: 'uuid' })),
-        }),
-        response: { ...ok('The users (`users`), newest first.') },
+        querystring: ListQuery,
+        response: { ...ok('The users (`users`), newest first.', UserList) },
       },
     },
     async (req) => {
@@ -117,8 +65,11 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       ...opts,
       schema: {
         tags,
-        body: CreateBody,
-        response: { ...created('The new user.'), ...errors([409, 'A user with this email exists (`email_taken`).']) },
+        body: UserCreateBody,
+        response: {
+          ...created('The new user.', UserView),
+          ...errors([409, 'A user with this email exists (`email_taken`).']),
+        },
       },
     },
     async (req, reply) => {
@@ -146,7 +97,7 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
 
   app.get(
     '/api/v1/admin/users/:user_id',
-    { ...opts, schema: { tags, params: Params, response: { ...ok('The user.') } } },
+    { ...opts, schema: { tags, params: UserParams, response: { ...ok('The user.', UserView) } } },
     async (req) => publicUser(await get(req.params.user_id)),
   );
 
@@ -156,10 +107,10 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       ...opts,
       schema: {
         tags,
-        params: Params,
-        body: PatchBody,
+        params: UserParams,
+        body: UserPatchBody,
         response: {
-          ...ok('The user as changed.'),
+          ...ok('The user as changed.', UserView),
           ...errors([409, 'This would leave no active administrator (`last_admin`).']),
         },
       },
@@ -183,20 +134,7 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       await core.db.tx(async (q) => {
         if (hash) await q.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, row.id]);
         if (revoke) await revokeAllTokens(q, row.id);
-        await q.run(
-          'UPDATE users SET role = ?, max_chats = ?, is_active = ?, max_ai_messages_per_day = ?, ' +
-            'max_ai_tokens_per_day = ?, max_storage_mb = ?, updated_at = ? WHERE id = ?',
-          [
-            next.role,
-            next.max_chats,
-            next.is_active,
-            next.max_ai_messages_per_day,
-            next.max_ai_tokens_per_day,
-            next.max_storage_mb,
-            core.clock.now().toISOString(),
-            row.id,
-          ],
-        );
+        await updateRow(q, 'users', { ...next, updated_at: core.clock.now().toISOString() }, { id: row.id });
         const admins = int(
           (
             await q.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND is_active = ?`, [
@@ -220,17 +158,14 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       ...opts,
       schema: {
         tags,
-        params: Params,
+        params: UserParams,
         summary: "Set a user's password",
         description:
           "Sets the user's password (8 characters or more, at most 72 bytes). Every token the user holds " +
           'stops working. A user restored from a backup without a password (password_set false, kept ' +
           'inactive for that reason) is activated and can log in with it. 404 for an unknown user.',
-        body: Type.Object(
-          { password: Type.String({ minLength: 1, maxLength: 1024 }) },
-          { additionalProperties: false },
-        ),
-        response: { ...ok('The user, with the new password set.') },
+        body: Type.Object({ password: Password }, { additionalProperties: false }),
+        response: { ...ok('The user, with the new password set.', UserView) },
       },
     },
     async (req) => {
@@ -245,7 +180,7 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       ...opts,
       schema: {
         tags,
-        params: Params,
+        params: UserParams,
         response: {
           ...noContent('Deleted, with everything the user owned.'),
           ...errors([403, "Not an administrator, or the administrator's own account."]),
@@ -261,18 +196,10 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
     },
   );
 
-  const readSettings = async () => {
-    const s = await core.settings.all();
-    return {
-      self_registration_enabled: s.self_registration_enabled === 'true',
-      default_max_chats: Number.parseInt(s.default_max_chats, 10),
-      default_max_ai_messages_per_day: Number.parseInt(s.default_max_ai_messages_per_day, 10),
-      default_max_ai_tokens_per_day: Number.parseInt(s.default_max_ai_tokens_per_day, 10),
-    };
-  };
+  const readSettings = async () => assistantSettingsOf(await core.settings.all());
   app.get(
     '/api/v1/admin/settings',
-    { ...opts, schema: { tags, response: { ...ok("The assistant's settings.", SettingsSchema) } } },
+    { ...opts, schema: { tags, response: { ...ok("The assistant's settings.", AssistantSettingsView) } } },
     readSettings,
   );
   app.patch(
@@ -281,15 +208,12 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       ...opts,
       schema: {
         tags,
-        body: SettingsPatch,
-        response: { ...ok("The assistant's settings as changed.", SettingsSchema) },
+        body: AssistantSettingsPatch,
+        response: { ...ok("The assistant's settings as changed.", AssistantSettingsView) },
       },
     },
     async (req) => {
-      const b = req.body;
-      const values: Record<string, string> = {};
-      for (const [k, v] of Object.entries(b)) if (v !== undefined) values[k] = String(v);
-      await core.settings.set(values);
+      await core.settings.set(storedSettings(req.body));
       return readSettings();
     },
   );

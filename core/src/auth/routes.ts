@@ -7,6 +7,7 @@ import { WindowLimiter } from '../http/rate-limit.ts';
 import { created, errors, Locale, noContent, ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
+import { Email, Password, Registered, Session, SetupState, UserView } from '../users/definition.ts';
 import { createUser, normalizeEmail, publicUser, type UserRow, userCount } from '../users/users.ts';
 import { bearerToken, caller, requireUser } from './guard.ts';
 import { KnownAddresses } from './login-limiter.ts';
@@ -15,19 +16,15 @@ import { revokeAllTokens, revokeToken } from './revocation.ts';
 import { SESSION_COOKIE, TOKEN_TTL_SECONDS } from './tokens.ts';
 
 const Credentials = Type.Object(
-  {
-    email: Type.String({ format: 'email', maxLength: 254 }),
-    password: Type.String({ minLength: 1, maxLength: 1024 }),
-    locale: Type.Optional(Locale),
-  },
+  { email: Email, password: Password, locale: Type.Optional(Locale) },
   { additionalProperties: false },
 );
 
+// Any text as the email: a login with a malformed address is refused like a wrong one (401), not 422.
 const LoginBody = Type.Object(
-  { email: Type.String({ minLength: 1, maxLength: 254 }), password: Type.String({ minLength: 1, maxLength: 1024 }) },
+  { email: Type.String({ minLength: 1, maxLength: 254 }), password: Password },
   { additionalProperties: false },
 );
-const Password = Type.String({ minLength: 1, maxLength: 1024 });
 
 /** Self-registrations accepted from one address per hour (each replica counts on its own). */
 const REGISTRATIONS_PER_HOUR = 10;
@@ -36,7 +33,7 @@ const REGISTERED = 'If no account uses this email yet, it has been created: log 
 export default async function authRoutes(app: App, core: Core): Promise<void> {
   const secureCookie = (req: FastifyRequest) => req.protocol === 'https';
   const now = () => core.clock.now().getTime();
-  const issue = async (req: FastifyRequest, reply: FastifyReply, row: UserRow) => {
+  const issue = async (req: FastifyRequest, reply: FastifyReply, row: UserRow): Promise<Session> => {
     const token = await core.tokens.issue(row.id, row.role, Number(row.token_version));
     reply.setCookie(SESSION_COOKIE, token, {
       httpOnly: true,
@@ -101,7 +98,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['auth'],
         security: [],
-        response: { ...ok('Whether the service still needs its first administrator (`needs_setup`).') },
+        response: { ...ok('Whether the service still needs its first administrator (`needs_setup`).', SetupState) },
       },
     },
     async () => ({ needs_setup: (await userCount(core.db)) === 0 }),
@@ -115,7 +112,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
         security: [],
         body: Credentials,
         response: {
-          ...created('The first administrator, logged in: `access_token`, `user` (and the session cookie).'),
+          ...created('The first administrator, logged in: `access_token`, `user` (and the session cookie).', Session),
           ...errors([409, 'Setup is already done (`setup_done`).']),
         },
       },
@@ -153,7 +150,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
           'doubles with every further failure, up to 15 minutes: 429 with Retry-After.',
         body: LoginBody,
         response: {
-          ...ok('Logged in: `access_token`, `expires_in`, `user` (and the session cookie).'),
+          ...ok('Logged in: `access_token`, `expires_in`, `user` (and the session cookie).', Session),
           ...errors(
             [401, 'The email or password is wrong, or the account is deactivated (`invalid_credentials`).'],
             [429, 'Too many failed attempts (`login_throttled`); Retry-After says when to try again.'],
@@ -212,7 +209,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
           'wrong current password is 422 and counts as a failed login.',
         body: Type.Object({ current_password: Password, password: Password }, { additionalProperties: false }),
         response: {
-          ...ok('The password is changed: a new `access_token` (and session cookie), as a login answers.'),
+          ...ok('The password is changed: a new `access_token` (and session cookie), as a login answers.', Session),
           ...errors([429, 'Too many failed attempts (`login_throttled`).']),
         },
       },
@@ -226,7 +223,10 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
 
   app.get(
     '/api/v1/users/me',
-    { schema: { tags: ['auth'], response: { ...ok("The caller's account.") } }, preHandler: requireUser(core) },
+    {
+      schema: { tags: ['auth'], response: { ...ok("The caller's account.", UserView) } },
+      preHandler: requireUser(core),
+    },
     async (req) => caller(req),
   );
 
@@ -248,7 +248,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
           { additionalProperties: false },
         ),
         response: {
-          ...ok("The caller's account as changed."),
+          ...ok("The caller's account as changed.", UserView),
           ...errors([429, 'Too many failed attempts at the current password (`login_throttled`).']),
         },
       },
@@ -282,7 +282,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
           'attempts an hour from one address (429 with Retry-After).',
         body: Credentials,
         response: {
-          ...created('Registered, or the email had an account already: the same answer either way.'),
+          ...created('Registered, or the email had an account already: the same answer either way.', Registered),
           ...errors(
             [403, 'Self-registration is disabled.'],
             [429, 'Too many registrations from this address (`registration_throttled`).'],

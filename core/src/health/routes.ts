@@ -1,6 +1,7 @@
 import type { Core } from '../core.ts';
 import { file, ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
+import { Health, Ready } from './definition.ts';
 
 const DB_CHECK_TIMEOUT_MS = 2000;
 
@@ -24,8 +25,14 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 export default async function healthRoutes(app: App, core: Core): Promise<void> {
   app.get(
     '/api/health',
-    { schema: { tags: ['health'], security: [], response: { ...ok('The service is up: `status` and `version`.') } } },
-    async () => ({ status: 'ok', version: core.version }),
+    {
+      schema: {
+        tags: ['health'],
+        security: [],
+        response: { ...ok('The service is up: `status` and `version`.', Health) },
+      },
+    },
+    async (): Promise<Health> => ({ status: 'ok', version: core.version }),
   );
 
   app.get(
@@ -35,15 +42,16 @@ export default async function healthRoutes(app: App, core: Core): Promise<void> 
         tags: ['health'],
         security: [],
         response: {
-          ...ok('Ready: `checks` (db, scheduler, plugins) all pass.'),
+          ...ok('Ready: `checks` (db, scheduler, plugins) all pass.', Ready),
           503: {
+            ...Ready,
             description:
               'Not ready: the same body, with `ready: false` and the failed checks in `errors` (not problem details).',
           },
         },
       },
     },
-    async (_req, reply) => {
+    async (_req, reply): Promise<Ready> => {
       const errors: string[] = [];
       let db = 'ok';
       try {

@@ -1,69 +1,13 @@
 import { hashPassword } from '../auth/passwords.ts';
 import { revokeAllTokens } from '../auth/revocation.ts';
 import type { Database, Queryable } from '../db/database.ts';
-import { Database as Db } from '../db/database.ts';
+import { insertRow } from '../db/rows.ts';
 import { newId, randomToken } from '../http/ids.ts';
 import { conflict, notFound } from '../http/problem.ts';
 import type { SelfMonitoringReceiver } from '../plugins/self-monitoring.ts';
+import { hasPassword, type Role, type UserRow } from './definition.ts';
 
-export type Role = 'user' | 'admin';
-export interface UserRow {
-  id: string;
-  email: string;
-  password_hash: string;
-  role: Role;
-  is_active: unknown;
-  locale: string;
-  max_chats: number;
-  max_ai_messages_per_day: number | null;
-  max_ai_tokens_per_day: number | null;
-  created_at: string;
-  updated_at: string;
-  /** The user's own storage limit in MB (assistant/storage.ts); null follows SERVICE_USER_STORAGE_MB. */
-  max_storage_mb?: number | string | null;
-  /** Written into each token issued; raised to revoke them all (auth/revocation.ts). */
-  token_version: number;
-}
-
-export interface PublicUser {
-  id: string;
-  email: string;
-  role: Role;
-  is_active: boolean;
-  locale: string;
-  max_chats: number;
-  max_ai_messages_per_day: number | null;
-  max_ai_tokens_per_day: number | null;
-  created_at: string;
-  updated_at: string;
-  /** The user's own storage limit for documents, memory and reports, in MB; null follows SERVICE_USER_STORAGE_MB. */
-  max_storage_mb: number | null;
-  /**
-   * False for a user restored from a backup without their password: nobody can log in as them until an administrator
-   * sets one.
-   */
-  password_set: boolean;
-}
-
-/** True when the stored hash is a bcrypt hash (a user restored without one holds a marker that never matches). */
-export const hasPassword = (hash: string | null | undefined): boolean => /^\$2[aby]\$/.test(hash ?? '');
-
-export function publicUser(u: UserRow): PublicUser {
-  return {
-    id: u.id,
-    email: u.email,
-    role: u.role,
-    is_active: Db.bool(u.is_active),
-    password_set: hasPassword(u.password_hash),
-    locale: u.locale,
-    max_chats: u.max_chats,
-    max_ai_messages_per_day: u.max_ai_messages_per_day,
-    max_ai_tokens_per_day: u.max_ai_tokens_per_day,
-    max_storage_mb: u.max_storage_mb == null ? null : Number(u.max_storage_mb),
-    created_at: u.created_at,
-    updated_at: u.updated_at,
-  };
-}
+export { hasPassword, type PublicUser, publicUser, type Role, type UserRow } from './definition.ts';
 
 export const normalizeEmail = (email: string): string => email.trim().toLowerCase();
 
@@ -74,9 +18,8 @@ export interface NewUser {
   locale?: string;
   max_chats: number;
   max_ai_messages_per_day?: number | null;
-  max_ai_tokens_per_day?:
-    | number
-    | null /** First-run setup: refuse (409) when any user exists, checked inside the transaction. */;
+  max_ai_tokens_per_day?: number | null;
+  /** First-run setup: refuse (409) when any user exists, checked inside the transaction. */
   onlyIfFirst?: boolean;
 }
 
@@ -100,24 +43,19 @@ export async function createUser(
       throw conflict('A user with this email already exists.', 'email_taken');
     const now = new Date().toISOString();
     const id = newId();
-    await q.run(
-      `INSERT INTO users (id, email, password_hash, role, is_active, locale, max_chats, max_ai_messages_per_day,
-        max_ai_tokens_per_day, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        id,
-        email,
-        hash,
-        u.role ?? 'user',
-        true,
-        u.locale ?? 'en',
-        u.max_chats,
-        u.max_ai_messages_per_day ?? null,
-        u.max_ai_tokens_per_day ?? null,
-        now,
-        now,
-      ],
-    );
+    await insertRow(q, 'users', {
+      id,
+      email,
+      password_hash: hash,
+      role: u.role ?? 'user',
+      is_active: true,
+      locale: u.locale ?? 'en',
+      max_chats: u.max_chats,
+      max_ai_messages_per_day: u.max_ai_messages_per_day ?? null,
+      max_ai_tokens_per_day: u.max_ai_tokens_per_day ?? null,
+      created_at: now,
+      updated_at: now,
+    });
     if (selfMonitoring) await ensureSelfMonitoring(q, id, selfMonitoring);
     return (await q.get<UserRow>('SELECT * FROM users WHERE id = ?', [id]))!;
   });
