@@ -1,4 +1,9 @@
-/** The start page: the relay at a glance, recent events and today's assistant usage. */
+/**
+ * The start page: the relay at a glance, charts of the last 30 days, recent events and today's assistant usage.
+ * Until its steps are done (and remembered in this browser), a first-run checklist leads. The checklist and the
+ * charts (uPlot) are chunks of their own, loaded when shown, so a first visit does not pay for them.
+ */
+import { useEffect, useState } from 'preact/hooks';
 import { get } from '../lib/api.ts';
 import { useAsync } from '../lib/hooks.ts';
 import { locale, num, relative, t } from '../lib/i18n.ts';
@@ -7,10 +12,51 @@ import { useQuota } from '../lib/quota.ts';
 import { sessionNow } from '../lib/session.ts';
 import type { Deferred, EventRow, Provider, Target, Tracker } from '../lib/types.ts';
 import { Card, Empty, ErrorNote, Loading, Page, StatusBadge } from '../ui/basics.tsx';
+import type { Stats } from '../ui/charts.tsx';
 import { eventLabel } from '../ui/labels.ts';
 import { LiveBadge } from '../ui/live.tsx';
 import { shownName } from '../ui/names.ts';
 import { QuotaBar } from '../ui/quota-bar.tsx';
+
+/** A module loaded when `when` first holds (null until then). */
+function useChunk<T>(load: () => Promise<T>, when: boolean): T | null {
+  const [mod, setMod] = useState<T | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  useEffect(() => {
+    if (!when || mod) return;
+    let alive = true;
+    load().then(
+      (m) => alive && setMod(() => m),
+      (err) => alive && setError(err),
+    );
+    return () => {
+      alive = false;
+    };
+  }, [when]);
+  if (error) throw error;
+  return mod;
+}
+const loadOnboarding = () => import('./onboarding.tsx');
+const loadCharts = () => import('../ui/charts.tsx');
+const onboardedKey = (userId: string) => `herald.onboarded.${userId}`;
+/** True when this browser remembers the user's first-run checklist as done. */
+function onboardedHere(userId: string): boolean {
+  try {
+    return localStorage.getItem(onboardedKey(userId)) === '1';
+  } catch {
+    return false;
+  }
+}
+/** Remembers the checklist as done (the checklist calls it when its last step ticks). */
+export function rememberOnboarded(userId: string): void {
+  try {
+    localStorage.setItem(onboardedKey(userId), '1');
+  } catch {
+    /* not remembered: the list shows, folded, next time too */
+  }
+}
+/** The browser's time zone, which the charts count days in. */
+const zone = () => Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
 
 export function OverviewPage() {
   const data = useAsync(async () => {
@@ -33,7 +79,14 @@ export function OverviewPage() {
   useLive(['event', 'deferred'], () => void data.reload());
   const { quota } = useQuota();
   const d = data.data;
-  const stats = d
+  const user = sessionNow().user;
+  const [remembered] = useState(() => Boolean(user && onboardedHere(user.id)));
+  const onboarding = useChunk(loadOnboarding, Boolean(d && user && !remembered));
+  const chartsWanted = Boolean(d && (remembered || d.events.length > 0));
+  const charts = useChunk(loadCharts, chartsWanted);
+  const stats = useAsync(async () => (chartsWanted ? get<Stats>('/api/stats', { tz: zone() }) : null), [chartsWanted]);
+  useLive(['event', 'delivery'], () => chartsWanted && void stats.reload());
+  const counts = d
     ? [
         { key: 'providers', n: d.providers.length, href: '#/providers' },
         { key: 'trackers', n: d.trackers.length, href: '#/trackers' },
@@ -45,7 +98,7 @@ export function OverviewPage() {
   return (
     <Page
       title={t('overview.title')}
-      subtitle={t('overview.greeting', { email: sessionNow().user?.email ?? '' })}
+      subtitle={t('overview.greeting', { email: user?.email ?? '' })}
       actions={<LiveBadge />}
     >
       <ErrorNote error={data.error} />
@@ -53,14 +106,17 @@ export function OverviewPage() {
         <Loading />
       ) : (
         <>
+          {user && !remembered && (onboarding ? <onboarding.Onboarding userId={user.id} data={d} /> : <Loading />)}
           <div class="stats-grid">
-            {stats.map((s) => (
+            {counts.map((s) => (
               <a key={s.key} class="card stat-card" href={s.href}>
                 <span class="stat-num">{num(s.n)}</span>
                 <span class="muted">{t(`nav.${s.key}`)}</span>
               </a>
             ))}
           </div>
+          {chartsWanted && (charts && stats.data ? <charts.Charts stats={stats.data} /> : <Loading />)}
+          <ErrorNote error={stats.error} />
           <div class="grid-2 align-start">
             <Card
               title={t('overview.recent_events')}
@@ -71,7 +127,12 @@ export function OverviewPage() {
               }
             >
               {!d.events.length ? (
-                <Empty>{t('events.empty')}</Empty>
+                <Empty>
+                  {d.providers.some((p) => p.kind !== 'bridge_self' && !p.core_managed)
+                    ? t('overview_next.no_events_yet')
+                    : t('overview_next.no_sources')}{' '}
+                  <a href="#/providers">{t('overview_next.to_sources')}</a>
+                </Empty>
               ) : (
                 <ul class="recent">
                   {d.events.map((e) => (
