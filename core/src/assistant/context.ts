@@ -4,6 +4,7 @@ import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
+import { PersonalContextView, PrimaryContextView } from './definitions/context.ts';
 import { int } from './paths.ts';
 
 /** The primary context; version 0 means it was never written. */
@@ -33,12 +34,6 @@ export async function personalContext(
   return row ? { content: row.content, updated_at: row.updated_at } : { content: '', updated_at: null };
 }
 
-const PrimarySchema = Type.Object({
-  content: Type.String(),
-  version: Type.Integer(),
-  updated_at: Type.Union([Type.String(), Type.Null()]),
-});
-const PersonalSchema = Type.Object({ content: Type.String(), updated_at: Type.Union([Type.String(), Type.Null()]) });
 /** Contexts may be empty (clears them); the primary one may be long, a personal one is message-sized. */
 const PrimaryBody = Type.Object({ content: Type.String({ maxLength: 200_000 }) }, { additionalProperties: false });
 const PersonalBody = Type.Object({ content: Type.String({ maxLength: 32_000 }) }, { additionalProperties: false });
@@ -48,7 +43,10 @@ export async function contextRoutes(app: App, core: Core): Promise<void> {
   app.get(
     '/api/v1/admin/context',
     {
-      schema: { tags: ['admin'], response: { ...ok('The primary context every chat starts with.', PrimarySchema) } },
+      schema: {
+        tags: ['admin'],
+        response: { ...ok('The primary context every chat starts with.', PrimaryContextView) },
+      },
       preHandler: requireAdmin(core),
     },
     async () => primaryContext(core.db),
@@ -60,7 +58,7 @@ export async function contextRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['admin'],
         body: PrimaryBody,
-        response: { ...ok('The primary context as saved, with its new version.', PrimarySchema) },
+        response: { ...ok('The primary context as saved, with its new version.', PrimaryContextView) },
       },
       preHandler: requireAdmin(core),
     },
@@ -80,7 +78,7 @@ export async function contextRoutes(app: App, core: Core): Promise<void> {
   app.get(
     '/api/v1/users/me/context',
     {
-      schema: { tags: ['assistant'], response: { ...ok('Your personal context.', PersonalSchema) } },
+      schema: { tags: ['assistant'], response: { ...ok('Your personal context.', PersonalContextView) } },
       preHandler: requireUser(core),
     },
     async (req) => personalContext(core.db, caller(req).id),
@@ -92,7 +90,7 @@ export async function contextRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['assistant'],
         body: PersonalBody,
-        response: { ...ok('Your personal context as saved.', PersonalSchema) },
+        response: { ...ok('Your personal context as saved.', PersonalContextView) },
       },
       preHandler: requireUser(core),
     },

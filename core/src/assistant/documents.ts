@@ -3,10 +3,18 @@ import multipart from '@fastify/multipart';
 import Type from 'typebox';
 import { caller, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
+import { insertRow } from '../db/rows.ts';
 import { newId } from '../http/ids.ts';
 import { HttpError, notFound, unprocessable } from '../http/problem.ts';
 import { created, errors, noContent, ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
+import {
+  type DocumentInfo,
+  DocumentList,
+  type DocumentRow,
+  DocumentView,
+  DocumentWithText,
+} from './definitions/document.ts';
 import { chunkDocument, documentContent, documentKind } from './document-text.ts';
 import { collection, int, likePattern, searchable } from './paths.ts';
 import { storeChunks } from './search.ts';
@@ -15,17 +23,7 @@ import { checkRoomLeft, reserveStorage, storageRoutes, storedBytes } from './sto
 /** Largest accepted upload; beyond it the answer is 413. */
 export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 
-interface DocRow {
-  id: string;
-  user_id: string;
-  filename: string;
-  media_type: string;
-  size_bytes: number;
-  content: string;
-  created_at: string;
-}
-
-const publicDoc = (r: DocRow, q?: string) => ({
+const publicDoc = (r: DocumentRow, q?: string): DocumentInfo => ({
   id: r.id,
   filename: r.filename,
   media_type: r.media_type,
@@ -78,7 +76,7 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
           tags,
           consumes: ['multipart/form-data'],
           response: {
-            ...created('The document as stored (without its text).'),
+            ...created('The document as stored (without its text).', DocumentView),
             ...errors(
               [
                 413,
@@ -143,7 +141,7 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
               ? 'The PDF has no text layer to extract (a scanned image?).'
               : 'The document is empty.',
           );
-        const row: DocRow = {
+        const row: DocumentRow = {
           id: newId(),
           user_id: caller(req).id,
           filename,
@@ -163,20 +161,7 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
             storedBytes(q.dialect, row.filename, row.content, ...chunks.map((c) => c.content)),
             'document',
           );
-          await q.run(
-            'INSERT INTO documents (id, user_id, filename, media_type, size_bytes, content, search_text, ' +
-              'created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
-            [
-              row.id,
-              row.user_id,
-              row.filename,
-              row.media_type,
-              row.size_bytes,
-              row.content,
-              searchable(row.filename, row.content),
-              row.created_at,
-            ],
-          );
+          await insertRow(q, 'documents', { ...row, search_text: searchable(row.filename, row.content) });
           await storeChunks(q, row, pages);
         });
         reply.code(201);
@@ -196,7 +181,7 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags,
         querystring: ListQuery,
-        response: { ...ok('Your documents (`documents`), newest first; with `q`, those that match.') },
+        response: { ...ok('Your documents (`documents`), newest first; with `q`, those that match.', DocumentList) },
       },
     },
     async (req) => {
@@ -212,7 +197,7 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
         params.push(q.before);
       }
       params.push(q.limit ?? 50);
-      const rows = await core.db.all<DocRow>(
+      const rows = await core.db.all<DocumentRow>(
         `SELECT * FROM documents WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`,
         params,
       );
@@ -221,7 +206,7 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
   );
 
   const own = async (userId: string, id: string) => {
-    const row = await core.db.get<DocRow>('SELECT * FROM documents WHERE id = ? AND user_id = ?', [id, userId]);
+    const row = await core.db.get<DocumentRow>('SELECT * FROM documents WHERE id = ? AND user_id = ?', [id, userId]);
     if (!row) throw notFound('Document');
     return row;
   };
@@ -229,7 +214,11 @@ export async function documentRoutes(app: App, core: Core): Promise<void> {
     '/api/v1/documents/:id',
     {
       ...opts,
-      schema: { tags, params: Params, response: { ...ok('The document with its extracted text (`content`).') } },
+      schema: {
+        tags,
+        params: Params,
+        response: { ...ok('The document with its extracted text (`content`).', DocumentWithText) },
+      },
     },
     async (req) => {
       const row = await own(caller(req).id, req.params.id);

@@ -1,60 +1,22 @@
 import Type from 'typebox';
 import { caller, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
+import { insertRow, updateRow } from '../db/rows.ts';
 import { newId } from '../http/ids.ts';
 import { notFound } from '../http/problem.ts';
-import { created, errors, noContent, ok } from '../http/schemas.ts';
+import { created, errors, noContent, ok, IdParams as Params } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
+import {
+  MemoryCreateBody,
+  MemoryEntryList,
+  type MemoryEntryRow,
+  MemoryEntryView,
+  MemoryPatchBody,
+  publicEntry,
+} from './definitions/memory-entry.ts';
 import { bool, collection, likePattern, searchable } from './paths.ts';
 import { reserveStorage, storedBytes } from './storage.ts';
 
-interface EntryRow {
-  id: string;
-  user_id: string;
-  content: string;
-  category: string | null;
-  recorded_at: string | null;
-  always_include: unknown;
-  created_at: string;
-  updated_at: string;
-}
-
-const publicEntry = (r: EntryRow) => ({
-  id: r.id,
-  content: r.content,
-  category: r.category,
-  recorded_at: r.recorded_at,
-  always_include: bool(r.always_include),
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-});
-/** Entries marked `always_include` go into the personal layer of every reply (see assemble.ts). */
-const AlwaysInclude = Type.Boolean({
-  description: 'Send this entry to the assistant with every message, not only when a search finds it.',
-});
-const Content = Type.String({ minLength: 1, maxLength: 32_000 });
-const Category = Type.Union([Type.String({ minLength: 1, maxLength: 100 }), Type.Null()]);
-/** A calendar date (`2025-03-01`) or an instant (`2025-03-01T08:30:00Z`). */
-const RecordedAt = Type.Union([Type.String({ format: 'date' }), Type.String({ format: 'date-time' }), Type.Null()]);
-const CreateBody = Type.Object(
-  {
-    content: Content,
-    category: Type.Optional(Category),
-    recorded_at: Type.Optional(RecordedAt),
-    always_include: Type.Optional(AlwaysInclude),
-  },
-  { additionalProperties: false },
-);
-const PatchBody = Type.Object(
-  {
-    content: Type.Optional(Content),
-    category: Type.Optional(Category),
-    recorded_at: Type.Optional(RecordedAt),
-    always_include: Type.Optional(AlwaysInclude),
-  },
-  { additionalProperties: false },
-);
-const Params = Type.Object({ id: Type.String({ format: 'uuid' }) });
 const ListQuery = Type.Object({
   q: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
   category: Type.Optional(Type.String({ minLength: 1, maxLength: 100 })),
@@ -76,7 +38,10 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
   const opts = { preHandler: requireUser(core) };
   const tags = ['assistant'];
   const own = async (userId: string, id: string) => {
-    const row = await core.db.get<EntryRow>('SELECT * FROM memory_entries WHERE id = ? AND user_id = ?', [id, userId]);
+    const row = await core.db.get<MemoryEntryRow>('SELECT * FROM memory_entries WHERE id = ? AND user_id = ?', [
+      id,
+      userId,
+    ]);
     if (!row) throw notFound('Memory entry');
     return row;
   };
@@ -90,7 +55,12 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags,
         querystring: ListQuery,
-        response: { ...ok('Your memory entries (`entries`), newest first; with `q` or `category`, those that match.') },
+        response: {
+          ...ok(
+            'Your memory entries (`entries`), newest first; with `q` or `category`, those that match.',
+            MemoryEntryList,
+          ),
+        },
       },
     },
     async (req) => {
@@ -110,7 +80,7 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
         params.push(q.before);
       }
       params.push(q.limit ?? 50);
-      const rows = await core.db.all<EntryRow>(
+      const rows = await core.db.all<MemoryEntryRow>(
         `SELECT * FROM memory_entries WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`,
         params,
       );
@@ -126,9 +96,9 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
       ...opts,
       schema: {
         tags,
-        body: CreateBody,
+        body: MemoryCreateBody,
         response: {
-          ...created('The new entry.'),
+          ...created('The new entry.', MemoryEntryView),
           ...errors([
             422,
             'The request does not pass validation, or the entry does not fit your storage limit ' +
@@ -145,21 +115,18 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
       // The entry counts against the user's storage (storage.ts): 422 when it does not fit.
       await core.db.tx(async (q) => {
         await reserveStorage(core, q, caller(req), storedBytes(q.dialect, b.content, category), 'memory entry');
-        await q.run(
-          'INSERT INTO memory_entries (id, user_id, content, category, recorded_at, always_include, ' +
-            'search_text, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          [
-            id,
-            caller(req).id,
-            b.content,
-            category,
-            normalizeWhen(b.recorded_at),
-            b.always_include ?? false,
-            searchable(b.content, category),
-            now,
-            now,
-          ],
-        );
+        const row: MemoryEntryRow = {
+          id,
+          user_id: caller(req).id,
+          content: b.content,
+          category,
+          recorded_at: normalizeWhen(b.recorded_at),
+          always_include: b.always_include ?? false,
+          search_text: searchable(b.content, category),
+          created_at: now,
+          updated_at: now,
+        };
+        await insertRow(q, 'memory_entries', { ...row });
       });
       reply.code(201);
       return publicEntry(await own(caller(req).id, id));
@@ -168,7 +135,7 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
 
   app.get(
     '/api/v1/memory/:id',
-    { ...opts, schema: { tags, params: Params, response: { ...ok('The entry.') } } },
+    { ...opts, schema: { tags, params: Params, response: { ...ok('The entry.', MemoryEntryView) } } },
     async (req) => publicEntry(await own(caller(req).id, req.params.id)),
   );
 
@@ -179,9 +146,9 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags,
         params: Params,
-        body: PatchBody,
+        body: MemoryPatchBody,
         response: {
-          ...ok('The entry as changed.'),
+          ...ok('The entry as changed.', MemoryEntryView),
           ...errors([
             422,
             'The request does not pass validation, or the change does not fit your storage limit ' +
@@ -206,11 +173,15 @@ export async function memoryRoutes(app: App, core: Core): Promise<void> {
           storedBytes(q.dialect, content, category) - storedBytes(q.dialect, row.content, row.category),
           'memory entry',
         );
-        await q.run(
-          'UPDATE memory_entries SET content = ?, category = ?, recorded_at = ?, always_include = ?, ' +
-            'search_text = ?, updated_at = ? WHERE id = ?',
-          [content, category, recorded, always, searchable(content, category), core.clock.now().toISOString(), row.id],
-        );
+        const set: Omit<MemoryEntryRow, 'id' | 'user_id' | 'created_at'> = {
+          content,
+          category,
+          recorded_at: recorded,
+          always_include: always,
+          search_text: searchable(content, category),
+          updated_at: core.clock.now().toISOString(),
+        };
+        await updateRow(q, 'memory_entries', { ...set }, { id: row.id });
       });
       return publicEntry(await own(row.user_id, row.id));
     },

@@ -4,6 +4,7 @@ import type { Core } from '../core.ts';
 import { unprocessable } from '../http/problem.ts';
 import { ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
+import { type AdminModels, AdminModelsView, ModelsView } from './definitions/models.ts';
 import type { ModelClient } from './model.ts';
 import {
   DefaultModel,
@@ -99,14 +100,13 @@ export class Models {
   }
 
   async routes(app: App): Promise<void> {
-    const Schema = Type.Object({ models: Type.Array(Type.Object({ id: Type.String() })), default: Type.String() });
     app.get(
       '/api/v1/models',
       {
         schema: {
           tags: ['assistant'],
           summary: 'Models users may choose for a chat, and the default',
-          response: { ...ok('The models you may choose (`models`) and the `default`.', Schema) },
+          response: { ...ok('The models you may choose (`models`) and the `default`.', ModelsView) },
         },
         preHandler: requireUser(this.core),
       },
@@ -116,17 +116,7 @@ export class Models {
       },
     );
 
-    const AdminSchema = Type.Object({
-      models_allowed: Type.Array(Type.String()),
-      default_model: Type.String(),
-      /** What the endpoint lists (null when it does not answer `GET /models`). */
-      endpoint_models: Type.Union([Type.Array(Type.String()), Type.Null()]),
-      /** AI_MODEL, used when `default_model` is empty. */
-      configured_model: Type.String(),
-      /** What users may pick now. */
-      effective: Type.Array(Type.String()),
-    });
-    const read = async () => {
+    const read = async (): Promise<AdminModels> => {
       const [conf, endpoint, c] = await Promise.all([this.configured(), this.endpointModels(), this.choice()]);
       return {
         models_allowed: conf.allowed,
@@ -144,7 +134,7 @@ export class Models {
         schema: {
           tags: ['admin'],
           summary: 'The models users may choose, the default, and what the endpoint lists',
-          response: { ...ok('The model settings and what the endpoint lists.', AdminSchema) },
+          response: { ...ok('The model settings and what the endpoint lists.', AdminModelsView) },
         },
       },
       read,
@@ -164,7 +154,7 @@ export class Models {
             { models_allowed: ModelsAllowed, default_model: DefaultModel },
             { additionalProperties: false },
           ),
-          response: { ...ok('The model settings as saved.', AdminSchema) },
+          response: { ...ok('The model settings as saved.', AdminModelsView) },
         },
       },
       async (req) => {

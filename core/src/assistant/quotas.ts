@@ -7,6 +7,7 @@ import { ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
 import type { PublicUser } from '../users/users.ts';
 import { dayKey, nextDayStart } from './day.ts';
+import { AdminUsageView, QuotaView } from './definitions/usage.ts';
 
 /** Today's usage against the effective limits, as the quota endpoint returns it. */
 export interface Quota {
@@ -188,25 +189,6 @@ export class Quotas {
   }
 }
 
-const QuotaSchema = Type.Object({
-  messages_used: Type.Integer(),
-  tokens_used: Type.Integer(),
-  message_limit: Type.Integer(),
-  token_limit: Type.Integer(),
-  messages_exceeded: Type.Boolean(),
-  tokens_exceeded: Type.Boolean(),
-  resets_at: Type.String({ format: 'date-time' }),
-});
-
-const UsageSchema = Type.Object({
-  date: Type.String(),
-  users: Type.Array(
-    Type.Object({ user_id: Type.String(), email: Type.String(), messages: Type.Integer(), tokens: Type.Integer() }),
-  ),
-  /** The day's replies and tokens per model, over all users. */
-  models: Type.Array(Type.Object({ model: Type.String(), messages: Type.Integer(), tokens: Type.Integer() })),
-});
-
 /** `GET /api/v1/chats/quota` and `GET /api/v1/admin/usage`. */
 export async function quotaRoutes(app: App, core: Core, quotas: Quotas): Promise<void> {
   app.get(
@@ -214,7 +196,7 @@ export async function quotaRoutes(app: App, core: Core, quotas: Quotas): Promise
     {
       schema: {
         tags: ['assistant'],
-        response: { ...ok("Today's use of your AI message and token limits.", QuotaSchema) },
+        response: { ...ok("Today's use of your AI message and token limits.", QuotaView) },
       },
       preHandler: requireUser(core),
     },
@@ -227,7 +209,7 @@ export async function quotaRoutes(app: App, core: Core, quotas: Quotas): Promise
       schema: {
         tags: ['admin'],
         querystring: Type.Object({ date: Type.Optional(Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$' })) }),
-        response: { ...ok("One day's AI use per user and per model.", UsageSchema) },
+        response: { ...ok("One day's AI use per user and per model.", AdminUsageView) },
       },
       preHandler: requireAdmin(core),
     },

@@ -3,11 +3,13 @@ import path from 'node:path';
 import Type from 'typebox';
 import { caller, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
+import { insertRow } from '../db/rows.ts';
 import { newId } from '../http/ids.ts';
 import { HttpError, notFound } from '../http/problem.ts';
-import { created, errors, file, noContent, ok } from '../http/schemas.ts';
+import { created, errors, file, ListQuery, noContent, ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
 import type { PublicUser } from '../users/users.ts';
+import { type Report, ReportCreateBody, ReportList, type ReportRow, ReportView } from './definitions/report.ts';
 import { collection, int } from './paths.ts';
 import { gatherReportData } from './report-data.ts';
 import { type RenderInput, ReportFontMissingError, type ReportLocale, reportString } from './report-pdf.ts';
@@ -15,29 +17,13 @@ import type { ReportWorkerResult } from './report-worker.ts';
 import { checkRoomLeft, reserveStorage } from './storage.ts';
 import { gate, runWorker } from './worker-job.ts';
 
-interface ReportRow {
-  id: string;
-  user_id: string;
-  title: string;
-  locale: ReportLocale;
-  size_bytes: number;
-  created_at: string;
-}
-
 /** The API shape; the storage path is never part of it. */
-export const publicReport = (r: ReportRow) => ({
+export const publicReport = (r: ReportRow): Report => ({
   id: r.id,
   title: r.title,
   locale: r.locale,
   created_at: r.created_at,
   size_bytes: int(r.size_bytes),
-});
-const ReportSchema = Type.Object({
-  id: Type.String(),
-  title: Type.String(),
-  locale: Type.String(),
-  created_at: Type.String(),
-  size_bytes: Type.Integer(),
 });
 
 /** What drawing one report may cost: its worker thread's time and heap; reports drawn at a time per process. */
@@ -90,10 +76,7 @@ export class Reports {
   }
 
   /** Builds, stores and records one report. A missing font becomes a 503 that names the package to install. */
-  async generate(
-    user: PublicUser,
-    opts: { title?: string; locale?: ReportLocale },
-  ): Promise<ReturnType<typeof publicReport>> {
+  async generate(user: PublicUser, opts: { title?: string; locale?: ReportLocale }): Promise<Report> {
     const locale: ReportLocale = opts.locale ?? (user.locale === 'ru' ? 'ru' : 'en');
     const title = opts.title?.trim() || reportString(locale, 'default_title');
     const now = this.core.clock.now();
@@ -131,10 +114,7 @@ export class Reports {
     try {
       await this.core.db.tx(async (q) => {
         await reserveStorage(this.core, q, user, row.size_bytes, 'report');
-        await q.run(
-          'INSERT INTO reports (id, user_id, title, locale, size_bytes, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-          [row.id, row.user_id, row.title, row.locale, row.size_bytes, row.created_at],
-        );
+        await insertRow(q, 'reports', { ...row });
       });
     } catch (err) {
       await fs.promises.rm(this.file(row), { force: true });
@@ -174,15 +154,9 @@ export class Reports {
         ...opts,
         schema: {
           tags,
-          body: Type.Object(
-            {
-              title: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
-              locale: Type.Optional(Type.Union([Type.Literal('en'), Type.Literal('ru')])),
-            },
-            { additionalProperties: false },
-          ),
+          body: ReportCreateBody,
           response: {
-            ...created('The report, generated and stored as a PDF.', ReportSchema),
+            ...created('The report, generated and stored as a PDF.', ReportView),
             ...errors(
               [
                 422,
@@ -209,11 +183,8 @@ export class Reports {
         ...opts,
         schema: {
           tags,
-          querystring: Type.Object({
-            limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 50 })),
-            before: Type.Optional(Type.String({ format: 'uuid' })),
-          }),
-          response: { ...ok('Your reports (`reports`), newest first.') },
+          querystring: ListQuery,
+          response: { ...ok('Your reports (`reports`), newest first.', ReportList) },
         },
       },
       async (req) => {
@@ -227,7 +198,7 @@ export class Reports {
     );
     app.get(
       '/api/v1/reports/:report_id',
-      { ...opts, schema: { tags, params: Params, response: { ...ok('The report.', ReportSchema) } } },
+      { ...opts, schema: { tags, params: Params, response: { ...ok('The report.', ReportView) } } },
       async (req) => publicReport(await this.own(caller(req).id, id(req))),
     );
     app.get(

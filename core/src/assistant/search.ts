@@ -10,6 +10,7 @@ import type { Database, Queryable } from '../db/database.ts';
 import { newId } from '../http/ids.ts';
 import { ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
+import { SearchResults } from './definitions/search.ts';
 import { chunkDocument } from './document-text.ts';
 import { excerpt, ftsQuery, ftsTerms, type Mode } from './fts.ts';
 import { bool } from './paths.ts';
@@ -210,15 +211,6 @@ const SearchQuery = Type.Object({
   }),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
 });
-const HitSchema = Type.Object({
-  chat_id: Type.String(),
-  chat_title: Type.String(),
-  message_id: Type.Union([Type.String(), Type.Null()]),
-  role: Type.Union([Type.Literal('user'), Type.Literal('assistant'), Type.Null()]),
-  snippet: Type.String(),
-  created_at: Type.String(),
-});
-
 /** `GET /api/v1/search`: the caller's chat titles and messages matching `q`. */
 export async function searchRoutes(app: App, core: Core): Promise<void> {
   app.get(
@@ -229,10 +221,7 @@ export async function searchRoutes(app: App, core: Core): Promise<void> {
         summary: "Search the caller's chats: titles first, then messages, each ranked; a message hit carries its id",
         querystring: SearchQuery,
         response: {
-          ...ok(
-            'The matches (`results`), chat titles first, then messages.',
-            Type.Object({ results: Type.Array(HitSchema) }),
-          ),
+          ...ok('The matches (`results`), chat titles first, then messages.', SearchResults),
         },
       },
       preHandler: requireUser(core),

@@ -1,55 +1,22 @@
-import Type, { type Static } from 'typebox';
+import type { Static } from 'typebox';
 import { caller, requireAdmin, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
+import { insertRow, updateRow } from '../db/rows.ts';
 import { newId } from '../http/ids.ts';
 import { forbidden, notFound } from '../http/problem.ts';
 import { created, errors, noContent, ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
+import {
+  publicSkill,
+  SkillCreateBody,
+  SkillList,
+  SkillParams,
+  SkillPatchBody,
+  type SkillRow,
+  SkillView,
+} from './definitions/skill.ts';
 import { collection } from './paths.ts';
-
-export interface SkillRow {
-  id: string;
-  owner_id: string | null;
-  scope: 'general' | 'personal';
-  name: string;
-  description: string | null;
-  prompt: string;
-  created_at: string;
-  updated_at: string;
-}
-
-export const SkillSchema = Type.Object({
-  id: Type.String(),
-  scope: Type.Union([Type.Literal('general'), Type.Literal('personal')]),
-  name: Type.String(),
-  description: Type.Union([Type.String(), Type.Null()]),
-  prompt: Type.String(),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
-const Name = Type.String({ minLength: 1, maxLength: 200 });
-const Description = Type.Union([Type.String({ maxLength: 2000 }), Type.Null()]);
-const Prompt = Type.String({ minLength: 1, maxLength: 32000 });
-const CreateBody = Type.Object(
-  { name: Name, description: Type.Optional(Description), prompt: Prompt },
-  { additionalProperties: false },
-);
-const PatchBody = Type.Object(
-  { name: Type.Optional(Name), description: Type.Optional(Description), prompt: Type.Optional(Prompt) },
-  { additionalProperties: false },
-);
-const Params = Type.Object({ skill_id: Type.String({ format: 'uuid' }) });
-
-export const publicSkill = (r: SkillRow) => ({
-  id: r.id,
-  scope: r.scope,
-  name: r.name,
-  description: r.description,
-  prompt: r.prompt,
-  created_at: r.created_at,
-  updated_at: r.updated_at,
-});
 
 /** A skill the user may use: any general skill, or one of their own personal skills. */
 export async function visibleSkill(db: Queryable, userId: string, skillId: string): Promise<SkillRow | undefined> {
@@ -59,25 +26,26 @@ export async function visibleSkill(db: Queryable, userId: string, skillId: strin
   ]);
 }
 
-async function create(core: Core, ownerId: string | null, b: Static<typeof CreateBody>): Promise<SkillRow> {
+async function create(core: Core, ownerId: string | null, b: Static<typeof SkillCreateBody>): Promise<SkillRow> {
   const id = newId();
   const now = core.clock.now().toISOString();
-  await core.db.run(
-    'INSERT INTO skills (id, owner_id, scope, name, description, prompt, created_at, updated_at) VALUES ' +
-      '(?, ?, ?, ?, ?, ?, ?, ?)',
-    [id, ownerId, ownerId ? 'personal' : 'general', b.name, b.description ?? null, b.prompt, now, now],
-  );
+  const row: SkillRow = {
+    id,
+    owner_id: ownerId,
+    scope: ownerId ? 'personal' : 'general',
+    name: b.name,
+    description: b.description ?? null,
+    prompt: b.prompt,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertRow(core.db, 'skills', { ...row });
   return (await core.db.get<SkillRow>('SELECT * FROM skills WHERE id = ?', [id]))!;
 }
 
-async function update(core: Core, row: SkillRow, b: Static<typeof PatchBody>): Promise<SkillRow> {
-  await core.db.run('UPDATE skills SET name = ?, description = ?, prompt = ?, updated_at = ? WHERE id = ?', [
-    b.name ?? row.name,
-    b.description === undefined ? row.description : b.description,
-    b.prompt ?? row.prompt,
-    core.clock.now().toISOString(),
-    row.id,
-  ]);
+async function update(core: Core, row: SkillRow, b: Static<typeof SkillPatchBody>): Promise<SkillRow> {
+  // A JSON body holds only the fields sent: each is a column of the same name.
+  await updateRow(core.db, 'skills', { ...b, updated_at: core.clock.now().toISOString() }, { id: row.id });
   return (await core.db.get<SkillRow>('SELECT * FROM skills WHERE id = ?', [row.id]))!;
 }
 
@@ -99,7 +67,7 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
       ...user,
       schema: {
         tags,
-        response: { ...ok('Your personal skills and the general ones (`skills`), each with its `scope`.') },
+        response: { ...ok('Your personal skills and the general ones (`skills`), each with its `scope`.', SkillList) },
       },
     },
     async (req) => {
@@ -114,7 +82,10 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
     app,
     'POST',
     '/api/v1/skills',
-    { ...user, schema: { tags, body: CreateBody, response: { ...created('The new personal skill.') } } },
+    {
+      ...user,
+      schema: { tags, body: SkillCreateBody, response: { ...created('The new personal skill.', SkillView) } },
+    },
     async (req, reply) => {
       reply.code(201);
       return publicSkill(await create(core, caller(req).id, req.body));
@@ -129,7 +100,7 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
   };
   app.get(
     '/api/v1/skills/:skill_id',
-    { ...user, schema: { tags, params: Params, response: { ...ok('The skill.') } } },
+    { ...user, schema: { tags, params: SkillParams, response: { ...ok('The skill.', SkillView) } } },
     async (req) => {
       const row = await visibleSkill(core.db, caller(req).id, req.params.skill_id);
       if (!row) throw notFound('Skill');
@@ -142,9 +113,12 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
       ...user,
       schema: {
         tags,
-        params: Params,
-        body: PatchBody,
-        response: { ...ok('The skill as changed.'), ...errors([403, 'A general skill is managed by administrators.']) },
+        params: SkillParams,
+        body: SkillPatchBody,
+        response: {
+          ...ok('The skill as changed.', SkillView),
+          ...errors([403, 'A general skill is managed by administrators.']),
+        },
       },
     },
     async (req) => publicSkill(await update(core, await ownPersonal(caller(req).id, req.params.skill_id), req.body)),
@@ -155,7 +129,7 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
       ...user,
       schema: {
         tags,
-        params: Params,
+        params: SkillParams,
         response: { ...noContent('Deleted.'), ...errors([403, 'A general skill is managed by administrators.']) },
       },
     },
@@ -176,7 +150,7 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
     app,
     'GET',
     '/api/v1/admin/skills',
-    { ...admin, schema: { tags: adminTags, response: { ...ok('The general skills (`skills`).') } } },
+    { ...admin, schema: { tags: adminTags, response: { ...ok('The general skills (`skills`).', SkillList) } } },
     async () => ({
       skills: (await core.db.all<SkillRow>(`SELECT * FROM skills WHERE scope = 'general' ORDER BY id`)).map(
         publicSkill,
@@ -187,7 +161,10 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
     app,
     'POST',
     '/api/v1/admin/skills',
-    { ...admin, schema: { tags: adminTags, body: CreateBody, response: { ...created('The new general skill.') } } },
+    {
+      ...admin,
+      schema: { tags: adminTags, body: SkillCreateBody, response: { ...created('The new general skill.', SkillView) } },
+    },
     async (req, reply) => {
       reply.code(201);
       return publicSkill(await create(core, null, req.body));
@@ -195,7 +172,10 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
   );
   app.get(
     '/api/v1/admin/skills/:skill_id',
-    { ...admin, schema: { tags: adminTags, params: Params, response: { ...ok('The general skill.') } } },
+    {
+      ...admin,
+      schema: { tags: adminTags, params: SkillParams, response: { ...ok('The general skill.', SkillView) } },
+    },
     async (req) => publicSkill(await general(req.params.skill_id)),
   );
   app.patch(
@@ -204,9 +184,9 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
       ...admin,
       schema: {
         tags: adminTags,
-        params: Params,
-        body: PatchBody,
-        response: { ...ok('The general skill as changed.') },
+        params: SkillParams,
+        body: SkillPatchBody,
+        response: { ...ok('The general skill as changed.', SkillView) },
       },
     },
     async (req) => publicSkill(await update(core, await general(req.params.skill_id), req.body)),
@@ -217,7 +197,7 @@ export async function skillRoutes(app: App, core: Core): Promise<void> {
       ...admin,
       schema: {
         tags: adminTags,
-        params: Params,
+        params: SkillParams,
         response: { ...noContent('Deleted; chats bound to it go on without a skill.') },
       },
     },

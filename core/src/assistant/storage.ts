@@ -17,13 +17,13 @@
  * The check runs inside the write's transaction, before the write and after a lock on the user's
  * row on PostgreSQL, so concurrent writes of one user cannot pass the limit together.
  */
-import Type from 'typebox';
 import { caller, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { HttpError } from '../http/problem.ts';
 import type { App } from '../http/server.ts';
 import type { PublicUser } from '../users/users.ts';
+import { StorageView } from './definitions/storage.ts';
 
 /** One MB as the limit counts it (and as the web client shows sizes). */
 export const MB = 1_000_000;
@@ -143,23 +143,6 @@ export function storageExceeded(what: StoredThing, limitMb: number, used: number
   });
 }
 
-const StorageSchema = Type.Object({
-  used_bytes: Type.Integer({
-    description:
-      'Bytes counted against the limit: documents (name, text and its search chunks), memory entries ' +
-      '(content and category), report PDFs',
-  }),
-  limit_bytes: Type.Integer(),
-  limit_mb: Type.Integer({ description: 'The limit in MB of 1,000,000 bytes' }),
-  custom_limit: Type.Boolean({
-    description: "True when an administrator set this user's own limit, false when it is SERVICE_USER_STORAGE_MB",
-  }),
-  exceeded: Type.Boolean({ description: 'True when nothing more can be stored' }),
-  documents_bytes: Type.Integer(),
-  memory_bytes: Type.Integer(),
-  reports_bytes: Type.Integer(),
-});
-
 /** `GET /api/v1/storage`: the caller's usage against their limit. */
 export async function storageRoutes(app: App, core: Core): Promise<void> {
   app.get(
@@ -174,7 +157,7 @@ export async function storageRoutes(app: App, core: Core): Promise<void> {
           'name, its text and the text again as search chunks; a memory entry its content and category; a ' +
           'report its PDF. An upload past the limit is refused with 413, a memory entry or report with 422 ' +
           '(`storage_quota_exceeded`).',
-        response: { 200: StorageSchema },
+        response: { 200: StorageView },
       },
       preHandler: requireUser(core),
     },
