@@ -30,6 +30,12 @@ const call = async (method: string, p: string, body?: unknown) => {
   return r.body;
 };
 
+// The second chunk of strings (every page but the overview and the login): which ones the browser fetched.
+const more: string[] = [];
+page.on('request', (r) => {
+  const m = /\/assets\/(more-[a-z]+)-[\w-]+\.js$/.exec(r.url());
+  if (m) more.push(m[1]!);
+});
 const checklist = page.getByTestId('onboarding');
 const progress = page.getByTestId('onboarding-progress');
 const doneSteps = async () =>
@@ -137,6 +143,13 @@ t.test('the checklist leads a new operator to the first event', async (t) => {
     await page.locator('.recent').getByText('First light', { exact: false }).waitFor();
     await page.getByTestId('charts').waitFor();
     t.equal(await checklist.count(), 0, 'no checklist');
+    t.same(more, [], 'the login and the overview (checklist and charts too) need only the first-visit strings');
+  });
+
+  await step('another page brings the rest of the strings', async () => {
+    await b.nav('Targets');
+    await page.getByText('Sink', { exact: true }).first().waitFor();
+    t.same(more, ['more-en'], 'loaded with the page');
   });
 
   t.same(b.problems, [], 'no console errors or missing strings');

@@ -3,7 +3,8 @@
  * `locales/<lang>/web.json` and the fragments in `locales/<lang>/web/*.json` (one per area of the
  * client, merged; a key lives in one file only), bundled and looked up by a dotted key. Plural forms live under
  * `<key>_<category>` with the categories of `Intl.PluralRules` for the language. Each language
- * is its own chunk, loaded before first render and on switching, so a page carries one.
+ * comes in two chunks: the strings a first visit shows (the shell, the login, the overview), loaded
+ * before first render and on switching, and the rest (`loadMore`), loaded with any other page.
  */
 
 export type Locale = 'en' | 'ru';
@@ -22,19 +23,42 @@ export function flatten(tree: Tree, prefix = '', out: Record<string, string> = {
   return out;
 }
 
-/** Each language is one chunk holding its main file and its fragments (core/web/src/locales/web-<lang>.ts). */
+/** A language's first-visit strings (core/web/src/locales/web-<lang>.ts, split by the build: locales/first-visit.ts). */
 const loaders: Record<Locale, () => Promise<Tree[]>> = {
   en: () => import('../locales/web-en.ts').then((m) => m.default as Tree[]),
   ru: () => import('../locales/web-ru.ts').then((m) => m.default as Tree[]),
 };
+/** The rest of a language's strings (core/web/src/locales/more-<lang>.ts). */
+const more: Record<Locale, () => Promise<Tree[]>> = {
+  en: () => import('../locales/more-en.ts').then((m) => m.default as Tree[]),
+  ru: () => import('../locales/more-ru.ts').then((m) => m.default as Tree[]),
+};
 const dictionaries: Partial<Record<Locale, Record<string, string>>> = {};
+const complete = new Set<Locale>();
+const completing: Partial<Record<Locale, Promise<void>>> = {};
 
-/** Fetches a language's strings once. */
+/** Fetches a language's first-visit strings once. */
 export async function loadLocale(l: Locale): Promise<void> {
   if (dictionaries[l]) return;
   const out: Record<string, string> = {};
   for (const tree of await loaders[l]()) flatten(tree, '', out);
   dictionaries[l] = out;
+}
+
+/** Fetches the rest of a language's strings once (every page but the overview loads them first: ui/lazy.tsx). */
+export function loadMore(l: Locale = current): Promise<void> {
+  if (complete.has(l)) return Promise.resolve();
+  completing[l] ??= (async () => {
+    await loadLocale(l);
+    const rest: Record<string, string> = {};
+    for (const tree of await more[l]()) flatten(tree, '', rest);
+    Object.assign(dictionaries[l]!, rest);
+    complete.add(l);
+  })().catch((err) => {
+    delete completing[l];
+    throw err;
+  });
+  return completing[l]!;
 }
 
 function initialLocale(): Locale {
@@ -57,6 +81,8 @@ export const locale = (): Locale => current;
 export async function setLocale(l: Locale): Promise<void> {
   if (l === current && dictionaries[l]) return;
   await loadLocale(l);
+  // A page beyond the overview is showing (or was): it needs the rest of the new language too.
+  if (complete.has(current)) await loadMore(l);
   current = l;
   plural = new Intl.PluralRules(l);
   try {
@@ -92,6 +118,14 @@ export function t(key: string, vars?: Vars): string {
   if (vars && typeof vars.count === 'number') s = dict[`${key}_${plural.select(vars.count)}`] ?? dict[`${key}_other`];
   s ??= dict[key];
   if (s === undefined) {
+    // Not among the first visit's strings: fetch the rest and draw again (blank meanwhile).
+    if (!complete.has(current)) {
+      const l = current;
+      void loadMore(l).then(() => {
+        if (l === current) for (const fn of listeners) fn(l);
+      });
+      return '';
+    }
     console.warn(`missing string ${key}`);
     return key;
   }

@@ -1,12 +1,7 @@
 /**
- * Every web string of one language in one chunk: locales/en/web.json and the area fragments in
- * locales/en/web/*.json, bundled together (the i18n module loads this chunk when the language is used).
+ * The English strings a first visit needs (locales/first-visit.ts), from locales/en/web.json and the area fragments
+ * in locales/en/web/*.json, bundled by the build; more-en.ts holds the rest.
  */
-const files = import.meta.glob<{ default: unknown }>(
-  ['../../../../locales/en/web.json', '../../../../locales/en/web/*.json'],
-  { eager: true },
-);
+import strings from 'virtual:herald-strings/en/first';
 
-export default Object.keys(files)
-  .sort()
-  .map((k) => files[k]!.default);
+export default [strings];

@@ -1,12 +1,7 @@
 /**
- * Every web string of one language in one chunk: locales/ru/web.json and the area fragments in
- * locales/ru/web/*.json, bundled together (the i18n module loads this chunk when the language is used).
+ * The Russian strings a first visit needs (locales/first-visit.ts), from locales/ru/web.json and the area fragments
+ * in locales/ru/web/*.json, bundled by the build; more-ru.ts holds the rest.
  */
-const files = import.meta.glob<{ default: unknown }>(
-  ['../../../../locales/ru/web.json', '../../../../locales/ru/web/*.json'],
-  { eager: true },
-);
+import strings from 'virtual:herald-strings/ru/first';
 
-export default Object.keys(files)
-  .sort()
-  .map((k) => files[k]!.default);
+export default [strings];

@@ -1,6 +1,7 @@
-/** A page whose code loads on first visit (keeps the first download small). */
+/** A page whose code loads on first visit, with the strings beyond the first visit's (keeps the first download small). */
 import type { FunctionComponent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { loadMore } from '../lib/i18n.ts';
 import { ErrorNote, Loading } from './basics.tsx';
 
 type Props = { params: Record<string, string> };
@@ -13,8 +14,8 @@ export function lazyPage(load: () => Promise<FunctionComponent<Props>>): Functio
     const [error, setError] = useState<unknown>(null);
     useEffect(() => {
       if (loaded) return;
-      pending ??= load()
-        .then((c) => (loaded = c))
+      pending ??= Promise.all([load(), loadMore()])
+        .then(([c]) => (loaded = c))
         .catch((err) => {
           pending = null;
           throw err;
