@@ -13,6 +13,7 @@ import type { ReportList, ReportView } from './definitions/report.ts';
 import type { SearchHitView, SearchResults as SearchResultsSchema } from './definitions/search.ts';
 import type { SkillList, SkillScope as SkillScopeSchema, SkillView } from './definitions/skill.ts';
 import type { StorageView } from './definitions/storage.ts';
+import type { ToolCallOutcomeView } from './definitions/tool-call.ts';
 import type { AdminUsageView, QuotaView } from './definitions/usage.ts';
 
 export type SkillScope = Static<typeof SkillScopeSchema>;
@@ -48,3 +49,5 @@ export type PersonalContext = Static<typeof PersonalContextView>;
 /** `GET /api/v1/search`. */
 export type SearchHit = Static<typeof SearchHitView>;
 export type SearchResults = Static<typeof SearchResultsSchema>;
+/** `POST /api/v1/chats/{chat_id}/tool-calls/{id}`: how the user's decision on a proposal went. */
+export type ToolCallOutcome = Static<typeof ToolCallOutcomeView>;

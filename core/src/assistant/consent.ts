@@ -18,6 +18,7 @@ import { conflict, notFound } from '../http/problem.ts';
 import { errors, ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
 import { ChatParams, ownChat } from './chats.ts';
+import { type ToolCallOutcome, ToolCallOutcomeView } from './definitions/tool-call.ts';
 import { ToolInputError } from './event-search.ts';
 import { carryOut } from './lab-actions.ts';
 
@@ -155,12 +156,7 @@ export class Consents {
    * out. 404 for another user's chat or call; 409 `tool_call_expired` once it expired or its reply
    * stopped, `tool_call_decided` once it was answered.
    */
-  async decide(
-    userId: string,
-    chatId: string,
-    id: string,
-    approve: boolean,
-  ): Promise<{ id: string; name: string; status: string; result: Record<string, unknown> | null }> {
+  async decide(userId: string, chatId: string, id: string, approve: boolean): Promise<ToolCallOutcome> {
     const db = this.core.db;
     await ownChat(db, userId, chatId);
     const row = await db.get<CallRow>(
@@ -205,7 +201,7 @@ export class Consents {
       [now, id, now],
     );
     if (taken !== 1) throw await closed();
-    let status = 'done';
+    let status: ToolCallOutcome['status'] = 'done';
     let result: Record<string, unknown>;
     try {
       result = await carryOut(this.core, userId, row.name, Db.json<Record<string, unknown>>(row.arguments, {}));
@@ -247,7 +243,10 @@ export async function consentRoutes(app: App, core: Core, consents: Consents): P
         params: CallParams,
         body: DecisionBody,
         response: {
-          ...ok('The outcome: `status` `done` (with `result`), `failed` (`result.error` says why) or `refused`.'),
+          ...ok(
+            'The outcome: `status` `done` (with `result`), `failed` (`result.error` says why) or `refused`.',
+            ToolCallOutcomeView,
+          ),
           ...errors([409, 'The proposal expired or was answered already (`tool_call_expired`, `tool_call_decided`).']),
         },
       },

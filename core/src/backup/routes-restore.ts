@@ -17,6 +17,7 @@ import { CONFLICT_MODES, type ConflictMode } from './planner.ts';
 import { planRestore } from './restore.ts';
 import { cancelPending, type PendingRestore, pendingView, readPending, writePending } from './staged.ts';
 import { MAX_UPLOAD_BYTES, readBackupUpload } from './upload.ts';
+import { RestartingView, StagedRestoreView } from './views.ts';
 
 const tags = ['backup'];
 const PrepareQuery = Type.Object({
@@ -40,7 +41,7 @@ export async function restoreRoutes(app: App, core: Core): Promise<void> {
           querystring: PrepareQuery,
           consumes: ['multipart/form-data'],
           response: {
-            ...created('The restore is staged: its plan summary; it is applied at the next start.'),
+            ...created('The restore is staged: its plan summary; it is applied at the next start.', StagedRestoreView),
             ...errors(
               [
                 409,
@@ -98,7 +99,10 @@ export async function restoreRoutes(app: App, core: Core): Promise<void> {
         tags,
         summary: 'Show the staged restore',
         description: 'The staged restore with its plan summary; 204 (no body) when nothing is staged.',
-        response: { ...ok('The staged restore with its plan summary.'), ...noContent('Nothing is staged.') },
+        response: {
+          ...ok('The staged restore with its plan summary.', StagedRestoreView),
+          ...noContent('Nothing is staged.'),
+        },
       },
       onRequest,
     },
@@ -132,7 +136,7 @@ export async function restoreRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags,
         response: {
-          ...accepted('Restarting to apply the staged restore (`state: restarting`).'),
+          ...accepted('Restarting to apply the staged restore (`state: restarting`).', RestartingView),
           ...errors(
             [403, 'Not an administrator, or not a same-origin request.'],
             [404, 'Nothing is staged.'],
@@ -170,7 +174,7 @@ export async function restoreRoutes(app: App, core: Core): Promise<void> {
         reply.raw.once('finish', () => setImmediate(() => (restart as () => void)()));
       }
       reply.code(202);
-      return { state: 'restarting' };
+      return { state: 'restarting' as const };
     },
   );
 }

@@ -3,7 +3,7 @@
  * `GET /api/backup/export`, `GET, PUT /api/backup/scheduled`. The restore routes are in `routes-restore.ts`.
  */
 import fs from 'node:fs';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { requireAdmin } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
 import { notFound, unprocessable } from '../http/problem.ts';
@@ -30,7 +30,7 @@ const ScheduleBody = Type.Object(
 
 export async function backupRoutes(app: App, core: Core): Promise<void> {
   const onRequest = requireAdmin(core);
-  const mode = (q: unknown): SecretsModeT => (q as { secrets_mode?: SecretsModeT }).secrets_mode ?? 'exclude';
+  const mode = (q: Static<typeof ModeQuery>): SecretsModeT => q.secrets_mode ?? 'exclude';
 
   app.post(
     '/api/backup/files',

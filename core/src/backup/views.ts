@@ -1,0 +1,48 @@
+/**
+ * What the backup routes answer about a staged restore (`POST /api/backup/prepare-restore`,
+ * `GET /api/backup/pending-restore`): the pending file without its backup (staged.ts `pendingView`),
+ * with the planner's summary (planner.ts `Summary`). Entries are open objects: a planner that adds a
+ * field to one shows it without an edit here.
+ */
+import Type, { type Static } from 'typebox';
+import { CONFLICT_MODES } from './planner.ts';
+
+const Entry = (extra: Record<string, ReturnType<typeof Type.Optional>> = {}) =>
+  Type.Object(
+    { table: Type.String(), id: Type.String(), reason: Type.String(), ...extra },
+    { additionalProperties: true },
+  );
+
+export const RestoreSummaryView = Type.Object({
+  /** Per table: records created, replaced, kept as they are here, and unchanged. */
+  counts: Type.Record(
+    Type.String(),
+    Type.Object({ created: Type.Integer(), replaced: Type.Integer(), kept: Type.Integer(), unchanged: Type.Integer() }),
+  ),
+  conflicts: Type.Array(Entry({ ambiguous: Type.Optional(Type.Boolean()) })),
+  skipped: Type.Array(Entry()),
+  /** Records restored disabled (or users inactive) because a secret was not in the backup. */
+  disabled: Type.Array(Entry()),
+  warnings: Type.Array(Type.String()),
+});
+
+export const StagedRestoreView = Type.Object({
+  state: Type.Literal('staged'),
+  staged_at: Type.String(),
+  staged_by: Type.String({ description: 'The administrator who staged it' }),
+  conflict_mode: Type.Enum([...CONFLICT_MODES]),
+  source: Type.Object({ filename: Type.String(), size_bytes: Type.Integer(), sha256: Type.String() }),
+  backup: Type.Object({
+    format_version: Type.Integer(),
+    service_version: Type.String(),
+    created_at: Type.String(),
+    secrets_mode: Type.String(),
+    /** Set when the backup was written by an older version and migrated on reading. */
+    migrated_from: Type.Optional(Type.Object({ service_version: Type.String(), format_version: Type.Integer() })),
+  }),
+  summary: RestoreSummaryView,
+});
+export type StagedRestore = Static<typeof StagedRestoreView>;
+
+/** `POST /api/backup/apply-restart`. */
+export const RestartingView = Type.Object({ state: Type.Literal('restarting') });
