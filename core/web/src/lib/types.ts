@@ -1,4 +1,15 @@
-/** Shapes of the public API's JSON, as far as the client reads them. */
+/**
+ * Shapes of the public API's JSON. Those the server defines come from its TypeBox definitions as types
+ * only (`import type`, erased by Vite: no server code reaches the bundle); the rest are still written here.
+ */
+import type { Static } from 'typebox';
+import type {
+  TrackerCreateBody as TrackerCreateBodySchema,
+  TrackerPatchBody as TrackerPatchBodySchema,
+  TrackerSettings,
+} from '../../../src/relay/definitions/tracker.ts';
+import type { QuietHours as ServerQuietHours } from '../../../src/relay/vocabulary.ts';
+import type { Locale } from './i18n.ts';
 
 export type Role = 'user' | 'admin';
 export interface User {
@@ -85,7 +96,31 @@ export interface Provider {
   webhook_example: string | null;
   /** A kind that takes mail while the service's SMTP listener is off. */
   smtp_listener_off: boolean;
+  /** Hosts (or address ranges) this provider may reach besides the public internet; set by an administrator. */
+  outbound_allow: string[];
+  outbound_allow_warnings: AllowWarning[];
 }
+/** An allow-list entry wider than one host or a small range, and why. */
+export interface AllowWarning {
+  entry: string;
+  code: string;
+  message: string;
+}
+/** How the generic webhook authenticates a sender. */
+export type AuthMode = 'hmac_sha256' | 'bearer' | 'none';
+/** POST /api/providers' body (written here until the server exports it); the auth settings are the
+ *  generic webhook's top-level aliases of its config fields. */
+export interface ProviderCreateBody {
+  kind: string;
+  name: string;
+  config: Record<string, unknown>;
+  enabled?: boolean;
+  outbound_allow?: string[];
+  auth_mode?: AuthMode;
+  acknowledge_unauthenticated?: boolean;
+}
+/** PATCH /api/providers/:id's body: what is left out keeps its value. */
+export type ProviderPatchBody = Partial<Omit<ProviderCreateBody, 'kind'>>;
 export interface ConnectionValue {
   key: string;
   label: string;
@@ -94,30 +129,24 @@ export interface ConnectionValue {
   secret: boolean;
 }
 
-export interface QuietHours {
-  start: string;
-  end: string;
-  timezone: string;
-}
-export interface Tracker {
+/** The tracker's settings, create and change bodies, as the server defines them (types only: erased by Vite). */
+export type { TrackerSettings } from '../../../src/relay/definitions/tracker.ts';
+export type TrackerCreateBody = Static<typeof TrackerCreateBodySchema>;
+export type TrackerPatchBody = Static<typeof TrackerPatchBodySchema>;
+export type { QuietPolicy, QuietRelease } from '../../../src/relay/vocabulary.ts';
+/** A quiet-hours window (a tracker's `quiet_hours` when it has one). */
+export type QuietHours = NonNullable<ServerQuietHours>;
+export interface Tracker extends TrackerSettings {
   id: string;
   provider_id: string;
   provider_kind: string;
-  name: string;
-  /** The operator's own note on what the tracker is for. */
-  description: string | null;
-  enabled: boolean;
-  event_types: Record<string, boolean>;
-  quiet_hours: QuietHours | null;
-  quiet_policies: Record<string, string>;
-  config: Record<string, unknown>;
   secrets_set: string[];
-  /** How deferred notifications go out when the quiet hours end: one by one, or one digest per target. */
-  quiet_release?: 'each' | 'digest';
   target_ids: string[];
   consecutive_poll_failures: number;
   last_poll_at: string | null;
   last_poll_error: string | null;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface Target {
@@ -131,8 +160,27 @@ export interface Target {
   consecutive_failures: number;
   last_error: string | null;
   plugin_enabled: boolean;
+  /** Hosts (or address ranges) this target may reach besides the public internet; set by an administrator. */
+  outbound_allow: string[];
+  /** Entries wider than one host or a small range, each with why. */
+  outbound_allow_warnings: AllowWarning[];
+  /** Update the earlier message of the same thing instead of posting a new one, where the channel can. */
+  update_messages: boolean;
   created_at: string;
+  updated_at: string;
 }
+/** POST /api/targets' body (written here until the server exports it). */
+export interface TargetCreateBody {
+  kind: string;
+  name: string;
+  config: Record<string, unknown>;
+  locale: Locale;
+  enabled?: boolean;
+  outbound_allow?: string[];
+  update_messages?: boolean;
+}
+/** PATCH /api/targets/:id's body: what is left out keeps its value. */
+export type TargetPatchBody = Partial<Omit<TargetCreateBody, 'kind'>>;
 
 export interface Bot {
   id: string;

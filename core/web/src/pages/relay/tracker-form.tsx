@@ -4,9 +4,18 @@
  */
 import { useState } from 'preact/hooks';
 import { api, patch, post } from '../../lib/api.ts';
+import { oneOf, useForm } from '../../lib/form.ts';
 import { t, tOr } from '../../lib/i18n.ts';
 import { cleanConfig, initialConfig } from '../../lib/schema.ts';
-import type { Plugin, Provider, QuietHours, Target, Tracker } from '../../lib/types.ts';
+import type {
+  Plugin,
+  Provider,
+  QuietPolicy,
+  QuietRelease,
+  Target,
+  Tracker,
+  TrackerCreateBody,
+} from '../../lib/types.ts';
 import { Badge, Button, ErrorNote } from '../../ui/basics.tsx';
 import { InlineMd } from '../../ui/inline-md.tsx';
 import { eventLabel, kindLabel, severityLabel } from '../../ui/labels.ts';
@@ -15,8 +24,23 @@ import { shownName } from '../../ui/names.ts';
 import { FixBelow, SchemaForm, useFormChecks } from '../../ui/schema-form.tsx';
 import { browserZone, TimeZoneSelect } from '../../ui/timezone.tsx';
 
-const POLICIES = ['defer', 'send', 'drop'] as const;
-const RELEASES = ['each', 'digest'] as const;
+const POLICIES: readonly QuietPolicy[] = ['defer', 'send', 'drop'];
+const RELEASES: readonly QuietRelease[] = ['each', 'digest'];
+
+/** What the form edits: the create body with every setting present (the plugin's config kept apart). */
+type Values = Omit<Required<TrackerCreateBody>, 'config'>;
+
+/** A tracker's settings, or a new one's (the server's defaults). */
+const valuesOf = (tracker: Tracker | undefined, providerId: string): Values => ({
+  provider_id: tracker?.provider_id ?? providerId,
+  name: tracker?.name ?? '',
+  description: tracker?.description ?? null,
+  enabled: tracker?.enabled ?? true,
+  event_types: tracker?.event_types ?? {},
+  quiet_hours: tracker?.quiet_hours ?? null,
+  quiet_policies: tracker?.quiet_policies ?? {},
+  quiet_release: tracker?.quiet_release ?? 'each',
+});
 
 interface Props {
   plugins: Plugin[];
@@ -28,19 +52,13 @@ interface Props {
 }
 
 export function TrackerForm({ plugins, providers, targets, tracker, onClose, onSaved }: Props) {
-  const [providerId, setProviderId] = useState(
-    tracker?.provider_id ?? providers.find((p) => !p.core_managed)?.id ?? providers[0]?.id ?? '',
+  const form = useForm<Values>(() =>
+    valuesOf(tracker, providers.find((p) => !p.core_managed)?.id ?? providers[0]?.id ?? ''),
   );
+  const { provider_id: providerId, event_types: types, quiet_hours: quiet, quiet_policies: policies } = form.values;
   const provider = providers.find((p) => p.id === providerId);
   const plugin = plugins.find((p) => p.kind === 'provider' && p.id === provider?.kind);
   const events = Object.entries(plugin?.events ?? {});
-  const [name, setName] = useState(tracker?.name ?? '');
-  const [description, setDescription] = useState(tracker?.description ?? '');
-  const [enabled, setEnabled] = useState(tracker?.enabled ?? true);
-  const [types, setTypes] = useState<Record<string, boolean>>(tracker?.event_types ?? {});
-  const [quiet, setQuiet] = useState<QuietHours | null>(tracker?.quiet_hours ?? null);
-  const [policies, setPolicies] = useState<Record<string, string>>(tracker?.quiet_policies ?? {});
-  const [release, setRelease] = useState<'each' | 'digest'>(tracker?.quiet_release ?? 'each');
   const [config, setConfig] = useState(() => initialConfig(plugin?.tracker_schema, tracker?.config));
   const [linked, setLinked] = useState<string[]>(tracker?.target_ids ?? []);
   const [busy, setBusy] = useState(false);
@@ -49,9 +67,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
   const [placed, setPlaced] = useState(false);
 
   const pickProvider = (id: string) => {
-    setProviderId(id);
-    setTypes({});
-    setPolicies({});
+    form.merge({ provider_id: id, event_types: {}, quiet_policies: {} });
     setConfig(
       initialConfig(
         plugins.find((p) => p.kind === 'provider' && p.id === providers.find((x) => x.id === id)?.kind)?.tracker_schema,
@@ -69,16 +85,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
     setPlaced(false);
     const eventTypes: Record<string, boolean> = {};
     for (const [type] of events) eventTypes[type] = types[type] !== false;
-    const body: Record<string, unknown> = {
-      provider_id: providerId,
-      name,
-      description: description.trim() || null,
-      enabled,
-      event_types: eventTypes,
-      quiet_hours: quiet,
-      quiet_policies: policies,
-      quiet_release: release,
-    };
+    const body: TrackerCreateBody = { ...form.values, event_types: eventTypes };
     if (plugin?.tracker_schema?.properties)
       body.config = cleanConfig(plugin.tracker_schema, config, tracker?.secrets_set);
     try {
@@ -119,13 +126,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
           </label>
           <label class="field">
             <span class="field-label">{t('common.name')}</span>
-            <input
-              required
-              maxLength={200}
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
-              data-testid="tracker-name"
-            />
+            <input required maxLength={200} {...form.text('name')} data-testid="tracker-name" />
           </label>
         </div>
         <label class="field">
@@ -133,8 +134,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
           <textarea
             maxLength={500}
             rows={2}
-            value={description}
-            onInput={(e) => setDescription(e.currentTarget.value)}
+            {...form.optionalText('description')}
             aria-describedby="tracker-description-help"
             data-testid="tracker-description"
           />
@@ -143,7 +143,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
           </small>
         </label>
         <label class="check">
-          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
+          <input type="checkbox" {...form.check('enabled')} />
           <span>{t('common.enabled')}</span>
         </label>
 
@@ -157,7 +157,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                   <input
                     type="checkbox"
                     checked={types[type] !== false}
-                    onChange={(e) => setTypes({ ...types, [type]: e.currentTarget.checked })}
+                    onChange={(e) => form.set('event_types', { ...types, [type]: e.currentTarget.checked })}
                     data-testid={`event-${type}`}
                   />
                   <span>
@@ -184,11 +184,11 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                     <select
                       value={policies[type] ?? ''}
                       onChange={(e) => {
-                        const v = e.currentTarget.value;
+                        const v = oneOf(POLICIES, e.currentTarget.value);
                         const next = { ...policies };
                         if (v) next[type] = v;
                         else delete next[type];
-                        setPolicies(next);
+                        form.set('quiet_policies', next);
                       }}
                     >
                       <option value="">
@@ -217,7 +217,10 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
               checked={Boolean(quiet)}
               data-testid="quiet-toggle"
               onChange={(e) =>
-                setQuiet(e.currentTarget.checked ? { start: '22:00', end: '07:00', timezone: browserZone() } : null)
+                form.set(
+                  'quiet_hours',
+                  e.currentTarget.checked ? { start: '22:00', end: '07:00', timezone: browserZone() } : null,
+                )
               }
             />
             <span>
@@ -233,7 +236,7 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                   type="time"
                   required
                   value={quiet.start}
-                  onInput={(e) => setQuiet({ ...quiet, start: e.currentTarget.value })}
+                  onInput={(e) => form.set('quiet_hours', { ...quiet, start: e.currentTarget.value })}
                 />
               </label>
               <label class="field">
@@ -242,14 +245,14 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                   type="time"
                   required
                   value={quiet.end}
-                  onInput={(e) => setQuiet({ ...quiet, end: e.currentTarget.value })}
+                  onInput={(e) => form.set('quiet_hours', { ...quiet, end: e.currentTarget.value })}
                 />
               </label>
               <label class="field">
                 <span class="field-label">{t('trackers.timezone')}</span>
                 <TimeZoneSelect
                   value={quiet.timezone}
-                  onChange={(z) => setQuiet({ ...quiet, timezone: z })}
+                  onChange={(z) => form.set('quiet_hours', { ...quiet, timezone: z })}
                   testId="quiet-timezone"
                 />
               </label>
@@ -263,8 +266,8 @@ export function TrackerForm({ plugins, providers, targets, tracker, onClose, onS
                     type="radio"
                     name="quiet_release"
                     value={r}
-                    checked={release === r}
-                    onChange={() => setRelease(r)}
+                    checked={form.values.quiet_release === r}
+                    onChange={() => form.set('quiet_release', r)}
                     data-testid={`quiet-release-${r}`}
                   />
                   <span>
