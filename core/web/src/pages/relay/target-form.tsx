@@ -1,15 +1,19 @@
 /** Create or edit a target: kind, name, message language and the plugin's config fields. */
 import { useState } from 'preact/hooks';
 import { patch, post } from '../../lib/api.ts';
+import { oneOf, useForm } from '../../lib/form.ts';
 import { LOCALES, locale, t } from '../../lib/i18n.ts';
 import { cleanConfig, initialConfig } from '../../lib/schema.ts';
-import type { Bot, Plugin, Target } from '../../lib/types.ts';
+import type { Bot, Plugin, Target, TargetCreateBody, TargetPatchBody } from '../../lib/types.ts';
 import { Button, ErrorNote } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { languageName } from '../../ui/names.ts';
 import { FixBelow, SchemaForm, useFormChecks } from '../../ui/schema-form.tsx';
 import { allowEntryOk, allowValue, OutboundAllowEditor, useCanSetAllow } from './outbound-allow.tsx';
+
+/** What the form edits: the create body, every field present (the plugin's config and allow list kept apart). */
+type Values = Omit<Required<TargetCreateBody>, 'config' | 'outbound_allow'>;
 
 export function TargetForm({
   plugins,
@@ -25,20 +29,19 @@ export function TargetForm({
   onSaved: (t: Target) => void;
 }) {
   const kinds = plugins.filter((p) => p.kind === 'target');
-  const [kind, setKind] = useState(target?.kind ?? kinds[0]?.id ?? '');
+  const form = useForm<Values>(() => ({
+    kind: target?.kind ?? kinds[0]?.id ?? '',
+    name: target?.name ?? '',
+    locale: oneOf(LOCALES, target?.locale ?? '') ?? locale(),
+    enabled: target?.enabled ?? true,
+    // Messages that follow the state: edit (or reply to) the earlier message of the same thing.
+    update_messages: target?.update_messages ?? true,
+  }));
+  const { kind, name } = form.values;
   const plugin = kinds.find((p) => p.id === kind);
-  const [name, setName] = useState(target?.name ?? '');
-  const [lang, setLang] = useState(target?.locale ?? locale());
-  const [enabled, setEnabled] = useState(target?.enabled ?? true);
-  // Messages that follow the state: edit (or reply to) the earlier message of the same thing.
-  const [follow, setFollow] = useState(
-    (target as (Target & { update_messages?: boolean }) | undefined)?.update_messages ?? true,
-  );
   const [config, setConfig] = useState(() => initialConfig(plugin?.config_schema, target?.config));
   const canAllow = useCanSetAllow();
-  const [allow, setAllow] = useState<string[]>(
-    () => (target as (Target & { outbound_allow?: string[] }) | undefined)?.outbound_allow ?? [],
-  );
+  const [allow, setAllow] = useState<string[]>(() => target?.outbound_allow ?? []);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const { checks, validate, fromServer, reset } = useFormChecks(plugin?.config_schema, config, target?.secrets_set);
@@ -61,9 +64,8 @@ export function TargetForm({
         setAppriseNote({ error: t('apprise.kind_not_enabled', { kind: r.kind }) });
         return;
       }
-      setKind(r.kind);
+      form.merge(name.trim() ? { kind: r.kind } : { kind: r.kind, name: r.name });
       setConfig(initialConfig(p.config_schema, r.config));
-      if (!name.trim()) setName(r.name);
       reset();
       setPlaced(false);
       setAppriseNote({ ok: t('apprise.filled') });
@@ -80,20 +82,15 @@ export function TargetForm({
     setBusy(true);
     setError(null);
     setPlaced(false);
-    const body: Record<string, unknown> = {
-      name,
-      locale: lang,
-      enabled,
-      update_messages: follow,
-      config: cleanConfig(plugin.config_schema, config, target?.secrets_set),
-    };
+    const { kind: _, ...fields } = form.values;
+    const cleaned = cleanConfig(plugin.config_schema, config, target?.secrets_set);
     // Only an administrator may send it (the service refuses anyone else).
-    if (canAllow) body.outbound_allow = allowValue(allow);
+    const allowed = canAllow ? { outbound_allow: allowValue(allow) } : {};
+    const body: TargetPatchBody = { ...fields, config: cleaned, ...allowed };
+    const create: TargetCreateBody = { ...fields, kind, config: cleaned, ...allowed };
     try {
       onSaved(
-        target
-          ? await patch<Target>(`/api/targets/${target.id}`, body)
-          : await post<Target>('/api/targets', { kind, ...body }),
+        target ? await patch<Target>(`/api/targets/${target.id}`, body) : await post<Target>('/api/targets', create),
       );
     } catch (err) {
       if (fromServer(err)) setPlaced(true);
@@ -152,7 +149,7 @@ export function TargetForm({
               data-testid="target-kind"
               onChange={(e) => {
                 const k = e.currentTarget.value;
-                setKind(k);
+                form.set('kind', k);
                 setConfig(initialConfig(kinds.find((p) => p.id === k)?.config_schema));
                 reset();
                 setPlaced(false);
@@ -169,14 +166,13 @@ export function TargetForm({
             <input
               required
               maxLength={200}
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
+              {...form.text('name')}
               onBlur={() => setNameShown(true)}
               data-testid="target-name"
             />
           </Field>
           <Field label={t('targets.locale')} hints={[t('targets.locale_help')]}>
-            <select value={lang} onChange={(e) => setLang(e.currentTarget.value)}>
+            <select {...form.choice('locale', LOCALES)}>
               {LOCALES.map((l) => (
                 <option key={l} value={l}>
                   {languageName(l)}
@@ -185,16 +181,11 @@ export function TargetForm({
             </select>
           </Field>
           <label class="check check-field">
-            <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
+            <input type="checkbox" {...form.check('enabled')} />
             <span>{t('common.enabled')}</span>
           </label>
           <label class="check check-field" title={t('updates.follow_help')}>
-            <input
-              type="checkbox"
-              checked={follow}
-              data-testid="target-update-messages"
-              onChange={(e) => setFollow(e.currentTarget.checked)}
-            />
+            <input type="checkbox" {...form.check('update_messages')} data-testid="target-update-messages" />
             <span>{t('updates.follow')}</span>
           </label>
         </div>
