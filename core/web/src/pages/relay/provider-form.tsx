@@ -1,17 +1,21 @@
 /** Create or edit a provider: kind, name, the plugin's config fields, and webhook authentication. */
 import { useState } from 'preact/hooks';
 import { patch, post } from '../../lib/api.ts';
+import { oneOf, useForm } from '../../lib/form.ts';
 import { t } from '../../lib/i18n.ts';
 import { hasAuthMode } from '../../lib/plugins.ts';
 import { cleanConfig, initialConfig } from '../../lib/schema.ts';
-import type { Plugin, Provider } from '../../lib/types.ts';
+import type { AuthMode, Plugin, Provider, ProviderCreateBody, ProviderPatchBody } from '../../lib/types.ts';
 import { Button, ErrorNote, Note } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { FixBelow, SchemaForm, useFormChecks } from '../../ui/schema-form.tsx';
 import { allowEntryOk, allowValue, OutboundAllowEditor, useCanSetAllow } from './outbound-allow.tsx';
 
-const AUTH_MODES = ['hmac_sha256', 'bearer', 'none'] as const;
+const AUTH_MODES: readonly AuthMode[] = ['hmac_sha256', 'bearer', 'none'];
+
+/** What the form edits: the create body, every field present (the plugin's config and allow list kept apart). */
+type Values = Omit<Required<ProviderCreateBody>, 'config' | 'outbound_allow'>;
 
 export function ProviderForm({
   plugins,
@@ -25,19 +29,23 @@ export function ProviderForm({
   onSaved: (p: Provider) => void;
 }) {
   const creatable = plugins.filter((p) => p.kind === 'provider' && !p.core_managed);
-  const [kind, setKind] = useState(provider?.kind ?? creatable[0]?.id ?? '');
+  const form = useForm<Values>(() => {
+    const kind = provider?.kind ?? creatable[0]?.id ?? '';
+    const schema = plugins.find((p) => p.kind === 'provider' && p.id === kind)?.config_schema;
+    return {
+      kind,
+      name: provider?.name ?? '',
+      enabled: provider?.enabled ?? true,
+      auth_mode:
+        oneOf(AUTH_MODES, provider?.auth_mode ?? String(schema?.properties?.auth_mode?.default ?? '')) ?? 'hmac_sha256',
+      acknowledge_unauthenticated: provider?.acknowledge_unauthenticated ?? false,
+    };
+  });
+  const { kind, name, auth_mode: authMode } = form.values;
   const plugin = plugins.find((p) => p.kind === 'provider' && p.id === kind);
-  const [name, setName] = useState(provider?.name ?? '');
-  const [enabled, setEnabled] = useState(provider?.enabled ?? true);
   const [config, setConfig] = useState(() => initialConfig(plugin?.config_schema, provider?.config));
   const canAllow = useCanSetAllow();
-  const [allow, setAllow] = useState<string[]>(
-    () => (provider as (Provider & { outbound_allow?: string[] }) | undefined)?.outbound_allow ?? [],
-  );
-  const [authMode, setAuthMode] = useState<string>(
-    provider?.auth_mode ?? String(plugin?.config_schema.properties?.auth_mode?.default ?? 'hmac_sha256'),
-  );
-  const [ack, setAck] = useState(provider?.acknowledge_unauthenticated ?? false);
+  const [allow, setAllow] = useState<string[]>(() => provider?.outbound_allow ?? []);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const auth = hasAuthMode(plugin);
@@ -53,7 +61,7 @@ export function ProviderForm({
   const nameError = nameShown && !name.trim() ? t('field.required') : null;
 
   const pickKind = (id: string) => {
-    setKind(id);
+    form.set('kind', id);
     setConfig(initialConfig(plugins.find((p) => p.kind === 'provider' && p.id === id)?.config_schema));
     reset();
     setPlaced(false);
@@ -72,17 +80,22 @@ export function ProviderForm({
     const cfg = cleanConfig(plugin.config_schema, config, provider?.secrets_set);
     delete cfg.auth_mode;
     delete cfg.acknowledge_unauthenticated;
-    const body: Record<string, unknown> = { name, enabled, config: cfg };
-    if (auth) {
-      body.auth_mode = authMode;
-      body.acknowledge_unauthenticated = authMode === 'none' ? ack : false;
-    }
-    // Only an administrator may send it (the service refuses anyone else).
-    if (canAllow) body.outbound_allow = allowValue(allow);
+    const { kind: _, auth_mode, acknowledge_unauthenticated, ...fields } = form.values;
+    const body: ProviderPatchBody = {
+      ...fields,
+      config: cfg,
+      ...(auth && {
+        auth_mode,
+        acknowledge_unauthenticated: auth_mode === 'none' ? acknowledge_unauthenticated : false,
+      }),
+      // Only an administrator may send it (the service refuses anyone else).
+      ...(canAllow && { outbound_allow: allowValue(allow) }),
+    };
+    const create: ProviderCreateBody = { ...body, kind, name: fields.name, config: cfg };
     try {
       const saved = provider
         ? await patch<Provider>(`/api/providers/${provider.id}`, body)
-        : await post<Provider>('/api/providers', { kind, ...body });
+        : await post<Provider>('/api/providers', create);
       onSaved(saved);
     } catch (err) {
       if (fromServer(err)) setPlaced(true);
@@ -114,15 +127,14 @@ export function ProviderForm({
             <input
               required
               maxLength={200}
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
+              {...form.text('name')}
               onBlur={() => setNameShown(true)}
               data-testid="provider-name"
             />
           </Field>
         </div>
         <label class="check">
-          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
+          <input type="checkbox" {...form.check('enabled')} />
           <span>{t('common.enabled')}</span>
         </label>
         {auth && (
@@ -136,7 +148,7 @@ export function ProviderForm({
                   name="auth_mode"
                   value={m}
                   checked={authMode === m}
-                  onChange={() => setAuthMode(m)}
+                  onChange={() => form.set('auth_mode', m)}
                 />
                 <span>
                   <strong>{t(`providers.auth_${m}`)}</strong>
@@ -148,12 +160,7 @@ export function ProviderForm({
               <Note tone="warn">
                 <p>{t('providers.auth_none_warning')}</p>
                 <label class="check">
-                  <input
-                    type="checkbox"
-                    checked={ack}
-                    onChange={(e) => setAck(e.currentTarget.checked)}
-                    data-testid="acknowledge"
-                  />
+                  <input type="checkbox" {...form.check('acknowledge_unauthenticated')} data-testid="acknowledge" />
                   <span>{t('providers.acknowledge_unauthenticated')}</span>
                 </label>
               </Note>
@@ -176,7 +183,12 @@ export function ProviderForm({
         <ErrorNote error={error} />
         <div class="form-actions">
           <Button onClick={onClose}>{t('common.cancel')}</Button>
-          <Button type="submit" variant="primary" busy={busy} disabled={auth && authMode === 'none' && !ack}>
+          <Button
+            type="submit"
+            variant="primary"
+            busy={busy}
+            disabled={auth && authMode === 'none' && !form.values.acknowledge_unauthenticated}
+          >
             {t('common.save')}
           </Button>
         </div>
