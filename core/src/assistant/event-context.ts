@@ -6,7 +6,7 @@
  */
 import type { Core } from '../core.ts';
 import { catalogOf, oneLine, overridesFor, renderEvent } from '../relay/routes/templates.ts';
-import { deliveriesOf, shownPayload } from './event-search.ts';
+import { deliveriesOf, type EventRow, shownPayload } from './event-search.ts';
 import { lab, langOf } from './lab-strings.ts';
 
 /** The provider's events listed with the event. */
@@ -15,8 +15,8 @@ const HISTORY = 10;
 const BODY_CHARS = 1500;
 
 /** The caller's event `eventId` (or undefined when it is not theirs), rendered in `locale`. */
-export async function ownEvent(core: Core, userId: string, eventId: string): Promise<Record<string, any> | undefined> {
-  return core.db.get(
+export async function ownEvent(core: Core, userId: string, eventId: string): Promise<EventRow | undefined> {
+  return core.db.get<EventRow>(
     'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id ' +
       'WHERE e.id = ? AND e.user_id = ?',
     [eventId, userId],
@@ -24,12 +24,7 @@ export async function ownEvent(core: Core, userId: string, eventId: string): Pro
 }
 
 /** The one-line message of an event in `locale`, as the event log shows it. */
-export async function eventMessage(
-  core: Core,
-  userId: string,
-  e: Record<string, any>,
-  locale: string,
-): Promise<string> {
+export async function eventMessage(core: Core, userId: string, e: EventRow, locale: string): Promise<string> {
   const l = langOf(locale);
   const override = (await overridesFor(core.db, userId, [e.event_type], l)).get(e.event_type);
   return oneLine(renderEvent(catalogOf(core), e, l, override));
@@ -70,7 +65,7 @@ export async function eventContext(core: Core, userId: string, eventId: string, 
   }
 
   const recent = e.provider_id
-    ? await core.db.all(
+    ? await core.db.all<EventRow>(
         'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = ' +
           'e.provider_id WHERE e.user_id = ? AND e.provider_id = ? AND e.id <> ? ORDER BY e.id DESC LIMIT ?',
         [userId, e.provider_id, e.id, HISTORY],
@@ -81,7 +76,7 @@ export async function eventContext(core: Core, userId: string, eventId: string, 
   const more = await overridesFor(
     core.db,
     userId,
-    recent.map((r) => r.event_type as string),
+    recent.map((r) => r.event_type),
     l,
   );
   for (const r of recent) {

@@ -20,7 +20,58 @@ import { excerpt, ftsQuery, ftsTerms } from './fts.ts';
 import { langOf } from './lab-strings.ts';
 import { int } from './paths.ts';
 
-type Row = Record<string, any>;
+/**
+ * An `event_log` row joined with its provider's name, as the tools read it. Open beyond the columns
+ * named here: the template renderer reads the payload's own fields through it.
+ */
+export interface EventRow {
+  id: string;
+  user_id: string;
+  provider_id: string | null;
+  provider_kind: string;
+  provider_name: string | null;
+  event_type: string;
+  severity: string;
+  dispatch_status: string;
+  occurred_at: string;
+  payload: unknown;
+  details: unknown;
+  test: unknown;
+  [column: string]: unknown;
+}
+const EVENT_SELECT =
+  'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id';
+
+/** A `deliveries` row joined with its target's name and kind. */
+interface DeliveryRow {
+  target_id: string;
+  target_name: string | null;
+  target_kind: string | null;
+  status: string;
+  attempts: number | string;
+  reason: string | null;
+  last_error: string | null;
+  last_status_code: number | string | null;
+  sent_at: string | null;
+  send_mode: string | null;
+  next_attempt_at: string | null;
+  digest_id: string | null;
+}
+
+/** One delivery of an event as the tools and the event context show it: what is not set is left out. */
+export interface DeliveryShown {
+  target: string;
+  target_kind: string | null;
+  status: string;
+  attempts: number;
+  reason?: string;
+  last_error?: string;
+  last_status_code?: number;
+  sent_at?: string;
+  send_mode?: string;
+  deferred_until?: string | null;
+  in_digest?: string;
+}
 
 /** Events indexed per transaction, and at most per search. */
 const INDEX_BATCH = 500;
@@ -35,14 +86,14 @@ export async function indexEvents(core: Core, userId: string): Promise<number> {
   const catalog = catalogOf(core);
   let done = 0;
   while (done < INDEX_PER_SEARCH) {
-    const rows = await db.all(
-      `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
+    const rows = await db.all<EventRow>(
+      `${EVENT_SELECT}
       WHERE e.user_id = ? AND NOT EXISTS (SELECT 1 FROM event_search s WHERE s.event_id = e.id) ORDER BY e.id DESC LIMIT
       ?`,
       [userId, INDEX_BATCH],
     );
     if (!rows.length) break;
-    const types = rows.map((r) => r.event_type as string);
+    const types = rows.map((r) => r.event_type);
     const overrides = {
       en: await overridesFor(db, userId, types, 'en'),
       ru: await overridesFor(db, userId, types, 'ru'),
@@ -55,7 +106,7 @@ export async function indexEvents(core: Core, userId: string): Promise<number> {
         if (m.body.trim()) parts.add(m.body.trim());
       }
       for (const x of [r.provider_name, r.provider_kind, r.event_type]) if (x) parts.add(String(x));
-      return [r.id as string, [...parts].join('\n').slice(0, 8000)];
+      return [r.id, [...parts].join('\n').slice(0, 8000)];
     });
     await db.tx(async (q) => {
       for (const [id, content] of values) {
@@ -179,23 +230,22 @@ export async function searchEvents(
   const range = period(f, core.clock.now());
   const { where, params } = filterSql(userId, f, range);
   const terms = f.query ? ftsTerms(String(f.query).slice(0, 200)) : [];
-  const select = 'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id';
   const order = 'ORDER BY e.id DESC LIMIT ?';
-  let rows: Row[];
+  let rows: EventRow[];
   if (!terms.length) {
-    rows = await db.all(`${select} WHERE ${where} ${order}`, [...params, limit + 1] as never[]);
+    rows = await db.all<EventRow>(`${EVENT_SELECT} WHERE ${where} ${order}`, [...params, limit + 1] as never[]);
   } else {
     await indexEvents(core, userId);
     const run = (mode: 'all' | 'any') => {
       const match = ftsQuery(db.dialect, terms, mode);
       return db.dialect === 'sqlite'
-        ? db.all(
+        ? db.all<EventRow>(
             `SELECT e.*, p.name AS provider_name FROM event_search_fts f JOIN event_search s ON s.rowid = f.rowid
             JOIN event_log e ON e.id = s.event_id LEFT JOIN providers p ON p.id = e.provider_id
             WHERE event_search_fts MATCH ? AND s.user_id = ? AND ${where} ${order}`,
             [match, userId, ...params, limit + 1] as never[],
           )
-        : db.all(
+        : db.all<EventRow>(
             `SELECT e.*, p.name AS provider_name FROM event_search s JOIN event_log e ON e.id = s.event_id LEFT JOIN
               providers p ON p.id = e.provider_id
             WHERE s.user_id = ? AND to_tsvector('simple', s.content) @@ to_tsquery('simple', ?) AND ${where} ${order}`,
@@ -211,7 +261,7 @@ export async function searchEvents(
   const overrides = await overridesFor(
     db,
     userId,
-    rows.map((r) => r.event_type as string),
+    rows.map((r) => r.event_type),
     lang,
   );
   const catalog = catalogOf(core);
@@ -292,16 +342,19 @@ export async function deliveryStatus(
 ): Promise<Record<string, unknown> | undefined> {
   const db = core.db;
   if (!/^[0-9a-f-]{36}$/i.test(eventId)) return undefined;
-  const e = await db.get(
-    'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id ' +
-      'WHERE e.id = ? AND e.user_id = ?',
-    [eventId, userId],
-  );
+  const e = await db.get<EventRow>(`${EVENT_SELECT} WHERE e.id = ? AND e.user_id = ?`, [eventId, userId]);
   if (!e) return undefined;
   const lang = langOf(locale);
   const override = (await overridesFor(db, userId, [e.event_type], lang)).get(e.event_type);
   const deliveries = await deliveriesOf(db, userId, eventId);
-  const history = await db.all(
+  const history = await db.all<{
+    action: string;
+    created_at: string;
+    target_id: string;
+    target_name: string | null;
+    actor_email: string | null;
+    previous_status: string | null;
+  }>(
     `SELECT h.action, h.created_at, h.target_id, t.name AS target_name, u.email AS actor_email, h.previous_status
       FROM delivery_history h LEFT JOIN targets t ON t.id = h.target_id LEFT JOIN users u ON u.id = h.actor_id
       WHERE h.event_id = ? AND h.user_id = ? ORDER BY h.created_at, h.id LIMIT 50`,
@@ -317,9 +370,7 @@ export async function deliveryStatus(
       severity: e.severity,
       dispatch_status: e.dispatch_status,
       message: oneLine(renderEvent(catalogOf(core), e, lang, override)),
-      ...(Db.json<{ reason?: string } | null>(e.details, null)?.reason
-        ? { reason: Db.json<{ reason: string }>(e.details, { reason: '' }).reason }
-        : {}),
+      ...reasonOf(e.details),
     },
     deliveries,
     history: history.map((h) => ({
@@ -340,15 +391,15 @@ export async function deliveryStatus(
 }
 
 /** One event's deliveries, as the tools and the event context show them. */
-export async function deliveriesOf(db: Queryable, userId: string, eventId: string): Promise<Record<string, any>[]> {
-  const rows = await db.all(
+export async function deliveriesOf(db: Queryable, userId: string, eventId: string): Promise<DeliveryShown[]> {
+  const rows = await db.all<DeliveryRow>(
     `SELECT d.*, t.name AS target_name, t.kind AS target_kind FROM deliveries d LEFT JOIN targets t ON t.id =
       d.target_id
       WHERE d.event_id = ? AND d.user_id = ? ORDER BY d.created_at, d.id LIMIT 50`,
     [eventId, userId],
   );
   return rows.map((d) => {
-    const out: Record<string, any> = {
+    const out: DeliveryShown = {
       target: d.target_name ?? d.target_id,
       target_kind: d.target_kind ?? null,
       status: d.status,
@@ -363,6 +414,13 @@ export async function deliveriesOf(db: Queryable, userId: string, eventId: strin
     if (d.digest_id) out.in_digest = d.digest_id;
     return out;
   });
+}
+
+/** The event's `details.reason` (why it was dropped or held), when it has one. */
+function reasonOf(details: unknown): { reason?: string } {
+  const d = Db.json<unknown>(details, null);
+  const reason = d && typeof d === 'object' ? (d as { reason?: unknown }).reason : undefined;
+  return typeof reason === 'string' && reason ? { reason } : {};
 }
 
 /** The payload of an event as the assistant may read it: fields named like secrets redacted, bounded. */

@@ -7,7 +7,6 @@
  */
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
-import { Database as Db } from '../db/database.ts';
 import { HttpError } from '../http/problem.ts';
 import { emitOwn } from '../relay/actions/emit.ts';
 import { type ActionInput, insertAction, validateAction } from '../relay/routes/actions.ts';
@@ -162,7 +161,8 @@ export async function carryOut(
   core: Core,
   userId: string,
   name: string,
-  proposal: Record<string, any>,
+  /** The proposal as proposeNotification or proposeSchedule made it, read back from its JSON. */
+  proposal: unknown,
 ): Promise<Record<string, unknown>> {
   if (name === SEND_NOTIFICATION) {
     const p = proposal as NotificationProposal;
@@ -218,6 +218,3 @@ export async function carryOut(
   }
   throw new ToolInputError(`Unknown tool "${name}".`);
 }
-
-/** A proposal as stored (JSON), read back. */
-export const storedProposal = (raw: unknown): Record<string, any> => Db.json<Record<string, any>>(raw, {});
