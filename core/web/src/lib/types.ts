@@ -11,23 +11,9 @@ import type {
 import type { QuietHours as ServerQuietHours } from '../../../src/relay/vocabulary.ts';
 import type { Locale } from './i18n.ts';
 
-export type Role = 'user' | 'admin';
-export interface User {
-  id: string;
-  email: string;
-  role: Role;
-  is_active: boolean;
-  locale: string;
-  max_chats: number;
-  max_ai_messages_per_day: number | null;
-  max_ai_tokens_per_day: number | null;
-  created_at: string;
-  updated_at: string;
-  /** The user's own storage limit in MB (1,000,000 bytes); null: the service's SERVICE_USER_STORAGE_MB. */
-  max_storage_mb?: number | null;
-  /** False for a user restored from a backup without a password (inactive until an administrator sets one). */
-  password_set?: boolean;
-}
+export type { Doc, MemoryEntry, Quota, Report, Skill, Storage, UsageDay } from '../../../src/assistant/api-types.ts';
+// Accounts, settings and the assistant's resources, as the server's response schemas declare them.
+export type { Role, Settings, User } from '../../../src/users/api-types.ts';
 
 export interface JsonSchema {
   type?: string | string[];
@@ -299,69 +285,4 @@ export interface Message {
   attachments?: Attachment[];
   /** This message and its alternatives (a regenerated reply, an edited question), oldest first. */
   alternatives?: string[];
-}
-export interface Quota {
-  messages_used: number;
-  tokens_used: number;
-  message_limit: number;
-  token_limit: number;
-  messages_exceeded: boolean;
-  tokens_exceeded: boolean;
-  resets_at: string;
-}
-export interface Skill {
-  id: string;
-  scope: 'general' | 'personal';
-  name: string;
-  description: string | null;
-  prompt: string;
-  created_at: string;
-  updated_at: string;
-}
-export interface MemoryEntry {
-  id: string;
-  content: string;
-  category: string | null;
-  recorded_at: string | null;
-  always_include?: boolean;
-  created_at: string;
-  updated_at: string;
-}
-/** GET /api/v1/storage: what documents, memory entries and reports take against the user's limit. */
-export interface Storage {
-  used_bytes: number;
-  limit_bytes: number;
-  limit_mb: number;
-  custom_limit: boolean;
-  exceeded: boolean;
-  documents_bytes: number;
-  memory_bytes: number;
-  reports_bytes: number;
-}
-export interface Doc {
-  id: string;
-  filename: string;
-  media_type: string;
-  size_bytes: number;
-  text_chars: number;
-  created_at: string;
-  excerpt?: string;
-}
-export interface Report {
-  id: string;
-  title: string;
-  locale: string;
-  created_at: string;
-  size_bytes: number;
-}
-export interface Settings {
-  self_registration_enabled: boolean;
-  default_max_chats: number;
-  default_max_ai_messages_per_day: number;
-  default_max_ai_tokens_per_day: number;
-}
-export interface UsageDay {
-  date: string;
-  users: { user_id: string; email: string; messages: number; tokens: number }[];
-  models?: { model: string; messages: number; tokens: number }[];
 }
