@@ -61,8 +61,15 @@ function SendTest({ target }: { target: Target }) {
   };
   return (
     <div class="row">
-      <Button small icon="send" busy={busy} onClick={() => void send()} data-testid="onboarding-send-test">
-        {t('onboarding.send_test', { target: shownName(target.name) })}
+      <Button
+        small
+        icon="send"
+        busy={busy}
+        onClick={() => void send()}
+        aria-label={t('onboarding.send_test', { target: shownName(target.name) })}
+        data-testid="onboarding-send-test"
+      >
+        {t('targets.send_test')}
       </Button>
       {ok !== null && (
         <span

@@ -142,31 +142,33 @@ function EventsChart({ stats, theme }: { stats: Stats; theme: number }) {
   return (
     <>
       {chart && <Plot testid="chart-events" make={chart.make} data={chart.data} />}
-      <table class="sr-only" data-testid="chart-events-table">
-        <caption>{t('charts.events_title')}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{t('charts.day')}</th>
-            {stats.statuses.map((s) => (
-              <th scope="col" key={s}>
-                {statusLabel(s)}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {days
-            .filter((d) => d.total > 0)
-            .map((d) => (
-              <tr key={d.date}>
-                <th scope="row">{dayLabel(d.date)}</th>
-                {stats.statuses.map((s) => (
-                  <td key={s}>{num(d.counts[s] ?? 0)}</td>
-                ))}
-              </tr>
-            ))}
-        </tbody>
-      </table>
+      <div class="sr-only">
+        <table data-testid="chart-events-table">
+          <caption>{t('charts.events_title')}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{t('charts.day')}</th>
+              {stats.statuses.map((s) => (
+                <th scope="col" key={s}>
+                  {statusLabel(s)}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {days
+              .filter((d) => d.total > 0)
+              .map((d) => (
+                <tr key={d.date}>
+                  <th scope="row">{dayLabel(d.date)}</th>
+                  {stats.statuses.map((s) => (
+                    <td key={s}>{num(d.counts[s] ?? 0)}</td>
+                  ))}
+                </tr>
+              ))}
+          </tbody>
+        </table>
+      </div>
     </>
   );
 }
@@ -190,8 +192,14 @@ function TargetsChart({ stats, theme }: { stats: Stats; theme: number }) {
       scales: { x: categories(n), pct: { range: [0, 100] }, s: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
       legend: { live: false },
       axes: axes(c, { values: (_u, splits) => splits.map((i) => names[i] ?? ''), splits: everyIndex(n) }, [
-        { scale: 'pct', values: (_u, splits) => splits.map((v) => `${num(v)} %`) },
-        { scale: 's', side: 1, grid: { show: false }, values: (_u, splits) => splits.map((v) => seconds(v * 1000)) },
+        { scale: 'pct', size: 60, values: (_u, splits) => splits.map((v) => `${num(v)} %`) },
+        {
+          scale: 's',
+          side: 1,
+          size: 60,
+          grid: { show: false },
+          values: (_u, splits) => splits.map((v) => seconds(v * 1000)),
+        },
       ]),
       series: [
         { label: t('charts.target') },
@@ -216,27 +224,29 @@ function TargetsChart({ stats, theme }: { stats: Stats; theme: number }) {
   return (
     <>
       {chart && <Plot testid="chart-targets" make={chart.make} data={chart.data} />}
-      <table class="sr-only" data-testid="chart-targets-table">
-        <caption>{t('charts.targets_title')}</caption>
-        <thead>
-          <tr>
-            <th scope="col">{t('charts.target')}</th>
-            <th scope="col">{t('charts.success_rate')}</th>
-            <th scope="col">{t('charts.p95')}</th>
-            <th scope="col">{t('charts.failures')}</th>
-          </tr>
-        </thead>
-        <tbody>
-          {list.map((x) => (
-            <tr key={x.id}>
-              <th scope="row">{shownName(x.name)}</th>
-              <td>{percent(x.success_rate)}</td>
-              <td>{seconds(x.p95_ms)}</td>
-              <td>{num(x.failed)}</td>
+      <div class="sr-only">
+        <table data-testid="chart-targets-table">
+          <caption>{t('charts.targets_title')}</caption>
+          <thead>
+            <tr>
+              <th scope="col">{t('charts.target')}</th>
+              <th scope="col">{t('charts.success_rate')}</th>
+              <th scope="col">{t('charts.p95')}</th>
+              <th scope="col">{t('charts.failures')}</th>
             </tr>
-          ))}
-        </tbody>
-      </table>
+          </thead>
+          <tbody>
+            {list.map((x) => (
+              <tr key={x.id}>
+                <th scope="row">{shownName(x.name)}</th>
+                <td>{percent(x.success_rate)}</td>
+                <td>{seconds(x.p95_ms)}</td>
+                <td>{num(x.failed)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
     </>
   );
 }
