@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import Type from 'typebox';
 import type { Core } from '../core.ts';
 import { Database } from '../db/database.ts';
+import { updateRow } from '../db/rows.ts';
 import { conflict, forbidden, HttpError, tooMany, unprocessable } from '../http/problem.ts';
 import { WindowLimiter } from '../http/rate-limit.ts';
 import { created, errors, Locale, noContent, ok } from '../http/schemas.ts';
@@ -82,11 +83,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
     core.loginLimiter.succeeded(attempt, now());
     const hash = await hashPassword(next);
     await core.db.tx(async (q) => {
-      await q.run('UPDATE users SET password_hash = ?, updated_at = ? WHERE id = ?', [
-        hash,
-        core.clock.now().toISOString(),
-        row.id,
-      ]);
+      await updateRow(q, 'users', { password_hash: hash, updated_at: core.clock.now().toISOString() }, { id: row.id });
       await revokeAllTokens(q, row.id);
     });
     return issue(req, reply, (await core.db.get<UserRow>('SELECT * FROM users WHERE id = ?', [row.id]))!);
@@ -259,11 +256,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
       const b = req.body;
       if (b.password !== undefined) await changeOwnPassword(req, reply, b.current_password, b.password);
       if (b.locale)
-        await core.db.run('UPDATE users SET locale = ?, updated_at = ? WHERE id = ?', [
-          b.locale,
-          new Date().toISOString(),
-          u.id,
-        ]);
+        await updateRow(core.db, 'users', { locale: b.locale, updated_at: new Date().toISOString() }, { id: u.id });
       return publicUser((await core.db.get<UserRow>('SELECT * FROM users WHERE id = ?', [u.id]))!);
     },
   );

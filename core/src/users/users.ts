@@ -1,7 +1,7 @@
 import { hashPassword } from '../auth/passwords.ts';
 import { revokeAllTokens } from '../auth/revocation.ts';
 import type { Database, Queryable } from '../db/database.ts';
-import { insertRow } from '../db/rows.ts';
+import { insertRow, updateRow } from '../db/rows.ts';
 import { newId, randomToken } from '../http/ids.ts';
 import { conflict, notFound } from '../http/problem.ts';
 import type { SelfMonitoringReceiver } from '../plugins/self-monitoring.ts';
@@ -121,10 +121,8 @@ export async function setUserPassword(db: Database, userId: string, password: st
     const row = await q.get<UserRow>('SELECT * FROM users WHERE id = ?', [userId]);
     if (!row) throw notFound('User');
     const activate = !hasPassword(row.password_hash);
-    await q.run(
-      `UPDATE users SET password_hash = ?, updated_at = ?${activate ? ', is_active = ?' : ''} WHERE id = ?`,
-      activate ? [hash, now.toISOString(), true, userId] : [hash, now.toISOString(), userId],
-    );
+    const set = { password_hash: hash, updated_at: now.toISOString(), ...(activate ? { is_active: true } : {}) };
+    await updateRow(q, 'users', set, { id: userId });
     await revokeAllTokens(q, userId);
     return (await q.get<UserRow>('SELECT * FROM users WHERE id = ?', [userId]))!;
   });
