@@ -35,9 +35,10 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
     ? await core.db.all(
         `SELECT d.id, d.event_id, d.target_id, d.status, d.reason, d.attempts, d.last_error, d.last_status_code,
           d.sent_at, d.updated_at, d.send_mode, d.next_attempt_at,
-        t.name AS target_name, t.kind AS target_kind, d.digest_id AS digest_event_id
-      FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id WHERE d.event_id IN (${marks}) ORDER BY d.created_at,
-      d.id`,
+        t.name AS target_name, t.kind AS target_kind, d.digest_id AS digest_event_id, t.locale AS target_locale,
+        tr.name AS tracker_name
+      FROM deliveries d LEFT JOIN targets t ON t.id = d.target_id LEFT JOIN trackers tr ON tr.id = d.tracker_id
+      WHERE d.event_id IN (${marks}) ORDER BY d.created_at, d.id`,
         ids,
       )
     : [];
@@ -56,6 +57,21 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
     rows.map((r) => r.event_type as string),
     locale,
   );
+  // Each delivery's text as its target got it: in the target's language, with its tracker's and target's names.
+  const targetLocale = (d: Row): LocaleT =>
+    d.target_locale === 'en' || d.target_locale === 'ru' ? d.target_locale : locale;
+  const overridesIn = new Map([[locale, overrides]]);
+  for (const l of new Set(deliveries.map(targetLocale)))
+    if (!overridesIn.has(l))
+      overridesIn.set(
+        l,
+        await overridesFor(
+          core.db,
+          userId,
+          rows.map((r) => r.event_type as string),
+          l,
+        ),
+      );
   return rows.map((r) => ({
     id: r.id as string,
     provider_id: (r.provider_id ?? null) as string | null,
@@ -97,6 +113,11 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
         // How a sent delivery went out: `send` (a new message), `edit` (it updated the earlier message of the same
         // thing) or `reply`.
         send_mode: (d.send_mode ?? null) as string | null,
+        // The message as this target received it, as plain text (rendered with the current templates).
+        rendered: renderEvent(catalog, r, targetLocale(d), overridesIn.get(targetLocale(d))?.get(r.event_type), {
+          tracker: (d.tracker_name ?? undefined) as string | undefined,
+          target: (d.target_name ?? undefined) as string | undefined,
+        }),
       })),
     history: history
       .filter((h) => h.event_id === r.id)
@@ -151,7 +172,9 @@ const EVENT_DESCRIPTION =
   'secrets are redacted), with one delivery per linked target and the history of hand operations on them ' +
   "(resend, send now, drop). `message` is the event rendered with the current templates (the caller's own " +
   "template first) in `locale` (default: the caller's language) as plain text: the title, or the body's " +
-  'first line, at most 200 characters; it is computed on each request, not stored. `dispatch_status` is ' +
+  "first line, at most 200 characters; it is computed on each request, not stored. Each delivery's " +
+  "`rendered` (`title`, `body`) is the message as that target got it, as plain text: in the target's " +
+  'language, with its tracker and target names, rendered the same way. `dispatch_status` is ' +
   '`pending` while a delivery is queued or sending, `deferred` while one waits out quiet hours, then ' +
   '`dispatched`, `partial`, `failed` or `dropped` (nothing to deliver: no linked target, the event type is ' +
   'off on the tracker, or quiet hours drop it). Filter by `provider_id`, `event_type`, `dispatch_status` ' +
