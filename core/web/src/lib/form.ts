@@ -33,6 +33,11 @@ export interface Form<T> {
   optionalText: (key: KeysOf<T, string | null>) => { value: string; onInput: (e: TargetedEvent<Typed>) => void };
   /** A number field (<input type="number">); what is not a number is left as it was. */
   number: (key: KeysOf<T, number>) => { value: string; onInput: (e: TargetedEvent<HTMLInputElement>) => void };
+  /** An optional number field: empty is null (the service's default). */
+  optionalNumber: (key: KeysOf<T, number | null>) => {
+    value: string;
+    onInput: (e: TargetedEvent<HTMLInputElement>) => void;
+  };
   /** A checkbox. */
   check: (key: KeysOf<T, boolean>) => { checked: boolean; onChange: (e: TargetedEvent<HTMLInputElement>) => void };
   /** A <select> (or radio group) of the union's values; a value outside them is ignored. */
@@ -66,6 +71,14 @@ export function useForm<T extends object>(initial: T | (() => T)): Form<T> {
       if (Number.isFinite(n)) setValues((v) => ({ ...v, [key]: n }));
     },
   });
+  const optionalNumber = (key: KeysOf<T, number | null>) => ({
+    value: values[key] === null ? '' : String(values[key]),
+    onInput: (e: TargetedEvent<HTMLInputElement>) => {
+      const { value, valueAsNumber } = e.currentTarget;
+      if (value.trim() === '') setValues((v) => ({ ...v, [key]: null }));
+      else if (Number.isFinite(valueAsNumber)) setValues((v) => ({ ...v, [key]: valueAsNumber }));
+    },
+  });
   const check = (key: KeysOf<T, boolean>) => ({
     checked: Boolean(values[key]),
     onChange: (e: TargetedEvent<HTMLInputElement>) => setValues((v) => ({ ...v, [key]: e.currentTarget.checked })),
@@ -77,5 +90,5 @@ export function useForm<T extends object>(initial: T | (() => T)): Form<T> {
       if (picked !== undefined) setValues((v) => ({ ...v, [key]: picked }));
     },
   });
-  return { values, set, merge, text, optionalText, number, check, choice };
+  return { values, set, merge, text, optionalText, number, optionalNumber, check, choice };
 }

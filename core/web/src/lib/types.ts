@@ -3,17 +3,39 @@
  * only (`import type`, erased by Vite: no server code reaches the bundle); the rest are still written here.
  */
 import type { Static } from 'typebox';
+import type { SkillCreateBody as SkillCreateBodySchema } from '../../../src/assistant/definitions/skill.ts';
 import type {
   TrackerCreateBody as TrackerCreateBodySchema,
   TrackerPatchBody as TrackerPatchBodySchema,
   TrackerSettings,
 } from '../../../src/relay/definitions/tracker.ts';
 import type { QuietHours as ServerQuietHours } from '../../../src/relay/vocabulary.ts';
+import type { AssistantSettingsPatch } from '../../../src/settings/definition.ts';
+import type {
+  UserCreateBody as UserCreateBodySchema,
+  UserPatchBody as UserPatchBodySchema,
+} from '../../../src/users/definition.ts';
 import type { Locale } from './i18n.ts';
 
-export type { Doc, MemoryEntry, Quota, Report, Skill, Storage, UsageDay } from '../../../src/assistant/api-types.ts';
+export type {
+  AdminModels,
+  Doc,
+  MemoryEntry,
+  Quota,
+  Report,
+  Skill,
+  Storage,
+  UsageDay,
+} from '../../../src/assistant/api-types.ts';
 // Accounts, settings and the assistant's resources, as the server's response schemas declare them.
 export type { Role, Settings, User } from '../../../src/users/api-types.ts';
+/** `PATCH /api/v1/admin/settings`: what is left out keeps its value. */
+export type SettingsPatchBody = Static<typeof AssistantSettingsPatch>;
+/** `POST /api/v1/skills` (and the administrators' general skills). */
+export type SkillCreateBody = Static<typeof SkillCreateBodySchema>;
+/** `POST /api/v1/admin/users`, `PATCH /api/v1/admin/users/{user_id}`. */
+export type UserCreateBody = Static<typeof UserCreateBodySchema>;
+export type UserPatchBody = Static<typeof UserPatchBodySchema>;
 
 export interface JsonSchema {
   type?: string | string[];

@@ -1,11 +1,11 @@
 /** User administration: role, active, chat limit, daily AI limits and storage limit (empty means the default). */
 import { useState } from 'preact/hooks';
 import { del, get, patch, post, put } from '../../lib/api.ts';
-import { oneOf } from '../../lib/form.ts';
+import { useForm } from '../../lib/form.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, LOCALES, num, t } from '../../lib/i18n.ts';
 import { sessionNow, updateUser } from '../../lib/session.ts';
-import type { Settings, User } from '../../lib/types.ts';
+import type { Settings, User, UserCreateBody, UserPatchBody } from '../../lib/types.ts';
 import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
@@ -151,37 +151,36 @@ export function UsersPage() {
   );
 }
 
-const toLimit = (s: string): number | null => (s.trim() === '' ? null : Number(s));
+/** What the form edits: the create body, every field present; max_chats null: the service's default. */
+type Values = Omit<Required<UserCreateBody>, 'max_chats'> & { max_chats: number | null };
 
 function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void; onSaved: (u: User) => void }) {
-  const [email, setEmail] = useState('');
-  const [password, setPassword] = useState('');
-  const [lang, setLang] = useState('en');
-  const [role, setRole] = useState(user?.role ?? 'user');
-  const [active, setActive] = useState(user?.is_active ?? true);
-  const [maxChats, setMaxChats] = useState(user ? String(user.max_chats) : '');
-  const [messages, setMessages] = useState(user?.max_ai_messages_per_day?.toString() ?? '');
-  const [tokens, setTokens] = useState(user?.max_ai_tokens_per_day?.toString() ?? '');
-  const [storage, setStorage] = useState(user?.max_storage_mb?.toString() ?? '');
+  const form = useForm<Values>(() => ({
+    email: '',
+    password: '',
+    locale: 'en',
+    role: user?.role ?? 'user',
+    is_active: user?.is_active ?? true,
+    max_chats: user ? user.max_chats : null,
+    max_ai_messages_per_day: user?.max_ai_messages_per_day ?? null,
+    max_ai_tokens_per_day: user?.max_ai_tokens_per_day ?? null,
+    max_storage_mb: user?.max_storage_mb ?? null,
+  }));
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError(null);
-    const body: Record<string, unknown> = {
-      role,
-      is_active: active,
-      max_ai_messages_per_day: toLimit(messages),
-      max_ai_tokens_per_day: toLimit(tokens),
-      max_storage_mb: toLimit(storage),
-    };
-    if (maxChats.trim()) body.max_chats = Number(maxChats);
+    const { email, password, locale, max_chats, ...settable } = form.values;
+    // No chat limit typed: the service's default.
+    const body: UserPatchBody = max_chats === null ? settable : { ...settable, max_chats };
+    const create: UserCreateBody = { ...body, email, password, locale };
     try {
       onSaved(
         user
           ? await patch<User>(`/api/v1/admin/users/${user.id}`, body)
-          : await post<User>('/api/v1/admin/users', { ...body, email, password, locale: lang }),
+          : await post<User>('/api/v1/admin/users', create),
       );
     } catch (err) {
       setError(err);
@@ -189,16 +188,10 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
       setBusy(false);
     }
   };
-  const numberField = (label: string, value: string, set: (v: string) => void, testId: string, help?: string) => (
+  type Limit = 'max_chats' | 'max_ai_messages_per_day' | 'max_ai_tokens_per_day' | 'max_storage_mb';
+  const numberField = (label: string, key: Limit, testId: string, help?: string) => (
     <Field label={label} hints={[help]}>
-      <input
-        type="number"
-        min={0}
-        step={1}
-        value={value}
-        onInput={(e) => set(e.currentTarget.value)}
-        data-testid={testId}
-      />
+      <input type="number" min={0} step={1} {...form.optionalNumber(key)} data-testid={testId} />
     </Field>
   );
   return (
@@ -208,21 +201,15 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
           <div class="grid-2">
             <label class="field">
               <span class="field-label">{t('users.email')}</span>
-              <input type="email" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+              <input type="email" required {...form.text('email')} />
             </label>
             <label class="field">
               <span class="field-label">{t('auth.password')}</span>
-              <input
-                type="password"
-                autocomplete="new-password"
-                required
-                value={password}
-                onInput={(e) => setPassword(e.currentTarget.value)}
-              />
+              <input type="password" autocomplete="new-password" required {...form.text('password')} />
             </label>
             <label class="field">
               <span class="field-label">{t('users.language')}</span>
-              <select value={lang} onChange={(e) => setLang(e.currentTarget.value)}>
+              <select {...form.choice('locale', LOCALES)}>
                 {LOCALES.map((l) => (
                   <option key={l} value={l}>
                     {languageName(l)}
@@ -235,32 +222,26 @@ function UserForm({ user, onClose, onSaved }: { user?: User; onClose: () => void
         <div class="grid-2">
           <label class="field">
             <span class="field-label">{t('users.role')}</span>
-            <select value={role} onChange={(e) => setRole(oneOf(ROLES, e.currentTarget.value) ?? role)}>
+            <select {...form.choice('role', ROLES)}>
               <option value="user">{t('users.role_user')}</option>
               <option value="admin">{t('users.role_admin')}</option>
             </select>
           </label>
           <label class="check check-field">
-            <input type="checkbox" checked={active} onChange={(e) => setActive(e.currentTarget.checked)} />
+            <input type="checkbox" {...form.check('is_active')} />
             <span>{t('users.active')}</span>
           </label>
-          {numberField(
-            t('users.max_chats'),
-            maxChats,
-            setMaxChats,
-            'user-max-chats',
-            user ? undefined : t('users.default_hint'),
-          )}
+          {numberField(t('users.max_chats'), 'max_chats', 'user-max-chats', user ? undefined : t('users.default_hint'))}
         </div>
         <fieldset class="subform">
           <legend>{t('users.daily_limits')}</legend>
           <p class="hint">{t('users.daily_limits_help')}</p>
           <div class="grid-2">
-            {numberField(t('users.messages_per_day'), messages, setMessages, 'user-messages')}
-            {numberField(t('users.tokens_per_day'), tokens, setTokens, 'user-tokens')}
+            {numberField(t('users.messages_per_day'), 'max_ai_messages_per_day', 'user-messages')}
+            {numberField(t('users.tokens_per_day'), 'max_ai_tokens_per_day', 'user-tokens')}
           </div>
         </fieldset>
-        {numberField(t('users.storage_field'), storage, setStorage, 'user-storage-mb', t('users.storage_help'))}
+        {numberField(t('users.storage_field'), 'max_storage_mb', 'user-storage-mb', t('users.storage_help'))}
         <ErrorNote error={error} />
         <div class="form-actions">
           <Button onClick={onClose}>{t('common.cancel')}</Button>
