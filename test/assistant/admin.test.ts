@@ -278,3 +278,20 @@ t.test(
     t.equal((await reg('second@example.test')).status, 403);
   },
 );
+
+t.test('an administrator creates a user deactivated, with their own storage limit, in one write', async (t) => {
+  const { svc } = await harness(t);
+  const a = svc.admin.token;
+  const body = { email: 'later@example.test', password: 'long enough pw', is_active: false, max_storage_mb: 7 };
+  const created = await svc.request('POST', '/api/v1/admin/users', { token: a, body });
+  t.equal(created.status, 201);
+  t.match(created.body, { is_active: false, max_storage_mb: 7, password_set: true });
+  t.same((await svc.request('GET', `/api/v1/admin/users/${created.body.id}`, { token: a })).body, created.body);
+  const login = await svc.request('POST', '/api/auth/login', { body: { email: body.email, password: body.password } });
+  t.equal(login.status, 401, 'a deactivated user cannot log in');
+  const active = await svc.request('POST', '/api/v1/admin/users', {
+    token: a,
+    body: { email: 'now@example.test', password: 'long enough pw' },
+  });
+  t.match(active.body, { is_active: true, max_storage_mb: null }, 'left out: active, the service-wide limit');
+});

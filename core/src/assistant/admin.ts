@@ -84,14 +84,13 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
           max_chats: b.max_chats ?? (await core.settings.getInt('default_max_chats')),
           max_ai_messages_per_day: b.max_ai_messages_per_day ?? null,
           max_ai_tokens_per_day: b.max_ai_tokens_per_day ?? null,
+          is_active: b.is_active,
+          max_storage_mb: b.max_storage_mb,
         },
         selfMonitoringOf(core),
       );
-      if (b.is_active === false) await core.db.run('UPDATE users SET is_active = ? WHERE id = ?', [false, row.id]);
-      if (b.max_storage_mb != null)
-        await core.db.run('UPDATE users SET max_storage_mb = ? WHERE id = ?', [b.max_storage_mb, row.id]);
       reply.code(201);
-      return publicUser(await get(row.id));
+      return publicUser(row);
     },
   );
 

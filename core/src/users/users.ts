@@ -19,6 +19,10 @@ export interface NewUser {
   max_chats: number;
   max_ai_messages_per_day?: number | null;
   max_ai_tokens_per_day?: number | null;
+  /** False: created deactivated (nobody can log in as them until an administrator activates them). */
+  is_active?: boolean;
+  /** The user's own storage limit in MB; null or left out follows SERVICE_USER_STORAGE_MB. */
+  max_storage_mb?: number | null;
   /** First-run setup: refuse (409) when any user exists, checked inside the transaction. */
   onlyIfFirst?: boolean;
 }
@@ -48,11 +52,12 @@ export async function createUser(
       email,
       password_hash: hash,
       role: u.role ?? 'user',
-      is_active: true,
+      is_active: u.is_active ?? true,
       locale: u.locale ?? 'en',
       max_chats: u.max_chats,
       max_ai_messages_per_day: u.max_ai_messages_per_day ?? null,
       max_ai_tokens_per_day: u.max_ai_tokens_per_day ?? null,
+      max_storage_mb: u.max_storage_mb ?? null,
       created_at: now,
       updated_at: now,
     });
