@@ -152,5 +152,21 @@ t.test('the checklist leads a new operator to the first event', async (t) => {
     t.same(more, ['more-en'], 'loaded with the page');
   });
 
+  await step('the event log shows the text the target received', async () => {
+    await b.nav('Event log');
+    const row = page.locator('[data-testid="event-row"]').filter({ hasText: 'First light' });
+    await row.getByRole('button', { name: 'Show or hide details' }).click();
+    const text = page.getByTestId('delivered-text');
+    await text.waitFor();
+    t.equal(await text.locator('figcaption').textContent(), 'Text it received');
+    const sent = sink.received
+      .map((m: { body: { title?: string; body?: string } }) => m.body)
+      .find((m) => m.title === 'First light')!;
+    t.match(sent.body, /It works/, 'the target got the body');
+    t.equal(await text.locator('strong').textContent(), sent.title, 'the title as the target got it');
+    t.equal(await text.locator('p').textContent(), sent.body, 'the body as the target got it');
+    t.notOk(await page.locator('.ops-details pre.json').first().isVisible(), 'the payload JSON stays folded');
+  });
+
   t.same(b.problems, [], 'no console errors or missing strings');
 });

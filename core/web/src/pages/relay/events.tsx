@@ -5,6 +5,7 @@
  * replayed to chosen targets with today's templates, after a preview of the first messages. "Ask the
  * assistant" on an event opens a chat whose replies carry that event.
  */
+import './events.css';
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { get, post } from '../../lib/api.ts';
@@ -44,6 +45,8 @@ interface Delivery {
   send_mode?: string | null;
   /** Released at the end of quiet hours in a digest: the digest's event. */
   digest_event_id?: string | null;
+  /** The message as this target got it, as plain text (its language, its tracker's and its own names). */
+  rendered?: { title: string; body: string } | null;
 }
 interface HistoryItem {
   id: string;
@@ -188,6 +191,13 @@ function Details({ e, onChanged }: { e: OpsEvent; onChanged: () => void }) {
                     {failureText(d.last_error, d.last_status_code)}
                   </span>
                 )}
+                {d.rendered && (d.rendered.title || d.rendered.body) && (
+                  <figure class="delivered-text" data-testid="delivered-text">
+                    <figcaption class="muted small">{t('delivered.text')}</figcaption>
+                    {d.rendered.title && <strong>{d.rendered.title}</strong>}
+                    {d.rendered.body && <p>{d.rendered.body}</p>}
+                  </figure>
+                )}
                 {RESENDABLE.includes(d.status) && (
                   <Button
                     small
@@ -220,10 +230,10 @@ function Details({ e, onChanged }: { e: OpsEvent; onChanged: () => void }) {
         )}
       </div>
       <History items={e.history} />
-      <div>
-        <h3>{t('events.payload')}</h3>
+      <details>
+        <summary class="muted small">{t('events.payload')}</summary>
         <Json value={e.payload} />
-      </div>
+      </details>
       {e.details != null && (
         <div>
           <h3>{t('events.details')}</h3>
