@@ -27,7 +27,12 @@ import { DIST, ensureBuilt } from './browser.ts';
  */
 const FIRST_LOAD_KB = 35;
 const ALL_JS_KB = 172;
+/**
+ * The stylesheet a first visit loads; all CSS together adds the stylesheets of the chunks loaded later (uPlot's and
+ * the charts' 0.8 KB, the checklist's 0.4 KB, the event log's 0.3 KB): 8.1 KB with them: 9 KB.
+ */
 const CSS_KB = 8;
+const ALL_CSS_KB = 9;
 /** uPlot and the overview's charts, loaded by the overview only. */
 const CHARTS_KB = 26;
 /** The syntax highlighter (highlight.js and its languages), loaded only when a reply has a code block. */
@@ -58,12 +63,17 @@ t.test('the first visit is small', async (t) => {
   const highlighter = js.find((f) => /\/highlight-[\w-]+\.js$/.test(f));
   const all = js.filter((f) => f !== highlighter).reduce((n, f) => n + gz(f), 0);
   const css = assets.filter((f) => f.endsWith('.css')).reduce((n, f) => n + gz(f), 0);
+  const sheets = [...html.matchAll(/rel="stylesheet"[^>]*href="\/([^"]+)"/g)].map((m) => m[1]!);
+  t.equal(sheets.length, 1, 'one stylesheet on a first visit');
+  const firstCss = sheets.reduce((n, f) => n + gz(f), 0);
   t.comment(
-    `first visit ${first.toFixed(1)} KB, all JavaScript ${all.toFixed(1)} KB, CSS ${css.toFixed(1)} KB (gzipped)`,
+    `first visit ${first.toFixed(1)} KB, all JavaScript ${all.toFixed(1)} KB, CSS ${firstCss.toFixed(1)} KB first, ` +
+      `${css.toFixed(1)} KB in all (gzipped)`,
   );
   t.ok(first <= FIRST_LOAD_KB, `first visit ${first.toFixed(1)} KB ≤ ${FIRST_LOAD_KB} KB`);
   t.ok(all <= ALL_JS_KB, `all JavaScript ${all.toFixed(1)} KB ≤ ${ALL_JS_KB} KB`);
-  t.ok(css <= CSS_KB, `CSS ${css.toFixed(1)} KB ≤ ${CSS_KB} KB`);
+  t.ok(firstCss <= CSS_KB, `first-visit CSS ${firstCss.toFixed(1)} KB ≤ ${CSS_KB} KB`);
+  t.ok(css <= ALL_CSS_KB, `all CSS ${css.toFixed(1)} KB ≤ ${ALL_CSS_KB} KB`);
   for (const f of rest) t.notOk([entry, ...preloads].includes(f), `${f} is not in the first download`);
   const charts = js.find((f) => /\/charts-[\w-]+\.js$/.test(f));
   t.ok(charts && ![entry, ...preloads].includes(charts), 'uPlot and the charts are not in the first download');
