@@ -1,9 +1,10 @@
 /** Skill list and editor, shared by personal skills and the administrators' general skills. */
 import { useState } from 'preact/hooks';
 import { del, get, patch, post } from '../lib/api.ts';
+import { useForm } from '../lib/form.ts';
 import { useAsync } from '../lib/hooks.ts';
 import { t } from '../lib/i18n.ts';
-import type { Skill } from '../lib/types.ts';
+import type { Skill, SkillCreateBody } from '../lib/types.ts';
 import { Badge, Button, Card, ConfirmButton, Empty, ErrorNote, Loading } from './basics.tsx';
 import { Field } from './field.tsx';
 import { Modal } from './modal.tsx';
@@ -80,16 +81,18 @@ function SkillForm({
   onClose: () => void;
   onSaved: () => void;
 }) {
-  const [name, setName] = useState(skill?.name ?? '');
-  const [description, setDescription] = useState(skill?.description ?? '');
-  const [prompt, setPrompt] = useState(skill?.prompt ?? '');
+  const form = useForm<Required<SkillCreateBody>>({
+    name: skill?.name ?? '',
+    description: skill?.description ?? null,
+    prompt: skill?.prompt ?? '',
+  });
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
     setError(null);
-    const body = { name, description: description.trim() || null, prompt };
+    const body: SkillCreateBody = form.values;
     try {
       if (skill) await patch(`${base}/${skill.id}`, body);
       else await post(base, body);
@@ -105,20 +108,14 @@ function SkillForm({
       <form class="stack" onSubmit={submit}>
         <label class="field">
           <span class="field-label">{t('common.name')}</span>
-          <input required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          <input required maxLength={200} {...form.text('name')} />
         </label>
         <label class="field">
           <span class="field-label">{t('skills.description')}</span>
-          <input maxLength={2000} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+          <input maxLength={2000} {...form.optionalText('description')} />
         </label>
         <Field label={t('skills.prompt')} hints={[t('skills.prompt_help')]}>
-          <textarea
-            required
-            rows={8}
-            maxLength={32000}
-            value={prompt}
-            onInput={(e) => setPrompt(e.currentTarget.value)}
-          />
+          <textarea required rows={8} maxLength={32000} {...form.text('prompt')} />
         </Field>
         <ErrorNote error={error} />
         <div class="form-actions">
