@@ -4,9 +4,10 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { get, patch, put } from '../../lib/api.ts';
+import { useForm } from '../../lib/form.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { t } from '../../lib/i18n.ts';
-import type { Settings } from '../../lib/types.ts';
+import type { AdminModels, Settings, SettingsPatchBody } from '../../lib/types.ts';
 import { Button, Card, ErrorNote, Loading, Page } from '../../ui/basics.tsx';
 import { toast } from '../../ui/toast.tsx';
 
@@ -14,19 +15,27 @@ const NUMBERS = ['default_max_chats', 'default_max_ai_messages_per_day', 'defaul
 
 export function SettingsPage() {
   const data = useAsync(() => get<Settings>('/api/v1/admin/settings'), []);
-  const [form, setForm] = useState<Settings | null>(null);
+  return (
+    <Page title={t('settings.title')} subtitle={t('settings.subtitle')}>
+      <ErrorNote error={data.error} />
+      {!data.data ? <Loading /> : <SettingsForm initial={data.data} onSaved={data.set} />}
+      <ModelsCard />
+    </Page>
+  );
+}
+
+/** The service-wide settings, edited as the change body they are sent as. */
+function SettingsForm({ initial, onSaved }: { initial: Settings; onSaved: (s: Settings) => void }) {
+  const form = useForm<Required<SettingsPatchBody>>(initial);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  useEffect(() => {
-    if (data.data) setForm(data.data);
-  }, [data.data]);
   const submit = async (e: Event) => {
     e.preventDefault();
-    if (!form) return;
     setBusy(true);
     setError(null);
     try {
-      data.set(await patch<Settings>('/api/v1/admin/settings', form));
+      const body: SettingsPatchBody = form.values;
+      onSaved(await patch<Settings>('/api/v1/admin/settings', body));
       toast.ok(t('common.saved'));
     } catch (err) {
       setError(err);
@@ -35,66 +44,40 @@ export function SettingsPage() {
     }
   };
   return (
-    <Page title={t('settings.title')} subtitle={t('settings.subtitle')}>
-      <ErrorNote error={data.error} />
-      {!form ? (
-        <Loading />
-      ) : (
-        <form class="stack" onSubmit={submit}>
-          <Card>
-            <div class="stack">
-              <label class="check">
-                <input
-                  type="checkbox"
-                  checked={form.self_registration_enabled}
-                  onChange={(e) => setForm({ ...form, self_registration_enabled: e.currentTarget.checked })}
-                />
-                <span>
-                  <strong>{t('settings.self_registration')}</strong>
-                  <small class="hint">{t('settings.self_registration_help')}</small>
-                </span>
+    <form class="stack" onSubmit={submit}>
+      <Card>
+        <div class="stack">
+          <label class="check">
+            <input type="checkbox" {...form.check('self_registration_enabled')} />
+            <span>
+              <strong>{t('settings.self_registration')}</strong>
+              <small class="hint">{t('settings.self_registration_help')}</small>
+            </span>
+          </label>
+          <div class="grid-3">
+            {NUMBERS.map((k) => (
+              <label class="field" key={k}>
+                <span class="field-label">{t(`settings.${k}`)}</span>
+                <input type="number" min={0} required {...form.number(k)} />
               </label>
-              <div class="grid-3">
-                {NUMBERS.map((k) => (
-                  <label class="field" key={k}>
-                    <span class="field-label">{t(`settings.${k}`)}</span>
-                    <input
-                      type="number"
-                      min={0}
-                      required
-                      value={form[k]}
-                      onInput={(e) => setForm({ ...form, [k]: Number(e.currentTarget.value) })}
-                    />
-                  </label>
-                ))}
-              </div>
-              <p class="hint">{t('settings.defaults_help')}</p>
-            </div>
-          </Card>
-          <ErrorNote error={error} />
-          <div class="form-actions">
-            <Button type="submit" variant="primary" busy={busy}>
-              {t('common.save')}
-            </Button>
+            ))}
           </div>
-        </form>
-      )}
-      <ModelsCard />
-    </Page>
+          <p class="hint">{t('settings.defaults_help')}</p>
+        </div>
+      </Card>
+      <ErrorNote error={error} />
+      <div class="form-actions">
+        <Button type="submit" variant="primary" busy={busy}>
+          {t('common.save')}
+        </Button>
+      </div>
+    </form>
   );
-}
-
-interface ModelSettings {
-  models_allowed: string[];
-  default_model: string;
-  endpoint_models: string[] | null;
-  configured_model: string;
-  effective: string[];
 }
 
 /** Which models users may choose for a chat, and the default (AI_MODEL when left empty). */
 function ModelsCard() {
-  const data = useAsync(() => get<ModelSettings>('/api/v1/admin/models'), []);
+  const data = useAsync(() => get<AdminModels>('/api/v1/admin/models'), []);
   const [allowed, setAllowed] = useState('');
   const [def, setDef] = useState('');
   const [busy, setBusy] = useState(false);
@@ -114,7 +97,7 @@ function ModelsCard() {
       .map((m) => m.trim())
       .filter(Boolean);
     try {
-      data.set(await put<ModelSettings>('/api/v1/admin/models', { models_allowed, default_model: def.trim() }));
+      data.set(await put<AdminModels>('/api/v1/admin/models', { models_allowed, default_model: def.trim() }));
       toast.ok(t('common.saved'));
     } catch (err) {
       setError(err);
