@@ -201,6 +201,16 @@ export interface Bot {
   status_detail: string | null;
   created_at: string;
 }
+/** POST /api/bots' body (written here until the server exports it): `kind` only where several are enabled. */
+export interface BotCreateBody {
+  name: string;
+  token: string;
+  mode: Bot['mode'];
+  kind?: string;
+  api_root?: string | null;
+}
+/** PATCH /api/bots/:id's body: what is left out keeps its value (the token masked: kept). */
+export type BotPatchBody = Partial<Omit<BotCreateBody, 'kind'>>;
 export interface BotChat {
   id: string;
   chat_id: string;

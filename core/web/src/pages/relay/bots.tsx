@@ -1,11 +1,12 @@
 /** Messaging bots: the accounts that post to chats, and the chats each bot has seen. */
 import { useState } from 'preact/hooks';
 import { del, get, patch, post } from '../../lib/api.ts';
+import { useForm } from '../../lib/form.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, t } from '../../lib/i18n.ts';
 import { usePlugins } from '../../lib/plugins.ts';
 import { MASK } from '../../lib/schema.ts';
-import type { Bot, BotChat } from '../../lib/types.ts';
+import type { Bot, BotChat, BotCreateBody, BotPatchBody } from '../../lib/types.ts';
 import { Badge, Button, Card, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { problemText } from '../../ui/failures.ts';
 import { Field } from '../../ui/field.tsx';
@@ -149,12 +150,16 @@ function BotChats({ id }: { id: string }) {
 }
 
 function BotForm({ bot, onClose, onSaved }: { bot?: Bot; onClose: () => void; onSaved: () => void }) {
-  const [name, setName] = useState(bot?.name ?? '');
-  const [token, setToken] = useState('');
-  const [mode, setMode] = useState<Bot['mode']>(bot?.mode ?? 'polling');
+  // `kind` empty: the first kind offered.
+  const form = useForm<Required<Omit<BotCreateBody, 'api_root'>>>({
+    name: bot?.name ?? '',
+    token: '',
+    mode: bot?.mode ?? 'polling',
+    kind: '',
+  });
+  const { token, mode, kind, ...named } = form.values;
   // The bot kinds are the enabled plugins with a bot driver; the choice is offered only when there are several.
   const kinds = (usePlugins().data ?? []).filter((p) => p.has_bot_driver);
-  const [kind, setKind] = useState('');
   const chosen = kind || kinds[0]?.id;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
@@ -163,8 +168,10 @@ function BotForm({ bot, onClose, onSaved }: { bot?: Bot; onClose: () => void; on
     setBusy(true);
     setError(null);
     try {
-      if (bot) await patch(`/api/bots/${bot.id}`, { name, mode, token: token || MASK });
-      else await post('/api/bots', { name, token, mode, ...(kinds.length > 1 && chosen ? { kind: chosen } : {}) });
+      const change: BotPatchBody = { ...named, mode, token: token || MASK };
+      const create: BotCreateBody = { ...named, token, mode, ...(kinds.length > 1 && chosen ? { kind: chosen } : {}) };
+      if (bot) await patch(`/api/bots/${bot.id}`, change);
+      else await post('/api/bots', create);
       onSaved();
     } catch (err) {
       setError(err);
@@ -178,7 +185,14 @@ function BotForm({ bot, onClose, onSaved }: { bot?: Bot; onClose: () => void; on
         {!bot && kinds.length > 1 && (
           <label class="field">
             <span class="field-label">{t('bots.kind')}</span>
-            <select value={chosen} data-testid="bot-kind" onChange={(e) => setKind(e.currentTarget.value)}>
+            <select
+              {...form.choice(
+                'kind',
+                kinds.map((p) => p.id),
+              )}
+              value={chosen}
+              data-testid="bot-kind"
+            >
               {kinds.map((p) => (
                 <option key={p.id} value={p.id}>
                   {p.display_name}
@@ -189,7 +203,7 @@ function BotForm({ bot, onClose, onSaved }: { bot?: Bot; onClose: () => void; on
         )}
         <label class="field">
           <span class="field-label">{t('common.name')}</span>
-          <input required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          <input required maxLength={200} {...form.text('name')} />
         </label>
         <Field label={t('bots.token')} hints={[bot ? t('form.secret_kept') : t('bots.token_help')]}>
           <input
@@ -197,15 +211,14 @@ function BotForm({ bot, onClose, onSaved }: { bot?: Bot; onClose: () => void; on
             autocomplete="off"
             required={!bot}
             placeholder={bot ? MASK : ''}
-            value={token}
-            onInput={(e) => setToken(e.currentTarget.value)}
+            {...form.text('token')}
           />
         </Field>
         <fieldset class="subform">
           <legend>{t('bots.mode')}</legend>
           {(['polling', 'webhook'] as const).map((m) => (
             <label class="radio" key={m}>
-              <input type="radio" name="mode" checked={mode === m} onChange={() => setMode(m)} />
+              <input type="radio" name="mode" checked={mode === m} onChange={() => form.set('mode', m)} />
               <span>
                 <strong>{t(`bots.mode_${m}`)}</strong>
                 <small class="hint">{t(`bots.mode_${m}_help`)}</small>
