@@ -13,7 +13,7 @@ interface Answer {
 }
 type Doc = { paths: Record<string, Record<string, { responses?: Record<string, Answer> }>> };
 
-/** The routes this covers; chats and their messages (besides the quota and a tool call's decision) are not among them. */
+/** The routes this covers: not chats and their messages, but the quota and a tool call's decision. */
 const covered = (path: string) =>
   /^\/api\/(health|ready|setup|auth\/|backup\/)/.test(path) ||
   (/^\/api\/v1\//.test(path) && (!/^\/api\/v1\/chats(\/|$)/.test(path) || /\/(quota|tool-calls\/\{id\})$/.test(path)));
