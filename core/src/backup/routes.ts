@@ -13,16 +13,10 @@ import { exportEnvelope, listBackups, stamp, storedBackupPath, writeBackup } fro
 import { backupSettings } from './scheduled.ts';
 import { SecretsMode, type SecretsModeT } from './schema.ts';
 import { BACKUP_SETTING_KEYS, settingProblem } from './settings-rules.ts';
+import { BackupFileList, BackupWritten, Schedule } from './views.ts';
 
 const tags = ['backup'];
 const ModeQuery = Type.Object({ secrets_mode: Type.Optional(SecretsMode) });
-const FileInfo = Type.Object({ filename: Type.String(), size_bytes: Type.Integer(), created_at: Type.String() });
-const Schedule = Type.Object({
-  backup_scheduled_enabled: Type.String(),
-  backup_scheduled_interval_hours: Type.String(),
-  backup_secrets_mode: Type.String(),
-  backup_retention_count: Type.String(),
-});
 const ScheduleBody = Type.Object(
   Object.fromEntries(BACKUP_SETTING_KEYS.map((k) => [k, Type.Optional(Type.String({ maxLength: 20 }))])),
   { additionalProperties: false, minProperties: 1 },
@@ -39,10 +33,7 @@ export async function backupRoutes(app: App, core: Core): Promise<void> {
         tags,
         querystring: ModeQuery,
         response: {
-          ...created(
-            'The backup file written to the backup folder.',
-            Type.Object({ ...FileInfo.properties, secrets_mode: Type.String() }),
-          ),
+          ...created('The backup file written to the backup folder.', BackupWritten),
         },
       },
       onRequest,
@@ -61,7 +52,7 @@ export async function backupRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags,
         response: {
-          ...ok('The stored backup files (`files`), newest first.', Type.Object({ files: Type.Array(FileInfo) })),
+          ...ok('The stored backup files (`files`), newest first.', BackupFileList),
         },
       },
       onRequest,

@@ -1,3 +1,20 @@
+/** A backup file in the backup folder. */
+export const BackupFileView = Type.Object({
+  filename: Type.String(),
+  size_bytes: Type.Integer(),
+  created_at: Type.String(),
+});
+export const BackupFileList = Type.Object({ files: Type.Array(BackupFileView) });
+/** `POST /api/backup/files`: the file written, and whether it holds the secrets. */
+export const BackupWritten = Type.Object({ ...BackupFileView.properties, secrets_mode: Type.String() });
+/** `GET, PUT /api/backup/scheduled`: the settings as stored (text). */
+export const Schedule = Type.Object({
+  backup_scheduled_enabled: Type.String(),
+  backup_scheduled_interval_hours: Type.String(),
+  backup_secrets_mode: Type.String(),
+  backup_retention_count: Type.String(),
+});
+
 /**
  * What the backup routes answer about a staged restore (`POST /api/backup/prepare-restore`,
  * `GET /api/backup/pending-restore`): the pending file without its backup (staged.ts `pendingView`),
