@@ -211,6 +211,22 @@ export interface BotCreateBody {
 }
 /** PATCH /api/bots/:id's body: what is left out keeps its value (the token masked: kept). */
 export type BotPatchBody = Partial<Omit<BotCreateBody, 'kind'>>;
+/** What a scheduled action does. */
+export type ActionKind = 'digest' | 'message' | 'ai_digest';
+/** An action's config by kind: a tracker's digest, a fixed message, or the assistant's summary. */
+export type ActionConfig =
+  | { tracker_id: string }
+  | { target_ids: string[]; title: string; body: string }
+  | { target_ids: string[]; provider_ids?: string[] };
+/** POST /api/actions' body (written here until the server exports it). */
+export interface ActionCreateBody {
+  name: string;
+  kind: ActionKind;
+  schedule: string;
+  timezone?: string;
+  config: ActionConfig;
+  enabled?: boolean;
+}
 export interface BotChat {
   id: string;
   chat_id: string;

@@ -6,10 +6,10 @@
  */
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, api, del, get, patch, post } from '../../lib/api.ts';
-import { oneOf } from '../../lib/form.ts';
+import { useForm } from '../../lib/form.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, locale, relative, t } from '../../lib/i18n.ts';
-import type { Provider, Target, Tracker } from '../../lib/types.ts';
+import type { ActionCreateBody, ActionKind, Provider, Target, Tracker } from '../../lib/types.ts';
 import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
@@ -17,8 +17,8 @@ import { shownName } from '../../ui/names.ts';
 import { browserZone, TimeZoneSelect, zoneName } from '../../ui/timezone.tsx';
 import { errorText, problemVars, toast } from '../../ui/toast.tsx';
 
-const KINDS = ['digest', 'message', 'ai_digest'] as const;
-type Kind = (typeof KINDS)[number];
+const KINDS: readonly ActionKind[] = ['digest', 'message', 'ai_digest'];
+type Kind = ActionKind;
 interface Action {
   id: string;
   name: string;
@@ -342,17 +342,41 @@ interface FormProps {
   onSaved: () => void;
 }
 
+/** A list of ids from an action's stored config (anything else: none). */
+const ids = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+
+/** What the form edits: the create body with every field present, the config of each kind spread out. */
+interface Values extends Required<Omit<ActionCreateBody, 'config'>> {
+  tracker_id: string;
+  title: string;
+  body: string;
+  target_ids: string[];
+  provider_ids: string[];
+}
+
 function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: FormProps) {
-  const [name, setName] = useState(action?.name ?? '');
-  const [kind, setKind] = useState<Kind>(action?.kind ?? 'message');
-  const [schedule, setSchedule] = useState(action?.schedule ?? '0 9 * * *');
-  const [timezone, setTimezone] = useState(action?.timezone ?? browserZone());
-  const [enabled, setEnabled] = useState(action?.enabled ?? true);
-  const [trackerId, setTrackerId] = useState(String(action?.config.tracker_id ?? trackers[0]?.id ?? ''));
-  const [title, setTitle] = useState(String(action?.config.title ?? ''));
-  const [body, setBody] = useState(String(action?.config.body ?? ''));
-  const [targetIds, setTargetIds] = useState<string[]>((action?.config.target_ids as string[] | undefined) ?? []);
-  const [providerIds, setProviderIds] = useState<string[]>((action?.config.provider_ids as string[] | undefined) ?? []);
+  const form = useForm<Values>(() => ({
+    name: action?.name ?? '',
+    kind: action?.kind ?? 'message',
+    schedule: action?.schedule ?? '0 9 * * *',
+    timezone: action?.timezone ?? browserZone(),
+    enabled: action?.enabled ?? true,
+    tracker_id: String(action?.config.tracker_id ?? trackers[0]?.id ?? ''),
+    title: String(action?.config.title ?? ''),
+    body: String(action?.config.body ?? ''),
+    target_ids: ids(action?.config.target_ids),
+    provider_ids: ids(action?.config.provider_ids),
+  }));
+  const {
+    kind,
+    schedule,
+    timezone,
+    tracker_id: trackerId,
+    title,
+    body,
+    target_ids: targetIds,
+    provider_ids: providerIds,
+  } = form.values;
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
   const [scheduleError, setScheduleError] = useState<string | null>(null);
@@ -371,7 +395,10 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
               checked={targetIds.includes(tg.id)}
               data-testid="action-target"
               onChange={(e) =>
-                setTargetIds(e.currentTarget.checked ? [...targetIds, tg.id] : targetIds.filter((x) => x !== tg.id))
+                form.set(
+                  'target_ids',
+                  e.currentTarget.checked ? [...targetIds, tg.id] : targetIds.filter((x) => x !== tg.id),
+                )
               }
             />
             <span>{tg.name}</span>
@@ -394,13 +421,14 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
       return;
     }
     setBusy(true);
-    const config =
+    const config: ActionCreateBody['config'] =
       kind === 'digest'
         ? { tracker_id: trackerId }
         : kind === 'ai_digest'
           ? { target_ids: targetIds, ...(providerIds.length ? { provider_ids: providerIds } : {}) }
           : { target_ids: targetIds, title, body };
-    const payload = { name, kind, schedule: schedule.trim(), timezone, enabled, config };
+    const { name, enabled } = form.values;
+    const payload: ActionCreateBody = { name, kind, schedule: schedule.trim(), timezone, enabled, config };
     try {
       if (action) await patch(`/api/actions/${action.id}`, payload);
       else await post('/api/actions', payload);
@@ -419,20 +447,10 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
       <form class="stack" onSubmit={submit} noValidate data-testid="action-form">
         <div class="grid-2">
           <Field label={t('common.name')}>
-            <input
-              required
-              maxLength={200}
-              value={name}
-              onInput={(e) => setName(e.currentTarget.value)}
-              data-testid="action-name"
-            />
+            <input required maxLength={200} {...form.text('name')} data-testid="action-name" />
           </Field>
           <Field label={t('actions.kind')} hints={[t(`actions.kind_${kind}_help`)]}>
-            <select
-              value={kind}
-              onChange={(e) => setKind(oneOf(KINDS, e.currentTarget.value) ?? kind)}
-              data-testid="action-kind"
-            >
+            <select {...form.choice('kind', KINDS)} data-testid="action-kind">
               <option value="message">{t('actions.kind_message')}</option>
               <option value="digest">{t('actions.kind_digest')}</option>
               <option value="ai_digest">{t('actions.kind_ai_digest')}</option>
@@ -453,7 +471,7 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
               autocomplete="off"
               class="mono"
               onInput={(e) => {
-                setSchedule(e.currentTarget.value);
+                form.set('schedule', e.currentTarget.value);
                 setScheduleError(null);
               }}
               data-testid="action-schedule"
@@ -463,7 +481,7 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
             <TimeZoneSelect
               value={timezone}
               onChange={(z) => {
-                setTimezone(z);
+                form.set('timezone', z);
                 setScheduleError(null);
               }}
               testId="action-timezone"
@@ -500,7 +518,8 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
                       checked={providerIds.includes(p.id)}
                       data-testid="action-provider"
                       onChange={(e) =>
-                        setProviderIds(
+                        form.set(
+                          'provider_ids',
                           e.currentTarget.checked ? [...providerIds, p.id] : providerIds.filter((x) => x !== p.id),
                         )
                       }
@@ -518,8 +537,10 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
           >
             <select
               required
-              value={trackerId}
-              onChange={(e) => setTrackerId(e.currentTarget.value)}
+              {...form.choice(
+                'tracker_id',
+                trackers.map((tr) => tr.id),
+              )}
               data-testid="action-tracker"
             >
               {trackers.map((tr) => (
@@ -532,29 +553,16 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
         ) : (
           <>
             <Field label={t('actions.message_title')} hints={[t('actions.message_help')]}>
-              <input
-                required
-                maxLength={200}
-                value={title}
-                onInput={(e) => setTitle(e.currentTarget.value)}
-                data-testid="action-title"
-              />
+              <input required maxLength={200} {...form.text('title')} data-testid="action-title" />
             </Field>
             <Field label={t('actions.message_body')}>
-              <textarea
-                required
-                maxLength={4000}
-                rows={4}
-                value={body}
-                onInput={(e) => setBody(e.currentTarget.value)}
-                data-testid="action-body"
-              />
+              <textarea required maxLength={4000} rows={4} {...form.text('body')} data-testid="action-body" />
             </Field>
             {targetPicker}
           </>
         )}
         <label class="check">
-          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.currentTarget.checked)} />
+          <input type="checkbox" {...form.check('enabled')} />
           <span>{t('common.enabled')}</span>
         </label>
         <ErrorNote error={error} />
