@@ -18,8 +18,8 @@ import { LiveBadge } from '../ui/live.tsx';
 import { shownName } from '../ui/names.ts';
 import { QuotaBar } from '../ui/quota-bar.tsx';
 
-/** A module loaded when `when` first holds (null until then). */
-function useChunk<T>(load: () => Promise<T>, when: boolean): T | null {
+/** A module loaded when `when` first holds (null until then), or why it could not be. */
+function useChunk<T>(load: () => Promise<T>, when: boolean): { mod: T | null; error: unknown } {
   const [mod, setMod] = useState<T | null>(null);
   const [error, setError] = useState<unknown>(null);
   useEffect(() => {
@@ -33,8 +33,7 @@ function useChunk<T>(load: () => Promise<T>, when: boolean): T | null {
       alive = false;
     };
   }, [when]);
-  if (error) throw error;
-  return mod;
+  return { mod, error };
 }
 const loadOnboarding = () => import('./onboarding.tsx');
 const loadCharts = () => import('../ui/charts.tsx');
@@ -81,9 +80,9 @@ export function OverviewPage() {
   const d = data.data;
   const user = sessionNow().user;
   const [remembered] = useState(() => Boolean(user && onboardedHere(user.id)));
-  const onboarding = useChunk(loadOnboarding, Boolean(d && user && !remembered));
+  const { mod: onboarding, error: onboardingError } = useChunk(loadOnboarding, Boolean(d && user && !remembered));
   const chartsWanted = Boolean(d && (remembered || d.events.length > 0));
-  const charts = useChunk(loadCharts, chartsWanted);
+  const { mod: charts, error: chartsError } = useChunk(loadCharts, chartsWanted);
   const stats = useAsync(async () => (chartsWanted ? get<Stats>('/api/stats', { tz: zone() }) : null), [chartsWanted]);
   useLive(['event', 'delivery'], () => chartsWanted && void stats.reload());
   const counts = d
@@ -101,12 +100,14 @@ export function OverviewPage() {
       subtitle={t('overview.greeting', { email: user?.email ?? '' })}
       actions={<LiveBadge />}
     >
-      <ErrorNote error={data.error} />
+      <ErrorNote error={data.error ?? onboardingError ?? chartsError ?? stats.error} />
       {!d ? (
         <Loading />
       ) : (
         <>
-          {user && !remembered && (onboarding ? <onboarding.Onboarding userId={user.id} data={d} /> : <Loading />)}
+          {user &&
+            !remembered &&
+            (onboarding ? <onboarding.Onboarding userId={user.id} data={d} /> : !onboardingError && <Loading />)}
           <div class="stats-grid">
             {counts.map((s) => (
               <a key={s.key} class="card stat-card" href={s.href}>
@@ -115,8 +116,8 @@ export function OverviewPage() {
               </a>
             ))}
           </div>
-          {chartsWanted && (charts && stats.data ? <charts.Charts stats={stats.data} /> : <Loading />)}
-          <ErrorNote error={stats.error} />
+          {chartsWanted &&
+            (charts && stats.data ? <charts.Charts stats={stats.data} /> : !chartsError && !stats.error && <Loading />)}
           <div class="grid-2 align-start">
             <Card
               title={t('overview.recent_events')}
