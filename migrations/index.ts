@@ -26,6 +26,7 @@ import loginKnownAddresses from './0028_login_known_addresses.ts';
 import assistantLab from './0029_assistant_lab.ts';
 import userStorageLimit from './0030_user_storage_limit.ts';
 import trackerDescription from './0031_tracker_description.ts';
+import chatPinsFolders from './0032_chat_pins_folders.ts';
 import type { Migration } from './types.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
@@ -58,4 +59,5 @@ export const migrations: Migration[] = [
   assistantLab,
   userStorageLimit,
   trackerDescription,
+  chatPinsFolders,
 ];

@@ -3,15 +3,18 @@ import { caller, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { newId } from '../http/ids.ts';
-import { conflict, HttpError, notFound } from '../http/problem.ts';
+import { conflict, HttpError, notFound, unprocessable } from '../http/problem.ts';
 import { created, errors, noContent, ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
+import { ChatList, ChatSchema, MAX_FOLDER } from './definitions/chat.ts';
 import { eventMessage, ownEvent } from './event-context.ts';
 import { lab } from './lab-strings.ts';
 import type { Models } from './models.ts';
 import { bool, collection, int } from './paths.ts';
 import { visibleSkill } from './skills.ts';
 import { say } from './titles.ts';
+
+export { ChatList, ChatSchema, MAX_FOLDER } from './definitions/chat.ts';
 
 export interface ChatRow {
   id: string;
@@ -21,22 +24,12 @@ export interface ChatRow {
   skill_id: string | null;
   model?: string | null;
   event_id?: string | null;
+  pinned?: unknown;
+  folder?: string | null;
   created_at: string;
   updated_at: string;
 }
 
-export const ChatSchema = Type.Object({
-  id: Type.String(),
-  title: Type.String(),
-  is_archived: Type.Boolean(),
-  skill_id: Type.Union([Type.String(), Type.Null()]),
-  /** The model the chat's replies use; null for the default. */
-  model: Type.Union([Type.String(), Type.Null()]),
-  /** The event the chat was opened from ("Ask the assistant"); its replies carry that event. */
-  event_id: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String(),
-  updated_at: Type.String(),
-});
 export const ChatParams = Type.Object({ chat_id: Type.String({ format: 'uuid' }) });
 const Title = Type.String({ minLength: 1, maxLength: 200 });
 const SkillRef = Type.Union([Type.String({ format: 'uuid' }), Type.Null()]);
@@ -61,6 +54,9 @@ const PatchBody = Type.Object(
     is_archived: Type.Optional(Type.Boolean()),
     skill_id: Type.Optional(SkillRef),
     model: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: 200 }), Type.Null()])),
+    pinned: Type.Optional(Type.Boolean()),
+    /** The folder to put the chat in; null takes it out of its folder. */
+    folder: Type.Optional(Type.Union([Type.String({ minLength: 1, maxLength: MAX_FOLDER }), Type.Null()])),
   },
   { additionalProperties: false },
 );
@@ -77,6 +73,8 @@ export const publicChat = (r: ChatRow) => ({
   skill_id: r.skill_id,
   model: r.model ?? null,
   event_id: r.event_id ?? null,
+  pinned: bool(r.pinned),
+  folder: r.folder ?? null,
   created_at: r.created_at,
   updated_at: r.updated_at,
 });
@@ -171,22 +169,46 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
     app,
     'GET',
     '/api/v1/chats',
-    { ...opts, schema: { tags, querystring: ListQuery, response: { ...ok('Your chats (`chats`), newest first.') } } },
+    {
+      ...opts,
+      schema: {
+        tags,
+        querystring: ListQuery,
+        response: {
+          ...ok(
+            'Your chats (`chats`): pinned ones first, then the others, each group newest first. `before` (the last ' +
+              "chat's id of a page) continues in that order.",
+            ChatList,
+          ),
+        },
+      },
+    },
     async (req) => {
       const q = req.query;
+      const userId = caller(req).id;
       const where = ['user_id = ?'];
-      const params: (string | boolean | number)[] = [caller(req).id];
+      const params: (string | boolean | number)[] = [userId];
       if (q.archived !== undefined) {
         where.push('is_archived = ?');
         params.push(q.archived);
       }
       if (q.before) {
-        where.push('id < ?');
-        params.push(q.before);
+        // Keyset paging over (pinned, id): after a pinned chat come older pinned ones and then every unpinned one.
+        const from = await core.db.get<ChatRow>('SELECT pinned FROM chats WHERE id = ? AND user_id = ?', [
+          q.before,
+          userId,
+        ]);
+        if (from && bool(from.pinned)) {
+          where.push('((pinned = ? AND id < ?) OR pinned = ?)');
+          params.push(true, q.before, false);
+        } else {
+          where.push('pinned = ? AND id < ?');
+          params.push(false, q.before);
+        }
       }
       params.push(q.limit ?? 50);
       const rows = await core.db.all<ChatRow>(
-        `SELECT * FROM chats WHERE ${where.join(' AND ')} ORDER BY id DESC LIMIT ?`,
+        `SELECT * FROM chats WHERE ${where.join(' AND ')} ORDER BY pinned DESC, id DESC LIMIT ?`,
         params,
       );
       return { chats: rows.map(publicChat) };
@@ -216,13 +238,23 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
       }
       // A title the user chose is never replaced by a generated one.
       if (b.title !== undefined) await core.db.run('UPDATE chats SET title_auto = ? WHERE id = ?', [false, chat.id]);
-      await core.db.run('UPDATE chats SET title = ?, is_archived = ?, skill_id = ?, updated_at = ? WHERE id = ?', [
-        b.title ?? chat.title,
-        b.is_archived ?? bool(chat.is_archived),
-        b.skill_id === undefined ? chat.skill_id : b.skill_id,
-        core.clock.now().toISOString(),
-        chat.id,
-      ]);
+      const folder = b.folder === undefined ? (chat.folder ?? null) : b.folder === null ? null : b.folder.trim();
+      if (folder === '')
+        throw unprocessable('The folder name is blank; give it a name or null to take the chat out of its folder.', [
+          { path: 'body/folder', message: 'must not be blank' },
+        ]);
+      await core.db.run(
+        'UPDATE chats SET title = ?, is_archived = ?, skill_id = ?, pinned = ?, folder = ?, updated_at = ? WHERE id = ?',
+        [
+          b.title ?? chat.title,
+          b.is_archived ?? bool(chat.is_archived),
+          b.skill_id === undefined ? chat.skill_id : b.skill_id,
+          b.pinned ?? bool(chat.pinned),
+          folder,
+          core.clock.now().toISOString(),
+          chat.id,
+        ],
+      );
       return publicChat(await ownChat(core.db, user.id, chat.id));
     },
   );

@@ -7,8 +7,11 @@ import { HttpError } from '../http/problem.ts';
 import { noContent, ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
 import { ChatParams, ownChat } from './chats.ts';
+import { MessagePage } from './definitions/chat.ts';
 import type { ToolEvent } from './exchange.ts';
 import { bool } from './paths.ts';
+
+export { MessagePage, MessageSchema } from './definitions/chat.ts';
 
 export type MessageStatus = 'complete' | 'interrupted' | 'error';
 export interface Usage {
@@ -39,60 +42,13 @@ export interface MessageRow {
   attachments: string | null;
 }
 
-/** Something a message carries besides its text: a generated report (its download card). */
-export interface Attachment {
-  type: 'report';
-  report_id: string;
-  title: string;
-}
-
-export const MessageSchema = Type.Object({
-  id: Type.String(),
-  chat_id: Type.String(),
-  role: Type.Union([Type.Literal('user'), Type.Literal('assistant')]),
-  content: Type.String(),
-  status: Type.Union([Type.Literal('complete'), Type.Literal('interrupted'), Type.Literal('error')]),
-  usage: Type.Union([
-    Type.Object({
-      prompt_tokens: Type.Integer(),
-      completion_tokens: Type.Integer(),
-      total_tokens: Type.Integer(),
-      estimated: Type.Boolean(),
-    }),
-    Type.Null(),
-  ]),
-  context_version: Type.Union([Type.Integer(), Type.Null()]),
-  error: Type.Union([Type.String(), Type.Null()]),
-  created_at: Type.String(),
-  tools: Type.Array(
-    Type.Object({
-      name: Type.String(),
-      status: Type.Union([Type.Literal('started'), Type.Literal('done'), Type.Literal('failed')]),
-      arguments: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-      query: Type.Optional(Type.String()),
-      count: Type.Optional(Type.Integer()),
-      report_id: Type.Optional(Type.String()),
-      /** A call that needed the user's consent: its id and how it was decided. */
-      id: Type.Optional(Type.String()),
-      confirmation: Type.Optional(
-        Type.Union([Type.Literal('approved'), Type.Literal('refused'), Type.Literal('expired')]),
-      ),
-      proposal: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
-    }),
-  ),
-  parent_id: Type.Union([Type.String(), Type.Null()]),
-  model: Type.Union([Type.String(), Type.Null()]),
-  attachments: Type.Array(
-    Type.Object({
-      type: Type.Literal('report'),
-      report_id: Type.String(),
-      title: Type.String(),
-      available: Type.Optional(Type.Boolean()),
-      size_bytes: Type.Optional(Type.Integer()),
-    }),
-  ),
-  alternatives: Type.Array(Type.String()),
-});
+/**
+ * Something a message carries besides its text: a generated report (its download card), or a document the user
+ * attached in the composer (its chip).
+ */
+export type Attachment =
+  | { type: 'report'; report_id: string; title: string }
+  | { type: 'document'; document_id: string; name: string };
 
 const parseAttachments = (raw: string | null): Attachment[] => {
   if (!raw) return [];
@@ -103,6 +59,10 @@ const parseAttachments = (raw: string | null): Attachment[] => {
     return [];
   }
 };
+
+/** The documents a message carries (attached in the composer). */
+export const documentAttachments = (r: Pick<MessageRow, 'attachments'>) =>
+  parseAttachments(r.attachments).filter((a) => a.type === 'document');
 
 /** The stored tool calls of a reply, without the results the model read (those stay in the database). */
 function parseTools(raw: string | null | undefined): ToolEvent[] {
@@ -141,12 +101,15 @@ export function publicMessage(r: MessageRow) {
     tools: parseTools(r.tools),
     parent_id: r.parent_id ?? null,
     model: r.model ?? null,
-    attachments: parseAttachments(r.attachments) as (Attachment & { available?: boolean; size_bytes?: number })[],
+    attachments: parseAttachments(r.attachments) as ShownAttachment[],
     /** The ids of this message and its alternatives (siblings of the same role), oldest first. */
     alternatives: [r.id],
   };
 }
 export type PublicMessage = ReturnType<typeof publicMessage>;
+type ShownAttachment =
+  | { type: 'report'; report_id: string; title: string; available?: boolean; size_bytes?: number }
+  | { type: 'document'; document_id: string; name: string; available?: boolean };
 
 export interface NewMessage {
   id?: string;
@@ -299,7 +262,7 @@ async function present(db: Queryable, chatId: string, rows: MessageRow[]): Promi
     groups.set(key, [...(groups.get(key) ?? []), s.id]);
   }
   const reportIds = [
-    ...new Set(out.flatMap((m) => m.attachments.filter((a) => a.type === 'report').map((a) => a.report_id))),
+    ...new Set(out.flatMap((m) => m.attachments.flatMap((a) => (a.type === 'report' ? [a.report_id] : [])))),
   ];
   const reports = new Map<string, number>();
   if (reportIds.length) {
@@ -309,12 +272,25 @@ async function present(db: Queryable, chatId: string, rows: MessageRow[]): Promi
     ))
       reports.set(r.id, Number(r.size_bytes));
   }
+  const docIds = [
+    ...new Set(out.flatMap((m) => m.attachments.flatMap((a) => (a.type === 'document' ? [a.document_id] : [])))),
+  ];
+  const docs = new Set<string>();
+  if (docIds.length) {
+    for (const d of await db.all<{ id: string }>(
+      `SELECT id FROM documents WHERE id IN (${docIds.map(() => '?').join(', ')})`,
+      docIds,
+    ))
+      docs.add(d.id);
+  }
   for (const m of out) {
     m.alternatives = groups.get(`${m.parent_id ?? ''}/${m.role}`) ?? [m.id];
     m.attachments = m.attachments.map((a) =>
-      reports.has(a.report_id)
-        ? { ...a, available: true, size_bytes: reports.get(a.report_id) }
-        : { ...a, available: false },
+      a.type === 'document'
+        ? { ...a, available: docs.has(a.document_id) }
+        : reports.has(a.report_id)
+          ? { ...a, available: true, size_bytes: reports.get(a.report_id) }
+          : { ...a, available: false },
     );
   }
   return out;
@@ -339,7 +315,10 @@ export async function historyRoutes(app: App, core: Core): Promise<void> {
         params: ChatParams,
         querystring: HistoryQuery,
         response: {
-          ...ok('A page of the shown branch (`messages`, oldest first) and whether older ones exist (`has_more`).'),
+          ...ok(
+            'A page of the shown branch (`messages`, oldest first) and whether older ones exist (`has_more`).',
+            MessagePage,
+          ),
         },
       },
       preHandler: requireUser(core),

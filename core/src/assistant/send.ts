@@ -15,8 +15,10 @@ import type { ToolEvent } from './exchange.ts';
 import { runExchange } from './exchange.ts';
 import { labTools } from './lab-tools.ts';
 import {
+  type Attachment,
   branchTail,
   chatMessage,
+  documentAttachments,
   hideAfter,
   insertMessage,
   type MessageRow,
@@ -32,12 +34,37 @@ import type { Reports } from './reports.ts';
 import { searchableBy } from './search.ts';
 import { SseStream } from './sse.ts';
 import { generateTitle } from './titles.ts';
-import { assistantTools } from './tools.ts';
+import { assistantTools, SEARCH_DOCUMENTS } from './tools.ts';
 import { turn } from './turns.ts';
 
 export const MAX_CONTENT = 32_000;
+
+/**
+ * The question as the model reads it: with the documents it carries named after its text, so that the model knows
+ * to search them (the stored message keeps only what the user wrote).
+ */
+function withDocuments(m: MessageRow): MessageRow {
+  const docs = documentAttachments(m);
+  if (!docs.length) return m;
+  const names = docs.map((d) => `"${d.name}"`).join(', ');
+  return {
+    ...m,
+    content: `${m.content}\n\n[Attached documents: ${names}. Their text is in the user's documents: search it with ${SEARCH_DOCUMENTS}.]`,
+  };
+}
+/** The most documents one message may carry. */
+export const MAX_MESSAGE_DOCUMENTS = 10;
+/**
+ * `documents`: ids of the caller's documents (uploaded with `POST /api/v1/documents`) the message carries; they are
+ * shown as chips on it and the model is told to search them.
+ */
 const Body = Type.Object(
-  { content: Type.String({ minLength: 1, maxLength: MAX_CONTENT }) },
+  {
+    content: Type.String({ minLength: 1, maxLength: MAX_CONTENT }),
+    documents: Type.Optional(
+      Type.Array(Type.String({ format: 'uuid' }), { maxItems: MAX_MESSAGE_DOCUMENTS, uniqueItems: true }),
+    ),
+  },
   { additionalProperties: false },
 );
 const MessageParams = Type.Object({
@@ -120,6 +147,22 @@ export async function sendRoutes(
       ]);
   };
 
+  /** The caller's documents by id, as a message's attachments; 404 `document_not_found` for one that is not theirs. */
+  const documentsOf = async (userId: string, ids: string[] | undefined): Promise<Attachment[]> => {
+    if (!ids?.length) return [];
+    const rows = await core.db.all<{ id: string; filename: string }>(
+      `SELECT id, filename FROM documents WHERE user_id = ? AND id IN (${ids.map(() => '?').join(', ')})`,
+      [userId, ...ids],
+    );
+    const names = new Map(rows.map((r) => [r.id, r.filename]));
+    const missing = ids.find((id) => !names.has(id));
+    if (missing)
+      throw new HttpError(404, 'document_not_found', `Document ${missing} was not found.`, {
+        params: { document_id: missing },
+      });
+    return ids.map((id) => ({ type: 'document', document_id: id, name: names.get(id) ?? '' }));
+  };
+
   app.post(
     '/api/v1/chats/:chat_id/messages',
     {
@@ -135,6 +178,7 @@ export async function sendRoutes(
             'text/event-stream',
           ),
           ...errors(
+            [404, 'A document named in `documents` is not one of yours (`document_not_found`).'],
             [409, 'The chat is archived (`chat_archived`).'],
             [429, 'Over your daily AI message or token limit.'],
             [502, 'The AI model endpoint failed or refused the request.'],
@@ -148,6 +192,7 @@ export async function sendRoutes(
       const { content } = req.body;
       const { user, chat } = await begin(req);
       blank(content);
+      const attachments = await documentsOf(user.id, req.body.documents);
       return respond(reply, user, chat, async (q, now) => {
         const parent = await branchTail(q, chat.id);
         return insertMessage(q, {
@@ -157,6 +202,7 @@ export async function sendRoutes(
           content,
           created_at: now,
           parent_id: parent ?? null,
+          attachments,
         });
       });
     },
@@ -251,6 +297,9 @@ export async function sendRoutes(
       blank(content);
       const target = await chatMessage(core.db, chat.id, req.params.message_id);
       if (target.role !== 'user') throw new HttpError(409, 'not_editable', 'Only your own messages can be edited.');
+      // Without `documents`, the edited question keeps the ones it carried.
+      const attachments =
+        req.body.documents === undefined ? documentAttachments(target) : await documentsOf(user.id, req.body.documents);
       return respond(reply, user, chat, async (q, now) => {
         await hideAfter(q, chat.id, target.parent_id);
         return insertMessage(q, {
@@ -260,6 +309,7 @@ export async function sendRoutes(
           content,
           created_at: now,
           parent_id: target.parent_id,
+          attachments,
         });
       });
     },
@@ -287,7 +337,7 @@ export async function sendRoutes(
     await core.db.run('UPDATE chats SET updated_at = ? WHERE id = ?', [now(), chat.id]);
     const assistantId = newId();
     const [context, modelName, searchable, relayTools] = await Promise.all([
-      assembleContext(core, user.id, chat, userMessage, user.locale),
+      assembleContext(core, user.id, chat, withDocuments(userMessage), user.locale),
       models.forChat(chat.model ?? null),
       searchableBy(core.db, user.id),
       labTools(core, user, { chatId: chat.id, messageId: assistantId, consents }),
