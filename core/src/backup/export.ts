@@ -16,6 +16,7 @@ import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import { outboundAllowOf } from '../plugins/host.ts';
+import { type TargetDbRow, targetSettingsOf } from '../relay/definitions/target.ts';
 import { trackerSettingsOf } from '../relay/definitions/tracker.ts';
 import { SETTING_DEFAULTS } from '../settings/settings.ts';
 import type { BotRec, ConfigurationT, ProviderRec, SecretsModeT, TargetRec, TrackerRec, UserRec } from './schema.ts';
@@ -140,21 +141,19 @@ export async function collectConfiguration(
   });
 
   const targets: TargetRec[] = (await all('SELECT * FROM targets ORDER BY id')).map((r) => {
+    const { update_messages, ...settings } = targetSettingsOf(r as TargetDbRow);
     const t: TargetRec = {
       id: r.id,
       user_id: r.user_id,
       kind: r.kind,
-      name: r.name,
-      config: json(r.config),
-      locale: r.locale,
-      enabled: b(r.enabled),
+      ...settings,
       created_at: r.created_at,
       updated_at: r.updated_at,
     };
     const allow = outboundAllowOf(r.outbound_allow);
     if (allow.length) t.outbound_allow = allow;
-    if (r.update_messages !== undefined && r.update_messages !== null && !b(r.update_messages))
-      t.update_messages = false;
+    // Written only when off, as backups were before the target was defined once (absent: on).
+    if (!update_messages) t.update_messages = false;
     secrets(t, core.plugins.target(r.kind)?.secretPaths);
     return t;
   });

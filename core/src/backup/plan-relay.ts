@@ -12,6 +12,7 @@ import { insertRow, updateRow } from '../db/rows.ts';
 import { randomToken } from '../http/ids.ts';
 import { checkOutboundAllow } from '../net/instance-allow.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
+import { targetSettingsFrom } from '../relay/definitions/target.ts';
 import { trackerSettingsFrom } from '../relay/definitions/tracker.ts';
 import { newWebhookToken } from '../relay/inbound/dialects.ts';
 import { checkSchedule } from '../relay/routes/schedule.ts';
@@ -289,12 +290,9 @@ export async function planTargets(p: Planner, c: ConfigurationT): Promise<void> 
     const desired = {
       user_id: userId,
       kind: x.kind,
-      name: x.name,
-      config,
-      locale: x.locale,
-      enabled: missing.length ? false : x.enabled,
+      ...targetSettingsFrom({ ...x, config }),
+      ...(missing.length ? { enabled: false } : {}),
       outbound_allow: allowOf(x.outbound_allow),
-      update_messages: x.update_messages ?? true,
     };
     const d = p.decide('targets', x.id, match, desired);
     p.owners.targets.set(x.id, (d === 'keep' || d === 'same' ? match?.user_id : undefined) ?? userId);

@@ -8,8 +8,9 @@ import type { Static } from 'typebox';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { DefaultModel, ModelsAllowed } from '../assistant/model-settings.ts';
+import { TARGET_BACKUP_SETTINGS } from '../relay/definitions/target.ts';
 import { TRACKER_BACKUP_SETTINGS } from '../relay/definitions/tracker.ts';
-import { EventTypeSchema, NameSchema as Name } from '../relay/vocabulary.ts';
+import { EventTypeSchema, NameSchema as Name, OutboundAllowRecordSchema } from '../relay/vocabulary.ts';
 
 export const FORMAT = 'herald-config-backup';
 /** The envelope format this service writes; older ones are migrated by `envelope.ts`. */
@@ -55,7 +56,7 @@ export const UserRecord = Type.Object(
 export const LegacyTopLevel = Type.Union([Type.String({ maxLength: 200 }), Type.Boolean(), Type.Null()]);
 
 /** A provider's or target's own outbound allow list (CIDRs or host names); absent when it has none. Not a secret. */
-const OutboundAllow = Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 32 }));
+const OutboundAllow = Type.Optional(OutboundAllowRecordSchema);
 
 export const ProviderRecord = Type.Object(
   {
@@ -99,13 +100,10 @@ export const TargetRecord = Type.Object(
     id: Id,
     user_id: Id,
     kind: Kind,
-    name: Name,
-    config: Json,
-    locale: Locale,
-    enabled: Bool,
+    // A setting absent (a backup from before it existed) is restored with its default; `update_messages`
+    // is written only when off.
+    ...TARGET_BACKUP_SETTINGS,
     outbound_allow: OutboundAllow,
-    // Written only when off; absent (backups from before messages followed the state too): on.
-    update_messages: Type.Optional(Bool),
     secrets_omitted: Omitted,
     created_at: Time,
     updated_at: Time,

@@ -6,6 +6,7 @@
  * between the API and a backup cannot happen.
  */
 import Type, { type Static } from 'typebox';
+import { OUTBOUND_ALLOW_MAX } from '../net/instance-allow.ts';
 
 /** How much an event matters (the plugin contract's `Severity`). */
 export const SEVERITIES = ['info', 'warning', 'critical'] as const;
@@ -52,3 +53,26 @@ export const NameSchema = Type.String({ minLength: 1, maxLength: NAME_MAX });
 /** The longest event type (a plugin's declared type, or a generic webhook's mapped one). */
 export const EVENT_TYPE_MAX = 100;
 export const EventTypeSchema = Type.String({ minLength: 1, maxLength: EVENT_TYPE_MAX });
+
+/** One entry of an outbound allow list: a CIDR, an address or a DNS host name. */
+export const OutboundAllowEntrySchema = Type.String({ minLength: 1, maxLength: 253 });
+/**
+ * A provider's or target's own outbound allow list as a request sends it; `null` or `[]` clears it
+ * (routes/outbound-allow.ts checks the entries and who may set it).
+ */
+export const OutboundAllowSchema = Type.Union(
+  [Type.Array(OutboundAllowEntrySchema, { maxItems: OUTBOUND_ALLOW_MAX }), Type.Null()],
+  {
+    description:
+      'Private ranges (CIDR such as `192.168.1.0/24`, or one address) or DNS host names this instance ' +
+      'alone may reach besides the service-wide `SERVICE_OUTBOUND_ALLOW_CIDRS`; public addresses are ' +
+      'always reachable. Only an administrator may set or change it (403 `outbound_allow_admin_only`); ' +
+      '`null` or `[]` clears it.',
+  },
+);
+/** The list as a backup carries it: absent when there is none. */
+export const OutboundAllowRecordSchema = Type.Array(OutboundAllowEntrySchema, { maxItems: OUTBOUND_ALLOW_MAX });
+
+/** The language of a user, a target or a template. */
+export const LOCALES = ['en', 'ru'] as const;
+export const LocaleSchema = Type.Union([Type.Literal('en'), Type.Literal('ru')]);

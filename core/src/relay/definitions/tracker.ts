@@ -8,10 +8,11 @@
  * Stored as the `trackers` table's columns of the same names (objects as JSON text, booleans as the
  * backend's); `trackerSettingsOf` reads them back from a row.
  */
-import Type, { type Static, type TOptional, type TSchema } from 'typebox';
+import Type, { type Static } from 'typebox';
 import { Database as Db } from '../../db/database.ts';
 import { Uuid } from '../../http/schemas.ts';
 import { EVENT_TYPE_MAX, NameSchema, QuietHoursSchema, QuietPolicySchema, QuietReleaseSchema } from '../vocabulary.ts';
+import { Nullable, optional, Time } from './common.ts';
 
 const EventTypeKey = Type.String({ maxLength: EVENT_TYPE_MAX });
 
@@ -46,6 +47,26 @@ export const TRACKER_DEFAULTS: Omit<TrackerSettings, 'name'> = {
 const JSON_SETTINGS = new Set<string>(['event_types', 'quiet_hours', 'quiet_policies', 'config']);
 const BOOLEAN_SETTINGS = new Set<string>(['enabled']);
 
+/** A `trackers` row as stored (JSON text or objects, booleans as the backend's). */
+export type TrackerDbRow = {
+  id: string;
+  user_id: string;
+  provider_id: string;
+  name: string;
+  description: string | null;
+  enabled: unknown;
+  event_types: unknown;
+  quiet_hours: unknown;
+  quiet_policies: unknown;
+  quiet_release: string | null;
+  config: unknown;
+  consecutive_poll_failures: number | string | null;
+  last_poll_at: string | null;
+  last_poll_error: string | null;
+  created_at: string;
+  updated_at: string;
+};
+
 /** A `trackers` row's settings, read back (config as stored: sealed secrets stay sealed). */
 export function trackerSettingsOf(row: Record<string, unknown>): TrackerSettings {
   const defaults: Record<string, unknown> = TRACKER_DEFAULTS;
@@ -71,13 +92,6 @@ export function trackerSettingsFrom(x: Partial<TrackerSettings>): TrackerSetting
   return out as TrackerSettings;
 }
 
-/** Each of the properties, optional. */
-function optional<P extends Record<string, TSchema>>(props: P): { [K in keyof P]: TOptional<P[K]> } {
-  return Object.fromEntries(Object.entries(props).map(([k, v]) => [k, Type.Optional(v)])) as {
-    [K in keyof P]: TOptional<P[K]>;
-  };
-}
-
 /** The create body: the provider, a name, any other setting (TRACKER_DEFAULTS for those left out). */
 export const TrackerCreateBody = Type.Object(
   { provider_id: Uuid, ...optional(TRACKER_SETTINGS), name: TRACKER_SETTINGS.name },
@@ -100,3 +114,23 @@ export const TRACKER_BACKUP_SETTINGS = {
 export const TrackerPatchBody = Type.Object(optional({ provider_id: Uuid, ...TRACKER_SETTINGS }), {
   additionalProperties: false,
 });
+
+/** The tracker as the API shows it: secret config fields masked, the linked targets, its polling state. */
+export const TrackerView = Type.Object({
+  id: Uuid,
+  provider_id: Uuid,
+  provider_kind: Type.String(),
+  ...TRACKER_SETTINGS,
+  /** Names of the secret config fields that hold a value (shown masked as `********`). */
+  secrets_set: Type.Array(Type.String()),
+  target_ids: Type.Array(Uuid),
+  consecutive_poll_failures: Type.Integer(),
+  last_poll_at: Nullable(Time),
+  last_poll_error: Nullable(Type.String()),
+  created_at: Time,
+  updated_at: Time,
+});
+export const TrackerList = Type.Object({ trackers: Type.Array(TrackerView) });
+
+/** A link between a tracker and a target. */
+export const TrackerLinkView = Type.Object({ tracker_id: Uuid, target_id: Uuid, created_at: Time });

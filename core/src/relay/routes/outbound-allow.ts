@@ -6,28 +6,12 @@
 import Type from 'typebox';
 import { HttpError, unprocessable } from '../../http/problem.ts';
 import type { Logger } from '../../logging/logger.ts';
-import {
-  checkOutboundAllow,
-  OUTBOUND_ALLOW_MAX,
-  type WideAllowEntry,
-  wideAllowEntries,
-} from '../../net/instance-allow.ts';
+import { checkOutboundAllow, type WideAllowEntry, wideAllowEntries } from '../../net/instance-allow.ts';
 import { outboundAllowOf } from '../../plugins/host.ts';
 import type { PublicUser } from '../../users/users.ts';
+import { OutboundAllowSchema } from '../vocabulary.ts';
 
-export const OutboundAllowField = Type.Optional(
-  Type.Union(
-    [Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: OUTBOUND_ALLOW_MAX }), Type.Null()],
-    {
-      description:
-        'Private ranges (CIDR such as `192.168.1.0/24`, or one address) or DNS host names this instance ' +
-        'alone may reach besides the service-wide `SERVICE_OUTBOUND_ALLOW_CIDRS`; public addresses are ' +
-        'always reachable. Only an administrator may set or change it (403 `outbound_allow_admin_only`); ' +
-        '`null` or `[]` clears it.',
-    },
-  ),
-);
-
+export const OutboundAllowField = Type.Optional(OutboundAllowSchema);
 /**
  * The entries of a stored list wider than any private network (`0.0.0.0/0`, `::/0`), each with a
  * sentence saying what it opens: API answers carry them as `outbound_allow_warnings`.

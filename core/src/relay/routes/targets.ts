@@ -1,57 +1,35 @@
 /** Targets: `GET, POST /api/targets`, `GET, PATCH, DELETE /api/targets/{id}`, `POST /api/targets/{id}/test`. */
 
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
 import { Database as Db } from '../../db/database.ts';
+import { insertRow, updateRow } from '../../db/rows.ts';
 import { newId } from '../../http/ids.ts';
 import { unprocessable } from '../../http/problem.ts';
-import { created, errors, IdParams, ListQuery, Locale, noContent, ok } from '../../http/schemas.ts';
+import { created, errors, IdParams, ListQuery, noContent, ok } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleName } from '../../plugin-api/index.ts';
 import { outboundAllowOf, targetRowFrom } from '../../plugins/host.ts';
 import { APPRISE_SCHEMES, AppriseUrlError, type ImportedTarget, importAppriseUrl } from '../apprise-url.ts';
-import { NameSchema as Name } from '../vocabulary.ts';
+import {
+  TargetCreateBody,
+  type TargetDbRow,
+  TargetList,
+  TargetPatchBody,
+  TargetView,
+  targetSettingsFrom,
+  targetSettingsOf,
+} from '../definitions/target.ts';
+import { LocaleSchema as Locale, NameSchema as Name } from '../vocabulary.ts';
 import { createBot } from './bots.ts';
 import { invalidConfig, nowIso, owned, pageSql, relay } from './common.ts';
 import { configRefused, underConfig } from './config-problems.ts';
-import { OutboundAllowField, outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
+import { outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
 import { maskUrlCredentials, withUrlCredentialProblems } from './url-credentials.ts';
 
-const Config = Type.Object({}, { additionalProperties: true });
-/** Messages that follow the state: a later event about the same thing edits (or replies to) the earlier message. */
-const UpdateMessages = Type.Optional(
-  Type.Boolean({
-    description:
-      'Update the earlier message of the same thing (a UPS, a CI run, a pull request) instead of posting a ' +
-      'new one, where the channel can (default true)',
-  }),
-);
-const CreateBody = Type.Object(
-  {
-    kind: Type.String({ minLength: 1, maxLength: 64 }),
-    name: Name,
-    config: Config,
-    locale: Locale,
-    enabled: Type.Optional(Type.Boolean()),
-    outbound_allow: OutboundAllowField,
-    update_messages: UpdateMessages,
-  },
-  { additionalProperties: false },
-);
-const PatchBody = Type.Object(
-  {
-    name: Type.Optional(Name),
-    config: Type.Optional(Config),
-    locale: Type.Optional(Locale),
-    enabled: Type.Optional(Type.Boolean()),
-    outbound_allow: OutboundAllowField,
-    update_messages: UpdateMessages,
-  },
-  { additionalProperties: false },
-);
 const FromUrlBody = Type.Object(
   {
     url: Type.String({
@@ -65,12 +43,23 @@ const FromUrlBody = Type.Object(
   },
   { additionalProperties: false },
 );
+/** What `POST /api/targets/parse-url` reads from an Apprise URL. */
+export const ParsedUrl = Type.Object({
+  kind: Type.String(),
+  config: Type.Record(Type.String(), Type.Unknown()),
+  name: Type.String(),
+  kind_enabled: Type.Boolean(),
+});
+/** The outcome of a test send (a failed send is an outcome too). */
+export const TestOutcome = Type.Object({
+  ok: Type.Boolean(),
+  detail: Type.String(),
+  status_code: Type.Optional(Type.Integer()),
+});
 const TestBody = Type.Union([
   Type.Object({ locale: Type.Optional(Locale) }, { additionalProperties: false }),
   Type.Null(),
 ]);
-
-type Row = Record<string, any>;
 
 /**
  * The problem code of an Apprise URL the importer could not read (spelled out, so each has its text in the web client).
@@ -82,29 +71,25 @@ function appriseCode(err: AppriseUrlError): string {
 }
 
 /** The target as the API shows it, secrets masked. */
-export function targetView(core: Core, row: Row) {
+export function targetView(core: Core, row: TargetDbRow): Static<typeof TargetView> {
   const plugin = core.plugins.target(row.kind);
-  const raw = Db.json<Record<string, unknown>>(row.config, {});
+  const settings = targetSettingsOf(row);
   const { config, secrets_set } = plugin
-    ? maskSecrets(raw, plugin.secretPaths)
-    : { config: redactObject(raw), secrets_set: [] as string[] };
+    ? maskSecrets(settings.config, plugin.secretPaths)
+    : { config: redactObject(settings.config), secrets_set: [] as string[] };
   return {
-    id: row.id as string,
-    kind: row.kind as string,
-    name: row.name as string,
+    id: row.id,
+    kind: row.kind,
+    ...settings,
     config: maskUrlCredentials(config, plugin?.secretPaths ?? []),
     secrets_set,
-    locale: row.locale as string,
-    enabled: Db.bool(row.enabled),
     consecutive_failures: Number(row.consecutive_failures ?? 0),
-    last_error: (row.last_error ?? null) as string | null,
+    last_error: row.last_error ?? null,
     plugin_enabled: Boolean(plugin),
     outbound_allow: outboundAllowOf(row.outbound_allow),
     outbound_allow_warnings: outboundAllowWarnings(row.outbound_allow),
-    update_messages:
-      row.update_messages === undefined || row.update_messages === null ? true : Db.bool(row.update_messages),
-    created_at: row.created_at as string,
-    updated_at: row.updated_at as string,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 
@@ -124,7 +109,7 @@ async function prepare(
   userId: string,
   kind: string,
   incoming: Record<string, unknown> | undefined,
-  stored?: Row,
+  stored?: TargetDbRow,
 ): Promise<Record<string, unknown>> {
   const plugin = core.plugins.target(kind);
   if (!plugin) {
@@ -159,7 +144,10 @@ async function prepare(
   if (botId !== undefined) {
     const bot =
       typeof botId === 'string'
-        ? await core.db.get<Row>('SELECT id, kind FROM bots WHERE id = ? AND user_id = ?', [botId, userId])
+        ? await core.db.get<{ id: string; kind: string }>('SELECT id, kind FROM bots WHERE id = ? AND user_id = ?', [
+            botId,
+            userId,
+          ])
         : undefined;
     if (!bot)
       throw unprocessable(
@@ -179,7 +167,7 @@ async function prepare(
 
 export async function targetRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
-  const get = (id: string, userId: string) => owned(core, 'targets', id, userId, 'Target');
+  const get = (id: string, userId: string) => owned<TargetDbRow>(core, 'targets', id, userId, 'Target');
 
   app.get(
     '/api/targets',
@@ -188,13 +176,13 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'List your targets',
         querystring: ListQuery,
-        response: { ...ok('Your targets (`targets`), newest first, secrets masked.') },
+        response: { ...ok('Your targets (`targets`), newest first, secrets masked.', TargetList) },
       },
       preHandler: auth,
     },
     async (req) => {
       const params: unknown[] = [caller(req).id];
-      const rows = await core.db.all(
+      const rows = await core.db.all<TargetDbRow>(
         `SELECT * FROM targets WHERE user_id = ?${pageSql('', req.query, params)}`,
         params as never[],
       );
@@ -208,9 +196,9 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['relay'],
         summary: 'Create a target (an instance of a target plugin)',
-        body: CreateBody,
+        body: TargetCreateBody,
         response: {
-          ...created('The new target, secrets masked.'),
+          ...created('The new target, secrets masked.', TargetView),
           ...errors([403, 'Only an administrator may set `outbound_allow`.']),
         },
       },
@@ -218,16 +206,20 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const b = req.body;
-      const config = await prepare(core, user.id, b.kind, b.config as Record<string, unknown>);
-      const allow = outboundAllowInput(user, b.outbound_allow, undefined, core.logs.get('relay')) ?? null;
+      const { kind, outbound_allow, ...settings } = req.body;
+      const config = await prepare(core, user.id, kind, settings.config);
+      const allow = outboundAllowInput(user, outbound_allow, undefined, core.logs.get('relay')) ?? null;
       const id = newId();
       const now = nowIso(core);
-      await core.db.run(
-        'INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, outbound_allow, ' +
-          'update_messages, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [id, user.id, b.kind, b.name, config, b.locale, b.enabled ?? true, allow, b.update_messages ?? true, now, now],
-      );
+      await insertRow(core.db, 'targets', {
+        id,
+        user_id: user.id,
+        kind,
+        ...targetSettingsFrom({ ...settings, config }),
+        outbound_allow: allow,
+        created_at: now,
+        updated_at: now,
+      });
       reply.code(201);
       return targetView(core, await get(id, user.id));
     },
@@ -249,7 +241,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
           `\`apprise_url_incomplete\` for a URL it cannot read; nothing is created then.`,
         body: FromUrlBody,
         response: {
-          ...created('The new target, secrets masked.'),
+          ...created('The new target, secrets masked.', TargetView),
           ...errors([409, "The URL's Telegram bot is registered by another account (`bot_exists`)."]),
         },
       },
@@ -278,23 +270,20 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
       const sealed = await prepare(core, user.id, imported.kind, config);
       const id = newId();
       const now = nowIso(core);
-      await core.db.run(
-        'INSERT INTO targets (id, user_id, kind, name, config, locale, enabled, outbound_allow, ' +
-          'update_messages, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [
-          id,
-          user.id,
-          imported.kind,
-          b.name ?? imported.suggestedName,
-          sealed,
-          b.locale ?? user.locale,
-          b.enabled ?? true,
-          null,
-          true,
-          now,
-          now,
-        ],
-      );
+      await insertRow(core.db, 'targets', {
+        id,
+        user_id: user.id,
+        kind: imported.kind,
+        ...targetSettingsFrom({
+          name: b.name ?? imported.suggestedName,
+          config: sealed,
+          locale: b.locale ?? (user.locale === 'ru' ? 'ru' : 'en'),
+          enabled: b.enabled,
+        }),
+        outbound_allow: null,
+        created_at: now,
+        updated_at: now,
+      });
       reply.code(201);
       return targetView(core, await get(id, user.id));
     },
@@ -312,7 +301,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
           'URL the id of your bot with that token (`config.bot_id`, absent when you have none yet). The ' +
           'same 422 answers as from-url.',
         body: Type.Object({ url: FromUrlBody.properties.url }, { additionalProperties: false }),
-        response: { ...ok('The target the URL describes: `kind`, `config`, `name`, `kind_enabled`.') },
+        response: { ...ok('The target the URL describes: `kind`, `config`, `name`, `kind_enabled`.', ParsedUrl) },
       },
       preHandler: auth,
     },
@@ -364,7 +353,7 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Read a target',
         params: IdParams,
-        response: { ...ok('The target, secrets masked.') },
+        response: { ...ok('The target, secrets masked.', TargetView) },
       },
       preHandler: auth,
     },
@@ -378,9 +367,9 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Change a target',
         params: IdParams,
-        body: PatchBody,
+        body: TargetPatchBody,
         response: {
-          ...ok('The changed target, secrets masked.'),
+          ...ok('The changed target, secrets masked.', TargetView),
           ...errors([403, 'Only an administrator may set `outbound_allow`.']),
         },
       },
@@ -389,9 +378,9 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
     async (req) => {
       const user = caller(req);
       const row = await get(req.params.id, user.id);
-      const b = req.body;
-      const config = await prepare(core, user.id, row.kind, b.config as Record<string, unknown> | undefined, row);
-      const sent = outboundAllowInput(user, b.outbound_allow, row.outbound_allow, core.logs.get('relay'));
+      const { outbound_allow, ...b } = req.body;
+      const config = await prepare(core, user.id, row.kind, b.config, row);
+      const sent = outboundAllowInput(user, outbound_allow, row.outbound_allow, core.logs.get('relay'));
       const allow =
         sent === undefined
           ? outboundAllowOf(row.outbound_allow).length
@@ -399,20 +388,11 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
             : null
           : sent;
       // updated_at is part of the cached instance's key, so the next send builds a fresh instance.
-      await core.db.run(
-        'UPDATE targets SET name = ?, config = ?, locale = ?, enabled = ?, outbound_allow = ?, ' +
-          'update_messages = ?, updated_at = ? WHERE id = ? AND user_id = ?',
-        [
-          b.name ?? row.name,
-          config,
-          b.locale ?? row.locale,
-          b.enabled ?? Db.bool(row.enabled),
-          allow,
-          b.update_messages ?? Db.bool(row.update_messages),
-          nowIso(core),
-          row.id,
-          user.id,
-        ],
+      await updateRow(
+        core.db,
+        'targets',
+        { ...targetSettingsOf(row), ...b, config, outbound_allow: allow, updated_at: nowIso(core) },
+        { id: row.id, user_id: user.id },
       );
       await core.plugins.dropTarget(row.id);
       return targetView(core, await get(row.id, user.id));
@@ -443,7 +423,10 @@ export async function targetRoutes(app: App, core: Core): Promise<void> {
         params: IdParams,
         body: Type.Optional(TestBody),
         response: {
-          ...ok('The outcome of the test send (`ok`, `detail`, `status_code`): a failed send is still answered 200.'),
+          ...ok(
+            'The outcome of the test send (`ok`, `detail`, `status_code`): a failed send is still answered 200.',
+            TestOutcome,
+          ),
           ...errors([503, 'The relay pipeline is not running yet (`relay_unavailable`).']),
         },
       },

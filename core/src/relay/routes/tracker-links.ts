@@ -2,11 +2,14 @@
  * Links between a tracker and its targets: `GET /api/trackers/{id}/targets`, `PUT, DELETE
  * /api/trackers/{id}/targets/{target_id}`.
  */
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
 import { IdParams, noContent, ok, Uuid } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
+import type { TargetDbRow } from '../definitions/target.ts';
+import { TargetList } from '../definitions/target.ts';
+import { TrackerLinkView } from '../definitions/tracker.ts';
 import { nowIso, owned } from './common.ts';
 import { targetView } from './targets.ts';
 
@@ -25,14 +28,14 @@ export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
           "Each event the tracker passes on is delivered to every linked target, rendered in the target's " +
           'locale. Secret config fields are masked.',
         params: IdParams,
-        response: { ...ok('The linked targets (`targets`), secret config fields masked.') },
+        response: { ...ok('The linked targets (`targets`), secret config fields masked.', TargetList) },
       },
       preHandler: auth,
     },
     async (req) => {
       const user = caller(req);
-      const tracker = await owned(core, 'trackers', req.params.id, user.id, 'Tracker');
-      const rows = await core.db.all(
+      const tracker = await owned<{ id: string }>(core, 'trackers', req.params.id, user.id, 'Tracker');
+      const rows = await core.db.all<TargetDbRow>(
         `SELECT t.* FROM tracker_targets l JOIN targets t ON t.id = l.target_id
       WHERE l.tracker_id = ? AND t.user_id = ? ORDER BY l.created_at, t.id`,
         [tracker.id, user.id],
@@ -52,30 +55,26 @@ export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
           'link. Both the tracker and the target must be yours. Events recorded from now on reach the ' +
           'target; earlier ones do not.',
         params: LinkParams,
-        response: { ...ok('The link (`tracker_id`, `target_id`, `created_at`).') },
+        response: { ...ok('The link (`tracker_id`, `target_id`, `created_at`).', TrackerLinkView) },
       },
       preHandler: auth,
     },
     async (req) => {
       const user = caller(req);
       const p = req.params;
-      const tracker = await owned(core, 'trackers', p.id, user.id, 'Tracker');
-      const target = await owned(core, 'targets', p.target_id, user.id, 'Target');
+      const tracker = await owned<{ id: string }>(core, 'trackers', p.id, user.id, 'Tracker');
+      const target = await owned<{ id: string }>(core, 'targets', p.target_id, user.id, 'Target');
       // Idempotent: a second PUT of the same pair changes nothing.
       await core.db.run(
         'INSERT INTO tracker_targets (tracker_id, target_id, user_id, created_at) VALUES (?, ?, ?, ?) ON ' +
           'CONFLICT (tracker_id, target_id) DO NOTHING',
         [tracker.id, target.id, user.id, nowIso(core)],
       );
-      const link = await core.db.get(
+      const link = await core.db.get<Static<typeof TrackerLinkView>>(
         'SELECT tracker_id, target_id, created_at FROM tracker_targets WHERE tracker_id = ? AND target_id = ?',
         [tracker.id, target.id],
       );
-      return {
-        tracker_id: link!.tracker_id as string,
-        target_id: link!.target_id as string,
-        created_at: link!.created_at as string,
-      };
+      return link!;
     },
   );
 
@@ -95,8 +94,8 @@ export async function trackerLinkRoutes(app: App, core: Core): Promise<void> {
     async (req, reply) => {
       const user = caller(req);
       const p = req.params;
-      const tracker = await owned(core, 'trackers', p.id, user.id, 'Tracker');
-      const target = await owned(core, 'targets', p.target_id, user.id, 'Target');
+      const tracker = await owned<{ id: string }>(core, 'trackers', p.id, user.id, 'Tracker');
+      const target = await owned<{ id: string }>(core, 'targets', p.target_id, user.id, 'Target');
       await core.db.run('DELETE FROM tracker_targets WHERE tracker_id = ? AND target_id = ? AND user_id = ?', [
         tracker.id,
         target.id,

@@ -1,6 +1,6 @@
 /** Trackers: `GET, POST /api/trackers`, `GET, PATCH, DELETE /api/trackers/{id}`. */
 
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
 import { Database as Db } from '../../db/database.ts';
@@ -12,8 +12,11 @@ import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
 import {
   TrackerCreateBody,
+  type TrackerDbRow,
+  TrackerList,
   TrackerPatchBody,
   type TrackerSettings,
+  TrackerView,
   trackerSettingsFrom,
   trackerSettingsOf,
 } from '../definitions/tracker.ts';
@@ -21,7 +24,6 @@ import { quietWindowProblem } from '../quiet-hours/quiet-hours.ts';
 import { invalidConfig, nowIso, owned, pageSql, relayIfRunning } from './common.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
 
-type Row = Record<string, any>;
 /** A tracker as validated before it is written; `config` undefined on a change: the stored config. */
 type Input = Omit<TrackerSettings, 'config'> & { provider_id: string; config: Record<string, unknown> | undefined };
 
@@ -30,31 +32,36 @@ function trackerSecrets(core: Core, kind: string): string[] {
 }
 
 /** The tracker as the API shows it. `targetIds` comes from one query over all listed trackers. */
-export function trackerView(core: Core, row: Row, providerKind: string, targetIds: string[]) {
+export function trackerView(
+  core: Core,
+  row: TrackerDbRow,
+  providerKind: string,
+  targetIds: string[],
+): Static<typeof TrackerView> {
   const raw = Db.json<Record<string, unknown>>(row.config, {});
   // A kind that is no longer enabled has no schema to say what is secret: mask by field name and every sealed value.
   const { config, secrets_set } = core.plugins.provider(providerKind)
     ? maskSecrets(raw, trackerSecrets(core, providerKind))
     : { config: redactObject(raw), secrets_set: [] as string[] };
   return {
-    id: row.id as string,
-    provider_id: row.provider_id as string,
+    id: row.id,
+    provider_id: row.provider_id,
     provider_kind: providerKind,
     ...trackerSettingsOf(row),
     config,
     secrets_set,
     target_ids: targetIds,
     consecutive_poll_failures: Number(row.consecutive_poll_failures ?? 0),
-    last_poll_at: (row.last_poll_at ?? null) as string | null,
-    last_poll_error: (row.last_poll_error ?? null) as string | null,
-    created_at: row.created_at as string,
-    updated_at: row.updated_at as string,
+    last_poll_at: row.last_poll_at ?? null,
+    last_poll_error: row.last_poll_error ?? null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 
-async function views(core: Core, rows: Row[]) {
+async function views(core: Core, rows: TrackerDbRow[]) {
   if (!rows.length) return [];
-  const ids = rows.map((r) => r.id as string);
+  const ids = rows.map((r) => r.id);
   const marks = ids.map(() => '?').join(', ');
   const links = await core.db.all<{ tracker_id: string; target_id: string }>(
     `SELECT tracker_id, target_id FROM tracker_targets WHERE tracker_id IN (${marks}) ORDER BY created_at, target_id`,
@@ -76,11 +83,17 @@ async function views(core: Core, rows: Row[]) {
 }
 
 /** Checks an input against the provider's plugin: declared event types, quiet hours, tracker config. */
-async function validate(core: Core, userId: string, input: Input, stored?: Row, configSent = true): Promise<Input> {
-  const provider = await core.db.get<Row>('SELECT id, kind FROM providers WHERE id = ? AND user_id = ?', [
-    input.provider_id,
-    userId,
-  ]);
+async function validate(
+  core: Core,
+  userId: string,
+  input: Input,
+  stored?: TrackerDbRow,
+  configSent = true,
+): Promise<Input> {
+  const provider = await core.db.get<{ id: string; kind: string }>(
+    'SELECT id, kind FROM providers WHERE id = ? AND user_id = ?',
+    [input.provider_id, userId],
+  );
   if (!provider) throw notFound('Provider');
   const plugin = core.plugins.provider(provider.kind);
   if (!plugin)
@@ -135,7 +148,7 @@ async function validate(core: Core, userId: string, input: Input, stored?: Row, 
 
 export async function trackerRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
-  const get = (id: string, userId: string) => owned(core, 'trackers', id, userId, 'Tracker');
+  const get = (id: string, userId: string) => owned<TrackerDbRow>(core, 'trackers', id, userId, 'Tracker');
   const one = async (id: string, userId: string) => (await views(core, [await get(id, userId)]))[0];
 
   app.get(
@@ -150,7 +163,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
           '(`quiet_release`: `each` or `digest`), the plugin-defined tracker config (secret fields masked) ' +
           'and the linked target ids. Filter by `provider_id`.',
         querystring: Type.Object({ ...ListQuery.properties, provider_id: Type.Optional(Uuid) }),
-        response: { ...ok('Your trackers (`trackers`), newest first, secret config fields masked.') },
+        response: { ...ok('Your trackers (`trackers`), newest first, secret config fields masked.', TrackerList) },
       },
       preHandler: auth,
     },
@@ -162,7 +175,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
         where += ' AND provider_id = ?';
         params.push(q.provider_id);
       }
-      const rows = await core.db.all(
+      const rows = await core.db.all<TrackerDbRow>(
         `SELECT * FROM trackers WHERE ${where}${pageSql('', q, params)}`,
         params as never[],
       );
@@ -184,7 +197,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
           '/api/trackers/{id}/targets/{target_id}`.',
         body: TrackerCreateBody,
         response: {
-          ...created('The new tracker.'),
+          ...created('The new tracker.', TrackerView),
           ...errors([404, 'The provider named by `provider_id` is not yours or does not exist.']),
         },
       },
@@ -209,7 +222,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Read a tracker',
         params: IdParams,
-        response: { ...ok('The tracker, secret config fields masked.') },
+        response: { ...ok('The tracker, secret config fields masked.', TrackerView) },
       },
       preHandler: auth,
     },
@@ -228,7 +241,7 @@ export async function trackerRoutes(app: App, core: Core): Promise<void> {
           'released.',
         params: IdParams,
         body: TrackerPatchBody,
-        response: { ...ok('The changed tracker.') },
+        response: { ...ok('The changed tracker.', TrackerView) },
       },
       preHandler: auth,
     },

@@ -1,0 +1,29 @@
+/**
+ * The web client's source of the relay API's types: type-only exports of the response schemas the
+ * relay's routes declare (and serialize by), so that the client reads what the server sends.
+ * `core/web/src/lib/types.ts` re-exports them. Keep the names stable; add, do not rename.
+ */
+import type { Static } from 'typebox';
+import type {
+  TargetCreateBody as TargetCreateBodySchema,
+  TargetPatchBody as TargetPatchBodySchema,
+  TargetSettings as TargetSettingsT,
+  TargetView,
+} from './definitions/target.ts';
+import type { TrackerLinkView, TrackerView } from './definitions/tracker.ts';
+import type { ParsedUrl as ParsedUrlSchema, TestOutcome as TestOutcomeSchema } from './routes/targets.ts';
+
+/** A target: `GET /api/targets`, `GET, PATCH /api/targets/{id}`, `POST /api/targets`, `POST /api/targets/from-url`. */
+export type Target = Static<typeof TargetView>;
+export type TargetSettings = TargetSettingsT;
+export type TargetCreateBody = Static<typeof TargetCreateBodySchema>;
+export type TargetPatchBody = Static<typeof TargetPatchBodySchema>;
+/** `POST /api/targets/parse-url`: the target an Apprise URL describes. */
+export type ParsedTargetUrl = Static<typeof ParsedUrlSchema>;
+/** The outcome of a test send (`POST /api/targets/{id}/test`). */
+export type TestOutcome = Static<typeof TestOutcomeSchema>;
+
+/** A tracker: `GET /api/trackers`, `GET, PATCH /api/trackers/{id}`, `POST /api/trackers`. */
+export type Tracker = Static<typeof TrackerView>;
+/** A tracker-target link: `PUT /api/trackers/{id}/targets/{target_id}`. */
+export type TrackerLink = Static<typeof TrackerLinkView>;
