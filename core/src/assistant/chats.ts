@@ -244,7 +244,8 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
           { path: 'body/folder', message: 'must not be blank' },
         ]);
       await core.db.run(
-        'UPDATE chats SET title = ?, is_archived = ?, skill_id = ?, pinned = ?, folder = ?, updated_at = ? WHERE id = ?',
+        'UPDATE chats SET title = ?, is_archived = ?, skill_id = ?, pinned = ?, folder = ?, updated_at = ? ' +
+          'WHERE id = ?',
         [
           b.title ?? chat.title,
           b.is_archived ?? bool(chat.is_archived),

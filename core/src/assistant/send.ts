@@ -49,7 +49,9 @@ function withDocuments(m: MessageRow): MessageRow {
   const names = docs.map((d) => `"${d.name}"`).join(', ');
   return {
     ...m,
-    content: `${m.content}\n\n[Attached documents: ${names}. Their text is in the user's documents: search it with ${SEARCH_DOCUMENTS}.]`,
+    content:
+      `${m.content}\n\n[Attached documents: ${names}. ` +
+      `Their text is in the user's documents: search it with ${SEARCH_DOCUMENTS}.]`,
   };
 }
 /** The most documents one message may carry. */
