@@ -2,8 +2,9 @@
  * Backups (administrators): create and download configuration backups, the schedule, and a
  * staged restore (upload, then apply with a restart or cancel).
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { api, del, download, get, post, put } from '../../lib/api.ts';
+import { useForm } from '../../lib/form.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { bytes, dateTime, num, t, tOr } from '../../lib/i18n.ts';
 import { Button, Card, ConfirmButton, Empty, ErrorNote, Loading, Note, Page } from '../../ui/basics.tsx';
@@ -151,20 +152,22 @@ export function BackupsPage() {
 
 function ScheduleCard() {
   const data = useAsync(() => get<Schedule>('/api/backup/scheduled'), []);
-  const [form, setForm] = useState<Schedule | null>(null);
+  if (!data.data)
+    return <Card title={t('backups.schedule')}>{data.error ? <ErrorNote error={data.error} /> : <Loading />}</Card>;
+  return <ScheduleForm initial={data.data} />;
+}
+
+/** The scheduled backup's settings, edited as the body PUT /api/backup/scheduled takes (kept as text). */
+function ScheduleForm({ initial }: { initial: Schedule }) {
+  const form = useForm<Schedule>(initial);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>(null);
-  useEffect(() => {
-    if (data.data) setForm(data.data);
-  }, [data.data]);
-  const f = form;
   const submit = async (e: Event) => {
     e.preventDefault();
-    if (!f) return;
     setBusy(true);
     setError(null);
     try {
-      setForm(await put<Schedule>('/api/backup/scheduled', f));
+      form.merge(await put<Schedule>('/api/backup/scheduled', form.values));
       toast.ok(t('common.saved'));
     } catch (err) {
       setError(err);
@@ -172,44 +175,29 @@ function ScheduleCard() {
       setBusy(false);
     }
   };
-  if (!f)
-    return <Card title={t('backups.schedule')}>{data.error ? <ErrorNote error={data.error} /> : <Loading />}</Card>;
-  const set = (k: keyof Schedule, v: string) => setForm({ ...f, [k]: v });
   return (
     <Card title={t('backups.schedule')}>
       <form class="stack" onSubmit={submit}>
         <label class="check">
           <input
             type="checkbox"
-            checked={f.backup_scheduled_enabled === 'true'}
-            onChange={(e) => set('backup_scheduled_enabled', String(e.currentTarget.checked))}
+            checked={form.values.backup_scheduled_enabled === 'true'}
+            onChange={(e) => form.set('backup_scheduled_enabled', String(e.currentTarget.checked))}
           />
           <span>{t('backups.schedule_enabled')}</span>
         </label>
         <div class="grid-3">
           <label class="field">
             <span class="field-label">{t('backups.interval_hours')}</span>
-            <input
-              type="number"
-              min={1}
-              required
-              value={f.backup_scheduled_interval_hours}
-              onInput={(e) => set('backup_scheduled_interval_hours', e.currentTarget.value)}
-            />
+            <input type="number" min={1} required {...form.text('backup_scheduled_interval_hours')} />
           </label>
           <label class="field">
             <span class="field-label">{t('backups.retention')}</span>
-            <input
-              type="number"
-              min={1}
-              required
-              value={f.backup_retention_count}
-              onInput={(e) => set('backup_retention_count', e.currentTarget.value)}
-            />
+            <input type="number" min={1} required {...form.text('backup_retention_count')} />
           </label>
           <label class="field">
             <span class="field-label">{t('backups.secrets_mode')}</span>
-            <select value={f.backup_secrets_mode} onChange={(e) => set('backup_secrets_mode', e.currentTarget.value)}>
+            <select {...form.choice('backup_secrets_mode', SECRET_MODES)}>
               {SECRET_MODES.map((m) => (
                 <option key={m} value={m}>
                   {t(`backups.secrets_${m}`)}
