@@ -28,7 +28,12 @@ export type {
   UsageDay,
 } from '../../../src/assistant/api-types.ts';
 // Accounts, settings and the assistant's resources, as the server's response schemas declare them.
-export type { Role, Settings, User } from '../../../src/users/api-types.ts';
+export type { Role, Session, Settings, User } from '../../../src/users/api-types.ts';
+/** POST /api/auth/password's body (written here until the server exports it). */
+export interface PasswordChangeBody {
+  current_password: string;
+  password: string;
+}
 /** `PATCH /api/v1/admin/settings`: what is left out keeps its value. */
 export type SettingsPatchBody = Static<typeof AssistantSettingsPatch>;
 /** `POST /api/v1/skills` (and the administrators' general skills). */

@@ -5,10 +5,11 @@
  */
 import { useState } from 'preact/hooks';
 import { ApiError, post, setToken } from '../lib/api.ts';
+import { useForm } from '../lib/form.ts';
 import { t } from '../lib/i18n.ts';
 import { sessionNow, updateUser } from '../lib/session.ts';
 import { setTheme, THEMES, type Theme, theme } from '../lib/theme.ts';
-import type { User } from '../lib/types.ts';
+import type { PasswordChangeBody, Session } from '../lib/types.ts';
 import { Button, Card, ErrorNote, Page } from '../ui/basics.tsx';
 import { Field } from '../ui/field.tsx';
 import { toast } from '../ui/toast.tsx';
@@ -77,9 +78,9 @@ function ThemeChoice() {
 }
 
 function ChangePassword() {
-  const [current, setCurrent] = useState('');
-  const [password, setPassword] = useState('');
-  const [repeat, setRepeat] = useState('');
+  // The body, and the new password once more (checked here, never sent).
+  const form = useForm<PasswordChangeBody & { repeat: string }>({ current_password: '', password: '', repeat: '' });
+  const { current_password: current, password, repeat } = form.values;
   const [shown, setShown] = useState<ReadonlySet<string>>(new Set());
   const [wrongCurrent, setWrongCurrent] = useState(false);
   const [busy, setBusy] = useState(false);
@@ -99,16 +100,12 @@ function ChangePassword() {
     setBusy(true);
     setError(null);
     try {
-      const res = await post<{ access_token: string; user: User }>('/api/auth/password', {
-        current_password: current,
-        password,
-      });
+      const body: PasswordChangeBody = { current_password: current, password };
+      const res = await post<Session>('/api/auth/password', body);
       // Every token of this account was retired, this page's too: go on with the one the answer carries.
       setToken(res.access_token);
       updateUser(res.user);
-      setCurrent('');
-      setPassword('');
-      setRepeat('');
+      form.merge({ current_password: '', password: '', repeat: '' });
       setShown(new Set());
       toast.ok(t('account.password_changed'));
     } catch (err) {
@@ -126,10 +123,10 @@ function ChangePassword() {
         <input
           type="password"
           autocomplete="current-password"
-          value={current}
           data-testid="current-password"
+          {...form.text('current_password')}
           onInput={(e) => {
-            setCurrent(e.currentTarget.value);
+            form.set('current_password', e.currentTarget.value);
             setWrongCurrent(false);
           }}
           onBlur={() => show('current')}
@@ -143,9 +140,8 @@ function ChangePassword() {
         <input
           type="password"
           autocomplete="new-password"
-          value={password}
+          {...form.text('password')}
           data-testid="new-password"
-          onInput={(e) => setPassword(e.currentTarget.value)}
           onBlur={() => show('password')}
         />
       </Field>
@@ -153,9 +149,8 @@ function ChangePassword() {
         <input
           type="password"
           autocomplete="new-password"
-          value={repeat}
+          {...form.text('repeat')}
           data-testid="repeat-password"
-          onInput={(e) => setRepeat(e.currentTarget.value)}
           onBlur={() => show('repeat')}
         />
       </Field>
