@@ -56,6 +56,12 @@ const NOTES = {
   lost: 'The outcome of the approved proposal is unknown (the service was interrupted while carrying it out).',
 };
 
+/** A JSON column that holds an object (a proposal, an outcome), read back; anything else is an empty object. */
+function jsonObject(raw: unknown): Record<string, unknown> {
+  const v = Db.json<unknown>(raw, {});
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+}
+
 export class Consents {
   private core: Core;
   private waiters = new Map<string, Set<() => void>>();
@@ -119,7 +125,7 @@ export class Consents {
     for (;;) {
       const row = await db.get<CallRow>('SELECT * FROM assistant_tool_calls WHERE id = ?', [id]);
       if (!row) return { ok: false, confirmation: 'expired', result: { status: 'cancelled', note: NOTES.cancelled } };
-      const result = Db.json<Record<string, unknown>>(row.result, {});
+      const result = jsonObject(row.result);
       if (row.status === 'done') return { ok: true, confirmation: 'approved', result };
       if (row.status === 'failed') return { ok: false, confirmation: 'approved', result };
       if (row.status === 'refused')
@@ -204,7 +210,7 @@ export class Consents {
     let status: ToolCallOutcome['status'] = 'done';
     let result: Record<string, unknown>;
     try {
-      result = await carryOut(this.core, userId, row.name, Db.json<Record<string, unknown>>(row.arguments, {}));
+      result = await carryOut(this.core, userId, row.name, jsonObject(row.arguments));
     } catch (err) {
       status = 'failed';
       if (!(err instanceof ToolInputError))
