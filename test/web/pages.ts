@@ -438,3 +438,18 @@ export async function unlabelled(page: Page): Promise<string[]> {
     return found;
   });
 }
+
+/** Values to copy (a webhook address, a token) that their field does not show whole. */
+export async function cutValues(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<HTMLTextAreaElement | HTMLInputElement>('[data-testid="copy-value"]')]
+      .filter(
+        (el) => el.checkVisibility() && (el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1),
+      )
+      .map(
+        (el) =>
+          `"${el.value.slice(0, 40)}" is cut ` +
+          `(${el.scrollWidth}×${el.scrollHeight} in ${el.clientWidth}×${el.clientHeight})`,
+      ),
+  );
+}

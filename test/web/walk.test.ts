@@ -12,6 +12,7 @@ import t, { type Test } from 'tap';
 import { ensureBuilt, openBrowser } from './browser.ts';
 import {
   concrete,
+  cutValues,
   eachDialog,
   type Lang,
   localeChecker,
@@ -55,7 +56,8 @@ async function walk(t: Test, lang: Lang): Promise<void> {
     }
     await visit(page, path);
     await check(path);
-    for (const f of await offscreen(page, { tablesFit: true })) wide.push(`${path}: ${f}`);
+    for (const f of [...(await offscreen(page, { tablesFit: true })), ...(await cutValues(page))])
+      wide.push(`${path}: ${f}`);
     await eachDialog(page, async (name) => {
       dialogs.push(`${path} ${name}`);
       await check(`${path} ${name}`, 'dialog[open]');
@@ -70,7 +72,7 @@ async function walk(t: Test, lang: Lang): Promise<void> {
     `dialogs opened in ${lang}: ${dialogs.join(', ')}`,
   );
   t.same(foreign, [], `every visible string is ${lang}`);
-  t.same(wide, [], `at 1366×768 in ${lang} every control is on screen, tables included`);
+  t.same(wide, [], `at 1366×768 in ${lang} every control is on screen, tables included, and values to copy show whole`);
   t.same(b.problems, [], 'no console errors or missing strings');
 }
 
@@ -111,7 +113,11 @@ t.test('phone: no control past the right edge of a 390 px screen, in either lang
     t.equal(await page.evaluate(() => document.documentElement.lang), lang, `the pages speak ${lang}`);
     await phoneWalk(t, lang, found);
   }
-  t.same(found, [], 'every row shows its status and actions on screen, each value under its name');
+  t.same(
+    found,
+    [],
+    'every row shows its status and actions on screen, each value under its name, values to copy whole',
+  );
 });
 
 async function phoneWalk(t: Test, lang: Lang, found: string[]): Promise<void> {
@@ -120,7 +126,7 @@ async function phoneWalk(t: Test, lang: Lang, found: string[]): Promise<void> {
     if (!path) continue;
     await visit(page, path);
     for (const f of await offscreen(page)) found.push(`${lang} ${path}: ${f}`);
-    for (const f of await unlabelled(page)) found.push(`${lang} ${path}: ${f}`);
+    for (const f of [...(await unlabelled(page)), ...(await cutValues(page))]) found.push(`${lang} ${path}: ${f}`);
     // A header menu (the chat's pickers and actions fold behind "⋯"): open, everything in it on screen.
     const toggle = page.getByTestId('chat-tools-toggle');
     if (await toggle.isVisible()) {

@@ -249,7 +249,16 @@ export function CopyField({
           <label class="sr-only" for={id}>
             {label}
           </label>
-          <input id={id} readOnly value={shown} onFocus={(e) => e.currentTarget.select()} data-testid="copy-value" />
+          {/* A text area sized to its content: a long address wraps and shows whole, on a phone too. */}
+          <textarea
+            id={id}
+            readOnly
+            rows={1}
+            spellcheck={false}
+            value={shown}
+            onFocus={(e) => e.currentTarget.select()}
+            data-testid="copy-value"
+          />
         </>
       )}
       <Button small icon="copy" onClick={copy} aria-label={t('connection.copy_what', { what: label })}>
