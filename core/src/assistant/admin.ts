@@ -131,9 +131,9 @@ export async function adminRoutes(app: App, core: Core, reports: Reports): Promi
       // A new password, role or activation state retires every token the user holds, on every replica.
       const revoke = hash !== undefined || next.role !== row.role || next.is_active !== bool(row.is_active);
       await core.db.tx(async (q) => {
-        if (hash) await q.run('UPDATE users SET password_hash = ? WHERE id = ?', [hash, row.id]);
         if (revoke) await revokeAllTokens(q, row.id);
-        await updateRow(q, 'users', { ...next, updated_at: core.clock.now().toISOString() }, { id: row.id });
+        const set = { ...next, ...(hash ? { password_hash: hash } : {}), updated_at: core.clock.now().toISOString() };
+        await updateRow(q, 'users', set, { id: row.id });
         const admins = int(
           (
             await q.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM users WHERE role = 'admin' AND is_active = ?`, [

@@ -13,6 +13,7 @@ import Type from 'typebox';
 import { caller, requireUser } from '../auth/guard.ts';
 import type { Core } from '../core.ts';
 import { Database as Db } from '../db/database.ts';
+import { insertRow } from '../db/rows.ts';
 import { newId } from '../http/ids.ts';
 import { conflict, notFound } from '../http/problem.ts';
 import { errors, ok } from '../http/schemas.ts';
@@ -85,12 +86,17 @@ export class Consents {
     const id = newId();
     const now = this.now();
     const expires = new Date(now.getTime() + CONFIRM_TTL_MS).toISOString();
-    await this.core.db.run(
-      `INSERT INTO assistant_tool_calls (id, user_id, chat_id, message_id, name, arguments, status, expires_at,
-        created_at)
-      VALUES (?, ?, ?, ?, ?, ?, 'pending', ?, ?)`,
-      [id, p.userId, p.chatId, p.messageId, p.name, p.proposal, expires, now.toISOString()],
-    );
+    await insertRow(this.core.db, 'assistant_tool_calls', {
+      id,
+      user_id: p.userId,
+      chat_id: p.chatId,
+      message_id: p.messageId,
+      name: p.name,
+      arguments: p.proposal,
+      status: 'pending',
+      expires_at: expires,
+      created_at: now.toISOString(),
+    });
     return { id, expires_at: expires };
   }
 
