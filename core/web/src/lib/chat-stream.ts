@@ -32,8 +32,19 @@ export interface StreamHandlers {
 }
 
 /** Resolves when the stream ends (or the signal aborts: then it rejects with an AbortError). */
-export function sendMessage(chatId: string, content: string, signal: AbortSignal, on: StreamHandlers): Promise<void> {
-  return streamReply(`/api/v1/chats/${chatId}/messages`, { content }, signal, on);
+export function sendMessage(
+  chatId: string,
+  content: string,
+  signal: AbortSignal,
+  on: StreamHandlers,
+  documents: string[] = [],
+): Promise<void> {
+  return streamReply(
+    `/api/v1/chats/${chatId}/messages`,
+    documents.length ? { content, documents } : { content },
+    signal,
+    on,
+  );
 }
 
 /** Another reply to the question `messageId` answered (regenerate, or retry after a failure). */

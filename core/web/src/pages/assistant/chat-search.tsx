@@ -94,7 +94,7 @@ export function ChatSearch({ children }: { children: preact.ComponentChildren })
           maxLength={200}
           value={q}
           onInput={(e) => {
-            const v = (e.target as HTMLInputElement).value;
+            const v = e.currentTarget.value;
             setQ(v);
             if (!v) clear();
           }}

@@ -6,21 +6,24 @@
  * and alternatives flipped through; an archived chat is read-only until it is unarchived.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Chat } from '../../../../src/assistant/chat-api-types.ts';
 import { ApiError, del, get, patch, post } from '../../lib/api.ts';
 import { editMessage, regenerateMessage, type StreamHandlers, sendMessage } from '../../lib/chat-stream.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { t, time } from '../../lib/i18n.ts';
 import { blockedBy, useQuota } from '../../lib/quota.ts';
 import { navigate } from '../../lib/router.ts';
-import type { Chat, Message, Skill } from '../../lib/types.ts';
+import type { Message, Skill } from '../../lib/types.ts';
 import { Button, ConfirmButton, ErrorNote, Loading } from '../../ui/basics.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { QuotaBar } from '../../ui/quota-bar.tsx';
 import { toast } from '../../ui/toast.tsx';
+import { AttachButton, AttachChips, type AttachedDoc, useAttachments } from './attach.tsx';
 import { ExportLinks, useFocusMessage } from './chat-search.tsx';
+import { FolderDialog } from './folder-dialog.tsx';
 import { type MessageActions, MessageBubble, type ShownMessage } from './message.tsx';
 
-const temp = (role: Message['role'], chatId: string, content: string): ShownMessage => ({
+const temp = (role: Message['role'], chatId: string, content: string, docs: AttachedDoc[] = []): ShownMessage => ({
   id: `local-${role}-${Date.now()}`,
   chat_id: chatId,
   role,
@@ -31,6 +34,7 @@ const temp = (role: Message['role'], chatId: string, content: string): ShownMess
   error: null,
   created_at: new Date().toISOString(),
   streaming: role === 'assistant',
+  attachments: docs.map((d) => ({ type: 'document', document_id: d.id, name: d.name, available: true })),
 });
 
 /** `prefill`: the composer's first text (a chat opened with "Ask the assistant" on an event suggests a question). */
@@ -40,9 +44,12 @@ export function ChatView({
   onChanged,
   focus,
   prefill,
+  folders = [],
 }: {
   chatId: string;
   skills: Skill[];
+  /** The folders the user's chats are in, offered when moving this one. */
+  folders?: string[];
   onChanged: () => void;
   focus?: string;
   prefill?: string;
@@ -157,8 +164,9 @@ export function ChatView({
           saved = true;
           update(assistant.id, (m) => ({ ...d.message, tools: m.tools }));
         },
+        // The stream's chat is the older client type: the title is taken, the rest kept.
         title: (d) => {
-          chat.set(d.chat);
+          if (chat.data) chat.set({ ...chat.data, title: d.chat.title, updated_at: d.chat.updated_at });
           onChanged();
         },
         error: (d) => {
@@ -224,10 +232,24 @@ export function ChatView({
 
   const send = async () => {
     const content = draft.trim();
-    if (!content || streaming || blocked || chat.data?.is_archived) return;
-    const user = temp('user', chatId, content);
+    if (!content || streaming || blocked || chat.data?.is_archived || attach.uploading) return;
+    const docs = attach.docs;
+    const user = temp('user', chatId, content, docs);
     setDraft('');
-    await run([...(messages ?? []), user], user, (signal, on) => sendMessage(chatId, content, signal, on), content);
+    attach.clear();
+    await run(
+      [...(messages ?? []), user],
+      user,
+      (signal, on) =>
+        sendMessage(
+          chatId,
+          content,
+          signal,
+          on,
+          docs.map((d) => d.id),
+        ),
+      content,
+    );
   };
 
   const regenerate = async (m: ShownMessage) => {
@@ -286,6 +308,8 @@ export function ChatView({
     }
   };
   const [renaming, setRenaming] = useState(false);
+  const [moving, setMoving] = useState(false);
+  const attach = useAttachments();
   /** On a phone the header is one line: the pickers and actions fold into a menu behind "⋯". */
   const [toolsOpen, setToolsOpen] = useState(false);
   const narrow = typeof matchMedia === 'function' && matchMedia('(max-width: 600px)').matches;
@@ -333,7 +357,7 @@ export function ChatView({
               <select
                 id="skill-pick"
                 value={c.skill_id ?? ''}
-                onChange={(e) => void save({ skill_id: (e.target as HTMLSelectElement).value || null })}
+                onChange={(e) => void save({ skill_id: e.currentTarget.value || null })}
                 data-testid="skill-picker"
               >
                 <option value="">{t('chat.no_skill')}</option>
@@ -355,7 +379,7 @@ export function ChatView({
                     data-testid="model-picker"
                     title={t('chat_controls.model')}
                     onChange={(e) => {
-                      const v = (e.target as HTMLSelectElement).value;
+                      const v = e.currentTarget.value;
                       void save({ model: v === models.data!.default ? null : v });
                     }}
                   >
@@ -370,6 +394,12 @@ export function ChatView({
               <ExportLinks chatId={chatId} />
               <Button small variant="ghost" onClick={() => setRenaming(true)}>
                 {t('chat.rename')}
+              </Button>
+              <Button small variant="ghost" onClick={() => void save({ pinned: !c.pinned })} data-testid="chat-pin">
+                {c.pinned ? t('chat_extras.unpin') : t('chat_extras.pin')}
+              </Button>
+              <Button small variant="ghost" onClick={() => setMoving(true)} data-testid="chat-move">
+                {t('chat_extras.move')}
               </Button>
               <Button small variant="ghost" onClick={() => void save({ is_archived: !c.is_archived })}>
                 {c.is_archived ? t('chat.unarchive') : t('chat.archive')}
@@ -392,7 +422,7 @@ export function ChatView({
         aria-live="polite"
         aria-busy={streaming}
         onScroll={(e) => {
-          const el = e.currentTarget as HTMLDivElement;
+          const el = e.currentTarget;
           stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 60;
         }}
       >
@@ -421,6 +451,17 @@ export function ChatView({
           }}
         />
       )}
+      {moving && c && (
+        <FolderDialog
+          folder={c.folder}
+          folders={folders}
+          onClose={() => setMoving(false)}
+          onSave={async (folder) => {
+            await save({ folder });
+            setMoving(false);
+          }}
+        />
+      )}
       {c?.is_archived ? (
         <div class="composer composer-archived" data-testid="archived-note">
           <p class="composer-note muted">{t('chat_controls.archived_note')}</p>
@@ -430,12 +471,14 @@ export function ChatView({
         </div>
       ) : (
         <form
-          class="composer"
+          class={`composer${attach.dragging ? ' composer-drop' : ''}`}
           onSubmit={(e) => {
             e.preventDefault();
             void send();
           }}
+          {...attach.dropHandlers}
         >
+          <AttachChips attach={attach} />
           {sendError ? (
             <div class="composer-note">
               <ErrorNote error={sendError} />
@@ -457,7 +500,7 @@ export function ChatView({
             value={draft}
             disabled={Boolean(blocked)}
             aria-describedby={reason ? 'send-blocked' : undefined}
-            onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
+            onInput={(e) => setDraft(e.currentTarget.value)}
             onKeyDown={(e) => {
               if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
                 e.preventDefault();
@@ -465,6 +508,7 @@ export function ChatView({
               }
             }}
           />
+          <AttachButton attach={attach} disabled={Boolean(blocked) || streaming} />
           {streaming ? (
             <Button variant="danger" icon="stop" onClick={() => controller.current?.abort()}>
               {t('chat.stop')}
@@ -474,7 +518,7 @@ export function ChatView({
               type="submit"
               variant="primary"
               icon="send"
-              disabled={!draft.trim() || Boolean(blocked)}
+              disabled={!draft.trim() || Boolean(blocked) || attach.uploading}
               title={reason ?? undefined}
             >
               {t('chat.send')}
@@ -511,12 +555,7 @@ function RenameDialog({
       >
         <label class="field">
           <span class="field-label">{t('chat.rename_prompt')}</span>
-          <input
-            required
-            maxLength={200}
-            value={value}
-            onInput={(e) => setValue((e.target as HTMLInputElement).value)}
-          />
+          <input required maxLength={200} value={value} onInput={(e) => setValue(e.currentTarget.value)} />
         </label>
         <div class="form-actions">
           <Button onClick={onClose}>{t('common.cancel')}</Button>

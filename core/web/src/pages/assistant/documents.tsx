@@ -78,7 +78,7 @@ export function DocumentsPage() {
           type="search"
           placeholder={t('documents.search_placeholder')}
           value={q}
-          onInput={(e) => setQ((e.target as HTMLInputElement).value)}
+          onInput={(e) => setQ(e.currentTarget.value)}
         />
         <Button type="submit">{t('common.search')}</Button>
       </form>

@@ -37,7 +37,7 @@ export function MemoryPage() {
           type="search"
           placeholder={t('memory.search_placeholder')}
           value={q}
-          onInput={(e) => setQ((e.target as HTMLInputElement).value)}
+          onInput={(e) => setQ(e.currentTarget.value)}
         />
         <Button type="submit">{t('common.search')}</Button>
       </form>
@@ -125,7 +125,7 @@ function EntryForm({ entry, onSaved }: { entry?: MemoryEntry; onSaved: () => voi
           rows={3}
           maxLength={32000}
           value={content}
-          onInput={(e) => setContent((e.target as HTMLTextAreaElement).value)}
+          onInput={(e) => setContent(e.currentTarget.value)}
         />
       </label>
       <div class="grid-2">
@@ -135,19 +135,19 @@ function EntryForm({ entry, onSaved }: { entry?: MemoryEntry; onSaved: () => voi
             maxLength={100}
             placeholder={t('memory.category_placeholder')}
             value={category}
-            onInput={(e) => setCategory((e.target as HTMLInputElement).value)}
+            onInput={(e) => setCategory(e.currentTarget.value)}
           />
         </label>
         <label class="field">
           <span class="field-label">{t('memory.recorded_at')}</span>
-          <input type="date" value={when} onInput={(e) => setWhen((e.target as HTMLInputElement).value)} />
+          <input type="date" value={when} onInput={(e) => setWhen(e.currentTarget.value)} />
         </label>
       </div>
       <label class="check">
         <input
           type="checkbox"
           checked={always}
-          onChange={(e) => setAlways((e.target as HTMLInputElement).checked)}
+          onChange={(e) => setAlways(e.currentTarget.checked)}
           data-testid="memory-always"
         />
         <span>

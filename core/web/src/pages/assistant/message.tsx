@@ -4,12 +4,14 @@
  * resend (a question), the "‹ 2/3 ›" pager between alternatives, and report download cards.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import type { ChatAttachment } from '../../../../src/assistant/chat-api-types.ts';
 import { bytes, has, num, t, time } from '../../lib/i18n.ts';
 import { enhanceCode, renderMarkdown } from '../../lib/markdown.ts';
-import type { Attachment, Message } from '../../lib/types.ts';
+import type { Message } from '../../lib/types.ts';
 import { Badge, Button } from '../../ui/basics.tsx';
 import { Icon } from '../../ui/icons.tsx';
 import { toast } from '../../ui/toast.tsx';
+import { DocChips } from './attach.tsx';
 import { isSearchTool, ToolLine } from './chat-search.tsx';
 import { isLabTool, type LabCall, LabTool } from './lab-cards.tsx';
 
@@ -17,7 +19,13 @@ export interface ToolNote extends LabCall {
   report_id?: string;
 }
 /** `errorCode` is the stable code of a failure seen in this session (the stream's error event, the refused request). */
-export type ShownMessage = Message & { streaming?: boolean; tools?: ToolNote[]; errorCode?: string };
+export type ShownMessage = Omit<Message, 'attachments'> & {
+  /** Report cards and the documents attached in the composer. */
+  attachments?: ChatAttachment[];
+  streaming?: boolean;
+  tools?: ToolNote[];
+  errorCode?: string;
+};
 
 export interface MessageActions {
   /** Set on the reply that may be regenerated (the last one, in a chat that is not archived). */
@@ -41,7 +49,7 @@ export function MessageBubble({ m, actions = {} }: { m: ShownMessage; actions?: 
   const gone = useMemo(
     () =>
       new Set(
-        (m.attachments ?? []).filter((a) => a.type === 'report' && a.available === false).map((a) => a.report_id),
+        (m.attachments ?? []).flatMap((a) => (a.type === 'report' && a.available === false ? [a.report_id] : [])),
       ),
     [m.attachments],
   );
@@ -62,7 +70,8 @@ export function MessageBubble({ m, actions = {} }: { m: ShownMessage; actions?: 
   const failed = m.status === 'error' && !m.streaming;
   const failure =
     m.errorCode && has(`problem.${m.errorCode}`) ? t(`problem.${m.errorCode}`) : t('chat_controls.reply_failed');
-  const cards = (m.attachments ?? []).filter((a) => a.type === 'report' && a.available !== false);
+  const cards = (m.attachments ?? []).flatMap((a) => (a.type === 'report' && a.available !== false ? [a] : []));
+  const docs = (m.attachments ?? []).flatMap((a) => (a.type === 'document' ? [a] : []));
 
   return (
     <article
@@ -90,7 +99,7 @@ export function MessageBubble({ m, actions = {} }: { m: ShownMessage; actions?: 
             maxLength={32000}
             value={draft}
             data-testid="edit-input"
-            onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
+            onInput={(e) => setDraft(e.currentTarget.value)}
           />
           <div class="form-actions">
             <Button
@@ -114,6 +123,7 @@ export function MessageBubble({ m, actions = {} }: { m: ShownMessage; actions?: 
           ) : (
             <p class="plain">{m.content}</p>
           )}
+          <DocChips docs={docs} />
           {m.streaming && !m.content && (
             <span class="typing" role="status" aria-label={t('chat.thinking')}>
               <i />
@@ -238,7 +248,7 @@ export function MessageBubble({ m, actions = {} }: { m: ShownMessage; actions?: 
 }
 
 /** A generated report, from the message's attachment: it outlives a reload and goes with the report. */
-function ReportCard({ a }: { a: Attachment }) {
+function ReportCard({ a }: { a: Extract<ChatAttachment, { type: 'report' }> }) {
   return (
     <div class="report-card" data-testid="report-card">
       <Icon name="download" size={18} />

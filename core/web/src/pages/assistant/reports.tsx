@@ -40,12 +40,12 @@ export function ReportsPage() {
               maxLength={200}
               placeholder={t('reports.title_placeholder')}
               value={title}
-              onInput={(e) => setTitle((e.target as HTMLInputElement).value)}
+              onInput={(e) => setTitle(e.currentTarget.value)}
             />
           </label>
           <label class="field">
             <span class="field-label">{t('reports.language')}</span>
-            <select value={lang} onChange={(e) => setLang((e.target as HTMLSelectElement).value)}>
+            <select value={lang} onChange={(e) => setLang(e.currentTarget.value)}>
               {LOCALES.map((l) => (
                 <option key={l} value={l}>
                   {languageName(l)}
