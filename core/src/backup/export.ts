@@ -16,6 +16,8 @@ import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import { outboundAllowOf } from '../plugins/host.ts';
+import { type ProviderDbRow, providerSettingsOf } from '../relay/definitions/provider.ts';
+import { selfMonitoringSettingsOf } from '../relay/definitions/self-monitoring.ts';
 import { type TargetDbRow, targetSettingsOf } from '../relay/definitions/target.ts';
 import { trackerSettingsOf } from '../relay/definitions/tracker.ts';
 import { SETTING_DEFAULTS } from '../settings/settings.ts';
@@ -105,15 +107,8 @@ export async function collectConfiguration(
       id: r.id,
       user_id: r.user_id,
       kind: r.kind,
-      name: r.name,
-      config: json(r.config),
-      enabled: b(r.enabled),
-      poll_failure_threshold: n(r.poll_failure_threshold),
-      deferred_backlog_threshold: n(r.deferred_backlog_threshold),
-      target_failure_threshold: n(r.target_failure_threshold),
-      track_poll_failures: b(r.track_poll_failures),
-      track_deferred_backlog: b(r.track_deferred_backlog),
-      track_target_failures: b(r.track_target_failures),
+      ...providerSettingsOf(r as ProviderDbRow),
+      ...selfMonitoringSettingsOf(r),
       created_at: r.created_at,
       updated_at: r.updated_at,
     };

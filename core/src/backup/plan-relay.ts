@@ -12,6 +12,8 @@ import { insertRow, updateRow } from '../db/rows.ts';
 import { randomToken } from '../http/ids.ts';
 import { checkOutboundAllow } from '../net/instance-allow.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
+import { providerSettingsFrom } from '../relay/definitions/provider.ts';
+import { SELF_MONITORING_SETTINGS, type SelfMonitoringSettings } from '../relay/definitions/self-monitoring.ts';
 import { targetSettingsFrom } from '../relay/definitions/target.ts';
 import { trackerSettingsFrom } from '../relay/definitions/tracker.ts';
 import { newWebhookToken } from '../relay/inbound/dialects.ts';
@@ -35,6 +37,10 @@ const stored = (r: Row | undefined, fields: string[]): Record<string, unknown> |
   for (const f of fields) out[f] = f === 'config' ? Db.json(r.config, {}) : r[f];
   return out;
 };
+
+/** The given fields of a record. */
+const pick = <T, K extends keyof T>(x: T, keys: K[]): Pick<T, K> =>
+  Object.fromEntries(keys.map((k) => [k, x[k]])) as Pick<T, K>;
 
 /** A record's outbound allow list as stored: its valid entries, normalised, or null for none. */
 const allowOf = (list: string[] | undefined): string[] | null => {
@@ -73,15 +79,8 @@ export async function planProviders(p: Planner, c: ConfigurationT): Promise<void
     const desired: Record<string, unknown> = {
       user_id: userId,
       kind: x.kind,
-      name: x.name,
-      config: rec.config,
-      enabled,
-      poll_failure_threshold: x.poll_failure_threshold,
-      deferred_backlog_threshold: x.deferred_backlog_threshold,
-      target_failure_threshold: x.target_failure_threshold,
-      track_poll_failures: x.track_poll_failures,
-      track_deferred_backlog: x.track_deferred_backlog,
-      track_target_failures: x.track_target_failures,
+      ...providerSettingsFrom({ ...x, config: rec.config as Record<string, unknown>, enabled }),
+      ...pick(x, Object.keys(SELF_MONITORING_SETTINGS) as (keyof SelfMonitoringSettings)[]),
       outbound_allow: allowOf(x.outbound_allow),
     };
     if (typeof rec.webhook_token === 'string') desired.webhook_token = rec.webhook_token;

@@ -8,6 +8,7 @@ import type { Static } from 'typebox';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { DefaultModel, ModelsAllowed } from '../assistant/model-settings.ts';
+import { PROVIDER_BACKUP_SETTINGS } from '../relay/definitions/provider.ts';
 import { TARGET_BACKUP_SETTINGS } from '../relay/definitions/target.ts';
 import { TRACKER_BACKUP_SETTINGS } from '../relay/definitions/tracker.ts';
 import { EventTypeSchema, NameSchema as Name, OutboundAllowRecordSchema } from '../relay/vocabulary.ts';
@@ -22,7 +23,6 @@ const Kind = Type.String({ pattern: '^[a-z][a-z0-9_]{1,40}$' });
 const Locale = Type.Union([Type.Literal('en'), Type.Literal('ru')]);
 const Bool = Type.Boolean();
 const Json = Type.Record(Type.String(), Type.Unknown());
-const Threshold = Type.Integer({ minimum: 1, maximum: 100_000 });
 const Limit = Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()]);
 const UrlToken = Type.String({ minLength: 16, maxLength: 256, pattern: '^[A-Za-z0-9_-]+$' });
 /** JSON pointers (relative to the record) of secrets an `exclude` backup left out. */
@@ -63,16 +63,8 @@ export const ProviderRecord = Type.Object(
     id: Id,
     user_id: Id,
     kind: Kind,
-    name: Name,
-    config: Json,
-    enabled: Bool,
+    ...PROVIDER_BACKUP_SETTINGS,
     webhook_token: Type.Optional(UrlToken),
-    poll_failure_threshold: Threshold,
-    deferred_backlog_threshold: Threshold,
-    target_failure_threshold: Threshold,
-    track_poll_failures: Bool,
-    track_deferred_backlog: Bool,
-    track_target_failures: Bool,
     outbound_allow: OutboundAllow,
     secrets_omitted: Omitted,
     created_at: Time,

@@ -5,12 +5,23 @@
  */
 import type { Static } from 'typebox';
 import type {
+  ConnectionValueView,
+  ProviderCreateBody as ProviderCreateBodySchema,
+  ProviderPatchBody as ProviderPatchBodySchema,
+  ProviderView,
+} from './definitions/provider.ts';
+import type {
+  SelfMonitoringPatchBody as SelfMonitoringPatchSchema,
+  SelfMonitoringView,
+} from './definitions/self-monitoring.ts';
+import type {
   TargetCreateBody as TargetCreateBodySchema,
   TargetPatchBody as TargetPatchBodySchema,
   TargetSettings as TargetSettingsT,
   TargetView,
 } from './definitions/target.ts';
 import type { TrackerLinkView, TrackerView } from './definitions/tracker.ts';
+import type { WebhookLogEntryView } from './definitions/webhook-log.ts';
 import type { ParsedUrl as ParsedUrlSchema, TestOutcome as TestOutcomeSchema } from './routes/targets.ts';
 
 /** A target: `GET /api/targets`, `GET, PATCH /api/targets/{id}`, `POST /api/targets`, `POST /api/targets/from-url`. */
@@ -27,3 +38,19 @@ export type TestOutcome = Static<typeof TestOutcomeSchema>;
 export type Tracker = Static<typeof TrackerView>;
 /** A tracker-target link: `PUT /api/trackers/{id}/targets/{target_id}`. */
 export type TrackerLink = Static<typeof TrackerLinkView>;
+
+/**
+ * A provider: `GET /api/providers`, `GET, PATCH /api/providers/{id}`, `POST /api/providers`; besides
+ * these fields, the top-level config aliases its plugin declares.
+ */
+export type Provider = Static<typeof ProviderView>;
+export type ProviderCreateBody = Static<typeof ProviderCreateBodySchema>;
+export type ProviderPatchBody = Static<typeof ProviderPatchBodySchema>;
+/** One value to paste into the sending app (`webhook_connection`). */
+export type ConnectionValue = Static<typeof ConnectionValueView>;
+/** One webhook request a provider or bot received (`GET /api/providers/{id}/webhook-log`, `entries`). */
+export type WebhookLogEntry = Static<typeof WebhookLogEntryView>;
+
+/** `GET, PATCH /api/self-monitoring`. */
+export type SelfMonitoring = Static<typeof SelfMonitoringView>;
+export type SelfMonitoringPatch = Static<typeof SelfMonitoringPatchSchema>;

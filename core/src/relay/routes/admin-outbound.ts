@@ -18,6 +18,9 @@ import { ok, Uuid } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
 import { OUTBOUND_ALLOW_MAX } from '../../net/instance-allow.ts';
 import { outboundAllowOf } from '../../plugins/host.ts';
+import { WideAllowEntryView } from '../definitions/common.ts';
+import type { ProviderDbRow } from '../definitions/provider.ts';
+import { OutboundAllowEntrySchema } from '../vocabulary.ts';
 import { nowIso } from './common.ts';
 import { outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
 import { restartProvider } from './providers.ts';
@@ -44,14 +47,11 @@ const ListQuery = Type.Object(
 const Params = Type.Object({ kind: Kind, id: Uuid });
 const PutBody = Type.Object(
   {
-    outbound_allow: Type.Union(
-      [Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: OUTBOUND_ALLOW_MAX }), Type.Null()],
-      {
-        description:
-          'Private ranges (CIDR or one address) or DNS host names this instance alone may reach; `null` or ' +
-          '`[]` clears it',
-      },
-    ),
+    outbound_allow: Type.Union([Type.Array(OutboundAllowEntrySchema, { maxItems: OUTBOUND_ALLOW_MAX }), Type.Null()], {
+      description:
+        'Private ranges (CIDR or one address) or DNS host names this instance alone may reach; `null` or ' +
+        '`[]` clears it',
+    }),
   },
   { additionalProperties: false },
 );
@@ -66,13 +66,10 @@ const Item = Type.Object(
     plugin_enabled: Type.Boolean({ description: 'Whether the plugin is enabled on this service' }),
     owner: Type.Object({ id: Type.String(), email: Type.String() }),
     outbound_allow: Type.Array(Type.String()),
-    outbound_allow_warnings: Type.Array(
-      Type.Object({ entry: Type.String(), code: Type.String(), message: Type.String() }),
-      {
-        description:
-          'Entries wider than any private network (0.0.0.0/0, ::/0): accepted, each with a sentence on what it opens',
-      },
-    ),
+    outbound_allow_warnings: Type.Array(WideAllowEntryView, {
+      description:
+        'Entries wider than any private network (0.0.0.0/0, ::/0): accepted, each with a sentence on what it opens',
+    }),
     address: Type.Union([Type.String(), Type.Null()], {
       description:
         'The server the instance talks to (scheme, host and port of a URL field, or a host field), never a ' +
@@ -86,7 +83,8 @@ const ListReply = Type.Object(
   { additionalProperties: false },
 );
 
-type Row = Record<string, any>;
+/** A provider or target row with its owner's address (the columns the two tables share are all this reads). */
+type Row = ProviderDbRow & { owner_email: string; record: 'provider' | 'target' };
 
 /** The config fields that name the server, best first; a plugin's own secret fields are never read. */
 const ADDRESS_FIELDS = ['base_url', 'homeserver_url', 'url', 'poll_url', 'api_root', 'server_url', 'host'];
@@ -119,12 +117,12 @@ function view(core: Core, kind: 'provider' | 'target', row: Row): Static<typeof 
   const plugin = kind === 'provider' ? core.plugins.provider(row.kind) : core.plugins.target(row.kind);
   return {
     kind,
-    id: row.id as string,
-    plugin: row.kind as string,
-    name: row.name as string,
+    id: row.id,
+    plugin: row.kind,
+    name: row.name,
     enabled: Db.bool(row.enabled),
     plugin_enabled: Boolean(plugin),
-    owner: { id: row.user_id as string, email: row.owner_email as string },
+    owner: { id: row.user_id, email: row.owner_email },
     outbound_allow: outboundAllowOf(row.outbound_allow),
     outbound_allow_warnings: outboundAllowWarnings(row.outbound_allow),
     // Without the plugin nothing says which fields are secret: no address rather than a guess.

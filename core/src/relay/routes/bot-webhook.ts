@@ -20,6 +20,7 @@ import { type BotRow, botDriver, botDrivers } from '../bots/driver.ts';
 import { botRuntime } from '../bots/runtime.ts';
 import { greet, recordUpdate } from '../bots/updates.ts';
 import { botWebhookSecret, SHARED_SECRET } from '../bots/webhook-secret.ts';
+import { WebhookLog } from '../definitions/webhook-log.ts';
 import { payloadExcerpt, payloadLogPage, recordPayload } from '../inbound/payload-log.ts';
 import { headersOf } from '../inbound/webhooks.ts';
 import { owned } from './common.ts';
@@ -49,7 +50,7 @@ export async function botWebhookRoutes(app: App, core: Core): Promise<void> {
           params: Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) }),
           consumes: ['*/*'],
           response: {
-            ...ok('The update was received (`{ ok: true }`).'),
+            ...ok('The update was received (`{ ok: true }`).', Type.Object({ ok: Type.Literal(true) })),
             ...errors([401, 'The bot webhook secret is missing or wrong.']),
           },
         },
@@ -118,7 +119,7 @@ export async function botWebhookRoutes(app: App, core: Core): Promise<void> {
             );
         }
         await record(200, null);
-        return { ok: true };
+        return { ok: true as const };
       },
     );
   });
@@ -131,7 +132,7 @@ export async function botWebhookRoutes(app: App, core: Core): Promise<void> {
         summary: 'The webhook requests this bot received, newest first',
         params: IdParams,
         querystring: ListQuery,
-        response: { ...ok('The webhook requests this bot received, newest first.') },
+        response: { ...ok('The webhook requests this bot received, newest first.', WebhookLog) },
       },
       preHandler: requireUser(core),
     },

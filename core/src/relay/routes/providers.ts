@@ -5,10 +5,11 @@
 
 import type { FastifyRequest } from 'fastify';
 import type { TSchema } from 'typebox';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
 import { Database as Db } from '../../db/database.ts';
+import { insertRow, updateRow } from '../../db/rows.ts';
 import { newId } from '../../http/ids.ts';
 import { conflict, unprocessable } from '../../http/problem.ts';
 import { created, errors, IdParams, ListQuery, noContent, ok } from '../../http/schemas.ts';
@@ -18,40 +19,25 @@ import type { Locale, ProviderDefinition } from '../../plugin-api/index.ts';
 import { outboundAllowOf, providerRowFrom } from '../../plugins/host.ts';
 import type { LoadedPlugin } from '../../plugins/loader.ts';
 import { pickLocale } from '../../plugins/locales.ts';
+import {
+  ProviderCreateBody,
+  type ProviderDbRow,
+  ProviderList,
+  ProviderPatchBody,
+  ProviderView,
+  providerSettingsFrom,
+  providerSettingsOf,
+} from '../definitions/provider.ts';
+import { WebhookLog } from '../definitions/webhook-log.ts';
 import { newWebhookToken, webhookConnection } from '../inbound/dialects.ts';
 import { payloadLogPage } from '../inbound/payload-log.ts';
-import { NameSchema as Name } from '../vocabulary.ts';
 import { invalidConfig, nowIso, owned, pageSql } from './common.ts';
 import { configRefused, underConfig } from './config-problems.ts';
-import { OutboundAllowField, outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
+import { outboundAllowInput, outboundAllowWarnings } from './outbound-allow.ts';
 import { maskSecrets, restoreMasked } from './secrets.ts';
 import { maskUrlCredentials, withUrlCredentialProblems } from './url-credentials.ts';
 
-const Config = Type.Object({}, { additionalProperties: true });
-
-const CreateBody = Type.Object(
-  {
-    kind: Type.String({ minLength: 1, maxLength: 64 }),
-    name: Name,
-    config: Config,
-    enabled: Type.Optional(Type.Boolean()),
-    outbound_allow: OutboundAllowField,
-  },
-  { additionalProperties: false },
-);
-
-const PatchBody = Type.Object(
-  {
-    name: Type.Optional(Name),
-    config: Type.Optional(Config),
-    enabled: Type.Optional(Type.Boolean()),
-    outbound_allow: OutboundAllowField,
-  },
-  { additionalProperties: false },
-);
-
 type Provider = LoadedPlugin & { def: ProviderDefinition };
-type Row = Record<string, any>;
 const START_WAIT_MS = 5000;
 
 /**
@@ -86,29 +72,26 @@ function aliasesOf(body: object, known: TSchema): Record<string, unknown> {
  * one by one (`webhook_connection`, labelled in `locale`), the plugin's example command
  * (`webhook_example`), and whether a kind that takes mail waits for the SMTP listener.
  */
-export function providerView(core: Core, row: Row, locale: Locale = 'en') {
+export function providerView(core: Core, row: ProviderDbRow, locale: Locale = 'en'): Static<typeof ProviderView> {
   const plugin = core.plugins.provider(row.kind);
   const connection =
-    plugin?.def.manifest.ingest === 'webhook'
-      ? webhookConnection(core, plugin, row.webhook_token as string, locale)
-      : null;
-  const raw = Db.json<Record<string, unknown>>(row.config, {});
+    plugin?.def.manifest.ingest === 'webhook' ? webhookConnection(core, plugin, row.webhook_token ?? '', locale) : null;
+  const { config: raw, ...settings } = providerSettingsOf(row);
   // A kind that is no longer enabled has no schema to say what is secret: mask by field name.
   const { config: unmasked, secrets_set } = plugin
     ? maskSecrets(raw, plugin.secretPaths)
     : { config: redactObject(raw), secrets_set: [] as string[] };
   const config = maskUrlCredentials(unmasked, plugin?.secretPaths ?? []);
   return {
-    id: row.id as string,
-    kind: row.kind as string,
-    name: row.name as string,
-    enabled: Db.bool(row.enabled),
+    id: row.id,
+    kind: row.kind,
+    ...settings,
     config,
     secrets_set,
     // The plugin's documented top-level aliases of config fields (the generic webhook's auth settings).
     ...Object.fromEntries((plugin?.configAliases ?? []).map((a) => [a, config[a] ?? null])),
-    status: row.status as string,
-    status_detail: (row.status_detail ?? null) as string | null,
+    status: row.status,
+    status_detail: row.status_detail ?? null,
     webhook_url: connection?.url ?? null,
     webhook_connection: connection?.fields ?? null,
     webhook_example: connection?.example ?? null,
@@ -118,8 +101,8 @@ export function providerView(core: Core, row: Row, locale: Locale = 'en') {
     plugin_enabled: Boolean(plugin),
     outbound_allow: outboundAllowOf(row.outbound_allow),
     outbound_allow_warnings: outboundAllowWarnings(row.outbound_allow),
-    created_at: row.created_at as string,
-    updated_at: row.updated_at as string,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 
@@ -143,7 +126,7 @@ function prepare(
   core: Core,
   plugin: Provider,
   input: { config?: Record<string, unknown>; aliases: Record<string, unknown> },
-  stored?: Row,
+  stored?: ProviderDbRow,
 ): Record<string, unknown> {
   const storedConfig = stored
     ? core.atRest.openConfigLenient(Db.json<Record<string, unknown>>(stored.config, {}), plugin.secretPaths)
@@ -189,7 +172,7 @@ function prepare(
 }
 
 /** (Re)starts the instance, waiting a little so the response can carry its first status. */
-export async function restartProvider(core: Core, row: Row): Promise<void> {
+export async function restartProvider(core: Core, row: ProviderDbRow): Promise<void> {
   const started = core.plugins
     .startProvider(providerRowFrom(row))
     .catch((err) => core.logs.get('relay').error({ err, provider_id: row.id }, 'provider start failed'));
@@ -207,9 +190,9 @@ export async function restartProvider(core: Core, row: Row): Promise<void> {
 export async function providerRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
   const aliases = aliasFields(core);
-  const createBody = Type.Object({ ...CreateBody.properties, ...aliases }, { additionalProperties: false });
-  const patchBody = Type.Object({ ...PatchBody.properties, ...aliases }, { additionalProperties: false });
-  const get = (id: string, userId: string) => owned(core, 'providers', id, userId, 'Provider');
+  const createBody = Type.Object({ ...ProviderCreateBody.properties, ...aliases }, { additionalProperties: false });
+  const patchBody = Type.Object({ ...ProviderPatchBody.properties, ...aliases }, { additionalProperties: false });
+  const get = (id: string, userId: string) => owned<ProviderDbRow>(core, 'providers', id, userId, 'Provider');
 
   app.get(
     '/api/providers',
@@ -218,13 +201,13 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'List your providers',
         querystring: ListQuery,
-        response: { ...ok('Your providers (`providers`), newest first, secrets masked.') },
+        response: { ...ok('Your providers (`providers`), newest first, secrets masked.', ProviderList) },
       },
       preHandler: auth,
     },
     async (req) => {
       const params: unknown[] = [caller(req).id];
-      const rows = await core.db.all(
+      const rows = await core.db.all<ProviderDbRow>(
         `SELECT * FROM providers WHERE user_id = ?${pageSql('', req.query, params)}`,
         params as never[],
       );
@@ -240,7 +223,10 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
         summary: 'Create a provider (an instance of a provider plugin)',
         body: createBody,
         response: {
-          ...created('The new provider, secrets masked; a webhook kind with the URL to paste (`webhook_url`).'),
+          ...created(
+            'The new provider, secrets masked; a webhook kind with the URL to paste (`webhook_url`).',
+            ProviderView,
+          ),
           ...errors([403, 'Only an administrator may set `outbound_allow`.']),
         },
       },
@@ -265,32 +251,22 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
           'core_managed',
         );
       }
-      const config = prepare(core, plugin, {
-        config: b.config as Record<string, unknown>,
-        aliases: aliasesOf(req.body, CreateBody),
-      });
+      const config = prepare(core, plugin, { config: b.config, aliases: aliasesOf(req.body, ProviderCreateBody) });
       const allow = outboundAllowInput(user, b.outbound_allow, undefined, core.logs.get('relay')) ?? null;
       const id = newId();
       const now = nowIso(core);
-      const enabled = b.enabled ?? true;
-      await core.db.run(
-        `INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, outbound_allow,
-          created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        [
-          id,
-          user.id,
-          b.kind,
-          b.name,
-          config,
-          enabled,
-          newWebhookToken(plugin),
-          enabled ? 'pending' : 'disabled',
-          allow,
-          now,
-          now,
-        ],
-      );
+      const settings = providerSettingsFrom({ name: b.name, config, enabled: b.enabled });
+      await insertRow(core.db, 'providers', {
+        id,
+        user_id: user.id,
+        kind: b.kind,
+        ...settings,
+        webhook_token: newWebhookToken(plugin),
+        status: settings.enabled ? 'pending' : 'disabled',
+        outbound_allow: allow,
+        created_at: now,
+        updated_at: now,
+      });
       await restartProvider(core, await get(id, user.id));
       reply.code(201);
       return providerView(core, await get(id, user.id), localeOf(req));
@@ -304,7 +280,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Read a provider',
         params: IdParams,
-        response: { ...ok('The provider, secrets masked.') },
+        response: { ...ok('The provider, secrets masked.', ProviderView) },
       },
       preHandler: auth,
     },
@@ -322,7 +298,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
         params: IdParams,
         body: patchBody,
         response: {
-          ...ok('The changed provider, secrets masked.'),
+          ...ok('The changed provider, secrets masked.', ProviderView),
           ...errors([403, 'Only an administrator may set `outbound_allow`.']),
         },
       },
@@ -344,10 +320,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
       const prepared = prepare(
         core,
         plugin,
-        {
-          config: b.config as Record<string, unknown> | undefined,
-          aliases: aliasesOf(req.body, PatchBody),
-        },
+        { config: b.config, aliases: aliasesOf(req.body, ProviderPatchBody) },
         row,
       );
       const enabled = b.enabled ?? Db.bool(row.enabled);
@@ -358,11 +331,19 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
             ? outboundAllowOf(row.outbound_allow)
             : null
           : sent;
-      await core.db.run(
-        `UPDATE providers SET name = ?, config = ?, enabled = ?, status = ?, status_detail = NULL, outbound_allow = ?,
-          updated_at = ?
-      WHERE id = ? AND user_id = ?`,
-        [b.name ?? row.name, prepared, enabled, enabled ? 'pending' : 'disabled', allow, nowIso(core), row.id, user.id],
+      await updateRow(
+        core.db,
+        'providers',
+        {
+          name: b.name ?? row.name,
+          config: prepared,
+          enabled,
+          status: enabled ? 'pending' : 'disabled',
+          status_detail: null,
+          outbound_allow: allow,
+          updated_at: nowIso(core),
+        },
+        { id: row.id, user_id: user.id },
       );
       await restartProvider(core, await get(row.id, user.id));
       return providerView(core, await get(row.id, user.id), localeOf(req));
@@ -410,7 +391,7 @@ export async function providerRoutes(app: App, core: Core): Promise<void> {
         summary: 'The webhook requests this provider received, newest first',
         params: IdParams,
         querystring: ListQuery,
-        response: { ...ok('The webhook requests this provider received, newest first.') },
+        response: { ...ok('The webhook requests this provider received, newest first.', WebhookLog) },
       },
       preHandler: auth,
     },

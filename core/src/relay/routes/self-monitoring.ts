@@ -4,38 +4,22 @@
  * plugin receives them.
  */
 
-import Type from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
 import { Database as Db } from '../../db/database.ts';
+import { updateRow } from '../../db/rows.ts';
 import { HttpError } from '../../http/problem.ts';
 import { errors, ok } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
 import { selfMonitoringOf } from '../../plugins/self-monitoring.ts';
 import { ensureSelfMonitoring } from '../../users/users.ts';
+import {
+  SELF_MONITORING_SETTINGS,
+  SelfMonitoringPatchBody,
+  SelfMonitoringView,
+  selfMonitoringSettingsOf,
+} from '../definitions/self-monitoring.ts';
 import { nowIso } from './common.ts';
-
-const Threshold = Type.Integer({ minimum: 1, maximum: 100000 });
-const PatchBody = Type.Object(
-  {
-    poll_failure_threshold: Type.Optional(Threshold),
-    deferred_backlog_threshold: Type.Optional(Threshold),
-    target_failure_threshold: Type.Optional(Threshold),
-    track_poll_failures: Type.Optional(Type.Boolean()),
-    track_deferred_backlog: Type.Optional(Type.Boolean()),
-    track_target_failures: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
-
-const COLUMNS = [
-  'poll_failure_threshold',
-  'deferred_backlog_threshold',
-  'target_failure_threshold',
-  'track_poll_failures',
-  'track_deferred_backlog',
-  'track_target_failures',
-] as const;
 
 export async function selfMonitoringRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
@@ -49,17 +33,8 @@ export async function selfMonitoringRoutes(app: App, core: Core): Promise<void> 
       );
     // Every user has one; created here too in case an older database predates the rule.
     const id = await core.db.tx((q) => ensureSelfMonitoring(q, userId, receiver));
-    const r = (await core.db.get<Record<string, any>>('SELECT * FROM providers WHERE id = ?', [id]))!;
-    return {
-      provider_id: r.id as string,
-      poll_failure_threshold: Number(r.poll_failure_threshold),
-      deferred_backlog_threshold: Number(r.deferred_backlog_threshold),
-      target_failure_threshold: Number(r.target_failure_threshold),
-      track_poll_failures: Db.bool(r.track_poll_failures),
-      track_deferred_backlog: Db.bool(r.track_deferred_backlog),
-      track_target_failures: Db.bool(r.track_target_failures),
-      backlog_latched: Db.bool(r.backlog_latched),
-    };
+    const r = (await core.db.get<Record<string, unknown>>('SELECT * FROM providers WHERE id = ?', [id]))!;
+    return { provider_id: id, ...selfMonitoringSettingsOf(r), backlog_latched: Db.bool(r.backlog_latched) };
   };
 
   app.get(
@@ -68,7 +43,7 @@ export async function selfMonitoringRoutes(app: App, core: Core): Promise<void> 
       schema: {
         tags: ['relay'],
         response: {
-          ...ok('The thresholds and tracking switches of your self-monitoring provider.'),
+          ...ok('The thresholds and tracking switches of your self-monitoring provider.', SelfMonitoringView),
           ...errors([404, 'No enabled plugin receives self-monitoring signals (`self_monitoring_unavailable`).']),
         },
       },
@@ -82,9 +57,9 @@ export async function selfMonitoringRoutes(app: App, core: Core): Promise<void> 
     {
       schema: {
         tags: ['relay'],
-        body: PatchBody,
+        body: SelfMonitoringPatchBody,
         response: {
-          ...ok('The thresholds and switches as changed.'),
+          ...ok('The thresholds and switches as changed.', SelfMonitoringView),
           ...errors([404, 'No enabled plugin receives self-monitoring signals (`self_monitoring_unavailable`).']),
         },
       },
@@ -93,22 +68,20 @@ export async function selfMonitoringRoutes(app: App, core: Core): Promise<void> 
     async (req) => {
       const user = caller(req);
       const current = await load(user.id);
-      const b = req.body;
-      const sets: string[] = [];
-      const params: (string | number | boolean)[] = [];
-      for (const c of COLUMNS)
-        if (b[c] !== undefined) {
-          sets.push(`${c} = ?`);
-          params.push(b[c]!);
-        }
-      if (sets.length) {
-        await core.db.run(`UPDATE providers SET ${sets.join(', ')}, updated_at = ? WHERE id = ? AND user_id = ?`, [
-          ...params,
-          nowIso(core),
-          current.provider_id,
-          user.id,
-        ]);
-      }
+      // Column names from the definition, never from the request.
+      const b: Partial<Record<string, unknown>> = req.body;
+      const sent = Object.fromEntries(
+        Object.keys(SELF_MONITORING_SETTINGS)
+          .filter((k) => b[k] !== undefined)
+          .map((k) => [k, b[k]]),
+      );
+      if (Object.keys(sent).length)
+        await updateRow(
+          core.db,
+          'providers',
+          { ...sent, updated_at: nowIso(core) },
+          { id: current.provider_id, user_id: user.id },
+        );
       return load(user.id);
     },
   );
