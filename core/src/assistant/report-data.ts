@@ -67,3 +67,49 @@ export async function gatherReportData(db: Queryable, userId: string, title: str
   picked.sort((a, b) => a.order - b.order);
   return { entries, excerpts: picked.map(({ text, source }) => ({ text, source })), documentCount: docs.length };
 }
+
+/** What the cover page says about the report: its counts, the period its dated notes span and its highlights. */
+export interface ReportSummary {
+  entries: number;
+  categories: number;
+  dated: number;
+  documents: number;
+  excerpts: number;
+  /** The earliest and latest dates of the dated notes (YYYY-MM-DD), or null when none is dated. */
+  period: { from: string; to: string } | null;
+  /** The largest categories, most notes first (at most 4), each with its count. */
+  topCategories: { name: string; count: number }[];
+  /** The most recent dated notes, newest first (at most 3). */
+  latest: ReportEntry[];
+  /** The documents the excerpts cite, in order. */
+  cited: string[];
+}
+
+const TOP_CATEGORIES = 4;
+const LATEST = 3;
+
+export function summarize(data: ReportData): ReportSummary {
+  const counts = new Map<string, number>();
+  for (const e of data.entries) {
+    const name = e.category?.trim();
+    if (name) counts.set(name, (counts.get(name) ?? 0) + 1);
+  }
+  const dated = data.entries
+    .filter((e) => e.recorded_at)
+    .sort((a, b) => (b.recorded_at ?? '').localeCompare(a.recorded_at ?? ''));
+  const day = (e: ReportEntry | undefined) => (e?.recorded_at ?? '').slice(0, 10);
+  return {
+    entries: data.entries.length,
+    categories: counts.size,
+    dated: dated.length,
+    documents: data.documentCount,
+    excerpts: data.excerpts.length,
+    period: dated.length ? { from: day(dated.at(-1)), to: day(dated[0]) } : null,
+    topCategories: [...counts]
+      .sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+      .slice(0, TOP_CATEGORIES)
+      .map(([name, count]) => ({ name, count })),
+    latest: dated.slice(0, LATEST),
+    cited: [...new Set(data.excerpts.map((x) => x.source))],
+  };
+}

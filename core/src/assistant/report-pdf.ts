@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import type { ReportData, ReportEntry } from './report-data.ts';
+import { type ReportData, type ReportEntry, summarize } from './report-data.ts';
 
 export type ReportLocale = 'en' | 'ru';
 type Strings = Record<string, string>;
@@ -55,6 +55,71 @@ export function breakLongWords(text: string): string {
   });
 }
 
+/** A note's text for the cover: one line's worth, cut at a word. */
+const short = (text: string, max = 110) => {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  if (flat.length <= max) return flat;
+  const cut = flat.slice(0, max - 1);
+  return `${cut.slice(0, Math.max(cut.lastIndexOf(' '), max / 2)).trimEnd()}…`;
+};
+
+/**
+ * The cover's summary: how much the report holds (notes, categories, dated notes, documents, excerpts), the period
+ * its dated notes span (dates in the report's language), its largest categories, the latest notes and the documents
+ * it cites; with nothing recorded, what to do first.
+ */
+function coverSummary(
+  doc: PDFKit.PDFDocument,
+  input: RenderInput,
+  t: (key: string, vars?: Record<string, string | number>) => string,
+): void {
+  const { locale } = input;
+  const s = summarize(input.data);
+  const num = (n: number) => new Intl.NumberFormat(locale).format(n);
+  const day = (iso: string) =>
+    new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(new Date(`${iso}T00:00:00Z`));
+  const line = (text: string, opts: PDFKit.Mixins.TextOptions = {}) =>
+    doc.font('body').fontSize(10.5).text(breakLongWords(text), opts);
+  const x = doc.page.margins.left;
+  doc.moveDown(1.2).font('bold').fontSize(14).text(t('summary'), x).moveDown(0.3);
+  if (!s.entries && !s.documents) {
+    line(t('summary_empty'));
+    return;
+  }
+  line(
+    [
+      t('summary_entries', { n: num(s.entries) }),
+      t('summary_categories', { n: num(s.categories) }),
+      t('summary_dated', { n: num(s.dated) }),
+      t('summary_documents', { n: num(s.documents) }),
+      t('summary_excerpts', { n: num(s.excerpts) }),
+    ].join(' · '),
+  );
+  line(
+    s.period
+      ? s.period.from === s.period.to
+        ? t('summary_one_day', { date: day(s.period.from) })
+        : t('summary_period', { from: day(s.period.from), to: day(s.period.to) })
+      : t('summary_no_period'),
+  );
+  if (s.topCategories.length)
+    line(
+      t('summary_top_categories', {
+        list: s.topCategories.map((c) => `${c.name} (${num(c.count)})`).join(', '),
+      }),
+    );
+  if (s.latest.length) {
+    doc.moveDown(0.3);
+    line(t('summary_latest'));
+    for (const e of s.latest)
+      line(`•  ${day((e.recorded_at ?? '').slice(0, 10))} — ${short(e.content)}`, { indent: 8 });
+  }
+  if (s.cited.length) {
+    doc.moveDown(0.3);
+    line(t('summary_cited', { list: s.cited.join(', ') }));
+  }
+}
+
 export interface RenderInput {
   title: string;
   locale: ReportLocale;
@@ -106,8 +171,8 @@ export async function renderReport(input: RenderInput): Promise<Buffer> {
       `${new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(input.generatedAt)}`,
     { align: 'center' },
   );
-  para(t('counts', { entries: data.entries.length, documents: data.documentCount }), { align: 'center' });
-  doc.moveDown(2).fontSize(9).fillColor('#555555').text(t('disclaimer'), { align: 'center' }).fillColor('black');
+  coverSummary(doc, input, t);
+  doc.moveDown(1.5).fontSize(9).fillColor('#555555').text(t('disclaimer'), { align: 'center' }).fillColor('black');
 
   // Notes by category.
   doc.addPage();
