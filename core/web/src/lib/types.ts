@@ -3,11 +3,11 @@
  * only (`import type`, erased by Vite: no server code reaches the bundle); the rest are still written here.
  */
 import type { Static } from 'typebox';
+import type { ChatAttachment } from '../../../src/assistant/chat-api-types.ts';
 import type { SkillCreateBody as SkillCreateBodySchema } from '../../../src/assistant/definitions/skill.ts';
 import type {
   TrackerCreateBody as TrackerCreateBodySchema,
   TrackerPatchBody as TrackerPatchBodySchema,
-  TrackerSettings,
 } from '../../../src/relay/definitions/tracker.ts';
 import type { QuietHours as ServerQuietHours } from '../../../src/relay/vocabulary.ts';
 import type { AssistantSettingsPatch } from '../../../src/settings/definition.ts';
@@ -15,8 +15,8 @@ import type {
   UserCreateBody as UserCreateBodySchema,
   UserPatchBody as UserPatchBodySchema,
 } from '../../../src/users/definition.ts';
-import type { Locale } from './i18n.ts';
 
+// Accounts, settings and the assistant's resources, as the server's response schemas declare them.
 export type {
   AdminModels,
   Doc,
@@ -27,7 +27,6 @@ export type {
   Storage,
   UsageDay,
 } from '../../../src/assistant/api-types.ts';
-// Accounts, settings and the assistant's resources, as the server's response schemas declare them.
 export type { Role, Session, Settings, User } from '../../../src/users/api-types.ts';
 /** POST /api/auth/password's body (written here until the server exports it). */
 export interface PasswordChangeBody {
@@ -149,51 +148,16 @@ export type TrackerPatchBody = Static<typeof TrackerPatchBodySchema>;
 export type { QuietPolicy, QuietRelease } from '../../../src/relay/vocabulary.ts';
 /** A quiet-hours window (a tracker's `quiet_hours` when it has one). */
 export type QuietHours = NonNullable<ServerQuietHours>;
-export interface Tracker extends TrackerSettings {
-  id: string;
-  provider_id: string;
-  provider_kind: string;
-  secrets_set: string[];
-  target_ids: string[];
-  consecutive_poll_failures: number;
-  last_poll_at: string | null;
-  last_poll_error: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface Target {
-  id: string;
-  kind: string;
-  name: string;
-  config: Record<string, unknown>;
-  secrets_set: string[];
-  locale: string;
-  enabled: boolean;
-  consecutive_failures: number;
-  last_error: string | null;
-  plugin_enabled: boolean;
-  /** Hosts (or address ranges) this target may reach besides the public internet; set by an administrator. */
-  outbound_allow: string[];
-  /** Entries wider than one host or a small range, each with why. */
-  outbound_allow_warnings: AllowWarning[];
-  /** Update the earlier message of the same thing instead of posting a new one, where the channel can. */
-  update_messages: boolean;
-  created_at: string;
-  updated_at: string;
-}
-/** POST /api/targets' body (written here until the server exports it). */
-export interface TargetCreateBody {
-  kind: string;
-  name: string;
-  config: Record<string, unknown>;
-  locale: Locale;
-  enabled?: boolean;
-  outbound_allow?: string[];
-  update_messages?: boolean;
-}
-/** PATCH /api/targets/:id's body: what is left out keeps its value. */
-export type TargetPatchBody = Partial<Omit<TargetCreateBody, 'kind'>>;
+/** Targets and trackers as the relay's response schemas declare them. */
+export type {
+  ParsedTargetUrl,
+  Target,
+  TargetCreateBody,
+  TargetPatchBody,
+  TestOutcome,
+  Tracker,
+  TrackerLink,
+} from '../../../src/relay/api-types.ts';
 
 export interface Bot {
   id: string;
@@ -301,22 +265,9 @@ export interface WebhookLogEntry {
   event_ids: string[];
 }
 
-export interface Chat {
-  id: string;
-  title: string;
-  is_archived: boolean;
-  skill_id: string | null;
-  model?: string | null;
-  created_at: string;
-  updated_at: string;
-}
-export interface Attachment {
-  type: 'report';
-  report_id: string;
-  title: string;
-  available?: boolean;
-  size_bytes?: number;
-}
+/** Chats as the server's response schema declares them; messages are still written here (the chat view builds
+ *  its own placeholders for a message being sent, which the server's type does not describe). */
+export type { Chat, Chats, ChatToolCall } from '../../../src/assistant/chat-api-types.ts';
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
@@ -335,7 +286,7 @@ export interface Message {
   created_at: string;
   parent_id?: string | null;
   model?: string | null;
-  attachments?: Attachment[];
+  attachments?: ChatAttachment[];
   /** This message and its alternatives (a regenerated reply, an edited question), oldest first. */
   alternatives?: string[];
 }
