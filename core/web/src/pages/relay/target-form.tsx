@@ -4,7 +4,7 @@ import { patch, post } from '../../lib/api.ts';
 import { oneOf, useForm } from '../../lib/form.ts';
 import { LOCALES, locale, t } from '../../lib/i18n.ts';
 import { cleanConfig, initialConfig } from '../../lib/schema.ts';
-import type { Bot, Plugin, Target, TargetCreateBody, TargetPatchBody } from '../../lib/types.ts';
+import type { Bot, ParsedTargetUrl, Plugin, Target, TargetCreateBody, TargetPatchBody } from '../../lib/types.ts';
 import { Button, ErrorNote } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
@@ -55,10 +55,7 @@ export function TargetForm({
   const fillFromUrl = async () => {
     if (!appriseUrl.trim()) return;
     try {
-      const r = await post<{ kind: string; config: Record<string, unknown>; name: string; kind_enabled: boolean }>(
-        '/api/targets/parse-url',
-        { url: appriseUrl.trim() },
-      );
+      const r = await post<ParsedTargetUrl>('/api/targets/parse-url', { url: appriseUrl.trim() });
       const p = kinds.find((k) => k.id === r.kind);
       if (!r.kind_enabled || !p) {
         setAppriseNote({ error: t('apprise.kind_not_enabled', { kind: r.kind }) });
