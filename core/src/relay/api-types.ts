@@ -5,6 +5,16 @@
  */
 import type { Static } from 'typebox';
 import type {
+  DeferredView,
+  DeliveryHistoryView,
+  DeliveryView,
+  EventView,
+  ReplayPreview as ReplayPreviewSchema,
+  ReplayQueued as ReplayQueuedSchema,
+  ResendAnswer as ResendAnswerSchema,
+  SettleAnswer as SettleAnswerSchema,
+} from './definitions/event.ts';
+import type {
   ConnectionValueView,
   ProviderCreateBody as ProviderCreateBodySchema,
   ProviderPatchBody as ProviderPatchBodySchema,
@@ -54,3 +64,15 @@ export type WebhookLogEntry = Static<typeof WebhookLogEntryView>;
 /** `GET, PATCH /api/self-monitoring`. */
 export type SelfMonitoring = Static<typeof SelfMonitoringView>;
 export type SelfMonitoringPatch = Static<typeof SelfMonitoringPatchSchema>;
+
+/** An event with its deliveries and their history: `GET /api/events` (`events`), `GET /api/events/{id}`. */
+export type EventRow = Static<typeof EventView>;
+export type Delivery = Static<typeof DeliveryView>;
+export type DeliveryHistory = Static<typeof DeliveryHistoryView>;
+/** A delivery held back by quiet hours: `GET /api/deferred` (`deferred`). */
+export type DeferredDelivery = Static<typeof DeferredView>;
+export type ResendAnswer = Static<typeof ResendAnswerSchema>;
+export type SettleAnswer = Static<typeof SettleAnswerSchema>;
+/** `POST /api/events/replay`: a dry run's preview, or what was queued. */
+export type ReplayPreview = Static<typeof ReplayPreviewSchema>;
+export type ReplayQueued = Static<typeof ReplayQueuedSchema>;

@@ -4,7 +4,7 @@
  * Every change goes through the durable deliveries queue, so it works whichever replica serves the
  * request; the local dispatcher is only nudged.
  */
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
 import { Database as Db } from '../../db/database.ts';
@@ -13,7 +13,9 @@ import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleT } from '../../plugin-api/index.ts';
 import { pickLocale } from '../../plugins/locales.ts';
+import { DeferredList, EventList, EventView, ResendAnswer, SettleAnswer } from '../definitions/event.ts';
 import { resendDeliveries, settleDeferred } from '../pipeline/operations.ts';
+import type { DispatchStatus, Severity } from '../vocabulary.ts';
 import { owned, pageSql, relayIfRunning } from './common.ts';
 import { EventFilterFields, eventFilterSql } from './event-filter.ts';
 import { replayRoutes } from './replay.ts';
@@ -28,7 +30,12 @@ const EventQuery = Type.Object({
 type Row = Record<string, any>;
 
 /** Deliveries, hand-operation history and the readable message for a page of event rows. */
-async function withDeliveries(core: Core, rows: Row[], userId: string, locale: LocaleT) {
+async function withDeliveries(
+  core: Core,
+  rows: Row[],
+  userId: string,
+  locale: LocaleT,
+): Promise<Static<typeof EventView>[]> {
   const ids = rows.map((r) => r.id as string);
   const marks = ids.map(() => '?').join(', ');
   const deliveries = ids.length
@@ -78,13 +85,13 @@ async function withDeliveries(core: Core, rows: Row[], userId: string, locale: L
     provider_kind: r.provider_kind as string,
     provider_name: (r.provider_name ?? null) as string | null,
     event_type: r.event_type as string,
-    severity: r.severity as string,
+    severity: r.severity as Severity,
     message: oneLine(renderEvent(catalog, r, locale, overrides.get(r.event_type))),
     // Payloads come from outside services; fields named like secrets are never shown back.
     payload: redactObject(Db.json<Record<string, unknown>>(r.payload, {})),
     details: Db.json<unknown>(r.details, null),
     tracker_ids: Db.json<string[] | null>(r.tracker_ids, null),
-    dispatch_status: r.dispatch_status as string,
+    dispatch_status: r.dispatch_status as DispatchStatus,
     occurred_at: r.occurred_at as string,
     created_at: r.created_at as string,
     // Raised with "send a test event" (a sample payload), not by the source.
@@ -194,7 +201,10 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
         description: EVENT_DESCRIPTION,
         querystring: EventQuery,
         response: {
-          ...ok('Your events (`events`), newest first, each with its deliveries, history and readable `message`.'),
+          ...ok(
+            'Your events (`events`), newest first, each with its deliveries, history and readable `message`.',
+            EventList,
+          ),
         },
       },
       preHandler: auth,
@@ -227,7 +237,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
           'replaced. `message` as in the list (`?locale=`).',
         params: IdParams,
         querystring: Type.Object({ locale: Type.Optional(Locale) }),
-        response: { ...ok('The event with its deliveries and their history.') },
+        response: { ...ok('The event with its deliveries and their history.', EventView) },
       },
       preHandler: auth,
     },
@@ -261,7 +271,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
         params: IdParams,
         body: Type.Object({ delivery_id: Type.Optional(Uuid) }, { additionalProperties: false }),
         response: {
-          ...accepted('Queued again: `event_id` and the new deliveries (`resent`).'),
+          ...accepted('Queued again: `event_id` and the new deliveries (`resent`).', ResendAnswer),
           ...errors([
             409,
             'Nothing can be resent: `delivery_not_resendable`, `nothing_to_resend`, `target_deleted`, ' +
@@ -297,7 +307,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
           "quiet hours end (`release_at`), when they are sent, and the event's readable `message` (as in " +
           'the event log, `?locale=`). `delivery_id` names the delivery for send-now and drop.',
         querystring: Type.Object({ ...ListQuery.properties, locale: Type.Optional(Locale) }),
-        response: { ...ok('The deliveries held back by quiet hours (`deferred`), newest first.') },
+        response: { ...ok('The deliveries held back by quiet hours (`deferred`), newest first.', DeferredList) },
       },
       preHandler: auth,
     },
@@ -364,7 +374,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
           "(quiet hours ended meanwhile, or it was handled). Another user's delivery is a 404.",
         params: DeliveryParams,
         response: {
-          ...accepted('Queued to be sent at once.'),
+          ...accepted('Queued to be sent at once.', SettleAnswer),
           ...errors([409, 'The delivery no longer waits (`not_deferred`).']),
         },
       },
@@ -391,7 +401,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
           "waits. Another user's delivery is a 404.",
         params: DeliveryParams,
         response: {
-          ...ok('Dropped: it will not be sent.'),
+          ...ok('Dropped: it will not be sent.', SettleAnswer),
           ...errors([409, 'The delivery no longer waits (`not_deferred`).']),
         },
       },

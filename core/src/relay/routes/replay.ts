@@ -13,6 +13,7 @@ import { accepted, errors, ok, Uuid } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleT } from '../../plugin-api/index.ts';
+import { ReplayPreview, ReplayQueued } from '../definitions/event.ts';
 import { replayDeliveries } from '../pipeline/operations.ts';
 import { renderMessage } from '../pipeline/render.ts';
 import { EventTypeSchema } from '../vocabulary.ts';
@@ -192,8 +193,8 @@ export async function replayRoutes(app: App, core: Core): Promise<void> {
         description: DESCRIPTION,
         body: Body,
         response: {
-          ...ok('A dry run: how many events match and the first messages each target would get.'),
-          ...accepted('Queued: the events are replayed to the targets (`dry_run: false`).'),
+          ...ok('A dry run: how many events match and the first messages each target would get.', ReplayPreview),
+          ...accepted('Queued: the events are replayed to the targets (`dry_run: false`).', ReplayQueued),
           ...errors(
             [404, 'An event or target named is not yours.'],
             [409, 'A target is disabled (`target_disabled`), or no event matches (`nothing_to_replay`).'],
@@ -208,7 +209,11 @@ export async function replayRoutes(app: App, core: Core): Promise<void> {
       const targets = await chosenTargets(core, user.id, b.target_ids);
       const events = await chosenEvents(core, user.id, b);
       if (b.dry_run)
-        return { dry_run: true, events: events.length, targets: await preview(core, user.id, events, targets) };
+        return {
+          dry_run: true as const,
+          events: events.length,
+          targets: await preview(core, user.id, events, targets),
+        };
       if (!events.length) throw conflict('No event matches; there is nothing to replay.', 'nothing_to_replay');
       const outcome = await replayDeliveries(
         core,
@@ -218,7 +223,7 @@ export async function replayRoutes(app: App, core: Core): Promise<void> {
       );
       (relayIfRunning(core) as unknown as { dispatcher?: { wake(): void } } | undefined)?.dispatcher?.wake();
       reply.code(202);
-      return { dry_run: false, events: events.length, ...outcome };
+      return { dry_run: false as const, events: events.length, ...outcome };
     },
   );
 }
