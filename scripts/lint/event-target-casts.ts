@@ -7,6 +7,7 @@
 // `(e.target as X).value`, `(e.target!) as X`, `<X>e.target`, `e.currentTarget.value as L`,
 // `(e.target.value ?? '') as L` (`.target` of an object named e, ev, evt, event or …Event). Found by
 // the small lexer of request-casts.ts, not a type checker.
+// Run by `npm run lint`.
 // Usage: node scripts/lint/event-target-casts.ts [root] [file...]. With files, checks those (paths
 // relative to root) instead of core/web/src. Prints file:line: message for each cast and exits 1 if any.
 import fs from 'node:fs';

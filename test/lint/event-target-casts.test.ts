@@ -77,3 +77,7 @@ t.test('the command checks core/web/src (.ts and .tsx), not tests nor other fold
   t.equal(clean.status, 0);
   t.equal(clean.stdout, '');
 });
+
+t.test('the web client casts no event target', async (t) => {
+  t.same(checkEventTargetCasts(repo), []);
+});
