@@ -23,7 +23,7 @@ export function flatten(tree: Tree, prefix = '', out: Record<string, string> = {
   return out;
 }
 
-/** A language's first-visit strings (core/web/src/locales/web-<lang>.ts, split by the build: locales/first-visit.ts). */
+/** A language's first-visit strings (core/web/src/locales/web-<lang>.ts, split by locales/first-visit.ts). */
 const loaders: Record<Locale, () => Promise<Tree[]>> = {
   en: () => import('../locales/web-en.ts').then((m) => m.default as Tree[]),
   ru: () => import('../locales/web-ru.ts').then((m) => m.default as Tree[]),

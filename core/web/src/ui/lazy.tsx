@@ -1,4 +1,4 @@
-/** A page whose code loads on first visit, with the strings beyond the first visit's (keeps the first download small). */
+/** A page whose code loads on first visit, with the strings beyond the first visit's (a small first download). */
 import type { FunctionComponent } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { loadMore } from '../lib/i18n.ts';
