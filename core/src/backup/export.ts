@@ -16,6 +16,7 @@ import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import { outboundAllowOf } from '../plugins/host.ts';
+import { type ActionDbRow, actionSettingsOf } from '../relay/definitions/action.ts';
 import { type ProviderDbRow, providerSettingsOf } from '../relay/definitions/provider.ts';
 import { selfMonitoringSettingsOf } from '../relay/definitions/self-monitoring.ts';
 import { type TargetDbRow, targetSettingsOf } from '../relay/definitions/target.ts';
@@ -28,7 +29,6 @@ import { deleteAt, setSecretPointers } from './secret-paths.ts';
 type Row = Record<string, any>;
 const b = (v: unknown) => Db.bool(v);
 const n = (v: unknown) => Number(v);
-const json = (v: unknown): Record<string, unknown> => Db.json<Record<string, unknown>>(v, {});
 const nul = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
 /** Whether a table exists (the assistant's tables come with its migration). */
@@ -215,12 +215,7 @@ export async function collectConfiguration(
     actions: (await all('SELECT * FROM actions ORDER BY id')).map((r) => ({
       id: r.id,
       user_id: r.user_id,
-      name: r.name,
-      kind: r.kind,
-      schedule: r.schedule,
-      timezone: r.timezone,
-      config: json(r.config),
-      enabled: b(r.enabled),
+      ...actionSettingsOf(r as ActionDbRow),
       created_at: r.created_at,
       updated_at: r.updated_at,
     })),

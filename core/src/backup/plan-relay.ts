@@ -12,6 +12,7 @@ import { insertRow, updateRow } from '../db/rows.ts';
 import { randomToken } from '../http/ids.ts';
 import { checkOutboundAllow } from '../net/instance-allow.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
+import { ACTION_SETTINGS, type ActionSettings } from '../relay/definitions/action.ts';
 import { providerSettingsFrom } from '../relay/definitions/provider.ts';
 import { SELF_MONITORING_SETTINGS, type SelfMonitoringSettings } from '../relay/definitions/self-monitoring.ts';
 import { targetSettingsFrom } from '../relay/definitions/target.ts';
@@ -360,12 +361,8 @@ export async function planActionsAndTemplates(p: Planner, c: ConfigurationT): Pr
     const match = await p.get('SELECT * FROM actions WHERE id = ?', [x.id]);
     const desired = {
       user_id: p.map('users', x.user_id),
-      name: x.name,
-      kind: x.kind,
-      schedule: x.schedule,
-      timezone: x.timezone,
+      ...pick(x, Object.keys(ACTION_SETTINGS) as (keyof ActionSettings)[]),
       config,
-      enabled: x.enabled,
     };
     const d = p.decide('actions', x.id, match, desired);
     const s = checkSchedule(x.schedule, x.timezone, now);

@@ -8,10 +8,11 @@ import type { Static } from 'typebox';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { DefaultModel, ModelsAllowed } from '../assistant/model-settings.ts';
+import { ACTION_BACKUP_SETTINGS, ACTION_CONFIGS } from '../relay/definitions/action.ts';
 import { PROVIDER_BACKUP_SETTINGS } from '../relay/definitions/provider.ts';
 import { TARGET_BACKUP_SETTINGS } from '../relay/definitions/target.ts';
 import { TRACKER_BACKUP_SETTINGS } from '../relay/definitions/tracker.ts';
-import { EventTypeSchema, NameSchema as Name, OutboundAllowRecordSchema } from '../relay/vocabulary.ts';
+import { EventTypeSchema, LocaleSchema, NameSchema as Name, OutboundAllowRecordSchema } from '../relay/vocabulary.ts';
 
 export const FORMAT = 'herald-config-backup';
 /** The envelope format this service writes; older ones are migrated by `envelope.ts`. */
@@ -20,9 +21,8 @@ export const FORMAT_VERSION = 1;
 const Id = Type.String({ format: 'uuid' });
 const Time = Type.String({ format: 'date-time', maxLength: 40 });
 const Kind = Type.String({ pattern: '^[a-z][a-z0-9_]{1,40}$' });
-const Locale = Type.Union([Type.Literal('en'), Type.Literal('ru')]);
+const Locale = LocaleSchema;
 const Bool = Type.Boolean();
-const Json = Type.Record(Type.String(), Type.Unknown());
 const Limit = Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()]);
 const UrlToken = Type.String({ minLength: 16, maxLength: 256, pattern: '^[A-Za-z0-9_-]+$' });
 /** JSON pointers (relative to the record) of secrets an `exclude` backup left out. */
@@ -149,12 +149,7 @@ export const ActionRecord = Type.Object(
   {
     id: Id,
     user_id: Id,
-    name: Name,
-    kind: Type.Union([Type.Literal('digest'), Type.Literal('message'), Type.Literal('ai_digest')]),
-    schedule: Type.String({ minLength: 1, maxLength: 120 }),
-    timezone: Type.String({ minLength: 1, maxLength: 64 }),
-    config: Json,
-    enabled: Bool,
+    ...ACTION_BACKUP_SETTINGS,
     created_at: Time,
     updated_at: Time,
   },
@@ -163,26 +158,9 @@ export const ActionRecord = Type.Object(
 
 /** The per-kind action configs, as the action routes accept them. */
 export const actionConfig = {
-  digest: Compile(Type.Object({ tracker_id: Id }, { additionalProperties: false })),
-  message: Compile(
-    Type.Object(
-      {
-        target_ids: Type.Array(Id, { minItems: 1, maxItems: 20, uniqueItems: true }),
-        title: Type.String({ minLength: 1, maxLength: 200 }),
-        body: Type.String({ minLength: 1, maxLength: 4000 }),
-      },
-      { additionalProperties: false },
-    ),
-  ),
-  ai_digest: Compile(
-    Type.Object(
-      {
-        target_ids: Type.Array(Id, { minItems: 1, maxItems: 20, uniqueItems: true }),
-        provider_ids: Type.Optional(Type.Array(Id, { minItems: 1, maxItems: 20, uniqueItems: true })),
-      },
-      { additionalProperties: false },
-    ),
-  ),
+  digest: Compile(ACTION_CONFIGS.digest),
+  message: Compile(ACTION_CONFIGS.message),
+  ai_digest: Compile(ACTION_CONFIGS.ai_digest),
 };
 
 export const TemplateRecord = Type.Object(

@@ -5,6 +5,12 @@
  */
 import type { Static } from 'typebox';
 import type {
+  ActionCreateBody as ActionCreateBodySchema,
+  ActionPatchBody as ActionPatchBodySchema,
+  ActionView,
+  SchedulePreview as SchedulePreviewSchema,
+} from './definitions/action.ts';
+import type {
   DeferredView,
   DeliveryHistoryView,
   DeliveryView,
@@ -76,3 +82,10 @@ export type SettleAnswer = Static<typeof SettleAnswerSchema>;
 /** `POST /api/events/replay`: a dry run's preview, or what was queued. */
 export type ReplayPreview = Static<typeof ReplayPreviewSchema>;
 export type ReplayQueued = Static<typeof ReplayQueuedSchema>;
+
+/** A scheduled action: `GET /api/actions`, `GET, PATCH /api/actions/{id}`, `POST /api/actions`, `.../run`. */
+export type Action = Static<typeof ActionView>;
+export type ActionCreateBody = Static<typeof ActionCreateBodySchema>;
+export type ActionPatchBody = Static<typeof ActionPatchBodySchema>;
+/** `GET /api/actions/schedule-preview`. */
+export type SchedulePreview = Static<typeof SchedulePreviewSchema>;

@@ -76,3 +76,12 @@ export const OutboundAllowRecordSchema = Type.Array(OutboundAllowEntrySchema, { 
 /** The language of a user, a target or a template. */
 export const LOCALES = ['en', 'ru'] as const;
 export const LocaleSchema = Type.Union([Type.Literal('en'), Type.Literal('ru')]);
+
+/** What a scheduled action does: a tracker's digest, a fixed message, or an AI-written digest. */
+export const ACTION_KINDS = ['digest', 'message', 'ai_digest'] as const;
+export type ActionKind = (typeof ACTION_KINDS)[number];
+export const ActionKindSchema = Type.Union([
+  Type.Literal('digest'),
+  Type.Literal('message'),
+  Type.Literal('ai_digest'),
+]);

@@ -3,72 +3,32 @@
  * and `GET /api/actions/schedule-preview` (the next five runs of a schedule, or why it is refused).
  */
 
-import type { TSchema } from 'typebox';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { Compile } from 'typebox/compile';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
-import { Database as Db } from '../../db/database.ts';
+import { insertRow, updateRow } from '../../db/rows.ts';
 import { newId } from '../../http/ids.ts';
 import { plainParams, unprocessable } from '../../http/problem.ts';
-import { created, errors, IdParams, ListQuery, noContent, ok, Uuid } from '../../http/schemas.ts';
+import { created, errors, IdParams, ListQuery, noContent, ok } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
-import { NameSchema as Name } from '../vocabulary.ts';
+import {
+  ACTION_CONFIGS,
+  ACTION_DEFAULTS,
+  ACTION_SETTINGS,
+  ActionCreateBody,
+  type ActionDbRow,
+  ActionList,
+  ActionPatchBody,
+  type ActionSettings,
+  ActionView,
+  actionSettingsOf,
+  SchedulePreview,
+} from '../definitions/action.ts';
 import { invalidConfig, nowIso, owned, pageSql, relay, validTimeZone } from './common.ts';
 import { checkSchedule, nextRuns } from './schedule.ts';
 
-const Kind = Type.Union([Type.Literal('digest'), Type.Literal('message'), Type.Literal('ai_digest')]);
-const Schedule = Type.String({ minLength: 1, maxLength: 120 });
-const Zone = Type.String({ minLength: 1, maxLength: 64 });
-const Config = Type.Object({}, { additionalProperties: true });
-const CreateBody = Type.Object(
-  {
-    name: Name,
-    kind: Kind,
-    schedule: Schedule,
-    timezone: Type.Optional(Zone),
-    config: Config,
-    enabled: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
-const PatchBody = Type.Object(
-  {
-    name: Type.Optional(Name),
-    kind: Type.Optional(Kind),
-    schedule: Type.Optional(Schedule),
-    timezone: Type.Optional(Zone),
-    config: Type.Optional(Config),
-    enabled: Type.Optional(Type.Boolean()),
-  },
-  { additionalProperties: false },
-);
-
-type ActionKind = 'digest' | 'message' | 'ai_digest';
-const TargetIds = Type.Array(Uuid, { minItems: 1, maxItems: 20, uniqueItems: true });
-
-/**
- * What each kind's config holds. An `ai_digest` summarises the owner's events (of `provider_ids` when given) for
- * `target_ids`.
- */
-const configSchemas: Record<ActionKind, TSchema> = {
-  digest: Type.Object({ tracker_id: Uuid }, { additionalProperties: false }),
-  message: Type.Object(
-    {
-      target_ids: Type.Array(Uuid, { minItems: 1, maxItems: 20, uniqueItems: true }),
-      title: Type.String({ minLength: 1, maxLength: 200 }),
-      body: Type.String({ minLength: 1, maxLength: 4000 }),
-    },
-    { additionalProperties: false },
-  ),
-  ai_digest: Type.Object(
-    {
-      target_ids: TargetIds,
-      provider_ids: Type.Optional(Type.Array(Uuid, { minItems: 1, maxItems: 20, uniqueItems: true })),
-    },
-    { additionalProperties: false },
-  ),
-};
+const Zone = ACTION_SETTINGS.timezone;
 const PreviewQuery = Type.Object(
   { schedule: Type.String({ maxLength: 120 }), timezone: Type.Optional(Zone) },
   { additionalProperties: false },
@@ -97,37 +57,30 @@ function scheduleProblem(check: Extract<ReturnType<typeof checkSchedule>, { ok: 
 }
 
 const validators = {
-  digest: Compile(configSchemas.digest),
-  message: Compile(configSchemas.message),
-  ai_digest: Compile(configSchemas.ai_digest),
+  digest: Compile(ACTION_CONFIGS.digest),
+  message: Compile(ACTION_CONFIGS.message),
+  ai_digest: Compile(ACTION_CONFIGS.ai_digest),
 };
 
-type Row = Record<string, any>;
-export interface ActionInput {
-  name: string;
-  kind: ActionKind;
-  schedule: string;
-  timezone: string;
-  config: Record<string, unknown>;
-  enabled: boolean;
+/** An action as validated before it is written. */
+export type ActionInput = ActionSettings;
+
+export function actionView(row: ActionDbRow): Static<typeof ActionView> {
+  return {
+    id: row.id,
+    ...actionSettingsOf(row),
+    last_run_at: row.last_run_at ?? null,
+    last_status: row.last_status ?? null,
+    last_error: row.last_error ?? null,
+    next_run_at: row.next_run_at ?? null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
 }
 
-export function actionView(row: Row) {
-  return {
-    id: row.id as string,
-    name: row.name as string,
-    kind: row.kind as string,
-    schedule: row.schedule as string,
-    timezone: row.timezone as string,
-    config: Db.json<Record<string, unknown>>(row.config, {}),
-    enabled: Db.bool(row.enabled),
-    last_run_at: (row.last_run_at ?? null) as string | null,
-    last_status: (row.last_status ?? null) as string | null,
-    last_error: (row.last_error ?? null) as string | null,
-    next_run_at: (row.next_run_at ?? null) as string | null,
-    created_at: row.created_at as string,
-    updated_at: row.updated_at as string,
-  };
+/** The fields of a body that were sent (a left-out optional field is absent, not undefined). */
+function withoutUndefined<T extends object>(x: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(x).filter(([, v]) => v !== undefined)) as never;
 }
 
 /** Validates the schedule, time zone and kind-specific config; returns the next run (null when disabled). */
@@ -207,29 +160,20 @@ export async function insertAction(
 ): Promise<string> {
   const id = newId();
   const now = nowIso(core);
-  await core.db.run(
-    'INSERT INTO actions (id, user_id, name, kind, schedule, timezone, config, enabled, next_run_at, ' +
-      'created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    [
-      id,
-      userId,
-      input.name,
-      input.kind,
-      input.schedule,
-      input.timezone,
-      input.config,
-      input.enabled,
-      nextRun,
-      now,
-      now,
-    ],
-  );
+  await insertRow(core.db, 'actions', {
+    id,
+    user_id: userId,
+    ...input,
+    next_run_at: nextRun,
+    created_at: now,
+    updated_at: now,
+  });
   return id;
 }
 
 export async function actionRoutes(app: App, core: Core): Promise<void> {
   const auth = requireUser(core);
-  const get = (id: string, userId: string) => owned(core, 'actions', id, userId, 'Action');
+  const get = (id: string, userId: string) => owned<ActionDbRow>(core, 'actions', id, userId, 'Action');
 
   app.get(
     '/api/actions',
@@ -238,13 +182,13 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'List your scheduled actions',
         querystring: ListQuery,
-        response: { ...ok('Your scheduled actions (`actions`), newest first.') },
+        response: { ...ok('Your scheduled actions (`actions`), newest first.', ActionList) },
       },
       preHandler: auth,
     },
     async (req) => {
       const params: unknown[] = [caller(req).id];
-      const rows = await core.db.all(
+      const rows = await core.db.all<ActionDbRow>(
         `SELECT * FROM actions WHERE user_id = ?${pageSql('', req.query, params)}`,
         params as never[],
       );
@@ -264,7 +208,7 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
           '`invalid_timezone`) with its values in `params`; else the next five run times (ISO 8601, UTC) ' +
           'as the scheduler will compute them.',
         querystring: PreviewQuery,
-        response: { ...ok('The next five runs (`next`, ISO 8601, UTC).') },
+        response: { ...ok('The next five runs (`next`, ISO 8601, UTC).', SchedulePreview) },
       },
       preHandler: auth,
     },
@@ -285,22 +229,15 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['relay'],
         summary: 'Create a scheduled action (digest, message or ai_digest)',
-        body: CreateBody,
-        response: { ...created('The new action, with its next run.') },
+        body: ActionCreateBody,
+        response: { ...created('The new action, with its next run.', ActionView) },
       },
       preHandler: auth,
     },
     async (req, reply) => {
       const user = caller(req);
       const b = req.body;
-      const input: ActionInput = {
-        name: b.name,
-        kind: b.kind,
-        schedule: b.schedule.trim(),
-        timezone: b.timezone ?? 'UTC',
-        config: b.config as Record<string, unknown>,
-        enabled: b.enabled ?? true,
-      };
+      const input: ActionInput = { ...ACTION_DEFAULTS, ...withoutUndefined(b), schedule: b.schedule.trim() };
       const nextRun = await validateAction(core, user.id, input);
       const id = await insertAction(core, user.id, input, nextRun);
       reply.code(201);
@@ -315,7 +252,7 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Read a scheduled action',
         params: IdParams,
-        response: { ...ok('The action.') },
+        response: { ...ok('The action.', ActionView) },
       },
       preHandler: auth,
     },
@@ -329,8 +266,8 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         summary: 'Change a scheduled action',
         params: IdParams,
-        body: PatchBody,
-        response: { ...ok('The action as changed.') },
+        body: ActionPatchBody,
+        response: { ...ok('The action as changed.', ActionView) },
       },
       preHandler: auth,
     },
@@ -338,30 +275,14 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
       const user = caller(req);
       const row = await get(req.params.id, user.id);
       const b = req.body;
-      const input: ActionInput = {
-        name: b.name ?? row.name,
-        kind: b.kind ?? row.kind,
-        schedule: (b.schedule ?? row.schedule).trim(),
-        timezone: b.timezone ?? row.timezone,
-        config: (b.config as Record<string, unknown> | undefined) ?? Db.json(row.config, {}),
-        enabled: b.enabled ?? Db.bool(row.enabled),
-      };
+      const merged = { ...actionSettingsOf(row), ...withoutUndefined(b) };
+      const input: ActionInput = { ...merged, schedule: merged.schedule.trim() };
       const nextRun = await validateAction(core, user.id, input);
-      await core.db.run(
-        'UPDATE actions SET name = ?, kind = ?, schedule = ?, timezone = ?, config = ?, enabled = ?, ' +
-          'next_run_at = ?, updated_at = ? WHERE id = ? AND user_id = ?',
-        [
-          input.name,
-          input.kind,
-          input.schedule,
-          input.timezone,
-          input.config,
-          input.enabled,
-          nextRun,
-          nowIso(core),
-          row.id,
-          user.id,
-        ],
+      await updateRow(
+        core.db,
+        'actions',
+        { ...input, next_run_at: nextRun, updated_at: nowIso(core) },
+        { id: row.id, user_id: user.id },
       );
       return actionView(await get(row.id, user.id));
     },
@@ -394,7 +315,7 @@ export async function actionRoutes(app: App, core: Core): Promise<void> {
         summary: 'Run a scheduled action now',
         params: IdParams,
         response: {
-          ...ok('The action after the run (`last_status`, `last_error`).'),
+          ...ok('The action after the run (`last_status`, `last_error`).', ActionView),
           ...errors([503, 'The relay pipeline is not running yet (`relay_unavailable`).']),
         },
       },
