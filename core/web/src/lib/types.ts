@@ -6,6 +6,10 @@ import type { Static } from 'typebox';
 import type { ChatAttachment } from '../../../src/assistant/chat-api-types.ts';
 import type { SkillCreateBody as SkillCreateBodySchema } from '../../../src/assistant/definitions/skill.ts';
 import type {
+  Provider as ServerProvider,
+  ProviderCreateBody as ServerProviderCreateBody,
+} from '../../../src/relay/api-types.ts';
+import type {
   TrackerCreateBody as TrackerCreateBodySchema,
   TrackerPatchBody as TrackerPatchBodySchema,
 } from '../../../src/relay/definitions/tracker.ts';
@@ -85,61 +89,19 @@ export interface Plugin {
   has_bot_driver: boolean;
 }
 
-export interface Provider {
-  id: string;
-  kind: string;
-  name: string;
-  enabled: boolean;
-  config: Record<string, unknown>;
-  secrets_set: string[];
-  /** Present for kinds whose plugin declares them as top-level config aliases (the generic webhook). */
-  auth_mode?: string | null;
-  acknowledge_unauthenticated?: boolean;
-  status: string;
-  status_detail: string | null;
-  webhook_url: string | null;
-  core_managed: boolean;
-  plugin_enabled: boolean;
-  created_at: string;
-  updated_at: string;
-  /** What a dialect's app asks for one by one, labelled in the caller's language (null: the URL alone). */
-  webhook_connection: ConnectionValue[] | null;
-  /** The plugin's command that sends a test notification. */
-  webhook_example: string | null;
-  /** A kind that takes mail while the service's SMTP listener is off. */
-  smtp_listener_off: boolean;
-  /** Hosts (or address ranges) this provider may reach besides the public internet; set by an administrator. */
-  outbound_allow: string[];
-  outbound_allow_warnings: AllowWarning[];
-}
-/** An allow-list entry wider than one host or a small range, and why. */
-export interface AllowWarning {
-  entry: string;
-  code: string;
-  message: string;
-}
-/** How the generic webhook authenticates a sender. */
-export type AuthMode = 'hmac_sha256' | 'bearer' | 'none';
-/** POST /api/providers' body (written here until the server exports it); the auth settings are the
- *  generic webhook's top-level aliases of its config fields. */
-export interface ProviderCreateBody {
-  kind: string;
-  name: string;
-  config: Record<string, unknown>;
-  enabled?: boolean;
-  outbound_allow?: string[];
+/** The generic webhook's top-level aliases of its auth config fields, which the server's provider schema
+ *  leaves open (each plugin declares its own). */
+interface AuthAliases {
   auth_mode?: AuthMode;
   acknowledge_unauthenticated?: boolean;
 }
-/** PATCH /api/providers/:id's body: what is left out keeps its value. */
+/** A provider as the server's schema declares it, with the aliases a plugin may add (null: not set). */
+export type Provider = ServerProvider & { auth_mode?: AuthMode | null; acknowledge_unauthenticated?: boolean | null };
+/** POST /api/providers' body, PATCH /api/providers/:id's body, with the aliases. */
+export type ProviderCreateBody = ServerProviderCreateBody & AuthAliases;
 export type ProviderPatchBody = Partial<Omit<ProviderCreateBody, 'kind'>>;
-export interface ConnectionValue {
-  key: string;
-  label: string;
-  hint?: string;
-  value: string;
-  secret: boolean;
-}
+/** How the generic webhook authenticates a sender. */
+export type AuthMode = 'hmac_sha256' | 'bearer' | 'none';
 
 /** The tracker's settings, create and change bodies, as the server defines them (types only: erased by Vite). */
 export type { TrackerSettings } from '../../../src/relay/definitions/tracker.ts';
@@ -148,15 +110,21 @@ export type TrackerPatchBody = Static<typeof TrackerPatchBodySchema>;
 export type { QuietPolicy, QuietRelease } from '../../../src/relay/vocabulary.ts';
 /** A quiet-hours window (a tracker's `quiet_hours` when it has one). */
 export type QuietHours = NonNullable<ServerQuietHours>;
-/** Targets and trackers as the relay's response schemas declare them. */
+/** The relay's resources as its response schemas declare them. */
 export type {
+  ConnectionValue,
+  DeferredDelivery as Deferred,
+  Delivery,
+  EventRow,
   ParsedTargetUrl,
+  SelfMonitoring,
   Target,
   TargetCreateBody,
   TargetPatchBody,
   TestOutcome,
   Tracker,
   TrackerLink,
+  WebhookLogEntry,
 } from '../../../src/relay/api-types.ts';
 
 export interface Bot {
@@ -205,64 +173,6 @@ export interface BotChat {
   is_forum: boolean;
   registered: boolean;
   last_seen_at: string;
-}
-
-export interface Delivery {
-  target_id: string;
-  status: string;
-  attempts: number;
-  last_error: string | null;
-  last_status_code: number | null;
-}
-export interface EventRow {
-  id: string;
-  provider_id: string | null;
-  provider_kind: string;
-  event_type: string;
-  severity: string;
-  payload: Record<string, unknown>;
-  details: unknown;
-  tracker_ids: string[] | null;
-  dispatch_status: string;
-  occurred_at: string;
-  created_at: string;
-  deliveries: Delivery[];
-  /** The event's readable message in the asked language (with `?locale=`). */
-  message?: string;
-}
-
-export interface Deferred {
-  id: string;
-  event_id: string;
-  event_type: string;
-  tracker_id: string | null;
-  tracker_name: string | null;
-  target_id: string;
-  target_name: string | null;
-  target_kind: string | null;
-  release_at: string;
-  created_at: string;
-}
-
-export interface SelfMonitoring {
-  provider_id: string;
-  poll_failure_threshold: number;
-  deferred_backlog_threshold: number;
-  target_failure_threshold: number;
-  track_poll_failures: boolean;
-  track_deferred_backlog: boolean;
-  track_target_failures: boolean;
-  backlog_latched: boolean;
-}
-
-export interface WebhookLogEntry {
-  id: string;
-  received_at: string;
-  status_code: number;
-  error_message: string | null;
-  payload_excerpt: string | null;
-  source_ip: string | null;
-  event_ids: string[];
 }
 
 /** Chats as the server's response schema declares them; messages are still written here (the chat view builds
