@@ -4,11 +4,13 @@
  * that scrolls to and highlights the message a search result pointed at.
  */
 import type { RefObject } from 'preact';
-import { useEffect, useRef, useState } from 'preact/hooks';
-import { get } from '../../lib/api.ts';
+import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
+import { api } from '../../lib/api.ts';
 import { num, t } from '../../lib/i18n.ts';
+import { renderMarkdown } from '../../lib/markdown.ts';
 import { Badge, Button, ErrorNote } from '../../ui/basics.tsx';
 import { Icon } from '../../ui/icons.tsx';
+import { Marked, markElement, SEARCH_DEBOUNCE_MS } from './marks.tsx';
 
 /** A tool call as the stream and the saved message carry it. */
 export interface ToolCall {
@@ -53,37 +55,68 @@ interface Hit {
   created_at: string;
 }
 
-/** The search box of the chats sidebar; while it holds a query, its results replace the list. */
+/** A hit's snippet rendered as Markdown (sanitized), with the query's matches marked. */
+function Snippet({ text, q }: { text: string; q: string }) {
+  const el = useRef<HTMLDivElement>(null);
+  const html = useMemo(() => renderMarkdown(text), [text]);
+  useEffect(() => {
+    if (el.current) markElement(el.current, q);
+  }, [html, q]);
+  return <div class="md snippet small" ref={el} dangerouslySetInnerHTML={{ __html: html }} />;
+}
+
+/**
+ * The search box of the chats sidebar: results follow the typing (a pause of SEARCH_DEBOUNCE_MS, the earlier request
+ * aborted), with the matches marked in titles and snippets (rendered Markdown); one clear button empties it. While it
+ * holds a query, its results replace the list.
+ */
 export function ChatSearch({ children }: { children: preact.ComponentChildren }) {
   const [q, setQ] = useState('');
   const [shown, setShown] = useState('');
   const [hits, setHits] = useState<Hit[] | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const run = async (e: Event) => {
-    e.preventDefault();
+  const [busy, setBusy] = useState(false);
+  useEffect(() => {
     const query = q.trim();
-    setShown(query);
-    setError(null);
     if (!query) {
+      setShown('');
       setHits(null);
+      setError(null);
+      setBusy(false);
       return;
     }
-    try {
-      setHits((await get<{ results: Hit[] }>('/api/v1/search', { q: query, limit: 30 })).results);
-    } catch (err) {
-      setError(err);
-      setHits(null);
-    }
-  };
-  const clear = () => {
-    setQ('');
-    setShown('');
-    setHits(null);
-    setError(null);
-  };
+    const ac = new AbortController();
+    setBusy(true);
+    const timer = setTimeout(() => {
+      api<{ results: Hit[] }>('GET', '/api/v1/search', { query: { q: query, limit: 30 }, signal: ac.signal })
+        .then((r) => {
+          setShown(query);
+          setHits(r.results);
+          setError(null);
+          setBusy(false);
+        })
+        .catch((err) => {
+          if ((err as Error).name === 'AbortError') return;
+          setError(err);
+          setHits(null);
+          setBusy(false);
+        });
+    }, SEARCH_DEBOUNCE_MS);
+    return () => {
+      clearTimeout(timer);
+      ac.abort();
+    };
+  }, [q]);
+  const clear = () => setQ('');
   return (
     <>
-      <form class="chat-search" role="search" onSubmit={run}>
+      <form
+        class="chat-search"
+        role="search"
+        onSubmit={(e) => {
+          e.preventDefault();
+        }}
+      >
         <label class="sr-only" for="chat-search">
           {t('assistant_memory.search_label')}
         </label>
@@ -93,15 +126,21 @@ export function ChatSearch({ children }: { children: preact.ComponentChildren })
           placeholder={t('assistant_memory.search_placeholder')}
           maxLength={200}
           value={q}
-          onInput={(e) => {
-            const v = e.currentTarget.value;
-            setQ(v);
-            if (!v) clear();
+          aria-busy={busy}
+          onInput={(e) => setQ(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Escape') clear();
           }}
           data-testid="chat-search"
         />
-        {shown && (
-          <Button small variant="ghost" onClick={clear} aria-label={t('assistant_memory.search_clear')}>
+        {q && (
+          <Button
+            small
+            variant="ghost"
+            onClick={clear}
+            aria-label={t('assistant_memory.search_clear')}
+            data-testid="chat-search-clear"
+          >
             <Icon name="close" size={14} />
           </Button>
         )}
@@ -110,7 +149,7 @@ export function ChatSearch({ children }: { children: preact.ComponentChildren })
       {hits === null ? (
         children
       ) : (
-        <section aria-label={t('assistant_memory.search_results')} data-testid="search-results">
+        <section aria-label={t('assistant_memory.search_results')} data-testid="search-results" aria-busy={busy}>
           {!hits.length ? (
             <p class="muted small pad">{t('assistant_memory.search_none')}</p>
           ) : (
@@ -121,15 +160,17 @@ export function ChatSearch({ children }: { children: preact.ComponentChildren })
                     href={h.message_id ? `#/chats/${h.chat_id}?message=${h.message_id}` : `#/chats/${h.chat_id}`}
                     data-testid="search-hit"
                   >
-                    <span class="chat-item-title">{h.chat_title}</span>
+                    <span class="chat-item-title">
+                      <Marked text={h.chat_title} q={shown} />
+                    </span>
                     <span class="muted small">
                       {h.role === 'user'
                         ? t('assistant_memory.role_user')
                         : h.role === 'assistant'
                           ? t('assistant_memory.role_assistant')
                           : t('assistant_memory.search_in_title')}
-                      {h.message_id ? `: ${h.snippet}` : ''}
                     </span>
+                    {h.message_id && <Snippet text={h.snippet} q={shown} />}
                   </a>
                 </li>
               ))}

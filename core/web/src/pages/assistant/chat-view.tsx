@@ -20,6 +20,7 @@ import { QuotaBar } from '../../ui/quota-bar.tsx';
 import { toast } from '../../ui/toast.tsx';
 import { AttachButton, AttachChips, type AttachedDoc, useAttachments } from './attach.tsx';
 import { ExportLinks, useFocusMessage } from './chat-search.tsx';
+import { ChatStatus } from './chat-status.tsx';
 import { FolderDialog } from './folder-dialog.tsx';
 import { type MessageActions, MessageBubble, type ShownMessage } from './message.tsx';
 
@@ -415,6 +416,7 @@ export function ChatView({
           )}
         </div>
         <QuotaBar quota={quota} />
+        <ChatStatus model={c?.model ?? models.data?.default ?? null} quota={quota} />
       </header>
       <div
         class="messages"

@@ -1,11 +1,15 @@
 /** Documents: uploads (text, Markdown, PDF) whose text the assistant and reports can use. */
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { api, del, get } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { bytes, dateTime, num, t } from '../../lib/i18n.ts';
+import { navigate, useLocation } from '../../lib/router.ts';
 import type { Doc, Storage } from '../../lib/types.ts';
 import { Button, Card, ConfirmButton, Empty, ErrorNote, Loading, Page } from '../../ui/basics.tsx';
 import { toast } from '../../ui/toast.tsx';
+import { DocReader } from './doc-reader.tsx';
+import { Marked, SEARCH_DEBOUNCE_MS } from './marks.tsx';
+import './chat-extras.css';
 
 export function DocumentsPage() {
   const [q, setQ] = useState('');
@@ -15,6 +19,19 @@ export function DocumentsPage() {
     [search],
   );
   const storage = useAsync(() => get<Storage>('/api/v1/storage'), []);
+  // The list follows the typing, after a pause.
+  useEffect(() => {
+    const timer = setTimeout(() => setSearch(q.trim()), SEARCH_DEBOUNCE_MS);
+    return () => clearTimeout(timer);
+  }, [q]);
+  // `?open=<id>` (a document's chip on a chat message) opens its reader.
+  const open = useLocation().query.get('open');
+  const [reading, setReading] = useState<string | null>(open);
+  useEffect(() => setReading(open), [open]);
+  const closeReader = () => {
+    setReading(null);
+    if (open) navigate('/documents', true);
+  };
   const reload = () => {
     void list.reload();
     void storage.reload();
@@ -106,12 +123,19 @@ export function DocumentsPage() {
                 <tr key={d.id}>
                   <td>
                     <strong>{d.filename}</strong>
-                    {d.excerpt && <small class="hint">{d.excerpt}</small>}
+                    {d.excerpt && (
+                      <small class="hint">
+                        <Marked text={d.excerpt} q={search} />
+                      </small>
+                    )}
                   </td>
                   <td class="nowrap">{bytes(d.size_bytes)}</td>
                   <td class="nowrap">{t('documents.chars', { n: num(d.text_chars) })}</td>
                   <td class="nowrap">{dateTime(d.created_at)}</td>
                   <td class="row-actions">
+                    <Button small variant="ghost" onClick={() => setReading(d.id)} data-testid="doc-read">
+                      {t('chat_extras.read')}
+                    </Button>
                     <ConfirmButton
                       onConfirm={async () => {
                         await del(`/api/v1/documents/${d.id}`);
@@ -126,6 +150,7 @@ export function DocumentsPage() {
           </table>
         </div>
       )}
+      {reading && <DocReader id={reading} q={search} onClose={closeReader} />}
     </Page>
   );
 }
