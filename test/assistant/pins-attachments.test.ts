@@ -132,3 +132,76 @@ t.test(
     ]);
   },
 );
+
+t.test('a message carries at most ten documents: ten are accepted', async (t) => {
+  const { svc } = await harness(t);
+  const u = await newUser(svc);
+  const ids: string[] = [];
+  for (let i = 0; i < 10; i++) ids.push((await upload(svc, u.token, `n${i}.txt`, `Note number ${i}.`)).body.id);
+  const chat = await newChat(svc, u.token);
+  const r = await sendWith(svc, u.token, chat, { content: 'Ten notes', documents: ids });
+  t.equal(r.status, 200, 'ten documents are accepted');
+  const history = await svc.request('GET', `/api/v1/chats/${chat}/messages`, { token: u.token });
+  t.same(
+    history.body.messages[0].attachments.map((a: any) => a.name),
+    ids.map((_, i) => `n${i}.txt`),
+    'all ten, in the order given',
+  );
+  t.equal(
+    (await sendWith(svc, u.token, chat, { content: 'Twice', documents: [ids[0], ids[0]] })).status,
+    422,
+    'the same document twice is refused',
+  );
+});
+
+t.test('the chat and message routes name their response schemas, and the answers keep every field', async (t) => {
+  const { svc } = await harness(t);
+  const doc = (await svc.request('GET', '/api/docs/json')).body;
+  for (const [path, method, status] of [
+    ['/api/v1/chats', 'post', '201'],
+    ['/api/v1/chats', 'get', '200'],
+    ['/api/v1/chats/{chat_id}', 'get', '200'],
+    ['/api/v1/chats/{chat_id}', 'patch', '200'],
+    ['/api/v1/chats/{chat_id}/messages', 'get', '200'],
+  ] as const) {
+    const schema = doc.paths[path]?.[method]?.responses?.[status]?.content?.['application/json']?.schema;
+    t.ok(schema && 'properties' in schema, `${method.toUpperCase()} ${path} names its schema`);
+  }
+  const u = await newUser(svc);
+  const chat = await newChat(svc, u.token);
+  const c = (
+    await svc.request('PATCH', `/api/v1/chats/${chat}`, { token: u.token, body: { pinned: true, folder: 'F' } })
+  ).body;
+  t.same(Object.keys(c).sort(), [
+    'created_at',
+    'event_id',
+    'folder',
+    'id',
+    'is_archived',
+    'model',
+    'pinned',
+    'skill_id',
+    'title',
+    'updated_at',
+  ]);
+  await sendWith(svc, u.token, chat, { content: 'hello' });
+  const m = (await svc.request('GET', `/api/v1/chats/${chat}/messages`, { token: u.token })).body;
+  t.same(Object.keys(m).sort(), ['has_more', 'messages']);
+  t.same(Object.keys(m.messages[1]).sort(), [
+    'alternatives',
+    'attachments',
+    'chat_id',
+    'content',
+    'context_version',
+    'created_at',
+    'error',
+    'id',
+    'model',
+    'parent_id',
+    'role',
+    'status',
+    'tools',
+    'usage',
+  ]);
+  t.match(m.messages[1].usage, { prompt_tokens: Number, completion_tokens: Number, total_tokens: Number });
+});
