@@ -107,11 +107,14 @@ export type AuthMode = 'hmac_sha256' | 'bearer' | 'none';
 export type { TrackerSettings } from '../../../src/relay/definitions/tracker.ts';
 export type TrackerCreateBody = Static<typeof TrackerCreateBodySchema>;
 export type TrackerPatchBody = Static<typeof TrackerPatchBodySchema>;
-export type { QuietPolicy, QuietRelease } from '../../../src/relay/vocabulary.ts';
+export type { ActionKind, QuietPolicy, QuietRelease } from '../../../src/relay/vocabulary.ts';
 /** A quiet-hours window (a tracker's `quiet_hours` when it has one). */
 export type QuietHours = NonNullable<ServerQuietHours>;
 /** The relay's resources as its response schemas declare them. */
 export type {
+  Action,
+  ActionCreateBody,
+  ActionPatchBody,
   ConnectionValue,
   DeferredDelivery as Deferred,
   Delivery,
@@ -148,22 +151,11 @@ export interface BotCreateBody {
 }
 /** PATCH /api/bots/:id's body: what is left out keeps its value (the token masked: kept). */
 export type BotPatchBody = Partial<Omit<BotCreateBody, 'kind'>>;
-/** What a scheduled action does. */
-export type ActionKind = 'digest' | 'message' | 'ai_digest';
 /** An action's config by kind: a tracker's digest, a fixed message, or the assistant's summary. */
 export type ActionConfig =
   | { tracker_id: string }
   | { target_ids: string[]; title: string; body: string }
   | { target_ids: string[]; provider_ids?: string[] };
-/** POST /api/actions' body (written here until the server exports it). */
-export interface ActionCreateBody {
-  name: string;
-  kind: ActionKind;
-  schedule: string;
-  timezone?: string;
-  config: ActionConfig;
-  enabled?: boolean;
-}
 export interface BotChat {
   id: string;
   chat_id: string;

@@ -9,7 +9,7 @@ import { ApiError, api, del, get, patch, post } from '../../lib/api.ts';
 import { useForm } from '../../lib/form.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, locale, relative, t } from '../../lib/i18n.ts';
-import type { ActionCreateBody, ActionKind, Provider, Target, Tracker } from '../../lib/types.ts';
+import type { Action, ActionConfig, ActionCreateBody, ActionKind, Provider, Target, Tracker } from '../../lib/types.ts';
 import { Badge, Button, ConfirmButton, Empty, ErrorNote, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
@@ -18,20 +18,6 @@ import { browserZone, TimeZoneSelect, zoneName } from '../../ui/timezone.tsx';
 import { errorText, problemVars, toast } from '../../ui/toast.tsx';
 
 const KINDS: readonly ActionKind[] = ['digest', 'message', 'ai_digest'];
-type Kind = ActionKind;
-interface Action {
-  id: string;
-  name: string;
-  kind: Kind;
-  schedule: string;
-  timezone: string;
-  config: Record<string, unknown>;
-  enabled: boolean;
-  last_run_at: string | null;
-  last_status: string | null;
-  last_error: string | null;
-  next_run_at: string | null;
-}
 interface Data {
   actions: Action[];
   trackers: Tracker[];
@@ -421,7 +407,7 @@ function ActionForm({ action, trackers, targets, providers, onClose, onSaved }: 
       return;
     }
     setBusy(true);
-    const config: ActionCreateBody['config'] =
+    const config: ActionConfig =
       kind === 'digest'
         ? { tracker_id: trackerId }
         : kind === 'ai_digest'
