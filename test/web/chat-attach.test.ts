@@ -1,7 +1,7 @@
 /**
  * Pins, folders and attachments in a real Chromium against the real service and the fake model: a chat pinned from
  * its menu is listed under Pinned, one moved to a folder under that folder (collapsible); a Markdown file attached
- * with the paperclip's file input shows as a chip, is sent with the message (the chip stays on it after a reload)
+ * with the paperclip's file input (or dropped on the composer) shows as a chip, is sent with the message (the chip stays on it after a reload)
  * and the fake model's document search reads its text; an unsupported or too large file is refused with a toast in
  * the user's language (English and Russian).
  */
@@ -99,6 +99,24 @@ t.test('pins, folders and attachments in the browser', async (t) => {
     t.pass('the chip is still on the message after a reload');
   });
 
+  await step('drop', async () => {
+    const dt = await page.evaluateHandle(() => {
+      const d = new DataTransfer();
+      d.items.add(new File(['Dropped notes about sleep.'], 'dropped.txt', { type: 'text/plain' }));
+      return d;
+    });
+    const form = page.locator('form.composer');
+    await form.dispatchEvent('dragover', { dataTransfer: dt });
+    t.match(await form.getAttribute('class'), /composer-drop/, 'the composer shows it takes the drop');
+    await form.dispatchEvent('drop', { dataTransfer: dt });
+    const chip = page.getByTestId('attach-chip').filter({ hasText: 'dropped.txt' });
+    await chip.waitFor();
+    t.notMatch(await form.getAttribute('class'), /composer-drop/);
+    await chip.getByRole('button', { name: 'Remove dropped.txt' }).click();
+    await chip.waitFor({ state: 'detached' });
+    t.pass('a dropped file is attached, and can be removed before sending');
+  });
+
   await step('refused-files', async () => {
     await page.getByTestId('attach-input').setInputFiles({
       name: 'photo.png',
@@ -116,7 +134,7 @@ t.test('pins, folders and attachments in the browser', async (t) => {
     const docs = (await svc.request('GET', '/api/v1/documents', { token })).body.documents;
     t.same(
       docs.map((d: any) => d.filename),
-      ['plan.md'],
+      ['dropped.txt', 'plan.md'],
       'neither was uploaded',
     );
   });
