@@ -10,6 +10,7 @@ import type {
   ActionView,
   SchedulePreview as SchedulePreviewSchema,
 } from './definitions/action.ts';
+import type { BotChatView, BotView } from './definitions/bot.ts';
 import type {
   DeferredView,
   DeliveryHistoryView,
@@ -89,3 +90,16 @@ export type ActionCreateBody = Static<typeof ActionCreateBodySchema>;
 export type ActionPatchBody = Static<typeof ActionPatchBodySchema>;
 /** `GET /api/actions/schedule-preview`. */
 export type SchedulePreview = Static<typeof SchedulePreviewSchema>;
+
+/** A messaging bot (its token always masked): `GET /api/bots`, `GET, PATCH /api/bots/{id}`. */
+export type Bot = Static<typeof BotView>;
+/** A chat a bot has seen: `GET /api/bots/{id}/chats` (`chats`). */
+export type BotChat = Static<typeof BotChatView>;
+
+/** An enabled plugin: `GET /api/plugins` (`plugins`). */
+export type PluginInfo = Static<typeof PluginInfoView>;
+export type PluginEvent = Static<typeof PluginEventView>;
+
+/** A subscribed browser: `GET, POST /api/push/subscriptions`. */
+export type PushSubscription = Static<typeof PushSubscriptionView>;
+export type PushTestOutcome = Static<typeof PushTestOutcomeSchema>;

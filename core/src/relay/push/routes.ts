@@ -11,7 +11,7 @@
  * subscriptions (another user's is "not found"). The auth secret is never answered.
  */
 import fs from 'node:fs';
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
 import { newId } from '../../http/ids.ts';
@@ -19,6 +19,7 @@ import { HttpError, notFound } from '../../http/problem.ts';
 import { created, errors, IdParams, Locale, noContent, ok } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
 import type { Locale as LocaleName } from '../../plugin-api/index.ts';
+import { PushSubscriptionList, PushSubscriptionView, PushTestOutcome, VapidPublicKey } from '../definitions/push.ts';
 import {
   MAX_SUBSCRIPTIONS_PER_USER,
   type PushDeps,
@@ -55,7 +56,7 @@ const TestBody = Type.Union([
 const SERVICE_WORKER = new URL('../../../web/sw.js', import.meta.url);
 
 /** A subscription as the API shows it: never its keys. */
-function view(r: SubscriptionRow) {
+function view(r: SubscriptionRow): Static<typeof PushSubscriptionView> {
   let host = '';
   try {
     host = new URL(r.endpoint).host;
@@ -127,7 +128,7 @@ export async function pushRoutes(app: App, core: Core): Promise<void> {
         tags: ['web-push'],
         summary: 'The VAPID public key browsers subscribe with (base64url)',
         response: {
-          ...ok('The key (`public_key`).'),
+          ...ok('The key (`public_key`).', VapidPublicKey),
           ...errors([404, 'The webpush target kind is not loaded (`webpush_not_enabled`).']),
         },
       },
@@ -145,7 +146,7 @@ export async function pushRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['web-push'],
         summary: 'Your subscribed browsers',
-        response: { ...ok('Your subscribed browsers (`subscriptions`).') },
+        response: { ...ok('Your subscribed browsers (`subscriptions`).', PushSubscriptionList) },
       },
       preHandler: auth,
     },
@@ -162,8 +163,8 @@ export async function pushRoutes(app: App, core: Core): Promise<void> {
         summary: 'Subscribe a browser (the body is PushSubscription.toJSON(), with an optional label)',
         body: SubscribeBody,
         response: {
-          ...ok('The browser was subscribed already: its keys or label are updated.'),
-          ...created('The browser is subscribed.'),
+          ...ok('The browser was subscribed already: its keys or label are updated.', PushSubscriptionView),
+          ...created('The browser is subscribed.', PushSubscriptionView),
           ...errors(
             [404, 'The webpush target kind is not loaded (`webpush_not_enabled`).'],
             [409, 'You have the most subscribed browsers allowed (`push_subscription_limit`).'],
@@ -255,7 +256,10 @@ export async function pushRoutes(app: App, core: Core): Promise<void> {
         params: IdParams,
         body: Type.Optional(TestBody),
         response: {
-          ...ok('The outcome of the test push, and whether the push service took the subscription away (`removed`).'),
+          ...ok(
+            'The outcome of the test push, and whether the push service took the subscription away (`removed`).',
+            PushTestOutcome,
+          ),
         },
       },
       preHandler: auth,

@@ -21,6 +21,7 @@ import {
   rememberToken,
 } from '../bots/driver.ts';
 import { botRuntime } from '../bots/runtime.ts';
+import { BotChatList, BotList, BotView } from '../definitions/bot.ts';
 import { NameSchema as Name } from '../vocabulary.ts';
 import { nowIso, owned, pageSql } from './common.ts';
 import { MASKED } from './secrets.ts';
@@ -51,20 +52,20 @@ const PatchBody = Type.Object(
 );
 
 /** The bot as the API shows it: never its token or its webhook path. */
-export function botView(row: Record<string, any>) {
+export function botView(row: BotRow): Static<typeof BotView> {
   return {
-    id: row.id as string,
-    kind: row.kind as string,
-    name: row.name as string,
+    id: row.id,
+    kind: row.kind,
+    name: row.name,
     token: MASKED,
-    bot_id: (row.bot_id ?? null) as string | null,
-    username: (row.username ?? null) as string | null,
-    mode: row.mode as string,
-    api_root: maskUrlLogin((row.api_root ?? null) as string | null),
-    status: row.status as string,
-    status_detail: (row.status_detail ?? null) as string | null,
-    created_at: row.created_at as string,
-    updated_at: row.updated_at as string,
+    bot_id: row.bot_id ?? null,
+    username: row.username ?? null,
+    mode: row.mode,
+    api_root: maskUrlLogin(row.api_root ?? null),
+    status: row.status,
+    status_detail: row.status_detail ?? null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
   };
 }
 
@@ -209,13 +210,13 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['relay'],
         querystring: ListQuery,
-        response: { ...ok('Your messaging bots (`bots`), newest first; tokens are never shown.') },
+        response: { ...ok('Your messaging bots (`bots`), newest first; tokens are never shown.', BotList) },
       },
       preHandler: auth,
     },
     async (req) => {
       const params: unknown[] = [caller(req).id];
-      const rows = await core.db.all(
+      const rows = await core.db.all<BotRow>(
         `SELECT * FROM bots WHERE user_id = ?${pageSql('', req.query, params)}`,
         params as never[],
       );
@@ -229,7 +230,10 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['relay'],
         body: CreateBody,
-        response: { ...created('The new bot.'), ...errors([409, 'This bot is already registered (`bot_exists`).']) },
+        response: {
+          ...created('The new bot.', BotView),
+          ...errors([409, 'This bot is already registered (`bot_exists`).']),
+        },
       },
       preHandler: auth,
     },
@@ -243,7 +247,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
 
   app.get(
     '/api/bots/:id',
-    { schema: { tags: ['relay'], params: IdParams, response: { ...ok('The bot.') } }, preHandler: auth },
+    { schema: { tags: ['relay'], params: IdParams, response: { ...ok('The bot.', BotView) } }, preHandler: auth },
     async (req) => botView(await get(req.params.id, caller(req).id)),
   );
 
@@ -255,7 +259,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
         params: IdParams,
         body: PatchBody,
         response: {
-          ...ok('The changed bot.'),
+          ...ok('The changed bot.', BotView),
           ...errors([409, "The new token's bot is already registered (`bot_exists`)."]),
         },
       },
@@ -390,7 +394,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
         tags: ['relay'],
         params: IdParams,
         querystring: ListQuery,
-        response: { ...ok('The chats the bot has seen (`chats`), newest first.') },
+        response: { ...ok('The chats the bot has seen (`chats`), newest first.', BotChatList) },
       },
       preHandler: auth,
     },
@@ -398,15 +402,15 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
       const user = caller(req);
       const bot = await get(req.params.id, user.id);
       const params: unknown[] = [bot.id, user.id];
-      const rows = await core.db.all(
+      const rows = await core.db.all<Record<string, unknown> & { id: string; chat_id: string; type: string }>(
         `SELECT * FROM bot_chats WHERE bot_id = ? AND user_id = ?${pageSql('', req.query, params)}`,
         params as never[],
       );
       return {
         chats: rows.map((r) => ({
-          id: r.id as string,
-          chat_id: r.chat_id as string,
-          type: r.type as string,
+          id: r.id,
+          chat_id: r.chat_id,
+          type: r.type,
           title: (r.title ?? null) as string | null,
           username: (r.username ?? null) as string | null,
           is_forum: Db.bool(r.is_forum),

@@ -9,6 +9,7 @@ import type { Core } from '../../core.ts';
 import { Locale, ok } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
 import { localizeManifest, pickLocale } from '../../plugins/locales.ts';
+import { PluginList } from '../definitions/plugin.ts';
 
 export async function pluginRoutes(app: App, core: Core): Promise<void> {
   app.get(
@@ -22,6 +23,7 @@ export async function pluginRoutes(app: App, core: Core): Promise<void> {
           ...ok(
             'The enabled kinds (`plugins`) with their config schemas, events and limits, and the `locale` ' +
               'they are described in.',
+            PluginList,
           ),
         },
       },
