@@ -21,12 +21,14 @@ import type {
   ResendAnswer as ResendAnswerSchema,
   SettleAnswer as SettleAnswerSchema,
 } from './definitions/event.ts';
+import type { PluginEventView, PluginInfoView } from './definitions/plugin.ts';
 import type {
   ConnectionValueView,
   ProviderCreateBody as ProviderCreateBodySchema,
   ProviderPatchBody as ProviderPatchBodySchema,
   ProviderView,
 } from './definitions/provider.ts';
+import type { PushSubscriptionView, PushTestOutcome as PushTestOutcomeSchema } from './definitions/push.ts';
 import type {
   SelfMonitoringPatchBody as SelfMonitoringPatchSchema,
   SelfMonitoringView,
