@@ -33,7 +33,9 @@ t.test('chats: pin and folder through PATCH, pinned first in the list, paging ke
   const fresh = await svc.request('GET', `/api/v1/chats/${one}`, { token: u.token });
   t.match(fresh.body, { pinned: false, folder: null }, 'a new chat is neither pinned nor in a folder');
 
-  t.match((await patch(one, { pinned: true })).body, { pinned: true, folder: null, title: 'one' });
+  const pinnedOne = (await patch(one, { pinned: true })).body;
+  t.match(pinnedOne, { pinned: true, folder: null, title: 'one' });
+  t.equal(pinnedOne.updated_at, fresh.body.updated_at, 'pinning does not count as a change to the chat');
   t.match((await patch(two, { pinned: true, folder: '  Health  ' })).body, { pinned: true, folder: 'Health' });
   t.match((await patch(three, { folder: 'Health' })).body, { pinned: false, folder: 'Health' });
   const titles = async (qs = '') =>

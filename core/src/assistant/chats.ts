@@ -252,7 +252,10 @@ export async function chatRoutes(app: App, core: Core, models?: Pick<Models, 'ch
           b.skill_id === undefined ? chat.skill_id : b.skill_id,
           b.pinned ?? bool(chat.pinned),
           folder,
-          core.clock.now().toISOString(),
+          // Pinning or filing a chat is not a change to it: its place among the others stays where it was.
+          Object.keys(b).every((k) => k === 'pinned' || k === 'folder')
+            ? chat.updated_at
+            : core.clock.now().toISOString(),
           chat.id,
         ],
       );
