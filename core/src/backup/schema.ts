@@ -11,6 +11,7 @@ import { DefaultModel, ModelsAllowed } from '../assistant/model-settings.ts';
 import { ACTION_BACKUP_SETTINGS, ACTION_CONFIGS } from '../relay/definitions/action.ts';
 import { PROVIDER_BACKUP_SETTINGS } from '../relay/definitions/provider.ts';
 import { TARGET_BACKUP_SETTINGS } from '../relay/definitions/target.ts';
+import { TEMPLATE_BACKUP_TEXT } from '../relay/definitions/template.ts';
 import { TRACKER_BACKUP_SETTINGS } from '../relay/definitions/tracker.ts';
 import { EventTypeSchema, LocaleSchema, NameSchema as Name, OutboundAllowRecordSchema } from '../relay/vocabulary.ts';
 
@@ -169,8 +170,8 @@ export const TemplateRecord = Type.Object(
     user_id: Id,
     event_type: EventTypeSchema,
     locale: Locale,
-    title: Type.String({ maxLength: 1000 }),
-    body: Type.String({ maxLength: 20_000 }),
+    // Wider than the API's limits, for backups written before it bounded them (see TEMPLATE_BACKUP_TEXT).
+    ...TEMPLATE_BACKUP_TEXT,
     created_at: Time,
     updated_at: Time,
   },

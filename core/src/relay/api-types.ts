@@ -39,6 +39,12 @@ import type {
   TargetSettings as TargetSettingsT,
   TargetView,
 } from './definitions/target.ts';
+import type {
+  SavedTemplate as SavedTemplateSchema,
+  TemplateCatalogEntry as TemplateCatalogEntrySchema,
+  TemplateCatalog as TemplateCatalogSchema,
+  TemplatePreview as TemplatePreviewSchema,
+} from './definitions/template.ts';
 import type { TrackerLinkView, TrackerView } from './definitions/tracker.ts';
 import type { WebhookLogEntryView } from './definitions/webhook-log.ts';
 import type { ParsedUrl as ParsedUrlSchema, TestOutcome as TestOutcomeSchema } from './routes/targets.ts';
@@ -105,3 +111,11 @@ export type PluginEvent = Static<typeof PluginEventView>;
 /** A subscribed browser: `GET, POST /api/push/subscriptions`. */
 export type PushSubscription = Static<typeof PushSubscriptionView>;
 export type PushTestOutcome = Static<typeof PushTestOutcomeSchema>;
+
+/** `GET /api/templates`: every event type with its default and own templates. */
+export type TemplateCatalog = Static<typeof TemplateCatalogSchema>;
+export type TemplateCatalogEntry = Static<typeof TemplateCatalogEntrySchema>;
+/** `GET, POST /api/templates/{event_type}/preview`. */
+export type TemplatePreview = Static<typeof TemplatePreviewSchema>;
+/** `PUT /api/templates/{event_type}/{locale}`. */
+export type SavedTemplate = Static<typeof SavedTemplateSchema>;

@@ -16,6 +16,14 @@ import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleT } from '../../plugin-api/index.ts';
 import { localizeManifest, pickLocale } from '../../plugins/locales.ts';
+import {
+  BODY_MAX,
+  SavedTemplate,
+  TemplateCatalog as TemplateCatalogView,
+  TemplatePreview,
+  TemplateText,
+  TITLE_MAX,
+} from '../definitions/template.ts';
 import { type RenderReport, renderMessage } from '../pipeline/render.ts';
 import { TemplateCatalog } from '../templates/catalog.ts';
 import { parseTemplate, TEMPLATE_LIMITS, TemplateDepthError, TemplateError } from '../templates/engine.ts';
@@ -109,20 +117,9 @@ export function oneLine(r: { title: string; body: string }): string {
   return flat.length > MESSAGE_MAX ? `${flat.slice(0, MESSAGE_MAX - 1)}…` : flat;
 }
 
-/** Longest own template title and body, in characters. */
-export const TITLE_MAX = 500;
-export const BODY_MAX = 10_000;
+export { BODY_MAX, TITLE_MAX };
 
-const Text = Type.Object(
-  {
-    title: Type.String({
-      maxLength: TITLE_MAX,
-      description: 'The title template (may be empty when the body is not).',
-    }),
-    body: Type.String({ maxLength: BODY_MAX, description: 'The body template (may be empty when the title is not).' }),
-  },
-  { additionalProperties: false },
-);
+const Text = TemplateText;
 const TypeParams = Type.Object({ event_type: EventTypeSchema });
 // The locale is checked in the handler, not by the schema: a path that fails its schema is a 404 here, and a locale
 // other than en/ru is a 422.
@@ -130,13 +127,7 @@ const TypeLocaleParams = Type.Object({
   event_type: EventTypeSchema,
   locale: Type.String({ minLength: 1, maxLength: 20, description: '`en` or `ru`' }),
 });
-const Saved = Type.Object({
-  event_type: Type.String(),
-  locale: Locale,
-  title: Type.String(),
-  body: Type.String(),
-  updated_at: Type.String(),
-});
+const Saved = SavedTemplate;
 
 /**
  * The parser's complaint as a stable reason and the tag it names, so that a client can phrase it
@@ -302,6 +293,7 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
           ...ok(
             'Per provider kind and event type: the default templates, your own, and when your last event ' +
               'of the type occurred.',
+            TemplateCatalogView,
           ),
         },
       },
@@ -374,7 +366,7 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
         params: Type.Object({ event_type: EventTypeSchema }),
         querystring: Type.Object({ locale: Type.Optional(Locale) }),
         response: {
-          ...ok('The template rendered from your newest event of the type.'),
+          ...ok('The template rendered from your newest event of the type.', TemplatePreview),
           ...errors([404, 'You have no event of this type yet (`no_event_for_preview`).']),
         },
       },
@@ -410,7 +402,7 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
           { additionalProperties: false },
         ),
         response: {
-          ...ok('The draft rendered from your newest event of the type.'),
+          ...ok('The draft rendered from your newest event of the type.', TemplatePreview),
           ...errors([404, 'You have no event of this type yet (`no_event_for_preview`).']),
         },
       },
