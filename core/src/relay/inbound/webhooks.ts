@@ -432,8 +432,13 @@ export const HOOK_ANSWERS = {
   ...ok(
     'The request was taken but recorded no event (the plugin found nothing to record, or the events ' +
       "carried no change); or the plugin's own answer.",
+    // `{ event_ids: [], detail }`, or whatever the service the plugin speaks for expects (any JSON, or text).
+    Type.Unknown(),
   ),
-  ...accepted('Every event is durable: their ids (`event_ids`).'),
+  ...accepted(
+    'Every event is durable: their ids (`event_ids`).',
+    Type.Object({ event_ids: Type.Array(Type.String({ format: 'uuid' })) }),
+  ),
   ...errors(
     [401, "The plugin's check of the request (signature, bearer or shared token) failed."],
     [403, 'The plugin refused the sender.'],

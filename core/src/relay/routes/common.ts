@@ -30,7 +30,7 @@ export function pageSql(alias: string, page: Page, params: unknown[]): string {
 }
 
 /** One row of `table` owned by the caller, or 404 naming `what` (another user's row is "not found" too). */
-export async function owned<T = Record<string, any>>(
+export async function owned<T = Record<string, unknown>>(
   core: Core,
   table: string,
   id: string,

@@ -283,7 +283,13 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const event = await owned(core, 'event_log', req.params.id, user.id, 'Event');
+      const event = await owned<{ id: string; user_id: string; details: unknown }>(
+        core,
+        'event_log',
+        req.params.id,
+        user.id,
+        'Event',
+      );
       const resent = await resendDeliveries(
         core,
         { id: event.id, user_id: event.user_id, details: Db.json(event.details, null) },
@@ -292,7 +298,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
       );
       await nudge(core);
       reply.code(202);
-      return { event_id: event.id as string, resent };
+      return { event_id: event.id, resent };
     },
   );
 

@@ -16,6 +16,8 @@ import { errors, IdParams, ok } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
 import type { EventSpec } from '../../plugin-api/index.ts';
 import { providerRowFrom } from '../../plugins/host.ts';
+import type { ProviderDbRow } from '../definitions/provider.ts';
+import type { TrackerDbRow } from '../definitions/tracker.ts';
 import { EventTypeSchema } from '../vocabulary.ts';
 import { owned, relay } from './common.ts';
 
@@ -36,8 +38,6 @@ const Result = Type.Object({
 /** At most this many test events per user in a minute: each one sends real messages. */
 const LIMIT = 10;
 const WINDOW_MS = 60_000;
-
-type Row = Record<string, any>;
 
 /** The sample payload of an event type: the plugin's example, else the schema's defaults. */
 function samplePayload(spec: EventSpec): Record<string, unknown> {
@@ -81,7 +81,7 @@ export async function testEventRoutes(app: App, core: Core): Promise<void> {
    */
   const send = async (
     userId: string,
-    provider: Row,
+    provider: ProviderDbRow,
     requested: string | undefined,
     on: (type: string) => boolean,
     trackerIds?: string[],
@@ -169,7 +169,7 @@ export async function testEventRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const provider = await owned(core, 'providers', req.params.id, user.id, 'Provider');
+      const provider = await owned<ProviderDbRow>(core, 'providers', req.params.id, user.id, 'Provider');
       const trackers = await core.db.all('SELECT event_types FROM trackers WHERE provider_id = ? AND enabled = ?', [
         provider.id,
         true,
@@ -196,8 +196,8 @@ export async function testEventRoutes(app: App, core: Core): Promise<void> {
     },
     async (req) => {
       const user = caller(req);
-      const tracker = await owned(core, 'trackers', req.params.id, user.id, 'Tracker');
-      const provider = await owned(core, 'providers', tracker.provider_id, user.id, 'Provider');
+      const tracker = await owned<TrackerDbRow>(core, 'trackers', req.params.id, user.id, 'Tracker');
+      const provider = await owned<ProviderDbRow>(core, 'providers', tracker.provider_id, user.id, 'Provider');
       const types = Db.json<Record<string, boolean>>(tracker.event_types, {});
       return send(user.id, provider, req.body?.event_type, (type) => types[type] !== false, [tracker.id]);
     },
