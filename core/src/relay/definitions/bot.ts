@@ -9,6 +9,35 @@ import { Nullable, Time } from './common.ts';
 
 /** How a bot receives its updates. */
 export const BotModeSchema = Type.Union([Type.Literal('polling'), Type.Literal('webhook')]);
+/** The bot's token at the messaging service (never shown back). */
+export const BotTokenSchema = Type.String({ minLength: 1, maxLength: 256 });
+/** The bot's own API server (e.g. a self-hosted one); null or absent: the driver's default. */
+export const BotApiRootSchema = Type.Union([
+  Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 500 }),
+  Type.Null(),
+]);
+
+/** The create body: the kind is the only bot kind this service runs unless named. */
+export const BotCreateBody = Type.Object(
+  {
+    name: NameSchema,
+    token: BotTokenSchema,
+    mode: BotModeSchema,
+    kind: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
+    api_root: Type.Optional(BotApiRootSchema),
+  },
+  { additionalProperties: false },
+);
+/** The change body: what is left out keeps its value. */
+export const BotPatchBody = Type.Object(
+  {
+    name: Type.Optional(NameSchema),
+    token: Type.Optional(BotTokenSchema),
+    mode: Type.Optional(BotModeSchema),
+    api_root: Type.Optional(BotApiRootSchema),
+  },
+  { additionalProperties: false },
+);
 
 export const BotView = Type.Object({
   id: Uuid,

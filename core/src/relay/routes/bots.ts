@@ -1,10 +1,10 @@
 /** Messaging bots: `GET, POST /api/bots`, `GET, PATCH, DELETE /api/bots/{id}`, `GET /api/bots/{id}/chats`. */
 
 import type { Static } from 'typebox';
-import Type from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
 import { Database as Db } from '../../db/database.ts';
+import { insertRow, updateRow } from '../../db/rows.ts';
 import { newId, randomToken } from '../../http/ids.ts';
 import { conflict, unprocessable } from '../../http/problem.ts';
 import { created, errors, IdParams, ListQuery, noContent, ok } from '../../http/schemas.ts';
@@ -21,35 +21,10 @@ import {
   rememberToken,
 } from '../bots/driver.ts';
 import { botRuntime } from '../bots/runtime.ts';
-import { BotChatList, BotList, BotView } from '../definitions/bot.ts';
-import { NameSchema as Name } from '../vocabulary.ts';
+import { BotChatList, BotCreateBody, BotList, BotPatchBody, BotView } from '../definitions/bot.ts';
 import { nowIso, owned, pageSql } from './common.ts';
 import { MASKED } from './secrets.ts';
 import { maskUrlLogin, refuseUrlLogin } from './url-credentials.ts';
-
-const Mode = Type.Union([Type.Literal('polling'), Type.Literal('webhook')]);
-const Token = Type.String({ minLength: 1, maxLength: 256 });
-/** The bot's own API server (e.g. a self-hosted one); null or absent: the driver's default. */
-const ApiRoot = Type.Union([Type.String({ pattern: '^https?://[^\\s]+$', maxLength: 500 }), Type.Null()]);
-const CreateBody = Type.Object(
-  {
-    name: Name,
-    token: Token,
-    mode: Mode,
-    kind: Type.Optional(Type.String({ minLength: 1, maxLength: 64 })),
-    api_root: Type.Optional(ApiRoot),
-  },
-  { additionalProperties: false },
-);
-const PatchBody = Type.Object(
-  {
-    name: Type.Optional(Name),
-    token: Type.Optional(Token),
-    mode: Type.Optional(Mode),
-    api_root: Type.Optional(ApiRoot),
-  },
-  { additionalProperties: false },
-);
 
 /** The bot as the API shows it: never its token or its webhook path. */
 export function botView(row: BotRow): Static<typeof BotView> {
@@ -150,7 +125,7 @@ const isUniqueViolation = (err: unknown) => /unique|duplicate key/i.test((err as
 export async function createBot(
   core: Core,
   user: { id: string; locale: string },
-  b: Static<typeof CreateBody>,
+  b: Static<typeof BotCreateBody>,
 ): Promise<string> {
   const kind = kindOf(core, b.kind, user.locale);
   const driver = needDriver(core, kind);
@@ -170,28 +145,23 @@ export async function createBot(
   const id = newId();
   const now = nowIso(core);
   try {
-    await core.db.run(
-      `INSERT INTO bots (id, user_id, kind, name, token, bot_id, username, mode, webhook_path_id, api_root,
-        webhook_key_id, status, status_detail, created_at, updated_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      [
-        id,
-        user.id,
-        kind,
-        b.name,
-        core.atRest.seal(b.token),
-        c.botId,
-        c.username,
-        b.mode,
-        pathId,
-        b.api_root ?? null,
-        c.webhookKeyId ?? null,
-        c.status,
-        c.detail,
-        now,
-        now,
-      ],
-    );
+    await insertRow(core.db, 'bots', {
+      id,
+      user_id: user.id,
+      kind,
+      name: b.name,
+      token: core.atRest.seal(b.token),
+      bot_id: c.botId,
+      username: c.username,
+      mode: b.mode,
+      webhook_path_id: pathId,
+      api_root: b.api_root ?? null,
+      webhook_key_id: c.webhookKeyId ?? null,
+      status: c.status,
+      status_detail: c.detail,
+      created_at: now,
+      updated_at: now,
+    });
   } catch (err) {
     if (isUniqueViolation(err)) throw conflict('This bot is already registered with Herald.', 'bot_exists');
     throw err;
@@ -229,7 +199,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
     {
       schema: {
         tags: ['relay'],
-        body: CreateBody,
+        body: BotCreateBody,
         response: {
           ...created('The new bot.', BotView),
           ...errors([409, 'This bot is already registered (`bot_exists`).']),
@@ -257,7 +227,7 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
       schema: {
         tags: ['relay'],
         params: IdParams,
-        body: PatchBody,
+        body: BotPatchBody,
         response: {
           ...ok('The changed bot.', BotView),
           ...errors([409, "The new token's bot is already registered (`bot_exists`)."]),
@@ -328,23 +298,22 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
       }
       // What the bot service now holds: no webhook in polling mode; a failed registration leaves the previous one.
       const keyId = mode === 'polling' ? null : (c.webhookKeyId ?? row.webhook_key_id ?? null);
-      await core.db.run(
-        'UPDATE bots SET name = ?, token = ?, mode = ?, api_root = ?, bot_id = ?, username = ?, ' +
-          'webhook_key_id = ?, status = ?, status_detail = ?, updated_at = ? WHERE id = ? AND user_id = ?',
-        [
-          b.name ?? row.name,
-          token ? core.atRest.seal(token) : '',
+      await updateRow(
+        core.db,
+        'bots',
+        {
+          name: b.name ?? row.name,
+          token: token ? core.atRest.seal(token) : '',
           mode,
-          apiRoot,
-          c.botId ?? row.bot_id,
-          c.username ?? row.username,
-          keyId,
-          c.status,
-          c.detail,
-          nowIso(core),
-          row.id,
-          user.id,
-        ],
+          api_root: apiRoot,
+          bot_id: c.botId ?? row.bot_id,
+          username: c.username ?? row.username,
+          webhook_key_id: keyId,
+          status: c.status,
+          status_detail: c.detail,
+          updated_at: nowIso(core),
+        },
+        { id: row.id, user_id: user.id },
       );
       if (reconnect) await botRuntime(core).changed(row.id);
       // Target instances hold the bot token they were built with.
