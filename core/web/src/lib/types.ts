@@ -10,6 +10,10 @@ import type {
   ProviderCreateBody as ServerProviderCreateBody,
 } from '../../../src/relay/api-types.ts';
 import type {
+  BotCreateBody as BotCreateBodySchema,
+  BotPatchBody as BotPatchBodySchema,
+} from '../../../src/relay/definitions/bot.ts';
+import type {
   TrackerCreateBody as TrackerCreateBodySchema,
   TrackerPatchBody as TrackerPatchBodySchema,
 } from '../../../src/relay/definitions/tracker.ts';
@@ -115,6 +119,8 @@ export type {
   Action,
   ActionCreateBody,
   ActionPatchBody,
+  Bot,
+  BotChat,
   ConnectionValue,
   DeferredDelivery as Deferred,
   Delivery,
@@ -130,42 +136,14 @@ export type {
   WebhookLogEntry,
 } from '../../../src/relay/api-types.ts';
 
-export interface Bot {
-  id: string;
-  kind: string;
-  name: string;
-  bot_id: string | null;
-  username: string | null;
-  mode: 'polling' | 'webhook';
-  status: string;
-  status_detail: string | null;
-  created_at: string;
-}
-/** POST /api/bots' body (written here until the server exports it): `kind` only where several are enabled. */
-export interface BotCreateBody {
-  name: string;
-  token: string;
-  mode: Bot['mode'];
-  kind?: string;
-  api_root?: string | null;
-}
-/** PATCH /api/bots/:id's body: what is left out keeps its value (the token masked: kept). */
-export type BotPatchBody = Partial<Omit<BotCreateBody, 'kind'>>;
+/** POST /api/bots, PATCH /api/bots/:id (the token masked: kept). */
+export type BotCreateBody = Static<typeof BotCreateBodySchema>;
+export type BotPatchBody = Static<typeof BotPatchBodySchema>;
 /** An action's config by kind: a tracker's digest, a fixed message, or the assistant's summary. */
 export type ActionConfig =
   | { tracker_id: string }
   | { target_ids: string[]; title: string; body: string }
   | { target_ids: string[]; provider_ids?: string[] };
-export interface BotChat {
-  id: string;
-  chat_id: string;
-  type: string;
-  title: string | null;
-  username: string | null;
-  is_forum: boolean;
-  registered: boolean;
-  last_seen_at: string;
-}
 
 /** Chats as the server's response schema declares them; messages are still written here (the chat view builds
  *  its own placeholders for a message being sent, which the server's type does not describe). */
