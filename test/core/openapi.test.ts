@@ -25,6 +25,28 @@ interface Doc {
 }
 
 const PROBLEM = '#/components/schemas/Problem';
+
+interface Shape {
+  type?: string | string[];
+  $ref?: string;
+  format?: string;
+  properties?: Record<string, unknown>;
+  additionalProperties?: unknown;
+  patternProperties?: unknown;
+  items?: unknown;
+  anyOf?: Shape[];
+  oneOf?: Shape[];
+  allOf?: Shape[];
+}
+/** A response schema that says what the body holds: a typed value, a reference, or a union of such. */
+function shaped(s: Shape | undefined): boolean {
+  if (!s) return false;
+  if (s.$ref) return true;
+  for (const parts of [s.anyOf, s.oneOf, s.allOf]) if (parts?.length) return parts.every(shaped);
+  if (s.type === 'object') return Boolean(s.properties || s.additionalProperties || s.patternProperties);
+  if (s.type === 'array') return Boolean(s.items);
+  return Boolean(s.type);
+}
 const MADE_UP_ID = '0190f0e0-0000-7000-8000-00000000abcd';
 /** A value for a path parameter that names nothing. */
 function madeUp(name: string): string {
@@ -65,6 +87,7 @@ t.test('every operation states its success and its errors, and answers only what
   );
 
   const wrong: string[] = [];
+  const unshaped: string[] = [];
   const ops: { path: string; method: string; op: Operation; statuses: string[] }[] = [];
   for (const [path, methods] of Object.entries(doc.paths)) {
     for (const [m, op] of Object.entries(methods)) {
@@ -89,6 +112,14 @@ t.test('every operation states its success and its errors, and answers only what
       if (hasBody(method)) must.push('400', '413');
       if (method === 'DELETE') must.push('204');
       for (const x of must) if (!statuses.includes(x)) wrong.push(`${where}: ${x} is not listed`);
+      // Every success but 204 says what it returns: a schema with a shape (a download or stream: binary).
+      for (const [status, a] of Object.entries(responses)) {
+        if (!/^2\d\d$/.test(status) || status === '204') continue;
+        // A plugin's own answer (a dialect imitating another service, or a webhook plugin's reply) has its shape.
+        if (/plugin's own answer|service this route imitates/.test(a.description ?? '')) continue;
+        const schemas = Object.values(a.content ?? {}).map((c) => c.schema as Shape | undefined);
+        if (!schemas.length || !schemas.every(shaped)) unshaped.push(`${where} ${status}`);
+      }
     }
   }
   t.ok(ops.length > 130, `${ops.length} operations in the document`);
@@ -97,6 +128,7 @@ t.test('every operation states its success and its errors, and answers only what
     'the dialect routes of a loaded plugin (ntfy) are in it',
   );
   t.same(wrong, [], 'every operation lists a success status and its errors as problem details');
+  t.same(unshaped, [], 'every answer with a body has a response schema that describes it');
 
   // Called for real: what each answers is among what it lists. Signing out is left for last.
   const called: string[] = [];

@@ -179,7 +179,7 @@ t.test('the web client end to end', async (t) => {
     }, 'the dispatched event in the log');
     await row.first().getByRole('button', { name: 'Show or hide details' }).click();
     const details = page.locator('.details-row');
-    await details.getByText('Front door').waitFor();
+    await details.getByText('Front door').first().waitFor();
     t.match(await details.textContent(), /Recorder.*Sent/s, 'the details show the delivery to the target');
     await page.getByTestId('status-filter').selectOption('failed');
     await page.getByText('No events yet.').waitFor();

@@ -57,7 +57,21 @@ export async function exportRoutes(app: App, core: Core): Promise<void> {
             description: 'The chat as an attachment: Markdown, or JSON with `format=json`.',
             content: {
               'text/markdown': { schema: { type: 'string' } },
-              'application/json': { schema: { type: 'object' } },
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['chat', 'exported_at', 'messages'],
+                  properties: {
+                    chat: { type: 'object', additionalProperties: true, description: 'The chat as the API shows it.' },
+                    exported_at: { type: 'string', format: 'date-time' },
+                    messages: {
+                      type: 'array',
+                      items: { type: 'object', additionalProperties: true },
+                      description: 'The shown branch, oldest first, each message as the API shows it.',
+                    },
+                  },
+                },
+              },
             },
           },
         },
