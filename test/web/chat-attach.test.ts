@@ -1,8 +1,9 @@
 /**
  * Pins, folders and attachments in a real Chromium against the real service and the fake model: a chat pinned from
  * its menu is listed under Pinned, one moved to a folder under that folder (collapsible); a Markdown file attached
- * with the paperclip's file input (or dropped on the composer) shows as a chip, is sent with the message (the chip stays on it after a reload)
- * and the fake model's document search reads its text; an unsupported or too large file is refused with a toast in
+ * with the paperclip's file input (or dropped on the composer) shows as a chip, is sent with the message (the chip
+ * stays on it after a reload) and the fake model's document search reads its text; an unsupported or too large file
+ * is refused with a toast in
  * the user's language (English and Russian).
  */
 import t from 'tap';
