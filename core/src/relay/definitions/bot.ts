@@ -41,7 +41,7 @@ export const BotPatchBody = Type.Object(
 
 export const BotView = Type.Object({
   id: Uuid,
-  /** The target kind whose driver runs it (`telegram`, ...). */
+  /** The target kind whose driver runs it (a messaging-bot target plugin's id). */
   kind: Type.String(),
   name: NameSchema,
   /** Always the mask `********`. */

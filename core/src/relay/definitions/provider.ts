@@ -17,7 +17,7 @@ import { NameSchema, OutboundAllowSchema } from '../vocabulary.ts';
 import { addedLater, JsonObject, Nullable, OutboundAllowView, optional, Time } from './common.ts';
 import { SELF_MONITORING_SETTINGS } from './self-monitoring.ts';
 
-/** A provider plugin's id (`webhook`, `grafana`, ...). */
+/** A provider plugin's id (its manifest's `id`). */
 export const ProviderKind = Type.String({ minLength: 1, maxLength: 64 });
 
 export const PROVIDER_SETTINGS = {

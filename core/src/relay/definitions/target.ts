@@ -15,7 +15,7 @@ import { Uuid } from '../../http/schemas.ts';
 import { LocaleSchema as Locale, NameSchema, OutboundAllowSchema } from '../vocabulary.ts';
 import { addedLater, JsonObject, Nullable, OutboundAllowView, optional, Time } from './common.ts';
 
-/** A target plugin's id (`ntfy`, `telegram`, ...). */
+/** A target plugin's id (its manifest's `id`). */
 export const TargetKind = Type.String({ minLength: 1, maxLength: 64 });
 
 export const TARGET_SETTINGS = {
