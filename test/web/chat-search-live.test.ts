@@ -115,6 +115,8 @@ t.test('search as you type, the document reader and the chat header', async (t) 
     const reader = page.getByTestId('doc-reader');
     await reader.waitFor();
     t.match(await reader.textContent(), 'Run 12 km on Sundays');
+    // The marks are drawn once the text is in (a loaded machine can show the text a frame before them).
+    await reader.locator('mark').nth(1).waitFor();
     t.same(await reader.locator('mark').allTextContents(), ['Sundays', 'Sundays'], 'both matches marked');
     t.equal(await page.getByTestId('reader-matches').textContent(), 'Matches for “sundays”: 2');
     t.equal(await reader.locator('h1').textContent(), 'Plan', 'the Markdown is rendered');

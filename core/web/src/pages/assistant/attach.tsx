@@ -41,7 +41,7 @@ export function useAttachments() {
         continue;
       }
       if (docs.length + uploading >= MAX_ATTACHED) {
-        toast.error(new ApiError(422, 'attach_refused', t('chat_extras.too_many', { n: MAX_ATTACHED })));
+        toast.error(new ApiError(422, 'attach_refused', t('chat_extras.files_limit', { n: MAX_ATTACHED })));
         break;
       }
       const form = new FormData();
