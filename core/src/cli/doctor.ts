@@ -26,6 +26,8 @@ import { OUTBOUND_DNS, OUTBOUND_REFUSED } from '../plugin-api/index.ts';
 import { outboundAllowOf } from '../plugins/host.ts';
 import { type LoadedPlugin, loadPlugins, PluginLoadError } from '../plugins/loader.ts';
 import { findSelfMonitoringReceiver } from '../plugins/self-monitoring.ts';
+import type { ProviderDbRow } from '../relay/definitions/provider.ts';
+import type { TargetDbRow } from '../relay/definitions/target.ts';
 import { SecretsAtRest } from '../secrets/at-rest.ts';
 import { cliConfig, cliLogs, databaseLabel, openCliDatabase, VERSION } from './context.ts';
 import type { Messages, Params } from './i18n.ts';
@@ -282,13 +284,13 @@ interface Instance {
 
 async function readInstances(db: Database, plugins: LoadedPlugin[]): Promise<Instance[]> {
   const byKey = new Map(plugins.map((p) => [`${p.kind}:${p.id}`, p]));
-  const providers = await db.all(
+  const providers = await db.all<ProviderDbRow & { owner: string }>(
     `SELECT p.*, u.email AS owner FROM providers p JOIN users u ON u.id = p.user_id ORDER BY u.email, p.name, p.id`,
   );
-  const targets = await db.all(
+  const targets = await db.all<TargetDbRow & { owner: string }>(
     `SELECT t.*, u.email AS owner FROM targets t JOIN users u ON u.id = t.user_id ORDER BY u.email, t.name, t.id`,
   );
-  const common = (table: 'provider' | 'target', row: Record<string, any>): Instance => ({
+  const common = (table: 'provider' | 'target', row: (ProviderDbRow | TargetDbRow) & { owner: string }): Instance => ({
     table,
     id: row.id,
     kind: row.kind,

@@ -68,9 +68,9 @@ export function localizeSchema(
   en: PluginLocaleStrings,
 ): unknown {
   if (!schema || typeof schema !== 'object') return schema ?? null;
-  const copy = JSON.parse(JSON.stringify(schema)) as Record<string, any>;
+  const copy: unknown = JSON.parse(JSON.stringify(schema));
   for (const f of localeFields(copy)) {
-    const s = f.schema as Record<string, any>;
+    const s = f.schema;
     const text: PluginFieldText = l[section]?.[f.path] ?? {};
     const fallback: PluginFieldText = en[section]?.[f.path] ?? {};
     const title = nonEmpty(text.label, fallback.label, s.title);

@@ -74,9 +74,38 @@ export function serviceContractDir(): string {
   return fs.realpathSync(path.dirname(createRequire(import.meta.url).resolve(`${CONTRACT}/package.json`)));
 }
 
-const readJson = (file: string): Record<string, any> | undefined => {
+/**
+ * What Herald reads of a package.json (a plugin's, the directory's own): fields it has checked the type of, each left
+ * out when the file holds something else there.
+ */
+export interface PackageManifest {
+  name?: string;
+  version?: string;
+  description?: string;
+  dependencies?: Record<string, string>;
+  /** The `herald` block, when it is an object: the plugin's kind and the plugin API version it speaks. */
+  herald?: { kind?: unknown; apiVersion?: unknown };
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The package.json fields Herald reads, from parsed JSON; undefined for `null` (or another falsy value). */
+function packageManifest(json: unknown): PackageManifest | undefined {
+  if (!json) return undefined;
+  const out: PackageManifest = {};
+  if (!isObject(json)) return out;
+  for (const k of ['name', 'version', 'description'] as const) if (typeof json[k] === 'string') out[k] = json[k];
+  if (isObject(json.dependencies))
+    out.dependencies = Object.fromEntries(
+      Object.entries(json.dependencies).filter((e): e is [string, string] => typeof e[1] === 'string'),
+    );
+  if (typeof json.herald === 'object' && json.herald !== null) out.herald = json.herald;
+  return out;
+}
+
+const readJson = (file: string): PackageManifest | undefined => {
   try {
-    return JSON.parse(fs.readFileSync(file, 'utf8'));
+    return packageManifest(JSON.parse(fs.readFileSync(file, 'utf8')));
   } catch {
     return undefined;
   }
@@ -187,7 +216,7 @@ export function listPlugins(dir: string): InstalledPlugin[] {
  * The package.json inside a tarball made by `npm pack` (gzipped tar, `package/package.json`); undefined when it has
  * none.
  */
-export function readPackedManifest(tgz: string): Record<string, any> | undefined {
+export function readPackedManifest(tgz: string): PackageManifest | undefined {
   let tar: Buffer;
   try {
     tar = zlib.gunzipSync(fs.readFileSync(tgz), { maxOutputLength: 256 * 1024 * 1024 });
@@ -207,7 +236,7 @@ export function readPackedManifest(tgz: string): Record<string, any> | undefined
     if (!Number.isFinite(size) || size < 0) return undefined;
     if (/^[^/]+\/package\.json$/.test(name) && name.split('/').length === 2) {
       try {
-        return JSON.parse(tar.subarray(at + 512, at + 512 + size).toString('utf8'));
+        return packageManifest(JSON.parse(tar.subarray(at + 512, at + 512 + size).toString('utf8')));
       } catch {
         return undefined;
       }
@@ -218,10 +247,10 @@ export function readPackedManifest(tgz: string): Record<string, any> | undefined
 }
 
 /** Refuses, before npm runs, a package whose package.json says it is no Herald plugin for this service. */
-function checkHerald(pkg: Record<string, any> | undefined, what: string): void {
+function checkHerald(pkg: PackageManifest | undefined, what: string): void {
   if (!pkg) throw new PluginDirError(`${what} holds no package.json; it is not an npm package. It was not installed.`);
-  const name = typeof pkg.name === 'string' ? pkg.name : what;
-  if (!pkg.herald || typeof pkg.herald !== 'object')
+  const name = pkg.name ?? what;
+  if (!pkg.herald)
     throw new PluginDirError(
       `"${name}" is not a Herald plugin: its package.json has no "herald" block. It was not installed.`,
     );
@@ -315,8 +344,7 @@ export async function installPlugin(dir: string, spec: string, o: PluginDirOptio
   };
   const info = describe(dir, name, after[name]!);
   const herald = readJson(path.join(dir, 'node_modules', name, 'package.json'))?.herald;
-  if (!herald || typeof herald !== 'object')
-    return undo(`"${name}" is not a Herald plugin: its package.json has no "herald" block.`);
+  if (!herald) return undo(`"${name}" is not a Herald plugin: its package.json has no "herald" block.`);
   if (herald.apiVersion !== PLUGIN_API_VERSION)
     return undo(
       `"${name}" speaks plugin API version ${String(herald.apiVersion)}, but this Herald speaks version ` +
