@@ -35,9 +35,12 @@ export interface TargetRef {
   locale: Lang;
 }
 
+/** The columns of a `targets` row a TargetRef is read from. */
+type TargetRefRow = { id: string; name: string; kind: string; locale: string | null };
+
 /** The caller's enabled targets, by name (for the tool descriptions), at most `limit`. */
 export async function ownTargets(db: Queryable, userId: string, limit = 50): Promise<TargetRef[]> {
-  const rows = await db.all(
+  const rows = await db.all<TargetRefRow>(
     'SELECT id, name, kind, locale FROM targets WHERE user_id = ? AND enabled = ? ORDER BY name, id LIMIT ?',
     [userId, true, limit],
   );
@@ -54,10 +57,10 @@ export async function resolveTargets(db: Queryable, userId: string, refs: unknow
     .filter(Boolean);
   if (!list.length) throw new ToolInputError('Name at least one target (by name or id).');
   if (list.length > MAX_TARGETS) throw new ToolInputError(`At most ${MAX_TARGETS} targets.`);
-  const rows = await db.all('SELECT id, name, kind, locale FROM targets WHERE user_id = ? AND enabled = ?', [
-    userId,
-    true,
-  ]);
+  const rows = await db.all<TargetRefRow>(
+    'SELECT id, name, kind, locale FROM targets WHERE user_id = ? AND enabled = ?',
+    [userId, true],
+  );
   const out: TargetRef[] = [];
   const unknown: string[] = [];
   for (const ref of list) {
@@ -84,11 +87,14 @@ const text = (v: unknown, what: string, max: number, required = true): string =>
   return s;
 };
 
-/** The notification the model proposed: its targets and its title and text per language. */
-export interface NotificationProposal {
+/**
+ * The notification the model proposed: its targets and its title and text per language. A type alias rather than an
+ * interface, so that it is a JSON record (`Record<string, unknown>`) where a proposal is stored and shown.
+ */
+export type NotificationProposal = {
   targets: TargetRef[];
   messages: Record<Lang, { title: string; text: string }>;
-}
+};
 
 export async function proposeNotification(
   db: Queryable,
@@ -115,8 +121,8 @@ export async function proposeNotification(
   return { targets, messages };
 }
 
-/** The scheduled message the model proposed, checked as the actions page checks one. */
-export interface ScheduleProposal {
+/** The scheduled message the model proposed, checked as the actions page checks one (a type alias: see above). */
+export type ScheduleProposal = {
   name: string;
   schedule: string;
   timezone: string;
@@ -124,7 +130,7 @@ export interface ScheduleProposal {
   title: string;
   body: string;
   next_runs: string[];
-}
+};
 
 export async function proposeSchedule(
   db: Queryable,

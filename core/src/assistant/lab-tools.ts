@@ -224,7 +224,7 @@ export async function labTools(
           chatId: reply.chatId,
           messageId: reply.messageId,
           name,
-          proposal: proposal as unknown as Record<string, unknown>,
+          proposal,
         });
         return {
           ok: true,
@@ -232,7 +232,7 @@ export async function labTools(
           confirm: {
             id: call.id,
             expires_at: call.expires_at,
-            proposal: proposal as unknown as Record<string, unknown>,
+            proposal,
             decision: (signal) => consents.outcome(call.id, signal),
           },
         };

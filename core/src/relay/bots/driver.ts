@@ -1,7 +1,7 @@
 /** Finding a bot kind's driver and the context it runs with. */
 import type { Core } from '../../core.ts';
 import { bindCredentials } from '../../net/outbound.ts';
-import type { BotDriverContext, MessagingBotDriver, PluginLogger } from '../../plugin-api/index.ts';
+import type { BotDriverContext, MessagingBotDriver } from '../../plugin-api/index.ts';
 
 /** Time allowed for one short call to the bot service (getMe, setWebhook, a reply). */
 export const BOT_CALL_TIMEOUT_MS = 15_000;
@@ -58,7 +58,7 @@ export function driverContext(
   const headers = bot?.kind ? core.plugins.target(bot.kind)?.def.manifest.credentialHeaders : undefined;
   const http =
     bot?.token || headers ? bindCredentials(core.outbound, { headers, secrets: [bot?.token] }) : core.outbound;
-  return { http, log: core.logs.get('bots') as unknown as PluginLogger, apiRoot: bot?.api_root ?? undefined };
+  return { http, log: core.logs.get('bots'), apiRoot: bot?.api_root ?? undefined };
 }
 
 /** Registers a bot token as a secret value so it is masked in every log line and error text. */

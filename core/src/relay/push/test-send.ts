@@ -6,7 +6,7 @@
 import type { Core } from '../../core.ts';
 import { newId } from '../../http/ids.ts';
 import { bindCredentials } from '../../net/outbound.ts';
-import type { InstanceStore, Locale, OutboundMessage, PluginLogger } from '../../plugin-api/index.ts';
+import type { InstanceStore, Locale, OutboundMessage } from '../../plugin-api/index.ts';
 import { errorCode } from '../../plugin-api/index.ts';
 import { accountUrl, type PushDeps, WEBPUSH_KIND, webPushAccess } from './store.ts';
 
@@ -61,7 +61,7 @@ export async function sendTestPush(
       instanceId: `webpush-test-${subscriptionId}`,
       ownerId: userId,
       config: cfg.value,
-      log: core.logs.get('plugin.webpush', { subscription_id: subscriptionId }) as unknown as PluginLogger,
+      log: core.logs.get('plugin.webpush', { subscription_id: subscriptionId }),
       http: bindCredentials(core.outbound, { headers: plugin.def.manifest.credentialHeaders, secrets: [] }),
       store: new OneOffStore(),
       clock: core.clock,
