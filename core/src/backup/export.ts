@@ -17,6 +17,7 @@ import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import { outboundAllowOf } from '../plugins/host.ts';
 import { type ActionDbRow, actionSettingsOf } from '../relay/definitions/action.ts';
+import { type BotChatDbRow, type BotDbRow, botChatFieldsOf, botFieldsOf } from '../relay/definitions/bot.ts';
 import { type ProviderDbRow, providerSettingsOf } from '../relay/definitions/provider.ts';
 import { selfMonitoringSettingsOf } from '../relay/definitions/self-monitoring.ts';
 import { type TargetDbRow, targetSettingsOf } from '../relay/definitions/target.ts';
@@ -29,7 +30,6 @@ import { deleteAt, setSecretPointers } from './secret-paths.ts';
 type Row = Record<string, any>;
 const b = (v: unknown) => Db.bool(v);
 const n = (v: unknown) => Number(v);
-const nul = <T>(v: T | undefined): T | null => (v === undefined ? null : v);
 
 /** Whether a table exists (the assistant's tables come with its migration). */
 export async function tableExists(q: Queryable, name: string): Promise<boolean> {
@@ -153,15 +153,12 @@ export async function collectConfiguration(
     return t;
   });
 
-  const bots: BotRec[] = (await all('SELECT * FROM bots ORDER BY id')).map((r) => {
+  const bots: BotRec[] = (await q.all<BotDbRow>('SELECT * FROM bots ORDER BY id')).map((r) => {
     const bot: BotRec = {
       id: r.id,
       user_id: r.user_id,
       kind: r.kind,
-      name: r.name,
-      bot_id: nul(r.bot_id ?? undefined),
-      username: nul(r.username ?? undefined),
-      mode: r.mode,
+      ...botFieldsOf(r),
       created_at: r.created_at,
       updated_at: r.updated_at,
     };
@@ -199,16 +196,11 @@ export async function collectConfiguration(
       created_at: r.created_at,
     })),
     bots,
-    bot_chats: (await all('SELECT * FROM bot_chats ORDER BY id')).map((r) => ({
+    bot_chats: (await q.all<BotChatDbRow>('SELECT * FROM bot_chats ORDER BY id')).map((r) => ({
       id: r.id,
       bot_id: r.bot_id,
       user_id: r.user_id,
-      chat_id: String(r.chat_id),
-      type: r.type,
-      title: r.title ?? null,
-      username: r.username ?? null,
-      is_forum: b(r.is_forum),
-      registered: b(r.registered),
+      ...botChatFieldsOf(r),
       last_seen_at: r.last_seen_at,
       created_at: r.created_at,
     })),

@@ -13,6 +13,12 @@ import { randomToken } from '../http/ids.ts';
 import { checkOutboundAllow } from '../net/instance-allow.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
 import { ACTION_SETTINGS, type ActionSettings } from '../relay/definitions/action.ts';
+import {
+  BOT_BACKUP_FIELDS,
+  BOT_CHAT_FIELDS,
+  type BotBackupFields,
+  type BotChatFields,
+} from '../relay/definitions/bot.ts';
 import { providerSettingsFrom } from '../relay/definitions/provider.ts';
 import { SELF_MONITORING_SETTINGS, type SelfMonitoringSettings } from '../relay/definitions/self-monitoring.ts';
 import { targetSettingsFrom } from '../relay/definitions/target.ts';
@@ -196,10 +202,7 @@ export async function planBots(p: Planner, c: ConfigurationT): Promise<void> {
     const desired: Record<string, unknown> = {
       user_id: p.map('users', x.user_id),
       kind: x.kind,
-      name: x.name,
-      bot_id: x.bot_id,
-      username: x.username,
-      mode: x.mode,
+      ...pick(x, Object.keys(BOT_BACKUP_FIELDS) as (keyof BotBackupFields)[]),
       webhook_path_id: pathId,
     };
     if (typeof rec.token === 'string') desired.token = rec.token;
@@ -257,12 +260,7 @@ export async function planBots(p: Planner, c: ConfigurationT): Promise<void> {
     const desired = {
       bot_id: botId,
       user_id: p.map('users', x.user_id),
-      chat_id: x.chat_id,
-      type: x.type,
-      title: x.title,
-      username: x.username,
-      is_forum: x.is_forum,
-      registered: x.registered,
+      ...pick(x, Object.keys(BOT_CHAT_FIELDS) as (keyof BotChatFields)[]),
     };
     const d = p.decide('bot_chats', x.id, match, desired, ambiguous);
     if (d === 'insert')

@@ -9,6 +9,7 @@ import Type from 'typebox';
 import { Compile } from 'typebox/compile';
 import { DefaultModel, ModelsAllowed } from '../assistant/model-settings.ts';
 import { ACTION_BACKUP_SETTINGS, ACTION_CONFIGS } from '../relay/definitions/action.ts';
+import { BOT_BACKUP_FIELDS, BOT_CHAT_FIELDS, BotBackupTokenSchema } from '../relay/definitions/bot.ts';
 import { PROVIDER_BACKUP_SETTINGS } from '../relay/definitions/provider.ts';
 import { TARGET_BACKUP_SETTINGS } from '../relay/definitions/target.ts';
 import { TEMPLATE_BACKUP_TEXT } from '../relay/definitions/template.ts';
@@ -111,15 +112,11 @@ export const LinkRecord = Type.Object(
 
 export const BotRecord = Type.Object(
   {
-    // Up to 256 characters in clear; sealed (`enc:v1:`, as include backups carry it) it grows by about a third.
     id: Id,
     user_id: Id,
     kind: Kind,
-    name: Name,
-    token: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
-    bot_id: NullableText(64),
-    username: NullableText(64),
-    mode: Type.Union([Type.Literal('polling'), Type.Literal('webhook')]),
+    ...BOT_BACKUP_FIELDS,
+    token: Type.Optional(BotBackupTokenSchema),
     /** Left out of `exclude` backups: a routing secret (a restore without it generates a new one). */
     webhook_path_id: Type.Optional(UrlToken),
     secrets_omitted: Omitted,
@@ -130,19 +127,7 @@ export const BotRecord = Type.Object(
 );
 
 export const ChatRecord = Type.Object(
-  {
-    id: Id,
-    bot_id: Id,
-    user_id: Id,
-    chat_id: Type.String({ minLength: 1, maxLength: 64 }),
-    type: Type.String({ minLength: 1, maxLength: 32 }),
-    title: NullableText(256),
-    username: NullableText(64),
-    is_forum: Bool,
-    registered: Bool,
-    last_seen_at: Time,
-    created_at: Time,
-  },
+  { id: Id, bot_id: Id, user_id: Id, ...BOT_CHAT_FIELDS, last_seen_at: Time, created_at: Time },
   { additionalProperties: false },
 );
 
