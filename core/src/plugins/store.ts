@@ -20,11 +20,20 @@ export class DbInstanceStore implements InstanceStore {
     this.atRest = atRest;
   }
 
-  private encode(value: unknown, sealed?: boolean): string {
-    const json = JSON.stringify(value ?? null);
+  private encode(json: string, sealed?: boolean): string {
     if (!sealed) return json;
     if (!this.atRest) throw new Error('this instance store cannot seal values (no secret key given)');
     return this.atRest.seal(json);
+  }
+
+  /**
+   * Whether a stored value already is `json` as `set` would store it: the same JSON, plain or
+   * sealed as asked (a sealed one opened, and sealed with the current key).
+   */
+  private holds(stored: string, json: string, sealed?: boolean): boolean {
+    if (!sealed) return stored === json;
+    if (!this.atRest || !isSealed(stored) || this.atRest.state(stored) !== 'current') return false;
+    return this.atRest.open(stored) === json;
   }
 
   private decode<T>(stored: string): T {
@@ -57,11 +66,24 @@ export class DbInstanceStore implements InstanceStore {
     return row ? this.decode<T>(row.value) : undefined;
   }
 
+  /**
+   * A value set again unchanged (same JSON, no expiry before or now) is not written: plugins that
+   * save their state after every poll cost a read then, not a write commit.
+   */
   async set(key: string, value: unknown, o?: StoreSetOptions): Promise<void> {
+    const json = JSON.stringify(value ?? null);
+    const expires = this.expiry(o?.ttlSeconds);
+    if (expires === null) {
+      const current = await this.db.get<{ value: string; expires_at: string | null }>(
+        'SELECT value, expires_at FROM plugin_store WHERE instance_id = ? AND key = ?',
+        [this.instanceId, key],
+      );
+      if (current && current.expires_at === null && this.holds(current.value, json, o?.sealed)) return;
+    }
     await this.db.run(
       `INSERT INTO plugin_store (instance_id, key, value, expires_at) VALUES (?, ?, ?, ?)
       ON CONFLICT (instance_id, key) DO UPDATE SET value = excluded.value, expires_at = excluded.expires_at`,
-      [this.instanceId, key, this.encode(value, o?.sealed), this.expiry(o?.ttlSeconds)],
+      [this.instanceId, key, this.encode(json, o?.sealed), expires],
     );
   }
 
@@ -75,7 +97,15 @@ export class DbInstanceStore implements InstanceStore {
       `INSERT INTO plugin_store (instance_id, key, value, expires_at) SELECT ?, ?, ?, ?
       WHERE NOT EXISTS (SELECT 1 FROM event_log WHERE provider_id = ? AND replay_key = ? AND (replay_expires_at IS NULL
       OR replay_expires_at > ?)) ON CONFLICT DO NOTHING`,
-      [this.instanceId, key, this.encode(value, o?.sealed), this.expiry(o?.ttlSeconds), this.instanceId, key, now],
+      [
+        this.instanceId,
+        key,
+        this.encode(JSON.stringify(value ?? null), o?.sealed),
+        this.expiry(o?.ttlSeconds),
+        this.instanceId,
+        key,
+        now,
+      ],
     );
     return n > 0;
   }

@@ -36,12 +36,14 @@ export function albumsOf(trackers: PollContext['trackers']): Map<string, string[
 
 /**
  * Drops baselines of albums no enabled tracker follows any more: following one again starts from
- * a fresh silent baseline instead of reporting everything that happened in between.
+ * a fresh silent baseline instead of reporting everything that happened in between. The index is
+ * rewritten only when the followed albums changed.
  */
 async function forgetUntracked(store: InstanceStore, tracked: Set<string>): Promise<void> {
   const known = (await store.get<string[]>(INDEX_KEY)) ?? [];
   for (const id of known) if (!tracked.has(id)) await store.delete(baselineKey(id));
-  await store.set(INDEX_KEY, [...tracked]);
+  // Written only when the set of albums changed: most polls follow the same albums as the last one.
+  if (known.length !== tracked.size || known.some((id) => !tracked.has(id))) await store.set(INDEX_KEY, [...tracked]);
 }
 
 export async function pollAlbums(deps: PollDeps, ctx: PollContext): Promise<void> {
