@@ -27,6 +27,7 @@ import assistantLab from './0029_assistant_lab.ts';
 import userStorageLimit from './0030_user_storage_limit.ts';
 import trackerDescription from './0031_tracker_description.ts';
 import chatPinsFolders from './0032_chat_pins_folders.ts';
+import eventLogFilterIndexes from './0033_event_log_filter_indexes.ts';
 import type { Migration } from './types.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
@@ -60,4 +61,5 @@ export const migrations: Migration[] = [
   userStorageLimit,
   trackerDescription,
   chatPinsFolders,
+  eventLogFilterIndexes,
 ];
