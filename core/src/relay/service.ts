@@ -2,9 +2,18 @@ import type { Core } from '../core.ts';
 import type { EmittedEvent, Locale } from '../plugin-api/index.ts';
 import type { ProviderRow, TargetRow } from '../plugins/host.ts';
 import type { SelfMonitoringSignal, SelfMonitoringSignals } from '../plugins/self-monitoring.ts';
+import type { DispatchSide } from './pipeline/dispatch-worker-host.ts';
+import type { SelfMonitor } from './pipeline/monitor.ts';
+import type { TemplateCatalog } from './templates/catalog.ts';
 
 /** What the relay pipeline offers the rest of the core (routes, jobs, backup). */
 export interface RelayService {
+  /** The templates the dispatcher renders with (the plugins' defaults and the operator's files). */
+  readonly catalog: TemplateCatalog;
+  /** The dispatcher, in this thread or its own: `wake` makes it look at the queue now. */
+  readonly dispatcher: Pick<DispatchSide, 'wake'>;
+  /** Self-monitoring: `checkBacklog` raises the backlog signal when a user's deferred notifications pile up. */
+  readonly monitor: Pick<SelfMonitor, 'checkBacklog'>;
   /**
    * Records an event of a provider (durable when the promise resolves) and queues its deliveries. Throws
    * InvalidEventError.

@@ -30,6 +30,6 @@ export async function emitOwn(
     occurredAt: core.clock.now(),
     deliveries,
   });
-  if (r.queued) (relayIfRunning(core) as unknown as { dispatcher?: { wake(): void } } | undefined)?.dispatcher?.wake();
+  if (r.queued) relayIfRunning(core)?.dispatcher.wake();
   return r.eventIds[0]!;
 }
