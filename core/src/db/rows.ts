@@ -16,6 +16,25 @@ export async function insertRow(q: Queryable, table: string, row: Record<string,
   );
 }
 
+/**
+ * `INSERT ... ON CONFLICT (keys) DO UPDATE SET col = excluded.col, ...` of one row, on both backends:
+ * the row goes in, or the row already holding the same `keys` takes its `update` columns' values.
+ */
+export async function upsertRow<R extends Record<string, unknown>>(
+  q: Queryable,
+  table: string,
+  row: R,
+  keys: readonly (keyof R & string)[],
+  update: readonly (keyof R & string)[],
+): Promise<void> {
+  const cols = Object.keys(row);
+  await q.run(
+    `INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')}) ` +
+      `ON CONFLICT (${keys.join(', ')}) DO UPDATE SET ${update.map((c) => `${c} = excluded.${c}`).join(', ')}`,
+    cols.map((c) => row[c]) as never[],
+  );
+}
+
 /** `UPDATE table SET ... WHERE key = ? AND ...`. */
 export async function updateRow(
   q: Queryable,

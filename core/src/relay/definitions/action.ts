@@ -31,20 +31,29 @@ const TargetIds = Type.Array(Uuid, { minItems: 1, maxItems: 20, uniqueItems: tru
  * What each kind's config holds (the routes and the backup check it). An `ai_digest` summarises the
  * owner's events (of `provider_ids` when given) for `target_ids`.
  */
+const DigestConfig = Type.Object({ tracker_id: Uuid }, { additionalProperties: false });
+const MessageConfig = Type.Object(
+  {
+    target_ids: TargetIds,
+    title: Type.String({ minLength: 1, maxLength: 200 }),
+    body: Type.String({ minLength: 1, maxLength: 4000 }),
+  },
+  { additionalProperties: false },
+);
+const AiDigestConfig = Type.Object(
+  { target_ids: TargetIds, provider_ids: Type.Optional(TargetIds) },
+  { additionalProperties: false },
+);
 export const ACTION_CONFIGS: Record<ActionKind, TSchema> = {
-  digest: Type.Object({ tracker_id: Uuid }, { additionalProperties: false }),
-  message: Type.Object(
-    {
-      target_ids: TargetIds,
-      title: Type.String({ minLength: 1, maxLength: 200 }),
-      body: Type.String({ minLength: 1, maxLength: 4000 }),
-    },
-    { additionalProperties: false },
-  ),
-  ai_digest: Type.Object(
-    { target_ids: TargetIds, provider_ids: Type.Optional(TargetIds) },
-    { additionalProperties: false },
-  ),
+  digest: DigestConfig,
+  message: MessageConfig,
+  ai_digest: AiDigestConfig,
+};
+/** Each kind's config as it is written. */
+export type ActionConfigs = {
+  digest: Static<typeof DigestConfig>;
+  message: Static<typeof MessageConfig>;
+  ai_digest: Static<typeof AiDigestConfig>;
 };
 
 /** An `actions` row as stored (JSON text or objects, booleans as the backend's). */
@@ -74,6 +83,29 @@ export function actionSettingsOf(row: ActionDbRow): ActionSettings {
     timezone: row.timezone,
     config: Db.json<Record<string, unknown>>(row.config, {}),
     enabled: Db.bool(row.enabled),
+  };
+}
+
+/**
+ * An action's stored config as a run reads it: each field of the kinds' configs when it has its
+ * declared JSON type, absent otherwise. A config is checked when it is written (routes, backup);
+ * a run still copes with a row put there another way, as it always has.
+ */
+export type StoredActionConfig = Partial<
+  ActionConfigs['digest'] & ActionConfigs['message'] & ActionConfigs['ai_digest']
+>;
+
+export function storedActionConfig(row: Pick<ActionDbRow, 'config'>): StoredActionConfig {
+  const raw = Db.json<unknown>(row.config, {});
+  const c: Partial<Record<string, unknown>> = raw !== null && typeof raw === 'object' ? raw : {};
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const ids = (v: unknown) => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : undefined);
+  return {
+    tracker_id: text(c.tracker_id),
+    target_ids: ids(c.target_ids),
+    provider_ids: ids(c.provider_ids),
+    title: text(c.title),
+    body: text(c.body),
   };
 }
 

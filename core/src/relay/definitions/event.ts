@@ -6,7 +6,7 @@
  */
 import Type, { type Static } from 'typebox';
 import { Uuid } from '../../http/schemas.ts';
-import { DispatchStatusSchema, SeveritySchema } from '../vocabulary.ts';
+import { DispatchStatusSchema, SEVERITIES, type Severity, SeveritySchema } from '../vocabulary.ts';
 import { JsonObject, Nullable, Time } from './common.ts';
 
 /** A message as text: its title and body. */
@@ -148,3 +148,33 @@ export const ReplayQueued = Type.Object({
 });
 
 export type EventRow = Static<typeof EventView>;
+
+/**
+ * An `event_log` row as read back (JSON as text or objects, booleans as the backend's), with its
+ * provider's name from `LEFT JOIN providers p ... p.name AS provider_name`. The columns the view
+ * shows as they are keep the view's types.
+ */
+export type EventDbRow = Pick<
+  EventRow,
+  | 'id'
+  | 'provider_id'
+  | 'provider_kind'
+  | 'provider_name'
+  | 'event_type'
+  | 'severity'
+  | 'dispatch_status'
+  | 'occurred_at'
+  | 'created_at'
+> & {
+  user_id: string;
+  payload: unknown;
+  extras: unknown;
+  details: unknown;
+  tracker_ids: unknown;
+  test: unknown;
+};
+
+/** A stored severity as the vocabulary's; a value outside it (the pipeline writes none) reads as `info`. */
+export function severityOf(v: unknown): Severity {
+  return SEVERITIES.find((s) => s === v) ?? 'info';
+}

@@ -2,7 +2,7 @@
  * The user's own templates, defined once: their limits, the text a request sends, the template as
  * saved, the catalog `GET /api/templates` answers, a preview, and the backup record's text.
  */
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { Uuid } from '../../http/schemas.ts';
 import { EventTypeSchema, LocaleSchema } from '../vocabulary.ts';
 import { Nullable, Time } from './common.ts';
@@ -45,6 +45,11 @@ export const SavedTemplate = Type.Object({
   body: Type.String(),
   updated_at: Type.String(),
 });
+
+/** A `templates` row as stored: a user's own template of an event type in a locale. */
+export type TemplateDbRow = Static<typeof SavedTemplate> & { id: string; user_id: string; created_at: string };
+/** The columns that name one template: a user has at most one per event type and locale. */
+export const TEMPLATE_KEY = ['user_id', 'event_type', 'locale'] as const;
 
 const Text = Type.Object({ title: Type.String(), body: Type.String() });
 /** One language of an event type: the default template, whether it falls back to English, and the user's own. */
