@@ -13,9 +13,18 @@ import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleT } from '../../plugin-api/index.ts';
 import { pickLocale } from '../../plugins/locales.ts';
-import { DeferredList, EventList, EventView, ResendAnswer, SettleAnswer } from '../definitions/event.ts';
+import {
+  DeferredList,
+  type DeferredView,
+  type DeliveryHistoryView,
+  type DeliveryView,
+  type EventDbRow,
+  EventList,
+  EventView,
+  ResendAnswer,
+  SettleAnswer,
+} from '../definitions/event.ts';
 import { resendDeliveries, settleDeferred } from '../pipeline/operations.ts';
-import type { DispatchStatus, Severity } from '../vocabulary.ts';
 import { owned, pageSql, relayIfRunning } from './common.ts';
 import { EventFilterFields, eventFilterSql } from './event-filter.ts';
 import { replayRoutes } from './replay.ts';
@@ -27,19 +36,63 @@ const EventQuery = Type.Object({
   locale: Type.Optional(Locale),
 });
 
-type Row = Record<string, any>;
+type Delivery = Static<typeof DeliveryView>;
+type History = Static<typeof DeliveryHistoryView>;
+
+/** A `deliveries` row with its target's name, kind and locale and its tracker's name. */
+type DeliveryRow = Pick<
+  Delivery,
+  | 'id'
+  | 'target_id'
+  | 'target_name'
+  | 'target_kind'
+  | 'status'
+  | 'reason'
+  | 'last_error'
+  | 'sent_at'
+  | 'next_attempt_at'
+  | 'updated_at'
+  | 'digest_event_id'
+  | 'send_mode'
+> & {
+  event_id: string;
+  attempts: number | string | null;
+  last_status_code: number | string | null;
+  target_locale: string | null;
+  tracker_name: string | null;
+};
+
+/** A `delivery_history` row with who did it (`actor_email`) and its target's name. */
+type HistoryRow = Pick<
+  History,
+  'id' | 'action' | 'actor_id' | 'actor_email' | 'target_id' | 'target_name' | 'delivery_id' | 'previous_delivery_id'
+> & {
+  event_id: string;
+  created_at: string;
+  previous_status: string;
+  previous_attempts: number | string | null;
+  previous_error: string | null;
+  previous_status_code: number | string | null;
+  previous_sent_at: string | null;
+};
+
+/** A `deferred_dispatch` row with its target's name and kind and its tracker's name. */
+type DeferredRow = Omit<Static<typeof DeferredView>, 'message'>;
+
+const EVENT_SELECT =
+  'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id';
 
 /** Deliveries, hand-operation history and the readable message for a page of event rows. */
 async function withDeliveries(
   core: Core,
-  rows: Row[],
+  rows: EventDbRow[],
   userId: string,
   locale: LocaleT,
 ): Promise<Static<typeof EventView>[]> {
-  const ids = rows.map((r) => r.id as string);
+  const ids = rows.map((r) => r.id);
   const marks = ids.map(() => '?').join(', ');
   const deliveries = ids.length
-    ? await core.db.all(
+    ? await core.db.all<DeliveryRow>(
         `SELECT d.id, d.event_id, d.target_id, d.status, d.reason, d.attempts, d.last_error, d.last_status_code,
           d.sent_at, d.updated_at, d.send_mode, d.next_attempt_at,
         t.name AS target_name, t.kind AS target_kind, d.digest_id AS digest_event_id, t.locale AS target_locale,
@@ -50,7 +103,7 @@ async function withDeliveries(
       )
     : [];
   const history = ids.length
-    ? await core.db.all(
+    ? await core.db.all<HistoryRow>(
         `SELECT h.*, u.email AS actor_email, t.name AS target_name FROM delivery_history h
       LEFT JOIN users u ON u.id = h.actor_id LEFT JOIN targets t ON t.id = h.target_id WHERE h.event_id IN (${marks})
       ORDER BY h.created_at, h.id`,
@@ -61,11 +114,11 @@ async function withDeliveries(
   const overrides = await overridesFor(
     core.db,
     userId,
-    rows.map((r) => r.event_type as string),
+    rows.map((r) => r.event_type),
     locale,
   );
   // Each delivery's text as its target got it: in the target's language, with its tracker's and target's names.
-  const targetLocale = (d: Row): LocaleT =>
+  const targetLocale = (d: DeliveryRow): LocaleT =>
     d.target_locale === 'en' || d.target_locale === 'ru' ? d.target_locale : locale;
   const overridesIn = new Map([[locale, overrides]]);
   for (const l of new Set(deliveries.map(targetLocale)))
@@ -75,75 +128,75 @@ async function withDeliveries(
         await overridesFor(
           core.db,
           userId,
-          rows.map((r) => r.event_type as string),
+          rows.map((r) => r.event_type),
           l,
         ),
       );
   return rows.map((r) => ({
-    id: r.id as string,
-    provider_id: (r.provider_id ?? null) as string | null,
-    provider_kind: r.provider_kind as string,
-    provider_name: (r.provider_name ?? null) as string | null,
-    event_type: r.event_type as string,
-    severity: r.severity as Severity,
+    id: r.id,
+    provider_id: r.provider_id ?? null,
+    provider_kind: r.provider_kind,
+    provider_name: r.provider_name ?? null,
+    event_type: r.event_type,
+    severity: r.severity,
     message: oneLine(renderEvent(catalog, r, locale, overrides.get(r.event_type))),
     // Payloads come from outside services; fields named like secrets are never shown back.
     payload: redactObject(Db.json<Record<string, unknown>>(r.payload, {})),
     details: Db.json<unknown>(r.details, null),
     tracker_ids: Db.json<string[] | null>(r.tracker_ids, null),
-    dispatch_status: r.dispatch_status as DispatchStatus,
-    occurred_at: r.occurred_at as string,
-    created_at: r.created_at as string,
+    dispatch_status: r.dispatch_status,
+    occurred_at: r.occurred_at,
+    created_at: r.created_at,
     // Raised with "send a test event" (a sample payload), not by the source.
     test: Db.bool(r.test),
     deliveries: deliveries
       .filter((d) => d.event_id === r.id)
       .map((d) => ({
-        id: d.id as string,
-        target_id: d.target_id as string,
-        target_name: (d.target_name ?? null) as string | null,
-        target_kind: (d.target_kind ?? null) as string | null,
-        status: d.status as string,
-        reason: (d.reason ?? null) as string | null,
+        id: d.id,
+        target_id: d.target_id,
+        target_name: d.target_name ?? null,
+        target_kind: d.target_kind ?? null,
+        status: d.status,
+        reason: d.reason ?? null,
         attempts: Number(d.attempts ?? 0),
-        last_error: (d.last_error ?? null) as string | null,
+        last_error: d.last_error ?? null,
         last_status_code: d.last_status_code == null ? null : Number(d.last_status_code),
-        sent_at: (d.sent_at ?? null) as string | null,
+        sent_at: d.sent_at ?? null,
         // While a delivery waits for another attempt (queued after a failure) or for quiet hours to end: when.
         next_attempt_at:
           (d.status === 'queued' && Number(d.attempts) > 0) || d.status === 'deferred'
-            ? ((d.next_attempt_at ?? null) as string | null)
+            ? (d.next_attempt_at ?? null)
             : null,
-        updated_at: d.updated_at as string,
+        updated_at: d.updated_at,
         // Released at the end of quiet hours in a digest: the digest's event.
-        digest_event_id: (d.digest_event_id ?? null) as string | null,
+        digest_event_id: d.digest_event_id ?? null,
         // How a sent delivery went out: `send` (a new message), `edit` (it updated the earlier message of the same
         // thing) or `reply`.
-        send_mode: (d.send_mode ?? null) as string | null,
+        send_mode: d.send_mode ?? null,
         // The message as this target received it, as plain text (rendered with the current templates).
         rendered: renderEvent(catalog, r, targetLocale(d), overridesIn.get(targetLocale(d))?.get(r.event_type), {
-          tracker: (d.tracker_name ?? undefined) as string | undefined,
-          target: (d.target_name ?? undefined) as string | undefined,
+          tracker: d.tracker_name ?? undefined,
+          target: d.target_name ?? undefined,
         }),
       })),
     history: history
       .filter((h) => h.event_id === r.id)
       .map((h) => ({
-        id: h.id as string,
-        action: h.action as string,
-        at: h.created_at as string,
-        actor_id: (h.actor_id ?? null) as string | null,
-        actor_email: (h.actor_email ?? null) as string | null,
-        target_id: h.target_id as string,
-        target_name: (h.target_name ?? null) as string | null,
-        delivery_id: h.delivery_id as string,
-        previous_delivery_id: (h.previous_delivery_id ?? null) as string | null,
+        id: h.id,
+        action: h.action,
+        at: h.created_at,
+        actor_id: h.actor_id ?? null,
+        actor_email: h.actor_email ?? null,
+        target_id: h.target_id,
+        target_name: h.target_name ?? null,
+        delivery_id: h.delivery_id,
+        previous_delivery_id: h.previous_delivery_id ?? null,
         previous: {
-          status: h.previous_status as string,
+          status: h.previous_status,
           attempts: Number(h.previous_attempts ?? 0),
-          last_error: (h.previous_error ?? null) as string | null,
+          last_error: h.previous_error ?? null,
           last_status_code: h.previous_status_code == null ? null : Number(h.previous_status_code),
-          sent_at: (h.previous_sent_at ?? null) as string | null,
+          sent_at: h.previous_sent_at ?? null,
         },
       })),
   }));
@@ -164,13 +217,11 @@ const localeOf = (
  * check.
  */
 async function nudge(core: Core, userId?: string): Promise<void> {
-  const r = relayIfRunning(core) as unknown as
-    | { dispatcher?: { wake(): void }; monitor?: { checkBacklog(u: string): Promise<void> } }
-    | undefined;
-  r?.dispatcher?.wake();
+  const r = relayIfRunning(core);
+  r?.dispatcher.wake();
   if (userId)
     await r?.monitor
-      ?.checkBacklog(userId)
+      .checkBacklog(userId)
       .catch((err) => core.logs.get('relay').warn({ err }, 'checking the deferred backlog failed'));
 }
 
@@ -214,9 +265,8 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
       const user = caller(req);
       const params: unknown[] = [user.id];
       const where = `e.user_id = ?${eventFilterSql(q, params)}`;
-      const rows = await core.db.all(
-        `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
-      WHERE ${where}${pageSql('e', q, params)}`,
+      const rows = await core.db.all<EventDbRow>(
+        `${EVENT_SELECT} WHERE ${where}${pageSql('e', q, params)}`,
         params as never[],
       );
       return { events: await withDeliveries(core, rows, user.id, localeOf(req, user)) };
@@ -245,11 +295,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
       const user = caller(req);
       const id = req.params.id;
       await owned(core, 'event_log', id, user.id, 'Event');
-      const row = await core.db.get(
-        'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = ' +
-          'e.provider_id WHERE e.id = ?',
-        [id],
-      );
+      const row = await core.db.get<EventDbRow>(`${EVENT_SELECT} WHERE e.id = ?`, [id]);
       return (await withDeliveries(core, [row!], user.id, localeOf(req, user)))[0];
     },
   );
@@ -283,7 +329,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
     },
     async (req, reply) => {
       const user = caller(req);
-      const event = await owned<{ id: string; user_id: string; details: unknown }>(
+      const event = await owned<Pick<EventDbRow, 'id' | 'user_id' | 'details'>>(
         core,
         'event_log',
         req.params.id,
@@ -320,7 +366,7 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
     async (req) => {
       const user = caller(req);
       const params: unknown[] = [user.id];
-      const rows = await core.db.all(
+      const rows = await core.db.all<DeferredRow>(
         `SELECT d.id, d.delivery_id, d.event_id, d.event_type, d.tracker_id, d.target_id, d.release_at, d.created_at,
         t.name AS target_name, t.kind AS target_kind, tr.name AS tracker_name
       FROM deferred_dispatch d
@@ -329,11 +375,10 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
       WHERE d.user_id = ?${pageSql('d', req.query, params)}`,
         params as never[],
       );
-      const eventIds = [...new Set(rows.map((r) => r.event_id as string))];
+      const eventIds = [...new Set(rows.map((r) => r.event_id))];
       const events = eventIds.length
-        ? await core.db.all(
-            'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = ' +
-              `e.provider_id WHERE e.id IN (${eventIds.map(() => '?').join(',')})`,
+        ? await core.db.all<EventDbRow>(
+            `${EVENT_SELECT} WHERE e.id IN (${eventIds.map(() => '?').join(',')})`,
             eventIds,
           )
         : [];
@@ -341,27 +386,27 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
       const overrides = await overridesFor(
         core.db,
         user.id,
-        events.map((e) => e.event_type as string),
+        events.map((e) => e.event_type),
         locale,
       );
       const catalog = catalogOf(core);
       const messages = new Map(
-        events.map((e) => [e.id as string, oneLine(renderEvent(catalog, e, locale, overrides.get(e.event_type), {}))]),
+        events.map((e) => [e.id, oneLine(renderEvent(catalog, e, locale, overrides.get(e.event_type), {}))]),
       );
       return {
         deferred: rows.map((r) => ({
-          id: r.id as string,
-          delivery_id: r.delivery_id as string,
-          event_id: r.event_id as string,
-          event_type: r.event_type as string,
+          id: r.id,
+          delivery_id: r.delivery_id,
+          event_id: r.event_id,
+          event_type: r.event_type,
           message: messages.get(r.event_id) ?? null,
-          tracker_id: (r.tracker_id ?? null) as string | null,
-          tracker_name: (r.tracker_name ?? null) as string | null,
-          target_id: r.target_id as string,
-          target_name: (r.target_name ?? null) as string | null,
-          target_kind: (r.target_kind ?? null) as string | null,
-          release_at: r.release_at as string,
-          created_at: r.created_at as string,
+          tracker_id: r.tracker_id ?? null,
+          tracker_name: r.tracker_name ?? null,
+          target_id: r.target_id,
+          target_name: r.target_name ?? null,
+          target_kind: r.target_kind ?? null,
+          release_at: r.release_at,
+          created_at: r.created_at,
         })),
       };
     },

@@ -13,7 +13,8 @@ import { accepted, errors, ok, Uuid } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleT } from '../../plugin-api/index.ts';
-import { ReplayPreview, ReplayQueued } from '../definitions/event.ts';
+import { type EventDbRow, ReplayPreview, ReplayQueued } from '../definitions/event.ts';
+import type { TargetDbRow } from '../definitions/target.ts';
 import { replayDeliveries } from '../pipeline/operations.ts';
 import { renderMessage } from '../pipeline/render.ts';
 import { EventTypeSchema } from '../vocabulary.ts';
@@ -45,7 +46,6 @@ const Body = Type.Object(
 );
 
 type BodyT = Static<typeof Body>;
-type Row = Record<string, any>;
 
 const DESCRIPTION =
   'Sends your recorded events again, to targets you choose, through the durable queue. The message is ' +
@@ -67,7 +67,7 @@ const DESCRIPTION =
   'matches (a dry run answers the count 0).';
 
 /** The caller's events chosen by the body, oldest first; 404 when an id is not theirs, 422 over the bound. */
-async function chosenEvents(core: Core, userId: string, b: BodyT): Promise<Row[]> {
+async function chosenEvents(core: Core, userId: string, b: BodyT): Promise<EventDbRow[]> {
   if (!b.event_ids && !b.filter) {
     throw unprocessable(
       'Choose the events to replay: send event_ids, a filter, or both.',
@@ -99,7 +99,7 @@ async function chosenEvents(core: Core, userId: string, b: BodyT): Promise<Row[]
       { count, limit: REPLAY_MAX_EVENTS },
     );
   }
-  return core.db.all(
+  return core.db.all<EventDbRow>(
     `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
     WHERE ${where} ORDER BY e.occurred_at, e.id`,
     params as never[],
@@ -107,8 +107,8 @@ async function chosenEvents(core: Core, userId: string, b: BodyT): Promise<Row[]
 }
 
 /** The caller's targets, in the order asked; 404 for one that is not theirs, 409 for a disabled one. */
-async function chosenTargets(core: Core, userId: string, ids: string[]): Promise<Row[]> {
-  const rows = await core.db.all(
+async function chosenTargets(core: Core, userId: string, ids: string[]): Promise<TargetDbRow[]> {
+  const rows = await core.db.all<TargetDbRow>(
     `SELECT * FROM targets WHERE user_id = ? AND id IN (${ids.map(() => '?').join(',')})`,
     [userId, ...ids],
   );
@@ -117,16 +117,16 @@ async function chosenTargets(core: Core, userId: string, ids: string[]): Promise
   const off = ordered.find((r) => !Db.bool(r.enabled));
   if (off)
     throw conflict(`The target ${off.name} is disabled; enable it before replaying to it.`, 'target_disabled', {
-      target: off.name as string,
+      target: off.name,
     });
   return ordered;
 }
 
 /** The first events rendered for each target as it would get them now. */
-async function preview(core: Core, userId: string, events: Row[], targets: Row[]) {
+async function preview(core: Core, userId: string, events: EventDbRow[], targets: TargetDbRow[]) {
   const catalog = catalogOf(core);
   const first = events.slice(0, PREVIEW_MESSAGES);
-  const types = first.map((e) => e.event_type as string);
+  const types = first.map((e) => e.event_type);
   const byLocale = new Map<LocaleT, Awaited<ReturnType<typeof overridesFor>>>();
   const out = [];
   for (const t of targets) {
@@ -136,24 +136,24 @@ async function preview(core: Core, userId: string, events: Row[], targets: Row[]
     const plugin = core.plugins.target(t.kind);
     const formats = plugin?.def.manifest.limits?.formats ?? ['text' as const];
     out.push({
-      target_id: t.id as string,
-      target_name: t.name as string,
-      target_kind: t.kind as string,
+      target_id: t.id,
+      target_name: t.name,
+      target_kind: t.kind,
       locale,
       format: formats[0] ?? 'text',
       messages: first.map((e) => {
         const input = {
           deliveryId: '',
-          eventId: e.id as string,
-          eventType: e.event_type as string,
+          eventId: e.id,
+          eventType: e.event_type,
           severity: e.severity,
           locale,
           payload: redactObject(Db.json<Record<string, unknown>>(e.payload, {})),
           extras: Db.json<Record<string, string> | null>(e.extras, null),
           providerName: e.provider_name ?? undefined,
-          providerKind: e.provider_kind as string,
-          targetName: t.name as string,
-          occurredAt: e.occurred_at as string,
+          providerKind: e.provider_kind,
+          targetName: t.name,
+          occurredAt: e.occurred_at,
           formats,
           override: overrides.get(e.event_type),
           test: Db.bool(e.test),
@@ -168,9 +168,9 @@ async function preview(core: Core, userId: string, events: Row[], targets: Row[]
           m = renderMessage(catalog, { ...input, override: undefined });
         }
         return {
-          event_id: e.id as string,
-          event_type: e.event_type as string,
-          occurred_at: e.occurred_at as string,
+          event_id: e.id,
+          event_type: e.event_type,
+          occurred_at: e.occurred_at,
           title: m.title,
           body: m.body,
           plain_title: m.plainTitle ?? m.title,
@@ -217,11 +217,11 @@ export async function replayRoutes(app: App, core: Core): Promise<void> {
       if (!events.length) throw conflict('No event matches; there is nothing to replay.', 'nothing_to_replay');
       const outcome = await replayDeliveries(
         core,
-        events.map((e) => e.id as string),
-        targets.map((t) => t.id as string),
+        events.map((e) => e.id),
+        targets.map((t) => t.id),
         user.id,
       );
-      (relayIfRunning(core) as unknown as { dispatcher?: { wake(): void } } | undefined)?.dispatcher?.wake();
+      relayIfRunning(core)?.dispatcher.wake();
       reply.code(202);
       return { dry_run: false as const, events: events.length, ...outcome };
     },
