@@ -15,6 +15,8 @@ import type { Models } from '../../assistant/models.ts';
 import type { Quotas } from '../../assistant/quotas.ts';
 import type { Core } from '../../core.ts';
 import type { Severity } from '../../plugin-api/index.ts';
+import type { ActionDbRow, StoredActionConfig } from '../definitions/action.ts';
+import type { EventDbRow } from '../definitions/event.ts';
 import { DIGEST_SOURCE, pluralForms } from '../pipeline/digest.ts';
 import { catalogOf, oneLine, overridesFor, renderEvent } from '../routes/templates.ts';
 import { emitOwn } from './emit.ts';
@@ -27,7 +29,6 @@ const SUMMARY_TOKENS = 700;
 const MODEL_TIMEOUT_MS = 90_000;
 const RANK: Record<string, number> = { critical: 2, warning: 1, info: 0 };
 
-type Row = Record<string, any>;
 export interface DigestUsage {
   prompt_tokens: number;
   completion_tokens: number;
@@ -44,9 +45,14 @@ export interface AiDigestRun {
 /** Events a digest summarises: those providers raised, not what actions, the assistant or quiet-hours digests sent. */
 const OWN_SOURCES = ['action', ASSISTANT_SOURCE, DIGEST_SOURCE];
 
-export async function runAiDigest(core: Core, a: Row, config: Record<string, any>, now: Date): Promise<AiDigestRun> {
+export async function runAiDigest(
+  core: Core,
+  a: ActionDbRow,
+  config: Pick<StoredActionConfig, 'target_ids' | 'provider_ids'>,
+  now: Date,
+): Promise<AiDigestRun> {
   const db = core.db;
-  const ids: string[] = Array.isArray(config.target_ids) ? config.target_ids : [];
+  const ids = config.target_ids ?? [];
   const targets = ids.length
     ? await db.all<{ id: string; locale: string }>(
         `SELECT id, locale FROM targets WHERE user_id = ? AND id IN (${ids.map(() => '?').join(',')})`,
@@ -54,20 +60,22 @@ export async function runAiDigest(core: Core, a: Row, config: Record<string, any
       )
     : [];
   if (!targets.length) throw new Error('none of the targets of this action exists any more');
-  const since = (a.last_run_at ?? a.created_at) as string;
+  const since = a.last_run_at ?? a.created_at;
   const params: unknown[] = [a.user_id, since, now.toISOString(), ...OWN_SOURCES];
   let where =
     'e.user_id = ? AND e.created_at > ? AND e.created_at <= ? AND e.provider_kind NOT IN ' +
     `(${OWN_SOURCES.map(() => '?').join(',')})`;
-  const providers: string[] = Array.isArray(config.provider_ids) ? config.provider_ids : [];
+  const providers = config.provider_ids ?? [];
   if (providers.length) {
     where += ` AND e.provider_id IN (${providers.map(() => '?').join(',')})`;
     params.push(...providers);
   }
   const from = `FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id WHERE ${where}`;
-  const count = Number((await db.get(`SELECT COUNT(*) AS n ${from}`, params as never[]))?.n ?? 0);
+  const count = Number(
+    (await db.get<{ n: number | string }>(`SELECT COUNT(*) AS n ${from}`, params as never[]))?.n ?? 0,
+  );
   // The ones that matter first: critical, then warnings, newest first within each.
-  const rows = await db.all(
+  const rows = await db.all<EventDbRow>(
     `SELECT e.*, p.name AS provider_name ${from}
     ORDER BY CASE e.severity WHEN 'critical' THEN 0 WHEN 'warning' THEN 1 ELSE 2 END, e.id DESC LIMIT ?`,
     [...params, LISTED] as never[],
@@ -82,7 +90,7 @@ export async function runAiDigest(core: Core, a: Row, config: Record<string, any
     const overrides = await overridesFor(
       db,
       a.user_id,
-      rows.map((r) => r.event_type as string),
+      rows.map((r) => r.event_type),
       l,
     );
     lines.set(
@@ -163,10 +171,7 @@ export async function runAiDigest(core: Core, a: Row, config: Record<string, any
     }
   }
 
-  const severity = rows.reduce<Severity>(
-    (s, r) => ((RANK[r.severity] ?? 0) > RANK[s]! ? (r.severity as Severity) : s),
-    'info',
-  );
+  const severity = rows.reduce<Severity>((s, r) => ((RANK[r.severity] ?? 0) > RANK[s]! ? r.severity : s), 'info');
   const payload = {
     action_name: a.name,
     since,
@@ -206,7 +211,7 @@ async function countsOf(core: Core, from: string, params: unknown[]): Promise<Re
   const by = async (col: string) =>
     Object.fromEntries(
       (
-        await core.db.all(
+        await core.db.all<{ k: unknown; n: number | string }>(
           `SELECT ${col} AS k, COUNT(*) AS n ${from} GROUP BY ${col} ORDER BY n DESC LIMIT 20`,
           params as never[],
         )

@@ -1,6 +1,9 @@
 import type { Core } from '../../core.ts';
 import { Database } from '../../db/database.ts';
 import { claimSlot } from '../../jobs/scheduler.ts';
+import { type ActionDbRow, storedActionConfig } from '../definitions/action.ts';
+import type { EventDbRow } from '../definitions/event.ts';
+import type { TrackerDbRow } from '../definitions/tracker.ts';
 import type { Relay } from '../pipeline/relay.ts';
 import { cronOf } from '../routes/schedule.ts';
 import { render } from '../templates/engine.ts';
@@ -21,10 +24,10 @@ export function nextRun(schedule: string, timezone: string, from: Date): Date | 
  * (ai-digest.ts), or a fixed message.
  */
 export async function runAction(core: Core, relay: Relay, actionId: string): Promise<void> {
-  const a = await core.db.get('SELECT * FROM actions WHERE id = ?', [actionId]);
+  const a = await core.db.get<ActionDbRow>('SELECT * FROM actions WHERE id = ?', [actionId]);
   if (!a) return;
   const now = core.clock.now();
-  const config = Database.json<Record<string, any>>(a.config, {});
+  const config = storedActionConfig(a);
   let status = 'ok';
   let error: string | null = null;
   // Dates and event titles in the owner's language and the action's zone ({{date}}, a digest's times).
@@ -36,13 +39,13 @@ export async function runAction(core: Core, relay: Relay, actionId: string): Pro
     );
   try {
     if (a.kind === 'digest') {
-      const tracker = await core.db.get('SELECT * FROM trackers WHERE id = ? AND user_id = ?', [
+      const tracker = await core.db.get<TrackerDbRow>('SELECT * FROM trackers WHERE id = ? AND user_id = ?', [
         config.tracker_id,
         a.user_id,
       ]);
       if (!tracker) throw new Error('the tracker of this digest no longer exists');
       const since = a.last_run_at ?? a.created_at;
-      const events = await core.db.all(
+      const events = await core.db.all<Pick<EventDbRow, 'id' | 'event_type' | 'occurred_at' | 'payload'>>(
         'SELECT id, event_type, occurred_at, payload FROM event_log WHERE provider_id = ? AND created_at > ' +
           '? AND created_at <= ? ORDER BY id LIMIT 100',
         [tracker.provider_id, since, now.toISOString()],
@@ -71,7 +74,7 @@ export async function runAction(core: Core, relay: Relay, actionId: string): Pro
     } else if (a.kind === 'ai_digest') {
       await runAiDigest(core, a, config, now);
     } else {
-      const targetIds: string[] = Array.isArray(config.target_ids) ? config.target_ids : [];
+      const targetIds = config.target_ids ?? [];
       const owned = (
         await core.db.all<{ id: string }>(
           `SELECT id FROM targets WHERE user_id = ? AND id IN (${targetIds.map(() => '?').join(',') || "''"})`,
@@ -84,8 +87,8 @@ export async function runAction(core: Core, relay: Relay, actionId: string): Pro
         a.user_id,
         'action_message',
         {
-          title: render(String(config.title ?? a.name), ctx, 'text'),
-          body: render(String(config.body ?? ''), ctx, 'text'),
+          title: render(config.title ?? a.name, ctx, 'text'),
+          body: render(config.body ?? '', ctx, 'text'),
         },
         owned,
       );
