@@ -9,6 +9,7 @@ import Type from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
 import { Database as Db, type Queryable } from '../../db/database.ts';
+import { upsertRow } from '../../db/rows.ts';
 import { newId } from '../../http/ids.ts';
 import { HttpError, unprocessable } from '../../http/problem.ts';
 import { errors, Locale, noContent, ok } from '../../http/schemas.ts';
@@ -16,10 +17,13 @@ import type { App } from '../../http/server.ts';
 import { redactObject } from '../../logging/redact.ts';
 import type { Locale as LocaleT } from '../../plugin-api/index.ts';
 import { localizeManifest, pickLocale } from '../../plugins/locales.ts';
+import { type EventDbRow, severityOf } from '../definitions/event.ts';
 import {
   BODY_MAX,
   SavedTemplate,
+  TEMPLATE_KEY,
   TemplateCatalog as TemplateCatalogView,
+  type TemplateDbRow,
   TemplatePreview,
   TemplateText,
   TITLE_MAX,
@@ -36,8 +40,8 @@ export const MESSAGE_MAX = 200;
 const own = new WeakMap<Core, TemplateCatalog>();
 /** The catalog the dispatcher renders with (the relay's), or one built the same way while the relay is not running. */
 export function catalogOf(core: Core): TemplateCatalog {
-  const r = relayIfRunning(core) as unknown as { catalog?: TemplateCatalog } | undefined;
-  if (r?.catalog) return r.catalog;
+  const r = relayIfRunning(core);
+  if (r) return r.catalog;
   let c = own.get(core);
   if (!c) {
     c = new TemplateCatalog([...core.plugins.plugins.values()]);
@@ -46,8 +50,17 @@ export function catalogOf(core: Core): TemplateCatalog {
   return c;
 }
 
-type Row = Record<string, any>;
 type Override = { title: string; body: string };
+
+/**
+ * What an event is rendered from: an `event_log` row's columns (the assistant's tools read the
+ * same row with its severity as text).
+ */
+export type RenderableEvent = Pick<EventDbRow, 'id' | 'event_type' | 'provider_kind' | 'occurred_at' | 'payload'> & {
+  severity: string;
+  provider_name?: string | null;
+  extras?: unknown;
+};
 
 /** The caller's own templates for these types in a locale, by event type. */
 export async function overridesFor(
@@ -58,12 +71,12 @@ export async function overridesFor(
 ): Promise<Map<string, Override>> {
   const uniq = [...new Set(types)];
   if (!uniq.length) return new Map();
-  const rows = await db.all(
+  const rows = await db.all<Pick<TemplateDbRow, 'event_type' | 'title' | 'body'>>(
     'SELECT event_type, title, body FROM templates WHERE user_id = ? AND locale = ? AND event_type IN ' +
       `(${uniq.map(() => '?').join(',')})`,
     [userId, locale, ...uniq],
   );
-  return new Map(rows.map((r) => [r.event_type as string, { title: String(r.title), body: String(r.body ?? '') }]));
+  return new Map(rows.map((r) => [r.event_type, { title: String(r.title), body: String(r.body ?? '') }]));
 }
 
 /**
@@ -72,7 +85,7 @@ export async function overridesFor(
  */
 export function renderEvent(
   catalog: TemplateCatalog,
-  ev: Row,
+  ev: RenderableEvent,
   locale: LocaleT,
   override: Override | undefined,
   names: { tracker?: string; target?: string } = {},
@@ -82,7 +95,7 @@ export function renderEvent(
     deliveryId: '',
     eventId: ev.id,
     eventType: ev.event_type,
-    severity: ev.severity,
+    severity: severityOf(ev.severity),
     locale,
     payload: redactObject(Db.json<Record<string, unknown>>(ev.payload, {})),
     extras: Db.json<Record<string, string> | null>(ev.extras, null),
@@ -236,7 +249,7 @@ async function previewOf(
   override: Override | undefined,
   draft = false,
 ) {
-  const ev = await core.db.get(
+  const ev = await core.db.get<EventDbRow>(
     `SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id
     WHERE e.user_id = ? AND e.event_type = ? ORDER BY e.id DESC LIMIT 1`,
     [userId, type],
@@ -246,7 +259,7 @@ async function previewOf(
       params: { event_type: type },
     });
   }
-  const first = await core.db.get(
+  const first = await core.db.get<{ target_name: string | null; tracker_name: string | null }>(
     `SELECT t.name AS target_name, tr.name AS tracker_name FROM deliveries d
     LEFT JOIN targets t ON t.id = d.target_id LEFT JOIN trackers tr ON tr.id = d.tracker_id WHERE d.event_id = ? ORDER
     BY d.id LIMIT 1`,
@@ -265,9 +278,9 @@ async function previewOf(
   return {
     event_type: type,
     locale,
-    event_id: ev.id as string,
-    occurred_at: ev.occurred_at as string,
-    provider_name: (ev.provider_name ?? null) as string | null,
+    event_id: ev.id,
+    occurred_at: ev.occurred_at,
+    provider_name: ev.provider_name ?? null,
     title: text.title,
     body: text.body,
   };
@@ -459,13 +472,18 @@ export async function templateRoutes(app: App, core: Core): Promise<void> {
       }
       checkParses(b);
       const now = nowIso(core);
-      await core.db.run(
-        `INSERT INTO templates (id, user_id, event_type, locale, title, body, created_at, updated_at) VALUES (?, ?, ?,
-          ?, ?, ?, ?, ?)
-      ON CONFLICT (user_id, event_type, locale) DO UPDATE SET title = excluded.title, body = excluded.body, updated_at =
-      excluded.updated_at`,
-        [newId(), user.id, type, locale, b.title, b.body, now, now],
-      );
+      const row: TemplateDbRow = {
+        id: newId(),
+        user_id: user.id,
+        event_type: type,
+        locale,
+        title: b.title,
+        body: b.body,
+        created_at: now,
+        updated_at: now,
+      };
+      // The one the caller already had for this type and locale keeps its id and creation time.
+      await upsertRow(core.db, 'templates', row, TEMPLATE_KEY, ['title', 'body', 'updated_at']);
       // Inserted or updated, the row now holds exactly these values.
       return { event_type: type, locale, title: b.title, body: b.body, updated_at: now };
     },
