@@ -15,6 +15,7 @@ import { Database, type Queryable } from '../../db/database.ts';
 import { newId } from '../../http/ids.ts';
 import type { Locale, MessageFormat, OutboundMessage, Severity, TargetLimits } from '../../plugin-api/index.ts';
 import { localizeManifest } from '../../plugins/locales.ts';
+import type { EventDbRow } from '../definitions/event.ts';
 import type { TemplateCatalog } from '../templates/catalog.ts';
 import { render } from '../templates/engine.ts';
 import { renderMessage } from './render.ts';
@@ -179,24 +180,26 @@ export async function settleDigest(
   return [...new Set(rows.map((r) => r.event_id))].sort();
 }
 
-interface ItemRow {
-  id: string;
-  user_id: string;
-  event_type: string;
-  severity: string;
-  payload: unknown;
-  extras: unknown;
-  provider_id: string | null;
-  provider_kind: string;
-  provider_name: string | null;
-  tracker_name: string | null;
-  occurred_at: string;
-  test: unknown;
-}
+/** An event in the digest, with the name of the tracker its delivery came through. */
+type ItemRow = Pick<
+  EventDbRow,
+  | 'id'
+  | 'user_id'
+  | 'event_type'
+  | 'severity'
+  | 'payload'
+  | 'extras'
+  | 'provider_id'
+  | 'provider_kind'
+  | 'provider_name'
+  | 'occurred_at'
+  | 'test'
+> & { tracker_name: string | null };
 
 export interface DigestInput {
   deliveryId: string;
-  event: Record<string, any>;
+  /** The digest's own event (a column the row lacks reads as absent). */
+  event: Partial<Pick<EventDbRow, 'id' | 'user_id' | 'severity' | 'payload'>>;
   locale: Locale;
   formats: MessageFormat[];
   targetName: string;
@@ -245,7 +248,7 @@ export async function renderDigest(core: Core, catalog: TemplateCatalog, d: Dige
       deliveryId: d.deliveryId,
       eventId: it.id,
       eventType: it.event_type,
-      severity: it.severity as Severity,
+      severity: it.severity,
       locale: d.locale,
       payload: Database.json(it.payload, {}),
       extras: Database.json(it.extras, null),
@@ -339,7 +342,7 @@ export async function renderDigest(core: Core, catalog: TemplateCatalog, d: Dige
     deliveryId: d.deliveryId,
     eventId: String(d.event.id),
     eventType: DIGEST_TYPE,
-    severity: (d.event.severity ?? 'info') as Severity,
+    severity: d.event.severity ?? 'info',
     locale: d.locale,
     format,
     title,

@@ -4,12 +4,19 @@
  * tracker names and the users' template overrides.
  */
 import type { Queryable } from '../../db/database.ts';
+import type { EventDbRow } from '../definitions/event.ts';
+import type { TargetDbRow } from '../definitions/target.ts';
+import type { TemplateDbRow } from '../definitions/template.ts';
 
-type Row = Record<string, any>;
+/**
+ * An event or target row as the dispatcher holds it: read here (`EventDbRow`, `TargetDbRow`), or
+ * handed over by ingest with a delivery it wrote (`HandedDelivery`, whose copies are open records).
+ */
+type HeldRow = Record<string, any>;
 
 export interface SendContext {
-  events: Map<string, Row>;
-  targets: Map<string, Row>;
+  events: Map<string, HeldRow>;
+  targets: Map<string, HeldRow>;
   trackerNames: Map<string, string>;
   /** Key `user|event_type|locale`. */
   overrides: Map<string, { title: string; body: string }>;
@@ -20,11 +27,11 @@ export const overrideKey = (userId: string, eventType: string, locale: string): 
 
 const CHUNK = 200;
 
-async function byIds(db: Queryable, sql: (marks: string) => string, ids: string[]): Promise<Row[]> {
-  const out: Row[] = [];
+async function byIds<T>(db: Queryable, sql: (marks: string) => string, ids: string[]): Promise<T[]> {
+  const out: T[] = [];
   for (let i = 0; i < ids.length; i += CHUNK) {
     const part = ids.slice(i, i + CHUNK);
-    out.push(...(await db.all(sql(part.map(() => '?').join(',')), part)));
+    out.push(...(await db.all<T>(sql(part.map(() => '?').join(',')), part)));
   }
   return out;
 }
@@ -36,25 +43,29 @@ export async function loadSendContext(
   const eventIds = [...new Set(rows.map((r) => r.event_id))];
   const targetIds = [...new Set(rows.map((r) => r.target_id))];
   const trackerIds = [...new Set(rows.map((r) => r.tracker_id).filter((x): x is string => !!x))];
-  const events = await byIds(
+  const events = await byIds<EventDbRow>(
     db,
     (m) =>
       'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id ' +
       `WHERE e.id IN (${m})`,
     eventIds,
   );
-  const targets = await byIds(db, (m) => `SELECT * FROM targets WHERE id IN (${m})`, targetIds);
+  const targets = await byIds<TargetDbRow>(db, (m) => `SELECT * FROM targets WHERE id IN (${m})`, targetIds);
   const trackers = trackerIds.length
-    ? await byIds(db, (m) => `SELECT id, name FROM trackers WHERE id IN (${m})`, trackerIds)
+    ? await byIds<{ id: string; name: string }>(
+        db,
+        (m) => `SELECT id, name FROM trackers WHERE id IN (${m})`,
+        trackerIds,
+      )
     : [];
-  const userIds = [...new Set(events.map((e) => e.user_id as string))];
-  const types = [...new Set(events.map((e) => e.event_type as string))];
+  const userIds = [...new Set(events.map((e) => e.user_id))];
+  const types = [...new Set(events.map((e) => e.event_type))];
   const overrides = new Map<string, { title: string; body: string }>();
   if (userIds.length && types.length) {
     const marks = (n: number) => Array.from({ length: n }, () => '?').join(',');
     for (let i = 0; i < userIds.length; i += CHUNK) {
       const users = userIds.slice(i, i + CHUNK);
-      const rowsT = await db.all(
+      const rowsT = await db.all<Pick<TemplateDbRow, 'user_id' | 'event_type' | 'locale' | 'title' | 'body'>>(
         'SELECT user_id, event_type, locale, title, body FROM templates WHERE user_id IN ' +
           `(${marks(users.length)}) AND event_type IN (${marks(types.length)})`,
         [...users, ...types],
@@ -64,9 +75,9 @@ export async function loadSendContext(
     }
   }
   return {
-    events: new Map(events.map((e) => [e.id as string, e])),
-    targets: new Map(targets.map((t) => [t.id as string, t])),
-    trackerNames: new Map(trackers.map((t) => [t.id as string, t.name as string])),
+    events: new Map(events.map((e) => [e.id, e])),
+    targets: new Map(targets.map((t) => [t.id, t])),
+    trackerNames: new Map(trackers.map((t) => [t.id, t.name])),
     overrides,
   };
 }

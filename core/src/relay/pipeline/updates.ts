@@ -19,6 +19,8 @@ import type {
   TargetInstance,
 } from '../../plugin-api/index.ts';
 import { errorCode, NOT_SUPPORTED } from '../../plugin-api/index.ts';
+import type { EventDbRow } from '../definitions/event.ts';
+import type { TargetDbRow } from '../definitions/target.ts';
 
 /** How a delivery went out: a new message, an edit of the earlier one, or a reply threaded to it. */
 export type SendMode = 'send' | 'edit' | 'reply';
@@ -35,7 +37,8 @@ export interface Thread {
   message_ref: MessageRef;
 }
 
-type Row = Record<string, any>;
+/** A `message_threads` row's columns a follow-up reads. */
+type ThreadRow = Omit<Thread, 'message_ref'> & { message_ref: unknown };
 
 function at(payload: unknown, path: string): unknown {
   let v: unknown = payload;
@@ -56,7 +59,11 @@ const scalar = (v: unknown): string | undefined =>
  * its type declares no correlation, the payload lacks the key, it is a test event, it has no
  * provider instance any more, or the target's `update_messages` is off.
  */
-export function correlationKey(core: Core, ev: Row, target: Row): string | undefined {
+export function correlationKey(
+  core: Core,
+  ev: Partial<Pick<EventDbRow, 'provider_id' | 'provider_kind' | 'event_type' | 'payload' | 'test'>>,
+  target: Partial<Pick<TargetDbRow, 'update_messages'>>,
+): string | undefined {
   if (target.update_messages !== undefined && target.update_messages !== null && !Database.bool(target.update_messages))
     return undefined;
   if (Database.bool(ev.test) || !ev.provider_id) return undefined;
@@ -87,7 +94,7 @@ export function correlationKey(core: Core, ev: Row, target: Row): string | undef
 
 /** The message the key's latest event went out as on this target, if any. */
 export async function findThread(db: Queryable, targetId: string, key: string): Promise<Thread | undefined> {
-  const row = await db.get<Row>(
+  const row = await db.get<ThreadRow>(
     'SELECT event_id, event_type, delivery_id, message_ref FROM message_threads WHERE target_id = ? AND ' +
       'correlation_key = ?',
     [targetId, key],
