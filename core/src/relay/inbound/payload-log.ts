@@ -36,6 +36,18 @@ export interface PayloadLogEntry {
   eventIds?: string[] | null;
 }
 
+/** A `webhook_payload_log` row as the log's page reads it (an accepted request's, from its event's row). */
+interface LogRow {
+  id: string;
+  received_at: string;
+  status_code: number | string;
+  error_message: string | null;
+  payload_excerpt: string | null;
+  source_ip: string | null;
+  /** JSON: the ids of the events the request raised. */
+  event_ids: unknown;
+}
+
 export async function recordPayload(q: Queryable, at: Date, owner: PayloadLogOwner, e: PayloadLogEntry): Promise<void> {
   await q.run(
     `INSERT INTO webhook_payload_log (id, user_id, provider_id, bot_id, received_at, status_code, error_message,
@@ -66,14 +78,14 @@ export async function payloadLogPage(core: Core, owner: PayloadLogOwner, page: P
   const [column, id] = owner.providerId !== undefined ? ['provider_id', owner.providerId] : ['bot_id', owner.botId];
   const params: unknown[] = [id, owner.userId];
   const limit = Math.min(200, Math.max(1, page.limit ?? 50));
-  const rows = await core.db.all(
+  const rows = await core.db.all<LogRow>(
     `SELECT id, received_at, status_code, error_message, payload_excerpt, source_ip, event_ids
     FROM webhook_payload_log WHERE ${column} = ? AND user_id = ?${pageSql('', page, params)}`,
     params as never[],
   );
   if (owner.providerId !== undefined) {
     const p2: unknown[] = [owner.providerId, owner.userId];
-    const accepted = await core.db.all(
+    const accepted = await core.db.all<LogRow>(
       `SELECT id, created_at AS received_at, 202 AS status_code, NULL AS error_message, hook_excerpt AS payload_excerpt,
         hook_ip AS source_ip, hook_event_ids AS event_ids
       FROM event_log WHERE provider_id = ? AND user_id = ? AND hook_ip IS NOT NULL${pageSql('', page, p2)}`,
@@ -86,13 +98,13 @@ export async function payloadLogPage(core: Core, owner: PayloadLogOwner, page: P
   }
   return {
     entries: rows.map((r) => ({
-      id: r.id as string,
-      received_at: r.received_at as string,
+      id: r.id,
+      received_at: r.received_at,
       status_code: Number(r.status_code),
-      error_message: (r.error_message as string | null) ?? null,
+      error_message: r.error_message ?? null,
       // Stored redacted by the inbound route; redacted again in case an older row was not.
       payload_excerpt: r.payload_excerpt == null ? null : redactText(String(r.payload_excerpt)),
-      source_ip: (r.source_ip as string | null) ?? null,
+      source_ip: r.source_ip ?? null,
       event_ids: Db.json<string[]>(r.event_ids, []),
     })),
   };
