@@ -52,6 +52,12 @@ interface Setup {
   /** The user's self-monitoring provider, with thresholds of 3 and every switch on unless `row` says otherwise. */
   self(row?: Record<string, unknown>, userId?: string): Promise<void>;
   col<T = unknown>(sql: string, params?: unknown[]): Promise<T>;
+  /** Every write statement run through the monitor's database (its first words). */
+  writes: string[];
+  /** Moves the clock. */
+  setNow(iso: string): void;
+  /** What closing the database runs first (the monitor's last write). */
+  close(): Promise<void>;
 }
 
 async function setup(t: Test, opts: { receiver?: boolean } = {}): Promise<Setup> {
@@ -69,18 +75,28 @@ async function setup(t: Test, opts: { receiver?: boolean } = {}): Promise<Setup>
     await hook(sql, 'after');
     return result;
   };
+  const writes: string[] = [];
+  const closers: (() => Promise<void>)[] = [];
   const watched = {
     dialect: db.dialect,
     get: (sql: string, params?: any[]) => around(sql, () => db.get(sql, params)),
-    run: (sql: string, params?: any[]) => around(sql, () => db.run(sql, params)),
+    run: (sql: string, params?: any[]) => {
+      writes.push(sql.split(' ').slice(0, 4).join(' '));
+      return around(sql, () => db.run(sql, params));
+    },
     all: (sql: string, params?: any[]) => db.all(sql, params),
-    tx: (fn: any) => around('tx', () => db.tx(fn)),
+    tx: (fn: any) => {
+      writes.push('tx');
+      return around('tx', () => db.tx(fn));
+    },
+    onClose: (fn: () => Promise<void>) => closers.push(fn),
   };
+  let now = NOW;
   const signals: Setup['signals'] = [];
   const metrics: Setup['metrics'] = [];
   const core = {
     db: watched,
-    clock: { now: () => new Date(NOW) },
+    clock: { now: () => new Date(now) },
     metrics: { pollFailures: { inc: (labels: Record<string, unknown>) => metrics.push(labels) } },
     plugins: { plugins: new Map(opts.receiver === false ? [] : [['acme_self', receiver]]) },
   } as unknown as Core;
@@ -117,6 +133,13 @@ async function setup(t: Test, opts: { receiver?: boolean } = {}): Promise<Setup>
     async col(sql, params = []) {
       const row = await db.get(sql, params as any[]);
       return Object.values(row ?? {})[0] as any;
+    },
+    writes,
+    setNow: (iso) => {
+      now = iso;
+    },
+    close: async () => {
+      for (const fn of [...closers].reverse()) await fn();
     },
   };
 }
@@ -476,4 +499,73 @@ t.test('deferred backlog: a check below the threshold that found the latch open 
   await s.monitor.checkBacklog('u1');
   t.equal(await latched(s), 1, 'still latched: this check does not re-arm it');
   t.strictSame(s.signals, []);
+});
+
+t.test(
+  'a poll that changes nothing else is not a write: its time is held, read through, and written once a minute',
+  async (t) => {
+    const s = await setup(t);
+    const p2 = { ...provider, id: 'p2' };
+    await s.db.run("INSERT INTO trackers (id, provider_id) VALUES ('tr1', 'p1'), ('tr2', 'p1'), ('tr3', 'p2')");
+    await s.monitor.pollResult(provider, [tracker]);
+    await s.monitor.pollResult(p2, [tracker]);
+    t.strictSame(
+      await trackerRow(s, 'tr2'),
+      { n: 0, at: NOW, err: null },
+      'the first poll of never-polled trackers: written',
+    );
+    t.equal(s.writes.length, 2, 'one statement each');
+    t.equal(s.monitor.lastPollAt('p1'), undefined, 'and nothing held');
+
+    s.writes.length = 0;
+    const later = '2026-11-26T12:01:00.000Z';
+    s.setNow(later);
+    await s.monitor.pollResult(provider, [tracker]);
+    await s.monitor.pollResult(p2, [tracker]);
+    t.strictSame(s.writes, [], 'the next successful polls write nothing');
+    t.equal(s.monitor.lastPollAt('p1'), later, 'their time is read through from memory');
+    t.equal((await trackerRow(s))?.at, NOW, 'the row still has the time written before');
+
+    const latest = '2026-11-26T12:02:00.000Z';
+    s.setNow(latest);
+    await s.monitor.pollResult(provider, [tracker]);
+    await s.monitor.flushPollTimes();
+    t.strictSame(s.writes, ['UPDATE trackers SET last_poll_at'], 'one statement writes every held time');
+    t.equal((await trackerRow(s))?.at, latest, 'the newest of each provider');
+    t.equal((await trackerRow(s, 'tr2'))?.at, latest, 'on every tracker of the provider');
+    t.equal((await trackerRow(s, 'tr3'))?.at, later);
+    t.equal(s.monitor.lastPollAt('p1'), undefined, 'nothing held once written');
+    s.writes.length = 0;
+    await s.monitor.flushPollTimes();
+    t.strictSame(s.writes, [], 'nothing held, nothing written');
+
+    const atClose = '2026-11-26T12:03:00.000Z';
+    s.setNow(atClose);
+    await s.monitor.pollResult(p2, [tracker]);
+    await s.close();
+    t.equal((await trackerRow(s, 'tr3'))?.at, atClose, 'closing the database writes what is held first');
+  },
+);
+
+t.test('a failure after a held poll time is written at once, and the held time does not overwrite it', async (t) => {
+  const s = await setup(t);
+  await s.db.run("INSERT INTO trackers (id, provider_id) VALUES ('tr1', 'p1')");
+  await s.monitor.pollResult(provider, [tracker]);
+  const later = '2026-11-26T12:01:00.000Z';
+  s.setNow(later);
+  await s.monitor.pollResult(provider, [tracker]);
+  t.equal(s.monitor.lastPollAt('p1'), later);
+  const failed = '2026-11-26T12:02:00.000Z';
+  s.setNow(failed);
+  await s.monitor.pollResult(provider, [tracker], new Error('down'));
+  t.strictSame(await trackerRow(s), { n: 1, at: failed, err: 'down' }, 'the failure is written at once');
+  t.equal(s.monitor.lastPollAt('p1'), undefined, 'the held success is dropped');
+  await s.monitor.flushPollTimes();
+  t.equal((await trackerRow(s))?.at, failed, 'and not written over the failure');
+  s.writes.length = 0;
+  const recovered = '2026-11-26T12:03:00.000Z';
+  s.setNow(recovered);
+  await s.monitor.pollResult(provider, [tracker]);
+  t.strictSame(await trackerRow(s), { n: 0, at: recovered, err: null }, 'recovering is a change: written at once');
+  t.equal(s.writes.length, 1);
 });

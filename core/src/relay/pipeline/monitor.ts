@@ -15,6 +15,11 @@ export type SignalEmitter = <S extends SelfMonitoringSignal>(
   payload: SelfMonitoringSignals[S],
 ) => Promise<unknown>;
 
+/** How long the time of a successful poll that changed nothing else waits in memory before it is written. */
+const POLL_TIMES_FLUSH_MS = 60_000;
+/** Providers per statement when those times are written. */
+const POLL_TIMES_BATCH = 500;
+
 interface SelfRow {
   id: string;
   poll_failure_threshold: number;
@@ -34,9 +39,59 @@ interface SelfRow {
 export class SelfMonitor {
   private core: Core;
   private emit: SignalEmitter;
+  /**
+   * Provider id → the time of its last successful poll, not yet in its trackers' `last_poll_at`: a
+   * poll that changes nothing else (no failure to clear, every tracker polled before) is not a write
+   * commit of its own; these are written together, one statement a minute and at close.
+   */
+  private pollTimes = new Map<string, string>();
+  private flushTimer?: NodeJS.Timeout;
+
   constructor(core: Core, emit: SignalEmitter) {
     this.core = core;
     this.emit = emit;
+    // Runs before the connection closes (closers run last registered first).
+    core.db.onClose(() => this.flushPollTimes());
+  }
+
+  /**
+   * The time of a provider's last successful poll when this replica holds a newer one than its
+   * trackers' stored `last_poll_at` (read through by whoever shows it), else undefined.
+   */
+  lastPollAt(providerId: string): string | undefined {
+    return this.pollTimes.get(providerId);
+  }
+
+  /** Writes the poll times held in memory into the trackers' `last_poll_at`, one statement per batch of providers. */
+  async flushPollTimes(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const written = new Map<string, string>();
+    for (;;) {
+      // Taken from the map as each statement is queued: a failure recorded meanwhile removed its
+      // provider, and its own write, queued later, is the newer one.
+      const part = [...this.pollTimes].filter(([id]) => !written.has(id)).slice(0, POLL_TIMES_BATCH);
+      if (!part.length) break;
+      for (const [id, at] of part) written.set(id, at);
+      await this.core.db.run(
+        `UPDATE trackers SET last_poll_at = CASE provider_id ${part.map(() => 'WHEN ? THEN ?').join(' ')} END ` +
+          `WHERE provider_id IN (${part.map(() => '?').join(', ')})`,
+        [...part.flat(), ...part.map(([id]) => id)],
+      );
+    }
+    // A poll that succeeded while the statements ran keeps its newer time for the next write.
+    for (const [id, at] of written) if (this.pollTimes.get(id) === at) this.pollTimes.delete(id);
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushTimer) return;
+    this.flushTimer = setTimeout(() => {
+      this.flushTimer = undefined;
+      void this.flushPollTimes().catch((err) =>
+        this.core.logs.get('relay').warn({ err }, 'writing the last poll times failed; retried with the next'),
+      );
+    }, POLL_TIMES_FLUSH_MS);
+    this.flushTimer.unref();
   }
 
   /** The user's self-monitoring provider (thresholds, switches, latch); none without a receiving plugin. */
@@ -50,14 +105,28 @@ export class SelfMonitor {
     const db = this.core.db;
     const now = this.core.clock.now().toISOString();
     if (!error) {
-      if (trackers.length)
-        await db.run(
-          'UPDATE trackers SET consecutive_poll_failures = 0, last_poll_at = ?, last_poll_error = NULL ' +
-            'WHERE provider_id = ?',
-          [now, provider.id],
-        );
+      if (!trackers.length) return;
+      // A failure to clear or a tracker never polled: a change of state, written now. Else only the time moves.
+      const changes = await db.get<{ id: string }>(
+        'SELECT id FROM trackers WHERE provider_id = ? AND (consecutive_poll_failures <> 0 OR ' +
+          'last_poll_error IS NOT NULL OR last_poll_at IS NULL) LIMIT 1',
+        [provider.id],
+      );
+      if (!changes) {
+        this.pollTimes.set(provider.id, now);
+        this.scheduleFlush();
+        return;
+      }
+      this.pollTimes.delete(provider.id);
+      await db.run(
+        'UPDATE trackers SET consecutive_poll_failures = 0, last_poll_at = ?, last_poll_error = NULL ' +
+          'WHERE provider_id = ?',
+        [now, provider.id],
+      );
       return;
     }
+    // The failure's own time, written below, is the newer one.
+    this.pollTimes.delete(provider.id);
     this.core.metrics.pollFailures.inc({ provider_type: provider.kind });
     const message = (error as Error)?.message ?? String(error);
     const self = await this.self(provider.user_id);
