@@ -8,7 +8,6 @@ import type {
   EmittedEvent,
   MessagingBotRef,
   OutboundHttp,
-  PluginLogger,
   ProviderDefinition,
   ProviderInstance,
   TargetDefinition,
@@ -16,6 +15,8 @@ import type {
   TrackerView,
 } from '../plugin-api/index.ts';
 import { errorCode } from '../plugin-api/index.ts';
+import type { ProviderDbRow } from '../relay/definitions/provider.ts';
+import type { TargetDbRow } from '../relay/definitions/target.ts';
 import { webPushAccess } from '../relay/push/store.ts';
 import type { SecretsAtRest } from '../secrets/at-rest.ts';
 import { isProvider, isTarget, type LoadedPlugin } from './loader.ts';
@@ -72,7 +73,15 @@ interface ProviderEntry {
   failures: number;
   state: 'starting' | 'running' | 'retrying' | 'auth_failed' | 'error' | 'stopped';
   log: Logger;
+  /** The first poll waits for the instance's offset into its interval (started with the others). */
+  spread: boolean;
 }
+
+/** The columns of a `providers` row that {@link providerRowFrom} reads. */
+export type ProviderRowSource = Pick<
+  ProviderDbRow,
+  'id' | 'user_id' | 'kind' | 'name' | 'config' | 'enabled' | 'webhook_token' | 'updated_at' | 'outbound_allow'
+>;
 
 export function providerRowFrom(r: Record<string, any>): ProviderRow {
   return {
@@ -82,11 +91,18 @@ export function providerRowFrom(r: Record<string, any>): ProviderRow {
     name: r.name,
     config: Db.json(r.config, {}),
     enabled: Db.bool(r.enabled),
-    webhook_token: r.webhook_token,
+    // NOT NULL in the table.
+    webhook_token: r.webhook_token ?? '',
     updated_at: r.updated_at,
     outbound_allow: outboundAllowOf(r.outbound_allow),
   };
 }
+
+/** The columns of a `targets` row that {@link targetRowFrom} reads. */
+export type TargetRowSource = Pick<
+  TargetDbRow,
+  'id' | 'user_id' | 'kind' | 'name' | 'config' | 'locale' | 'enabled' | 'updated_at' | 'outbound_allow'
+>;
 
 export function targetRowFrom(r: Record<string, any>): TargetRow {
   return {
@@ -103,6 +119,18 @@ export function targetRowFrom(r: Record<string, any>): TargetRow {
 }
 
 const STOP_TIMEOUT_MS = 5000;
+
+/**
+ * How long after its start an instance started together with the others (at boot, or when this
+ * replica takes the lead) waits for its first poll: a fraction of its interval drawn from its id
+ * (FNV-1a), the same at every start. Instances started together would otherwise poll together in
+ * the same second of every interval, their writes in one burst.
+ */
+export function firstPollDelayMs(id: string, intervalMs: number): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < id.length; i++) h = Math.imul(h ^ id.charCodeAt(i), 0x01000193);
+  return Math.floor(((h >>> 0) / 2 ** 32) * intervalMs);
+}
 const MAX_BACKOFF_MS = 15 * 60_000;
 
 /**
@@ -255,12 +283,16 @@ export class PluginHost {
   }
 
   async startProviders(): Promise<void> {
-    const rows = await this.db.all('SELECT * FROM providers WHERE enabled = ? ORDER BY id', [true]);
-    for (const r of rows) await this.startProvider(providerRowFrom(r));
+    const rows = await this.db.all<ProviderDbRow>('SELECT * FROM providers WHERE enabled = ? ORDER BY id', [true]);
+    for (const r of rows) await this.startProvider(providerRowFrom(r), { spread: true });
   }
 
-  /** (Re)starts the instance of one provider record; a no-op for disabled records and unknown kinds. */
-  async startProvider(row: ProviderRow): Promise<void> {
+  /**
+   * (Re)starts the instance of one provider record; a no-op for disabled records and unknown kinds.
+   * A poll kind polls at once when started, or, with `spread` (every instance starting together, at
+   * boot or on taking the lead), at its own offset into its interval ({@link firstPollDelayMs}).
+   */
+  async startProvider(row: ProviderRow, o: { spread?: boolean } = {}): Promise<void> {
     await this.stopProvider(row.id);
     const plugin = this.provider(row.kind);
     if (!plugin || !row.enabled || this.closed) return;
@@ -272,6 +304,7 @@ export class PluginHost {
       failures: 0,
       state: 'starting',
       log: this.logs.get(`plugin.${row.kind}`, { provider_id: row.id }),
+      spread: o.spread === true,
     };
     this.providers.set(row.id, entry);
     await this.boot(entry);
@@ -311,7 +344,7 @@ export class PluginHost {
         instanceId: row.id,
         ownerId: row.user_id,
         config: cfg.value,
-        log: entry.log as unknown as PluginLogger,
+        log: entry.log,
         http,
         store,
         clock: this.clock,
@@ -328,7 +361,9 @@ export class PluginHost {
       if (entry.abort.signal.aborted) return;
       entry.failures = 0;
       await this.setStatus(entry, 'running');
-      if (plugin.def.manifest.ingest === 'poll' && entry.instance.poll) this.schedulePoll(entry, 0);
+      if (plugin.def.manifest.ingest === 'poll' && entry.instance.poll)
+        this.schedulePoll(entry, entry.spread ? firstPollDelayMs(row.id, this.intervalMs(entry)) : 0);
+      entry.spread = false;
     } catch (err) {
       await this.startFailed(entry, err, created ? 'start' : 'create');
     }
@@ -449,15 +484,20 @@ export class PluginHost {
 
   /** The trackers of a provider as its plugin sees them (secrets opened). Throws SecretUnreadableError. */
   async trackerViews(providerId: string, kind: string): Promise<TrackerView[]> {
-    const rows = await this.db.all('SELECT id, name, enabled, config FROM trackers WHERE provider_id = ? ORDER BY id', [
-      providerId,
-    ]);
+    const rows = await this.db.all<{ id: string; name: string; enabled: unknown; config: unknown }>(
+      'SELECT id, name, enabled, config FROM trackers WHERE provider_id = ? ORDER BY id',
+      [providerId],
+    );
     const paths = this.provider(kind)?.trackerSecretPaths ?? [];
     return rows.map((r) => ({
       id: r.id,
       name: r.name,
       enabled: Db.bool(r.enabled),
-      config: this.atRest.openConfig(Db.json(r.config, {}), paths, `a secret of tracker "${r.name}"`),
+      config: this.atRest.openConfig(
+        Db.json<Record<string, unknown>>(r.config, {}),
+        paths,
+        `a secret of tracker "${r.name}"`,
+      ),
     }));
   }
 
@@ -489,12 +529,15 @@ export class PluginHost {
    * the record changed (another replica may have created or edited it). Concurrent calls for one
    * provider share one start. Resolves with the local entry, if any.
    */
-  async ensureProvider(row: ProviderRow): Promise<ReturnType<PluginHost['runningProvider']>> {
+  async ensureProvider(
+    row: ProviderRow,
+    o: { spread?: boolean } = {},
+  ): Promise<ReturnType<PluginHost['runningProvider']>> {
     const current = this.providers.get(row.id);
     if (current && current.row.updated_at === row.updated_at) return current;
     let p = this.ensuring.get(row.id);
     if (!p) {
-      p = this.startProvider(row).finally(() => this.ensuring.delete(row.id));
+      p = this.startProvider(row, o).finally(() => this.ensuring.delete(row.id));
       this.ensuring.set(row.id, p);
     }
     await p;
@@ -506,7 +549,7 @@ export class PluginHost {
    * changed, stops what was deleted or disabled, and keeps poll and stream kinds on the leader
    * only. With several replicas this is how a change made through one replica reaches the others.
    */
-  async reconcile(): Promise<void> {
+  async reconcile(o: { spread?: boolean } = {}): Promise<void> {
     const rows = await this.db.all<{ id: string; kind: string; updated_at: string }>(
       'SELECT id, kind, updated_at FROM providers WHERE enabled = ?',
       [true],
@@ -518,8 +561,8 @@ export class PluginHost {
       wanted.add(r.id);
       const current = this.providers.get(r.id);
       if (current && current.row.updated_at === r.updated_at) continue;
-      const full = await this.db.get('SELECT * FROM providers WHERE id = ?', [r.id]);
-      if (full) await this.ensureProvider(providerRowFrom(full));
+      const full = await this.db.get<ProviderDbRow>('SELECT * FROM providers WHERE id = ?', [r.id]);
+      if (full) await this.ensureProvider(providerRowFrom(full), o);
     }
     for (const id of [...this.providers.keys()])
       if (!wanted.has(id) && !this.ensuring.has(id)) await this.stopProvider(id);
@@ -544,7 +587,7 @@ export class PluginHost {
   /** Leadership moved: start or stop the poll and stream instances. */
   async leadershipChanged(leader: boolean): Promise<void> {
     if (leader) {
-      await this.reconcile();
+      await this.reconcile({ spread: true });
       return;
     }
     for (const [id, e] of [...this.providers]) if (this.leaderOnly(e.plugin)) await this.stopProvider(id);
@@ -576,14 +619,17 @@ export class PluginHost {
       let bot: MessagingBotRef | undefined;
       const botId = (cfg.value as { bot_id?: string }).bot_id;
       if (botId) {
-        const b = await this.db.get(
-          'SELECT id, token, bot_id, username, api_root FROM bots WHERE id = ? AND user_id = ?',
-          [botId, row.user_id],
-        );
+        const b = await this.db.get<{
+          id: string;
+          token: string;
+          bot_id: string | null;
+          username: string | null;
+          api_root: string | null;
+        }>('SELECT id, token, bot_id, username, api_root FROM bots WHERE id = ? AND user_id = ?', [botId, row.user_id]);
         if (!b) throw Object.assign(new Error('the messaging bot of this target no longer exists'), { code: 'CONFIG' });
         bot = {
-          id: b.id as string,
-          token: this.atRest.open(b.token as string, "the token of this target's messaging bot"),
+          id: b.id,
+          token: this.atRest.open(b.token, "the token of this target's messaging bot"),
           botId: b.bot_id ?? undefined,
           username: b.username ?? undefined,
           apiRoot: b.api_root ?? undefined,
@@ -596,7 +642,7 @@ export class PluginHost {
             instanceId: row.id,
             ownerId: row.user_id,
             config: cfg.value,
-            log: log as unknown as PluginLogger,
+            log,
             // The bot token is a credential of this instance too (Telegram puts it in every URL path).
             http: this.instanceHttp(plugin, bot ? [...secrets, bot.token] : secrets, row.outbound_allow),
             store: new DbInstanceStore(this.db, row.id, () => this.clock.now(), this.atRest),

@@ -1,0 +1,97 @@
+/**
+ * Poll instances started together (at boot, or when a replica takes the lead) do not poll together:
+ * each waits for its own offset into its interval, drawn from its id, before its first poll. One
+ * started alone (created or changed) polls at once. Runs on SQLite and PostgreSQL.
+ */
+
+import crypto from 'node:crypto';
+import t from 'tap';
+import { defineProvider, Type } from '../../core/src/plugin-api/index.ts';
+import { firstPollDelayMs, providerRowFrom } from '../../core/src/plugins/host.ts';
+import { wrapDefinition } from '../../core/src/plugins/loader.ts';
+import type { ProviderDbRow } from '../../core/src/relay/definitions/provider.ts';
+import { startService } from '../helpers/service.ts';
+
+t.test('the offset of a first poll: within the interval, the same for an id, spread evenly over ids', async (t) => {
+  const interval = 60_000;
+  const id = crypto.randomUUID();
+  t.equal(firstPollDelayMs(id, interval), firstPollDelayMs(id, interval), 'the same at every start');
+  const buckets = new Array<number>(10).fill(0);
+  let outside = 0;
+  for (let i = 0; i < 1000; i++) {
+    const d = firstPollDelayMs(crypto.randomUUID(), interval);
+    if (!(Number.isInteger(d) && d >= 0 && d < interval)) outside++;
+    else buckets[Math.floor(d / (interval / 10))]!++;
+  }
+  t.equal(outside, 0, 'every offset a whole number of milliseconds within the interval');
+  t.ok(
+    buckets.every((n) => n >= 50 && n <= 150),
+    `each tenth of the interval holds about a tenth of 1,000 instances (${buckets.join(', ')})`,
+  );
+  t.equal(firstPollDelayMs('', 1000), firstPollDelayMs('', 1000));
+});
+
+t.test('instances started together poll first at their offsets; one started alone polls at once', async (t) => {
+  const s = await startService();
+  t.teardown(() => s.stop());
+  const core = s.service.core;
+  const firstPoll = new Map<string, number>();
+  const poller = defineProvider({
+    manifest: {
+      id: 'spread_poller',
+      kind: 'provider',
+      apiVersion: 1,
+      displayName: 'Spread poller',
+      ingest: 'poll',
+      pollIntervalSeconds: 3,
+      configSchema: Type.Object({ poll_interval_seconds: Type.Optional(Type.Number()) }),
+      events: {},
+    },
+    create: (ctx) => ({
+      async poll() {
+        if (!firstPoll.has(ctx.instanceId)) firstPoll.set(ctx.instanceId, performance.now());
+      },
+    }),
+  });
+  core.plugins.add(wrapDefinition('spread-poller-plugin', poller));
+  const add = async (config: Record<string, unknown>) => {
+    const id = crypto.randomUUID();
+    const now = new Date().toISOString();
+    await core.db.run(
+      'INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, created_at, updated_at) ' +
+        `VALUES (?, ?, 'spread_poller', ?, ?, ?, ?, ?, ?)`,
+      [id, s.admin.id, `P ${id.slice(0, 8)}`, config, true, crypto.randomUUID(), now, now],
+    );
+    await core.db.run(
+      'INSERT INTO trackers (id, user_id, provider_id, name, enabled, config, created_at, updated_at) VALUES (?, ?, ' +
+        `?, 'T', ?, ?, ?, ?)`,
+      [crypto.randomUUID(), s.admin.id, id, true, {}, now, now],
+    );
+    return id;
+  };
+  const ids: string[] = [];
+  for (let i = 0; i < 12; i++) ids.push(await add({}));
+
+  const started = performance.now();
+  await core.plugins.startProviders();
+  const end = Date.now() + 10_000;
+  while (ids.some((id) => !firstPoll.has(id)) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+  t.equal(ids.filter((id) => firstPoll.has(id)).length, ids.length, 'every instance polled within its interval');
+  const delays = ids.map((id) => (firstPoll.get(id) ?? Number.NaN) - started);
+  for (const [i, id] of ids.entries()) {
+    const expected = firstPollDelayMs(id, 3000);
+    t.ok(delays[i]! >= expected - 5, `not before its offset (${delays[i]!.toFixed(0)} ms, offset ${expected} ms)`);
+  }
+  const expected = ids.map((id) => firstPollDelayMs(id, 3000)).sort((a, b) => a - b);
+  t.ok(expected.at(-1)! - expected[0]! >= 1000, `the offsets spread over the interval (${expected.join(', ')} ms)`);
+
+  // Alone, with an hour's interval: it polls at once, not up to an hour later.
+  const alone = await add({ poll_interval_seconds: 3600 });
+  const row = await core.db.get<ProviderDbRow>('SELECT * FROM providers WHERE id = ?', [alone]);
+  const t0 = performance.now();
+  await core.plugins.startProvider(providerRowFrom(row!));
+  const until = Date.now() + 5_000;
+  while (!firstPoll.has(alone) && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  t.ok(firstPoll.has(alone), 'a provider started alone polls at once');
+  t.ok((firstPoll.get(alone) ?? Number.POSITIVE_INFINITY) - t0 < 4000, 'within moments');
+});
