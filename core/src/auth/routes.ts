@@ -27,6 +27,12 @@ const LoginBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** `POST /api/auth/password`'s body: the current password and the new one (users/api-types.ts gives its type). */
+export const PasswordChangeBody = Type.Object(
+  { current_password: Password, password: Password },
+  { additionalProperties: false },
+);
+
 /** Self-registrations accepted from one address per hour (each replica counts on its own). */
 const REGISTRATIONS_PER_HOUR = 10;
 const REGISTERED = 'If no account uses this email yet, it has been created: log in with this email and password.';
@@ -204,7 +210,7 @@ export default async function authRoutes(app: App, core: Core): Promise<void> {
           "Changes the caller's password, given the current one. Every token of the caller stops working, " +
           'this one included; the answer carries a new token (and session cookie), as a login does. A ' +
           'wrong current password is 422 and counts as a failed login.',
-        body: Type.Object({ current_password: Password, password: Password }, { additionalProperties: false }),
+        body: PasswordChangeBody,
         response: {
           ...ok('The password is changed: a new `access_token` (and session cookie), as a login answers.', Session),
           ...errors([429, 'Too many failed attempts (`login_throttled`).']),

@@ -11,6 +11,7 @@ import {
   type PluginLocaleStrings,
   type PluginManifest,
 } from '@herald/plugin-api';
+import type { JsonSchema } from './api-types.ts';
 
 const isLocale = (v: unknown): v is Locale => typeof v === 'string' && (LOCALES as readonly string[]).includes(v);
 
@@ -48,8 +49,9 @@ export function pickLocale(o: { query?: unknown; user?: string | null; acceptLan
 export interface LocalizedPlugin {
   display_name: string;
   description: string | null;
-  config_schema: unknown;
-  tracker_schema: unknown;
+  /** The manifest's config schema (an object schema: the plugin validator refuses a manifest with another). */
+  config_schema: JsonSchema;
+  tracker_schema: JsonSchema | null;
   /** Event type → description (null when neither the locales nor the manifest have one). */
   events: Record<string, string | null>;
 }
@@ -106,8 +108,9 @@ export function localizeManifest(m: PluginManifest, locale: Locale): LocalizedPl
   const out: LocalizedPlugin = {
     display_name: nonEmpty(l.displayName, en.displayName, m.displayName) ?? m.id,
     description: nonEmpty(l.description, en.description, m.description) ?? null,
-    config_schema: localizeSchema(m.configSchema, 'config', l, en),
-    tracker_schema: m.trackerSchema ? localizeSchema(m.trackerSchema, 'tracker', l, en) : null,
+    // Object schemas both, as the plugin validator checked (see LocalizedPlugin).
+    config_schema: localizeSchema(m.configSchema, 'config', l, en) as JsonSchema,
+    tracker_schema: m.trackerSchema ? (localizeSchema(m.trackerSchema, 'tracker', l, en) as JsonSchema) : null,
     events,
   };
   byLocale.set(locale, out);

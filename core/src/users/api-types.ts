@@ -4,6 +4,7 @@
  * client reads what the server declares and serializes. Keep the names stable; add, do not rename.
  */
 import type { Static } from 'typebox';
+import type { PasswordChangeBody as PasswordChangeBodySchema } from '../auth/routes.ts';
 import type { Health as HealthSchema, Ready as ReadySchema } from '../health/definition.ts';
 import type { AssistantSettingsView } from '../settings/definition.ts';
 import type {
@@ -33,3 +34,5 @@ export type Health = Static<typeof HealthSchema>;
 export type Ready = Static<typeof ReadySchema>;
 /** `GET, PATCH /api/v1/admin/settings`. */
 export type Settings = Static<typeof AssistantSettingsView>;
+/** `POST /api/auth/password`'s body. */
+export type PasswordChangeBody = Static<typeof PasswordChangeBodySchema>;

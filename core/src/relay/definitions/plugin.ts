@@ -1,5 +1,6 @@
 /** An enabled plugin as `GET /api/plugins` describes it, in the caller's language. */
 import Type from 'typebox';
+import type { JsonSchema } from '../../plugins/api-types.ts';
 import { LocaleSchema } from '../vocabulary.ts';
 import { Nullable } from './common.ts';
 
@@ -18,10 +19,13 @@ export const PluginInfoView = Type.Object({
   kind: Type.Union([Type.Literal('provider'), Type.Literal('target')]),
   display_name: Type.String(),
   description: Nullable(Type.String()),
-  /** The JSON Schema of its config, titles and descriptions in the caller's language. */
-  config_schema: Type.Unknown(),
+  /**
+   * The JSON Schema of its config, titles and descriptions in the caller's language. Serialized as it is (any
+   * JSON); typed as the keywords a form reads.
+   */
+  config_schema: Type.Unsafe<JsonSchema>(Type.Unknown()),
   /** A provider's JSON Schema of a tracker's config, or null. */
-  tracker_schema: Type.Unknown(),
+  tracker_schema: Type.Unsafe<JsonSchema | null>(Type.Unknown()),
   secret_paths: Type.Array(Type.String()),
   events: Type.Record(Type.String(), PluginEventView),
   /** How a provider receives events (`webhook`, `poll`, `internal`, ...), or null. */
