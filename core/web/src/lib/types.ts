@@ -3,7 +3,7 @@
  * only (`import type`, erased by Vite: no server code reaches the bundle); the rest are still written here.
  */
 import type { Static } from 'typebox';
-import type { ChatAttachment } from '../../../src/assistant/chat-api-types.ts';
+import type { ChatMessage } from '../../../src/assistant/chat-api-types.ts';
 import type { SkillCreateBody as SkillCreateBodySchema } from '../../../src/assistant/definitions/skill.ts';
 import type {
   Provider as ServerProvider,
@@ -35,12 +35,7 @@ export type {
   Storage,
   UsageDay,
 } from '../../../src/assistant/api-types.ts';
-export type { Role, Session, Settings, User } from '../../../src/users/api-types.ts';
-/** POST /api/auth/password's body (written here until the server exports it). */
-export interface PasswordChangeBody {
-  current_password: string;
-  password: string;
-}
+export type { PasswordChangeBody, Role, Session, Settings, User } from '../../../src/users/api-types.ts';
 /** `PATCH /api/v1/admin/settings`: what is left out keeps its value. */
 export type SettingsPatchBody = Static<typeof AssistantSettingsPatch>;
 /** `POST /api/v1/skills` (and the administrators' general skills). */
@@ -49,49 +44,9 @@ export type SkillCreateBody = Static<typeof SkillCreateBodySchema>;
 export type UserCreateBody = Static<typeof UserCreateBodySchema>;
 export type UserPatchBody = Static<typeof UserPatchBodySchema>;
 
-export interface JsonSchema {
-  type?: string | string[];
-  properties?: Record<string, JsonSchema>;
-  required?: string[];
-  items?: JsonSchema;
-  enum?: unknown[];
-  const?: unknown;
-  anyOf?: JsonSchema[];
-  oneOf?: JsonSchema[];
-  default?: unknown;
-  description?: string;
-  title?: string;
-  minimum?: number;
-  maximum?: number;
-  minLength?: number;
-  maxLength?: number;
-  pattern?: string;
-  format?: string;
-  patternProperties?: Record<string, JsonSchema>;
-  additionalProperties?: boolean | JsonSchema;
-  'x-secret'?: boolean;
-  /** Labels of an enum field's values in the interface language, keyed by the value as a string. */
-  'x-option-labels'?: Record<string, string>;
-}
-
-export interface EventSpec {
-  severity: string;
-  quiet_hours: 'defer' | 'send' | 'drop' | string;
-  description: string | null;
-}
-export interface Plugin {
-  id: string;
-  kind: 'provider' | 'target';
-  display_name: string;
-  description: string | null;
-  config_schema: JsonSchema;
-  tracker_schema: JsonSchema | null;
-  secret_paths: string[];
-  events: Record<string, EventSpec>;
-  ingest: string | null;
-  core_managed: boolean;
-  has_bot_driver: boolean;
-}
+export type { JsonSchema } from '../../../src/plugins/api-types.ts';
+/** The enabled plugins (`GET /api/plugins`) and the JSON Schema keywords their forms read, as the server declares. */
+export type { PluginEvent as EventSpec, PluginInfo as Plugin } from '../../../src/relay/api-types.ts';
 
 /** The generic webhook's top-level aliases of its auth config fields, which the server's provider schema
  *  leaves open (each plugin declares its own). */
@@ -145,28 +100,7 @@ export type ActionConfig =
   | { target_ids: string[]; title: string; body: string }
   | { target_ids: string[]; provider_ids?: string[] };
 
-/** Chats as the server's response schema declares them; messages are still written here (the chat view builds
- *  its own placeholders for a message being sent, which the server's type does not describe). */
-export type { Chat, Chats, ChatToolCall } from '../../../src/assistant/chat-api-types.ts';
-export interface Usage {
-  prompt_tokens: number;
-  completion_tokens: number;
-  total_tokens: number;
-  estimated?: boolean;
-}
-export interface Message {
-  id: string;
-  chat_id: string;
-  role: 'user' | 'assistant';
-  content: string;
-  status: 'complete' | 'interrupted' | 'error';
-  usage: Usage | null;
-  context_version: number | null;
-  error: string | null;
-  created_at: string;
-  parent_id?: string | null;
-  model?: string | null;
-  attachments?: ChatAttachment[];
-  /** This message and its alternatives (a regenerated reply, an edited question), oldest first. */
-  alternatives?: string[];
-}
+/** Chats and their messages as the server's response schemas declare them. */
+export type { Chat, ChatMessage as Message, Chats, ChatToolCall } from '../../../src/assistant/chat-api-types.ts';
+/** What a reply cost (`usage` of an assistant message; `estimated` when the model did not report it). */
+export type Usage = NonNullable<ChatMessage['usage']>;

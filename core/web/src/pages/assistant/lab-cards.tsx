@@ -7,30 +7,21 @@
  */
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
+import type { ChatToolCall } from '../../../../src/assistant/chat-api-types.ts';
+import type { NotificationProposal, ScheduleProposal, TargetRef } from '../../../../src/assistant/lab-actions.ts';
 import { post } from '../../lib/api.ts';
 import { dateTime, locale, num, t } from '../../lib/i18n.ts';
 import { Badge, Button } from '../../ui/basics.tsx';
 import { zoneName } from '../../ui/timezone.tsx';
 import { toast } from '../../ui/toast.tsx';
 
-interface TargetRef {
-  id: string;
-  name: string;
-  kind: string;
-  locale: string;
-}
 /** A tool call as the stream and the saved message carry it, with the consent fields. */
-export interface LabCall {
-  name: string;
-  status: 'started' | 'needs_confirmation' | 'done' | 'failed';
-  query?: string;
-  count?: number;
-  arguments?: Record<string, unknown>;
-  id?: string;
-  proposal?: Record<string, any>;
-  expires_at?: string;
-  confirmation?: 'approved' | 'refused' | 'expired';
-}
+export type LabCall = ChatToolCall;
+/**
+ * A proposal as lab-actions.ts makes it (a notification's or a scheduled message's fields), read back from its JSON:
+ * what the card shows of either.
+ */
+type Proposal = Partial<NotificationProposal & ScheduleProposal>;
 
 const READ = new Set(['search_events', 'event_stats', 'delivery_status']);
 const ACT = new Set(['send_notification', 'schedule_message']);
@@ -66,7 +57,7 @@ const names = (targets: TargetRef[] | undefined) => (targets ?? []).map((x) => x
 function ConsentCard({ call, chatId }: { call: LabCall; chatId: string }) {
   const [busy, setBusy] = useState<'' | 'approve' | 'refuse'>('');
   const [answered, setAnswered] = useState(false);
-  const p = call.proposal ?? {};
+  const p: Proposal = call.proposal ?? {};
   const schedule = call.name === 'schedule_message';
   if (call.status === 'started')
     return (
@@ -114,8 +105,8 @@ function ConsentCard({ call, chatId }: { call: LabCall; chatId: string }) {
     }
   };
   const lang = locale();
-  const message = (p.messages?.[lang] ?? p.messages?.en) as { title: string; text: string } | undefined;
-  const other = (p.targets as TargetRef[] | undefined)?.some((x) => x.locale !== lang);
+  const message = p.messages?.[lang] ?? p.messages?.en;
+  const other = p.targets?.some((x) => x.locale !== lang);
   return (
     <section
       class="consent-card card"
@@ -127,7 +118,7 @@ function ConsentCard({ call, chatId }: { call: LabCall; chatId: string }) {
       <dl class="consent-details">
         <dt>{t('lab.to')}</dt>
         <dd data-testid="consent-targets">
-          {(p.targets as TargetRef[] | undefined)?.map((x, i) => (
+          {p.targets?.map((x, i) => (
             <span key={x.id}>
               {i ? ', ' : ''}
               {x.name} <span class="muted small">({t(`lab.language_${x.locale === 'ru' ? 'ru' : 'en'}`)})</span>
@@ -146,7 +137,7 @@ function ConsentCard({ call, chatId }: { call: LabCall; chatId: string }) {
         {schedule && Array.isArray(p.next_runs) && (
           <>
             <dt>{t('lab.next_runs')}</dt>
-            <dd>{(p.next_runs as string[]).map(dateTime).join(' · ')}</dd>
+            <dd>{p.next_runs.map(dateTime).join(' · ')}</dd>
           </>
         )}
         <dt>{t('lab.message')}</dt>
@@ -163,9 +154,9 @@ function ConsentCard({ call, chatId }: { call: LabCall; chatId: string }) {
               <Fragment key={l}>
                 <dt>{t('lab.in_language', { language: t(`lab.language_${l}`) })}</dt>
                 <dd>
-                  <strong>{p.messages[l].title}</strong>
+                  <strong>{p.messages![l].title}</strong>
                   <br />
-                  {p.messages[l].text}
+                  {p.messages![l].text}
                 </dd>
               </Fragment>
             ))}

@@ -15,17 +15,21 @@ import { DocChips } from './attach.tsx';
 import { isSearchTool, ToolLine } from './chat-search.tsx';
 import { isLabTool, type LabCall, LabTool } from './lab-cards.tsx';
 
-export interface ToolNote extends LabCall {
-  report_id?: string;
-}
-/** `errorCode` is the stable code of a failure seen in this session (the stream's error event, the refused request). */
-export type ShownMessage = Omit<Message, 'attachments'> & {
-  /** Report cards and the documents attached in the composer. */
-  attachments?: ChatAttachment[];
-  streaming?: boolean;
-  tools?: ToolNote[];
-  errorCode?: string;
-};
+/** A tool call under a reply (a report's, a search's, a lab tool's). */
+export type ToolNote = LabCall;
+/**
+ * A message as the server sends it, or a placeholder for one being sent (which has no parent, model, alternatives or
+ * tool calls yet). `errorCode` is the stable code of a failure seen in this session (the stream's error event, the
+ * refused request).
+ */
+export type ShownMessage = Omit<Message, 'attachments' | 'tools' | 'parent_id' | 'model' | 'alternatives'> &
+  Partial<Pick<Message, 'parent_id' | 'model' | 'alternatives'>> & {
+    /** Report cards and the documents attached in the composer. */
+    attachments?: ChatAttachment[];
+    streaming?: boolean;
+    tools?: ToolNote[];
+    errorCode?: string;
+  };
 
 export interface MessageActions {
   /** Set on the reply that may be regenerated (the last one, in a chat that is not archived). */
