@@ -23,7 +23,8 @@ const USERS = envInt('BENCH_USERS', 50);
 const PROVIDERS = envInt('BENCH_PROVIDERS', 1_000);
 const TARGETS = envInt('BENCH_TARGETS', 1_000);
 const IDLE_MS = envInt('BENCH_IDLE_MS', 180_000);
-// The boot's tail (first polls of every instance, compile cache, the idle memory reducer's collection) is not idle.
+// The boot's tail (every instance's start, compile cache, the idle memory reducer's collection) is not idle. The
+// first polls are spread over the first interval (each instance at its own offset), so the window sees the steady rate.
 const SETTLE_MS = envInt('BENCH_SETTLE_MS', 30_000);
 const BASE_IDLE_MS = Number(process.env.BENCH_BASELINE_IDLE_MS ?? 60_000);
 const CONCURRENCY = 8;
@@ -93,6 +94,17 @@ interface Idle {
   share: number;
   albumPolls: number;
   windowMs: number;
+  /** The service's threads when the window opened, the most seen in it, and how many started in it (sampled each second). */
+  threads: { start: number; max: number; started: number };
+}
+
+/** The number of threads of a process now (0 once it is gone). */
+function threadCount(pid: number): number {
+  try {
+    return fs.readdirSync(`/proc/${pid}/task`).length;
+  } catch {
+    return 0;
+  }
 }
 
 /** Waits for ready, settles, then samples the service's CPU over `idleMs`. */
@@ -102,6 +114,16 @@ async function measureIdle(h: Herald, idleMs: number, fake: { counts: Record<str
   const rssReadyKb = h.rssKb();
   await sleep(SETTLE_MS);
   const polls0 = fake.counts.album!;
+  // A thread started in the window (the WAL checkpoint worker starts under a burst of commits) shows as a rise.
+  const threads = { start: threadCount(h.pid), max: 0, started: 0 };
+  threads.max = threads.start;
+  let lastThreads = threads.start;
+  const sampler = setInterval(() => {
+    const n = threadCount(h.pid);
+    if (n > lastThreads) threads.started += n - lastThreads;
+    threads.max = Math.max(threads.max, n);
+    lastThreads = n;
+  }, 1000);
   const t0 = wallMs();
   const c0 = procCpuMs(h.pid);
   const perMinuteMs: number[] = [];
@@ -115,6 +137,7 @@ async function measureIdle(h: Herald, idleMs: number, fake: { counts: Record<str
   }
   const windowMs = wallMs() - t0;
   const cpu = procCpuMs(h.pid) - c0;
+  clearInterval(sampler);
   return {
     readyMs,
     rssReadyKb,
@@ -123,6 +146,7 @@ async function measureIdle(h: Herald, idleMs: number, fake: { counts: Record<str
     share: cpu / windowMs,
     albumPolls: fake.counts.album! - polls0,
     windowMs,
+    threads,
   };
 }
 
@@ -224,6 +248,10 @@ try {
     'Immich album polls in the idle window',
     `${idle.albumPolls} (${fmt((idle.albumPolls * 60_000) / idle.windowMs, 0)}/min; ${made.polling} expected)`,
   );
+  line(
+    'threads in the idle window',
+    `${idle.threads.start} at its start, at most ${idle.threads.max}, ${idle.threads.started} started in it`,
+  );
   if (idle.albumPolls)
     line(
       'idle CPU per poll (upper bound)',
@@ -243,7 +271,8 @@ try {
     line(
       'baseline: empty service, same plugins',
       `ready ${fmt(base.readyMs, 0)} ms, idle RSS ${fmt(base.rssIdleKb / 1024, 1)} MB, idle CPU ` +
-        `${fmt(100 * base.share, 2)} % of one core`,
+        `${fmt(100 * base.share, 2)} % of one core (${base.perMinuteMs.map((m) => fmt(m, 0)).join(', ')} ms ` +
+        `per whole minute; ${base.threads.started} threads started)`,
     );
     line(
       'ratios to the empty service',
