@@ -94,7 +94,7 @@ interface Idle {
   share: number;
   albumPolls: number;
   windowMs: number;
-  /** The service's threads when the window opened, the most seen in it, and how many started in it (sampled each second). */
+  /** The service's threads as the window opened, the most seen in it and how many started in it (each second). */
   threads: { start: number; max: number; started: number };
 }
 
