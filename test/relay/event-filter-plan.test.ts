@@ -2,13 +2,15 @@
  * The event log's filters are read from their indexes (migration 0033): a page of a rare type, of a status few
  * events have, or of a past time window is chosen from an index instead of walking the whole log newest first.
  * Checked on the plan each database makes for the very statement `GET /api/events` runs (`eventPageSql`), with
- * planner statistics as the service keeps them (SQLite: `PRAGMA optimize` at open and daily; PostgreSQL: ANALYZE,
- * and with sequential scans off, since a table this small would otherwise be read whole).
+ * planner statistics as the service keeps them (SQLite: `PRAGMA optimize` when the service opens the file, and daily;
+ * PostgreSQL: ANALYZE, with sequential scans off, since a table this small would otherwise be read whole).
  */
 import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import type { Queryable } from '../../core/src/db/database.ts';
-import { optimizeSqlite } from '../../core/src/db/open.ts';
 import { type EventFilter, eventPageSql } from '../../core/src/relay/routes/event-filter.ts';
 import { startService } from '../helpers/service.ts';
 
@@ -16,14 +18,14 @@ const EVENTS = 3_000;
 const DAY = 86_400_000;
 
 t.test('each filter of the event log is planned on its own index', async (t) => {
-  const s = await startService();
-  t.teardown(() => s.stop());
-  const db = s.service.core.db;
-  const user = s.admin.id;
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-test-'));
+  t.teardown(() => fs.rmSync(dataDir, { recursive: true, force: true }));
+  const first = await startService({}, { dataDir });
+  const user = first.admin.id;
   const now = Date.now();
   const oldest = now - 60 * DAY;
   // A log of 60 days: one type in a thousand is rare, one event in a hundred failed, the rest dispatched.
-  await db.tx(async (q) => {
+  await first.service.core.db.tx(async (q) => {
     for (let i = 0; i < EVENTS; i++) {
       const at = new Date(oldest + (i * 60 * DAY) / EVENTS).toISOString();
       const id = `${(oldest + i * 1000).toString(16).padStart(12, '0')}-7000-8000-${randomUUID().slice(-17)}`;
@@ -34,6 +36,12 @@ t.test('each filter of the event log is planned on its own index', async (t) => 
       );
     }
   });
+  // Restarted as an operator would: SQLite gathers its statistics when the service opens the file.
+  await first.stop();
+  const s = await startService({}, { dataDir, setup: false });
+  t.teardown(() => s.stop());
+  const db = s.service.core.db;
+  if (db.dialect === 'postgresql') await db.run('ANALYZE event_log');
   const plan = async (f: EventFilter): Promise<string> => {
     const params: unknown[] = [];
     const sql = eventPageSql(user, f, { limit: 50 }, params);
@@ -47,10 +55,8 @@ t.test('each filter of the event log is planned on its own index', async (t) => 
       return rows.map((r) => r['QUERY PLAN']).join(' | ');
     });
   };
-  if (db.dialect === 'sqlite') await optimizeSqlite(db, true);
-  else await db.run('ANALYZE event_log');
 
-  const cases: [string, EventFilter, string][] = [
+  const cases: [string, EventFilter, string | RegExp][] = [
     ['a rare event type', { event_type: 'rare' }, 'event_log_user_type'],
     ['a status few events have', { dispatch_status: 'failed' }, 'event_log_user_unsettled'],
     [
@@ -59,6 +65,10 @@ t.test('each filter of the event log is planned on its own index', async (t) => 
       'event_log_user_occurred',
     ],
   ];
+  if (db.dialect === 'sqlite') {
+    // With statistics SQLite knows a recent window holds few enough events to walk the newest first.
+    cases.push(['the last day', { since: new Date(now - DAY).toISOString() }, /INDEX event_log_user \(/]);
+  }
   for (const [what, f, index] of cases) t.match(await plan(f), index, `${what}: read from ${index}`);
 
   // The same statement answers what the filters ask, newest first.
