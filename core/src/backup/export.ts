@@ -11,30 +11,46 @@
  * sealed, as stored (see `sealed.ts`).
  */
 
+import type { SkillRow } from '../assistant/definitions/skill.ts';
 import { readModelSettings } from '../assistant/model-settings.ts';
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
-import { Database as Db } from '../db/database.ts';
 import { outboundAllowOf } from '../plugins/host.ts';
 import { type ActionDbRow, actionSettingsOf } from '../relay/definitions/action.ts';
 import { type BotChatDbRow, type BotDbRow, botChatFieldsOf, botFieldsOf } from '../relay/definitions/bot.ts';
 import { type ProviderDbRow, providerSettingsOf } from '../relay/definitions/provider.ts';
 import { selfMonitoringSettingsOf } from '../relay/definitions/self-monitoring.ts';
 import { type TargetDbRow, targetSettingsOf } from '../relay/definitions/target.ts';
-import { trackerSettingsOf } from '../relay/definitions/tracker.ts';
-import { SETTING_DEFAULTS } from '../settings/settings.ts';
-import type { BotRec, ConfigurationT, ProviderRec, SecretsModeT, TargetRec, TrackerRec, UserRec } from './schema.ts';
+import { type TrackerDbRow, trackerSettingsOf } from '../relay/definitions/tracker.ts';
+import { Settings } from '../settings/settings.ts';
+import { hasPassword, type UserRow, userBackupFieldsOf } from '../users/definition.ts';
+import type {
+  BotRec,
+  ConfigurationT,
+  LinkRec,
+  PersonalContextRec,
+  ProviderRec,
+  SecretsModeT,
+  TargetRec,
+  TemplateRec,
+  TrackerRec,
+  UserRec,
+} from './schema.ts';
 import { configSecrets, sealForBackup } from './sealed.ts';
 import { deleteAt, setSecretPointers } from './secret-paths.ts';
 
-type Row = Record<string, any>;
-const b = (v: unknown) => Db.bool(v);
-const n = (v: unknown) => Number(v);
+/** Rows of the tables no definition types yet, as stored: each the record a backup carries. */
+type LinkDbRow = LinkRec;
+type TemplateDbRow = TemplateRec;
+type PersonalContextDbRow = PersonalContextRec;
+type PrimaryContextDbRow = { content: string; version: number | string; updated_by: string | null; updated_at: string };
 
 /** Whether a table exists (the assistant's tables come with its migration). */
 export async function tableExists(q: Queryable, name: string): Promise<boolean> {
   if (q.dialect === 'sqlite')
-    return Boolean(await q.get(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?`, [name]));
+    return Boolean(
+      await q.get<{ x: number }>(`SELECT 1 AS x FROM sqlite_master WHERE type = 'table' AND name = ?`, [name]),
+    );
   return Boolean((await q.get<{ t: string | null }>('SELECT to_regclass(?) AS t', [name]))?.t);
 }
 
@@ -68,7 +84,6 @@ export async function collectConfiguration(
   q: Queryable = core.db,
 ): Promise<ConfigurationT> {
   const exclude = mode === 'exclude';
-  const all = (sql: string) => q.all<Row>(sql);
   /**
    * Leaves a record's plugin secrets out (exclude), or makes sure they travel sealed with the current key (include).
    */
@@ -80,34 +95,23 @@ export async function collectConfiguration(
     else sealForBackup(core.atRest, record, configSecrets(record, patterns));
   };
 
-  const users: UserRec[] = (await all('SELECT * FROM users ORDER BY id')).map((r) => {
-    const u: UserRec = {
-      id: r.id,
-      email: r.email,
-      role: r.role,
-      is_active: b(r.is_active),
-      locale: r.locale,
-      max_chats: n(r.max_chats),
-      max_ai_messages_per_day: r.max_ai_messages_per_day == null ? null : n(r.max_ai_messages_per_day),
-      max_ai_tokens_per_day: r.max_ai_tokens_per_day == null ? null : n(r.max_ai_tokens_per_day),
-      created_at: r.created_at,
-      updated_at: r.updated_at,
-    };
+  const users: UserRec[] = (await q.all<UserRow>('SELECT * FROM users ORDER BY id')).map((r) => {
+    const u: UserRec = { id: r.id, ...userBackupFieldsOf(r), created_at: r.created_at, updated_at: r.updated_at };
     // Only real bcrypt hashes travel; a placeholder (a user restored without one) is no secret to carry.
-    const hash = /^\$2[aby]\$/.test(r.password_hash ?? '') ? (r.password_hash as string) : undefined;
+    const hash = hasPassword(r.password_hash) ? r.password_hash : undefined;
     if (hash && !exclude) u.password_hash = hash;
     else if (hash) u.secrets_omitted = ['/password_hash'];
     return u;
   });
 
   const kindOfProvider = new Map<string, string>();
-  const providers: ProviderRec[] = (await all('SELECT * FROM providers ORDER BY id')).map((r) => {
+  const providers: ProviderRec[] = (await q.all<ProviderDbRow>('SELECT * FROM providers ORDER BY id')).map((r) => {
     kindOfProvider.set(r.id, r.kind);
     const p: ProviderRec = {
       id: r.id,
       user_id: r.user_id,
       kind: r.kind,
-      ...providerSettingsOf(r as ProviderDbRow),
+      ...providerSettingsOf(r),
       ...selfMonitoringSettingsOf(r),
       created_at: r.created_at,
       updated_at: r.updated_at,
@@ -115,14 +119,17 @@ export async function collectConfiguration(
     const allow = outboundAllowOf(r.outbound_allow);
     if (allow.length) p.outbound_allow = allow;
     const plugin = core.plugins.provider(r.kind);
-    if (!exclude) p.webhook_token = r.webhook_token;
+    // The column is NOT NULL (the row type allows null).
+    if (!exclude) {
+      if (r.webhook_token) p.webhook_token = r.webhook_token;
+    }
     // The token is a bearer secret in the webhook URL; it matters (and is listed) only for webhook kinds.
     else if (!plugin || plugin.def.manifest.ingest === 'webhook') p.secrets_omitted = ['/webhook_token'];
     secrets(p, plugin?.secretPaths);
     return p;
   });
 
-  const trackers: TrackerRec[] = (await all('SELECT * FROM trackers ORDER BY id')).map((r) => {
+  const trackers: TrackerRec[] = (await q.all<TrackerDbRow>('SELECT * FROM trackers ORDER BY id')).map((r) => {
     const t: TrackerRec = {
       id: r.id,
       user_id: r.user_id,
@@ -135,8 +142,8 @@ export async function collectConfiguration(
     return t;
   });
 
-  const targets: TargetRec[] = (await all('SELECT * FROM targets ORDER BY id')).map((r) => {
-    const { update_messages, ...settings } = targetSettingsOf(r as TargetDbRow);
+  const targets: TargetRec[] = (await q.all<TargetDbRow>('SELECT * FROM targets ORDER BY id')).map((r) => {
+    const { update_messages, ...settings } = targetSettingsOf(r);
     const t: TargetRec = {
       id: r.id,
       user_id: r.user_id,
@@ -176,12 +183,10 @@ export async function collectConfiguration(
   });
 
   const hasAssistant = await tableExists(q, 'skills');
-  const primary = hasAssistant ? await q.get<Row>('SELECT * FROM primary_context WHERE id = 1') : undefined;
-  const settings = await (async () => {
-    const out: Record<string, string> = { ...SETTING_DEFAULTS };
-    for (const r of await all('SELECT key, value FROM settings')) if (r.key in out) out[r.key] = r.value;
-    return out;
-  })();
+  const primary = hasAssistant
+    ? await q.get<PrimaryContextDbRow>('SELECT * FROM primary_context WHERE id = 1')
+    : undefined;
+  const settings = await new Settings(q).all();
   const models = await readModelSettings(q);
 
   return {
@@ -189,12 +194,14 @@ export async function collectConfiguration(
     providers,
     trackers,
     targets,
-    tracker_targets: (await all('SELECT * FROM tracker_targets ORDER BY tracker_id, target_id')).map((r) => ({
-      tracker_id: r.tracker_id,
-      target_id: r.target_id,
-      user_id: r.user_id,
-      created_at: r.created_at,
-    })),
+    tracker_targets: (await q.all<LinkDbRow>('SELECT * FROM tracker_targets ORDER BY tracker_id, target_id')).map(
+      (r) => ({
+        tracker_id: r.tracker_id,
+        target_id: r.target_id,
+        user_id: r.user_id,
+        created_at: r.created_at,
+      }),
+    ),
     bots,
     bot_chats: (await q.all<BotChatDbRow>('SELECT * FROM bot_chats ORDER BY id')).map((r) => ({
       id: r.id,
@@ -204,14 +211,14 @@ export async function collectConfiguration(
       last_seen_at: r.last_seen_at,
       created_at: r.created_at,
     })),
-    actions: (await all('SELECT * FROM actions ORDER BY id')).map((r) => ({
+    actions: (await q.all<ActionDbRow>('SELECT * FROM actions ORDER BY id')).map((r) => ({
       id: r.id,
       user_id: r.user_id,
-      ...actionSettingsOf(r as ActionDbRow),
+      ...actionSettingsOf(r),
       created_at: r.created_at,
       updated_at: r.updated_at,
     })),
-    templates: (await all('SELECT * FROM templates ORDER BY id')).map((r) => ({
+    templates: (await q.all<TemplateDbRow>('SELECT * FROM templates ORDER BY id')).map((r) => ({
       id: r.id,
       user_id: r.user_id,
       event_type: r.event_type,
@@ -222,7 +229,7 @@ export async function collectConfiguration(
       updated_at: r.updated_at,
     })),
     skills: hasAssistant
-      ? (await all('SELECT * FROM skills ORDER BY id')).map((r) => ({
+      ? (await q.all<SkillRow>('SELECT * FROM skills ORDER BY id')).map((r) => ({
           id: r.id,
           owner_id: r.owner_id ?? null,
           scope: r.scope,
@@ -236,13 +243,13 @@ export async function collectConfiguration(
     primary_context: primary
       ? {
           content: primary.content,
-          version: n(primary.version),
+          version: Number(primary.version),
           updated_by: primary.updated_by ?? null,
           updated_at: primary.updated_at,
         }
       : null,
     personal_contexts: hasAssistant
-      ? (await all('SELECT * FROM personal_contexts ORDER BY user_id')).map((r) => ({
+      ? (await q.all<PersonalContextDbRow>('SELECT * FROM personal_contexts ORDER BY user_id')).map((r) => ({
           user_id: r.user_id,
           content: r.content,
           updated_at: r.updated_at,

@@ -5,6 +5,7 @@
  * or its unique key.
  */
 
+import { SKILL_FIELDS, type SkillRow } from '../assistant/definitions/skill.ts';
 import { readModelSettings, writeModelSettings } from '../assistant/model-settings.ts';
 import { revokeAllTokens } from '../auth/revocation.ts';
 import type { Queryable } from '../db/database.ts';
@@ -13,8 +14,9 @@ import { insertRow, updateRow } from '../db/rows.ts';
 import { newId } from '../http/ids.ts';
 import { conflict } from '../http/problem.ts';
 import { SETTING_DEFAULTS, type SettingKey, Settings } from '../settings/settings.ts';
+import { USER_BACKUP_FIELDS, type UserRow } from '../users/definition.ts';
 import { tableExists } from './export.ts';
-import type { Planner } from './planner.ts';
+import { type Planner, pickFields } from './planner.ts';
 import type { AssistantModelsRec, ConfigurationT, UserRec } from './schema.ts';
 
 /**
@@ -31,10 +33,10 @@ export async function planUsers(p: Planner, users: UserRec[]): Promise<void> {
     activeAdmin.set(r.id, r.role === 'admin' && Db.bool(r.is_active));
   for (const u of users) {
     const email = u.email.trim().toLowerCase();
-    const existing = await p.get('SELECT * FROM users WHERE email = ?', [email]);
+    const existing = await p.get<UserRow>('SELECT * FROM users WHERE email = ?', [email]);
     let id = existing?.id ?? u.id;
     // Another user already has this id (a different email): the restored user gets a fresh one.
-    if (!existing && (await p.get('SELECT 1 AS x FROM users WHERE id = ?', [u.id]))) id = newId();
+    if (!existing && (await p.get<{ x: number }>('SELECT 1 AS x FROM users WHERE id = ?', [u.id]))) id = newId();
     p.maps.users.set(u.id, id);
     const rec: Record<string, unknown> = { password_hash: u.password_hash };
     const missing = p.fillSecrets(
@@ -43,13 +45,9 @@ export async function planUsers(p: Planner, users: UserRec[]): Promise<void> {
       existing ? { password_hash: existing.password_hash } : undefined,
     );
     const desired: Record<string, unknown> = {
+      ...pickFields(u, USER_BACKUP_FIELDS),
       email,
-      role: u.role,
       is_active: missing.length ? false : u.is_active,
-      locale: u.locale,
-      max_chats: u.max_chats,
-      max_ai_messages_per_day: u.max_ai_messages_per_day,
-      max_ai_tokens_per_day: u.max_ai_tokens_per_day,
     };
     if (typeof rec.password_hash === 'string') desired.password_hash = rec.password_hash;
     const d = p.decide('users', u.id, existing, desired);
@@ -90,7 +88,7 @@ export async function planUsers(p: Planner, users: UserRec[]): Promise<void> {
 export async function planSettings(p: Planner, settings: Record<string, string>): Promise<void> {
   const write: Partial<Record<SettingKey, string>> = {};
   for (const [key, value] of Object.entries(settings)) {
-    const stored = await p.get('SELECT value FROM settings WHERE key = ?', [key]);
+    const stored = await p.get<{ value: string }>('SELECT value FROM settings WHERE key = ?', [key]);
     const fallback = SETTING_DEFAULTS[key as SettingKey];
     // A value equal to the default needs no row; a different one is new, not a conflict.
     const existing = stored ? { value: stored.value } : value === fallback ? { value } : undefined;
@@ -129,13 +127,11 @@ export async function planAssistant(p: Planner, c: ConfigurationT): Promise<void
     return;
   }
   for (const s of c.skills) {
-    const existing = await p.get('SELECT * FROM skills WHERE id = ?', [s.id]);
+    const existing = await p.get<SkillRow>('SELECT * FROM skills WHERE id = ?', [s.id]);
     const desired = {
       owner_id: s.owner_id ? p.map('users', s.owner_id) : null,
       scope: s.scope,
-      name: s.name,
-      description: s.description,
-      prompt: s.prompt,
+      ...pickFields(s, SKILL_FIELDS),
     };
     const d = p.decide('skills', s.id, existing, desired);
     if (d === 'insert')
@@ -146,7 +142,7 @@ export async function planAssistant(p: Planner, c: ConfigurationT): Promise<void
   }
   const pc = c.primary_context;
   if (pc) {
-    const existing = await p.get('SELECT * FROM primary_context WHERE id = 1', []);
+    const existing = await p.get<{ content: string }>('SELECT content FROM primary_context WHERE id = 1', []);
     const updatedBy = pc.updated_by ? p.map('users', pc.updated_by) : null;
     const d = p.decide('primary_context', '1', existing, { content: pc.content });
     if (d === 'insert')
@@ -173,7 +169,9 @@ export async function planAssistant(p: Planner, c: ConfigurationT): Promise<void
   }
   for (const x of c.personal_contexts) {
     const userId = p.map('users', x.user_id);
-    const existing = await p.get('SELECT * FROM personal_contexts WHERE user_id = ?', [userId]);
+    const existing = await p.get<{ content: string }>('SELECT content FROM personal_contexts WHERE user_id = ?', [
+      userId,
+    ]);
     const d = p.decide('personal_contexts', userId, existing, { content: x.content });
     if (d === 'insert')
       p.step((q) =>

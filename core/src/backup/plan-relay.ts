@@ -12,24 +12,22 @@ import { insertRow, updateRow } from '../db/rows.ts';
 import { randomToken } from '../http/ids.ts';
 import { checkOutboundAllow } from '../net/instance-allow.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
-import { ACTION_SETTINGS, type ActionSettings } from '../relay/definitions/action.ts';
-import {
-  BOT_BACKUP_FIELDS,
-  BOT_CHAT_FIELDS,
-  type BotBackupFields,
-  type BotChatFields,
-} from '../relay/definitions/bot.ts';
-import { providerSettingsFrom } from '../relay/definitions/provider.ts';
-import { SELF_MONITORING_SETTINGS, type SelfMonitoringSettings } from '../relay/definitions/self-monitoring.ts';
-import { targetSettingsFrom } from '../relay/definitions/target.ts';
-import { trackerSettingsFrom } from '../relay/definitions/tracker.ts';
+import { ACTION_SETTINGS, type ActionDbRow } from '../relay/definitions/action.ts';
+import { BOT_BACKUP_FIELDS, BOT_CHAT_FIELDS, type BotChatDbRow, type BotDbRow } from '../relay/definitions/bot.ts';
+import { type ProviderDbRow, providerSettingsFrom } from '../relay/definitions/provider.ts';
+import { SELF_MONITORING_SETTINGS } from '../relay/definitions/self-monitoring.ts';
+import { type TargetDbRow, targetSettingsFrom } from '../relay/definitions/target.ts';
+import { type TrackerDbRow, trackerSettingsFrom } from '../relay/definitions/tracker.ts';
 import { newWebhookToken } from '../relay/inbound/dialects.ts';
 import { checkSchedule } from '../relay/routes/schedule.ts';
-import { type Planner, type Row, SECRET_MISSING } from './planner.ts';
-import type { ConfigurationT } from './schema.ts';
+import { type Planner, pickFields, SECRET_MISSING } from './planner.ts';
+import type { ConfigurationT, TemplateRec } from './schema.ts';
+
+/** A `templates` row as stored: the record a backup carries. */
+type TemplateDbRow = TemplateRec;
 
 /** A stored row with the secrets of its config opened (one no key opens counts as missing). */
-const openConfig = (p: Planner, r: Row | undefined, paths: string[]): Row | undefined =>
+const openConfig = <R extends { config: unknown }>(p: Planner, r: R | undefined, paths: string[]): R | undefined =>
   r && { ...r, config: p.core.atRest.openConfigLenient(Db.json(r.config, {}), paths) };
 
 /** A record's values as stored: its config's secrets sealed. */
@@ -38,16 +36,15 @@ const sealConfig = (p: Planner, rec: Record<string, unknown>, paths: string[]): 
   config: p.core.atRest.sealConfig(rec.config as Record<string, unknown>, paths),
 });
 
-const stored = (r: Row | undefined, fields: string[]): Record<string, unknown> | undefined => {
+/** The given fields of a stored row (its config as an object), where a backup's omitted secrets are taken from. */
+const stored = <R extends object>(
+  r: R | undefined,
+  fields: (keyof R & string)[],
+): Record<string, unknown> | undefined => {
   if (!r) return undefined;
-  const out: Record<string, unknown> = {};
-  for (const f of fields) out[f] = f === 'config' ? Db.json(r.config, {}) : r[f];
-  return out;
+  const values = new Map<string, unknown>(Object.entries(r));
+  return Object.fromEntries(fields.map((f) => [f, f === 'config' ? Db.json(values.get(f), {}) : values.get(f)]));
 };
-
-/** The given fields of a record. */
-const pick = <T, K extends keyof T>(x: T, keys: K[]): Pick<T, K> =>
-  Object.fromEntries(keys.map((k) => [k, x[k]])) as Pick<T, K>;
 
 /** A record's outbound allow list as stored: its valid entries, normalised, or null for none. */
 const allowOf = (list: string[] | undefined): string[] | null => {
@@ -60,12 +57,12 @@ export async function planProviders(p: Planner, c: ConfigurationT): Promise<void
   for (const x of c.providers) {
     const userId = p.map('users', x.user_id);
     const paths = p.core.plugins.provider(x.kind)?.secretPaths ?? [];
-    const byId = openConfig(p, await p.get('SELECT * FROM providers WHERE id = ?', [x.id]), paths);
+    const byId = openConfig(p, await p.get<ProviderDbRow>('SELECT * FROM providers WHERE id = ?', [x.id]), paths);
     const byKey =
       x.kind === selfKind
         ? openConfig(
             p,
-            await p.get('SELECT * FROM providers WHERE user_id = ? AND kind = ?', [userId, selfKind]),
+            await p.get<ProviderDbRow>('SELECT * FROM providers WHERE user_id = ? AND kind = ?', [userId, selfKind]),
             paths,
           )
         : undefined;
@@ -75,7 +72,7 @@ export async function planProviders(p: Planner, c: ConfigurationT): Promise<void
         ? `it matches provider ${byId.id} by id and ${byKey.id} as the user's self-monitoring provider`
         : undefined;
     if (x.webhook_token && !ambiguous) {
-      const other = await p.get('SELECT id FROM providers WHERE webhook_token = ?', [x.webhook_token]);
+      const other = await p.get<{ id: string }>('SELECT id FROM providers WHERE webhook_token = ?', [x.webhook_token]);
       if (other && other.id !== match?.id) ambiguous = `its webhook token belongs to provider ${other.id}`;
     }
     const id = match?.id ?? x.id;
@@ -87,7 +84,7 @@ export async function planProviders(p: Planner, c: ConfigurationT): Promise<void
       user_id: userId,
       kind: x.kind,
       ...providerSettingsFrom({ ...x, config: rec.config as Record<string, unknown>, enabled }),
-      ...pick(x, Object.keys(SELF_MONITORING_SETTINGS) as (keyof SelfMonitoringSettings)[]),
+      ...pickFields(x, SELF_MONITORING_SETTINGS),
       outbound_allow: allowOf(x.outbound_allow),
     };
     if (typeof rec.webhook_token === 'string') desired.webhook_token = rec.webhook_token;
@@ -128,13 +125,13 @@ export async function planTrackers(p: Planner, c: ConfigurationT): Promise<void>
       continue;
     }
     const paths = p.core.plugins.provider(kindOf.get(x.provider_id) ?? '')?.trackerSecretPaths ?? [];
-    const byId = openConfig(p, await p.get('SELECT * FROM trackers WHERE id = ?', [x.id]), paths);
+    const byId = openConfig(p, await p.get<TrackerDbRow>('SELECT * FROM trackers WHERE id = ?', [x.id]), paths);
     // Under a provider matched by its user (self-monitoring), the tracker the service created is found by name.
     const byName =
       providerId !== x.provider_id
         ? openConfig(
             p,
-            await p.get('SELECT * FROM trackers WHERE provider_id = ? AND name = ? ORDER BY id LIMIT 1', [
+            await p.get<TrackerDbRow>('SELECT * FROM trackers WHERE provider_id = ? AND name = ? ORDER BY id LIMIT 1', [
               providerId,
               x.name,
             ]),
@@ -177,16 +174,18 @@ export async function planTrackers(p: Planner, c: ConfigurationT): Promise<void>
 
 export async function planBots(p: Planner, c: ConfigurationT): Promise<void> {
   for (const x of c.bots) {
-    const openToken = (r: Row | undefined): Row | undefined => r && { ...r, token: p.core.atRest.openLenient(r.token) };
-    const byId = openToken(await p.get('SELECT * FROM bots WHERE id = ?', [x.id]));
-    const byRemote = x.bot_id ? openToken(await p.get('SELECT * FROM bots WHERE bot_id = ?', [x.bot_id])) : undefined;
+    const openToken = (r: BotDbRow | undefined) => r && { ...r, token: p.core.atRest.openLenient(r.token) };
+    const byId = openToken(await p.get<BotDbRow>('SELECT * FROM bots WHERE id = ?', [x.id]));
+    const byRemote = x.bot_id
+      ? openToken(await p.get<BotDbRow>('SELECT * FROM bots WHERE bot_id = ?', [x.bot_id]))
+      : undefined;
     const match = byId ?? byRemote;
     let ambiguous =
       byId && byRemote && byId.id !== byRemote.id
         ? `it matches bot ${byId.id} by id and ${byRemote.id} by bot_id`
         : undefined;
     const path = x.webhook_path_id
-      ? await p.get('SELECT id FROM bots WHERE webhook_path_id = ?', [x.webhook_path_id])
+      ? await p.get<{ id: string }>('SELECT id FROM bots WHERE webhook_path_id = ?', [x.webhook_path_id])
       : undefined;
     if (!ambiguous && path && path.id !== match?.id) ambiguous = `its webhook path belongs to bot ${path.id}`;
     const id = match?.id ?? x.id;
@@ -202,7 +201,7 @@ export async function planBots(p: Planner, c: ConfigurationT): Promise<void> {
     const desired: Record<string, unknown> = {
       user_id: p.map('users', x.user_id),
       kind: x.kind,
-      ...pick(x, Object.keys(BOT_BACKUP_FIELDS) as (keyof BotBackupFields)[]),
+      ...pickFields(x, BOT_BACKUP_FIELDS),
       webhook_path_id: pathId,
     };
     if (typeof rec.token === 'string') desired.token = rec.token;
@@ -249,8 +248,11 @@ export async function planBots(p: Planner, c: ConfigurationT): Promise<void> {
       p.skip('bot_chats', x.id, 'its bot was not restored');
       continue;
     }
-    const byId = await p.get('SELECT * FROM bot_chats WHERE id = ?', [x.id]);
-    const byKey = await p.get('SELECT * FROM bot_chats WHERE bot_id = ? AND chat_id = ?', [botId, x.chat_id]);
+    const byId = await p.get<BotChatDbRow>('SELECT * FROM bot_chats WHERE id = ?', [x.id]);
+    const byKey = await p.get<BotChatDbRow>('SELECT * FROM bot_chats WHERE bot_id = ? AND chat_id = ?', [
+      botId,
+      x.chat_id,
+    ]);
     const match = byId ?? byKey;
     const ambiguous =
       byId && byKey && byId.id !== byKey.id
@@ -260,7 +262,7 @@ export async function planBots(p: Planner, c: ConfigurationT): Promise<void> {
     const desired = {
       bot_id: botId,
       user_id: p.map('users', x.user_id),
-      ...pick(x, Object.keys(BOT_CHAT_FIELDS) as (keyof BotChatFields)[]),
+      ...pickFields(x, BOT_CHAT_FIELDS),
     };
     const d = p.decide('bot_chats', x.id, match, desired, ambiguous);
     if (d === 'insert')
@@ -275,7 +277,7 @@ export async function planTargets(p: Planner, c: ConfigurationT): Promise<void> 
   for (const x of c.targets) {
     const userId = p.map('users', x.user_id);
     const paths = p.core.plugins.target(x.kind)?.secretPaths ?? [];
-    const match = openConfig(p, await p.get('SELECT * FROM targets WHERE id = ?', [x.id]), paths);
+    const match = openConfig(p, await p.get<TargetDbRow>('SELECT * FROM targets WHERE id = ?', [x.id]), paths);
     const rec: Record<string, unknown> = { config: structuredClone(x.config) };
     const missing = p.fillSecrets(rec, x.secrets_omitted, stored(match, ['config']));
     const config = rec.config as Record<string, unknown>;
@@ -323,10 +325,10 @@ export async function planTargets(p: Planner, c: ConfigurationT): Promise<void> 
       p.skip('tracker_targets', label, 'after the restore its tracker and target would belong to different users');
       continue;
     }
-    const existing = await p.get('SELECT * FROM tracker_targets WHERE tracker_id = ? AND target_id = ?', [
-      trackerId,
-      l.target_id,
-    ]);
+    const existing = await p.get<{ user_id: string }>(
+      'SELECT user_id FROM tracker_targets WHERE tracker_id = ? AND target_id = ?',
+      [trackerId, l.target_id],
+    );
     const d = p.decide('tracker_targets', label, existing, { user_id: userId });
     if (d === 'insert')
       p.step((q) =>
@@ -356,10 +358,10 @@ export async function planActionsAndTemplates(p: Planner, c: ConfigurationT): Pr
       p.skip('actions', x.id, `its ${x.kind === 'digest' ? 'tracker' : 'targets'} were not restored`);
       continue;
     }
-    const match = await p.get('SELECT * FROM actions WHERE id = ?', [x.id]);
+    const match = await p.get<ActionDbRow>('SELECT * FROM actions WHERE id = ?', [x.id]);
     const desired = {
       user_id: p.map('users', x.user_id),
-      ...pick(x, Object.keys(ACTION_SETTINGS) as (keyof ActionSettings)[]),
+      ...pickFields(x, ACTION_SETTINGS),
       config,
     };
     const d = p.decide('actions', x.id, match, desired);
@@ -380,12 +382,11 @@ export async function planActionsAndTemplates(p: Planner, c: ConfigurationT): Pr
   }
   for (const x of c.templates) {
     const userId = p.map('users', x.user_id);
-    const byId = await p.get('SELECT * FROM templates WHERE id = ?', [x.id]);
-    const byKey = await p.get('SELECT * FROM templates WHERE user_id = ? AND event_type = ? AND locale = ?', [
-      userId,
-      x.event_type,
-      x.locale,
-    ]);
+    const byId = await p.get<TemplateDbRow>('SELECT * FROM templates WHERE id = ?', [x.id]);
+    const byKey = await p.get<TemplateDbRow>(
+      'SELECT * FROM templates WHERE user_id = ? AND event_type = ? AND locale = ?',
+      [userId, x.event_type, x.locale],
+    );
     const match = byId ?? byKey;
     const ambiguous =
       byId && byKey && byId.id !== byKey.id

@@ -36,7 +36,8 @@ export interface Summary {
   warnings: string[];
 }
 
-export type Row = Record<string, any>;
+/** A stored row as the planner reads it when no definition types it. */
+export type StoredRow = Record<string, unknown>;
 type Step = (q: Queryable) => Promise<void>;
 export type Decision = 'insert' | 'update' | 'keep' | 'same';
 
@@ -91,7 +92,7 @@ export class Planner {
   decide(
     table: string,
     id: string,
-    existing: Row | undefined,
+    existing: object | undefined,
     desired: Record<string, unknown>,
     ambiguous?: string,
   ): Decision {
@@ -104,7 +105,8 @@ export class Planner {
       this.count(table, 'created');
       return 'insert';
     }
-    const changed = Object.keys(desired).filter((k) => !sameValue(existing[k], desired[k]));
+    const stored = new Map<string, unknown>(Object.entries(existing));
+    const changed = Object.keys(desired).filter((k) => !sameValue(stored.get(k), desired[k]));
     if (!changed.length) {
       this.count(table, 'unchanged');
       return 'same';
@@ -119,7 +121,7 @@ export class Planner {
   }
 
   /** Notes that a record kept out of the restore does not exist here, so its dependents cannot be restored. */
-  keptOut(d: Decision, existing: Row | undefined, id: string): void {
+  keptOut(d: Decision, existing: object | undefined, id: string): void {
     if (d === 'keep' && !existing) this.absent.add(id);
   }
 
@@ -148,9 +150,19 @@ export class Planner {
     return missing;
   }
 
-  async get(sql: string, params: unknown[]): Promise<Row | undefined> {
-    return this.q.get<Row>(sql, params as never[]);
+  /** One row, of the type its definition gives it (`StoredRow` when none does). */
+  async get<T extends object = StoredRow>(sql: string, params: unknown[]): Promise<T | undefined> {
+    return this.q.get<T>(sql, params as never[]);
   }
+}
+
+/** The fields of `x` that a definition's properties name (a record's settings, a row's columns), in their order. */
+export function pickFields<T extends object, P extends Record<string, unknown>>(
+  x: T,
+  props: P,
+): Pick<T, Extract<keyof P, keyof T>> {
+  const values = new Map<string, unknown>(Object.entries(x));
+  return Object.fromEntries(Object.keys(props).map((k) => [k, values.get(k)])) as Pick<T, Extract<keyof P, keyof T>>;
 }
 
 /** Compares a stored column value with a backup value of the type the backup uses. */

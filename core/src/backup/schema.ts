@@ -7,6 +7,7 @@
 import type { Static } from 'typebox';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
+import { SKILL_FIELDS, SkillScope } from '../assistant/definitions/skill.ts';
 import { DefaultModel, ModelsAllowed } from '../assistant/model-settings.ts';
 import { ACTION_BACKUP_SETTINGS, ACTION_CONFIGS } from '../relay/definitions/action.ts';
 import { BOT_BACKUP_FIELDS, BOT_CHAT_FIELDS, BotBackupTokenSchema } from '../relay/definitions/bot.ts';
@@ -14,7 +15,8 @@ import { PROVIDER_BACKUP_SETTINGS } from '../relay/definitions/provider.ts';
 import { TARGET_BACKUP_SETTINGS } from '../relay/definitions/target.ts';
 import { TEMPLATE_BACKUP_TEXT } from '../relay/definitions/template.ts';
 import { TRACKER_BACKUP_SETTINGS } from '../relay/definitions/tracker.ts';
-import { EventTypeSchema, LocaleSchema, NameSchema as Name, OutboundAllowRecordSchema } from '../relay/vocabulary.ts';
+import { EventTypeSchema, LocaleSchema, OutboundAllowRecordSchema } from '../relay/vocabulary.ts';
+import { PasswordHash, USER_BACKUP_FIELDS } from '../users/definition.ts';
 
 export const FORMAT = 'herald-config-backup';
 /** The envelope format this service writes; older ones are migrated by `envelope.ts`. */
@@ -24,24 +26,15 @@ const Id = Type.String({ format: 'uuid' });
 const Time = Type.String({ format: 'date-time', maxLength: 40 });
 const Kind = Type.String({ pattern: '^[a-z][a-z0-9_]{1,40}$' });
 const Locale = LocaleSchema;
-const Bool = Type.Boolean();
-const Limit = Type.Union([Type.Integer({ minimum: 0, maximum: 1_000_000_000 }), Type.Null()]);
 const UrlToken = Type.String({ minLength: 16, maxLength: 256, pattern: '^[A-Za-z0-9_-]+$' });
 /** JSON pointers (relative to the record) of secrets an `exclude` backup left out. */
 const Omitted = Type.Optional(Type.Array(Type.String({ pattern: '^/', maxLength: 300 }), { maxItems: 200 }));
-const NullableText = (max: number) => Type.Union([Type.String({ maxLength: max }), Type.Null()]);
 
 export const UserRecord = Type.Object(
   {
     id: Id,
-    email: Type.String({ format: 'email', maxLength: 254 }),
-    password_hash: Type.Optional(Type.String({ pattern: '^\\$2[aby]\\$\\d{2}\\$[./A-Za-z0-9]{53}$' })),
-    role: Type.Union([Type.Literal('user'), Type.Literal('admin')]),
-    is_active: Bool,
-    locale: Locale,
-    max_chats: Type.Integer({ minimum: 0, maximum: 100_000 }),
-    max_ai_messages_per_day: Limit,
-    max_ai_tokens_per_day: Limit,
+    ...USER_BACKUP_FIELDS,
+    password_hash: Type.Optional(PasswordHash),
     secrets_omitted: Omitted,
     created_at: Time,
     updated_at: Time,
@@ -167,10 +160,8 @@ export const SkillRecord = Type.Object(
   {
     id: Id,
     owner_id: Type.Union([Id, Type.Null()]),
-    scope: Type.Union([Type.Literal('general'), Type.Literal('personal')]),
-    name: Name,
-    description: NullableText(2000),
-    prompt: Type.String({ minLength: 1, maxLength: 32_000 }),
+    scope: SkillScope,
+    ...SKILL_FIELDS,
     created_at: Time,
     updated_at: Time,
   },

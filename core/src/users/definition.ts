@@ -59,7 +59,7 @@ export interface UserRow {
   password_hash: string;
   role: Role;
   is_active: unknown;
-  locale: string;
+  locale: Static<typeof Locale>;
   max_chats: number;
   max_ai_messages_per_day: number | null;
   max_ai_tokens_per_day: number | null;
@@ -100,6 +100,32 @@ const ADMIN_SETTABLE = {
   max_ai_tokens_per_day: DailyLimit,
   max_storage_mb: StorageLimit,
 };
+
+/** A bcrypt hash, as a backup carries a password (a user restored without one holds a marker instead). */
+export const PasswordHash = Type.String({ pattern: '^\\$2[aby]\\$\\d{2}\\$[./A-Za-z0-9]{53}$' });
+
+/**
+ * The account as a backup record carries it, besides its id, password hash and times: its email,
+ * language and what an administrator sets, except the storage limit, which backups do not carry (a
+ * restore leaves a matched user's as it is; a new user follows SERVICE_USER_STORAGE_MB).
+ */
+const { max_storage_mb: _storageNotCarried, ...CARRIED } = ADMIN_SETTABLE;
+export const USER_BACKUP_FIELDS = { email: Email, locale: Locale, ...CARRIED };
+export type UserBackupFields = { [K in keyof typeof USER_BACKUP_FIELDS]: Static<(typeof USER_BACKUP_FIELDS)[K]> };
+
+/** A `users` row's fields a backup carries, read back. */
+export function userBackupFieldsOf(u: UserRow): UserBackupFields {
+  const limit = (v: number | string | null) => (v == null ? null : Number(v));
+  return {
+    email: u.email,
+    locale: u.locale,
+    role: u.role,
+    max_chats: Number(u.max_chats),
+    is_active: Db.bool(u.is_active),
+    max_ai_messages_per_day: limit(u.max_ai_messages_per_day),
+    max_ai_tokens_per_day: limit(u.max_ai_tokens_per_day),
+  };
+}
 
 /** `POST /api/v1/admin/users`. */
 export const UserCreateBody = Type.Object(
