@@ -387,7 +387,7 @@ t.test('two dispatchers build each digest once', async (t) => {
     /Quiet hours digest: 30 notifications/,
     'holding every deferred event of both trackers',
   );
-  const rows = await core.db.all(`SELECT id FROM event_log WHERE event_type = 'quiet_hours_digest'`);
+  const rows = await core.db.all<{ id: string }>(`SELECT id FROM event_log WHERE event_type = 'quiet_hours_digest'`);
   t.equal(rows.length, 1, 'one digest event recorded');
   const left = await core.db.get<{ n: number }>(
     `SELECT COUNT(*) AS n FROM deliveries WHERE digest_id IS NULL AND status <> 'sent' AND event_id <> ?`,
