@@ -5,6 +5,8 @@ import { insertRow, updateRow } from '../db/rows.ts';
 import { newId, randomToken } from '../http/ids.ts';
 import { conflict, notFound } from '../http/problem.ts';
 import type { SelfMonitoringReceiver } from '../plugins/self-monitoring.ts';
+import { providerSettingsFrom } from '../relay/definitions/provider.ts';
+import { trackerSettingsFrom } from '../relay/definitions/tracker.ts';
 import { hasPassword, type Role, type UserRow } from './definition.ts';
 
 export { hasPassword, type PublicUser, publicUser, type Role, type UserRow } from './definition.ts';
@@ -78,18 +80,25 @@ export async function ensureSelfMonitoring(q: Queryable, userId: string, r: Self
   if (existing) return existing.id;
   const now = new Date().toISOString();
   const id = newId();
-  await q.run(
-    `INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, status, created_at, updated_at)
-    VALUES (?, ?, ?, ?, '{}', ?, ?, 'ok', ?, ?)`,
-    [id, userId, r.kind, r.name, true, randomToken(), now, now],
-  );
-  const trackerId = newId();
-  await q.run(
-    `INSERT INTO trackers (id, user_id, provider_id, name, enabled, event_types, quiet_hours, quiet_policies, config,
-      created_at, updated_at)
-    VALUES (?, ?, ?, ?, ?, '{}', NULL, '{}', '{}', ?, ?)`,
-    [trackerId, userId, id, r.name, true, now, now],
-  );
+  // The columns its definitions name and the service's own status; the thresholds keep their column defaults.
+  await insertRow(q, 'providers', {
+    id,
+    user_id: userId,
+    kind: r.kind,
+    ...providerSettingsFrom({ name: r.name, config: {} }),
+    webhook_token: randomToken(),
+    status: 'ok',
+    created_at: now,
+    updated_at: now,
+  });
+  await insertRow(q, 'trackers', {
+    id: newId(),
+    user_id: userId,
+    provider_id: id,
+    ...trackerSettingsFrom({ name: r.name }),
+    created_at: now,
+    updated_at: now,
+  });
   return id;
 }
 
