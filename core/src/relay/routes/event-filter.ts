@@ -51,6 +51,10 @@ export function eventFilterSql(f: EventFilter, params: unknown[]): string {
   return where;
 }
 
+/** An event with its provider's name (`e`), as the event log's reads show it. */
+export const EVENT_SELECT =
+  'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id';
+
 /**
  * The page of the caller's events `GET /api/events` lists (newest first, with the provider's name): the ids are
  * chosen first, from an index alone where the filter has one (migration 0033), and only that page's rows are read.
@@ -60,8 +64,5 @@ export function eventPageSql(userId: string, f: EventFilter, page: Page, params:
   params.push(userId);
   const where = `e.user_id = ?${eventFilterSql(f, params)}`;
   const ids = `SELECT e.id FROM event_log e WHERE ${where}${pageSql('e', page, params)}`;
-  return (
-    'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id ' +
-    `WHERE e.id IN (${ids}) ORDER BY e.id DESC`
-  );
+  return `${EVENT_SELECT} WHERE e.id IN (${ids}) ORDER BY e.id DESC`;
 }

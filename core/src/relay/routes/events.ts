@@ -26,7 +26,7 @@ import {
 } from '../definitions/event.ts';
 import { resendDeliveries, settleDeferred } from '../pipeline/operations.ts';
 import { owned, pageSql, relayIfRunning } from './common.ts';
-import { EventFilterFields, eventFilterSql } from './event-filter.ts';
+import { EVENT_SELECT, EventFilterFields, eventPageSql } from './event-filter.ts';
 import { replayRoutes } from './replay.ts';
 import { catalogOf, oneLine, overridesFor, renderEvent } from './templates.ts';
 
@@ -78,9 +78,6 @@ type HistoryRow = Pick<
 
 /** A `deferred_dispatch` row with its target's name and kind and its tracker's name. */
 type DeferredRow = Omit<Static<typeof DeferredView>, 'message'>;
-
-const EVENT_SELECT =
-  'SELECT e.*, p.name AS provider_name FROM event_log e LEFT JOIN providers p ON p.id = e.provider_id';
 
 /** Deliveries, hand-operation history and the readable message for a page of event rows. */
 async function withDeliveries(
@@ -263,12 +260,8 @@ export async function eventRoutes(app: App, core: Core): Promise<void> {
     async (req) => {
       const q = req.query;
       const user = caller(req);
-      const params: unknown[] = [user.id];
-      const where = `e.user_id = ?${eventFilterSql(q, params)}`;
-      const rows = await core.db.all<EventDbRow>(
-        `${EVENT_SELECT} WHERE ${where}${pageSql('e', q, params)}`,
-        params as never[],
-      );
+      const params: unknown[] = [];
+      const rows = await core.db.all<EventDbRow>(eventPageSql(user.id, q, q, params), params as never[]);
       return { events: await withDeliveries(core, rows, user.id, localeOf(req, user)) };
     },
   );
