@@ -171,30 +171,44 @@ t.test('an album no longer followed is forgotten and seeded again silently', asy
   t.equal(h.emitted[0]!.payload.added_count, 1);
 });
 
-t.test('a poll of an unchanged album writes nothing to the store; a change of the followed albums does', async (t) => {
-  const { fake, trip, h } = await setup(t);
-  const writes: string[] = [];
-  const set = h.store.set.bind(h.store);
-  h.store.set = async (key, value, o) => {
-    writes.push(key);
-    await set(key, value, o);
-  };
-  const poll = (trackers: TrackerView[]) => h.instance.poll!({ trackers, signal: h.abort.signal });
-  await poll([tracker('t-trip', [trip])]);
-  t.same(writes, ['albums', `album:${trip}`], 'the first poll writes the index and the baseline');
-  writes.length = 0;
-  await poll([tracker('t-trip', [trip])]);
-  await poll([tracker('t-trip', [trip])]);
-  t.same(writes, [], 'polls that find nothing new write nothing');
-  const other = fake.createAlbum({ name: 'Garden', ownerId: ANNA.id, assets: [asset(20)] });
-  await poll([tracker('t-trip', [trip]), tracker('t-garden', [other])]);
-  t.same(writes, ['albums', `album:${other}`], 'an album followed since: the index and its baseline');
-  t.same(await h.store.get('albums'), [trip, other]);
-  writes.length = 0;
-  await poll([tracker('t-trip', [trip])]);
-  t.same(writes, ['albums'], 'one no longer followed: the index');
-  t.same(await h.store.get('albums'), [trip]);
-});
+t.test(
+  'a poll of an unchanged album writes nothing and reads the index once; a change of albums writes it',
+  async (t) => {
+    const { fake, trip, h } = await setup(t);
+    const writes: string[] = [];
+    const reads: string[] = [];
+    const set = h.store.set.bind(h.store);
+    const get = h.store.get.bind(h.store);
+    h.store.set = async (key, value, o) => {
+      writes.push(key);
+      await set(key, value, o);
+    };
+    h.store.get = async <T>(key: string) => {
+      reads.push(key);
+      return get<T>(key);
+    };
+    const poll = (trackers: TrackerView[]) => h.instance.poll!({ trackers, signal: h.abort.signal });
+    await poll([tracker('t-trip', [trip])]);
+    t.same(writes, ['albums', `album:${trip}`], 'the first poll writes the index and the baseline');
+    writes.length = 0;
+    await poll([tracker('t-trip', [trip])]);
+    await poll([tracker('t-trip', [trip])]);
+    t.same(writes, [], 'polls that find nothing new write nothing');
+    t.same(
+      reads,
+      ['albums', `album:${trip}`, `album:${trip}`, `album:${trip}`],
+      'the index is read once, then remembered',
+    );
+    const other = fake.createAlbum({ name: 'Garden', ownerId: ANNA.id, assets: [asset(20)] });
+    await poll([tracker('t-trip', [trip]), tracker('t-garden', [other])]);
+    t.same(writes, ['albums', `album:${other}`], 'an album followed since: the index and its baseline');
+    t.same(await h.store.get('albums'), [trip, other]);
+    writes.length = 0;
+    await poll([tracker('t-trip', [trip])]);
+    t.same(writes, ['albums'], 'one no longer followed: the index');
+    t.same(await h.store.get('albums'), [trip]);
+  },
+);
 
 t.test('a rejected API key fails with AuthFailedError', async (t) => {
   const { h, poll } = await setup(t, { apiKey: 'wrong-key-7f3a9c' });

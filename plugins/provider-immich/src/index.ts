@@ -39,6 +39,8 @@ export default defineProvider({
     );
     let lastError: string | undefined;
     let polled = false;
+    // The album index as this instance last wrote or read it (poll.ts).
+    const memo: { albums?: string[] } = {};
     return {
       /** Checks that Immich answers and the key is accepted; a key limited to albums and assets is fine. */
       async start() {
@@ -54,7 +56,7 @@ export default defineProvider({
       },
       async poll(pc: PollContext) {
         try {
-          await pollAlbums({ client, store: ctx.store, log: ctx.log, emit: (e) => ctx.emit(e) }, pc);
+          await pollAlbums({ client, store: ctx.store, log: ctx.log, emit: (e) => ctx.emit(e), memo }, pc);
           lastError = undefined;
         } catch (err) {
           lastError = (err as Error).message;

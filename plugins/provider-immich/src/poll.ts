@@ -15,6 +15,11 @@ export interface PollDeps {
   store: InstanceStore;
   log: PluginLogger;
   emit(event: EmittedEvent): Promise<unknown>;
+  /**
+   * The instance's memory of its album index between polls: only this instance writes it, so after the first poll it
+   * is read from here instead of the store.
+   */
+  memo?: { albums?: string[] };
 }
 
 /** Store key listing the albums that have a baseline, so untracked ones can be forgotten. */
@@ -39,17 +44,22 @@ export function albumsOf(trackers: PollContext['trackers']): Map<string, string[
  * a fresh silent baseline instead of reporting everything that happened in between. The index is
  * rewritten only when the followed albums changed.
  */
-async function forgetUntracked(store: InstanceStore, tracked: Set<string>): Promise<void> {
-  const known = (await store.get<string[]>(INDEX_KEY)) ?? [];
+async function forgetUntracked(
+  store: InstanceStore,
+  tracked: Set<string>,
+  memo: { albums?: string[] } = {},
+): Promise<void> {
+  const known = memo.albums ?? (await store.get<string[]>(INDEX_KEY)) ?? [];
   for (const id of known) if (!tracked.has(id)) await store.delete(baselineKey(id));
   // Written only when the set of albums changed: most polls follow the same albums as the last one.
   if (known.length !== tracked.size || known.some((id) => !tracked.has(id))) await store.set(INDEX_KEY, [...tracked]);
+  memo.albums = [...tracked];
 }
 
 export async function pollAlbums(deps: PollDeps, ctx: PollContext): Promise<void> {
   const { client, store, log } = deps;
   const byAlbum = albumsOf(ctx.trackers);
-  await forgetUntracked(store, new Set(byAlbum.keys()));
+  await forgetUntracked(store, new Set(byAlbum.keys()), deps.memo);
   const missing: string[] = [];
   for (const [albumId, trackerIds] of byAlbum) {
     if (ctx.signal.aborted) return;
