@@ -4,8 +4,27 @@ import { newId } from '../../http/ids.ts';
 import { liveOf } from '../../live/hints.ts';
 import type { EmittedEvent, Severity } from '../../plugin-api/index.ts';
 import type { ProviderRow } from '../../plugins/host.ts';
+import type { EventDbRow } from '../definitions/event.ts';
+import type { TargetDbRow } from '../definitions/target.ts';
 import { InvalidEventError } from '../service.ts';
 import { type Decision, type DispatchStatus, decide, merge, type TrackerRules } from './decide.ts';
+
+/** The event as a send reads it: what ingest hands over equals what the dispatcher reads back (send-context.ts). */
+export type SendEvent = Pick<
+  EventDbRow,
+  | 'id'
+  | 'user_id'
+  | 'provider_id'
+  | 'provider_kind'
+  | 'provider_name'
+  | 'event_type'
+  | 'severity'
+  | 'payload'
+  | 'extras'
+  | 'occurred_at'
+  | 'created_at'
+  | 'test'
+>;
 
 /** A delivery written already claimed by this worker, with what its send needs, for the dispatcher to take at once. */
 export interface HandedDelivery {
@@ -17,8 +36,8 @@ export interface HandedDelivery {
     target_id: string;
     attempts: number;
   };
-  event: Record<string, unknown>;
-  target: Record<string, unknown>;
+  event: SendEvent;
+  target: TargetDbRow;
   trackerName: string | null;
   override: { title: string; body: string } | null;
 }
@@ -104,7 +123,7 @@ async function insertRows(
 /**
  * A tracker → target link with the whole target row, the tracker's rules and name, and the user's template override.
  */
-interface LinkRow extends Record<string, unknown> {
+interface LinkRow extends TargetDbRow {
   id: string;
   tracker_id: string;
   target_id: string;

@@ -7,16 +7,12 @@ import type { Queryable } from '../../db/database.ts';
 import type { EventDbRow } from '../definitions/event.ts';
 import type { TargetDbRow } from '../definitions/target.ts';
 import type { TemplateDbRow } from '../definitions/template.ts';
-
-/**
- * An event or target row as the dispatcher holds it: read here (`EventDbRow`, `TargetDbRow`), or
- * handed over by ingest with a delivery it wrote (`HandedDelivery`, whose copies are open records).
- */
-type HeldRow = Record<string, any>;
+import type { SendEvent } from './ingest.ts';
 
 export interface SendContext {
-  events: Map<string, HeldRow>;
-  targets: Map<string, HeldRow>;
+  /** Read here, or handed over by ingest with a delivery it wrote (`HandedDelivery`): the same fields either way. */
+  events: Map<string, SendEvent>;
+  targets: Map<string, TargetDbRow>;
   trackerNames: Map<string, string>;
   /** Key `user|event_type|locale`. */
   overrides: Map<string, { title: string; body: string }>;
