@@ -159,7 +159,7 @@ t.test('exclude backups: missing secrets are taken from the stored record', asyn
   );
   t.equal(row.webhook_token, c.provider.webhook_url.split('/api/hooks/')[1], 'the webhook token is kept');
   t.ok(Db.bool(row.enabled));
-  const bot = (await s.service.core.db.get('SELECT token FROM bots WHERE id = ?', [c.botId]))!;
+  const bot = (await s.service.core.db.get<{ token: string }>('SELECT token FROM bots WHERE id = ?', [c.botId]))!;
   t.match(bot.token, /^enc:v1:/, 'the bot token stays sealed');
   t.equal(atRest.open(bot.token), SECRETS.bot);
   t.equal(

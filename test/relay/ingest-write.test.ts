@@ -124,12 +124,17 @@ t.test(
       0,
       'the replay key is not a plugin_store row',
     );
-    const row = await s.service.core.db.get(
-      'SELECT replay_key, replay_expires_at, hook_ip, hook_excerpt, hook_event_ids FROM event_log WHERE id = ?',
-      [eventId],
-    );
+    const row = await s.service.core.db.get<{
+      replay_key: string | null;
+      replay_expires_at: string;
+      hook_ip: string | null;
+      hook_excerpt: string | null;
+      hook_event_ids: string | null;
+    }>('SELECT replay_key, replay_expires_at, hook_ip, hook_excerpt, hook_event_ids FROM event_log WHERE id = ?', [
+      eventId,
+    ]);
     t.equal(row?.replay_key, `delivery:${first.headers['x-github-delivery']}`, 'the event carries the replay key');
-    t.ok(Date.parse(row?.replay_expires_at) > Date.now() + 6 * 86_400_000, 'for the plugin’s seven days');
+    t.ok(Date.parse(row?.replay_expires_at ?? '') > Date.now() + 6 * 86_400_000, 'for the plugin’s seven days');
     t.ok(row?.hook_ip, 'and the source address');
     t.notMatch(String(row?.hook_excerpt), /hunter2secret/, 'the excerpt is stored redacted');
 

@@ -218,7 +218,7 @@ t.test('retention deletes finished events older than the limit; 0 disables', asy
   t.teardown(() => s.stop());
   const { applyRetention } = await import('../../core/src/relay/feature.ts');
   const db = s.service.core.db;
-  const self = await db.get(`SELECT id FROM providers WHERE kind = 'bridge_self'`);
+  const self = await db.get<{ id: string }>(`SELECT id FROM providers WHERE kind = 'bridge_self'`);
   const ins = (id: string, created: string, status: string) =>
     db.run(
       'INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, severity, payload, ' +

@@ -53,7 +53,10 @@ t.test('providers: create, list, read, update, delete, with secrets masked', asy
   t.notMatch(c.text, /sharedtoken1/);
   t.notOk('webhook_token' in c.body && c.body.webhook_token, 'no bare webhook token field');
   t.notOk('user_id' in c.body);
-  const stored = await db.get('SELECT config, user_id FROM providers WHERE id = ?', [c.body.id]);
+  const stored = await db.get<{ config: string; user_id: string }>(
+    'SELECT config, user_id FROM providers WHERE id = ?',
+    [c.body.id],
+  );
   t.equal(unsealed(s, JSON.parse(stored!.config).shared_token), 'sharedtoken1', 'real secret stored, sealed');
   t.equal(stored!.user_id, s.admin.id);
   t.ok(s.service.core.plugins.runningProvider(c.body.id), 'instance running');
@@ -100,7 +103,8 @@ t.test('providers: create, list, read, update, delete, with secrets masked', asy
   t.equal(
     unsealed(
       s,
-      JSON.parse((await db.get('SELECT config FROM providers WHERE id = ?', [c.body.id]))!.config).shared_token,
+      JSON.parse((await db.get<{ config: string }>('SELECT config FROM providers WHERE id = ?', [c.body.id]))!.config)
+        .shared_token,
     ),
     'sharedtoken1',
     'masked value keeps the stored secret',
@@ -114,7 +118,8 @@ t.test('providers: create, list, read, update, delete, with secrets masked', asy
   t.equal(
     unsealed(
       s,
-      JSON.parse((await db.get('SELECT config FROM providers WHERE id = ?', [c.body.id]))!.config).shared_token,
+      JSON.parse((await db.get<{ config: string }>('SELECT config FROM providers WHERE id = ?', [c.body.id]))!.config)
+        .shared_token,
     ),
     'newsecret99',
     'a new secret replaces the old',
@@ -255,7 +260,7 @@ t.test('generic webhook providers: auth modes and the explicit opt-in for none',
   t.equal(acked.status, 201, 'created');
   t.equal(acked.body.auth_mode, 'none');
   t.equal(acked.body.acknowledge_unauthenticated, true);
-  const row = await db.get('SELECT config FROM providers WHERE id = ?', [acked.body.id]);
+  const row = await db.get<{ config: string }>('SELECT config FROM providers WHERE id = ?', [acked.body.id]);
   t.match(
     JSON.parse(row!.config),
     { auth_mode: 'none', acknowledge_unauthenticated: true },
@@ -269,7 +274,12 @@ t.test('generic webhook providers: auth modes and the explicit opt-in for none',
   t.equal(toBearer.status, 200);
   t.equal(toBearer.body.config.auth_mode, 'bearer');
   t.equal(
-    unsealed(s, JSON.parse((await db.get('SELECT config FROM providers WHERE id = ?', [hmac.body.id]))!.config).secret),
+    unsealed(
+      s,
+      JSON.parse(
+        (await db.get<{ config: string }>('SELECT config FROM providers WHERE id = ?', [hmac.body.id]))!.config,
+      ).secret,
+    ),
     '0123456789abcdef',
     'secret kept',
   );

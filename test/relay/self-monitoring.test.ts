@@ -186,9 +186,10 @@ t.test('a receiver of another kind gets every part of the behaviour', async (t) 
   await relay.tick();
   await send('two');
   await relay.tick();
-  const raised = await db.all('SELECT id, provider_kind, event_type, payload FROM event_log WHERE provider_id = ?', [
-    own[0].id,
-  ]);
+  const raised = await db.all<{ id: string; provider_kind: string; event_type: string; payload: string }>(
+    'SELECT id, provider_kind, event_type, payload FROM event_log WHERE provider_id = ?',
+    [own[0].id],
+  );
   t.same(
     raised.map((r) => [r.provider_kind, r.event_type]),
     [['watchdog', 'wd_targets']],

@@ -172,7 +172,11 @@ t.test('targets: CRUD, masking, bot check, links and test sends', async (t) => {
   });
   t.notMatch(c.text, /tok-123456/);
   t.equal(
-    unsealed(s, JSON.parse((await db.get('SELECT config FROM targets WHERE id = ?', [c.body.id]))!.config).api_token),
+    unsealed(
+      s,
+      JSON.parse((await db.get<{ config: string }>('SELECT config FROM targets WHERE id = ?', [c.body.id]))!.config)
+        .api_token,
+    ),
     'tok-123456',
     'stored sealed',
   );
@@ -184,7 +188,11 @@ t.test('targets: CRUD, masking, bot check, links and test sends', async (t) => {
   t.equal(keep.status, 200);
   t.match(keep.body, { name: 'Rec2', locale: 'ru' });
   t.equal(
-    unsealed(s, JSON.parse((await db.get('SELECT config FROM targets WHERE id = ?', [c.body.id]))!.config).api_token),
+    unsealed(
+      s,
+      JSON.parse((await db.get<{ config: string }>('SELECT config FROM targets WHERE id = ?', [c.body.id]))!.config)
+        .api_token,
+    ),
     'tok-123456',
     'masked secret kept',
   );
