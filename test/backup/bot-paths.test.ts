@@ -9,6 +9,7 @@ import crypto from 'node:crypto';
 import type { Test } from 'tap';
 import t from 'tap';
 import { botWebhookSecret, webhookKeyId } from '../../core/src/relay/bots/webhook-secret.ts';
+import type { BotDbRow } from '../../core/src/relay/definitions/bot.ts';
 import { FakeTelegram } from '../../plugins/target-telegram/test/fakes/telegram.ts';
 import { TEST_PLUGINS, type TestService, unsealed } from '../helpers/service.ts';
 import { exportNow, servicesWith, upload } from './support.ts';
@@ -79,14 +80,15 @@ t.test('restored where the bot exists: the stored path is kept, nothing to repor
   const registrations = () => fake.calls.filter((c) => c.method === 'setWebhook').length;
   const before = registrations();
   s = await reboot(t, s);
-  const restored = (await s.service.core.db.get('SELECT * FROM bots WHERE id = ?', [botId]))!;
+  const restored = (await s.service.core.db.get<BotDbRow>('SELECT * FROM bots WHERE id = ?', [botId]))!;
   t.match(restored, { name: 'Hooked', webhook_path_id: pathId });
   t.equal(unsealed(s, restored.token), TOKEN, 'the stored token is kept, sealed');
   // Restored records start `pending`: the runtime checks the bot again and registers its webhook.
   await until(
     async () =>
       registrations() > before &&
-      (await s.service.core.db.get('SELECT status FROM bots WHERE id = ?', [botId]))!.status === 'ok',
+      (await s.service.core.db.get<Pick<BotDbRow, 'status'>>('SELECT status FROM bots WHERE id = ?', [botId]))!
+        .status === 'ok',
   );
   const secret = botWebhookSecret(KEY, pathId);
   t.equal(fake.webhooks.get(TOKEN)?.secret_token, secret, 'the same address and secret');
@@ -115,7 +117,7 @@ t.test('restored into another service: a new path, reported, and the webhook reg
     'and it waits for its token',
   );
   s = await reboot(t, s);
-  const row = (await s.service.core.db.get('SELECT * FROM bots WHERE id = ?', [botId]))!;
+  const row = (await s.service.core.db.get<BotDbRow>('SELECT * FROM bots WHERE id = ?', [botId]))!;
   t.match(row.webhook_path_id, /^[A-Za-z0-9_-]{40,}$/);
   t.not(row.webhook_path_id, oldPath, 'a new path');
   t.match(row, { status: 'auth_failed', webhook_key_id: null });
@@ -132,7 +134,9 @@ t.test('restored into another service: a new path, reported, and the webhook reg
   t.equal(hook.url, `https://herald.example.test/api/bots/${row.webhook_path_id}/webhook`);
   t.equal(hook.secret_token, botWebhookSecret(KEY, row.webhook_path_id));
   t.equal(
-    (await s.service.core.db.get('SELECT webhook_key_id FROM bots WHERE id = ?', [botId]))!.webhook_key_id,
+    (await s.service.core.db.get<Pick<BotDbRow, 'webhook_key_id'>>('SELECT webhook_key_id FROM bots WHERE id = ?', [
+      botId,
+    ]))!.webhook_key_id,
     webhookKeyId(KEY),
   );
   t.equal((await deliver(s, row.webhook_path_id, hook.secret_token!)).status, 200);

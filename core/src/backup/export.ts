@@ -21,6 +21,7 @@ import { type BotChatDbRow, type BotDbRow, botChatFieldsOf, botFieldsOf } from '
 import { type ProviderDbRow, providerSettingsOf } from '../relay/definitions/provider.ts';
 import { selfMonitoringSettingsOf } from '../relay/definitions/self-monitoring.ts';
 import { type TargetDbRow, targetSettingsOf } from '../relay/definitions/target.ts';
+import type { TemplateDbRow } from '../relay/definitions/template.ts';
 import { type TrackerDbRow, trackerSettingsOf } from '../relay/definitions/tracker.ts';
 import { Settings } from '../settings/settings.ts';
 import { hasPassword, type UserRow, userBackupFieldsOf } from '../users/definition.ts';
@@ -32,7 +33,6 @@ import type {
   ProviderRec,
   SecretsModeT,
   TargetRec,
-  TemplateRec,
   TrackerRec,
   UserRec,
 } from './schema.ts';
@@ -41,7 +41,6 @@ import { deleteAt, setSecretPointers } from './secret-paths.ts';
 
 /** Rows of the tables no definition types yet, as stored: each the record a backup carries. */
 type LinkDbRow = LinkRec;
-type TemplateDbRow = TemplateRec;
 type PersonalContextDbRow = PersonalContextRec;
 type PrimaryContextDbRow = { content: string; version: number | string; updated_by: string | null; updated_at: string };
 

@@ -17,14 +17,12 @@ import { BOT_BACKUP_FIELDS, BOT_CHAT_FIELDS, type BotChatDbRow, type BotDbRow } 
 import { type ProviderDbRow, providerSettingsFrom } from '../relay/definitions/provider.ts';
 import { SELF_MONITORING_SETTINGS } from '../relay/definitions/self-monitoring.ts';
 import { type TargetDbRow, targetSettingsFrom } from '../relay/definitions/target.ts';
+import type { TemplateDbRow } from '../relay/definitions/template.ts';
 import { type TrackerDbRow, trackerSettingsFrom } from '../relay/definitions/tracker.ts';
 import { newWebhookToken } from '../relay/inbound/dialects.ts';
 import { checkSchedule } from '../relay/routes/schedule.ts';
 import { type Planner, pickFields, SECRET_MISSING } from './planner.ts';
-import type { ConfigurationT, TemplateRec } from './schema.ts';
-
-/** A `templates` row as stored: the record a backup carries. */
-type TemplateDbRow = TemplateRec;
+import type { ConfigurationT } from './schema.ts';
 
 /** A stored row with the secrets of its config opened (one no key opens counts as missing). */
 const openConfig = <R extends { config: unknown }>(p: Planner, r: R | undefined, paths: string[]): R | undefined =>
