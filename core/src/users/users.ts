@@ -42,10 +42,11 @@ export async function createUser(
   const email = normalizeEmail(u.email);
   return db.tx(async (q) => {
     // Several replicas: concurrent first-run setups queue on one lock, so only the first creates an admin.
-    if (u.onlyIfFirst && q.dialect === 'postgresql') await q.get('SELECT pg_advisory_xact_lock(7226371902) AS locked');
-    if (u.onlyIfFirst && (await q.get('SELECT 1 FROM users LIMIT 1')))
+    if (u.onlyIfFirst && q.dialect === 'postgresql')
+      await q.get<{ locked: unknown }>('SELECT pg_advisory_xact_lock(7226371902) AS locked');
+    if (u.onlyIfFirst && (await q.get<{ x: number }>('SELECT 1 AS x FROM users LIMIT 1')))
       throw conflict('Setup is already done; log in instead.', 'setup_done');
-    if (await q.get('SELECT 1 FROM users WHERE email = ?', [email]))
+    if (await q.get<{ x: number }>('SELECT 1 AS x FROM users WHERE email = ?', [email]))
       throw conflict('A user with this email already exists.', 'email_taken');
     const now = new Date().toISOString();
     const id = newId();
@@ -113,7 +114,8 @@ export async function ensureSelfMonitoringForAll(db: Database, r: SelfMonitoring
       .tx((q) => ensureSelfMonitoring(q, u.id, r))
       .catch(async (err) => {
         // Replicas booting together race for the same user; the unique index lets one win, which is all we need.
-        if (!(await db.get('SELECT id FROM providers WHERE user_id = ? AND kind = ?', [u.id, r.kind]))) throw err;
+        if (!(await db.get<{ id: string }>('SELECT id FROM providers WHERE user_id = ? AND kind = ?', [u.id, r.kind])))
+          throw err;
       });
   }
   return missing.length;
