@@ -3,13 +3,13 @@
  * in the caller's language (`?locale=`, else the user's language, else `Accept-Language`, else
  * English), from each plugin's locale files with English as the per-string fallback.
  */
-import Type from 'typebox';
+import Type, { type Static } from 'typebox';
 import { caller, requireUser } from '../../auth/guard.ts';
 import type { Core } from '../../core.ts';
 import { Locale, ok } from '../../http/schemas.ts';
 import type { App } from '../../http/server.ts';
 import { localizeManifest, pickLocale } from '../../plugins/locales.ts';
-import { PluginList } from '../definitions/plugin.ts';
+import { type PluginEventView, PluginList } from '../definitions/plugin.ts';
 
 export async function pluginRoutes(app: App, core: Core): Promise<void> {
   app.get(
@@ -38,10 +38,7 @@ export async function pluginRoutes(app: App, core: Core): Promise<void> {
       const plugins = [...core.plugins.plugins.values()].map((p) => {
         const m = p.def.manifest;
         const words = localizeManifest(m, locale);
-        const events: Record<
-          string,
-          { severity: string; quiet_hours: string; description: string | null; payload_schema: unknown }
-        > = {};
+        const events: Record<string, Static<typeof PluginEventView>> = {};
         for (const [type, spec] of Object.entries(m.events ?? {})) {
           events[type] = {
             severity: spec.severity,

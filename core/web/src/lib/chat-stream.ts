@@ -5,26 +5,16 @@
  */
 import { headers, toError } from './api.ts';
 import { SseParser } from './sse.ts';
-import type { Chat, Message } from './types.ts';
+import type { Chat, ChatToolCall, Message } from './types.ts';
 
 export interface StreamHandlers {
   start?(d: { user_message: Message; assistant_message_id: string; model?: string }): void;
   delta?(d: { content: string }): void;
   /**
    * A tool call: started, waiting for the user's consent (`needs_confirmation`, with its id and proposal), done or
-   * failed.
+   * failed; the same shape as a stored message's `tools` entry.
    */
-  tool?(d: {
-    name: string;
-    status: 'started' | 'needs_confirmation' | 'done' | 'failed';
-    report_id?: string;
-    query?: string;
-    count?: number;
-    id?: string;
-    proposal?: Record<string, unknown>;
-    expires_at?: string;
-    confirmation?: 'approved' | 'refused' | 'expired';
-  }): void;
+  tool?(d: ChatToolCall): void;
   /** After `done`, when the service generated the chat's title. */
   title?(d: { chat: Chat }): void;
   done?(d: { message: Message }): void;
