@@ -4,37 +4,22 @@
  * existing record (same id or same unique key) that the backup would change; identical records are
  * "unchanged", not conflicts. A record matching two different existing rows is ambiguous.
  */
+import type { Static } from 'typebox';
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { Database as Db } from '../db/database.ts';
 import { HttpError } from '../http/problem.ts';
 import { canonicalJson } from './envelope.ts';
-import type { Skip } from './sanitize.ts';
 import { getAt, hasAt, setAt } from './secret-paths.ts';
+import type { RestoreSummaryView } from './views.ts';
 
 export const CONFLICT_MODES = ['overwrite', 'skip', 'fail'] as const;
 export type ConflictMode = (typeof CONFLICT_MODES)[number];
 
-export interface Conflict {
-  table: string;
-  id: string;
-  reason: string;
-  ambiguous?: boolean;
-}
-export interface Counts {
-  created: number;
-  replaced: number;
-  kept: number;
-  unchanged: number;
-}
-export interface Summary {
-  counts: Record<string, Counts>;
-  conflicts: Conflict[];
-  skipped: Skip[];
-  /** Records restored disabled (or users inactive) because a secret was not in the backup. */
-  disabled: { table: string; id: string; reason: string }[];
-  warnings: string[];
-}
+/** The plan's summary, as the staged restore shows it (views.ts `RestoreSummaryView`). */
+export type Summary = Static<typeof RestoreSummaryView>;
+export type Conflict = Summary['conflicts'][number];
+export type Counts = Summary['counts'][string];
 
 /** A stored row as the planner reads it when no definition types it. */
 export type StoredRow = Record<string, unknown>;

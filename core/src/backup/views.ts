@@ -1,3 +1,13 @@
+/**
+ * What the backup routes answer: the stored backup files (`GET, POST /api/backup/files`), the
+ * schedule's settings (`GET, PUT /api/backup/scheduled`), a staged restore with the planner's
+ * summary and a restart. The planner's `Summary` is the summary's type, and api-types.ts gives the
+ * web client these types.
+ */
+import Type, { type Static, type TSchema } from 'typebox';
+import { CONFLICT_MODES } from './planner.ts';
+import type { BackupSettingKey } from './settings-rules.ts';
+
 /** A backup file in the backup folder. */
 export const BackupFileView = Type.Object({
   filename: Type.String(),
@@ -13,22 +23,21 @@ export const Schedule = Type.Object({
   backup_scheduled_interval_hours: Type.String(),
   backup_secrets_mode: Type.String(),
   backup_retention_count: Type.String(),
-});
+} satisfies Record<BackupSettingKey, TSchema>);
 
 /**
  * What the backup routes answer about a staged restore (`POST /api/backup/prepare-restore`,
  * `GET /api/backup/pending-restore`): the pending file without its backup (staged.ts `pendingView`),
- * with the planner's summary (planner.ts `Summary`). Entries are open objects: a planner that adds a
- * field to one shows it without an edit here.
+ * with the planner's summary (planner.ts `Summary` is its type). Entries are open objects: a planner
+ * that adds a field to one shows it without an edit here.
  */
-import Type, { type Static } from 'typebox';
-import { CONFLICT_MODES } from './planner.ts';
-
-const Entry = (extra: Record<string, ReturnType<typeof Type.Optional>> = {}) =>
-  Type.Object(
-    { table: Type.String(), id: Type.String(), reason: Type.String(), ...extra },
-    { additionalProperties: true },
-  );
+const ENTRY = { table: Type.String(), id: Type.String(), reason: Type.String() };
+const Entry = Type.Object(ENTRY, { additionalProperties: true });
+/** A conflict: `ambiguous` when the record matches two different existing ones. */
+const ConflictEntry = Type.Object(
+  { ...ENTRY, ambiguous: Type.Optional(Type.Boolean()) },
+  { additionalProperties: true },
+);
 
 export const RestoreSummaryView = Type.Object({
   /** Per table: records created, replaced, kept as they are here, and unchanged. */
@@ -36,10 +45,10 @@ export const RestoreSummaryView = Type.Object({
     Type.String(),
     Type.Object({ created: Type.Integer(), replaced: Type.Integer(), kept: Type.Integer(), unchanged: Type.Integer() }),
   ),
-  conflicts: Type.Array(Entry({ ambiguous: Type.Optional(Type.Boolean()) })),
-  skipped: Type.Array(Entry()),
+  conflicts: Type.Array(ConflictEntry),
+  skipped: Type.Array(Entry),
   /** Records restored disabled (or users inactive) because a secret was not in the backup. */
-  disabled: Type.Array(Entry()),
+  disabled: Type.Array(Entry),
   warnings: Type.Array(Type.String()),
 });
 
