@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import type { Logger } from '../logging/logger.ts';
@@ -21,7 +22,9 @@ const IDLE_STOP_MS = 5_000;
  * Keeps the SQLite WAL checkpointed without stalling the event loop. Once a second: when the main
  * connection committed a little, a PASSIVE checkpoint runs inline (a few pages); when it committed
  * a lot, checkpoints move to a worker thread (checkpoint-worker.mjs), which a checkpoint of many
- * pages would otherwise stall the loop for; the worker stops again once writes calm down.
+ * pages would otherwise stall the loop for; the worker stops again once writes calm down. An
+ * inline checkpoint is skipped when the WAL file has not changed since the last one: commits that
+ * wrote nothing (a transaction that found no work) add no frames to copy.
  */
 export class Checkpointer {
   private file: string;
@@ -32,6 +35,8 @@ export class Checkpointer {
   private busyAt = 0;
   private timer: NodeJS.Timeout;
   private stopped = false;
+  /** The WAL file's size and change time when the last inline checkpoint began (it copied everything up to then). */
+  private checkpointedWal?: string;
 
   constructor(file: string, log: Logger, inline: () => Promise<void>) {
     this.file = file;
@@ -56,8 +61,26 @@ export class Checkpointer {
       return;
     }
     if (n >= BUSY_COMMITS) this.start();
-    else if (n > 0)
-      void this.inline().catch((err: Error) => this.log.debug({ err: err.message }, 'WAL checkpoint skipped'));
+    else if (n > 0) {
+      const wal = this.walState();
+      if (wal !== undefined && wal === this.checkpointedWal) return;
+      void this.inline().then(
+        () => {
+          this.checkpointedWal = wal;
+        },
+        (err: Error) => this.log.debug({ err: err.message }, 'WAL checkpoint skipped'),
+      );
+    }
+  }
+
+  /** The WAL file's size and change time (nanoseconds), or undefined when it cannot be read. */
+  private walState(): string | undefined {
+    try {
+      const st = fs.statSync(`${this.file}-wal`, { bigint: true });
+      return `${st.size}:${st.mtimeNs}`;
+    } catch {
+      return undefined;
+    }
   }
 
   private start(): void {
