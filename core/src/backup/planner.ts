@@ -136,8 +136,11 @@ export class Planner {
   }
 
   /** One row, of the type its definition gives it (`StoredRow` when none does). */
-  async get<T extends object = StoredRow>(sql: string, params: unknown[]): Promise<T | undefined> {
-    return this.q.get<T>(sql, params as never[]);
+  async get<T extends object = StoredRow>(
+    sql: string,
+    params: Parameters<Queryable['get']>[1],
+  ): Promise<T | undefined> {
+    return this.q.get<T>(sql, params);
   }
 }
 
