@@ -13,7 +13,12 @@ import { randomToken } from '../http/ids.ts';
 import { checkOutboundAllow } from '../net/instance-allow.ts';
 import { selfMonitoringOf } from '../plugins/self-monitoring.ts';
 import { ACTION_SETTINGS, type ActionDbRow } from '../relay/definitions/action.ts';
-import { BOT_BACKUP_FIELDS, BOT_CHAT_FIELDS, type BotChatDbRow, type BotDbRow } from '../relay/definitions/bot.ts';
+import {
+  BOT_BACKUP_FIELDS,
+  BOT_CHAT_BACKUP_FIELDS,
+  type BotChatDbRow,
+  type BotDbRow,
+} from '../relay/definitions/bot.ts';
 import { type ProviderDbRow, providerSettingsFrom } from '../relay/definitions/provider.ts';
 import { SELF_MONITORING_SETTINGS } from '../relay/definitions/self-monitoring.ts';
 import { type TargetDbRow, targetSettingsFrom } from '../relay/definitions/target.ts';
@@ -260,7 +265,7 @@ export async function planBots(p: Planner, c: ConfigurationT): Promise<void> {
     const desired = {
       bot_id: botId,
       user_id: p.map('users', x.user_id),
-      ...pickFields(x, BOT_CHAT_FIELDS),
+      ...pickFields(x, BOT_CHAT_BACKUP_FIELDS),
     };
     const d = p.decide('bot_chats', x.id, match, desired, ambiguous);
     if (d === 'insert')

@@ -10,7 +10,7 @@ import { Compile } from 'typebox/compile';
 import { SKILL_FIELDS, SkillScope } from '../assistant/definitions/skill.ts';
 import { DefaultModel, ModelsAllowed } from '../assistant/model-settings.ts';
 import { ACTION_BACKUP_SETTINGS, ACTION_CONFIGS } from '../relay/definitions/action.ts';
-import { BOT_BACKUP_FIELDS, BOT_CHAT_FIELDS, BotBackupTokenSchema } from '../relay/definitions/bot.ts';
+import { BOT_BACKUP_FIELDS, BOT_CHAT_BACKUP_FIELDS, BotBackupTokenSchema } from '../relay/definitions/bot.ts';
 import { PROVIDER_BACKUP_SETTINGS } from '../relay/definitions/provider.ts';
 import { TARGET_BACKUP_SETTINGS } from '../relay/definitions/target.ts';
 import { TEMPLATE_BACKUP_TEXT } from '../relay/definitions/template.ts';
@@ -120,7 +120,7 @@ export const BotRecord = Type.Object(
 );
 
 export const ChatRecord = Type.Object(
-  { id: Id, bot_id: Id, user_id: Id, ...BOT_CHAT_FIELDS, last_seen_at: Time, created_at: Time },
+  { id: Id, bot_id: Id, user_id: Id, ...BOT_CHAT_BACKUP_FIELDS, last_seen_at: Time, created_at: Time },
   { additionalProperties: false },
 );
 

@@ -10,7 +10,7 @@ import Type, { type Static } from 'typebox';
 import { Database as Db } from '../../db/database.ts';
 import { Uuid } from '../../http/schemas.ts';
 import { NameSchema } from '../vocabulary.ts';
-import { Nullable, optional, Time } from './common.ts';
+import { addedLater, Nullable, optional, Time } from './common.ts';
 
 /** How a bot receives its updates. */
 export const BotModeSchema = Type.Union([Type.Literal('polling'), Type.Literal('webhook')]);
@@ -41,9 +41,13 @@ export const BOT_IDENTITY = {
 };
 /**
  * What a backup record carries of a bot besides its ids, kind, times and secrets (the token, the
- * webhook path). The API root is not carried: a restored bot keeps its own, a new one has none.
+ * webhook path): every setting and its identity, except those added after the backup format was
+ * fixed, which a backup written before them lacks (a new setting goes in the list below as well,
+ * with a value for the restore to give it). The API root is not carried: a restored bot keeps its
+ * own, a new one has none.
  */
-export const BOT_BACKUP_FIELDS = { ...BOT_SETTINGS, ...BOT_IDENTITY };
+const ADDED_LATER = [] as const;
+export const BOT_BACKUP_FIELDS = addedLater({ ...BOT_SETTINGS, ...BOT_IDENTITY }, ADDED_LATER);
 export type BotBackupFields = { [K in keyof typeof BOT_BACKUP_FIELDS]: Static<(typeof BOT_BACKUP_FIELDS)[K]> };
 
 /** A `bots` row as stored (the token sealed, booleans and numbers as the backend's). */
@@ -115,6 +119,9 @@ export const BOT_CHAT_FIELDS = {
   registered: Type.Boolean(),
 };
 export type BotChatFields = { [K in keyof typeof BOT_CHAT_FIELDS]: Static<(typeof BOT_CHAT_FIELDS)[K]> };
+/** The chat's fields in a backup record; one added later goes in the list (a backup written before lacks it). */
+const CHAT_ADDED_LATER = [] as const;
+export const BOT_CHAT_BACKUP_FIELDS = addedLater(BOT_CHAT_FIELDS, CHAT_ADDED_LATER);
 
 /** A `bot_chats` row as stored (booleans as the backend's). */
 export type BotChatDbRow = {
