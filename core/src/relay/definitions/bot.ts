@@ -3,7 +3,7 @@
  * messaging service (`BOT_IDENTITY`, its answer to the token), the create and change bodies, the
  * bot as the API shows it (`GET /api/bots`, `GET, PATCH /api/bots/{id}`), the chats it has seen
  * (`GET /api/bots/{id}/chats`), the `bots` and `bot_chats` rows, and what a backup record carries
- * of both (`BOT_BACKUP_FIELDS`, `BOT_CHAT_FIELDS`): the backup's schema, export and restore derive
+ * of both (`BOT_BACKUP_FIELDS`, `BOT_CHAT_BACKUP_FIELDS`): the backup's schema, export and restore derive
  * from here. Its token is never shown back; a backup carries it sealed or leaves it out.
  */
 import Type, { type Static } from 'typebox';
