@@ -2,29 +2,13 @@
 import type { Core } from '../../core.ts';
 import { bindCredentials } from '../../net/outbound.ts';
 import type { BotDriverContext, MessagingBotDriver } from '../../plugin-api/index.ts';
+import type { BotDbRow } from '../definitions/bot.ts';
 
 /** Time allowed for one short call to the bot service (getMe, setWebhook, a reply). */
 export const BOT_CALL_TIMEOUT_MS = 15_000;
 
-/** A bot record as the runtime reads it from the `bots` table. */
-export interface BotRow {
-  id: string;
-  user_id: string;
-  kind: string;
-  name: string;
-  token: string;
-  bot_id: string | null;
-  username: string | null;
-  mode: 'polling' | 'webhook';
-  webhook_path_id: string;
-  api_root?: string | null;
-  webhook_key_id?: string | null;
-  update_offset: number | string;
-  status: string;
-  status_detail: string | null;
-  created_at: string;
-  updated_at: string;
-}
+/** A bot record as the runtime reads it from the `bots` table (defined with the bot, definitions/bot.ts). */
+export type BotRow = BotDbRow;
 
 /** The driver of a bot kind: the target plugin of that id provides it, or nothing does. */
 export function botDriver(core: Core, kind: string): MessagingBotDriver | undefined {

@@ -21,7 +21,15 @@ import {
   rememberToken,
 } from '../bots/driver.ts';
 import { botRuntime } from '../bots/runtime.ts';
-import { BotChatList, BotCreateBody, BotList, BotPatchBody, BotView } from '../definitions/bot.ts';
+import {
+  type BotChatDbRow,
+  BotChatList,
+  BotCreateBody,
+  BotList,
+  BotPatchBody,
+  BotView,
+  botChatFieldsOf,
+} from '../definitions/bot.ts';
 import { nowIso, owned, pageSql } from './common.ts';
 import { MASKED } from './secrets.ts';
 import { maskUrlLogin, refuseUrlLogin } from './url-credentials.ts';
@@ -371,21 +379,16 @@ export async function botRoutes(app: App, core: Core): Promise<void> {
       const user = caller(req);
       const bot = await get(req.params.id, user.id);
       const params: unknown[] = [bot.id, user.id];
-      const rows = await core.db.all<Record<string, unknown> & { id: string; chat_id: string; type: string }>(
+      const rows = await core.db.all<BotChatDbRow>(
         `SELECT * FROM bot_chats WHERE bot_id = ? AND user_id = ?${pageSql('', req.query, params)}`,
         params as never[],
       );
       return {
         chats: rows.map((r) => ({
           id: r.id,
-          chat_id: r.chat_id,
-          type: r.type,
-          title: (r.title ?? null) as string | null,
-          username: (r.username ?? null) as string | null,
-          is_forum: Db.bool(r.is_forum),
-          registered: Db.bool(r.registered),
-          last_seen_at: r.last_seen_at as string,
-          created_at: r.created_at as string,
+          ...botChatFieldsOf(r),
+          last_seen_at: r.last_seen_at,
+          created_at: r.created_at,
         })),
       };
     },
