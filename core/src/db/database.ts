@@ -7,8 +7,8 @@ type Param = string | number | boolean | null | undefined | Date | Uint8Array | 
 /** Raw SQL access bound to a connection or to an open transaction. `?` placeholders on both backends. */
 export interface Queryable {
   readonly dialect: 'sqlite' | 'postgresql';
-  all<T = Record<string, any>>(sql: string, params?: Param[]): Promise<T[]>;
-  get<T = Record<string, any>>(sql: string, params?: Param[]): Promise<T | undefined>;
+  all<T = Record<string, unknown>>(sql: string, params?: Param[]): Promise<T[]>;
+  get<T = Record<string, unknown>>(sql: string, params?: Param[]): Promise<T | undefined>;
   /** Returns the number of rows changed. */
   run(sql: string, params?: Param[]): Promise<number>;
 }
@@ -105,10 +105,10 @@ export class Database implements Queryable {
   }
 
   private plain?: Queryable;
-  all<T = Record<string, any>>(sql: string, params: Param[] = []): Promise<T[]> {
+  all<T = Record<string, unknown>>(sql: string, params: Param[] = []): Promise<T[]> {
     return (this.plain ??= this.bound()).all<T>(sql, params);
   }
-  get<T = Record<string, any>>(sql: string, params: Param[] = []): Promise<T | undefined> {
+  get<T = Record<string, unknown>>(sql: string, params: Param[] = []): Promise<T | undefined> {
     return (this.plain ??= this.bound()).get<T>(sql, params);
   }
   run(sql: string, params: Param[] = []): Promise<number> {
