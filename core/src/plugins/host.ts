@@ -104,7 +104,7 @@ export type TargetRowSource = Pick<
   'id' | 'user_id' | 'kind' | 'name' | 'config' | 'locale' | 'enabled' | 'updated_at' | 'outbound_allow'
 >;
 
-export function targetRowFrom(r: Record<string, any>): TargetRow {
+export function targetRowFrom(r: TargetRowSource): TargetRow {
   return {
     id: r.id,
     user_id: r.user_id,
