@@ -79,6 +79,7 @@ export type {
   ConnectionValue,
   DeferredDelivery as Deferred,
   Delivery,
+  DeliveryHistory,
   EventRow,
   ParsedTargetUrl,
   SelfMonitoring,

@@ -14,7 +14,7 @@ import { dateTime, locale, t, tOr } from '../../lib/i18n.ts';
 import { useLive, useLiveState } from '../../lib/live.ts';
 import { usePlugins } from '../../lib/plugins.ts';
 import { navigate, useLocation } from '../../lib/router.ts';
-import type { Provider } from '../../lib/types.ts';
+import type { DeliveryHistory, EventRow, Provider } from '../../lib/types.ts';
 import { Badge, Button, Empty, ErrorNote, Json, Loading, Page, StatusBadge } from '../../ui/basics.tsx';
 import { failureText, reasonText } from '../../ui/failures.ts';
 import { Icon } from '../../ui/icons.tsx';
@@ -30,49 +30,6 @@ const PAGE = 50;
 const FILTERS = ['provider_id', 'event_type', 'dispatch_status', 'since', 'until'] as const;
 type Filters = Record<(typeof FILTERS)[number], string>;
 
-interface Delivery {
-  id: string;
-  target_id: string;
-  target_name: string | null;
-  status: string;
-  attempts: number;
-  last_error: string | null;
-  last_status_code: number | null;
-  sent_at: string | null;
-  /** While it waits for another attempt after a failure, or for quiet hours to end: when it goes out. */
-  next_attempt_at?: string | null;
-  /** How it went out: `send` (a new message), `edit` (the earlier message of the same thing was updated) or `reply`. */
-  send_mode?: string | null;
-  /** Released at the end of quiet hours in a digest: the digest's event. */
-  digest_event_id?: string | null;
-  /** The message as this target got it, as plain text (its language, its tracker's and its own names). */
-  rendered?: { title: string; body: string } | null;
-}
-interface HistoryItem {
-  id: string;
-  action: string;
-  at: string;
-  actor_email: string | null;
-  target_id: string;
-  target_name: string | null;
-  previous: { status: string; attempts: number; last_error: string | null; last_status_code: number | null };
-}
-export interface OpsEvent {
-  id: string;
-  provider_id: string | null;
-  provider_kind: string;
-  provider_name: string | null;
-  event_type: string;
-  severity: string;
-  message: string;
-  payload: Record<string, unknown>;
-  details: unknown;
-  dispatch_status: string;
-  occurred_at: string;
-  deliveries: Delivery[];
-  history: HistoryItem[];
-}
-
 /** ISO time ↔ the value of a `datetime-local` input, in the browser's zone. */
 const toLocalInput = (iso: string) => {
   const d = new Date(iso);
@@ -81,7 +38,7 @@ const toLocalInput = (iso: string) => {
 };
 const fromLocalInput = (v: string) => (v ? new Date(v).toISOString() : '');
 
-function History({ items }: { items: HistoryItem[] }) {
+function History({ items }: { items: DeliveryHistory[] }) {
   if (!items.length) return null;
   return (
     <div>
@@ -113,7 +70,7 @@ function History({ items }: { items: HistoryItem[] }) {
   );
 }
 
-function Details({ e, onChanged }: { e: OpsEvent; onChanged: () => void }) {
+function Details({ e, onChanged }: { e: EventRow; onChanged: () => void }) {
   const [busy, setBusy] = useState('');
   const resend = async (deliveryId?: string) => {
     setBusy(deliveryId ?? 'all');
@@ -260,12 +217,12 @@ export function EventsPage() {
     [],
   );
   const filters = Object.fromEntries(FILTERS.map((k) => [k, loc.query.get(k) ?? ''])) as Filters;
-  const [older, setOlder] = useState<OpsEvent[]>([]);
+  const [older, setOlder] = useState<EventRow[]>([]);
   const [more, setMore] = useState(false);
   const [open, setOpen] = useState<Set<string>>(new Set());
   const lang = locale();
   const first = useAsync(
-    () => get<{ events: OpsEvent[] }>('/api/events', { ...filters, locale: lang, limit: PAGE }).then((r) => r.events),
+    () => get<{ events: EventRow[] }>('/api/events', { ...filters, locale: lang, limit: PAGE }).then((r) => r.events),
     [...FILTERS.map((k) => filters[k]), lang],
   );
   // Keep the newest page fresh while the user has not paged back: on the live hints of new events and settled
@@ -289,7 +246,7 @@ export function EventsPage() {
   const loadMore = async () => {
     setMore(true);
     try {
-      const r = await get<{ events: OpsEvent[] }>('/api/events', {
+      const r = await get<{ events: EventRow[] }>('/api/events', {
         ...filters,
         locale: lang,
         limit: PAGE,
@@ -342,7 +299,7 @@ export function EventsPage() {
   ]
     .map((x) => ({ x, label: eventLabel(x, plugins.data) }))
     .sort((a, b) => a.label.localeCompare(b.label, lang));
-  const providerName = (e: OpsEvent) =>
+  const providerName = (e: EventRow) =>
     e.provider_name || refs.data?.some((p) => p.id === e.provider_id)
       ? shownName(e.provider_name ?? refs.data?.find((p) => p.id === e.provider_id)?.name ?? '')
       : sourceLabel(e.provider_kind, plugins.data);
