@@ -44,6 +44,7 @@ import type {
   TemplateCatalogEntry as TemplateCatalogEntrySchema,
   TemplateCatalog as TemplateCatalogSchema,
   TemplatePreview as TemplatePreviewSchema,
+  TemplateText as TemplateTextSchema,
 } from './definitions/template.ts';
 import type { TrackerLinkView, TrackerView } from './definitions/tracker.ts';
 import type { WebhookLogEntryView } from './definitions/webhook-log.ts';
@@ -115,6 +116,8 @@ export type PushTestOutcome = Static<typeof PushTestOutcomeSchema>;
 /** `GET /api/templates`: every event type with its default and own templates. */
 export type TemplateCatalog = Static<typeof TemplateCatalogSchema>;
 export type TemplateCatalogEntry = Static<typeof TemplateCatalogEntrySchema>;
+/** A template's title and body: `PUT /api/templates/{event_type}/{locale}`'s body, and each text of the catalog. */
+export type TemplateText = Static<typeof TemplateTextSchema>;
 /** `GET, POST /api/templates/{event_type}/preview`. */
 export type TemplatePreview = Static<typeof TemplatePreviewSchema>;
 /** `PUT /api/templates/{event_type}/{locale}`. */

@@ -4,35 +4,23 @@ import { get, post } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, locale, relative, t } from '../../lib/i18n.ts';
 import { useLive } from '../../lib/live.ts';
+import type { Deferred } from '../../lib/types.ts';
 import { Button, ConfirmButton, Empty, ErrorNote, Loading, Page } from '../../ui/basics.tsx';
 import { eventLabel } from '../../ui/labels.ts';
 import { LiveBadge } from '../../ui/live.tsx';
 import { shownName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
 
-interface DeferredItem {
-  id: string;
-  delivery_id: string;
-  event_id: string;
-  event_type: string;
-  message: string | null;
-  tracker_name: string | null;
-  target_id: string;
-  target_name: string | null;
-  release_at: string;
-  created_at: string;
-}
-
 export function DeferredPage() {
   const lang = locale();
   const list = useAsync(
-    () => get<{ deferred: DeferredItem[] }>('/api/deferred', { limit: 200, locale: lang }).then((r) => r.deferred),
+    () => get<{ deferred: Deferred[] }>('/api/deferred', { limit: 200, locale: lang }).then((r) => r.deferred),
     [lang],
   );
   // Rows come as events are deferred and go as quiet hours end, here or in another tab.
   useLive(['deferred'], () => void list.reload());
   const [busy, setBusy] = useState('');
-  const sendNow = async (d: DeferredItem) => {
+  const sendNow = async (d: Deferred) => {
     setBusy(d.delivery_id);
     try {
       await post(`/api/deferred/${d.delivery_id}/send-now`);
@@ -44,7 +32,7 @@ export function DeferredPage() {
       setBusy('');
     }
   };
-  const drop = async (d: DeferredItem) => {
+  const drop = async (d: Deferred) => {
     await post(`/api/deferred/${d.delivery_id}/drop`);
     toast.ok(t('ops.dropped'));
     await list.reload();

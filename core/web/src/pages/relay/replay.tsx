@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks';
 import { get, post } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, t } from '../../lib/i18n.ts';
-import type { Target } from '../../lib/types.ts';
+import type { ReplayPreview, ReplayQueued, Target } from '../../lib/types.ts';
 import { Button, ErrorNote, Loading, Note } from '../../ui/basics.tsx';
 import { eventLabel } from '../../ui/labels.ts';
 import { Modal } from '../../ui/modal.tsx';
@@ -15,23 +15,6 @@ import { languageName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
 
 export type ReplaySelection = { event_ids: string[] } | { filter: Record<string, string> };
-
-interface Preview {
-  events: number;
-  targets: {
-    target_id: string;
-    target_name: string;
-    locale: string;
-    messages: {
-      event_id: string;
-      event_type: string;
-      occurred_at: string;
-      plain_title: string;
-      plain_body: string;
-      template_error?: string;
-    }[];
-  }[];
-}
 
 export function ReplayDialog({
   selection,
@@ -44,7 +27,7 @@ export function ReplayDialog({
 }) {
   const targets = useAsync(() => get<{ targets: Target[] }>('/api/targets', { limit: 200 }).then((r) => r.targets), []);
   const [chosen, setChosen] = useState<string[]>([]);
-  const [preview, setPreview] = useState<Preview | null>(null);
+  const [preview, setPreview] = useState<ReplayPreview | null>(null);
   const [confirming, setConfirming] = useState(false);
   const [busy, setBusy] = useState('');
   const [error, setError] = useState<unknown>(null);
@@ -57,17 +40,17 @@ export function ReplayDialog({
     setBusy(dry ? 'preview' : 'replay');
     setError(null);
     try {
-      const r = await post<Preview & { queued?: number; skipped?: unknown[] }>('/api/events/replay', {
+      const r = await post<ReplayPreview | ReplayQueued>('/api/events/replay', {
         ...selection,
         target_ids: chosen,
         dry_run: dry,
       });
-      if (dry) {
+      if (r.dry_run) {
         setPreview(r);
         return;
       }
-      toast.ok(t('replay.queued', { count: r.queued ?? 0 }));
-      if (r.skipped?.length) toast.ok(t('replay.skipped', { count: r.skipped.length }));
+      toast.ok(t('replay.queued', { count: r.queued }));
+      if (r.skipped.length) toast.ok(t('replay.skipped', { count: r.skipped.length }));
       onDone();
     } catch (err) {
       setError(err);

@@ -4,7 +4,7 @@ import { del, get, post } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { t } from '../../lib/i18n.ts';
 import { pluginName, usePlugins } from '../../lib/plugins.ts';
-import type { Bot, Target } from '../../lib/types.ts';
+import type { Bot, Target, TestOutcome } from '../../lib/types.ts';
 import {
   Badge,
   Button,
@@ -78,12 +78,6 @@ export function TargetsPage() {
   );
 }
 
-interface TestResult {
-  ok: boolean;
-  detail: string;
-  status_code?: number;
-}
-
 function TargetCard({
   target: tg,
   kindName,
@@ -96,12 +90,12 @@ function TargetCard({
   onDeleted: () => void;
 }) {
   const [testing, setTesting] = useState(false);
-  const [result, setResult] = useState<TestResult | null>(null);
+  const [result, setResult] = useState<TestOutcome | null>(null);
   const test = async () => {
     setTesting(true);
     setResult(null);
     try {
-      setResult(await post<TestResult>(`/api/targets/${tg.id}/test`, {}));
+      setResult(await post<TestOutcome>(`/api/targets/${tg.id}/test`, {}));
     } catch (err) {
       setResult({ ok: false, detail: errorText(err) });
     } finally {

@@ -8,22 +8,12 @@ import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, api, del, put } from '../../lib/api.ts';
 import { type Locale, t } from '../../lib/i18n.ts';
+import type { TemplatePreview, TemplateText as Text } from '../../lib/types.ts';
 import { Button, ConfirmButton, Loading, Note } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { eventLabel } from '../../ui/labels.ts';
 import { Modal } from '../../ui/modal.tsx';
 import { errorText, toast } from '../../ui/toast.tsx';
-
-export interface Text {
-  title: string;
-  body: string;
-}
-interface Preview {
-  occurred_at: string;
-  provider_name: string | null;
-  title: string;
-  body: string;
-}
 
 /** The template language, as written in a template (code, not prose). */
 const SYNTAX = [
@@ -93,7 +83,7 @@ export function TemplateEditor({
 }) {
   const [title, setTitle] = useState((own ?? fallback).title);
   const [body, setBody] = useState((own ?? fallback).body);
-  const [preview, setPreview] = useState<{ data?: Preview; none?: boolean; error?: string } | null>(null);
+  const [preview, setPreview] = useState<{ data?: TemplatePreview; none?: boolean; error?: string } | null>(null);
   const [saving, setSaving] = useState(false);
   const [saveError, setSaveError] = useState<string | null>(null);
   const seq = useRef(0);
@@ -107,7 +97,7 @@ export function TemplateEditor({
     }
     const timer = setTimeout(async () => {
       try {
-        const data = await api<Preview>('POST', `/api/templates/${encodeURIComponent(type)}/preview`, {
+        const data = await api<TemplatePreview>('POST', `/api/templates/${encodeURIComponent(type)}/preview`, {
           body: { locale: lang, title, body },
         });
         if (n === seq.current) setPreview({ data });

@@ -10,32 +10,11 @@ import { oneOf } from '../../lib/form.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { dateTime, LOCALES, type Locale, locale, t } from '../../lib/i18n.ts';
 import { navigate, useLocation } from '../../lib/router.ts';
+import type { TemplateCatalog, TemplatePreview, TemplateText as Text } from '../../lib/types.ts';
 import { Badge, Button, Card, ErrorNote, Loading, Note, Page } from '../../ui/basics.tsx';
 import { eventLabel } from '../../ui/labels.ts';
 import { languageName } from '../../ui/names.ts';
 import { TemplateEditor } from './template-editor.tsx';
-
-interface Text {
-  title: string;
-  body: string;
-}
-interface TemplateEntry {
-  provider_kind: string;
-  provider_name: string;
-  event_type: string;
-  description: string | null;
-  severity: string;
-  last_event_at: string | null;
-  locales: Record<Locale, { default: Text; fallback: boolean; override: Text | null }>;
-}
-interface Preview {
-  event_id: string;
-  occurred_at: string;
-  provider_name: string | null;
-  own_template: boolean;
-  title: string;
-  body: string;
-}
 
 function TemplateText({ text, testid }: { text: Text; testid: string }) {
   return (
@@ -67,7 +46,7 @@ function PreviewCard({
     async () =>
       !hasEvent
         ? null
-        : get<Preview>(`/api/templates/${encodeURIComponent(type)}/preview`, { locale: lang }).catch((err) => {
+        : get<TemplatePreview>(`/api/templates/${encodeURIComponent(type)}/preview`, { locale: lang }).catch((err) => {
             if (err instanceof ApiError && err.code === 'no_event_for_preview') return null;
             throw err;
           }),
@@ -97,7 +76,7 @@ function PreviewCard({
 export function TemplatesPage() {
   const loc = useLocation();
   const list = useAsync(
-    () => get<{ templates: TemplateEntry[] }>('/api/templates', { locale: locale() }).then((r) => r.templates),
+    () => get<TemplateCatalog>('/api/templates', { locale: locale() }).then((r) => r.templates),
     [locale()],
   );
   const all = list.data ?? [];
