@@ -44,6 +44,15 @@ export type SkillCreateBody = Static<typeof SkillCreateBodySchema>;
 export type UserCreateBody = Static<typeof UserCreateBodySchema>;
 export type UserPatchBody = Static<typeof UserPatchBodySchema>;
 
+/** Backup files, the scheduled backup's settings and a staged restore, as the backup routes declare them. */
+export type {
+  BackupFile,
+  BackupFiles,
+  BackupSchedule,
+  BackupWritten,
+  RestoreSummary,
+  StagedRestore,
+} from '../../../src/backup/api-types.ts';
 export type { JsonSchema } from '../../../src/plugins/api-types.ts';
 /** The enabled plugins (`GET /api/plugins`) and the JSON Schema keywords their forms read, as the server declares. */
 export type { PluginEvent as EventSpec, PluginInfo as Plugin } from '../../../src/relay/api-types.ts';

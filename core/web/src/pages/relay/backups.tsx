@@ -7,47 +7,17 @@ import { api, del, download, get, post, put } from '../../lib/api.ts';
 import { useForm } from '../../lib/form.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { bytes, dateTime, num, t, tOr } from '../../lib/i18n.ts';
+import type { BackupFiles, BackupSchedule as Schedule, StagedRestore } from '../../lib/types.ts';
 import { Button, Card, ConfirmButton, Empty, ErrorNote, Loading, Note, Page } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Modal } from '../../ui/modal.tsx';
 import { toast } from '../../ui/toast.tsx';
 
-interface BackupFile {
-  filename: string;
-  size_bytes: number;
-  created_at: string;
-}
-interface Schedule {
-  backup_scheduled_enabled: string;
-  backup_scheduled_interval_hours: string;
-  backup_secrets_mode: string;
-  backup_retention_count: string;
-}
-interface Counts {
-  created: number;
-  replaced: number;
-  kept: number;
-  unchanged: number;
-}
-interface Pending {
-  state: string;
-  staged_at: string;
-  conflict_mode: string;
-  source: { filename: string; size_bytes: number };
-  backup: { created_at: string; secrets_mode: string; service_version: string };
-  summary: {
-    counts: Record<string, Counts>;
-    warnings: string[];
-    disabled: { table: string; id: string; reason: string }[];
-    skipped: { table?: string; id?: string; reason?: string }[];
-  };
-}
-
 const SECRET_MODES = ['exclude', 'include'] as const;
 const CONFLICT_MODES = ['fail', 'skip', 'overwrite'] as const;
 
 export function BackupsPage() {
-  const files = useAsync(() => get<{ files: BackupFile[] }>('/api/backup/files').then((r) => r.files), []);
+  const files = useAsync(() => get<BackupFiles>('/api/backup/files').then((r) => r.files), []);
   const [mode, setMode] = useState<string>('exclude');
   const [busy, setBusy] = useState(false);
   const create = async () => {
@@ -219,7 +189,10 @@ function ScheduleForm({ initial }: { initial: Schedule }) {
 
 function RestoreCard() {
   // 204 (no body) means nothing is staged.
-  const pending = useAsync(() => get<Pending | undefined>('/api/backup/pending-restore').then((p) => p ?? null), []);
+  const pending = useAsync(
+    () => get<StagedRestore | undefined>('/api/backup/pending-restore').then((p) => p ?? null),
+    [],
+  );
   const [confirming, setConfirming] = useState(false);
   const file = useRef<HTMLInputElement>(null);
   const [conflict, setConflict] = useState<string>('fail');
@@ -235,7 +208,7 @@ function RestoreCard() {
     setError(null);
     try {
       pending.set(
-        await api<Pending>('POST', '/api/backup/prepare-restore', { form, query: { conflict_mode: conflict } }),
+        await api<StagedRestore>('POST', '/api/backup/prepare-restore', { form, query: { conflict_mode: conflict } }),
       );
       toast.ok(t('backups.staged'));
     } catch (err) {
@@ -322,7 +295,7 @@ function RestoreCard() {
           {[
             ...p.summary.warnings,
             ...p.summary.disabled.map((d) => `${d.table} ${d.id}: ${d.reason}`),
-            ...p.summary.skipped.map((d) => `${d.table ?? ''} ${d.id ?? ''}: ${d.reason ?? ''}`),
+            ...p.summary.skipped.map((d) => `${d.table} ${d.id}: ${d.reason}`),
           ].map((w, i) => (
             <p key={i} class="small hint-danger">
               {w}
