@@ -28,7 +28,12 @@ import type {
   ProviderPatchBody as ProviderPatchBodySchema,
   ProviderView,
 } from './definitions/provider.ts';
-import type { PushSubscriptionView, PushTestOutcome as PushTestOutcomeSchema } from './definitions/push.ts';
+import type {
+  PushSubscriptionList,
+  PushSubscriptionView,
+  PushTestOutcome as PushTestOutcomeSchema,
+  VapidPublicKey as VapidPublicKeySchema,
+} from './definitions/push.ts';
 import type {
   SelfMonitoringPatchBody as SelfMonitoringPatchSchema,
   SelfMonitoringView,
@@ -111,7 +116,11 @@ export type PluginEvent = Static<typeof PluginEventView>;
 
 /** A subscribed browser: `GET, POST /api/push/subscriptions`. */
 export type PushSubscription = Static<typeof PushSubscriptionView>;
+export type PushSubscriptions = Static<typeof PushSubscriptionList>;
+/** `POST /api/push/subscriptions/{id}/test`. */
 export type PushTestOutcome = Static<typeof PushTestOutcomeSchema>;
+/** `GET /api/push/vapid-public-key`. */
+export type VapidPublicKey = Static<typeof VapidPublicKeySchema>;
 
 /** `GET /api/templates`: every event type with its default and own templates. */
 export type TemplateCatalog = Static<typeof TemplateCatalogSchema>;

@@ -31,6 +31,8 @@ export type {
   MemoryEntry,
   Quota,
   Report,
+  SearchHit,
+  SearchResults,
   Skill,
   Storage,
   UsageDay,
@@ -91,6 +93,9 @@ export type {
   DeliveryHistory,
   EventRow,
   ParsedTargetUrl,
+  PushSubscription,
+  PushSubscriptions,
+  PushTestOutcome,
   ReplayPreview,
   ReplayQueued,
   SavedTemplate,
@@ -105,6 +110,7 @@ export type {
   TestOutcome,
   Tracker,
   TrackerLink,
+  VapidPublicKey,
   WebhookLogEntry,
 } from '../../../src/relay/api-types.ts';
 

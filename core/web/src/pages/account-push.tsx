@@ -9,17 +9,9 @@ import { ApiError, del, get, post } from '../lib/api.ts';
 import { useAsync } from '../lib/hooks.ts';
 import { dateTime, locale, t } from '../lib/i18n.ts';
 import { loadPlugins } from '../lib/plugins.ts';
+import type { PushSubscription, PushSubscriptions, PushTestOutcome, VapidPublicKey } from '../lib/types.ts';
 import { Badge, Button, Card, ConfirmButton, ErrorNote, Loading, Note } from '../ui/basics.tsx';
 import { toast } from '../ui/toast.tsx';
-
-interface Subscription {
-  id: string;
-  label: string;
-  endpoint: string;
-  push_service: string;
-  created_at: string;
-  last_success_at: string | null;
-}
 
 /** Whether this browser can subscribe at all: a service worker, the Push API and notifications, in a secure context. */
 export const pushSupported = (): boolean =>
@@ -85,15 +77,11 @@ export function NotifyThisBrowser() {
     [],
   );
   const key = useAsync(
-    async () =>
-      enabled.data ? (await get<{ public_key: string }>('/api/push/vapid-public-key')).public_key : undefined,
+    async () => (enabled.data ? (await get<VapidPublicKey>('/api/push/vapid-public-key')).public_key : undefined),
     [enabled.data],
   );
   const list = useAsync(
-    async () =>
-      enabled.data
-        ? (await get<{ subscriptions: Subscription[] }>('/api/push/subscriptions')).subscriptions
-        : undefined,
+    async () => (enabled.data ? (await get<PushSubscriptions>('/api/push/subscriptions')).subscriptions : undefined),
     [enabled.data],
   );
   const [mine, setMine] = useState<string | null>(null);
@@ -155,9 +143,9 @@ export function NotifyThisBrowser() {
     }
   };
 
-  const test = async (s: Subscription) => {
+  const test = async (s: PushSubscription) => {
     try {
-      const r = await post<{ ok: boolean; detail: string; removed: boolean }>(`/api/push/subscriptions/${s.id}/test`, {
+      const r = await post<PushTestOutcome>(`/api/push/subscriptions/${s.id}/test`, {
         locale: locale(),
       });
       if (r.removed) {
@@ -172,7 +160,7 @@ export function NotifyThisBrowser() {
     }
   };
 
-  const remove = async (s: Subscription) => {
+  const remove = async (s: PushSubscription) => {
     await del(`/api/push/subscriptions/${s.id}`);
     if (s.endpoint === mine) {
       // This browser: stop its push subscription too, so the push service forgets it.

@@ -8,24 +8,15 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { api } from '../../lib/api.ts';
 import { num, t } from '../../lib/i18n.ts';
 import { renderMarkdown } from '../../lib/markdown.ts';
+import type { ChatToolCall, SearchHit, SearchResults } from '../../lib/types.ts';
 import { Badge, Button, ErrorNote } from '../../ui/basics.tsx';
 import { Icon } from '../../ui/icons.tsx';
 import { Marked, markElement, SEARCH_DEBOUNCE_MS } from './marks.tsx';
 
-/** A tool call as the stream and the saved message carry it. */
-export interface ToolCall {
-  name: string;
-  status: 'started' | 'done' | 'failed';
-  query?: string;
-  count?: number;
-  report_id?: string;
-  arguments?: Record<string, unknown>;
-}
-
 export const isSearchTool = (name: string) => name === 'search_memory' || name === 'search_documents';
 
 /** "Searched memory for “allergy”: 2 entries", while running "Searching memory for “allergy”…". */
-export function ToolLine({ call }: { call: ToolCall }) {
+export function ToolLine({ call }: { call: ChatToolCall }) {
   const query = call.query ?? (typeof call.arguments?.query === 'string' ? call.arguments.query : '');
   const vars = { query, count: call.count ?? 0, n: num(call.count ?? 0) };
   const memory = call.name === 'search_memory';
@@ -46,15 +37,6 @@ export function ToolLine({ call }: { call: ToolCall }) {
   );
 }
 
-interface Hit {
-  chat_id: string;
-  chat_title: string;
-  message_id: string | null;
-  role: 'user' | 'assistant' | null;
-  snippet: string;
-  created_at: string;
-}
-
 /** A hit's snippet rendered as Markdown (sanitized), with the query's matches marked. */
 function Snippet({ text, q }: { text: string; q: string }) {
   const el = useRef<HTMLDivElement>(null);
@@ -73,7 +55,7 @@ function Snippet({ text, q }: { text: string; q: string }) {
 export function ChatSearch({ children }: { children: preact.ComponentChildren }) {
   const [q, setQ] = useState('');
   const [shown, setShown] = useState('');
-  const [hits, setHits] = useState<Hit[] | null>(null);
+  const [hits, setHits] = useState<SearchHit[] | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   useEffect(() => {
@@ -88,7 +70,7 @@ export function ChatSearch({ children }: { children: preact.ComponentChildren })
     const ac = new AbortController();
     setBusy(true);
     const timer = setTimeout(() => {
-      api<{ results: Hit[] }>('GET', '/api/v1/search', { query: { q: query, limit: 30 }, signal: ac.signal })
+      api<SearchResults>('GET', '/api/v1/search', { query: { q: query, limit: 30 }, signal: ac.signal })
         .then((r) => {
           setShown(query);
           setHits(r.results);

@@ -5,13 +5,11 @@ import { post } from '../../lib/api.ts';
 import { locale, t } from '../../lib/i18n.ts';
 import { current, navigate } from '../../lib/router.ts';
 import { loggedIn } from '../../lib/session.ts';
-import type { User } from '../../lib/types.ts';
+import type { Session } from '../../lib/types.ts';
 import { Button, ErrorNote } from '../../ui/basics.tsx';
 import { Field } from '../../ui/field.tsx';
 import { Icon } from '../../ui/icons.tsx';
 import { LanguageSwitch } from '../../ui/language.tsx';
-
-type LoginResponse = { access_token: string; user: User };
 
 function AuthCard({ title, lead, children }: { title: string; lead: string; children: ComponentChildren }) {
   return (
@@ -48,7 +46,7 @@ export function LoginPage() {
     setBusy(true);
     setError(null);
     try {
-      const res = await post<LoginResponse>('/api/auth/login', { email, password });
+      const res = await post<Session>('/api/auth/login', { email, password });
       await loggedIn(res);
       navigate(nextPath(), true);
     } catch (err) {
@@ -105,7 +103,7 @@ export function SetupPage() {
     setBusy(true);
     setError(null);
     try {
-      const res = await post<LoginResponse>('/api/setup', { email, password, locale: locale() });
+      const res = await post<Session>('/api/setup', { email, password, locale: locale() });
       await loggedIn(res);
       navigate('/', true);
     } catch (err) {
