@@ -53,7 +53,9 @@ import type {
 } from './definitions/template.ts';
 import type { TrackerLinkView, TrackerView } from './definitions/tracker.ts';
 import type { WebhookLogEntryView } from './definitions/webhook-log.ts';
+import type { OutboundAllowItem, OutboundAllowList } from './routes/admin-outbound.ts';
 import type { ParsedUrl as ParsedUrlSchema, TestOutcome as TestOutcomeSchema } from './routes/targets.ts';
+import type { TestEventResult } from './routes/test-events.ts';
 
 /** A target: `GET /api/targets`, `GET, PATCH /api/targets/{id}`, `POST /api/targets`, `POST /api/targets/from-url`. */
 export type Target = Static<typeof TargetView>;
@@ -131,3 +133,9 @@ export type TemplateText = Static<typeof TemplateTextSchema>;
 export type TemplatePreview = Static<typeof TemplatePreviewSchema>;
 /** `PUT /api/templates/{event_type}/{locale}`. */
 export type SavedTemplate = Static<typeof SavedTemplateSchema>;
+
+/** `POST /api/providers/{id}/test-event` and `/api/trackers/{id}/test-event`: the event and its deliveries. */
+export type TestEventOutcome = Static<typeof TestEventResult>;
+/** `GET /api/admin/outbound-allow`: one provider or target with its allow list; a page of them. */
+export type OutboundAllowEntry = Static<typeof OutboundAllowItem>;
+export type OutboundAllowPage = Static<typeof OutboundAllowList>;

@@ -56,7 +56,7 @@ const PutBody = Type.Object(
   { additionalProperties: false },
 );
 
-const Item = Type.Object(
+export const OutboundAllowItem = Type.Object(
   {
     kind: Kind,
     id: Type.String(),
@@ -78,8 +78,8 @@ const Item = Type.Object(
   },
   { additionalProperties: false },
 );
-const ListReply = Type.Object(
-  { items: Type.Array(Item), next_offset: Type.Union([Type.Integer(), Type.Null()]) },
+export const OutboundAllowList = Type.Object(
+  { items: Type.Array(OutboundAllowItem), next_offset: Type.Union([Type.Integer(), Type.Null()]) },
   { additionalProperties: false },
 );
 
@@ -113,7 +113,7 @@ export function configAddress(config: Record<string, unknown>, secretPaths: read
   return null;
 }
 
-function view(core: Core, kind: 'provider' | 'target', row: Row): Static<typeof Item> {
+function view(core: Core, kind: 'provider' | 'target', row: Row): Static<typeof OutboundAllowItem> {
   const plugin = kind === 'provider' ? core.plugins.provider(row.kind) : core.plugins.target(row.kind);
   return {
     kind,
@@ -157,7 +157,10 @@ export async function adminOutboundRoutes(app: App, core: Core): Promise<void> {
         summary: "Every user's providers and targets with their outbound allow lists (administrators)",
         querystring: ListQuery,
         response: {
-          ...ok("One page of every user's providers and targets with their allow lists, and `next_offset`.", ListReply),
+          ...ok(
+            "One page of every user's providers and targets with their allow lists, and `next_offset`.",
+            OutboundAllowList,
+          ),
         },
       },
     },
@@ -197,7 +200,7 @@ export async function adminOutboundRoutes(app: App, core: Core): Promise<void> {
         summary: "Set the outbound allow list of any user's provider or target (administrators)",
         params: Params,
         body: PutBody,
-        response: { ...ok('The provider or target with its new allow list.', Item) },
+        response: { ...ok('The provider or target with its new allow list.', OutboundAllowItem) },
       },
     },
     async (req) => {

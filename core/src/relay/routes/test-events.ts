@@ -25,7 +25,7 @@ const Body = Type.Union([
   Type.Object({ event_type: Type.Optional(EventTypeSchema) }, { additionalProperties: false }),
   Type.Null(),
 ]);
-const Result = Type.Object({
+export const TestEventResult = Type.Object({
   event_id: Type.String(),
   event_type: Type.String(),
   test: Type.Literal(true),
@@ -47,7 +47,7 @@ function samplePayload(spec: EventSpec): Record<string, unknown> {
 
 /** The answers of both test-event routes. */
 const TestEventAnswers = {
-  ...ok('The test event and its deliveries.', Result),
+  ...ok('The test event and its deliveries.', TestEventResult),
   ...errors(
     [429, 'More than 10 test events this minute (`test_event_throttled`).'],
     [503, 'The relay pipeline is not running yet (`relay_unavailable`).'],

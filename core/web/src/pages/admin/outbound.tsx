@@ -8,41 +8,26 @@ import { get, put } from '../../lib/api.ts';
 import { useAsync } from '../../lib/hooks.ts';
 import { t } from '../../lib/i18n.ts';
 import { pluginName, usePlugins } from '../../lib/plugins.ts';
-import type { Plugin } from '../../lib/types.ts';
+import type { OutboundAllowEntry, OutboundAllowPage, Plugin } from '../../lib/types.ts';
 import { Badge, Button, Empty, ErrorNote, Loading, Page } from '../../ui/basics.tsx';
 import { shownName } from '../../ui/names.ts';
 import { toast } from '../../ui/toast.tsx';
 import { allowEntryOk, allowValue, OutboundAllowEditor } from '../relay/outbound-allow.tsx';
 
 /** One provider or target as GET /api/admin/outbound-allow lists it. */
-interface AllowItem {
-  kind: 'provider' | 'target';
-  id: string;
-  plugin: string;
-  name: string;
-  enabled: boolean;
-  plugin_enabled: boolean;
-  owner: { id: string; email: string };
-  outbound_allow: string[];
-  address: string | null;
-}
-interface AllowPage {
-  items: AllowItem[];
-  next_offset: number | null;
-}
 
 const PAGE = 200;
 const same = (a: string[], b: string[]) => a.length === b.length && a.every((x, i) => x === b[i]);
 
 export function OutboundPage() {
   const plugins = usePlugins();
-  const [extra, setExtra] = useState<AllowItem[]>([]);
+  const [extra, setExtra] = useState<OutboundAllowEntry[]>([]);
   const [next, setNext] = useState<number | null>(null);
   const [loadingMore, setLoadingMore] = useState(false);
   const [moreError, setMoreError] = useState<unknown>(null);
   const [query, setQuery] = useState('');
   const data = useAsync(async () => {
-    const page = await get<AllowPage>('/api/admin/outbound-allow', { limit: PAGE });
+    const page = await get<OutboundAllowPage>('/api/admin/outbound-allow', { limit: PAGE });
     setExtra([]);
     setNext(page.next_offset);
     return page.items;
@@ -52,7 +37,7 @@ export function OutboundPage() {
     setLoadingMore(true);
     setMoreError(null);
     try {
-      const page = await get<AllowPage>('/api/admin/outbound-allow', { limit: PAGE, offset: next });
+      const page = await get<OutboundAllowPage>('/api/admin/outbound-allow', { limit: PAGE, offset: next });
       setExtra((e) => [...e, ...page.items]);
       setNext(page.next_offset);
     } catch (err) {
@@ -112,7 +97,7 @@ export function OutboundPage() {
   );
 }
 
-function AllowCard({ item, plugins }: { item: AllowItem; plugins: Plugin[] | undefined }) {
+function AllowCard({ item, plugins }: { item: OutboundAllowEntry; plugins: Plugin[] | undefined }) {
   const [saved, setSaved] = useState(item.outbound_allow);
   const [value, setValue] = useState(item.outbound_allow);
   const [busy, setBusy] = useState(false);
@@ -124,7 +109,7 @@ function AllowCard({ item, plugins }: { item: AllowItem; plugins: Plugin[] | und
     setBusy(true);
     setError(null);
     try {
-      const updated = await put<AllowItem>(`/api/admin/outbound-allow/${item.kind}/${item.id}`, {
+      const updated = await put<OutboundAllowEntry>(`/api/admin/outbound-allow/${item.kind}/${item.id}`, {
         outbound_allow: cleaned,
       });
       setSaved(updated.outbound_allow);

@@ -137,7 +137,7 @@ export function MessageBubble({ m, actions = {} }: { m: ShownMessage; actions?: 
           )}
           {m.tools?.map((tool, i) =>
             isSearchTool(tool.name) ? (
-              <ToolLine key={i} call={tool as Parameters<typeof ToolLine>[0]['call']} />
+              <ToolLine key={i} call={tool} />
             ) : isLabTool(tool.name) ? (
               <LabTool key={i} call={tool} chatId={m.chat_id} />
             ) : (
