@@ -6,6 +6,7 @@
  */
 import { createParser } from 'eventsource-parser';
 import { providerRowFrom } from '../../core/src/plugins/host.ts';
+import type { ProviderDbRow } from '../../core/src/relay/definitions/provider.ts';
 import { startSink, type TestService } from '../helpers/service.ts';
 import type { StreamEvent, StreamResult } from './support.ts';
 
@@ -46,7 +47,7 @@ export async function lab(
   }
   const first = Object.values(targets)[0];
   if (first) await svc.request('PUT', `/api/trackers/${tr.id}/targets/${first.id}`, { token });
-  const row = await svc.service.core.db.get('SELECT * FROM providers WHERE id = ?', [p.id]);
+  const row = await svc.service.core.db.get<ProviderDbRow>('SELECT * FROM providers WHERE id = ?', [p.id]);
   const relay = svc.service.core.services.get('relay') as {
     ingest(p: unknown, e: unknown): Promise<string[]>;
     tick(): Promise<void>;

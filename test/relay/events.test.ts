@@ -1,5 +1,6 @@
 import t from 'tap';
 import { providerRowFrom } from '../../core/src/plugins/host.ts';
+import type { ProviderDbRow } from '../../core/src/relay/definitions/provider.ts';
 import { startService, startSink, type TestService } from '../helpers/service.ts';
 
 /** A quiet window around the present, in UTC, so deferrable events are deferred now. */
@@ -28,7 +29,7 @@ async function chain(s: TestService, token: string, sinkUrl: string) {
     })
   ).body;
   await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
-  const row = await s.service.core.db.get('SELECT * FROM providers WHERE id = ?', [p.id]);
+  const row = await s.service.core.db.get<ProviderDbRow>('SELECT * FROM providers WHERE id = ?', [p.id]);
   const relay = s.service.core.services.get('relay') as {
     ingest(p: unknown, e: unknown): Promise<string[]>;
     tick(): Promise<void>;

@@ -6,6 +6,7 @@
  */
 import t from 'tap';
 import { providerRowFrom } from '../../core/src/plugins/host.ts';
+import type { ProviderDbRow } from '../../core/src/relay/definitions/provider.ts';
 import { Dispatcher } from '../../core/src/relay/pipeline/dispatcher.ts';
 import { startService, startSink, type TestService } from '../helpers/service.ts';
 
@@ -33,7 +34,7 @@ async function provider(s: TestService, token: string, name: string, quiet: bool
   for (const id of targetIds)
     if ((await s.request('PUT', `/api/trackers/${tr.id}/targets/${id}`, { token })).status >= 300)
       throw new Error('link failed');
-  const row = await s.service.core.db.get('SELECT * FROM providers WHERE id = ?', [p.id]);
+  const row = await s.service.core.db.get<ProviderDbRow>('SELECT * FROM providers WHERE id = ?', [p.id]);
   const relay = s.service.core.services.get('relay') as Relay;
   return {
     p,

@@ -9,6 +9,7 @@
 import t from 'tap';
 import { newId } from '../../core/src/http/ids.ts';
 import { providerRowFrom } from '../../core/src/plugins/host.ts';
+import type { ProviderDbRow } from '../../core/src/relay/definitions/provider.ts';
 import { startService, startSink, type TestService } from '../helpers/service.ts';
 
 type Relay = { ingest(p: unknown, e: unknown): Promise<string[]>; tick(): Promise<void> };
@@ -47,7 +48,7 @@ t.test('replay from the event log', async (t) => {
   const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Source tracker' } }))
     .body;
   t.equal((await s.request('PUT', `/api/trackers/${tr.id}/targets/${tOld.id}`, { token })).status < 300, true);
-  const row = await s.service.core.db.get('SELECT * FROM providers WHERE id = ?', [p.id]);
+  const row = await s.service.core.db.get<ProviderDbRow>('SELECT * FROM providers WHERE id = ?', [p.id]);
   const emit = async (type: string, payload: Record<string, unknown>) =>
     (await relay.ingest(providerRowFrom(row!), { type, payload }))[0]!;
 

@@ -44,6 +44,7 @@ import {
 } from '../../plugin-api/index.ts';
 import { type ProviderRow, providerRowFrom } from '../../plugins/host.ts';
 import { DbInstanceStore } from '../../plugins/store.ts';
+import type { ProviderDbRow } from '../definitions/provider.ts';
 import { ReplayedError } from '../pipeline/ingest.ts';
 import type { Relay } from '../pipeline/relay.ts';
 import { InvalidEventError } from '../service.ts';
@@ -188,12 +189,12 @@ export async function createSmtpListener(core: Core, relay: () => Relay): Promis
   const providerByToken = async (token: string): Promise<ProviderRow | undefined> => {
     if (!TOKEN.test(token) || !kinds.length) return undefined;
     const inKinds = kinds.map(() => '?').join(', ');
-    const exact = await core.db.get(`SELECT * FROM providers WHERE webhook_token = ? AND kind IN (${inKinds})`, [
-      token,
-      ...kinds,
-    ]);
+    const exact = await core.db.get<ProviderDbRow>(
+      `SELECT * FROM providers WHERE webhook_token = ? AND kind IN (${inKinds})`,
+      [token, ...kinds],
+    );
     if (exact) return providerRowFrom(exact);
-    const folded = await core.db.all(
+    const folded = await core.db.all<ProviderDbRow>(
       `SELECT * FROM providers WHERE lower(webhook_token) = ? AND kind IN (${inKinds})`,
       [token.toLowerCase(), ...kinds],
     );

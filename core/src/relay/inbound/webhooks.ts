@@ -23,6 +23,7 @@ import {
 import { type ProviderRow, providerRowFrom } from '../../plugins/host.ts';
 import type { LoadedPlugin } from '../../plugins/loader.ts';
 import { DbInstanceStore } from '../../plugins/store.ts';
+import type { ProviderDbRow } from '../definitions/provider.ts';
 import { ReplayedError } from '../pipeline/ingest.ts';
 import type { Relay } from '../pipeline/relay.ts';
 import { InvalidEventError } from '../service.ts';
@@ -219,7 +220,7 @@ export function inboundSteps(core: Core, relay: Relay) {
    * for any other.
    */
   const find = async (token: string, door: Door = {}): Promise<{ provider: ProviderRow; plugin: ProviderPlugin }> => {
-    const row = await core.db.get('SELECT * FROM providers WHERE webhook_token = ?', [token]);
+    const row = await core.db.get<ProviderDbRow>('SELECT * FROM providers WHERE webhook_token = ?', [token]);
     const plugin = row ? core.plugins.provider(String(row.kind)) : undefined;
     if (
       !row ||

@@ -11,6 +11,7 @@ import {
   selfMonitoringOf,
 } from '../../plugins/self-monitoring.ts';
 import { runAction } from '../actions/runner.ts';
+import type { ProviderDbRow } from '../definitions/provider.ts';
 import { isQuiet, type QuietWindow, quietEnd } from '../quiet-hours/quiet-hours.ts';
 import type { RelayService } from '../service.ts';
 import { TemplateCatalog } from '../templates/catalog.ts';
@@ -95,7 +96,7 @@ export class Relay implements RelayService {
   ): Promise<string[]> {
     const receiver = selfMonitoringOf(this.core);
     if (!receiver) return [];
-    const row = await this.core.db.get('SELECT * FROM providers WHERE user_id = ? AND kind = ?', [
+    const row = await this.core.db.get<ProviderDbRow>('SELECT * FROM providers WHERE user_id = ? AND kind = ?', [
       userId,
       receiver.kind,
     ]);
