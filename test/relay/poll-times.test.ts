@@ -81,6 +81,8 @@ t.test(
     await poll('2026-11-26T12:01:00.000Z');
     t.equal(relay.monitor.lastPollAt(id), '2026-11-26T12:01:00.000Z', 'a later one is read through from memory');
     t.equal((await stored())?.last_poll_at, '2026-11-26T12:00:00.000Z', 'and not written yet');
+    const shown = await s.request('GET', `/api/trackers/${trackerId}`, { token: s.admin.token });
+    t.equal(shown.body.last_poll_at, '2026-11-26T12:01:00.000Z', 'the API shows the held time');
     await relay.monitor.flushPollTimes();
     t.equal((await stored())?.last_poll_at, '2026-11-26T12:01:00.000Z', "the minute's write stores it");
     t.equal(relay.monitor.lastPollAt(id), undefined, 'and nothing is held after');

@@ -83,7 +83,7 @@ export type ProviderRowSource = Pick<
   'id' | 'user_id' | 'kind' | 'name' | 'config' | 'enabled' | 'webhook_token' | 'updated_at' | 'outbound_allow'
 >;
 
-export function providerRowFrom(r: Record<string, any>): ProviderRow {
+export function providerRowFrom(r: ProviderRowSource): ProviderRow {
   return {
     id: r.id,
     user_id: r.user_id,

@@ -12,8 +12,11 @@ export interface RelayService {
   readonly catalog: TemplateCatalog;
   /** The dispatcher, in this thread or its own: `wake` makes it look at the queue now. */
   readonly dispatcher: Pick<DispatchSide, 'wake'>;
-  /** Self-monitoring: `checkBacklog` raises the backlog signal when a user's deferred notifications pile up. */
-  readonly monitor: Pick<SelfMonitor, 'checkBacklog'>;
+  /**
+   * Self-monitoring: `checkBacklog` raises the backlog signal when a user's deferred notifications pile up;
+   * `lastPollAt` is a provider's last successful poll while it is held in memory (not yet written).
+   */
+  readonly monitor: Pick<SelfMonitor, 'checkBacklog' | 'lastPollAt'>;
   /**
    * Records an event of a provider (durable when the promise resolves) and queues its deliveries. Throws
    * InvalidEventError.
