@@ -281,6 +281,8 @@ export class Dispatcher {
       await this.monitor.checkBacklog(userId);
     }
     const now = this.core.clock.now().toISOString();
+    // The loop asks every second: while nothing is due a read says so, without opening a transaction.
+    if (!(await db.get('SELECT 1 AS due FROM deferred_dispatch WHERE release_at <= ? LIMIT 1', [now]))) return 0;
     const lock = db.dialect === 'postgresql' ? ' FOR UPDATE SKIP LOCKED' : '';
     const released = await db.tx(async (q) => {
       const rows = await q.all<{ id: string; delivery_id: string; event_id: string; user_id: string }>(
@@ -311,9 +313,12 @@ export class Dispatcher {
     const now = this.core.clock.now();
     const nowIso = now.toISOString();
     const lease = new Date(now.getTime() + LEASE_MS).toISOString();
-    const due = `SELECT id FROM deliveries
-                  WHERE (status = 'queued' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until < ?)
-                  ORDER BY next_attempt_at, event_id LIMIT ${BATCH}`;
+    const dueRows = `FROM deliveries
+                  WHERE (status = 'queued' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until < ?)`;
+    // An idle service asks every second: a read answers "nothing due" without a write statement (on SQLite
+    // the claim's UPDATE takes the file's write lock and commits even when it changes nothing).
+    if (!(await db.get(`SELECT 1 AS due ${dueRows} LIMIT 1`, [nowIso, nowIso]))) return [];
+    const due = `SELECT id ${dueRows} ORDER BY next_attempt_at, event_id LIMIT ${BATCH}`;
     if (db.dialect === 'postgresql') {
       // Several replicas claim at once: rows another worker has locked are skipped, not waited for.
       // MATERIALIZED makes the locking subquery run exactly once, so a claim never exceeds BATCH
