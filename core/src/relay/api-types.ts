@@ -54,6 +54,7 @@ import type {
 import type { TrackerLinkView, TrackerView } from './definitions/tracker.ts';
 import type { WebhookLogEntryView } from './definitions/webhook-log.ts';
 import type { OutboundAllowItem, OutboundAllowList } from './routes/admin-outbound.ts';
+import type { StatsAnswer } from './routes/stats.ts';
 import type { ParsedUrl as ParsedUrlSchema, TestOutcome as TestOutcomeSchema } from './routes/targets.ts';
 import type { TestEventResult } from './routes/test-events.ts';
 
@@ -139,3 +140,5 @@ export type TestEventOutcome = Static<typeof TestEventResult>;
 /** `GET /api/admin/outbound-allow`: one provider or target with its allow list; a page of them. */
 export type OutboundAllowEntry = Static<typeof OutboundAllowItem>;
 export type OutboundAllowPage = Static<typeof OutboundAllowList>;
+/** `GET /api/stats`: events per day by status, and per target its success rate, p95 latency and failures. */
+export type Stats = Static<typeof StatsAnswer>;

@@ -34,7 +34,7 @@ const Query = Type.Object(
 const Counts = Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
   description: 'Events per dispatch status (`dispatched`, `failed`, `partial`, `deferred`…); absent: none.',
 });
-const Answer = Type.Object({
+export const StatsAnswer = Type.Object({
   tz: Type.String({ description: 'The time zone the days are in.' }),
   since: Type.String({ format: 'date-time', description: 'The start of the first day, as an instant (UTC).' }),
   statuses: Type.Array(Type.String(), { description: 'Every dispatch status that occurs in `days`, sorted.' }),
@@ -97,7 +97,7 @@ export async function statsRoutes(app: App, core: Core): Promise<void> {
           'count. 422 `invalid_timezone` for a zone that is not an IANA name.',
         querystring: Query,
         response: {
-          ...ok('Events per day by status, and per target its success rate, p95 latency and failures.', Answer),
+          ...ok('Events per day by status, and per target its success rate, p95 latency and failures.', StatsAnswer),
         },
       },
       preHandler: requireUser(core),

@@ -10,24 +10,9 @@ import './charts.css';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import { locale, num, t, tOr } from '../lib/i18n.ts';
+import type { Stats } from '../lib/types.ts';
 import { Card, Empty } from './basics.tsx';
 import { shownName } from './names.ts';
-
-export interface Stats {
-  tz: string;
-  since: string;
-  statuses: string[];
-  days: { date: string; total: number; counts: Record<string, number> }[];
-  targets: {
-    id: string;
-    name: string;
-    kind: string;
-    sent: number;
-    failed: number;
-    success_rate: number | null;
-    p95_ms: number | null;
-  }[];
-}
 
 const tag = () => (locale() === 'ru' ? 'ru-RU' : 'en-GB');
 /** "3 Mar" for a `YYYY-MM-DD` day. */

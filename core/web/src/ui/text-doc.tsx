@@ -3,15 +3,13 @@ import { useState } from 'preact/hooks';
 import { get, put } from '../lib/api.ts';
 import { useAsync } from '../lib/hooks.ts';
 import { dateTime, num, t } from '../lib/i18n.ts';
+import type { PersonalContext, PrimaryContext } from '../lib/types.ts';
 import { Badge, Button, Card, ErrorNote, Loading } from './basics.tsx';
 import { Field } from './field.tsx';
 import { toast } from './toast.tsx';
 
-interface Doc {
-  content: string;
-  version?: number;
-  updated_at: string | null;
-}
+/** The primary or a personal context, as their routes declare them. */
+type Doc = PrimaryContext | PersonalContext;
 
 export function TextDoc({ path, max, label, help }: { path: string; max: number; label: string; help: string }) {
   const doc = useAsync(() => get<Doc>(path), [path]);
@@ -55,7 +53,7 @@ function TextDocForm({
     <Card>
       <form class="stack" onSubmit={submit}>
         <div class="meta">
-          {d.version !== undefined && <Badge tone="info">{t('context.version', { version: d.version })}</Badge>}
+          {'version' in d && <Badge tone="info">{t('context.version', { version: d.version })}</Badge>}
           <span class="muted small">
             {d.updated_at ? t('context.updated', { time: dateTime(d.updated_at) }) : t('context.never')}
           </span>
