@@ -4,7 +4,12 @@ import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
 import { ok } from '../http/schemas.ts';
 import type { App } from '../http/server.ts';
-import { PersonalContextView, PrimaryContextView } from './definitions/context.ts';
+import {
+  PersonalContextText,
+  PersonalContextView,
+  PrimaryContextText,
+  PrimaryContextView,
+} from './definitions/context.ts';
 import { int } from './paths.ts';
 
 /** The primary context; version 0 means it was never written. */
@@ -35,8 +40,8 @@ export async function personalContext(
 }
 
 /** Contexts may be empty (clears them); the primary one may be long, a personal one is message-sized. */
-const PrimaryBody = Type.Object({ content: Type.String({ maxLength: 200_000 }) }, { additionalProperties: false });
-const PersonalBody = Type.Object({ content: Type.String({ maxLength: 32_000 }) }, { additionalProperties: false });
+const PrimaryBody = Type.Object({ content: PrimaryContextText }, { additionalProperties: false });
+const PersonalBody = Type.Object({ content: PersonalContextText }, { additionalProperties: false });
 
 /** `GET, PUT /api/v1/admin/context` and `GET, PUT /api/v1/users/me/context`. */
 export async function contextRoutes(app: App, core: Core): Promise<void> {

@@ -7,6 +7,7 @@
 import type { Static } from 'typebox';
 import Type from 'typebox';
 import { Compile } from 'typebox/compile';
+import { PersonalContextText, PrimaryContextText } from '../assistant/definitions/context.ts';
 import { SKILL_FIELDS, SkillScope } from '../assistant/definitions/skill.ts';
 import { DefaultModel, ModelsAllowed } from '../assistant/model-settings.ts';
 import { ACTION_BACKUP_SETTINGS, ACTION_CONFIGS } from '../relay/definitions/action.ts';
@@ -171,7 +172,7 @@ export const SkillRecord = Type.Object(
 export const PrimaryContextRecord = Type.Union([
   Type.Object(
     {
-      content: Type.String({ maxLength: 200_000 }),
+      content: PrimaryContextText,
       version: Type.Integer({ minimum: 0 }),
       updated_by: Type.Union([Id, Type.Null()]),
       updated_at: Time,
@@ -182,7 +183,7 @@ export const PrimaryContextRecord = Type.Union([
 ]);
 
 export const PersonalContextRecord = Type.Object(
-  { user_id: Id, content: Type.String({ maxLength: 32_000 }), updated_at: Time },
+  { user_id: Id, content: PersonalContextText, updated_at: Time },
   { additionalProperties: false },
 );
 

@@ -4,6 +4,11 @@
  */
 import Type, { type Static } from 'typebox';
 
+/** The primary context's text, as written (the API's body and a backup's record). */
+export const PrimaryContextText = Type.String({ maxLength: 200_000 });
+/** A personal context's text, as written. */
+export const PersonalContextText = Type.String({ maxLength: 32_000 });
+
 export const PrimaryContextView = Type.Object({
   content: Type.String(),
   version: Type.Integer(),
