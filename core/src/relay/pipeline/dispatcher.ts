@@ -90,6 +90,8 @@ export class Dispatcher {
    * being handed off ahead of them, so one target's messages keep their order.
    */
   private behind = false;
+  /** The last claim found nothing due: the next one reads before it claims (see claim). */
+  private foundNone = true;
   /** Pacing of targets that declare `ratePerSecond`. */
   private pacer: Pacer;
   /** Aborted first thing on stop: sends waiting for their pace give their rows back at once. */
@@ -315,9 +317,10 @@ export class Dispatcher {
     const lease = new Date(now.getTime() + LEASE_MS).toISOString();
     const dueRows = `FROM deliveries
                   WHERE (status = 'queued' AND next_attempt_at <= ?) OR (status = 'sending' AND lease_until < ?)`;
-    // An idle service asks every second: a read answers "nothing due" without a write statement (on SQLite
-    // the claim's UPDATE takes the file's write lock and commits even when it changes nothing).
-    if (!(await db.get(`SELECT 1 AS due ${dueRows} LIMIT 1`, [nowIso, nowIso]))) return [];
+    // An idle service asks every second: after a claim that found nothing, a read answers "still nothing due"
+    // without a write statement (on SQLite the claim's UPDATE takes the file's write lock and commits even when it
+    // changes nothing). While claims find work, they claim at once.
+    if (this.foundNone && !(await db.get(`SELECT 1 AS due ${dueRows} LIMIT 1`, [nowIso, nowIso]))) return [];
     const due = `SELECT id ${dueRows} ORDER BY next_attempt_at, event_id LIMIT ${BATCH}`;
     if (db.dialect === 'postgresql') {
       // Several replicas claim at once: rows another worker has locked are skipped, not waited for.
@@ -348,6 +351,7 @@ export class Dispatcher {
       return 0;
     }
     const rows = (await this.claim()).sort((a, b) => (a.event_id < b.event_id ? -1 : 1));
+    this.foundNone = rows.length === 0;
     this.behind = rows.length >= BATCH;
     this.report();
     if (!rows.length) return 0;
