@@ -31,15 +31,6 @@ function trackerSecrets(core: Core, kind: string): string[] {
   return core.plugins.provider(kind)?.trackerSecretPaths ?? [];
 }
 
-/**
- * The later of the stored poll time and the one the self-monitor holds in memory for the provider (a successful
- * poll that changed nothing is written with the others once a minute).
- */
-function latest(stored: string | null | undefined, held: string | undefined): string | null {
-  if (!held) return stored ?? null;
-  return !stored || held > stored ? held : stored;
-}
-
 /** The tracker as the API shows it. `targetIds` comes from one query over all listed trackers. */
 export function trackerView(
   core: Core,
@@ -61,7 +52,9 @@ export function trackerView(
     secrets_set,
     target_ids: targetIds,
     consecutive_poll_failures: Number(row.consecutive_poll_failures ?? 0),
-    last_poll_at: latest(row.last_poll_at, relayIfRunning(core)?.monitor.lastPollAt(row.provider_id)),
+    // A successful poll that changed nothing is held in memory (newer than the stored time) and written with the
+    // others once a minute.
+    last_poll_at: relayIfRunning(core)?.monitor.lastPollAt(row.provider_id) ?? row.last_poll_at ?? null,
     last_poll_error: row.last_poll_error ?? null,
     created_at: row.created_at,
     updated_at: row.updated_at,
