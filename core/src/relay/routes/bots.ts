@@ -29,6 +29,7 @@ import {
   BotPatchBody,
   BotView,
   botChatFieldsOf,
+  botFieldsOf,
 } from '../definitions/bot.ts';
 import { nowIso, owned, pageSql } from './common.ts';
 import { MASKED } from './secrets.ts';
@@ -39,11 +40,8 @@ export function botView(row: BotRow): Static<typeof BotView> {
   return {
     id: row.id,
     kind: row.kind,
-    name: row.name,
+    ...botFieldsOf(row),
     token: MASKED,
-    bot_id: row.bot_id ?? null,
-    username: row.username ?? null,
-    mode: row.mode,
     api_root: maskUrlLogin(row.api_root ?? null),
     status: row.status,
     status_detail: row.status_detail ?? null,
