@@ -2,12 +2,23 @@
  * The retention deletes in batches (RETENTION_BATCH events a statement) so that the relay's own statements run
  * between them: every settled event past the period goes, however many, on both sides of a batch's size; the
  * events still in the period or not settled stay; and a webhook sent while a long deletion runs is accepted
- * before the deletion ends, instead of waiting for one statement over the whole log.
+ * before the deletion ends, instead of waiting for one statement over the whole log; the batches are paced (the
+ * database is left idle between them), their replay keys move to the plugin store batch by batch, an abort stops
+ * between two batches, and the daily job does not run again at start when it completed within the day.
  */
 import crypto from 'node:crypto';
 import t from 'tap';
+import type { Core } from '../../core/src/core.ts';
 import { insertRow } from '../../core/src/db/rows.ts';
 import { applyRetention, RETENTION_BATCH } from '../../core/src/relay/feature.ts';
+import {
+  nextBatchSize,
+  pauseAfter,
+  RETENTION_BATCH_MS,
+  RETENTION_JOB,
+  RETENTION_PAUSE_MS,
+  retentionJob,
+} from '../../core/src/relay/retention.ts';
 import { startService } from '../helpers/service.ts';
 
 const DAY = 86_400_000;
@@ -31,16 +42,16 @@ t.test('retention in batches', async (t) => {
   t.equal(first.status, 202);
   const template = (await core.db.get('SELECT * FROM event_log WHERE id = ?', [first.body.event_ids[0]]))!;
 
-  /** Copies of the first event, created `daysAgo` days ago with that status. */
-  const seed = async (n: number, daysAgo: number, status: string) => {
+  /** Copies of the first event, created `daysAgo` days ago with that status (and a replay key living `keyMs`). */
+  const seed = async (n: number, daysAgo: number, status: string, keyMs?: number) => {
     const created = new Date(Date.now() - daysAgo * DAY).toISOString();
     await core.db.tx(async (tx) => {
       for (let i = 0; i < n; i++)
         await insertRow(tx, 'event_log', {
           ...template,
           id: crypto.randomUUID(),
-          replay_key: null,
-          replay_expires_at: null,
+          replay_key: keyMs === undefined ? null : `key-${i}-${keyMs}`,
+          replay_expires_at: keyMs === undefined ? null : new Date(Date.now() + keyMs).toISOString(),
           created_at: created,
           dispatch_status: status,
         });
@@ -65,8 +76,23 @@ t.test('retention in batches', async (t) => {
   // A webhook during a long deletion is taken between two batches.
   await seed(20 * RETENTION_BATCH, 3, 'failed');
   let pruneDone = 0;
+  // The retention's own statements, timed: a view of the core whose database measures what it runs.
+  let busy = 0;
+  const timed = Object.create(core) as Core;
+  timed.db = Object.create(core.db);
+  for (const m of ['all', 'tx', 'run'] as const) {
+    const real = core.db[m].bind(core.db) as (...a: unknown[]) => Promise<unknown>;
+    (timed.db as unknown as Record<string, unknown>)[m] = async (...a: unknown[]) => {
+      const at = performance.now();
+      try {
+        return await real(...a);
+      } finally {
+        busy += performance.now() - at;
+      }
+    };
+  }
   const pruneStart = Date.now();
-  const pruning = applyRetention(core).then((n) => {
+  const pruning = applyRetention(timed).then((n) => {
     pruneDone = Date.now();
     return n;
   });
@@ -82,4 +108,83 @@ t.test('retention in batches', async (t) => {
     `answered in ${answered - sent} ms of a deletion that took ${took} ms (one statement would hold it to the end)`,
   );
   t.equal(await count(`SELECT COUNT(*) AS n FROM event_log WHERE id = '${during.body.event_ids[0]}'`), 1, 'and kept');
+  // Paced: after each batch the database is left alone at least as long as the batch held it (back to back, the
+  // statements take nearly all of the deletion's time).
+  t.ok(busy < 0.6 * took, `its statements took ${Math.round(busy)} ms of its ${took} ms`);
+  t.ok(took >= 19 * RETENTION_PAUSE_MS, `20 batches or more took ${took} ms, with a pause between each two`);
+
+  // Replay keys still alive move to the plugin store with their events, in every batch; expired ones do not.
+  const storeKeys = (suffix: string) =>
+    count(
+      `SELECT COUNT(*) AS n FROM plugin_store WHERE key LIKE 'key-%-${suffix}' AND instance_id = '${provider.body.id}'`,
+    );
+  await seed(2 * RETENTION_BATCH + 7, 3, 'dispatched', 3_600_000);
+  await seed(5, 3, 'dispatched', -1000);
+  t.equal(await applyRetention(core), 2 * RETENTION_BATCH + 12);
+  t.equal(await storeKeys('3600000'), 2 * RETENTION_BATCH + 7, 'every live key is kept, past the first batch too');
+  t.equal(await storeKeys('-1000'), 0, 'an expired key is not');
+
+  // An abort stops the deletion between two batches: what is left goes on the next run.
+  await seed(10 * RETENTION_BATCH, 3, 'dispatched');
+  const ac = new AbortController();
+  const aborted = applyRetention(core, ac.signal);
+  await new Promise((r) => setTimeout(r, 5));
+  ac.abort();
+  const part = await aborted;
+  t.ok(part > 0 && part < 10 * RETENTION_BATCH, `stopped after ${part} of ${10 * RETENTION_BATCH}`);
+  t.equal(await count(old), 10 * RETENTION_BATCH - part, 'the rest is still there');
+  t.equal(await applyRetention(core), 10 * RETENTION_BATCH - part, 'and goes on the next run');
+});
+
+t.test("a batch's size follows its timing, within bounds; the pause is never shorter than the batch", async (t) => {
+  t.equal(nextBatchSize(500, RETENTION_BATCH_MS), 500, 'on time: the same size');
+  t.equal(nextBatchSize(500, 2 * RETENTION_BATCH_MS), 250, 'twice as long: half');
+  t.equal(nextBatchSize(500, RETENTION_BATCH_MS / 2), 1000, 'twice as fast: double');
+  t.equal(nextBatchSize(500, RETENTION_BATCH_MS / 10), 1000, 'grows at most twofold a batch');
+  t.equal(nextBatchSize(1500, 1), 2000, 'at most 2,000');
+  t.equal(nextBatchSize(500, 10_000), 50, 'at least 50');
+  t.equal(nextBatchSize(500, 0), 1000, 'a batch timed at 0 ms does not divide by zero');
+  t.equal(pauseAfter(1), RETENTION_PAUSE_MS, 'a short batch: the least pause');
+  t.equal(pauseAfter(RETENTION_PAUSE_MS + 0.5), RETENTION_PAUSE_MS + 1, 'a long one: as long as it took');
+});
+
+t.test('the daily job at start skips a cleanup completed within the day with the same period', async (t) => {
+  const s = await startService({ SERVICE_EVENT_LOG_RETENTION_DAYS: '3' });
+  t.teardown(() => s.stop());
+  const core = s.service.core;
+  let now = 0;
+  /** The service's core as the job sees it, at `now` with a retention of `days`. */
+  const at = (days: number) => {
+    const view = Object.create(core) as Core;
+    view.config = { ...core.config, eventLogRetentionDays: days };
+    view.clock = { now: () => new Date(now) };
+    return view;
+  };
+  const signal = new AbortController().signal;
+  const runs = async () =>
+    Number(
+      (await core.db.get<{ n: number | string }>(
+        `SELECT COUNT(*) AS n FROM job_runs WHERE job = ? AND outcome = 'ok'`,
+        [RETENTION_JOB],
+      ))!.n,
+    );
+  // The service's own start ran it (nothing recorded a run before).
+  await core.jobs.runNow(RETENTION_JOB);
+  const first = await runs();
+  t.ok(first >= 1, 'the start ran the cleanup and recorded it');
+  now = Date.now() + 1000;
+  t.equal(await retentionJob(at(3), signal, true), undefined, 'a restart within the day skips it');
+  t.equal(await runs(), first, 'and records nothing');
+  t.equal(await retentionJob(at(3), signal, false), 0, 'the scheduled run at midnight runs whatever');
+  t.equal(await runs(), first + 1);
+  t.equal(await retentionJob(at(2), signal, true), 0, 'a changed period runs at start');
+  now += 86_400_000 + 1000;
+  t.equal(await retentionJob(at(3), signal, true), 0, 'a day after the last run: it runs at start');
+  t.equal(await retentionJob(at(0), signal, true), 0, 'retention off: nothing to skip or record');
+  t.equal(await runs(), first + 3);
+  const aborted = new AbortController();
+  aborted.abort();
+  now += 2 * 86_400_000;
+  await retentionJob(at(3), aborted.signal, true);
+  t.equal(await runs(), first + 3, 'an aborted run is not recorded as done');
 });

@@ -34,8 +34,8 @@ export async function pruneEvents(m: Messages, o: { before: string }): Promise<v
     const view = Object.create(core) as Core;
     view.config = { ...core.config, eventLogRetentionDays: (now.getTime() - cutoff.getTime()) / DAY_MS };
     view.clock = { now: () => now };
-    // The relay's module is big: loaded only here.
-    const { applyRetention } = await import('../relay/feature.ts');
+    // Loaded only here.
+    const { applyRetention } = await import('../relay/retention.ts');
     const deleted = cutoff.getTime() === now.getTime() ? 0 : await applyRetention(view);
     out(m.t('events.pruned', { count: deleted, before: m.date(cutoff.toISOString()) }));
     const left = await core.db.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM event_log WHERE created_at < ?`, [

@@ -1,0 +1,141 @@
+/**
+ * The event log's retention: finished events older than the period, with what hangs off them, deleted in short
+ * paced batches so that the relay's own statements keep running beside it, and the daily job that runs it.
+ */
+import { purgeRevokedTokens } from '../auth/revocation.ts';
+import type { Core } from '../core.ts';
+import type { Queryable } from '../db/database.ts';
+import { claimSlot } from '../jobs/scheduler.ts';
+
+/**
+ * Rows deleted by the first statement of a retention run; the next ones are sized to take about RETENTION_BATCH_MS.
+ * One statement for a year of a busy lab's events (half a million events, their deliveries and history by cascade)
+ * held the database for 22 s: SQLite's single connection served nothing else, webhooks were refused as locked, and
+ * deliveries whose settle could not be written were sent again (scripts/bench/RESULTS.md, issue 27 item 7).
+ */
+export const RETENTION_BATCH = 500;
+/** What one batch should hold the database for: the latency a webhook or a settle may wait behind it. */
+export const RETENTION_BATCH_MS = 10;
+/** Bounds of a batch's size, whatever its timing says. */
+const MIN_BATCH = 50;
+const MAX_BATCH = 2000;
+/**
+ * The least pause between two batches. Back to back, batches starve other writers: a process waiting for SQLite's
+ * lock (the service, while the command line prunes) sleeps in steps of 1 to 25 ms and wakes to find the next batch
+ * holding it, and in the process itself one turn of the event loop is less than a webhook's few statements need. A
+ * pause at least as long as the batch took, and never under this, leaves the database idle half the time or more.
+ */
+export const RETENTION_PAUSE_MS = 25;
+
+/** The next batch's size: scaled to take RETENTION_BATCH_MS at the rate the last one ran. */
+export function nextBatchSize(size: number, tookMs: number): number {
+  const scaled = Math.round((size * RETENTION_BATCH_MS) / Math.max(tookMs, 0.1));
+  return Math.min(MAX_BATCH, Math.max(MIN_BATCH, Math.min(scaled, size * 2)));
+}
+
+/** The pause after a batch that took `tookMs`. */
+export function pauseAfter(tookMs: number): number {
+  return Math.max(RETENTION_PAUSE_MS, Math.ceil(tookMs));
+}
+
+interface BatchOptions {
+  signal?: AbortSignal;
+  /** Runs in the batch's transaction before its rows are deleted (the replay keys' copy). */
+  before?: (q: Queryable, ids: string[]) => Promise<unknown>;
+}
+
+/**
+ * Deletes the rows of `table` that match `where`, in batches of about RETENTION_BATCH_MS each with a pause between,
+ * until none is left or `signal` aborts (what was deleted stays deleted; the rest goes on the next run).
+ */
+async function deleteInBatches(
+  core: Core,
+  table: string,
+  where: string,
+  params: string[],
+  o: BatchOptions = {},
+): Promise<number> {
+  let deleted = 0;
+  let size = RETENTION_BATCH;
+  while (!o.signal?.aborted) {
+    const started = performance.now();
+    const ids = (await core.db.all<{ id: string }>(`SELECT id FROM ${table} WHERE ${where} LIMIT ${size}`, params)).map(
+      (r) => r.id,
+    );
+    if (!ids.length) break;
+    deleted += await core.db.tx(async (q) => {
+      await o.before?.(q, ids);
+      return q.run(`DELETE FROM ${table} WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+    });
+    if (ids.length < size) break;
+    const took = performance.now() - started;
+    size = nextBatchSize(size, took);
+    await new Promise((resolve) => setTimeout(resolve, pauseAfter(took)));
+  }
+  return deleted;
+}
+
+/**
+ * Deletes event_log rows older than the retention period (0 keeps everything), with what hangs off them, and whatever
+ * has expired whatever the period: sign-outs of tokens past their expiry, plugin store entries. Returns the number of
+ * events deleted; stops between two batches when `signal` aborts.
+ */
+export async function applyRetention(core: Core, signal?: AbortSignal): Promise<number> {
+  await purgeRevokedTokens(core.db, core.clock.now());
+  const days = core.config.eventLogRetentionDays;
+  if (days <= 0) return 0;
+  const now = core.clock.now().toISOString();
+  const cutoff = new Date(core.clock.now().getTime() - days * 86_400_000).toISOString();
+  const done = `created_at < ? AND dispatch_status IN ('dispatched', 'dropped', 'failed', 'partial')`;
+  const n = await deleteInBatches(core, 'event_log', done, [cutoff], {
+    signal,
+    // A replay key outlives its event when the period is shorter than the key's lifetime: it moves to plugin_store,
+    // where the plugin's check still finds it, in the transaction that deletes its event.
+    before: (q, ids) =>
+      q.run(
+        `INSERT INTO plugin_store (instance_id, key, value, expires_at)
+        SELECT provider_id, replay_key, '1', replay_expires_at FROM event_log
+        WHERE id IN (${ids.map(() => '?').join(', ')})
+        AND replay_key IS NOT NULL AND provider_id IS NOT NULL AND replay_expires_at > ?
+        ON CONFLICT DO NOTHING`,
+        [...ids, now],
+      ),
+  });
+  if (signal?.aborted) return n;
+  await core.db.run('DELETE FROM webhook_payload_log WHERE received_at < ?', [cutoff]);
+  await core.db.run('DELETE FROM plugin_store WHERE expires_at IS NOT NULL AND expires_at < ?', [now]);
+  await core.db.run('DELETE FROM job_runs WHERE started_at < ?', [cutoff]);
+  // Messages not followed up within the period are not edited any more (a later event posts anew).
+  await core.db.run('DELETE FROM message_threads WHERE updated_at < ?', [cutoff]);
+  return n;
+}
+
+export const RETENTION_JOB = 'event-log-retention';
+
+/**
+ * The daily job. At midnight it always runs; at start only when no run with the same period completed within the last
+ * day, so that restarting the service does not put a cleanup on every boot's path (a changed period runs at once).
+ * A completed run is recorded in job_runs, under a slot naming the period and the time.
+ */
+export async function retentionJob(core: Core, signal: AbortSignal, atStart: boolean): Promise<number | undefined> {
+  const days = core.config.eventLogRetentionDays;
+  const now = core.clock.now();
+  if (atStart && days > 0) {
+    const last = await core.db.get<{ finished_at: string | null }>(
+      `SELECT MAX(finished_at) AS finished_at FROM job_runs WHERE job = ? AND slot LIKE ? AND outcome = 'ok'`,
+      [RETENTION_JOB, `${days}d:%`],
+    );
+    if (last?.finished_at && now.getTime() - Date.parse(last.finished_at) < 86_400_000) return undefined;
+  }
+  const n = await applyRetention(core, signal);
+  if (days > 0 && !signal.aborted) {
+    const slot = `${days}d:${now.toISOString()}`;
+    if (await claimSlot(core.db, RETENTION_JOB, slot, core.replicaId))
+      await core.db.run(`UPDATE job_runs SET finished_at = ?, outcome = 'ok' WHERE job = ? AND slot = ?`, [
+        core.clock.now().toISOString(),
+        RETENTION_JOB,
+        slot,
+      ]);
+  }
+  return n;
+}
