@@ -1,0 +1,185 @@
+/**
+ * Builds the service that `npm start` runs (`npm run build:server`, also run by `prepare`): core/src/run.ts and
+ * what it imports, the npm dependencies included, bundled with rolldown into core/dist. The boot then loads a few
+ * tens of files instead of ~1,800 modules (each ES module costs ~10 KB of private memory besides its code:
+ * scripts/bench/RESULTS.md, issue 27's goal 1). Dynamic imports stay chunks of their own, loaded on first use
+ * (test/core/lazy-loading.test.ts lists what must stay lazy).
+ *
+ * Entries (core/dist/<name>.js):
+ * - main: the launcher (scripts/build/main.ts): compile cache, freshness check, the plugins' resolve hook.
+ * - service: core/src/run.ts.
+ * - worker-*: the worker threads' entries, each behind the same resolve hook.
+ * - shared-*: typebox, its subpaths and the plugin contract, re-exported for the plugins (shared.ts).
+ *
+ * Files found at run time next to a source file (locales, templates, the web client, the .mjs workers, package.json)
+ * keep being found there: `import.meta.url` in core/src is replaced by the URL of the source file itself, relative
+ * to the build's directory, so the repository must keep core/src beside core/dist (it does: the build is a cache of
+ * the sources, not a package of its own). Native and run-time-resolved packages stay external (EXTERNAL).
+ *
+ * Written to core/dist.build-<pid> and then moved in place of core/dist; build.json lists the inputs so that the
+ * launcher can tell a build older than its sources.
+ */
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { build, type Plugin } from 'rolldown';
+import { SHARED_ENTRIES } from './shared.ts';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const OUT = path.join(ROOT, 'core/dist');
+const CORE_SRC = path.join(ROOT, 'core/src') + path.sep;
+const PACKAGES = path.join(ROOT, 'packages') + path.sep;
+const posix = (p: string) => p.split(path.sep).join('/');
+
+/** Worker threads started from a source file by URL: the file, the URL it names, and the entry that replaces it. */
+const WORKERS = [
+  {
+    host: 'core/src/relay/pipeline/dispatch-worker-host.ts',
+    file: './dispatch-worker-entry.ts',
+    entry: 'worker-dispatch',
+  },
+  { host: 'core/src/assistant/document-text.ts', file: './pdf-worker.ts', entry: 'worker-pdf' },
+  { host: 'core/src/assistant/reports.ts', file: './report-worker.ts', entry: 'worker-report' },
+];
+
+/**
+ * Not bundled, imported from node_modules at run time as from source: native addons, the packages the core
+ * requires by a path resolved at run time (createRequire), and the first-use libraries that find their own files
+ * next to their modules (pdfkit's fonts and colour profile, pdf.js) or load drivers by name (the ORM). These load
+ * only on first use, so bundling them would save nothing at idle.
+ */
+const EXTERNAL_PACKAGES = [
+  'better-sqlite3',
+  'bcrypt',
+  'pino-pretty',
+  'pdfkit',
+  'unpdf',
+  'openai',
+  'undici',
+  'smtp-server',
+  'pg',
+  'kysely',
+  '@mikro-orm/core',
+  '@mikro-orm/sql',
+  '@mikro-orm/postgresql',
+  '@mikro-orm/sqlite',
+];
+const EXTERNAL = (id: string) => EXTERNAL_PACKAGES.some((p) => id === p || id.startsWith(`${p}/`));
+
+/**
+ * Packages the core requires at run time from another package's dependencies (createRequire), which a bundle would
+ * then load a second time from node_modules beside its own copy: each is imported instead from the file the
+ * package would have found, so the bundle holds one copy.
+ */
+const PEER_REQUIRES = [
+  {
+    host: 'core/src/http/openapi.ts',
+    pattern: /createRequire\(import\.meta\.resolve\('fastify'\)\)\(\s*'@fastify\/fast-json-stringify-compiler',?\s*\)/,
+    from: 'fastify',
+    spec: '@fastify/fast-json-stringify-compiler',
+  },
+];
+
+const SHARED_PREFIX = 'herald-shared:';
+const WORKER_PREFIX = 'herald-worker:';
+
+function heraldPlugin(): Plugin {
+  const hook = posix(path.join(import.meta.dirname, 'hook.ts'));
+  return {
+    name: 'herald-build',
+    resolveId(id) {
+      if (id.startsWith(SHARED_PREFIX) || id.startsWith(WORKER_PREFIX)) return `\0${id}`;
+      return null;
+    },
+    async load(id) {
+      if (id.startsWith(`\0${SHARED_PREFIX}`)) {
+        const spec = id.slice(SHARED_PREFIX.length + 1);
+        const hasDefault = 'default' in (await import(spec));
+        const from = JSON.stringify(spec);
+        return `export * from ${from};${hasDefault ? ` export { default } from ${from};` : ''}`;
+      }
+      if (id.startsWith(`\0${WORKER_PREFIX}`)) {
+        const file = path.join(ROOT, id.slice(WORKER_PREFIX.length + 1));
+        return (
+          `import { installSharedResolve } from ${JSON.stringify(hook)};\n` +
+          `installSharedResolve(new URL('./', import.meta.url).href);\n` +
+          `await import(${JSON.stringify(posix(file))});\n`
+        );
+      }
+      return null;
+    },
+    transform(code, id) {
+      if (!(id.startsWith(CORE_SRC) || (id.startsWith(PACKAGES) && !id.includes(`${path.sep}node_modules${path.sep}`))))
+        return null;
+      if (!code.includes('import.meta')) return null;
+      let out = code;
+      const rel = posix(path.relative(ROOT, id));
+      for (const w of WORKERS.filter((x) => x.host === rel)) {
+        const from = `new URL('${w.file}', import.meta.url)`;
+        if (!out.includes(from)) throw new Error(`${rel} no longer starts its worker as ${from}: update WORKERS`);
+        out = out.replaceAll(from, `new URL('./${w.entry}.js', import.meta.url)`);
+      }
+      PEER_REQUIRES.forEach((p, i) => {
+        if (p.host !== rel) return;
+        if (!p.pattern.test(out))
+          throw new Error(`${rel} no longer requires ${p.spec} as the build expects: update PEER_REQUIRES`);
+        const file = createRequire(createRequire(path.join(ROOT, p.host)).resolve(p.from)).resolve(p.spec);
+        const name = `__heraldPeer${i}`;
+        out = `import ${name} from ${JSON.stringify(posix(file))};\n${out.replace(p.pattern, name)}`;
+      });
+      if (/import\.meta\.(dirname|filename)/.test(out))
+        throw new Error(`${rel} uses import.meta.dirname/filename: the build only rewrites import.meta.url`);
+      // The source file's own URL, wherever the chunk that holds it is: paths next to it stay right.
+      const self = `new URL(${JSON.stringify(posix(path.relative(OUT, id)))}, import.meta.url).href`;
+      out = out.replace(/\bimport\.meta\.url\b/g, self);
+      return { code: out };
+    },
+  };
+}
+
+const started = Date.now();
+const tmp = path.join(ROOT, `core/dist.build-${process.pid}`);
+fs.rmSync(tmp, { recursive: true, force: true });
+const input: Record<string, string> = {
+  main: path.join(import.meta.dirname, 'main.ts'),
+  service: path.join(ROOT, 'core/src/run.ts'),
+};
+for (const w of WORKERS) input[w.entry] = `${WORKER_PREFIX}${posix(path.join(path.dirname(w.host), w.file))}`;
+for (const [spec, file] of Object.entries(SHARED_ENTRIES)) input[file.replace(/\.js$/, '')] = `${SHARED_PREFIX}${spec}`;
+
+const result = await build({
+  input,
+  platform: 'node',
+  cwd: ROOT,
+  external: EXTERNAL,
+  resolve: { conditionNames: ['herald-source', 'node', 'import', 'module', 'default'] },
+  plugins: [heraldPlugin()],
+  logLevel: 'warn',
+  output: {
+    dir: tmp,
+    format: 'esm',
+    entryFileNames: '[name].js',
+    chunkFileNames: '[name]-[hash].js',
+    sourcemap: false,
+  },
+  write: true,
+});
+
+const inputs = new Set<string>();
+for (const chunk of result.output)
+  if (chunk.type === 'chunk')
+    for (const id of chunk.moduleIds)
+      if (path.isAbsolute(id) && id.startsWith(ROOT) && !id.includes(`${path.sep}node_modules${path.sep}`))
+        inputs.add(posix(path.relative(ROOT, id)));
+for (const lock of ['package-lock.json', 'node_modules/.package-lock.json', 'package.json', 'core/package.json'])
+  if (fs.existsSync(path.join(ROOT, lock))) inputs.add(lock);
+const info = { builtAt: started, root: `${posix(path.relative(OUT, ROOT))}/`, inputs: [...inputs].sort() };
+fs.writeFileSync(path.join(tmp, 'build.json'), `${JSON.stringify(info, null, 1)}\n`);
+// In place at once: the old build moves aside and is removed (a service already running from it keeps what it
+// loaded; a first-use chunk it had not loaded yet would be gone, as a source file replaced under it would).
+const old = `${OUT}.old-${process.pid}`;
+if (fs.existsSync(OUT)) fs.renameSync(OUT, old);
+fs.renameSync(tmp, OUT);
+fs.rmSync(old, { recursive: true, force: true });
+const files = result.output.filter((o) => o.type === 'chunk').length;
+process.stderr.write(`built core/dist: ${files} files from ${inputs.size} sources in ${Date.now() - started} ms\n`);
