@@ -6,7 +6,9 @@
  * assistant configured. Baseline: the bare Fastify + SQLite process of bench:relay, start to
  * listening, idle as long. Issue 27's goal: idle RSS at most 1.2× the baseline's, in both cases.
  *
- * `npm run bench:footprint` (BENCH_BOOTS, BENCH_EVENTS, BENCH_IDLE_MS adjust it).
+ * `npm run bench:footprint` (BENCH_BOOTS, BENCH_EVENTS, BENCH_IDLE_MS adjust it). It measures what `npm start` runs,
+ * the built service (core/dist, rebuilt first); BENCH_ENTRY=source measures core/src/main.ts instead, and
+ * BENCH_ENTRY=both both, boot by boot in turn (source, built, source, ...), each against the same baseline.
  */
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -14,7 +16,16 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
-import { Api, freePort, type HeraldOptions, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
+import {
+  Api,
+  buildService,
+  freePort,
+  type HeraldOptions,
+  heraldOptions,
+  ROOT,
+  spawnHerald,
+  tempDir,
+} from './lib/herald.ts';
 import { envInt, fmt, heading, line, procKb, record, sleep, wallMs } from './lib/stats.ts';
 
 const BOOTS = envInt('BENCH_BOOTS', 3);
@@ -26,6 +37,10 @@ const IDLE_MS = envInt('BENCH_IDLE_MS', 20_000);
 // them), and the assistant configured (a model URL nobody calls: no chat is sent, so its client must not load).
 const PLUGINS = FIRST_PARTY_PLUGINS.join(',');
 const ENV = { AI_BASE_URL: 'http://127.0.0.1:9/v1', AI_API_KEY: 'bench-never-used' };
+type Entry = 'source' | 'built';
+const ENTRY = process.env.BENCH_ENTRY ?? 'built';
+if (!['source', 'built', 'both'].includes(ENTRY)) throw new Error('BENCH_ENTRY: source, built or both');
+const ENTRIES: Entry[] = ENTRY === 'both' ? ['source', 'built'] : [ENTRY as Entry];
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
@@ -105,9 +120,10 @@ function seedEvents(file: string, userId: string, n: number): void {
   db.close();
 }
 
+if (ENTRIES.includes('built')) buildService();
 heading(
   `footprint (${BOOTS} boots each; ${EVENTS.toLocaleString('en-US')} events for the loaded case; idle ` +
-    `${fmt(IDLE_MS / 1000, 0)} s)`,
+    `${fmt(IDLE_MS / 1000, 0)} s; ${ENTRIES.join(' and ')})`,
 );
 const base = await baseline();
 line(
@@ -116,26 +132,13 @@ line(
     `${fmt(base.idleKb / 1024, 1)} MB idle`,
 );
 
-const emptyRuns: Run[] = [];
-for (let i = 0; i < BOOTS; i++) {
-  const o = heraldOptions(tempDir('fp-empty'), await freePort(), PLUGINS, ENV);
-  emptyRuns.push(await boot(o));
-  fs.rmSync(o.dataDir, { recursive: true, force: true });
-}
-const empty = summary(emptyRuns);
-line(
-  'herald, empty data dir: start → ready',
-  `${fmt(empty.readyMs, 0)} ms (runs ${emptyRuns.map((r) => fmt(r.readyMs, 0)).join(', ')})`,
-  { text: '<= 1.5 s', ok: empty.readyMs <= 1500 },
-);
-line(
-  'herald, empty data dir: RSS at ready',
-  `${fmt(empty.readyKb / 1024, 1)} MB (runs ${emptyRuns.map((r) => fmt(r.readyKb / 1024, 1)).join(', ')})`,
-);
-line(
-  'herald, empty data dir: idle RSS',
-  `${fmt(empty.idleKb / 1024, 1)} MB (runs ${emptyRuns.map((r) => fmt(r.idleKb / 1024, 1)).join(', ')})`,
-);
+const emptyRuns = new Map<Entry, Run[]>(ENTRIES.map((e) => [e, []]));
+for (let i = 0; i < BOOTS; i++)
+  for (const entry of ENTRIES) {
+    const o = { ...heraldOptions(tempDir('fp-empty'), await freePort(), PLUGINS, ENV), entry };
+    emptyRuns.get(entry)!.push(await boot(o));
+    fs.rmSync(o.dataDir, { recursive: true, force: true });
+  }
 
 // The loaded case: boot once to create the schema and the admin, stop, seed, then time the boots.
 const o = heraldOptions(tempDir('fp-loaded'), await freePort(), PLUGINS, ENV);
@@ -146,39 +149,43 @@ await first.stop();
 const seedStart = wallMs();
 seedEvents(path.join(o.dataDir, 'herald.db'), admin.id, EVENTS);
 line('seeded event_log rows', `${EVENTS.toLocaleString('en-US')} in ${fmt((wallMs() - seedStart) / 1000, 1)} s`);
-const loadedRuns: Run[] = [];
-for (let i = 0; i < BOOTS; i++) loadedRuns.push(await boot(o));
+const loadedRuns = new Map<Entry, Run[]>(ENTRIES.map((e) => [e, []]));
+for (let i = 0; i < BOOTS; i++) for (const entry of ENTRIES) loadedRuns.get(entry)!.push(await boot({ ...o, entry }));
 fs.rmSync(o.dataDir, { recursive: true, force: true });
-const loaded = summary(loadedRuns);
-line(
-  `herald, ${EVENTS.toLocaleString('en-US')} events: start → ready`,
-  `${fmt(loaded.readyMs, 0)} ms (runs ${loadedRuns.map((r) => fmt(r.readyMs, 0)).join(', ')})`,
-  { text: '<= 1.5 s', ok: loaded.readyMs <= 1500 },
-);
-line(
-  `herald, ${EVENTS.toLocaleString('en-US')} events: RSS at ready`,
-  `${fmt(loaded.readyKb / 1024, 1)} MB (runs ${loadedRuns.map((r) => fmt(r.readyKb / 1024, 1)).join(', ')})`,
-);
-line(
-  `herald, ${EVENTS.toLocaleString('en-US')} events: idle RSS`,
-  `${fmt(loaded.idleKb / 1024, 1)} MB (runs ${loadedRuns.map((r) => fmt(r.idleKb / 1024, 1)).join(', ')})`,
-);
-line('ratio ready time empty / baseline', `${fmt(empty.readyMs / base.readyMs, 2)}×`);
-// Issue 27: idle RSS at most 1.2× the bare process's, empty and with the events, every first-party plugin loaded.
-line('ratio idle RSS empty / baseline', `${fmt(empty.idleKb / base.idleKb, 2)}×`, {
-  text: '<= 1.2×',
-  ok: empty.idleKb / base.idleKb <= 1.2,
-});
-line(`ratio idle RSS ${EVENTS.toLocaleString('en-US')} events / baseline`, `${fmt(loaded.idleKb / base.idleKb, 2)}×`, {
-  text: '<= 1.2×',
-  ok: loaded.idleKb / base.idleKb <= 1.2,
-});
-record('footprint', {
-  baseline: base,
-  empty,
-  loaded,
-  empty_runs: emptyRuns,
-  loaded_runs: loadedRuns,
-  events: EVENTS,
-  idle_ms: IDLE_MS,
-});
+
+const runsText = (runs: Run[], pick: (r: Run) => number, scale: number, digits: number) =>
+  `(runs ${runs.map((r) => fmt(pick(r) / scale, digits)).join(', ')})`;
+const recorded: Record<string, unknown> = { baseline: base, events: EVENTS, idle_ms: IDLE_MS };
+for (const entry of ENTRIES) {
+  const label = `herald (${entry === 'built' ? 'core/dist, npm start' : 'core/src'})`;
+  for (const [what, runs] of [
+    ['empty data dir', emptyRuns.get(entry)!],
+    [`${EVENTS.toLocaleString('en-US')} events`, loadedRuns.get(entry)!],
+  ] as const) {
+    const m = summary(runs);
+    line(`${label}, ${what}: start → ready`, `${fmt(m.readyMs, 0)} ms ${runsText(runs, (r) => r.readyMs, 1, 0)}`, {
+      text: '<= 1.5 s',
+      ok: m.readyMs <= 1500,
+    });
+    line(
+      `${label}, ${what}: RSS at ready`,
+      `${fmt(m.readyKb / 1024, 1)} MB ${runsText(runs, (r) => r.readyKb, 1024, 1)}`,
+    );
+    line(`${label}, ${what}: idle RSS`, `${fmt(m.idleKb / 1024, 1)} MB ${runsText(runs, (r) => r.idleKb, 1024, 1)}`);
+    // Issue 27: idle RSS at most 1.2× the bare process's, empty and with the events, every first-party plugin loaded.
+    line(`${label}, ${what}: ratio idle RSS / baseline`, `${fmt(m.idleKb / base.idleKb, 2)}×`, {
+      text: '<= 1.2×',
+      ok: m.idleKb / base.idleKb <= 1.2,
+    });
+  }
+  const empty = summary(emptyRuns.get(entry)!);
+  const loaded = summary(loadedRuns.get(entry)!);
+  line(`${label}: ratio ready time empty / baseline`, `${fmt(empty.readyMs / base.readyMs, 2)}×`);
+  recorded[entry] = {
+    empty,
+    loaded,
+    empty_runs: emptyRuns.get(entry),
+    loaded_runs: loadedRuns.get(entry),
+  };
+}
+record('footprint', recorded);

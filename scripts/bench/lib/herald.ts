@@ -1,8 +1,9 @@
 /**
- * Runs the real service as a child process (`core/src/main.ts` on this Node) on a loopback port with
- * its own data directory, and talks to its API. `BENCH_CPU_PROF=<dir>` adds `--cpu-prof` to the child.
+ * Runs the real service as a child process (`core/src/main.ts` on this Node, or the built core/dist/main.js) on a
+ * loopback port with its own data directory, and talks to its API. `BENCH_CPU_PROF=<dir>` adds `--cpu-prof` to the
+ * child.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -32,6 +33,11 @@ export interface HeraldOptions {
   key: string;
   plugins: string;
   env?: Record<string, string>;
+  /**
+   * What to run: `source` (core/src/main.ts, the default of every bench) or `built` (core/dist/main.js, what
+   * `npm start` runs; build it first with `npm run build:server`, see buildService).
+   */
+  entry?: 'source' | 'built';
 }
 
 export interface Herald {
@@ -71,7 +77,7 @@ export function spawnHerald(o: HeraldOptions): Herald {
     ...SERVICE_NODE_FLAGS,
     ...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []),
     ...extra,
-    'core/src/main.ts',
+    o.entry === 'built' ? 'core/dist/main.js' : 'core/src/main.ts',
   ];
   const out = process.env.BENCH_CHILD_STDOUT ? fs.openSync(process.env.BENCH_CHILD_STDOUT, 'a') : 'ignore';
   const spawnedAt = wallMs();
@@ -138,6 +144,15 @@ export function spawnHerald(o: HeraldOptions): Herald {
       await exited;
     },
   };
+}
+
+/** Builds core/dist as `npm run build:server` does (a bench of the built service runs this first). */
+export function buildService(): void {
+  const r = spawnSync(process.execPath, ['scripts/build/server.ts'], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  if (r.status !== 0) throw new Error(`npm run build:server failed: ${r.stderr.toString('utf8')}`);
 }
 
 /** A JSON API client bound to the service and, once set, a bearer token. */
