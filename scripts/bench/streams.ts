@@ -9,13 +9,18 @@
  * messages each, in their own chats), so lazy loading and JIT warm-up are done, as in a service
  * that has been running: steady state is what is measured.
  *
- * `npm run bench:streams` (BENCH_STREAMS, BENCH_CHUNKS, BENCH_WARMUP adjust it).
+ * Issue 27's goal is read per phase: the added p99 of the chunks emitted while the streams are still being opened,
+ * and of those emitted once all are open, each against the direct baseline's same phase. The service's CPU time
+ * during the measured run is printed too (per stream, the least noisy figure of what opening and relaying cost).
+ *
+ * `npm run bench:streams` (BENCH_STREAMS, BENCH_CHUNKS, BENCH_WARMUP adjust it; BENCH_SQL_PROFILE=1 prints the
+ * service's statement timings at exit, setup included).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { Agent, request } from 'undici';
 import { Api, freePort, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
-import { type Dist, dist, envInt, fmt, heading, line, record, sleep, wallMs } from './lib/stats.ts';
+import { type Dist, dist, envInt, fmt, heading, line, procCpuMs, record, sleep, wallMs } from './lib/stats.ts';
 
 const STREAMS = envInt('BENCH_STREAMS', 500);
 const CHUNKS = envInt('BENCH_CHUNKS', 50);
@@ -30,6 +35,8 @@ interface StreamResult {
   chunks: number;
   done: boolean;
   error?: string;
+  /** Request sent → response headers (which the service sends with its first frame), ms. */
+  startMs?: number;
 }
 
 /** Reads one SSE / chat-completions stream, collecting arrival − emission for every stamp. */
@@ -82,7 +89,13 @@ async function runClients(
   return { results, ms: wallMs() - started };
 }
 
-function summary(label: string, rs: StreamResult[]): Dist {
+interface Phases {
+  all: Dist;
+  opening: Dist;
+  open: Dist;
+}
+
+function summary(label: string, rs: StreamResult[]): Phases {
   const all = rs.flatMap((r) => r.latencies);
   const d = dist(all);
   const complete = rs.filter((r) => r.done && r.chunks === CHUNKS).length;
@@ -106,9 +119,15 @@ function summary(label: string, rs: StreamResult[]): Dist {
     `${label}: p50 / p99 while opening | all open`,
     `${fmt(a.p50, 2)} / ${fmt(a.p99, 2)} ms (${a.n} chunks) | ${fmt(b.p50, 2)} / ${fmt(b.p99, 2)} ms (${b.n})`,
   );
+  // What pacing the openings costs the new streams: how long each waited for its response to start.
+  const starts = dist(rs.flatMap((r) => (r.startMs === undefined ? [] : [r.startMs])));
+  line(
+    `${label}: request → response start p50 / p99 / max`,
+    `${fmt(starts.p50, 1)} / ${fmt(starts.p99, 1)} / ${fmt(starts.max, 1)} ms`,
+  );
   const errors = [...new Set(rs.map((r) => r.error).filter(Boolean))];
   if (errors.length) line(`${label}: errors`, errors.slice(0, 3).join(' | '));
-  return d;
+  return { all: d, opening: a, open: b };
 }
 
 heading(`assistant streams (${STREAMS} concurrent, ${CHUNKS} chunks ${DELAY_MS} ms apart)`);
@@ -129,11 +148,13 @@ const opts = heraldOptions(tempDir('streams'), await freePort(), '@herald/provid
   AI_BASE_URL: baseUrl,
   AI_API_KEY: 'sk-bench-key',
   AI_MODEL: 'bench-model',
+  ...(process.env.BENCH_SQL_PROFILE === '1' ? { HERALD_SQL_PROFILE: '1' } : {}),
 });
 const herald = spawnHerald(opts);
 try {
   // Baseline: the same clients reading the fake model directly.
   const direct = await runClients(async () => {
+    const sent = wallMs();
     const res = await request(`${baseUrl}/chat/completions`, {
       method: 'POST',
       dispatcher: agent,
@@ -145,7 +166,8 @@ try {
         messages: [{ role: 'user', content: 'hello' }],
       }),
     });
-    return consume(res.body, (t) => t.includes('data: [DONE]'));
+    const startMs = wallMs() - sent;
+    return { ...(await consume(res.body, (t) => t.includes('data: [DONE]'))), startMs };
   });
   const base = summary('baseline (direct)', direct.results);
 
@@ -180,6 +202,7 @@ try {
   }
   // Warm-up, outside the measurement: a few messages through the service, in chats of their own.
   const message = async (chat: { token: string; id: string }): Promise<StreamResult> => {
+    const sent = wallMs();
     const res = await request(`${herald.url}/api/v1/chats/${chat.id}/messages`, {
       method: 'POST',
       dispatcher: agent,
@@ -194,7 +217,8 @@ try {
         done: false,
         error: `HTTP ${res.statusCode}: ${(await res.body.text()).slice(0, 200)}`,
       };
-    return consume(res.body, (f) => f.startsWith('event: done'));
+    const startMs = wallMs() - sent;
+    return { ...(await consume(res.body, (f) => f.startsWith('event: done'))), startMs };
   };
   for (let round = 0; round < 2; round++) {
     const r = await Promise.all(warm.map(message));
@@ -204,20 +228,31 @@ try {
   await sleep(1000);
   const idleKb = herald.rssKb();
   let peakKb = idleKb;
+  const cpuBefore = procCpuMs(herald.pid);
   const via = await runClients(
     (i) => message(chats[i]!),
     () => {
       peakKb = Math.max(peakKb, herald.rssKb());
     },
   );
-  const through = summary('through herald', via.results);
-  const addedP50 = through.p50 - base.p50;
-  const addedP99 = through.p99 - base.p99;
+  const cpuMs = procCpuMs(herald.pid) - cpuBefore;
+  const phases = summary('through herald', via.results);
+  const through = phases.all;
+  const addedP50 = through.p50 - base.all.p50;
+  const addedP99 = through.p99 - base.all.p99;
+  const addedOpening = phases.opening.p99 - base.opening.p99;
+  const addedOpen = phases.open.p99 - base.open.p99;
   const perStreamKb = (peakKb - idleKb) / STREAMS;
   line('added latency per chunk p50 / p99', `${fmt(addedP50, 2)} / ${fmt(addedP99, 2)} ms`, {
     text: 'p99 added <= 5 ms',
     ok: addedP99 <= 5,
   });
+  line('added p99 while opening', `${fmt(addedOpening, 2)} ms`, { text: '<= 15 ms', ok: addedOpening <= 15 });
+  line('added p99 once all are open', `${fmt(addedOpen, 2)} ms`, { text: '<= 5 ms', ok: addedOpen <= 5 });
+  line(
+    'herald CPU during the run',
+    `${fmt(cpuMs, 0)} ms, ${fmt((1000 * cpuMs) / STREAMS, 0)} µs per stream (${CHUNKS} chunks each)`,
+  );
   line('herald RSS idle → peak', `${fmt(idleKb / 1024, 1)} → ${fmt(peakKb / 1024, 1)} MB`);
   line('memory per open stream', `${fmt(perStreamKb, 1)} KB`, { text: '<= 100 KB', ok: perStreamKb <= 100 });
   line(
@@ -228,16 +263,23 @@ try {
     streams: STREAMS,
     chunks: CHUNKS,
     warmup_messages: WARMUP * 2,
-    baseline: base,
+    baseline: base.all,
     herald: through,
     added_p50: addedP50,
     added_p99: addedP99,
+    added_p99_opening: addedOpening,
+    added_p99_open: addedOpen,
+    cpu_ms: cpuMs,
     idle_kb: idleKb,
     peak_kb: peakKb,
     per_stream_kb: perStreamKb,
   });
 } finally {
   await herald.stop();
+  if (process.env.BENCH_SQL_PROFILE === '1') {
+    const at = herald.stderr().lastIndexOf('SQL profile:');
+    if (at >= 0) process.stdout.write(`${herald.stderr().slice(at)}\n`);
+  }
   fakeProc.kill('SIGTERM');
   await agent.close();
   fs.rmSync(opts.dataDir, { recursive: true, force: true });
