@@ -27,15 +27,18 @@ interface BuildInfo {
   inputs: string[];
 }
 
+let info: BuildInfo | undefined;
+try {
+  info = JSON.parse(fs.readFileSync(new URL('build.json', here), 'utf8')) as BuildInfo;
+} catch {
+  /* not built by scripts/build/server.ts: rebuilt below */
+}
+// The build sits in core/dist, two levels below the repository's root, unless build.json says otherwise.
+const root = new URL(info?.root ?? '../../', here);
+
 /** The first input newer than the build (or gone), or undefined when the build is current. */
 function staleInput(): string | undefined {
-  let info: BuildInfo;
-  try {
-    info = JSON.parse(fs.readFileSync(new URL('build.json', here), 'utf8')) as BuildInfo;
-  } catch {
-    return 'core/dist/build.json';
-  }
-  const root = new URL(info.root, here);
+  if (info === undefined) return `${fileURLToPath(here)}build.json`;
   for (const rel of info.inputs) {
     const mtime = fs.statSync(new URL(rel, root), { throwIfNoEntry: false })?.mtimeMs;
     if (mtime === undefined || mtime > info.builtAt) return rel;
@@ -48,8 +51,8 @@ if (stale !== undefined) {
   // A developer's edit or an update without `npm ci`: rebuild (a few seconds) rather than run old code. The build's
   // own output goes to stderr, the service's stdout stays its log.
   process.stderr.write(`herald: ${stale} is newer than the built service; rebuilding it (npm run build:server)\n`);
-  const script = fileURLToPath(new URL('../../scripts/build/server.ts', here));
-  const r = spawnSync(process.execPath, [script], { stdio: ['ignore', 2, 2] });
+  const script = fileURLToPath(new URL('scripts/build/server.ts', root));
+  const r = spawnSync(process.execPath, [script, '--out', fileURLToPath(here)], { stdio: ['ignore', 2, 2] });
   if (r.status !== 0) {
     process.stderr.write(
       'herald: refusing to start: the built service (core/dist) is older than its sources and could not be ' +

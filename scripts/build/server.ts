@@ -6,7 +6,7 @@
  * (test/core/lazy-loading.test.ts lists what must stay lazy).
  *
  * Entries (core/dist/<name>.js):
- * - main: the launcher (scripts/build/main.ts): compile cache, freshness check, the plugins' resolve hook.
+ * - main: the launcher (scripts/build/main.ts): compile cache, freshness check, the plugins' resolve hook (hook).
  * - service: core/src/run.ts.
  * - worker-*: the worker threads' entries, each behind the same resolve hook.
  * - shared-*: typebox, its subpaths and the plugin contract, re-exported for the plugins (shared.ts).
@@ -26,7 +26,9 @@ import { build, type Plugin } from 'rolldown';
 import { SHARED_ENTRIES } from './shared.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
-const OUT = path.join(ROOT, 'core/dist');
+// `--out <dir>`: another directory than core/dist (a test's build); paths to the sources stay relative to it.
+const outAt = process.argv.indexOf('--out');
+const OUT = outAt > 0 ? path.resolve(process.argv[outAt + 1] ?? '') : path.join(ROOT, 'core/dist');
 const CORE_SRC = path.join(ROOT, 'core/src') + path.sep;
 const PACKAGES = path.join(ROOT, 'packages') + path.sep;
 const posix = (p: string) => p.split(path.sep).join('/');
@@ -138,11 +140,13 @@ function heraldPlugin(): Plugin {
 }
 
 const started = Date.now();
-const tmp = path.join(ROOT, `core/dist.build-${process.pid}`);
+const tmp = `${OUT}.build-${process.pid}`;
 fs.rmSync(tmp, { recursive: true, force: true });
 const input: Record<string, string> = {
   main: path.join(import.meta.dirname, 'main.ts'),
   service: path.join(ROOT, 'core/src/run.ts'),
+  // Its own entry (the launcher and the workers import it) so that a test can install it too.
+  hook: path.join(import.meta.dirname, 'hook.ts'),
 };
 for (const w of WORKERS) input[w.entry] = `${WORKER_PREFIX}${posix(path.join(path.dirname(w.host), w.file))}`;
 for (const [spec, file] of Object.entries(SHARED_ENTRIES)) input[file.replace(/\.js$/, '')] = `${SHARED_PREFIX}${spec}`;
@@ -155,6 +159,8 @@ const result = await build({
   resolve: { conditionNames: ['herald-source', 'node', 'import', 'module', 'default'] },
   plugins: [heraldPlugin()],
   logLevel: 'warn',
+  // A module imported both ways (the plugin loader) simply stays in the chunk that imports it statically.
+  checks: { ineffectiveDynamicImport: false },
   output: {
     dir: tmp,
     format: 'esm',
@@ -182,4 +188,7 @@ if (fs.existsSync(OUT)) fs.renameSync(OUT, old);
 fs.renameSync(tmp, OUT);
 fs.rmSync(old, { recursive: true, force: true });
 const files = result.output.filter((o) => o.type === 'chunk').length;
-process.stderr.write(`built core/dist: ${files} files from ${inputs.size} sources in ${Date.now() - started} ms\n`);
+const took = Date.now() - started;
+process.stderr.write(
+  `built ${posix(path.relative(ROOT, OUT))}: ${files} files from ${inputs.size} sources in ${took} ms\n`,
+);

@@ -1,0 +1,242 @@
+/**
+ * The built service (issue 27, goal 1): `npm run build:server` bundles the core into a few tens of files, and
+ * `npm start` runs the launcher of that build. This test builds into a directory of its own beside core/dist,
+ * marks the build older than its sources (so the launcher rebuilds it first, as after an edit), boots it the way
+ * `npm start` does with every first-party plugin and the assistant configured, and checks, through the loader hook
+ * bench:module-cost uses (scripts/bench/lib/load-tracker.ts): ready, far fewer modules than the same boot from
+ * source, one typebox (the plugins get the build's own, never node_modules/typebox), the first-use libraries not
+ * loaded, and the model client loading from the build with the first reply.
+ */
+
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import t from 'tap';
+import { SERVICE_NODE_FLAGS } from '../../scripts/node-flags.ts';
+import { startFakeOpenAI } from '../fakes/openai.ts';
+import { testDatabaseUrl } from '../helpers/service.ts';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const TRACKER = pathToFileURL(path.join(ROOT, 'scripts/bench/lib/load-tracker.ts')).href;
+const FIRST_USE = ['openai', 'undici', 'pdfkit', 'unpdf', 'smtp-server', 'pino-pretty'];
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+function loadedUrls(file: string): string[] {
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { url?: string })
+    .flatMap((r) => (r.url ? [r.url] : []));
+}
+
+const packagesOf = (urls: string[]) =>
+  new Set(urls.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []));
+
+interface Booted {
+  base: string;
+  child: ChildProcess;
+  stderr: () => string;
+  /** The module URLs loaded so far (the hook writes them on SIGUSR2). */
+  loaded(): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+async function boot(entry: string, dir: string, env: Record<string, string>): Promise<Booted> {
+  const track = path.join(dir, `${path.basename(entry)}.jsonl`);
+  const port = await freePort();
+  const child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, `--import=${TRACKER}`, entry], {
+    cwd: ROOT,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      PATH: process.env.PATH,
+      SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
+      SERVICE_DATA_DIR: fs.mkdtempSync(path.join(dir, 'data-')),
+      SERVICE_PORT: String(port),
+      SERVICE_HOST: '127.0.0.1',
+      SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+      SERVICE_LOG_FORMAT: 'json',
+      SERVICE_LOG_LEVEL: 'WARNING',
+      HERALD_BCRYPT_COST: '4',
+      HERALD_LOAD_TRACK: track,
+      ...env,
+    },
+  });
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => {
+    stderr = (stderr + c.toString('utf8')).slice(-8000);
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const base = `http://127.0.0.1:${port}`;
+  const end = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${entry} exited: ${stderr}`);
+    const ready = await fetch(`${base}/api/ready`).then(
+      (r) => r.json() as Promise<{ ready?: boolean }>,
+      () => undefined,
+    );
+    if (ready?.ready === true) break;
+    if (Date.now() > end) throw new Error(`${entry} not ready after 90 s: ${stderr}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return {
+    base,
+    child,
+    stderr: () => stderr,
+    async loaded() {
+      const before = fs.existsSync(track) ? fs.statSync(track).size : 0;
+      child.kill('SIGUSR2');
+      for (let i = 0; i < 100; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        const size = fs.existsSync(track) ? fs.statSync(track).size : 0;
+        if (size > before) {
+          await new Promise((r) => setTimeout(r, 100));
+          if (fs.statSync(track).size === size) break;
+        }
+      }
+      return loadedUrls(track);
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGTERM');
+        await exited;
+      }
+    },
+  };
+}
+
+t.test('the built service boots as npm start runs it, with far fewer modules and one typebox', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-bundle-'));
+  // Beside core/dist (so that its external packages resolve from the repository's node_modules), not in it.
+  const out = path.join(ROOT, `core/dist.test-${process.pid}`);
+  const ai = await startFakeOpenAI({ apiKey: 'test-key' });
+  const running: Booted[] = [];
+  t.teardown(async () => {
+    for (const b of running) await b.stop();
+    await ai.close();
+    fs.rmSync(out, { recursive: true, force: true });
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  const built = spawnSync(process.execPath, ['scripts/build/server.ts', '--out', out], { cwd: ROOT, encoding: 'utf8' });
+  t.equal(built.status, 0, `npm run build:server's build: ${built.stderr}`);
+  const info = JSON.parse(fs.readFileSync(path.join(out, 'build.json'), 'utf8')) as { inputs: string[] };
+  t.ok(info.inputs.includes('core/src/run.ts'), 'build.json lists the sources it was built from');
+  // Older than every source: the launcher must rebuild before it starts.
+  fs.writeFileSync(path.join(out, 'build.json'), JSON.stringify({ ...info, builtAt: 0 }));
+
+  const databaseUrl = await testDatabaseUrl(dir);
+  // SERVICE_PLUGINS unset: every first-party plugin, as a default install runs.
+  const env = {
+    AI_BASE_URL: ai.baseUrl,
+    AI_API_KEY: 'test-key',
+    ...(databaseUrl ? { SERVICE_DATABASE_URL: databaseUrl } : {}),
+  };
+  const service = await boot(path.join(out, 'main.js'), dir, env);
+  running.push(service);
+  t.match(service.stderr(), /is newer than the built service; rebuilding it/, 'a stale build is rebuilt first');
+  t.ok(
+    (JSON.parse(fs.readFileSync(path.join(out, 'build.json'), 'utf8')) as { builtAt: number }).builtAt > 0,
+    'and the rebuilt one is current',
+  );
+  const health = await fetch(`${service.base}/api/health`);
+  t.equal(health.status, 200, '/api/health answers');
+
+  const atBoot = await service.loaded();
+  const outUrl = pathToFileURL(out).href;
+  const fromBuild = atBoot.filter((u) => u.startsWith(`${outUrl}/`));
+  t.ok(
+    fromBuild.some((u) => u.endsWith('/service.js')),
+    'the service ran from the build',
+  );
+  t.notOk(
+    atBoot.some((u) => u.includes('/core/src/') && u.endsWith('.ts')),
+    'no core source module loaded (its files are read beside the sources, not imported)',
+  );
+  const packages = packagesOf(atBoot);
+  t.notOk(packages.has('typebox'), "node_modules/typebox not loaded: the plugins share the build's own");
+  t.notOk(packages.has('@herald/plugin-api'), 'nor the plugin contract');
+  t.ok(
+    fromBuild.some((u) => u.endsWith('/shared-plugin-api.js')),
+    "the plugins' contract is the build's shared entry",
+  );
+  t.ok(
+    atBoot.some((u) => /\/plugins\/[^/]+\/src\//.test(u)),
+    'the first-party plugins loaded from their packages',
+  );
+  t.same(
+    FIRST_USE.filter((p) => packages.has(p)),
+    [],
+    'no first-use library loaded at boot',
+  );
+
+  // What a plugin imports, through the launcher's hook: the build's one copy of typebox and of the contract.
+  const probe = `
+    const { installSharedResolve } = await import(${JSON.stringify(`${outUrl}/hook.js`)});
+    installSharedResolve(${JSON.stringify(`${outUrl}/`)});
+    const typebox = await import('typebox');
+    const value = await import('typebox/value');
+    const api = await import('@herald/plugin-api');
+    const service = await import(${JSON.stringify(`${outUrl}/shared-typebox.js`)});
+    process.stdout.write(JSON.stringify({
+      typebox: import.meta.resolve('typebox'),
+      same: typebox.default === api.Type && typebox.Type === service.Type && typeof value.Value?.Check === 'function',
+    }));
+  `;
+  const probed = spawnSync(process.execPath, ['--input-type=module', '-e', probe], { cwd: ROOT, encoding: 'utf8' });
+  t.equal(probed.status, 0, probed.stderr);
+  t.same(
+    JSON.parse(probed.stdout),
+    { typebox: `${outUrl}/shared-typebox.js`, same: true },
+    "a plugin's typebox and contract are the build's own, one copy",
+  );
+
+  // The same boot from source, for the count.
+  const source = await boot(path.join(ROOT, 'core/src/main.ts'), dir, env);
+  running.push(source);
+  const fromSource = await source.loaded();
+  await source.stop();
+  t.ok(packagesOf(fromSource).has('typebox'), 'from source, typebox loads from node_modules');
+  t.ok(
+    atBoot.length * 2 < fromSource.length,
+    `far fewer modules from the build: ${atBoot.length} against ${fromSource.length} from source`,
+  );
+
+  // First use from the build: a reply from the model loads its client.
+  const setup = await fetch(`${service.base}/api/setup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ email: 'bundle@example.test', password: 'bundle password 123' }),
+  });
+  t.equal(setup.status, 201, 'administrator created');
+  const token = ((await setup.json()) as { access_token: string }).access_token;
+  const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const chat = await fetch(`${service.base}/api/v1/chats/`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ title: 'Bundle' }),
+  });
+  t.equal(chat.status, 201);
+  const chatId = ((await chat.json()) as { id: string }).id;
+  const reply = await fetch(`${service.base}/api/v1/chats/${chatId}/messages`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({ content: 'Hello' }),
+  });
+  t.equal(reply.status, 200);
+  t.match(await reply.text(), /event: done/, 'the reply streamed to its end');
+  t.ok(packagesOf(await service.loaded()).has('openai'), 'the model client loaded with the first reply');
+});
