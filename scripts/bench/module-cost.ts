@@ -26,6 +26,9 @@
  * load at boot (LAZY below) are checked: a line says MISSED when the boot loaded one of them.
  *
  * `npx node scripts/bench/module-cost.ts` (BENCH_TOP=<n> rows, default 40; BENCH_ALONE=0 skips step 3).
+ * BENCH_ENTRY=built boots the built service (core/dist, what `npm start` runs; rebuilt first) for step 1 only, and
+ * lists the units it loaded with their module counts: its chunks cannot be imported one by one (the service's
+ * chunk starts the service), so steps 2 and 3 measure the sources.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -33,12 +36,13 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
 import { SERVICE_NODE_FLAGS } from '../node-flags.ts';
-import { freePort, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
+import { buildService, freePort, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
 import { envInt, fmt, heading, line, record, sleep } from './lib/stats.ts';
 
 const TOP = envInt('BENCH_TOP', 40);
 const ALONE = process.env.BENCH_ALONE !== '0';
 const IDLE_MS = envInt('BENCH_IDLE_MS', 10_000);
+const BUILT = process.env.BENCH_ENTRY === 'built';
 
 /** Packages that load on first use, never at boot: the assistant's, and the plugins' heavy dependencies. */
 export const LAZY = [
@@ -67,6 +71,7 @@ export function unitOf(url: string): string {
   let rel = url.startsWith('file:') ? path.relative(ROOT, new URL(url).pathname) : url;
   if (rel.startsWith('..')) rel = url;
   const parts = rel.split('/');
+  if (parts[0] === 'core' && parts[1]?.startsWith('dist')) return 'core/dist (the build)';
   if (parts[0] === 'core' && parts[1] === 'src')
     return parts.length > 3 ? parts.slice(0, 3).join('/') : 'core/src (top)';
   if (parts[0] === 'plugins' || parts[0] === 'packages') return parts.slice(0, 2).join('/');
@@ -94,11 +99,14 @@ async function trackedBoot(): Promise<{
   const tracker = pathToFileURL(path.join(ROOT, 'scripts/bench/lib/load-tracker.ts')).href;
   process.env.BENCH_NODE_ARGS = `${prev ?? ''} --import=${tracker}`;
   // As bench:footprint boots it: every first-party plugin, the assistant configured (and never called).
-  const o = heraldOptions(tempDir('mc'), await freePort(), FIRST_PARTY_PLUGINS.join(','), {
-    HERALD_LOAD_TRACK: track,
-    AI_BASE_URL: 'http://127.0.0.1:9/v1',
-    AI_API_KEY: 'bench-never-used',
-  });
+  const o = {
+    ...heraldOptions(tempDir('mc'), await freePort(), FIRST_PARTY_PLUGINS.join(','), {
+      HERALD_LOAD_TRACK: track,
+      AI_BASE_URL: 'http://127.0.0.1:9/v1',
+      AI_API_KEY: 'bench-never-used',
+    }),
+    entry: BUILT ? ('built' as const) : ('source' as const),
+  };
   const h = spawnHerald(o);
   if (prev === undefined) delete process.env.BENCH_NODE_ARGS;
   else process.env.BENCH_NODE_ARGS = prev;
@@ -219,7 +227,10 @@ function runChild(units: { unit: string; urls: string[] }[]): Cost[] {
 
 const mb = (kb: number) => fmt(kb / 1024, 1);
 
-heading(`module cost (every first-party plugin; idle ${fmt(IDLE_MS / 1000, 0)} s)`);
+if (BUILT) buildService();
+heading(
+  `module cost (every first-party plugin; idle ${fmt(IDLE_MS / 1000, 0)} s; ${BUILT ? 'core/dist' : 'core/src'})`,
+);
 const { loaded, edges, idleKb } = await trackedBoot();
 
 // Group the modules by unit; a unit's entry points are its modules that other units import.
@@ -279,6 +290,16 @@ line('lazy packages loaded at boot', bootedLazy.length ? bootedLazy.join(', ') :
   text: 'none',
   ok: bootedLazy.length === 0,
 });
+
+if (BUILT) {
+  process.stdout.write(
+    `\n  ${'unit (the built service)'.padEnd(38)} ${'modules'.padStart(7)} ${'source KB'.padStart(9)}\n`,
+  );
+  for (const [unit, u] of [...units].sort((a, b) => b[1].n - a[1].n).slice(0, TOP))
+    process.stdout.write(`  ${unit.padEnd(38)} ${String(u.n).padStart(7)} ${fmt(u.bytes / 1024, 0).padStart(9)}\n`);
+  record('module-cost', { entry: 'built', idle_kb: idleKb, modules: loaded.length, booted_lazy: bootedLazy });
+  process.exit(0);
+}
 
 // Step 2: dependencies first.
 const costs = runChild(order);
