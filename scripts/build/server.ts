@@ -184,8 +184,14 @@ fs.writeFileSync(path.join(tmp, 'build.json'), `${JSON.stringify(info, null, 1)}
 // In place at once: the old build moves aside and is removed (a service already running from it keeps what it
 // loaded; a first-use chunk it had not loaded yet would be gone, as a source file replaced under it would).
 const old = `${OUT}.old-${process.pid}`;
-if (fs.existsSync(OUT)) fs.renameSync(OUT, old);
-fs.renameSync(tmp, OUT);
+try {
+  if (fs.existsSync(OUT)) fs.renameSync(OUT, old);
+  fs.renameSync(tmp, OUT);
+} catch (err) {
+  // Two builds at once (two services started after an edit): the other one's is in place, as good as this one.
+  if (!fs.existsSync(path.join(OUT, 'build.json'))) throw err;
+  fs.rmSync(tmp, { recursive: true, force: true });
+}
 fs.rmSync(old, { recursive: true, force: true });
 const files = result.output.filter((o) => o.type === 'chunk').length;
 const took = Date.now() - started;
