@@ -20,6 +20,7 @@ import type { TargetDbRow } from '../relay/definitions/target.ts';
 import { webPushAccess } from '../relay/push/store.ts';
 import type { SecretsAtRest } from '../secrets/at-rest.ts';
 import { isProvider, isTarget, type LoadedPlugin } from './loader.ts';
+import { PollTicks, pollTickMs } from './poll-ticks.ts';
 import { DbInstanceStore } from './store.ts';
 
 export interface ProviderRow {
@@ -68,6 +69,8 @@ interface ProviderEntry {
   instance?: ProviderInstance;
   abort: AbortController;
   timer?: NodeJS.Timeout;
+  /** Cancels the next scheduled poll (polls wait in {@link PollTicks}). */
+  cancelPoll?: () => void;
   /** The poll running now (scheduled or asked for), which the next one waits for. */
   polling?: Promise<void>;
   failures: number;
@@ -189,6 +192,8 @@ export class PluginHost {
   private ensuring = new Map<string, Promise<void>>();
   private watchTimer?: NodeJS.Timeout;
   private closed = false;
+  /** Scheduled polls, those due at about the same moment started by one timer. */
+  private pollTicks = new PollTicks();
 
   constructor(o: {
     plugins: LoadedPlugin[];
@@ -362,7 +367,7 @@ export class PluginHost {
       entry.failures = 0;
       await this.setStatus(entry, 'running');
       if (plugin.def.manifest.ingest === 'poll' && entry.instance.poll)
-        this.schedulePoll(entry, entry.spread ? firstPollDelayMs(row.id, this.intervalMs(entry)) : 0);
+        this.schedulePoll(entry, entry.spread ? firstPollDelayMs(row.id, this.intervalMs(entry)) : 0, true);
       entry.spread = false;
     } catch (err) {
       await this.startFailed(entry, err, created ? 'start' : 'create');
@@ -422,9 +427,21 @@ export class PluginHost {
     entry.timer.unref();
   }
 
-  private schedulePoll(entry: ProviderEntry, delayMs: number): void {
-    entry.timer = setTimeout(() => void this.pollOnce(entry), delayMs);
-    entry.timer.unref();
+  /**
+   * The next poll of `entry`, at the tick nearest `delayMs` from now ({@link PollTicks}; `notBefore`: the first poll,
+   * not before its offset), with the other polls due in that tick.
+   */
+  private schedulePoll(entry: ProviderEntry, delayMs: number, notBefore = false): void {
+    entry.cancelPoll?.();
+    entry.cancelPoll = this.pollTicks.schedule(
+      delayMs,
+      pollTickMs(this.intervalMs(entry)),
+      () => {
+        entry.cancelPoll = undefined;
+        void this.pollOnce(entry);
+      },
+      notBefore,
+    );
   }
 
   private intervalMs(entry: ProviderEntry): number {
@@ -460,6 +477,8 @@ export class PluginHost {
   private async pollNow(e: ProviderEntry): Promise<void> {
     if (!e.instance?.poll || e.abort.signal.aborted) return;
     if (e.timer) clearTimeout(e.timer);
+    e.cancelPoll?.();
+    e.cancelPoll = undefined;
     let trackers: TrackerView[] = [];
     let error: unknown;
     try {
@@ -518,6 +537,8 @@ export class PluginHost {
     this.providers.delete(id);
     entry.abort.abort();
     if (entry.timer) clearTimeout(entry.timer);
+    entry.cancelPoll?.();
+    entry.cancelPoll = undefined;
     await withTimeout(Promise.resolve(entry.instance?.stop?.()), timeoutMs).catch((err) =>
       entry.log.warn({ err }, 'stop failed or timed out'),
     );
