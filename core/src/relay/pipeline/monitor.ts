@@ -46,6 +46,14 @@ export class SelfMonitor {
    */
   private pollTimes = new Map<string, string>();
   private flushTimer?: NodeJS.Timeout;
+  /**
+   * The trackers (their ids) of a running provider instance (its row object, new at each start) found or left with
+   * nothing to clear by its last successful poll: no failure counted, no error, polled before. Only this instance's
+   * polls write those columns while it runs, so its next success with the same trackers needs no read to know that
+   * only the time moves. A failure drops the entry; an instance started again (a change, another replica having led
+   * meanwhile) has a new row and reads again.
+   */
+  private clean = new WeakMap<ProviderRow, string>();
 
   constructor(core: Core, emit: SignalEmitter) {
     this.core = core;
@@ -106,27 +114,35 @@ export class SelfMonitor {
     const now = this.core.clock.now().toISOString();
     if (!error) {
       if (!trackers.length) return;
+      const ids = trackers.map((t) => t.id).join(' ');
       // A failure to clear or a tracker never polled: a change of state, written now. Else only the time moves.
-      const changes = await db.get<{ id: string }>(
-        'SELECT id FROM trackers WHERE provider_id = ? AND (consecutive_poll_failures <> 0 OR ' +
-          'last_poll_error IS NOT NULL OR last_poll_at IS NULL) LIMIT 1',
-        [provider.id],
-      );
+      const changes =
+        this.clean.get(provider) === ids
+          ? undefined
+          : await db.get<{ id: string }>(
+              'SELECT id FROM trackers WHERE provider_id = ? AND (consecutive_poll_failures <> 0 OR ' +
+                'last_poll_error IS NOT NULL OR last_poll_at IS NULL) LIMIT 1',
+              [provider.id],
+            );
       if (!changes) {
         this.pollTimes.set(provider.id, now);
+        this.clean.set(provider, ids);
         this.scheduleFlush();
         return;
       }
       this.pollTimes.delete(provider.id);
+      this.clean.delete(provider);
       await db.run(
         'UPDATE trackers SET consecutive_poll_failures = 0, last_poll_at = ?, last_poll_error = NULL ' +
           'WHERE provider_id = ?',
         [now, provider.id],
       );
+      this.clean.set(provider, ids);
       return;
     }
     // The failure's own time, written below, is the newer one.
     this.pollTimes.delete(provider.id);
+    this.clean.delete(provider);
     this.core.metrics.pollFailures.inc({ provider_type: provider.kind });
     const message = (error as Error)?.message ?? String(error);
     const self = await this.self(provider.user_id);
