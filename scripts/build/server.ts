@@ -116,11 +116,6 @@ function heraldPlugin(): Plugin {
       if (!code.includes('import.meta')) return null;
       let out = code;
       const rel = posix(path.relative(ROOT, id));
-      for (const w of WORKERS.filter((x) => x.host === rel)) {
-        const from = `new URL('${w.file}', import.meta.url)`;
-        if (!out.includes(from)) throw new Error(`${rel} no longer starts its worker as ${from}: update WORKERS`);
-        out = out.replaceAll(from, `new URL('./${w.entry}.js', import.meta.url)`);
-      }
       PEER_REQUIRES.forEach((p, i) => {
         if (p.host !== rel) return;
         if (!p.pattern.test(out))
@@ -134,6 +129,12 @@ function heraldPlugin(): Plugin {
       // The source file's own URL, wherever the chunk that holds it is: paths next to it stay right.
       const self = `new URL(${JSON.stringify(posix(path.relative(OUT, id)))}, import.meta.url).href`;
       out = out.replace(/\bimport\.meta\.url\b/g, self);
+      // A worker started from a source file starts the build's entry for it instead, next to the chunk.
+      for (const w of WORKERS.filter((x) => x.host === rel)) {
+        const from = `new URL('${w.file}', ${self})`;
+        if (!out.includes(from)) throw new Error(`${rel} no longer starts its worker as ${from}: update WORKERS`);
+        out = out.replaceAll(from, `new URL('./${w.entry}.js', import.meta.url)`);
+      }
       return { code: out };
     },
   };

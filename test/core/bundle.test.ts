@@ -239,4 +239,12 @@ t.test('the built service boots as npm start runs it, with far fewer modules and
   t.equal(reply.status, 200);
   t.match(await reply.text(), /event: done/, 'the reply streamed to its end');
   t.ok(packagesOf(await service.loaded()).has('openai'), 'the model client loaded with the first reply');
+  await service.stop();
+
+  // The dispatch thread, started from its own entry of the build (behind the same resolve hook).
+  const threaded = await boot(path.join(out, 'main.js'), dir, { ...env, SERVICE_DISPATCH_THREAD: 'true' });
+  running.push(threaded);
+  // A thread that cannot start logs its error and is started again within a second; ready waits for none of that.
+  await new Promise((r) => setTimeout(r, 2000));
+  t.notMatch(threaded.stderr(), /dispatch thread exited|Cannot find module/, 'the dispatch thread starts and runs');
 });
