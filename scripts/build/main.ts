@@ -23,7 +23,7 @@ interface BuildInfo {
   builtAt: number;
   /** The repository's root, relative to the build's directory. */
   root: string;
-  /** The repository's files the build read, relative to the root (the lockfiles besides the sources). */
+  /** The repository's source files the build read, relative to the root. */
   inputs: string[];
 }
 

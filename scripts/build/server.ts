@@ -178,8 +178,8 @@ for (const chunk of result.output)
     for (const id of chunk.moduleIds)
       if (path.isAbsolute(id) && id.startsWith(ROOT) && !id.includes(`${path.sep}node_modules${path.sep}`))
         inputs.add(posix(path.relative(ROOT, id)));
-for (const lock of ['package-lock.json', 'node_modules/.package-lock.json', 'package.json', 'core/package.json'])
-  if (fs.existsSync(path.join(ROOT, lock))) inputs.add(lock);
+// The sources only: an install or update of the dependencies runs `prepare`, which builds again, and the lockfiles
+// change without a new build where nothing needs one (`npm prune --omit=dev` in the image).
 const info = { builtAt: started, root: `${posix(path.relative(OUT, ROOT))}/`, inputs: [...inputs].sort() };
 fs.writeFileSync(path.join(tmp, 'build.json'), `${JSON.stringify(info, null, 1)}\n`);
 // In place at once: the old build moves aside and is removed (a service already running from it keeps what it
