@@ -175,7 +175,8 @@ const perUser = (total: number, u: number) => Math.floor(total / USERS) + (u < t
 
 heading(
   `many instances: ${USERS} users, ${PROVIDERS} providers (half Immich polling every 60 s, half webhook), ` +
-    `${TARGETS} targets; idle ${fmt(IDLE_MS / 1000, 0)} s after at least ${fmt(SETTLE_MS / 1000, 0)} s (load ${loadavg()})`,
+    `${TARGETS} targets; idle ${fmt(IDLE_MS / 1000, 0)} s after at least ${fmt(SETTLE_MS / 1000, 0)} s ` +
+    `(load ${loadavg()})`,
 );
 const fake = await startFake();
 const opts = heraldOptions(tempDir('instances'), await freePort(), PLUGINS);
