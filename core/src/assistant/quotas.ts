@@ -61,8 +61,8 @@ export class Quotas {
     };
   }
 
-  async usage(userId: string, day: string): Promise<{ messages: number; tokens: number }> {
-    const row = await this.core.db.get<{ messages: number | string; tokens: number | string }>(
+  async usage(userId: string, day: string, q: Queryable = this.core.db): Promise<{ messages: number; tokens: number }> {
+    const row = await q.get<{ messages: number | string; tokens: number | string }>(
       'SELECT messages, tokens FROM ai_usage_daily WHERE user_id = ? AND day = ?',
       [userId, day],
     );
@@ -89,22 +89,28 @@ export class Quotas {
    * limit. Throws 429 (message limit first, then tokens) when refused.
    */
   async reserve(user: PublicUser): Promise<QuotaDay> {
+    return this.reserveIn(this.core.db, user.id, await this.limits(user));
+  }
+
+  /**
+   * `reserve` with the limits already read, in `q`: the message route counts the message in the transaction that
+   * stores the question, so both are one commit and a refused or failed question leaves no count behind.
+   */
+  async reserveIn(q: Queryable, userId: string, limits: { messages: number; tokens: number }): Promise<QuotaDay> {
     const today = this.today();
-    const limits = await this.limits(user);
     const now = this.core.clock.now().toISOString();
-    const db = this.core.db;
-    await db.run(
+    await q.run(
       'INSERT INTO ai_usage_daily (user_id, day, messages, tokens, updated_at) VALUES (?, ?, 0, 0, ?) ON ' +
         'CONFLICT (user_id, day) DO NOTHING',
-      [user.id, today.day, now],
+      [userId, today.day, now],
     );
-    const changed = await db.run(
+    const changed = await q.run(
       'UPDATE ai_usage_daily SET messages = messages + 1, updated_at = ? WHERE user_id = ? AND day = ? AND ' +
         'messages < ? AND tokens < ?',
-      [now, user.id, today.day, limits.messages, limits.tokens],
+      [now, userId, today.day, limits.messages, limits.tokens],
     );
     if (changed === 1) return today;
-    const used = await this.usage(user.id, today.day);
+    const used = await this.usage(userId, today.day, q);
     const resets = today.resetsAt.toISOString();
     const wait = (today.resetsAt.getTime() - this.core.clock.now().getTime()) / 1000;
     if (used.messages >= limits.messages) {

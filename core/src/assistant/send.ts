@@ -318,8 +318,8 @@ export async function sendRoutes(
   );
 
   /**
-   * Counts the message against the quota, sets the question up with `question` (in a transaction),
-   * and streams the reply to it. See the route comment above for the outcomes.
+   * Counts the message against the quota and sets the question up with `question` (both in one
+   * transaction), and streams the reply to it. See the route comment above for the outcomes.
    */
   async function respond(
     reply: FastifyReply,
@@ -327,16 +327,18 @@ export async function sendRoutes(
     chat: ChatRow,
     question: (q: Queryable, now: string) => Promise<MessageRow>,
   ) {
-    const day = await quotas.reserve(user);
     const now = () => core.clock.now().toISOString();
-    let userMessage: MessageRow;
-    try {
-      userMessage = await core.db.tx((q) => question(q, now()));
-    } catch (err) {
-      await quotas.release(user.id, day.day);
-      throw err;
-    }
-    await core.db.run('UPDATE chats SET updated_at = ? WHERE id = ?', [now(), chat.id]);
+    const limits = await quotas.limits(user);
+    // The message is counted, the question stored and the chat touched in one transaction (one commit to wait for):
+    // a refused count (429) or a failed question leaves nothing behind.
+    const { day, userMessage } = await core.db.tx(async (q) => {
+      const day = await quotas.reserveIn(q, user.id, limits);
+      const userMessage = await question(q, now());
+      await q.run('UPDATE chats SET updated_at = ? WHERE id = ?', [now(), chat.id]);
+      return { day, userMessage };
+    });
+    // The reply is set up in a turn of its own (context, tools, the model's request), apart from the stored question.
+    await turn();
     const assistantId = newId();
     const [context, modelName, searchable, relayTools] = await Promise.all([
       assembleContext(core, user.id, chat, withDocuments(userMessage), user.locale),
