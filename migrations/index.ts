@@ -28,6 +28,7 @@ import userStorageLimit from './0030_user_storage_limit.ts';
 import trackerDescription from './0031_tracker_description.ts';
 import chatPinsFolders from './0032_chat_pins_folders.ts';
 import eventLogFilterIndexes from './0033_event_log_filter_indexes.ts';
+import eventLogUnsettledProvider from './0034_event_log_unsettled_provider.ts';
 import type { Migration } from './types.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
@@ -62,4 +63,5 @@ export const migrations: Migration[] = [
   trackerDescription,
   chatPinsFolders,
   eventLogFilterIndexes,
+  eventLogUnsettledProvider,
 ];
