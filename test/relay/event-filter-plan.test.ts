@@ -1,6 +1,6 @@
 /**
- * The event log's filters are read from their indexes (migrations 0033 and 0034): a page of a rare type, of a status few
- * events have, or of a past time window is chosen from an index instead of walking the whole log newest first.
+ * The event log's filters are read from their indexes (migrations 0033 and 0034): a page of a rare type, of a status
+ * few events have, or of a past time window is chosen from an index instead of walking the whole log newest first.
  * Checked on the plan each database makes for the very statement `GET /api/events` runs (`eventPageSql`), with
  * planner statistics as the service keeps them (SQLite: `PRAGMA optimize` when the service opens the file, and daily;
  * PostgreSQL: ANALYZE, with sequential scans off, since a table this small would otherwise be read whole).
