@@ -138,14 +138,14 @@ t.test('the built service boots as npm start runs it, with far fewer modules and
   // Older than every source: the launcher must rebuild before it starts.
   fs.writeFileSync(path.join(out, 'build.json'), JSON.stringify({ ...info, builtAt: 0 }));
 
-  const databaseUrl = await testDatabaseUrl(dir);
-  // SERVICE_PLUGINS unset: every first-party plugin, as a default install runs.
-  const env = {
-    AI_BASE_URL: ai.baseUrl,
-    AI_API_KEY: 'test-key',
-    ...(databaseUrl ? { SERVICE_DATABASE_URL: databaseUrl } : {}),
+  // SERVICE_PLUGINS unset: every first-party plugin, as a default install runs. Each boot has a database of its own
+  // (on PostgreSQL; on SQLite its own data directory), as it has a secret key of its own.
+  const env = { AI_BASE_URL: ai.baseUrl, AI_API_KEY: 'test-key' };
+  const database = async () => {
+    const url = await testDatabaseUrl();
+    return url ? { SERVICE_DATABASE_URL: url } : {};
   };
-  const service = await boot(path.join(out, 'main.js'), dir, env);
+  const service = await boot(path.join(out, 'main.js'), dir, { ...env, ...(await database()) });
   running.push(service);
   t.match(service.stderr(), /is newer than the built service; rebuilding it/, 'a stale build is rebuilt first');
   t.ok(
@@ -205,7 +205,7 @@ t.test('the built service boots as npm start runs it, with far fewer modules and
   );
 
   // The same boot from source, for the count.
-  const source = await boot(path.join(ROOT, 'core/src/main.ts'), dir, env);
+  const source = await boot(path.join(ROOT, 'core/src/main.ts'), dir, { ...env, ...(await database()) });
   running.push(source);
   const fromSource = await source.loaded();
   await source.stop();
@@ -242,7 +242,11 @@ t.test('the built service boots as npm start runs it, with far fewer modules and
   await service.stop();
 
   // The dispatch thread, started from its own entry of the build (behind the same resolve hook).
-  const threaded = await boot(path.join(out, 'main.js'), dir, { ...env, SERVICE_DISPATCH_THREAD: 'true' });
+  const threaded = await boot(path.join(out, 'main.js'), dir, {
+    ...env,
+    ...(await database()),
+    SERVICE_DISPATCH_THREAD: 'true',
+  });
   running.push(threaded);
   // A thread that cannot start logs its error and is started again within a second; ready waits for none of that.
   await new Promise((r) => setTimeout(r, 2000));
