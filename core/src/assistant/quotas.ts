@@ -136,8 +136,8 @@ export class Quotas {
   }
 
   /** Gives a reserved message back when the model never answered (nothing was spent). */
-  async release(userId: string, day: string): Promise<void> {
-    await this.core.db.run(
+  async release(userId: string, day: string, q: Queryable = this.core.db): Promise<void> {
+    await q.run(
       'UPDATE ai_usage_daily SET messages = messages - 1, updated_at = ? WHERE user_id = ? AND day = ? AND ' +
         'messages > 0',
       [this.core.clock.now().toISOString(), userId, day],

@@ -400,15 +400,18 @@ export async function sendRoutes(
       }
       const failure = model.failure(err);
       log.warn({ code: failure.code, status: failure.status }, 'model call failed before streaming');
-      await insertMessage(core.db, {
-        ...base,
-        content: '',
-        status: 'error',
-        error: failure.message,
-        created_at: now(),
+      // Nothing was produced, so the message does not count against the day: the failed reply is recorded and the
+      // count given back in one transaction.
+      await core.db.tx(async (q) => {
+        await insertMessage(q, {
+          ...base,
+          content: '',
+          status: 'error',
+          error: failure.message,
+          created_at: now(),
+        });
+        await quotas.release(user.id, day.day, q);
       });
-      // Nothing was produced, so the message does not count against the day.
-      await quotas.release(user.id, day.day);
       throw failure;
     }
 
