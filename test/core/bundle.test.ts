@@ -141,7 +141,7 @@ t.test('the built service boots as npm start runs it, with far fewer modules and
   // SERVICE_PLUGINS unset: every first-party plugin, as a default install runs. Each boot has a database of its own
   // (on PostgreSQL; on SQLite its own data directory), as it has a secret key of its own.
   const env = { AI_BASE_URL: ai.baseUrl, AI_API_KEY: 'test-key' };
-  const database = async () => {
+  const database = async (): Promise<Record<string, string>> => {
     const url = await testDatabaseUrl();
     return url ? { SERVICE_DATABASE_URL: url } : {};
   };
