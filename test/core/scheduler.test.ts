@@ -105,6 +105,40 @@ t.test('runOnStart runs the job at start; a leader-only job waits on a follower'
   await f.stop();
 });
 
+t.test('a start run with a delay waits for it, and a stop before it cancels it', async (t) => {
+  let ran = 0;
+  const s = new Scheduler(log());
+  s.register('later', {
+    interval: 60_000,
+    runOnStart: true,
+    startDelayMs: 80,
+    run: async () => {
+      ran++;
+    },
+  });
+  await s.start();
+  await new Promise((r) => setTimeout(r, 20));
+  t.equal(ran, 0, 'not at start');
+  await new Promise((r) => setTimeout(r, 200));
+  t.equal(ran, 1, 'after the delay, once');
+  await s.stop();
+
+  let stopped = 0;
+  const c = new Scheduler(log());
+  c.register('never', {
+    interval: 60_000,
+    runOnStart: true,
+    startDelayMs: 80,
+    run: async () => {
+      stopped++;
+    },
+  });
+  await c.start();
+  await c.stop();
+  await new Promise((r) => setTimeout(r, 200));
+  t.equal(stopped, 0, 'a stop before the delay: no run');
+});
+
 t.test('a schedule that is not one refuses the start and readiness says why', async (t) => {
   const s = new Scheduler(log());
   s.register('odd', { interval: 'at noon', run: async () => {} });

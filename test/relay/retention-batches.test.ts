@@ -108,10 +108,9 @@ t.test('retention in batches', async (t) => {
     `answered in ${answered - sent} ms of a deletion that took ${took} ms (one statement would hold it to the end)`,
   );
   t.equal(await count(`SELECT COUNT(*) AS n FROM event_log WHERE id = '${during.body.event_ids[0]}'`), 1, 'and kept');
-  // Paced: after each batch the database is left alone at least as long as the batch held it (back to back, the
+  // Paced: after each batch the database is left alone twice as long as the batch held it (back to back, the
   // statements take nearly all of the deletion's time).
-  t.ok(busy < 0.6 * took, `its statements took ${Math.round(busy)} ms of its ${took} ms`);
-  t.ok(took >= 19 * RETENTION_PAUSE_MS, `20 batches or more took ${took} ms, with a pause between each two`);
+  t.ok(busy < 0.5 * took, `its statements took ${Math.round(busy)} ms of its ${took} ms`);
 
   // Replay keys still alive move to the plugin store with their events, in every batch; expired ones do not.
   const storeKeys = (suffix: string) =>
@@ -142,10 +141,10 @@ t.test("a batch's size follows its timing, within bounds; the pause is never sho
   t.equal(nextBatchSize(500, RETENTION_BATCH_MS / 2), 1000, 'twice as fast: double');
   t.equal(nextBatchSize(500, RETENTION_BATCH_MS / 10), 1000, 'grows at most twofold a batch');
   t.equal(nextBatchSize(1500, 1), 2000, 'at most 2,000');
-  t.equal(nextBatchSize(500, 10_000), 50, 'at least 50');
+  t.equal(nextBatchSize(500, 10_000), 20, 'at least 20');
   t.equal(nextBatchSize(500, 0), 1000, 'a batch timed at 0 ms does not divide by zero');
   t.equal(pauseAfter(1), RETENTION_PAUSE_MS, 'a short batch: the least pause');
-  t.equal(pauseAfter(RETENTION_PAUSE_MS + 0.5), RETENTION_PAUSE_MS + 1, 'a long one: as long as it took');
+  t.equal(pauseAfter(RETENTION_PAUSE_MS + 0.5), 2 * RETENTION_PAUSE_MS + 1, 'a long one: twice as long as it took');
 });
 
 t.test('the daily job at start skips a cleanup completed within the day with the same period', async (t) => {

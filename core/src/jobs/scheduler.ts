@@ -12,8 +12,10 @@ export interface JobSpec {
   run(signal: AbortSignal): Promise<void>;
   /** Only the elected replica runs it (default true). */
   leaderOnly?: boolean;
-  /** Run once right after start. */
+  /** Run once right after start (or `startDelayMs` after it). */
   runOnStart?: boolean;
+  /** With runOnStart: how long after start that run waits, so that it stays off the boot's path (default 0). */
+  startDelayMs?: number;
 }
 
 /** Decides which replica runs leader-only work. SQLite: this process. PostgreSQL: an advisory lock. */
@@ -129,7 +131,18 @@ export class Scheduler {
         for (const fn of this.leaderListeners) fn(leader);
       });
       this.started = true;
-      for (const [name, spec] of this.jobs) if (spec.runOnStart) void this.runNow(name);
+      for (const [name, spec] of this.jobs) {
+        if (!spec.runOnStart) continue;
+        if (!spec.startDelayMs) {
+          void this.runNow(name);
+          continue;
+        }
+        const t = setTimeout(() => {
+          void this.runNow(name);
+        }, spec.startDelayMs);
+        t.unref();
+        this.timers.push({ stop: () => clearTimeout(t) });
+      }
     } catch (err) {
       this.stopTimers();
       this.failure = (err as Error).message;

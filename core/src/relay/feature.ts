@@ -5,7 +5,7 @@ import { botRuntime, startBots } from './bots/index.ts';
 import { createSmtpListener, type SmtpListener } from './inbound/smtp.ts';
 import { webhookRoutes } from './inbound/webhooks.ts';
 import { Relay } from './pipeline/relay.ts';
-import { RETENTION_JOB, retentionJob } from './retention.ts';
+import { RETENTION_JOB, RETENTION_START_DELAY_MS, retentionJob } from './retention.ts';
 import { registerRelayRoutes } from './routes/index.ts';
 
 /** How often a replica aligns its provider instances with the database (PostgreSQL only). */
@@ -29,11 +29,12 @@ export default {
     if (smtp) core.services.set('smtp', smtp);
     await webhookRoutes(app, core, relay);
     await registerRelayRoutes(app, core);
-    // At start too, unless a run with the same period completed within the day (retention.ts).
+    // At start too (a minute after, off the boot's path), unless a run with the same period completed within the day.
     let atStart = true;
     core.jobs.register(RETENTION_JOB, {
       interval: 'every 1 day',
       runOnStart: true,
+      startDelayMs: RETENTION_START_DELAY_MS,
       run: async (signal) => {
         const first = atStart;
         atStart = false;

@@ -13,17 +13,21 @@ import { claimSlot } from '../jobs/scheduler.ts';
  * held the database for 22 s: SQLite's single connection served nothing else, webhooks were refused as locked, and
  * deliveries whose settle could not be written were sent again (scripts/bench/RESULTS.md, issue 27 item 7).
  */
-export const RETENTION_BATCH = 500;
-/** What one batch should hold the database for: the latency a webhook or a settle may wait behind it. */
-export const RETENTION_BATCH_MS = 10;
+export const RETENTION_BATCH = 100;
+/**
+ * What one batch should hold the database for: the latency a webhook or a settle may wait behind it. A writer of
+ * another process that finds the lock held sleeps in SQLite's busy handler (1, 2, 5, 10 ms… steps): at 10 ms a batch,
+ * half a million events pruned beside a paced relay held its p99 at 5.3× (scripts/bench/RESULTS.md).
+ */
+export const RETENTION_BATCH_MS = 4;
 /** Bounds of a batch's size, whatever its timing says. */
-const MIN_BATCH = 50;
+const MIN_BATCH = 20;
 const MAX_BATCH = 2000;
 /**
  * The least pause between two batches. Back to back, batches starve other writers: a process waiting for SQLite's
  * lock (the service, while the command line prunes) sleeps in steps of 1 to 25 ms and wakes to find the next batch
  * holding it, and in the process itself one turn of the event loop is less than a webhook's few statements need. A
- * pause at least as long as the batch took, and never under this, leaves the database idle half the time or more.
+ * pause twice as long as the batch took, and never under this, leaves the database idle two thirds of the time or more.
  */
 export const RETENTION_PAUSE_MS = 25;
 
@@ -35,7 +39,7 @@ export function nextBatchSize(size: number, tookMs: number): number {
 
 /** The pause after a batch that took `tookMs`. */
 export function pauseAfter(tookMs: number): number {
-  return Math.max(RETENTION_PAUSE_MS, Math.ceil(tookMs));
+  return Math.max(RETENTION_PAUSE_MS, Math.ceil(2 * tookMs));
 }
 
 interface BatchOptions<R> {
@@ -118,10 +122,12 @@ export async function applyRetention(core: Core, signal?: AbortSignal): Promise<
 }
 
 export const RETENTION_JOB = 'event-log-retention';
+/** The start's run waits this long: a service coming up first takes the backlog its stop left. */
+export const RETENTION_START_DELAY_MS = 60_000;
 
 /**
- * The daily job. At midnight it always runs; at start only when no run with the same period completed within the last
- * day, so that restarting the service does not put a cleanup on every boot's path (a changed period runs at once).
+ * The daily job. At midnight it always runs; a minute after start only when no run with the same period completed
+ * within the last day, so that restarting the service does not add a cleanup to every start (a changed period runs).
  * A completed run is recorded in job_runs, under a slot naming the period and the time.
  */
 export async function retentionJob(core: Core, signal: AbortSignal, atStart: boolean): Promise<number | undefined> {
