@@ -82,8 +82,10 @@ export async function assembleContext(
   const history: ChatCompletionMessageParam[] = [];
   let cursor = latest.id;
   outer: while (budget > 0) {
-    const page = await core.db.all<MessageRow>(
-      'SELECT * FROM chat_messages WHERE chat_id = ? AND active = ? AND id < ? ORDER BY id DESC LIMIT 100',
+    // Only what the request carries: a page of whole rows would build every column of 100 messages.
+    const page = await core.db.all<Pick<MessageRow, 'id' | 'role' | 'content'>>(
+      'SELECT id, role, content FROM chat_messages WHERE chat_id = ? AND active = ? AND id < ? ' +
+        'ORDER BY id DESC LIMIT 100',
       [chat.id, true, cursor],
     );
     for (const row of page) {
