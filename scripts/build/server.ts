@@ -160,6 +160,12 @@ const result = await build({
   resolve: { conditionNames: ['herald-source', 'node', 'import', 'module', 'default'] },
   plugins: [heraldPlugin()],
   logLevel: 'warn',
+  // A name imported that its module does not export, or a module not found, is an error of the sources (often one
+  // caught mid-edit): the build fails rather than leave a reference that throws at run time.
+  onLog(level, log, handler) {
+    if (log.code === 'MISSING_EXPORT' || log.code === 'UNRESOLVED_IMPORT') handler('error', log);
+    else handler(level, log);
+  },
   // A module imported both ways (the plugin loader) simply stays in the chunk that imports it statically.
   checks: { ineffectiveDynamicImport: false },
   output: {
