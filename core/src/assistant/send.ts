@@ -337,8 +337,6 @@ export async function sendRoutes(
       await q.run('UPDATE chats SET updated_at = ? WHERE id = ?', [now(), chat.id]);
       return { day, userMessage };
     });
-    // The reply is set up in a turn of its own (context, tools, the model's request), apart from the stored question.
-    await turn();
     const assistantId = newId();
     const [context, modelName, searchable, relayTools] = await Promise.all([
       assembleContext(core, user.id, chat, withDocuments(userMessage), user.locale),
