@@ -19,7 +19,7 @@ export const RETENTION_BATCH = 100;
  * another process that finds the lock held sleeps in SQLite's busy handler (1, 2, 5, 10 ms… steps): at 10 ms a batch,
  * half a million events pruned beside a paced relay held its p99 at 5.3× (scripts/bench/RESULTS.md).
  */
-export const RETENTION_BATCH_MS = 4;
+export const RETENTION_BATCH_MS = 5;
 /** Bounds of a batch's size, whatever its timing says. */
 const MIN_BATCH = 20;
 const MAX_BATCH = 2000;
@@ -37,7 +37,7 @@ export function nextBatchSize(size: number, tookMs: number): number {
   return Math.min(MAX_BATCH, Math.max(MIN_BATCH, Math.min(scaled, size * 2)));
 }
 
-/** The pause after a batch that took `tookMs`. */
+/** The pause after a batch that held the database `tookMs`. */
 export function pauseAfter(tookMs: number): number {
   return Math.max(RETENTION_PAUSE_MS, Math.ceil(2 * tookMs));
 }
@@ -65,18 +65,22 @@ async function deleteInBatches<R extends { id: string }>(
   let size = RETENTION_BATCH;
   const columns = ['id', ...(o.columns ?? [])].join(', ');
   while (!o.signal?.aborted) {
-    const started = performance.now();
     const rows = await core.db.all<R>(`SELECT ${columns} FROM ${table} WHERE ${where} LIMIT ${size}`, params);
     if (!rows.length) break;
     const ids = rows.map((r) => r.id);
+    // Timed from inside the transaction: what the batch held the database for, not its wait for the lock (another
+    // process's busy wait, or this connection's queue), which would shrink the batches and lengthen the pauses.
+    let held = 0;
     deleted += await core.db.tx(async (q) => {
+      const from = performance.now();
       await o.before?.(q, rows);
-      return q.run(`DELETE FROM ${table} WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+      const n = await q.run(`DELETE FROM ${table} WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
+      held = performance.now() - from;
+      return n;
     });
     if (rows.length < size) break;
-    const took = performance.now() - started;
-    size = nextBatchSize(size, took);
-    await new Promise((resolve) => setTimeout(resolve, pauseAfter(took)));
+    size = nextBatchSize(size, held);
+    await new Promise((resolve) => setTimeout(resolve, pauseAfter(held)));
   }
   return deleted;
 }
