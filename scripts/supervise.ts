@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { SERVICE_NODE_FLAGS } from './node-flags.ts';
 
 const RESTART = 75;
-const main = fileURLToPath(new URL('../core/src/main.ts', import.meta.url));
+const main = fileURLToPath(new URL('../core/dist/main.js', import.meta.url));
 let child: ChildProcess | undefined;
 let stopping = false;
 let crashes = 0;

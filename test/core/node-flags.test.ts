@@ -10,10 +10,10 @@ const flagValue = (name: string): number =>
 
 t.test('npm start and the image run the service with the flags of scripts/node-flags.ts', async (t) => {
   const pkg = JSON.parse(fs.readFileSync(`${root}package.json`, 'utf8')) as { scripts: Record<string, string> };
-  t.equal(pkg.scripts.start, ['node', ...SERVICE_NODE_FLAGS, 'core/src/main.ts'].join(' '), 'package.json start');
+  t.equal(pkg.scripts.start, ['node', ...SERVICE_NODE_FLAGS, 'core/dist/main.js'].join(' '), 'package.json start');
   const cmd = /^CMD (\[.*\])$/m.exec(fs.readFileSync(`${root}Dockerfile`, 'utf8'))?.[1];
   t.ok(cmd, 'the Dockerfile has an exec-form CMD');
-  t.same(JSON.parse(cmd!), ['node', ...SERVICE_NODE_FLAGS, 'core/src/main.ts'], 'Dockerfile CMD');
+  t.same(JSON.parse(cmd!), ['node', ...SERVICE_NODE_FLAGS, 'core/dist/main.js'], 'Dockerfile CMD');
 });
 
 t.test('the young generation flag takes effect on this Node', async (t) => {
