@@ -9,7 +9,8 @@
  * - main: the launcher (scripts/build/main.ts): compile cache, freshness check, the plugins' resolve hook (hook).
  * - service: core/src/run.ts.
  * - worker-*: the worker threads' entries, each behind the same resolve hook.
- * - shared-*: typebox, its subpaths and the plugin contract, re-exported for the plugins (shared.ts).
+ * - shared-*: typebox, its subpaths and the plugin contract, re-exported for the other plugins (shared.ts).
+ * - plugins/<dir>/index: each first-party plugin (PLUGINS), which the launcher's resolve hook answers its name with.
  *
  * Files found at run time next to a source file (locales, templates, the web client, the .mjs workers, package.json)
  * keep being found there: `import.meta.url` in core/src is replaced by the URL of the source file itself, relative
@@ -23,6 +24,8 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { build, type Plugin } from 'rolldown';
+import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
+import type { BuiltPlugin } from './hook.ts';
 import { SHARED_ENTRIES } from './shared.ts';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -32,6 +35,32 @@ const OUT = outAt > 0 ? path.resolve(process.argv[outAt + 1] ?? '') : path.join(
 const CORE_SRC = path.join(ROOT, 'core/src') + path.sep;
 const PACKAGES = path.join(ROOT, 'packages') + path.sep;
 const posix = (p: string) => p.split(path.sep).join('/');
+const inNodeModules = (id: string) => id.includes(`${path.sep}node_modules${path.sep}`);
+
+/**
+ * The first-party plugins (the core's FIRST_PARTY_PLUGINS), each built into plugins/<dir>/index.js of the build
+ * (its dynamic imports of its own files chunks beside it), which the resolve hook (hook.ts) answers the plugin's
+ * package name with: the boot loads one file per plugin instead of its 6 to 15 source modules. The package's
+ * directory is the one Node finds by the name from the core (a workspace link in node_modules); its entry is the
+ * package's `exports` `.` (or `main`). Its imports of typebox and the plugin contract are bundled with the core's
+ * own (one copy); the packages it imports besides stay external, loaded from node_modules (lazily, as from source).
+ */
+const PLUGINS = FIRST_PARTY_PLUGINS.map((name) => {
+  const req = createRequire(path.join(ROOT, 'core/src/plugins/resolve.ts'));
+  const dir = fs.realpathSync(path.dirname(req.resolve(`${name}/package.json`)));
+  const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
+    exports?: Record<string, unknown>;
+    main?: string;
+  };
+  const rel = (pkg.exports?.['.'] as string | undefined) ?? pkg.main;
+  if (typeof rel !== 'string' || !dir.startsWith(`${ROOT}${path.sep}`))
+    throw new Error(`${name}: a first-party plugin is a package of this repository with an "exports" "." file`);
+  const relDir = posix(path.relative(ROOT, dir));
+  return { name, dir, source: path.resolve(dir, rel), entry: `plugins/${path.basename(dir)}/index`, relDir };
+});
+const pluginOf = (id: string) => PLUGINS.find((p) => id.startsWith(p.dir + path.sep) && !inNodeModules(id));
+/** What a plugin may import from the core's copy: the contract and typebox (bundled, one copy with the core). */
+const SHARED_SPEC = /^(typebox|@herald\/plugin-api)(\/|$)/;
 
 /** Worker threads started from a source file by URL: the file, the URL it names, and the entry that replaces it. */
 const WORKERS = [
@@ -66,7 +95,14 @@ const EXTERNAL_PACKAGES = [
   '@mikro-orm/postgresql',
   '@mikro-orm/sqlite',
 ];
-const EXTERNAL = (id: string) => EXTERNAL_PACKAGES.some((p) => id === p || id.startsWith(`${p}/`));
+const EXTERNAL = (id: string, importer: string | undefined) =>
+  EXTERNAL_PACKAGES.some((p) => id === p || id.startsWith(`${p}/`)) ||
+  // A package a first-party plugin imports (its libraries, loaded on first use) stays its own, found from the plugin.
+  (importer !== undefined &&
+    pluginOf(importer) !== undefined &&
+    /^(?![./]|node:)/.test(id) &&
+    !path.isAbsolute(id) &&
+    !SHARED_SPEC.test(id));
 
 /**
  * Packages the core requires at run time from another package's dependencies (createRequire), which a bundle would
@@ -111,8 +147,8 @@ function heraldPlugin(): Plugin {
       return null;
     },
     transform(code, id) {
-      if (!(id.startsWith(CORE_SRC) || (id.startsWith(PACKAGES) && !id.includes(`${path.sep}node_modules${path.sep}`))))
-        return null;
+      const plugin = pluginOf(id);
+      if (!(id.startsWith(CORE_SRC) || plugin || (id.startsWith(PACKAGES) && !inNodeModules(id)))) return null;
       if (!code.includes('import.meta')) return null;
       let out = code;
       const rel = posix(path.relative(ROOT, id));
@@ -126,8 +162,10 @@ function heraldPlugin(): Plugin {
       });
       if (/import\.meta\.(dirname|filename)/.test(out))
         throw new Error(`${rel} uses import.meta.dirname/filename: the build only rewrites import.meta.url`);
-      // The source file's own URL, wherever the chunk that holds it is: paths next to it stay right.
-      const self = `new URL(${JSON.stringify(posix(path.relative(OUT, id)))}, import.meta.url).href`;
+      // The source file's own URL, wherever the chunk that holds it is: paths next to it stay right. A plugin's
+      // modules are in its own directory of the build (chunkFileNames), the others at its top.
+      const at = plugin ? path.join(OUT, path.dirname(plugin.entry)) : OUT;
+      const self = `new URL(${JSON.stringify(posix(path.relative(at, id)))}, import.meta.url).href`;
       out = out.replace(/\bimport\.meta\.url\b/g, self);
       // A worker started from a source file starts the build's entry for it instead, next to the chunk.
       for (const w of WORKERS.filter((x) => x.host === rel)) {
@@ -151,6 +189,7 @@ const input: Record<string, string> = {
 };
 for (const w of WORKERS) input[w.entry] = `${WORKER_PREFIX}${posix(path.join(path.dirname(w.host), w.file))}`;
 for (const [spec, file] of Object.entries(SHARED_ENTRIES)) input[file.replace(/\.js$/, '')] = `${SHARED_PREFIX}${spec}`;
+for (const p of PLUGINS) input[p.entry] = p.source;
 
 const result = await build({
   input,
@@ -172,7 +211,13 @@ const result = await build({
     dir: tmp,
     format: 'esm',
     entryFileNames: '[name].js',
-    chunkFileNames: '[name]-[hash].js',
+    // A chunk of one plugin's own modules goes into that plugin's directory (the hook resolves its imports from the
+    // plugin's sources by that directory).
+    chunkFileNames: (chunk) => {
+      const owners = new Set(chunk.moduleIds.map((id) => pluginOf(id)));
+      const [only] = owners;
+      return owners.size === 1 && only ? `${path.posix.dirname(only.entry)}/[name]-[hash].js` : '[name]-[hash].js';
+    },
     sourcemap: false,
   },
   write: true,
@@ -182,11 +227,15 @@ const inputs = new Set<string>();
 for (const chunk of result.output)
   if (chunk.type === 'chunk')
     for (const id of chunk.moduleIds)
-      if (path.isAbsolute(id) && id.startsWith(ROOT) && !id.includes(`${path.sep}node_modules${path.sep}`))
-        inputs.add(posix(path.relative(ROOT, id)));
+      if (path.isAbsolute(id) && id.startsWith(ROOT) && !inNodeModules(id)) inputs.add(posix(path.relative(ROOT, id)));
+// A plugin's package.json says which file its name resolves to (and the hook checks that it still does).
+for (const p of PLUGINS) inputs.add(`${p.relDir}/package.json`);
+const plugins: Record<string, BuiltPlugin> = Object.fromEntries(
+  PLUGINS.map((p) => [p.name, { dir: p.relDir, source: posix(path.relative(ROOT, p.source)), file: `${p.entry}.js` }]),
+);
 // The sources only: an install or update of the dependencies runs `prepare`, which builds again, and the lockfiles
 // change without a new build where nothing needs one (`npm prune --omit=dev` in the image).
-const info = { builtAt: started, root: `${posix(path.relative(OUT, ROOT))}/`, inputs: [...inputs].sort() };
+const info = { builtAt: started, root: `${posix(path.relative(OUT, ROOT))}/`, plugins, inputs: [...inputs].sort() };
 fs.writeFileSync(path.join(tmp, 'build.json'), `${JSON.stringify(info, null, 1)}\n`);
 // In place at once: the old build moves aside and is removed (a service already running from it keeps what it
 // loaded; a first-use chunk it had not loaded yet would be gone, as a source file replaced under it would).

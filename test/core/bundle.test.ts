@@ -4,8 +4,9 @@
  * marks the build older than its sources (so the launcher rebuilds it first, as after an edit), boots it the way
  * `npm start` does with every first-party plugin and the assistant configured, and checks, through the loader hook
  * bench:module-cost uses (scripts/bench/lib/load-tracker.ts): ready, far fewer modules than the same boot from
- * source, one typebox (the plugins get the build's own, never node_modules/typebox), the first-use libraries not
- * loaded, and the model client loading from the build with the first reply.
+ * source, one typebox (the plugins get the build's own, never node_modules/typebox), every first-party plugin from
+ * its built file and none of its sources, the first-use libraries not loaded, the model client loading from the
+ * build with the first reply, and a built plugin at work (a webhook source created and its webhook accepted).
  */
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -16,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
+import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
 import { SERVICE_NODE_FLAGS } from '../../scripts/node-flags.ts';
 import { startFakeOpenAI } from '../fakes/openai.ts';
 import { testDatabaseUrl } from '../helpers/service.ts';
@@ -169,13 +171,33 @@ t.test('the built service boots as npm start runs it, with far fewer modules and
   const packages = packagesOf(atBoot);
   t.notOk(packages.has('typebox'), "node_modules/typebox not loaded: the plugins share the build's own");
   t.notOk(packages.has('@herald/plugin-api'), 'nor the plugin contract');
-  t.ok(
+  // The first-party plugins are built with the core and import its chunks; the shared entries are for the others.
+  t.notOk(
     fromBuild.some((u) => u.endsWith('/shared-plugin-api.js')),
-    "the plugins' contract is the build's shared entry",
+    "with first-party plugins only, the build's entry of the contract for other plugins is not loaded",
+  );
+  // Every first-party plugin from its one built file (plugins/<dir>/index.js), none from its sources.
+  const rebuilt = JSON.parse(fs.readFileSync(path.join(out, 'build.json'), 'utf8')) as {
+    plugins: Record<string, { file: string }>;
+    inputs: string[];
+  };
+  t.same(Object.keys(rebuilt.plugins).sort(), [...FIRST_PARTY_PLUGINS].sort(), 'every first-party plugin is built');
+  t.same(
+    Object.values(rebuilt.plugins)
+      .map((p) => p.file)
+      .filter((f) => !fromBuild.includes(`${outUrl}/${f}`)),
+    [],
+    "every first-party plugin loaded from the build's file for it",
   );
   t.ok(
-    atBoot.some((u) => /\/plugins\/[^/]+\/src\//.test(u)),
-    'the first-party plugins loaded from their packages',
+    rebuilt.inputs.includes('plugins/provider-webhook/src/index.ts') &&
+      rebuilt.inputs.includes('plugins/provider-webhook/package.json'),
+    "the plugins' sources are inputs of the freshness check",
+  );
+  t.same(
+    atBoot.filter((u) => /\/plugins\/[^/]+\/(src|locales)\//.test(u)),
+    [],
+    'no module of a first-party plugin loaded from its sources',
   );
   t.same(
     FIRST_USE.filter((p) => packages.has(p)),
@@ -184,6 +206,11 @@ t.test('the built service boots as npm start runs it, with far fewer modules and
   );
 
   // What a plugin imports, through the launcher's hook: the build's one copy of typebox and of the contract.
+  // A file beside a built plugin's own (a throwaway build): what its lazy `import('mqtt')` would find.
+  fs.writeFileSync(
+    path.join(out, 'plugins/target-mqtt/resolve-probe.js'),
+    "export const mqtt = import.meta.resolve('mqtt');\n",
+  );
   const probe = `
     const { installSharedResolve } = await import(${JSON.stringify(`${outUrl}/hook.js`)});
     installSharedResolve(${JSON.stringify(`${outUrl}/`)});
@@ -191,8 +218,13 @@ t.test('the built service boots as npm start runs it, with far fewer modules and
     const value = await import('typebox/value');
     const api = await import('@herald/plugin-api');
     const service = await import(${JSON.stringify(`${outUrl}/shared-typebox.js`)});
+    const plugin = await import('@herald/provider-webhook');
+    const { mqtt } = await import(${JSON.stringify(`${outUrl}/plugins/target-mqtt/resolve-probe.js`)});
     process.stdout.write(JSON.stringify({
       typebox: import.meta.resolve('typebox'),
+      plugin: import.meta.resolve('@herald/provider-webhook'),
+      kind: plugin.default.manifest.id,
+      mqtt: mqtt.startsWith(${JSON.stringify(pathToFileURL(path.join(ROOT, 'node_modules/mqtt/')).href)}),
       same: typebox.default === api.Type && typebox.Type === service.Type && typeof value.Value?.Check === 'function',
     }));
   `;
@@ -200,9 +232,31 @@ t.test('the built service boots as npm start runs it, with far fewer modules and
   t.equal(probed.status, 0, probed.stderr);
   t.same(
     JSON.parse(probed.stdout),
-    { typebox: `${outUrl}/shared-typebox.js`, same: true },
-    "a plugin's typebox and contract are the build's own, one copy",
+    {
+      typebox: `${outUrl}/shared-typebox.js`,
+      plugin: `${outUrl}/plugins/provider-webhook/index.js`,
+      kind: 'webhook',
+      mqtt: true,
+      same: true,
+    },
+    "a plugin's typebox and contract are the build's own, one copy; a first-party plugin's name is its built file",
   );
+  // The built plugins import the core's chunks (its one typebox and contract), Node's modules, and their own
+  // libraries by name, lazily (resolved from the plugin's package by the hook): nothing of a package statically.
+  const statics = fs
+    .readdirSync(path.join(out, 'plugins'), { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.js'))
+    .flatMap((f) =>
+      [
+        ...fs
+          .readFileSync(path.join(out, 'plugins', f), 'utf8')
+          .matchAll(/(?:^|[;}\s])(?:import|export)\b[^;(]*?from\s*"([^"]+)"/g),
+      ]
+        .map((m) => m[1]!)
+        .filter((spec) => !spec.startsWith('.') && !spec.startsWith('node:'))
+        .map((spec) => `${f}: ${spec}`),
+    );
+  t.same(statics, [], "no built plugin imports a package statically (typebox and the contract are the build's own)");
 
   // The same boot from source, for the count.
   const source = await boot(path.join(ROOT, 'core/src/main.ts'), dir, { ...env, ...(await database()) });
@@ -239,6 +293,28 @@ t.test('the built service boots as npm start runs it, with far fewer modules and
   t.equal(reply.status, 200);
   t.match(await reply.text(), /event: done/, 'the reply streamed to its end');
   t.ok(packagesOf(await service.loaded()).has('openai'), 'the model client loaded with the first reply');
+
+  // A built plugin at work: a source of a first-party kind created through the API, and its webhook accepted.
+  const created = await fetch(`${service.base}/api/providers`, {
+    method: 'POST',
+    headers: auth,
+    body: JSON.stringify({
+      kind: 'webhook',
+      name: 'Bundle hook',
+      config: { mapping: { title: 'title', body: 'body' }, secret: 'bundle-secret-0123' },
+      auth_mode: 'bearer',
+    }),
+  });
+  t.equal(created.status, 201, 'a provider of a first-party kind is created');
+  const hook = new URL(((await created.json()) as { webhook_url: string }).webhook_url).pathname;
+  const post = (secret: string) =>
+    fetch(`${service.base}${hook}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'Built', body: 'From the bundle' }),
+    });
+  t.equal((await post('bundle-secret-0123')).status, 202, 'its webhook is accepted');
+  t.equal((await post('wrong-secret-00000')).status, 401, 'and refused with a wrong secret');
   await service.stop();
 
   // The dispatch thread, started from its own entry of the build (behind the same resolve hook).
