@@ -149,3 +149,27 @@ t.test('a schedule that is not one refuses the start and readiness says why', as
   z.register('zero', { interval: 0, run: async () => {} });
   await t.rejects(z.start(), /positive number of milliseconds/);
 });
+
+t.test('claimSlot gives a slot to one caller; finishSlot records its end and outcome', async (t) => {
+  const { claimSlot, finishSlot } = await import('../../core/src/jobs/scheduler.ts');
+  const { startService } = await import('../helpers/service.ts');
+  const s = await startService();
+  t.teardown(() => s.stop());
+  const db = s.service.core.db;
+  const row = (slot: string) =>
+    db.get<{ replica: string; finished_at: string | null; outcome: string | null }>(
+      'SELECT replica, finished_at, outcome FROM job_runs WHERE job = ? AND slot = ?',
+      ['test-job', slot],
+    );
+  t.equal(await claimSlot(db, 'test-job', 'a', 'r1'), true, 'the first claim wins');
+  t.equal(await claimSlot(db, 'test-job', 'a', 'r2'), false, 'a second claim of the same slot loses');
+  t.match(await row('a'), { replica: 'r1', finished_at: null, outcome: null }, 'claimed, not finished');
+  await finishSlot(db, 'test-job', 'a', 'ok', new Date('2024-05-01T00:00:00.000Z'));
+  t.match(await row('a'), { finished_at: '2024-05-01T00:00:00.000Z', outcome: 'ok' }, 'finished at the time given');
+  t.equal(await claimSlot(db, 'test-job', 'b', 'r1'), true);
+  const before = Date.now();
+  await finishSlot(db, 'test-job', 'b', 'failed');
+  const b = await row('b');
+  t.equal(b?.outcome, 'failed');
+  t.ok(Date.parse(b!.finished_at!) >= before - 1000, 'the wall clock by default');
+});

@@ -5,7 +5,7 @@
  * `backup_retention_count`. The slot is claimed first, so one replica writes per slot.
  */
 import type { Core } from '../core.ts';
-import { claimSlot } from '../jobs/scheduler.ts';
+import { claimSlot, finishSlot } from '../jobs/scheduler.ts';
 import { isScheduled, listBackups, pruneScheduled, writeBackup } from './files.ts';
 import type { SecretsModeT } from './schema.ts';
 import { BACKUP_SETTING_KEYS, type BackupSettingKey } from './settings-rules.ts';
@@ -42,26 +42,14 @@ export async function runScheduledBackup(core: Core): Promise<string | undefined
     const file = await writeBackup(core, s.backup_secrets_mode as SecretsModeT, 'scheduled');
     const keep = Number(s.backup_retention_count);
     const pruned = pruneScheduled(core, Number.isInteger(keep) && keep > 0 ? keep : 7);
-    await core.db.run('UPDATE job_runs SET finished_at = ?, outcome = ? WHERE job = ? AND slot = ?', [
-      new Date().toISOString(),
-      'ok',
-      JOB,
-      slot,
-    ]);
+    await finishSlot(core.db, JOB, slot, 'ok');
     log.info(
       { file: file.filename, size_bytes: file.size_bytes, secrets_mode: file.secrets_mode, pruned },
       'scheduled backup written',
     );
     return file.filename;
   } catch (err) {
-    await core.db
-      .run('UPDATE job_runs SET finished_at = ?, outcome = ? WHERE job = ? AND slot = ?', [
-        new Date().toISOString(),
-        'failed',
-        JOB,
-        slot,
-      ])
-      .catch(() => {});
+    await finishSlot(core.db, JOB, slot, 'failed').catch(() => {});
     throw err;
   }
 }

@@ -203,3 +203,22 @@ export async function claimSlot(db: Queryable, job: string, slot: string, replic
   );
   return n > 0;
 }
+
+/**
+ * Records how a claimed slot ended: its finish time and outcome ('ok' or 'failed'). `at` defaults to the wall clock;
+ * a job that reads time from the core's clock passes its own.
+ */
+export async function finishSlot(
+  db: Queryable,
+  job: string,
+  slot: string,
+  outcome: 'ok' | 'failed',
+  at: Date = new Date(),
+): Promise<void> {
+  await db.run('UPDATE job_runs SET finished_at = ?, outcome = ? WHERE job = ? AND slot = ?', [
+    at.toISOString(),
+    outcome,
+    job,
+    slot,
+  ]);
+}

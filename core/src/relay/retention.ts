@@ -5,7 +5,7 @@
 import { purgeRevokedTokens } from '../auth/revocation.ts';
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
-import { claimSlot } from '../jobs/scheduler.ts';
+import { claimSlot, finishSlot } from '../jobs/scheduler.ts';
 
 /**
  * Rows deleted by the first statement of a retention run; the next ones are sized to take about RETENTION_BATCH_MS.
@@ -148,11 +148,7 @@ export async function retentionJob(core: Core, signal: AbortSignal, atStart: boo
   if (days > 0 && !signal.aborted) {
     const slot = `${days}d:${now.toISOString()}`;
     if (await claimSlot(core.db, RETENTION_JOB, slot, core.replicaId))
-      await core.db.run(`UPDATE job_runs SET finished_at = ?, outcome = 'ok' WHERE job = ? AND slot = ?`, [
-        core.clock.now().toISOString(),
-        RETENTION_JOB,
-        slot,
-      ]);
+      await finishSlot(core.db, RETENTION_JOB, slot, 'ok', core.clock.now());
   }
   return n;
 }
