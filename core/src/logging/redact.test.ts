@@ -1,5 +1,5 @@
 import t from 'tap';
-import { MASK, redactObject, redactText, SEALED_MARK, SecretValues } from './redact.ts';
+import { MASK, maskKeyValues, redactedJson, redactObject, redactText, SEALED_MARK, SecretValues } from './redact.ts';
 
 /**
  * Time allowed for text that a linear scan handles in a few milliseconds and a backtracking one in
@@ -251,4 +251,119 @@ t.test('redactText: a key never reaches back into a value already masked', async
   const value = `${'a'.repeat(4093)}tok`;
   t.equal(redactText(`token=${value}en=zzz`), `token=${MASK}en=zzz`);
   t.equal(redactText(`token=${value} token=zzz`), `token=${MASK} token=${MASK}`, 'a whole key after it is still seen');
+});
+
+/** A small seeded generator (mulberry32): the same cases on every run. */
+function rng(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let x = Math.imul(a ^ (a >>> 15), 1 | a);
+    x = (x + Math.imul(x ^ (x >>> 7), 61 | x)) ^ x;
+    return ((x ^ (x >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const PIECES = [
+  'token',
+  'password',
+  'Bearer ',
+  'bearer',
+  'Basic  ',
+  'Token\t',
+  'abcdef123456',
+  '://',
+  'https://',
+  'mqtt://',
+  'user:pw',
+  '@',
+  '/',
+  '=',
+  ':',
+  ': ',
+  '"',
+  "'",
+  ' ',
+  '\n',
+  ',',
+  'api_key',
+  'apiKey',
+  'secret_mode',
+  'x',
+  'é',
+  '😀',
+  '\ud83d',
+  SEALED_MARK,
+  'authorization',
+];
+
+t.test('redactText answers as the patterns alone would, where its quick checks skip them', async (t) => {
+  const URL_LOGIN = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^/?#\s@"'<>]{1,512}@/gi;
+  const BEARER = /\b([Bb]earer|Basic|Token)\s{1,8}[A-Za-z0-9._~+/=-]{6,4096}/g;
+  // The three steps applied in turn, unconditionally.
+  const reference = (text: string): string =>
+    maskKeyValues(text.replace(BEARER, (_m, scheme: string) => `${scheme} ${MASK}`).replace(URL_LOGIN, `$1${MASK}@`));
+  const next = rng(27);
+  const differ: string[] = [];
+  let masked = 0;
+  for (let n = 0; n < 4000; n++) {
+    const len = 1 + Math.floor(next() * 24);
+    let text = '';
+    for (let i = 0; i < len; i++) text += PIECES[Math.floor(next() * PIECES.length)];
+    const want = reference(text);
+    if (want !== text) masked++;
+    if (redactText(text) !== want) differ.push(text);
+  }
+  t.same(differ, [], 'the same answer for 4,000 texts');
+  t.ok(masked > 1000, `${masked} of them had something masked`);
+  t.equal(redactText('see https://a:b@host/x and mail a@b'), `see https://${MASK}@host/x and mail a@b`);
+  t.equal(redactText('https://host/path then user@host'), 'https://host/path then user@host');
+  t.equal(redactText(`https://${'a'.repeat(512)}@h`), `https://${MASK}@h`, '512 login characters are a login');
+  t.equal(redactText(`https://${'a'.repeat(513)}@h`), `https://${'a'.repeat(513)}@h`, '513 are not');
+});
+
+t.test('redactedJson writes the start of JSON.stringify(redactObject(value)) without the copy', async (t) => {
+  const next = rng(2027);
+  const word = () => {
+    let s = '';
+    const n = Math.floor(next() * 4);
+    for (let i = 0; i <= n; i++) s += PIECES[Math.floor(next() * PIECES.length)];
+    return s;
+  };
+  const KEYS = ['name', 'token', 'access_token', 'token_type', 'password', '__proto__', 'list', '0', '10', 'é', ''];
+  const value = (depth: number): unknown => {
+    const r = next();
+    if (depth > 16 || r < 0.3) {
+      const p = next();
+      if (p < 0.3) return word();
+      if (p < 0.45) return Math.floor(next() * 2e6) / (next() < 0.5 ? 1 : 7) - 1e6;
+      if (p < 0.55) return next() < 0.5;
+      if (p < 0.65) return null;
+      if (p < 0.75) return '';
+      return `${SEALED_MARK}${word()}`;
+    }
+    if (r < 0.6) return Array.from({ length: Math.floor(next() * 4) }, () => value(depth + 1));
+    const o: Record<string, unknown> = {};
+    for (let i = Math.floor(next() * 5); i > 0; i--) o[KEYS[Math.floor(next() * KEYS.length)]!] = value(depth + 1);
+    return o;
+  };
+  const differ: string[] = [];
+  let masked = 0;
+  for (let n = 0; n < 3000; n++) {
+    // Parsed, as the inbound routes hand it over: a `__proto__` key is then an own property.
+    const v = JSON.parse(JSON.stringify(value(0)) ?? 'null') as unknown;
+    const full = JSON.stringify(redactObject(v));
+    if (full.includes(MASK)) masked++;
+    for (const limit of [1, 7, 64, 300, 1_000_000]) {
+      if (redactedJson(v, limit) !== full.slice(0, limit)) differ.push(`${limit} of ${full}`);
+    }
+  }
+  t.same(differ, [], 'the same answer for 3,000 values cut at five lengths');
+  t.ok(masked > 300, `${masked} of them had something masked`);
+  const deep = JSON.parse(`${'{"a":'.repeat(15)}{"token":"t","x":"${SEALED_MARK}s"}${'}'.repeat(15)}`) as unknown;
+  t.equal(redactedJson(deep, 10_000), JSON.stringify(redactObject(deep)), 'below depth 12 values are left as they are');
+  t.match(redactedJson(JSON.parse('{"__proto__":{"a":1},"token":"s"}'), 100), `{"token":"${MASK}"}`);
+  const odd = { d: new Date(0), u: undefined, f: () => 1, n: Number.NaN };
+  t.equal(redactedJson(odd, 1000), JSON.stringify(redactObject(odd)), 'anything else takes the long way');
+  t.equal(redactedJson('x'.repeat(10_000), 5), '"xxxx');
 });

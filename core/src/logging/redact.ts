@@ -85,7 +85,7 @@ const VALUE_AFTER = /^\s{0,8}("[^"]{0,4096}"|'[^']{0,4096}'|[^\s,;&}]{1,4096})/;
  * Scans separators and looks at a bounded window around each, so it stays linear on any input
  * (a backtracking regex over long runs of word characters once froze the event loop).
  */
-function maskKeyValues(text: string): string {
+export function maskKeyValues(text: string): string {
   let out = '';
   let last = 0;
   for (let i = text.indexOf(':') < 0 && text.indexOf('=') < 0 ? -1 : 0; i >= 0 && i < text.length; i++) {
@@ -116,8 +116,131 @@ const URL_LOGIN = /\b([a-z][a-z0-9+.-]{0,31}:\/\/)[^/?#\s@"'<>]{1,512}@/gi;
  * bearer credentials, and the login of an address. The words themselves stay, so the text still reads.
  */
 export function redactText(text: string): string {
-  const masked = text.replace(BEARER, (_m, scheme: string) => `${scheme} ${MASK}`);
-  return maskKeyValues(masked.includes('://') ? masked.replace(URL_LOGIN, `$1${MASK}@`) : masked);
+  // Each pattern runs only where the text could hold a match (cheap exact checks first: most text holds none).
+  const masked = mayHoldBearer(text) ? text.replace(BEARER, (_m, scheme: string) => `${scheme} ${MASK}`) : text;
+  const logins = mayHoldLogin(masked) ? masked.replace(URL_LOGIN, `$1${MASK}@`) : masked;
+  // A key maskKeyValues masks is a part of the text that SENSITIVE_IN_KEY matches: none in the text, none to mask.
+  return SENSITIVE_IN_KEY.test(logins) ? maskKeyValues(logins) : logins;
+}
+
+/** False only when BEARER cannot match: none of its scheme words is in the text. */
+const mayHoldBearer = (text: string): boolean =>
+  text.includes('earer') || text.includes('Basic') || text.includes('Token');
+
+/** Characters that end the login part of URL_LOGIN (`[^/?#\s@"'<>]` without the `@` itself and the spaces). */
+const notLogin = (c: number): boolean =>
+  c === 47 /* / */ ||
+  c === 63 /* ? */ ||
+  c === 35 /* # */ ||
+  c === 34 /* " */ ||
+  c === 39 /* ' */ ||
+  c === 60 ||
+  c === 62;
+
+/**
+ * False only when URL_LOGIN cannot match: after no `://` in the text does a run of 1–512 login characters end in `@`
+ * (the pattern's own tail; its scheme part is checked by the pattern itself where this says true).
+ */
+function mayHoldLogin(text: string): boolean {
+  for (let p = text.indexOf('://'); p >= 0; p = text.indexOf('://', p + 1)) {
+    const from = p + 3;
+    const end = Math.min(text.length, from + 513);
+    for (let i = from; i < end; i++) {
+      const c = text.charCodeAt(i);
+      if (c === 64 /* @ */) {
+        if (i > from) return true;
+        break;
+      }
+      if (notLogin(c) || /\s/.test(text[i]!)) break;
+    }
+  }
+  return false;
+}
+
+/** Thrown inside redactedJson for a value JSON.stringify would treat in a way of its own (toJSON, undefined, ...). */
+const NOT_PLAIN = Symbol('not plain');
+/** Thrown inside redactedJson once the limit is reached. */
+const FULL = Symbol('full');
+/** Characters JSON.stringify escapes (and lone surrogates): text without any is written between quotes as it is. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the control characters are what it looks for.
+const ESCAPED = /[\u0000-\u001f"\\\ud800-\udfff]/;
+const quote = (s: string): string => (ESCAPED.test(s) ? JSON.stringify(s) : `"${s}"`);
+/** isSecretKey per field name: payloads of one kind repeat their names. Emptied when it grows large. */
+const secretKeys = new Map<string, boolean>();
+function isSecretKeyCached(key: string): boolean {
+  let secret = secretKeys.get(key);
+  if (secret === undefined) {
+    if (secretKeys.size >= 4096) secretKeys.clear();
+    secret = isSecretKey(key);
+    secretKeys.set(key, secret);
+  }
+  return secret;
+}
+
+/**
+ * `JSON.stringify(redactObject(value)).slice(0, limit)`, for parsed JSON (plain objects, arrays, strings, finite
+ * numbers, booleans, null), without the deep copy and stopping once `limit` characters are written. Anything else
+ * takes the long way, so the answer is the same for every value.
+ */
+export function redactedJson(value: unknown, limit: number): string {
+  let out = '';
+  const put = (s: string): void => {
+    out += s;
+    if (out.length >= limit) throw FULL;
+  };
+  // `masked`: redactObject is still at work (it stops at depth 12 and hands deeper values over as they are).
+  const write = (v: unknown, depth: number, masked: boolean): void => {
+    if (masked && isSealed(v)) return put(`"${MASK}"`);
+    if (masked && depth > 12) masked = false;
+    if (v === null) return put('null');
+    switch (typeof v) {
+      case 'string':
+        // Escaping only lengthens: the first characters of the text decide the first characters written.
+        return put(quote(v.length > limit - out.length ? v.slice(0, limit - out.length) : v));
+      case 'number':
+        return put(Number.isFinite(v) ? String(v) : 'null');
+      case 'boolean':
+        return put(v ? 'true' : 'false');
+      case 'object':
+        break;
+      default:
+        throw NOT_PLAIN;
+    }
+    if (Array.isArray(v)) {
+      put('[');
+      for (let i = 0; i < v.length; i++) {
+        if (i) put(',');
+        const item: unknown = v[i];
+        if (item === undefined) throw NOT_PLAIN;
+        write(item, depth + 1, masked);
+      }
+      return put(']');
+    }
+    const proto = Object.getPrototypeOf(v);
+    if ((proto !== Object.prototype && proto !== null) || 'toJSON' in (v as object)) throw NOT_PLAIN;
+    put('{');
+    let first = true;
+    for (const k in v as object) {
+      if (proto !== null && !Object.hasOwn(v as object, k)) continue;
+      const item = (v as Record<string, unknown>)[k];
+      if (item === undefined || typeof item === 'function' || typeof item === 'symbol') throw NOT_PLAIN;
+      // redactObject's copy takes a `__proto__` key as its prototype, which JSON.stringify then leaves out.
+      if (masked && k === '__proto__') continue;
+      put(first ? `${quote(k)}:` : `,${quote(k)}:`);
+      first = false;
+      if (masked && item !== null && item !== '' && isSecretKeyCached(k)) put(`"${MASK}"`);
+      else write(item, depth + 1, masked);
+    }
+    return put('}');
+  };
+  try {
+    if (value === undefined) throw NOT_PLAIN;
+    write(value, 0, true);
+  } catch (stop) {
+    if (stop === NOT_PLAIN) return JSON.stringify(redactObject(value)).slice(0, limit);
+    if (stop !== FULL) throw stop;
+  }
+  return out.slice(0, limit);
 }
 
 /** Secret values known at run time (the secret key, plugin secrets); masked wherever they appear in text. */

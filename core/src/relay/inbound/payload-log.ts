@@ -6,7 +6,7 @@
 import type { Core } from '../../core.ts';
 import { Database as Db, type Queryable } from '../../db/database.ts';
 import { newId } from '../../http/ids.ts';
-import { redactObject, redactText } from '../../logging/redact.ts';
+import { redactedJson, redactText } from '../../logging/redact.ts';
 import { type Page, pageSql } from '../routes/common.ts';
 
 const EXCERPT = 2048;
@@ -19,7 +19,7 @@ const EXCERPT = 2048;
  */
 export function payloadExcerpt(raw: Buffer, body?: unknown): string | null {
   if (!raw.length) return null;
-  if (body !== undefined) return redactText(JSON.stringify(redactObject(body)).slice(0, EXCERPT * 2)).slice(0, EXCERPT);
+  if (body !== undefined) return redactText(redactedJson(body, EXCERPT * 2)).slice(0, EXCERPT);
   return redactText(raw.subarray(0, EXCERPT * 2).toString('utf8')).slice(0, EXCERPT);
 }
 
