@@ -114,9 +114,11 @@ export class Dispatcher {
     this.catalog = catalog;
     this.monitor = monitor;
     this.pacer = new Pacer(core.db);
-    // A send finished: when the claimed-ahead backlog ran low, claim more at once.
+    // A send finished: when the claimed-ahead backlog ran low, claim more at once. Only while the last claim found
+    // rows, or rows of a paced target wait in the queue to be taken again: sends handed off at ingest leave nothing
+    // queued (ingest wakes the loop when it does queue), and a pass after each of them only read that nothing is due.
     this.lanes.onIdle = () => {
-      if (this.lanes.waiting < BATCH) this.wake();
+      if (this.lanes.waiting < BATCH && (!this.foundNone || this.held.size > 0)) this.wake();
       this.report();
     };
   }
