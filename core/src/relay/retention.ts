@@ -5,6 +5,7 @@
 import { purgeRevokedTokens } from '../auth/revocation.ts';
 import type { Core } from '../core.ts';
 import type { Queryable } from '../db/database.ts';
+import { newId } from '../http/ids.ts';
 import { claimSlot, finishSlot } from '../jobs/scheduler.ts';
 
 /**
@@ -48,6 +49,8 @@ interface BatchOptions<R> {
   columns?: string[];
   /** Runs in the batch's transaction before its rows are deleted (the replay keys' copy). */
   before?: (q: Queryable, rows: R[]) => Promise<unknown>;
+  /** Called after each batch with the rows deleted so far. */
+  onProgress?: (deleted: number) => void;
 }
 
 /**
@@ -78,6 +81,7 @@ async function deleteInBatches<R extends { id: string }>(
       held = performance.now() - from;
       return n;
     });
+    o.onProgress?.(deleted);
     if (rows.length < size) break;
     size = nextBatchSize(size, held);
     await new Promise((resolve) => setTimeout(resolve, pauseAfter(held)));
@@ -85,21 +89,44 @@ async function deleteInBatches<R extends { id: string }>(
   return deleted;
 }
 
+export interface RetentionOptions {
+  /** The cutoff instead of the retention period's: an operator's prune (`herald events prune --before`). */
+  before?: Date;
+  /** Called after each batch with the events deleted so far. */
+  onProgress?: (deleted: number) => void;
+}
+
+/** The cleanup running in this process on a database, if any: the next one waits for it. */
+const running = new WeakMap<object, Promise<unknown>>();
+
 /**
- * Deletes event_log rows older than the retention period (0 keeps everything), with what hangs off them, and whatever
- * has expired whatever the period: sign-outs of tokens past their expiry, plugin store entries. Returns the number of
- * events deleted; stops between two batches when `signal` aborts.
+ * Deletes event_log rows older than the retention period (0 keeps everything), or than `o.before` when given, with
+ * what hangs off them, and whatever has expired whatever the period: sign-outs of tokens past their expiry, plugin
+ * store entries. Returns the number of events deleted; stops between two batches when `signal` aborts. One cleanup
+ * runs at a time in a process (the daily job and an operator's prune wait for each other), so that two of them never
+ * double the time the database is held.
  */
-export async function applyRetention(core: Core, signal?: AbortSignal): Promise<number> {
+export async function applyRetention(core: Core, signal?: AbortSignal, o: RetentionOptions = {}): Promise<number> {
+  const previous = running.get(core.db) ?? Promise.resolve();
+  const run = previous.then(() => retentionRun(core, signal, o));
+  running.set(
+    core.db,
+    run.catch(() => {}),
+  );
+  return run;
+}
+
+async function retentionRun(core: Core, signal: AbortSignal | undefined, o: RetentionOptions): Promise<number> {
   await purgeRevokedTokens(core.db, core.clock.now());
   const days = core.config.eventLogRetentionDays;
-  if (days <= 0) return 0;
+  if (!o.before && days <= 0) return 0;
   const now = core.clock.now().toISOString();
-  const cutoff = new Date(core.clock.now().getTime() - days * 86_400_000).toISOString();
+  const cutoff = (o.before ?? new Date(core.clock.now().getTime() - days * 86_400_000)).toISOString();
   const done = `created_at < ? AND dispatch_status IN ('dispatched', 'dropped', 'failed', 'partial')`;
   type Keyed = { id: string; provider_id: string | null; replay_key: string | null; replay_expires_at: string | null };
   const n = await deleteInBatches<Keyed>(core, 'event_log', done, [cutoff], {
     signal,
+    onProgress: o.onProgress,
     columns: ['provider_id', 'replay_key', 'replay_expires_at'],
     // A replay key outlives its event when the period is shorter than the key's lifetime: it moves to plugin_store,
     // where the plugin's check still finds it, in the transaction that deletes its event. (Read with the batch: a
@@ -151,4 +178,106 @@ export async function retentionJob(core: Core, signal: AbortSignal, atStart: boo
       await finishSlot(core.db, RETENTION_JOB, slot, 'ok', core.clock.now());
   }
   return n;
+}
+
+/** An operator's prune run by the service (`POST /api/admin/events/prune`), as `GET …/prune/{id}` shows it. */
+export interface PruneJob {
+  id: string;
+  /** The cutoff: finished events created before it are deleted. */
+  before: string;
+  /** `stopped`: the service stopped before it finished (what was deleted stays deleted). */
+  state: 'running' | 'done' | 'failed' | 'stopped';
+  /** Events deleted so far. */
+  deleted: number;
+  /** When done: events older than the cutoff left because they are still pending or deferred. */
+  kept_unfinished: number | null;
+  started_at: string;
+  finished_at: string | null;
+  /** When failed: why, in English. */
+  error: string | null;
+}
+
+/** Finished prunes a service remembers for `GET …/prune/{id}`, newest kept. */
+const PRUNES_KEPT = 20;
+
+interface Prunes {
+  jobs: Map<string, PruneJob>;
+  current?: { job: PruneJob; done: Promise<void> };
+  abort: AbortController;
+}
+const prunesOf = new WeakMap<Core, Prunes>();
+
+function prunes(core: Core): Prunes {
+  const p = prunesOf.get(core);
+  if (p) return p;
+  const created: Prunes = { jobs: new Map(), abort: new AbortController() };
+  prunesOf.set(core, created);
+  // The service's stop ends a prune between two batches, before the database closes.
+  core.onShutdown(async () => {
+    created.abort.abort();
+    await created.current?.done;
+  });
+  return created;
+}
+
+/**
+ * Starts an operator's prune in this process: the same paced cleanup as the daily job (`applyRetention`), with the
+ * operator's cutoff, in the background. Returns the prune started, or the one already running (`started: false`):
+ * one at a time.
+ */
+export function startPrune(core: Core, before: Date): { job: PruneJob; started: boolean } {
+  const p = prunes(core);
+  if (p.current) return { job: { ...p.current.job }, started: false };
+  const job: PruneJob = {
+    id: newId(),
+    before: before.toISOString(),
+    state: 'running',
+    deleted: 0,
+    kept_unfinished: null,
+    started_at: core.clock.now().toISOString(),
+    finished_at: null,
+    error: null,
+  };
+  p.jobs.set(job.id, job);
+  for (const id of p.jobs.keys()) {
+    if (p.jobs.size <= PRUNES_KEPT) break;
+    if (id !== job.id) p.jobs.delete(id);
+  }
+  const log = core.logs.get('relay');
+  const from = performance.now();
+  const done = (async () => {
+    try {
+      job.deleted = await applyRetention(core, p.abort.signal, {
+        before,
+        onProgress: (n) => {
+          job.deleted = n;
+        },
+      });
+      if (p.abort.signal.aborted) job.state = 'stopped';
+      else {
+        const left = await core.db.get<{ n: unknown }>('SELECT COUNT(*) AS n FROM event_log WHERE created_at < ?', [
+          job.before,
+        ]);
+        job.kept_unfinished = Number(left?.n ?? 0);
+        job.state = 'done';
+      }
+    } catch (err) {
+      job.state = p.abort.signal.aborted ? 'stopped' : 'failed';
+      job.error = (err as Error).message;
+    }
+    job.finished_at = core.clock.now().toISOString();
+    p.current = undefined;
+    log.info(
+      { prune_id: job.id, before: job.before, state: job.state, deleted: job.deleted, ms: performance.now() - from },
+      'event log prune ended',
+    );
+  })();
+  p.current = { job, done };
+  return { job: { ...job }, started: true };
+}
+
+/** A prune this process ran or runs, by id; undefined when it knows none (another replica's, or before a restart). */
+export function pruneJob(core: Core, id: string): PruneJob | undefined {
+  const job = prunesOf.get(core)?.jobs.get(id);
+  return job && { ...job };
 }

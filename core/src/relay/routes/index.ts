@@ -7,6 +7,7 @@ import type { Core } from '../../core.ts';
 import type { App } from '../../http/server.ts';
 import { pushRoutes } from '../push/routes.ts';
 import { actionRoutes } from './actions.ts';
+import { adminEventRoutes } from './admin-events.ts';
 import { adminOutboundRoutes } from './admin-outbound.ts';
 import { botWebhookRoutes } from './bot-webhook.ts';
 import { botRoutes } from './bots.ts';
@@ -39,6 +40,7 @@ export async function registerRelayRoutes(app: App, core: Core): Promise<void> {
   await botRoutes(app, core);
   await botWebhookRoutes(app, core);
   await adminOutboundRoutes(app, core);
+  await adminEventRoutes(app, core);
   await pushRoutes(app, core);
   await statsRoutes(app, core);
 }
