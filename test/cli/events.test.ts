@@ -1,8 +1,11 @@
 /**
  * `herald events stats` and `herald events prune --before <date>` on a running service's event log:
  * counts by status, provider and type; the retention job's deletion at the date given (finished
- * events strictly before it, pending ones kept), and dates refused with their message.
+ * events strictly before it, pending ones kept), run by the service when one answers at SERVICE_PORT,
+ * by the command itself when nothing listens there or with `--local`; a service that refuses the
+ * command's token is not written beside; dates refused with their message.
  */
+import net from 'node:net';
 import t from 'tap';
 import { newId } from '../../core/src/http/ids.ts';
 import { startService } from '../helpers/service.ts';
@@ -13,7 +16,8 @@ const DAY = 86_400_000;
 t.test('events stats and prune', async (t) => {
   const s = await startService();
   t.teardown(() => s.stop());
-  const env = await serviceEnv(s.dataDir);
+  // The service's own address, as its SERVICE_PORT gives it: the prune is asked of it.
+  const env = await serviceEnv(s.dataDir, { SERVICE_PORT: new URL(s.url).port });
   const p = await s.request('POST', '/api/providers', {
     token: s.admin.token,
     body: { kind: 'example', name: 'Garden', config: { shared_token: 'shared-token-1' } },
@@ -71,6 +75,19 @@ t.test('events stats and prune', async (t) => {
   const byDate = await herald(['events', 'prune', '--before', '2021-03-01'], env);
   t.equal(byDate.code, 0, byDate.stderr);
   t.equal(byDate.stdout, 'Deleted 1 finished event created before 1 Mar 2021, 00:00:00 UTC.\n');
+  t.equal(
+    byDate.stderr,
+    `The service at ${s.url} runs the prune, as its daily retention job does; waiting for it to end.\n`,
+    'asked of the running service',
+  );
+  t.ok(
+    s.logs().some((l) => l.msg === 'an administrator started a prune' && l.admin_id === s.admin.id),
+    'which ran it, as the administrator',
+  );
+  t.ok(
+    s.logs().some((l) => l.msg === 'event log prune ended' && l.deleted === 1 && l.state === 'done'),
+    'and logged its end',
+  );
   t.notOk(await exists(justBefore), 'a millisecond before the date: deleted');
   t.ok(await exists(atBoundary), 'at the date: kept');
 
@@ -104,4 +121,78 @@ t.test('events stats and prune', async (t) => {
     3,
     'refused dates delete nothing',
   );
+});
+
+/** A loopback port nothing listens on (taken, then let go). */
+async function closedPort(): Promise<number> {
+  const srv = net.createServer();
+  await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  const port = (srv.address() as net.AddressInfo).port;
+  await new Promise((resolve) => srv.close(resolve));
+  return port;
+}
+
+t.test('events prune deletes itself only when no service answers, or with --local', async (t) => {
+  const s = await startService();
+  t.teardown(() => s.stop());
+  const db = s.service.core.db;
+  const add = async (createdAt: string) =>
+    db.run(
+      'INSERT INTO event_log (id, user_id, provider_id, provider_kind, event_type, payload, dispatch_status, ' +
+        `occurred_at, created_at) VALUES (?, ?, NULL, 'example', 'thing', '{}', 'dispatched', ?, ?)`,
+      [newId(), s.admin.id, createdAt, createdAt],
+    );
+  const count = async () => Number((await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM event_log'))?.n);
+  const started = () => s.logs().filter((l) => l.msg === 'an administrator started a prune').length;
+  await add('2020-01-01T00:00:00.000Z');
+  await add('2020-02-01T00:00:00.000Z');
+  await add('2020-03-01T00:00:00.000Z');
+
+  // Nothing listens at the address: the command deletes from its own process.
+  const port = await closedPort();
+  const alone = await herald(
+    ['events', 'prune', '--before', '2020-01-15'],
+    await serviceEnv(s.dataDir, { SERVICE_PORT: String(port) }),
+  );
+  t.equal(alone.code, 0, alone.stderr);
+  t.equal(alone.stdout, 'Deleted 1 finished event created before 15 Jan 2020, 00:00:00 UTC.\n');
+  t.equal(alone.stderr, `No service answers at http://127.0.0.1:${port}: deleting from this process.\n`);
+  t.equal(await count(), 2);
+  t.equal(started(), 0, 'the service was not asked');
+
+  // --local: never asks, though a service answers.
+  const env = await serviceEnv(s.dataDir, { SERVICE_PORT: new URL(s.url).port });
+  const local = await herald(['events', 'prune', '--before', '2020-02-15', '--local'], env);
+  t.equal(local.code, 0, local.stderr);
+  t.equal(local.stdout, 'Deleted 1 finished event created before 15 Feb 2020, 00:00:00 UTC.\n');
+  t.equal(local.stderr, '');
+  t.equal(started(), 0, 'the service was not asked');
+
+  // A service that refuses the command's token (another SERVICE_SECRET_KEY): nothing is written beside it.
+  const otherKey = await serviceEnv(s.dataDir, {
+    SERVICE_PORT: '1',
+    SERVICE_SECRET_KEY: 'an-entirely-different-secret-key-of-enough-length-0123456789',
+  });
+  const refused = await herald(['events', 'prune', '--before', '2020-03-15', '--url', s.url], otherKey);
+  t.equal(refused.code, 1);
+  t.match(
+    refused.stderr,
+    new RegExp(
+      `^herald: The service at ${s.url.replace(/\./g, '\\.')} refused the prune: .+ It must run with this ` +
+        'SERVICE_SECRET_KEY on this database; to delete from this process anyway, add --local\\.\\n$',
+    ),
+  );
+  t.equal(await count(), 1, 'nothing deleted');
+
+  // In Russian, asked of the service with --url.
+  const ru = await herald(['events', 'prune', '--before', '2020-03-15', '--url', `${s.url}/`], {
+    ...env,
+    SERVICE_PORT: '1',
+    LANG: 'ru_RU.UTF-8',
+  });
+  t.equal(ru.code, 0, ru.stderr);
+  t.match(ru.stdout, /^Удалено 1 завершённое событие, созданное до /);
+  t.equal(ru.stderr, `Очистку выполняет сервис по адресу ${s.url}, как ежедневную; ждём её окончания.\n`);
+  t.equal(await count(), 0);
+  t.equal(started(), 1);
 });

@@ -3,12 +3,17 @@
  * that date as its cutoff: finished events (dispatched, dropped, failed, partial) created before
  * it, with the webhook payload log, job runs and message threads of that age, and whatever has
  * expired anyway (token sign-outs, plugin store entries). Pending and deferred events stay.
+ * A running service runs it in its own process (`POST /api/admin/events/prune`, asked as an
+ * administrator of the database with a token signed with SERVICE_SECRET_KEY, as the service signs
+ * its own): two processes writing one SQLite file contend for its write lock, and the service's
+ * deliveries waited behind the prune (scripts/bench/RESULTS.md, issue 27 item 7). The command
+ * deletes from its own process only when nothing listens at the service's address, or with `--local`.
  * `herald events stats`: counts of the event log by status, by provider and by event type.
  */
-import type { Core } from '../core.ts';
-import { withCore } from './context.ts';
+import type { Config } from '../config/config.ts';
+import { type CliCore, withCore } from './context.ts';
 import type { Messages } from './i18n.ts';
-import { CliError, EXIT, out, printJson, table } from './output.ts';
+import { CliError, EXIT, note, out, printJson, table } from './output.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -26,24 +31,167 @@ export function parseCutoff(value: string, now: Date): Date {
   return at;
 }
 
-export async function pruneEvents(m: Messages, o: { before: string }): Promise<void> {
+/** What `events prune` was given besides the date. */
+export interface PruneOptions {
+  before: string;
+  /** The running service's address, instead of the one SERVICE_HOST and SERVICE_PORT give. */
+  url?: string;
+  /** Delete from this process, without asking a running service. */
+  local?: boolean;
+}
+
+/**
+ * Where the running service answers: SERVICE_PORT on the loopback address, or on SERVICE_HOST when that names one
+ * address (as the service's own log line `listening` gives it).
+ */
+export function serviceUrl(config: Config, url?: string): string {
+  if (url) return url.replace(/\/+$/, '');
+  const h = config.host;
+  const host = !h || h === '0.0.0.0' || h === '::' ? '127.0.0.1' : h.includes(':') ? `[${h}]` : h;
+  return `http://${host}:${config.port}`;
+}
+
+/** A prune as the service shows it (`GET /api/admin/events/prune/{id}`). */
+interface PruneAnswer {
+  id: string;
+  state: 'running' | 'done' | 'failed' | 'stopped';
+  deleted: number;
+  kept_unfinished: number | null;
+  error: string | null;
+}
+
+/** How long one request to the service may take; the prune itself runs on in the service between them. */
+const REQUEST_TIMEOUT_MS = 15_000;
+/** Between two looks at a running prune. */
+const POLL_MS = 500;
+/** A token lives this long: one is signed for each request. */
+const TOKEN_TTL_S = 120;
+
+/** No process listens at the address: the connection is refused (nothing of a service is there to contend with). */
+function nothingListens(err: unknown): boolean {
+  const cause = (err as { cause?: { code?: string; errors?: { code?: string }[] } }).cause;
+  const codes = [cause?.code, ...(cause?.errors ?? []).map((e) => e.code)];
+  return codes.includes('ECONNREFUSED');
+}
+
+const reasonOf = (err: unknown): string => {
+  const e = err as { message?: string; cause?: { message?: string } };
+  return e.cause?.message ?? e.message ?? String(err);
+};
+
+/**
+ * Asks the service at `url` to run the prune (`POST /api/admin/events/prune`) and follows it to its end. Undefined
+ * when nothing listens there; the prune's end otherwise (a refusal or a lost service is thrown).
+ */
+async function pruneInService(
+  core: CliCore,
+  m: Messages,
+  url: string,
+  cutoff: Date,
+): Promise<{ deleted: number; kept: number } | undefined> {
+  // An administrator of this database, with a token the service accepts from its own key: what the command line's
+  // access to SERVICE_SECRET_KEY and the database already allows. A service on another key or database refuses it.
+  const admin = await core.db.get<{ id: string; role: string; token_version: unknown }>(
+    `SELECT id, role, token_version FROM users WHERE role = 'admin' AND is_active = ? ORDER BY created_at, id LIMIT 1`,
+    [true],
+  );
+  const call = async (method: 'GET' | 'POST', path: string, body?: unknown) => {
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (admin) {
+      const version = Number(admin.token_version ?? 0);
+      headers.authorization = `Bearer ${await core.tokens.issue(admin.id, admin.role, version, TOKEN_TTL_S)}`;
+    }
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(`${url}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+    });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = undefined;
+    }
+    return { status: res.status, json: json as Record<string, unknown> | undefined, text };
+  };
+  /** A refusal as the service words it: the problem's detail, or the status. */
+  const refusal = (r: { status: number; json?: Record<string, unknown>; text: string }) => {
+    const detail = r.json?.detail;
+    return typeof detail === 'string' ? detail : `HTTP ${r.status} ${r.text.slice(0, 200)}`.trim();
+  };
+
+  let started: Awaited<ReturnType<typeof call>>;
+  try {
+    started = await call('POST', '/api/admin/events/prune', { before: cutoff.toISOString() });
+  } catch (err) {
+    if (nothingListens(err)) return undefined;
+    throw new CliError('events.service_failed', { url, reason: reasonOf(err) });
+  }
+  if (started.status === 401 && !admin) throw new CliError('events.no_admin', { url });
+  if (started.status === 401 || started.status === 403)
+    throw new CliError('events.service_refused', { url, reason: refusal(started) });
+  if (started.status === 409 && started.json?.code === 'prune_running') {
+    const { HttpError } = await import('../http/problem.ts');
+    throw new HttpError(409, 'prune_running', refusal(started));
+  }
+  if (started.status !== 202 || typeof started.json?.id !== 'string')
+    throw new CliError('events.service_failed', { url, reason: refusal(started) });
+  note(m.t('events.asking_service', { url }));
+  let job = started.json as unknown as PruneAnswer;
+  while (job.state === 'running') {
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+    let r: Awaited<ReturnType<typeof call>>;
+    try {
+      r = await call('GET', `/api/admin/events/prune/${job.id}`);
+    } catch (err) {
+      throw new CliError('events.prune_lost', { url, reason: reasonOf(err) });
+    }
+    // Another process answers now (the service restarted): it knows nothing of this prune.
+    if (r.status !== 200 || r.json?.id !== job.id) throw new CliError('events.prune_lost', { url, reason: refusal(r) });
+    job = r.json as unknown as PruneAnswer;
+  }
+  if (job.state === 'stopped') throw new CliError('events.prune_stopped', { count: job.deleted });
+  if (job.state === 'failed')
+    throw new CliError('events.prune_failed', { count: job.deleted, reason: job.error ?? '' });
+  return { deleted: job.deleted, kept: job.kept_unfinished ?? 0 };
+}
+
+/**
+ * `events prune`: a running service runs it (the same paced cleanup as its daily job, in its own process); only when
+ * no service answers at its address, or with `--local`, this process deletes, as the daily job would.
+ */
+export async function pruneEvents(m: Messages, o: PruneOptions): Promise<void> {
   const now = new Date();
   const cutoff = parseCutoff(o.before, now);
   await withCore(m, 'existing', 'always', async (core) => {
-    // The job's cutoff is `now - retention days`: a retention of exactly (now - cutoff) puts it at the date asked for.
-    const view = Object.create(core) as Core;
-    view.config = { ...core.config, eventLogRetentionDays: (now.getTime() - cutoff.getTime()) / DAY_MS };
-    view.clock = { now: () => now };
+    const print = (deleted: number, kept: number) => {
+      out(m.t('events.pruned', { count: deleted, before: m.date(cutoff.toISOString()) }));
+      if (kept) out(m.t('events.kept_unfinished', { count: kept }));
+    };
+    // Nothing is older than now: nothing to ask for.
+    if (cutoff.getTime() === now.getTime()) return print(0, await unfinishedBefore(core, cutoff));
+    if (!o.local) {
+      const url = serviceUrl(core.config, o.url);
+      const done = await pruneInService(core, m, url, cutoff);
+      if (done) return print(done.deleted, done.kept);
+      note(m.t('events.no_service', { url }));
+    }
     // Loaded only here.
     const { applyRetention } = await import('../relay/retention.ts');
-    const deleted = cutoff.getTime() === now.getTime() ? 0 : await applyRetention(view);
-    out(m.t('events.pruned', { count: deleted, before: m.date(cutoff.toISOString()) }));
-    const left = await core.db.get<{ n: unknown }>(`SELECT COUNT(*) AS n FROM event_log WHERE created_at < ?`, [
-      cutoff.toISOString(),
-    ]);
-    const kept = Number(left?.n ?? 0);
-    if (kept) out(m.t('events.kept_unfinished', { count: kept }));
+    const deleted = await applyRetention(core, undefined, { before: cutoff });
+    print(deleted, await unfinishedBefore(core, cutoff));
   });
+}
+
+/** Events older than the cutoff that a prune keeps: pending or deferred. */
+async function unfinishedBefore(core: CliCore, cutoff: Date): Promise<number> {
+  const left = await core.db.get<{ n: unknown }>('SELECT COUNT(*) AS n FROM event_log WHERE created_at < ?', [
+    cutoff.toISOString(),
+  ]);
+  return Number(left?.n ?? 0);
 }
 
 interface Count {

@@ -170,7 +170,14 @@ export function buildProgram(m: Messages, done: (code: number) => void): Command
     .command('prune')
     .description(t('help.events_prune'))
     .requiredOption('--before <date>', t('help.before'))
-    .action(act(async (o: { before: string }) => (await import('./events.ts')).pruneEvents(m, o)));
+    .option('--url <url>', t('help.prune_url'))
+    .option('--local', t('help.prune_local'))
+    .addHelpText('after', `\n${t('help.events_prune_after')}`)
+    .action(
+      act(async (o: { before: string; url?: string; local?: boolean }) =>
+        (await import('./events.ts')).pruneEvents(m, o),
+      ),
+    );
   events
     .command('stats')
     .description(t('help.events_stats'))
