@@ -15,9 +15,18 @@
  *
  * `npm run bench:streams` (BENCH_STREAMS, BENCH_CHUNKS, BENCH_WARMUP adjust it; BENCH_SQL_PROFILE=1 prints the
  * service's statement timings at exit, setup included).
+ *
+ * BENCH_PIN=1 pins the service to CPU 0 and this process (the clients) with the fake model to CPU 1 (taskset, every
+ * thread of each), so that on a 2-core machine the two sides do not take each other's CPU: the direct baseline then
+ * measures the clients and the model alone, and the service's loop has a core of its own (its GC and other threads
+ * share it). The service is ready before the direct baseline runs, and both paths are warmed up first.
+ * BENCH_PIN=<service cpus>/<client cpus> (taskset's list syntax, e.g. `0/1` or `0-1/2-3`) chooses the CPUs.
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import { Agent, request } from 'undici';
 import { Api, freePort, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
 import { type Dist, dist, envInt, fmt, heading, line, procCpuMs, record, sleep, wallMs } from './lib/stats.ts';
@@ -28,6 +37,85 @@ const DELAY_MS = 20;
 const USERS = Math.max(1, Math.ceil(STREAMS / 100));
 const WARMUP = envInt('BENCH_WARMUP', 4);
 const STAMP = /<t:(\d+\.\d+)>/g;
+/**
+ * BENCH_MODEL: `sleep` (the default) is the test fake (scripts/bench/lib/fake-model-server.ts), which sleeps DELAY_MS
+ * after each write: streams opened in the same turn (the direct baseline's 500 at once) or fired by the same late
+ * turn stay together from then on. `scheduled` is the model of this file (`--model`): the streams' chunks are spread
+ * evenly over each DELAY_MS period (the n-th request's chunks come at phase (n mod STREAMS) × DELAY_MS / STREAMS of
+ * the period, the first at least DELAY_MS after the request), whenever the requests came, and a late turn does not
+ * move the later chunks. So the direct baseline and the service get the same even stream of emissions (25 chunks
+ * a ms at the defaults), as from many independent users. In trials on a 2-core machine both still emitted up to
+ * 60–110 chunks in one ms (a descheduled or late turn releases everything due in it), and neither steadied the
+ * direct baseline's p99.
+ */
+const MODEL = process.env.BENCH_MODEL === 'scheduled' ? 'scheduled' : 'sleep';
+
+if (process.argv[2] === '--model')
+  await serveModel(Number(process.argv[3]), Number(process.argv[4]), Number(process.argv[5]));
+
+/**
+ * The scheduled fake model (see BENCH_MODEL): OpenAI's streaming wire format as the test fake sends it (a role
+ * chunk, CHUNKS content chunks each carrying `<t:emission ms>`, a finish chunk, a usage chunk, `[DONE]`), built from
+ * fixed strings. Prints its base URL; runs until SIGTERM.
+ */
+async function serveModel(chunks: number, delayMs: number, streams: number): Promise<never> {
+  let seq = 0;
+  const epoch = performance.now();
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      // This stream's phase in the period, and its first chunk's time: the first such time DELAY_MS after now.
+      const phase = epoch + ((seq % streams) * delayMs) / streams;
+      const first = phase + Math.ceil((performance.now() + delayMs - phase) / delayMs) * delayMs;
+      const head = `data: {"id":"chatcmpl-bench${++seq}","object":"chat.completion.chunk","created":${Math.floor(
+        Date.now() / 1000,
+      )},"model":"bench-model","system_fingerprint":null,"choices":[{"index":0,"delta":`;
+      const tail = ',"logprobs":null,"finish_reason":';
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+      res.write(`${head}{"role":"assistant","content":"","refusal":null}${tail}null}],"usage":null}\n\n`);
+      let k = 0;
+      const next = (): void => {
+        if (res.destroyed) return;
+        const stamp = (performance.timeOrigin + performance.now()).toFixed(3);
+        res.write(`${head}{"content":"<t:${stamp}>"}${tail}null}],"usage":null}\n\n`);
+        if (++k < chunks) {
+          setTimeout(next, Math.max(0, first + k * delayMs - performance.now()));
+          return;
+        }
+        res.write(`${head}{}${tail}"stop"}],"usage":null}\n\n`);
+        res.write(
+          `${head.slice(0, head.indexOf('"choices"'))}"choices":[],"usage":{"prompt_tokens":20,` +
+            `"completion_tokens":${chunks},"total_tokens":${20 + chunks}}}\n\ndata: [DONE]\n\n`,
+        );
+        res.end();
+      };
+      setTimeout(next, Math.max(0, first - performance.now()));
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  process.stdout.write(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1\n`);
+  process.on('SIGTERM', () => {
+    server.closeAllConnections();
+    server.close(() => process.exit(0));
+  });
+  return new Promise<never>(() => {});
+}
+const PIN = pinSpec(process.env.BENCH_PIN);
+
+/** BENCH_PIN: `1` → service on CPU 0, clients and model on CPU 1; `<a>/<b>` → service on a, clients on b. */
+function pinSpec(v: string | undefined): { service: string; clients: string } | undefined {
+  if (!v || v === '0') return undefined;
+  if (v === '1') return { service: '0', clients: '1' };
+  const m = /^([\d,-]+)\/([\d,-]+)$/.exec(v);
+  if (!m) throw new Error(`BENCH_PIN: expected 1 or <service cpus>/<client cpus>, got ${v}`);
+  return { service: m[1]!, clients: m[2]! };
+}
+
+/** Sets the CPU affinity of every thread of a process (threads it starts later inherit it). */
+function pin(pid: number, cpus: string): void {
+  const r = spawnSync('taskset', ['-a', '-p', '-c', cpus, String(pid)], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`taskset ${cpus} ${pid}: ${r.stderr || r.error?.message}`);
+}
 
 interface StreamResult {
   latencies: number[];
@@ -70,8 +158,10 @@ async function consume(body: AsyncIterable<Buffer>, finished: (text: string) => 
 async function runClients(
   open: (i: number) => Promise<StreamResult>,
   sample?: () => void,
-): Promise<{ results: StreamResult[]; ms: number }> {
+): Promise<{ results: StreamResult[]; ms: number; clientsCpuMs: number; modelCpuMs: number }> {
   const started = wallMs();
+  const cpu0 = process.cpuUsage();
+  const model0 = procCpuMs(fakeProc.pid!);
   let live = true;
   const sampler = (async () => {
     while (live && sample) {
@@ -86,7 +176,13 @@ async function runClients(
   );
   live = false;
   await sampler;
-  return { results, ms: wallMs() - started };
+  const cpu = process.cpuUsage(cpu0);
+  return {
+    results,
+    ms: wallMs() - started,
+    clientsCpuMs: (cpu.user + cpu.system) / 1000,
+    modelCpuMs: procCpuMs(fakeProc.pid!) - model0,
+  };
 }
 
 interface Phases {
@@ -115,6 +211,16 @@ function summary(label: string, rs: StreamResult[]): Phases {
   for (const r of rs) r.latencies.forEach((l, i) => (r.emitted[i]! < allOpen ? during : after).push(l));
   const a = dist(during);
   const b = dist(after);
+  // How bunched the emissions were once all were open: the chunks emitted in the busiest 1 ms against the mean.
+  const perMs = new Map<number, number>();
+  for (const r of rs)
+    for (const e of r.emitted) if (e >= allOpen) perMs.set(Math.floor(e), (perMs.get(Math.floor(e)) ?? 0) + 1);
+  const counts = [...perMs.values()].sort((x, y) => x - y);
+  const span = Math.max(1, Math.max(...perMs.keys()) - Math.min(...perMs.keys()) + 1);
+  line(
+    `${label}: emitted per ms once all open`,
+    `mean ${fmt(b.n / span, 1)}, p99 ${counts[Math.floor(counts.length * 0.99)] ?? 0}, max ${counts.at(-1) ?? 0}`,
+  );
   line(
     `${label}: p50 / p99 while opening | all open`,
     `${fmt(a.p50, 2)} / ${fmt(a.p99, 2)} ms (${a.n} chunks) | ${fmt(b.p50, 2)} / ${fmt(b.p99, 2)} ms (${b.n})`,
@@ -131,10 +237,25 @@ function summary(label: string, rs: StreamResult[]): Phases {
 }
 
 heading(`assistant streams (${STREAMS} concurrent, ${CHUNKS} chunks ${DELAY_MS} ms apart)`);
-const fakeProc = spawn(process.execPath, ['scripts/bench/lib/fake-model-server.ts', String(CHUNKS), String(DELAY_MS)], {
-  cwd: ROOT,
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+// Pinned before the fake model starts, so that it inherits the clients' CPUs.
+if (PIN) pin(process.pid, PIN.clients);
+const load = (): string =>
+  os
+    .loadavg()
+    .map((l) => fmt(l, 2))
+    .join(' / ');
+line('load average 1 / 5 / 15 min at start', load());
+line('model (BENCH_MODEL)', MODEL);
+// Run as `nice -n -10 npm run bench:streams` (as root) so that other work on the machine takes less of the CPU.
+line('niceness (inherited by the service and the model)', String(os.getPriority()));
+line('CPU pinning (BENCH_PIN)', PIN ? `service on ${PIN.service}, clients and model on ${PIN.clients}` : 'none');
+const fakeProc = spawn(
+  process.execPath,
+  MODEL === 'sleep'
+    ? ['scripts/bench/lib/fake-model-server.ts', String(CHUNKS), String(DELAY_MS)]
+    : [new URL(import.meta.url).pathname, '--model', String(CHUNKS), String(DELAY_MS), String(STREAMS)],
+  { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
+);
 const baseUrl = await new Promise<string>((resolve) =>
   fakeProc.stdout!.once('data', (c: Buffer) => resolve(c.toString().trim())),
 );
@@ -151,9 +272,12 @@ const opts = heraldOptions(tempDir('streams'), await freePort(), '@herald/provid
   ...(process.env.BENCH_SQL_PROFILE === '1' ? { HERALD_SQL_PROFILE: '1' } : {}),
 });
 const herald = spawnHerald(opts);
+if (PIN) pin(herald.pid, PIN.service);
 try {
+  // The service is ready (and idle) before the baseline runs: its start would otherwise share the CPU with it.
+  await herald.ready();
   // Baseline: the same clients reading the fake model directly.
-  const direct = await runClients(async () => {
+  const directStream = async (): Promise<StreamResult> => {
     const sent = wallMs();
     const res = await request(`${baseUrl}/chat/completions`, {
       method: 'POST',
@@ -168,10 +292,12 @@ try {
     });
     const startMs = wallMs() - sent;
     return { ...(await consume(res.body, (t) => t.includes('data: [DONE]'))), startMs };
-  });
+  };
+  // Warm-up of the direct path too (the clients' code and the model's), as many streams as the service's below.
+  for (let round = 0; round < 2; round++) await Promise.all(Array.from({ length: WARMUP }, directStream));
+  const direct = await runClients(directStream);
   const base = summary('baseline (direct)', direct.results);
 
-  await herald.ready();
   const api = new Api(herald.url);
   await api.setup();
   const chats: { token: string; id: string }[] = [];
@@ -255,13 +381,25 @@ try {
   );
   line('herald RSS idle → peak', `${fmt(idleKb / 1024, 1)} → ${fmt(peakKb / 1024, 1)} MB`);
   line('memory per open stream', `${fmt(perStreamKb, 1)} KB`, { text: '<= 100 KB', ok: perStreamKb <= 100 });
+  const share = (cpu: number, ms: number) => `${fmt(cpu, 0)} ms (${fmt((100 * cpu) / ms, 0)} % of a core)`;
+  line(
+    'clients CPU, direct / through herald',
+    `${share(direct.clientsCpuMs, direct.ms)} / ${share(via.clientsCpuMs, via.ms)}`,
+  );
+  line(
+    'model CPU, direct / through herald',
+    `${share(direct.modelCpuMs, direct.ms)} / ${share(via.modelCpuMs, via.ms)}`,
+  );
   line(
     'wall time direct / through herald',
     `${fmt(direct.ms / 1000, 2)} / ${fmt(via.ms / 1000, 2)} s (${fmt(via.ms / direct.ms, 2)}×)`,
   );
+  line('load average 1 / 5 / 15 min at end', load());
   record('streams', {
     streams: STREAMS,
     chunks: CHUNKS,
+    pin: PIN ? `${PIN.service}/${PIN.clients}` : null,
+    model: MODEL,
     warmup_messages: WARMUP * 2,
     baseline: base.all,
     herald: through,
