@@ -189,6 +189,37 @@ interface Phases {
   all: Dist;
   opening: Dist;
   open: Dist;
+  /** Wall time of the last stream's first chunk: the opening phase ends there. */
+  allOpen: number;
+}
+
+/**
+ * The service's own event loop, sampled from inside it (a module preloaded with --import): a 2 ms timer whose
+ * lateness is recorded with its wall time and written to a file at exit. A chunk that reaches the service waits for
+ * the loop, so this is what the service's loop adds to it, without the clients' and the model's scheduling in the
+ * figure (other work on the machine is still in it).
+ */
+const LAG_SAMPLER = `import fs from 'node:fs';
+const file = process.env.HERALD_BENCH_LAG_FILE;
+const at = [];
+const late = [];
+let due = performance.now() + 2;
+const tick = () => {
+  const now = performance.now();
+  at.push(performance.timeOrigin + now);
+  late.push(now - due);
+  due = now + 2;
+  setTimeout(tick, 2).unref();
+};
+setTimeout(tick, 2).unref();
+process.on('exit', () => fs.writeFileSync(file, JSON.stringify({ at, late })));
+`;
+
+/** The loop's lateness p50 / p99 / max in [from, to) of wall time, from the sampler's file. */
+function loopLate(samples: { at: number[]; late: number[] }, from: number, to: number): string {
+  const v = samples.late.filter((_, i) => samples.at[i]! >= from && samples.at[i]! < to);
+  const d = dist(v);
+  return `${fmt(d.p50, 2)} / ${fmt(d.p99, 2)} / ${fmt(d.max, 1)} ms (${d.n} samples)`;
 }
 
 function summary(label: string, rs: StreamResult[]): Phases {
@@ -233,7 +264,7 @@ function summary(label: string, rs: StreamResult[]): Phases {
   );
   const errors = [...new Set(rs.map((r) => r.error).filter(Boolean))];
   if (errors.length) line(`${label}: errors`, errors.slice(0, 3).join(' | '));
-  return { all: d, opening: a, open: b };
+  return { all: d, opening: a, open: b, allOpen };
 }
 
 heading(`assistant streams (${STREAMS} concurrent, ${CHUNKS} chunks ${DELAY_MS} ms apart)`);
@@ -265,13 +296,21 @@ const agent = new Agent({
   bodyTimeout: 120_000,
   headersTimeout: 120_000,
 });
-const opts = heraldOptions(tempDir('streams'), await freePort(), '@herald/provider-bridge-self', {
+const dataDir = tempDir('streams');
+const lagFile = `${dataDir}-loop-lag.json`;
+fs.writeFileSync(`${dataDir}-lag.mjs`, LAG_SAMPLER);
+const sampler = `--import=${new URL(`file://${dataDir}-lag.mjs`).href}`;
+process.env.BENCH_NODE_ARGS = `${sampler} ${process.env.BENCH_NODE_ARGS ?? ''}`;
+const opts = heraldOptions(dataDir, await freePort(), '@herald/provider-bridge-self', {
+  HERALD_BENCH_LAG_FILE: lagFile,
   AI_BASE_URL: baseUrl,
   AI_API_KEY: 'sk-bench-key',
   AI_MODEL: 'bench-model',
   ...(process.env.BENCH_SQL_PROFILE === '1' ? { HERALD_SQL_PROFILE: '1' } : {}),
 });
 const herald = spawnHerald(opts);
+/** Wall-time windows for the service's loop lateness: the direct run (the service idle), opening, all open. */
+const windows: { idle?: [number, number]; opening?: [number, number]; open?: [number, number] } = {};
 if (PIN) pin(herald.pid, PIN.service);
 try {
   // The service is ready (and idle) before the baseline runs: its start would otherwise share the CPU with it.
@@ -295,7 +334,9 @@ try {
   };
   // Warm-up of the direct path too (the clients' code and the model's), as many streams as the service's below.
   for (let round = 0; round < 2; round++) await Promise.all(Array.from({ length: WARMUP }, directStream));
+  const directFrom = wallMs();
   const direct = await runClients(directStream);
+  windows.idle = [directFrom, wallMs()];
   const base = summary('baseline (direct)', direct.results);
 
   const api = new Api(herald.url);
@@ -355,6 +396,7 @@ try {
   const idleKb = herald.rssKb();
   let peakKb = idleKb;
   const cpuBefore = procCpuMs(herald.pid);
+  const viaFrom = wallMs();
   const via = await runClients(
     (i) => message(chats[i]!),
     () => {
@@ -363,6 +405,8 @@ try {
   );
   const cpuMs = procCpuMs(herald.pid) - cpuBefore;
   const phases = summary('through herald', via.results);
+  windows.opening = [viaFrom, phases.allOpen];
+  windows.open = [phases.allOpen, viaFrom + via.ms];
   const through = phases.all;
   const addedP50 = through.p50 - base.all.p50;
   const addedP99 = through.p99 - base.all.p99;
@@ -418,6 +462,14 @@ try {
     const at = herald.stderr().lastIndexOf('SQL profile:');
     if (at >= 0) process.stdout.write(`${herald.stderr().slice(at)}\n`);
   }
+  if (windows.open && fs.existsSync(lagFile)) {
+    const samples = JSON.parse(fs.readFileSync(lagFile, 'utf8')) as { at: number[]; late: number[] };
+    line('service loop lateness p50 / p99 / max', '(a 2 ms timer inside the service)');
+    line('  during the direct run (service idle)', loopLate(samples, ...windows.idle!));
+    line('  while the streams open', loopLate(samples, ...windows.opening!));
+    line('  once all are open', loopLate(samples, ...windows.open));
+  }
+  for (const f of [lagFile, `${dataDir}-lag.mjs`]) fs.rmSync(f, { force: true });
   fakeProc.kill('SIGTERM');
   await agent.close();
   fs.rmSync(opts.dataDir, { recursive: true, force: true });
