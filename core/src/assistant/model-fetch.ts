@@ -15,6 +15,12 @@ export interface ModelTransport {
   /** The body of a successful response returned by `fetch`, once. */
   bodyOf(res: Response): ChunkSource | undefined;
   /**
+   * A POST of a JSON string with headers given as they go out (no conversion), as `fetch` sends the SDK's: the
+   * Response of its status and headers, with an empty body when it succeeded (read it with `bodyOf`) and the whole
+   * error body otherwise.
+   */
+  post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Response>;
+  /**
    * Closes every connection, aborting requests still running (shutdown has already stopped the streams it waits for).
    */
   close(): Promise<void>;
@@ -246,15 +252,29 @@ export async function createModelTransport(opts: {
       (typeof payload !== 'string' && !(payload instanceof Uint8Array))
     )
       return globalThis.fetch(input, init);
-    const signal = init.signal ?? undefined;
+    return send(
+      new URL(input),
+      (init.method ?? 'GET') as Dispatcher.HttpMethod,
+      plainHeaders(init.headers),
+      payload,
+      init.signal ?? undefined,
+    );
+  };
+
+  const send = (
+    url: URL,
+    method: Dispatcher.HttpMethod,
+    headers: Record<string, string>,
+    body: string | Uint8Array,
+    signal: AbortSignal | undefined,
+  ): Promise<Response> => {
     if (signal?.aborted) return Promise.reject(aborted(signal));
-    const url = new URL(input);
     const options: Dispatcher.DispatchOptions = {
       origin: url.origin,
       path: url.pathname + url.search,
-      method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
-      headers: plainHeaders(init.headers),
-      body: payload ?? null,
+      method,
+      headers,
+      body,
     };
     return new Promise<Response>((resolve, reject) => {
       agent.dispatch(options, new FetchHandler(bodies, signal, resolve, reject));
@@ -263,6 +283,7 @@ export async function createModelTransport(opts: {
 
   return {
     fetch,
+    post: (url, headers, body, signal) => send(url, 'POST', headers, body, signal),
     bodyOf(res) {
       const b = bodies.get(res);
       bodies.delete(res);
