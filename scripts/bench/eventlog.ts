@@ -8,16 +8,19 @@
  *      the `before` cursor, combined), BENCH_REQUESTS (50) sequential requests each: p50 / p95, goal p95 ≤ 50 ms;
  *   3. a paced relay run at BENCH_RATE (200/s) for BENCH_PACED_S (30 s): the same run's baseline p99;
  *   4. the same paced run while `herald events prune --before <n>d` (the retention job's `applyRetention`, run now
- *      beside the service as an operator would) deletes first the oldest day (a normal day's work for the daily
- *      job), then everything older than BENCH_PRUNE_DAYS (30: half the log, the worst case, the first cleanup after
- *      retention is switched on): each one's duration and the run's p99, lost, duplicated and refused;
+ *      as an operator would) deletes first the oldest day (a normal day's work for the daily job), then everything
+ *      older than BENCH_PRUNE_DAYS (30: half the log, the worst case, the first cleanup after retention is switched
+ *      on): each one's duration and the run's p99, lost, duplicated and refused. BENCH_PRUNE_VIA=service (default):
+ *      the command asks the running service to prune (`POST /api/admin/events/prune`), which runs it in its own
+ *      process; `local`: `--local`, the command deletes from its own process beside the service (the two contend
+ *      for SQLite's write lock), as every prune did before;
  *   5. the daily job itself, in the service: restarted with SERVICE_EVENT_LOG_RETENTION_DAYS one day shorter (the
  *      job runs a minute after start, then daily), so it deletes one day of events, a normal day's work; a paced
  *      run from ready until it starts, then one while it runs (at least 5 s): its duration and that run's p99.
  * Goal (absolute): p95 ≤ 50 ms per filter; the cleanup must not stall delivery (p99 with it against without it).
  *
  * `npm run bench:eventlog` (BENCH_EVENTS, BENCH_SPAN_DAYS, BENCH_REQUESTS, BENCH_RATE, BENCH_PACED_S,
- * BENCH_PRUNE_DAYS adjust it).
+ * BENCH_PRUNE_DAYS, BENCH_PRUNE_VIA adjust it).
  */
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
@@ -38,6 +41,9 @@ const REQUESTS = envInt('BENCH_REQUESTS', 50);
 const RATE = envInt('BENCH_RATE', 200);
 const PACED_S = envInt('BENCH_PACED_S', 30);
 const PRUNE_DAYS = envInt('BENCH_PRUNE_DAYS', 30);
+/** Who deletes in phase 4: the service, asked by the command (`service`), or the command itself (`local`). */
+const PRUNE_VIA = process.env.BENCH_PRUNE_VIA === 'local' ? 'local' : 'service';
+const PRUNE_HOW = PRUNE_VIA === 'local' ? 'CLI --local, beside the service' : 'asked of the service, run in it';
 const DAY = 86_400_000;
 const BATCH = 10_000;
 
@@ -256,7 +262,7 @@ async function pacedUntil(
 
 heading(
   `event log: ${EVENTS.toLocaleString('en-US')} events over ${SPAN_DAYS} days, filters ×${REQUESTS}, ` +
-    `paced ${RATE}/s (load ${loadavg()})`,
+    `paced ${RATE}/s, prune via ${PRUNE_VIA} (load ${loadavg()})`,
 );
 const maxIds = RATE * 1200;
 const sink = await startSink(maxIds);
@@ -372,17 +378,20 @@ try {
   const ro = new Sqlite(file, { readonly: true });
   const countBefore = (iso: string) =>
     Number((ro.prepare('SELECT COUNT(*) AS n FROM event_log WHERE created_at < ?').get(iso) as { n: number }).n);
-  /** `herald events prune --before <days>d` in a process of its own, on the service's data; ms to its exit. */
+  /**
+   * `herald events prune --before <days>d` in a process of its own, with the service's configuration (its port: the
+   * command asks the service, unless BENCH_PRUNE_VIA=local); ms to its exit.
+   */
   const runPrune = (days: number) =>
     new Promise<{ ms: number; out: string }>((resolve) => {
       const t = wallMs();
       let out = '';
       const child = spawn(
         process.execPath,
-        ['--max-semi-space-size=16', '--max-old-space-size=1024', 'core/src/cli/main.ts', 'events', 'prune'].concat([
-          '--before',
-          `${days}d`,
-        ]),
+        ['--max-semi-space-size=16', '--max-old-space-size=1024', 'core/src/cli/main.ts', 'events', 'prune'].concat(
+          ['--before', `${days}d`],
+          PRUNE_VIA === 'local' ? ['--local'] : [],
+        ),
         {
           cwd: ROOT,
           stdio: ['ignore', 'pipe', 'pipe'],
@@ -391,6 +400,8 @@ try {
             SERVICE_SECRET_KEY: opts.key,
             SERVICE_DATA_DIR: opts.dataDir,
             SERVICE_PLUGINS: opts.plugins,
+            SERVICE_PORT: String(opts.port),
+            SERVICE_HOST: '127.0.0.1',
             SERVICE_LOG_LEVEL: 'WARNING',
           },
         },
@@ -426,10 +437,11 @@ try {
     const o = await paced(`with prune --before ${days}d`, PACED_S * 1000, () => !pruning);
     await run;
     await watch;
-    // The delete itself: from the CLI's spawn to the commit that removed the rows, less the CLI's own start.
+    // The delete itself: from the CLI's spawn to the commit that removed the rows, less the CLI's own start (and,
+    // asked of the service, the request's).
     const deleteMs = Math.max(0, goneAt - t0 - noop.ms);
     line(
-      `prune --before ${days}d (CLI, beside the service)`,
+      `prune --before ${days}d (${PRUNE_HOW})`,
       `${fmt(ms / 1000, 2)} s to exit, rows gone ${fmt((goneAt - t0) / 1000, 2)} s after the spawn; less the ` +
         `CLI's start: ${fmt(deleteMs / 1000, 2)} s for ${toDelete.toLocaleString('en-US')} events ` +
         `(${fmt((deleteMs * 1000) / Math.max(1, toDelete), 0)} µs each): ${out.trim().split('\n').pop()}`,
@@ -440,6 +452,7 @@ try {
     const warnings = log.split('\n').filter((l) => l.includes('"level"'));
     if (warnings.length)
       line('service warnings meanwhile', `${warnings.length} (last: ${warnings.at(-1)!.slice(0, 300)})`);
+    if (out.includes('herald:')) line('the prune failed', out.trim());
     line(`p99 with prune --before ${days}d / without`, `${fmt(o.latency.p99 / base.latency.p99, 2)}×`, {
       text: 'no stall (p99 ≤ 2×, max < 1 s, 0 lost / dup)',
       ok:
@@ -459,7 +472,8 @@ try {
       rejected: o.rejected,
     };
   };
-  // The CLI's own start and exit, deleting nothing (no event is that old): subtracted from the prunes.
+  // The CLI's own start and exit, deleting nothing (no event is that old): subtracted from the prunes. Asked of the
+  // service, it makes the request and follows the prune too.
   const noop = await runPrune(SPAN_DAYS + 2);
   line('prune with nothing to delete (the CLI alone)', `${fmt(noop.ms, 0)} ms`);
   const pruneDay = await prunePhase(SPAN_DAYS - 1);
@@ -509,6 +523,7 @@ try {
   line('load average at the end', loadavg());
   record('eventlog', {
     events: EVENTS,
+    prune_via: PRUNE_VIA,
     seed_s: seedS,
     db_mb: sizeMb,
     ready_ms: readyMs,
