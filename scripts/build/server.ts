@@ -24,6 +24,7 @@ import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { build, type Plugin } from 'rolldown';
+import { parseSync } from 'rolldown/utils';
 import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
 import type { BuiltPlugin } from './hook.ts';
 import { SHARED_ENTRIES } from './shared.ts';
@@ -118,6 +119,9 @@ const PEER_REQUIRES = [
   },
 ];
 
+/** Text of ASCII characters only (a chunk's source V8 can hold one byte a character). */
+const ASCII = /^[\0-\x7f]*$/;
+
 const SHARED_PREFIX = 'herald-shared:';
 const WORKER_PREFIX = 'herald-worker:';
 
@@ -145,6 +149,22 @@ function heraldPlugin(): Plugin {
         );
       }
       return null;
+    },
+    // What charset 'ascii' leaves (it escapes strings, regular expressions and names): a non-ASCII character in a
+    // comment kept in the output (a licence's author's name), which would make the whole chunk a two-byte string.
+    renderChunk(code, chunk) {
+      if (ASCII.test(code)) return null;
+      let out = '';
+      let at = 0;
+      for (const c of parseSync(chunk.fileName, code).comments) {
+        const text = code.slice(c.start, c.end);
+        if (ASCII.test(text)) continue;
+        out +=
+          code.slice(at, c.start) +
+          text.replace(/[^\0-\x7f]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
+        at = c.end;
+      }
+      return { code: out + code.slice(at), map: null };
     },
     transform(code, id) {
       const plugin = pluginOf(id);
@@ -219,6 +239,13 @@ const result = await build({
       return owners.size === 1 && only ? `${path.posix.dirname(only.entry)}/[name]-[hash].js` : '[name]-[hash].js';
     },
     sourcemap: false,
+    // V8 keeps each module's source text for as long as the module lives (lazy compilation, toString): one byte a
+    // character when the text is all ASCII, two for the whole file when a single character is not (service.js,
+    // 1.8 MB, was held as 3.6 MB for 52 lines with an arrow, a dash or a Russian word). Non-ASCII characters are
+    // written as escapes, and the sources' doc comments, which only readers of the sources need, are not copied
+    // (−8 % of the build); licence and annotation comments stay.
+    charset: 'ascii',
+    comments: { legal: true, annotation: true, jsdoc: false },
   },
   write: true,
 });

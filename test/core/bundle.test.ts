@@ -6,7 +6,8 @@
  * bench:module-cost uses (scripts/bench/lib/load-tracker.ts): ready, far fewer modules than the same boot from
  * source, one typebox (the plugins get the build's own, never node_modules/typebox), every first-party plugin from
  * its built file and none of its sources, the first-use libraries not loaded, the model client loading from the
- * build with the first reply, and a built plugin at work (a webhook source created and its webhook accepted).
+ * build with the first reply, and a built plugin at work (a webhook source created and its webhook accepted). Every
+ * file of the build is ASCII.
  */
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
@@ -137,6 +138,11 @@ t.test('the built service boots as npm start runs it, with far fewer modules and
   t.equal(built.status, 0, `npm run build:server's build: ${built.stderr}`);
   const info = JSON.parse(fs.readFileSync(path.join(out, 'build.json'), 'utf8')) as { inputs: string[] };
   t.ok(info.inputs.includes('core/src/run.ts'), 'build.json lists the sources it was built from');
+  // V8 holds a module's source text two bytes a character for the whole file when one character is not ASCII.
+  const wide = fs
+    .readdirSync(out, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.js') && /[^\0-\x7f]/.test(fs.readFileSync(path.join(out, f), 'utf8')));
+  t.same(wide, [], 'every file of the build is ASCII (its source text held one byte a character)');
   // Older than every source: the launcher must rebuild before it starts.
   fs.writeFileSync(path.join(out, 'build.json'), JSON.stringify({ ...info, builtAt: 0 }));
 
