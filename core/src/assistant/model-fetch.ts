@@ -15,11 +15,11 @@ export interface ModelTransport {
   /** The body of a successful response returned by `fetch`, once. */
   bodyOf(res: Response): ChunkSource | undefined;
   /**
-   * A POST of a JSON string with headers given as they go out (no conversion), as `fetch` sends the SDK's: the
-   * Response of its status and headers, with an empty body when it succeeded (read it with `bodyOf`) and the whole
-   * error body otherwise.
+   * A POST of a JSON string with headers given as they go out (no conversion), sent as `fetch` sends the SDK's, and
+   * answered without a web Response: the status, the headers on demand, and the streamed body of a success or the
+   * whole text of an error.
    */
-  post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<Response>;
+  post(url: URL, headers: Record<string, string>, body: string, signal: AbortSignal): Promise<PostAnswer>;
   /**
    * Closes every connection, aborting requests still running (shutdown has already stopped the streams it waits for).
    */
@@ -136,29 +136,46 @@ function webHeaders(h: Record<string, string | string[] | undefined>): Headers {
 const aborted = (signal: AbortSignal | undefined): unknown =>
   signal?.reason ?? new DOMException('This operation was aborted', 'AbortError');
 
+/** Raw response headers, as the dispatcher gives them. */
+type RawHeaders = Record<string, string | string[] | undefined>;
+
+/** What a request answered, built when it is known: at the headers for a success, at the body's end otherwise. */
+type Answer<T> = (status: number, headers: RawHeaders, body: UpstreamBody | undefined, text: string) => T;
+
+/** A POST's answer (`ModelTransport.post`): no web Response is built for it. */
+export interface PostAnswer {
+  status: number;
+  /** The response headers as web Headers (built when asked: an error needs them, a stream does not). */
+  headers(): Headers;
+  /** A success's body, read once. */
+  body?: ChunkSource;
+  /** An error's whole body; empty for a success. */
+  text: string;
+}
+
 /**
- * One request's dispatch handler. It settles the fetch promise at the response headers (or, for
+ * One request's dispatch handler. It settles the request's promise at the response headers (or, for
  * an error status, at the end of its small body) and then lets go of everything but the body:
  * a streamed reply keeps its request for minutes, and what the handler holds is held as long.
  */
-class FetchHandler implements Dispatcher.DispatchHandler {
-  private bodies: WeakMap<Response, ChunkSource>;
-  private resolve?: (res: Response) => void;
+class FetchHandler<T> implements Dispatcher.DispatchHandler {
+  private answer: Answer<T>;
+  private resolve?: (res: T) => void;
   private reject?: (err: unknown) => void;
-  /** The SDK's request signal, until the answer starts; the reader of the body stops it with its own. */
+  /** The request's signal, until the answer starts; the reader of the body stops it with its own. */
   private signal?: AbortSignal;
   private controller?: Dispatcher.DispatchController;
   private body?: UpstreamBody;
   private errorBody?: Buffer[];
-  private errorHead?: ResponseInit;
+  private errorHead?: { status: number; headers: RawHeaders };
 
   constructor(
-    bodies: WeakMap<Response, ChunkSource>,
+    answer: Answer<T>,
     signal: AbortSignal | undefined,
-    resolve: (res: Response) => void,
+    resolve: (res: T) => void,
     reject: (err: unknown) => void,
   ) {
-    this.bodies = bodies;
+    this.answer = answer;
     this.resolve = resolve;
     this.reject = reject;
     this.signal = signal;
@@ -171,13 +188,13 @@ class FetchHandler implements Dispatcher.DispatchHandler {
     else this.settle(undefined, aborted(this.signal));
   };
 
-  private settle(res: Response | undefined, err?: unknown): void {
+  private settle(res: T | undefined, err?: unknown): void {
     const { resolve, reject } = this;
     this.resolve = undefined;
     this.reject = undefined;
     this.signal?.removeEventListener('abort', this.onAbort);
     this.signal = undefined;
-    if (res) resolve?.(res);
+    if (res !== undefined) resolve?.(res);
     else reject?.(err);
   }
 
@@ -186,22 +203,15 @@ class FetchHandler implements Dispatcher.DispatchHandler {
     if (this.signal?.aborted) c.abort(aborted(this.signal) as Error);
   }
 
-  onResponseStart(
-    c: Dispatcher.DispatchController,
-    status: number,
-    headers: Record<string, string | string[] | undefined>,
-  ): void {
+  onResponseStart(c: Dispatcher.DispatchController, status: number, headers: RawHeaders): void {
     if (status < 200) return;
-    const head = { status, headers: webHeaders(headers) };
     if (status >= 300) {
       this.errorBody = [];
-      this.errorHead = head;
+      this.errorHead = { status, headers };
       return;
     }
     this.body = new UpstreamBody(c);
-    const res = new Response(null, head);
-    this.bodies.set(res, this.body);
-    this.settle(res);
+    this.settle(this.answer(status, headers, this.body, ''));
   }
 
   onResponseData(_c: Dispatcher.DispatchController, chunk: Buffer): void {
@@ -214,10 +224,9 @@ class FetchHandler implements Dispatcher.DispatchHandler {
       this.body.end();
       return;
     }
-    // Error bodies are small; the SDK reads them whole to build its error.
-    const status = this.errorHead?.status ?? 0;
+    // Error bodies are small; they are read whole to build the error.
     const text = Buffer.concat(this.errorBody ?? []).toString('utf8');
-    this.settle(new Response(status === 204 || status === 304 ? null : text, this.errorHead));
+    this.settle(this.answer(this.errorHead?.status ?? 0, this.errorHead?.headers ?? {}, undefined, text));
   }
 
   onResponseError(_c: Dispatcher.DispatchController, err: Error): void {
@@ -253,6 +262,7 @@ export async function createModelTransport(opts: {
     )
       return globalThis.fetch(input, init);
     return send(
+      response,
       new URL(input),
       (init.method ?? 'GET') as Dispatcher.HttpMethod,
       plainHeaders(init.headers),
@@ -261,13 +271,29 @@ export async function createModelTransport(opts: {
     );
   };
 
-  const send = (
+  /** A fetch Response: a success's body is kept for `bodyOf`, an error's text is its body. */
+  const response: Answer<Response> = (status, headers, body, text) => {
+    const head = { status, headers: webHeaders(headers) };
+    if (!body) return new Response(status === 204 || status === 304 ? null : text, head);
+    const res = new Response(null, head);
+    bodies.set(res, body);
+    return res;
+  };
+  const postAnswer: Answer<PostAnswer> = (status, headers, body, text) => ({
+    status,
+    headers: () => webHeaders(headers),
+    ...(body ? { body } : {}),
+    text,
+  });
+
+  function send<T>(
+    answer: Answer<T>,
     url: URL,
     method: Dispatcher.HttpMethod,
     headers: Record<string, string>,
     body: string | Uint8Array,
     signal: AbortSignal | undefined,
-  ): Promise<Response> => {
+  ): Promise<T> {
     if (signal?.aborted) return Promise.reject(aborted(signal));
     const options: Dispatcher.DispatchOptions = {
       origin: url.origin,
@@ -276,14 +302,14 @@ export async function createModelTransport(opts: {
       headers,
       body,
     };
-    return new Promise<Response>((resolve, reject) => {
-      agent.dispatch(options, new FetchHandler(bodies, signal, resolve, reject));
+    return new Promise<T>((resolve, reject) => {
+      agent.dispatch(options, new FetchHandler(answer, signal, resolve, reject));
     });
-  };
+  }
 
   return {
     fetch,
-    post: (url, headers, body, signal) => send(url, 'POST', headers, body, signal),
+    post: (url, headers, body, signal) => send(postAnswer, url, 'POST', headers, body, signal),
     bodyOf(res) {
       const b = bodies.get(res);
       bodies.delete(res);

@@ -2,7 +2,7 @@ import type OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import type { Config } from '../config/config.ts';
 import { HttpError } from '../http/problem.ts';
-import { createModelTransport, type ModelTransport } from './model-fetch.ts';
+import { createModelTransport, type ModelTransport, type PostAnswer } from './model-fetch.ts';
 import { ModelStream } from './model-stream.ts';
 
 /**
@@ -119,28 +119,25 @@ export class ModelClient {
    */
   private async stream(params: Record<string, unknown>, signal: AbortSignal): Promise<ModelStream> {
     const { transport, completions } = await this.warm();
-    let res: Response;
+    let res: PostAnswer;
     try {
       res = await transport.post(completions.url, completions.headers, JSON.stringify(params), signal);
     } catch (err) {
       throw connectionError(err, signal);
     }
-    if (!res.ok) {
+    if (!res.body) {
       // As the SDK builds a status error: the body's JSON (wrapped in `error` unless it has one), else its text.
-      const text = await res.text().catch((err: unknown) => (err instanceof Error ? err.message : String(err)));
       let json: unknown;
       try {
-        json = JSON.parse(text);
+        json = JSON.parse(res.text);
       } catch {
         json = undefined;
       }
       const error =
         json && typeof json === 'object' && (json as { error?: unknown }).error == null ? { error: json } : json;
-      throw sdk!.APIError.generate(res.status, error as object | undefined, json ? undefined : text, res.headers);
+      throw sdk!.APIError.generate(res.status, error as object | undefined, json ? undefined : res.text, res.headers());
     }
-    const body = transport.bodyOf(res);
-    if (!body) throw new Error('The model endpoint answered without a response body.');
-    return new ModelStream(body, signal);
+    return new ModelStream(res.body, signal);
   }
 
   /**
