@@ -9,12 +9,14 @@
  *     updates and their share of the group commits, as the service's SQL profile times them
  *     (HERALD_SQL_PROFILE=1) in a relay run of the same size.
  * Their sum is a lower bound: it leaves out signature checks, parsing, rendering, logging, metrics
- * and garbage collection. `npx node scripts/bench/floor.ts` (BENCH_N, BENCH_CONCURRENCY).
+ * and garbage collection. Then the same burst once more without the SQL profile's timers: herald's CPU per delivered
+ * event against the floor (issue 27's goal 2: at most 1.6×). `npx node scripts/bench/floor.ts` (BENCH_N,
+ * BENCH_CONCURRENCY; BENCH_ENTRY=built (the default, what `npm start` runs) or source for the service).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { ingestCeiling } from './lib/ceiling.ts';
-import { ROOT } from './lib/herald.ts';
+import { buildService, ROOT } from './lib/herald.ts';
 import { closedLoop } from './lib/load.ts';
 import { deliveries, startChain } from './lib/relay-setup.ts';
 import { startSink } from './lib/sink.ts';
@@ -23,6 +25,8 @@ import { envInt, fmt, heading, line, procCpuMs, record } from './lib/stats.ts';
 const N = envInt('BENCH_N', 5_000);
 const C = envInt('BENCH_CONCURRENCY', 32);
 const WARM = 500;
+const ENTRY = (process.env.BENCH_ENTRY ?? 'built') as 'built' | 'source';
+if (ENTRY !== 'built' && ENTRY !== 'source') throw new Error('BENCH_ENTRY: built or source');
 
 async function outbound(): Promise<{ cpuUs: number; failed: number }> {
   const sink = await startSink(WARM + N);
@@ -46,9 +50,9 @@ async function outbound(): Promise<{ cpuUs: number; failed: number }> {
 }
 
 /** µs of statement time per event, by statement, from the service's SQL profile of a burst of N. */
-async function sqlProfile(): Promise<{ perEvent: Map<string, number>; all: number; cpuUs: number }> {
+async function sqlProfile(timers = true): Promise<{ perEvent: Map<string, number>; all: number; cpuUs: number }> {
   const sink = await startSink(WARM + N);
-  const chain = await startChain(sink.url, { HERALD_SQL_PROFILE: '1' });
+  const chain = await startChain(sink.url, timers ? { HERALD_SQL_PROFILE: '1' } : {}, ENTRY);
   let cpuUs = Number.NaN;
   try {
     await closedLoop(chain.hookUrl, deliveries(0, WARM), C);
@@ -74,6 +78,8 @@ async function sqlProfile(): Promise<{ perEvent: Map<string, number>; all: numbe
   }
   return { perEvent, all, cpuUs };
 }
+
+if (ENTRY === 'built') buildService();
 
 heading(`floor: the least an event costs (N=${N})`);
 const ceiling = await ingestCeiling(N, WARM, C);
@@ -118,7 +124,14 @@ line(
   'herald: CPU per delivered event, same burst',
   `${fmt(sql.cpuUs, 0)} µs = ${fmt(sql.cpuUs / 1000 / ceiling.cpuPerReq, 2)}× (with the SQL profile's timers)`,
 );
+const plain = await sqlProfile(false);
+line(
+  `herald (${ENTRY}): CPU per delivered event, no timers`,
+  `${fmt(plain.cpuUs, 0)} µs = ${fmt(plain.cpuUs / 1000 / ceiling.cpuPerReq, 2)}× the ceiling, ` +
+    `${fmt(plain.cpuUs / floor, 2)}× the floor (goal ≤ 1.6×)`,
+);
 record('floor', {
+  entry: ENTRY,
   n: N,
   ceiling_us: ceiling.cpuPerReq * 1000,
   inbound_us: bare.cpuPerReq * 1000,
@@ -126,6 +139,8 @@ record('floor', {
   durable_us: durable,
   sql_all_us: sql.all,
   floor_us: floor,
-  herald_us: sql.cpuUs,
+  herald_timed_us: sql.cpuUs,
+  herald_us: plain.cpuUs,
+  herald_floor_ratio: plain.cpuUs / floor,
   rows,
 });

@@ -17,8 +17,12 @@ export interface Chain {
 }
 
 /** Starts a fresh service and configures the chain through the API. */
-export async function startChain(sinkUrl: string, env: Record<string, string> = {}): Promise<Chain> {
-  const opts = heraldOptions(tempDir('relay'), await freePort(), RELAY_PLUGINS, env);
+export async function startChain(
+  sinkUrl: string,
+  env: Record<string, string> = {},
+  entry: HeraldOptions['entry'] = 'source',
+): Promise<Chain> {
+  const opts = { ...heraldOptions(tempDir('relay'), await freePort(), RELAY_PLUGINS, env), entry };
   const herald = spawnHerald(opts);
   await herald.ready();
   const api = new Api(herald.url);
