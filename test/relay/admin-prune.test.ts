@@ -2,8 +2,9 @@
  * An operator's prune run by the service (`POST /api/admin/events/prune`, `GET /api/admin/events/prune/{id}`): for
  * administrators only; a cutoff in the future refused; the prune runs in the background and is followed until it
  * ends with the count deleted and the older events kept; one at a time on a replica (409 naming the running one); a
- * service stopping ends it between two batches (`stopped`, what was deleted stays deleted); and two cleanups of one
- * process (the daily job, a prune) run one after the other, never interleaved.
+ * service stopping ends it between two batches (`stopped`, what was deleted stays deleted), and a cleanup waiting
+ * behind it stops waiting when aborted; and two cleanups of one process (the daily job, a prune) run one after the
+ * other, never interleaved.
  */
 import t from 'tap';
 import type { Core } from '../../core/src/core.ts';
@@ -96,6 +97,14 @@ t.test('one prune at a time; a stopping service ends it between two batches', as
   });
   t.equal(busy.status, 409, busy.text);
   t.match(busy.body, { code: 'prune_running', params: { id: first.job.id, before: '2020-03-01T00:00:00.000Z' } });
+
+  // The daily job waiting behind the prune ends at once when the scheduler's stop aborts it (it would otherwise hold
+  // the service's stop until the prune ended).
+  const ac = new AbortController();
+  const daily = applyRetention(core, ac.signal, { before: new Date('2020-03-01T00:00:00Z') });
+  ac.abort();
+  t.equal(await daily, 0, 'an aborted cleanup stops waiting and deletes nothing');
+  t.equal(pruneJob(core, first.job.id)?.state, 'running', 'while the prune still runs');
 
   await s.stop();
   stopped = true;

@@ -108,12 +108,29 @@ const running = new WeakMap<object, Promise<unknown>>();
  */
 export async function applyRetention(core: Core, signal?: AbortSignal, o: RetentionOptions = {}): Promise<number> {
   const previous = running.get(core.db) ?? Promise.resolve();
-  const run = previous.then(() => retentionRun(core, signal, o));
-  running.set(
-    core.db,
-    run.catch(() => {}),
-  );
+  // An abort ends the wait too: the scheduler's stop waits for the daily job, and a prune ahead of it is stopped only
+  // later in the service's stop.
+  const run = untilAborted(previous, signal).then(() => (signal?.aborted ? 0 : retentionRun(core, signal, o)));
+  running.set(core.db, Promise.allSettled([previous, run]));
   return run;
+}
+
+/** Resolves when `p` settles or `signal` aborts, whichever comes first. */
+function untilAborted(p: Promise<unknown>, signal?: AbortSignal): Promise<void> {
+  if (!signal)
+    return p.then(
+      () => {},
+      () => {},
+    );
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    p.then(done, done);
+  });
 }
 
 async function retentionRun(core: Core, signal: AbortSignal | undefined, o: RetentionOptions): Promise<number> {
