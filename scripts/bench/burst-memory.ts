@@ -3,9 +3,11 @@
  * Warms a fresh relay chain with 500 webhooks, sends BENCH_N (10,000) in a closed loop at
  * BENCH_CONCURRENCY (32), and samples every 250 ms the resident set (/proc) and the V8 heap as
  * the service's own /api/metrics reports it (new and old space committed, heap used, external).
- * `npx node scripts/bench/burst-memory.ts`; BENCH_NODE_ARGS passes V8 flags to the service.
+ * `npx node scripts/bench/burst-memory.ts`; BENCH_NODE_ARGS passes V8 flags to the service. It runs what `npm start`
+ * runs, the built service (core/dist, rebuilt first); BENCH_ENTRY=source runs core/src/main.ts instead.
  */
 import fs from 'node:fs';
+import { buildService } from './lib/herald.ts';
 import { closedLoop } from './lib/load.ts';
 import { deliveries, startChain } from './lib/relay-setup.ts';
 import { startSink } from './lib/sink.ts';
@@ -15,6 +17,8 @@ const N = envInt('BENCH_N', 10_000);
 const C = envInt('BENCH_CONCURRENCY', 32);
 const WARM = 500;
 const MB = 1024 * 1024;
+const ENTRY = process.env.BENCH_ENTRY ?? 'built';
+if (ENTRY !== 'built' && ENTRY !== 'source') throw new Error('BENCH_ENTRY: built or source');
 
 interface Sample {
   t: number;
@@ -36,8 +40,9 @@ function metric(text: string, name: string, label?: string): number {
   return Number.NaN;
 }
 
+if (ENTRY === 'built') buildService();
 const sink = await startSink(WARM + N);
-const chain = await startChain(sink.url);
+const chain = await startChain(sink.url, {}, ENTRY);
 try {
   await closedLoop(chain.hookUrl, deliveries(0, WARM), C);
   await sink.waitDistinct(WARM, 30_000);
@@ -71,7 +76,7 @@ try {
   await sampler;
   process.stdout.write(
     `burst of ${N}: ${fmt(N / ((load.finished - load.started) / 1000), 0)} accepted/s; peak RSS (VmHWM) ` +
-      `${fmt(chain.herald.peakRssKb() / 1024, 1)} MB; service CPU ${fmt(cpuUs, 0)} µs per event\n`,
+      `${fmt(chain.herald.peakRssKb() / 1024, 1)} MB; service CPU ${fmt(cpuUs, 0)} µs per event (${ENTRY})\n`,
   );
   process.stdout.write('     t   rss  heap total / used   new   old  external  delivered\n');
   for (const s of samples) {
