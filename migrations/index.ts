@@ -30,6 +30,7 @@ import chatPinsFolders from './0032_chat_pins_folders.ts';
 import eventLogFilterIndexes from './0033_event_log_filter_indexes.ts';
 import eventLogUnsettledProvider from './0034_event_log_unsettled_provider.ts';
 import deferredDispatchEvent from './0035_deferred_dispatch_event.ts';
+import configVersion from './0036_config_version.ts';
 import type { Migration } from './types.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
@@ -66,4 +67,5 @@ export const migrations: Migration[] = [
   eventLogFilterIndexes,
   eventLogUnsettledProvider,
   deferredDispatchEvent,
+  configVersion,
 ];

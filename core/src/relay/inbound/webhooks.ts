@@ -23,6 +23,7 @@ import {
 import { type ProviderRow, providerRowFrom } from '../../plugins/host.ts';
 import type { LoadedPlugin } from '../../plugins/loader.ts';
 import { DbInstanceStore } from '../../plugins/store.ts';
+import { configCacheOf } from '../config-cache.ts';
 import type { ProviderDbRow } from '../definitions/provider.ts';
 import { ReplayedError } from '../pipeline/ingest.ts';
 import type { Relay } from '../pipeline/relay.ts';
@@ -220,7 +221,14 @@ export function inboundSteps(core: Core, relay: Relay) {
    * for any other.
    */
   const find = async (token: string, door: Door = {}): Promise<{ provider: ProviderRow; plugin: ProviderPlugin }> => {
-    const row = await core.db.get<ProviderDbRow>('SELECT * FROM providers WHERE webhook_token = ?', [token]);
+    // Kept in memory while the configuration's version holds (config-cache.ts); an unknown token is always read.
+    const cache = configCacheOf(core.db);
+    await cache.sync(core.db);
+    const row = await cache.get(
+      `token\u0000${token}`,
+      () => core.db.get<ProviderDbRow>('SELECT * FROM providers WHERE webhook_token = ?', [token]),
+      (r) => r !== undefined,
+    );
     const plugin = row ? core.plugins.provider(String(row.kind)) : undefined;
     if (
       !row ||
@@ -371,7 +379,12 @@ export function inboundSteps(core: Core, relay: Relay) {
         const r = await relay.ingestWith(
           provider,
           result.events[i]!,
-          last ? { webhook: { ip: req.ip, excerpt, earlierIds: [...ids], replayKey: result.replayKey } } : undefined,
+          last
+            ? {
+                webhook: { ip: req.ip, excerpt, earlierIds: [...ids], replayKey: result.replayKey },
+                configSynced: true,
+              }
+            : { configSynced: true },
         );
         if (last && r.eventIds.length) recorded = true;
         ids.push(...r.eventIds);

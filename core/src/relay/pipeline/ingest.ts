@@ -4,6 +4,7 @@ import { newId } from '../../http/ids.ts';
 import { liveOf } from '../../live/hints.ts';
 import type { EmittedEvent, Severity } from '../../plugin-api/index.ts';
 import type { ProviderRow } from '../../plugins/host.ts';
+import { configCacheOf } from '../config-cache.ts';
 import type { EventDbRow } from '../definitions/event.ts';
 import type { TargetDbRow } from '../definitions/target.ts';
 import { InvalidEventError } from '../service.ts';
@@ -59,6 +60,8 @@ export interface WriteOptions {
   test?: boolean;
   /** The webhook request that raised the event, recorded on the event's own row (see WebhookMark). */
   webhook?: WebhookMark;
+  /** The caller read the configuration's version for this request already (the webhook path's find). */
+  configSynced?: boolean;
 }
 
 /**
@@ -151,15 +154,20 @@ export async function ingestEvent(
   const now = core.clock.now();
   // One read gives the decision's inputs and everything a send needs (target row, tracker name,
   // the user's template override in the target's locale), so a handed-off delivery reads nothing more.
-  const links = await core.db.all<LinkRow>(
-    `SELECT tg.*, tt.tracker_id, tt.target_id, tr.event_types, tr.quiet_hours, tr.quiet_policies, tr.name AS
-      tracker_name,
-            tp.title AS override_title, tp.body AS override_body
-       FROM trackers tr JOIN tracker_targets tt ON tt.tracker_id = tr.id JOIN targets tg ON tg.id = tt.target_id
-       LEFT JOIN templates tp ON tp.user_id = ? AND tp.event_type = ? AND tp.locale = (CASE WHEN tg.locale = 'ru' THEN
-       'ru' ELSE 'en' END)
-      WHERE tr.provider_id = ? AND tr.enabled = ? AND tg.enabled = ?`,
-    [provider.user_id, e.type, provider.id, true, true],
+  // Kept in memory while the configuration's version holds (config-cache.ts).
+  const cache = configCacheOf(core.db);
+  if (!opts.configSynced) await cache.sync(core.db);
+  const links = await cache.get(`links\u0000${provider.id}\u0000${provider.user_id}\u0000${e.type}`, () =>
+    core.db.all<LinkRow>(
+      `SELECT tg.*, tt.tracker_id, tt.target_id, tr.event_types, tr.quiet_hours, tr.quiet_policies, tr.name AS
+        tracker_name,
+              tp.title AS override_title, tp.body AS override_body
+         FROM trackers tr JOIN tracker_targets tt ON tt.tracker_id = tr.id JOIN targets tg ON tg.id = tt.target_id
+         LEFT JOIN templates tp ON tp.user_id = ? AND tp.event_type = ? AND tp.locale = (CASE WHEN tg.locale = 'ru'
+         THEN 'ru' ELSE 'en' END)
+        WHERE tr.provider_id = ? AND tr.enabled = ? AND tg.enabled = ?`,
+      [provider.user_id, e.type, provider.id, true, true],
+    ),
   );
   const only = e.trackerIds ? new Set(e.trackerIds) : undefined;
   const perTarget = new Map<string, { d: Decision; trackerId: string; link?: LinkRow }>();

@@ -68,7 +68,7 @@ export class Relay implements RelayService {
   async ingestWith(
     provider: ProviderRow,
     event: EmittedEvent,
-    write?: Pick<WriteOptions, 'extra' | 'webhook'>,
+    write?: Pick<WriteOptions, 'extra' | 'webhook' | 'configSynced'>,
     test?: boolean,
   ): Promise<IngestResult> {
     const leaseUntil = this.dispatcher.handoffLease();
@@ -76,6 +76,7 @@ export class Relay implements RelayService {
       leaseUntil,
       extra: write?.extra,
       webhook: write?.webhook,
+      configSynced: write?.configSynced,
       test,
     });
     if (r.handed.length) this.dispatcher.accept(r.handed);

@@ -1,0 +1,182 @@
+/**
+ * The webhook path keeps the provider rows and routing links it read while `config_version` holds
+ * (core/src/relay/config-cache.ts, migration 0036): every write to the routing tables, made through
+ * the API or straight in the database (as the command line, a restore or another replica writes),
+ * is seen by the next request; bookkeeping writes (a poll's time, a failure streak with nothing to
+ * reset) do not empty the cache.
+ */
+import t from 'tap';
+import { ConfigCache } from '../../core/src/relay/config-cache.ts';
+import { startService, startSink, type TestService } from '../helpers/service.ts';
+
+const hookHeaders = { 'x-example-token': 'sharedtoken1' };
+
+async function chain(s: TestService, sinkUrl: string) {
+  const token = s.admin.token;
+  const p = (
+    await s.request('POST', '/api/providers', {
+      token,
+      body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
+    })
+  ).body;
+  const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Tr' } })).body;
+  const tg = (
+    await s.request('POST', '/api/targets', {
+      token,
+      body: { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' },
+    })
+  ).body;
+  await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
+  return { provider: p, tracker: tr, target: tg, hook: `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}` };
+}
+
+const version = async (s: TestService) =>
+  Number((await s.service.core.db.get<{ v: number }>('SELECT v FROM config_version WHERE id = ?', [1]))!.v);
+
+t.test('every routing table has its triggers', async (t) => {
+  const s = await startService();
+  t.teardown(() => s.stop());
+  const db = s.service.core.db;
+  const rows =
+    db.dialect === 'sqlite'
+      ? await db.all<{ name: string }>(
+          "SELECT name FROM sqlite_master WHERE type = 'trigger' AND name LIKE 'config_version_%' ORDER BY name",
+        )
+      : await db.all<{ name: string }>(
+          "SELECT DISTINCT tgname AS name FROM pg_trigger WHERE tgname LIKE 'config_version_%' ORDER BY tgname",
+        );
+  const want: string[] = [];
+  for (const table of ['providers', 'targets', 'tracker_targets', 'templates', 'trackers'])
+    for (const op of ['delete', 'insert', 'update']) want.push(`config_version_${table}_${op}`);
+  t.same(
+    rows.map((r) => r.name),
+    want.sort(),
+  );
+});
+
+t.test('a burst reads the provider and its links once, and the version every request', async (t) => {
+  const s = await startService({ SERVICE_DISPATCH_THREAD: 'false' });
+  const sink = await startSink();
+  t.teardown(async () => {
+    await s.stop();
+    await sink.close();
+  });
+  const c = await chain(s, sink.url);
+  const db = s.service.core.db;
+  const seen: string[] = [];
+  const all = db.all.bind(db);
+  const get = db.get.bind(db);
+  db.all = ((sql: string, p?: never[]) => (seen.push(sql), all(sql, p))) as typeof db.all;
+  db.get = ((sql: string, p?: never[]) => (seen.push(sql), get(sql, p))) as typeof db.get;
+  t.teardown(() => Object.assign(db, { all, get }));
+  for (let i = 0; i < 5; i++) {
+    const r = await s.request('POST', c.hook, {
+      headers: hookHeaders,
+      body: { type: 'thing_happened', payload: { name: `door ${i}` } },
+    });
+    t.equal(r.status, 202);
+  }
+  await sink.waitFor(5);
+  const count = (re: RegExp) => seen.filter((q) => re.test(q)).length;
+  t.equal(count(/FROM providers WHERE webhook_token/), 1, 'the provider read once');
+  t.equal(count(/FROM trackers tr JOIN tracker_targets/), 1, 'the links read once');
+  t.equal(count(/FROM config_version/), 5, 'the version read by every request');
+});
+
+t.test('a change made in the database is seen by the next request', async (t) => {
+  const s = await startService({ SERVICE_DISPATCH_THREAD: 'false' });
+  const sink = await startSink();
+  t.teardown(async () => {
+    await s.stop();
+    await sink.close();
+  });
+  const c = await chain(s, sink.url);
+  const db = s.service.core.db;
+  const send = (name: string) =>
+    s.request('POST', c.hook, { headers: hookHeaders, body: { type: 'thing_happened', payload: { name } } });
+  t.equal((await send('warm')).status, 202);
+  await sink.waitFor(1);
+
+  await db.run('UPDATE providers SET enabled = ? WHERE id = ?', [false, c.provider.id]);
+  const off = await send('while disabled');
+  t.equal(off.status, 409, 'disabled behind the API: refused at once');
+  t.equal(off.body.code, 'provider_disabled');
+  await db.run('UPDATE providers SET enabled = ? WHERE id = ?', [true, c.provider.id]);
+  t.equal((await send('enabled again')).status, 202);
+  await sink.waitFor(2);
+
+  await db.run('DELETE FROM tracker_targets WHERE tracker_id = ?', [c.tracker.id]);
+  const unlinked = await send('unlinked');
+  t.equal(unlinked.status, 202);
+  const ev = await db.get<{ dispatch_status: string }>('SELECT dispatch_status FROM event_log WHERE id = ?', [
+    unlinked.body.event_ids[0],
+  ]);
+  t.equal(ev?.dispatch_status, 'dropped', 'no link any more: nothing to deliver');
+  t.equal(
+    Number(
+      (await db.get<{ n: number }>('SELECT COUNT(*) AS n FROM deliveries WHERE event_id = ?', [
+        unlinked.body.event_ids[0],
+      ]))!.n,
+    ),
+    0,
+  );
+
+  // Relinked through the API: delivered again.
+  await s.request('PUT', `/api/trackers/${c.tracker.id}/targets/${c.target.id}`, { token: s.admin.token });
+  t.equal((await send('relinked')).status, 202);
+  const got = await sink.waitFor(3);
+  t.equal(got.length, 3, 'the relinked target receives it');
+});
+
+t.test('bookkeeping writes leave the version alone; rule changes move it', async (t) => {
+  const s = await startService();
+  const sink = await startSink();
+  t.teardown(async () => {
+    await s.stop();
+    await sink.close();
+  });
+  const c = await chain(s, sink.url);
+  const db = s.service.core.db;
+  const v0 = await version(s);
+  await db.run('UPDATE trackers SET last_poll_at = ?, consecutive_poll_failures = ? WHERE id = ?', [
+    new Date().toISOString(),
+    2,
+    c.tracker.id,
+  ]);
+  await db.run('UPDATE targets SET consecutive_failures = 0 WHERE id = ? AND consecutive_failures <> 0', [c.target.id]);
+  t.equal(await version(s), v0, 'a poll time and a reset with nothing to reset');
+  await db.run('UPDATE trackers SET event_types = ? WHERE id = ?', ['{"thing_happened":false}', c.tracker.id]);
+  t.ok((await version(s)) > v0, 'a tracker rule');
+  const v1 = await version(s);
+  await db.run('UPDATE targets SET consecutive_failures = consecutive_failures + 1 WHERE id = ?', [c.target.id]);
+  t.ok((await version(s)) > v1, 'a target row');
+  const v2 = await version(s);
+  await db.run('DELETE FROM templates WHERE user_id = ?', [c.provider.user_id]);
+  t.equal(await version(s), v2, 'a delete of no row');
+});
+
+t.test('a load that began before the cache was emptied is not kept', async (t) => {
+  let v = 1;
+  const q = { get: async () => ({ v }) } as never;
+  const cache = new ConfigCache();
+  await cache.sync(q);
+  let release!: (rows: string[]) => void;
+  let loads = 0;
+  const slow = cache.get('k', () => {
+    loads++;
+    return new Promise<string[]>((r) => {
+      release = r;
+    });
+  });
+  v = 2;
+  await cache.sync(q);
+  release(['old']);
+  t.same(await slow, ['old'], 'the request that loaded it uses it');
+  t.same(await cache.get('k', async () => (loads++, ['new'])), ['new'], 'the next one loads again');
+  t.equal(loads, 2);
+  t.same(await cache.get('k', async () => (loads++, ['newer'])), ['new'], 'and that one is kept');
+  t.ok(Object.isFrozen(await cache.get('k', async () => [])), 'kept values are frozen');
+  v = 3;
+  await cache.sync(q);
+  t.same(await cache.get('k', async () => ['after a change']), ['after a change']);
+});
