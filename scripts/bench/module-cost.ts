@@ -26,9 +26,12 @@
  * load at boot (LAZY below) are checked: a line says MISSED when the boot loaded one of them.
  *
  * `npx node scripts/bench/module-cost.ts` (BENCH_TOP=<n> rows, default 40; BENCH_ALONE=0 skips step 3).
- * BENCH_ENTRY=built boots the built service (core/dist, what `npm start` runs; rebuilt first) for step 1 only, and
- * lists the units it loaded with their module counts: its chunks cannot be imported one by one (the service's
- * chunk starts the service), so steps 2 and 3 measure the sources.
+ * BENCH_ENTRY=built boots the built service (core/dist, what `npm start` runs; rebuilt first) and measures its files:
+ * a unit is a file of the build (each plugin's directory one unit), imported dependencies first as above; service.js
+ * (the core's code, most of it) comes last, imported with process.exit stubbed so that its start, refused for want
+ * of configuration, leaves its code loaded without a service. The last row is what the running service holds
+ * beyond its code (its data: the database connection, the plugins' instances, caches), the idle boot's private
+ * memory less the child's. Step 3 is the same as from source (an npm package alone).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -71,7 +74,11 @@ export function unitOf(url: string): string {
   let rel = url.startsWith('file:') ? path.relative(ROOT, new URL(url).pathname) : url;
   if (rel.startsWith('..')) rel = url;
   const parts = rel.split('/');
-  if (parts[0] === 'core' && parts[1]?.startsWith('dist')) return 'core/dist (the build)';
+  // The build: a plugin's directory (its file and its own chunks), else each file (its hash left out).
+  if (parts[0] === 'core' && parts[1]?.startsWith('dist'))
+    return parts[2] === 'plugins'
+      ? parts.slice(0, 4).join('/')
+      : `${parts.slice(0, 2).join('/')}/${parts.at(-1)!.replace(/-[\w-]{8}\.js$|\.js$/, '')}`;
   if (parts[0] === 'core' && parts[1] === 'src')
     return parts.length > 3 ? parts.slice(0, 3).join('/') : 'core/src (top)';
   if (parts[0] === 'plugins' || parts[0] === 'packages') return parts.slice(0, 2).join('/');
@@ -157,7 +164,11 @@ const settle = async () => {
   for (let i = 0; i < 2; i++) { globalThis.gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }); ` +
   `await new Promise((r) => setTimeout(r, 20)); }
 };
-const { warm, units } = JSON.parse(fs.readFileSync(0, 'utf8'));
+const { warm, units, stubExit } = JSON.parse(fs.readFileSync(0, 'utf8'));
+const exit = process.exit.bind(process);
+// The built service's chunk starts the service when imported; without its configuration the start is refused with
+// process.exit, and what follows the refusal rejects: both stubbed, its code stays loaded and nothing runs.
+if (stubExit) { process.exit = () => undefined; process.on('unhandledRejection', () => undefined); }
 // Node's TypeScript stripper loads with the first .ts module, in the service and in the baseline alike, and ` +
   `Node's loader
 // and compiler code is paged in by the first modules: neither is a unit's cost.
@@ -175,7 +186,7 @@ for (const u of units) {
   `- heap, error }) + '\\n');
   m = n; heap = h;
 }
-process.exit(0);
+exit(0);
 `;
 
 interface Cost {
@@ -186,10 +197,11 @@ interface Cost {
   error?: string;
 }
 
-function runChild(units: { unit: string; urls: string[] }[]): Cost[] {
+function runChild(units: { unit: string; urls: string[] }[], stubExit = false): Cost[] {
   const dir = tempDir('mc-child');
   const file = path.join(dir, 'child.mjs');
-  const warm = path.join(dir, 'warm.ts');
+  // The built service loads no TypeScript: its warm-up is JavaScript, so that the type stripper is nobody's cost.
+  const warm = path.join(dir, BUILT ? 'warm.mjs' : 'warm.ts');
   fs.writeFileSync(file, CHILD);
   // The warm-up: one TypeScript module (the type stripper) importing 40 small ES modules and 40
   // CommonJS ones, so that Node's own loader and compiler code is paged in before anything is
@@ -204,12 +216,12 @@ function runChild(units: { unit: string; urls: string[] }[]): Cost[] {
   fs.writeFileSync(
     warm,
     `${Array.from({ length: 40 }, (_, i) => `import './w${i}.mjs';\nimport './w${i}.cjs';\n`).join('')}export ` +
-      `const warm: boolean = true;\n`,
+      `const warm${BUILT ? '' : ': boolean'} = true;\n`,
   );
   try {
     const r = spawnSync(process.execPath, [...SERVICE_NODE_FLAGS, '--expose-gc', file], {
       cwd: path.join(ROOT, 'core'),
-      input: JSON.stringify({ warm: pathToFileURL(warm).href, units }),
+      input: JSON.stringify({ warm: pathToFileURL(warm).href, units, stubExit }),
       encoding: 'utf8',
       maxBuffer: 64 * 1024 * 1024,
       // Imported modules may start timers or read the environment: keep them away from real data.
@@ -250,7 +262,11 @@ loaded.forEach((l, i) => {
   }
 });
 const isEntry = (url: string) =>
-  !url.endsWith('.json') && !/core\/src\/(main|run)\.ts$/.test(url) && !url.includes('/scripts/bench/');
+  !url.endsWith('.json') &&
+  !/core\/src\/(main|run)\.ts$/.test(url) &&
+  // The build's launcher (it imports the service) and its worker entries (each starts its worker's code).
+  !/core\/dist[^/]*\/(main|worker-[\w-]+)\.js$/.test(url) &&
+  !url.includes('/scripts/bench/');
 for (const e of edges) {
   const from = unitOf(e.from);
   const to = unitOf(e.to);
@@ -291,22 +307,15 @@ line('lazy packages loaded at boot', bootedLazy.length ? bootedLazy.join(', ') :
   ok: bootedLazy.length === 0,
 });
 
-if (BUILT) {
-  process.stdout.write(
-    `\n  ${'unit (the built service)'.padEnd(38)} ${'modules'.padStart(7)} ${'source KB'.padStart(9)}\n`,
-  );
-  for (const [unit, u] of [...units].sort((a, b) => b[1].n - a[1].n).slice(0, TOP))
-    process.stdout.write(`  ${unit.padEnd(38)} ${String(u.n).padStart(7)} ${fmt(u.bytes / 1024, 0).padStart(9)}\n`);
-  record('module-cost', { entry: 'built', idle_kb: idleKb, modules: loaded.length, booted_lazy: bootedLazy });
-  process.exit(0);
-}
-
-// Step 2: dependencies first.
-const costs = runChild(order);
+// Step 2: dependencies first. In the build, the service's chunk last: it is what the boot runs, the rest its imports.
+const SERVICE_UNIT = 'core/dist/service';
+const serviceAt = order.findIndex((o) => o.unit === SERVICE_UNIT);
+if (BUILT && serviceAt >= 0) order.push(...order.splice(serviceAt, 1));
+const costs = runChild(order, BUILT);
 const start = costs.shift()!;
 const sum = (f: (c: Cost) => number) => costs.reduce((s, c) => s + f(c), 0);
 line(
-  'process before any unit (Node, its type stripper)',
+  `process before any unit (Node${BUILT ? '' : ', its type stripper'})`,
   `${mb(start.anonKb)} MB private + ${mb(start.fileKb)} MB of mapped files`,
 );
 line(
@@ -332,6 +341,17 @@ const row = (c: Cost) => {
 };
 header('unit (marginal, dependencies first)');
 for (const c of [...costs].sort((a, b) => b.anonKb - a.anonKb).slice(0, TOP)) row(c);
+if (BUILT) {
+  // What the running service holds beyond its code: the idle boot's private memory less the child's with every file.
+  const data = idleKb.anon - (start.anonKb + sum((c) => c.anonKb));
+  line('the running service beyond its code (idle boot less the child)', `${mb(data)} MB private`);
+  const plugins = costs.filter((c) => c.unit.startsWith('core/dist/plugins/'));
+  line(
+    `the ${plugins.length} built plugins (sum)`,
+    `${mb(plugins.reduce((s, c) => s + c.anonKb, 0))} MB private, ` +
+      `${fmt(plugins.reduce((s, c) => s + c.heap, 0) / 1048576, 1)} MB of V8 heap`,
+  );
+}
 
 let alone: Cost[] = [];
 if (ALONE) {
@@ -341,6 +361,7 @@ if (ALONE) {
     (o) =>
       !o.unit.includes(' ') &&
       !o.unit.includes('/src') &&
+      !o.unit.startsWith('core/') &&
       !o.unit.startsWith('plugins/') &&
       !o.unit.startsWith('packages/') &&
       o.unit !== 'migrations' &&
