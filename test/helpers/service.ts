@@ -330,3 +330,29 @@ export async function startSink(): Promise<{
     },
   };
 }
+
+/** The example plugins' header that carries the shared token of {@link exampleChain}'s provider. */
+export const EXAMPLE_HOOK_HEADERS = { 'x-example-token': 'sharedtoken1' };
+
+/**
+ * The smallest relay chain, made through the API: an example provider, a tracker of it, a recorder target posting to
+ * `sinkUrl`, and their link; `hook` is the provider's webhook path.
+ */
+export async function exampleChain(s: TestService, sinkUrl: string) {
+  const token = s.admin.token;
+  const p = (
+    await s.request('POST', '/api/providers', {
+      token,
+      body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
+    })
+  ).body;
+  const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Tr' } })).body;
+  const tg = (
+    await s.request('POST', '/api/targets', {
+      token,
+      body: { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' },
+    })
+  ).body;
+  await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
+  return { provider: p, tracker: tr, target: tg, hook: `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}` };
+}

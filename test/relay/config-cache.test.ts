@@ -7,28 +7,9 @@
  */
 import t from 'tap';
 import { ConfigCache } from '../../core/src/relay/config-cache.ts';
-import { startService, startSink, type TestService } from '../helpers/service.ts';
+import { EXAMPLE_HOOK_HEADERS, exampleChain, startService, startSink, type TestService } from '../helpers/service.ts';
 
-const hookHeaders = { 'x-example-token': 'sharedtoken1' };
-
-async function chain(s: TestService, sinkUrl: string) {
-  const token = s.admin.token;
-  const p = (
-    await s.request('POST', '/api/providers', {
-      token,
-      body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
-    })
-  ).body;
-  const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Tr' } })).body;
-  const tg = (
-    await s.request('POST', '/api/targets', {
-      token,
-      body: { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' },
-    })
-  ).body;
-  await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
-  return { provider: p, tracker: tr, target: tg, hook: `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}` };
-}
+const hookHeaders = EXAMPLE_HOOK_HEADERS;
 
 const version = async (s: TestService) =>
   Number((await s.service.core.db.get<{ v: number }>('SELECT v FROM config_version WHERE id = ?', [1]))!.v);
@@ -61,7 +42,7 @@ t.test('a burst reads the provider and its links once, and the version every req
     await s.stop();
     await sink.close();
   });
-  const c = await chain(s, sink.url);
+  const c = await exampleChain(s, sink.url);
   const db = s.service.core.db;
   const seen: string[] = [];
   const all = db.all.bind(db);
@@ -90,7 +71,7 @@ t.test('a change made in the database is seen by the next request', async (t) =>
     await s.stop();
     await sink.close();
   });
-  const c = await chain(s, sink.url);
+  const c = await exampleChain(s, sink.url);
   const db = s.service.core.db;
   const send = (name: string) =>
     s.request('POST', c.hook, { headers: hookHeaders, body: { type: 'thing_happened', payload: { name } } });
@@ -135,7 +116,7 @@ t.test('bookkeeping writes leave the version alone; rule changes move it', async
     await s.stop();
     await sink.close();
   });
-  const c = await chain(s, sink.url);
+  const c = await exampleChain(s, sink.url);
   const db = s.service.core.db;
   const v0 = await version(s);
   await db.run('UPDATE trackers SET last_poll_at = ?, consecutive_poll_failures = ? WHERE id = ?', [

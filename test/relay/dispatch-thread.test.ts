@@ -1,30 +1,18 @@
 import fs from 'node:fs';
 import http from 'node:http';
 import t, { type Test } from 'tap';
-import { readStoppedDatabase, startService, startSink, type TestService } from '../helpers/service.ts';
+import {
+  EXAMPLE_HOOK_HEADERS,
+  exampleChain,
+  readStoppedDatabase,
+  startService,
+  startSink,
+  type TestService,
+} from '../helpers/service.ts';
 
 // Dispatch in a worker thread of its own (SERVICE_DISPATCH_THREAD=true), whatever the suite's default.
 const THREAD = { SERVICE_DISPATCH_THREAD: 'true' };
-const hookHeaders = { 'x-example-token': 'sharedtoken1' };
-
-async function chain(s: TestService, sinkUrl: string) {
-  const token = s.admin.token;
-  const p = (
-    await s.request('POST', '/api/providers', {
-      token,
-      body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
-    })
-  ).body;
-  const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Tr' } })).body;
-  const tg = (
-    await s.request('POST', '/api/targets', {
-      token,
-      body: { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' },
-    })
-  ).body;
-  await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
-  return { provider: p, target: tg, hook: `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}` };
-}
+const hookHeaders = EXAMPLE_HOOK_HEADERS;
 
 const post = (s: TestService, hook: string, name: string) =>
   s.request('POST', hook, { headers: hookHeaders, body: { type: 'thing_happened', payload: { name } } });
@@ -60,7 +48,7 @@ t.test('the dispatch thread sends, settles, reports metrics and logs to the main
   });
   const relay = s.service.core.services.get('relay') as any;
   t.equal(relay.dispatcher.constructor.name, 'DispatchThread', 'dispatch runs in its own thread');
-  const c = await chain(s, sink.url);
+  const c = await exampleChain(s, sink.url);
   const ids: string[] = [];
   for (let i = 0; i < 20; i++) ids.push((await post(s, c.hook, `n${i}`)).body.event_ids[0]);
   t.equal((await sink.waitFor(20)).length, 20, 'every event reached the sink');
@@ -106,7 +94,7 @@ t.test('a dispatch thread that dies is started again and nothing is lost', async
   });
   const relay = s.service.core.services.get('relay') as any;
   const hang = await hangingServer(t);
-  const c = await chain(s, hang);
+  const c = await exampleChain(s, hang);
   // A target that never answers: the thread dies holding claimed rows, one of them mid-send.
   const ids: string[] = [];
   for (let i = 0; i < 10; i++) ids.push((await post(s, c.hook, `c${i}`)).body.event_ids[0]);
@@ -157,7 +145,7 @@ t.test('shutdown stops the thread: rows it claimed but did not send go back to t
     fs.rmSync(s.dataDir, { recursive: true, force: true });
   });
   // A target that never answers: the sends are cut off at the end of the grace period.
-  const c = await chain(s, await hangingServer(t));
+  const c = await exampleChain(s, await hangingServer(t));
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) ids.push((await post(s, c.hook, `h${i}`)).body.event_ids[0]);
   const core = s.service.core;

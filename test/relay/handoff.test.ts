@@ -1,28 +1,9 @@
 import t from 'tap';
 import { providerRowFrom } from '../../core/src/plugins/host.ts';
 import { ingestEvent } from '../../core/src/relay/pipeline/ingest.ts';
-import { startService, startSink, type TestService } from '../helpers/service.ts';
+import { EXAMPLE_HOOK_HEADERS, exampleChain, startService, startSink } from '../helpers/service.ts';
 
-const hookHeaders = { 'x-example-token': 'sharedtoken1' };
-
-async function chain(s: TestService, sinkUrl: string) {
-  const token = s.admin.token;
-  const p = (
-    await s.request('POST', '/api/providers', {
-      token,
-      body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
-    })
-  ).body;
-  const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Tr' } })).body;
-  const tg = (
-    await s.request('POST', '/api/targets', {
-      token,
-      body: { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' },
-    })
-  ).body;
-  await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
-  return { provider: p, hook: `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}` };
-}
+const hookHeaders = EXAMPLE_HOOK_HEADERS;
 
 t.test(
   'a new event is sent at once from ingest, without a claim, and recorded with its webhook log in one go',
@@ -35,7 +16,7 @@ t.test(
       await s.stop();
       await sink.close();
     });
-    const c = await chain(s, sink.url);
+    const c = await exampleChain(s, sink.url);
     const relay = s.service.core.services.get('relay') as any;
     const dispatcher = relay.dispatcher;
     // Count the rows that go through the queue's claim.
@@ -81,7 +62,7 @@ t.test('sends handed off at ingest do not each start a pass over the queue', asy
     await s.stop();
     await sink.close();
   });
-  const c = await chain(s, sink.url);
+  const c = await exampleChain(s, sink.url);
   const dispatcher = (s.service.core.services.get('relay') as any).dispatcher;
   let passes = 0;
   const releaseDue = dispatcher.releaseDue.bind(dispatcher);
@@ -108,7 +89,7 @@ t.test('deliveries handed off while the dispatcher stops go back to the queue', 
     await s.stop();
     await sink.close();
   });
-  const c = await chain(s, sink.url);
+  const c = await exampleChain(s, sink.url);
   const core = s.service.core;
   const relay = core.services.get('relay') as any;
   const provider = providerRowFrom((await core.db.get('SELECT * FROM providers WHERE id = ?', [c.provider.id]))!);
