@@ -12,11 +12,15 @@ import type { Core } from '../../core/src/core.ts';
 import { insertRow } from '../../core/src/db/rows.ts';
 import { applyRetention, RETENTION_BATCH } from '../../core/src/relay/feature.ts';
 import {
-  nextBatchSize,
-  pauseAfter,
+  BATCH_GROWTH,
+  MAX_BATCH,
+  MIN_BATCH,
+  RATE_WINDOW,
+  RETENTION_AIM_MS,
   RETENTION_BATCH_MS,
   RETENTION_JOB,
   RETENTION_PAUSE_MS,
+  RetentionPacer,
   retentionJob,
 } from '../../core/src/relay/retention.ts';
 import { startService } from '../helpers/service.ts';
@@ -135,16 +139,41 @@ t.test('retention in batches', async (t) => {
   t.equal(await applyRetention(core), 10 * RETENTION_BATCH - part, 'and goes on the next run');
 });
 
-t.test("a batch's size follows its timing, within bounds; the pause is never shorter than the batch", async (t) => {
-  t.equal(nextBatchSize(500, RETENTION_BATCH_MS), 500, 'on time: the same size');
-  t.equal(nextBatchSize(500, 2 * RETENTION_BATCH_MS), 250, 'twice as long: half');
-  t.equal(nextBatchSize(500, RETENTION_BATCH_MS / 2), 1000, 'twice as fast: double');
-  t.equal(nextBatchSize(500, RETENTION_BATCH_MS / 10), 1000, 'grows at most twofold a batch');
-  t.equal(nextBatchSize(1500, 1), 2000, 'at most 2,000');
-  t.equal(nextBatchSize(500, 10_000), 20, 'at least 20');
-  t.equal(nextBatchSize(500, 0), 1000, 'a batch timed at 0 ms does not divide by zero');
-  t.equal(pauseAfter(1), RETENTION_PAUSE_MS, 'a short batch: the least pause');
-  t.equal(pauseAfter(RETENTION_PAUSE_MS + 0.5), 2 * RETENTION_PAUSE_MS + 1, 'a long one: twice as long as it took');
+t.test("a batch's size follows the slowest recent rate, below the target, within bounds", async (t) => {
+  const pacer = new RetentionPacer();
+  t.equal(pacer.size, RETENTION_BATCH, 'the first batch');
+  // Fake timings: what each batch "took" for its rows.
+  const ran = (ms: number) => {
+    const rows = pacer.size;
+    pacer.batchDone(rows, ms);
+    return pacer.size;
+  };
+  t.equal(ran(RETENTION_AIM_MS), RETENTION_BATCH, 'on the aim: the same size');
+  for (let i = 1; i < RATE_WINDOW; i++)
+    t.equal(ran(RETENTION_AIM_MS / 10), RETENTION_BATCH, `ten times faster: the slower one still counts (${i})`);
+  t.equal(ran(RETENTION_AIM_MS / 10), Math.floor(RETENTION_BATCH * BATCH_GROWTH), 'then forgotten: grows 1.5x');
+  t.equal(ran(RETENTION_AIM_MS / 10), Math.floor(RETENTION_BATCH * BATCH_GROWTH ** 2), 'and 1.5x again');
+  // A batch that overshot the target shrinks the next to fit the aim at its rate, at once.
+  const before = pacer.size;
+  const shrunk = ran(4 * RETENTION_BATCH_MS);
+  t.equal(shrunk, Math.floor((RETENTION_AIM_MS * before) / (4 * RETENTION_BATCH_MS)), 'an overshoot shrinks the next');
+  t.ok((shrunk * 4 * RETENTION_BATCH_MS) / before < RETENTION_BATCH_MS, 'below the target at that rate');
+  t.ok(RETENTION_AIM_MS < RETENTION_BATCH_MS, 'the aim is below the target');
+  t.equal(ran(RETENTION_AIM_MS / 100), shrunk, 'and stays small while that rate is among the last few');
+
+  const bounded = new RetentionPacer();
+  for (let i = 0; i < 50; i++) bounded.batchDone(bounded.size, 0);
+  t.equal(bounded.size, MAX_BATCH, 'at most MAX_BATCH, and a batch timed at 0 ms does not divide by zero');
+  bounded.batchDone(bounded.size, 60_000);
+  t.equal(bounded.size, MIN_BATCH, 'at least MIN_BATCH: a prune always makes progress');
+});
+
+t.test('the pause is never shorter than the least pause nor than twice the batch', async (t) => {
+  const pacer = new RetentionPacer();
+  pacer.batchDone(100, 1);
+  t.equal(pacer.pauseMs(), RETENTION_PAUSE_MS, 'a short batch: the least pause');
+  pacer.batchDone(100, RETENTION_PAUSE_MS + 0.5);
+  t.equal(pacer.pauseMs(), 2 * RETENTION_PAUSE_MS + 1, 'a long one: twice as long as it took');
 });
 
 t.test('the daily job at start skips a cleanup completed within the day with the same period', async (t) => {

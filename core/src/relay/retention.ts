@@ -16,14 +16,25 @@ import { claimSlot, finishSlot } from '../jobs/scheduler.ts';
  */
 export const RETENTION_BATCH = 100;
 /**
- * What one batch should hold the database for: the latency a webhook or a settle may wait behind it. A writer of
- * another process that finds the lock held sleeps in SQLite's busy handler (1, 2, 5, 10 ms… steps): at 10 ms a batch,
- * half a million events pruned beside a paced relay held its p99 at 5.3× (scripts/bench/RESULTS.md).
+ * The longest one batch should hold the database and the event loop: the latency a webhook or a settle may wait
+ * behind it. A writer of another connection that finds the lock held sleeps in SQLite's busy handler (1, 2, 5, 10 ms…
+ * steps): at 10 ms a batch, half a million events pruned beside a paced relay held its p99 at 5.3×
+ * (scripts/bench/RESULTS.md).
  */
 export const RETENTION_BATCH_MS = 5;
+/**
+ * What a batch is sized to take, at the slowest rate of the last RATE_WINDOW batches: below RETENTION_BATCH_MS, so
+ * that a batch slower than those does not overshoot it. Sized from the last batch alone, batches overshot their
+ * 5 ms two to six times (the tail: p90 10.9 ms, max 28.6 ms).
+ */
+export const RETENTION_AIM_MS = 3;
+/** How many of the last batches' time per row the next size is taken from (the slowest of them). */
+export const RATE_WINDOW = 4;
+/** A batch is at most this many times the last one's size (a rate measured on fewer rows is not trusted further). */
+export const BATCH_GROWTH = 1.5;
 /** Bounds of a batch's size, whatever its timing says. */
-const MIN_BATCH = 20;
-const MAX_BATCH = 2000;
+export const MIN_BATCH = 20;
+export const MAX_BATCH = 2000;
 /**
  * The least pause between two batches. Back to back, batches starve other writers: a process waiting for SQLite's
  * lock (the service, while the command line prunes) sleeps in steps of 1 to 25 ms and wakes to find the next batch
@@ -32,15 +43,33 @@ const MAX_BATCH = 2000;
  */
 export const RETENTION_PAUSE_MS = 25;
 
-/** The next batch's size: scaled to take RETENTION_BATCH_MS at the rate the last one ran. */
-export function nextBatchSize(size: number, tookMs: number): number {
-  const scaled = Math.round((size * RETENTION_BATCH_MS) / Math.max(tookMs, 0.1));
-  return Math.min(MAX_BATCH, Math.max(MIN_BATCH, Math.min(scaled, size * 2)));
-}
+/**
+ * Sizes the batches and their pauses from what the batches took, each timed as a whole: its select, and its
+ * transaction from its start to the end of its COMMIT (what it held the event loop and the database for, the relay's
+ * writes that commit with it included, not its wait in the queue of the group commit).
+ */
+export class RetentionPacer {
+  /** Rows the next batch deletes. */
+  size = RETENTION_BATCH;
+  /** The last batches' time per row, oldest first. */
+  private rates: number[] = [];
+  private lastMs = 0;
 
-/** The pause after a batch that held the database `tookMs`. */
-export function pauseAfter(tookMs: number): number {
-  return Math.max(RETENTION_PAUSE_MS, Math.ceil(2 * tookMs));
+  /** A batch deleted `rows` rows in `ms`. */
+  batchDone(rows: number, ms: number): void {
+    this.lastMs = ms;
+    this.rates.push(Math.max(ms, 0.05) / Math.max(rows, 1));
+    if (this.rates.length > RATE_WINDOW) this.rates.shift();
+    // The slowest recent rate: one slow batch shrinks the next at once; it grows again only once RATE_WINDOW faster
+    // batches have followed.
+    const fit = Math.floor(RETENTION_AIM_MS / Math.max(...this.rates));
+    this.size = Math.min(MAX_BATCH, Math.max(MIN_BATCH, Math.min(fit, Math.floor(this.size * BATCH_GROWTH))));
+  }
+
+  /** The pause before the next batch. */
+  pauseMs(): number {
+    return Math.max(RETENTION_PAUSE_MS, Math.ceil(2 * this.lastMs));
+  }
 }
 
 interface BatchOptions<R> {
@@ -54,8 +83,8 @@ interface BatchOptions<R> {
 }
 
 /**
- * Deletes the rows of `table` that match `where`, in batches of about RETENTION_BATCH_MS each with a pause between,
- * until none is left or `signal` aborts (what was deleted stays deleted; the rest goes on the next run).
+ * Deletes the rows of `table` that match `where`, in batches of at most about RETENTION_BATCH_MS each with a pause
+ * between, until none is left or `signal` aborts (what was deleted stays deleted; the rest goes on the next run).
  */
 async function deleteInBatches<R extends { id: string }>(
   core: Core,
@@ -65,26 +94,28 @@ async function deleteInBatches<R extends { id: string }>(
   o: BatchOptions<R> = {},
 ): Promise<number> {
   let deleted = 0;
-  let size = RETENTION_BATCH;
+  const pacer = new RetentionPacer();
   const columns = ['id', ...(o.columns ?? [])].join(', ');
   while (!o.signal?.aborted) {
+    const size = pacer.size;
+    const selectFrom = performance.now();
     const rows = await core.db.all<R>(`SELECT ${columns} FROM ${table} WHERE ${where} LIMIT ${size}`, params);
+    const selected = performance.now() - selectFrom;
     if (!rows.length) break;
     const ids = rows.map((r) => r.id);
-    // Timed from inside the transaction: what the batch held the database for, not its wait for the lock (another
-    // process's busy wait, or this connection's queue), which would shrink the batches and lengthen the pauses.
-    let held = 0;
+    // Timed from inside the transaction to the end of its COMMIT: what the batch held the database and the event loop
+    // for (the relay's writes in the same group commit included), not its wait for the connection (another
+    // process's busy wait, or this connection's queue), which would shrink the batches for time they held nothing.
+    let from = 0;
     deleted += await core.db.tx(async (q) => {
-      const from = performance.now();
+      from = performance.now();
       await o.before?.(q, rows);
-      const n = await q.run(`DELETE FROM ${table} WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
-      held = performance.now() - from;
-      return n;
+      return q.run(`DELETE FROM ${table} WHERE id IN (${ids.map(() => '?').join(', ')})`, ids);
     });
+    pacer.batchDone(rows.length, selected + performance.now() - from);
     o.onProgress?.(deleted);
     if (rows.length < size) break;
-    size = nextBatchSize(size, held);
-    await new Promise((resolve) => setTimeout(resolve, pauseAfter(held)));
+    await new Promise((resolve) => setTimeout(resolve, pacer.pauseMs()));
   }
   return deleted;
 }
