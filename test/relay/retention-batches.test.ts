@@ -4,7 +4,10 @@
  * events still in the period or not settled stay; and a webhook sent while a long deletion runs is accepted
  * before the deletion ends, instead of waiting for one statement over the whole log; the batches are paced (the
  * database is left idle between them), their replay keys move to the plugin store batch by batch, an abort stops
- * between two batches, and the daily job does not run again at start when it completed within the day.
+ * between two batches, and the daily job does not run again at start when it completed within the day. The pacing
+ * (RetentionPacer) with fake timings: a batch sized from the slowest recent rate below the target, an overshoot
+ * shrinking the next, a late event loop lengthening the pause and shrinking the batch, within bounds that always
+ * leave progress; and a prune beside a busy event loop backs off and ends.
  */
 import crypto from 'node:crypto';
 import t from 'tap';
@@ -12,13 +15,17 @@ import type { Core } from '../../core/src/core.ts';
 import { insertRow } from '../../core/src/db/rows.ts';
 import { applyRetention, RETENTION_BATCH } from '../../core/src/relay/feature.ts';
 import {
+  BACKOFF_RECOVERY,
   BATCH_GROWTH,
+  MAX_BACKOFF,
   MAX_BATCH,
+  MAX_PAUSE_MS,
   MIN_BATCH,
   RATE_WINDOW,
   RETENTION_AIM_MS,
   RETENTION_BATCH_MS,
   RETENTION_JOB,
+  RETENTION_LATE_MS,
   RETENTION_PAUSE_MS,
   RetentionPacer,
   retentionJob,
@@ -137,6 +144,28 @@ t.test('retention in batches', async (t) => {
   t.ok(part > 0 && part < 10 * RETENTION_BATCH, `stopped after ${part} of ${10 * RETENTION_BATCH}`);
   t.equal(await count(old), 10 * RETENTION_BATCH - part, 'the rest is still there');
   t.equal(await applyRetention(core), 10 * RETENTION_BATCH - part, 'and goes on the next run');
+
+  // A busy event loop (a task of 12 ms every few ms) makes the pauses end late: the prune backs off, and still ends.
+  await seed(10 * RETENTION_BATCH, 3, 'dispatched');
+  const pacer = new RetentionPacer();
+  const seen: { backoff: number; size: number }[] = [];
+  const pauseDone = pacer.pauseDone.bind(pacer);
+  pacer.pauseDone = (asked, took) => {
+    pauseDone(asked, took);
+    seen.push({ backoff: pacer.backoff, size: pacer.size });
+  };
+  const hog = setInterval(() => {
+    const until = performance.now() + 12;
+    while (performance.now() < until);
+  }, 3);
+  t.equal(await applyRetention(core, undefined, { pacer }), 10 * RETENTION_BATCH, 'a late loop: all deleted');
+  clearInterval(hog);
+  const most = Math.max(...seen.map((s) => s.backoff));
+  t.ok(most > 1, `backed off to ${most}x, batches down to ${Math.min(...seen.map((s) => s.size))} rows`);
+  t.ok(
+    seen.every((s) => s.backoff <= MAX_BACKOFF && s.size >= MIN_BATCH),
+    'within bounds',
+  );
 });
 
 t.test("a batch's size follows the slowest recent rate, below the target, within bounds", async (t) => {
@@ -174,6 +203,36 @@ t.test('the pause is never shorter than the least pause nor than twice the batch
   t.equal(pacer.pauseMs(), RETENTION_PAUSE_MS, 'a short batch: the least pause');
   pacer.batchDone(100, RETENTION_PAUSE_MS + 0.5);
   t.equal(pacer.pauseMs(), 2 * RETENTION_PAUSE_MS + 1, 'a long one: twice as long as it took');
+});
+
+t.test('a late event loop lengthens the pauses and shrinks the batches, bounded, recovering gradually', async (t) => {
+  const pacer = new RetentionPacer();
+  for (let i = 0; i < 10; i++) pacer.batchDone(pacer.size, RETENTION_AIM_MS / 4);
+  const size = pacer.size;
+  const pause = pacer.pauseMs();
+  t.equal(pause, RETENTION_PAUSE_MS);
+  pacer.pauseDone(pause, pause + 1);
+  t.equal(pacer.backoff, 1, 'a pause a millisecond late is on time');
+  pacer.pauseDone(pause, pause + RETENTION_LATE_MS + 1);
+  t.equal(pacer.backoff, 2, 'a late one doubles the back-off');
+  t.equal(pacer.pauseMs(), 2 * RETENTION_PAUSE_MS, 'the next pause is twice as long');
+  t.equal(pacer.size, Math.floor(size / 2), 'the next batch half the size');
+  for (let i = 0; i < 10; i++) pacer.pauseDone(pacer.pauseMs(), pacer.pauseMs() + 1000);
+  t.equal(pacer.backoff, MAX_BACKOFF, 'however late, at most MAX_BACKOFF');
+  t.ok(pacer.pauseMs() <= MAX_PAUSE_MS, 'the pause at most MAX_PAUSE_MS');
+  pacer.batchDone(pacer.size, 60_000);
+  t.equal(pacer.pauseMs(), MAX_PAUSE_MS, 'even after a batch that took a minute');
+  t.equal(pacer.size, MIN_BATCH, 'and a batch of MIN_BATCH rows: progress is always made');
+  for (let i = 0; i < 10; i++) pacer.batchDone(pacer.size, RETENTION_AIM_MS / 4);
+  pacer.pauseDone(pacer.pauseMs(), pacer.pauseMs());
+  t.equal(pacer.backoff, MAX_BACKOFF * BACKOFF_RECOVERY, 'one pause on time eases it a little');
+  let on = 1;
+  while (pacer.backoff > 1) {
+    pacer.pauseDone(pacer.pauseMs(), pacer.pauseMs());
+    on++;
+  }
+  t.ok(on > 3, `back to 1 after ${on} pauses on time`);
+  t.equal(pacer.pauseMs(), RETENTION_PAUSE_MS);
 });
 
 t.test('the daily job at start skips a cleanup completed within the day with the same period', async (t) => {

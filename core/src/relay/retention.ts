@@ -44,16 +44,36 @@ export const MAX_BATCH = 2000;
 export const RETENTION_PAUSE_MS = 25;
 
 /**
+ * A pause that ends more than this later than it asked means the event loop is busy: webhooks queued behind other
+ * work, or a CPU the machine's other processes starve. An idle loop ends a timer within a millisecond or two.
+ */
+export const RETENTION_LATE_MS = 4;
+/** The most the pauses are lengthened, and the batches shrunk, while the event loop is late. */
+export const MAX_BACKOFF = 4;
+/** Each pause that ends on time takes the back-off down by this factor: gradually, one on-time pause proves little. */
+export const BACKOFF_RECOVERY = 0.8;
+/** The longest pause between two batches, whatever the back-off: a prune always makes progress. */
+export const MAX_PAUSE_MS = 400;
+
+/**
  * Sizes the batches and their pauses from what the batches took, each timed as a whole: its select, and its
  * transaction from its start to the end of its COMMIT (what it held the event loop and the database for, the relay's
- * writes that commit with it included, not its wait in the queue of the group commit).
+ * writes that commit with it included, not its wait in the queue of the group commit); and backs off while the
+ * event loop is late, as the pauses measure it: each pause's actual length against the one asked.
  */
 export class RetentionPacer {
-  /** Rows the next batch deletes. */
-  size = RETENTION_BATCH;
+  /** How much the pauses are lengthened and the batches shrunk: 1 on time, up to MAX_BACKOFF while the loop is late. */
+  backoff = 1;
+  /** The size the recent rates fit, before the back-off. */
+  private fit = RETENTION_BATCH;
   /** The last batches' time per row, oldest first. */
   private rates: number[] = [];
   private lastMs = 0;
+
+  /** Rows the next batch deletes. */
+  get size(): number {
+    return Math.max(MIN_BATCH, Math.floor(this.fit / this.backoff));
+  }
 
   /** A batch deleted `rows` rows in `ms`. */
   batchDone(rows: number, ms: number): void {
@@ -63,12 +83,21 @@ export class RetentionPacer {
     // The slowest recent rate: one slow batch shrinks the next at once; it grows again only once RATE_WINDOW faster
     // batches have followed.
     const fit = Math.floor(RETENTION_AIM_MS / Math.max(...this.rates));
-    this.size = Math.min(MAX_BATCH, Math.max(MIN_BATCH, Math.min(fit, Math.floor(this.size * BATCH_GROWTH))));
+    this.fit = Math.min(MAX_BATCH, Math.max(MIN_BATCH, Math.min(fit, Math.floor(this.fit * BATCH_GROWTH))));
   }
 
-  /** The pause before the next batch. */
+  /** The pause before the next batch: twice the batch, at least RETENTION_PAUSE_MS, lengthened by the back-off. */
   pauseMs(): number {
-    return Math.max(RETENTION_PAUSE_MS, Math.ceil(2 * this.lastMs));
+    const pause = Math.max(RETENTION_PAUSE_MS, Math.ceil(2 * this.lastMs));
+    return Math.min(MAX_PAUSE_MS, Math.ceil(pause * this.backoff));
+  }
+
+  /** A pause asked for `askedMs` ended after `tookMs`: a late end doubles the back-off, an on-time one eases it. */
+  pauseDone(askedMs: number, tookMs: number): void {
+    this.backoff =
+      tookMs - askedMs > RETENTION_LATE_MS
+        ? Math.min(MAX_BACKOFF, this.backoff * 2)
+        : Math.max(1, this.backoff * BACKOFF_RECOVERY);
   }
 }
 
@@ -80,6 +109,8 @@ interface BatchOptions<R> {
   before?: (q: Queryable, rows: R[]) => Promise<unknown>;
   /** Called after each batch with the rows deleted so far. */
   onProgress?: (deleted: number) => void;
+  /** Sizes the batches and the pauses (a test hands its own to watch it). */
+  pacer?: RetentionPacer;
 }
 
 /**
@@ -94,7 +125,7 @@ async function deleteInBatches<R extends { id: string }>(
   o: BatchOptions<R> = {},
 ): Promise<number> {
   let deleted = 0;
-  const pacer = new RetentionPacer();
+  const pacer = o.pacer ?? new RetentionPacer();
   const columns = ['id', ...(o.columns ?? [])].join(', ');
   while (!o.signal?.aborted) {
     const size = pacer.size;
@@ -115,7 +146,10 @@ async function deleteInBatches<R extends { id: string }>(
     pacer.batchDone(rows.length, selected + performance.now() - from);
     o.onProgress?.(deleted);
     if (rows.length < size) break;
-    await new Promise((resolve) => setTimeout(resolve, pacer.pauseMs()));
+    const pause = pacer.pauseMs();
+    const pauseFrom = performance.now();
+    await new Promise((resolve) => setTimeout(resolve, pause));
+    pacer.pauseDone(pause, performance.now() - pauseFrom);
   }
   return deleted;
 }
@@ -125,6 +159,8 @@ export interface RetentionOptions {
   before?: Date;
   /** Called after each batch with the events deleted so far. */
   onProgress?: (deleted: number) => void;
+  /** Sizes the event log's batches and pauses (a test hands its own to watch it). */
+  pacer?: RetentionPacer;
 }
 
 /** The cleanup running in this process on a database, if any: the next one waits for it. */
@@ -175,6 +211,7 @@ async function retentionRun(core: Core, signal: AbortSignal | undefined, o: Rete
   const n = await deleteInBatches<Keyed>(core, 'event_log', done, [cutoff], {
     signal,
     onProgress: o.onProgress,
+    pacer: o.pacer,
     columns: ['provider_id', 'replay_key', 'replay_expires_at'],
     // A replay key outlives its event when the period is shorter than the key's lifetime: it moves to plugin_store,
     // where the plugin's check still finds it, in the transaction that deletes its event. (Read with the batch: a
