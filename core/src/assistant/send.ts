@@ -35,7 +35,7 @@ import { searchableBy } from './search.ts';
 import { SseStream } from './sse.ts';
 import { generateTitle } from './titles.ts';
 import { assistantTools, SEARCH_DOCUMENTS } from './tools.ts';
-import { turn } from './turns.ts';
+import { GateFull, gate } from './turns.ts';
 
 export const MAX_CONTENT = 32_000;
 
@@ -127,10 +127,10 @@ export async function sendRoutes(
    * The checks every reply starts with, in order: the chat is the caller's (404), not archived
    * (409 `chat_archived`), the assistant is configured (503).
    */
-  const begin = async (req: FastifyRequest & { params: { chat_id: string } }) => {
+  const begin = async (req: FastifyRequest & { params: { chat_id: string } }, reply: FastifyReply) => {
     // Setting a reply up and saving it wait their turn, so a burst of messages cannot stall the streams already
-    // running.
-    await turn();
+    // running (turns.ts). A client that leaves while its message waits here leaves nothing behind.
+    if (!(await admitted(reply))) return undefined;
     const user = caller(req);
     const chat = await ownChat(core.db, user.id, req.params.chat_id);
     if (bool(chat.is_archived))
@@ -141,6 +141,34 @@ export async function sendRoutes(
         'assistant_not_configured',
       );
     return { user, chat };
+  };
+  /** Waits for the opening's turn; false when the client left meanwhile (its connection is then closed). */
+  const admitted = async (reply: FastifyReply): Promise<boolean> => {
+    let wait: Promise<void> | undefined;
+    let left: AbortController | undefined;
+    let onClose: (() => void) | undefined;
+    try {
+      wait = gate.enter('open', (left = new AbortController()).signal);
+    } catch (err) {
+      if (err instanceof GateFull)
+        throw unavailable(
+          'The assistant has too many messages waiting to start; try again in a moment.',
+          'assistant_busy',
+        );
+      throw err;
+    }
+    if (!wait) return true;
+    reply.raw.once('close', (onClose = () => left.abort()));
+    try {
+      await wait;
+      return true;
+    } catch {
+      reply.hijack();
+      reply.raw.destroy();
+      return false;
+    } finally {
+      reply.raw.off('close', onClose);
+    }
   };
   const blank = (content: string) => {
     if (!content.trim())
@@ -184,7 +212,11 @@ export async function sendRoutes(
             [409, 'The chat is archived (`chat_archived`).'],
             [429, 'Over your daily AI message or token limit.'],
             [502, 'The AI model endpoint failed or refused the request.'],
-            [503, 'The assistant is not configured (no AI_API_KEY), or the model provider is rate limiting.'],
+            [
+              503,
+              'The assistant is not configured (no AI_API_KEY), the model provider is rate limiting, or too many ' +
+                'messages are waiting to start (`assistant_busy`).',
+            ],
           ),
         },
       },
@@ -192,7 +224,9 @@ export async function sendRoutes(
     },
     async (req, reply) => {
       const { content } = req.body;
-      const { user, chat } = await begin(req);
+      const begun = await begin(req, reply);
+      if (!begun) return;
+      const { user, chat } = begun;
       blank(content);
       const attachments = await documentsOf(user.id, req.body.documents);
       return respond(reply, user, chat, async (q, now) => {
@@ -233,14 +267,20 @@ export async function sendRoutes(
             ],
             [429, 'Over your daily AI message or token limit.'],
             [502, 'The AI model endpoint failed or refused the request.'],
-            [503, 'The assistant is not configured (no AI_API_KEY), or the model provider is rate limiting.'],
+            [
+              503,
+              'The assistant is not configured (no AI_API_KEY), the model provider is rate limiting, or too many ' +
+                'messages are waiting to start (`assistant_busy`).',
+            ],
           ),
         },
       },
       preHandler: requireUser(core),
     },
     async (req, reply) => {
-      const { user, chat } = await begin(req);
+      const begun = await begin(req, reply);
+      if (!begun) return;
+      const { user, chat } = begun;
       const target = await chatMessage(core.db, chat.id, req.params.message_id);
       if (target.role !== 'assistant' || !target.parent_id)
         throw new HttpError(
@@ -287,7 +327,11 @@ export async function sendRoutes(
             [409, 'The chat is archived, or the message is not your own (`chat_archived`, `not_editable`).'],
             [429, 'Over your daily AI message or token limit.'],
             [502, 'The AI model endpoint failed or refused the request.'],
-            [503, 'The assistant is not configured (no AI_API_KEY), or the model provider is rate limiting.'],
+            [
+              503,
+              'The assistant is not configured (no AI_API_KEY), the model provider is rate limiting, or too many ' +
+                'messages are waiting to start (`assistant_busy`).',
+            ],
           ),
         },
       },
@@ -295,7 +339,9 @@ export async function sendRoutes(
     },
     async (req, reply) => {
       const { content } = req.body;
-      const { user, chat } = await begin(req);
+      const begun = await begin(req, reply);
+      if (!begun) return;
+      const { user, chat } = begun;
       blank(content);
       const target = await chatMessage(core.db, chat.id, req.params.message_id);
       if (target.role !== 'user') throw new HttpError(409, 'not_editable', 'Only your own messages can be edited.');
@@ -338,12 +384,25 @@ export async function sendRoutes(
       return { day, userMessage };
     });
     const assistantId = newId();
+    const controller = new AbortController();
+    let finished = false;
+    const onClose = () => {
+      if (!finished) controller.abort();
+    };
+    reply.raw.on('close', onClose);
+    // The context and the model request wait their turn too (a group commit resolves many openings at once). A client
+    // that leaves meanwhile goes on at once: the aborted model call below records its reply as interrupted.
+    await gate.enter('setup', controller.signal)?.catch(() => undefined);
     const [context, modelName, searchable, relayTools] = await Promise.all([
       assembleContext(core, user.id, chat, withDocuments(userMessage), user.locale),
       models.forChat(chat.model ?? null),
       searchableBy(core.db, user.id),
       labTools(core, user, { chatId: chat.id, messageId: assistantId, consents }),
-    ]);
+    ]).catch((err: unknown) => {
+      finished = true;
+      reply.raw.off('close', onClose);
+      throw err;
+    });
     const base = {
       id: assistantId,
       chat_id: chat.id,
@@ -354,12 +413,6 @@ export async function sendRoutes(
       model: modelName,
     } satisfies Partial<NewMessage>;
 
-    const controller = new AbortController();
-    let finished = false;
-    const onClose = () => {
-      if (!finished) controller.abort();
-    };
-    reply.raw.on('close', onClose);
     const tools = assistantTools(reports, user, log, core.db, searchable, relayTools);
     const maxToolRounds = core.config.ai.maxToolRounds;
     /** The reply's finished tool calls, stored with it. */
@@ -445,7 +498,7 @@ export async function sendRoutes(
           },
         },
       });
-      await turn();
+      await gate.enter('save');
       const saved = publicMessage(
         await core.db.tx(async (q) => {
           const row = await insertMessage(q, {

@@ -41,8 +41,28 @@ export const SEARCH_DOCUMENTS = 'search_documents';
 /** Bounds of what a search tool returns: results, characters per excerpt, characters in all. */
 export const SEARCH_LIMITS = { results: 6, excerptChars: 600, totalChars: 3000 };
 
-/** The memory, document and report tools, described in the user's language. */
-function baseDefinitions(l: string): ChatCompletionTool[] {
+/** Deeply frozen: a definition built once is shared by every reply. */
+function frozen<T>(v: T): T {
+  if (v && typeof v === 'object' && !Object.isFrozen(v)) {
+    for (const k of Object.keys(v)) frozen((v as Record<string, unknown>)[k]);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+const baseByLocale = new Map<string, readonly ChatCompletionTool[]>();
+/** The memory, document and report tools in language `l`, built once per language (frozen). */
+function baseDefinitions(l: string): readonly ChatCompletionTool[] {
+  let defs = baseByLocale.get(l);
+  if (!defs) {
+    defs = frozen(buildBaseDefinitions(l));
+    // The locale is the user's setting (a short list); bound the cache anyway.
+    if (baseByLocale.size < 32) baseByLocale.set(l, defs);
+  }
+  return defs;
+}
+
+function buildBaseDefinitions(l: string): ChatCompletionTool[] {
   const query = {
     type: 'object',
     properties: { query: { type: 'string', description: lab(l, 'param.query') } },

@@ -1,59 +1,182 @@
 /**
- * Turn-taking for the CPU-heavy steps of the message route (setting a reply up, starting its
- * stream, saving it). A burst of messages would otherwise run all those steps back to back in
- * one drain of the microtask queue (the database answers synchronously under its promise API),
- * keeping the event loop from the replies already streaming for hundreds of milliseconds. Here
- * only a few steps start per event-loop turn; the rest wait for the next turns, with the
- * sockets served in between. An idle service admits a step at once.
+ * The opening gate: turn-taking for the CPU-heavy steps of the message route (setting a reply up,
+ * asking the model, saving the reply). A burst of messages would otherwise run those steps back to
+ * back in one drain of the microtask queue (the database answers synchronously under its promise API,
+ * and one group commit resolves the transactions of many openings at once), keeping the event loop
+ * from the replies already streaming for tens of milliseconds: every chunk they relay waits behind it.
+ *
+ * Here a step that cannot start at once waits in a FIFO queue of its stage, and the queues are served
+ * in the check phase of each event-loop turn, one step per `setImmediate` callback, while the steps
+ * started in this turn took less than a time budget (and at most a few steps a turn). Node drains the
+ * microtask queue between two immediate callbacks, so each admitted step's synchronous work is done
+ * before the next is considered, and the sockets (the chunks of the open streams) are served in the
+ * poll phase between two turns. An idle service admits a step at once.
+ *
+ * Stages: `open` (a new message, before its chat is read and its quota counted), `setup` (the
+ * question is stored: the context and the model request) and `save` (the reply is saved). A later
+ * stage goes first: a started opening reaches its first chunk before new ones start, and within a
+ * stage the order is arrival order. Only `open` is bounded: a full queue refuses a new message
+ * (`GateFull`); what has passed it holds a quota count and always gets its turn.
  */
 
-/** Steps started per event-loop turn. */
-const PER_TURN = 2;
+export type Stage = 'open' | 'setup' | 'save';
+/** Served first to last. */
+const ORDER: readonly Stage[] = ['save', 'setup', 'open'];
 
-const waiting: (() => void)[] = [];
-let head = 0;
-let admitted = 0;
-let resetQueued = false;
+export interface GateOptions {
+  /** Steps start in a turn while those started in it took less than this (the first always starts). */
+  budgetMs: number;
+  /** Steps started in one turn at most. */
+  maxPerTurn: number;
+  /** New openings waiting at most; one more is refused with `GateFull`. */
+  maxWaiting: number;
+  now?: () => number;
+}
 
-function newTurn(): void {
-  resetQueued = false;
-  admitted = 0;
-  while (head < waiting.length && admitted < PER_TURN) {
-    const go = waiting[head]!;
-    waiting[head++] = undefined as unknown as () => void;
-    admit();
-    go();
+/** The opening queue is full. */
+export class GateFull extends Error {
+  readonly waiting: number;
+  constructor(waiting: number) {
+    super(`${waiting} new messages are waiting already`);
+    this.waiting = waiting;
+    this.name = 'GateFull';
   }
-  if (head === waiting.length) {
-    waiting.length = 0;
-    head = 0;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: unknown) => void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+  done: boolean;
+}
+
+class Fifo {
+  private items: (Waiter | undefined)[] = [];
+  private head = 0;
+  /** Waiters not yet admitted nor cancelled. */
+  live = 0;
+  push(w: Waiter): void {
+    this.items.push(w);
+    this.live++;
   }
-}
-
-function admit(): void {
-  admitted++;
-  queueReset();
-}
-
-/** The check phase of this loop turn (or of the next one, when called from it) starts a new turn. */
-function queueReset(): void {
-  if (resetQueued) return;
-  resetQueued = true;
-  setImmediate(newTurn);
-}
-
-/**
- * Resolves when the caller may run its step: at once (undefined) when this turn still has room
- * and nobody waits, else in a later turn, in arrival order. Use as `await turn()`.
- */
-export function turn(): Promise<void> | undefined {
-  if (head === waiting.length && admitted < PER_TURN) {
-    admit();
+  /** The first live waiter, taken off the queue. */
+  shift(): Waiter | undefined {
+    while (this.head < this.items.length) {
+      const w = this.items[this.head];
+      this.items[this.head++] = undefined;
+      if (w && !w.done) {
+        this.live--;
+        this.compact();
+        return w;
+      }
+    }
+    this.compact();
     return undefined;
   }
-  const p = new Promise<void>((resolve) => {
-    waiting.push(resolve);
-  });
-  queueReset();
-  return p;
+  cancelled(): void {
+    this.live--;
+    this.compact();
+  }
+  private compact(): void {
+    if (this.live === 0) {
+      this.items.length = 0;
+      this.head = 0;
+    } else if (this.head > 1024 && this.head * 2 > this.items.length) {
+      this.items = this.items.slice(this.head);
+      this.head = 0;
+    }
+  }
 }
+
+export class TurnGate {
+  private readonly opts: Required<GateOptions>;
+  private readonly queues: Record<Stage, Fifo> = { save: new Fifo(), setup: new Fifo(), open: new Fifo() };
+  /** Steps started at once (nobody waiting) in this turn. */
+  private atOnce = 0;
+  private resetQueued = false;
+  private slotsQueued = false;
+  private turnStart = 0;
+
+  constructor(opts: GateOptions) {
+    this.opts = { now: () => performance.now(), ...opts };
+  }
+
+  /** Steps waiting, all stages. */
+  get waiting(): number {
+    return this.queues.save.live + this.queues.setup.live + this.queues.open.live;
+  }
+
+  /**
+   * Resolves when the caller may run its step of `stage`: at once (undefined) when nobody waits and
+   * no step started at once in this turn yet, else in a later turn (see the module comment). With
+   * `signal`, a step still waiting when it aborts leaves the queue and the promise rejects with the
+   * signal's reason. Throws `GateFull` when a new opening finds `maxWaiting` waiting. Use as
+   * `await gate.enter(stage)`.
+   */
+  enter(stage: Stage, signal?: AbortSignal): Promise<void> | undefined {
+    if (this.waiting === 0 && this.atOnce === 0) {
+      this.atOnce++;
+      if (!this.resetQueued) {
+        this.resetQueued = true;
+        setImmediate(this.reset);
+      }
+      return undefined;
+    }
+    const queue = this.queues[stage];
+    if (stage === 'open' && queue.live >= this.opts.maxWaiting) throw new GateFull(queue.live);
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    const p = new Promise<void>((resolve, reject) => {
+      const w: Waiter = { resolve, reject, signal, done: false };
+      if (signal) {
+        w.onAbort = () => {
+          if (w.done) return;
+          w.done = true;
+          queue.cancelled();
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', w.onAbort, { once: true });
+      }
+      queue.push(w);
+    });
+    this.queueSlots();
+    return p;
+  }
+
+  private readonly reset = (): void => {
+    this.resetQueued = false;
+    this.atOnce = 0;
+  };
+
+  /** This turn's check phase gets `maxPerTurn` callbacks, each of which may start one step. */
+  private queueSlots(): void {
+    if (this.slotsQueued) return;
+    this.slotsQueued = true;
+    for (let i = 0; i < this.opts.maxPerTurn; i++) setImmediate(this.slot, i);
+  }
+
+  private readonly slot = (i: number): void => {
+    const now = this.opts.now();
+    if (i === 0) this.turnStart = now;
+    if (i === 0 || now - this.turnStart < this.opts.budgetMs) this.admit();
+    if (i === this.opts.maxPerTurn - 1) {
+      this.slotsQueued = false;
+      // Queued from the check phase, these run in the next turn, after its timers and sockets.
+      if (this.waiting > 0) this.queueSlots();
+    }
+  };
+
+  private admit(): void {
+    for (const stage of ORDER) {
+      const w = this.queues[stage].shift();
+      if (!w) continue;
+      w.done = true;
+      if (w.onAbort) w.signal!.removeEventListener('abort', w.onAbort);
+      w.resolve();
+      return;
+    }
+  }
+}
+
+/** Steps start in one turn while those started in it took under 1 ms, at most 4. */
+export const gate = new TurnGate({ budgetMs: 1, maxPerTurn: 4, maxWaiting: 5000 });
