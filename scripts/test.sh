@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The whole suite, twice: once on SQLite (every test), once on PostgreSQL (the tests under test/,
-# each service on a fresh database of one throwaway cluster; plugin unit tests do not touch the
-# database and run once). Installs missing Debian peers and
-# builds the web client first. Arguments go to tap; the PostgreSQL pass takes those under test/.
+# The whole suite, twice: once on SQLite (every test), once on PostgreSQL (the tests under test/
+# that reach the backend choice, each service on a fresh database of one throwaway cluster; plugin
+# unit tests and the other tests do not touch the database and run once). Installs missing Debian
+# peers and builds the web client first. Arguments go to tap; the PostgreSQL pass takes those under test/.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/peers/install.sh || exit 1
@@ -10,19 +10,30 @@ bash scripts/peers/install.sh || exit 1
 # On a fresh install the runner would start the first run with that stale build, so rebuild it from
 # package.json's "tap" section (with "!@tapjs/typescript") before any test file is spawned.
 npx tap build >/dev/null || exit 1
+# Every test file is a process that loads the service's sources anew (about a second of CPU each,
+# type stripping and compiling): Node's compile cache keeps that work on disk for the next process
+# and the next run (checked against each file's contents, so an edited source is compiled again).
+export NODE_COMPILE_CACHE="${NODE_COMPILE_CACHE:-$PWD/node_modules/.cache/herald-node-compile}"
 # The plugin contract's JavaScript build (what `npm start` and installed plugins import) and the web
 # client, from the sources as they are now (npm ci builds both too; a working tree may have moved on).
 npm run --silent build:plugin-api >/dev/null || exit 1
 if [ -f core/web/vite.config.ts ]; then npm run --silent build:web >/dev/null || exit 1; fi
 
-# test/scale runs several replicas on PostgreSQL in either pass, so the second pass leaves it out;
-# test/lint checks source files and opens no database, so it runs once, like the plugins' unit tests.
+# The second pass takes the files under test/ whose run can differ on PostgreSQL: those that reach
+# the backend choice (HERALD_TEST_DB) through their imports (test/helpers/pg-pass.ts). The others
+# run the same code on the same SQLite files in either pass, so they run once, like the plugins'
+# unit tests and test/lint (which checks source files); test/scale runs its replicas on PostgreSQL
+# in either pass, so the second pass leaves it out too.
 pg_args=()
 if [ $# -eq 0 ]; then
-  while IFS= read -r f; do pg_args+=("$f"); done < <(find test -name '*.test.ts' -not -path 'test/scale/*' \
-    -not -path 'test/lint/*' -not -path '*/fixtures/*' | sort)
+  sel=(test)
 else
-  for a in "$@"; do case "$a" in test/scale/*|./test/scale/*|test/lint/*|./test/lint/*) ;; test/*|./test/*) pg_args+=("$a");; esac; done
+  sel=()
+  for a in "$@"; do case "$a" in test/*|./test/*|test|./test) sel+=("$a");; esac; done
+fi
+if [ ${#sel[@]} -gt 0 ]; then
+  pg_list=$(npx node test/helpers/pg-pass.ts "${sel[@]}") || exit 1
+  while IFS= read -r f; do [ -n "$f" ] && pg_args+=("$f"); done <<<"$pg_list"
 fi
 
 # Each pass's output is kept, so that the last lines of a long run (all a CI log may show) name
