@@ -3,7 +3,7 @@ import type { Migration } from './types.ts';
 /** The tables whose rows decide where an inbound event goes: a change to any of them is a new configuration. */
 const WATCHED = ['providers', 'targets', 'tracker_targets', 'templates'];
 /** Trackers change on every poll (its time, its failure count): only the columns of their rules count. */
-const TRACKER_RULES =
+export const TRACKER_RULES =
   'provider_id, user_id, name, enabled, event_types, quiet_hours, quiet_policies, config, ' +
   'quiet_release, updated_at';
 

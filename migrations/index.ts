@@ -31,6 +31,7 @@ import eventLogFilterIndexes from './0033_event_log_filter_indexes.ts';
 import eventLogUnsettledProvider from './0034_event_log_unsettled_provider.ts';
 import deferredDispatchEvent from './0035_deferred_dispatch_event.ts';
 import configVersion from './0036_config_version.ts';
+import configVersionTargetStreak from './0037_config_version_target_streak.ts';
 import type { Migration } from './types.ts';
 
 /** Every migration, in order. Append new ones; never edit or reorder a released one. */
@@ -68,4 +69,5 @@ export const migrations: Migration[] = [
   eventLogUnsettledProvider,
   deferredDispatchEvent,
   configVersion,
+  configVersionTargetStreak,
 ];

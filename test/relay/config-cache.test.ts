@@ -7,6 +7,8 @@
  */
 import t from 'tap';
 import { ConfigCache } from '../../core/src/relay/config-cache.ts';
+import { TRACKER_RULES } from '../../migrations/0036_config_version.ts';
+import { TARGET_BOOKKEEPING, TARGET_ROUTING } from '../../migrations/0037_config_version_target_streak.ts';
 import { EXAMPLE_HOOK_HEADERS, exampleChain, startService, startSink, type TestService } from '../helpers/service.ts';
 
 const hookHeaders = EXAMPLE_HOOK_HEADERS;
@@ -33,6 +35,35 @@ t.test('every routing table has its triggers', async (t) => {
     rows.map((r) => r.name),
     want.sort(),
   );
+});
+
+t.test('every column of targets and trackers either moves the version or is named bookkeeping', async (t) => {
+  const s = await startService();
+  t.teardown(() => s.stop());
+  const db = s.service.core.db;
+  const columns = async (table: string) =>
+    (db.dialect === 'sqlite'
+      ? await db.all<{ name: string }>(`SELECT name FROM pragma_table_info('${table}')`)
+      : await db.all<{ name: string }>(
+          'SELECT column_name AS name FROM information_schema.columns WHERE table_schema = current_schema() ' +
+            'AND table_name = ?',
+          [table],
+        )
+    )
+      .map((r) => r.name)
+      .sort();
+  t.same(await columns('targets'), [...TARGET_ROUTING, ...TARGET_BOOKKEEPING].sort(), 'targets');
+  // A tracker's poll state and its description decide nothing about where an event goes.
+  const trackerBookkeeping = [
+    'id',
+    'created_at',
+    'description',
+    'last_poll_at',
+    'last_poll_error',
+    'consecutive_poll_failures',
+  ];
+  const rules = TRACKER_RULES.split(',').map((c) => c.trim());
+  t.same(await columns('trackers'), [...rules, ...trackerBookkeeping].sort(), 'trackers');
 });
 
 t.test('a burst reads the provider and its links once, and the version every request', async (t) => {
@@ -129,8 +160,15 @@ t.test('bookkeeping writes leave the version alone; rule changes move it', async
   await db.run('UPDATE trackers SET event_types = ? WHERE id = ?', ['{"thing_happened":false}', c.tracker.id]);
   t.ok((await version(s)) > v0, 'a tracker rule');
   const v1 = await version(s);
-  await db.run('UPDATE targets SET consecutive_failures = consecutive_failures + 1 WHERE id = ?', [c.target.id]);
-  t.ok((await version(s)) > v1, 'a target row');
+  await db.run('UPDATE targets SET consecutive_failures = consecutive_failures + 1, last_error = ? WHERE id = ?', [
+    'HTTP 500',
+    c.target.id,
+  ]);
+  t.equal(await version(s), v1, "a failed send's streak and error");
+  await db.run('UPDATE targets SET consecutive_failures = 0, last_error = NULL WHERE id = ?', [c.target.id]);
+  t.equal(await version(s), v1, "a send's success ending the streak");
+  await db.run('UPDATE targets SET enabled = ? WHERE id = ?', [false, c.target.id]);
+  t.ok((await version(s)) > v1, "a target's routing column");
   const v2 = await version(s);
   await db.run('DELETE FROM templates WHERE user_id = ?', [c.provider.user_id]);
   t.equal(await version(s), v2, 'a delete of no row');
