@@ -155,6 +155,18 @@ t.test('errors, requests and responses keep their content after redaction', asyn
   t.same(r.res, { statusCode: 500 });
 });
 
+t.test('below INFO a request that succeeds writes no request line', async (t) => {
+  const s = await startService({ SERVICE_LOG_LEVEL: 'WARNING' });
+  t.teardown(() => s.stop());
+  t.equal((await s.request('GET', '/api/setup?locale=en')).status, 200);
+  t.equal((await s.request('GET', '/api/no-such-route')).status, 404);
+  t.same(
+    s.logs().filter((l) => l.module === 'http' && l.res),
+    [],
+    'no request line at WARNING',
+  );
+});
+
 t.test('a real service logs one line per request: method, URL, status, response time, request id', async (t) => {
   const s = await startService();
   t.teardown(() => s.stop());

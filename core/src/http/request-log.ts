@@ -19,9 +19,11 @@ declare module 'fastify' {
  */
 class RequestLog extends LogController {
   private paths: CredentialPaths;
-  constructor(paths: CredentialPaths) {
+  private enabled: (level: 'info' | 'error') => boolean;
+  constructor(paths: CredentialPaths, enabled: (level: 'info' | 'error') => boolean) {
     super();
     this.paths = paths;
+    this.enabled = enabled;
   }
 
   override incomingRequest(request: FastifyRequest): void {
@@ -29,6 +31,8 @@ class RequestLog extends LogController {
   }
 
   override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    // Below the level (a relay's WARNING), the line and its masked URL are not worked out for every request.
+    if (!this.enabled(error ? 'error' : 'info')) return;
     const ms = Math.round(reply.elapsedTime * 10) / 10;
     // The message repeats the essentials for the text format, where the fields are not shown.
     const line = { req: request, res: reply, responseTime: ms, ...(error ? { err: error } : {}) };
@@ -38,7 +42,9 @@ class RequestLog extends LogController {
   }
 }
 
-export const requestLog = (paths: CredentialPaths): LogController => new RequestLog(paths);
+/** `enabled` answers whether the request logger writes a level (the service's logger: `isLevelEnabled`). */
+export const requestLog = (paths: CredentialPaths, enabled: (level: 'info' | 'error') => boolean): LogController =>
+  new RequestLog(paths, enabled);
 
 /** Collects the routes' `credentialParams` into `paths` as they are declared (every feature's routes included). */
 export function collectCredentialPaths(app: FastifyInstance<any, any, any, any, any>, paths: CredentialPaths): void {

@@ -38,7 +38,7 @@ export async function createServer(
     ajv: undefined,
     return503OnClosing: true,
     forceCloseConnections: false,
-    logController: requestLog(credentialPaths),
+    logController: requestLog(credentialPaths, (level) => log.isLevelEnabled(level)),
     schemaController: { compilersFactory: { buildSerializer } },
   }).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
   app.setValidatorCompiler(validatorCompiler);
