@@ -34,7 +34,12 @@ export class SupervisedChild {
     const child = spawn(process.execPath, ['core/src/main.ts'], {
       cwd: root,
       stdio: ['ignore', 'ignore', 'pipe'],
-      env: { PATH: process.env.PATH ?? '', SERVICE_SUPERVISED: 'true', ...this.env },
+      env: {
+        PATH: process.env.PATH ?? '',
+        NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
+        SERVICE_SUPERVISED: 'true',
+        ...this.env,
+      },
     });
     this.child = child;
     let buf = '';

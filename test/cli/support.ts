@@ -41,6 +41,8 @@ export async function serviceEnv(
     PATH: process.env.PATH,
     HOME: process.env.HOME,
     TMPDIR: process.env.TMPDIR,
+    // Node's compile cache of the run (scripts/test.sh): the command line loads the same sources.
+    NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
     // English unless a test asks for another language; bcrypt as cheap as the test services'.
     LANG: 'C.UTF-8',
     HERALD_BCRYPT_COST: '4',

@@ -31,6 +31,7 @@ t.test('SIGTERM lets an in-flight request finish, then exits 0', async (t) => {
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
       PATH: process.env.PATH,
+      NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
       SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
       SERVICE_DATA_DIR: dir,
       SERVICE_PORT: String(port),

@@ -30,6 +30,7 @@ t.test('npm run start:supervised restarts a crashed service and stops with it', 
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
       PATH: process.env.PATH,
+      NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
       SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
       SERVICE_DATA_DIR: dir,
       SERVICE_PORT: String(port),

@@ -247,6 +247,7 @@ t.test('config: the SERVICE_SMTP_* variables are checked at boot', async (t) => 
           timeout: 60_000,
           env: {
             PATH: process.env.PATH,
+            NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
             SERVICE_SECRET_KEY: base.SERVICE_SECRET_KEY,
             SERVICE_DATA_DIR: fs.mkdtempSync(path.join(dir.dir, 'data-')),
             SERVICE_PORT: '0',

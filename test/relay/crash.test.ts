@@ -16,6 +16,7 @@ function startProcess(dir: string, port: number, key: string, databaseUrl?: stri
     stdio: 'ignore',
     env: {
       PATH: process.env.PATH,
+      NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
       SERVICE_SECRET_KEY: key,
       SERVICE_DATA_DIR: dir,
       SERVICE_PORT: String(port),

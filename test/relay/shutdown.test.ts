@@ -29,6 +29,7 @@ function startProcess(
     stdio: ['ignore', 'ignore', 'pipe'],
     env: {
       PATH: process.env.PATH,
+      NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
       SERVICE_SECRET_KEY: key,
       SERVICE_DATA_DIR: dir,
       SERVICE_PORT: String(port),

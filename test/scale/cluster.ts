@@ -69,6 +69,7 @@ export async function startReplicas(n: number, env: Record<string, string>): Pro
       stdio: ['ignore', 'pipe', 'pipe'],
       env: {
         PATH: process.env.PATH,
+        NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
         SERVICE_SECRET_KEY: key,
         SERVICE_PORT: String(port),
         SERVICE_HOST: '127.0.0.1',
