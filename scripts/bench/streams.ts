@@ -125,10 +125,16 @@ interface StreamResult {
   error?: string;
   /** Request sent → response headers (which the service sends with its first frame), ms. */
   startMs?: number;
+  /** Request sent → the first chunk of the model's text read, ms. */
+  firstMs?: number;
 }
 
 /** Reads one SSE / chat-completions stream, collecting arrival − emission for every stamp. */
-async function consume(body: AsyncIterable<Buffer>, finished: (text: string) => boolean): Promise<StreamResult> {
+async function consume(
+  body: AsyncIterable<Buffer>,
+  finished: (text: string) => boolean,
+  sent: number,
+): Promise<StreamResult> {
   const r: StreamResult = { latencies: [], emitted: [], chunks: 0, done: false };
   let buf = '';
   for await (const c of body) {
@@ -146,6 +152,7 @@ async function consume(body: AsyncIterable<Buffer>, finished: (text: string) => 
       }
       for (const m of f.matchAll(STAMP)) {
         const at = Number(m[1]);
+        r.firstMs ??= now - sent;
         r.latencies.push(now - at);
         r.emitted.push(at);
         r.chunks++;
@@ -262,6 +269,11 @@ function summary(label: string, rs: StreamResult[]): Phases {
     `${label}: request → response start p50 / p99 / max`,
     `${fmt(starts.p50, 1)} / ${fmt(starts.p99, 1)} / ${fmt(starts.max, 1)} ms`,
   );
+  const firsts = dist(rs.flatMap((r) => (r.firstMs === undefined ? [] : [r.firstMs])));
+  line(
+    `${label}: request → first chunk p50 / p99 / max`,
+    `${fmt(firsts.p50, 1)} / ${fmt(firsts.p99, 1)} / ${fmt(firsts.max, 1)} ms`,
+  );
   const errors = [...new Set(rs.map((r) => r.error).filter(Boolean))];
   if (errors.length) line(`${label}: errors`, errors.slice(0, 3).join(' | '));
   return { all: d, opening: a, open: b, allOpen };
@@ -330,7 +342,7 @@ try {
       }),
     });
     const startMs = wallMs() - sent;
-    return { ...(await consume(res.body, (t) => t.includes('data: [DONE]'))), startMs };
+    return { ...(await consume(res.body, (t) => t.includes('data: [DONE]'), sent)), startMs };
   };
   // Warm-up of the direct path too (the clients' code and the model's), as many streams as the service's below.
   for (let round = 0; round < 2; round++) await Promise.all(Array.from({ length: WARMUP }, directStream));
@@ -385,7 +397,7 @@ try {
         error: `HTTP ${res.statusCode}: ${(await res.body.text()).slice(0, 200)}`,
       };
     const startMs = wallMs() - sent;
-    return { ...(await consume(res.body, (f) => f.startsWith('event: done'))), startMs };
+    return { ...(await consume(res.body, (f) => f.startsWith('event: done'), sent)), startMs };
   };
   for (let round = 0; round < 2; round++) {
     const r = await Promise.all(warm.map(message));

@@ -163,6 +163,21 @@ t.test('concurrent sends cannot overshoot the message limit', async (t) => {
   t.equal(q.messages_used, 3);
 });
 
+t.test('two concurrent sends at the edge of the message limit: exactly one passes', async (t) => {
+  const { svc, ai } = await harness(t);
+  const u = await newUser(svc, { max_ai_messages_per_day: 2 });
+  const chat = await newChat(svc, u.token);
+  const other = await newChat(svc, u.token);
+  t.equal((await send(svc, u.token, chat, 'first')).status, 200);
+  ai.setScript(() => ({ text: 'ok', delayMs: 30 }));
+  // Both wait their turn in the opening gate and are counted one after the other.
+  const results = await Promise.all([send(svc, u.token, chat, 'a'), send(svc, u.token, other, 'b')]);
+  t.same(results.map((r) => r.status).sort(), [200, 429]);
+  t.equal(results.find((r) => r.status === 429)!.problem.code, 'message_quota_exceeded');
+  t.equal(ai.calls.length, 2);
+  t.equal((await quota(svc, u.token)).messages_used, 2);
+});
+
 t.test('the admin usage view and the quota read the same records', async (t) => {
   const { svc } = await harness(t);
   const u = await newUser(svc);

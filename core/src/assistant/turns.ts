@@ -102,6 +102,11 @@ export class TurnGate {
     this.opts = { now: () => performance.now(), ...opts };
   }
 
+  /** Steps of `stage` waiting. */
+  waitingIn(stage: Stage): number {
+    return this.queues[stage].live;
+  }
+
   /** Steps waiting, all stages. */
   get waiting(): number {
     return this.queues.save.live + this.queues.setup.live + this.queues.open.live;
@@ -178,5 +183,7 @@ export class TurnGate {
   }
 }
 
+/** New messages waiting at most in the service's gate. */
+export const MAX_WAITING = 5000;
 /** Steps start in one turn while those started in it took under 1 ms, at most 4. */
-export const gate = new TurnGate({ budgetMs: 1, maxPerTurn: 4, maxWaiting: 5000 });
+export const gate = new TurnGate({ budgetMs: 1, maxPerTurn: 4, maxWaiting: MAX_WAITING });
