@@ -48,7 +48,11 @@ export const RETENTION_PAUSE_MS = 25;
  * work, or a CPU the machine's other processes starve. An idle loop ends a timer within a millisecond or two.
  */
 export const RETENTION_LATE_MS = 4;
-/** The most the pauses are lengthened, and the batches shrunk, while the event loop is late. */
+/**
+ * The most the pauses are lengthened while the event loop is late. The batches are not shrunk by it: a starved CPU
+ * already slows the batches, and their size follows their timing. Shrinking them by the back-off as well (to 20 rows
+ * at 4x) made a prune at a load average of 11 delete some 80 events a second: half an hour for half the bench's log.
+ */
 export const MAX_BACKOFF = 4;
 /** Each pause that ends on time takes the back-off down by this factor: gradually, one on-time pause proves little. */
 export const BACKOFF_RECOVERY = 0.8;
@@ -62,18 +66,13 @@ export const MAX_PAUSE_MS = 400;
  * event loop is late, as the pauses measure it: each pause's actual length against the one asked.
  */
 export class RetentionPacer {
-  /** How much the pauses are lengthened and the batches shrunk: 1 on time, up to MAX_BACKOFF while the loop is late. */
+  /** How much the pauses are lengthened: 1 on time, up to MAX_BACKOFF while the event loop is late. */
   backoff = 1;
-  /** The size the recent rates fit, before the back-off. */
-  private fit = RETENTION_BATCH;
+  /** Rows the next batch deletes. */
+  size = RETENTION_BATCH;
   /** The last batches' time per row, oldest first. */
   private rates: number[] = [];
   private lastMs = 0;
-
-  /** Rows the next batch deletes. */
-  get size(): number {
-    return Math.max(MIN_BATCH, Math.floor(this.fit / this.backoff));
-  }
 
   /** A batch deleted `rows` rows in `ms`. */
   batchDone(rows: number, ms: number): void {
@@ -83,7 +82,7 @@ export class RetentionPacer {
     // The slowest recent rate: one slow batch shrinks the next at once; it grows again only once RATE_WINDOW faster
     // batches have followed.
     const fit = Math.floor(RETENTION_AIM_MS / Math.max(...this.rates));
-    this.fit = Math.min(MAX_BATCH, Math.max(MIN_BATCH, Math.min(fit, Math.floor(this.fit * BATCH_GROWTH))));
+    this.size = Math.min(MAX_BATCH, Math.max(MIN_BATCH, Math.min(fit, Math.floor(this.size * BATCH_GROWTH))));
   }
 
   /** The pause before the next batch: twice the batch, at least RETENTION_PAUSE_MS, lengthened by the back-off. */
