@@ -86,7 +86,27 @@ export type ProviderRowSource = Pick<
   'id' | 'user_id' | 'kind' | 'name' | 'config' | 'enabled' | 'webhook_token' | 'updated_at' | 'outbound_allow'
 >;
 
+/**
+ * Rows converted from frozen rows (the routing configuration kept in memory, config-cache.ts): a kept row does not
+ * change, so its conversion (its configuration parsed) is done once, not once an event.
+ */
+const converted = new WeakMap<object, ProviderRow | TargetRow>();
+function once<R extends object, T extends ProviderRow | TargetRow>(r: R, convert: (r: R) => T): T {
+  if (!Object.isFrozen(r)) return convert(r);
+  const kept = converted.get(r) as T | undefined;
+  if (kept) return kept;
+  const v = convert(r);
+  Object.freeze(v);
+  converted.set(r, v);
+  return v;
+}
+
+/** A provider's row as the host and the routes use it; a frozen (kept) row's conversion is kept with it. */
 export function providerRowFrom(r: ProviderRowSource): ProviderRow {
+  return once(r, providerRowOf);
+}
+
+function providerRowOf(r: ProviderRowSource): ProviderRow {
   return {
     id: r.id,
     user_id: r.user_id,
@@ -107,7 +127,12 @@ export type TargetRowSource = Pick<
   'id' | 'user_id' | 'kind' | 'name' | 'config' | 'locale' | 'enabled' | 'updated_at' | 'outbound_allow'
 >;
 
+/** A target's row as the host and the dispatcher use it; a frozen (kept) row's conversion is kept with it. */
 export function targetRowFrom(r: TargetRowSource): TargetRow {
+  return once(r, targetRowOf);
+}
+
+function targetRowOf(r: TargetRowSource): TargetRow {
   return {
     id: r.id,
     user_id: r.user_id,
