@@ -91,6 +91,44 @@ t.test('steps start in a turn only while those started in it stay within the tim
   t.same(perTurn, [2, 2, 2], 'two steps of 0.6 ms a turn under a 1 ms budget');
 });
 
+t.test('a loop busy with other work gives the steps a share of it, within the budget bounds', async (t) => {
+  let clock = 0;
+  const g = new TurnGate({ budgetMs: 1, maxBudgetMs: 4, share: 0.5, maxPerTurn: 8, maxWaiting: 100, now: () => clock });
+  await settle();
+  const order: number[] = [];
+  const n = 40;
+  const all = Array.from({ length: n }, (_, i) => {
+    const w = g.enter('open');
+    const step = () => {
+      order.push(i);
+      clock += 0.6;
+    };
+    if (!w) {
+      step();
+      return Promise.resolve();
+    }
+    return w.then(step);
+  });
+  const perTurn: number[] = [];
+  for (const other of [6, 6, 20, 0]) {
+    // What the rest of the loop took between two of the gate's turns.
+    clock += other;
+    const before = order.length;
+    await nextTurn();
+    await microtasks();
+    perTurn.push(order.length - before);
+  }
+  // 6 ms of other work: a 3 ms budget, steps start at 0, 0.6 … 2.4 ms (the first turn: 6.6 ms with the step started
+  // at once, 3.3 ms, one more); 20 ms: the 4 ms cap; none: the 1 ms floor.
+  t.same(perTurn, [6, 5, 7, 2]);
+  while (order.length < n) await nextTurn();
+  await Promise.all(all);
+  t.same(
+    order,
+    Array.from({ length: n }, (_, i) => i),
+  );
+});
+
 t.test('a later stage goes first; within a stage, arrival order', async (t) => {
   const g = new TurnGate({ budgetMs: 1000, maxPerTurn: 1, maxWaiting: 100 });
   await settle();

@@ -17,6 +17,9 @@
  * stage goes first: a started opening reaches its first chunk before new ones start, and within a
  * stage the order is arrival order. Only `open` is bounded: a full queue refuses a new message
  * (`GateFull`); what has passed it holds a quota count and always gets its turn.
+ *
+ * HERALD_GATE_MIN_MS, HERALD_GATE_MAX_MS, HERALD_GATE_SHARE and HERALD_GATE_PER_TURN tune the service's gate (for
+ * benchmarks; the defaults are below).
  */
 
 export type Stage = 'open' | 'setup' | 'save';
@@ -24,8 +27,15 @@ export type Stage = 'open' | 'setup' | 'save';
 const ORDER: readonly Stage[] = ['save', 'setup', 'open'];
 
 export interface GateOptions {
-  /** Steps start in a turn while those started in it took less than this (the first always starts). */
+  /**
+   * Steps start in a turn while those started in it took less than its budget (the first always starts): `share` of
+   * the time the loop spent on everything else since the gate's last turn (the open streams' chunks, new requests),
+   * within [budgetMs, maxBudgetMs]. So the openings take about `share` / (1 + `share`) of a busy loop at least, and
+   * a turn lasts at most 1 + `share` times what the rest of it took.
+   */
   budgetMs: number;
+  maxBudgetMs?: number;
+  share?: number;
   /** Steps started in one turn at most. */
   maxPerTurn: number;
   /** New openings waiting at most; one more is refused with `GateFull`. */
@@ -97,9 +107,17 @@ export class TurnGate {
   private resetQueued = false;
   private slotsQueued = false;
   private turnStart = 0;
+  private turnBudget = 0;
+  /** When the gate's last turn ended (its last slot ran, after the steps it started). */
+  private lastEnd = 0;
 
   constructor(opts: GateOptions) {
-    this.opts = { now: () => performance.now(), ...opts };
+    this.opts = {
+      now: () => performance.now(),
+      maxBudgetMs: opts.budgetMs,
+      share: 0,
+      ...opts,
+    };
   }
 
   /** Steps of `stage` waiting. */
@@ -153,22 +171,27 @@ export class TurnGate {
     this.atOnce = 0;
   };
 
-  /** This turn's check phase gets `maxPerTurn` callbacks, each of which may start one step. */
+  /** This turn's check phase gets `maxPerTurn` callbacks, each of which may start one step, and one to end it. */
   private queueSlots(): void {
     if (this.slotsQueued) return;
     this.slotsQueued = true;
-    for (let i = 0; i < this.opts.maxPerTurn; i++) setImmediate(this.slot, i);
+    // One more at the end, after the last step's work: the turn's end.
+    for (let i = 0; i <= this.opts.maxPerTurn; i++) setImmediate(this.slot, i);
   }
 
   private readonly slot = (i: number): void => {
     const now = this.opts.now();
-    if (i === 0) this.turnStart = now;
-    if (i === 0 || now - this.turnStart < this.opts.budgetMs) this.admit();
-    if (i === this.opts.maxPerTurn - 1) {
+    const { budgetMs, maxBudgetMs, share } = this.opts;
+    if (i === 0) {
+      this.turnStart = now;
+      this.turnBudget = Math.min(maxBudgetMs, Math.max(budgetMs, share * (now - this.lastEnd)));
+    }
+    if (i === this.opts.maxPerTurn) {
+      this.lastEnd = now;
       this.slotsQueued = false;
       // Queued from the check phase, these run in the next turn, after its timers and sockets.
       if (this.waiting > 0) this.queueSlots();
-    }
+    } else if (i === 0 || now - this.turnStart < this.turnBudget) this.admit();
   };
 
   private admit(): void {
@@ -185,5 +208,15 @@ export class TurnGate {
 
 /** New messages waiting at most in the service's gate. */
 export const MAX_WAITING = 5000;
-/** Steps start in one turn while those started in it took under 1 ms, at most 4. */
-export const gate = new TurnGate({ budgetMs: 1, maxPerTurn: 4, maxWaiting: MAX_WAITING });
+const tune = (name: string, v: number) => Number(process.env[`HERALD_GATE_${name}`] ?? v);
+/**
+ * Steps start in one turn while those started in it took under half the time the loop spent on other work since the
+ * gate's last turn, within 1–4 ms, at most 8 steps.
+ */
+export const gate = new TurnGate({
+  budgetMs: tune('MIN_MS', 1),
+  maxBudgetMs: tune('MAX_MS', 4),
+  share: tune('SHARE', 0.5),
+  maxPerTurn: tune('PER_TURN', 8),
+  maxWaiting: MAX_WAITING,
+});
