@@ -50,13 +50,18 @@ export const TEST_PLUGINS = '@herald/provider-bridge-self,herald-plugin-example,
 export const TEST_DB: 'sqlite' | 'postgresql' =
   process.env.HERALD_TEST_DB === 'postgres' || process.env.HERALD_TEST_DB === 'postgresql' ? 'postgresql' : 'sqlite';
 
-let cluster: Promise<{ url(db?: string): string; createDatabase(): Promise<string> }> | undefined;
+interface Cluster {
+  url(db?: string): string;
+  createDatabase(): Promise<string>;
+}
+
+let cluster: Promise<Cluster> | undefined;
 
 /**
  * The PostgreSQL cluster of this test run: the one named by `HERALD_TEST_PG_URL` (scripts/test.sh
  * starts one for the whole run), else one started for this process and stopped when it exits.
  */
-export function pgCluster(): Promise<{ url(db?: string): string; createDatabase(): Promise<string> }> {
+export function pgCluster(): Promise<Cluster> {
   cluster ??= (async () => {
     const shared = process.env.HERALD_TEST_PG_URL;
     if (shared) {
@@ -94,6 +99,109 @@ export function pgCluster(): Promise<{ url(db?: string): string; createDatabase(
 }
 
 const databases = new Map<string, string>();
+
+/** The migrations' source files, hashed: a template made from other migrations is never used. */
+function migrationsDigest(): string {
+  const dir = path.resolve(import.meta.dirname, '../../migrations');
+  const h = crypto.createHash('sha256');
+  for (const f of fs.readdirSync(dir).sort())
+    h.update(f)
+      .update('\0')
+      .update(fs.readFileSync(path.join(dir, f)));
+  return h.digest('hex').slice(0, 16);
+}
+
+/** Runs the service's own migrations on an empty database (the boot's openDatabase), with nothing logged. */
+async function migrateEmpty(env: Record<string, string>): Promise<void> {
+  const { openDatabase } = await import('../../core/src/db/open.ts');
+  const { default: pino } = await import('pino');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-template-'));
+  try {
+    const config = loadConfig({ SERVICE_SECRET_KEY: testSecretKey(dir), SERVICE_DATA_DIR: dir, ...env });
+    const db = await openDatabase({ config, log: pino({ level: 'silent' }) });
+    await db.close();
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+let sqliteTemplate: Promise<string> | undefined;
+
+/**
+ * A SQLite file the migrations ran on and nothing else, made once per test process (removed when it
+ * exits). A service started without a data folder of the test's gets a copy, instead of running
+ * every migration again; the boots that must find an empty or an older database name their folder.
+ */
+function migratedSqliteFile(): Promise<string> {
+  sqliteTemplate ??= (async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-template-'));
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'herald.db');
+    await migrateEmpty({ SERVICE_DATABASE_URL: `sqlite:${file}` });
+    return file;
+  })();
+  return sqliteTemplate;
+}
+
+/**
+ * Runs a statement that PostgreSQL refuses while another session is connected to the database it
+ * renames or copies: again, for up to 5 s, while the sessions that just closed are still going away
+ * (copies of the template run together from several test processes).
+ */
+async function whenUnused<T>(statement: () => Promise<T>): Promise<T> {
+  for (let i = 0; ; i++) {
+    try {
+      return await statement();
+    } catch (err) {
+      if (i >= 50 || !/being accessed by other users/.test(String((err as Error).message))) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+let pgTemplate: Promise<string> | undefined;
+
+/**
+ * The PostgreSQL counterpart: a database of the cluster the migrations ran on, shared by every test
+ * process of the run (made by the first under an advisory lock, named by the migrations' digest),
+ * never connected to afterwards, so that CREATE DATABASE … TEMPLATE can copy it.
+ */
+function migratedPostgresTemplate(c: Cluster): Promise<string> {
+  pgTemplate ??= (async () => {
+    const pg = (await import('pg')).default;
+    const name = `herald_template_${migrationsDigest()}`;
+    const admin = new pg.Client({ connectionString: c.url() });
+    await admin.connect();
+    try {
+      await admin.query('SELECT pg_advisory_lock(7226371901)');
+      const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+      if (found.rowCount === 0) {
+        const work = await c.createDatabase();
+        await migrateEmpty({ SERVICE_DATABASE_URL: c.url(work) });
+        await whenUnused(() => admin.query(`ALTER DATABASE ${work} RENAME TO ${name}`));
+      }
+    } finally {
+      await admin.end();
+    }
+    return name;
+  })();
+  return pgTemplate;
+}
+
+/** A fresh database of the cluster copied from the migrated template. */
+async function createMigratedDatabase(c: Cluster): Promise<string> {
+  const template = await migratedPostgresTemplate(c);
+  const pg = (await import('pg')).default;
+  const name = `herald_test_${crypto.randomBytes(6).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: c.url() });
+  await admin.connect();
+  try {
+    await whenUnused(() => admin.query(`CREATE DATABASE ${name} TEMPLATE ${template}`));
+  } finally {
+    await admin.end();
+  }
+  return name;
+}
 
 /**
  * A `SERVICE_DATABASE_URL` for a test: undefined on SQLite (the data folder's file), a fresh
@@ -173,6 +281,12 @@ export async function startService(
   o: { dataDir?: string; setup?: boolean; beforeStart?: (core: Service['core']) => Promise<void> } = {},
 ): Promise<TestService> {
   const dataDir = o.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-test-'));
+  // A folder made here is new and its service the first on it: it starts on a copy of the migrated
+  // template (the migrations themselves run from an empty database wherever a test names the folder).
+  if (!o.dataDir && env.SERVICE_DATABASE_URL === undefined) {
+    if (TEST_DB === 'sqlite') fs.copyFileSync(await migratedSqliteFile(), path.join(dataDir, 'herald.db'));
+    else databases.set(dataDir, await createMigratedDatabase(await pgCluster()));
+  }
   const databaseUrl = env.SERVICE_DATABASE_URL ?? (await testDatabaseUrl(dataDir));
   const config = loadConfig({
     SERVICE_SECRET_KEY: testSecretKey(dataDir),
