@@ -503,6 +503,12 @@ try {
     line('its own part (main thread running) p50 / p99 / max', '(the lateness less the time off the CPU)');
     line('  during the direct run (service idle)', loopLateOwn(samples, ...windows.idle!));
     line('  while the streams open', loopLateOwn(samples, ...windows.opening!));
+    // The requests all arrive at the start: the first half of the opening holds their intake.
+    const [from, to] = windows.opening!;
+    line(
+      '    its first half | second half',
+      `${loopLateOwn(samples, from, (from + to) / 2)} | ${loopLateOwn(samples, (from + to) / 2, to)}`,
+    );
     line('  once all are open', loopLateOwn(samples, ...windows.open));
   }
   for (const f of [lagFile, `${dataDir}-lag.mjs`]) fs.rmSync(f, { force: true });
