@@ -114,11 +114,12 @@ function migrationsDigest(): string {
 /** Runs the service's own migrations on an empty database (the boot's openDatabase), with nothing logged. */
 async function migrateEmpty(env: Record<string, string>): Promise<void> {
   const { openDatabase } = await import('../../core/src/db/open.ts');
-  const { default: pino } = await import('pino');
+  const { createLogger } = await import('../../core/src/logging/logger.ts');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-template-'));
   try {
     const config = loadConfig({ SERVICE_SECRET_KEY: testSecretKey(dir), SERVICE_DATA_DIR: dir, ...env });
-    const db = await openDatabase({ config, log: pino({ level: 'silent' }) });
+    const log = createLogger({ format: 'json', level: 'fatal', destination: new PassThrough() }).root;
+    const db = await openDatabase({ config, log });
     await db.close();
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
