@@ -39,6 +39,17 @@ import { GateFull, gate } from './turns.ts';
 
 export const MAX_CONTENT = 32_000;
 
+/** The answers every route that starts a reply shares, beside its own. */
+const REPLY_ERRORS: [number, string][] = [
+  [429, 'Over your daily AI message or token limit.'],
+  [502, 'The AI model endpoint failed or refused the request.'],
+  [
+    503,
+    'The assistant is not configured (no AI_API_KEY), the model provider is rate limiting, or too many messages are ' +
+      'waiting to start (`assistant_busy`).',
+  ],
+];
+
 /**
  * The question as the model reads it: with the documents it carries named after its text, so that the model knows
  * to search them (the stored message keeps only what the user wrote).
@@ -210,13 +221,7 @@ export async function sendRoutes(
           ...errors(
             [404, 'A document named in `documents` is not one of yours (`document_not_found`).'],
             [409, 'The chat is archived (`chat_archived`).'],
-            [429, 'Over your daily AI message or token limit.'],
-            [502, 'The AI model endpoint failed or refused the request.'],
-            [
-              503,
-              'The assistant is not configured (no AI_API_KEY), the model provider is rate limiting, or too many ' +
-                'messages are waiting to start (`assistant_busy`).',
-            ],
+            ...REPLY_ERRORS,
           ),
         },
       },
@@ -265,13 +270,7 @@ export async function sendRoutes(
               409,
               'The chat is archived, or the message is not a reply to a question (`chat_archived`, `not_regenerable`).',
             ],
-            [429, 'Over your daily AI message or token limit.'],
-            [502, 'The AI model endpoint failed or refused the request.'],
-            [
-              503,
-              'The assistant is not configured (no AI_API_KEY), the model provider is rate limiting, or too many ' +
-                'messages are waiting to start (`assistant_busy`).',
-            ],
+            ...REPLY_ERRORS,
           ),
         },
       },
@@ -325,13 +324,7 @@ export async function sendRoutes(
           ),
           ...errors(
             [409, 'The chat is archived, or the message is not your own (`chat_archived`, `not_editable`).'],
-            [429, 'Over your daily AI message or token limit.'],
-            [502, 'The AI model endpoint failed or refused the request.'],
-            [
-              503,
-              'The assistant is not configured (no AI_API_KEY), the model provider is rate limiting, or too many ' +
-                'messages are waiting to start (`assistant_busy`).',
-            ],
+            ...REPLY_ERRORS,
           ),
         },
       },

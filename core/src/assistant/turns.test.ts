@@ -60,6 +60,25 @@ t.test('a burst starts one step at once, then a few a turn, in arrival order', a
   t.equal(g.waiting, 0);
 });
 
+/**
+ * Enters each item at the gate's opening stage; its step, when its turn comes, records the item and advances the
+ * test's clock (the time the step "takes").
+ */
+function enterTimed<T>(g: TurnGate, items: T[], done: T[], advance: () => void): Promise<void>[] {
+  return items.map((item) => {
+    const w = g.enter('open');
+    const step = () => {
+      done.push(item);
+      advance();
+    };
+    if (!w) {
+      step();
+      return Promise.resolve();
+    }
+    return w.then(step);
+  });
+}
+
 t.test('steps start in a turn only while those started in it stay within the time budget', async (t) => {
   let clock = 0;
   const g = new TurnGate({ budgetMs: 1, maxPerTurn: 8, maxWaiting: 100, now: () => clock });
@@ -67,17 +86,8 @@ t.test('steps start in a turn only while those started in it stay within the tim
   const order: string[] = [];
   // Each step "takes" 0.6 ms of the clock: two fit in a 1 ms budget (the second starts at 0.6 ms).
   const labels = ['a', 'b', 'c', 'd', 'e', 'f', 'g'];
-  const all = labels.map((label) => {
-    const w = g.enter('open');
-    const step = () => {
-      order.push(label);
-      clock += 0.6;
-    };
-    if (!w) {
-      step();
-      return Promise.resolve();
-    }
-    return w.then(step);
+  const all = enterTimed(g, labels, order, () => {
+    clock += 0.6;
   });
   const perTurn: number[] = [];
   while (order.length < labels.length) {
@@ -97,18 +107,14 @@ t.test('a loop busy with other work gives the steps a share of it, within the bu
   await settle();
   const order: number[] = [];
   const n = 40;
-  const all = Array.from({ length: n }, (_, i) => {
-    const w = g.enter('open');
-    const step = () => {
-      order.push(i);
+  const all = enterTimed(
+    g,
+    Array.from({ length: n }, (_, i) => i),
+    order,
+    () => {
       clock += 0.6;
-    };
-    if (!w) {
-      step();
-      return Promise.resolve();
-    }
-    return w.then(step);
-  });
+    },
+  );
   const perTurn: number[] = [];
   for (const other of [6, 6, 20, 0]) {
     // What the rest of the loop took between two of the gate's turns.
