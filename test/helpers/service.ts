@@ -449,25 +449,39 @@ export async function startSink(): Promise<{
 /** The example plugins' header that carries the shared token of {@link exampleChain}'s provider. */
 export const EXAMPLE_HOOK_HEADERS = { 'x-example-token': 'sharedtoken1' };
 
+/** The target {@link exampleChain} links, when not its recorder. */
+export interface ExampleTarget {
+  kind: string;
+  name: string;
+  config: Record<string, unknown>;
+  locale?: string;
+}
+
 /**
- * The smallest relay chain, made through the API: an example provider, a tracker of it, a recorder target posting to
- * `sinkUrl`, and their link; `hook` is the provider's webhook path.
+ * The smallest relay chain, made through the API: an example provider, a tracker of it, a target (a recorder posting
+ * to `target` when that is a URL) and their link, as `token`'s user (the admin by default); `hook` is the provider's
+ * webhook path. A step the API refuses throws, naming its answer.
  */
-export async function exampleChain(s: TestService, sinkUrl: string) {
-  const token = s.admin.token;
-  const p = (
-    await s.request('POST', '/api/providers', {
-      token,
-      body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
-    })
-  ).body;
-  const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Tr' } })).body;
-  const tg = (
-    await s.request('POST', '/api/targets', {
-      token,
-      body: { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' },
-    })
-  ).body;
-  await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
+export async function exampleChain(s: TestService, target: string | ExampleTarget, token = s.admin.token) {
+  const made = async (step: string, method: string, url: string, body?: unknown) => {
+    const r = await s.request(method, url, { token, ...(body === undefined ? {} : { body }) });
+    if (r.status >= 300) throw new Error(`${step}: ${r.status} ${r.text}`);
+    return r.body;
+  };
+  const p = await made('provider', 'POST', '/api/providers', {
+    kind: 'example',
+    name: 'Ex',
+    config: { shared_token: 'sharedtoken1' },
+  });
+  const tr = await made('tracker', 'POST', '/api/trackers', { provider_id: p.id, name: 'Tr' });
+  const tg = await made(
+    'target',
+    'POST',
+    '/api/targets',
+    typeof target === 'string'
+      ? { kind: 'recorder', name: 'Rec', config: { url: target }, locale: 'en' }
+      : { locale: 'en', ...target },
+  );
+  await made('link', 'PUT', `/api/trackers/${tr.id}/targets/${tg.id}`);
   return { provider: p, tracker: tr, target: tg, hook: `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}` };
 }

@@ -1,7 +1,7 @@
 import { Cron } from 'croner';
 import t from 'tap';
 import { checkSchedule } from '../../core/src/relay/routes/schedule.ts';
-import { startService, startSink } from '../helpers/service.ts';
+import { exampleChain, startService, startSink } from '../helpers/service.ts';
 
 t.test('schedule rules', async (t) => {
   const ok = (expr: string, tz = 'UTC') => checkSchedule(expr, tz, new Date('2026-03-01T00:00:00Z'));
@@ -26,20 +26,7 @@ t.test('actions: CRUD, cron validation, config ownership, run now', async (t) =>
     await sink.close();
   });
   const token = s.admin.token;
-  const p = (
-    await s.request('POST', '/api/providers', {
-      token,
-      body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
-    })
-  ).body;
-  const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'T' } })).body;
-  const tg = (
-    await s.request('POST', '/api/targets', {
-      token,
-      body: { kind: 'recorder', name: 'R', config: { url: sink.url }, locale: 'en' },
-    })
-  ).body;
-  await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.id}`, { token });
+  const { tracker: tr, target: tg } = await exampleChain(s, sink.url);
 
   const digest = await s.request('POST', '/api/actions', {
     token,

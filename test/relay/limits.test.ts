@@ -8,7 +8,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { startService, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
+import { exampleChain, startService, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
 import { settled } from '../helpers/settle.ts';
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/limits');
@@ -54,21 +54,7 @@ async function sink(fail: (n: number) => number | undefined = () => undefined) {
 }
 
 async function chain(s: TestService, kind: string, sinkUrl: string, locale = 'en') {
-  const token = s.admin.token;
-  const p = (
-    await s.request('POST', '/api/providers', {
-      token,
-      body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
-    })
-  ).body;
-  const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Tr' } })).body;
-  const tg = await s.request('POST', '/api/targets', {
-    token,
-    body: { kind, name: 'Limited', config: { url: sinkUrl }, locale },
-  });
-  if (tg.status !== 201) throw new Error(`target: ${tg.status} ${tg.text}`);
-  await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.body.id}`, { token });
-  const hook = `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}`;
+  const { target, hook } = await exampleChain(s, { kind, name: 'Limited', config: { url: sinkUrl }, locale });
   const send = async (name: string) => {
     const r = await s.request('POST', hook, {
       headers: hookHeaders,
@@ -77,7 +63,7 @@ async function chain(s: TestService, kind: string, sinkUrl: string, locale = 'en
     if (r.status !== 202) throw new Error(`webhook: ${r.status} ${r.text}`);
     return r.body.event_ids[0] as string;
   };
-  return { target: tg.body, send };
+  return { target, send };
 }
 
 /** Most timestamps in any window of `width` ms. */

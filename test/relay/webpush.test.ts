@@ -14,7 +14,7 @@ import { resealWebPushSecrets, vapidKeys } from '../../core/src/relay/push/store
 import { checkEndpoint, checkKeys } from '../../core/src/relay/push/validate.ts';
 import { SecretsAtRest } from '../../core/src/secrets/at-rest.ts';
 import { type FakePushService, startFakePushService } from '../../plugins/target-webpush/test/fakes/push-service.ts';
-import { startService, TEST_PLUGINS, type TestService, unsealed } from '../helpers/service.ts';
+import { exampleChain, startService, TEST_PLUGINS, type TestService, unsealed } from '../helpers/service.ts';
 
 const PLUGINS = `${TEST_PLUGINS},@herald/target-webpush`;
 const hookHeaders = { 'x-example-token': 'sharedtoken1' };
@@ -39,23 +39,10 @@ const subscribe = (
 
 /** A user with a webhook provider, a tracker and a webpush target linked to it. */
 async function chain(token: string) {
-  const p = (
-    await s.request('POST', '/api/providers', {
-      token,
-      body: { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
-    })
-  ).body;
-  const tr = (await s.request('POST', '/api/trackers', { token, body: { provider_id: p.id, name: 'Tr' } })).body;
-  const tg = await s.request('POST', '/api/targets', {
-    token,
-    body: { kind: 'webpush', name: 'My browsers', config: {}, locale: 'en' },
-  });
-  t.equal(tg.status, 201, 'a webpush target has no configuration');
-  t.same(tg.body.config, {});
-  await s.request('PUT', `/api/trackers/${tr.id}/targets/${tg.body.id}`, { token });
-  const hook = `/api/hooks/${p.webhook_url.split('/api/hooks/')[1]}`;
+  const { target, hook } = await exampleChain(s, { kind: 'webpush', name: 'My browsers', config: {} }, token);
+  t.same(target.config, {}, 'a webpush target has no configuration');
   return {
-    target: tg.body,
+    target,
     fire: async (type: string, name: string) =>
       (await s.request('POST', hook, { headers: hookHeaders, body: { type, payload: { name } } })).body
         .event_ids[0] as string,
