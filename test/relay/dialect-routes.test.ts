@@ -83,6 +83,19 @@ t.test('webhook tokens: 32 random bytes unless the plugin asks for another size 
     'at most 48 bytes',
   );
   t.not(newWebhookToken(), newWebhookToken());
+  // One in 64 base64url tokens would begin with "-"; in 2,000 that happens with a probability of 1 - 2e-14.
+  const tokens = Array.from({ length: 2000 }, () =>
+    newWebhookToken({ def: { manifest: { webhook: { tokenBytes: 12 } } } }),
+  );
+  t.equal(tokens.filter((x) => x.startsWith('-')).length, 0, 'no token begins with "-" (a mailbox, an argument)');
+  t.ok(
+    tokens.some((x) => x.startsWith('_')),
+    'the other 63 first characters stay',
+  );
+  t.ok(
+    tokens.some((x) => x.includes('-')),
+    '"-" stays inside a token',
+  );
 });
 
 t.test(

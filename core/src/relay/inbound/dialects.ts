@@ -221,10 +221,18 @@ export function publicUrlOf(core: Core): string {
   return core.plugins.webhookUrl({ webhook_token: '' }).slice(0, -'/api/hooks/'.length);
 }
 
-/** A new provider's webhook token: `webhook.tokenBytes` random bytes (default 32), base64url. */
+/**
+ * A new provider's webhook token: `webhook.tokenBytes` random bytes (default 32), base64url, never beginning with
+ * "-". The token is also a mailbox (`<token>@host`) and a command-line argument: Postfix refuses addresses that begin
+ * with "-" by default (`allow_min_user`), and tools such as swaks read such a value as an option.
+ */
 export function newWebhookToken(plugin?: { def: { manifest: { webhook?: { tokenBytes?: number } } } }): string {
   const bytes = plugin?.def.manifest.webhook?.tokenBytes;
-  return randomToken(typeof bytes === 'number' && Number.isInteger(bytes) ? Math.min(48, Math.max(12, bytes)) : 32);
+  const size = typeof bytes === 'number' && Number.isInteger(bytes) ? Math.min(48, Math.max(12, bytes)) : 32;
+  for (;;) {
+    const token = randomToken(size);
+    if (token[0] !== '-') return token;
+  }
 }
 
 /** One value to paste into the sending app, labelled in the caller's language. */
