@@ -23,7 +23,8 @@ if [ -f core/web/vite.config.ts ]; then npm run --silent build:web >/dev/null ||
 # the backend choice (HERALD_TEST_DB) through their imports (test/helpers/pg-pass.ts). The others
 # run the same code on the same SQLite files in either pass, so they run once, like the plugins'
 # unit tests and test/lint (which checks source files); test/scale runs its replicas on PostgreSQL
-# in either pass, so the second pass leaves it out too.
+# in either pass, so the second pass leaves it out too, as it does the browser tests (they check
+# the web client; the API routes it calls are run on PostgreSQL by the API tests).
 pg_args=()
 if [ $# -eq 0 ]; then
   sel=(test)

@@ -5,10 +5,13 @@
  * reaches none of their readers through its imports runs the same code against the same SQLite
  * files in both passes, so it runs once, in the SQLite pass.
  *
- * Kept in the second pass, whatever it imports: test/scale is left out of it (it runs its replicas
- * on PostgreSQL in either pass), test/lint too (it reads source files only); a file with an import
- * whose specifier is computed (which cannot be followed) stays in. When a file outside test/ names
- * those variables, nothing can be told from test/ alone and every file stays in.
+ * Left out of the second pass, whatever it imports: test/scale (it runs its replicas on PostgreSQL
+ * in either pass), test/lint (it reads source files only), and the browser tests (those that drive
+ * Chromium through test/web/browser.ts: they check the web client, whose every request is an API
+ * route the API tests run on both backends; on a 2-core machine they were a quarter of the second
+ * pass). A file with an import whose specifier is computed (which cannot be followed) stays in.
+ * When a file outside test/ names those variables, nothing can be told from test/ alone and every
+ * file stays in.
  *
  * Usage: `npx node test/helpers/pg-pass.ts [file-or-folder ...]` prints the selected files, one a
  * line (with no arguments, from every test file under test/).
@@ -82,8 +85,16 @@ const isDir = (f: string) => fs.statSync(path.join(ROOT, f), { throwIfNoEntry: f
 const files = (given.length ? given : ['test']).flatMap((f) =>
   isDir(f) ? walk(f).filter((x) => x.endsWith('.test.ts')) : [f],
 );
+/** A test that drives Chromium: it imports test/web/browser.ts. */
+const BROWSER = path.join('test', 'web', 'browser.ts');
+const drivesBrowser = (file: string) =>
+  [...(text(file) ?? '').matchAll(LITERAL)].some(
+    (m) => m[2]!.startsWith('.') && path.normalize(path.join(path.dirname(file), m[2]!)) === BROWSER,
+  );
+
 const everything = readerOutsideTest() !== undefined;
 for (const f of files.sort()) {
   if (!f.startsWith('test/') || f.startsWith('test/scale/') || f.startsWith('test/lint/')) continue;
+  if (drivesBrowser(f)) continue;
   if (everything || reachesReader(f)) process.stdout.write(`${f}\n`);
 }
