@@ -24,7 +24,7 @@ if [ -f core/web/vite.config.ts ]; then npm run --silent build:web >/dev/null ||
 # run the same code on the same SQLite files in either pass, so they run once, like the plugins'
 # unit tests and test/lint (which checks source files); test/scale runs its replicas on PostgreSQL
 # in either pass, so the second pass leaves it out too, as it does the browser tests (they check
-# the web client; the API routes it calls are run on PostgreSQL by the API tests).
+# the web client; the API paths it calls were, when they were left out, all called by API tests).
 pg_args=()
 if [ $# -eq 0 ]; then
   sel=(test)

@@ -7,9 +7,11 @@
  *
  * Left out of the second pass, whatever it imports: test/scale (it runs its replicas on PostgreSQL
  * in either pass), test/lint (it reads source files only), and the browser tests (those that drive
- * Chromium through test/web/browser.ts: they check the web client, whose every request is an API
- * route the API tests run on both backends; on a 2-core machine they were a quarter of the second
- * pass). A file with an import whose specifier is computed (which cannot be followed) stays in.
+ * Chromium through test/web/browser.ts: they check the web client; on a 2-core machine they were a
+ * quarter of the second pass). When they were left out (November 2026), a log of both sets'
+ * requests showed every API path they call also called by the files this pass keeps; a browser test
+ * that needs a route no API test calls should bring that API test along.
+ * A file with an import whose specifier is computed (which cannot be followed) stays in.
  * When a file outside test/ names those variables, nothing can be told from test/ alone and every
  * file stays in.
  *
