@@ -111,7 +111,8 @@ t.test('a start run with a delay waits for it, and a stop before it cancels it',
   s.register('later', {
     interval: 60_000,
     runOnStart: true,
-    startDelayMs: 80,
+    // Long beside the 20 ms checked before it: the suite runs three files at a time on two cores.
+    startDelayMs: 300,
     run: async () => {
       ran++;
     },
@@ -119,7 +120,9 @@ t.test('a start run with a delay waits for it, and a stop before it cancels it',
   await s.start();
   await new Promise((r) => setTimeout(r, 20));
   t.equal(ran, 0, 'not at start');
-  await new Promise((r) => setTimeout(r, 200));
+  const end = Date.now() + 5_000;
+  while (ran === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 100));
   t.equal(ran, 1, 'after the delay, once');
   await s.stop();
 
@@ -128,14 +131,14 @@ t.test('a start run with a delay waits for it, and a stop before it cancels it',
   c.register('never', {
     interval: 60_000,
     runOnStart: true,
-    startDelayMs: 80,
+    startDelayMs: 300,
     run: async () => {
       stopped++;
     },
   });
   await c.start();
   await c.stop();
-  await new Promise((r) => setTimeout(r, 200));
+  await new Promise((r) => setTimeout(r, 500));
   t.equal(stopped, 0, 'a stop before the delay: no run');
 });
 
