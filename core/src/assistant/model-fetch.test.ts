@@ -6,7 +6,13 @@ import type { ChunkSource } from './model-stream.ts';
 
 /** A loopback server answering with `handler`; counts connections and closed responses. */
 async function server(tt: Test, handler: (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void) {
-  const stats = { connections: 0, closedEarly: 0, bodies: [] as string[], auth: [] as (string | undefined)[] };
+  const stats = {
+    connections: 0,
+    closedEarly: 0,
+    finished: 0,
+    bodies: [] as string[],
+    auth: [] as (string | undefined)[],
+  };
   const srv = http.createServer((req, res) => {
     let body = '';
     req.on('data', (c) => {
@@ -17,6 +23,9 @@ async function server(tt: Test, handler: (req: http.IncomingMessage, res: http.S
       stats.auth.push(req.headers.authorization);
       res.on('close', () => {
         if (!res.writableFinished) stats.closedEarly++;
+      });
+      res.on('finish', () => {
+        stats.finished++;
       });
       handler(req, res, body);
     });
@@ -30,6 +39,15 @@ async function server(tt: Test, handler: (req: http.IncomingMessage, res: http.S
     srv.close();
   });
   return { url: `http://127.0.0.1:${(srv.address() as { port: number }).port}/v1/chat/completions`, stats };
+}
+
+/**
+ * Waits until `done()` holds (every 10 ms, at most 5 s). What the server must see is waited for: a process held on a
+ * loaded machine runs its late timer before the socket events already received.
+ */
+async function until(done: () => boolean): Promise<void> {
+  const end = Date.now() + 5_000;
+  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
 }
 
 async function transport(tt: Test) {
@@ -98,7 +116,7 @@ t.test('an abort before the headers rejects and closes the request', async (t) =
   const pending = tr.fetch(url, { ...post, signal: ctl.signal });
   setTimeout(() => ctl.abort(), 50);
   await t.rejects(pending, { name: 'AbortError' });
-  await new Promise((r) => setTimeout(r, 50));
+  await until(() => stats.closedEarly > 0);
   t.equal(stats.closedEarly, 1, 'the server saw the request go away');
 });
 
@@ -114,15 +132,17 @@ t.test('destroy stops a streaming response at once; discard lets it finish and r
   const a = tr.bodyOf(await tr.fetch(url, post))!;
   const got: string[] = [];
   a.start({ data: (c) => got.push(c.toString()), end: () => got.push('end'), error: () => got.push('error') });
-  await new Promise((r) => setTimeout(r, 20));
+  await until(() => got.length > 0);
   a.destroy();
+  await until(() => stats.closedEarly > 0);
   await new Promise((r) => setTimeout(r, 50));
   t.same(got, ['data: first\n\n'], 'nothing is delivered after destroy');
   t.equal(stats.closedEarly, 1, 'the upstream request was aborted');
 
   const b = tr.bodyOf(await tr.fetch(url, post))!;
   b.discard();
-  await new Promise((r) => setTimeout(r, 80));
+  await until(() => stats.finished > 0);
+  await new Promise((r) => setTimeout(r, 50));
   const c = tr.bodyOf(await tr.fetch(url, post))!;
   t.match(await readAll(c), /data: \[DONE\]/);
   t.equal(stats.connections, 2, 'the discarded response ran to its end and its connection was reused');
