@@ -210,13 +210,15 @@ export class TurnGate {
 export const MAX_WAITING = 5000;
 const tune = (name: string, v: number) => Number(process.env[`HERALD_GATE_${name}`] ?? v);
 /**
- * Steps start in one turn while those started in it took under half the time the loop spent on other work since the
- * gate's last turn, within 1–4 ms, at most 8 steps.
+ * Steps start in one turn while those started in it took under a fifth of the time the loop spent on other work since
+ * the gate's last turn, within 1–2 ms, at most 8 steps. Against half and 1–4 ms (the first defaults), on a quiet
+ * machine with 500 streams opening: the loop's own lateness p99 while they open ~16 ms instead of ~26 (six runs
+ * each), the first chunk's p99 ~5–10 % later (scripts/bench/RESULTS.md, fourteenth session).
  */
 export const gate = new TurnGate({
   budgetMs: tune('MIN_MS', 1),
-  maxBudgetMs: tune('MAX_MS', 4),
-  share: tune('SHARE', 0.5),
+  maxBudgetMs: tune('MAX_MS', 2),
+  share: tune('SHARE', 0.2),
   maxPerTurn: tune('PER_TURN', 8),
   maxWaiting: MAX_WAITING,
 });
