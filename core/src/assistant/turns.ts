@@ -212,8 +212,8 @@ const tune = (name: string, v: number) => Number(process.env[`HERALD_GATE_${name
 /**
  * Steps start in one turn while those started in it took under a fifth of the time the loop spent on other work since
  * the gate's last turn, within 1–2 ms, at most 8 steps. Against half and 1–4 ms (the first defaults), on a quiet
- * machine with 500 streams opening: the loop's own lateness p99 while they open ~16 ms instead of ~26 (six runs
- * each), the first chunk's p99 ~5–10 % later (scripts/bench/RESULTS.md, fourteenth session).
+ * machine with 500 streams opening: the loop's own lateness p99 while they open ~17 ms instead of ~26 (medians of
+ * nine and twelve runs), the first chunk's p99 ~3 % later (scripts/bench/RESULTS.md, fourteenth session).
  */
 export const gate = new TurnGate({
   budgetMs: tune('MIN_MS', 1),
