@@ -1,6 +1,7 @@
 import t from 'tap';
 import { cronOfSchedule, Scheduler } from '../../core/src/jobs/scheduler.ts';
 import { createLogger } from '../../core/src/logging/logger.ts';
+import { waitFor } from '../helpers/peers.ts';
 
 const log = () => createLogger({ level: 'fatal', format: 'json' }).get('jobs');
 
@@ -120,8 +121,7 @@ t.test('a start run with a delay waits for it, and a stop before it cancels it',
   await s.start();
   await new Promise((r) => setTimeout(r, 20));
   t.equal(ran, 0, 'not at start');
-  const end = Date.now() + 5_000;
-  while (ran === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  await waitFor('the delayed run', () => ran > 0, 5_000);
   await new Promise((r) => setTimeout(r, 100));
   t.equal(ran, 1, 'after the delay, once');
   await s.stop();

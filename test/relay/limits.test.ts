@@ -8,12 +8,18 @@ import http from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { exampleChain, startService, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
+import {
+  EXAMPLE_HOOK_HEADERS,
+  exampleChain,
+  startService,
+  TEST_PLUGINS,
+  type TestService,
+} from '../helpers/service.ts';
 import { settled } from '../helpers/settle.ts';
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/limits');
 const PLUGINS = [TEST_PLUGINS, ...['short', 'split', 'paced'].map((n) => path.join(fixtures, n))].join(',');
-const hookHeaders = { 'x-example-token': 'sharedtoken1' };
+const hookHeaders = EXAMPLE_HOOK_HEADERS;
 
 interface Arrival {
   body: any;

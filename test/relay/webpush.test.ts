@@ -14,10 +14,17 @@ import { resealWebPushSecrets, vapidKeys } from '../../core/src/relay/push/store
 import { checkEndpoint, checkKeys } from '../../core/src/relay/push/validate.ts';
 import { SecretsAtRest } from '../../core/src/secrets/at-rest.ts';
 import { type FakePushService, startFakePushService } from '../../plugins/target-webpush/test/fakes/push-service.ts';
-import { exampleChain, startService, TEST_PLUGINS, type TestService, unsealed } from '../helpers/service.ts';
+import {
+  EXAMPLE_HOOK_HEADERS,
+  exampleChain,
+  startService,
+  TEST_PLUGINS,
+  type TestService,
+  unsealed,
+} from '../helpers/service.ts';
 
 const PLUGINS = `${TEST_PLUGINS},@herald/target-webpush`;
-const hookHeaders = { 'x-example-token': 'sharedtoken1' };
+const hookHeaders = EXAMPLE_HOOK_HEADERS;
 
 let s: TestService;
 let fake: FakePushService;

@@ -1,6 +1,7 @@
 import http from 'node:http';
 import type { Test } from 'tap';
 import t from 'tap';
+import { waitFor } from '../../../test/helpers/peers.ts';
 import { createModelTransport } from './model-fetch.ts';
 import type { ChunkSource } from './model-stream.ts';
 
@@ -42,13 +43,10 @@ async function server(tt: Test, handler: (req: http.IncomingMessage, res: http.S
 }
 
 /**
- * Waits until `done()` holds (every 10 ms, at most 5 s). What the server must see is waited for: a process held on a
- * loaded machine runs its late timer before the socket events already received.
+ * What the server must see is waited for (up to 5 s), not slept for: a process held on a loaded machine runs its late
+ * timer before the socket events already received.
  */
-async function until(done: () => boolean): Promise<void> {
-  const end = Date.now() + 5_000;
-  while (!done() && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
-}
+const until = (what: string, done: () => boolean) => waitFor(what, done, 5_000);
 
 async function transport(tt: Test) {
   const tr = await createModelTransport({ headersTimeoutMs: 5000, bodyTimeoutMs: 5000 });
@@ -116,7 +114,7 @@ t.test('an abort before the headers rejects and closes the request', async (t) =
   const pending = tr.fetch(url, { ...post, signal: ctl.signal });
   setTimeout(() => ctl.abort(), 50);
   await t.rejects(pending, { name: 'AbortError' });
-  await until(() => stats.closedEarly > 0);
+  await until('the request closed', () => stats.closedEarly > 0).catch(() => {});
   t.equal(stats.closedEarly, 1, 'the server saw the request go away');
 });
 
@@ -132,16 +130,16 @@ t.test('destroy stops a streaming response at once; discard lets it finish and r
   const a = tr.bodyOf(await tr.fetch(url, post))!;
   const got: string[] = [];
   a.start({ data: (c) => got.push(c.toString()), end: () => got.push('end'), error: () => got.push('error') });
-  await until(() => got.length > 0);
+  await until('the first chunk', () => got.length > 0);
   a.destroy();
-  await until(() => stats.closedEarly > 0);
+  await until('the request closed', () => stats.closedEarly > 0).catch(() => {});
   await new Promise((r) => setTimeout(r, 50));
   t.same(got, ['data: first\n\n'], 'nothing is delivered after destroy');
   t.equal(stats.closedEarly, 1, 'the upstream request was aborted');
 
   const b = tr.bodyOf(await tr.fetch(url, post))!;
   b.discard();
-  await until(() => stats.finished > 0);
+  await until('the discarded answer finished', () => stats.finished > 0);
   await new Promise((r) => setTimeout(r, 50));
   const c = tr.bodyOf(await tr.fetch(url, post))!;
   t.match(await readAll(c), /data: \[DONE\]/);

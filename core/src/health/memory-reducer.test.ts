@@ -1,20 +1,17 @@
 import { PassThrough } from 'node:stream';
 import t from 'tap';
+import { waitFor } from '../../../test/helpers/peers.ts';
 import { createLogger } from '../logging/logger.ts';
 import { type GcFunction, idleDelayFromEnv, MemoryReducer, obtainGc } from './memory-reducer.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
- * Waits until `done()` holds, checking every 20 ms, for at most 5 s. What must happen is waited for, not slept
- * for: a loaded machine (the suite runs three files at a time on two cores) delays timers by tens of ms. What must
- * not happen is checked with the idle delay hundreds of ms longer than the sleep before it, for the same reason.
+ * What must happen is waited for (up to 5 s), not slept for: a loaded machine (the suite runs three files at a time on
+ * two cores) delays timers by tens of ms. What must not happen is checked with the idle delay hundreds of ms longer
+ * than the sleep before it, for the same reason.
  */
-async function eventually(done: () => boolean): Promise<boolean> {
-  const end = Date.now() + 5_000;
-  while (!done() && Date.now() < end) await sleep(20);
-  return done();
-}
+const eventually = (what: string, done: () => boolean) => waitFor(what, done, 5_000);
 
 function harness(o: { idleMs: number; minIntervalMs?: number; minSlackBytes?: number }) {
   const lines: any[] = [];
@@ -42,7 +39,7 @@ t.test('collects once per idle period, with the memory-reducing flavour, and log
   const { reducer, calls, lines } = harness({ idleMs: 400 });
   reducer.start();
   t.teardown(() => reducer.stop());
-  t.ok(await eventually(() => calls.length > 0), 'collected after an idle period');
+  t.ok(await eventually('a collection', () => calls.length > 0), 'collected after an idle period');
   await sleep(300);
   t.equal(calls.length, 1, 'one collection for one idle period');
   t.same(calls[0], { type: 'major', execution: 'sync', flavor: 'last-resort' });
@@ -55,7 +52,7 @@ t.test('collects once per idle period, with the memory-reducing flavour, and log
   reducer.noteActivity();
   await sleep(80);
   t.equal(calls.length, 1, 'activity starts a new idle period, not a collection');
-  t.ok(await eventually(() => calls.length === 2), 'the next idle period collects again');
+  t.ok(await eventually('a second collection', () => calls.length === 2), 'the next idle period collects again');
 });
 
 t.test('requests keep the reducer waiting; the minimum interval and the slack threshold hold', async (t) => {
@@ -67,7 +64,7 @@ t.test('requests keep the reducer waiting; the minimum interval and the slack th
     await sleep(50);
   }
   t.equal(busy.calls.length, 0, 'no collection while requests keep arriving');
-  t.ok(await eventually(() => busy.calls.length > 0), 'collected once the requests stopped');
+  t.ok(await eventually('a collection', () => busy.calls.length > 0), 'collected once the requests stopped');
   t.equal(busy.calls.length, 1);
 
   const spaced = harness({ idleMs: 100, minIntervalMs: 60_000 });
@@ -99,7 +96,7 @@ t.test('a busy event loop is not idle even without requests', async (t) => {
     await sleep(10);
   }
   t.equal(calls.length, 0, 'no collection while the loop is busy');
-  t.ok(await eventually(() => calls.length > 0), 'collected after the loop went quiet');
+  t.ok(await eventually('a collection', () => calls.length > 0), 'collected after the loop went quiet');
   t.equal(calls.length, 1);
 });
 
