@@ -80,8 +80,12 @@ export class NativeSqlite {
     return s.run(...args).changes;
   }
 
-  /** Statement timing for diagnostics (HERALD_SQL_PROFILE=1): wall time and count per SQL text, printed at close. */
-  private profile?: Map<string, { n: number; ms: number; max: number }>;
+  /**
+   * Statement timing for diagnostics (HERALD_SQL_PROFILE=1): wall time, the thread's CPU time and count per SQL text,
+   * printed at close. The wall time also counts what the machine's other work kept the thread off a CPU meanwhile;
+   * the CPU time does not.
+   */
+  private profile?: Map<string, { n: number; ms: number; max: number; cpuMs: number }>;
   enableProfile(): void {
     if (this.profile) return;
     const prof = (this.profile = new Map());
@@ -90,13 +94,16 @@ export class NativeSqlite {
       const orig = (this[name] as (sql: string, ...rest: unknown[]) => unknown).bind(this);
       (this as any)[name] = (sql: string, ...rest: unknown[]) => {
         const t = performance.now();
+        const c = process.threadCpuUsage();
         try {
           return orig(sql, ...rest);
         } finally {
           const d = performance.now() - t;
-          const e = prof.get(sql) ?? { n: 0, ms: 0, max: 0 };
+          const c2 = process.threadCpuUsage(c);
+          const e = prof.get(sql) ?? { n: 0, ms: 0, max: 0, cpuMs: 0 };
           e.n++;
           e.ms += d;
+          e.cpuMs += (c2.user + c2.system) / 1000;
           e.max = Math.max(e.max, d);
           prof.set(sql, e);
         }
@@ -130,7 +137,8 @@ export class NativeSqlite {
       .map(
         ([sql, e]) =>
           `${e.ms.toFixed(0).padStart(7)} ms ${String(e.n).padStart(7)}× ` +
-          `${((1000 * e.ms) / e.n).toFixed(0).padStart(6)} µs max ${e.max.toFixed(1).padStart(6)} ms  ` +
+          `${((1000 * e.ms) / e.n).toFixed(0).padStart(6)} µs max ${e.max.toFixed(1).padStart(6)} ms ` +
+          `cpu ${e.cpuMs.toFixed(0).padStart(6)} ms  ` +
           `${sql.replace(/\s+/g, ' ').slice(0, 140)}`,
       )
       .join('\n');
