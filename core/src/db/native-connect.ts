@@ -24,6 +24,16 @@ export const SQLITE_PRAGMAS = [
   // Checkpoints are driven by checkpointer.ts (in a worker thread under heavy writes); the
   // connection itself checkpoints only as a backstop, should the WAL ever pass ~400 MB.
   'wal_autocheckpoint = 100000',
+  // Temporary files in memory. The group commit runs each unit under a savepoint (sqlite-native.ts), and SQLite
+  // copies every existing page a unit changes into a sub-journal. Once one unit changes more than 64 KB (an event
+  // with its deliveries and their indexes can), the sub-journal moves to a temporary file for the rest of the
+  // transaction, and every page each later unit changes costs two write system calls. Under a webhook burst that
+  // was ~42 of the ~58 write calls and ~89 KB of the ~125 KB written per event, and ~60 % of the COMMIT's CPU
+  // (issue 27, RESULTS.md). In memory the sub-journal holds one unit's pages at a time (it is emptied when the unit's
+  // savepoint is released). The cost: a sort or GROUP BY over more rows than the page cache holds no longer spills
+  // to a file either (the service's aggregations are over one user's rows in a window; the command line's are over
+  // the whole log, in a process of their own).
+  'temp_store = MEMORY',
 ] as const;
 
 /** One holder at a time, in arrival order (what Kysely's mutex gives the ORM's connection). */
