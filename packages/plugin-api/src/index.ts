@@ -655,9 +655,12 @@ export interface WebhookResult {
   body?: unknown;
   events: EmittedEvent[];
   /**
-   * Replay protection without losing events: the plugin checks `ctx.store.get(key)` (409 when present)
-   * and returns the key here; the core stores it only once the events are durable, so a delivery
-   * that failed to record can be retried by its sender.
+   * Replay protection without losing events: the plugin returns the key here (e.g. the sender's
+   * delivery id) and does not store it; the core stores it only once the events are durable, so a
+   * delivery that failed to record can be retried by its sender. Since 1.4.0 the core refuses a
+   * delivery whose key it already holds itself (409 `replayed`), atomically with the events' write,
+   * so the plugin need not check `ctx.store.get(key)` first; a plugin that must also run on an older
+   * Herald keeps that check (409 when present), which is harmless on 1.4.0.
    */
   replayKey?: { key: string; ttlSeconds: number };
   /**

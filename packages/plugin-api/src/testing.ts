@@ -247,8 +247,8 @@ export function createTestHost(opts: TestHostOptions = {}) {
       });
       if (instance.handleWebhook) {
         // Mirror the core: verifyWebhook first (headers only, then with the body when it asks for
-        // it), a parsed body held to the depth bound, and a returned replay key remembered once the
-        // delivery is accepted.
+        // it), a parsed body held to the depth bound, and a returned replay key refused when the store
+        // already holds it (409, since 1.4.0), else remembered once the delivery is accepted.
         const handle = instance.handleWebhook.bind(instance);
         const verify = instance.verifyWebhook?.bind(instance);
         instance.handleWebhook = async (req) => {
@@ -264,7 +264,11 @@ export function createTestHost(opts: TestHostOptions = {}) {
           const r = await handle(req);
           // Like the core: every returned event must be a declared type with a valid payload.
           for (const e of r.events ?? []) checkEvent(def, e);
-          if (r.replayKey) await store.set(r.replayKey.key, 1, { ttlSeconds: r.replayKey.ttlSeconds });
+          if (r.replayKey) {
+            if ((await store.get(r.replayKey.key)) !== undefined)
+              throw new WebhookRejectedError(409, 'delivery already processed');
+            await store.set(r.replayKey.key, 1, { ttlSeconds: r.replayKey.ttlSeconds });
+          }
           return r;
         };
       }

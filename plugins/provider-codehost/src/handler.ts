@@ -1,10 +1,9 @@
 /**
- * One inbound delivery, once its signature passed: replay protection, then the event's normalizer.
+ * One inbound delivery, once its signature passed: its replay key, then the event's normalizer.
  * Deliveries the provider has no event type for are acknowledged with `{ ignored: true }`.
  */
 
-import type { InboundWebhook, InstanceStore, PluginLogger, WebhookResult } from '@herald/plugin-api';
-import { WebhookRejectedError } from '@herald/plugin-api';
+import type { InboundWebhook, PluginLogger, WebhookResult } from '@herald/plugin-api';
 import { readBody } from './body.ts';
 import type { CodehostConfig } from './config.ts';
 import type { DeliveryInfo } from './headers.ts';
@@ -22,7 +21,6 @@ export const REPLAY_TTL_SECONDS = 7 * 24 * 3600;
 
 export interface HandlerDeps {
   config: CodehostConfig;
-  store: InstanceStore;
   log: PluginLogger;
 }
 
@@ -49,11 +47,11 @@ function route(info: DeliveryInfo, body: Obj, cfg: CodehostConfig): Outcome {
 
 /** A delivery whose signature the core already had checked (`verifySignature`, the plugin's `verifyWebhook`). */
 export async function handleDelivery(deps: HandlerDeps, req: InboundWebhook): Promise<WebhookResult> {
-  const { config, store, log } = deps;
+  const { config, log } = deps;
   const info = deliveryInfo(config.host, req);
-  // The core stores the key only once the events are durable, so a delivery that failed can be redelivered.
+  // The core refuses a delivery id it holds (409, contract 1.4.0) and stores the key only once the events are
+  // durable, so a delivery that failed can be redelivered.
   const replayKey = { key: `delivery:${info.deliveryId}`, ttlSeconds: REPLAY_TTL_SECONDS };
-  if ((await store.get(replayKey.key)) !== undefined) throw new WebhookRejectedError(409, 'delivery already processed');
   const body = readBody(req);
   if (info.event === 'ping') return { status: 200, body: { ok: true }, events: [], replayKey };
   const outcome = route(info, body, config);

@@ -372,8 +372,15 @@ export function inboundSteps(core: Core, relay: Relay) {
             ttlSeconds: result.replayKey.ttlSeconds,
           })
         : Promise.resolve();
+    // The core refuses a replay itself (contract 1.4.0). One event's write checks the key in its own transaction;
+    // no event, or several (written one by one), are checked here, before anything is written.
+    const held = async () =>
+      result.replayKey !== undefined &&
+      (await new DbInstanceStore(core.db, provider.id, () => core.clock.now()).get(result.replayKey.key)) !== undefined;
+    const single = result.events.length === 1;
     let recorded = false;
     try {
+      if (!single && (await held())) throw new ReplayedError();
       for (let i = 0; i < result.events.length; i++) {
         const last = i === result.events.length - 1;
         const r = await relay.ingestWith(
@@ -389,9 +396,11 @@ export function inboundSteps(core: Core, relay: Relay) {
         if (last && r.eventIds.length) recorded = true;
         ids.push(...r.eventIds);
       }
+      // A single event that carried no change was not written, so its key was not checked either.
+      if (single && !ids.length && (await held())) throw new ReplayedError();
     } catch (err) {
       if (err instanceof ReplayedError) {
-        // A delivery of the same id committed between the plugin's check and this write.
+        // The key is held: a delivery of the same id was processed before (or committed first, concurrently).
         await record(provider, req, 409, err.message, excerpt, ids);
         throw new HttpError(409, 'replayed', err.message);
       }

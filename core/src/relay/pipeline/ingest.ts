@@ -77,7 +77,7 @@ export interface WebhookMark {
   replayKey?: { key: string; ttlSeconds: number };
 }
 
-/** The replay key is already held by another event of the provider (a concurrent delivery of the same id). */
+/** The replay key is already held: by another event of the provider, or in its plugin_store (a replayed delivery). */
 export class ReplayedError extends Error {
   constructor() {
     super('delivery already processed');
@@ -97,6 +97,13 @@ const INSERT_EVENT =
  */
 const INSERT_EVENT_KEYED =
   `${INSERT_EVENT} ON CONFLICT (provider_id, replay_key) ` + 'WHERE replay_key IS NOT NULL DO NOTHING';
+/**
+ * A live key of the provider in plugin_store (a delivery that recorded no event, or one whose event the retention
+ * prune deleted): read in the write's transaction, so the core refuses a replay itself (contract 1.4.0) with the
+ * expiry rule of DbInstanceStore.get. The keys on event rows are the keyed insert's own conflict.
+ */
+const HELD_IN_STORE =
+  'SELECT 1 AS held FROM plugin_store WHERE instance_id = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)';
 const DELIVERY_COLUMNS =
   '(id, event_id, user_id, tracker_id, target_id, status, reason, attempts, next_attempt_at, lease_until, ' +
   'created_at, updated_at)';
@@ -316,6 +323,7 @@ export async function writeEvent(core: Core, w: EventWrite, opts: WriteOptions =
   }
   await core.db.tx(async (q) => {
     if (!replay) await q.run(INSERT_EVENT, eventRow as never[]);
+    else if (await q.get(HELD_IN_STORE, [w.providerId, replay.key, now])) throw new ReplayedError();
     else if ((await q.run(INSERT_EVENT_KEYED, eventRow as never[])) === 0) {
       // Another event holds the key. Once expired it no longer counts: it is let go and the insert
       // tried again; a live one means this delivery was already processed.
