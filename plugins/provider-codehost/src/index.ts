@@ -27,7 +27,7 @@ export default defineProvider({
     templates,
   },
   create(ctx) {
-    const deps = { config: ctx.config, store: ctx.store, log: ctx.log };
+    const deps = { config: ctx.config, log: ctx.log };
     return {
       verifyWebhook: (req) => verifySignature(ctx.config.host, ctx.config.webhook_secret, req),
       handleWebhook: (req) => handleDelivery(deps, req),
