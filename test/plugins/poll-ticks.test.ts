@@ -96,15 +96,19 @@ t.test('instances whose polls fall due in one tick are polled in one turn of the
   // A minute: ticks of a second, so instances that start up to 600 ms apart (a loaded machine) still meet one tick.
   const interval = 60_000;
   const tick = pollTickMs(interval);
-  // Ids whose first polls (at their offsets from their own starts) fall in one tick: three with offsets early in the
-  // same tick (the instances start one after another, at most 0.6 of a tick apart), within the first seconds.
+  // Ids whose first polls (at their offsets from their own starts) fall in one tick: three due early in the same tick
+  // if they started now (they start a little later, one after another: up to 0.6 of a tick still keeps them in it),
+  // within the first seconds. Ticks are multiples of the tick on the clock (poll-ticks.ts), so the choice is made
+  // against that clock, not against offsets alone.
+  const base = performance.now();
   const byTick = new Map<number, string[]>();
   let group: string[] | undefined;
   while (!group) {
     const id = crypto.randomUUID();
     const offset = firstPollDelayMs(id, interval);
-    const at = Math.ceil(offset / tick);
-    if (at < 2 || at > 6 || at * tick - offset < 0.6 * tick) continue;
+    const due = base + offset;
+    const at = Math.ceil(due / tick);
+    if (offset < 2 * tick || offset > 6 * tick || at * tick - due < 0.6 * tick) continue;
     const ids = [...(byTick.get(at) ?? []), id];
     byTick.set(at, ids);
     if (ids.length === 3) group = ids;
