@@ -371,13 +371,22 @@ t.test('every page in Russian shows no Latin-script word outside the allow list'
   // The event log with every event's details open.
   await visit(page, '/events');
   for (const x of await page.locator('button.expander').all()) await x.click();
+  // The details render as they arrive: wait for the two this page must show (a loaded machine took over 300 ms).
+  const shown = (selector: string) =>
+    page
+      .locator(selector)
+      .first()
+      .waitFor()
+      .then(
+        () => true,
+        () => false,
+      );
+  const failedShown = await shown('.ops-error[title]');
+  const reasonShown = await shown('[data-testid="event-reason"]');
   await page.waitForTimeout(300);
   await check('/events (details open)');
-  t.ok(
-    await page.locator('.ops-error[title]').count(),
-    'a failed delivery shows its error (the original in the tooltip)',
-  );
-  t.ok(await page.locator('[data-testid="event-reason"]').count(), 'a dropped event shows why');
+  t.ok(failedShown, 'a failed delivery shows its error (the original in the tooltip)');
+  t.ok(reasonShown, 'a dropped event shows why');
   t.ok(
     await page.locator('td.ops-provider', { hasText: 'Действие по расписанию' }).count(),
     "the scheduled message's source is named",
