@@ -137,10 +137,8 @@ t.test('retention in batches', async (t) => {
   // An abort stops the deletion between two batches: what is left goes on the next run.
   await seed(10 * RETENTION_BATCH, 3, 'dispatched');
   const ac = new AbortController();
-  const aborted = applyRetention(core, ac.signal);
-  await new Promise((r) => setTimeout(r, 5));
-  ac.abort();
-  const part = await aborted;
+  // Aborted once the first batch is done (a fixed 5 ms was sometimes less than the first batch on PostgreSQL).
+  const part = await applyRetention(core, ac.signal, { onProgress: () => ac.abort() });
   t.ok(part > 0 && part < 10 * RETENTION_BATCH, `stopped after ${part} of ${10 * RETENTION_BATCH}`);
   t.equal(await count(old), 10 * RETENTION_BATCH - part, 'the rest is still there');
   t.equal(await applyRetention(core), 10 * RETENTION_BATCH - part, 'and goes on the next run');
