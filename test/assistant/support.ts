@@ -100,17 +100,19 @@ export interface StreamResult {
 
 /**
  * Posts a message and reads the answer: an SSE stream parsed with eventsource-parser, or a
- * problem body. `abortWhen` disconnects as soon as it returns true for the events so far.
+ * problem body. `abortWhen` disconnects as soon as it returns true for the events so far; `abortAfterMs` after that
+ * long, `abortOn` once that promise resolves.
  */
 export async function send(
   svc: TestService,
   token: string,
   chatId: string,
   content: string,
-  o: { abortWhen?: (events: StreamEvent[]) => boolean; abortAfterMs?: number } = {},
+  o: { abortWhen?: (events: StreamEvent[]) => boolean; abortAfterMs?: number; abortOn?: Promise<unknown> } = {},
 ): Promise<StreamResult> {
   const controller = new AbortController();
   const timer = o.abortAfterMs !== undefined ? setTimeout(() => controller.abort(), o.abortAfterMs) : undefined;
+  void o.abortOn?.then(() => controller.abort());
   let res: globalThis.Response;
   try {
     res = await fetch(`${svc.url}/api/v1/chats/${chatId}/messages`, {
