@@ -446,6 +446,26 @@ export async function startSink(): Promise<{
   };
 }
 
+/**
+ * A GitHub webhook's headers for the body `raw`, signed with `secret` as GitHub signs (HMAC-SHA256 of the bytes); with
+ * `raw` null, no signature header.
+ */
+export function githubHookHeaders(
+  secret: string,
+  raw: string | Buffer | null,
+  event = 'push',
+  delivery: string = crypto.randomUUID(),
+): Record<string, string> {
+  return {
+    'content-type': 'application/json',
+    'x-github-event': event,
+    'x-github-delivery': delivery,
+    ...(raw === null
+      ? {}
+      : { 'x-hub-signature-256': `sha256=${crypto.createHmac('sha256', secret).update(raw).digest('hex')}` }),
+  };
+}
+
 /** The example plugins' header that carries the shared token of {@link exampleChain}'s provider. */
 export const EXAMPLE_HOOK_HEADERS = { 'x-example-token': 'sharedtoken1' };
 

@@ -10,7 +10,7 @@ import crypto from 'node:crypto';
 import { hmacSha256Hex } from '@herald/plugin-api';
 import t from 'tap';
 import { FakeParrot } from '../fixtures/plugins/herald-target-parrot/src/fake.ts';
-import { startService, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
+import { githubHookHeaders, startService, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
 
 const SECRET = 'bounds-test-secret-0123456789';
 const BOT_TOKEN = 'parrot-token-for-bounds-01';
@@ -18,12 +18,7 @@ const DEEP = `${'['.repeat(5000)}${']'.repeat(5000)}`;
 const MAPPING = { title: 'title' };
 
 const sha256 = (raw: string | Buffer) => crypto.createHmac('sha256', SECRET).update(raw).digest('hex');
-const github = (raw: string | Buffer | null, event = 'push') => ({
-  'content-type': 'application/json',
-  'x-github-event': event,
-  'x-github-delivery': crypto.randomUUID(),
-  ...(raw === null ? {} : { 'x-hub-signature-256': `sha256=${sha256(raw)}` }),
-});
+const github = (raw: string | Buffer | null, event = 'push') => githubHookHeaders(SECRET, raw, event);
 
 async function create(s: TestService, path: string, body: Record<string, unknown>): Promise<any> {
   const r = await s.request('POST', path, { token: s.admin.token, body });

@@ -11,7 +11,7 @@ import t from 'tap';
 import { providerRowFrom } from '../../core/src/plugins/host.ts';
 import { DbInstanceStore } from '../../core/src/plugins/store.ts';
 import { applyRetention } from '../../core/src/relay/feature.ts';
-import { startService, startSink, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
+import { githubHookHeaders, startService, startSink, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
 
 const SECRET = 'ingest-write-secret-0123456789';
 
@@ -55,12 +55,7 @@ function push(n: number, deliveryId: string = crypto.randomUUID()) {
   });
   return {
     raw,
-    headers: {
-      'content-type': 'application/json',
-      'x-github-event': 'push',
-      'x-github-delivery': deliveryId,
-      'x-hub-signature-256': `sha256=${crypto.createHmac('sha256', SECRET).update(raw).digest('hex')}`,
-    },
+    headers: githubHookHeaders(SECRET, raw, 'push', deliveryId),
   };
 }
 

@@ -14,6 +14,7 @@ import t from 'tap';
 import {
   EXAMPLE_HOOK_HEADERS,
   exampleChain,
+  githubHookHeaders,
   startService,
   startSink,
   TEST_PLUGINS,
@@ -27,12 +28,7 @@ const fixture = (name: string) =>
 /** A GitHub delivery of `raw` as event `event`, signed, with the delivery id `id`. */
 const github = (event: string, raw: string, id: string) => ({
   raw,
-  headers: {
-    'content-type': 'application/json',
-    'x-github-event': event,
-    'x-github-delivery': id,
-    'x-hub-signature-256': `sha256=${crypto.createHmac('sha256', SECRET).update(raw).digest('hex')}`,
-  },
+  headers: githubHookHeaders(SECRET, raw, event, id),
 });
 
 const count = async (s: TestService, sql: string, params: unknown[]) =>
@@ -60,6 +56,13 @@ t.test('the core refuses replayed webhook deliveries', async (t) => {
   const codeHook = new URL(code.webhook_url).pathname;
   const send = (d: { raw: string; headers: Record<string, string> }) => s.request('POST', codeHook, d);
   const sendEx = (body: Record<string, unknown>) => s.request('POST', ex.hook, { body, headers: EXAMPLE_HOOK_HEADERS });
+  /** A delivery of the example plugin that yields two events. */
+  const twoEvents = (delivery: string) => ({
+    type: 'thing_happened',
+    payload: { name: 'a' },
+    also: [{ type: 'alarm', payload: { name: 'b' } }],
+    delivery,
+  });
   /** A key as plugin_store holds it after the prune copied it off a deleted event (value 1). */
   const plant = (providerId: string, key: string, expiresAt: string | null) =>
     s.service.core.db.run('INSERT INTO plugin_store (instance_id, key, value, expires_at) VALUES (?, ?, ?, ?)', [
@@ -138,12 +141,7 @@ t.test('the core refuses replayed webhook deliveries', async (t) => {
     const delivery = crypto.randomUUID();
     await plant(ex.provider.id, `delivery:${delivery}`, null);
     const exBefore = await eventsOf(s, ex.provider.id);
-    const several = await sendEx({
-      type: 'thing_happened',
-      payload: { name: 'a' },
-      also: [{ type: 'alarm', payload: { name: 'b' } }],
-      delivery,
-    });
+    const several = await sendEx(twoEvents(delivery));
     t.equal(several.status, 409, several.text);
     const one = await sendEx({ type: 'thing_happened', payload: { name: 'a' }, delivery });
     t.equal(one.status, 409, one.text);
@@ -158,12 +156,7 @@ t.test('the core refuses replayed webhook deliveries', async (t) => {
     t.equal(r.status, 202, r.text);
     const delivery = crypto.randomUUID();
     await plant(ex.provider.id, `delivery:${delivery}`, past);
-    const several = await sendEx({
-      type: 'thing_happened',
-      payload: { name: 'a' },
-      also: [{ type: 'alarm', payload: { name: 'b' } }],
-      delivery,
-    });
+    const several = await sendEx(twoEvents(delivery));
     t.equal(several.status, 202, several.text);
     t.equal(several.body.event_ids.length, 2);
     // The key a delivery held moves to the event that took it: a redelivery of that one is refused.
