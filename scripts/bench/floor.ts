@@ -8,6 +8,8 @@
  *   - its durable rows: the event row, the delivery row, the delivery's and the event's settle
  *     updates and their share of the group commits, as the service's SQL profile times them
  *     (HERALD_SQL_PROFILE=1) in a relay run of the same size.
+ * The two exchanges are measured once more in one process (the ceiling's bare route posting each request's message
+ * once answered), as the service runs them side by side.
  * Their sum is a lower bound: it leaves out signature checks, parsing, rendering, logging, metrics
  * and garbage collection. Then the same burst once more without the SQL profile's timers: herald's CPU per delivered
  * event against the floor (issue 27's goal 2: at most 1.6×). `npx node scripts/bench/floor.ts` (BENCH_N,
@@ -95,7 +97,7 @@ line(
   'ceiling: Fastify + SQLite insert',
   `${fmt(ceiling.cpuPerReq * 1000, 0)} µs CPU per request (${fmt(ceiling.rate, 0)}/s)`,
 );
-const bare = await ingestCeiling(N, WARM, C, true);
+const bare = await ingestCeiling(N, WARM, C, { bare: true });
 line(
   'inbound exchange: the same route, no insert',
   `${fmt(bare.cpuPerReq * 1000, 0)} µs (${fmt(bare.cpuPerReq / ceiling.cpuPerReq, 2)}× the ceiling)`,
@@ -105,6 +107,21 @@ line(
   "outbound exchange: the service's client → sink",
   `${fmt(out.cpuUs, 0)} µs (${fmt(out.cpuUs / 1000 / ceiling.cpuPerReq, 2)}× the ` +
     `ceiling)${out.failed ? `, ${out.failed} failed` : ''}`,
+);
+// The same two exchanges in one process, each request's message posted once it is answered: what running them side
+// by side costs beyond their sum (caches and the JIT shared by two kinds of work, one event loop, one heap).
+const bothSink = await startSink(WARM + N);
+let both: { cpuPerReq: number };
+try {
+  both = await ingestCeiling(N, WARM, C, { bare: true, sink: bothSink });
+} finally {
+  await bothSink.close();
+}
+const apart = bare.cpuPerReq * 1000 + out.cpuUs;
+const together = both.cpuPerReq * 1000;
+line(
+  'both exchanges in one process',
+  `${fmt(together, 0)} µs (${fmt(together / apart, 2)}× the two apart, ${fmt(apart, 0)} µs)`,
 );
 const sql = await sqlProfile();
 const rowsOf = (of: 'wall' | 'cpu') => {
@@ -160,12 +177,20 @@ line(
   'the floor with the rows in CPU time',
   `${fmt(floorCpu, 0)} µs; herald ${fmt(plain.cpuUs / floorCpu, 2)}× that floor`,
 );
+// The floor again with the two exchanges measured in one process, as the service runs them.
+const floorTogether = together + durableCpu;
+line(
+  'the floor with both exchanges in one process, rows in CPU time',
+  `${fmt(floorTogether, 0)} µs; herald ${fmt(plain.cpuUs / floorTogether, 2)}× that floor`,
+);
 record('floor', {
   entry: ENTRY,
   n: N,
   ceiling_us: ceiling.cpuPerReq * 1000,
   inbound_us: bare.cpuPerReq * 1000,
   outbound_us: out.cpuUs,
+  both_exchanges_us: together,
+  floor_together_us: floorTogether,
   durable_us: durable,
   durable_cpu_us: durableCpu,
   sql_all_us: sql.all,

@@ -7,22 +7,30 @@ import fs from 'node:fs';
 import { ROOT, tempDir } from './herald.ts';
 import { closedLoop } from './load.ts';
 import { deliveries } from './relay-setup.ts';
+import type { Sink } from './sink.ts';
 import { procCpuMs } from './stats.ts';
 
 /**
  * Requests/s it accepts and its CPU time per request (ms), over `n` signed webhooks after `warm` at
- * `concurrency` connections. `bare`: the route answers without inserting (the HTTP exchange alone).
+ * `concurrency` connections. `bare`: the route answers without inserting (the HTTP exchange alone). `sink`: the
+ * process also posts each request's chat message to it (both exchanges in one process); the CPU time then runs until
+ * every message arrived.
  */
 export async function ingestCeiling(
   n: number,
   warm: number,
   concurrency: number,
-  bare = false,
+  o: { bare?: boolean; sink?: Sink } = {},
 ): Promise<{ rate: number; cpuPerReq: number }> {
   const dir = tempDir('ceiling');
   const child = spawn(
     process.execPath,
-    ['scripts/bench/baseline/ingest-ceiling.ts', dir, ...(bare ? ['--bare'] : [])],
+    [
+      'scripts/bench/baseline/ingest-ceiling.ts',
+      dir,
+      ...(o.bare ? ['--bare'] : []),
+      ...(o.sink ? ['--relay', o.sink.url] : []),
+    ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   try {
@@ -32,8 +40,11 @@ export async function ingestCeiling(
     });
     const url = `http://127.0.0.1:${port}/hook`;
     await closedLoop(url, deliveries(0, warm), concurrency);
+    if (o.sink && (await o.sink.waitDistinct(warm, 30_000)) < warm) throw new Error('the sink missed messages');
     const cpu0 = procCpuMs(child.pid!);
     const r = await closedLoop(url, deliveries(warm, n), concurrency);
+    if (o.sink && (await o.sink.waitDistinct(warm + n, 120_000)) < warm + n)
+      throw new Error('the sink missed messages');
     const cpu = procCpuMs(child.pid!) - cpu0;
     const ok = r.status.filter((s) => s === 202).length;
     return { rate: ok / ((r.finished - r.started) / 1000), cpuPerReq: cpu / ok };
