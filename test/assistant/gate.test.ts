@@ -1,6 +1,7 @@
 import t from 'tap';
 import { gate, MAX_WAITING } from '../../core/src/assistant/turns.ts';
-import { eventually, harness, newChat, newUser, send } from './support.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { harness, newChat, newUser, send } from './support.ts';
 
 /**
  * Keeps the service's opening gate busy: two chains of `save` steps (the first stage served), each spinning a few ms,
@@ -34,11 +35,13 @@ t.test('a client that leaves while its message waits for the gate leaves nothing
   const u = await newUser(svc);
   const chat = await newChat(svc, u.token);
   const busy = hog();
-  const sending = send(svc, u.token, chat, 'will you wait', { abortAfterMs: 300 });
-  await eventually(() => gate.waitingIn('open') === 1 || undefined);
+  // The client leaves once its message waits in the gate (a fixed 300 ms could come before, on a loaded machine).
+  const waiting = waitFor('the message to wait in the gate', () => gate.waitingIn('open') === 1);
+  const sending = send(svc, u.token, chat, 'will you wait', { abortOn: waiting });
+  await waiting;
   const r = await sending;
   t.equal(r.status, 0, 'the client gave up before any response');
-  await eventually(() => gate.waitingIn('open') === 0 || undefined);
+  await waitFor('its place in the queue to be released', () => gate.waitingIn('open') === 0);
   t.pass('its place in the queue was released');
   await busy.stop();
   t.same(await history(svc, u.token, chat), [], 'no message stored');
@@ -60,7 +63,7 @@ t.test('messages queued behind a busy gate all stream, each reply after its ques
   ai.setScript((body: { messages: { content: string }[] }) => ({ text: `re: ${body.messages.at(-1)!.content}` }));
   const busy = hog();
   const sending = chats.map((c, i) => send(svc, u.token, c, `q${i}`));
-  await eventually(() => gate.waitingIn('open') >= 1 || undefined);
+  await waitFor('a message to wait in the gate', () => gate.waitingIn('open') >= 1);
   await busy.stop();
   const results = await Promise.all(sending);
   t.same(
