@@ -1,5 +1,6 @@
 import t from 'tap';
-import type { Harness } from './support.ts';
+import { waitFor } from '../helpers/wait.ts';
+import type { Harness, StreamResult } from './support.ts';
 import { eventually, harness, named, newChat, newUser, send, text } from './support.ts';
 
 const history = async ({ svc }: Harness, token: string, chat: string) =>
@@ -185,9 +186,16 @@ t.test(
     const u = await newUser(svc);
     const chat = await newChat(svc, u.token);
     ai.next({ text: 'first half, second half', chunks: 2, hangAfter: 1 });
-    const streaming = send(svc, u.token, chat, 'hold on');
-    await ai.waitForCalls(1);
-    await new Promise((r) => setTimeout(r, 100));
+    // The service stops once the first half has reached the client (a fixed 100 ms after the model was asked could
+    // come before the service had it, on a loaded machine).
+    let firstHalf = false;
+    const streaming = send(svc, u.token, chat, 'hold on', {
+      abortWhen: (events) => {
+        firstHalf ||= text({ events } as StreamResult) === 'first half, ';
+        return false;
+      },
+    });
+    await waitFor('the first half of the reply to reach the client', () => firstHalf);
     await svc.stop();
     const r = await streaming;
     t.equal(named(r, 'done').length, 0);

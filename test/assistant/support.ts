@@ -168,7 +168,7 @@ export const text = (r: StreamResult) =>
     .join('');
 
 /** Polls until `fn` returns a truthy value or the time runs out. */
-export async function eventually<T>(fn: () => Promise<T> | T, ms = 3000): Promise<T> {
+export async function eventually<T>(fn: () => Promise<T> | T, ms = 15_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();

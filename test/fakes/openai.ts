@@ -293,7 +293,7 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
     setScript: (fn) => {
       script = fn;
     },
-    async waitForCalls(n, ms = 5000) {
+    async waitForCalls(n, ms = 15_000) {
       const end = Date.now() + ms;
       while (calls.length < n && Date.now() < end) await sleep(10);
       return calls;
