@@ -13,7 +13,8 @@
  * Their sum is a lower bound: it leaves out signature checks, parsing, rendering, logging, metrics
  * and garbage collection. Then the same burst once more without the SQL profile's timers: herald's CPU per delivered
  * event against the floor (issue 27's goal 2: at most 1.6×). `npx node scripts/bench/floor.ts` (BENCH_N,
- * BENCH_CONCURRENCY; BENCH_ENTRY=built (the default, what `npm start` runs) or source for the service).
+ * BENCH_CONCURRENCY; BENCH_WARM: the requests every part takes before the measured ones, 500; BENCH_ENTRY=built (the
+ * default, what `npm start` runs) or source for the service).
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,7 +27,7 @@ import { envInt, fmt, heading, line, procCpuMs, record } from './lib/stats.ts';
 
 const N = envInt('BENCH_N', 5_000);
 const C = envInt('BENCH_CONCURRENCY', 32);
-const WARM = 500;
+const WARM = envInt('BENCH_WARM', 500);
 const ENTRY = (process.env.BENCH_ENTRY ?? 'built') as 'built' | 'source';
 if (ENTRY !== 'built' && ENTRY !== 'source') throw new Error('BENCH_ENTRY: built or source');
 
