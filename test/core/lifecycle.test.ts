@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { detectSupervised } from '../../core/src/lifecycle/supervised.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -38,6 +39,7 @@ t.test('SIGTERM lets an in-flight request finish, then exits 0', async (t) => {
       SERVICE_HOST: '127.0.0.1',
       SERVICE_PLUGINS: '@herald/provider-bridge-self',
       SERVICE_LOG_FORMAT: 'json',
+      SERVICE_LOG_LEVEL: 'DEBUG',
       SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '10',
       HERALD_BCRYPT_COST: '12',
     },
@@ -54,7 +56,11 @@ t.test('SIGTERM lets an in-flight request finish, then exits 0', async (t) => {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ email: 'a@example.test', password: 'long enough password' }),
   });
-  await new Promise((r) => setTimeout(r, 30));
+  // The signal is sent once the service has the request (its DEBUG line), not a fixed 30 ms after it was sent: on a
+  // loaded machine the signal could come first, and the request never be in flight.
+  await waitFor('the setup request to reach the service', () =>
+    stderr.split('\n').some((l) => l.includes('"incoming request"') && l.includes('/api/setup')),
+  );
   child.kill('SIGTERM');
   const res = await inflight;
   t.equal(res.status, 201, 'in-flight request completed');
