@@ -10,6 +10,7 @@
 import type { Page } from 'playwright-core';
 import t, { type Test } from 'tap';
 import { startService, startSink, type TestService } from '../helpers/service.ts';
+import { settled } from '../helpers/settle.ts';
 import { ensureBuilt, openBrowser, until } from './browser.ts';
 import { offscreen } from './pages.ts';
 
@@ -142,8 +143,10 @@ t.test('relay operations in the browser', async (t) => {
     bad.respond(200);
     await failed.getByRole('button', { name: 'Resend to Bad sink' }).click();
     await page.getByText('1 delivery is queued again.').waitFor();
-    await bad.waitFor(1);
-    await new Promise((r) => setTimeout(r, 1500));
+    // Until the resend is recorded (sent only after the sink answered), not a fixed 1.5 s: under load the service
+    // recorded it later, and a late duplicate would be counted below.
+    const alarm = (await svc.request('GET', '/api/events?event_type=alarm', { token })).body.events[0].id;
+    await settled(svc, [alarm]);
     t.equal(bad.received.length, 1, 'the sink received the resend exactly once');
     t.equal(bad.received[0].body.title, 'ALARM smoke');
     const ev = (await svc.request('GET', '/api/events?event_type=alarm', { token })).body.events[0];
