@@ -10,7 +10,8 @@
  * opened on the way.
  */
 import t from 'tap';
-import { ensureBuilt, openBrowser } from './browser.ts';
+import { waitFor } from '../helpers/wait.ts';
+import { ensureBuilt, openBrowser, until } from './browser.ts';
 import { concrete, eachDialog, login, routePaths, startDemo, visit } from './pages.ts';
 
 /**
@@ -240,8 +241,20 @@ const action = await call('POST', '/api/actions', {
   config: { target_ids: [targets.find((x) => x.name === 'Team chat')!.id], title: 'Morning note', body: 'Coffee' },
 });
 await call('POST', `/api/actions/${action.id}/run`);
-// Let the deliveries settle (the failing one fails for good at once).
-await new Promise((r) => setTimeout(r, 1500));
+// Until every delivery has been tried once and its outcome recorded (one failing for good, one queued for a retry
+// it does not reach here, one sent), not a fixed 1.5 s: under load some were still queued or sending after it, and
+// the pages below would show no error for them.
+await waitFor('every delivery to be tried once and recorded', async () => {
+  const db = svc.service.core.db;
+  const untried = await db.all(
+    "SELECT id FROM deliveries WHERE status = 'sending' OR (status = 'queued' AND attempts = 0)",
+  );
+  const unrouted = await db.all(
+    "SELECT id FROM event_log e WHERE dispatch_status = 'pending' AND NOT EXISTS " +
+      '(SELECT 1 FROM deliveries d WHERE d.event_id = e.id)',
+  );
+  return untried.length === 0 && unrouted.length === 0;
+});
 
 /** Codes that must show as words: event types, plugin ids, severities, dispatch and delivery statuses. */
 const CODES = new Set([
@@ -398,7 +411,13 @@ t.test('every page in Russian shows no Latin-script word outside the allow list'
   // The webhook log of each source, and a test event's toast.
   await visit(page, '/providers');
   for (const x of await page.getByRole('button', { name: 'Последние вызовы вебхука' }).all()) await x.click();
-  await page.waitForTimeout(400);
+  // Until the logs have loaded (no spinner left, the rejected call shown), not a fixed 400 ms.
+  await until(
+    async () =>
+      (await page.locator('.loading').count()) === 0 && (await page.locator('td.wrap[title*="bearer"]').count()) > 0,
+    'the webhook logs to load, the rejected call among them',
+    15_000,
+  );
   await check('/providers (webhook log open)');
   t.ok(await page.locator('td.wrap[title*="bearer"]').count(), 'the webhook log shows the rejected call');
   const testButton = page.locator('[data-testid="test-event"]').first();
