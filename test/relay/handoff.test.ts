@@ -2,6 +2,7 @@ import t from 'tap';
 import { providerRowFrom } from '../../core/src/plugins/host.ts';
 import { ingestEvent } from '../../core/src/relay/pipeline/ingest.ts';
 import { EXAMPLE_HOOK_HEADERS, exampleChain, startService, startSink } from '../helpers/service.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const hookHeaders = EXAMPLE_HOOK_HEADERS;
 
@@ -104,12 +105,12 @@ t.test('deliveries handed off while the dispatcher stops go back to the queue', 
   t.equal((await core.db.get('SELECT status FROM deliveries WHERE event_id = ?', [r.eventIds[0]]))?.status, 'sending');
   await relay.dispatcher.stop();
   relay.dispatcher.accept(r.handed);
+  // Up to 15 s, not 100 polls of 20 ms (2 s, which a loaded machine could outlast).
   let row: any;
-  for (let i = 0; i < 100; i++) {
+  await waitFor('the handed delivery to be queued again', async () => {
     row = await core.db.get('SELECT status, attempts, lease_until FROM deliveries WHERE event_id = ?', [r.eventIds[0]]);
-    if (row?.status === 'queued') break;
-    await new Promise((res) => setTimeout(res, 20));
-  }
+    return row?.status === 'queued';
+  }).catch(() => undefined);
   t.match(row, { status: 'queued', attempts: 0, lease_until: null }, 'queued again, the unused attempt given back');
   t.equal(sink.received.length, 0, 'nothing was sent by the stopped dispatcher');
 });
