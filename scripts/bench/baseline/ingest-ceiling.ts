@@ -12,6 +12,7 @@ import path from 'node:path';
 import Sqlite from 'better-sqlite3';
 import Fastify from 'fastify';
 import { createOutboundHttp } from '../../../core/src/net/outbound.ts';
+import { sendChatMessage } from '../lib/chat-send.ts';
 
 const dir = process.argv[2]!;
 const bare = process.argv.includes('--bare');
@@ -32,29 +33,10 @@ function relayer(url: string): (body: Buffer) => void {
     while (active < 16 && queue.length) {
       const id = queue.shift()!;
       active++;
-      // The message and the call as baseline/outbound-client.ts makes them.
-      const json = {
-        text:
-          `**GitHub bench**: 1 new commit pushed to \`main\` of bench/repo by octocat\n- benchid${id}x update the ` +
-          'README with the release notes of this week (abcdef1)',
-      };
-      const ac = new AbortController();
-      const timer = setTimeout(() => ac.abort(), 30_000);
-      void http
-        .request(url, {
-          method: 'POST',
-          json,
-          signal: ac.signal,
-          maxRedirects: 0,
-          maxResponseBytes: 64 * 1024,
-          headers: { 'idempotency-key': `bench-${id}` },
-        })
-        .catch(() => undefined)
-        .finally(() => {
-          clearTimeout(timer);
-          active--;
-          pump();
-        });
+      void sendChatMessage(http, url, id).finally(() => {
+        active--;
+        pump();
+      });
     }
   };
   return (body) => {

@@ -6,6 +6,7 @@
  * measured part (after `warm` requests). Args: <sink url> <n> <warm> <concurrency>.
  */
 import { createOutboundHttp } from '../../../core/src/net/outbound.ts';
+import { sendChatMessage } from '../lib/chat-send.ts';
 
 const [url, nArg, warmArg, cArg] = process.argv.slice(2);
 const n = Number(nArg);
@@ -20,30 +21,7 @@ async function run(from: number, count: number): Promise<void> {
   const worker = async () => {
     while (next < end) {
       const i = next++;
-      // A mattermost message of the size the relay bench's template renders (~300 bytes).
-      const json = {
-        text:
-          `**GitHub bench**: 1 new commit pushed to \`main\` of bench/repo by octocat\n- benchid${i}x update the ` +
-          'README with the release notes of this week (abcdef1)',
-      };
-      // As the chat-webhook target calls it under the dispatcher's per-send signal.
-      const ac = new AbortController();
-      const timer = setTimeout(() => ac.abort(), 30_000);
-      try {
-        const res = await http.request(url!, {
-          method: 'POST',
-          json,
-          signal: ac.signal,
-          maxRedirects: 0,
-          maxResponseBytes: 64 * 1024,
-          headers: { 'idempotency-key': `bench-${i}` },
-        });
-        if (res.status >= 300) failed++;
-      } catch {
-        failed++;
-      } finally {
-        clearTimeout(timer);
-      }
+      if (!(await sendChatMessage(http, url!, i))) failed++;
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
