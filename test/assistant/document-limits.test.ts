@@ -8,7 +8,7 @@
 import zlib from 'node:zlib';
 import t from 'tap';
 import { DOCUMENT_LIMITS } from '../../core/src/assistant/document-text.ts';
-import { harness, newUser, upload } from './support.ts';
+import { harness, newUser, upload, workerRunning } from './support.ts';
 
 /** A minimal PDF whose pages each draw `content` (a content stream, Flate-compressed) in Helvetica. */
 function rawPdf(contents: string[]): Buffer {
@@ -78,12 +78,14 @@ t.test(
     const before = process.memoryUsage().rss;
     let healthDone = 0;
     let uploadDone = 0;
+    const reading = workerRunning('the bomb to be read in a worker', DOCUMENT_LIMITS.pdfHeapMb);
     const up = upload(svc, u.token, 'bomb.pdf', bomb, 'application/pdf').then((r) => {
       uploadDone = performance.now();
       return r;
     });
-    // While the worker reads, the event loop serves other requests.
-    await new Promise((r) => setTimeout(r, 100));
+    // While the worker reads, the event loop serves other requests: asked once the worker runs (a fixed 100 ms
+    // could come before the upload reached it, on a loaded machine, and prove nothing).
+    await reading;
     const health = await svc.request('GET', '/api/health');
     healthDone = performance.now();
     const r = await up;

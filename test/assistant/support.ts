@@ -1,7 +1,9 @@
 /** Shared set-up for the assistant tests: a service wired to the fake model, users, and an SSE client. */
+import type { Worker } from 'node:worker_threads';
 import { createParser } from 'eventsource-parser';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai.ts';
 import { startService, type TestService } from '../helpers/service.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 export interface Harness {
   svc: TestService;
@@ -175,6 +177,30 @@ export async function eventually<T>(fn: () => Promise<T> | T, ms = 15_000): Prom
     if (v || Date.now() > end) return v;
     await new Promise((r) => setTimeout(r, 20));
   }
+}
+
+/**
+ * Resolves once the service has started a worker thread with `heapMb` as its heap limit (a PDF being read, a report
+ * being drawn: each job has a thread of its own) and that thread runs; fails after `ms` naming `what`. Call it before
+ * the request that starts the job.
+ */
+export function workerRunning(what: string, heapMb: number, ms = 15_000): Promise<void> {
+  let running = false;
+  const seen = (w: Worker) => {
+    if (w.resourceLimits?.maxOldGenerationSizeMb !== heapMb) return;
+    process.off('worker', seen);
+    w.once('online', () => {
+      running = true;
+    });
+  };
+  process.on('worker', seen);
+  return waitFor(what, () => running, ms).then(
+    () => undefined,
+    (err) => {
+      process.off('worker', seen);
+      throw err;
+    },
+  );
 }
 
 /** Logs the administrator in again (after the test clock moved, older tokens may have expired). */
