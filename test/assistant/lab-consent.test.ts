@@ -8,6 +8,7 @@
  */
 import t from 'tap';
 import { TEST_PLUGINS } from '../helpers/service.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { call, converse, lab, toolResults, tools } from './lab-support.ts';
 import { harness, named, newChat, text } from './support.ts';
 
@@ -198,11 +199,11 @@ t.test('a proposal only its owner can answer; one nobody answers expires and doe
     ac.signal,
   );
   t.ok(pending, 'the card was shown');
-  for (let i = 0; i < 100; i++) {
+  // Up to 15 s, and failing if it stays pending (100 polls of 50 ms went on after 5 s as if it had ended).
+  await waitFor("the stopped reply's proposal to leave 'pending'", async () => {
     const row = await svc.service.core.db.get('SELECT status FROM assistant_tool_calls WHERE id = ?', [pending]);
-    if (row?.status !== 'pending') break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+    return row?.status !== 'pending';
+  });
   const stopped = await svc.request('POST', `/api/v1/chats/${chat}/tool-calls/${pending}`, {
     token: u.token,
     body: { approve: true },
