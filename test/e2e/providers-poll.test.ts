@@ -7,6 +7,7 @@ import t from 'tap';
 import { FakeImmich } from '../../plugins/provider-immich/test/fakes/immich.ts';
 import { startNut } from '../../plugins/provider-nut/test/peers/nut.ts';
 import { startService, startSink } from '../helpers/service.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { chain, eventRows, plugins, recorder, relayOf } from './support.ts';
 
 t.test('immich: assets added to a followed album after the baseline poll reach the target by file name', async (t) => {
@@ -41,7 +42,8 @@ t.test('immich: assets added to a followed album after the baseline poll reach t
   const relay = relayOf(s);
   // The instance polls once at start; wait for it so the explicit polls below do not race it.
   const fetched = () => immich.requests.filter((r) => r.url.startsWith(`/api/albums/${albumId}`)).length;
-  for (let i = 0; fetched() === 0 && i < 200; i++) await new Promise((r) => setTimeout(r, 25));
+  // Up to 15 s, and failing if it never comes (200 polls of 25 ms went on after 5 s as if it had come, into that race).
+  await waitFor("the instance's first poll", () => fetched() > 0);
   await host.pollOnce(provider.id);
   await relay.tick();
   t.equal(sink.received.length, 0, 'baseline polls are silent');
