@@ -24,7 +24,7 @@ const env = {
 };
 const { boot, reboot } = servicesWith(env);
 
-async function until(fn: () => Promise<unknown> | unknown, ms = 5000): Promise<void> {
+async function until(fn: () => Promise<unknown> | unknown, ms = 15_000): Promise<void> {
   for (const end = Date.now() + ms; !(await fn()); ) {
     if (Date.now() > end) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 25));

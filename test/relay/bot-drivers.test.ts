@@ -15,7 +15,7 @@ const TOKEN = 'parrot-token-for-tests-0001';
 const OTHER = 'parrot-token-for-tests-0002';
 const SECRET = 'hook-secret-0123456789';
 
-async function until<T>(fn: () => Promise<T> | T, ms = 5000): Promise<Exclude<NonNullable<T>, false>> {
+async function until<T>(fn: () => Promise<T> | T, ms = 15_000): Promise<Exclude<NonNullable<T>, false>> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();

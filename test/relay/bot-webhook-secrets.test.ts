@@ -23,7 +23,7 @@ const TOKEN_A = '801:AAF-alice_bot_token_for_tests_abcdefgh';
 const TOKEN_B = '802:AAF-mallory_bot_token_for_tests_abcdef';
 const HEADER = 'x-telegram-bot-api-secret-token';
 
-async function until<T>(fn: () => Promise<T> | T, ms = 5000): Promise<Exclude<NonNullable<T>, false>> {
+async function until<T>(fn: () => Promise<T> | T, ms = 15_000): Promise<Exclude<NonNullable<T>, false>> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();

@@ -12,7 +12,7 @@ const OTHER = '778:AAF-other_bot_token_for_tests_abcdef';
 const REVOKED = '779:AAF-revoked_token_for_tests_abcdefgh';
 const SECRET = 'hook-secret-0123456789';
 
-async function until<T>(fn: () => Promise<T>, ms = 5000): Promise<Exclude<NonNullable<T>, false>> {
+async function until<T>(fn: () => Promise<T>, ms = 15_000): Promise<Exclude<NonNullable<T>, false>> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await fn();

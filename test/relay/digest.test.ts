@@ -69,7 +69,7 @@ async function providers(s: TestService) {
   return { alpha: await make('Alpha', { alarm: 'defer' }), beta: await make('Beta', { stale_thing: 'defer' }) };
 }
 
-async function until(probe: () => Promise<boolean>, ms = 5000): Promise<void> {
+async function until(probe: () => Promise<boolean>, ms = 15_000): Promise<void> {
   const end = Date.now() + ms;
   while (!(await probe())) {
     if (Date.now() > end) throw new Error('timed out waiting for the digests to be recorded');
