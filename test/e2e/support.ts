@@ -104,8 +104,8 @@ export async function payloadLog(s: TestService, providerId: string): Promise<an
   return r.body.entries;
 }
 
-/** Polls `probe` every 25 ms until it returns a truthy value; throws after `ms` (default 5 s). */
-export async function until<T>(what: string, probe: () => T | Promise<T>, ms = 5000): Promise<NonNullable<T>> {
+/** Polls `probe` every 25 ms until it returns a truthy value; throws after `ms` (default 15 s). */
+export async function until<T>(what: string, probe: () => T | Promise<T>, ms = 15_000): Promise<NonNullable<T>> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await probe();

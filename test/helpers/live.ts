@@ -67,7 +67,7 @@ export async function openLive(
     status: res.status,
     messages,
     ended,
-    next(match, ms = 5000) {
+    next(match, ms = 15_000) {
       return new Promise((resolve, reject) => {
         const check = () => {
           const m = messages.find(match);

@@ -48,7 +48,7 @@ function canConnect(port: number): Promise<boolean> {
 export async function until<T>(
   what: string,
   probe: () => T | Promise<T>,
-  ms = 5000,
+  ms = 15_000,
   context: () => string = () => '',
 ): Promise<NonNullable<T>> {
   const end = Date.now() + ms;
