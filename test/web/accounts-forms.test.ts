@@ -8,6 +8,7 @@
 import t from 'tap';
 import { plugins } from '../e2e/support.ts';
 import { startService } from '../helpers/service.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { ensureBuilt, openBrowser } from './browser.ts';
 
 ensureBuilt();
@@ -137,14 +138,10 @@ t.test('forms and accounts', async (t) => {
     t.equal(await page.getByTestId(`cfg-${map}-row`).count(), 2, 'a row is removed');
     await page.getByRole('button', { name: 'Сохранить' }).click();
     await page.getByTestId('fix-below').waitFor({ state: 'detached' });
-    const saved = await (async () => {
-      for (let i = 0; i < 100; i++) {
-        const p = (await providers()).find((x) => x.kind === 'webhook');
-        if (p) return p;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error('the provider was not saved');
-    })();
+    // Up to 15 s, not 100 polls of 50 ms (5 s, which a loaded machine could outlast).
+    const saved = await waitFor('the provider to be saved', async () =>
+      (await providers()).find((x) => x.kind === 'webhook'),
+    );
     t.same(
       saved.config.mapping.severity_map,
       { P1: 'critical', P3: 'info' },
