@@ -51,9 +51,10 @@ t.test('a client that leaves while the model has not answered yet still aborts i
   const h = await harness(t);
   const u = await newUser(h.svc);
   const chat = await newChat(h.svc, u.token);
-  h.ai.next({ headerDelayMs: 600, text: 'too late' });
+  h.ai.next({ headerDelayMs: 30_000, text: 'too late' });
   // The client leaves once the model is asked (a fixed 150 ms was sometimes before the service asked it, on a loaded
-  // machine), and the model's headers are 600 ms away.
+  // machine), and the model's headers are 30 s away (600 ms could pass before the service saw the client leave, on a
+  // loaded machine, and the reply then came complete); the fake stops waiting when the call is closed.
   const asked = h.ai.waitForCalls(1);
   const r = await send(h.svc, u.token, chat, 'are you there', { abortOn: asked });
   t.equal(r.status, 0, 'the client gave up before any response');

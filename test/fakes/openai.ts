@@ -28,7 +28,7 @@ export interface FakeReply {
   /** Stop sending after this many pieces and wait, connection open, until the client leaves. */
   hangAfter?: number;
   usage?: { prompt_tokens: number; completion_tokens: number };
-  /** Wait this long before answering at all (a slow first byte). */
+  /** Wait this long before answering at all (a slow first byte); the wait ends early when the client leaves. */
   headerDelayMs?: number;
   /**
    * Benchmarks: each content piece is replaced, at the moment it is written, by `<t:ms>` where ms is
@@ -169,7 +169,15 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
       resolveClosed();
     });
     const reply = queue.shift() ?? script(body);
-    if (reply.headerDelayMs) await sleep(reply.headerDelayMs);
+    // The wait ends early when the client leaves (then nothing is answered).
+    if (reply.headerDelayMs)
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, reply.headerDelayMs);
+        res.once('close', () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
     if (res.destroyed) return;
 
     if (reply.failStatus) {
