@@ -15,14 +15,20 @@ t.test(
     const u = await newUser(h.svc);
     const chat = await newChat(h.svc, u.token);
     const full = 'one two three four five six seven eight nine ten';
-    h.ai.next({ text: full, chunks: 10, delayMs: 80 });
+    // Two pieces, then the model waits for the client to leave (with the rest 80 ms apart, the reply could come
+    // complete on a loaded machine before the service saw the client leave).
+    h.ai.next({ text: full, chunks: 10, hangAfter: 2 });
     const r = await send(h.svc, u.token, chat, 'count to ten', {
       abortWhen: (ev) => ev.filter((e) => e.event === 'delta').length >= 2,
     });
     t.equal(r.status, 200);
     t.notOk(named(r, 'done').length, 'no done event reached the client');
 
-    await h.ai.calls[0]!.closed;
+    let closed = false;
+    void h.ai.calls[0]!.closed.then(() => {
+      closed = true;
+    });
+    await waitFor('the service to close the model call', () => closed);
     t.equal(h.ai.calls[0]!.aborted, true, 'the upstream request was aborted before its end');
     t.equal(h.ai.calls[0]!.completed, false);
 
