@@ -27,6 +27,8 @@ export interface FakeReply {
   dropAfter?: number;
   /** Stop sending after this many pieces and wait, connection open, until the client leaves. */
   hangAfter?: number;
+  /** With hangAfter: once this resolves, the rest is sent after all (a test looks at the reply mid-stream first). */
+  resumeOn?: Promise<unknown>;
   usage?: { prompt_tokens: number; completion_tokens: number };
   /** Wait this long before answering at all (a slow first byte); the wait ends early when the client leaves. */
   headerDelayMs?: number;
@@ -265,7 +267,10 @@ export async function startFakeOpenAI(opts: { apiKey?: string } = {}): Promise<F
         : split(text, reply.chunks ?? 3);
     for (let i = 0; i < pieces.length; i++) {
       if (reply.dropAfter !== undefined && i >= reply.dropAfter) return drop();
-      if (reply.hangAfter !== undefined && i >= reply.hangAfter) return; // left open until the client goes
+      if (reply.hangAfter !== undefined && i >= reply.hangAfter) {
+        if (!reply.resumeOn) return; // left open until the client goes
+        if (i === reply.hangAfter) await reply.resumeOn;
+      }
       if (reply.delayMs) await sleep(reply.delayMs);
       if (res.destroyed) return;
       if (reply.toolCall) {

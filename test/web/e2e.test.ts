@@ -233,7 +233,17 @@ t.test('the web client end to end', async (t) => {
       async () => (await svc.request('GET', `/api/v1${chatPath}`, { token: await adminToken() })).body.skill_id,
       'the skill bound to the chat',
     );
-    ai.next({ text: 'Hello **friend**, this reply arrives in pieces as it is written.', chunks: 8, delayMs: 120 });
+    // Two pieces, then the rest once the test has seen the partial reply (with all eight 120 ms apart, a loaded machine
+    // could show the reply complete before the test looked).
+    let resume!: () => void;
+    ai.next({
+      text: 'Hello **friend**, this reply arrives in pieces as it is written.',
+      chunks: 8,
+      hangAfter: 2,
+      resumeOn: new Promise<void>((r) => {
+        resume = r;
+      }),
+    });
     await page.getByLabel('Message', { exact: true }).fill('Hello there');
     await page.keyboard.press('Enter');
     const reply = page.getByTestId('msg-assistant').last();
@@ -246,6 +256,7 @@ t.test('the web client end to end', async (t) => {
     );
     t.ok(await page.getByRole('button', { name: 'Stop' }).isVisible(), 'Stop is offered while streaming');
     t.notOk(((await reply.textContent()) ?? '').includes('as it is written'), 'the reply is not complete yet');
+    resume();
     await until(async () => (await reply.getAttribute('data-status')) === 'complete', 'the finished reply');
     t.equal(await reply.locator('.md strong').textContent(), 'friend', 'markdown is rendered');
     await until(
@@ -281,7 +292,9 @@ t.test('the web client end to end', async (t) => {
     ai.next({
       text: 'A very long answer that will not be finished because the user stops it early on.',
       chunks: 30,
-      delayMs: 150,
+      // Its first five pieces ('A very long'), then nothing until the user stops it (with all thirty 150 ms apart, a
+      // loaded machine could finish the reply before the click).
+      hangAfter: 5,
     });
     await page.getByLabel('Message', { exact: true }).fill('Tell me everything');
     await page.keyboard.press('Enter');
