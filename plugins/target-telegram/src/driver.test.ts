@@ -83,9 +83,14 @@ t.test('getUpdates long-polls and honours the offset', async (t) => {
     updates.map((u) => u.update_id),
     [first],
   );
-  // Long polling: the request waits until an update arrives.
-  setTimeout(() => fake.pushUpdate(TOKEN, startMessage('/help')), 100);
-  updates = (await driver.getUpdates(ctx, TOKEN, first + 1, 5, signal)) as { update_id: number }[];
+  // Long polling: the request waits until an update arrives. The update is pushed once the call waits (a fixed
+  // 100 ms could come before the call reached the fake, and the wait would not be exercised).
+  const polling = driver.getUpdates(ctx, TOKEN, first + 1, 5, signal);
+  const deadline = Date.now() + 4000;
+  while (fake.longPolls === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  t.equal(fake.longPolls, 1, 'the call waits for an update');
+  fake.pushUpdate(TOKEN, startMessage('/help'));
+  updates = (await polling) as { update_id: number }[];
   t.same(
     updates.map((u) => u.update_id),
     [first + 1],

@@ -78,6 +78,10 @@ export class FakeTelegram {
   readonly webhooks = new Map<string, { url: string; secret_token?: string; allowed_updates?: string[] }>();
   private readonly queues = new Map<string, Record<string, unknown>[]>();
   private readonly waiters = new Set<() => void>();
+  /** getUpdates calls waiting for an update (long polls in progress). */
+  get longPolls(): number {
+    return this.waiters.size;
+  }
   private readonly failures: {
     status: number;
     description?: string;
