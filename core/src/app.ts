@@ -211,18 +211,29 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
         }, graceMs);
         timer.unref();
         void closing.finally(() => clearTimeout(timer));
+        // Each step says when it is done (DEBUG): a stop that does not end shows in the log where it waits.
+        const step = <T>(p: Promise<T>, what: string) => p.finally(() => log.debug(`shutdown: ${what} done`));
         await Promise.all([
-          closing,
-          jobs.stop(),
+          step(closing, 'HTTP server close'),
+          step(jobs.stop(), 'jobs stop'),
           ...features.map((f) =>
-            f.drain?.(core, grace).catch((err) => log.error({ err, feature: f.name }, 'feature drain failed')),
+            step(
+              Promise.resolve(f.drain?.(core, grace)).catch((err) =>
+                log.error({ err, feature: f.name }, 'feature drain failed'),
+              ),
+              `${f.name} drain`,
+            ),
           ),
         ]);
         for (const f of [...features].reverse())
-          await f.stop?.(core).catch((err) => log.error({ err, feature: f.name }, 'feature stop failed'));
+          await step(
+            Promise.resolve(f.stop?.(core)).catch((err) => log.error({ err, feature: f.name }, 'feature stop failed')),
+            `${f.name} stop`,
+          );
         for (const fn of shutdownHooks.reverse())
           await Promise.resolve(fn()).catch((err) => log.error({ err }, 'shutdown hook failed'));
-        await host.stopAll(pluginsBy - Date.now());
+        await step(host.stopAll(pluginsBy - Date.now()), 'plugin instances stop');
+        log.debug('shutdown: closing the database');
         await db.close();
         log.info('stopped');
       })();

@@ -377,7 +377,17 @@ export async function startService(
       return { token: r.body.access_token, id: row.id, email };
     },
     async stop() {
-      await service.stop();
+      // A stop that does not end within a minute prints the service's last log lines (each shutdown step logs when it
+      // is done), so that the test's timeout in a CI log says where it waits.
+      const slow = setTimeout(() => {
+        const steps = lines.filter((l) => l.includes('shut'));
+        const shown = [...steps, '…', ...lines.slice(-20)].join('\n');
+        process.stderr.write(
+          `service stop still waiting after 60 s; its shutdown lines, then its last 20:\n${shown}\n`,
+        );
+      }, 60_000);
+      slow.unref();
+      await service.stop().finally(() => clearTimeout(slow));
       if (!o.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
     },
   };
