@@ -5,6 +5,9 @@
  */
 import type { TestService } from '../helpers/service.ts';
 
+/** Polls `probe` until it returns a truthy value; throws after `ms` (15 s) naming `what` (test/helpers/wait.ts). */
+export { waitFor as until } from '../helpers/wait.ts';
+
 /** Plugins every e2e service needs besides the ones under test (SERVICE_PLUGINS replaces the default). */
 export const BASE_PLUGINS = '@herald/provider-bridge-self,herald-target-recorder';
 
@@ -102,17 +105,6 @@ export async function payloadLog(s: TestService, providerId: string): Promise<an
   const r = await s.request('GET', `/api/providers/${providerId}/webhook-log?limit=200`, { token: s.admin.token });
   if (r.status !== 200) throw new Error(`webhook-log: ${r.status} ${r.text}`);
   return r.body.entries;
-}
-
-/** Polls `probe` every 25 ms until it returns a truthy value; throws after `ms` (default 15 s). */
-export async function until<T>(what: string, probe: () => T | Promise<T>, ms = 15_000): Promise<NonNullable<T>> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v) return v as NonNullable<T>;
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 /** The value of one Prometheus sample, 0 when absent. `labels` is the exact `{…}` text. */

@@ -1,8 +1,8 @@
 /**
  * Waiting for something the service does (a row written, a request received, a log line, a queue
  * entered) instead of for a fixed time: a fixed wait that is long enough on an idle machine is not
- * on a loaded one, and a test that asserts after it fails there. (test/helpers/peers.ts's waitFor
- * does the same for a peer program, with the peer's output in its error.)
+ * on a loaded one, and a test that asserts after it fails there. (test/e2e/support.ts gives it as `until`;
+ * test/helpers/peers.ts's waitFor does the same for a peer program, with the peer's output in its error.)
  */
 
 /**
@@ -15,11 +15,11 @@ export async function waitFor<T>(
   probe: () => T | Promise<T>,
   ms = 15_000,
   every = 20,
-): Promise<NonNullable<T>> {
+): Promise<Exclude<NonNullable<T>, false | 0 | ''>> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await probe();
-    if (v) return v as NonNullable<T>;
+    if (v) return v as Exclude<NonNullable<T>, false | 0 | ''>;
     if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, every));
   }
