@@ -12,6 +12,7 @@ import { botWebhookSecret, webhookKeyId } from '../../core/src/relay/bots/webhoo
 import type { BotDbRow } from '../../core/src/relay/definitions/bot.ts';
 import { FakeTelegram } from '../../plugins/target-telegram/test/fakes/telegram.ts';
 import { TEST_PLUGINS, type TestService, unsealed } from '../helpers/service.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { exportNow, servicesWith, upload } from './support.ts';
 
 const KEY = 'shared-webhook-key-0123456789';
@@ -23,13 +24,6 @@ const env = {
   SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
 };
 const { boot, reboot } = servicesWith(env);
-
-async function until(fn: () => Promise<unknown> | unknown, ms = 15_000): Promise<void> {
-  for (const end = Date.now() + ms; !(await fn()); ) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 const deliver = (s: TestService, pathId: string, secret: string) =>
   s.request('POST', `/api/bots/${pathId}/webhook`, {
@@ -84,7 +78,8 @@ t.test('restored where the bot exists: the stored path is kept, nothing to repor
   t.match(restored, { name: 'Hooked', webhook_path_id: pathId });
   t.equal(unsealed(s, restored.token), TOKEN, 'the stored token is kept, sealed');
   // Restored records start `pending`: the runtime checks the bot again and registers its webhook.
-  await until(
+  await waitFor(
+    'the restored bot to be registered again and checked',
     async () =>
       registrations() > before &&
       (await s.service.core.db.get<Pick<BotDbRow, 'status'>>('SELECT status FROM bots WHERE id = ?', [botId]))!

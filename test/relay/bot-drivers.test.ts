@@ -10,20 +10,14 @@ import { botRuntime } from '../../core/src/relay/bots/index.ts';
 import { botWebhookSecret } from '../../core/src/relay/bots/webhook-secret.ts';
 import { FakeParrot } from '../fixtures/plugins/herald-target-parrot/src/fake.ts';
 import { startService, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const TOKEN = 'parrot-token-for-tests-0001';
 const OTHER = 'parrot-token-for-tests-0002';
 const SECRET = 'hook-secret-0123456789';
 
-async function until<T>(fn: () => Promise<T> | T, ms = 15_000): Promise<Exclude<NonNullable<T>, false>> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as Exclude<NonNullable<T>, false>;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Waits (up to 15 s) until `fn` answers a truthy value, and returns it. */
+const until = <T>(fn: () => T | Promise<T>) => waitFor("the bot driver's exchange", fn);
 
 async function setup(
   t: { teardown(fn: () => unknown): void },

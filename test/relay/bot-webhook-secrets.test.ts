@@ -15,6 +15,7 @@ import { newId, randomToken } from '../../core/src/http/ids.ts';
 import { botWebhookSecret, webhookKeyId } from '../../core/src/relay/bots/webhook-secret.ts';
 import { FakeTelegram } from '../../plugins/target-telegram/test/fakes/telegram.ts';
 import { startService, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const PLUGINS = `${TEST_PLUGINS},@herald/target-telegram`;
 const KEY = 'shared-webhook-key-0123456789';
@@ -23,15 +24,8 @@ const TOKEN_A = '801:AAF-alice_bot_token_for_tests_abcdefgh';
 const TOKEN_B = '802:AAF-mallory_bot_token_for_tests_abcdef';
 const HEADER = 'x-telegram-bot-api-secret-token';
 
-async function until<T>(fn: () => Promise<T> | T, ms = 15_000): Promise<Exclude<NonNullable<T>, false>> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as Exclude<NonNullable<T>, false>;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Waits (up to 15 s) until `fn` answers a truthy value, and returns it. */
+const until = <T>(fn: () => T | Promise<T>) => waitFor("the bot's webhook state", fn);
 
 const start = (chatId: number) => ({
   message: {

@@ -5,6 +5,7 @@ import { botRuntime, startBots } from '../../core/src/relay/bots/index.ts';
 import { botWebhookSecret, webhookKeyId } from '../../core/src/relay/bots/webhook-secret.ts';
 import { FakeTelegram } from '../../plugins/target-telegram/test/fakes/telegram.ts';
 import { startService, TEST_PLUGINS, type TestService } from '../helpers/service.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const PLUGINS = `${TEST_PLUGINS},@herald/target-telegram`;
 const TOKEN = '777:AAF-relay_bot_token_for_tests_abcdef';
@@ -12,15 +13,8 @@ const OTHER = '778:AAF-other_bot_token_for_tests_abcdef';
 const REVOKED = '779:AAF-revoked_token_for_tests_abcdefgh';
 const SECRET = 'hook-secret-0123456789';
 
-async function until<T>(fn: () => Promise<T>, ms = 15_000): Promise<Exclude<NonNullable<T>, false>> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v as Exclude<NonNullable<T>, false>;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Waits (up to 15 s) until `fn` answers a truthy value, and returns it. */
+const until = <T>(fn: () => T | Promise<T>) => waitFor("the bot's exchange", fn);
 
 /** The service and the fake Bot API, with the telegram driver pointed at the fake. */
 async function setup(

@@ -13,6 +13,7 @@ import { Dispatcher } from '../../core/src/relay/pipeline/dispatcher.ts';
 import { FakeTelegram } from '../../plugins/target-telegram/test/fakes/telegram.ts';
 import { startService, startSink, TEST_DB, TEST_PLUGINS, type TestService, testSecretKey } from '../helpers/service.ts';
 import { settled } from '../helpers/settle.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const split = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/limits/split');
 const PLUGINS = [
@@ -67,14 +68,6 @@ async function providers(s: TestService) {
   };
   // Alpha defers its alarms on purpose (the tracker's own policy), so the digest holds critical items.
   return { alpha: await make('Alpha', { alarm: 'defer' }), beta: await make('Beta', { stale_thing: 'defer' }) };
-}
-
-async function until(probe: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await probe())) {
-    if (Date.now() > end) throw new Error('timed out waiting for the digests to be recorded');
-    await new Promise((r) => setTimeout(r, 25));
-  }
 }
 
 const link = (s: TestService, trackerId: string, targetId: string) =>
@@ -176,7 +169,8 @@ t.test('40 deferred events become one digest per target when quiet hours end', a
   // The service's own dispatcher loop runs too: wait for whichever pass sends and records them.
   await chat.waitFor(2);
   await small.waitFor(3);
-  await until(
+  await waitFor(
+    'the last event dispatched and the digests sent',
     async () =>
       (await s.request('GET', `/api/events/${ids[39]}`, { token })).body.dispatch_status === 'dispatched' &&
       tg.sent.length >= 2,
