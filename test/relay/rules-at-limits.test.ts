@@ -14,6 +14,7 @@ import { MAX_ATTEMPTS } from '../../core/src/relay/pipeline/dispatcher.ts';
 import { ingestEvent } from '../../core/src/relay/pipeline/ingest.ts';
 import { startService, startSink, type TestService } from '../helpers/service.ts';
 import { settled } from '../helpers/settle.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 const hookHeaders = { 'x-example-token': 'sharedtoken1' };
 
@@ -88,17 +89,14 @@ t.test(
       }>('SELECT status, attempts, next_attempt_at, last_error, last_status_code FROM deliveries WHERE event_id = ?', [
         eventId,
       ]))!;
-    /** Waits (up to 15 s, not 500 rounds of some 10 ms) until the delivery's try `n` is recorded. */
-    const tried = async (n: number) => {
-      const end = Date.now() + 15_000;
-      for (;;) {
+    /** Waits (up to 15 s, not 500 rounds of some 10 ms) until the delivery's try `n` is recorded, ticking the relay. */
+    const tried = (n: number) =>
+      waitFor(`attempt ${n} to be recorded`, async () => {
         const r = await row();
         if (Number(r.attempts) === n && r.status !== 'sending') return r;
-        if (Date.now() > end) throw new Error(`attempt ${n} was not recorded`);
         await relay.tick();
-        await new Promise((res) => setTimeout(res, 10));
-      }
-    };
+        return undefined;
+      });
 
     const eventId = await c.fire('down');
     let r = await tried(1);
