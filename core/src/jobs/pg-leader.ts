@@ -6,6 +6,8 @@ import type { LeaderElector } from './scheduler.ts';
 /** Arbitrary constant: the advisory lock id of Herald's scheduler. */
 const LOCK_KEY = 7_226_371_901;
 const CHECK_MS = 1000;
+/** How long opening the connection may take before the check fails (the next one tries again). */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Leader election on PostgreSQL: the replica whose session holds `pg_try_advisory_lock` leads.
@@ -17,6 +19,8 @@ export class PgAdvisoryLeader implements LeaderElector {
   private leader = false;
   private timer?: NodeJS.Timeout;
   private stopped = false;
+  /** The check under way, if any: stop() waits for it, so a connection it is opening is closed too. */
+  private checking?: Promise<void>;
   private config: Config;
   private log: Logger;
   private onChange: (leader: boolean) => void = () => {};
@@ -36,18 +40,38 @@ export class PgAdvisoryLeader implements LeaderElector {
     this.onChange(leader);
   }
 
-  private async check(): Promise<void> {
+  private check(): Promise<void> {
+    const run = this.checkOnce().finally(() => {
+      if (this.checking === run) this.checking = undefined;
+    });
+    this.checking = run;
+    return run;
+  }
+
+  private async checkOnce(): Promise<void> {
+    if (this.stopped) return;
     try {
       if (!this.client) {
-        const c = new pg.Client({ connectionString: this.config.databaseUrl, application_name: 'herald-leader' });
+        const c = new pg.Client({
+          connectionString: this.config.databaseUrl,
+          application_name: 'herald-leader',
+          connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+        });
         c.on('error', (err) => {
           this.log.warn({ err }, 'leader connection lost');
-          this.client = undefined;
+          if (this.client === c) this.client = undefined;
           this.set(false);
         });
-        await c.connect();
+        try {
+          await c.connect();
+        } catch (err) {
+          await c.end().catch(() => {});
+          throw err;
+        }
         this.client = c;
       }
+      // Stopped meanwhile: stop() closes the connection; the lock is not taken any more.
+      if (this.stopped) return;
       if (this.leader) await this.client.query('SELECT 1');
       else {
         const r = await this.client.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1) AS ok', [LOCK_KEY]);
@@ -64,9 +88,11 @@ export class PgAdvisoryLeader implements LeaderElector {
   async start(onChange: (leader: boolean) => void): Promise<void> {
     this.onChange = onChange;
     await this.check();
+    if (this.stopped) return;
     const loop = async () => {
       if (this.stopped) return;
       await this.check();
+      if (this.stopped) return;
       this.timer = setTimeout(loop, CHECK_MS);
       this.timer.unref();
     };
@@ -77,9 +103,12 @@ export class PgAdvisoryLeader implements LeaderElector {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
+    // A check under way may be connecting: once it is done, its client is this.client and is closed below.
+    await this.checking?.catch(() => {});
     if (this.client) {
       await this.client.query('SELECT pg_advisory_unlock_all()').catch(() => {});
       await this.client.end().catch(() => {});
+      this.client = undefined;
     }
     this.leader = false;
   }

@@ -16,6 +16,8 @@ const MAX_PAYLOAD = 7000;
 /** Notifications queued on the connection beyond which hints are dropped rather than piled up. */
 const MAX_QUEUED = 200;
 const RECONNECT_MS = 2000;
+/** How long opening the connection may take before the attempt fails (and is retried). */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 interface Wire {
   /** The sending replica. */
@@ -32,6 +34,8 @@ export class PgLiveRelay {
   private stopped = false;
   private warned = false;
   private timer?: NodeJS.Timeout;
+  /** The connection attempt under way (at start or on a reconnect), if any: stop() waits for it. */
+  private connecting?: Promise<void>;
   private url: string;
   private bus: LiveBus;
   private log: Logger;
@@ -49,9 +53,21 @@ export class PgLiveRelay {
     await this.connect();
   }
 
-  private async connect(): Promise<void> {
+  private connect(): Promise<void> {
+    const run = this.connectOnce().finally(() => {
+      if (this.connecting === run) this.connecting = undefined;
+    });
+    this.connecting = run;
+    return run;
+  }
+
+  private async connectOnce(): Promise<void> {
     if (this.stopped) return;
-    const c = new pg.Client({ connectionString: this.url, application_name: 'herald-live' });
+    const c = new pg.Client({
+      connectionString: this.url,
+      application_name: 'herald-live',
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+    });
     c.on('error', (err) => {
       this.log.warn({ err }, 'live hints connection lost; reconnecting');
       this.lost(c);
@@ -69,6 +85,11 @@ export class PgLiveRelay {
     try {
       await c.connect();
       await c.query(`LISTEN ${CHANNEL}`);
+      if (this.stopped) {
+        // stop() came while this connection opened: it is not kept.
+        await c.end().catch(() => {});
+        return;
+      }
       this.client = c;
       this.warned = false;
     } catch (err) {
@@ -129,6 +150,8 @@ export class PgLiveRelay {
     this.stopped = true;
     this.bus.outbound = undefined;
     if (this.timer) clearTimeout(this.timer);
+    // An attempt under way may be opening a connection: it ends that connection itself once it sees stopped.
+    await this.connecting?.catch(() => {});
     const c = this.client;
     this.client = undefined;
     await c?.end().catch(() => {});
