@@ -7,10 +7,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { Page } from 'playwright-core';
+import type { Page, Request } from 'playwright-core';
 import { FIRST_PARTY_PLUGINS } from '../../core/src/config/config.ts';
 import { type FakeOpenAI, startFakeOpenAI } from '../fakes/openai.ts';
 import { startService, startSink, type TestService } from '../helpers/service.ts';
+import { waitFor } from '../helpers/wait.ts';
 import { ROOT } from './sources.ts';
 
 export type Lang = 'en' | 'ru';
@@ -350,20 +351,60 @@ export async function offscreen(page: Page, opts: { tablesFit?: boolean } = {}):
   }, opts.tablesFit ?? false);
 }
 
-/** Opens a client route and waits until the page has rendered its data (no spinner left). */
+/** API requests in flight per page, and when the last one started or ended (see apiSettled). */
+const traffic = new WeakMap<Page, { inFlight: number; at: number }>();
+
+/** Counts the page's API requests from now on (the live updates' stream, which stays open, aside). */
+function track(page: Page): void {
+  if (traffic.has(page)) return;
+  const s = { inFlight: 0, at: Date.now() };
+  traffic.set(page, s);
+  const api = (r: Request) => {
+    const p = new URL(r.url()).pathname;
+    return p.startsWith('/api/') && !p.startsWith('/api/live');
+  };
+  page.on('request', (r) => {
+    if (!api(r)) return;
+    s.inFlight++;
+    s.at = Date.now();
+  });
+  const ended = (r: Request) => {
+    if (!api(r)) return;
+    s.inFlight--;
+    s.at = Date.now();
+  };
+  page.on('requestfinished', ended);
+  page.on('requestfailed', ended);
+}
+
+/**
+ * Waits until the page has no API request in flight and none has started or ended for `quietMs`: what it shows
+ * rests on its data. Fails (after 15 s) rather than going on with a page that is still loading.
+ */
+export async function apiSettled(page: Page, quietMs = 200): Promise<void> {
+  track(page);
+  const s = traffic.get(page)!;
+  await waitFor('the page to finish its API requests', () => s.inFlight <= 0 && Date.now() - s.at >= quietMs);
+}
+
+/** Opens a client route and waits until the page has rendered its data (its requests done, no spinner left). */
 export async function visit(page: Page, route: string): Promise<void> {
+  track(page);
   await page.evaluate((r) => {
     location.hash = r;
   }, route);
   await page.locator('#page-title').first().waitFor({ state: 'attached' });
-  const end = Date.now() + 6000;
-  while (Date.now() < end && (await page.locator('main .loading, main .spinner').count()))
-    await page.waitForTimeout(50);
+  await apiSettled(page);
+  await waitFor(
+    `${route} to render its data (no spinner left)`,
+    async () => (await page.locator('main .loading, main .spinner').count()) === 0,
+  );
   await page.waitForTimeout(120);
 }
 
 /** Logs in through the form of a fresh browser. */
 export async function login(page: Page, baseUrl: string): Promise<void> {
+  track(page);
   await page.goto(baseUrl);
   await page.locator('input[name="email"]').fill(ADMIN.email);
   await page.locator('input[name="password"]').fill(ADMIN.password);
@@ -373,25 +414,23 @@ export async function login(page: Page, baseUrl: string): Promise<void> {
 
 /**
  * The dialogs a page opens from its header's primary button (new provider, target, tracker,
- * user…): each is opened, `inspect` runs for it (once per kind in a kind picker), and it is closed.
+ * user…): each is opened, `inspect` runs for it (once per kind in a kind picker), and it is closed. A button still
+ * disabled once the page's requests are done is disabled for a reason (a tracker needs a provider) and is passed
+ * over; one that does not open its dialog fails the walk.
  */
 export async function eachDialog(page: Page, inspect: (label: string) => Promise<void>): Promise<number> {
   const opener = page.locator('.page-actions .btn-primary');
   let n = 0;
   for (let i = 0; i < (await opener.count()); i++) {
-    // Enabled once the page's data (the plugin list) is in; some stay disabled for a reason.
-    const end = Date.now() + 2000;
-    while ((await opener.nth(i).isDisabled()) && Date.now() < end) await page.waitForTimeout(50);
+    // Enabled once the page's data (the plugin list) is in.
+    await apiSettled(page);
     if (await opener.nth(i).isDisabled()) continue;
     await opener.nth(i).click();
     const dialog = page.locator('dialog[open]');
-    if (
-      !(await dialog.waitFor({ timeout: 1500 }).then(
-        () => true,
-        () => false,
-      ))
-    )
-      continue;
+    const label = (await opener.nth(i).textContent())?.trim();
+    await dialog.waitFor({ timeout: 15_000 }).catch(() => {
+      throw new Error(`the page's "${label}" button opened no dialog within 15 s`);
+    });
     await page.waitForTimeout(100);
     const picker = dialog.locator('select[data-testid$="-kind"]');
     if (await picker.count()) {
