@@ -412,6 +412,11 @@ export async function startSink(): Promise<{
   received: any[];
   respond: (status: number, headers?: Record<string, string>) => void;
   close(): Promise<void>;
+  /**
+   * What it has received once it holds `n` requests, or after `ms` (15 s, as test/helpers/wait.ts waits) with fewer:
+   * the caller's assertions on the count then say what is missing. Every caller waits for requests it expects, so a
+   * long wait costs only a failing run.
+   */
   waitFor(n: number, ms?: number): Promise<any[]>;
 }> {
   const http = await import('node:http');
@@ -448,7 +453,7 @@ export async function startSink(): Promise<{
         server.closeAllConnections();
         server.close(() => r());
       }),
-    async waitFor(n, ms = 5000) {
+    async waitFor(n, ms = 15_000) {
       const end = Date.now() + ms;
       while (received.length < n && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
       return received;
