@@ -16,6 +16,7 @@ import BetterSqlite from 'better-sqlite3';
 import t from 'tap';
 import { ChatWebhookSink } from '../../plugins/target-chat-webhook/test/fakes/chat-webhook-sink.ts';
 import { TEST_DB, testDatabaseUrl } from '../helpers/service.ts';
+import { waitThrough } from '../helpers/wait.ts';
 
 /** Slack takes about one message a second per incoming webhook: one post in flight. */
 const SLACK = 1;
@@ -42,19 +43,9 @@ function startProcess(dir: string, port: number, key: string, databaseUrl?: stri
   });
 }
 
-async function until<T>(fn: () => Promise<T | undefined> | T | undefined, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch {
-      /* not yet */
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+/** Waits for `fn`, through the errors of a process that is starting or restarting. */
+const until = <T>(fn: () => Promise<T | undefined> | T | undefined, ms: number, what: string) =>
+  waitThrough(what, fn, ms);
 
 /** Deliveries the (other) process has claimed and not recorded as sent: sends it has started. */
 async function started(dir: string, databaseUrl: string | undefined): Promise<number> {

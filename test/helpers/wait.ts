@@ -24,3 +24,27 @@ export async function waitFor<T>(
     await new Promise((r) => setTimeout(r, every));
   }
 }
+
+/**
+ * {@link waitFor}, where an error thrown by `probe` means "not yet" rather than ending the wait: for probing a
+ * process that is starting or restarting (its port refuses connections until it listens).
+ */
+export function waitThrough<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  ms = 15_000,
+  every = 50,
+): Promise<Exclude<NonNullable<T>, false | 0 | ''>> {
+  return waitFor(
+    what,
+    async () => {
+      try {
+        return await probe();
+      } catch {
+        return undefined;
+      }
+    },
+    ms,
+    every,
+  );
+}

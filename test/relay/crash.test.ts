@@ -7,6 +7,7 @@ import path from 'node:path';
 import t from 'tap';
 
 import { testDatabaseUrl } from '../helpers/service.ts';
+import { waitThrough } from '../helpers/wait.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -33,19 +34,9 @@ function startProcess(dir: string, port: number, key: string, databaseUrl?: stri
   });
 }
 
-async function until<T>(fn: () => Promise<T | undefined> | T | undefined, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch {
-      /* not yet */
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Waits for `fn`, through the errors of a process that is starting or restarting. */
+const until = <T>(fn: () => Promise<T | undefined> | T | undefined, ms: number, what: string) =>
+  waitThrough(what, fn, ms);
 
 t.test('SIGKILL mid-dispatch loses nothing; after restart every event is dispatched once per delivery', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-crash-'));

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { readStoppedDatabase, testDatabaseUrl } from '../helpers/service.ts';
+import { waitThrough } from '../helpers/wait.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 const GRACE_S = 2;
@@ -49,19 +50,9 @@ function startProcess(
   return { child, stderr: () => stderr };
 }
 
-async function until<T>(fn: () => Promise<T | undefined> | T | undefined, ms: number, what: string): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch {
-      /* not yet */
-    }
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Waits for `fn`, through the errors of a process that is starting or restarting. */
+const until = <T>(fn: () => Promise<T | undefined> | T | undefined, ms: number, what: string) =>
+  waitThrough(what, fn, ms);
 
 t.test(
   'SIGTERM with a send that never ends: out within the grace period, no send after the signal, nothing lost',
