@@ -86,3 +86,37 @@ export function procCpuMs(pid: number): number {
     return Number.NaN;
   }
 }
+
+/**
+ * CPU ms of each of a process's threads so far, summed by thread name (`MainThread`, `V8Worker` for V8's helpers,
+ * which compile and collect garbage, `WorkerThread` for worker_threads such as the WAL checkpointer, libuv's pool).
+ * Threads that ended are not counted: take the difference of two readings while they run.
+ */
+export function threadCpuMs(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  let tasks: string[] = [];
+  try {
+    tasks = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return byName;
+  }
+  for (const t of tasks) {
+    try {
+      const stat = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      byName.set(name, (byName.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * 10);
+    } catch {
+      /* the thread ended meanwhile */
+    }
+  }
+  return byName;
+}
+
+/** µs per item of each thread name between two readings of {@link threadCpuMs}, largest first. */
+export function threadCpuPer(before: Map<string, number>, after: Map<string, number>, n: number): [string, number][] {
+  return [...after]
+    .map(([name, ms]): [string, number] => [name, ((ms - (before.get(name) ?? 0)) * 1000) / n])
+    .filter(([, us]) => us > 0)
+    .sort((a, b) => b[1] - a[1]);
+}
