@@ -7,6 +7,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
+import { waitThrough } from '../helpers/wait.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -39,23 +40,13 @@ function freePort(): Promise<number> {
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Polls `fn` every 50 ms until it returns something truthy; throws after `ms`. */
+/** Polls `fn` every 50 ms until it returns something truthy (an error means not yet); throws after `ms`. */
 export async function until<T>(
   fn: () => Promise<T | undefined | false> | T | undefined | false,
   ms: number,
   what: string,
 ): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch {
-      /* not yet */
-    }
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
-    await sleep(50);
-  }
+  return (await waitThrough(what, fn, ms)) as T;
 }
 
 /** Starts `n` replicas at once (they race for the boot lock) and waits until each is ready. */

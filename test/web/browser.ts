@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type BrowserContext, type ConsoleMessage, chromium, type Page } from 'playwright-core';
+import { waitFor } from '../helpers/wait.ts';
 import { ROOT } from './sources.ts';
 
 export const DIST = path.join(ROOT, 'core/web/dist');
@@ -52,13 +53,7 @@ export interface Browser {
 
 /** Polls until `fn` is truthy (the UI updates asynchronously). */
 export async function until<T>(fn: () => Promise<T> | T, what: string, ms = 8000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return (await waitFor(what, fn, ms, 50)) as T;
 }
 
 /**
