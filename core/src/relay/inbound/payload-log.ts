@@ -6,7 +6,7 @@
 import type { Core } from '../../core.ts';
 import { Database as Db, type Queryable } from '../../db/database.ts';
 import { newId } from '../../http/ids.ts';
-import { redactedJson, redactText } from '../../logging/redact.ts';
+import { redactedJson, redactText, SEALED_MARK, SENSITIVE_KEY } from '../../logging/redact.ts';
 import { type Page, pageSql } from '../routes/common.ts';
 
 const EXCERPT = 2048;
@@ -16,11 +16,18 @@ const EXCERPT = 2048;
  * patterns look around every separator, and a whole body of megabytes (unauthenticated, or over
  * the size limit) would stall the event loop. `body` is the parsed body when there is one (its
  * sensitive fields are masked by name); otherwise the raw bytes are excerpted.
+ *
+ * A parsed body is excerpted from its own text, as sent, when that text cannot hold a field to mask by name: no
+ * secret word anywhere in it (SENSITIVE_KEY, also where it is only part of a value), no value sealed at rest, and no
+ * `\u` escape (which could spell a secret field's name). Its free text is still redacted. Most webhooks are such
+ * bodies, and this spares every one of them a masked copy of the parsed body (issue 27: ~10 → ~5.6 µs an excerpt).
  */
 export function payloadExcerpt(raw: Buffer, body?: unknown): string | null {
   if (!raw.length) return null;
-  if (body !== undefined) return redactText(redactedJson(body, EXCERPT * 2)).slice(0, EXCERPT);
-  return redactText(raw.subarray(0, EXCERPT * 2).toString('utf8')).slice(0, EXCERPT);
+  const head = raw.subarray(0, EXCERPT * 2).toString('utf8');
+  if (body !== undefined && (SENSITIVE_KEY.test(head) || head.includes(SEALED_MARK) || head.includes('\\u')))
+    return redactText(redactedJson(body, EXCERPT * 2)).slice(0, EXCERPT);
+  return redactText(head).slice(0, EXCERPT);
 }
 
 /** Whose route a request came in on: a provider's or a bot's, and the user who owns it. */
