@@ -5,11 +5,13 @@
  * ceiling) and Debian's Apprise delivering the same number of notifications to the same kind of sink.
  *
  * `npm run bench:relay` (BENCH_N, BENCH_PACED_N, BENCH_RATE, BENCH_CONCURRENCY, BENCH_APPRISE_N shrink or grow it).
+ * It runs the built service (core/dist, rebuilt first), as `npm start` does; BENCH_ENTRY=source runs
+ * core/src/main.ts instead (the figures recorded before the seventeenth session were taken that way).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { ingestCeiling } from './lib/ceiling.ts';
-import { ROOT } from './lib/herald.ts';
+import { buildService, ROOT } from './lib/herald.ts';
 import { closedLoop, pacedLoop } from './lib/load.ts';
 import { deliveries, type Outcome, outcome, startChain } from './lib/relay-setup.ts';
 import { startSink } from './lib/sink.ts';
@@ -21,6 +23,8 @@ const RATE = envInt('BENCH_RATE', 1_000);
 const C = envInt('BENCH_CONCURRENCY', 32);
 const APPRISE_N = envInt('BENCH_APPRISE_N', N);
 const WARM = 500;
+const ENTRY = (process.env.BENCH_ENTRY ?? 'built') as 'built' | 'source';
+if (ENTRY !== 'built' && ENTRY !== 'source') throw new Error('BENCH_ENTRY: built or source');
 
 async function apprise(): Promise<number> {
   if (spawnSync('/usr/bin/python3', ['-c', 'import apprise']).status !== 0) {
@@ -66,7 +70,8 @@ function report(label: string, o: Outcome): void {
 }
 
 async function main(): Promise<void> {
-  heading(`relay end to end (N=${N} closed loop at ${C} connections, ${PACED_N} paced at ${RATE}/s)`);
+  if (ENTRY === 'built') buildService();
+  heading(`relay end to end (N=${N} closed loop at ${C} connections, ${PACED_N} paced at ${RATE}/s, ${ENTRY})`);
   const { rate: ceiling, cpuPerReq } = await ingestCeiling(N, WARM, C);
   line(
     'baseline: Fastify + SQLite insert route',
@@ -75,7 +80,7 @@ async function main(): Promise<void> {
 
   const total = WARM + N + 2 * PACED_N;
   const sink = await startSink(total);
-  const chain = await startChain(sink.url);
+  const chain = await startChain(sink.url, {}, ENTRY);
   let peakKb = 0;
   try {
     // Warm-up: JIT, connection pools, template cache.
@@ -133,6 +138,7 @@ async function main(): Promise<void> {
       ok: burst.rate / ceiling >= 0.45,
     });
     record('relay', {
+      entry: ENTRY,
       n: N,
       concurrency: C,
       ceiling,
