@@ -31,6 +31,9 @@ async function sessions(url: string, app: string): Promise<number> {
   }
 }
 
+/** TCP sockets this process holds open (a connection still opening counts). */
+const sockets = () => process.getActiveResourcesInfo().filter((r) => r === 'TCPSocketWrap').length;
+
 /** Waits until no session of `app` is left (a closed session leaves pg_stat_activity a moment after its client). */
 async function gone(url: string, app: string): Promise<boolean> {
   return waitFor(`no ${app} session left`, async () => (await sessions(url, app)) === 0);
@@ -40,9 +43,11 @@ t.test("the leader's connection is closed when stop() comes while it opens", asy
   const url = await postgresDatabaseUrl();
   const leader = new PgAdvisoryLeader({ databaseUrl: url } as Config, log);
   const changes: boolean[] = [];
+  const before = sockets();
   const started = leader.start((l) => changes.push(l));
   // The first check is connecting now; stop() must wait for it and close what it opened.
   await leader.stop();
+  t.equal(sockets(), before, 'its socket is closed when stop() returns');
   await started;
   t.ok(await gone(url, 'herald-leader'), 'no leader session is left once stop() has returned');
   t.same(changes, [], 'the stopped elector never took the lock');
@@ -60,8 +65,10 @@ t.test("the leader's connection is closed when stop() comes while it opens", asy
 t.test('the live hints connection is closed when stop() comes while it opens', async (t) => {
   const url = await postgresDatabaseUrl();
   const relay = new PgLiveRelay(url, new LiveBus(), 'replica-a', log);
+  const before = sockets();
   const started = relay.start();
   await relay.stop();
+  t.equal(sockets(), before, 'its socket is closed when stop() returns');
   await started;
   t.ok(await gone(url, 'herald-live'), 'no LISTEN session is left once stop() has returned');
 

@@ -19,7 +19,7 @@ export class PgAdvisoryLeader implements LeaderElector {
   private leader = false;
   private timer?: NodeJS.Timeout;
   private stopped = false;
-  /** The check under way, if any: stop() waits for it, so a connection it is opening is closed too. */
+  /** The latest check: stop() waits for it, so a connection it is opening is closed too. */
   private checking?: Promise<void>;
   private config: Config;
   private log: Logger;
@@ -40,12 +40,10 @@ export class PgAdvisoryLeader implements LeaderElector {
     this.onChange(leader);
   }
 
+  /** Runs one check and keeps it for stop() (checkOnce catches its own errors). */
   private check(): Promise<void> {
-    const run = this.checkOnce().finally(() => {
-      if (this.checking === run) this.checking = undefined;
-    });
-    this.checking = run;
-    return run;
+    this.checking = this.checkOnce();
+    return this.checking;
   }
 
   private async checkOnce(): Promise<void> {

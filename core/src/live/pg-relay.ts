@@ -34,7 +34,7 @@ export class PgLiveRelay {
   private stopped = false;
   private warned = false;
   private timer?: NodeJS.Timeout;
-  /** The connection attempt under way (at start or on a reconnect), if any: stop() waits for it. */
+  /** The latest connection attempt (at start or on a reconnect): stop() waits for it. */
   private connecting?: Promise<void>;
   private url: string;
   private bus: LiveBus;
@@ -53,12 +53,10 @@ export class PgLiveRelay {
     await this.connect();
   }
 
+  /** Runs one connection attempt and keeps it for stop() (connectOnce catches its own errors). */
   private connect(): Promise<void> {
-    const run = this.connectOnce().finally(() => {
-      if (this.connecting === run) this.connecting = undefined;
-    });
-    this.connecting = run;
-    return run;
+    this.connecting = this.connectOnce();
+    return this.connecting;
   }
 
   private async connectOnce(): Promise<void> {
