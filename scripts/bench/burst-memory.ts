@@ -7,7 +7,7 @@
  * runs, the built service (core/dist, rebuilt first); BENCH_ENTRY=source runs core/src/main.ts instead.
  */
 import fs from 'node:fs';
-import { buildService } from './lib/herald.ts';
+import { benchEntry } from './lib/herald.ts';
 import { closedLoop } from './lib/load.ts';
 import { deliveries, startChain } from './lib/relay-setup.ts';
 import { startSink } from './lib/sink.ts';
@@ -17,8 +17,7 @@ const N = envInt('BENCH_N', 10_000);
 const C = envInt('BENCH_CONCURRENCY', 32);
 const WARM = 500;
 const MB = 1024 * 1024;
-const ENTRY = process.env.BENCH_ENTRY ?? 'built';
-if (ENTRY !== 'built' && ENTRY !== 'source') throw new Error('BENCH_ENTRY: built or source');
+const ENTRY = benchEntry();
 
 interface Sample {
   t: number;
@@ -40,7 +39,6 @@ function metric(text: string, name: string, label?: string): number {
   return Number.NaN;
 }
 
-if (ENTRY === 'built') buildService();
 const sink = await startSink(WARM + N);
 const chain = await startChain(sink.url, {}, ENTRY);
 try {

@@ -19,7 +19,7 @@
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { ingestCeiling } from './lib/ceiling.ts';
-import { buildService, ROOT } from './lib/herald.ts';
+import { benchEntry, ROOT } from './lib/herald.ts';
 import { closedLoop } from './lib/load.ts';
 import { deliveries, startChain } from './lib/relay-setup.ts';
 import { startSink } from './lib/sink.ts';
@@ -28,8 +28,7 @@ import { envInt, fmt, heading, line, procCpuMs, record, threadCpuMs, threadCpuPe
 const N = envInt('BENCH_N', 5_000);
 const C = envInt('BENCH_CONCURRENCY', 32);
 const WARM = envInt('BENCH_WARM', 500);
-const ENTRY = (process.env.BENCH_ENTRY ?? 'built') as 'built' | 'source';
-if (ENTRY !== 'built' && ENTRY !== 'source') throw new Error('BENCH_ENTRY: built or source');
+const ENTRY = benchEntry();
 
 async function outbound(): Promise<{ cpuUs: number; failed: number }> {
   const sink = await startSink(WARM + N);
@@ -96,8 +95,6 @@ async function sqlProfile(timers = true): Promise<{
   }
   return { perEvent, all, allCpu, cpuUs, threads };
 }
-
-if (ENTRY === 'built') buildService();
 
 heading(`floor: the least an event costs (N=${N})`);
 const ceiling = await ingestCeiling(N, WARM, C);

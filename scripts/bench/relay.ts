@@ -11,7 +11,7 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { ingestCeiling } from './lib/ceiling.ts';
-import { buildService, ROOT } from './lib/herald.ts';
+import { benchEntry, ROOT } from './lib/herald.ts';
 import { closedLoop, pacedLoop } from './lib/load.ts';
 import { deliveries, type Outcome, outcome, startChain } from './lib/relay-setup.ts';
 import { startSink } from './lib/sink.ts';
@@ -23,8 +23,7 @@ const RATE = envInt('BENCH_RATE', 1_000);
 const C = envInt('BENCH_CONCURRENCY', 32);
 const APPRISE_N = envInt('BENCH_APPRISE_N', N);
 const WARM = 500;
-const ENTRY = (process.env.BENCH_ENTRY ?? 'built') as 'built' | 'source';
-if (ENTRY !== 'built' && ENTRY !== 'source') throw new Error('BENCH_ENTRY: built or source');
+const ENTRY = benchEntry();
 
 async function apprise(): Promise<number> {
   if (spawnSync('/usr/bin/python3', ['-c', 'import apprise']).status !== 0) {
@@ -70,7 +69,6 @@ function report(label: string, o: Outcome): void {
 }
 
 async function main(): Promise<void> {
-  if (ENTRY === 'built') buildService();
   heading(`relay end to end (N=${N} closed loop at ${C} connections, ${PACED_N} paced at ${RATE}/s, ${ENTRY})`);
   const { rate: ceiling, cpuPerReq } = await ingestCeiling(N, WARM, C);
   line(

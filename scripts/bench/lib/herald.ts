@@ -157,6 +157,17 @@ export function buildService(): void {
   if (r.status !== 0) throw new Error(`npm run build:server failed: ${r.stderr.toString('utf8')}`);
 }
 
+/**
+ * Which service a bench runs, from BENCH_ENTRY: `built` (the default, what `npm start` runs; core/dist is rebuilt
+ * first) or `source` (core/src/main.ts).
+ */
+export function benchEntry(): 'built' | 'source' {
+  const entry = process.env.BENCH_ENTRY ?? 'built';
+  if (entry !== 'built' && entry !== 'source') throw new Error('BENCH_ENTRY: built or source');
+  if (entry === 'built') buildService();
+  return entry;
+}
+
 /** A JSON API client bound to the service and, once set, a bearer token. */
 export class Api {
   base: string;

@@ -78,13 +78,17 @@ export function procKb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
 /** CPU time (user + system) a process has used so far, in ms; NaN when it is gone. */
 export function procCpuMs(pid: number): number {
   try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 (utime, stime) are the 12th and 13th after the command name, in clock ticks (100 Hz).
-    return (Number(f[11]) + Number(f[12])) * 10;
+    return statCpuMs(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return Number.NaN;
   }
+}
+
+/** User + system CPU ms of a `/proc/…/stat` line (a process's or a thread's). */
+function statCpuMs(stat: string): number {
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 (utime, stime) are the 12th and 13th after the command name, in clock ticks (100 Hz).
+  return (Number(f[11]) + Number(f[12])) * 10;
 }
 
 /**
@@ -104,8 +108,7 @@ export function threadCpuMs(pid: number): Map<string, number> {
     try {
       const stat = fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8');
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      byName.set(name, (byName.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * 10);
+      byName.set(name, (byName.get(name) ?? 0) + statCpuMs(stat));
     } catch {
       /* the thread ended meanwhile */
     }
