@@ -355,8 +355,9 @@ export async function offscreen(page: Page, opts: { tablesFit?: boolean } = {}):
 const traffic = new WeakMap<Page, { inFlight: number; at: number }>();
 
 /** Counts the page's API requests from now on (the live updates' stream, which stays open, aside). */
-function track(page: Page): void {
-  if (traffic.has(page)) return;
+function track(page: Page): { inFlight: number; at: number } {
+  const known = traffic.get(page);
+  if (known) return known;
   const s = { inFlight: 0, at: Date.now() };
   traffic.set(page, s);
   const api = (r: Request) => {
@@ -375,6 +376,7 @@ function track(page: Page): void {
   };
   page.on('requestfinished', ended);
   page.on('requestfailed', ended);
+  return s;
 }
 
 /**
@@ -382,8 +384,7 @@ function track(page: Page): void {
  * rests on its data. Fails (after 15 s) rather than going on with a page that is still loading.
  */
 export async function apiSettled(page: Page, quietMs = 200): Promise<void> {
-  track(page);
-  const s = traffic.get(page)!;
+  const s = track(page);
   await waitFor('the page to finish its API requests', () => s.inFlight <= 0 && Date.now() - s.at >= quietMs);
 }
 
@@ -427,9 +428,10 @@ export async function eachDialog(page: Page, inspect: (label: string) => Promise
     if (await opener.nth(i).isDisabled()) continue;
     await opener.nth(i).click();
     const dialog = page.locator('dialog[open]');
-    const label = (await opener.nth(i).textContent())?.trim();
-    await dialog.waitFor({ timeout: 15_000 }).catch(() => {
-      throw new Error(`the page's "${label}" button opened no dialog within 15 s`);
+    await dialog.waitFor({ timeout: 15_000 }).catch(async () => {
+      throw new Error(
+        `the page's "${(await opener.nth(i).textContent())?.trim()}" button opened no dialog within 15 s`,
+      );
     });
     await page.waitForTimeout(100);
     const picker = dialog.locator('select[data-testid$="-kind"]');
