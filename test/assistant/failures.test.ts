@@ -1,7 +1,7 @@
 import t from 'tap';
 import { waitFor } from '../helpers/wait.ts';
 import type { Harness, StreamResult } from './support.ts';
-import { eventually, harness, named, newChat, newUser, send, text } from './support.ts';
+import { harness, named, newChat, newUser, send, text } from './support.ts';
 
 const history = async ({ svc }: Harness, token: string, chat: string) =>
   (await svc.request('GET', `/api/v1/chats/${chat}/messages`, { token })).body.messages as any[];
@@ -32,12 +32,11 @@ t.test(
     t.equal(h.ai.calls[0]!.aborted, true, 'the upstream request was aborted before its end');
     t.equal(h.ai.calls[0]!.completed, false);
 
-    const msgs = await eventually(async () => {
+    const msgs = await waitFor('both messages saved', async () => {
       const m = await history(h, u.token, chat);
       return m.length === 2 ? m : undefined;
     });
-    t.ok(msgs, 'both messages are saved');
-    const [userMsg, reply] = msgs!;
+    const [userMsg, reply] = msgs;
     t.equal(userMsg.content, 'count to ten', 'the user message stays');
     t.equal(reply.status, 'interrupted');
     t.ok(
@@ -67,13 +66,13 @@ t.test('a client that leaves while the model has not answered yet still aborts i
   t.equal((await asked).length, 1, 'the model was asked');
   await h.ai.calls[0]!.closed;
   t.equal(h.ai.calls[0]!.aborted, true);
-  const msgs = await eventually(async () => {
+  const msgs = await waitFor('both messages saved', async () => {
     const m = await history(h, u.token, chat);
     return m.length === 2 ? m : undefined;
   });
-  t.equal(msgs![1].status, 'interrupted');
-  t.equal(msgs![1].content, '');
-  t.equal((await quota(h, u.token)).tokens_used, msgs![1].usage.total_tokens);
+  t.equal(msgs[1].status, 'interrupted');
+  t.equal(msgs[1].content, '');
+  t.equal((await quota(h, u.token)).tokens_used, msgs[1].usage.total_tokens);
 });
 
 t.test(

@@ -169,16 +169,6 @@ export const text = (r: StreamResult) =>
     .map((e) => e.data.content)
     .join('');
 
-/** Polls until `fn` returns a truthy value or the time runs out. */
-export async function eventually<T>(fn: () => Promise<T> | T, ms = 15_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v || Date.now() > end) return v;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /**
  * Resolves once the service has started a worker thread with `heapMb` as its heap limit (a PDF being read, a report
  * being drawn: each job has a thread of its own) and that thread runs; fails after `ms` naming `what`. Call it before

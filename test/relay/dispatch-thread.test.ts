@@ -9,6 +9,7 @@ import {
   startSink,
   type TestService,
 } from '../helpers/service.ts';
+import { waitFor } from '../helpers/wait.ts';
 
 // Dispatch in a worker thread of its own (SERVICE_DISPATCH_THREAD=true), whatever the suite's default.
 const THREAD = { SERVICE_DISPATCH_THREAD: 'true' };
@@ -28,15 +29,6 @@ async function hangingServer(t: Test): Promise<string> {
     hang.close();
   });
   return `http://127.0.0.1:${(hang.address() as { port: number }).port}/`;
-}
-
-async function until(check: () => Promise<boolean> | boolean, ms = 10_000): Promise<boolean> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return check();
 }
 
 t.test('the dispatch thread sends, settles, reports metrics and logs to the main thread', async (t) => {
@@ -65,13 +57,10 @@ t.test('the dispatch thread sends, settles, reports metrics and logs to the main
   // A failing target: the thread's failure counter and its log line reach the main thread.
   sink.respond(503);
   await post(s, c.hook, 'fails');
-  t.ok(
-    await until(async () =>
-      /service_target_send_failures_total\{target_type="recorder",status_code="503"\} 1/.test(
-        (await s.request('GET', '/api/metrics')).text,
-      ),
+  await waitFor('a failed send in the thread counted in /api/metrics', async () =>
+    /service_target_send_failures_total\{target_type="recorder",status_code="503"\} 1/.test(
+      (await s.request('GET', '/api/metrics')).text,
     ),
-    'a failed send in the thread is counted in /api/metrics',
   );
   t.match(
     (await s.request('GET', '/api/metrics')).text,
@@ -99,14 +88,11 @@ t.test('a dispatch thread that dies is started again and nothing is lost', async
   const ids: string[] = [];
   for (let i = 0; i < 10; i++) ids.push((await post(s, c.hook, `c${i}`)).body.event_ids[0]);
   const core = s.service.core;
-  t.ok(
-    await until(
-      async () =>
-        Number(
-          (await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'sending'`))!.n,
-        ) === 10,
-    ),
-    'the thread holds the rows',
+  await waitFor(
+    'the thread to hold the rows',
+    async () =>
+      Number((await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'sending'`))!.n) ===
+      10,
   );
   await relay.dispatcher.crash();
   await s.request('PATCH', `/api/targets/${c.target.id}`, {
@@ -116,7 +102,7 @@ t.test('a dispatch thread that dies is started again and nothing is lost', async
   // Written while the thread is down: handed to the next one, or queued.
   for (let i = 10; i < 15; i++) ids.push((await post(s, c.hook, `c${i}`)).body.event_ids[0]);
   // A new thread loads the dispatch modules and opens its connection: seconds on a busy machine.
-  t.ok(await until(() => relay.dispatcher.starts === 2 && relay.dispatcher.ready, 30_000), 'started again');
+  await waitFor('the thread started again', () => relay.dispatcher.starts === 2 && relay.dispatcher.ready, 30_000);
   // The dead thread's leases run out (the thread's clock follows the main one).
   s.clock.advance(20_000);
   await relay.tick();
@@ -149,7 +135,8 @@ t.test('shutdown stops the thread: rows it claimed but did not send go back to t
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) ids.push((await post(s, c.hook, `h${i}`)).body.event_ids[0]);
   const core = s.service.core;
-  await until(
+  await waitFor(
+    'the three sends under way',
     async () =>
       Number((await core.db.get<{ n: number }>(`SELECT COUNT(*) AS n FROM deliveries WHERE status = 'sending'`))!.n) ===
       3,
