@@ -20,10 +20,10 @@
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { freePort } from './ports.ts';
 
 export interface PostgresPeer {
   /** Connection URL of a database of this cluster (default: the `postgres` maintenance database). */
@@ -61,17 +61,6 @@ function ensureInstalled(): string {
   const bin = findPgBin();
   if (!bin) throw new Error('apt-get installed postgresql but no initdb was found under /usr/lib/postgresql');
   return bin;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 /** Runs a server tool as the `postgres` user when we are root, as ourselves otherwise. */

@@ -89,17 +89,7 @@ export async function emptyDataDir(): Promise<string> {
 
 export const randomEmail = (what: string): string => `${what}-${crypto.randomBytes(3).toString('hex')}@example.test`;
 
-/** A free loopback TCP port (bound and released). */
-export async function freePort(): Promise<number> {
-  const net = await import('node:net');
-  return new Promise((resolve) => {
-    const s = net.createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../helpers/peers.ts';
 
 /**
  * Runs one statement (`?` placeholders) on the database of `dataDir` (its SQLite file, or its PostgreSQL database); the

@@ -12,12 +12,12 @@
 import { execFile, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { freePort } from '../helpers/peers.ts';
 import { startSink } from '../helpers/service.ts';
 
 const run = promisify(execFile);
@@ -39,17 +39,6 @@ const plain = (cmd: string, args: string[], cwd: string) =>
   run('env', ['-u', 'NODE_OPTIONS', cmd, ...args], { cwd, env: childEnv, timeout: 60_000 });
 const npm = (cwd: string, ...args: string[]) =>
   plain('npm', ['--no-audit', '--no-fund', '--loglevel=error', ...args], cwd);
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const srv = net
-      .createServer()
-      .listen(0, '127.0.0.1', () => {
-        const { port } = srv.address() as net.AddressInfo;
-        srv.close(() => resolve(port));
-      })
-      .on('error', reject);
-  });
 
 /**
  * A scratch copy of the service: hard links (cp -al, cheap) for sources and node_modules, whose

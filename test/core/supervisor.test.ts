@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import { freePort } from '../helpers/peers.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
 
@@ -23,7 +24,7 @@ async function ready(url: string): Promise<{ id: string }> {
 
 t.test('npm run start:supervised restarts a crashed service and stops with it', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-sup-'));
-  const port = 22000 + Math.floor(Math.random() * 20000);
+  const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const sup = spawn(process.execPath, ['scripts/supervise.ts'], {
     cwd: root,

@@ -8,7 +8,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 
@@ -39,26 +38,7 @@ export function ensureBinary(file: string): string {
   return file;
 }
 
-/** A loopback port nothing listens on right now. */
-export async function freePort(): Promise<number> {
-  // Below the kernel's range of ephemeral ports (32768–60999 by default): a port the kernel hands out for port 0 is
-  // one it may also give a parallel test's outgoing connection as its source port before the caller listens on it
-  // (CI saw EADDRINUSE that way).
-  for (let i = 0; i < 50; i++) {
-    const port = 20_000 + Math.floor(Math.random() * 12_000);
-    if (await canListen(port)) return port;
-  }
-  throw new Error('no free port between 20000 and 32000 in 50 tries');
-}
-
-/** Whether a server can listen on `port` of 127.0.0.1 now (it is closed again at once). */
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const srv = net.createServer();
-    srv.once('error', () => resolve(false));
-    srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
-  });
-}
+export { freePort } from '../../scripts/peers/ports.ts';
 
 /** A fresh temporary folder, removed by `cleanup`. */
 export function scratch(prefix: string): { dir: string; cleanup(): void } {

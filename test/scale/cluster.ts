@@ -6,7 +6,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
+import type net from 'node:net';
+import { freePort } from '../helpers/peers.ts';
 import { waitThrough } from '../helpers/wait.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -25,17 +26,6 @@ export interface Replica {
 export interface ReadyBody {
   ready: boolean;
   replica: { id: string; scheduler_leader: boolean };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

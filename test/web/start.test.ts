@@ -6,24 +6,14 @@
 import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import { freePort } from '../helpers/peers.ts';
 import { ensureBuilt, openBrowser } from './browser.ts';
 import { ROOT } from './sources.ts';
 
 ensureBuilt();
-
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
 
 t.test('the root package builds the web client at install', async (t) => {
   const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8'));

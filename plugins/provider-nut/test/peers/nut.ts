@@ -52,15 +52,22 @@ export function ensureNutInstalled(): void {
   execFileSync('apt-get', ['install', '-y', 'nut-server', 'nut-client'], { stdio: 'ignore', env });
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
+/**
+ * A loopback port nothing listens on right now, below the kernel's range of ephemeral ports (32768–60999 by
+ * default): one the kernel hands out for port 0 it may also give a parallel test's outgoing connection as its source
+ * port before the server started here listens on it.
+ */
+async function freePort(): Promise<number> {
+  for (let i = 0; i < 50; i++) {
+    const port = 20_000 + Math.floor(Math.random() * 12_000);
+    const free = await new Promise<boolean>((resolve) => {
+      const srv = net.createServer();
+      srv.once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
     });
-  });
+    if (free) return port;
+  }
+  throw new Error('no free port between 20000 and 32000 in 50 tries');
 }
 
 /** `GET VAR <ups> <name>` over a raw socket (independent of the code under test); undefined on any failure. */
