@@ -1,55 +1,30 @@
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { detectSupervised } from '../../core/src/lifecycle/supervised.ts';
+import { freePort } from '../helpers/peers.ts';
+import { exited, startHeraldProcess, untilReady } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
-
-const root = new URL('../..', import.meta.url).pathname;
-
-async function waitReady(url: string, ms = 20_000) {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    try {
-      const r = await fetch(`${url}/api/ready`);
-      if (r.status === 200) return;
-    } catch {
-      /* not yet */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('service did not become ready');
-}
 
 t.test('SIGTERM lets an in-flight request finish, then exits 0', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-life-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const port = 20000 + Math.floor(Math.random() * 20000);
-  const child = spawn(process.execPath, ['core/src/main.ts'], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
-      SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
-      SERVICE_DATA_DIR: dir,
-      SERVICE_PORT: String(port),
-      SERVICE_HOST: '127.0.0.1',
-      SERVICE_PLUGINS: '@herald/provider-bridge-self',
-      SERVICE_LOG_FORMAT: 'json',
-      SERVICE_LOG_LEVEL: 'DEBUG',
-      SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '10',
-      HERALD_BCRYPT_COST: '12',
-    },
+  const port = await freePort();
+  const {
+    child,
+    base: url,
+    stderr,
+  } = startHeraldProcess({
+    dir,
+    port,
+    key: crypto.randomBytes(32).toString('hex'),
+    plugins: '@herald/provider-bridge-self',
+    env: { SERVICE_LOG_LEVEL: 'DEBUG', SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '10', HERALD_BCRYPT_COST: '12' },
   });
-  let stderr = '';
-  child.stderr.on('data', (c) => {
-    stderr += c;
-  });
-  const url = `http://127.0.0.1:${port}`;
-  await waitReady(url);
+  t.teardown(() => child.kill('SIGKILL'));
+  await untilReady(url, 'the first start');
   // bcrypt at cost 12 keeps this request busy while the signal arrives
   const inflight = fetch(`${url}/api/setup`, {
     method: 'POST',
@@ -59,15 +34,17 @@ t.test('SIGTERM lets an in-flight request finish, then exits 0', async (t) => {
   // The signal is sent once the service has the request (its DEBUG line), not a fixed 30 ms after it was sent: on a
   // loaded machine the signal could come first, and the request never be in flight.
   await waitFor('the setup request to reach the service', () =>
-    stderr.split('\n').some((l) => l.includes('"incoming request"') && l.includes('/api/setup')),
+    stderr()
+      .split('\n')
+      .some((l) => l.includes('"incoming request"') && l.includes('/api/setup')),
   );
   child.kill('SIGTERM');
   const res = await inflight;
   t.equal(res.status, 201, 'in-flight request completed');
-  const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+  const code = await exited(child);
   t.equal(code, 0, 'exit 0');
-  t.match(stderr, /shutting down/);
-  t.match(stderr, /"msg":"stopped"/);
+  t.match(stderr(), /shutting down/);
+  t.match(stderr(), /"msg":"stopped"/);
 });
 
 t.test('supervised detection', async (t) => {

@@ -6,7 +6,6 @@
  * at most one of them twice.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -15,33 +14,22 @@ import { IN_FLIGHT } from '@herald/target-chat-webhook';
 import BetterSqlite from 'better-sqlite3';
 import t from 'tap';
 import { ChatWebhookSink } from '../../plugins/target-chat-webhook/test/fakes/chat-webhook-sink.ts';
+import { freePort } from '../helpers/peers.ts';
+import {
+  apiCaller,
+  EXAMPLE_TOKEN_HEADERS,
+  exampleChainOverHttp,
+  exited,
+  startHeraldProcess,
+  untilReady,
+} from '../helpers/process.ts';
 import { TEST_DB, testDatabaseUrl } from '../helpers/service.ts';
 import { waitThrough } from '../helpers/wait.ts';
 
 /** Slack takes about one message a second per incoming webhook: one post in flight. */
 const SLACK = 1;
 
-const root = new URL('../..', import.meta.url).pathname;
-
-function startProcess(dir: string, port: number, key: string, databaseUrl?: string): ChildProcess {
-  return spawn(process.execPath, ['core/src/main.ts'], {
-    cwd: root,
-    stdio: 'ignore',
-    env: {
-      PATH: process.env.PATH,
-      NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
-      SERVICE_SECRET_KEY: key,
-      SERVICE_DATA_DIR: dir,
-      SERVICE_PORT: String(port),
-      SERVICE_HOST: '127.0.0.1',
-      SERVICE_PLUGINS: '@herald/provider-bridge-self,herald-plugin-example,@herald/target-chat-webhook',
-      SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
-      HERALD_BCRYPT_COST: '4',
-      SERVICE_LOG_FORMAT: 'json',
-      ...(databaseUrl ? { SERVICE_DATABASE_URL: databaseUrl } : {}),
-    },
-  });
-}
+const PLUGINS = '@herald/provider-bridge-self,herald-plugin-example,@herald/target-chat-webhook';
 
 /** Waits for `fn`, through the errors of a process that is starting or restarting. */
 const until = <T>(fn: () => Promise<T | undefined> | T | undefined, ms: number, what: string) =>
@@ -71,55 +59,31 @@ async function started(dir: string, databaseUrl: string | undefined): Promise<nu
 t.test('SIGKILL mid-burst to a Slack webhook repeats at most the one post in flight', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-chat-kill-'));
   const key = crypto.randomBytes(32).toString('hex');
-  const port = 21000 + Math.floor(Math.random() * 20000);
-  const base = `http://127.0.0.1:${port}`;
+  const port = await freePort();
   const sink = await new ChatWebhookSink().start();
   sink.hold = true;
   const databaseUrl = await testDatabaseUrl(dir);
-  let child = startProcess(dir, port, key, databaseUrl);
+  const start = () => startHeraldProcess({ dir, port, key, databaseUrl, plugins: PLUGINS });
+  let svc = start();
+  const { base } = svc;
   t.teardown(async () => {
-    child.kill('SIGKILL');
+    svc.child.kill('SIGKILL');
     await sink.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const call = async (method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const r = await fetch(base + p, {
-      method,
-      headers: { 'content-type': 'application/json', ...headers },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await r.text();
-    return { status: r.status, body: text ? JSON.parse(text) : undefined };
-  };
-  await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'first boot');
-  const setup = await call('POST', '/api/setup', { email: 'a@example.test', password: 'chat kill test password' });
-  const auth = { authorization: `Bearer ${setup.body.access_token}` };
-  const prov = await call(
-    'POST',
-    '/api/providers',
-    { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
-    auth,
-  );
-  const tr = await call('POST', '/api/trackers', { provider_id: prov.body.id, name: 'Tr' }, auth);
-  const tg = await call(
-    'POST',
-    '/api/targets',
-    { kind: 'chat_webhook', name: 'Slack', config: { format: 'slack', url: sink.url('slack') }, locale: 'en' },
-    auth,
-  );
-  t.equal(tg.status, 201, 'the Slack target is created');
-  await call('PUT', `/api/trackers/${tr.body.id}/targets/${tg.body.id}`, undefined, auth);
-  const hook = new URL(prov.body.webhook_url).pathname;
+  const call = apiCaller(base);
+  await untilReady(base, 'first boot');
+  // Fails unless the Slack target is created.
+  const c = await exampleChainOverHttp(call, 'chat kill test password', {
+    kind: 'chat_webhook',
+    name: 'Slack',
+    config: { format: 'slack', url: sink.url('slack') },
+  });
 
   const N = 24;
   for (let i = 0; i < N; i++) {
-    const r = await call(
-      'POST',
-      hook,
-      { type: 'alarm', payload: { name: `e${i}` } },
-      { 'x-example-token': 'sharedtoken1' },
-    );
+    const r = await call('POST', c.hook, { type: 'alarm', payload: { name: `e${i}` } }, EXAMPLE_TOKEN_HEADERS);
     t.equal(r.status, 202);
   }
   // The core has started many sends to the target (up to the manifest's 16); the webhook has one.
@@ -138,13 +102,13 @@ t.test('SIGKILL mid-burst to a Slack webhook repeats at most the one post in fli
   t.ok(inCore > SLACK, `the core had claimed ${inCore} deliveries to the target`);
   t.equal(sink.held, SLACK, 'the webhook had one post in flight');
   const before = new Set(sink.received.map((r) => r.idempotencyKey));
-  child.kill('SIGKILL');
-  await new Promise((r) => child.once('exit', r));
+  svc.child.kill('SIGKILL');
+  await exited(svc.child);
 
   sink.hold = false;
   sink.release();
-  child = startProcess(dir, port, key, databaseUrl);
-  await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'restart');
+  svc = start();
+  await untilReady(base, 'restart');
   // On PostgreSQL the dead process's claims run out within the lease (15 s).
   await until(
     () => new Set(sink.received.map((r) => r.idempotencyKey)).size >= N,

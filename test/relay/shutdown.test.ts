@@ -5,50 +5,28 @@
  * a small margin. After a restart, with the target answering again, every event is delivered.
  */
 
-import { type ChildProcess, spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import { freePort } from '../helpers/peers.ts';
+import {
+  apiCaller,
+  EXAMPLE_TOKEN_HEADERS,
+  exampleChainOverHttp,
+  exited,
+  startHeraldProcess,
+  untilReady,
+} from '../helpers/process.ts';
 import { readStoppedDatabase, testDatabaseUrl } from '../helpers/service.ts';
 import { waitThrough } from '../helpers/wait.ts';
 
-const root = new URL('../..', import.meta.url).pathname;
 const GRACE_S = 2;
 const MARGIN_S = 3;
 
-function startProcess(
-  dir: string,
-  port: number,
-  key: string,
-  databaseUrl?: string,
-): { child: ChildProcess; stderr: () => string } {
-  const child = spawn(process.execPath, ['core/src/main.ts'], {
-    cwd: root,
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
-      SERVICE_SECRET_KEY: key,
-      SERVICE_DATA_DIR: dir,
-      SERVICE_PORT: String(port),
-      SERVICE_HOST: '127.0.0.1',
-      SERVICE_PLUGINS: '@herald/provider-bridge-self,herald-plugin-example,herald-target-recorder',
-      SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
-      HERALD_BCRYPT_COST: '4',
-      SERVICE_LOG_FORMAT: 'json',
-      SERVICE_GRACEFUL_SHUTDOWN_SECONDS: String(GRACE_S),
-      ...(databaseUrl ? { SERVICE_DATABASE_URL: databaseUrl } : {}),
-    },
-  });
-  let stderr = '';
-  child.stderr!.on('data', (c) => {
-    stderr += c;
-  });
-  return { child, stderr: () => stderr };
-}
+const PLUGINS = '@herald/provider-bridge-self,herald-plugin-example,herald-target-recorder';
 
 /** Waits for `fn`, through the errors of a process that is starting or restarting. */
 const until = <T>(fn: () => Promise<T | undefined> | T | undefined, ms: number, what: string) =>
@@ -59,8 +37,7 @@ t.test(
   async (t) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-shutdown-'));
     const key = crypto.randomBytes(32).toString('hex');
-    const port = 21000 + Math.floor(Math.random() * 20000);
-    const base = `http://127.0.0.1:${port}`;
+    const port = await freePort();
     // A loopback sink that counts requests as they arrive and, while `answering` is false, accepts
     // them and never responds.
     let answering = false;
@@ -78,7 +55,17 @@ t.test(
     await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
     const sinkUrl = `http://127.0.0.1:${(sink.address() as { port: number }).port}/`;
     const databaseUrl = await testDatabaseUrl(dir);
-    let svc = startProcess(dir, port, key, databaseUrl);
+    const start = () =>
+      startHeraldProcess({
+        dir,
+        port,
+        key,
+        databaseUrl,
+        plugins: PLUGINS,
+        env: { SERVICE_GRACEFUL_SHUTDOWN_SECONDS: String(GRACE_S) },
+      });
+    let svc = start();
+    const { base } = svc;
     t.teardown(async () => {
       svc.child.kill('SIGKILL');
       sink.closeAllConnections();
@@ -86,43 +73,18 @@ t.test(
       fs.rmSync(dir, { recursive: true, force: true });
     });
 
-    const call = async (method: string, p: string, body?: unknown, headers: Record<string, string> = {}) => {
-      const r = await fetch(base + p, {
-        method,
-        headers: { 'content-type': 'application/json', ...headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const text = await r.text();
-      return { status: r.status, body: text ? JSON.parse(text) : undefined };
-    };
-    await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'first boot');
-    const setup = await call('POST', '/api/setup', { email: 'a@example.test', password: 'shutdown test password' });
-    const auth = { authorization: `Bearer ${setup.body.access_token}` };
-    const prov = await call(
-      'POST',
-      '/api/providers',
-      { kind: 'example', name: 'Ex', config: { shared_token: 'sharedtoken1' } },
-      auth,
-    );
-    const tr = await call('POST', '/api/trackers', { provider_id: prov.body.id, name: 'Tr' }, auth);
-    const tg = await call(
-      'POST',
-      '/api/targets',
-      { kind: 'recorder', name: 'Rec', config: { url: sinkUrl }, locale: 'en' },
-      auth,
-    );
-    await call('PUT', `/api/trackers/${tr.body.id}/targets/${tg.body.id}`, undefined, auth);
-    const hook = new URL(prov.body.webhook_url).pathname;
+    const call = apiCaller(base);
+    await untilReady(base, 'first boot');
+    const c = await exampleChainOverHttp(call, 'shutdown test password', {
+      kind: 'recorder',
+      name: 'Rec',
+      config: { url: sinkUrl },
+    });
 
     const N = 5;
     const accepted: string[] = [];
     for (let i = 0; i < N; i++) {
-      const r = await call(
-        'POST',
-        hook,
-        { type: 'alarm', payload: { name: `e${i}` } },
-        { 'x-example-token': 'sharedtoken1' },
-      );
+      const r = await call('POST', c.hook, { type: 'alarm', payload: { name: `e${i}` } }, EXAMPLE_TOKEN_HEADERS);
       t.equal(r.status, 202);
       accepted.push(r.body.event_ids[0]);
     }
@@ -130,7 +92,7 @@ t.test(
     await until(() => arrivals.length >= 1, 10_000, 'the first send');
     const signalled = Date.now();
     svc.child.kill('SIGTERM');
-    const code = await new Promise<number | null>((r) => svc.child.once('exit', (c) => r(c)));
+    const code = await exited(svc.child);
     const took = (Date.now() - signalled) / 1000;
     t.equal(
       code,
@@ -165,8 +127,8 @@ t.test(
     );
 
     answering = true;
-    svc = startProcess(dir, port, key, databaseUrl);
-    await until(async () => (await fetch(`${base}/api/ready`)).status === 200, 20_000, 'restart');
+    svc = start();
+    await untilReady(base, 'restart');
     await until(
       () => accepted.every((id) => arrivals.some((a) => a.eventId === id && a.at > signalled)),
       20_000,
@@ -174,7 +136,7 @@ t.test(
     );
     const events = await until(
       async () => {
-        const r = await call('GET', `/api/events?limit=50&provider_id=${prov.body.id}`, undefined, auth);
+        const r = await call('GET', `/api/events?limit=50&provider_id=${c.providerId}`, undefined, c.auth);
         return r.body.events.every((e: { dispatch_status: string }) => e.dispatch_status === 'dispatched')
           ? r.body.events
           : undefined;
