@@ -15,15 +15,8 @@ import BetterSqlite from 'better-sqlite3';
 import t from 'tap';
 import { ChatWebhookSink } from '../../plugins/target-chat-webhook/test/fakes/chat-webhook-sink.ts';
 import { freePort } from '../helpers/peers.ts';
-import {
-  apiCaller,
-  EXAMPLE_TOKEN_HEADERS,
-  exampleChainOverHttp,
-  exited,
-  startHeraldProcess,
-  untilReady,
-} from '../helpers/process.ts';
-import { TEST_DB, testDatabaseUrl } from '../helpers/service.ts';
+import { apiCaller, exampleChainOverHttp, exited, startHeraldProcess, untilReady } from '../helpers/process.ts';
+import { EXAMPLE_HOOK_HEADERS, TEST_DB, testDatabaseUrl } from '../helpers/service.ts';
 import { waitThrough } from '../helpers/wait.ts';
 
 /** Slack takes about one message a second per incoming webhook: one post in flight. */
@@ -83,7 +76,7 @@ t.test('SIGKILL mid-burst to a Slack webhook repeats at most the one post in fli
 
   const N = 24;
   for (let i = 0; i < N; i++) {
-    const r = await call('POST', c.hook, { type: 'alarm', payload: { name: `e${i}` } }, EXAMPLE_TOKEN_HEADERS);
+    const r = await call('POST', c.hook, { type: 'alarm', payload: { name: `e${i}` } }, EXAMPLE_HOOK_HEADERS);
     t.equal(r.status, 202);
   }
   // The core has started many sends to the target (up to the manifest's 16); the webhook has one.

@@ -4,6 +4,7 @@
  * with `fetch`, as any client would.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { EXAMPLE_HOOK_HEADERS } from './service.ts';
 import { waitThrough } from './wait.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -95,12 +96,10 @@ export function apiCaller(base: string): ApiCall {
   };
 }
 
-/** The header the example provider of {@link exampleChainOverHttp} takes its shared token from. */
-export const EXAMPLE_TOKEN_HEADERS = { 'x-example-token': 'sharedtoken1' };
-
 /**
- * First-run setup, then the example chain through the API: an `example` provider (its shared token
- * {@link EXAMPLE_TOKEN_HEADERS}), a tracker, the given target, linked. Fails on any refused step.
+ * First-run setup, then the example chain through the API, as `exampleChain` (service.ts) sets it up
+ * in-process: an `example` provider (its shared token in {@link EXAMPLE_HOOK_HEADERS}), a tracker,
+ * the given target, linked. Fails on any refused step.
  */
 export async function exampleChainOverHttp(
   call: ApiCall,
@@ -118,7 +117,7 @@ export async function exampleChainOverHttp(
     'the provider',
     'POST',
     '/api/providers',
-    { kind: 'example', name: 'Ex', config: { shared_token: EXAMPLE_TOKEN_HEADERS['x-example-token'] } },
+    { kind: 'example', name: 'Ex', config: { shared_token: EXAMPLE_HOOK_HEADERS['x-example-token'] } },
     auth,
   );
   const tr = await step('the tracker', 'POST', '/api/trackers', { provider_id: prov.id, name: 'Tr' }, auth);

@@ -6,15 +6,8 @@ import path from 'node:path';
 import t from 'tap';
 
 import { freePort } from '../helpers/peers.ts';
-import {
-  apiCaller,
-  EXAMPLE_TOKEN_HEADERS,
-  exampleChainOverHttp,
-  exited,
-  startHeraldProcess,
-  untilReady,
-} from '../helpers/process.ts';
-import { testDatabaseUrl } from '../helpers/service.ts';
+import { apiCaller, exampleChainOverHttp, exited, startHeraldProcess, untilReady } from '../helpers/process.ts';
+import { EXAMPLE_HOOK_HEADERS, testDatabaseUrl } from '../helpers/service.ts';
 import { waitThrough } from '../helpers/wait.ts';
 
 const PLUGINS = '@herald/provider-bridge-self,herald-plugin-example,herald-target-recorder';
@@ -76,7 +69,7 @@ t.test('SIGKILL mid-dispatch loses nothing; after restart every event is dispatc
   const N = 60;
   const accepted: string[] = [];
   for (let i = 0; i < N; i++) {
-    const r = await call('POST', c.hook, { type: 'alarm', payload: { name: `e${i}` } }, EXAMPLE_TOKEN_HEADERS);
+    const r = await call('POST', c.hook, { type: 'alarm', payload: { name: `e${i}` } }, EXAMPLE_HOOK_HEADERS);
     t.equal(r.status, 202);
     accepted.push(r.body.event_ids[0]);
   }

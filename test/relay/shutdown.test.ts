@@ -12,15 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { freePort } from '../helpers/peers.ts';
-import {
-  apiCaller,
-  EXAMPLE_TOKEN_HEADERS,
-  exampleChainOverHttp,
-  exited,
-  startHeraldProcess,
-  untilReady,
-} from '../helpers/process.ts';
-import { readStoppedDatabase, testDatabaseUrl } from '../helpers/service.ts';
+import { apiCaller, exampleChainOverHttp, exited, startHeraldProcess, untilReady } from '../helpers/process.ts';
+import { EXAMPLE_HOOK_HEADERS, readStoppedDatabase, testDatabaseUrl } from '../helpers/service.ts';
 import { waitThrough } from '../helpers/wait.ts';
 
 const GRACE_S = 2;
@@ -84,7 +77,7 @@ t.test(
     const N = 5;
     const accepted: string[] = [];
     for (let i = 0; i < N; i++) {
-      const r = await call('POST', c.hook, { type: 'alarm', payload: { name: `e${i}` } }, EXAMPLE_TOKEN_HEADERS);
+      const r = await call('POST', c.hook, { type: 'alarm', payload: { name: `e${i}` } }, EXAMPLE_HOOK_HEADERS);
       t.equal(r.status, 202);
       accepted.push(r.body.event_ids[0]);
     }
