@@ -207,10 +207,44 @@ interface Phases {
  * figure (other work on the machine is still in it).
  */
 const LAG_SAMPLER = `import fs from 'node:fs';
+import net from 'node:net';
 const file = process.env.HERALD_BENCH_LAG_FILE;
 const at = [];
 const late = [];
 const cpu = [];
+// Each socket write carrying one chunk's stamp (a delta frame; the final frame repeats every stamp and is left out):
+// its emission time and how long after it the service handed the frame to the kernel.
+const emitted = [];
+const written = [];
+// Each stamp in what the service read from a socket (the model's chunks, as undici reads them): its emission time and
+// how long after it the service had the bytes.
+const readEmitted = [];
+const read = [];
+const socketRead = net.Socket.prototype.read;
+net.Socket.prototype.read = function (...args) {
+  const b = socketRead.apply(this, args);
+  if (b && typeof b !== 'string') {
+    const now = performance.timeOrigin + performance.now();
+    for (let i = b.indexOf('<t:'); i >= 0; i = b.indexOf('<t:', i + 3)) {
+      const stamp = Number(b.toString('latin1', i + 3, b.indexOf('>', i)));
+      readEmitted.push(stamp);
+      read.push(now - stamp);
+    }
+  }
+  return b;
+};
+const write = net.Socket.prototype.write;
+net.Socket.prototype.write = function (chunk, ...rest) {
+  if (typeof chunk === 'string') {
+    const i = chunk.indexOf('<t:');
+    if (i >= 0 && chunk.indexOf('<t:', i + 3) < 0) {
+      const stamp = Number(chunk.slice(i + 3, chunk.indexOf('>', i)));
+      emitted.push(stamp);
+      written.push(performance.timeOrigin + performance.now() - stamp);
+    }
+  }
+  return write.call(this, chunk, ...rest);
+};
 let due = performance.now() + 2;
 const tick = () => {
   const now = performance.now();
@@ -222,10 +256,24 @@ const tick = () => {
   setTimeout(tick, 2).unref();
 };
 setTimeout(tick, 2).unref();
-process.on('exit', () => fs.writeFileSync(file, JSON.stringify({ at, late, cpu })));
+process.on('exit', () => fs.writeFileSync(file, JSON.stringify({ at, late, cpu, emitted, written, readEmitted, read })));
 `;
 
-type LagSamples = { at: number[]; late: number[]; cpu: number[] };
+interface LagSamples {
+  at: number[];
+  late: number[];
+  cpu: number[];
+  emitted: number[];
+  written: number[];
+  readEmitted: number[];
+  read: number[];
+}
+
+/** p50 / p99 / max of the `late` values whose emission time is in [from, to). */
+function byEmission(emitted: number[], late: number[], from: number, to: number): string {
+  const d = dist(late.filter((_, i) => emitted[i]! >= from && emitted[i]! < to));
+  return `${fmt(d.p50, 2)} / ${fmt(d.p99, 2)} / ${fmt(d.max, 1)} ms (${d.n} chunks)`;
+}
 
 /** The loop's lateness p50 / p99 / max in [from, to) of wall time, from the sampler's file. */
 function loopLate(samples: LagSamples, from: number, to: number): string {
@@ -510,6 +558,15 @@ try {
       `${loopLateOwn(samples, from, (from + to) / 2)} | ${loopLateOwn(samples, (from + to) / 2, to)}`,
     );
     line('  once all are open', loopLateOwn(samples, ...windows.open));
+    // The same phases as the added latency's (by emission time): how much of a chunk's way is the model's and the
+    // service's, up to the frame's write, and how much the kernel's and the client's after it.
+    const [opened, end] = [windows.open[0], Number.POSITIVE_INFINITY];
+    line('chunk emitted → read by the service p50 / p99 / max', "(the stamps in the service's socket reads)");
+    line('  while the streams open', byEmission(samples.readEmitted, samples.read, windows.opening![0], opened));
+    line('  once all are open', byEmission(samples.readEmitted, samples.read, opened, end));
+    line('chunk emitted → written by the service p50 / p99 / max', '(the stamp in each frame written)');
+    line('  while the streams open', byEmission(samples.emitted, samples.written, windows.opening![0], opened));
+    line('  once all are open', byEmission(samples.emitted, samples.written, opened, end));
   }
   for (const f of [lagFile, `${dataDir}-lag.mjs`]) fs.rmSync(f, { force: true });
   fakeProc.kill('SIGTERM');
