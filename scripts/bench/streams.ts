@@ -256,7 +256,8 @@ const tick = () => {
   setTimeout(tick, 2).unref();
 };
 setTimeout(tick, 2).unref();
-process.on('exit', () => fs.writeFileSync(file, JSON.stringify({ at, late, cpu, emitted, written, readEmitted, read })));
+const samples = { at, late, cpu, emitted, written, readEmitted, read };
+process.on('exit', () => fs.writeFileSync(file, JSON.stringify(samples)));
 `;
 
 interface LagSamples {
