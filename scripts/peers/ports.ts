@@ -19,7 +19,7 @@ export async function freePort(): Promise<number> {
 }
 
 /** Whether a server can listen on `port` of 127.0.0.1 now (it is closed again at once). */
-function canListen(port: number): Promise<boolean> {
+export function canListen(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const srv = net.createServer();
     srv.once('error', () => resolve(false));

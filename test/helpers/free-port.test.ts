@@ -4,7 +4,7 @@
  */
 import net from 'node:net';
 import t from 'tap';
-import { freePort } from '../../scripts/peers/ports.ts';
+import { canListen, freePort } from '../../scripts/peers/ports.ts';
 
 const listenOn = (port: number) =>
   new Promise<net.Server>((resolve, reject) => {
@@ -53,13 +53,3 @@ t.test('no free port in 50 draws: an error that says so', async (t) => {
   const busy = (taken.address() as net.AddressInfo).port;
   await t.rejects(withDraws([drawFor(busy)], freePort), /no free port between 20000 and 32000 in 50 tries/);
 });
-
-async function canListen(port: number): Promise<boolean> {
-  try {
-    const srv = await listenOn(port);
-    await new Promise((r) => srv.close(r));
-    return true;
-  } catch {
-    return false;
-  }
-}

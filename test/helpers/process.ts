@@ -33,28 +33,40 @@ export interface HeraldProcess {
 }
 
 /**
- * Starts the service as a child process (the Node running the tests). Its dispatch runs in a thread of its own when
- * the test run says so (SERVICE_DISPATCH_THREAD), as for the services started in-process.
+ * The variables a Herald process of its own runs with: a loopback port, the test's secret key, JSON logs, cheap
+ * password hashing, loopback targets allowed, and its dispatch in a thread of its own when the test run says so
+ * (SERVICE_DISPATCH_THREAD), as for the services started in-process. `env` comes last and wins.
  */
+export function heraldProcessEnv(o: { port: number; key: string; env?: Record<string, string> }): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
+    SERVICE_SECRET_KEY: o.key,
+    SERVICE_PORT: String(o.port),
+    SERVICE_HOST: '127.0.0.1',
+    SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
+    HERALD_BCRYPT_COST: '4',
+    SERVICE_LOG_FORMAT: 'json',
+    ...(process.env.SERVICE_DISPATCH_THREAD ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD } : {}),
+    ...o.env,
+  };
+}
+
+/** Starts the service as a child process (the Node running the tests). */
 export function startHeraldProcess(o: HeraldProcessOptions): HeraldProcess {
   const child = spawn(process.execPath, ['core/src/main.ts'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
-      SERVICE_SECRET_KEY: o.key,
-      SERVICE_DATA_DIR: o.dir,
-      SERVICE_PORT: String(o.port),
-      SERVICE_HOST: '127.0.0.1',
-      SERVICE_PLUGINS: o.plugins,
-      SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
-      HERALD_BCRYPT_COST: '4',
-      SERVICE_LOG_FORMAT: 'json',
-      ...(process.env.SERVICE_DISPATCH_THREAD ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD } : {}),
-      ...(o.databaseUrl ? { SERVICE_DATABASE_URL: o.databaseUrl } : {}),
-      ...o.env,
-    },
+    env: heraldProcessEnv({
+      port: o.port,
+      key: o.key,
+      env: {
+        SERVICE_DATA_DIR: o.dir,
+        SERVICE_PLUGINS: o.plugins,
+        ...(o.databaseUrl ? { SERVICE_DATABASE_URL: o.databaseUrl } : {}),
+        ...o.env,
+      },
+    }),
   });
   let stderr = '';
   child.stderr!.on('data', (c) => {

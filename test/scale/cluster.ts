@@ -8,6 +8,7 @@ import crypto from 'node:crypto';
 import http from 'node:http';
 import type net from 'node:net';
 import { freePort } from '../helpers/peers.ts';
+import { heraldProcessEnv } from '../helpers/process.ts';
 import { waitThrough } from '../helpers/wait.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -48,21 +49,7 @@ export async function startReplicas(n: number, env: Record<string, string>): Pro
     const child = spawn(process.execPath, ['core/src/main.ts'], {
       cwd: root,
       stdio: ['ignore', 'pipe', 'pipe'],
-      env: {
-        PATH: process.env.PATH,
-        NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE,
-        SERVICE_SECRET_KEY: key,
-        SERVICE_PORT: String(port),
-        SERVICE_HOST: '127.0.0.1',
-        SERVICE_OUTBOUND_ALLOW_CIDRS: '127.0.0.0/8',
-        HERALD_BCRYPT_COST: '4',
-        SERVICE_LOG_FORMAT: 'json',
-        SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '2',
-        ...(process.env.SERVICE_DISPATCH_THREAD
-          ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD }
-          : {}),
-        ...env,
-      },
+      env: heraldProcessEnv({ port, key, env: { SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '2', ...env } }),
     });
     const r: Replica = {
       index: i,
