@@ -14,7 +14,7 @@
  * during the measured run is printed too (per stream, the least noisy figure of what opening and relaying cost).
  *
  * `npm run bench:streams` (BENCH_STREAMS, BENCH_CHUNKS, BENCH_WARMUP adjust it; BENCH_SQL_PROFILE=1 prints the
- * service's statement timings at exit, setup included).
+ * service's statement timings at exit, setup included; BENCH_LAG_OUT=<file> keeps the sampler's raw figures).
  *
  * BENCH_PIN=1 pins the service to CPU 0 and this process (the clients) with the fake model to CPU 1 (taskset, every
  * thread of each), so that on a 2-core machine the two sides do not take each other's CPU: the direct baseline then
@@ -212,8 +212,8 @@ const file = process.env.HERALD_BENCH_LAG_FILE;
 const at = [];
 const late = [];
 const cpu = [];
-// Each socket write carrying one chunk's stamp (a delta frame; the final frame repeats every stamp and is left out):
-// its emission time and how long after it the service handed the frame to the kernel.
+// Each delta frame written (the final frame, which repeats every stamp, is left out): its chunk's emission time and
+// how long after it the service handed the frame to the kernel.
 const emitted = [];
 const written = [];
 // Each stamp in what the service read from a socket (the model's chunks, as undici reads them): its emission time and
@@ -234,13 +234,20 @@ net.Socket.prototype.read = function (...args) {
   return b;
 };
 const write = net.Socket.prototype.write;
+let writes = 0;
 net.Socket.prototype.write = function (chunk, ...rest) {
   if (typeof chunk === 'string') {
-    const i = chunk.indexOf('<t:');
-    if (i >= 0 && chunk.indexOf('<t:', i + 3) < 0) {
+    // A write may carry several delta frames (those of one read go out together), each with its stamp.
+    let counted = false;
+    for (let f = chunk.indexOf('event: delta\\n'); f >= 0; f = chunk.indexOf('event: delta\\n', f + 13)) {
+      const i = chunk.indexOf('<t:', f);
+      const end = chunk.indexOf('\\n\\n', f);
+      if (i < 0 || (end >= 0 && i > end)) continue;
       const stamp = Number(chunk.slice(i + 3, chunk.indexOf('>', i)));
       emitted.push(stamp);
       written.push(performance.timeOrigin + performance.now() - stamp);
+      if (!counted) writes++;
+      counted = true;
     }
   }
   return write.call(this, chunk, ...rest);
@@ -256,11 +263,21 @@ const tick = () => {
   setTimeout(tick, 2).unref();
 };
 setTimeout(tick, 2).unref();
-const samples = { at, late, cpu, emitted, written, readEmitted, read };
+// For a closer look (BENCH_LAG_OUT): a CPU profile's clock (µs) against wall time, and the process's time origin
+// (--trace-gc counts from about there).
+const clock = { hr: Number(process.hrtime.bigint() / 1000n), wall: performance.timeOrigin + performance.now() };
+const samples = {
+  origin: performance.timeOrigin,
+  clock,
+  get writes() { return writes; },
+  at, late, cpu, emitted, written, readEmitted, read,
+};
 process.on('exit', () => fs.writeFileSync(file, JSON.stringify(samples)));
 `;
 
 interface LagSamples {
+  /** Socket writes that carried delta frames. */
+  writes: number;
   at: number[];
   late: number[];
   cpu: number[];
@@ -568,7 +585,14 @@ try {
     line('chunk emitted → written by the service p50 / p99 / max', '(the stamp in each frame written)');
     line('  while the streams open', byEmission(samples.emitted, samples.written, windows.opening![0], opened));
     line('  once all are open', byEmission(samples.emitted, samples.written, opened, end));
+    line('delta frames written / socket writes', `${samples.emitted.length} / ${samples.writes}`);
   }
+  // BENCH_LAG_OUT=<file>: the sampler's raw figures and the phases' wall times, kept for a closer look.
+  if (process.env.BENCH_LAG_OUT && fs.existsSync(lagFile))
+    fs.writeFileSync(
+      process.env.BENCH_LAG_OUT,
+      JSON.stringify({ windows, samples: JSON.parse(fs.readFileSync(lagFile, 'utf8')) }),
+    );
   for (const f of [lagFile, `${dataDir}-lag.mjs`]) fs.rmSync(f, { force: true });
   fakeProc.kill('SIGTERM');
   await agent.close();
