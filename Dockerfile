@@ -15,7 +15,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends fonts-dejavu-co
   && mkdir -p /data && chown herald:herald /data \
   && printf '%s\n' '#!/bin/sh' \
     '# Herald command line (core/src/cli) with the Node flags of the service: docker exec herald herald <command>' \
-    'exec node --max-semi-space-size=16 --max-old-space-size=1024 --heap-growing-percent=100 /app/core/src/cli/main.ts "$@"' > /usr/local/bin/herald \
+    'exec node --max-semi-space-size=16 --max-old-space-size=1024 /app/core/src/cli/main.ts "$@"' > /usr/local/bin/herald \
   && chmod 755 /usr/local/bin/herald
 WORKDIR /app
 COPY --from=build --chown=herald:herald /app /app
@@ -28,4 +28,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
 # The Node flags are those of scripts/node-flags.ts (the young generation's size, chosen for streaming replies,
 # and the heap limit, which keeps the old generation smaller under a burst of webhooks). It runs the built service
 # (core/dist, made by npm ci's prepare above), as npm start does.
-CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=1024", "--heap-growing-percent=100", "core/dist/main.js"]
+CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=1024", "core/dist/main.js"]
