@@ -24,5 +24,10 @@
  * collections (RESULTS.md, "Old generation sizing"; the CI bar's ratio is recorded with it). 1 GB is
  * several times what the largest operation needs (a backup export of 10,000 providers and 10,000
  * targets peaks near 320 MB resident with it, 390 MB without).
+ *
+ * Not taken: `--heap-growing-percent=100` (a factor of 2 whatever the limit). 500 assistant replies opening at once
+ * grow the live heap past 1.6× and run a full collection while they stream, whose marking stalls every stream; at 2×
+ * it fell outside the streams and the chunks' p99 while they opened fell from ~85 to ~20 ms, but bench:relay's peak
+ * rose from ~227 to 245–250 MB, goal 3's bar (RESULTS.md, nineteenth session). The README offers it to operators.
  */
 export const SERVICE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16', '--max-old-space-size=1024'];

@@ -29,6 +29,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { Pool } from 'undici';
+import { SERVICE_NODE_FLAGS } from '../node-flags.ts';
 import { BENCH_SECRET } from './lib/codehost.ts';
 import { Api, freePort, type Herald, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
 import type { LoadResult, Req } from './lib/load.ts';
@@ -408,7 +409,7 @@ try {
       let out = '';
       const child = spawn(
         process.execPath,
-        ['--max-semi-space-size=16', '--max-old-space-size=1024', 'core/src/cli/main.ts', 'events', 'prune'].concat(
+        [...SERVICE_NODE_FLAGS, 'core/src/cli/main.ts', 'events', 'prune'].concat(
           ['--before', `${days}d`],
           PRUNE_VIA === 'local' ? ['--local'] : [],
         ),
