@@ -14,7 +14,8 @@
  * during the measured run is printed too (per stream, the least noisy figure of what opening and relaying cost).
  *
  * `npm run bench:streams` (BENCH_STREAMS, BENCH_CHUNKS, BENCH_WARMUP adjust it; BENCH_SQL_PROFILE=1 prints the
- * service's statement timings at exit, setup included; BENCH_LAG_OUT=<file> keeps the sampler's raw figures).
+ * service's statement timings at exit, setup included; BENCH_LAG_OUT=<file> keeps the sampler's raw figures). It
+ * runs the built service, as `npm start` does; BENCH_ENTRY=source runs core/src/main.ts.
  *
  * BENCH_PIN=1 pins the service to CPU 0 and this process (the clients) with the fake model to CPU 1 (taskset, every
  * thread of each), so that on a 2-core machine the two sides do not take each other's CPU: the direct baseline then
@@ -28,7 +29,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import { Agent, request } from 'undici';
-import { Api, freePort, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
+import { Api, benchEntry, freePort, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
 import { type Dist, dist, envInt, fmt, heading, line, procCpuMs, record, sleep, wallMs } from './lib/stats.ts';
 
 const STREAMS = envInt('BENCH_STREAMS', 500);
@@ -36,6 +37,8 @@ const CHUNKS = envInt('BENCH_CHUNKS', 50);
 const DELAY_MS = 20;
 const USERS = Math.max(1, Math.ceil(STREAMS / 100));
 const WARMUP = envInt('BENCH_WARMUP', 4);
+/** What `npm start` runs, the built service (core/dist, rebuilt first); BENCH_ENTRY=source runs core/src/main.ts. */
+const ENTRY = benchEntry();
 const STAMP = /<t:(\d+\.\d+)>/g;
 /**
  * BENCH_MODEL: `sleep` (the default) is the test fake (scripts/bench/lib/fake-model-server.ts), which sleeps DELAY_MS
@@ -374,6 +377,10 @@ const load = (): string =>
     .map((l) => fmt(l, 2))
     .join(' / ');
 line('load average 1 / 5 / 15 min at start', load());
+line(
+  'service (BENCH_ENTRY)',
+  ENTRY === 'built' ? 'built (core/dist, as npm start runs it)' : 'source (core/src/main.ts)',
+);
 line('model (BENCH_MODEL)', MODEL);
 // Run as `nice -n -10 npm run bench:streams` (as root) so that other work on the machine takes less of the CPU.
 line('niceness (inherited by the service and the model)', String(os.getPriority()));
@@ -406,7 +413,7 @@ const opts = heraldOptions(dataDir, await freePort(), '@herald/provider-bridge-s
   AI_MODEL: 'bench-model',
   ...(process.env.BENCH_SQL_PROFILE === '1' ? { HERALD_SQL_PROFILE: '1' } : {}),
 });
-const herald = spawnHerald(opts);
+const herald = spawnHerald({ ...opts, entry: ENTRY });
 /** Wall-time windows for the service's loop lateness: the direct run (the service idle), opening, all open. */
 const windows: { idle?: [number, number]; opening?: [number, number]; open?: [number, number] } = {};
 if (PIN) pin(herald.pid, PIN.service);
