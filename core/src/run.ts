@@ -1,5 +1,6 @@
 import { createService, SHUTDOWN_MARGIN_MS } from './app.ts';
 import { ConfigurationError, loadConfig } from './config/config.ts';
+import { gcThreadsNiceFromEnv, lowerGcThreadPriority } from './health/gc-threads.ts';
 import { PluginLoadError } from './plugins/loader.ts';
 
 /**
@@ -7,8 +8,10 @@ import { PluginLoadError } from './plugins/loader.ts';
  */
 async function main(): Promise<void> {
   let config;
+  let gcNice: number | undefined;
   try {
     config = loadConfig();
+    gcNice = gcThreadsNiceFromEnv();
   } catch (err) {
     if (err instanceof ConfigurationError) {
       process.stderr.write(`herald: refusing to start: ${err.message}\n`);
@@ -19,6 +22,14 @@ async function main(): Promise<void> {
   let service;
   try {
     service = await createService(config);
+    if (gcNice !== undefined) {
+      // V8's helper threads behind the main thread (core/src/health/gc-threads.ts).
+      const lowered = lowerGcThreadPriority(gcNice);
+      const log = service.core.logs.get('memory');
+      if (lowered.error && !lowered.unsupported)
+        log.warn({ ...lowered, by: gcNice }, 'could not lower the priority of V8 helper threads');
+      else log.debug({ ...lowered, by: gcNice }, 'V8 helper threads at a lower priority');
+    }
     await service.listen();
   } catch (err) {
     if (err instanceof ConfigurationError || err instanceof PluginLoadError) {

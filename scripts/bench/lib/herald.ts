@@ -99,8 +99,11 @@ export function spawnHerald(o: HeraldOptions): Herald {
       // Dispatch in its own thread or in the main one, as the bench's environment says (the service's default
       // otherwise).
       ...(process.env.SERVICE_DISPATCH_THREAD ? { SERVICE_DISPATCH_THREAD: process.env.SERVICE_DISPATCH_THREAD } : {}),
-      // The assistant's opening gate's knobs (core/src/assistant/turns.ts), for a sweep.
-      ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('HERALD_GATE_'))),
+      // The assistant's opening gate's knobs (core/src/assistant/turns.ts) and the GC threads' nice value
+      // (core/src/health/gc-threads.ts), for a sweep.
+      ...Object.fromEntries(
+        Object.entries(process.env).filter(([k]) => k.startsWith('HERALD_GATE_') || k === 'HERALD_GC_THREADS_NICE'),
+      ),
       ...o.env,
     },
   });
