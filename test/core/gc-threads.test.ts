@@ -8,23 +8,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { DEFAULT_NICE, V8_WORKER } from '../../core/src/health/gc-threads.ts';
+import { DEFAULT_NICE, threadNices, V8_WORKER } from '../../core/src/health/gc-threads.ts';
 import { freePort } from '../helpers/peers.ts';
 import { exited, startHeraldProcess, untilReady } from '../helpers/process.ts';
 import { testDatabaseUrl } from '../helpers/service.ts';
 
-/** Each thread of a process: its name and its nice value (the 19th field of /proc/<pid>/task/<tid>/stat). */
-function threadNices(pid: number): { comm: string; nice: number }[] {
-  const dir = `/proc/${pid}/task`;
-  return fs.readdirSync(dir).map((tid) => {
-    const stat = fs.readFileSync(`${dir}/${tid}/stat`, 'utf8');
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(rest[16]) };
-  });
-}
-
-/** Starts the service with `env`, waits until it is ready, returns its threads' nice values and stops it. */
-async function threadsOfService(t: Test, env: Record<string, string>) {
+/** Starts the service with `env` in a data directory of its own; it is killed on teardown if still running. */
+async function start(t: Test, env: Record<string, string>) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-gc-threads-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   const svc = startHeraldProcess({
@@ -38,6 +28,12 @@ async function threadsOfService(t: Test, env: Record<string, string>) {
   t.teardown(() => {
     if (svc.child.exitCode === null) svc.child.kill('SIGKILL');
   });
+  return svc;
+}
+
+/** Starts the service with `env`, waits until it is ready, returns its threads' nice values and stops it. */
+async function threadsOfService(t: Test, env: Record<string, string>) {
+  const svc = await start(t, env);
   await untilReady(svc.base, 'the service');
   const threads = threadNices(svc.child.pid!);
   svc.child.kill('SIGTERM');
@@ -78,15 +74,7 @@ t.test('HERALD_GC_THREADS_NICE sets it, off leaves every thread as it was', asyn
 });
 
 t.test('a value out of range refuses the start', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-gc-threads-'));
-  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const svc = startHeraldProcess({
-    dir,
-    port: await freePort(),
-    key: crypto.randomBytes(32).toString('hex'),
-    plugins: '@herald/provider-bridge-self',
-    env: { HERALD_GC_THREADS_NICE: '25' },
-  });
+  const svc = await start(t, { HERALD_GC_THREADS_NICE: '25' });
   t.equal(await exited(svc.child), 1, 'exit code 1');
   t.match(svc.stderr(), /refusing to start: HERALD_GC_THREADS_NICE must be a number from 1 to 19, or off/);
 });

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { ConfigurationError } from '../config/config.ts';
-import { DEFAULT_NICE, gcThreadsNiceFromEnv, lowerGcThreadPriority, V8_WORKER } from './gc-threads.ts';
+import { DEFAULT_NICE, gcThreadsNiceFromEnv, lowerGcThreadPriority, threadNices, V8_WORKER } from './gc-threads.ts';
 
 t.test('HERALD_GC_THREADS_NICE', async (t) => {
   t.equal(gcThreadsNiceFromEnv({}), DEFAULT_NICE, 'unset: the default');
@@ -27,29 +27,12 @@ t.test('HERALD_GC_THREADS_NICE', async (t) => {
   }
 });
 
-/** Each thread of a process: its name and its nice value (/proc/<pid>/task/<tid>/stat, the 19th field). */
-function threadNices(pid: number): { comm: string; nice: number }[] {
-  const dir = `/proc/${pid}/task`;
-  return fs.readdirSync(dir).map((tid) => {
-    const stat = fs.readFileSync(`${dir}/${tid}/stat`, 'utf8');
-    // "<tid> (<comm>) <state> …": the fields after the name, which may hold spaces, start at its closing parenthesis.
-    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(rest[16]) };
-  });
-}
-
 t.test("a process's V8 helper threads get the nice value, its other threads keep theirs", async (t) => {
   // A Node process of its own, so that the test runner's threads are left alone.
   const module = new URL('./gc-threads.ts', import.meta.url).href;
-  const script = `import { lowerGcThreadPriority } from ${JSON.stringify(module)};
-    import fs from 'node:fs';
+  const script = `import { lowerGcThreadPriority, threadNices } from ${JSON.stringify(module)};
     const lowered = lowerGcThreadPriority(Number(process.argv[1]));
-    const threads = fs.readdirSync('/proc/self/task').map((tid) => {
-      const stat = fs.readFileSync('/proc/self/task/' + tid + '/stat', 'utf8');
-      const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(rest[16]) };
-    });
-    process.stdout.write(JSON.stringify({ lowered, threads }));`;
+    process.stdout.write(JSON.stringify({ lowered, threads: threadNices() }));`;
   // Relative to the nice value the tests run at (a suite may run under `nice`): only a higher one needs no privilege.
   const base = os.getPriority();
   for (const by of [5, 12]) {

@@ -78,3 +78,14 @@ export function lowerGcThreadPriority(by: number, taskDir = '/proc/self/task'): 
   if (threads === 0 && !error) error = `no thread named ${V8_WORKER}`;
   return { threads, nice, ...(error ? { error } : {}) };
 }
+
+/** Each thread of a process: its name and its nice value (the 19th field of /proc/<pid>/task/<tid>/stat). */
+export function threadNices(pid: number | 'self' = 'self'): { comm: string; nice: number }[] {
+  const dir = `/proc/${pid}/task`;
+  return fs.readdirSync(dir).map((tid) => {
+    const stat = fs.readFileSync(`${dir}/${tid}/stat`, 'utf8');
+    // "<tid> (<comm>) <state> …": the fields after the name, which may hold spaces, start after its last parenthesis.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return { comm: stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')), nice: Number(rest[16]) };
+  });
+}
