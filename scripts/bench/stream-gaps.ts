@@ -64,8 +64,8 @@ function fullCollections(log: string): { start: number; end: number; pause: numb
   return out;
 }
 
-/** Sampled main-thread time in [from, to] (wall ms) by kind of work, largest first. */
-function profileKinds(prof: Profile, from: number, to: number): [string, number][] {
+/** A function giving the sampled main-thread time in [from, to] (wall ms) by kind of work, largest first. */
+function profileKinds(prof: Profile): (from: number, to: number) => [string, number][] {
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
@@ -78,32 +78,34 @@ function profileKinds(prof: Profile, from: number, to: number): [string, number]
     ['HTTP intake', /parserOnIncoming|_http_server|fastify/],
     ['assistant setup', /assistant\/(send|assemble|context|lab-tools|tools)/],
   ];
-  const sums = new Map<string, number>();
-  let t = prof.startTime;
-  for (let i = 0; i < prof.samples.length; i++) {
-    t += prof.timeDeltas[i] ?? 0;
-    const wall = s.clock.wall + (t - s.clock.hr) / 1000;
-    if (wall < from || wall > to) continue;
-    const leaf = byId.get(prof.samples[i]!)!;
-    let kind = 'other';
-    if (leaf.callFrame.functionName === '(garbage collector)') kind = 'garbage collection';
-    else if (leaf.callFrame.functionName === '(idle)') kind = 'idle';
-    else {
-      const stack: string[] = [];
-      for (let id: number | undefined = leaf.id; id !== undefined; id = parent.get(id))
-        stack.push(frame(byId.get(id)!));
-      const joined = stack.join('\n');
-      kind = kinds.find(([, re]) => re.test(joined))?.[0] ?? 'other';
+  return (from, to) => {
+    const sums = new Map<string, number>();
+    let t = prof.startTime;
+    for (let i = 0; i < prof.samples.length; i++) {
+      t += prof.timeDeltas[i] ?? 0;
+      const wall = s.clock.wall + (t - s.clock.hr) / 1000;
+      if (wall < from || wall > to) continue;
+      const leaf = byId.get(prof.samples[i]!)!;
+      let kind = 'other';
+      if (leaf.callFrame.functionName === '(garbage collector)') kind = 'garbage collection';
+      else if (leaf.callFrame.functionName === '(idle)') kind = 'idle';
+      else {
+        const stack: string[] = [];
+        for (let id: number | undefined = leaf.id; id !== undefined; id = parent.get(id))
+          stack.push(frame(byId.get(id)!));
+        const joined = stack.join('\n');
+        kind = kinds.find(([, re]) => re.test(joined))?.[0] ?? 'other';
+      }
+      sums.set(kind, (sums.get(kind) ?? 0) + (prof.timeDeltas[i + 1] ?? 0) / 1000);
     }
-    sums.set(kind, (sums.get(kind) ?? 0) + (prof.timeDeltas[i + 1] ?? 0) / 1000);
-  }
-  return [...sums].sort((a, b) => b[1] - a[1]);
+    return [...sums].sort((a, b) => b[1] - a[1]);
+  };
 }
 
 const gcLog = option('gc');
 const collections = gcLog ? fullCollections(fs.readFileSync(gcLog, 'utf8')) : undefined;
 const profFile = option('prof');
-const prof = profFile ? (JSON.parse(fs.readFileSync(profFile, 'utf8')) as Profile) : undefined;
+const kindsIn = profFile ? profileKinds(JSON.parse(fs.readFileSync(profFile, 'utf8')) as Profile) : undefined;
 
 for (const [phase, [from, to]] of [
   ['while the streams open', windows.opening],
@@ -137,8 +139,8 @@ for (const [phase, [from, to]] of [
       `  gap of ${fmt(g.ms, 1)} ms at ${fmt(g.at - from, 0)} ms: ${chunks} chunks read in ${reads.size} reads` +
         `${collections ? (marking ? ', during a full collection' : ', no full collection') : ''}\n`,
     );
-    if (prof) {
-      const kinds = profileKinds(prof, g.at, g.at + g.ms);
+    if (kindsIn) {
+      const kinds = kindsIn(g.at, g.at + g.ms);
       process.stdout.write(`    ${kinds.map(([k, ms]) => `${k} ${fmt(ms, 1)} ms`).join(', ')}\n`);
     }
   }

@@ -241,7 +241,7 @@ let writes = 0;
 net.Socket.prototype.write = function (chunk, ...rest) {
   if (typeof chunk === 'string') {
     // A write may carry several delta frames (those of one read go out together), each with its stamp.
-    let counted = false;
+    const before = emitted.length;
     for (let f = chunk.indexOf('event: delta\\n'); f >= 0; f = chunk.indexOf('event: delta\\n', f + 13)) {
       const i = chunk.indexOf('<t:', f);
       const end = chunk.indexOf('\\n\\n', f);
@@ -249,9 +249,8 @@ net.Socket.prototype.write = function (chunk, ...rest) {
       const stamp = Number(chunk.slice(i + 3, chunk.indexOf('>', i)));
       emitted.push(stamp);
       written.push(performance.timeOrigin + performance.now() - stamp);
-      if (!counted) writes++;
-      counted = true;
     }
+    if (emitted.length > before) writes++;
   }
   return write.call(this, chunk, ...rest);
 };
