@@ -176,25 +176,34 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
   app.server.on('request', () => reducer.noteActivity());
 
   let stopping: Promise<void> | undefined;
+  // The start in progress, if any: a stop waits for it, so that nothing it starts (jobs, features) outlives the stop.
+  let starting: Promise<string> | undefined;
   return {
     core,
     app,
-    async listen() {
-      await app.listen({ host: config.host, port: config.port });
-      const addr = app.server.address();
-      const port = typeof addr === 'object' && addr ? addr.port : config.port;
-      baseUrl = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
-      await jobs.start();
-      for (const f of features) await f.start?.(core);
-      jobs.onLeadershipChange((leader) => {
-        void host.leadershipChanged(leader);
-      });
-      reducer.start();
-      log.info({ url: baseUrl, version: VERSION }, 'listening');
-      return baseUrl;
+    listen() {
+      if (stopping) return Promise.reject(new Error('the service is stopping; it does not listen any more'));
+      starting ??= (async () => {
+        await app.listen({ host: config.host, port: config.port });
+        const addr = app.server.address();
+        const port = typeof addr === 'object' && addr ? addr.port : config.port;
+        baseUrl = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;
+        await jobs.start();
+        for (const f of features) await f.start?.(core);
+        jobs.onLeadershipChange((leader) => {
+          void host.leadershipChanged(leader);
+        });
+        reducer.start();
+        log.info({ url: baseUrl, version: VERSION }, 'listening');
+        return baseUrl;
+      })();
+      return starting;
     },
     stop() {
       stopping ??= (async () => {
+        // A stop that comes while listen() still starts things (a signal right after the port is bound) waits for
+        // that start to end, whether it succeeds or not, then stops all of it.
+        await starting?.catch(() => {});
         const graceMs = config.gracefulShutdownSeconds * 1000;
         // Plugin instances may take until this long after the grace period to stop (run.ts exits
         // at SHUTDOWN_MARGIN_MS after it whatever happens).

@@ -1,4 +1,4 @@
-import { createService, SHUTDOWN_MARGIN_MS } from './app.ts';
+import { createService, type Service, SHUTDOWN_MARGIN_MS } from './app.ts';
 import { ConfigurationError, loadConfig } from './config/config.ts';
 import { gcThreadsNiceFromEnv, lowerGcThreadPriority } from './health/gc-threads.ts';
 import { PluginLoadError } from './plugins/loader.ts';
@@ -19,28 +19,11 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  let service;
-  try {
-    service = await createService(config);
-    if (gcNice !== undefined) {
-      // V8's helper threads behind the main thread (core/src/health/gc-threads.ts).
-      const lowered = lowerGcThreadPriority(gcNice);
-      const log = service.core.logs.get('memory');
-      if (lowered.error && !lowered.unsupported)
-        log.warn({ ...lowered, by: gcNice }, 'could not lower the priority of V8 helper threads');
-      else log.debug({ ...lowered, by: gcNice }, 'V8 helper threads at a lower priority');
-    }
-    await service.listen();
-  } catch (err) {
-    if (err instanceof ConfigurationError || err instanceof PluginLoadError) {
-      process.stderr.write(`herald: refusing to start: ${err.message}\n`);
-      process.exit(1);
-    }
-    process.stderr.write(`herald: failed to start: ${(err as Error).message}\n`);
-    process.exit(1);
-  }
+  let service: Service | undefined;
+  // Installed before the service is built: a signal at any point of the start (migrations, plugins, the port bound
+  // while jobs and features still start) ends in the graceful stop, not in the signal's default action.
   let signalled = false;
-  const onSignal = (sig: string) => {
+  const onSignal = () => {
     if (signalled) return;
     signalled = true;
     // Whatever holds the stop up (a plugin that ignores its abort signal), the process is gone
@@ -50,23 +33,54 @@ async function main(): Promise<void> {
         process.stderr.write('herald: shutdown did not finish within the grace period; exiting\n');
         process.exit(process.exitCode ?? 1);
       },
-      service.core.config.gracefulShutdownSeconds * 1000 + SHUTDOWN_MARGIN_MS,
+      config.gracefulShutdownSeconds * 1000 + SHUTDOWN_MARGIN_MS,
     ).unref();
-    void service.stop().then(
-      () => process.exit(process.exitCode ?? 0),
-      (err) => {
-        process.stderr.write(`herald: shutdown failed: ${(err as Error).message}\n`);
-        process.exit(1);
-      },
-    );
-    void sig;
+    // Before the service exists, the start sees `signalled` once createService returns and stops it there.
+    if (service) stopAndExit(service);
   };
-  process.on('SIGTERM', () => onSignal('SIGTERM'));
-  process.on('SIGINT', () => onSignal('SIGINT'));
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    service = await createService(config);
+    if (signalled) {
+      // Built but never listened: its stop closes the database and the plugin instances.
+      stopAndExit(service);
+      return;
+    }
+    if (gcNice !== undefined) {
+      // V8's helper threads behind the main thread (core/src/health/gc-threads.ts).
+      const lowered = lowerGcThreadPriority(gcNice);
+      const log = service.core.logs.get('memory');
+      if (lowered.error && !lowered.unsupported)
+        log.warn({ ...lowered, by: gcNice }, 'could not lower the priority of V8 helper threads');
+      else log.debug({ ...lowered, by: gcNice }, 'V8 helper threads at a lower priority');
+    }
+    // A signal during listen() stops the service once its start has ended (Service.stop waits for it).
+    await service.listen();
+  } catch (err) {
+    // A start that a signal's stop interrupted is not a failure: stopAndExit exits.
+    if (signalled && service) return;
+    if (err instanceof ConfigurationError || err instanceof PluginLoadError) {
+      process.stderr.write(`herald: refusing to start: ${err.message}\n`);
+      process.exit(1);
+    }
+    process.stderr.write(`herald: failed to start: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
   service.core.services.set('requestRestart', () => {
     process.exitCode = 75;
-    onSignal('restart');
+    onSignal();
   });
+}
+
+function stopAndExit(service: Service): void {
+  void service.stop().then(
+    () => process.exit(process.exitCode ?? 0),
+    (err) => {
+      process.stderr.write(`herald: shutdown failed: ${(err as Error).message}\n`);
+      process.exit(1);
+    },
+  );
 }
 
 void main();

@@ -36,8 +36,7 @@ async function threadsOfService(t: Test, env: Record<string, string>) {
   const svc = await start(t, env);
   await untilReady(svc.base, 'the service');
   const threads = threadNices(svc.child.pid!);
-  // Killed, not stopped: its stop is not what is tested here, and a SIGTERM that comes while `listen` still runs its
-  // last steps (after the ready answer) finds no handler yet.
+  // Killed, not stopped: its stop is not what is tested here (test/core/lifecycle.test.ts tests it).
   svc.child.kill('SIGKILL');
   await exited(svc.child);
   return threads;

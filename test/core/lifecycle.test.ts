@@ -2,7 +2,10 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { PassThrough } from 'node:stream';
 import t from 'tap';
+import { createService } from '../../core/src/app.ts';
+import { loadConfig } from '../../core/src/config/config.ts';
 import { detectSupervised } from '../../core/src/lifecycle/supervised.ts';
 import { freePort } from '../helpers/peers.ts';
 import { exited, startHeraldProcess, untilReady } from '../helpers/process.ts';
@@ -53,4 +56,55 @@ t.test('supervised detection', async (t) => {
   t.equal(detectSupervised(undefined, { INVOCATION_ID: 'abc' }).by, 'systemd');
   t.equal(detectSupervised(undefined, { HERALD_SUPERVISOR: '1' }).supervised, true);
   t.equal(detectSupervised(undefined, {}).supervised, false);
+});
+
+// A signal at any point of the start ends in the graceful stop and exit 0. Before run.ts installed its handlers
+// ahead of the start, a SIGTERM before the end of `listen()` ended the process by the signal's default action.
+for (const [when, line] of [
+  ['while the service is built (migrations, plugins)', '"msg":"booting"'],
+  ['after the port is bound, while jobs and features start', '"msg":"Server listening at'],
+] as const)
+  t.test(`a SIGTERM ${when} stops the service gracefully, exit 0`, async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-life-'));
+    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const { child, stderr } = startHeraldProcess({
+      dir,
+      port: await freePort(),
+      key: crypto.randomBytes(32).toString('hex'),
+      plugins: '@herald/provider-bridge-self',
+      env: { SERVICE_LOG_LEVEL: 'DEBUG' },
+    });
+    t.teardown(() => child.kill('SIGKILL'));
+    await waitFor(`the line ${line}`, () => stderr().includes(line));
+    child.kill('SIGTERM');
+    const code = await exited(child);
+    t.equal(child.signalCode, null, 'not ended by the signal itself');
+    t.equal(code, 0, 'exit 0');
+    t.match(stderr(), /"msg":"stopped"/, 'the graceful stop ran to its end');
+    t.notMatch(stderr(), /failed to start|shutdown failed/);
+    // Whatever the start had begun was stopped after it: nothing is logged as started once the stop began.
+    const afterStop = stderr().slice(stderr().indexOf('"msg":"shutting down"'));
+    t.notMatch(afterStop, /"msg":"listening"|leads the scheduler/, 'no part of the start after the stop began');
+  });
+
+t.test('stop() called while listen() still starts waits for that start, then stops all of it', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-life-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const config = loadConfig({
+    SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
+    SERVICE_DATA_DIR: dir,
+    SERVICE_PORT: '0',
+    SERVICE_HOST: '127.0.0.1',
+    SERVICE_PLUGINS: '@herald/provider-bridge-self',
+    SERVICE_LOG_LEVEL: 'ERROR',
+  });
+  const service = await createService(config, { logDestination: new PassThrough() });
+  const listening = service.listen();
+  const stopped = service.stop();
+  const url = await listening;
+  await stopped;
+  t.match(url, /^http:\/\/127\.0\.0\.1:\d+$/, 'the start that was under way ended');
+  t.equal(service.app.server.listening, false, 'the server does not listen after the stop');
+  t.equal(service.core.jobs.status().detail, 'scheduler not started', 'the jobs it started were stopped');
+  await t.rejects(service.listen(), /stopping/, 'a stopped service does not listen again');
 });
