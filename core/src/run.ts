@@ -1,6 +1,7 @@
 import { createService, type Service, SHUTDOWN_MARGIN_MS } from './app.ts';
 import { ConfigurationError, loadConfig } from './config/config.ts';
 import { gcThreadsNiceFromEnv, lowerGcThreadPriority } from './health/gc-threads.ts';
+import { installProcessErrorHandlers } from './lifecycle/process-errors.ts';
 import { PluginLoadError } from './plugins/loader.ts';
 
 /**
@@ -42,6 +43,8 @@ async function main(): Promise<void> {
   process.on('SIGINT', onSignal);
   try {
     service = await createService(config);
+    // From here on, an error nothing handled goes through the service's logger (lifecycle/process-errors.ts).
+    installProcessErrorHandlers(service.core.logs.get('core'));
     if (signalled) {
       // Built but never listened: its stop closes the database and the plugin instances.
       stopAndExit(service);

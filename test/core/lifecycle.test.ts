@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -8,8 +9,11 @@ import { createService } from '../../core/src/app.ts';
 import { loadConfig } from '../../core/src/config/config.ts';
 import { detectSupervised } from '../../core/src/lifecycle/supervised.ts';
 import { freePort } from '../helpers/peers.ts';
-import { exited, startHeraldProcess, untilReady } from '../helpers/process.ts';
+import { exited, heraldProcessEnv, startHeraldProcess, untilReady } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const STRAY = new URL('../fixtures/process-errors/stray.ts', import.meta.url).pathname;
 
 t.test('SIGTERM lets an in-flight request finish, then exits 0', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-life-'));
@@ -108,3 +112,41 @@ t.test('stop() called while listen() still starts waits for that start, then sto
   t.equal(service.core.jobs.status().detail, 'scheduler not started', 'the jobs it started were stopped');
   await t.rejects(service.listen(), /stopping/, 'a stopped service does not listen again');
 });
+
+// An error nothing handled goes through the service's logger, secrets masked, instead of Node's raw trace (which
+// printed the key below). A stray rejection leaves the service running; an uncaught exception ends it with exit 1.
+for (const kind of ['rejection', 'exception'] as const)
+  t.test(`an unhandled ${kind} is logged through the service's logger with its secrets masked`, async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-life-'));
+    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const key = crypto.randomBytes(32).toString('hex');
+    const port = await freePort();
+    const child = spawn(process.execPath, ['--import', STRAY, 'core/src/main.ts'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      env: heraldProcessEnv({
+        port,
+        key,
+        env: { SERVICE_DATA_DIR: dir, SERVICE_PLUGINS: '@herald/provider-bridge-self', STRAY_ERROR: kind },
+      }),
+    });
+    t.teardown(() => child.kill('SIGKILL'));
+    let stderr = '';
+    child.stderr!.on('data', (c) => {
+      stderr += c;
+    });
+    const url = `http://127.0.0.1:${port}`;
+    const msg = kind === 'rejection' ? 'unhandled promise rejection' : 'uncaught exception';
+    await waitFor(`the ${kind}'s log line`, () => stderr.includes(msg) || child.exitCode !== null);
+    const line = stderr.split('\n').find((l) => l.includes(msg));
+    t.ok(line, `a log line for the ${kind}`);
+    const entry = JSON.parse(line ?? '{}');
+    t.equal(entry.level, kind === 'rejection' ? 'error' : 'fatal');
+    t.match(entry.err?.message, /stray failure \(key \[REDACTED\]\)/, 'the error, its secret masked');
+    if (kind === 'rejection') {
+      t.ok(await untilReady(url, 'the service after the rejection'), 'the service goes on');
+      child.kill('SIGTERM');
+      t.equal(await exited(child), 0, 'and stops gracefully when told');
+    } else t.equal(await exited(child), 1, 'the process exits 1');
+    t.notOk(stderr.includes(key), 'the key is nowhere in what the process wrote');
+  });

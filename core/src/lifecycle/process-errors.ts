@@ -1,0 +1,38 @@
+import type { Logger } from 'pino';
+
+/**
+ * The process's last line of defence, installed by run.ts once the service's logger exists: an error nothing
+ * handled is logged through that logger (JSON or text as configured, secrets masked like every other line) instead of
+ * Node's raw stack trace on standard error, which no redaction sees.
+ *
+ * - A promise rejection nothing handled (a plugin's fire-and-forget call that failed, say) is logged at ERROR and the
+ *   service goes on: one stray failure does not stop every provider, target and chat for the restart's duration.
+ * - An exception nothing caught leaves the process in a state nobody planned for: it is logged at FATAL and the
+ *   process exits 1 at once, without the graceful stop (a supervisor restarts it; what was accepted is durable).
+ *
+ * Returns a function that removes both handlers. `exit` is process.exit unless a test replaces it.
+ */
+export function installProcessErrorHandlers(
+  log: Logger,
+  exit: (code: number) => void = (code) => process.exit(code),
+): () => void {
+  const onRejection = (reason: unknown) => {
+    log.error({ err: asError(reason) }, 'unhandled promise rejection; the service goes on');
+  };
+  const onException = (err: unknown, origin: string) => {
+    // pino writes standard error synchronously here (logging/logger.ts), so the line is out before the exit.
+    log.fatal({ err: asError(err), origin }, 'uncaught exception; the service exits');
+    exit(1);
+  };
+  process.on('unhandledRejection', onRejection);
+  process.on('uncaughtException', onException);
+  return () => {
+    process.off('unhandledRejection', onRejection);
+    process.off('uncaughtException', onException);
+  };
+}
+
+/** A rejection may carry anything; the log's error serializer wants an Error. */
+function asError(v: unknown): Error {
+  return v instanceof Error ? v : new Error(`non-error value: ${typeof v === 'string' ? v : String(v)}`);
+}
