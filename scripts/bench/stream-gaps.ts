@@ -8,7 +8,8 @@
  * For each phase (while the streams open, once all are open) it prints the chunks' wait from emission to the service's
  * read, and the `--top` longest gaps between two of the sampler's 2 ms ticks (one loop turn, or one poll phase that
  * kept polling): the chunks read during the gap and how many a read carried, the full collections whose marking
- * overlapped it (`--gc`), and the main thread's sampled time in it by kind of work (`--prof`).
+ * overlapped it (`--gc`), and the main thread's sampled time in it by kind of work (`--prof`; a profile of the built
+ * service is read through its bundles' module marks, so that it is classified as one of the sources).
  */
 import fs from 'node:fs';
 import { dist, fmt } from './lib/stats.ts';
@@ -64,12 +65,47 @@ function fullCollections(log: string): { start: number; end: number; pause: numb
   return out;
 }
 
+/**
+ * The source module a frame of the built service ran (`core/dist/*.js` bundles mark each module they hold with a
+ * `// core/src/….ts` comment line, as `// plugins/…` for plugins): the frame's own URL for anything else. Without it a
+ * profile of the built service, which bench:streams runs by default, matches none of the kinds below by file.
+ */
+function sourceModules(): (url: string, line: number) => string {
+  const marks = new Map<string, { line: number; module: string }[]>();
+  const read = (url: string) => {
+    let m = marks.get(url);
+    if (m) return m;
+    m = [];
+    try {
+      const lines = fs.readFileSync(new URL(url), 'utf8').split('\n');
+      for (let i = 0; i < lines.length; i++) {
+        const r = /^\/\/ ((?:core|plugins)\/\S+\.ts)$/.exec(lines[i]!);
+        if (r) m.push({ line: i, module: r[1]! });
+      }
+    } catch {
+      /* a file gone since the run: its URL stands */
+    }
+    marks.set(url, m);
+    return m;
+  };
+  return (url, line) => {
+    if (!url.startsWith('file:') || !url.includes('/dist/')) return url;
+    let found = url;
+    for (const mark of read(url)) {
+      if (mark.line > line) break;
+      found = mark.module;
+    }
+    return found;
+  };
+}
+
 /** A function giving the sampled main-thread time in [from, to] (wall ms) by kind of work, largest first. */
 function profileKinds(prof: Profile): (from: number, to: number) => [string, number][] {
   const byId = new Map(prof.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of prof.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
-  const frame = (n: ProfileNode) => `${n.callFrame.functionName} ${n.callFrame.url}`;
+  const source = sourceModules();
+  const frame = (n: ProfileNode) => `${n.callFrame.functionName} ${source(n.callFrame.url, n.callFrame.lineNumber)}`;
   const kinds: [string, RegExp][] = [
     ['relaying a chunk', /onResponseData .*model-fetch/],
     ['opening: the SSE response', /respond .*send\.ts|open .*sse\.ts/],
