@@ -10,26 +10,20 @@ import type { Logger } from 'pino';
  * - An exception nothing caught leaves the process in a state nobody planned for: it is logged at FATAL and the
  *   process exits 1 at once, without the graceful stop (a supervisor restarts it; what was accepted is durable).
  *
- * Returns a function that removes both handlers. `exit` is process.exit unless a test replaces it.
+ * The dispatch thread (SERVICE_DISPATCH_THREAD) has none of these: whatever ends it is logged by the main thread, which
+ * starts it again (relay/pipeline/dispatch-worker-host.ts).
  */
-export function installProcessErrorHandlers(
-  log: Logger,
-  exit: (code: number) => void = (code) => process.exit(code),
-): () => void {
+export function installProcessErrorHandlers(log: Logger): void {
   const onRejection = (reason: unknown) => {
     log.error({ err: asError(reason) }, 'unhandled promise rejection; the service goes on');
   };
   const onException = (err: unknown, origin: string) => {
     // pino writes standard error synchronously here (logging/logger.ts), so the line is out before the exit.
     log.fatal({ err: asError(err), origin }, 'uncaught exception; the service exits');
-    exit(1);
+    process.exit(1);
   };
   process.on('unhandledRejection', onRejection);
   process.on('uncaughtException', onException);
-  return () => {
-    process.off('unhandledRejection', onRejection);
-    process.off('uncaughtException', onException);
-  };
 }
 
 /** A rejection may carry anything; the log's error serializer wants an Error. */
