@@ -11,7 +11,9 @@
  *
  * Issue 27's goal is read per phase: the added p99 of the chunks emitted while the streams are still being opened,
  * and of those emitted once all are open, each against the direct baseline's same phase. The service's CPU time
- * during the measured run is printed too (per stream, the least noisy figure of what opening and relaying cost).
+ * during the measured run is printed too (per stream, the least noisy figure of what opening and relaying cost), and
+ * where a chunk's time through herald goes: emission → read and → written by the service (a sampler preloaded into
+ * it), written → arrived at the clients (each chunk joined by its stamp), and the clients' own loop in both runs.
  *
  * `npm run bench:streams` (BENCH_STREAMS, BENCH_CHUNKS, BENCH_WARMUP adjust it; BENCH_SQL_PROFILE=1 prints the
  * service's statement timings at exit, setup included; BENCH_LAG_OUT=<file> keeps the sampler's raw figures). It
@@ -415,6 +417,24 @@ const opts = heraldOptions(dataDir, await freePort(), '@herald/provider-bridge-s
 const herald = spawnHerald({ ...opts, entry: ENTRY });
 /** Wall-time windows for the service's loop lateness: the direct run (the service idle), opening, all open. */
 const windows: { idle?: [number, number]; opening?: [number, number]; open?: [number, number] } = {};
+/**
+ * The clients' own loop (this process, where every chunk's arrival is stamped): a 2 ms timer's lateness with its wall
+ * time, as the service's sampler takes it. A chunk that reaches this process waits for this loop too, in both runs.
+ */
+const clientsLoop = { at: [] as number[], late: [] as number[], cpu: [] as number[] };
+let clientsDue = performance.now() + 2;
+const clientsTimer = setInterval(() => {
+  const now = performance.now();
+  const c = process.threadCpuUsage();
+  clientsLoop.at.push(performance.timeOrigin + now);
+  clientsLoop.late.push(now - clientsDue);
+  clientsLoop.cpu.push((c.user + c.system) / 1000);
+  clientsDue = now + 2;
+}, 2);
+/** The chunks through herald as the clients got them: emission stamp and arrival − emission. */
+let viaChunks: { emitted: number; latency: number }[] = [];
+/** Each run's start, the wall time its last stream opened, and its end. */
+const clientsWindows: { direct?: [number, number, number]; via?: [number, number, number] } = {};
 if (PIN) pin(herald.pid, PIN.service);
 try {
   // The service is ready (and idle) before the baseline runs: its start would otherwise share the CPU with it.
@@ -511,6 +531,9 @@ try {
   const phases = summary('through herald', via.results);
   windows.opening = [viaFrom, phases.allOpen];
   windows.open = [phases.allOpen, viaFrom + via.ms];
+  viaChunks = via.results.flatMap((r) => r.latencies.map((latency, i) => ({ emitted: r.emitted[i]!, latency })));
+  clientsWindows.direct = [directFrom, base.allOpen, directFrom + direct.ms];
+  clientsWindows.via = [viaFrom, phases.allOpen, viaFrom + via.ms];
   const through = phases.all;
   const addedP50 = through.p50 - base.all.p50;
   const addedP99 = through.p99 - base.all.p99;
@@ -592,6 +615,38 @@ try {
     line('  while the streams open', byEmission(samples.emitted, samples.written, windows.opening![0], opened));
     line('  once all are open', byEmission(samples.emitted, samples.written, opened, end));
     line('delta frames written / socket writes', `${samples.emitted.length} / ${samples.writes}`);
+    // Each chunk through herald joined by its stamp to the frame the service wrote: what the kernel and the clients'
+    // process add after the service's write (a stamp that two chunks share is left out).
+    const writtenAt = new Map<number, number>();
+    const shared = new Set<number>();
+    samples.emitted.forEach((e, i) => {
+      if (writtenAt.has(e)) shared.add(e);
+      writtenAt.set(e, samples.written[i]!);
+    });
+    const after = { opening: [] as number[], open: [] as number[] };
+    for (const c of viaChunks) {
+      const w = writtenAt.get(c.emitted);
+      if (w === undefined || shared.has(c.emitted)) continue;
+      (c.emitted < opened ? after.opening : after.open).push(c.latency - w);
+    }
+    const show = (v: number[]) => {
+      const d = dist(v);
+      return `${fmt(d.p50, 2)} / ${fmt(d.p99, 2)} / ${fmt(d.max, 1)} ms (${d.n} chunks)`;
+    };
+    line('chunk written by the service → arrived at the clients p50 / p99 / max', '(the kernel and the clients)');
+    line('  while the streams open', show(after.opening));
+    line('  once all are open', show(after.open));
+  }
+  clearInterval(clientsTimer);
+  if (clientsWindows.direct && clientsWindows.via) {
+    const own = { ...clientsLoop, writes: 0, emitted: [], written: [], readEmitted: [], read: [] };
+    const [df, dOpen, dEnd] = clientsWindows.direct;
+    const [vf, vOpen, vEnd] = clientsWindows.via;
+    line('clients loop lateness p50 / p99 / max', '(a 2 ms timer in this process; its own part after the |)');
+    line('  direct, while the streams open', `${loopLate(own, df, dOpen)} | ${loopLateOwn(own, df, dOpen)}`);
+    line('  direct, once all are open', `${loopLate(own, dOpen, dEnd)} | ${loopLateOwn(own, dOpen, dEnd)}`);
+    line('  through herald, while the streams open', `${loopLate(own, vf, vOpen)} | ${loopLateOwn(own, vf, vOpen)}`);
+    line('  through herald, once all are open', `${loopLate(own, vOpen, vEnd)} | ${loopLateOwn(own, vOpen, vEnd)}`);
   }
   // BENCH_LAG_OUT=<file>: the sampler's raw figures and the phases' wall times, kept for a closer look.
   if (process.env.BENCH_LAG_OUT && fs.existsSync(lagFile))
