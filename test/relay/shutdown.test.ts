@@ -140,3 +140,64 @@ t.test(
     t.equal(events.length, N, 'every event dispatched');
   },
 );
+
+t.test(
+  'a second SIGTERM during the graceful stop ends the process at once; every delivery stays on record',
+  async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-shutdown-'));
+    // A sink that accepts each request and never answers: the send in flight holds the graceful stop up.
+    let arrived = 0;
+    const sink = http.createServer((req) => {
+      req.resume();
+      req.on('end', () => arrived++);
+    });
+    await new Promise<void>((r) => sink.listen(0, '127.0.0.1', r));
+    const sinkUrl = `http://127.0.0.1:${(sink.address() as { port: number }).port}/`;
+    const svc = startHeraldProcess({
+      dir,
+      port: await freePort(),
+      key: crypto.randomBytes(32).toString('hex'),
+      databaseUrl: await testDatabaseUrl(dir),
+      plugins: PLUGINS,
+      // Longer than the recorder's own 5 s send timeout: without the second signal the stop would wait for that send.
+      env: { SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '30' },
+    });
+    t.teardown(async () => {
+      svc.child.kill('SIGKILL');
+      sink.closeAllConnections();
+      sink.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    const call = apiCaller(svc.base);
+    await untilReady(svc.base, 'the start');
+    const c = await exampleChainOverHttp(call, 'shutdown test password', {
+      kind: 'recorder',
+      name: 'Rec',
+      config: { url: sinkUrl },
+    });
+    const N = 3;
+    for (let i = 0; i < N; i++)
+      t.equal(
+        (await call('POST', c.hook, { type: 'alarm', payload: { name: `e${i}` } }, EXAMPLE_HOOK_HEADERS)).status,
+        202,
+      );
+    await until(() => arrived >= 1, 10_000, 'the first send');
+    svc.child.kill('SIGTERM');
+    await until(() => svc.stderr().includes('"msg":"shutting down"'), 10_000, 'the graceful stop');
+    svc.child.kill('SIGTERM');
+    t.equal(await exited(svc.child), 1, 'exit 1: the graceful stop was cut short');
+    t.match(svc.stderr(), /SIGTERM again during the graceful stop; exiting now/);
+    t.notMatch(svc.stderr(), /"msg":"stopped"/, 'the stop did not run to its end');
+    // Queued, or claimed by the send that was cut off (its claim lapses after the next start): none sent or failed.
+    const rows = await readStoppedDatabase<{ n: number; pending: number }>(
+      dir,
+      "SELECT COUNT(*) AS n, SUM(CASE WHEN status IN ('queued', 'sending') THEN 1 ELSE 0 END) AS pending " +
+        'FROM deliveries',
+    );
+    t.same(
+      { n: Number(rows?.n), pending: Number(rows?.pending) },
+      { n: N, pending: N },
+      'every delivery is still to be sent',
+    );
+  },
+);
