@@ -24,16 +24,8 @@ async function main(): Promise<void> {
   // Installed before the service is built: a signal at any point of the start (migrations, plugins, the port bound
   // while jobs and features still start) ends in the graceful stop, not in the signal's default action.
   let signalled = false;
-  const onSignal = (sig?: NodeJS.Signals) => {
-    if (signalled) {
-      // A second signal (Ctrl-C twice) ends the process at once, as a kill would: sends still in flight are not
-      // recorded and go out again once their claims lapse after the next start; nothing accepted is lost.
-      if (sig) {
-        process.stderr.write(`herald: ${sig} again during the graceful stop; exiting now\n`);
-        process.exit(1);
-      }
-      return;
-    }
+  const onSignal = () => {
+    if (signalled) return;
     signalled = true;
     // Whatever holds the stop up (a plugin that ignores its abort signal), the process is gone
     // shortly after the grace period: the supervisor, or the operator, waits no longer.
