@@ -1,7 +1,8 @@
 /**
  * A minimal supervisor for hosts without systemd or a container runtime: runs the service and
  * starts it again when it exits asking for a restart (exit code 75, after apply-restart) or crashes.
- * `npm run start:supervised`. SIGTERM/SIGINT are passed on and end the supervisor with the service.
+ * `npm run start:supervised`. SIGTERM, SIGINT and SIGHUP (the terminal gone) are passed on and end the supervisor with
+ * the service, which stops gracefully on each.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -33,7 +34,7 @@ function run(): void {
   });
 }
 
-for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const) {
   process.on(sig, () => {
     stopping = true;
     if (child && child.exitCode === null) child.kill(sig);

@@ -39,8 +39,11 @@ async function main(): Promise<void> {
     // Before the service exists, the start sees `signalled` once createService returns and stops it there.
     if (service) stopAndExit(service);
   };
+  // SIGHUP too: the terminal that ran `npm start` closed. There is no configuration to reload (it comes from the
+  // environment), and the graceful stop is better than the signal's default end.
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  process.on('SIGHUP', onSignal);
   try {
     service = await createService(config);
     // From here on, an error nothing handled goes through the service's logger (lifecycle/process-errors.ts).

@@ -54,6 +54,24 @@ t.test('SIGTERM lets an in-flight request finish, then exits 0', async (t) => {
   t.match(stderr(), /"msg":"stopped"/);
 });
 
+t.test('SIGHUP (the terminal gone) stops the service gracefully too, exit 0', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-life-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const { child, base, stderr } = startHeraldProcess({
+    dir,
+    port: await freePort(),
+    key: crypto.randomBytes(32).toString('hex'),
+    plugins: '@herald/provider-bridge-self',
+  });
+  t.teardown(() => child.kill('SIGKILL'));
+  await untilReady(base, 'the start');
+  await waitFor('the start to end', () => stderr().includes('"msg":"listening"'));
+  child.kill('SIGHUP');
+  t.equal(await exited(child), 0, 'exit 0');
+  t.equal(child.signalCode, null, 'not ended by the signal itself');
+  t.match(stderr(), /"msg":"stopped"/, 'the graceful stop ran to its end');
+});
+
 t.test('supervised detection', async (t) => {
   t.same(detectSupervised(true, {}), { supervised: true, by: 'SERVICE_SUPERVISED' });
   t.same(detectSupervised(false, { INVOCATION_ID: 'x' }), { supervised: false, by: 'SERVICE_SUPERVISED' });

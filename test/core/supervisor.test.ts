@@ -3,7 +3,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { freePort } from '../helpers/peers.ts';
 
 const root = new URL('../..', import.meta.url).pathname;
@@ -22,10 +22,10 @@ async function ready(url: string): Promise<{ id: string }> {
   throw new Error('not ready');
 }
 
-t.test('npm run start:supervised restarts a crashed service and stops with it', async (t) => {
+/** `npm run start:supervised` on a port of its own; its standard error (the service's log lines too) in `stderr()`. */
+async function startSupervisor(t: Test) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-sup-'));
   const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
   const sup = spawn(process.execPath, ['scripts/supervise.ts'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -48,13 +48,40 @@ t.test('npm run start:supervised restarts a crashed service and stops with it', 
     sup.kill('SIGKILL');
     fs.rmSync(dir, { recursive: true, force: true });
   });
+  const exit = new Promise<number | null>((r) => sup.on('exit', r));
+  return { sup, url: `http://127.0.0.1:${port}`, stderr: () => stderr, exit };
+}
+
+t.test('npm run start:supervised restarts a crashed service and stops with it', async (t) => {
+  const { sup, url, stderr, exit } = await startSupervisor(t);
   const first = await ready(url);
   const pid = Number(first.id.split('-')[0]);
   process.kill(pid, 'SIGKILL');
   const second = await ready(url);
   t.not(second.id, first.id, 'a new process serves after the crash');
-  t.match(stderr, /starting it again/);
+  t.match(stderr(), /starting it again/);
   sup.kill('SIGTERM');
-  const code = await new Promise((r) => sup.on('exit', r));
-  t.equal(code, 0, 'the supervisor stops with the service');
+  t.equal(await exit, 0, 'the supervisor stops with the service');
 });
+
+t.test(
+  'SIGHUP to the supervisor (the terminal gone) stops the service gracefully and the supervisor with it',
+  async (t) => {
+    const { sup, url, stderr, exit } = await startSupervisor(t);
+    const service = Number((await ready(url)).id.split('-')[0]);
+    // Should the supervisor die without passing the signal on, its service is not left running.
+    t.teardown(() => {
+      try {
+        // Still the service (its id could have been reused by now)?
+        if (fs.readFileSync(`/proc/${service}/cmdline`, 'utf8').includes('core/dist/main.js'))
+          process.kill(service, 'SIGKILL');
+      } catch {
+        /* gone, as it should be */
+      }
+    });
+    sup.kill('SIGHUP');
+    t.equal(await exit, 0, 'the supervisor exits 0');
+    t.match(stderr(), /"msg":"stopped"/, "the service's graceful stop ran to its end");
+    t.notMatch(stderr(), /starting it again/, 'and it was not started again');
+  },
+);
