@@ -133,8 +133,13 @@ t.test('stop() called while listen() still starts waits for that start, then sto
 
 // An error nothing handled goes through the service's logger, secrets masked, instead of Node's raw trace (which
 // printed the key below). A stray rejection leaves the service running; an uncaught exception ends it with exit 1.
-for (const kind of ['rejection', 'exception'] as const)
-  t.test(`an unhandled ${kind} is logged through the service's logger with its secrets masked`, async (t) => {
+const STRAYS = {
+  rejection: { msg: 'unhandled promise rejection', level: 'error', goesOn: true },
+  exception: { msg: 'uncaught exception', level: 'fatal', goesOn: false },
+  warning: { msg: 'Node warning', level: 'warn', goesOn: true },
+} as const;
+for (const [kind, expect] of Object.entries(STRAYS))
+  t.test(`a stray ${kind} is logged through the service's logger with its secrets masked`, async (t) => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-life-'));
     t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
     const key = crypto.randomBytes(32).toString('hex');
@@ -154,17 +159,21 @@ for (const kind of ['rejection', 'exception'] as const)
       stderr += c;
     });
     const url = `http://127.0.0.1:${port}`;
-    const msg = kind === 'rejection' ? 'unhandled promise rejection' : 'uncaught exception';
-    await waitFor(`the ${kind}'s log line`, () => stderr.includes(msg) || child.exitCode !== null);
-    const line = stderr.split('\n').find((l) => l.includes(msg));
+    await waitFor(`the ${kind}'s log line`, () => stderr.includes(expect.msg) || child.exitCode !== null);
+    const line = stderr.split('\n').find((l) => l.includes(expect.msg));
     t.ok(line, `a log line for the ${kind}`);
     const entry = JSON.parse(line ?? '{}');
-    t.equal(entry.level, kind === 'rejection' ? 'error' : 'fatal');
-    t.match(entry.err?.message, /stray failure \(key \[REDACTED\]\)/, 'the error, its secret masked');
-    if (kind === 'rejection') {
-      t.ok(await untilReady(url, 'the service after the rejection'), 'the service goes on');
+    t.equal(entry.level, expect.level);
+    t.match(
+      (entry.err ?? entry.warning)?.message,
+      /stray failure \(key \[REDACTED\]\)/,
+      `the ${kind}'s message, its secret masked`,
+    );
+    if (expect.goesOn) {
+      t.ok(await untilReady(url, `the service after the ${kind}`), 'the service goes on');
       child.kill('SIGTERM');
       t.equal(await exited(child), 0, 'and stops gracefully when told');
     } else t.equal(await exited(child), 1, 'the process exits 1');
     t.notOk(stderr.includes(key), 'the key is nowhere in what the process wrote');
+    t.notMatch(stderr, /^\(node:\d+\)/m, "no line of Node's own");
   });

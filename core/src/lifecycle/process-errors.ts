@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
  *   service goes on: one stray failure does not stop every provider, target and chat for the restart's duration.
  * - An exception nothing caught leaves the process in a state nobody planned for: it is logged at FATAL and the
  *   process exits 1 at once, without the graceful stop (a supervisor restarts it; what was accepted is durable).
+ * - A warning Node emits from then on is logged at WARNING, instead of its own line on standard error.
  *
  * The dispatch thread (SERVICE_DISPATCH_THREAD) has none of these: whatever ends it is logged by the main thread, which
  * starts it again (relay/pipeline/dispatch-worker-host.ts).
@@ -24,6 +25,12 @@ export function installProcessErrorHandlers(log: Logger): void {
   };
   process.on('unhandledRejection', onRejection);
   process.on('uncaughtException', onException);
+  // Node's own warnings (a listener leak, a deprecation) too: its default printer is a listener of this event, which
+  // is replaced by one that logs through the logger.
+  process.removeAllListeners('warning');
+  process.on('warning', (w: Error & { code?: string }) => {
+    log.warn({ warning: { name: w.name, code: w.code, message: w.message } }, 'Node warning');
+  });
 }
 
 /** A rejection may carry anything; the log's error serializer wants an Error. */
