@@ -1,6 +1,7 @@
 /**
- * A minimal supervisor for hosts without systemd or a container runtime: runs the service and
- * starts it again when it exits asking for a restart (exit code 75, after apply-restart) or crashes.
+ * A minimal supervisor for hosts without systemd or a container runtime: runs the service and starts it again when it
+ * exits asking for a restart (exit code 75, after apply-restart) or crashes (70 after an uncaught exception, or a
+ * signal). An exit 1 within 5 s of the start is a refused start (bad configuration): not restarted.
  * `npm run start:supervised`. SIGTERM, SIGINT and SIGHUP (the terminal gone) are passed on and end the supervisor with
  * the service, which stops gracefully on each.
  */

@@ -7,6 +7,7 @@ import { PassThrough } from 'node:stream';
 import t from 'tap';
 import { createService } from '../../core/src/app.ts';
 import { loadConfig } from '../../core/src/config/config.ts';
+import { CRASH_EXIT_CODE } from '../../core/src/lifecycle/process-errors.ts';
 import { detectSupervised } from '../../core/src/lifecycle/supervised.ts';
 import { freePort } from '../helpers/peers.ts';
 import { exited, heraldProcessEnv, startHeraldProcess, untilReady } from '../helpers/process.ts';
@@ -132,7 +133,7 @@ t.test('stop() called while listen() still starts waits for that start, then sto
 });
 
 // An error nothing handled goes through the service's logger, secrets masked, instead of Node's raw trace (which
-// printed the key below). A stray rejection leaves the service running; an uncaught exception ends it with exit 1.
+// printed the key below). A stray rejection leaves the service running; an uncaught exception ends it with exit 70.
 const STRAYS = {
   rejection: { msg: 'unhandled promise rejection', level: 'error', goesOn: true },
   exception: { msg: 'uncaught exception', level: 'fatal', goesOn: false },
@@ -173,7 +174,8 @@ for (const [kind, expect] of Object.entries(STRAYS))
       t.ok(await untilReady(url, `the service after the ${kind}`), 'the service goes on');
       child.kill('SIGTERM');
       t.equal(await exited(child), 0, 'and stops gracefully when told');
-    } else t.equal(await exited(child), 1, 'the process exits 1');
+    } else
+      t.equal(await exited(child), CRASH_EXIT_CODE, 'the process exits 70 (EX_SOFTWARE), not the 1 of a refused start');
     t.notOk(stderr.includes(key), 'the key is nowhere in what the process wrote');
     t.notMatch(stderr, /^\(node:\d+\)/m, "no line of Node's own");
   });

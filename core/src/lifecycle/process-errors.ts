@@ -8,12 +8,16 @@ import type { Logger } from 'pino';
  * - A promise rejection nothing handled (a plugin's fire-and-forget call that failed, say) is logged at ERROR and the
  *   service goes on: one stray failure does not stop every provider, target and chat for the restart's duration.
  * - An exception nothing caught leaves the process in a state nobody planned for: it is logged at FATAL and the
- *   process exits 1 at once, without the graceful stop (a supervisor restarts it; what was accepted is durable).
+ *   process exits at once with {@link CRASH_EXIT_CODE}, without the graceful stop (a supervisor restarts it; what was
+ *   accepted is durable). Not 1, which a refused start exits with, so that a supervisor can tell the two apart.
  * - A warning Node emits from then on is logged at WARNING, instead of its own line on standard error.
  *
  * The dispatch thread (SERVICE_DISPATCH_THREAD) has none of these: whatever ends it is logged by the main thread, which
  * starts it again (relay/pipeline/dispatch-worker-host.ts).
  */
+/** The exit code after an uncaught exception: EX_SOFTWARE (sysexits.h), an internal error. */
+export const CRASH_EXIT_CODE = 70;
+
 export function installProcessErrorHandlers(log: Logger): void {
   const onRejection = (reason: unknown) => {
     log.error({ err: asError(reason) }, 'unhandled promise rejection; the service goes on');
@@ -21,7 +25,7 @@ export function installProcessErrorHandlers(log: Logger): void {
   const onException = (err: unknown, origin: string) => {
     // pino writes standard error synchronously here (logging/logger.ts), so the line is out before the exit.
     log.fatal({ err: asError(err), origin }, 'uncaught exception; the service exits');
-    process.exit(1);
+    process.exit(CRASH_EXIT_CODE);
   };
   process.on('unhandledRejection', onRejection);
   process.on('uncaughtException', onException);
