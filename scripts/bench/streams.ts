@@ -297,8 +297,11 @@ function byEmission(emitted: number[], late: number[], from: number, to: number)
   return `${fmt(d.p50, 2)} / ${fmt(d.p99, 2)} / ${fmt(d.max, 1)} ms (${d.n} chunks)`;
 }
 
+/** A loop's 2 ms timer samples (the service's or the clients'): wall time, lateness, the thread's CPU time at each. */
+type LoopSamples = Pick<LagSamples, 'at' | 'late' | 'cpu'>;
+
 /** The loop's lateness p50 / p99 / max in [from, to) of wall time, from the sampler's file. */
-function loopLate(samples: LagSamples, from: number, to: number): string {
+function loopLate(samples: LoopSamples, from: number, to: number): string {
   const v = samples.late.filter((_, i) => samples.at[i]! >= from && samples.at[i]! < to);
   const d = dist(v);
   return `${fmt(d.p50, 2)} / ${fmt(d.p99, 2)} / ${fmt(d.max, 1)} ms (${d.n} samples)`;
@@ -310,7 +313,7 @@ function loopLate(samples: LagSamples, from: number, to: number): string {
  * kept the thread off a CPU. An upper bound of the own part by up to the 2 ms period (CPU spent before the timer was
  * due counts too).
  */
-function loopLateOwn(samples: LagSamples, from: number, to: number): string {
+function loopLateOwn(samples: LoopSamples, from: number, to: number): string {
   const v: number[] = [];
   for (let i = 1; i < samples.at.length; i++)
     if (samples.at[i]! >= from && samples.at[i]! < to)
@@ -430,11 +433,11 @@ const clientsTimer = setInterval(() => {
   clientsLoop.late.push(now - clientsDue);
   clientsLoop.cpu.push((c.user + c.system) / 1000);
   clientsDue = now + 2;
-}, 2);
+}, 2).unref();
 /** The chunks through herald as the clients got them: emission stamp and arrival − emission. */
 let viaChunks: { emitted: number; latency: number }[] = [];
 /** Each run's start, the wall time its last stream opened, and its end. */
-const clientsWindows: { direct?: [number, number, number]; via?: [number, number, number] } = {};
+const clientsWindows: Partial<Record<'direct' | 'through herald', [number, number, number]>> = {};
 if (PIN) pin(herald.pid, PIN.service);
 try {
   // The service is ready (and idle) before the baseline runs: its start would otherwise share the CPU with it.
@@ -533,7 +536,7 @@ try {
   windows.open = [phases.allOpen, viaFrom + via.ms];
   viaChunks = via.results.flatMap((r) => r.latencies.map((latency, i) => ({ emitted: r.emitted[i]!, latency })));
   clientsWindows.direct = [directFrom, base.allOpen, directFrom + direct.ms];
-  clientsWindows.via = [viaFrom, phases.allOpen, viaFrom + via.ms];
+  clientsWindows['through herald'] = [viaFrom, phases.allOpen, viaFrom + via.ms];
   const through = phases.all;
   const addedP50 = through.p50 - base.all.p50;
   const addedP99 = through.p99 - base.all.p99;
@@ -623,30 +626,23 @@ try {
       if (writtenAt.has(e)) shared.add(e);
       writtenAt.set(e, samples.written[i]!);
     });
-    const after = { opening: [] as number[], open: [] as number[] };
-    for (const c of viaChunks) {
-      const w = writtenAt.get(c.emitted);
-      if (w === undefined || shared.has(c.emitted)) continue;
-      (c.emitted < opened ? after.opening : after.open).push(c.latency - w);
-    }
-    const show = (v: number[]) => {
-      const d = dist(v);
-      return `${fmt(d.p50, 2)} / ${fmt(d.p99, 2)} / ${fmt(d.max, 1)} ms (${d.n} chunks)`;
-    };
+    const joined = viaChunks.filter((c) => writtenAt.has(c.emitted) && !shared.has(c.emitted));
+    const afterWrite = joined.map((c) => c.latency - writtenAt.get(c.emitted)!);
+    const joinedEmitted = joined.map((c) => c.emitted);
     line('chunk written by the service → arrived at the clients p50 / p99 / max', '(the kernel and the clients)');
-    line('  while the streams open', show(after.opening));
-    line('  once all are open', show(after.open));
+    line('  while the streams open', byEmission(joinedEmitted, afterWrite, windows.opening![0], opened));
+    line('  once all are open', byEmission(joinedEmitted, afterWrite, opened, end));
   }
   clearInterval(clientsTimer);
-  if (clientsWindows.direct && clientsWindows.via) {
-    const own = { ...clientsLoop, writes: 0, emitted: [], written: [], readEmitted: [], read: [] };
-    const [df, dOpen, dEnd] = clientsWindows.direct;
-    const [vf, vOpen, vEnd] = clientsWindows.via;
+  if (clientsWindows.direct)
     line('clients loop lateness p50 / p99 / max', '(a 2 ms timer in this process; its own part after the |)');
-    line('  direct, while the streams open', `${loopLate(own, df, dOpen)} | ${loopLateOwn(own, df, dOpen)}`);
-    line('  direct, once all are open', `${loopLate(own, dOpen, dEnd)} | ${loopLateOwn(own, dOpen, dEnd)}`);
-    line('  through herald, while the streams open', `${loopLate(own, vf, vOpen)} | ${loopLateOwn(own, vf, vOpen)}`);
-    line('  through herald, once all are open', `${loopLate(own, vOpen, vEnd)} | ${loopLateOwn(own, vOpen, vEnd)}`);
+  for (const [run, w] of Object.entries(clientsWindows)) {
+    const [from, opened, end] = w;
+    for (const [phase, a, b] of [
+      ['while the streams open', from, opened],
+      ['once all are open', opened, end],
+    ] as const)
+      line(`  ${run}, ${phase}`, `${loopLate(clientsLoop, a, b)} | ${loopLateOwn(clientsLoop, a, b)}`);
   }
   // BENCH_LAG_OUT=<file>: the sampler's raw figures and the phases' wall times, kept for a closer look.
   if (process.env.BENCH_LAG_OUT && fs.existsSync(lagFile))

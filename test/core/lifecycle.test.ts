@@ -1,37 +1,43 @@
-import { spawn } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { createService } from '../../core/src/app.ts';
 import { loadConfig } from '../../core/src/config/config.ts';
 import { CRASH_EXIT_CODE } from '../../core/src/lifecycle/process-errors.ts';
 import { detectSupervised } from '../../core/src/lifecycle/supervised.ts';
 import { freePort } from '../helpers/peers.ts';
-import { exited, heraldProcessEnv, startHeraldProcess, untilReady } from '../helpers/process.ts';
+import { exited, startHeraldProcess, untilReady } from '../helpers/process.ts';
 import { waitFor } from '../helpers/wait.ts';
 
-const ROOT = new URL('../..', import.meta.url).pathname;
 const STRAY = new URL('../fixtures/process-errors/stray.ts', import.meta.url).pathname;
 
-t.test('SIGTERM lets an in-flight request finish, then exits 0', async (t) => {
+/** A service process of its own (bridge_self only) in a folder of its own, killed and removed after the test. */
+async function startOne(t: Test, o: { key?: string; env?: Record<string, string>; nodeArgs?: string[] } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-life-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const port = await freePort();
+  const svc = startHeraldProcess({
+    dir,
+    port: await freePort(),
+    key: o.key ?? crypto.randomBytes(32).toString('hex'),
+    plugins: '@herald/provider-bridge-self',
+    env: o.env,
+    nodeArgs: o.nodeArgs,
+  });
+  t.teardown(() => svc.child.kill('SIGKILL'));
+  return svc;
+}
+
+t.test('SIGTERM lets an in-flight request finish, then exits 0', async (t) => {
   const {
     child,
     base: url,
     stderr,
-  } = startHeraldProcess({
-    dir,
-    port,
-    key: crypto.randomBytes(32).toString('hex'),
-    plugins: '@herald/provider-bridge-self',
+  } = await startOne(t, {
     env: { SERVICE_LOG_LEVEL: 'DEBUG', SERVICE_GRACEFUL_SHUTDOWN_SECONDS: '10', HERALD_BCRYPT_COST: '12' },
   });
-  t.teardown(() => child.kill('SIGKILL'));
   await untilReady(url, 'the first start');
   // bcrypt at cost 12 keeps this request busy while the signal arrives
   const inflight = fetch(`${url}/api/setup`, {
@@ -56,15 +62,7 @@ t.test('SIGTERM lets an in-flight request finish, then exits 0', async (t) => {
 });
 
 t.test('SIGHUP (the terminal gone) stops the service gracefully too, exit 0', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-life-'));
-  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const { child, base, stderr } = startHeraldProcess({
-    dir,
-    port: await freePort(),
-    key: crypto.randomBytes(32).toString('hex'),
-    plugins: '@herald/provider-bridge-self',
-  });
-  t.teardown(() => child.kill('SIGKILL'));
+  const { child, base, stderr } = await startOne(t);
   await untilReady(base, 'the start');
   await waitFor('the start to end', () => stderr().includes('"msg":"listening"'));
   child.kill('SIGHUP');
@@ -88,16 +86,7 @@ for (const [when, line] of [
   ['after the port is bound, while jobs and features start', '"msg":"Server listening at'],
 ] as const)
   t.test(`a SIGTERM ${when} stops the service gracefully, exit 0`, async (t) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-life-'));
-    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
-    const { child, stderr } = startHeraldProcess({
-      dir,
-      port: await freePort(),
-      key: crypto.randomBytes(32).toString('hex'),
-      plugins: '@herald/provider-bridge-self',
-      env: { SERVICE_LOG_LEVEL: 'DEBUG' },
-    });
-    t.teardown(() => child.kill('SIGKILL'));
+    const { child, stderr } = await startOne(t, { env: { SERVICE_LOG_LEVEL: 'DEBUG' } });
     await waitFor(`the line ${line}`, () => stderr().includes(line));
     child.kill('SIGTERM');
     const code = await exited(child);
@@ -141,27 +130,16 @@ const STRAYS = {
 } as const;
 for (const [kind, expect] of Object.entries(STRAYS))
   t.test(`a stray ${kind} is logged through the service's logger with its secrets masked`, async (t) => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-life-'));
-    t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
     const key = crypto.randomBytes(32).toString('hex');
-    const port = await freePort();
-    const child = spawn(process.execPath, ['--import', STRAY, 'core/src/main.ts'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'ignore', 'pipe'],
-      env: heraldProcessEnv({
-        port,
-        key,
-        env: { SERVICE_DATA_DIR: dir, SERVICE_PLUGINS: '@herald/provider-bridge-self', STRAY_ERROR: kind },
-      }),
+    const { child, base, stderr } = await startOne(t, {
+      key,
+      env: { STRAY_ERROR: kind },
+      nodeArgs: ['--import', STRAY],
     });
-    t.teardown(() => child.kill('SIGKILL'));
-    let stderr = '';
-    child.stderr!.on('data', (c) => {
-      stderr += c;
-    });
-    const url = `http://127.0.0.1:${port}`;
-    await waitFor(`the ${kind}'s log line`, () => stderr.includes(expect.msg) || child.exitCode !== null);
-    const line = stderr.split('\n').find((l) => l.includes(expect.msg));
+    await waitFor(`the ${kind}'s log line`, () => stderr().includes(expect.msg) || child.exitCode !== null);
+    const line = stderr()
+      .split('\n')
+      .find((l) => l.includes(expect.msg));
     t.ok(line, `a log line for the ${kind}`);
     const entry = JSON.parse(line ?? '{}');
     t.equal(entry.level, expect.level);
@@ -171,11 +149,11 @@ for (const [kind, expect] of Object.entries(STRAYS))
       `the ${kind}'s message, its secret masked`,
     );
     if (expect.goesOn) {
-      t.ok(await untilReady(url, `the service after the ${kind}`), 'the service goes on');
+      t.ok(await untilReady(base, `the service after the ${kind}`), 'the service goes on');
       child.kill('SIGTERM');
       t.equal(await exited(child), 0, 'and stops gracefully when told');
     } else
       t.equal(await exited(child), CRASH_EXIT_CODE, 'the process exits 70 (EX_SOFTWARE), not the 1 of a refused start');
-    t.notOk(stderr.includes(key), 'the key is nowhere in what the process wrote');
-    t.notMatch(stderr, /^\(node:\d+\)/m, "no line of Node's own");
+    t.notOk(stderr().includes(key), 'the key is nowhere in what the process wrote');
+    t.notMatch(stderr(), /^\(node:\d+\)/m, "no line of Node's own");
   });

@@ -22,6 +22,8 @@ export interface HeraldProcessOptions {
   plugins: string;
   /** More of the service's variables. */
   env?: Record<string, string>;
+  /** Node options before the entry point (`--import <module>`, say). */
+  nodeArgs?: string[];
 }
 
 export interface HeraldProcess {
@@ -54,7 +56,7 @@ export function heraldProcessEnv(o: { port: number; key: string; env?: Record<st
 
 /** Starts the service as a child process (the Node running the tests). */
 export function startHeraldProcess(o: HeraldProcessOptions): HeraldProcess {
-  const child = spawn(process.execPath, ['core/src/main.ts'], {
+  const child = spawn(process.execPath, [...(o.nodeArgs ?? []), 'core/src/main.ts'], {
     cwd: root,
     stdio: ['ignore', 'ignore', 'pipe'],
     env: heraldProcessEnv({

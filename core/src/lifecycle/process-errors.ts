@@ -1,5 +1,8 @@
 import type { Logger } from 'pino';
 
+/** The exit code after an uncaught exception: EX_SOFTWARE (sysexits.h), an internal error. */
+export const CRASH_EXIT_CODE = 70;
+
 /**
  * The process's last line of defence, installed by run.ts once the service's logger exists: an error nothing
  * handled is logged through that logger (JSON or text as configured, secrets masked like every other line) instead of
@@ -15,9 +18,6 @@ import type { Logger } from 'pino';
  * The dispatch thread (SERVICE_DISPATCH_THREAD) has none of these: whatever ends it is logged by the main thread, which
  * starts it again (relay/pipeline/dispatch-worker-host.ts).
  */
-/** The exit code after an uncaught exception: EX_SOFTWARE (sysexits.h), an internal error. */
-export const CRASH_EXIT_CODE = 70;
-
 export function installProcessErrorHandlers(log: Logger): void {
   const onRejection = (reason: unknown) => {
     log.error({ err: asError(reason) }, 'unhandled promise rejection; the service goes on');
