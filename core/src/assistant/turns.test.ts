@@ -1,5 +1,5 @@
 import t from 'tap';
-import { GateFull, gate, TurnGate } from './turns.ts';
+import { GateFull, gate, loopLoad, TurnGate } from './turns.ts';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));
 /** Lets an idle gate forget the step it started at once in this turn. */
@@ -210,4 +210,90 @@ t.test('the queue of new openings is bounded; the later stages are not', async (
   t.equal(g.waiting, 0);
   await settle();
   t.equal(g.enter('open'), undefined, 'room again');
+});
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+t.test('new openings wait while the loop is busier than maxLoad, one at least every maxHoldMs', async (t) => {
+  let clock = 0;
+  let load = 0.9;
+  const g = new TurnGate({
+    budgetMs: 1000,
+    maxPerTurn: 8,
+    maxWaiting: 100,
+    maxLoad: 0.65,
+    maxHoldMs: 100,
+    load: () => load,
+    now: () => clock,
+  });
+  await settle();
+  const order: string[] = [];
+  const opens = burst(g, ['a', 'b', 'c', 'd'], 'open', order);
+  t.same(order, ['a'], 'the first opening since long ago starts at once, busy or not');
+  await sleep(20);
+  t.same(order, ['a'], 'a busy loop holds the next');
+  const stored: string[] = [];
+  const later = [...burst(g, ['s1'], 'setup', stored), ...burst(g, ['v1'], 'save', stored)];
+  await Promise.all(later);
+  t.same(stored, ['v1', 's1'], 'the later stages of openings already started do not wait for the load');
+  clock += 99;
+  await sleep(10);
+  t.same(order, ['a'], 'still held 99 ms after the last one started');
+  clock += 1;
+  await sleep(10);
+  t.same(order, ['a', 'b'], 'one starts once maxHoldMs has passed since the last');
+  await sleep(10);
+  t.same(order, ['a', 'b'], 'and the hold starts again from it');
+  load = 0.6;
+  await Promise.all(opens);
+  t.same(order, ['a', 'b', 'c', 'd'], 'the rest start once the load is under maxLoad, in arrival order');
+  await settle();
+  load = 0.9;
+  clock += 50;
+  t.not(g.enter('open'), undefined, 'an idle gate holds a new opening too while the loop is busy');
+  load = 0;
+  await settle();
+});
+
+t.test('a gate holding openings for the load waits on a timer, so that the loop may idle', async (t) => {
+  let reads = 0;
+  const g = new TurnGate({
+    budgetMs: 1000,
+    maxPerTurn: 8,
+    maxWaiting: 100,
+    maxLoad: 0.5,
+    maxHoldMs: 60_000,
+    load: () => {
+      reads++;
+      return 1;
+    },
+  });
+  await settle();
+  t.equal(g.enter('open'), undefined);
+  const left = new AbortController();
+  const held = g.enter('open', left.signal)!.catch(() => 'left');
+  let turns = 0;
+  const until = performance.now() + 50;
+  while (performance.now() < until) {
+    await nextTurn();
+    turns++;
+  }
+  // Polling every turn would read the load in each of the `turns` turns (eight times each).
+  t.ok(reads < turns, `the load read ${reads} times in ${turns} turns`);
+  t.ok(reads <= 8 * 60, `at most about once a millisecond's turn (${reads} reads in 50 ms)`);
+  left.abort();
+  t.equal(await held, 'left');
+  t.equal(g.waiting, 0);
+});
+
+t.test("loopLoad follows the loop's busy share", async (t) => {
+  const load = loopLoad(50);
+  load();
+  const end = performance.now() + 100;
+  while (performance.now() < end);
+  const busy = load();
+  t.ok(busy > 0.8, `after 100 ms of work: ${busy.toFixed(2)}`);
+  await sleep(200);
+  const idle = load();
+  t.ok(idle < 0.2, `after 200 ms of idling: ${idle.toFixed(2)}`);
 });

@@ -18,9 +18,15 @@
  * stage the order is arrival order. Only `open` is bounded: a full queue refuses a new message
  * (`GateFull`); what has passed it holds a quota count and always gets its turn.
  *
- * HERALD_GATE_MIN_MS, HERALD_GATE_MAX_MS, HERALD_GATE_SHARE and HERALD_GATE_PER_TURN tune the service's gate (for
- * benchmarks; the defaults are below).
+ * New openings also wait while the event loop is busy (`maxLoad`): the chunks of the streams already running then
+ * need it, and an opening costs several times what a chunk does. A burst of messages on a busy service thus starts a
+ * little later, and what is already streaming keeps flowing.
+ *
+ * HERALD_GATE_MIN_MS, HERALD_GATE_MAX_MS, HERALD_GATE_SHARE, HERALD_GATE_PER_TURN, HERALD_GATE_MAX_LOAD (0 turns
+ * the hold off), HERALD_GATE_MAX_HOLD_MS and HERALD_GATE_LOAD_TAU_MS tune the service's gate (for benchmarks; the
+ * defaults are below).
  */
+import { performance } from 'node:perf_hooks';
 
 export type Stage = 'open' | 'setup' | 'save';
 /** Served first to last. */
@@ -40,6 +46,14 @@ export interface GateOptions {
   maxPerTurn: number;
   /** New openings waiting at most; one more is refused with `GateFull`. */
   maxWaiting: number;
+  /**
+   * New openings wait while `load()` (the loop's recent busy share, 0–1) is over this, so that the streams already
+   * running keep the loop they need; 0 (the default) never holds them. One is admitted at least every `maxHoldMs`
+   * whatever the load, so a loop kept busy by other work slows new messages down without starving them.
+   */
+  maxLoad?: number;
+  maxHoldMs?: number;
+  load?: () => number;
   now?: () => number;
 }
 
@@ -59,6 +73,25 @@ interface Waiter {
   signal?: AbortSignal;
   onAbort?: () => void;
   done: boolean;
+}
+
+/**
+ * The event loop's busy share (libuv's loop utilization), smoothed over about `tauMs`: a step's or a burst's
+ * few milliseconds move it little, a loop busy for tens of milliseconds moves it most of the way.
+ */
+export function loopLoad(tauMs: number): () => number {
+  let last = performance.eventLoopUtilization();
+  let value = 0;
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const d = performance.eventLoopUtilization(now, last);
+    const dt = d.idle + d.active;
+    if (dt > 0) {
+      value += (d.utilization - value) * (1 - Math.exp(-dt / tauMs));
+      last = now;
+    }
+    return value;
+  };
 }
 
 class Fifo {
@@ -110,12 +143,20 @@ export class TurnGate {
   private turnBudget = 0;
   /** When the gate's last turn ended (its last slot ran, after the steps it started). */
   private lastEnd = 0;
+  /** When the last new opening was admitted. */
+  private lastOpen = Number.NEGATIVE_INFINITY;
+  /** A new opening waited for the load in this turn. */
+  private held = false;
+  private holdTimer?: NodeJS.Timeout;
 
   constructor(opts: GateOptions) {
     this.opts = {
       now: () => performance.now(),
       maxBudgetMs: opts.budgetMs,
       share: 0,
+      maxLoad: 0,
+      maxHoldMs: 100,
+      load: () => 0,
       ...opts,
     };
   }
@@ -138,7 +179,8 @@ export class TurnGate {
    * `await gate.enter(stage)`.
    */
   enter(stage: Stage, signal?: AbortSignal): Promise<void> | undefined {
-    if (this.waiting === 0 && this.atOnce === 0) {
+    if (this.waiting === 0 && this.atOnce === 0 && !(stage === 'open' && this.holds(this.opts.now()))) {
+      if (stage === 'open') this.lastOpen = this.opts.now();
       this.atOnce++;
       if (!this.resetQueued) {
         this.resetQueued = true;
@@ -171,9 +213,15 @@ export class TurnGate {
     this.atOnce = 0;
   };
 
+  /** Whether a new opening waits for the load at `now`. */
+  private holds(now: number): boolean {
+    const { maxLoad, maxHoldMs, load } = this.opts;
+    return maxLoad > 0 && now - this.lastOpen < maxHoldMs && load() > maxLoad;
+  }
+
   /** This turn's check phase gets `maxPerTurn` callbacks, each of which may start one step, and one to end it. */
   private queueSlots(): void {
-    if (this.slotsQueued) return;
+    if (this.slotsQueued || this.holdTimer) return;
     this.slotsQueued = true;
     // One more at the end, after the last step's work: the turn's end.
     for (let i = 0; i <= this.opts.maxPerTurn; i++) setImmediate(this.slot, i);
@@ -186,18 +234,36 @@ export class TurnGate {
       this.turnStart = now;
       this.turnBudget = Math.min(maxBudgetMs, Math.max(budgetMs, share * (now - this.lastEnd)));
     }
+    if (i === 0) this.held = false;
     if (i === this.opts.maxPerTurn) {
       this.lastEnd = now;
       this.slotsQueued = false;
+      if (this.waiting === 0) return;
+      // Only new openings wait, for the load: the next turn is a timer's, so that the loop may idle meanwhile (the
+      // check phase's callbacks would make it poll without waiting, and its load read as full).
+      if (this.held && this.waiting === this.queues.open.live) {
+        this.holdTimer = setTimeout(this.afterHold, 1);
+        return;
+      }
       // Queued from the check phase, these run in the next turn, after its timers and sockets.
-      if (this.waiting > 0) this.queueSlots();
-    } else if (i === 0 || now - this.turnStart < this.turnBudget) this.admit();
+      this.queueSlots();
+    } else if (i === 0 || now - this.turnStart < this.turnBudget) this.admit(now);
   };
 
-  private admit(): void {
+  private readonly afterHold = (): void => {
+    this.holdTimer = undefined;
+    if (this.waiting > 0) this.queueSlots();
+  };
+
+  private admit(now: number): void {
     for (const stage of ORDER) {
+      if (stage === 'open' && this.queues.open.live > 0 && this.holds(now)) {
+        this.held = true;
+        continue;
+      }
       const w = this.queues[stage].shift();
       if (!w) continue;
+      if (stage === 'open') this.lastOpen = now;
       w.done = true;
       if (w.onAbort) w.signal!.removeEventListener('abort', w.onAbort);
       w.resolve();
@@ -214,6 +280,10 @@ const tune = (name: string, v: number) => Number(process.env[`HERALD_GATE_${name
  * the gate's last turn, within 1–2 ms, at most 8 steps. Against half and 1–4 ms (the first defaults), on a quiet
  * machine with 500 streams opening: the loop's own lateness p99 while they open ~17 ms instead of ~26 (medians of
  * nine and twelve runs), the first chunk's p99 ~3 % later (scripts/bench/RESULTS.md, fourteenth session).
+ *
+ * New openings wait while the loop was more than 65 % busy over the last ~50 ms, one at least every 100 ms. With 500
+ * streams opening on one core, the relayed chunks' p99 while they open (the service's own part) fell from ~25 to ~8 ms,
+ * and the last first chunks came ~0.6 s later (RESULTS.md, twenty-first session).
  */
 export const gate = new TurnGate({
   budgetMs: tune('MIN_MS', 1),
@@ -221,4 +291,7 @@ export const gate = new TurnGate({
   share: tune('SHARE', 0.2),
   maxPerTurn: tune('PER_TURN', 8),
   maxWaiting: MAX_WAITING,
+  maxLoad: tune('MAX_LOAD', 0.65),
+  maxHoldMs: tune('MAX_HOLD_MS', 100),
+  load: loopLoad(tune('LOAD_TAU_MS', 50)),
 });
