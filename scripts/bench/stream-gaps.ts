@@ -159,6 +159,10 @@ for (const [phase, [from, to]] of [
       .map((c) => `marking ${fmt(c.start - from, 0)}–${fmt(c.end - from, 0)} ms, pause ${fmt(c.pause, 1)} ms`);
     process.stdout.write(`  full collections: ${inPhase.join('; ') || 'none'}\n`);
   }
+  if (kindsIn) {
+    const kinds = kindsIn(from, to);
+    process.stdout.write(`  the whole phase: ${kinds.map(([k, ms]) => `${k} ${fmt(ms, 0)} ms`).join(', ')}\n`);
+  }
   const gaps: { at: number; ms: number }[] = [];
   for (let i = 1; i < s.at.length; i++)
     if (s.at[i]! >= from && s.at[i - 1]! < to) gaps.push({ at: s.at[i - 1]!, ms: s.at[i]! - s.at[i - 1]! });
