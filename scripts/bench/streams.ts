@@ -35,7 +35,11 @@ import { Api, benchEntry, freePort, heraldOptions, ROOT, spawnHerald, tempDir } 
 import { type Dist, dist, envInt, fmt, heading, line, procCpuMs, record, sleep, wallMs } from './lib/stats.ts';
 
 const STREAMS = envInt('BENCH_STREAMS', 500);
-const CHUNKS = envInt('BENCH_CHUNKS', 50);
+/**
+ * 150 chunks 20 ms apart: a stream lasts 3 s, longer than 500 take to open through the service (~2 s on 2 cores, new
+ * messages waiting while its loop is busy), so that all of them do run at once, as issue 27's goal has it.
+ */
+const CHUNKS = envInt('BENCH_CHUNKS', 150);
 const DELAY_MS = 20;
 const USERS = Math.max(1, Math.ceil(STREAMS / 100));
 const WARMUP = envInt('BENCH_WARMUP', 4);
@@ -203,6 +207,8 @@ interface Phases {
   open: Dist;
   /** Wall time of the last stream's first chunk: the opening phase ends there. */
   allOpen: number;
+  /** Streams running (first chunk emitted, last not yet) at `allOpen`. */
+  runningAtAllOpen: number;
 }
 
 /**
@@ -352,6 +358,15 @@ function summary(label: string, rs: StreamResult[]): Phases {
     `${label}: emitted per ms once all open`,
     `mean ${fmt(b.n / span, 1)}, p99 ${counts[Math.floor(counts.length * 0.99)] ?? 0}, max ${counts.at(-1) ?? 0}`,
   );
+  // How many streams were running together: from its first chunk's emission to its last's. Openings spread over
+  // longer than a stream lasts (CHUNKS × DELAY_MS) leave the first finished before the last starts.
+  const spans = rs.filter((r) => r.emitted.length).map((r) => [r.emitted[0]!, r.emitted.at(-1)!] as const);
+  const edges = spans.flatMap(([from, to]) => [[from, 1] as const, [to, -1] as const]).sort((x, y) => x[0] - y[0]);
+  let running = 0;
+  let most = 0;
+  for (const [, step] of edges) most = Math.max(most, (running += step));
+  const runningAtAllOpen = spans.filter(([from, to]) => from <= allOpen && to >= allOpen).length;
+  line(`${label}: streams running at once, most / when the last opened`, `${most} / ${runningAtAllOpen}`);
   line(
     `${label}: p50 / p99 while opening | all open`,
     `${fmt(a.p50, 2)} / ${fmt(a.p99, 2)} ms (${a.n} chunks) | ${fmt(b.p50, 2)} / ${fmt(b.p99, 2)} ms (${b.n})`,
@@ -369,7 +384,7 @@ function summary(label: string, rs: StreamResult[]): Phases {
   );
   const errors = [...new Set(rs.map((r) => r.error).filter(Boolean))];
   if (errors.length) line(`${label}: errors`, errors.slice(0, 3).join(' | '));
-  return { all: d, opening: a, open: b, allOpen };
+  return { all: d, opening: a, open: b, allOpen, runningAtAllOpen };
 }
 
 heading(`assistant streams (${STREAMS} concurrent, ${CHUNKS} chunks ${DELAY_MS} ms apart)`);
@@ -548,7 +563,13 @@ try {
     ok: addedP99 <= 5,
   });
   line('added p99 while opening', `${fmt(addedOpening, 2)} ms`, { text: '<= 15 ms', ok: addedOpening <= 15 });
-  line('added p99 once all are open', `${fmt(addedOpen, 2)} ms`, { text: '<= 5 ms', ok: addedOpen <= 5 });
+  // The goal is for all of them running at once: streams shorter than the openings take do not test it.
+  const allRunning = phases.runningAtAllOpen === STREAMS;
+  line(
+    'added p99 once all are open',
+    `${fmt(addedOpen, 2)} ms${allRunning ? '' : ` (only ${phases.runningAtAllOpen} of ${STREAMS} running at once)`}`,
+    { text: `<= 5 ms with all ${STREAMS} running`, ok: addedOpen <= 5 && allRunning },
+  );
   line(
     'herald CPU during the run',
     `${fmt(cpuMs, 0)} ms, ${fmt((1000 * cpuMs) / STREAMS, 0)} µs per stream (${CHUNKS} chunks each)`,
