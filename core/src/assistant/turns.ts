@@ -282,8 +282,8 @@ const tune = (name: string, v: number) => Number(process.env[`HERALD_GATE_${name
  * nine and twelve runs), the first chunk's p99 ~3 % later (scripts/bench/RESULTS.md, fourteenth session).
  *
  * New openings wait while the loop was more than 65 % busy over the last ~50 ms, one at least every 100 ms. With 500
- * streams opening on one core, the relayed chunks' p99 while they open (the service's own part) fell from ~25 to ~8 ms,
- * and the last first chunks came ~0.6 s later (RESULTS.md, twenty-first session).
+ * streams opening on one core, the relayed chunks' p99 while they open (the service's own part) fell from ~25–40 to
+ * ~8–16 ms, and the last first chunks came ~0.6–1 s later (RESULTS.md, twenty-first session).
  */
 export const gate = new TurnGate({
   budgetMs: tune('MIN_MS', 1),
