@@ -1,5 +1,5 @@
 import t from 'tap';
-import { GateFull, gate, loopLoad, TurnGate } from './turns.ts';
+import { GateFull, type GateOptions, gate, loopLoad, TurnGate } from './turns.ts';
 
 const nextTurn = () => new Promise((r) => setImmediate(r));
 /** Lets an idle gate forget the step it started at once in this turn. */
@@ -213,19 +213,14 @@ t.test('the queue of new openings is bounded; the later stages are not', async (
 });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A gate whose time budget never limits a turn, holding new openings for the load as `hold` says. */
+const holdingGate = (hold: Pick<GateOptions, 'maxLoad' | 'maxHoldMs' | 'load' | 'now'>) =>
+  new TurnGate({ budgetMs: 1000, maxPerTurn: 8, maxWaiting: 100, ...hold });
 
 t.test('new openings wait while the loop is busier than maxLoad, one at least every maxHoldMs', async (t) => {
   let clock = 0;
   let load = 0.9;
-  const g = new TurnGate({
-    budgetMs: 1000,
-    maxPerTurn: 8,
-    maxWaiting: 100,
-    maxLoad: 0.65,
-    maxHoldMs: 100,
-    load: () => load,
-    now: () => clock,
-  });
+  const g = holdingGate({ maxLoad: 0.65, maxHoldMs: 100, load: () => load, now: () => clock });
   await settle();
   const order: string[] = [];
   const opens = burst(g, ['a', 'b', 'c', 'd'], 'open', order);
@@ -257,10 +252,7 @@ t.test('new openings wait while the loop is busier than maxLoad, one at least ev
 
 t.test('a gate holding openings for the load waits on a timer, so that the loop may idle', async (t) => {
   let reads = 0;
-  const g = new TurnGate({
-    budgetMs: 1000,
-    maxPerTurn: 8,
-    maxWaiting: 100,
+  const g = holdingGate({
     maxLoad: 0.5,
     maxHoldMs: 60_000,
     load: () => {
