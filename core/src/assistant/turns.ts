@@ -179,8 +179,9 @@ export class TurnGate {
    * `await gate.enter(stage)`.
    */
   enter(stage: Stage, signal?: AbortSignal): Promise<void> | undefined {
-    if (this.waiting === 0 && this.atOnce === 0 && !(stage === 'open' && this.holds(this.opts.now()))) {
-      if (stage === 'open') this.lastOpen = this.opts.now();
+    const now = stage === 'open' ? this.opts.now() : 0;
+    if (this.waiting === 0 && this.atOnce === 0 && !(stage === 'open' && this.holds(now))) {
+      if (stage === 'open') this.lastOpen = now;
       this.atOnce++;
       if (!this.resetQueued) {
         this.resetQueued = true;
