@@ -44,7 +44,7 @@ if (!file || file.startsWith('--')) {
   process.exit(2);
 }
 const { windows, samples: s } = JSON.parse(fs.readFileSync(file, 'utf8')) as {
-  windows: Record<'opening' | 'open', [number, number]>;
+  windows: Record<'opening' | 'open', [number, number]> & { closing?: [number, number] };
   samples: Samples;
 };
 const top = Number(option('top') ?? 4);
@@ -143,10 +143,12 @@ const collections = gcLog ? fullCollections(fs.readFileSync(gcLog, 'utf8')) : un
 const profFile = option('prof');
 const kindsIn = profFile ? profileKinds(JSON.parse(fs.readFileSync(profFile, 'utf8')) as Profile) : undefined;
 
-for (const [phase, [from, to]] of [
+const phases: [string, [number, number]][] = [
   ['while the streams open', windows.opening],
   ['once all are open', windows.open],
-] as const) {
+];
+if (windows.closing) phases.push(['while they end', windows.closing]);
+for (const [phase, [from, to]] of phases) {
   const waits = s.read.filter((_, i) => s.readEmitted[i]! >= from && s.readEmitted[i]! < to);
   const d = dist(waits);
   process.stdout.write(
