@@ -45,6 +45,22 @@ t.test('a message streams start, deltas and done, with the SSE headers, and is s
   t.equal(quota.body.tokens_used, 36);
 });
 
+t.test('a reply in Russian with emoji, one UTF-16 unit a delta, streams and is saved whole', async (t) => {
+  const { svc, ai } = await harness(t);
+  const u = await newUser(svc);
+  const chat = await newChat(svc, u.token);
+  // Every code unit its own delta: each emoji's surrogate pair is cut across two deltas, each sent escaped alone.
+  const reply = 'Привет 😀, мир! Ёлка 🎄 — «готово».';
+  ai.next({ text: reply, chunks: reply.length });
+  const r = await send(svc, u.token, chat, 'Привет');
+  t.equal(r.status, 200);
+  t.equal(named(r, 'delta').length, reply.length, 'one delta a code unit, each a chunk of its own');
+  t.equal(text(r), reply, 'the deltas joined by the client');
+  t.equal(named(r, 'done')[0]!.data.message.content, reply, 'the saved reply, as done reports it');
+  const hist = await svc.request('GET', `/api/v1/chats/${chat}/messages`, { token: u.token });
+  t.equal(hist.body.messages.at(-1).content, reply, 'the saved reply, read back');
+});
+
 t.test('a slow reply gets keep-alive comments between events', async (t) => {
   const before = process.env.HERALD_SSE_KEEPALIVE_MS;
   process.env.HERALD_SSE_KEEPALIVE_MS = '40';

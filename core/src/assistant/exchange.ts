@@ -64,23 +64,60 @@ function parsedArgs(raw: string): Record<string, unknown> {
 }
 
 /**
- * One model call's answer. Its text is kept as pieces, joined every 64 of them: built with `+=`
- * per delta, a long reply would hold a rope node and a string header per delta, several times
- * the size of the text itself, for as long as it streams.
+ * A reply's text as it streams, kept as UTF-8 bytes in one growing buffer off the JavaScript heap. Each delta's string
+ * is then garbage as soon as it is relayed, and dies young. Kept as strings (pieces, or a rope built with `+=`), every
+ * delta would live as long as the reply: it would be promoted to the old generation, and with many replies streaming
+ * those pieces fill it until a full collection, whose marking and pause hold up every stream.
+ *
+ * A delta ending in the first half of a surrogate pair keeps that half back until the next delta, so a pair cut
+ * across two deltas is joined as string concatenation joins it.
  */
+export class ReplyText {
+  private bytes?: Buffer;
+  private length = 0;
+  /** A high surrogate that ended the last delta. */
+  private pending = '';
+  /** The text, once read. */
+  private text?: string;
+
+  add(delta: string): void {
+    let s = this.pending ? this.pending + delta : delta;
+    this.pending = '';
+    const last = s.charCodeAt(s.length - 1);
+    if (last >= 0xd800 && last <= 0xdbff) {
+      this.pending = s.slice(-1);
+      s = s.slice(0, -1);
+    }
+    if (!s) return;
+    this.text = undefined;
+    // A UTF-16 code unit takes at most 3 bytes in UTF-8 (a pair, two units, takes 4).
+    const need = this.length + 3 * s.length;
+    if (!this.bytes || need > this.bytes.length) {
+      const grown = Buffer.allocUnsafeSlow(Math.max(need, 2 * (this.bytes?.length ?? 512)));
+      if (this.bytes) this.bytes.copy(grown, 0, 0, this.length);
+      this.bytes = grown;
+    }
+    this.length += this.bytes.write(s, this.length);
+  }
+
+  toString(): string {
+    this.text ??= (this.bytes ? this.bytes.toString('utf8', 0, this.length) : '') + this.pending;
+    return this.text;
+  }
+}
+
+/** One model call's answer. */
 class Round {
   usage: Usage | null = null;
   calls = new Map<number, { id: string; name: string; args: string }>();
-  private parts: string[] = [];
+  private text = new ReplyText();
 
   add(text: string): void {
-    this.parts.push(text);
-    if (this.parts.length >= 64) this.parts = [this.parts.join('')];
+    this.text.add(text);
   }
 
   get content(): string {
-    if (this.parts.length > 1) this.parts = [this.parts.join('')];
-    return this.parts[0] ?? '';
+    return this.text.toString();
   }
 }
 

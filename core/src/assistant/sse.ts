@@ -10,6 +10,8 @@ export const keepAliveMs = (): number => Number(process.env.HERALD_SSE_KEEPALIVE
 
 const KEEP_ALIVE = ': keep-alive\n\n';
 const frame = (event: string, data: unknown): string => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+/** The bytes of a delta frame around its JSON text. */
+const DELTA_BYTES = Buffer.byteLength('event: delta\ndata: {"content":}\n\n');
 
 /**
  * One timer for all open streams instead of one per stream: every period each open stream gets a
@@ -89,9 +91,19 @@ export class SseStream {
     this.write(frame(event, data));
   }
 
-  /** A `delta` event carrying `{ content: text }`, framed without building the object. */
+  /**
+   * A `delta` event carrying `{ content: text }`, framed without building the object. Its length in bytes is counted
+   * on the JSON text alone, so the frame is built once, as the one string written (measuring the whole frame would
+   * first copy it into a flat string, then the chunked framing around it would be copied again at the write).
+   */
   delta(text: string): void {
-    this.write(`event: delta\ndata: {"content":${JSON.stringify(text)}}\n\n`);
+    const json = JSON.stringify(text);
+    if (this.sized()) {
+      const bytes = DELTA_BYTES + Buffer.byteLength(json);
+      this.socket!.write(`${bytes.toString(16)}\r\nevent: delta\ndata: {"content":${json}}\n\n\r\n`);
+      return;
+    }
+    this.write(`event: delta\ndata: {"content":${json}}\n\n`);
   }
 
   /** Writes a comment frame (keep-alive). */
@@ -105,6 +117,11 @@ export class SseStream {
     if (this.closed) return;
     this.ended = true;
     this.raw.end(frame(event, data));
+  }
+
+  /** Whether a frame goes straight to the socket with chunked framing, sized by the caller. */
+  private sized(): boolean {
+    return !this.closed && !!this.socket && !this.first && this.chunked;
   }
 
   private write(frame: string): void {
