@@ -211,7 +211,10 @@ interface Phases {
   closing: Dist;
   /** Wall time of the last stream's first chunk: the opening phase ends there. */
   allOpen: number;
-  /** Wall time of the first stream's last chunk: all are open until then, and the closing phase starts. */
+  /**
+   * Wall time of the first stream's last chunk, or `allOpen` if that came first: all are open until then, and the
+   * closing phase starts.
+   */
   firstEnd: number;
   /** Streams running (first chunk emitted, last not yet) at `allOpen`. */
   runningAtAllOpen: number;
@@ -387,7 +390,7 @@ function summary(label: string, rs: StreamResult[]): Phases {
   // stream's first chunk), those emitted while every stream was open (up to the first stream's last chunk), and those
   // emitted while the streams end (their replies saved, their `done` frames sent, their sockets closed).
   const allOpen = Math.max(...rs.map((r) => r.emitted[0] ?? 0));
-  const firstEnd = Math.min(...rs.map((r) => r.emitted.at(-1) ?? Number.POSITIVE_INFINITY));
+  const firstEnd = Math.max(allOpen, Math.min(...rs.map((r) => r.emitted.at(-1) ?? Number.POSITIVE_INFINITY)));
   const during: number[] = [];
   const after: number[] = [];
   const ending: number[] = [];
@@ -486,7 +489,7 @@ const opts = heraldOptions(dataDir, await freePort(), '@herald/provider-bridge-s
   ...(process.env.BENCH_SQL_PROFILE === '1' ? { HERALD_SQL_PROFILE: '1' } : {}),
 });
 const herald = spawnHerald({ ...opts, entry: ENTRY });
-/** Wall-time windows for the service's loop lateness: the direct run (the service idle), opening, all open. */
+/** Wall-time windows for the service's loop lateness: the direct run (the service idle), opening, all open, ending. */
 const windows: {
   idle?: [number, number];
   opening?: [number, number];
@@ -594,7 +597,6 @@ try {
   }
   await sleep(1000);
   const idleKb = herald.rssKb();
-  let peakKb = idleKb;
   /** The service's RSS every 100 ms of the run, with its wall time. */
   const rss: [number, number][] = [];
   const cpuBefore = procCpuMs(herald.pid);
@@ -602,24 +604,17 @@ try {
   const via = await runClients(
     (i) => message(chats[i]!),
     () => {
-      const kb = herald.rssKb();
-      rss.push([wallMs(), kb]);
-      peakKb = Math.max(peakKb, kb);
+      rss.push([wallMs(), herald.rssKb()]);
     },
   );
   const cpuMs = procCpuMs(herald.pid) - cpuBefore;
   const phases = summary('through herald', via.results);
   windows.opening = [viaFrom, phases.allOpen];
-  windows.open = [phases.allOpen, Math.max(phases.allOpen, phases.firstEnd)];
-  windows.closing = [Math.max(phases.allOpen, phases.firstEnd), viaFrom + via.ms];
+  windows.open = [phases.allOpen, phases.firstEnd];
+  windows.closing = [phases.firstEnd, viaFrom + via.ms];
   viaChunks = via.results.flatMap((r) => r.latencies.map((latency, i) => ({ emitted: r.emitted[i]!, latency })));
-  clientsWindows.direct = [directFrom, base.allOpen, Math.max(base.allOpen, base.firstEnd), directFrom + direct.ms];
-  clientsWindows['through herald'] = [
-    viaFrom,
-    phases.allOpen,
-    Math.max(phases.allOpen, phases.firstEnd),
-    viaFrom + via.ms,
-  ];
+  clientsWindows.direct = [directFrom, base.allOpen, base.firstEnd, directFrom + direct.ms];
+  clientsWindows['through herald'] = [viaFrom, phases.allOpen, phases.firstEnd, viaFrom + via.ms];
   const through = phases.all;
   const addedP50 = through.p50 - base.all.p50;
   const addedP99 = through.p99 - base.all.p99;
@@ -628,10 +623,9 @@ try {
   const addedClosing = phases.closing.p99 - base.closing.p99;
   // What the open streams hold: the largest RSS while all of them were open. Over the whole run the peak also holds
   // the garbage of the streams' later chunks, more the longer they last, until a full collection returns it.
-  const openPeakKb = Math.max(
-    idleKb,
-    ...rss.filter(([at]) => at >= phases.allOpen && at <= phases.firstEnd).map(([, kb]) => kb),
-  );
+  const peakOf = (samples: [number, number][]) => Math.max(idleKb, ...samples.map(([, kb]) => kb));
+  const peakKb = peakOf(rss);
+  const openPeakKb = peakOf(rss.filter(([at]) => at >= phases.allOpen && at <= phases.firstEnd));
   const perStreamKb = (openPeakKb - idleKb) / STREAMS;
   line('added latency per chunk p50 / p99', `${fmt(addedP50, 2)} / ${fmt(addedP99, 2)} ms`, {
     text: 'p99 added <= 5 ms',

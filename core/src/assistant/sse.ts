@@ -93,17 +93,12 @@ export class SseStream {
 
   /**
    * A `delta` event carrying `{ content: text }`, framed without building the object. Its length in bytes is counted
-   * on the JSON text alone, so the frame is built once, as the one string written (measuring the whole frame would
-   * first copy it into a flat string, then the chunked framing around it would be copied again at the write).
+   * on the JSON text alone: measuring the whole frame would first copy it into a flat string, and the write copies it
+   * again inside the chunked framing.
    */
   delta(text: string): void {
     const json = JSON.stringify(text);
-    if (this.sized()) {
-      const bytes = DELTA_BYTES + Buffer.byteLength(json);
-      this.socket!.write(`${bytes.toString(16)}\r\nevent: delta\ndata: {"content":${json}}\n\n\r\n`);
-      return;
-    }
-    this.write(`event: delta\ndata: {"content":${json}}\n\n`);
+    this.write(`event: delta\ndata: {"content":${json}}\n\n`, DELTA_BYTES + Buffer.byteLength(json));
   }
 
   /** Writes a comment frame (keep-alive). */
@@ -119,12 +114,8 @@ export class SseStream {
     this.raw.end(frame(event, data));
   }
 
-  /** Whether a frame goes straight to the socket with chunked framing, sized by the caller. */
-  private sized(): boolean {
-    return !this.closed && !!this.socket && !this.first && this.chunked;
-  }
-
-  private write(frame: string): void {
+  /** `bytes`: the frame's length in UTF-8, when the caller knows it. */
+  private write(frame: string, bytes?: number): void {
     if (this.closed) return;
     const socket = this.socket;
     if (!socket || this.first) {
@@ -136,7 +127,7 @@ export class SseStream {
       socket.write(frame);
       return;
     }
-    socket.write(`${Buffer.byteLength(frame).toString(16)}\r\n${frame}\r\n`);
+    socket.write(`${(bytes ?? Buffer.byteLength(frame)).toString(16)}\r\n${frame}\r\n`);
   }
 
   end(): void {
