@@ -121,6 +121,7 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
     clock,
     supervised: supervised.supervised,
     replicaId: `${process.pid}-${crypto.randomBytes(4).toString('hex')}`,
+    lifecycle: 'starting',
     onShutdown: (fn) => {
       shutdownHooks.push(fn);
     },
@@ -194,6 +195,7 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
           void host.leadershipChanged(leader);
         });
         reducer.start();
+        if (!stopping) core.lifecycle = 'running';
         log.info({ url: baseUrl, version: VERSION }, 'listening');
         return baseUrl;
       })();
@@ -201,6 +203,7 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
     },
     stop() {
       stopping ??= (async () => {
+        core.lifecycle = 'stopping';
         // A stop that comes while listen() still starts things (a signal right after the port is bound) waits for
         // that start to end, whether it succeeds or not, then stops all of it.
         await starting?.catch(() => {});

@@ -31,6 +31,11 @@ export interface Core {
   supervised: boolean;
   /** Unique per process; used for leases and leader election. */
   replicaId: string;
+  /**
+   * Where the service is in its life: `starting` until listen() has started the jobs and every feature, `running`,
+   * then `stopping` from the moment a stop begins. /api/ready answers 503 unless `running`.
+   */
+  lifecycle: 'starting' | 'running' | 'stopping';
   /** Hooks features register to run at shutdown, in reverse order. */
   onShutdown(fn: () => Promise<void> | void): void;
   /** Feature services, registered by name so features can find each other without imports in a cycle. */

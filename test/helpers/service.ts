@@ -279,7 +279,13 @@ export function testSecretKey(dataDir: string): string {
 
 export async function startService(
   env: Record<string, string> = {},
-  o: { dataDir?: string; setup?: boolean; beforeStart?: (core: Service['core']) => Promise<void> } = {},
+  o: {
+    dataDir?: string;
+    setup?: boolean;
+    beforeStart?: (core: Service['core']) => Promise<void>;
+    /** Called with the built service before it listens. */
+    beforeListen?: (service: Service) => void;
+  } = {},
 ): Promise<TestService> {
   const dataDir = o.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-test-'));
   // A folder made here is new and its service the first on it: it starts on a copy of the migrated
@@ -321,6 +327,7 @@ export async function startService(
   const sink = new PassThrough();
   sink.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n').filter(Boolean)));
   const service = await createService(config, { logDestination: sink, clock, beforeStart: o.beforeStart });
+  o.beforeListen?.(service);
   const url = await service.listen();
   const request = async <T = any>(method: string, p: string, ro: RequestOptions = {}): Promise<Response<T>> => {
     const headers: Record<string, string> = { ...(ro.headers ?? {}) };

@@ -211,6 +211,7 @@ export function cliCore(config: Config, logs: LoggerFactory, db: Database, plugi
     clock,
     supervised: false,
     replicaId: `cli-${process.pid}-${crypto.randomBytes(4).toString('hex')}`,
+    lifecycle: 'running',
     onShutdown: (fn) => {
       shutdown.push(fn);
     },

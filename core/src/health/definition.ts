@@ -8,9 +8,9 @@ export type Health = Static<typeof Health>;
 /** `GET /api/ready`, with 200 or 503 alike. */
 export const Ready = Type.Object({
   ready: Type.Boolean(),
-  /** Each check by name (`db`, `scheduler`, `ha`, and the plugins' own): `ok`, `fail` or `na`. */
+  /** Each check by name (`db`, `scheduler`, `start`, `ha`, and the plugins' own): `ok`, `fail` or `na`. */
   checks: Type.Record(Type.String(), Type.String(), {
-    description: "Each check by name (`db`, `scheduler`, `ha`, the plugins' own): `ok`, `fail` or `na`",
+    description: "Each check by name (`db`, `scheduler`, `start`, `ha`, the plugins' own): `ok`, `fail` or `na`",
   }),
   errors: Type.Array(Type.String(), { description: 'What failed, one sentence per failed check' }),
   version: Type.String(),

@@ -42,7 +42,7 @@ export default async function healthRoutes(app: App, core: Core): Promise<void> 
         tags: ['health'],
         security: [],
         response: {
-          ...ok('Ready: `checks` (db, scheduler, plugins) all pass.', Ready),
+          ...ok('Ready: `checks` (db, scheduler, start, plugins) all pass.', Ready),
           503: {
             ...Ready,
             description:
@@ -62,13 +62,19 @@ export default async function healthRoutes(app: App, core: Core): Promise<void> 
       }
       const sched = core.jobs.status();
       if (sched.state !== 'ok') errors.push(`scheduler: ${sched.detail ?? 'not running'}`);
+      // Until listen() has started every feature (the relay's dispatch, the assistant), or once a stop has begun, the
+      // port may answer but the service does not do its work: not ready.
+      const lifecycle = core.lifecycle;
+      if (lifecycle === 'starting') errors.push('start: the service is still starting its jobs and features');
+      if (lifecycle === 'stopping') errors.push('start: the service is stopping');
       const checks: Record<string, string> = {
         db,
         scheduler: sched.state === 'ok' ? 'ok' : 'fail',
+        start: lifecycle === 'running' ? 'ok' : 'fail',
         ...(await core.plugins.readinessChecks()),
       };
       if (!('ha' in checks)) checks.ha = 'na';
-      const ready = db === 'ok' && checks.scheduler === 'ok';
+      const ready = db === 'ok' && checks.scheduler === 'ok' && checks.start === 'ok';
       reply.code(ready ? 200 : 503);
       return {
         ready,

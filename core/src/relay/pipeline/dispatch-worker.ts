@@ -136,6 +136,7 @@ const core = {
   clock,
   services: new Map(),
   replicaId: `${process.pid}-dispatch`,
+  lifecycle: 'running',
   onShutdown: () => {},
 } as unknown as Core;
 const catalog = new TemplateCatalog(plugins);
