@@ -95,3 +95,65 @@ t.test('instances started together poll first at their offsets; one started alon
   t.ok(firstPoll.has(alone), 'a provider started alone polls at once');
   t.ok((firstPoll.get(alone) ?? Number.POSITIVE_INFINITY) - t0 < 4000, 'within moments');
 });
+
+t.test('instances start a few at a time: one slow start holds back no other', async (t) => {
+  const s = await startService();
+  t.teardown(() => s.stop());
+  const core = s.service.core;
+  let starting = 0;
+  let most = 0;
+  const done = new Set<string>();
+  const slow = Promise.withResolvers<void>();
+  let slowId = '';
+  const starter = defineProvider({
+    manifest: {
+      id: 'slow_starter',
+      kind: 'provider',
+      apiVersion: 1,
+      displayName: 'Slow starter',
+      ingest: 'poll',
+      pollIntervalSeconds: 3600,
+      configSchema: Type.Object({}),
+      events: {},
+    },
+    create: (ctx) => ({
+      async start() {
+        starting++;
+        most = Math.max(most, starting);
+        // Every start waits on its service a moment; the first one's service does not answer until told.
+        await (ctx.instanceId === slowId ? slow.promise : new Promise((r) => setTimeout(r, 5)));
+        starting--;
+        done.add(ctx.instanceId);
+      },
+      async poll() {},
+    }),
+  });
+  core.plugins.add(wrapDefinition('slow-starter-plugin', starter));
+  const now = new Date().toISOString();
+  const ids = Array.from({ length: 40 }, () => crypto.randomUUID()).sort();
+  [slowId] = ids;
+  for (const id of ids)
+    await core.db.run(
+      'INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, created_at, updated_at) ' +
+        `VALUES (?, ?, 'slow_starter', ?, ?, ?, ?, ?, ?)`,
+      [id, s.admin.id, `P ${id.slice(0, 8)}`, {}, true, crypto.randomUUID(), now, now],
+    );
+
+  let ended = false;
+  const all = core.plugins.startProviders().then(() => {
+    ended = true;
+  });
+  const end = Date.now() + 10_000;
+  while (done.size < ids.length - 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  t.equal(done.size, ids.length - 1, 'every other instance started while the first one waited on its service');
+  t.notOk(done.has(slowId));
+  t.notOk(ended, 'the boot waits for the slow one');
+  t.ok(most > 1 && most <= 16, `a few at a time, at most 16 (${most})`);
+  const running = await core.db.all<{ id: string }>(
+    "SELECT id FROM providers WHERE kind = 'slow_starter' AND status = 'running'",
+  );
+  t.equal(running.length, ids.length - 1, 'each recorded as running');
+  slow.resolve();
+  await all;
+  t.ok(done.has(slowId), 'the slow one started too');
+});

@@ -192,6 +192,9 @@ export function errorText(err: unknown): string {
     : err.message;
 }
 
+/** Provider instances started at once at boot (startProviders). */
+const PROVIDER_STARTS_AT_ONCE = 16;
+
 /**
  * Runs plugin instances: one per enabled provider record (poll and stream kinds on the scheduler
  * leader only) and one per target record, created on first send. A failing instance is isolated:
@@ -314,7 +317,14 @@ export class PluginHost {
 
   async startProviders(): Promise<void> {
     const rows = await this.db.all<ProviderDbRow>('SELECT * FROM providers WHERE enabled = ? ORDER BY id', [true]);
-    for (const r of rows) await this.startProvider(providerRowFrom(r), { spread: true });
+    // A few at a time: each start writes its status twice and may wait on its service (a ping), so one after another
+    // a thousand instances took ~5 s and one slow service held back every instance after it; together their status
+    // writes share group commits.
+    let next = 0;
+    const starter = async () => {
+      while (next < rows.length) await this.startProvider(providerRowFrom(rows[next++]!), { spread: true });
+    };
+    await Promise.all(Array.from({ length: Math.min(PROVIDER_STARTS_AT_ONCE, rows.length) }, starter));
   }
 
   /**
