@@ -5,6 +5,7 @@
  */
 
 import crypto from 'node:crypto';
+import type { Test } from 'tap';
 import t from 'tap';
 import { defineProvider, Type } from '../../core/src/plugin-api/index.ts';
 import { firstPollDelayMs, providerRowFrom } from '../../core/src/plugins/host.ts';
@@ -96,15 +97,12 @@ t.test('instances started together poll first at their offsets; one started alon
   t.ok((firstPoll.get(alone) ?? Number.POSITIVE_INFINITY) - t0 < 4000, 'within moments');
 });
 
-t.test('instances start a few at a time: one slow start holds back no other', async (t) => {
+/** A service with 40 providers of a kind whose start waits a moment, the first one's (by id) until `slow` resolves. */
+async function slowStarters(t: Test) {
   const s = await startService();
   t.teardown(() => s.stop());
   const core = s.service.core;
-  let starting = 0;
-  let most = 0;
-  const done = new Set<string>();
-  const slow = Promise.withResolvers<void>();
-  let slowId = '';
+  const st = { starting: 0, most: 0, done: new Set<string>(), slow: Promise.withResolvers<void>(), slowId: '' };
   const starter = defineProvider({
     manifest: {
       id: 'slow_starter',
@@ -118,12 +116,12 @@ t.test('instances start a few at a time: one slow start holds back no other', as
     },
     create: (ctx) => ({
       async start() {
-        starting++;
-        most = Math.max(most, starting);
+        st.starting++;
+        st.most = Math.max(st.most, st.starting);
         // Every start waits on its service a moment; the first one's service does not answer until told.
-        await (ctx.instanceId === slowId ? slow.promise : new Promise((r) => setTimeout(r, 5)));
-        starting--;
-        done.add(ctx.instanceId);
+        await (ctx.instanceId === st.slowId ? st.slow.promise : new Promise((r) => setTimeout(r, 5)));
+        st.starting--;
+        st.done.add(ctx.instanceId);
       },
       async poll() {},
     }),
@@ -131,29 +129,50 @@ t.test('instances start a few at a time: one slow start holds back no other', as
   core.plugins.add(wrapDefinition('slow-starter-plugin', starter));
   const now = new Date().toISOString();
   const ids = Array.from({ length: 40 }, () => crypto.randomUUID()).sort();
-  [slowId] = ids;
+  st.slowId = ids[0]!;
   for (const id of ids)
     await core.db.run(
       'INSERT INTO providers (id, user_id, kind, name, config, enabled, webhook_token, created_at, updated_at) ' +
         `VALUES (?, ?, 'slow_starter', ?, ?, ?, ?, ?, ?)`,
       [id, s.admin.id, `P ${id.slice(0, 8)}`, {}, true, crypto.randomUUID(), now, now],
     );
+  return { core, ids, st };
+}
 
+t.test('instances start a few at a time: one slow start holds back no other', async (t) => {
+  const { core, ids, st } = await slowStarters(t);
   let ended = false;
   const all = core.plugins.startProviders().then(() => {
     ended = true;
   });
   const end = Date.now() + 10_000;
-  while (done.size < ids.length - 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-  t.equal(done.size, ids.length - 1, 'every other instance started while the first one waited on its service');
-  t.notOk(done.has(slowId));
+  while (st.done.size < ids.length - 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  t.equal(st.done.size, ids.length - 1, 'every other instance started while the first one waited on its service');
+  t.notOk(st.done.has(st.slowId));
   t.notOk(ended, 'the boot waits for the slow one');
-  t.ok(most > 1 && most <= 16, `a few at a time, at most 16 (${most})`);
+  t.ok(st.most > 1 && st.most <= 16, `a few at a time, at most 16 (${st.most})`);
   const running = await core.db.all<{ id: string }>(
     "SELECT id FROM providers WHERE kind = 'slow_starter' AND status = 'running'",
   );
   t.equal(running.length, ids.length - 1, 'each recorded as running');
-  slow.resolve();
+  st.slow.resolve();
   await all;
-  t.ok(done.has(slowId), 'the slow one started too');
+  t.ok(st.done.has(st.slowId), 'the slow one started too');
+});
+
+t.test('the boot waits for a slow start only so long; the start goes on after it', async (t) => {
+  const { core, ids, st } = await slowStarters(t);
+  const t0 = performance.now();
+  await core.plugins.startProviders({ waitMs: 500 });
+  const took = performance.now() - t0;
+  t.ok(took >= 450 && took < 5000, `went on after its wait (${took.toFixed(0)} ms)`);
+  t.equal(st.done.size, ids.length - 1, 'the others had started');
+  t.notOk(st.done.has(st.slowId), 'the slow one was still starting');
+  st.slow.resolve();
+  const status = async () =>
+    (await core.db.get<{ status: string }>('SELECT status FROM providers WHERE id = ?', [st.slowId]))?.status;
+  const end = Date.now() + 5000;
+  while ((await status()) !== 'running' && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  t.ok(st.done.has(st.slowId), 'and started in the background');
+  t.equal(await status(), 'running', 'recorded as running');
 });

@@ -194,6 +194,11 @@ export function errorText(err: unknown): string {
 
 /** Provider instances started at once at boot (startProviders). */
 const PROVIDER_STARTS_AT_ONCE = 16;
+/**
+ * How long the boot waits for its provider instances to start (readiness waits for the boot): an instance still
+ * starting then (its service slow to answer) goes on starting in the background, its webhooks answered 503 meanwhile.
+ */
+const PROVIDER_START_WAIT_MS = 10_000;
 
 /**
  * Runs plugin instances: one per enabled provider record (poll and stream kinds on the scheduler
@@ -315,7 +320,8 @@ export class PluginHost {
     return ingest === 'poll' || ingest === 'stream';
   }
 
-  async startProviders(): Promise<void> {
+  /** Starts every enabled provider's instance; resolves once all have started, or after `waitMs` (see the constant). */
+  async startProviders(o: { waitMs?: number } = {}): Promise<void> {
     const rows = await this.db.all<ProviderDbRow>('SELECT * FROM providers WHERE enabled = ? ORDER BY id', [true]);
     // A few at a time: each start writes its status twice and may wait on its service (a ping), so one after another
     // a thousand instances took ~5 s and one slow service held back every instance after it; together their status
@@ -324,7 +330,23 @@ export class PluginHost {
     const starter = async () => {
       while (next < rows.length) await this.startProvider(providerRowFrom(rows[next++]!), { spread: true });
     };
-    await Promise.all(Array.from({ length: Math.min(PROVIDER_STARTS_AT_ONCE, rows.length) }, starter));
+    const all = Promise.all(Array.from({ length: Math.min(PROVIDER_STARTS_AT_ONCE, rows.length) }, starter));
+    const waitMs = o.waitMs ?? PROVIDER_START_WAIT_MS;
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      all.then(() => false),
+      new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(true), waitMs);
+      }),
+    ]).finally(() => clearTimeout(timer));
+    if (!waited) return;
+    this.logs
+      .get('plugins')
+      .warn(
+        { waited_ms: waitMs, not_begun: rows.length - next },
+        'provider instances still starting; going on without them',
+      );
+    all.catch((err) => this.logs.get('plugins').error({ err }, 'starting provider instances failed'));
   }
 
   /**
