@@ -145,16 +145,17 @@ t.test('instances start a few at a time: one slow start holds back no other', as
   const all = core.plugins.startProviders().then(() => {
     ended = true;
   });
+  // Each instance's status is written once its start has returned: wait for the rows, not only the starts.
+  const running = async () =>
+    (await core.db.all<{ id: string }>("SELECT id FROM providers WHERE kind = 'slow_starter' AND status = 'running'"))
+      .length;
   const end = Date.now() + 10_000;
-  while (st.done.size < ids.length - 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  while ((await running()) < ids.length - 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
   t.equal(st.done.size, ids.length - 1, 'every other instance started while the first one waited on its service');
+  t.equal(await running(), ids.length - 1, 'each recorded as running');
   t.notOk(st.done.has(st.slowId));
   t.notOk(ended, 'the boot waits for the slow one');
   t.ok(st.most > 1 && st.most <= 16, `a few at a time, at most 16 (${st.most})`);
-  const running = await core.db.all<{ id: string }>(
-    "SELECT id FROM providers WHERE kind = 'slow_starter' AND status = 'running'",
-  );
-  t.equal(running.length, ids.length - 1, 'each recorded as running');
   st.slow.resolve();
   await all;
   t.ok(st.done.has(st.slowId), 'the slow one started too');
