@@ -195,6 +195,7 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
           void host.leadershipChanged(leader);
         });
         reducer.start();
+        metrics.loopDelay.start();
         if (!stopping) core.lifecycle = 'running';
         log.info({ url: baseUrl, version: VERSION }, 'listening');
         return baseUrl;
@@ -213,6 +214,7 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
         const pluginsBy = Date.now() + graceMs + PLUGIN_STOP_AFTER_GRACE_MS;
         log.info({ grace_seconds: config.gracefulShutdownSeconds }, 'shutting down');
         reducer.stop();
+        metrics.loopDelay.stop();
         // At once: no new connections, no job runs, no new claims or sends. Requests and sends in
         // flight have the grace period; then connections are closed and sends cut off (requeued).
         const grace = AbortSignal.timeout(graceMs);

@@ -1,4 +1,16 @@
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import client from 'prom-client';
+import { LoopDelay, type LoopDelayFigures } from './loop-delay.ts';
+
+/**
+ * prom-client's event-loop delay metrics, which `loop-delay.ts` takes over (same names and meaning), and the
+ * resolution that keeps prom-client's own monitor from ever firing: it starts one with its default metrics and offers
+ * no way to leave it out, and at this interval (the longest libuv takes, ~24.8 days) its timer never wakes the process.
+ */
+const LOOP_DELAY_METRICS = ['', '_min', '_max', '_mean', '_stddev', '_p50', '_p90', '_p99'].map(
+  (s) => `nodejs_eventloop_lag${s}_seconds`,
+);
+const NEVER_MS = 2 ** 31 - 1;
 
 /** The service's Prometheus metrics, on a registry of its own (tests build several services in one process). */
 export class Metrics {
@@ -8,12 +20,16 @@ export class Metrics {
   readonly dispatchDuration: client.Histogram<'channel'>;
   readonly pollFailures: client.Counter<'provider_type'>;
   readonly sendFailures: client.Counter<'target_type' | 'status_code'>;
+  /** Samples the event loop's delay once the service runs (`start`), until it stops. */
+  readonly loopDelay = new LoopDelay();
 
   constructor(collectDeferred: () => Promise<number>) {
-    client.collectDefaultMetrics({ register: this.registry });
+    client.collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: NEVER_MS });
     // These gauges carry a counter's `_total` suffix, which Prometheus's own linter rejects.
     for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total'])
       this.registry.removeSingleMetric(name);
+    for (const name of LOOP_DELAY_METRICS) this.registry.removeSingleMetric(name);
+    this.registerLoopDelay();
     this.deferredPending = new client.Gauge({
       name: 'service_deferred_pending',
       help: 'Pending deferred_dispatch rows, refreshed on each scrape.',
@@ -47,5 +63,41 @@ export class Metrics {
       labelNames: ['target_type', 'status_code'],
       registers: [this.registry],
     });
+  }
+
+  /**
+   * `nodejs_eventloop_lag_seconds` is how long a turn of the loop takes to come at the scrape; the others describe
+   * the delays sampled since the last scrape (0 when none was: at most one a second while idle).
+   */
+  private registerLoopDelay(): void {
+    const loop = this.loopDelay;
+    const gauges = new Map<keyof LoopDelayFigures, client.Gauge>();
+    const help: [keyof LoopDelayFigures, string][] = [
+      ['min', 'The minimum recorded event loop delay.'],
+      ['max', 'The maximum recorded event loop delay.'],
+      ['mean', 'The mean of the recorded event loop delays.'],
+      ['stddev', 'The standard deviation of the recorded event loop delays.'],
+      ['p50', 'The 50th percentile of the recorded event loop delays.'],
+      ['p90', 'The 90th percentile of the recorded event loop delays.'],
+      ['p99', 'The 99th percentile of the recorded event loop delays.'],
+    ];
+    new client.Gauge({
+      name: LOOP_DELAY_METRICS[0],
+      help: 'Lag of event loop in seconds.',
+      registers: [this.registry],
+      // This one metric's collect sets all of them, as prom-client's does (a registry collects in order).
+      async collect() {
+        const figures = loop.take();
+        for (const [k, g] of gauges) g.set(figures[k]);
+        const from = performance.now();
+        await nextTurn();
+        this.set((performance.now() - from) / 1e3);
+      },
+    });
+    for (const [k, text] of help)
+      gauges.set(
+        k,
+        new client.Gauge({ name: `nodejs_eventloop_lag_${k}_seconds`, help: text, registers: [this.registry] }),
+      );
   }
 }

@@ -1,0 +1,116 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import t from 'tap';
+import { LoopDelay } from './loop-delay.ts';
+
+// Short paces so that each phase takes a fraction of a second: 10 ms busy (the service's), 100 ms idle, the idle pace
+// deciding every 200 ms, the busy pace held 400 ms. A machine loaded by other tests delays timers by tens of
+// milliseconds, so where a test does not look at late ticks, only a stall of a second counts as one.
+const options = { busyMs: 10, idleMs: 100, windowMs: 200, holdMs: 400, lateMs: 1_000 };
+
+/** Keeps the loop busy for `ms` (a 2 ms spin every 3 ms or so); says whether the pace was seen busy meanwhile. */
+async function work(loop: LoopDelay, ms: number): Promise<boolean> {
+  let seen = false;
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    const spinEnd = performance.now() + 2;
+    while (performance.now() < spinEnd) {
+      /* the loop is busy */
+    }
+    await sleep(1);
+    seen ||= loop.busy;
+  }
+  return seen;
+}
+
+function block(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    /* one long stall */
+  }
+}
+
+async function untilIdle(loop: LoopDelay): Promise<void> {
+  for (let i = 0; i < 100 && loop.busy; i++) await sleep(50);
+}
+
+t.test('an idle loop is sampled at the idle pace, a working one at the busy pace, then idle again', async (t) => {
+  const loop = new LoopDelay(options);
+  t.teardown(() => loop.stop());
+  loop.start();
+  // The test process's own start may keep the loop busy at first.
+  await sleep(300);
+  await untilIdle(loop);
+  loop.take();
+  const idleFrom = loop.ticks;
+  await sleep(600);
+  t.equal(loop.busy, false, 'idle');
+  const idleTicks = loop.ticks - idleFrom;
+  // ~6 at 100 ms; at the busy pace it would be ~60 (a loaded machine delays timers, never adds any).
+  t.ok(idleTicks >= 2 && idleTicks <= 12, `idle: ${idleTicks} ticks in 600 ms`);
+  t.equal(loop.take().samples, idleTicks, 'each tick is one sample');
+
+  const before = loop.ticks;
+  t.equal(await work(loop, 600), true, 'busy while the loop works');
+  const busyTicks = loop.ticks - before;
+  t.ok(busyTicks >= 20, `busy: ${busyTicks} ticks in 600 ms`);
+
+  await sleep(900);
+  t.equal(loop.busy, false, 'idle again once the hold is over');
+});
+
+t.test('a stall met at the idle pace is recorded and makes the pace busy at once, for the hold', async (t) => {
+  // No window is decided in this test: only the late tick can make the pace busy.
+  const loop = new LoopDelay({ ...options, lateMs: 100, windowMs: 60_000 });
+  t.teardown(() => loop.stop());
+  loop.start();
+  await sleep(300);
+  await untilIdle(loop);
+  loop.take();
+  t.equal(loop.busy, false);
+  // Longer than the idle interval, so a tick falls due inside it.
+  block(250);
+  await sleep(1);
+  await sleep(1);
+  t.equal(loop.busy, true, 'the late tick switched to the busy pace, before any window was decided');
+  const f = loop.take();
+  t.ok(f.samples >= 1, 'sampled');
+  t.ok(f.max >= 0.14 && f.max < 1, `the stall's delay recorded: max ${f.max} s`);
+  t.ok(f.p99 >= f.p50 && f.min <= f.mean && f.mean <= f.max, 'the figures are consistent');
+  await sleep(150);
+  t.equal(loop.busy, true, 'still busy within the hold');
+  await sleep(500);
+  t.equal(loop.busy, false, 'idle after the hold');
+});
+
+t.test("at the busy pace the ticks' own cost does not keep the pace busy", async (t) => {
+  // Every millisecond: the ticks alone keep the loop several per cent busy.
+  const loop = new LoopDelay({ ...options, busyMs: 1, busyShare: 0.01 });
+  t.teardown(() => loop.stop());
+  loop.start();
+  await sleep(300);
+  await untilIdle(loop);
+  t.equal(await work(loop, 300), true, 'busy while the loop works');
+  const ticks = loop.ticks;
+  await sleep(1_000);
+  t.ok(loop.ticks - ticks >= 100, `the busy pace ticked ${loop.ticks - ticks} times`);
+  t.equal(loop.busy, false, 'idle once the hold is over');
+});
+
+t.test('an empty window reports zeros; take starts a new window; stop stops the ticks', async (t) => {
+  const loop = new LoopDelay(options);
+  t.strictSame(
+    loop.take(),
+    { samples: 0, min: 0, max: 0, mean: 0, stddev: 0, p50: 0, p90: 0, p99: 0 },
+    'no sample, no figure (not the empty histogram’s sentinels)',
+  );
+  loop.start();
+  await sleep(250);
+  const f = loop.take();
+  t.ok(f.samples >= 1, `${f.samples} samples`);
+  t.ok(f.max < 1, `ticks are late by less than a stall: max ${f.max} s`);
+  t.equal(loop.take().samples, 0, 'the next window starts empty');
+  loop.stop();
+  const ticks = loop.ticks;
+  await sleep(250);
+  t.equal(loop.ticks, ticks, 'no tick after stop');
+});
