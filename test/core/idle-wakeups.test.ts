@@ -14,17 +14,18 @@ t.test('an idle service wakes its event loop a few times a second, and still rep
 
   // The first seconds after a start are not idle: V8 runs its memory reducer's collection steps as tasks on the loop
   // (a thousand turns or more in a second), the service its own idle collection, and each makes the loop-delay
-  // monitor sample every 10 ms for a few seconds. Idle is the fewest turns in a second, within 30 seconds.
+  // monitor sample every 10 ms for a few seconds. Idle is the fewest turns in a second, within 30 seconds: a handful
+  // on SQLite, about ten on PostgreSQL (the jobs' reads each take a turn or two on its socket), 84 or more at 10 ms.
   const turns = () => performance.nodeTiming.uvMetricsInfo.loopCount;
   const seconds: number[] = [];
-  for (let i = 0; i < 30 && !seconds.some((n) => n < 10); i++) {
+  for (let i = 0; i < 30 && !seconds.some((n) => n < 40); i++) {
     const from = turns();
     await sleep(1_000);
     seconds.push(turns() - from);
   }
   const fewest = Math.min(...seconds);
   t.ok(
-    fewest < 10,
+    fewest < 40,
     `at fewest ${fewest} turns of the loop in a second while idle (100+ with a 10 ms timer): ${seconds.join(', ')}`,
   );
 
