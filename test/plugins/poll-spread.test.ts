@@ -100,9 +100,20 @@ t.test('instances started together poll first at their offsets; one started alon
 /** A service with 40 providers of a kind whose start waits a moment, the first one's (by id) until `slow` resolves. */
 async function slowStarters(t: Test) {
   const s = await startService();
-  t.teardown(() => s.stop());
   const core = s.service.core;
-  const st = { starting: 0, most: 0, done: new Set<string>(), slow: Promise.withResolvers<void>(), slowId: '' };
+  const st = {
+    starting: 0,
+    most: 0,
+    done: new Set<string>(),
+    slow: Promise.withResolvers<void>(),
+    slowId: '',
+    stopped: new Set<string>(),
+    slowStop: Promise.withResolvers<void>(),
+  };
+  t.teardown(() => {
+    st.slowStop.resolve();
+    return s.stop();
+  });
   const starter = defineProvider({
     manifest: {
       id: 'slow_starter',
@@ -124,6 +135,11 @@ async function slowStarters(t: Test) {
         st.done.add(ctx.instanceId);
       },
       async poll() {},
+      async stop() {
+        // The first one's stop waits on its service too.
+        if (ctx.instanceId === st.slowId) await st.slowStop.promise;
+        st.stopped.add(ctx.instanceId);
+      },
     }),
   });
   core.plugins.add(wrapDefinition('slow-starter-plugin', starter));
@@ -176,4 +192,33 @@ t.test('the boot waits for a slow start only so long; the start goes on after it
   while ((await status()) !== 'running' && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
   t.ok(st.done.has(st.slowId), 'and started in the background');
   t.equal(await status(), 'running', 'recorded as running');
+});
+
+t.test('taking the lead starts the instances a few at a time, and losing it stops them so', async (t) => {
+  const { core, ids, st } = await slowStarters(t);
+  let taken = false;
+  const taking = core.plugins.leadershipChanged(true).then(() => {
+    taken = true;
+  });
+  const end = Date.now() + 10_000;
+  while (st.done.size < ids.length - 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  t.equal(st.done.size, ids.length - 1, 'every other instance started while the first one waited on its service');
+  t.notOk(taken, 'taking the lead waits for the slow one');
+  t.ok(st.most > 1 && st.most <= 16, `a few at a time, at most 16 (${st.most})`);
+  st.slow.resolve();
+  await taking;
+  t.ok(st.done.has(st.slowId), 'the slow one started too');
+
+  let lost = false;
+  const losing = core.plugins.leadershipChanged(false).then(() => {
+    lost = true;
+  });
+  const until = Date.now() + 10_000;
+  while (st.stopped.size < ids.length - 1 && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+  t.equal(st.stopped.size, ids.length - 1, 'every other instance stopped while the first one waited on its service');
+  t.notOk(lost);
+  st.slowStop.resolve();
+  await losing;
+  t.ok(st.stopped.has(st.slowId), 'the slow one stopped too');
+  t.equal(core.plugins.runningProvider(st.slowId), undefined, 'no instance left on a replica that does not lead');
 });

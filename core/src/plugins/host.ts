@@ -192,8 +192,31 @@ export function errorText(err: unknown): string {
     : err.message;
 }
 
-/** Provider instances started at once at boot (startProviders). */
+/** Provider instances started (or stopped) at once: at boot, on taking or losing the lead, when reconciling. */
 const PROVIDER_STARTS_AT_ONCE = 16;
+
+/**
+ * Runs `fn` over `items`, at most PROVIDER_STARTS_AT_ONCE at a time. Each start writes its status twice and may wait
+ * on its service (a ping), so one after another a thousand instances took ~5 s and one slow service held back every
+ * instance after it; together their status writes share group commits. `done` settles once every item has been run,
+ * rejecting with the first failure (the others still run); `begun` counts the items begun so far.
+ */
+function pooled<T>(items: readonly T[], fn: (item: T) => Promise<void>): { done: Promise<void>; begun: () => number } {
+  let next = 0;
+  let failed: { err: unknown } | undefined;
+  const worker = async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await fn(item).catch((err) => {
+        failed ??= { err };
+      });
+    }
+  };
+  const done = Promise.all(Array.from({ length: Math.min(PROVIDER_STARTS_AT_ONCE, items.length) }, worker)).then(() => {
+    if (failed) throw failed.err;
+  });
+  return { done, begun: () => next };
+}
 /**
  * How long the boot waits for its provider instances to start (readiness waits for the boot): an instance still
  * starting then (its service slow to answer) goes on starting in the background, its webhooks answered 503 meanwhile.
@@ -323,14 +346,7 @@ export class PluginHost {
   /** Starts every enabled provider's instance; resolves once all have started, or after `waitMs` (see the constant). */
   async startProviders(o: { waitMs?: number } = {}): Promise<void> {
     const rows = await this.db.all<ProviderDbRow>('SELECT * FROM providers WHERE enabled = ? ORDER BY id', [true]);
-    // A few at a time: each start writes its status twice and may wait on its service (a ping), so one after another
-    // a thousand instances took ~5 s and one slow service held back every instance after it; together their status
-    // writes share group commits.
-    let next = 0;
-    const starter = async () => {
-      while (next < rows.length) await this.startProvider(providerRowFrom(rows[next++]!), { spread: true });
-    };
-    const all = Promise.all(Array.from({ length: Math.min(PROVIDER_STARTS_AT_ONCE, rows.length) }, starter));
+    const { done: all, begun } = pooled(rows, (r) => this.startProvider(providerRowFrom(r), { spread: true }));
     const waitMs = o.waitMs ?? PROVIDER_START_WAIT_MS;
     let timer: NodeJS.Timeout | undefined;
     const waited = await Promise.race([
@@ -343,7 +359,7 @@ export class PluginHost {
     this.logs
       .get('plugins')
       .warn(
-        { waited_ms: waitMs, not_begun: rows.length - next },
+        { waited_ms: waitMs, not_begun: rows.length - begun() },
         'provider instances still starting; going on without them',
       );
     all.catch((err) => this.logs.get('plugins').error({ err }, 'starting provider instances failed'));
@@ -633,17 +649,22 @@ export class PluginHost {
       [true],
     );
     const wanted = new Set<string>();
+    const changed: string[] = [];
     for (const r of rows) {
       const plugin = this.provider(r.kind);
       if (!plugin || (this.leaderOnly(plugin) && !this.isLeader())) continue;
       wanted.add(r.id);
       const current = this.providers.get(r.id);
-      if (current && current.row.updated_at === r.updated_at) continue;
-      const full = await this.db.get<ProviderDbRow>('SELECT * FROM providers WHERE id = ?', [r.id]);
-      if (full) await this.ensureProvider(providerRowFrom(full), o);
+      if (!current || current.row.updated_at !== r.updated_at) changed.push(r.id);
     }
-    for (const id of [...this.providers.keys()])
-      if (!wanted.has(id) && !this.ensuring.has(id)) await this.stopProvider(id);
+    // A few at a time, as at boot: on taking the lead, every poll and stream instance starts here.
+    const starts = pooled(changed, async (id) => {
+      const full = await this.db.get<ProviderDbRow>('SELECT * FROM providers WHERE id = ?', [id]);
+      if (full) await this.ensureProvider(providerRowFrom(full), o);
+    });
+    await starts.done;
+    const gone = [...this.providers.keys()].filter((id) => !wanted.has(id) && !this.ensuring.has(id));
+    await pooled(gone, (id) => this.stopProvider(id)).done;
   }
 
   /** Reconciles every `intervalMs` until stopAll (multi-replica deployments). */
@@ -668,7 +689,8 @@ export class PluginHost {
       await this.reconcile({ spread: true });
       return;
     }
-    for (const [id, e] of [...this.providers]) if (this.leaderOnly(e.plugin)) await this.stopProvider(id);
+    const leaderOnly = [...this.providers].filter(([, e]) => this.leaderOnly(e.plugin)).map(([id]) => id);
+    await pooled(leaderOnly, (id) => this.stopProvider(id)).done;
   }
 
   /** The instance for a target record, created on first use and recreated when the record changes. */
