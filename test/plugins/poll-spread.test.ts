@@ -109,6 +109,8 @@ async function slowStarters(t: Test) {
     slowId: '',
     stopped: new Set<string>(),
     slowStop: Promise.withResolvers<void>(),
+    stopping: 0,
+    mostStopping: 0,
   };
   t.teardown(() => {
     st.slowStop.resolve();
@@ -136,8 +138,11 @@ async function slowStarters(t: Test) {
       },
       async poll() {},
       async stop() {
-        // The first one's stop waits on its service too.
-        if (ctx.instanceId === st.slowId) await st.slowStop.promise;
+        // The first one's stop waits on its service until told, the others a moment.
+        st.stopping++;
+        st.mostStopping = Math.max(st.mostStopping, st.stopping);
+        await (ctx.instanceId === st.slowId ? st.slowStop.promise : new Promise((r) => setTimeout(r, 5)));
+        st.stopping--;
         st.stopped.add(ctx.instanceId);
       },
     }),
@@ -221,4 +226,18 @@ t.test('taking the lead starts the instances a few at a time, and losing it stop
   await losing;
   t.ok(st.stopped.has(st.slowId), 'the slow one stopped too');
   t.equal(core.plugins.runningProvider(st.slowId), undefined, 'no instance left on a replica that does not lead');
+});
+
+t.test('at shutdown a slow stop holds back no other instance', async (t) => {
+  const { core, ids, st } = await slowStarters(t);
+  st.slow.resolve();
+  await core.plugins.startProviders();
+  const stopping = core.plugins.stopAll(60_000);
+  const end = Date.now() + 10_000;
+  while (st.stopped.size < ids.length - 1 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  t.equal(st.stopped.size, ids.length - 1, 'every other instance stopped while the first one waited on its service');
+  st.slowStop.resolve();
+  await stopping;
+  t.ok(st.stopped.has(st.slowId), 'the slow one stopped too');
+  t.ok(st.mostStopping > 1 && st.mostStopping <= 16, `a few at a time, at most 16 (${st.mostStopping})`);
 });
