@@ -5,7 +5,7 @@ import { LoginLimiter } from './auth/login-limiter.ts';
 import { TokenService } from './auth/tokens.ts';
 import { applyStagedRestore } from './backup/staged.ts';
 import type { Config } from './config/config.ts';
-import type { Core } from './core.ts';
+import { type Core, wallClock } from './core.ts';
 import { openDatabase } from './db/open.ts';
 import { type Feature, loadFeatures } from './features.ts';
 import { idleDelayFromEnv, MemoryReducer } from './health/memory-reducer.ts';
@@ -77,7 +77,7 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
     log: logs.get('db'),
     changesData: () => fs.existsSync(path.join(config.dataDir, 'restore', 'pending.json')),
   });
-  const clock = opts.clock ?? { now: () => new Date() };
+  const clock = opts.clock ?? wallClock;
   const shutdownHooks: (() => Promise<void> | void)[] = [];
   let elector: LeaderElector = new AlwaysLeader();
   if (config.dialect === 'postgresql') {

@@ -25,7 +25,7 @@ export interface Core {
   plugins: PluginHost;
   jobs: Scheduler;
   outbound: OutboundHttp;
-  /** Wall clock; tests replace it to move time. */
+  /** Wall clock ({@link wallClock}); tests replace it to move time. */
   clock: { now(): Date };
   /** Computed once at boot; apply-restart needs it. */
   supervised: boolean;
@@ -41,3 +41,6 @@ export interface Core {
   /** Feature services, registered by name so features can find each other without imports in a cycle. */
   services: Map<string, unknown>;
 }
+
+/** The service's clock unless a test gives its own (`createService`'s `clock`). */
+export const wallClock: { now(): Date } = { now: () => new Date() };

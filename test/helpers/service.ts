@@ -285,6 +285,8 @@ export async function startService(
     beforeStart?: (core: Service['core']) => Promise<void>;
     /** Called with the built service before it listens. */
     beforeListen?: (service: Service) => void;
+    /** The service keeps its own wall clock, as in production: `clock` then moves nothing. */
+    wallClock?: boolean;
   } = {},
 ): Promise<TestService> {
   const dataDir = o.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'herald-test-'));
@@ -326,7 +328,11 @@ export async function startService(
   const lines: string[] = [];
   const sink = new PassThrough();
   sink.on('data', (c: Buffer) => lines.push(...c.toString('utf8').split('\n').filter(Boolean)));
-  const service = await createService(config, { logDestination: sink, clock, beforeStart: o.beforeStart });
+  const service = await createService(config, {
+    logDestination: sink,
+    clock: o.wallClock ? undefined : clock,
+    beforeStart: o.beforeStart,
+  });
   o.beforeListen?.(service);
   const url = await service.listen();
   const request = async <T = any>(method: string, p: string, ro: RequestOptions = {}): Promise<Response<T>> => {

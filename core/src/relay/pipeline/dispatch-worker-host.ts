@@ -6,7 +6,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import pino from 'pino';
-import type { Core } from '../../core.ts';
+import { type Core, wallClock } from '../../core.ts';
 import { type LiveHint, liveOf } from '../../live/hints.ts';
 import type { SelfMonitoringSignal, SelfMonitoringSignals } from '../../plugins/self-monitoring.ts';
 import { LEASE_MS } from './dispatcher.ts';
@@ -89,7 +89,7 @@ export class DispatchThread implements DispatchSide {
 
   /**
    * The main clock, shared with the thread (see threadClock): tests move the main clock or stop it,
-   * and the thread's clock follows. Written on every message, every handoff and every 20 ms.
+   * and the thread's clock follows. Written on every message, every handoff and, for a test's clock, every 20 ms.
    */
   private shared = new BigInt64Array(new SharedArrayBuffer(16));
   private clockTimer?: NodeJS.Timeout;
@@ -301,8 +301,12 @@ export class DispatchThread implements DispatchSide {
     if (this.running) return;
     this.running = true;
     this.stopping = undefined;
-    this.clockTimer = setInterval(() => this.offset(), 20);
-    this.clockTimer.unref();
+    this.offset();
+    // The wall clock needs no refresh (its offset is 0); a test's, which it may move or stop, every 20 ms.
+    if (this.core.clock !== wallClock) {
+      this.clockTimer = setInterval(() => this.offset(), 20);
+      this.clockTimer.unref();
+    }
     if (!this.worker) this.spawn();
   }
 
