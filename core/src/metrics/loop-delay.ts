@@ -75,7 +75,7 @@ export class LoopDelay {
 
   start(): void {
     if (this.timer) return;
-    this.newWindow(performance.now());
+    this.newWindow(performance.now(), performance.eventLoopUtilization().active);
     this.arm();
   }
 
@@ -103,9 +103,14 @@ export class LoopDelay {
     return figures;
   }
 
-  private newWindow(now: number): void {
+  private newWindow(now: number, active: number): void {
     this.windowStart = now;
-    this.windowActive = performance.eventLoopUtilization().active;
+    this.windowActive = active;
+  }
+
+  private hold(now: number): void {
+    this.busy = true;
+    this.busyUntil = now + this.holdMs;
   }
 
   private arm(): void {
@@ -121,21 +126,17 @@ export class LoopDelay {
     const lateMs = now - this.due;
     // libuv compares against the loop's cached clock, so a tick can come a fraction of a millisecond early.
     this.histogram.record(Math.max(1, Math.round(lateMs * 1e6)));
-    if (lateMs >= this.lateMs) {
-      this.busy = true;
-      this.busyUntil = now + this.holdMs;
-    } else if (this.busy) {
+    if (lateMs >= this.lateMs) this.hold(now);
+    else if (this.busy) {
       if (now >= this.busyUntil) {
         this.busy = false;
-        this.newWindow(now);
+        this.newWindow(now, performance.eventLoopUtilization().active);
       }
     } else if (now - this.windowStart >= this.windowMs) {
-      const share = (performance.eventLoopUtilization().active - this.windowActive) / (now - this.windowStart);
-      this.newWindow(now);
-      if (share >= this.busyShare) {
-        this.busy = true;
-        this.busyUntil = now + this.holdMs;
-      }
+      const active = performance.eventLoopUtilization().active;
+      const share = (active - this.windowActive) / (now - this.windowStart);
+      this.newWindow(now, active);
+      if (share >= this.busyShare) this.hold(now);
     }
     this.arm();
   };

@@ -7,9 +7,17 @@ import { LoopDelay, type LoopDelayFigures } from './loop-delay.ts';
  * resolution that keeps prom-client's own monitor from ever firing: it starts one with its default metrics and offers
  * no way to leave it out, and at this interval (the longest libuv takes, ~24.8 days) its timer never wakes the process.
  */
-const LOOP_DELAY_METRICS = ['', '_min', '_max', '_mean', '_stddev', '_p50', '_p90', '_p99'].map(
-  (s) => `nodejs_eventloop_lag${s}_seconds`,
-);
+const LOOP_DELAY_FIGURES: readonly [keyof LoopDelayFigures, string][] = [
+  ['min', 'The minimum recorded event loop delay.'],
+  ['max', 'The maximum recorded event loop delay.'],
+  ['mean', 'The mean of the recorded event loop delays.'],
+  ['stddev', 'The standard deviation of the recorded event loop delays.'],
+  ['p50', 'The 50th percentile of the recorded event loop delays.'],
+  ['p90', 'The 90th percentile of the recorded event loop delays.'],
+  ['p99', 'The 99th percentile of the recorded event loop delays.'],
+];
+const figureMetric = (k: keyof LoopDelayFigures) => `nodejs_eventloop_lag_${k}_seconds`;
+const LOOP_DELAY_METRICS = ['nodejs_eventloop_lag_seconds', ...LOOP_DELAY_FIGURES.map(([k]) => figureMetric(k))];
 const NEVER_MS = 2 ** 31 - 1;
 
 /** The service's Prometheus metrics, on a registry of its own (tests build several services in one process). */
@@ -72,15 +80,6 @@ export class Metrics {
   private registerLoopDelay(): void {
     const loop = this.loopDelay;
     const gauges = new Map<keyof LoopDelayFigures, client.Gauge>();
-    const help: [keyof LoopDelayFigures, string][] = [
-      ['min', 'The minimum recorded event loop delay.'],
-      ['max', 'The maximum recorded event loop delay.'],
-      ['mean', 'The mean of the recorded event loop delays.'],
-      ['stddev', 'The standard deviation of the recorded event loop delays.'],
-      ['p50', 'The 50th percentile of the recorded event loop delays.'],
-      ['p90', 'The 90th percentile of the recorded event loop delays.'],
-      ['p99', 'The 99th percentile of the recorded event loop delays.'],
-    ];
     new client.Gauge({
       name: LOOP_DELAY_METRICS[0],
       help: 'Lag of event loop in seconds.',
@@ -94,10 +93,7 @@ export class Metrics {
         this.set((performance.now() - from) / 1e3);
       },
     });
-    for (const [k, text] of help)
-      gauges.set(
-        k,
-        new client.Gauge({ name: `nodejs_eventloop_lag_${k}_seconds`, help: text, registers: [this.registry] }),
-      );
+    for (const [k, help] of LOOP_DELAY_FIGURES)
+      gauges.set(k, new client.Gauge({ name: figureMetric(k), help, registers: [this.registry] }));
   }
 }
