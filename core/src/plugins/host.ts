@@ -217,6 +217,7 @@ function pooled<T>(items: readonly T[], fn: (item: T) => Promise<void>): { done:
   });
   return { done, begun: () => next };
 }
+
 /**
  * How long the boot waits for its provider instances to start (readiness waits for the boot): an instance still
  * starting then (its service slow to answer) goes on starting in the background, its webhooks answered 503 meanwhile.
@@ -658,11 +659,10 @@ export class PluginHost {
       if (!current || current.row.updated_at !== r.updated_at) changed.push(r.id);
     }
     // A few at a time, as at boot: on taking the lead, every poll and stream instance starts here.
-    const starts = pooled(changed, async (id) => {
+    await pooled(changed, async (id) => {
       const full = await this.db.get<ProviderDbRow>('SELECT * FROM providers WHERE id = ?', [id]);
       if (full) await this.ensureProvider(providerRowFrom(full), o);
-    });
-    await starts.done;
+    }).done;
     const gone = [...this.providers.keys()].filter((id) => !wanted.has(id) && !this.ensuring.has(id));
     await pooled(gone, (id) => this.stopProvider(id)).done;
   }
