@@ -4,8 +4,9 @@ import { LoopDelay, type LoopDelayOptions } from './loop-delay.ts';
 
 // Short paces so that each phase takes a fraction of a second: 10 ms busy (the service's), 100 ms idle, the idle pace
 // deciding every 200 ms, the busy pace held 400 ms. A machine loaded by other tests delays timers by tens of
-// milliseconds, so where a test does not look at late ticks, only a stall of a second counts as one.
-const options = { busyMs: 10, idleMs: 100, windowMs: 200, holdMs: 400, lateMs: 1_000 };
+// milliseconds, so where a test does not look at late ticks, only a stall of a second counts as one. A window is busy
+// from 20 % of the time on the processor: in a test process V8's own collection steps can fill 5 % of 200 ms.
+const options = { busyMs: 10, idleMs: 100, windowMs: 200, holdMs: 400, lateMs: 1_000, busyShare: 0.2 };
 
 /** Keeps the loop busy for `ms` (a 2 ms spin every 3 ms or so); says whether the pace was seen busy meanwhile. */
 async function work(loop: LoopDelay, ms: number): Promise<boolean> {
@@ -27,6 +28,11 @@ function block(ms: number): void {
   while (performance.now() < end) {
     /* one long stall */
   }
+}
+
+/** Holds the thread for `ms` without using the processor, as a host with no processor to spare would. */
+function wait(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
 
 /** A started monitor, once its pace is idle (the test process's own start may keep the loop busy at first). */
@@ -77,6 +83,62 @@ t.test('a stall met at the idle pace is recorded and makes the pace busy at once
   t.equal(loop.busy, true, 'still busy within the hold');
   await sleep(500);
   t.equal(loop.busy, false, 'idle after the hold');
+});
+
+t.test('a thread kept from the processor: its late ticks are recorded, the pace stays idle', async (t) => {
+  // The thread waits without working: its ticks are late and its loop's callbacks long, but it does nothing more.
+  const loop = await idleLoop(t, { ...options, lateMs: 100 });
+  loop.take();
+  const ticks = loop.ticks;
+  for (let i = 0; i < 4; i++) {
+    wait(250);
+    await sleep(1);
+    await sleep(1);
+    t.equal(loop.busy, false, `idle after wait ${i + 1}`);
+  }
+  const f = loop.take();
+  t.ok(f.max >= 0.14 && f.max < 1, `the waits' delay recorded: max ${f.max} s`);
+  // Four waits of 250 ms at the 100 ms idle pace: a tick each, and a few between; the busy pace would give ~100.
+  t.ok(loop.ticks - ticks <= 12, `${loop.ticks - ticks} ticks`);
+});
+
+t.test("a late tick counts only when the thread's work since the last tick reaches the busy share", async (t) => {
+  // Half the delay worked, but a small share of the time since the last tick: at a 50 % share, not a stall.
+  const loop = await idleLoop(t, { ...options, lateMs: 10, windowMs: 60_000, busyShare: 0.5 });
+  for (let i = 0; i < 3; i++) {
+    const ticks = loop.ticks;
+    while (loop.ticks === ticks) await sleep(1);
+    block(15);
+    wait(110);
+    await sleep(1);
+    await sleep(1);
+    t.equal(loop.busy, false, `15 ms of work in ~125 ms, late by ~25 ms: idle (${i + 1})`);
+  }
+  block(250);
+  await sleep(1);
+  await sleep(1);
+  t.equal(loop.busy, true, 'a stall of 250 ms: busy');
+});
+
+t.test('at the busy pace, ticks made late by a thread kept from the processor do not hold the pace', async (t) => {
+  // A busy pace held for 400 ms, then 800 ms of 2 ms of work and 25 ms of waiting: the busy ticks come 10 ms late or
+  // more, the thread working less than half of that, though more than 5 % of the time (as a collection or two
+  // would). The pace turns idle when the hold is over. (At the idle pace, the work that adds up over its longer
+  // intervals may make it busy again, rightly: it is 7 % of the time.)
+  const loop = await idleLoop(t, { ...options, lateMs: 10, windowMs: 60_000, busyShare: 0.05 });
+  loop.hold(performance.now());
+  const holdEnds = performance.now() + 400;
+  loop.take();
+  let idleAfterHold = false;
+  while (performance.now() < holdEnds + 400) {
+    block(2);
+    wait(25);
+    await sleep(1);
+    if (performance.now() > holdEnds + 50) idleAfterHold ||= !loop.busy;
+  }
+  const f = loop.take();
+  t.ok(f.p50 >= 0.01, `late ticks: p50 ${f.p50} s, max ${f.max} s`);
+  t.equal(idleAfterHold, true, 'idle once the hold is over');
 });
 
 t.test("at the busy pace the ticks' own cost does not keep the pace busy", async (t) => {
