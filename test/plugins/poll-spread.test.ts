@@ -201,6 +201,15 @@ t.test('the boot waits for a slow start only so long; the start goes on after it
 
 t.test('taking the lead starts the instances a few at a time, and losing it stops them so', async (t) => {
   const { core, ids, st } = await slowStarters(t);
+  // The changed instances' rows are read together, not one statement each.
+  const rowReads: string[] = [];
+  for (const m of ['all', 'get'] as const) {
+    const read = core.db[m].bind(core.db) as (sql: string, params?: unknown[]) => Promise<unknown>;
+    (core.db as unknown as Record<string, unknown>)[m] = (sql: string, params?: unknown[]) => {
+      if (/FROM providers WHERE id/.test(sql)) rowReads.push(sql);
+      return read(sql, params);
+    };
+  }
   let taken = false;
   const taking = core.plugins.leadershipChanged(true).then(() => {
     taken = true;
@@ -213,6 +222,7 @@ t.test('taking the lead starts the instances a few at a time, and losing it stop
   st.slow.resolve();
   await taking;
   t.ok(st.done.has(st.slowId), 'the slow one started too');
+  t.equal(rowReads.length, 1, `the 40 rows in one read (${rowReads.length})`);
 
   let lost = false;
   const losing = core.plugins.leadershipChanged(false).then(() => {
