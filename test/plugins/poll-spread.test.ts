@@ -201,12 +201,12 @@ t.test('the boot waits for a slow start only so long; the start goes on after it
 
 t.test('taking the lead starts the instances a few at a time, and losing it stops them so', async (t) => {
   const { core, ids, st } = await slowStarters(t);
-  // The changed instances' rows are read together, not one statement each.
+  // The changed instances' rows are read in full together, not one statement each.
   const rowReads: string[] = [];
   for (const m of ['all', 'get'] as const) {
     const read = core.db[m].bind(core.db) as (sql: string, params?: unknown[]) => Promise<unknown>;
     (core.db as unknown as Record<string, unknown>)[m] = (sql: string, params?: unknown[]) => {
-      if (/FROM providers WHERE id/.test(sql)) rowReads.push(sql);
+      if (/^SELECT \* FROM providers/.test(sql)) rowReads.push(sql);
       return read(sql, params);
     };
   }

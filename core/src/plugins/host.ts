@@ -195,9 +195,6 @@ export function errorText(err: unknown): string {
 /** Instances started or stopped at once: at boot, on taking or losing the lead, when reconciling, at shutdown. */
 const PROVIDER_STARTS_AT_ONCE = 16;
 
-/** How many changed providers' rows one of reconcile's reads fetches (well under either database's parameter cap). */
-const RECONCILE_READ_CHUNK = 400;
-
 /**
  * Runs `fn` over `items`, at most PROVIDER_STARTS_AT_ONCE at a time. Each start writes its status twice and may wait
  * on its service (a ping), so one after another a thousand instances took ~5 s and one slow service held back every
@@ -653,27 +650,21 @@ export class PluginHost {
       [true],
     );
     const wanted = new Set<string>();
-    const changed: string[] = [];
+    const changed = new Set<string>();
     for (const r of rows) {
       const plugin = this.provider(r.kind);
       if (!plugin || (this.leaderOnly(plugin) && !this.isLeader())) continue;
       wanted.add(r.id);
       const current = this.providers.get(r.id);
-      if (!current || current.row.updated_at !== r.updated_at) changed.push(r.id);
+      if (!current || current.row.updated_at !== r.updated_at) changed.add(r.id);
     }
-    // The changed rows in full, a few hundred to a read (on taking the lead over 500 instances, 2 reads, not 500);
-    // then a few at a time, as at boot: on taking the lead, every poll and stream instance starts here.
-    const full: ProviderDbRow[] = [];
-    for (let i = 0; i < changed.length; i += RECONCILE_READ_CHUNK) {
-      const ids = changed.slice(i, i + RECONCILE_READ_CHUNK);
-      full.push(
-        ...(await this.db.all<ProviderDbRow>(
-          `SELECT * FROM providers WHERE id IN (${ids.map(() => '?').join(', ')})`,
-          ids,
-        )),
-      );
+    // The changed rows in full, in one read of the enabled ones (rare but for taking the lead, when most have
+    // changed); then a few at a time, as at boot: on taking the lead, every poll and stream instance starts here.
+    if (changed.size) {
+      const full = await this.db.all<ProviderDbRow>('SELECT * FROM providers WHERE enabled = ?', [true]);
+      const starts = full.filter((row) => changed.has(row.id));
+      await pooled(starts, (row) => this.ensureProvider(providerRowFrom(row), o).then(() => {})).done;
     }
-    await pooled(full, (row) => this.ensureProvider(providerRowFrom(row), o).then(() => {})).done;
     const gone = [...this.providers.keys()].filter((id) => !wanted.has(id) && !this.ensuring.has(id));
     await pooled(gone, (id) => this.stopProvider(id)).done;
   }
