@@ -8,8 +8,8 @@
  * own does the same at two paces: once a second while the loop is idle, every 10 ms for a while once it is not.
  *
  * - Idle to busy: a second in which the main thread spent 5 % of it or more on the processor, or a tick 10 ms late or
- *   more while the thread worked (a stall of its own making: half the delay and 5 % of the time since the last tick
- *   spent on the processor).
+ *   more while the thread worked (a stall of its own making: 10 ms, and 5 % of the time since the last tick, spent
+ *   on the processor).
  * - Busy to idle: 5 s after the pace turned busy or such a tick last came. The next second, at the idle pace,
  *   measures the thread again. The busy pace does not: at 10 ms its own ticks cost the thread about 2 % of a slow
  *   machine's core, and a window's ticks cannot be told from the work around them.
@@ -145,12 +145,12 @@ export class LoopDelay {
     const lateMs = now - this.due;
     // libuv compares against the loop's cached clock, so a tick can come a fraction of a millisecond early.
     this.histogram.record(Math.max(1, Math.round(lateMs * 1e6)));
-    // A late tick counts when the thread was working while it waited: it spent at least half the delay on the
-    // processor since the last tick, and the busy share of that time. Without the first, a tick 10 ms late at the
-    // busy pace would count when a garbage collection or two filled 5 % of its 20 ms.
+    // A late tick counts when the thread was working while it waited: it spent at least `lateMs` on the processor
+    // since the last tick, and the busy share of that time. Without the first, a tick 10 ms late at the busy pace
+    // would count when a garbage collection or two filled 5 % of its 20 ms.
     const cpu = threadCpuMs();
     const worked = cpu - this.lastTickCpu;
-    const late = lateMs >= this.lateMs && worked >= lateMs / 2 && worked / (now - this.lastTick) >= this.busyShare;
+    const late = lateMs >= this.lateMs && worked >= this.lateMs && worked / (now - this.lastTick) >= this.busyShare;
     this.lastTick = now;
     this.lastTickCpu = cpu;
     if (late) this.hold(now);
