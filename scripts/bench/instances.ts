@@ -9,14 +9,15 @@
  * plugins and measures it the same way (the baseline of the ratio). Goals (absolute): idle CPU under 2 % of one core,
  * start → ready under 3 s.
  *
- * `npm run bench:instances` (BENCH_USERS, BENCH_PROVIDERS, BENCH_TARGETS, BENCH_IDLE_MS, BENCH_SETTLE_MS,
- * BENCH_BASELINE_IDLE_MS shrink or grow it; BENCH_BASELINE_IDLE_MS=0 skips the empty service).
+ * `npm run bench:instances` (BENCH_ENTRY: built, the default, or source; BENCH_USERS, BENCH_PROVIDERS,
+ * BENCH_TARGETS, BENCH_IDLE_MS, BENCH_SETTLE_MS, BENCH_BASELINE_IDLE_MS shrink or grow it; BENCH_BASELINE_IDLE_MS=0
+ * skips the empty service).
  */
 import fs from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
 import { BENCH_SECRET } from './lib/codehost.ts';
-import { Api, freePort, type Herald, heraldOptions, spawnHerald, tempDir } from './lib/herald.ts';
+import { Api, benchEntry, freePort, type Herald, heraldOptions, spawnHerald, tempDir } from './lib/herald.ts';
 import { envInt, fmt, heading, line, procCpuMs, record, sleep, wallMs } from './lib/stats.ts';
 
 const USERS = envInt('BENCH_USERS', 50);
@@ -29,6 +30,8 @@ const IDLE_MS = envInt('BENCH_IDLE_MS', 180_000);
 const SETTLE_MS = envInt('BENCH_SETTLE_MS', 30_000);
 const BASE_IDLE_MS = Number(process.env.BENCH_BASELINE_IDLE_MS ?? 60_000);
 const CONCURRENCY = 8;
+// What boots: the built service (`npm start`'s, the default) or the sources (BENCH_ENTRY=source).
+const ENTRY = benchEntry();
 const PLUGINS =
   '@herald/provider-bridge-self,@herald/provider-codehost,@herald/provider-immich,@herald/target-chat-webhook';
 
@@ -175,11 +178,11 @@ const perUser = (total: number, u: number) => Math.floor(total / USERS) + (u < t
 
 heading(
   `many instances: ${USERS} users, ${PROVIDERS} providers (half Immich polling every 60 s, half webhook), ` +
-    `${TARGETS} targets; idle ${fmt(IDLE_MS / 1000, 0)} s after at least ${fmt(SETTLE_MS / 1000, 0)} s ` +
-    `(load ${loadavg()})`,
+    `${TARGETS} targets; idle ${fmt(IDLE_MS / 1000, 0)} s after at least ${fmt(SETTLE_MS / 1000, 0)} s; ` +
+    `${ENTRY === 'built' ? 'built (core/dist, npm start)' : 'sources'} (load ${loadavg()})`,
 );
 const fake = await startFake();
-const opts = heraldOptions(tempDir('instances'), await freePort(), PLUGINS);
+const opts = { ...heraldOptions(tempDir('instances'), await freePort(), PLUGINS), entry: ENTRY };
 let herald = spawnHerald(opts);
 try {
   await herald.ready(60_000);
@@ -282,7 +285,7 @@ try {
 
   let base: Idle | undefined;
   if (BASE_IDLE_MS > 0) {
-    const bo = heraldOptions(tempDir('instances-empty'), await freePort(), PLUGINS);
+    const bo = { ...heraldOptions(tempDir('instances-empty'), await freePort(), PLUGINS), entry: ENTRY };
     const bh = spawnHerald(bo);
     try {
       base = await measureIdle(bh, BASE_IDLE_MS, fake);
