@@ -185,7 +185,13 @@ export async function createService(config: Config, opts: AppOptions = {}): Prom
     listen() {
       if (stopping) return Promise.reject(new Error('the service is stopping; it does not listen any more'));
       starting ??= (async () => {
-        await app.listen({ host: config.host, port: config.port });
+        try {
+          await app.listen({ host: config.host, port: config.port });
+        } catch (err) {
+          // Nothing has started yet (the port is taken, say): a later listen() may try again, once it is free.
+          starting = undefined;
+          throw err;
+        }
         const addr = app.server.address();
         const port = typeof addr === 'object' && addr ? addr.port : config.port;
         baseUrl = `http://${config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host}:${port}`;

@@ -1,5 +1,6 @@
 import crypto from 'node:crypto';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -119,6 +120,30 @@ t.test('stop() called while listen() still starts waits for that start, then sto
   t.equal(service.app.server.listening, false, 'the server does not listen after the stop');
   t.equal(service.core.jobs.status().detail, 'scheduler not started', 'the jobs it started were stopped');
   await t.rejects(service.listen(), /stopping/, 'a stopped service does not listen again');
+});
+
+t.test('a listen() that could not bind the port may be called again once the port is free', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-life-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const taken = net.createServer();
+  await new Promise<void>((r) => taken.listen(0, '127.0.0.1', r));
+  const port = (taken.address() as net.AddressInfo).port;
+  const config = loadConfig({
+    SERVICE_SECRET_KEY: crypto.randomBytes(32).toString('hex'),
+    SERVICE_DATA_DIR: dir,
+    SERVICE_PORT: String(port),
+    SERVICE_HOST: '127.0.0.1',
+    SERVICE_PLUGINS: '@herald/provider-bridge-self',
+    SERVICE_LOG_LEVEL: 'ERROR',
+  });
+  const service = await createService(config, { logDestination: new PassThrough() });
+  t.teardown(() => service.stop());
+  await t.rejects(service.listen(), { code: 'EADDRINUSE' }, 'the port is taken');
+  t.equal(service.core.jobs.status().detail, 'scheduler not started', 'nothing started after the failed bind');
+  await new Promise<void>((r) => taken.close(() => r()));
+  t.equal(await service.listen(), `http://127.0.0.1:${port}`, 'the second listen() binds the freed port');
+  t.equal(service.core.lifecycle, 'running');
+  t.equal(service.listen(), service.listen(), 'a started service answers every later listen() with its one start');
 });
 
 // An error nothing handled goes through the service's logger, secrets masked, instead of Node's raw trace (which
