@@ -30,3 +30,32 @@ t.test('hmacSha256Hex: RFC 4231 test cases and Node', async (t) => {
   t.equal(hmacSha256Hex('s3cret', body), createHmac('sha256', 's3cret').update(body).digest('hex'));
   t.not(hmacSha256Hex('s3cret', body), hmacSha256Hex('s3cret2', body), 'another key, another signature');
 });
+
+t.test('hmacSha256Hex: the same as an HMAC object on each side of the block size, for keys and bodies', async (t) => {
+  // SHA-256's block is 64 bytes: a key up to it is padded, a longer one is hashed first (RFC 2104). Key lengths are
+  // in UTF-8 bytes: 32 Cyrillic letters are 64 bytes, 33 are 66.
+  const keys = [
+    '',
+    'k',
+    'a'.repeat(63),
+    'b'.repeat(64),
+    'c'.repeat(65),
+    'd'.repeat(131),
+    'ж'.repeat(32),
+    'ж'.repeat(33),
+    'ключ webhook 🔑',
+  ];
+  const bodies = [0, 1, 55, 56, 64, 119, 1200, 70_000].map((n) => Buffer.from(Array.from({ length: n }, (_, i) => i)));
+  for (const key of keys)
+    for (const body of bodies) {
+      const copy = Buffer.from(body);
+      t.equal(
+        hmacSha256Hex(key, body),
+        createHmac('sha256', key).update(body).digest('hex'),
+        `key of ${Buffer.byteLength(key)} bytes, body of ${body.length}`,
+      );
+      t.same(body, copy, 'the body is left as it was');
+    }
+  const view = Buffer.from('xxpayloadxx').subarray(2, 9);
+  t.equal(hmacSha256Hex('s', view), createHmac('sha256', 's').update('payload').digest('hex'), 'a view of a buffer');
+});
