@@ -14,7 +14,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
 import { BENCH_SECRET } from './lib/codehost.ts';
-import { Api, freePort, type Herald, heraldOptions, spawnHerald, tempDir } from './lib/herald.ts';
+import { Api, benchEntry, freePort, type Herald, heraldOptions, spawnHerald, tempDir } from './lib/herald.ts';
 import { RELAY_PLUGINS } from './lib/relay-setup.ts';
 import { envInt, fmt, heading, line, record, wallMs } from './lib/stats.ts';
 
@@ -23,6 +23,8 @@ const TARGETS = envInt('BENCH_TARGETS', 10_000);
 const ADMIN = { email: 'bench@example.test', password: 'bench password 123' };
 /** The specification's cap on a backup import ("backup import node count: at most 100,000"). */
 const IMPORT_VALUE_LIMIT = 100_000;
+// What boots: the built service (`npm start`'s, the default) or the sources (BENCH_ENTRY=source).
+const ENTRY = benchEntry();
 
 /** Copies the template row `n` times with fresh ids (and fresh unique columns). */
 function clone(
@@ -105,7 +107,11 @@ const SECRET_KEY = heraldOptions('', 0, RELAY_PLUGINS).key;
 
 /** A source service seeded with `np` providers and `nt` targets; exports it and returns the file. */
 async function exportOf(np: number, nt: number, report: boolean) {
-  const src = { ...heraldOptions(tempDir('backup-src'), await freePort(), RELAY_PLUGINS), key: SECRET_KEY };
+  const src = {
+    ...heraldOptions(tempDir('backup-src'), await freePort(), RELAY_PLUGINS),
+    key: SECRET_KEY,
+    entry: ENTRY,
+  };
   let h = spawnHerald(src);
   await h.ready();
   let api = new Api(h.url);
@@ -181,7 +187,7 @@ if (first.values > IMPORT_VALUE_LIMIT) {
 }
 
 // Target: a fresh service with the same administrator; the whole configuration is new to it.
-const dst = { ...heraldOptions(tempDir('backup-dst'), await freePort(), RELAY_PLUGINS), key: SECRET_KEY };
+const dst = { ...heraldOptions(tempDir('backup-dst'), await freePort(), RELAY_PLUGINS), key: SECRET_KEY, entry: ENTRY };
 let h = spawnHerald(dst);
 await h.ready();
 const api = new Api(h.url);

@@ -31,7 +31,7 @@ import Sqlite from 'better-sqlite3';
 import { Pool } from 'undici';
 import { SERVICE_NODE_FLAGS } from '../node-flags.ts';
 import { BENCH_SECRET } from './lib/codehost.ts';
-import { Api, freePort, type Herald, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
+import { Api, benchEntry, freePort, type Herald, heraldOptions, ROOT, spawnHerald, tempDir } from './lib/herald.ts';
 import type { LoadResult, Req } from './lib/load.ts';
 import { deliveries, outcome, RELAY_PLUGINS } from './lib/relay-setup.ts';
 import { startSink } from './lib/sink.ts';
@@ -269,7 +269,7 @@ heading(
 const maxIds = RATE * 1200;
 const sink = await startSink(maxIds);
 const env = { SERVICE_EVENT_LOG_RETENTION_DAYS: '0' };
-const opts = heraldOptions(tempDir('eventlog'), await freePort(), RELAY_PLUGINS, env);
+const opts = { ...heraldOptions(tempDir('eventlog'), await freePort(), RELAY_PLUGINS, env), entry: benchEntry() };
 const file = path.join(opts.dataDir, 'herald.db');
 let herald: Herald = spawnHerald(opts);
 try {

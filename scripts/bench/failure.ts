@@ -10,7 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
-import { spawnHerald } from './lib/herald.ts';
+import { benchEntry, spawnHerald } from './lib/herald.ts';
 import { pacedLoop } from './lib/load.ts';
 import { deliveries, type Outcome, outcome, startChain } from './lib/relay-setup.ts';
 import { type Sink, startSink } from './lib/sink.ts';
@@ -20,6 +20,8 @@ const RATE = envInt('BENCH_FAIL_RATE', 500);
 const SECONDS = envInt('BENCH_FAIL_SECONDS', 50);
 const OUTAGE_S = envInt('BENCH_OUTAGE_SECONDS', 30);
 const N = RATE * SECONDS;
+// What boots: the built service (`npm start`'s, the default) or the sources (BENCH_ENTRY=source).
+const ENTRY = benchEntry();
 /** How long a run may take to drain after its load ends (retries back off up to ~64 s at the 6th attempt). */
 const DRAIN_LIMIT_MS = 240_000;
 
@@ -66,7 +68,7 @@ function report(label: string, o: Outcome, drainMs: number, drainLabel: string):
 
 async function baseline(): Promise<number> {
   const sink = await startSink(N);
-  const chain = await startChain(sink.url);
+  const chain = await startChain(sink.url, {}, ENTRY);
   try {
     const load = await pacedLoop(chain.hookUrl, deliveries(0, N), RATE);
     await drained(sink, load.status, 0, 60_000);
@@ -83,7 +85,7 @@ async function baseline(): Promise<number> {
 
 async function sinkOutage(): Promise<Record<string, unknown>> {
   const sink = await startSink(N);
-  const chain = await startChain(sink.url);
+  const chain = await startChain(sink.url, {}, ENTRY);
   try {
     const t0 = wallMs();
     const outageStart = 5_000;
@@ -119,7 +121,7 @@ async function sinkOutage(): Promise<Record<string, unknown>> {
 
 async function killRestart(): Promise<Record<string, unknown>> {
   const sink = await startSink(N);
-  const chain = await startChain(sink.url);
+  const chain = await startChain(sink.url, {}, ENTRY);
   let herald = chain.herald;
   try {
     let restartedAt = 0;

@@ -11,7 +11,7 @@
  */
 import fs from 'node:fs';
 import { BENCH_SECRET } from './lib/codehost.ts';
-import { Api, freePort, heraldOptions, spawnHerald, tempDir } from './lib/herald.ts';
+import { Api, benchEntry, freePort, heraldOptions, spawnHerald, tempDir } from './lib/herald.ts';
 import { startKeyedSink } from './lib/keyed-sink.ts';
 import { closedLoop } from './lib/load.ts';
 import { deliveries, RELAY_PLUGINS } from './lib/relay-setup.ts';
@@ -20,6 +20,8 @@ import { envInt, fmt, heading, line, procCpuMs, record, sleep, wallMs } from './
 const DELIVERIES = envInt('BENCH_DELIVERIES', 3_000);
 const WARM_DELIVERIES = 600;
 const C = envInt('BENCH_CONCURRENCY', 32);
+// What boots: the built service (`npm start`'s, the default) or the sources (BENCH_ENTRY=source).
+const ENTRY = benchEntry();
 const FANOUT = (process.env.BENCH_FANOUT ?? '1,5,20').split(',').map(Number);
 
 interface Phase {
@@ -57,7 +59,7 @@ async function phase(targets: number): Promise<Phase> {
   const warm = Math.max(50, Math.ceil(WARM_DELIVERIES / targets));
   const ids = warm + events;
   const sink = await startKeyedSink(targets, ids);
-  const opts = heraldOptions(tempDir('fanout'), await freePort(), RELAY_PLUGINS);
+  const opts = { ...heraldOptions(tempDir('fanout'), await freePort(), RELAY_PLUGINS), entry: ENTRY };
   const herald = spawnHerald(opts);
   try {
     await herald.ready();

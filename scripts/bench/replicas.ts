@@ -17,7 +17,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { startPostgres } from '../peers/postgres.ts';
 import { BENCH_SECRET } from './lib/codehost.ts';
-import { Api, freePort, type Herald, heraldOptions, spawnHerald, tempDir } from './lib/herald.ts';
+import { Api, benchEntry, freePort, type Herald, heraldOptions, spawnHerald, tempDir } from './lib/herald.ts';
 import { closedLoop, type LoadResult } from './lib/load.ts';
 import { deliveries, outcome, RELAY_PLUGINS } from './lib/relay-setup.ts';
 import { startSink } from './lib/sink.ts';
@@ -27,6 +27,8 @@ const EVENTS = envInt('BENCH_EVENTS', 5_000);
 const WARM = 500;
 const C = envInt('BENCH_CONCURRENCY', 32);
 const PGBENCH_S = envInt('BENCH_PGBENCH_S', 10);
+// What boots: the built service (`npm start`'s, the default) or the sources (BENCH_ENTRY=source).
+const ENTRY = benchEntry();
 
 const loadavg = () => fs.readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
 
@@ -117,7 +119,10 @@ try {
     );
     return { x: Number(r.rows[0].x), w: Number(r.rows[0].w) };
   };
-  const first = heraldOptions(path.join(work, 'r0'), await freePort(), RELAY_PLUGINS, { SERVICE_DATABASE_URL: dbUrl });
+  const first = {
+    ...heraldOptions(path.join(work, 'r0'), await freePort(), RELAY_PLUGINS, { SERVICE_DATABASE_URL: dbUrl }),
+    entry: ENTRY,
+  };
   fs.mkdirSync(first.dataDir);
   heralds.push(spawnHerald(first));
   await heralds[0]!.ready(120_000);
@@ -209,7 +214,10 @@ try {
 
   const phases: Phase[] = [];
   phases.push(await phase());
-  const second = heraldOptions(path.join(work, 'r1'), await freePort(), RELAY_PLUGINS, { SERVICE_DATABASE_URL: dbUrl });
+  const second = {
+    ...heraldOptions(path.join(work, 'r1'), await freePort(), RELAY_PLUGINS, { SERVICE_DATABASE_URL: dbUrl }),
+    entry: ENTRY,
+  };
   second.key = first.key;
   fs.mkdirSync(second.dataDir);
   heralds.push(spawnHerald(second));

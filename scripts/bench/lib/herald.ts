@@ -34,8 +34,9 @@ export interface HeraldOptions {
   plugins: string;
   env?: Record<string, string>;
   /**
-   * What to run: `source` (core/src/main.ts, the default of every bench) or `built` (core/dist/main.js, what
-   * `npm start` runs; build it first with `npm run build:server`, see buildService).
+   * What to run: `source` (core/src/main.ts, the default here) or `built` (core/dist/main.js, what `npm start`
+   * runs; build it first with `npm run build:server`, see buildService). The benches pass `benchEntry()` (built
+   * unless BENCH_ENTRY=source); ci-bar and paced-trace stay on the sources.
    */
   entry?: 'source' | 'built';
 }
