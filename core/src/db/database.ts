@@ -121,6 +121,26 @@ export class Database implements Queryable {
     return this.conn.transactional((trx) => fn(this.bound(trx)));
   }
 
+  /**
+   * `fn` and then `then.run` in one transaction. On SQLite the units of one group commit with the same `then.key`
+   * share one run of `then.run`, after all of them (sqlite-native.ts, txThen); on PostgreSQL each transaction
+   * commits alone and runs its own. Resolves with `fn`'s result and the step's.
+   */
+  txThen<T, F>(
+    fn: (q: Queryable) => Promise<T>,
+    then: { key: string; run: (q: Queryable) => Promise<F> },
+  ): Promise<[T, F]> {
+    if (this.native) {
+      const q = this.bound(true);
+      return this.native.txThen(() => fn(q), { key: then.key, run: () => then.run(q) });
+    }
+    return this.conn.transactional(async (trx) => {
+      const q = this.bound(trx);
+      const v = await fn(q);
+      return [v, await then.run(q)] as [T, F];
+    });
+  }
+
   /** Boolean column value as JS boolean (SQLite stores 0/1). */
   static bool(v: unknown): boolean {
     return v === true || v === 1 || v === '1' || v === 't';

@@ -27,8 +27,22 @@ const COMMIT_DELAY_MS = 2;
 interface Unit {
   work: () => unknown;
   single: boolean;
+  /** A last step of the unit; the units of one group with the same `key` share one run of it (see txThen). */
+  then?: { key: string; run: () => unknown };
   resolve: (v: any) => void;
   reject: (e: unknown) => void;
+}
+
+/** A unit that ran; `v` is what it resolves with at the COMMIT. */
+interface Done {
+  u: Unit;
+  v: unknown;
+}
+
+/** What a step of the group did when its error ended the whole transaction: the error and the units it did not run. */
+interface Lost {
+  err: unknown;
+  unrun: Unit[];
 }
 
 /** A value better-sqlite3 binds as the ORM would have written it (integers as INTEGER, not REAL). */
@@ -163,25 +177,38 @@ export class NativeSqlite {
     return this.write(fn, false);
   }
 
+  /**
+   * Like tx(), with a last step `then.run` in the same transaction. The units of one group commit with the same
+   * `then.key` run one after another where the first of them was queued, and then share one run of it: a step that
+   * recomputes a row from rows the units change (an event's status from its deliveries) runs once for them, not once
+   * each, and still after all of them. Each resolves with its own result and the shared step's. The units and their
+   * step are atomic together: when the step fails, all of them roll back and reject with its error.
+   */
+  txThen<T, F>(fn: () => Promise<T>, then: { key: string; run: () => Promise<F> }): Promise<[T, F]> {
+    return new Promise<[T, F]>((resolve, reject) => this.enqueue({ work: fn, single: false, then, resolve, reject }));
+  }
+
   private write<T>(work: () => T | Promise<T>, single: boolean): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, single, resolve, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        // Under a steady stream of writes (the last commit was moments ago), wait a moment to gather
-        // more units into this commit: each commit writes every page it touched to the WAL, and
-        // consecutive small writes touch the same pages, so a commit of several units costs little
-        // more than one. An isolated write commits at once.
-        if (performance.now() - this.lastCommitAt < COMMIT_DELAY_WINDOW_MS)
-          setTimeout(() => {
-            void this.flush();
-          }, COMMIT_DELAY_MS);
-        else
-          setImmediate(() => {
-            void this.flush();
-          });
-      }
-    });
+    return new Promise<T>((resolve, reject) => this.enqueue({ work, single, resolve, reject }));
+  }
+
+  private enqueue(unit: Unit): void {
+    this.queue.push(unit);
+    if (!this.scheduled) {
+      this.scheduled = true;
+      // Under a steady stream of writes (the last commit was moments ago), wait a moment to gather
+      // more units into this commit: each commit writes every page it touched to the WAL, and
+      // consecutive small writes touch the same pages, so a commit of several units costs little
+      // more than one. An isolated write commits at once.
+      if (performance.now() - this.lastCommitAt < COMMIT_DELAY_WINDOW_MS)
+        setTimeout(() => {
+          void this.flush();
+        }, COMMIT_DELAY_MS);
+      else
+        setImmediate(() => {
+          void this.flush();
+        });
+    }
   }
 
   private stmt(sql: string): void {
@@ -207,40 +234,38 @@ export class NativeSqlite {
           void this.flush();
         });
       if (!units.length) return;
-      const done: { u: Unit; v: unknown }[] = [];
       try {
         this.stmt('BEGIN IMMEDIATE');
       } catch (err) {
         for (const u of units) u.reject(err);
         return;
       }
-      for (let i = 0; i < units.length; i++) {
-        const u = units[i]!;
-        if (!u.single) this.stmt('SAVEPOINT unit');
-        try {
-          const v = u.single ? u.work() : await u.work();
-          if (!u.single) this.stmt('RELEASE unit');
-          done.push({ u, v });
-        } catch (err) {
-          if (!this.db.inTransaction) {
-            // The error ended the whole transaction (disk full, I/O): nothing done so far is kept;
-            // the units not yet run go back to the queue.
-            for (const d of done) d.u.reject(err);
-            u.reject(err);
-            this.queue.unshift(...units.slice(i + 1));
-            if (this.queue.length && !this.scheduled) {
-              this.scheduled = true;
-              setImmediate(() => {
-                void this.flush();
-              });
-            }
-            return;
+      const done: Done[] = [];
+      const ran = new Set<Unit>();
+      const shared = new Map<string, Unit[]>();
+      for (const u of units)
+        if (u.then) {
+          const members = shared.get(u.then.key);
+          if (members) members.push(u);
+          else shared.set(u.then.key, [u]);
+        }
+      for (const u of units) {
+        if (ran.has(u)) continue;
+        const members = u.then ? shared.get(u.then.key)! : [u];
+        for (const m of members) ran.add(m);
+        const lost = members.length === 1 ? await this.runOne(u, done) : await this.runShared(members, done);
+        if (lost) {
+          // The error ended the whole transaction (disk full, I/O): nothing done so far is kept; the units not yet
+          // run go back to the queue.
+          for (const d of done) d.u.reject(lost.err);
+          this.queue.unshift(...lost.unrun, ...units.filter((x) => !ran.has(x)));
+          if (this.queue.length && !this.scheduled) {
+            this.scheduled = true;
+            setImmediate(() => {
+              void this.flush();
+            });
           }
-          if (!u.single) {
-            this.stmt('ROLLBACK TO unit');
-            this.stmt('RELEASE unit');
-          }
-          u.reject(err);
+          return;
         }
       }
       try {
@@ -254,6 +279,72 @@ export class NativeSqlite {
       for (const d of done) d.u.resolve(d.v);
       this.onCommit?.();
     });
+  }
+
+  /**
+   * Runs one unit (and its last step) under a savepoint, none for a single statement; a failing unit rolls back
+   * alone. Returns what was lost when its error ended the transaction.
+   */
+  private async runOne(u: Unit, done: Done[]): Promise<Lost | null> {
+    if (!u.single) this.stmt('SAVEPOINT unit');
+    try {
+      let v = u.single ? u.work() : await u.work();
+      if (u.then) v = [v, await u.then.run()];
+      if (!u.single) this.stmt('RELEASE unit');
+      done.push({ u, v });
+      return null;
+    } catch (err) {
+      u.reject(err);
+      if (!this.db.inTransaction) return { err, unrun: [] };
+      if (!u.single) {
+        this.stmt('ROLLBACK TO unit');
+        this.stmt('RELEASE unit');
+      }
+      return null;
+    }
+  }
+
+  /**
+   * Units sharing a last step (txThen): each under its own savepoint inside one for them all, then the step once.
+   * When the step fails, the savepoint of them all rolls back and each rejects with its error.
+   */
+  private async runShared(members: Unit[], done: Done[]): Promise<Lost | null> {
+    this.stmt('SAVEPOINT shared');
+    const ok: Done[] = [];
+    const lose = (err: unknown, unrun: Unit[]): Lost => {
+      for (const d of ok) d.u.reject(err);
+      return { err, unrun };
+    };
+    for (let i = 0; i < members.length; i++) {
+      const m = members[i]!;
+      this.stmt('SAVEPOINT unit');
+      try {
+        ok.push({ u: m, v: await m.work() });
+        this.stmt('RELEASE unit');
+      } catch (err) {
+        m.reject(err);
+        if (!this.db.inTransaction) return lose(err, members.slice(i + 1));
+        if (ok.at(-1)?.u === m) ok.pop();
+        this.stmt('ROLLBACK TO unit');
+        this.stmt('RELEASE unit');
+      }
+    }
+    if (!ok.length) {
+      this.stmt('RELEASE shared');
+      return null;
+    }
+    try {
+      const f = await ok.at(-1)!.u.then!.run();
+      this.stmt('RELEASE shared');
+      for (const d of ok) done.push({ u: d.u, v: [d.v, f] });
+      return null;
+    } catch (err) {
+      if (!this.db.inTransaction) return lose(err, []);
+      this.stmt('ROLLBACK TO shared');
+      this.stmt('RELEASE shared');
+      for (const d of ok) d.u.reject(err);
+      return null;
+    }
   }
 
   /** A PASSIVE WAL checkpoint on this connection (copies what no reader still needs; never waits for writers). */

@@ -101,7 +101,8 @@ export class Dispatcher {
    * of them is due. While a target is held, its handed-off rows queue behind those (no overtaking).
    */
   private held = new Map<string, { until: number; ids: Set<string> }>();
-  onSettled?: (eventId: string) => void;
+  /** Event changes already published (one change is shared by the deliveries of an event that commit together). */
+  private told = new WeakSet<EventChange>();
   /**
    * Told whenever handoffLease() would start or stop giving leases (the dispatch thread forwards it
    * to the main thread, which writes deliveries already claimed only while this worker has room).
@@ -630,22 +631,25 @@ export class Dispatcher {
     const now = core.clock.now().toISOString();
     const digested: EventChange[] = [];
     const settle = db
-      .tx(async (q) => {
-        await q.run(
-          `UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, ` +
-            'updated_at = ?, send_mode = ?, message_ref = ? WHERE id = ?',
-          [now, now, sendMode, messageRef ? JSON.stringify(messageRef) : null, row.id],
-        );
-        await q.run(
-          'UPDATE targets SET consecutive_failures = 0, last_error = NULL WHERE id = ? AND consecutive_failures <> 0',
-          [target.id],
-        );
-        if (isDigest(ev))
-          for (const id of await settleDigest(q, row.event_id, { sentAt: now }, now))
-            await this.refreshWith(q, id, digested);
-        return this.refreshWith(q, row.event_id);
-      })
-      .then((settled) => {
+      .txThen(
+        async (q) => {
+          await q.run(
+            `UPDATE deliveries SET status = 'sent', sent_at = ?, lease_until = NULL, last_error = NULL, ` +
+              'updated_at = ?, send_mode = ?, message_ref = ? WHERE id = ?',
+            [now, now, sendMode, messageRef ? JSON.stringify(messageRef) : null, row.id],
+          );
+          await q.run(
+            'UPDATE targets SET consecutive_failures = 0, last_error = NULL WHERE id = ? AND consecutive_failures <> 0',
+            [target.id],
+          );
+          if (isDigest(ev))
+            for (const id of await settleDigest(q, row.event_id, { sentAt: now }, now))
+              await this.refreshWith(q, id, digested);
+        },
+        // The event's status once for the deliveries of it that commit together (N targets: not N times).
+        { key: `event:${row.event_id}`, run: (q) => this.refreshWith(q, row.event_id) },
+      )
+      .then(([, settled]) => {
         liveOf(core.services).publish(row.user_id, {
           kind: 'delivery',
           id: row.id,
@@ -655,9 +659,10 @@ export class Dispatcher {
           next_attempt_at: null,
         });
         for (const c of digested) this.published(c);
-        if (settled) {
+        // Shared by the deliveries that committed together: told once.
+        if (settled && !this.told.has(settled)) {
+          this.told.add(settled);
           this.published(settled);
-          this.onSettled?.(row.event_id);
         }
       })
       .catch((err) =>
@@ -755,7 +760,6 @@ export class Dispatcher {
     const c = await this.core.db.tx((q) => this.refreshWith(q, eventId));
     if (!c) return;
     this.published(c);
-    this.onSettled?.(eventId);
   }
 
   /** Tells the event's owner's live streams that its status is recomputed (after the commit). */
