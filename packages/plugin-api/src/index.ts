@@ -800,7 +800,10 @@ export interface ProviderInstance extends Lifecycle {
   handleMail?(mail: InboundMail): Promise<WebhookResult>;
 }
 
-/** A rendered notification ready for one target. */
+/**
+ * A rendered notification ready for one target. Read it, do not change what it holds: the deliveries of one event to
+ * targets alike share one render, so `payload` and `provider` may be the very objects another target's message holds.
+ */
 export interface OutboundMessage {
   /** Stable across retries of the same delivery: use it as the idempotency / transaction key. */
   deliveryId: string;

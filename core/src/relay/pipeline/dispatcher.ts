@@ -10,11 +10,11 @@ import type { TemplateCatalog } from '../templates/catalog.ts';
 import { eventStatus } from './decide.ts';
 import { digestLimits, failDigestIfFinal, isDigest, releaseDigests, renderDigest, settleDigest } from './digest.ts';
 import { fitMessage } from './fit.ts';
-import type { HandedDelivery } from './ingest.ts';
+import type { HandedDelivery, SendEvent } from './ingest.ts';
 import { TargetLanes } from './lanes.ts';
 import type { SelfMonitor } from './monitor.ts';
 import { type Pace, Pacer, PacingAborted, paceOf } from './pace.ts';
-import { renderMessage } from './render.ts';
+import { SharedRenders } from './render.ts';
 import { loadSendContext, overrideKey, type SendContext } from './send-context.ts';
 import { correlationKey, findThread, followUp, recordThread, type SendMode, storableRef } from './updates.ts';
 
@@ -103,6 +103,7 @@ export class Dispatcher {
   private held = new Map<string, { until: number; ids: Set<string> }>();
   /** Event changes already published (one change is shared by the deliveries of an event that commit together). */
   private told = new WeakSet<EventChange>();
+  private renders = new WeakMap<SendEvent, SharedRenders>();
   /**
    * Told whenever handoffLease() would start or stop giving leases (the dispatch thread forwards it
    * to the main thread, which writes deliveries already claimed only while this worker has room).
@@ -462,6 +463,26 @@ export class Dispatcher {
     }
   }
 
+  /** The renders of an event its deliveries share (render.ts); kept while the batch holding the event is. */
+  private rendersOf(ev: SendEvent): SharedRenders {
+    let r = this.renders.get(ev);
+    if (!r) {
+      r = new SharedRenders(this.catalog, () => ({
+        eventId: ev.id,
+        eventType: ev.event_type,
+        severity: ev.severity,
+        payload: Database.json(ev.payload, {}),
+        extras: Database.json(ev.extras, null),
+        providerName: ev.provider_name ?? undefined,
+        providerKind: ev.provider_kind,
+        occurredAt: ev.occurred_at,
+        test: Database.bool(ev.test),
+      }));
+      this.renders.set(ev, r);
+    }
+    return r;
+  }
+
   /** Sends one message with the send timeout and the stop signal. */
   private sendOne(
     instance: Awaited<ReturnType<Core['plugins']['targetInstance']>>,
@@ -528,22 +549,13 @@ export class Dispatcher {
             formats: limits?.formats ?? ['text'],
             targetName: target.name,
           })
-        : renderMessage(this.catalog, {
+        : this.rendersOf(ev).render({
             deliveryId: row.id,
-            eventId: ev.id,
-            eventType: ev.event_type,
-            severity: ev.severity,
             locale,
-            payload: Database.json(ev.payload, {}),
-            extras: Database.json(ev.extras, null),
-            providerName: ev.provider_name ?? undefined,
-            providerKind: ev.provider_kind,
             trackerName,
             targetName: target.name,
-            occurredAt: ev.occurred_at,
             formats: limits?.formats ?? ['text'],
             override,
-            test: Database.bool(ev.test),
           });
       // Fitted to the declared limits: one message, or the parts of a split one.
       const parts = fitMessage(msg, isDigest(ev) ? digestLimits(limits) : limits);

@@ -92,3 +92,47 @@ function renderWith(tpl: { title: string; body: string }, r: RenderInput, report
     ...(r.test ? { test: true } : {}),
   };
 }
+
+/** What one delivery adds to its event's facts: the target's side of a render. */
+export type TargetSide = Pick<
+  RenderInput,
+  'deliveryId' | 'locale' | 'formats' | 'override' | 'trackerName' | 'targetName'
+>;
+
+/**
+ * The renders of one event shared by its deliveries (a fan-out to N targets renders once per way of rendering it, not
+ * N times). Two deliveries render alike when their targets' locale and formats, the template (a user's own or the
+ * default), the tracker and, only when a template names it, the target's name are the same: nothing else of the
+ * target reaches a template. `facts` (the event's side, its payload parsed) is computed on first use.
+ */
+export class SharedRenders {
+  private facts?: Omit<RenderInput, keyof TargetSide>;
+  private made = new Map<string, OutboundMessage>();
+  private readonly catalog: TemplateCatalog;
+  private readonly event: () => Omit<RenderInput, keyof TargetSide>;
+
+  constructor(catalog: TemplateCatalog, event: () => Omit<RenderInput, keyof TargetSide>) {
+    this.catalog = catalog;
+    this.event = event;
+  }
+
+  /** The message for one delivery: a copy of a render already made for a target alike, or a new render. */
+  render(t: TargetSide): OutboundMessage {
+    const facts = (this.facts ??= this.event());
+    const tpl = this.catalog.get(facts.eventType, t.locale);
+    const named = (s?: { title: string; body: string }) =>
+      !!s && (s.title.includes('target_name') || s.body.includes('target_name'));
+    const key = JSON.stringify([
+      t.locale,
+      t.formats,
+      t.override ?? null,
+      t.trackerName ?? null,
+      named(t.override) || named(tpl) ? t.targetName : null,
+    ]);
+    const made = this.made.get(key);
+    if (made) return { ...made, deliveryId: t.deliveryId };
+    const msg = renderMessage(this.catalog, { ...facts, ...t });
+    this.made.set(key, { ...msg });
+    return msg;
+  }
+}
