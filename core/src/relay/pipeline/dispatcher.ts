@@ -105,6 +105,11 @@ export class Dispatcher {
   private told = new WeakSet<EventChange>();
   private renders = new WeakMap<SendEvent, SharedRenders>();
   /**
+   * The calls to targets in flight, aborted when stopping outlasts its grace period. A set, not a listener each on the
+   * stop signal: adding and removing one walks all the others (hundreds in flight in a fan-out).
+   */
+  private calls = new Set<AbortController>();
+  /**
    * Told whenever handoffLease() would start or stop giving leases (the dispatch thread forwards it
    * to the main thread, which writes deliveries already claimed only while this worker has room).
    */
@@ -235,7 +240,9 @@ export class Dispatcher {
     await this.loop;
     if (grace && !grace.aborted)
       await Promise.race([this.drain(), new Promise((r) => grace.addEventListener('abort', r, { once: true }))]);
-    this.abort.abort(new DOMException('the service is shutting down', 'AbortError'));
+    const reason = new DOMException('the service is shutting down', 'AbortError');
+    this.abort.abort(reason);
+    for (const ac of this.calls) ac.abort(reason);
     await Promise.race([this.drain(), new Promise((r) => setTimeout(r, ABORTED_SETTLE_MS).unref())]);
     clearInterval(this.renewTimer);
     const ids = this.unsent.splice(0);
@@ -501,13 +508,12 @@ export class Dispatcher {
       () => ac.abort(new DOMException(`the send took longer than ${SEND_TIMEOUT_MS / 1000} s`, 'TimeoutError')),
       SEND_TIMEOUT_MS,
     );
-    const onStop = () => ac.abort(this.abort.signal.reason);
-    this.abort.signal.addEventListener('abort', onStop, { once: true });
+    this.calls.add(ac);
     try {
       return await fn(ac.signal);
     } finally {
       clearTimeout(timer);
-      this.abort.signal.removeEventListener('abort', onStop);
+      this.calls.delete(ac);
     }
   }
 
