@@ -103,14 +103,13 @@ function countValues(v: unknown): number {
  * keeps it: an `include` backup's secrets are sealed with that key, and only a service holding it
  * (or holding it as SERVICE_SECRET_KEY_PREVIOUS) can restore them.
  */
-const SECRET_KEY = heraldOptions('', 0, RELAY_PLUGINS).key;
+const SECRET_KEY = heraldOptions('', 0, RELAY_PLUGINS, {}, ENTRY).key;
 
 /** A source service seeded with `np` providers and `nt` targets; exports it and returns the file. */
 async function exportOf(np: number, nt: number, report: boolean) {
   const src = {
-    ...heraldOptions(tempDir('backup-src'), await freePort(), RELAY_PLUGINS),
+    ...heraldOptions(tempDir('backup-src'), await freePort(), RELAY_PLUGINS, {}, ENTRY),
     key: SECRET_KEY,
-    entry: ENTRY,
   };
   let h = spawnHerald(src);
   await h.ready();
@@ -187,7 +186,7 @@ if (first.values > IMPORT_VALUE_LIMIT) {
 }
 
 // Target: a fresh service with the same administrator; the whole configuration is new to it.
-const dst = { ...heraldOptions(tempDir('backup-dst'), await freePort(), RELAY_PLUGINS), key: SECRET_KEY, entry: ENTRY };
+const dst = { ...heraldOptions(tempDir('backup-dst'), await freePort(), RELAY_PLUGINS, {}, ENTRY), key: SECRET_KEY };
 let h = spawnHerald(dst);
 await h.ready();
 const api = new Api(h.url);

@@ -269,7 +269,7 @@ heading(
 const maxIds = RATE * 1200;
 const sink = await startSink(maxIds);
 const env = { SERVICE_EVENT_LOG_RETENTION_DAYS: '0' };
-const opts = { ...heraldOptions(tempDir('eventlog'), await freePort(), RELAY_PLUGINS, env), entry: benchEntry() };
+const opts = heraldOptions(tempDir('eventlog'), await freePort(), RELAY_PLUGINS, env, benchEntry());
 const file = path.join(opts.dataDir, 'herald.db');
 let herald: Herald = spawnHerald(opts);
 try {

@@ -59,7 +59,7 @@ async function phase(targets: number): Promise<Phase> {
   const warm = Math.max(50, Math.ceil(WARM_DELIVERIES / targets));
   const ids = warm + events;
   const sink = await startKeyedSink(targets, ids);
-  const opts = { ...heraldOptions(tempDir('fanout'), await freePort(), RELAY_PLUGINS), entry: ENTRY };
+  const opts = heraldOptions(tempDir('fanout'), await freePort(), RELAY_PLUGINS, {}, ENTRY);
   const herald = spawnHerald(opts);
   try {
     await herald.ready();

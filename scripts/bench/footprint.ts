@@ -135,13 +135,14 @@ line(
 const emptyRuns = new Map<Entry, Run[]>(ENTRIES.map((e) => [e, []]));
 for (let i = 0; i < BOOTS; i++)
   for (const entry of ENTRIES) {
-    const o = { ...heraldOptions(tempDir('fp-empty'), await freePort(), PLUGINS, ENV), entry };
+    const o = heraldOptions(tempDir('fp-empty'), await freePort(), PLUGINS, ENV, entry);
     emptyRuns.get(entry)!.push(await boot(o));
     fs.rmSync(o.dataDir, { recursive: true, force: true });
   }
 
 // The loaded case: boot once to create the schema and the admin, stop, seed, then time the boots.
-const o = heraldOptions(tempDir('fp-loaded'), await freePort(), PLUGINS, ENV);
+// Each timed boot below names its entry; this first one only makes the schema and the admin.
+const o = heraldOptions(tempDir('fp-loaded'), await freePort(), PLUGINS, ENV, ENTRIES[0]!);
 const first = spawnHerald(o);
 await first.ready(60_000);
 const admin = await new Api(first.url).setup();

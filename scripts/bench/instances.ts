@@ -182,7 +182,7 @@ heading(
     `${ENTRY === 'built' ? 'built (core/dist, npm start)' : 'sources'} (load ${loadavg()})`,
 );
 const fake = await startFake();
-const opts = { ...heraldOptions(tempDir('instances'), await freePort(), PLUGINS), entry: ENTRY };
+const opts = heraldOptions(tempDir('instances'), await freePort(), PLUGINS, {}, ENTRY);
 let herald = spawnHerald(opts);
 try {
   await herald.ready(60_000);
@@ -285,7 +285,7 @@ try {
 
   let base: Idle | undefined;
   if (BASE_IDLE_MS > 0) {
-    const bo = { ...heraldOptions(tempDir('instances-empty'), await freePort(), PLUGINS), entry: ENTRY };
+    const bo = heraldOptions(tempDir('instances-empty'), await freePort(), PLUGINS, {}, ENTRY);
     const bh = spawnHerald(bo);
     try {
       base = await measureIdle(bh, BASE_IDLE_MS, fake);

@@ -106,14 +106,13 @@ async function trackedBoot(): Promise<{
   const tracker = pathToFileURL(path.join(ROOT, 'scripts/bench/lib/load-tracker.ts')).href;
   process.env.BENCH_NODE_ARGS = `${prev ?? ''} --import=${tracker}`;
   // As bench:footprint boots it: every first-party plugin, the assistant configured (and never called).
-  const o = {
-    ...heraldOptions(tempDir('mc'), await freePort(), FIRST_PARTY_PLUGINS.join(','), {
-      HERALD_LOAD_TRACK: track,
-      AI_BASE_URL: 'http://127.0.0.1:9/v1',
-      AI_API_KEY: 'bench-never-used',
-    }),
-    entry: BUILT ? ('built' as const) : ('source' as const),
-  };
+  const o = heraldOptions(
+    tempDir('mc'),
+    await freePort(),
+    FIRST_PARTY_PLUGINS.join(','),
+    { HERALD_LOAD_TRACK: track, AI_BASE_URL: 'http://127.0.0.1:9/v1', AI_API_KEY: 'bench-never-used' },
+    BUILT ? 'built' : 'source',
+  );
   const h = spawnHerald(o);
   if (prev === undefined) delete process.env.BENCH_NODE_ARGS;
   else process.env.BENCH_NODE_ARGS = prev;

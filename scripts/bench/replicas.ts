@@ -119,10 +119,13 @@ try {
     );
     return { x: Number(r.rows[0].x), w: Number(r.rows[0].w) };
   };
-  const first = {
-    ...heraldOptions(path.join(work, 'r0'), await freePort(), RELAY_PLUGINS, { SERVICE_DATABASE_URL: dbUrl }),
-    entry: ENTRY,
-  };
+  const first = heraldOptions(
+    path.join(work, 'r0'),
+    await freePort(),
+    RELAY_PLUGINS,
+    { SERVICE_DATABASE_URL: dbUrl },
+    ENTRY,
+  );
   fs.mkdirSync(first.dataDir);
   heralds.push(spawnHerald(first));
   await heralds[0]!.ready(120_000);
@@ -214,10 +217,13 @@ try {
 
   const phases: Phase[] = [];
   phases.push(await phase());
-  const second = {
-    ...heraldOptions(path.join(work, 'r1'), await freePort(), RELAY_PLUGINS, { SERVICE_DATABASE_URL: dbUrl }),
-    entry: ENTRY,
-  };
+  const second = heraldOptions(
+    path.join(work, 'r1'),
+    await freePort(),
+    RELAY_PLUGINS,
+    { SERVICE_DATABASE_URL: dbUrl },
+    ENTRY,
+  );
   second.key = first.key;
   fs.mkdirSync(second.dataDir);
   heralds.push(spawnHerald(second));

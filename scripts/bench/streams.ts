@@ -481,14 +481,20 @@ const lagFile = `${dataDir}-loop-lag.json`;
 fs.writeFileSync(`${dataDir}-lag.mjs`, LAG_SAMPLER);
 const sampler = `--import=${new URL(`file://${dataDir}-lag.mjs`).href}`;
 process.env.BENCH_NODE_ARGS = `${sampler} ${process.env.BENCH_NODE_ARGS ?? ''}`;
-const opts = heraldOptions(dataDir, await freePort(), '@herald/provider-bridge-self', {
-  HERALD_BENCH_LAG_FILE: lagFile,
-  AI_BASE_URL: baseUrl,
-  AI_API_KEY: 'sk-bench-key',
-  AI_MODEL: 'bench-model',
-  ...(process.env.BENCH_SQL_PROFILE === '1' ? { HERALD_SQL_PROFILE: '1' } : {}),
-});
-const herald = spawnHerald({ ...opts, entry: ENTRY });
+const opts = heraldOptions(
+  dataDir,
+  await freePort(),
+  '@herald/provider-bridge-self',
+  {
+    HERALD_BENCH_LAG_FILE: lagFile,
+    AI_BASE_URL: baseUrl,
+    AI_API_KEY: 'sk-bench-key',
+    AI_MODEL: 'bench-model',
+    ...(process.env.BENCH_SQL_PROFILE === '1' ? { HERALD_SQL_PROFILE: '1' } : {}),
+  },
+  ENTRY,
+);
+const herald = spawnHerald(opts);
 /** Wall-time windows for the service's loop lateness: the direct run (the service idle), opening, all open, ending. */
 const windows: {
   idle?: [number, number];

@@ -34,11 +34,11 @@ export interface HeraldOptions {
   plugins: string;
   env?: Record<string, string>;
   /**
-   * What to run: `source` (core/src/main.ts, the default here) or `built` (core/dist/main.js, what `npm start`
-   * runs; build it first with `npm run build:server`, see buildService). The benches pass `benchEntry()` (built
-   * unless BENCH_ENTRY=source); ci-bar and paced-trace stay on the sources.
+   * What to run: `source` (core/src/main.ts) or `built` (core/dist/main.js, what `npm start` runs; build it first
+   * with `npm run build:server`, see buildService). No default, so that no bench runs the sources unawares: the
+   * benches pass `benchEntry()` (built unless BENCH_ENTRY=source); ci-bar and paced-trace stay on the sources.
    */
-  entry?: 'source' | 'built';
+  entry: 'source' | 'built';
 }
 
 export interface Herald {
@@ -62,9 +62,10 @@ export function heraldOptions(
   dataDir: string,
   port: number,
   plugins: string,
-  env: Record<string, string> = {},
+  env: Record<string, string>,
+  entry: HeraldOptions['entry'],
 ): HeraldOptions {
-  return { dataDir, port, key: crypto.randomBytes(32).toString('hex'), plugins, env };
+  return { dataDir, port, key: crypto.randomBytes(32).toString('hex'), plugins, env, entry };
 }
 
 export function spawnHerald(o: HeraldOptions): Herald {
@@ -161,14 +162,19 @@ export function buildService(): void {
   if (r.status !== 0) throw new Error(`npm run build:server failed: ${r.stderr.toString('utf8')}`);
 }
 
+/** benchEntry()'s answer: core/dist is built once in a bench's process. */
+let chosenEntry: 'built' | 'source' | undefined;
+
 /**
  * Which service a bench runs, from BENCH_ENTRY: `built` (the default, what `npm start` runs; core/dist is rebuilt
  * first) or `source` (core/src/main.ts).
  */
 export function benchEntry(): 'built' | 'source' {
+  if (chosenEntry) return chosenEntry;
   const entry = process.env.BENCH_ENTRY ?? 'built';
   if (entry !== 'built' && entry !== 'source') throw new Error('BENCH_ENTRY: built or source');
   if (entry === 'built') buildService();
+  chosenEntry = entry;
   return entry;
 }
 

@@ -22,7 +22,7 @@ export async function startChain(
   env: Record<string, string> = {},
   entry: HeraldOptions['entry'] = 'source',
 ): Promise<Chain> {
-  const opts = { ...heraldOptions(tempDir('relay'), await freePort(), RELAY_PLUGINS, env), entry };
+  const opts = heraldOptions(tempDir('relay'), await freePort(), RELAY_PLUGINS, env, entry);
   const herald = spawnHerald(opts);
   await herald.ready();
   const api = new Api(herald.url);
