@@ -2,7 +2,7 @@ import type { Core } from '../../core.ts';
 import type { Queryable } from '../../db/database.ts';
 import { Database } from '../../db/database.ts';
 import { liveOf } from '../../live/hints.ts';
-import type { MessageRef, SendResult } from '../../plugin-api/index.ts';
+import type { MessageRef, OutboundMessage, SendResult } from '../../plugin-api/index.ts';
 import { errorCode, type Locale } from '../../plugin-api/index.ts';
 import { errorText, loggedFaults, pluginFault, targetRowFrom } from '../../plugins/host.ts';
 import { selfMonitoringOf } from '../../plugins/self-monitoring.ts';
@@ -14,7 +14,7 @@ import type { HandedDelivery, SendEvent } from './ingest.ts';
 import { TargetLanes } from './lanes.ts';
 import type { SelfMonitor } from './monitor.ts';
 import { type Pace, Pacer, PacingAborted, paceOf } from './pace.ts';
-import { SharedRenders } from './render.ts';
+import { renderMessage, SharedRenders, type TargetSide } from './render.ts';
 import { loadSendContext, overrideKey, type SendContext } from './send-context.ts';
 import { correlationKey, findThread, followUp, recordThread, type SendMode, storableRef } from './updates.ts';
 
@@ -103,7 +103,11 @@ export class Dispatcher {
   private held = new Map<string, { until: number; ids: Set<string> }>();
   /** Event changes already published (one change is shared by the deliveries of an event that commit together). */
   private told = new WeakSet<EventChange>();
-  private renders = new WeakMap<SendEvent, SharedRenders>();
+  /**
+   * Per batch, its events with more than one delivery in it: their shared renders, and how many of those deliveries
+   * are yet to render (the renders are let go after the last, not kept while the batch's other sends run).
+   */
+  private fanouts = new WeakMap<SendContext, Map<string, { left: number; renders?: SharedRenders }>>();
   /**
    * The calls to targets in flight, aborted when stopping outlasts its grace period. A set, not a listener each on the
    * stop signal: adding and removing one walks all the others (hundreds in flight in a fan-out).
@@ -385,6 +389,7 @@ export class Dispatcher {
    */
   private schedule(rows: DeliveryRow[], ctx: SendContext, handed = false): void {
     let back: Map<string, { until: number; ids: string[] }> | undefined;
+    const perEvent = new Map<string, { left: number }>();
     for (const row of rows) {
       const tgt = ctx.targets.get(row.target_id);
       const limits = tgt ? this.core.plugins.target(tgt.kind)?.def.manifest.limits : undefined;
@@ -401,6 +406,9 @@ export class Dispatcher {
         }
       }
       this.claimed.add(row.id);
+      const n = perEvent.get(row.event_id);
+      if (n) n.left++;
+      else perEvent.set(row.event_id, { left: 1 });
       const limit = limits?.concurrency || 1;
       const ordered = this.released.delete(row.id);
       const done = this.lanes.push(row.target_id, limit, ordered, () =>
@@ -414,6 +422,8 @@ export class Dispatcher {
       });
     }
     if (back) for (const [, b] of back) this.giveBack(b.ids, b.until);
+    for (const [id, n] of perEvent) if (n.left < 2) perEvent.delete(id);
+    if (perEvent.size) this.fanouts.set(ctx, perEvent);
   }
 
   /**
@@ -470,24 +480,28 @@ export class Dispatcher {
     }
   }
 
-  /** The renders of an event its deliveries share (render.ts); kept while the batch holding the event is. */
-  private rendersOf(ev: SendEvent): SharedRenders {
-    let r = this.renders.get(ev);
-    if (!r) {
-      r = new SharedRenders(this.catalog, () => ({
-        eventId: ev.id,
-        eventType: ev.event_type,
-        severity: ev.severity,
-        payload: Database.json(ev.payload, {}),
-        extras: Database.json(ev.extras, null),
-        providerName: ev.provider_name ?? undefined,
-        providerKind: ev.provider_kind,
-        occurredAt: ev.occurred_at,
-        test: Database.bool(ev.test),
-      }));
-      this.renders.set(ev, r);
-    }
-    return r;
+  /**
+   * A delivery's message. The deliveries of an event in one batch share its renders (render.ts) until the last of
+   * them has rendered; an event with one delivery renders alone and keeps nothing.
+   */
+  private render(ctx: SendContext, ev: SendEvent, side: TargetSide): OutboundMessage {
+    const facts = () => ({
+      eventId: ev.id,
+      eventType: ev.event_type,
+      severity: ev.severity,
+      payload: Database.json<Record<string, unknown>>(ev.payload, {}),
+      extras: Database.json<Record<string, string> | null>(ev.extras, null),
+      providerName: ev.provider_name ?? undefined,
+      providerKind: ev.provider_kind,
+      occurredAt: ev.occurred_at,
+      test: Database.bool(ev.test),
+    });
+    const fanout = this.fanouts.get(ctx);
+    const shared = fanout?.get(ev.id);
+    if (!shared) return renderMessage(this.catalog, { ...facts(), ...side });
+    if (--shared.left <= 0) fanout!.delete(ev.id);
+    shared.renders ??= new SharedRenders(this.catalog, facts);
+    return shared.renders.render(side);
   }
 
   /** Sends one message with the send timeout and the stop signal. */
@@ -555,7 +569,7 @@ export class Dispatcher {
             formats: limits?.formats ?? ['text'],
             targetName: target.name,
           })
-        : this.rendersOf(ev).render({
+        : this.render(ctx, ev, {
             deliveryId: row.id,
             locale,
             trackerName,
