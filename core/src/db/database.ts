@@ -134,11 +134,7 @@ export class Database implements Queryable {
       const q = this.bound(true);
       return this.native.txThen(() => fn(q), { key: then.key, run: () => then.run(q) });
     }
-    return this.conn.transactional(async (trx) => {
-      const q = this.bound(trx);
-      const v = await fn(q);
-      return [v, await then.run(q)] as [T, F];
-    });
+    return this.tx(async (q) => [await fn(q), await then.run(q)] as [T, F]);
   }
 
   /** Boolean column value as JS boolean (SQLite stores 0/1). */

@@ -71,7 +71,8 @@ export class Dispatcher {
   private running = false;
   private wakeUp?: () => void;
   private loop?: Promise<void>;
-  private abort = new AbortController();
+  /** Stopping outlasted its grace period and aborted the sends in flight (cleared by start()). */
+  private cutOff = false;
   /** Claimed rows that will not be sent now that the dispatcher is stopping, to give back together. */
   private unsent: string[] = [];
   private inflight = new Set<Promise<void>>();
@@ -195,7 +196,7 @@ export class Dispatcher {
     if (this.running) return;
     this.running = true;
     if (this.pacingStop.signal.aborted) this.pacingStop = new AbortController();
-    if (this.abort.signal.aborted) this.abort = new AbortController();
+    this.cutOff = false;
     this.renewTimer = setInterval(() => {
       void this.renewLeases().catch((err) =>
         this.core.logs.get('relay').warn({ err }, 'renewing delivery leases failed'),
@@ -244,8 +245,8 @@ export class Dispatcher {
     await this.loop;
     if (grace && !grace.aborted)
       await Promise.race([this.drain(), new Promise((r) => grace.addEventListener('abort', r, { once: true }))]);
+    this.cutOff = true;
     const reason = new DOMException('the service is shutting down', 'AbortError');
-    this.abort.abort(reason);
     for (const ac of this.calls) ac.abort(reason);
     await Promise.race([this.drain(), new Promise((r) => setTimeout(r, ABORTED_SETTLE_MS).unref())]);
     clearInterval(this.renewTimer);
@@ -641,7 +642,7 @@ export class Dispatcher {
       }
       core.metrics.dispatchDuration.observe({ channel: target.kind }, (performance.now() - started) / 1000);
     } catch (err) {
-      if (err instanceof PacingAborted || this.abort.signal.aborted) {
+      if (err instanceof PacingAborted || this.cutOff) {
         // Stopping while the row waited for its pace, or its send was cut off by the end of the
         // grace period: back to the queue as it was, the attempt not counted. (Sent parts of a
         // split message stay counted in parts_sent.)
