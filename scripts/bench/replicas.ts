@@ -119,16 +119,22 @@ try {
     );
     return { x: Number(r.rows[0].x), w: Number(r.rows[0].w) };
   };
-  const first = heraldOptions(
-    path.join(work, 'r0'),
-    await freePort(),
-    RELAY_PLUGINS,
-    { SERVICE_DATABASE_URL: dbUrl },
-    ENTRY,
-  );
-  fs.mkdirSync(first.dataDir);
-  heralds.push(spawnHerald(first));
-  await heralds[0]!.ready(120_000);
+  /** Starts replica `i` on the shared database (the others with the first's key) and waits until it is ready. */
+  const startReplica = async (i: number, key?: string) => {
+    const o = heraldOptions(
+      path.join(work, `r${i}`),
+      await freePort(),
+      RELAY_PLUGINS,
+      { SERVICE_DATABASE_URL: dbUrl },
+      ENTRY,
+    );
+    if (key) o.key = key;
+    fs.mkdirSync(o.dataDir);
+    heralds.push(spawnHerald(o));
+    await heralds[i]!.ready(120_000);
+    return o;
+  };
+  const first = await startReplica(0);
   const api = new Api(heralds[0]!.url);
   await api.setup();
   const p = await api.ok('POST', '/api/providers', {
@@ -217,17 +223,7 @@ try {
 
   const phases: Phase[] = [];
   phases.push(await phase());
-  const second = heraldOptions(
-    path.join(work, 'r1'),
-    await freePort(),
-    RELAY_PLUGINS,
-    { SERVICE_DATABASE_URL: dbUrl },
-    ENTRY,
-  );
-  second.key = first.key;
-  fs.mkdirSync(second.dataDir);
-  heralds.push(spawnHerald(second));
-  await heralds[1]!.ready(120_000);
+  await startReplica(1, first.key);
   phases.push(await phase());
   await stat.end();
   const ceilingAfter = pgbench(pgPeer.binDir, pgPeer.url(benchDb), work);
