@@ -1,7 +1,8 @@
 /**
  * The Node flags the service runs with, wherever it is started: `npm start` (package.json), the
  * image (Dockerfile CMD), `npm run start:supervised` and the benchmarks all pass these, and a test
- * (test/core/node-flags.test.ts) keeps package.json and the Dockerfile in step with this list.
+ * (test/core/node-flags.test.ts) keeps package.json and the Dockerfile in step with this list
+ * (and with SERVICE_ENV below).
  * V8 sizes its heap when the process starts, so these cannot be set from main.ts
  * (`v8.setFlagsFromString` after start leaves the young generation as it was).
  *
@@ -31,3 +32,22 @@
  * rose from ~227 to 245–250 MB, goal 3's bar (RESULTS.md, nineteenth session). The README offers it to operators.
  */
 export const SERVICE_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16', '--max-old-space-size=1024'];
+
+/**
+ * The environment the service starts with, wherever it is started (as SERVICE_NODE_FLAGS); a value the operator
+ * set wins (`npm start` writes each as `NAME=${NAME:-value}`, see {@link serviceEnvPrefix}).
+ *
+ * `MALLOC_ARENA_MAX=2`: glibc gives each thread that allocates its own malloc arena, up to 8 per core, and an arena
+ * keeps the memory it once held. V8's helper threads (collection, compiling), libuv's thread pool and the WAL
+ * checkpointer's thread all allocate (ArrayBuffer backing stores, SQLite's pages, compiled code's metadata): a
+ * 10,000-webhook burst left ~11 arenas, and its peak resident set was 13 MB lower in the median with at most two
+ * (216 against 229 MB, four alternating pairs, no change in CPU per event; scripts/bench/RESULTS.md,
+ * "Twenty-eighth session"). glibc reads it when the process starts, so it cannot be set from main.ts.
+ */
+export const SERVICE_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
+
+/** SERVICE_ENV as a POSIX shell prefix that keeps the operator's values: `MALLOC_ARENA_MAX=${MALLOC_ARENA_MAX:-2}`. */
+export const serviceEnvPrefix = (): string =>
+  Object.entries(SERVICE_ENV)
+    .map(([k, v]) => `${k}=\${${k}:-${v}}`)
+    .join(' ');

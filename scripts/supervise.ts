@@ -7,7 +7,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { SERVICE_NODE_FLAGS } from './node-flags.ts';
+import { SERVICE_ENV, SERVICE_NODE_FLAGS } from './node-flags.ts';
 
 const RESTART = 75;
 const main = fileURLToPath(new URL('../core/dist/main.js', import.meta.url));
@@ -19,7 +19,7 @@ function run(): void {
   const startedAt = Date.now();
   child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, main], {
     stdio: 'inherit',
-    env: { ...process.env, HERALD_SUPERVISOR: '1' },
+    env: { ...SERVICE_ENV, ...process.env, HERALD_SUPERVISOR: '1' },
   });
   child.on('exit', (code, signal) => {
     if (stopping) process.exit(code ?? 0);

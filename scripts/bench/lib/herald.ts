@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { SERVICE_NODE_FLAGS } from '../../node-flags.ts';
+import { SERVICE_ENV, SERVICE_NODE_FLAGS } from '../../node-flags.ts';
 import { procKb, sleep, wallMs } from './stats.ts';
 
 export const ROOT = new URL('../../..', import.meta.url).pathname;
@@ -88,6 +88,9 @@ export function spawnHerald(o: HeraldOptions): Herald {
     stdio: ['ignore', out, 'pipe'],
     env: {
       PATH: process.env.PATH,
+      // What `npm start` sets (malloc's arenas); the bench's own MALLOC_ARENA_MAX wins, to compare.
+      ...SERVICE_ENV,
+      ...(process.env.MALLOC_ARENA_MAX ? { MALLOC_ARENA_MAX: process.env.MALLOC_ARENA_MAX } : {}),
       SERVICE_SECRET_KEY: o.key,
       SERVICE_DATA_DIR: o.dataDir,
       SERVICE_PORT: String(o.port),
