@@ -199,3 +199,45 @@ t.test('a load that began before the cache was emptied is not kept', async (t) =
   await cache.sync(q);
   t.same(await cache.get('k', async () => ['after a change']), ['after a change']);
 });
+
+t.test('calls of one turn share one read of the version; a call after it was issued reads again', async (t) => {
+  let v = 1;
+  let reads = 0;
+  let hold: Promise<void> | undefined;
+  const connection = () =>
+    ({
+      get: async () => {
+        reads++;
+        const seen = v;
+        await hold;
+        return { v: seen };
+      },
+    }) as never;
+  const q = connection();
+  const cache = new ConfigCache();
+  await Promise.all([cache.sync(q), cache.sync(q), cache.sync(q)]);
+  t.equal(reads, 1, 'three calls in one turn: one read');
+  t.same(await cache.get('k', async () => 'one'), 'one');
+
+  // A read already issued (and still running) is not joined: it may have read before the change the later call
+  // must see.
+  let release!: () => void;
+  hold = new Promise((r) => {
+    release = r;
+  });
+  const first = cache.sync(q);
+  await new Promise((r) => setImmediate(r));
+  t.equal(reads, 2, 'the first read is issued');
+  v = 2;
+  const later = cache.sync(q);
+  release();
+  hold = undefined;
+  await Promise.all([first, later]);
+  t.equal(reads, 3, 'the later call read again');
+  t.same(await cache.get('k', async () => 'two'), 'two', 'and saw the change');
+
+  // Calls on another connection (a transaction's) never wait for this one's read.
+  const other = connection();
+  await Promise.all([cache.sync(q), cache.sync(other)]);
+  t.equal(reads, 5, 'one read on each connection');
+});

@@ -14,9 +14,28 @@ export class ConfigCache {
   private version: number | undefined;
   private generation = 0;
   private entries = new Map<string, unknown>();
+  /** The read not issued yet, which callers of sync() on the same connection join (see sync). */
+  private pending?: { db: Queryable; read: Promise<void> };
 
-  /** Reads the configuration's version; what was kept under another one is forgotten. */
-  async sync(db: Queryable): Promise<void> {
+  /**
+   * Reads the configuration's version; what was kept under another one is forgotten. The read is issued once the
+   * event loop has run the I/O callbacks of its turn (setImmediate), and every call on the same connection until then
+   * joins it: the requests of a burst that arrive together share one read. Each still sees every change committed
+   * before it called, since the read it waits for is issued after its call.
+   */
+  sync(db: Queryable): Promise<void> {
+    if (this.pending?.db === db) return this.pending.read;
+    const read = new Promise<void>((resolve, reject) => {
+      setImmediate(() => {
+        if (this.pending?.read === read) this.pending = undefined;
+        this.read(db).then(resolve, reject);
+      });
+    });
+    this.pending = { db, read };
+    return read;
+  }
+
+  private async read(db: Queryable): Promise<void> {
     const row = await db.get<{ v: number | string }>('SELECT v FROM config_version WHERE id = ?', [1]);
     const v = row ? Number(row.v) : Number.NaN;
     if (v !== this.version || Number.isNaN(v)) this.forget(v);
