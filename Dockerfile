@@ -26,7 +26,7 @@ EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:8080/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # The container runtime's restart policy is the supervisor (SERVICE_SUPERVISED=true above).
-# The Node flags, and MALLOC_ARENA_MAX above, are those of scripts/node-flags.ts (the young generation's size, chosen for streaming replies,
-# and the heap limit, which keeps the old generation smaller under a burst of webhooks). It runs the built service
-# (core/dist, made by npm ci's prepare above), as npm start does.
+# The Node flags, and MALLOC_ARENA_MAX above, are those of scripts/node-flags.ts (the young generation's size, chosen
+# for streaming replies; the heap limit, which keeps the old generation smaller under a burst of webhooks; malloc's
+# arenas). It runs the built service (core/dist, made by npm ci's prepare above), as npm start does.
 CMD ["node", "--max-semi-space-size=16", "--max-old-space-size=1024", "core/dist/main.js"]

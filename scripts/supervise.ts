@@ -19,7 +19,12 @@ function run(): void {
   const startedAt = Date.now();
   child = spawn(process.execPath, [...SERVICE_NODE_FLAGS, main], {
     stdio: 'inherit',
-    env: { ...SERVICE_ENV, ...process.env, HERALD_SUPERVISOR: '1' },
+    // SERVICE_ENV's values unless the operator set their own (an empty one counts as unset, as in `npm start`).
+    env: {
+      ...process.env,
+      ...Object.fromEntries(Object.entries(SERVICE_ENV).map(([k, v]) => [k, process.env[k] || v])),
+      HERALD_SUPERVISOR: '1',
+    },
   });
   child.on('exit', (code, signal) => {
     if (stopping) process.exit(code ?? 0);

@@ -56,6 +56,9 @@ t.test('npm run start:supervised restarts a crashed service and stops with it', 
   const { sup, url, stderr, exit } = await startSupervisor(t);
   const first = await ready(url);
   const pid = Number(first.id.split('-')[0]);
+  // The service runs with npm start's environment (scripts/node-flags.ts), which the supervisor was not given.
+  const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+  t.ok(environ.includes('MALLOC_ARENA_MAX=2'), "the service's malloc arenas are capped");
   process.kill(pid, 'SIGKILL');
   const second = await ready(url);
   t.not(second.id, first.id, 'a new process serves after the crash');
