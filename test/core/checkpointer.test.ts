@@ -1,7 +1,9 @@
 /**
  * The WAL checkpointer's inline checkpoints (a few commits in a second): one runs after commits that
  * added frames to the WAL, none after commits that wrote nothing (a transaction that found no work,
- * as an idle dispatcher's each second), and one again once something is written.
+ * as an idle dispatcher's each second), and one again once something is written. And its thread: a
+ * second whose few commits wrote many pages moves checkpoints off the loop, the thread's own counts
+ * keep it there while the writes go on, and it stops once they calm down.
  */
 
 import fs from 'node:fs';
@@ -42,6 +44,7 @@ t.test('an inline checkpoint runs only when the WAL changed since the last one',
   commit(true);
   await second();
   t.equal(runs, 1, 'a commit that wrote: checkpointed');
+  t.equal(cp.threaded, false, 'a little written: inline');
   commit(false);
   commit(false);
   await second();
@@ -53,4 +56,71 @@ t.test('an inline checkpoint runs only when the WAL changed since the last one',
   t.equal(runs, 2, 'a write again: checkpointed');
   await second();
   t.equal(runs, 2, 'no commit: nothing, as before');
+});
+
+t.test('many pages in few commits move checkpoints to the thread while the writes go on', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-checkpointer-'));
+  const file = path.join(dir, 'x.db');
+  const db = new BetterSqlite(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('wal_autocheckpoint = 0');
+  db.exec('CREATE TABLE x (v BLOB)');
+  const inlineFrames: number[] = [];
+  const cp = new Checkpointer(
+    file,
+    createLogger({ level: 'fatal', format: 'json' }).get('db'),
+    async () => {
+      const [r] = db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
+      inlineFrames.push(r!.log);
+      return r!.log;
+    },
+    { idleStopMs: 1_500 },
+  );
+  t.teardown(async () => {
+    await cp.stop();
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  const insert = db.prepare('INSERT INTO x VALUES (?)');
+  // One commit of `rows` rows of 3 KB: about a page each.
+  const commit = (rows: number) => {
+    db.exec('BEGIN IMMEDIATE');
+    for (let i = 0; i < rows; i++) insert.run(Buffer.alloc(3_000, i % 251));
+    db.exec('COMMIT');
+    cp.noteWrite();
+  };
+
+  commit(150);
+  await second();
+  t.equal(inlineFrames.length, 1, 'checkpointed inline');
+  t.ok(inlineFrames[0]! > 100 && inlineFrames[0]! < 256, `below the bar: ${inlineFrames[0]} frames`);
+  t.equal(cp.threaded, false, 'fewer than 256 frames in a second: still inline');
+
+  commit(400);
+  await second();
+  t.equal(inlineFrames.length, 2, 'checkpointed inline once more');
+  t.ok(inlineFrames[1]! >= 256, `over the bar: ${inlineFrames[1]} frames`);
+  t.equal(cp.threaded, true, 'a large checkpoint in one commit: the next ones run on the thread');
+
+  // Three commits a second of ~150 pages each, for four seconds: far fewer than 50 commits a second, so only the
+  // thread's counts of new frames can keep it past its 1.5 s of calm.
+  for (let i = 0; i < 12; i++) {
+    commit(150);
+    await new Promise((r) => setTimeout(r, 330));
+  }
+  t.equal(cp.threaded, true, 'still on the thread while the pages keep coming');
+  t.equal(inlineFrames.length, 2, 'no inline checkpoint meanwhile');
+  const walBefore = fs.statSync(`${file}-wal`).size;
+  t.ok(walBefore < 12 * 150 * 4_096, `the thread kept the WAL short: ${walBefore} bytes`);
+
+  // Quiet: a small commit a second is not enough to keep the thread.
+  for (let i = 0; i < 4; i++) {
+    commit(1);
+    await second();
+  }
+  t.equal(cp.threaded, false, 'writes calmed down: the thread stopped');
+  const inlineBefore = inlineFrames.length;
+  commit(1);
+  await second();
+  t.equal(inlineFrames.length, inlineBefore + 1, 'and checkpoints run inline again');
 });

@@ -15,33 +15,54 @@ const DRIVER = createRequire(import.meta.url).resolve('better-sqlite3');
 const INTERVAL_MS = 250;
 /** Commits in one second from which checkpoints move to the worker thread. */
 const BUSY_COMMITS = 50;
-/** The worker is stopped after this long below that rate (a thread costs ~18 MB of RSS). */
+/**
+ * WAL frames (pages) written in one second from which checkpoints move to the worker thread: ~1 MB. A burst of
+ * webhooks in large group commits writes ~2,000 a second in fewer than 50 commits, and copying them inline held the
+ * event loop 45–60 ms, most of it waiting for the database file's fsync.
+ */
+const BUSY_FRAMES = 256;
+/** The worker is stopped after this long below those rates (a thread costs ~18 MB of RSS). */
 const IDLE_STOP_MS = 5_000;
 
 /**
  * Keeps the SQLite WAL checkpointed without stalling the event loop. Once a second: when the main
- * connection committed a little, a PASSIVE checkpoint runs inline (a few pages); when it committed
- * a lot, checkpoints move to a worker thread (checkpoint-worker.mjs), which a checkpoint of many
+ * connection wrote a little, a PASSIVE checkpoint runs inline (a few pages); when it committed often
+ * or wrote many pages, checkpoints move to a worker thread (checkpoint-worker.mjs), which a checkpoint of many
  * pages would otherwise stall the loop for; the worker stops again once writes calm down. An
  * inline checkpoint is skipped when the WAL file has not changed since the last one: commits that
- * wrote nothing (a transaction that found no work) add no frames to copy.
+ * wrote nothing (a transaction that found no work) add no frames to copy. The inline checkpoint's
+ * own count of frames says how much was written in its second; the worker reports what each of its
+ * checkpoints found new.
  */
 export class Checkpointer {
   private file: string;
   private log: Logger;
-  private inline: () => Promise<void>;
+  private inline: () => Promise<number | undefined>;
   private worker?: Worker;
   private commits = 0;
+  /** Frames the worker's checkpoints found new since the last check. */
+  private frames = 0;
   private busyAt = 0;
   private timer: NodeJS.Timeout;
   private stopped = false;
+  private idleStopMs: number;
   /** The WAL file's size and change time when the last inline checkpoint began (it copied everything up to then). */
   private checkpointedWal?: string;
 
-  constructor(file: string, log: Logger, inline: () => Promise<void>) {
+  /**
+   * `inline` checkpoints on the main connection and resolves to the frames the WAL held (SQLite's `log`).
+   * `opts.idleStopMs` is for tests.
+   */
+  constructor(
+    file: string,
+    log: Logger,
+    inline: () => Promise<number | undefined>,
+    opts: { idleStopMs?: number } = {},
+  ) {
     this.file = file;
     this.log = log;
     this.inline = inline;
+    this.idleStopMs = opts.idleStopMs ?? IDLE_STOP_MS;
     this.timer = setInterval(() => this.check(), 1000);
     this.timer.unref();
   }
@@ -51,13 +72,20 @@ export class Checkpointer {
     this.commits++;
   }
 
+  /** Whether checkpoints run on the worker thread now (for tests and diagnostics). */
+  get threaded(): boolean {
+    return this.worker !== undefined;
+  }
+
   private check(): void {
     const n = this.commits;
+    const frames = this.frames;
     this.commits = 0;
+    this.frames = 0;
     if (this.stopped) return;
-    if (n >= BUSY_COMMITS) this.busyAt = Date.now();
+    if (n >= BUSY_COMMITS || frames >= BUSY_FRAMES) this.busyAt = Date.now();
     if (this.worker) {
-      if (Date.now() - this.busyAt > IDLE_STOP_MS) void this.halt();
+      if (Date.now() - this.busyAt > this.idleStopMs) void this.halt();
       return;
     }
     if (n >= BUSY_COMMITS) this.start();
@@ -65,8 +93,13 @@ export class Checkpointer {
       const wal = this.walState();
       if (wal !== undefined && wal === this.checkpointedWal) return;
       void this.inline().then(
-        () => {
+        (walFrames) => {
           this.checkpointedWal = wal;
+          // What this second wrote was a large checkpoint already: the next ones run off the loop.
+          if (walFrames !== undefined && walFrames >= BUSY_FRAMES && !this.stopped && !this.worker) {
+            this.busyAt = Date.now();
+            this.start();
+          }
         },
         (err: Error) => this.log.debug({ err: err.message }, 'WAL checkpoint skipped'),
       );
@@ -88,6 +121,9 @@ export class Checkpointer {
       workerData: { file: this.file, intervalMs: INTERVAL_MS, driver: DRIVER },
     });
     w.unref();
+    w.on('message', (m: { frames?: number }) => {
+      if (this.worker === w && typeof m?.frames === 'number') this.frames += m.frames;
+    });
     w.on('error', (err) =>
       this.log.warn(
         { err: err.message },

@@ -347,10 +347,14 @@ export class NativeSqlite {
     }
   }
 
-  /** A PASSIVE WAL checkpoint on this connection (copies what no reader still needs; never waits for writers). */
-  checkpoint(): Promise<void> {
+  /**
+   * A PASSIVE WAL checkpoint on this connection (copies what no reader still needs; never waits for writers).
+   * Resolves to the number of frames the WAL held (SQLite's `log`; -1 outside WAL mode).
+   */
+  checkpoint(): Promise<number> {
     return this.lock(async () => {
-      this.db.pragma('wal_checkpoint(PASSIVE)');
+      const [r] = this.db.pragma('wal_checkpoint(PASSIVE)') as { log: number }[];
+      return r?.log ?? -1;
     });
   }
 
