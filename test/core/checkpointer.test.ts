@@ -3,9 +3,11 @@
  * added frames to the WAL, none after commits that wrote nothing (a transaction that found no work,
  * as an idle dispatcher's each second), and one again once something is written. And its thread: a
  * second whose few commits wrote many pages moves checkpoints off the loop, the thread's own counts
- * keep it there while the writes go on, and it stops once they calm down.
+ * keep it there while the writes go on, and it stops once they calm down; a first boot's migrations, many pages
+ * at once, do not start it.
  */
 
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +15,8 @@ import BetterSqlite from 'better-sqlite3';
 import t from 'tap';
 import { Checkpointer } from '../../core/src/db/checkpointer.ts';
 import { createLogger } from '../../core/src/logging/logger.ts';
+import { freePort } from '../helpers/peers.ts';
+import { exited, startHeraldProcess, untilReady } from '../helpers/process.ts';
 
 const second = () => new Promise((r) => setTimeout(r, 1_150));
 
@@ -90,6 +94,19 @@ t.test('many pages in few commits move checkpoints to the thread while the write
     cp.noteWrite();
   };
 
+  // A boot's migrations: many pages once, checkpointed as the boot ends. They do not start the thread.
+  commit(400);
+  await cp.settle();
+  t.equal(inlineFrames.length, 1, 'the boot checkpointed inline');
+  t.ok(inlineFrames[0]! >= 256, `the boot wrote ${inlineFrames[0]} frames`);
+  inlineFrames.length = 0;
+  commit(1);
+  await second();
+  t.equal(inlineFrames.length, 1, 'the next second checkpointed inline');
+  t.ok(inlineFrames[0]! < 256, `only what it wrote: ${inlineFrames[0]} frames`);
+  t.equal(cp.threaded, false, 'after the boot: inline');
+  inlineFrames.length = 0;
+
   commit(150);
   await second();
   t.equal(inlineFrames.length, 1, 'checkpointed inline');
@@ -123,4 +140,34 @@ t.test('many pages in few commits move checkpoints to the thread while the write
   commit(1);
   await second();
   t.equal(inlineFrames.length, inlineBefore + 1, 'and checkpoints run inline again');
+});
+
+t.test("a first boot's migrations do not start the thread", async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-checkpointer-boot-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const svc = startHeraldProcess({
+    dir,
+    port: await freePort(),
+    key: crypto.randomBytes(32).toString('hex'),
+    plugins: '@herald/provider-bridge-self',
+    env: { SERVICE_DISPATCH_THREAD: 'false' },
+  });
+  t.teardown(() => svc.child.kill('SIGKILL'));
+  await untilReady(svc.base, 'the service on a new data directory');
+  // The schema's hundreds of pages were written moments ago: a thread started for them would run for 5 s or more.
+  const seen = new Set<string>();
+  for (let i = 0; i < 15; i++) {
+    for (const task of fs.readdirSync(`/proc/${svc.child.pid}/task`)) {
+      try {
+        seen.add(fs.readFileSync(`/proc/${svc.child.pid}/task/${task}/comm`, 'utf8').trim());
+      } catch {
+        /* the thread ended meanwhile */
+      }
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  t.ok(seen.has('MainThread'), `the service's threads were read: ${[...seen].join(', ')}`);
+  t.notOk(seen.has('WorkerThread'), 'no worker thread in the 3 s after ready');
+  svc.child.kill('SIGTERM');
+  t.equal(await exited(svc.child), 0, 'stops gracefully');
 });

@@ -72,6 +72,21 @@ export class Checkpointer {
     this.commits++;
   }
 
+  /**
+   * Checkpoints inline now and counts afresh from here: called once the boot's migrations are written, so that a
+   * first boot's schema (hundreds of pages in one second) does not start the thread for an idle service.
+   */
+  async settle(): Promise<void> {
+    this.commits = 0;
+    const wal = this.walState();
+    try {
+      await this.inline();
+      this.checkpointedWal = wal;
+    } catch (err) {
+      this.log.debug({ err: (err as Error).message }, 'WAL checkpoint skipped');
+    }
+  }
+
   /** Whether checkpoints run on the worker thread now (for tests and diagnostics). */
   get threaded(): boolean {
     return this.worker !== undefined;
@@ -119,6 +134,9 @@ export class Checkpointer {
   private start(): void {
     const w = new Worker(new URL('./checkpoint-worker.mjs', import.meta.url), {
       workerData: { file: this.file, intervalMs: INTERVAL_MS, driver: DRIVER },
+      // Not the process's own options: a module preloaded with `--import` (an operator's instrumentation, a test's
+      // fixture) has nothing to do in this thread, and would run there a second time.
+      execArgv: [],
     });
     w.unref();
     w.on('message', (m: { frames?: number }) => {

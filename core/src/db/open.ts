@@ -24,6 +24,7 @@ export interface OpenOptions {
 export async function openDatabase({ config, log, changesData }: OpenOptions): Promise<Database> {
   fs.mkdirSync(config.dataDir, { recursive: true });
   let db: Database;
+  let checkpointer: Checkpointer | undefined;
   if (config.dialect === 'sqlite') {
     const file = config.sqlitePath!;
     fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -44,7 +45,7 @@ export async function openDatabase({ config, log, changesData }: OpenOptions): P
         );
       }
     }
-    db = openSqlite(file, config, log);
+    ({ db, checkpointer } = openSqlite(file, config, log));
   } else {
     db = await connectPostgres(config, log);
   }
@@ -54,6 +55,8 @@ export async function openDatabase({ config, log, changesData }: OpenOptions): P
       : await migrate(db, migrations);
   if (applied.length) log.info({ applied }, 'migrations applied');
   if (config.dialect === 'sqlite') await optimizeSqlite(db, true);
+  // What the migrations wrote is copied back now, once: a first boot's schema is not a sign of heavy writes.
+  await checkpointer?.settle();
   return db;
 }
 
@@ -85,7 +88,7 @@ export async function connectPostgres(config: Config, log: Logger): Promise<Data
  * NativeSqlite, tuned (WAL, busy timeout, cache; native-connect.ts), with the WAL checkpointer.
  * SERVICE_DEBUG echoes every statement, the connection settings included (sql-echo.ts).
  */
-function openSqlite(file: string, config: Config, log: Logger): Database {
+function openSqlite(file: string, config: Config, log: Logger): { db: Database; checkpointer: Checkpointer } {
   const { db, native } = openNativeSqlite(file, { create: true, echo: config.debug ? echoTo(log) : undefined });
   const checkpointer = new Checkpointer(file, log, () => native.checkpoint());
   native.onCommit = () => checkpointer.noteWrite();
@@ -100,7 +103,7 @@ function openSqlite(file: string, config: Config, log: Logger): Database {
     native.enableProfile();
     process.once('exit', () => process.stderr.write(`SQL profile:\n${native.profileReport()}\n`));
   }
-  return db;
+  return { db, checkpointer };
 }
 
 /** True when the SQLite file has migrations not applied yet (or cannot tell). */
