@@ -4,9 +4,10 @@
  * as an idle dispatcher's each second), and one again once something is written. And its thread: a
  * second whose few commits wrote many pages moves checkpoints off the loop, the thread's own counts
  * keep it there while the writes go on, and it stops once they calm down; a first boot's migrations, many pages
- * at once, do not start it.
+ * at once, do not start it; and it does not run the process's `--import` preloads.
  */
 
+import { spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
@@ -170,4 +171,16 @@ t.test("a first boot's migrations do not start the thread", async (t) => {
   t.notOk(seen.has('WorkerThread'), 'no worker thread in the 3 s after ready');
   svc.child.kill('SIGTERM');
   t.equal(await exited(svc.child), 0, 'stops gracefully');
+});
+
+t.test("the thread does not run the process's preloaded modules", async (t) => {
+  const fixtures = new URL('../fixtures/checkpointer/', import.meta.url).pathname;
+  const r = spawnSync(
+    process.execPath,
+    ['--import', path.join(fixtures, 'preload.mjs'), path.join(fixtures, 'thread.ts')],
+    { encoding: 'utf8', timeout: 30_000 },
+  );
+  t.equal(r.status, 0, `the fixture ran: ${r.stderr}`);
+  t.match(r.stdout, /threaded=true/, 'the checkpoints moved to the thread');
+  t.notMatch(r.stderr, /the preload ran in a worker thread/, 'the preload ran in the main thread only');
 });
