@@ -12,22 +12,17 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import BetterSqlite from 'better-sqlite3';
 import t from 'tap';
 import { Checkpointer } from '../../core/src/db/checkpointer.ts';
 import { createLogger } from '../../core/src/logging/logger.ts';
 import { freePort } from '../helpers/peers.ts';
 import { exited, startHeraldProcess, untilReady } from '../helpers/process.ts';
+import { walDatabase } from '../helpers/wal-db.ts';
 
 const second = () => new Promise((r) => setTimeout(r, 1_150));
 
 t.test('an inline checkpoint runs only when the WAL changed since the last one', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-checkpointer-'));
-  const file = path.join(dir, 'x.db');
-  const db = new BetterSqlite(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('wal_autocheckpoint = 0');
-  db.exec('CREATE TABLE x (v TEXT)');
+  const { file, db, remove } = walDatabase('herald-checkpointer-');
   let runs = 0;
   const cp = new Checkpointer(file, createLogger({ level: 'fatal', format: 'json' }).get('db'), async () => {
     runs++;
@@ -35,8 +30,7 @@ t.test('an inline checkpoint runs only when the WAL changed since the last one',
   });
   t.teardown(async () => {
     await cp.stop();
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    remove();
   });
   const commit = (write: boolean) => {
     db.exec('BEGIN IMMEDIATE');
@@ -64,12 +58,7 @@ t.test('an inline checkpoint runs only when the WAL changed since the last one',
 });
 
 t.test('many pages in few commits move checkpoints to the thread while the writes go on', async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'herald-checkpointer-'));
-  const file = path.join(dir, 'x.db');
-  const db = new BetterSqlite(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('wal_autocheckpoint = 0');
-  db.exec('CREATE TABLE x (v BLOB)');
+  const { file, db, remove } = walDatabase('herald-checkpointer-');
   const inlineFrames: number[] = [];
   const cp = new Checkpointer(
     file,
@@ -83,8 +72,7 @@ t.test('many pages in few commits move checkpoints to the thread while the write
   );
   t.teardown(async () => {
     await cp.stop();
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    remove();
   });
   const insert = db.prepare('INSERT INTO x VALUES (?)');
   // One commit of `rows` rows of 3 KB: about a page each.
