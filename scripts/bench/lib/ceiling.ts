@@ -8,20 +8,21 @@ import { ROOT, tempDir } from './herald.ts';
 import { closedLoop } from './load.ts';
 import { deliveries } from './relay-setup.ts';
 import type { Sink } from './sink.ts';
-import { procCpuMs } from './stats.ts';
+import { ownCpuMs, procCpuMs } from './stats.ts';
 
 /**
  * Requests/s it accepts and its CPU time per request (ms), over `n` signed webhooks after `warm` at
  * `concurrency` connections. `bare`: the route answers without inserting (the HTTP exchange alone). `sink`: the
  * process also posts each request's chat message to it (both exchanges in one process); the CPU time then runs until
- * every message arrived.
+ * every message arrived. `loadCpuPerReq`: the CPU time (ms) this process (the load generator, and a sink given to it)
+ * spent per request meanwhile, on the same cores.
  */
 export async function ingestCeiling(
   n: number,
   warm: number,
   concurrency: number,
   o: { bare?: boolean; sink?: Sink } = {},
-): Promise<{ rate: number; cpuPerReq: number }> {
+): Promise<{ rate: number; cpuPerReq: number; loadCpuPerReq: number }> {
   const dir = tempDir('ceiling');
   const child = spawn(
     process.execPath,
@@ -42,12 +43,14 @@ export async function ingestCeiling(
     await closedLoop(url, deliveries(0, warm), concurrency);
     if (o.sink && (await o.sink.waitDistinct(warm, 30_000)) < warm) throw new Error('the sink missed messages');
     const cpu0 = procCpuMs(child.pid!);
+    const own0 = ownCpuMs();
     const r = await closedLoop(url, deliveries(warm, n), concurrency);
+    const own = ownCpuMs() - own0;
     if (o.sink && (await o.sink.waitDistinct(warm + n, 120_000)) < warm + n)
       throw new Error('the sink missed messages');
     const cpu = procCpuMs(child.pid!) - cpu0;
     const ok = r.status.filter((s) => s === 202).length;
-    return { rate: ok / ((r.finished - r.started) / 1000), cpuPerReq: cpu / ok };
+    return { rate: ok / ((r.finished - r.started) / 1000), cpuPerReq: cpu / ok, loadCpuPerReq: own / ok };
   } finally {
     child.kill('SIGTERM');
     await new Promise((res) => {

@@ -91,6 +91,12 @@ function statCpuMs(stat: string): number {
   return (Number(f[11]) + Number(f[12])) * 10;
 }
 
+/** CPU time (ms, user + system) of this process so far: the load generators and sinks that run in it. */
+export function ownCpuMs(): number {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+}
+
 /**
  * CPU ms of each of a process's threads so far, summed by thread name (`MainThread`, `V8Worker` for V8's helpers,
  * which compile and collect garbage, `WorkerThread` for worker_threads such as the WAL checkpointer, libuv's pool).
