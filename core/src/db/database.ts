@@ -13,6 +13,9 @@ export interface Queryable {
   run(sql: string, params?: Param[]): Promise<number>;
 }
 
+/** How long closing waits for the statements still under way before it closes the pool anyway. */
+const CLOSE_WAIT_MS = 10_000;
+
 /**
  * The database: raw SQL with `?` placeholders. On SQLite it runs natively through better-sqlite3
  * with reused prepared statements (see sqlite-native.ts), without the ORM; on PostgreSQL through
@@ -24,6 +27,9 @@ export class Database implements Queryable {
   readonly dialect: 'sqlite' | 'postgresql';
   private native?: NativeSqlite;
   private pending: Promise<unknown>[] = [];
+  /** The pool's statements and transactions under way (PostgreSQL), which closing waits for. */
+  private inflight = new Set<Promise<unknown>>();
+  private closing = false;
   private closers: (() => Promise<void>)[] = [];
 
   /**
@@ -89,19 +95,42 @@ export class Database implements Queryable {
         },
       };
     }
+    // Outside a transaction each statement is one the close waits for; inside one, the transaction is.
+    const track =
+      trx === undefined ? <T>(run: () => Promise<T>) => self.track(run) : <T>(run: () => Promise<T>) => run();
     return {
       dialect: this.dialect,
-      async all(sql, params = []) {
-        return (await self.conn.execute(sql, self.params(params), 'all', trx as never)) as any[];
+      all(sql, params = []) {
+        return track(async () => (await self.conn.execute(sql, self.params(params), 'all', trx as never)) as any[]);
       },
-      async get(sql, params = []) {
-        return ((await self.conn.execute(sql, self.params(params), 'all', trx as never)) as any[])[0];
+      get(sql, params = []) {
+        return track(
+          async () => ((await self.conn.execute(sql, self.params(params), 'all', trx as never)) as any[])[0],
+        );
       },
-      async run(sql, params = []) {
-        const r = (await self.conn.execute(sql, self.params(params), 'run', trx as never)) as { affectedRows?: number };
-        return r.affectedRows ?? 0;
+      run(sql, params = []) {
+        return track(async () => {
+          const r = (await self.conn.execute(sql, self.params(params), 'run', trx as never)) as {
+            affectedRows?: number;
+          };
+          return r.affectedRows ?? 0;
+        });
       },
     };
+  }
+
+  /**
+   * Runs one statement or transaction of the pool (PostgreSQL) as work that {@link close} waits for, or refuses it
+   * once the close has begun. Closing the pool while a statement was being handed its connection failed that
+   * statement inside the driver, never gave the connection back, and left the pool's end waiting for it forever.
+   */
+  private track<T>(run: () => Promise<T>): Promise<T> {
+    if (this.closing) return Promise.reject(new Error('the database is closed (the service is stopping)'));
+    const p = run();
+    this.inflight.add(p);
+    const settled = () => this.inflight.delete(p);
+    p.then(settled, settled);
+    return p;
   }
 
   private plain?: Queryable;
@@ -118,7 +147,7 @@ export class Database implements Queryable {
   /** Runs `fn` in one transaction; rolls back when it throws. */
   tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
     if (this.native) return this.native.tx(() => fn(this.bound(true)));
-    return this.conn.transactional((trx) => fn(this.bound(trx)));
+    return this.track(() => this.conn.transactional((trx) => fn(this.bound(trx))));
   }
 
   /**
@@ -168,7 +197,21 @@ export class Database implements Queryable {
 
   async close(): Promise<void> {
     await Promise.allSettled(this.pending);
+    // The closing steps may still write (the poll times held in memory).
     for (const fn of [...this.closers].reverse()) await fn().catch(() => {});
+    // Then nothing new starts, and what the pool still runs finishes first (a statement that hangs is not waited for
+    // past CLOSE_WAIT_MS).
+    this.closing = true;
+    if (this.inflight.size) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.inflight]),
+        new Promise((r) => {
+          timer = setTimeout(r, CLOSE_WAIT_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
     this.native?.reset();
     await this.ormRef?.close(true);
   }

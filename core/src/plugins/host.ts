@@ -248,6 +248,8 @@ export class PluginHost {
   private eventValidators = new Map<string, ReturnType<typeof Compile>>();
   private ensuring = new Map<string, Promise<void>>();
   private watchTimer?: NodeJS.Timeout;
+  /** The reconcile the watch's timer started, while it runs: stopAll waits for it before the database closes. */
+  private watching?: Promise<void>;
   private closed = false;
   /** Scheduled polls, those due at about the same moment started by one timer. */
   private pollTicks = new PollTicks();
@@ -672,14 +674,12 @@ export class PluginHost {
   /** Reconciles every `intervalMs` until stopAll (multi-replica deployments). */
   watch(intervalMs: number): void {
     if (this.watchTimer) return;
-    let busy = false;
     this.watchTimer = setInterval(() => {
-      if (busy) return;
-      busy = true;
-      void this.reconcile()
+      if (this.watching) return;
+      this.watching = this.reconcile()
         .catch((err) => this.logs.get('plugins').warn({ err }, 'reconciling provider instances failed'))
         .finally(() => {
-          busy = false;
+          this.watching = undefined;
         });
     }, intervalMs);
     this.watchTimer.unref();
@@ -825,6 +825,7 @@ export class PluginHost {
     this.closed = true;
     clearInterval(this.watchTimer);
     this.watchTimer = undefined;
+    if (this.watching) await withTimeout(this.watching, left()).catch(() => {});
     await withTimeout(Promise.allSettled([...this.ensuring.values()]), left()).catch(() => {});
     // Sixteen at a time, so that a slow stop holds back no other instance's.
     await pooled([...this.providers.keys()].reverse(), (id) => this.stopProvider(id, left())).done;
