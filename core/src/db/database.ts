@@ -202,16 +202,10 @@ export class Database implements Queryable {
     // Then nothing new starts, and what the pool still runs finishes first (a statement that hangs is not waited for
     // past CLOSE_WAIT_MS).
     this.closing = true;
-    if (this.inflight.size) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([
-        Promise.allSettled([...this.inflight]),
-        new Promise((r) => {
-          timer = setTimeout(r, CLOSE_WAIT_MS);
-        }),
-      ]);
-      clearTimeout(timer);
-    }
+    await Promise.race([
+      Promise.allSettled([...this.inflight]),
+      new Promise((r) => setTimeout(r, CLOSE_WAIT_MS).unref()),
+    ]);
     this.native?.reset();
     await this.ormRef?.close(true);
   }
