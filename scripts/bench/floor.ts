@@ -22,7 +22,6 @@
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import { ingestCeiling } from './lib/ceiling.ts';
 import { benchEntry, ROOT } from './lib/herald.ts';
 import { closedLoop } from './lib/load.ts';
@@ -36,6 +35,7 @@ import {
   ownCpuMs,
   percentile,
   procCpuMs,
+  rateHalfRoom,
   record,
   threadCpuMs,
   threadCpuPer,
@@ -236,10 +236,9 @@ if (ROUNDS > 1) {
 }
 // Goal 2's rate half on this machine: the load generator and the sink (this process) share its cores with the
 // service, so delivering 0.5× the ceiling's rate leaves the service at most this much CPU an event.
-const cores = os.availableParallelism();
-const roomUs = (cores * 1e6) / (0.5 * ceiling.rate) - plain.toolsUs;
+const { cores, rate: halfRate, roomUs } = rateHalfRoom(ceiling.rate, plain.toolsUs);
 line(
-  `0.5× the ceiling (${fmt(0.5 * ceiling.rate, 0)}/s) on ${cores} cores`,
+  `0.5× the ceiling (${fmt(halfRate, 0)}/s) on ${cores} cores`,
   `leaves herald at most ${fmt(roomUs, 0)} µs an event = ${fmt(roomUs / floor, 2)}× the floor (the load generator ` +
     `and sink take ${fmt(plain.toolsUs, 0)} µs an event on the same cores)`,
 );

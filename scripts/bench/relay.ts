@@ -10,13 +10,24 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import { ingestCeiling } from './lib/ceiling.ts';
 import { benchEntry, ROOT } from './lib/herald.ts';
 import { closedLoop, pacedLoop } from './lib/load.ts';
 import { deliveries, type Outcome, outcome, startChain } from './lib/relay-setup.ts';
 import { startSink } from './lib/sink.ts';
-import { envInt, fmt, heading, line, ownCpuMs, procCpuMs, record, sleep, threadCpuMs, wallMs } from './lib/stats.ts';
+import {
+  envInt,
+  fmt,
+  heading,
+  line,
+  ownCpuMs,
+  procCpuMs,
+  rateHalfRoom,
+  record,
+  sleep,
+  threadCpuMs,
+  wallMs,
+} from './lib/stats.ts';
 
 const N = envInt('BENCH_N', 10_000);
 const PACED_N = envInt('BENCH_PACED_N', 10_000);
@@ -179,7 +190,7 @@ function rateBound(
   main: number,
   tools: number,
 ): Record<string, number | string> {
-  const cores = os.availableParallelism();
+  const { cores, rate: goal, roomUs } = rateHalfRoom(ceiling, tools * 1000);
   line(
     'bench tools on the same cores: CPU per event',
     `${fmt(tools * 1000, 0)} µs (load generator + sink; the ceiling's load generator ` +
@@ -194,12 +205,10 @@ function rateBound(
     `${fmt(Math.min(byCores, byLoop), 0)}/s = ${fmt(Math.min(byCores, byLoop) / ceiling, 2)}× the ceiling, set by ` +
       `${limit} (${cores} cores / (herald + tools): ${fmt(byCores, 0)}/s; one event loop: ${fmt(byLoop, 0)}/s)`,
   );
-  const goal = 0.5 * ceiling;
-  const room = (cores * 1000) / goal - tools;
   line(
     'for 0.5× the ceiling on this machine',
-    `herald could spend at most ${fmt(room * 1000, 0)} µs an event (${fmt(room / service, 2)}× today's), its event ` +
-      `loop at most ${fmt((1000 / goal) * 1000, 0)} µs`,
+    `herald could spend at most ${fmt(roomUs, 0)} µs an event (${fmt(roomUs / 1000 / service, 2)}× today's), its ` +
+      `event loop at most ${fmt(1e6 / goal, 0)} µs`,
   );
   return {
     cores,
@@ -209,7 +218,7 @@ function rateBound(
     by_cores: byCores,
     by_event_loop: byLoop,
     limit,
-    most_cpu_us_per_event_for_half_the_ceiling: room * 1000,
+    most_cpu_us_per_event_for_half_the_ceiling: roomUs,
   };
 }
 

@@ -1,5 +1,6 @@
 /** Small numeric helpers shared by the benchmarks: clocks, percentiles, printing. */
 import fs from 'node:fs';
+import os from 'node:os';
 
 /** Wall-clock milliseconds with sub-millisecond resolution, comparable across threads and processes of one machine. */
 export const wallMs = (): number => performance.timeOrigin + performance.now();
@@ -95,6 +96,17 @@ function statCpuMs(stat: string): number {
 export function ownCpuMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
+}
+
+/**
+ * Issue 27's goal 2, its rate half, on this machine: the CPU µs an event that delivering 0.5× the ingestion ceiling's
+ * rate (`ceilingRate`, requests/s) leaves the service, when the load generator and the sink (this process, `toolsUs`
+ * an event) run on the same cores.
+ */
+export function rateHalfRoom(ceilingRate: number, toolsUs: number): { cores: number; rate: number; roomUs: number } {
+  const cores = os.availableParallelism();
+  const rate = 0.5 * ceilingRate;
+  return { cores, rate, roomUs: (cores * 1e6) / rate - toolsUs };
 }
 
 /**
