@@ -73,10 +73,15 @@ t.test('a reconcile under way when the service stops finishes before the databas
   await lock.query('BEGIN');
   await lock.query('UPDATE providers SET updated_at = $1 WHERE id = $2', [new Date().toISOString(), p.body.id]);
   await lock.query('LOCK TABLE providers IN ACCESS EXCLUSIVE MODE');
+  // Watched from a session of its own: inside the lock's transaction, pg_stat_activity is read once and then kept
+  // (a snapshot for the transaction), so a reconcile that began to wait after the first look was never seen.
+  const watch = new pg.Client({ connectionString: url });
+  await watch.connect();
+  t.teardown(() => watch.end());
   const blocked = async () =>
     Number(
       (
-        await lock.query<{ n: string }>(
+        await watch.query<{ n: string }>(
           "SELECT count(*) AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE $1",
           ['SELECT % FROM providers %'],
         )
