@@ -87,10 +87,17 @@ t.test('a reconcile under way when the service stops finishes before the databas
         )
       ).rows[0]!.n,
     ) > 0;
-  t.ok(await waitFor('the reconcile waits for the table', blocked), 'a reconcile is under way');
-  const stopped = svc.stop();
-  await new Promise((r) => setTimeout(r, 500));
-  await lock.query('COMMIT');
+  // The table is let go and the service stopped whatever happens here: a failed wait fails the test at once, not
+  // after the runner's timeout with the service still waiting for the lock.
+  let stopped: Promise<void> | undefined;
+  try {
+    t.ok(await waitFor('the reconcile waits for the table', blocked), 'a reconcile is under way');
+    stopped = svc.stop();
+    await new Promise((r) => setTimeout(r, 500));
+  } finally {
+    await lock.query('COMMIT');
+    stopped ??= svc.stop();
+  }
   t.not(await within(stopped, 30_000), 'hung', 'the service stopped');
   t.same(
     svc.logs().filter((l) => l.msg === 'reconciling provider instances failed'),
