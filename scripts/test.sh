@@ -10,6 +10,9 @@ bash scripts/peers/install.sh || exit 1
 # On a fresh install the runner would start the first run with that stale build, so rebuild it from
 # package.json's "tap" section (with "!@tapjs/typescript") before any test file is spawned.
 npx tap build >/dev/null || exit 1
+# Every test process loads typebox as a few bundled files (test/helpers/typebox-bundle.ts, imported first by tap's
+# "node-arg"), built once here before the test processes start together.
+npx node test/helpers/typebox-bundle.ts || exit 1
 # Every test file is a process that loads the service's sources anew (about a second of CPU each,
 # type stripping and compiling): Node's compile cache keeps that work on disk for the next process
 # and the next run (checked against each file's contents, so an edited source is compiled again).

@@ -11,7 +11,6 @@ import { PassThrough } from 'node:stream';
 process.env.HERALD_BCRYPT_COST ??= '4';
 
 const { loadConfig } = await import('../../core/src/config/config.ts');
-const { startPostgres } = await import('../../scripts/peers/postgres.ts');
 const { createService } = await import('../../core/src/app.ts');
 type Service = Awaited<ReturnType<typeof createService>>;
 
@@ -86,6 +85,8 @@ export function pgCluster(): Promise<Cluster> {
         },
       };
     }
+    // Loaded here, not with this module: a test on SQLite never loads the PostgreSQL client.
+    const { startPostgres } = await import('../../scripts/peers/postgres.ts');
     const peer = await startPostgres();
     process.once('exit', () => peer.stopSync());
     for (const sig of ['SIGINT', 'SIGTERM'] as const)
