@@ -285,7 +285,14 @@ t.test("loopLoad follows the loop's busy share", async (t) => {
   while (performance.now() < end);
   const busy = load();
   t.ok(busy > 0.8, `after 100 ms of work: ${busy.toFixed(2)}`);
-  await sleep(200);
-  const idle = load();
+  // Idling is the loop's, not the machine's: on a loaded machine (a CI run's start) another 200 ms window is slept
+  // while the loop's own measure of the last one says it was not idle (at most ten).
+  let idle = 0;
+  for (let i = 0; i < 10; i++) {
+    const before = performance.eventLoopUtilization();
+    await sleep(200);
+    idle = load();
+    if (performance.eventLoopUtilization(performance.eventLoopUtilization(), before).utilization < 0.1) break;
+  }
   t.ok(idle < 0.2, `after 200 ms of idling: ${idle.toFixed(2)}`);
 });
