@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import t from 'tap';
 import { GateFull, type GateOptions, gate, loopLoad, TurnGate } from './turns.ts';
 
